@@ -1,1 +1,3 @@
-export {};
+/** colyseus-lightning: Lightning payments for Colyseus rooms. */
+export * from './api/index.js';
+export { VERSION } from './version.js';

@@ -1,0 +1,136 @@
+/**
+ * What the service answers, as zod loose objects: the fields we rely on are checked, the
+ * ones we do not know are kept. A status the contract does not list is kept as text, so a
+ * new status on the service's side never breaks parsing; the known values are listed once
+ * here for code that switches on them.
+ */
+import { z } from 'zod';
+
+/** Status values as the docs list them; anything else arrives as plain text. */
+export const WITHDRAWAL_REQUEST_STATUSES = ['pending', 'completed', 'expired', 'error'] as const;
+export const STATIC_CHARGE_STATUSES = ['active', 'inactive', 'expired', 'disabled'] as const;
+export const PAYMENT_STATUSES = ['initial', 'processing', 'completed', 'failed'] as const;
+export const TRANSFER_STATUSES = ['COMPLETED'] as const;
+
+/** A known status, or any other text the service sends. */
+export type Status<Known extends string> = Known | (string & {});
+
+/** Millisatoshis arrive as digit strings; a number is accepted and turned into one. */
+const msatText = z.union([
+  z.string().regex(/^\d+$/),
+  z
+    .number()
+    .int()
+    .nonnegative()
+    .transform((n) => String(n)),
+]);
+const optionalText = z.string().nullish();
+
+export const withdrawalRequest = z.looseObject({
+  id: z.string().min(1),
+  unit: z.string().optional(),
+  amount: msatText,
+  status: z.string(),
+  description: optionalText,
+  createdAt: optionalText,
+  expiresAt: optionalText,
+  internalId: optionalText,
+  callbackUrl: optionalText,
+  fee: z.union([z.string(), z.number()]).nullish(),
+  invoice: z.looseObject({
+    request: z.string().min(1),
+    uri: optionalText,
+    expiresAt: optionalText,
+    fastRequest: optionalText,
+    fastUri: optionalText,
+  }),
+});
+export type WithdrawalRequest = z.output<typeof withdrawalRequest> & {
+  status: Status<(typeof WITHDRAWAL_REQUEST_STATUSES)[number]>;
+};
+
+export const staticCharge = z.looseObject({
+  id: z.string().min(1),
+  unit: z.string().optional(),
+  slots: z.number().int().nonnegative(),
+  minAmount: msatText,
+  maxAmount: msatText,
+  createdAt: optionalText,
+  expiresAt: optionalText,
+  internalId: optionalText,
+  description: optionalText,
+  callbackUrl: optionalText,
+  allowedSlots: z.number().int().nullish(),
+  successMessage: optionalText,
+  status: z.string(),
+  invoice: z.looseObject({
+    request: z.string().min(1),
+    uri: optionalText,
+  }),
+});
+export type StaticCharge = z.output<typeof staticCharge> & {
+  status: Status<(typeof STATIC_CHARGE_STATUSES)[number]>;
+};
+
+export const payment = z.looseObject({
+  id: z.string().min(1),
+  status: z.string(),
+  unit: z.string().optional(),
+  amount: msatText.optional(),
+  fee: z.union([z.string(), z.number()]).nullish(),
+  description: optionalText,
+  internalId: optionalText,
+  preimage: optionalText,
+  processedAt: optionalText,
+  confirmedAt: optionalText,
+});
+export type Payment = z.output<typeof payment> & {
+  status: Status<(typeof PAYMENT_STATUSES)[number]>;
+};
+
+export const wallet = z.looseObject({
+  /** Satoshis. */
+  balance: z.union([
+    z.number().nonnegative(),
+    z
+      .string()
+      .regex(/^\d+(\.\d+)?$/)
+      .transform(Number),
+  ]),
+});
+export type Wallet = z.output<typeof wallet>;
+
+export const widgetUser = z.looseObject({
+  id: z.string().min(1),
+  reference_id: optionalText,
+  email: optionalText,
+  outstanding_disclosures: z.unknown().optional(),
+});
+export type WidgetUser = z.output<typeof widgetUser>;
+
+export const pointTransfer = z.looseObject({
+  transfer_id: z.string().min(1),
+  status: z.string(),
+});
+export type PointTransfer = z.output<typeof pointTransfer> & {
+  status: Status<(typeof TRANSFER_STATUSES)[number]>;
+};
+
+export const disclosureAcceptance = z.looseObject({
+  acceptedDisclosureTypeIds: z.array(z.number().int()),
+});
+export type DisclosureAcceptance = z.output<typeof disclosureAcceptance>;
+
+export const widgetSession = z.looseObject({
+  session_token: z.string().min(1),
+  expires_at: z.string().min(1),
+  widget_url: z.string().min(1),
+});
+export type WidgetSession = z.output<typeof widgetSession>;
+
+export const rampSession = z.looseObject({
+  session_token: z.string().min(1),
+  expires_at: optionalText,
+  widget_url: optionalText,
+});
+export type RampSession = z.output<typeof rampSession>;

@@ -1,0 +1,125 @@
+/**
+ * `PaymentsApi`: the typed client for the whole payments service, one namespace per resource.
+ *
+ *   const api = new PaymentsApi({ apiKey: process.env.LIGHTNING_API_KEY });
+ *   const request = await api.withdrawalRequests.create({ amount: 50_000n, description: 'Prize' });
+ *   showQr(request.invoice.request);
+ *
+ * Every call validates its arguments before sending (InvalidArgumentError), validates the
+ * answer (UnexpectedResponseError), and retries only what is safe to retry (retry-policy.ts).
+ */
+import type { Dispatcher } from 'undici';
+import { z } from 'zod';
+import { parseInput } from './inputs.js';
+import { PaymentCalls } from './namespaces/payments.js';
+import { RampCalls, WidgetSessionCalls } from './namespaces/sessions.js';
+import { StaticChargeCalls } from './namespaces/static-charges.js';
+import { WalletCalls } from './namespaces/wallet.js';
+import { WidgetUserCalls } from './namespaces/widget-users.js';
+import { WithdrawalRequestCalls } from './namespaces/withdrawal-requests.js';
+import { DEFAULT_BASE_URL, DEFAULT_PATHS, type PathTable, resolvePaths } from './paths.js';
+import { type BackoffOptions, DEFAULT_BACKOFF } from './retry-policy.js';
+import { Transport } from './transport.js';
+
+export interface PaymentsApiOptions {
+  /** The project's API key, sent as the `apikey` header. Server-side only. */
+  apiKey: string;
+  /** Default `https://api.zbdpay.com`. May carry a path prefix. */
+  baseUrl?: string;
+  /** Longest wait for the answer's headers, and then between body chunks. Default 10,000 ms. */
+  timeoutMs?: number;
+  /** Longest wait for a connection. Default the smaller of timeoutMs and 5,000 ms. */
+  connectTimeoutMs?: number;
+  /** Retries after the first attempt, where the policy allows them. Default 2. */
+  maxRetries?: number;
+  /** Backoff between retries: full jitter from `baseDelayMs`, capped; `Retry-After` honoured. */
+  retry?: Partial<BackoffOptions>;
+  /** Replace any path of the table in paths.ts. */
+  paths?: Partial<PathTable>;
+  /** Your own undici dispatcher (Agent, Pool, MockAgent); the client then does not close it. */
+  dispatcher?: Dispatcher;
+}
+
+const pathOverride = z.string().startsWith('/', 'must start with "/"');
+
+const optionsSchema = z.strictObject({
+  apiKey: z
+    .string({ error: 'is required' })
+    .min(1, 'is required')
+    .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces'),
+  baseUrl: z
+    .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
+    .default(DEFAULT_BASE_URL),
+  timeoutMs: z.number().int().positive().max(600_000).default(10_000),
+  connectTimeoutMs: z.number().int().positive().max(600_000).optional(),
+  maxRetries: z.number().int().min(0).max(10).default(2),
+  retry: z
+    .strictObject({
+      baseDelayMs: z.number().int().min(0).optional(),
+      maxDelayMs: z.number().int().min(0).optional(),
+      maxRetryAfterMs: z.number().int().min(0).optional(),
+    })
+    .optional(),
+  paths: z
+    .strictObject(
+      Object.fromEntries(Object.keys(DEFAULT_PATHS).map((name) => [name, pathOverride.optional()])),
+    )
+    .optional(),
+  dispatcher: z
+    .custom<Dispatcher>((value) => typeof value === 'object' && value !== null)
+    .optional(),
+});
+
+export class PaymentsApi {
+  readonly wallet: WalletCalls;
+  readonly payments: PaymentCalls;
+  readonly withdrawalRequests: WithdrawalRequestCalls;
+  readonly staticCharges: StaticChargeCalls;
+  readonly widgetUsers: WidgetUserCalls;
+  readonly widgetSessions: WidgetSessionCalls;
+  readonly ramp: RampCalls;
+  /** The base URL the client talks to (never the key). */
+  readonly baseUrl: string;
+
+  readonly #transport: Transport;
+
+  constructor(options: PaymentsApiOptions) {
+    const o = parseInput(optionsSchema, options, 'options');
+    const backoff: BackoffOptions = { ...DEFAULT_BACKOFF };
+    for (const [name, value] of Object.entries(o.retry ?? {})) {
+      if (value !== undefined) backoff[name as keyof BackoffOptions] = value;
+    }
+    this.baseUrl = o.baseUrl;
+    this.#transport = new Transport({
+      apiKey: o.apiKey,
+      baseUrl: o.baseUrl,
+      timeoutMs: o.timeoutMs,
+      connectTimeoutMs: o.connectTimeoutMs ?? Math.min(o.timeoutMs, 5_000),
+      maxRetries: o.maxRetries,
+      backoff,
+      dispatcher: o.dispatcher,
+    });
+    const ctx = { transport: this.#transport, paths: resolvePaths(o.paths as Partial<PathTable>) };
+    this.wallet = new WalletCalls(ctx);
+    this.payments = new PaymentCalls(ctx);
+    this.withdrawalRequests = new WithdrawalRequestCalls(ctx);
+    this.staticCharges = new StaticChargeCalls(ctx);
+    this.widgetUsers = new WidgetUserCalls(ctx);
+    this.widgetSessions = new WidgetSessionCalls(ctx);
+    this.ramp = new RampCalls(ctx);
+  }
+
+  /** Closes the connection pool the client opened (not a dispatcher you passed in). */
+  close(): Promise<void> {
+    return this.#transport.close();
+  }
+
+  /** Keeps the key out of console.log and util.inspect. */
+  [Symbol.for('nodejs.util.inspect.custom')](): string {
+    return `PaymentsApi { baseUrl: '${this.baseUrl}' }`;
+  }
+
+  toJSON(): { baseUrl: string } {
+    return { baseUrl: this.baseUrl };
+  }
+}

@@ -1,0 +1,196 @@
+/**
+ * What the client accepts, checked before anything is sent. Amounts are the dangerous part:
+ * millisatoshis travel as decimal strings of positive integers, so a float, a negative, a
+ * zero or a stray character is refused here rather than guessed at. A failed check throws
+ * `InvalidArgumentError` naming the field.
+ */
+import { v4 as uuidv4 } from 'uuid';
+import { z } from 'zod';
+import { InvalidArgumentError } from './errors.js';
+
+/** 21 million bitcoin in millisatoshis: no amount can be larger. */
+export const MAX_MSAT = 2_100_000_000_000_000_000n;
+
+/** The widget disclosure types the contract defines: terms (2), privacy (3), EFT (6). */
+export const DISCLOSURE_TYPES = { termsOfService: 2, privacyPolicy: 3, electronicFundsTransfer: 6 };
+const DISCLOSURE_IDS = new Set(Object.values(DISCLOSURE_TYPES));
+
+/** A positive whole number of millisatoshis, given as bigint, number or string; sent as text. */
+export const msat = z
+  .union([z.bigint(), z.number(), z.string()], {
+    error: 'must be a whole number of millisatoshis (bigint, integer or digit string)',
+  })
+  .transform((value, ctx) => {
+    let n: bigint;
+    if (typeof value === 'bigint') {
+      n = value;
+    } else if (typeof value === 'number') {
+      if (!Number.isSafeInteger(value)) {
+        ctx.addIssue({ code: 'custom', message: 'must be a whole, safe integer of millisatoshis' });
+        return z.NEVER;
+      }
+      n = BigInt(value);
+    } else {
+      if (!/^\d+$/.test(value)) {
+        ctx.addIssue({ code: 'custom', message: 'must be a string of digits (millisatoshis)' });
+        return z.NEVER;
+      }
+      n = BigInt(value);
+    }
+    if (n <= 0n) {
+      ctx.addIssue({ code: 'custom', message: 'must be greater than zero' });
+      return z.NEVER;
+    }
+    if (n > MAX_MSAT) {
+      ctx.addIssue({ code: 'custom', message: 'is larger than all the bitcoin there is' });
+      return z.NEVER;
+    }
+    return n.toString();
+  });
+
+export type MsatInput = bigint | number | string;
+
+const positiveInt = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
+const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
+const text = z.string();
+
+export const withdrawalRequestInput = z.strictObject({
+  amount: msat,
+  description: text.max(1000),
+  internalId: text.max(255).optional(),
+  callbackUrl: httpUrl.optional(),
+  expiresIn: positiveInt.optional(),
+});
+export type WithdrawalRequestInput = z.input<typeof withdrawalRequestInput>;
+
+export const paymentInput = z.strictObject({
+  amount: msat,
+  description: text.max(1000),
+  internalId: text.max(255),
+  callbackUrl: httpUrl.optional(),
+  /** The BOLT11 invoice to pay (the contract leaves recipient fields out; the docs name this one). */
+  invoice: text.min(1).optional(),
+});
+export type PaymentInput = z.input<typeof paymentInput>;
+
+const staticChargeFields = {
+  minAmount: msat,
+  maxAmount: msat,
+  description: text.max(1000),
+  successMessage: text.max(144, 'must be at most 144 characters').optional(),
+  allowedSlots: positiveInt.nullable().optional(),
+  internalId: text.max(255).optional(),
+  callbackUrl: httpUrl.optional(),
+  identifier: text.min(1).max(64).optional(),
+};
+
+function minNotAboveMax(
+  value: { minAmount?: string | undefined; maxAmount?: string | undefined },
+  ctx: z.RefinementCtx,
+) {
+  if (value.minAmount !== undefined && value.maxAmount !== undefined) {
+    if (BigInt(value.minAmount) > BigInt(value.maxAmount)) {
+      ctx.addIssue({ code: 'custom', path: ['minAmount'], message: 'must not exceed maxAmount' });
+    }
+  }
+}
+
+export const staticChargeInput = z.strictObject(staticChargeFields).superRefine(minNotAboveMax);
+export type StaticChargeInput = z.input<typeof staticChargeInput>;
+
+export const staticChargeUpdateInput = z
+  .strictObject({
+    ...staticChargeFields,
+    minAmount: msat.optional(),
+    maxAmount: msat.optional(),
+    description: text.max(1000).optional(),
+    expiresAt: z.iso.datetime({ offset: true }).nullable().optional(),
+  })
+  .superRefine(minNotAboveMax);
+export type StaticChargeUpdateInput = z.input<typeof staticChargeUpdateInput>;
+
+export const widgetUserInput = z.strictObject({
+  reference_id: text.min(1).max(255),
+  email: z.email(),
+});
+export type WidgetUserInput = z.input<typeof widgetUserInput>;
+
+export const depleteInput = z
+  .strictObject({
+    user_id: text.min(1),
+    amount: positiveInt,
+    currency: z
+      .string()
+      .regex(/^[A-Z][A-Z0-9]{2,9}$/, 'must be a currency code such as USDZ')
+      .default('USDZ'),
+    idempotency_key: z.uuid().optional(),
+  })
+  .transform((value) => ({ ...value, idempotency_key: value.idempotency_key ?? uuidv4() }));
+export type DepleteInput = z.input<typeof depleteInput>;
+
+export const userIdInput = text.min(1).max(255);
+export const resourceIdInput = text.min(1).max(255);
+
+export const updateEmailInput = z.strictObject({ email: z.email() });
+
+export const disclosureTypeIdsInput = z
+  .array(z.number().int(), { error: 'must be an array of disclosure type ids' })
+  .min(1, 'must list at least one disclosure type')
+  .refine((ids) => ids.every((id) => DISCLOSURE_IDS.has(id)), {
+    message: 'must hold only the disclosure types 2 (terms), 3 (privacy) and 6 (EFT)',
+  })
+  .transform((ids) => [...new Set(ids)]);
+
+const metadata = z.record(z.string(), z.unknown());
+
+export const widgetSessionInput = z
+  .strictObject({
+    email: z.email().optional(),
+    webhook_url: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
+    reference_id: text.max(255).optional(),
+    metadata: metadata.optional(),
+    access_token: text.min(1).optional(),
+  })
+  .refine((v) => v.email !== undefined || v.access_token !== undefined, {
+    path: ['email'],
+    message: 'is required unless access_token is given',
+  });
+export type WidgetSessionInput = z.input<typeof widgetSessionInput>;
+
+export const rampSessionInput = z.strictObject({
+  email: z.email(),
+  webhook_url: httpUrl,
+  destination: text.min(1).optional(),
+  quote_currency: z
+    .string()
+    .regex(/^[A-Z]{3,5}$/, 'must be a currency code such as USD')
+    .optional(),
+  base_currency: z
+    .string()
+    .regex(/^[A-Z]{3,5}$/, 'must be a currency code such as BTC')
+    .optional(),
+  reference_id: text.max(255).optional(),
+  metadata: metadata.optional(),
+});
+export type RampSessionInput = z.input<typeof rampSessionInput>;
+
+/** Parses `value` or throws InvalidArgumentError naming the first bad field. */
+export function parseInput<S extends z.ZodType>(
+  schema: S,
+  value: unknown,
+  field = '',
+): z.output<S> {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  if (!issue) throw new InvalidArgumentError(field, 'is invalid');
+  const path = issue.path.map(String);
+  let problem = issue.message;
+  if (issue.code === 'unrecognized_keys') {
+    path.push(issue.keys[0] ?? '');
+    problem = 'is not a field of this call';
+  } else if (issue.code === 'invalid_type' && /received undefined$/.test(issue.message)) {
+    problem = 'is required';
+  }
+  throw new InvalidArgumentError([field, ...path].filter(Boolean).join('.'), problem);
+}

@@ -1,0 +1,344 @@
+/**
+ * Sends one call to the service: builds the request, runs the attempts the retry policy
+ * allows, unwraps the envelope, validates `data`, and turns every failure into one error of
+ * the tree in errors.ts. One undici Pool with keep-alive per client; per-attempt cost is one
+ * request, one JSON.parse and one zod parse.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { type Dispatcher, Pool } from 'undici';
+import type { z } from 'zod';
+import { VERSION } from '../version.js';
+import { publishRequest } from './diagnostics.js';
+import {
+  AmbiguousResultError,
+  AuthenticationError,
+  ConnectionError,
+  type ErrorDetails,
+  InsufficientPointsError,
+  InvalidRequestError,
+  NotFoundError,
+  type PaymentsApiError,
+  PermissionError,
+  RateLimitError,
+  ServiceError,
+  TimeoutError,
+  UnexpectedResponseError,
+} from './errors.js';
+import {
+  type BackoffOptions,
+  type FailureKind,
+  parseRetryAfter,
+  RETRY_POLICY,
+  type RequestSafety,
+  retryDelay,
+} from './retry-policy.js';
+
+export interface TransportOptions {
+  apiKey: string;
+  baseUrl: string;
+  timeoutMs: number;
+  connectTimeoutMs: number;
+  maxRetries: number;
+  backoff: BackoffOptions;
+  dispatcher?: Dispatcher | undefined;
+}
+
+export interface Call<S extends z.ZodType> {
+  /** The client method, for diagnostics and messages: `withdrawalRequests.create`. */
+  operation: string;
+  method: 'GET' | 'POST' | 'PATCH';
+  path: string;
+  body?: unknown;
+  safety: RequestSafety;
+  /** For keyed calls: the key every attempt carries, reported on ambiguous failures. */
+  idempotencyKey?: string;
+  /** Validates the envelope's `data`. */
+  data: S;
+}
+
+/** How one attempt ended. */
+type Outcome =
+  | { kind: 'ok'; status: number; text: string }
+  | { kind: 'http-error'; status: number; error: PaymentsApiError }
+  | { kind: 'failure'; status: number | undefined; failure: Failure };
+
+/** What one attempt ended with, when it did not end with a usable answer. */
+interface Failure {
+  kind: FailureKind;
+  status?: number;
+  retryAfterMs?: number;
+  message: string;
+  cause?: Error;
+}
+
+const CONNECT_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EADDRNOTAVAIL',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
+const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);
+
+export class Transport {
+  readonly #apiKey: string;
+  readonly #origin: string;
+  readonly #basePath: string;
+  readonly #dispatcher: Dispatcher;
+  readonly #ownsDispatcher: boolean;
+  readonly #options: TransportOptions;
+  readonly #headers: Record<string, string>;
+
+  constructor(options: TransportOptions) {
+    this.#options = options;
+    this.#apiKey = options.apiKey;
+    const base = new URL(options.baseUrl);
+    this.#origin = base.origin;
+    this.#basePath = base.pathname.replace(/\/+$/, '');
+    this.#ownsDispatcher = options.dispatcher === undefined;
+    this.#dispatcher =
+      options.dispatcher ??
+      new Pool(this.#origin, {
+        connect: { timeout: options.connectTimeoutMs },
+        headersTimeout: options.timeoutMs,
+        bodyTimeout: options.timeoutMs,
+        keepAliveTimeout: 4_000,
+      });
+    this.#headers = {
+      apikey: options.apiKey,
+      accept: 'application/json',
+      'user-agent': `colyseus-lightning/${VERSION}`,
+    };
+  }
+
+  async send<S extends z.ZodType>(call: Call<S>): Promise<z.output<S>> {
+    const path = this.#basePath + call.path;
+    const body = call.body === undefined ? undefined : JSON.stringify(call.body);
+    const headers =
+      body === undefined ? this.#headers : { ...this.#headers, 'content-type': 'application/json' };
+    const maxAttempts = this.#options.maxRetries + 1;
+
+    for (let attempt = 1; ; attempt++) {
+      const started = performance.now();
+      const outcome = await this.#attempt(call, path, headers, body);
+      publishRequest({
+        operation: call.operation,
+        method: call.method,
+        path,
+        attempt,
+        status: outcome.status,
+        durationMs: performance.now() - started,
+        outcome: outcome.kind === 'failure' ? outcome.failure.kind : outcome.kind,
+      });
+      if (outcome.kind === 'http-error') throw outcome.error;
+      if (outcome.kind === 'ok') return this.#unwrap(call, path, outcome.text, outcome.status);
+
+      const failure = outcome.failure;
+      const decision = RETRY_POLICY[call.safety][failure.kind];
+      if (decision === 'retry' && attempt < maxAttempts) {
+        const delay = retryDelay(attempt - 1, this.#options.backoff, failure.retryAfterMs);
+        if (delay !== null) {
+          await sleep(delay);
+          continue;
+        }
+      }
+      throw this.#finalError(call, path, failure, attempt);
+    }
+  }
+
+  close(): Promise<void> {
+    return this.#ownsDispatcher ? this.#dispatcher.close() : Promise.resolve();
+  }
+
+  async #attempt(
+    call: Call<z.ZodType>,
+    path: string,
+    headers: Record<string, string>,
+    body: string | undefined,
+  ): Promise<Outcome> {
+    let status: number;
+    let responseHeaders: Dispatcher.ResponseData['headers'];
+    let text: string;
+    try {
+      const response = await this.#dispatcher.request({
+        origin: this.#origin,
+        path,
+        method: call.method,
+        headers,
+        body,
+        headersTimeout: this.#options.timeoutMs,
+        bodyTimeout: this.#options.timeoutMs,
+      });
+      status = response.statusCode;
+      responseHeaders = response.headers;
+      text = await response.body.text();
+    } catch (err) {
+      return { kind: 'failure', status: undefined, failure: this.#transportFailure(err) };
+    }
+
+    if (status >= 200 && status < 300) return { kind: 'ok', status, text };
+    const { message, serviceCode } = this.#errorBody(text, status);
+    if (status === 429) {
+      const retryAfterMs = parseRetryAfter(responseHeaders['retry-after']);
+      return {
+        kind: 'failure',
+        status,
+        failure: {
+          kind: 'rate-limited',
+          status,
+          message,
+          ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+        },
+      };
+    }
+    if (status >= 500)
+      return { kind: 'failure', status, failure: { kind: 'server-error', status, message } };
+    return {
+      kind: 'http-error',
+      status,
+      error: httpError(status, `${call.operation}: ${message}`, {
+        status,
+        serviceCode,
+        method: call.method,
+        path,
+      }),
+    };
+  }
+
+  #transportFailure(err: unknown): Failure {
+    const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : '';
+    const codeText = typeof code === 'string' ? code : '';
+    const cause = this.#scrubbedCause(err);
+    if (
+      CONNECT_CODES.has(codeText) ||
+      codeText.startsWith('ERR_TLS') ||
+      codeText.startsWith('ERR_SSL')
+    ) {
+      return { kind: 'connect', message: `could not connect (${codeText})`, cause };
+    }
+    if (TIMEOUT_CODES.has(codeText)) {
+      return { kind: 'timeout', message: `no answer within ${this.#options.timeoutMs} ms`, cause };
+    }
+    // Anything else (reset, socket closed mid-answer, an unknown fault) may have happened
+    // after the request was sent; the policy treats it as possibly processed.
+    return { kind: 'reset', message: `connection lost (${codeText || 'unknown'})`, cause };
+  }
+
+  #finalError(call: Call<z.ZodType>, path: string, failure: Failure, attempts: number): Error {
+    const details: ErrorDetails = {
+      status: failure.status,
+      method: call.method,
+      path,
+      attempts,
+      cause: failure.cause,
+    };
+    const what = `${call.operation}: ${failure.message}`;
+    // A write that was sent and got no clear answer may have been processed.
+    const sent = failure.kind !== 'connect' && failure.kind !== 'rate-limited';
+    if (sent && call.safety !== 'read') {
+      const advice =
+        call.idempotencyKey === undefined
+          ? 'it may have been processed; it was not sent again. Look the resource up before acting.'
+          : 'it may have been processed; re-send it with the same idempotency key.';
+      return new AmbiguousResultError(`${what}; ${advice}`, {
+        ...details,
+        idempotencyKey: call.idempotencyKey,
+      });
+    }
+    switch (failure.kind) {
+      case 'connect':
+        return new ConnectionError(`${what}; the request never reached the service`, details);
+      case 'rate-limited':
+        return new RateLimitError(`${what}; rate limited`, {
+          ...details,
+          retryAfterMs: failure.retryAfterMs,
+        });
+      case 'server-error':
+        return new ServiceError(`${what}; service error ${failure.status}`, details);
+      case 'timeout':
+        return new TimeoutError(what, details);
+      case 'reset':
+        return new ConnectionError(what, details);
+    }
+  }
+
+  #unwrap<S extends z.ZodType>(call: Call<S>, path: string, text: string, status: number) {
+    const details = { status, method: call.method, path };
+    let envelope: unknown;
+    try {
+      envelope = JSON.parse(text);
+    } catch {
+      throw new UnexpectedResponseError(`${call.operation}: the answer is not JSON`, details);
+    }
+    if (typeof envelope !== 'object' || envelope === null || !('data' in envelope)) {
+      throw new UnexpectedResponseError(`${call.operation}: the answer has no data`, details);
+    }
+    const { success, data } = envelope as { success?: unknown; data: unknown };
+    if (success === false) {
+      const { message, serviceCode } = this.#errorBody(text, status);
+      throw new InvalidRequestError(`${call.operation}: ${message}`, { ...details, serviceCode });
+    }
+    const parsed = call.data.safeParse(data);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      const where = issue?.path.length ? `data.${issue.path.join('.')}` : 'data';
+      throw new UnexpectedResponseError(
+        `${call.operation}: ${where} ${issue?.message ?? 'is malformed'}`,
+        details,
+      );
+    }
+    return parsed.data;
+  }
+
+  /** The service's message and code from an error body, whichever envelope it used. */
+  #errorBody(text: string, status: number): { message: string; serviceCode: string | undefined } {
+    let message = `HTTP ${status}`;
+    let serviceCode: string | undefined;
+    try {
+      const body = JSON.parse(text) as {
+        message?: unknown;
+        error?: { code?: unknown; message?: unknown } | string | null;
+        code?: unknown;
+      };
+      const error = typeof body.error === 'object' && body.error !== null ? body.error : undefined;
+      const said =
+        error?.message ?? body.message ?? (typeof body.error === 'string' ? body.error : undefined);
+      if (typeof said === 'string' && said !== '') message = said;
+      const code = error?.code ?? body.code;
+      if (typeof code === 'string' && code !== '') serviceCode = code;
+    } catch {
+      // Not JSON (a proxy's HTML page, say): the status says enough.
+    }
+    return { message: this.#scrub(message).slice(0, 500), serviceCode };
+  }
+
+  /** A plain copy of a transport error, so no socket, header or key rides along. */
+  #scrubbedCause(err: unknown): Error {
+    const source = err instanceof Error ? err : new Error(String(err));
+    const copy = new Error(this.#scrub(source.message));
+    copy.name = source.name;
+    const code = (source as { code?: unknown }).code;
+    if (typeof code === 'string') Object.assign(copy, { code });
+    return copy;
+  }
+
+  #scrub(text: string): string {
+    return this.#apiKey === '' ? text : text.split(this.#apiKey).join('[redacted]');
+  }
+}
+
+function httpError(status: number, message: string, details: ErrorDetails): PaymentsApiError {
+  if (details.serviceCode === 'TX3017') return new InsufficientPointsError(message, details);
+  switch (status) {
+    case 401:
+      return new AuthenticationError(message, details);
+    case 403:
+      return new PermissionError(message, details);
+    case 404:
+      return new NotFoundError(message, details);
+    default:
+      return new InvalidRequestError(message, details);
+  }
+}
