@@ -80,6 +80,13 @@ export class FakeService {
     return this;
   }
 
+  /** The JSON body of request `index` (negative counts from the end). */
+  sent(index = -1): Record<string, unknown> {
+    const request = this.requests.at(index);
+    if (!request) throw new Error(`no request ${index} reached the service`);
+    return request.json as Record<string, unknown>;
+  }
+
   /** Answers the next requests, in order, with these replies. */
   reply(...replies: (Reply | Responder)[]): this {
     for (const r of replies) this.#queue.push(typeof r === 'function' ? r : () => r);

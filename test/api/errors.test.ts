@@ -1,0 +1,176 @@
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { inspect } from 'node:util';
+import { expect } from 'chai';
+import {
+  AuthenticationError,
+  ConnectionError,
+  InsufficientPointsError,
+  InvalidRequestError,
+  NotFoundError,
+  PaymentsApi,
+  PaymentsApiError,
+  PermissionError,
+  REQUEST_CHANNEL,
+  UnexpectedResponseError,
+} from '../../src/api/index.js';
+import { FakeService, sampleWithdrawal } from '../support/fake-service.js';
+import { freePort } from '../support/ports.js';
+
+const KEY = 'sk_live_super_secret_key_do_not_leak_42';
+
+async function failure(call: () => Promise<unknown>): Promise<PaymentsApiError> {
+  try {
+    await call();
+  } catch (err) {
+    expect(err).to.be.instanceOf(PaymentsApiError);
+    return err as PaymentsApiError;
+  }
+  throw new Error('expected the call to fail');
+}
+
+describe('PaymentsApi: errors', () => {
+  let service: FakeService;
+  let api: PaymentsApi;
+
+  beforeEach(async () => {
+    service = await new FakeService().start();
+    api = new PaymentsApi({ apiKey: KEY, baseUrl: service.url, retry: { baseDelayMs: 1 } });
+  });
+  afterEach(async () => {
+    await api.close();
+    await service.close();
+  });
+
+  const cases: [number, string, new (...args: never[]) => PaymentsApiError, string][] = [
+    [401, 'Invalid API key', AuthenticationError, 'AUTHENTICATION'],
+    [403, 'Unsupported region', PermissionError, 'PERMISSION'],
+    [404, 'Not found', NotFoundError, 'NOT_FOUND'],
+    [400, 'Amount too low', InvalidRequestError, 'INVALID_REQUEST'],
+    [422, 'Unprocessable', InvalidRequestError, 'INVALID_REQUEST'],
+  ];
+  for (const [status, message, type, code] of cases) {
+    it(`${status} becomes ${type.name}, is not retried, and keeps the service's message`, async () => {
+      service.reply({ status, body: { success: false, message } });
+      const error = await failure(() => api.withdrawalRequests.get('wr_1'));
+      expect(error).to.be.instanceOf(type);
+      expect(error.code).to.equal(code);
+      expect(error.status).to.equal(status);
+      expect(error.retryable).to.equal(false);
+      expect(error.message).to.contain(message).and.to.contain('withdrawalRequests.get');
+      expect(service.requests).to.have.length(1);
+    });
+  }
+
+  it('TX3017 becomes InsufficientPointsError with the service code', async () => {
+    service.reply({
+      status: 400,
+      body: {
+        success: false,
+        message: 'Bad request',
+        data: null,
+        error: { code: 'TX3017', message: 'insufficient point balance' },
+      },
+    });
+    const error = await failure(() => api.widgetUsers.deplete({ user_id: 'u1', amount: 100 }));
+    expect(error).to.be.instanceOf(InsufficientPointsError).and.instanceOf(InvalidRequestError);
+    expect(error.serviceCode).to.equal('TX3017');
+    expect(error.code).to.equal('INSUFFICIENT_POINTS');
+    expect(error.message).to.contain('insufficient point balance');
+    expect(service.requests).to.have.length(1);
+  });
+
+  it('a widget error code other than TX3017 is kept as serviceCode', async () => {
+    service.reply({
+      status: 404,
+      body: {
+        success: false,
+        message: 'x',
+        data: null,
+        error: { code: 'US1001', message: 'no user' },
+      },
+    });
+    const error = await failure(() => api.widgetUsers.acceptDisclosures('u9', [2]));
+    expect(error).to.be.instanceOf(NotFoundError);
+    expect(error.serviceCode).to.equal('US1001');
+  });
+
+  it('a 2xx envelope with success false is an error, not a result', async () => {
+    service.reply({
+      status: 200,
+      body: { success: false, message: 'Wallet is empty', data: null },
+    });
+    const error = await failure(() => api.wallet.get());
+    expect(error).to.be.instanceOf(InvalidRequestError);
+    expect(error.message).to.contain('Wallet is empty');
+  });
+
+  const malformed: [string, { raw?: string; body?: unknown }][] = [
+    ['a body that is not JSON', { raw: '<html>gateway</html>' }],
+    ['an envelope without data', { body: { success: true, message: 'ok' } }],
+    ['data without the code', { body: { data: { ...sampleWithdrawal, invoice: {} } } }],
+    ['data with a non-digit amount', { body: { data: { ...sampleWithdrawal, amount: '12abc' } } }],
+    ['data that is null', { body: { success: true, data: null } }],
+  ];
+  for (const [what, reply] of malformed) {
+    it(`${what} is an UnexpectedResponseError`, async () => {
+      service.reply({ status: 200, ...reply });
+      const error = await failure(() => api.withdrawalRequests.get('wr_1'));
+      expect(error).to.be.instanceOf(UnexpectedResponseError);
+      expect(error.code).to.equal('UNEXPECTED_RESPONSE');
+      expect(error.status).to.equal(200);
+    });
+  }
+
+  it('an error body that is not JSON still gives the right class', async () => {
+    service.reply({ status: 403, raw: 'Forbidden' });
+    const error = await failure(() => api.wallet.get());
+    expect(error).to.be.instanceOf(PermissionError);
+    expect(error.message).to.contain('HTTP 403');
+  });
+});
+
+describe('PaymentsApi: the API key never leaks', () => {
+  it('is absent from messages, fields, causes, inspection, JSON and diagnostics', async () => {
+    const service = await new FakeService().start();
+    const seen: unknown[] = [];
+    const listener = (message: unknown) => seen.push(message);
+    subscribe(REQUEST_CHANNEL, listener);
+    const api = new PaymentsApi({ apiKey: KEY, baseUrl: service.url, retry: { baseDelayMs: 1 } });
+    const deadPort = await freePort();
+    const offline = new PaymentsApi({
+      apiKey: KEY,
+      baseUrl: `http://127.0.0.1:${deadPort}`,
+      retry: { baseDelayMs: 1 },
+    });
+    try {
+      // A careless service that echoes the key back in its error message.
+      service.reply({ status: 401, body: { success: false, message: `Key ${KEY} is not valid` } });
+      const echoed = await failure(() => api.wallet.get());
+      const refused = await failure(() => offline.wallet.get());
+      expect(refused).to.be.instanceOf(ConnectionError);
+      service.reply({ status: 200, raw: `{"oops": "${KEY}"` });
+      const garbled = await failure(() => api.wallet.get());
+
+      for (const error of [echoed, refused, garbled]) {
+        const views = [
+          error.message,
+          String(error.stack),
+          JSON.stringify(error),
+          inspect(error, { depth: null, showHidden: true }),
+          inspect(error.cause, { depth: null, showHidden: true }),
+        ];
+        for (const view of views) expect(view).not.to.contain(KEY);
+      }
+      expect(echoed.message).to.contain('[redacted]');
+      expect(inspect(api, { depth: null, showHidden: true })).not.to.contain(KEY);
+      expect(JSON.stringify(api)).not.to.contain(KEY);
+      expect(seen.length).to.be.greaterThan(0);
+      expect(JSON.stringify(seen)).not.to.contain(KEY);
+    } finally {
+      unsubscribe(REQUEST_CHANNEL, listener);
+      await api.close();
+      await offline.close();
+      await service.close();
+    }
+  });
+});
