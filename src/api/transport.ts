@@ -161,6 +161,14 @@ export class Transport {
     let status: number;
     let responseHeaders: Dispatcher.ResponseData['headers'];
     let text: string;
+    // undici checks its own timeouts on a coarse (about 1 s) tick; one timer per attempt
+    // makes `timeoutMs` a precise deadline for the whole answer, headers and body.
+    const deadline = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      deadline.abort();
+    }, this.#options.timeoutMs);
     try {
       const response = await this.#dispatcher.request({
         origin: this.#origin,
@@ -168,6 +176,7 @@ export class Transport {
         method: call.method,
         headers,
         body,
+        signal: deadline.signal,
         headersTimeout: this.#options.timeoutMs,
         bodyTimeout: this.#options.timeoutMs,
       });
@@ -175,7 +184,12 @@ export class Transport {
       responseHeaders = response.headers;
       text = await response.body.text();
     } catch (err) {
-      return { kind: 'failure', status: undefined, failure: this.#transportFailure(err) };
+      const failure = timedOut
+        ? { kind: 'timeout' as const, message: `no answer within ${this.#options.timeoutMs} ms` }
+        : this.#transportFailure(err);
+      return { kind: 'failure', status: undefined, failure };
+    } finally {
+      clearTimeout(timer);
     }
 
     if (status >= 200 && status < 300) return { kind: 'ok', status, text };
