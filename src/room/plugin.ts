@@ -1,0 +1,298 @@
+/**
+ * The room plugin: money helpers for a Colyseus room, with live entries in its state that
+ * only their owner can see.
+ *
+ * Usage:
+ *
+ *   class Arena extends Room<{ state: ArenaState }> {
+ *     state = new ArenaState();                       // has `lightning: LightningState`
+ *     plugins = definePlugins([lightning.plugin()]);
+ *     onCreate() {
+ *       this.plugins.lightning.onEntryFeePaid((fee) => this.markPaid(fee.playerId));
+ *     }
+ *     async payWinner(client: Client) {
+ *       await this.plugins.lightning.reward(client, { amountMsat: 50_000, description: 'Win' });
+ *     }
+ *   }
+ *
+ * Footprint: one presence subscription per room; per entry one schema instance, added to its
+ * owner's StateView; per settlement one ledger read. Nothing runs per message or per tick.
+ *
+ * What players observe: the owner's client gets the entry (with the QR `code` for rewards and
+ * fees) and sees its `status` move from `pending` to `completed`/`expired`/`failed`; no other
+ * client ever receives the entry. Ended entries leave the state after `lingerMs`.
+ */
+import { EventEmitter } from 'node:events';
+import type { Client, Room } from '@colyseus/core';
+import { RoomPlugin } from '@colyseus/core';
+import { StateView } from '@colyseus/schema';
+import { InvalidArgumentError } from '../api/errors.js';
+import type { Intent } from '../ledger/intent.js';
+import { isTerminal } from '../ledger/intent.js';
+import type { Lightning } from '../server/lightning.js';
+import { roomChannel, type SettlementMessage } from '../server/settlement.js';
+import { EntryFee, type Entry, LightningState, PointSpend, Reward } from './state.js';
+import { playerOf, type PlayerRef } from './players.js';
+import { WidgetAccess } from './widget-access.js';
+
+export interface LightningPluginOptions {
+  /** Where the room keeps its LightningState. Default: `room.state.lightning`. */
+  state?: (room: Room) => LightningState | undefined;
+  /**
+   * Who a client is, as the ledger and the service know them. Default: `client.auth.id`, then
+   * `client.userData.playerId`, then `client.sessionId` (which changes on every join: give
+   * players a stable id so that a rejoining player gets their entries back).
+   */
+  playerId?: (client: Client) => string;
+  /** The player's email, used to create their widget user. Default `auth.email`, `userData.email`. */
+  email?: (client: Client) => string | undefined;
+  /** The service's widget user id of a player. Default: created by reference_id, then cached. */
+  widgetUser?: (client: Client, playerId: string) => Promise<string>;
+  /** How long an ended entry stays in the state so its owner sees the outcome. Default 30,000 ms. */
+  lingerMs?: number;
+}
+
+type Kind = 'reward' | 'entryFee' | 'spend';
+type Listener = (entry: Entry, intent: Intent) => void;
+
+export class LightningPlugin extends RoomPlugin {
+  override readonly pluginName = 'lightning' as const;
+  protected override order = { onJoin: 'after' as const };
+
+  readonly #core: Lightning;
+  readonly #options: LightningPluginOptions;
+  readonly #events = new EventEmitter();
+  readonly #waiters = new Map<string, ((entry: Entry) => void)[]>();
+  readonly #widget: WidgetAccess;
+  #channel: string | undefined;
+  #onMessage = (message: unknown) => void this.#deliver(message as SettlementMessage);
+
+  constructor(core: Lightning, options: LightningPluginOptions = {}) {
+    super();
+    this.#core = core;
+    this.#options = options;
+    this.#widget = new WidgetAccess(core, options);
+  }
+
+  // ---- money helpers --------------------------------------------------------------------
+
+  /** Pays a player a reward they claim with a wallet. Resolves once created, not claimed. */
+  async reward(
+    player: PlayerRef,
+    args: { amountMsat: bigint | number | string; description: string; expiresIn?: number },
+  ): Promise<Reward> {
+    const playerId = this.#playerId(player);
+    const intent = await this.#core.reward({ ...args, playerId, roomId: this.room.roomId });
+    return this.#upsert(intent) as Reward;
+  }
+
+  /**
+   * Charges a player an entry fee. `settled` resolves with the entry once it is paid
+   * (`completed`), or ends `expired`/`failed`: gate play on `entry.status === 'completed'`.
+   */
+  async chargeEntryFee(
+    player: PlayerRef,
+    args: {
+      amountMsat: bigint | number | string;
+      description: string;
+      successMessage?: string;
+      expiresIn?: number;
+    },
+  ): Promise<{ entry: EntryFee; settled: Promise<EntryFee> }> {
+    const playerId = this.#playerId(player);
+    const intent = await this.#core.chargeEntryFee({ ...args, playerId, roomId: this.room.roomId });
+    const entry = this.#upsert(intent) as EntryFee;
+    const settled = isTerminal(intent.status)
+      ? Promise.resolve(entry)
+      : new Promise<EntryFee>((resolve) => this.#wait(intent.id, (e) => resolve(e as EntryFee)));
+    return { entry, settled };
+  }
+
+  /**
+   * Spends a player's points (deplete, keyed so it applies once). Resolves with the completed
+   * entry; throws InsufficientPointsError when their balance is short (nothing is debited).
+   */
+  async spendPoints(
+    client: Client,
+    args: { amount: number; currency?: string; description?: string },
+  ): Promise<PointSpend> {
+    const playerId = this.#playerId(client);
+    const userId = await this.#widget.userId(client, playerId);
+    const intent = await this.#core.spendPoints({ ...args, playerId, userId, roomId: this.room.roomId });
+    return this.#upsert(intent) as PointSpend;
+  }
+
+  /** Opens the service's widget for this player: sent to that client only (`lightning:widget`). */
+  async openWidget(client: Client, args: { metadata?: Record<string, unknown> } = {}) {
+    const session = await this.#widget.openWidget(client, this.#playerId(client), this.room.roomId, args);
+    client.send('lightning:widget', session);
+    return session;
+  }
+
+  /** Opens a purchase (ramp) session for this player: sent to that client only (`lightning:purchase`). */
+  async openPurchase(
+    client: Client,
+    args: { email?: string; destination?: string; quote_currency?: string; base_currency?: string },
+  ) {
+    const session = await this.#widget.openPurchase(client, this.#playerId(client), this.room.roomId, args);
+    client.send('lightning:purchase', session);
+    return session;
+  }
+
+  /** Records the player's acceptance of disclosures (2 terms, 3 privacy, 6 EFT), server-side. */
+  async acceptDisclosures(client: Client, typeIds: readonly number[]) {
+    return this.#widget.acceptDisclosures(client, this.#playerId(client), typeIds);
+  }
+
+  /** Changes the email the widget sends this player's one-time codes to. */
+  async updateEmail(client: Client, email: string) {
+    return this.#widget.updateEmail(client, this.#playerId(client), email);
+  }
+
+  // ---- room hooks -----------------------------------------------------------------------
+
+  /** Any entry of this room reached `completed`, `expired` or `failed`. */
+  onSettled(listener: Listener): () => void {
+    return this.#on('settled', listener);
+  }
+  /** A reward was claimed by its player. */
+  onRewardClaimed(listener: (entry: Reward, intent: Intent) => void): () => void {
+    return this.#on('reward.completed', listener as Listener);
+  }
+  /** An entry fee was paid. */
+  onEntryFeePaid(listener: (entry: EntryFee, intent: Intent) => void): () => void {
+    return this.#on('entryFee.completed', listener as Listener);
+  }
+  /** A reward or entry fee expired unclaimed or unpaid. */
+  onExpired(listener: Listener): () => void {
+    return this.#on('expired', listener);
+  }
+
+  /** The player's entries in this room (open and lingering). */
+  entriesOf(player: PlayerRef): Entry[] {
+    const playerId = this.#playerId(player);
+    return this.#allEntries().filter((e) => e.playerId === playerId);
+  }
+
+  protected override async onCreate(): Promise<void> {
+    const presence = this.room.presence;
+    if (presence) this.#core.usePresence(presence as never);
+    this.#channel = roomChannel(this.room.roomId);
+    await (this.#core.presence() ?? presence)?.subscribe(this.#channel, this.#onMessage);
+  }
+
+  protected override onJoin(client: Client): void {
+    // Runs after the room's own onJoin, so a view the room created is kept, not replaced.
+    const playerId = this.#playerId(client);
+    const mine = this.#allEntries().filter((e) => e.playerId === playerId);
+    if (mine.length === 0) return;
+    client.view ??= new StateView();
+    for (const entry of mine) client.view.add(entry);
+  }
+
+  protected override onDispose(): void {
+    if (this.#channel) this.#core.presence()?.unsubscribe(this.#channel, this.#onMessage);
+    this.#events.removeAllListeners();
+  }
+
+  // ---- internals ------------------------------------------------------------------------
+
+  #on(event: string, listener: Listener): () => void {
+    this.#events.on(event, listener);
+    return () => this.#events.off(event, listener);
+  }
+
+  #playerId(player: PlayerRef): string {
+    return playerOf(player, this.#options.playerId);
+  }
+
+  #state(): LightningState {
+    const state = this.#options.state
+      ? this.#options.state(this.room)
+      : (this.room.state as { lightning?: LightningState } | undefined)?.lightning;
+    if (!(state instanceof LightningState)) {
+      throw new InvalidArgumentError(
+        'state',
+        "the room has no LightningState: add `lightning: LightningState` to the room's state, or pass options.state",
+      );
+    }
+    return state;
+  }
+
+  #allEntries(): Entry[] {
+    const state = this.#state();
+    return [...state.rewards.values(), ...state.entryFees.values(), ...state.pointSpends.values()];
+  }
+
+  #mapFor(kind: Kind) {
+    const state = this.#state();
+    return kind === 'reward' ? state.rewards : kind === 'entryFee' ? state.entryFees : state.pointSpends;
+  }
+
+  /** Puts the intent's entry in the state (or updates it) and shows it to its owner only. */
+  #upsert(intent: Intent): Entry {
+    const kind = intent.kind as Kind;
+    const map = this.#mapFor(kind);
+    let entry = map.get(intent.id) as Entry | undefined;
+    const isNew = entry === undefined;
+    if (!entry) {
+      entry = kind === 'reward' ? new Reward() : kind === 'entryFee' ? new EntryFee() : new PointSpend();
+      entry.id = intent.id;
+      entry.kind = intent.kind;
+      entry.playerId = intent.playerId;
+      entry.amount = intent.amount;
+      entry.unit = intent.unit;
+      entry.description = intent.description;
+      entry.createdAt = intent.createdAt;
+    }
+    if (intent.updatedAt < entry.updatedAt) return entry;
+    entry.status = intent.status;
+    entry.expiresAt = intent.expiresAt ?? 0;
+    entry.updatedAt = intent.updatedAt;
+    if ('code' in entry) {
+      entry.code = intent.code ?? '';
+      entry.uri = intent.uri ?? '';
+    }
+    if (isNew) {
+      (map as { set(key: string, value: Entry): unknown }).set(intent.id, entry);
+      for (const client of this.room.clients) {
+        if (this.#playerId(client) !== intent.playerId) continue;
+        client.view ??= new StateView();
+        client.view.add(entry);
+      }
+    }
+    return entry;
+  }
+
+  async #deliver(message: SettlementMessage): Promise<void> {
+    try {
+      const intent = await this.#core.ledger.get(message.id);
+      if (!intent || intent.roomId !== this.room.roomId) return;
+      const entry = this.#upsert(intent);
+      if (!isTerminal(intent.status)) return;
+      const waiters = this.#waiters.get(intent.id) ?? [];
+      this.#waiters.delete(intent.id);
+      for (const resolve of waiters) resolve(entry);
+      this.#emit('settled', entry, intent);
+      this.#emit(`${intent.kind}.${intent.status}`, entry, intent);
+      if (intent.status === 'expired') this.#emit('expired', entry, intent);
+      this.room.clock.setTimeout(() => this.#mapFor(intent.kind as Kind).delete(intent.id), this.#options.lingerMs ?? 30_000);
+    } catch (err) {
+      this.#core.logger.warn(`delivering ${message.id} to room ${this.room.roomId}: ${(err as Error).message}`);
+    }
+  }
+
+  #emit(event: string, entry: Entry, intent: Intent): void {
+    try {
+      this.#events.emit(event, entry, intent);
+    } catch (err) {
+      this.#core.logger.error(`a room '${event}' listener threw: ${(err as Error).message}`);
+    }
+  }
+
+  #wait(id: string, resolve: (entry: Entry) => void): void {
+    const list = this.#waiters.get(id) ?? [];
+    list.push(resolve);
+    this.#waiters.set(id, list);
+  }
+}

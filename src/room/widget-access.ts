@@ -1,0 +1,108 @@
+/**
+ * The widget side of a player: their widget user (created by `reference_id` = player id,
+ * which the service treats idempotently, then cached), sessions for the widget and for
+ * purchases, disclosures and email. Session tokens go to the one client they belong to,
+ * never into shared state.
+ */
+import type { Client } from '@colyseus/core';
+import { InvalidArgumentError } from '../api/errors.js';
+import type { Lightning } from '../server/lightning.js';
+import type { LightningPluginOptions } from './plugin.js';
+
+/** Widget user ids per player, shared by every room of the process. */
+const userIds = new WeakMap<Lightning, Map<string, Promise<string>>>();
+
+export class WidgetAccess {
+  readonly #core: Lightning;
+  readonly #options: LightningPluginOptions;
+
+  constructor(core: Lightning, options: LightningPluginOptions) {
+    this.#core = core;
+    this.#options = options;
+  }
+
+  email(client: Client): string | undefined {
+    if (this.#options.email) return this.#options.email(client);
+    const auth = client.auth as { email?: unknown } | undefined;
+    const data = client.userData as { email?: unknown } | undefined;
+    const email = auth?.email ?? data?.email;
+    return typeof email === 'string' ? email : undefined;
+  }
+
+  userId(client: Client, playerId: string): Promise<string> {
+    if (this.#options.widgetUser) return this.#options.widgetUser(client, playerId);
+    let cache = userIds.get(this.#core);
+    if (!cache) userIds.set(this.#core, (cache = new Map()));
+    const known = cache.get(playerId);
+    if (known) return known;
+    const email = this.email(client);
+    if (!email) {
+      return Promise.reject(
+        new InvalidArgumentError(
+          'email',
+          'this player has no email to create their widget user with: set client.userData.email, or pass options.email or options.widgetUser',
+        ),
+      );
+    }
+    const created = this.#core.api.widgetUsers
+      .create({ reference_id: playerId, email })
+      .then((user) => user.id);
+    cache.set(playerId, created);
+    created.catch(() => cache.delete(playerId));
+    return created;
+  }
+
+  async openWidget(
+    client: Client,
+    playerId: string,
+    roomId: string,
+    args: { metadata?: Record<string, unknown> },
+  ) {
+    const email = this.email(client);
+    const session = await this.#core.api.widgetSessions.create({
+      ...(email ? { email } : {}),
+      reference_id: playerId,
+      webhook_url: this.#webhookUrl('widget'),
+      metadata: { ...args.metadata, roomId, playerId },
+    });
+    return { url: session.widget_url, expiresAt: session.expires_at, token: session.session_token };
+  }
+
+  async openPurchase(
+    client: Client,
+    playerId: string,
+    roomId: string,
+    args: { email?: string; destination?: string; quote_currency?: string; base_currency?: string },
+  ) {
+    const email = args.email ?? this.email(client);
+    if (!email) throw new InvalidArgumentError('email', 'a purchase session needs the player email');
+    const session = await this.#core.api.ramp.createSession({
+      email,
+      webhook_url: this.#webhookUrl('ramp'),
+      reference_id: playerId,
+      metadata: { roomId, playerId },
+      ...(args.destination ? { destination: args.destination } : {}),
+      ...(args.quote_currency ? { quote_currency: args.quote_currency } : {}),
+      ...(args.base_currency ? { base_currency: args.base_currency } : {}),
+    });
+    return {
+      token: session.session_token,
+      expiresAt: session.expires_at ?? null,
+      url: session.widget_url ?? null,
+    };
+  }
+
+  async acceptDisclosures(client: Client, playerId: string, typeIds: readonly number[]) {
+    const userId = await this.userId(client, playerId);
+    return this.#core.api.widgetUsers.acceptDisclosures(userId, typeIds);
+  }
+
+  async updateEmail(client: Client, playerId: string, email: string) {
+    const userId = await this.userId(client, playerId);
+    return this.#core.api.widgetUsers.update(userId, { email });
+  }
+
+  #webhookUrl(source: 'ramp' | 'widget'): string {
+    return `${this.#core.options.publicUrl}${this.#core.options.prefix}/webhooks/${source}`;
+  }
+}

@@ -1,0 +1,106 @@
+/**
+ * Re-reads the service's resource behind an intent and says what the intent should become.
+ * This is the only place where the service's words turn into ours: a callback's body is
+ * never trusted, only what the API answers here.
+ *
+ *   reward    (withdrawal request): completed -> completed, expired -> expired, error -> failed
+ *   entryFee  (static charge):      slots above the baseline -> completed; disabled, or our
+ *                                   deadline passed (the charge is then closed) -> expired
+ *   payment:                        completed -> completed, failed -> failed
+ *   spend     (deplete):            no read exists; the same idempotency key is sent again
+ */
+import { InsufficientPointsError } from '../api/errors.js';
+import type { PaymentsApi } from '../api/client.js';
+import type { Intent, IntentPatch, IntentStatus } from '../ledger/intent.js';
+
+export interface Observation {
+  /** The status the intent should move to, or null: still open, look again later. */
+  to: IntentStatus | null;
+  /** Fields learned on the way (the remote id and code of an intent that was `unknown`). */
+  patch: IntentPatch;
+  /** The service's own status word, for the history. */
+  note: string;
+  /** The callback URL the service holds for the resource: proof of whose resource it is. */
+  callbackUrl?: string | null | undefined;
+}
+
+/** Statuses of a static charge that accept no more payments. */
+const CLOSED_CHARGE = new Set(['inactive', 'disabled', 'expired']);
+
+export async function observe(
+  api: PaymentsApi,
+  intent: Intent,
+  remoteId: string,
+  now: number,
+): Promise<Observation> {
+  switch (intent.kind) {
+    case 'reward': {
+      const request = await api.withdrawalRequests.get(remoteId);
+      const patch = { remoteId, code: request.invoice.request, uri: request.invoice.uri ?? null };
+      const seen = { patch, note: `withdrawal request ${request.status}`, callbackUrl: request.callbackUrl };
+      if (request.status === 'completed') return { ...seen, to: 'completed' };
+      if (request.status === 'expired') return { ...seen, to: 'expired' };
+      if (request.status === 'error') return { ...seen, to: 'failed' };
+      return { ...seen, to: null };
+    }
+    case 'entryFee': {
+      let charge = await api.staticCharges.get(remoteId);
+      const baseline = Number(intent.meta.slotsBaseline ?? 0);
+      const patch = { remoteId, code: charge.invoice.request, uri: charge.invoice.uri ?? null };
+      const callbackUrl = charge.callbackUrl;
+      if (charge.slots > baseline) {
+        return { to: 'completed', patch, note: `paid (${charge.slots} slots)`, callbackUrl };
+      }
+      if (CLOSED_CHARGE.has(charge.status)) {
+        return { to: 'expired', patch, note: `charge ${charge.status}`, callbackUrl };
+      }
+      if (intent.expiresAt !== null && now >= intent.expiresAt) {
+        // Our deadline passed: close the charge so no late payment lands on an expired fee,
+        // then read once more, because a payment may have arrived just before.
+        charge = await api.staticCharges.update(remoteId, { expiresAt: new Date(now).toISOString() });
+        charge = await api.staticCharges.get(remoteId);
+        if (charge.slots > baseline) {
+          return { to: 'completed', patch, note: `paid (${charge.slots} slots)`, callbackUrl };
+        }
+        return { to: 'expired', patch, note: 'fee deadline passed; charge closed', callbackUrl };
+      }
+      return { to: null, patch, note: `charge ${charge.status}, ${charge.slots} slots`, callbackUrl };
+    }
+    case 'payment': {
+      const payment = await api.payments.get(remoteId);
+      const seen = {
+        patch: { remoteId },
+        note: `payment ${payment.status}`,
+        callbackUrl: (payment as { callbackUrl?: string | null }).callbackUrl,
+      };
+      if (payment.status === 'completed') return { ...seen, to: 'completed' };
+      if (payment.status === 'failed') return { ...seen, to: 'failed' };
+      return { ...seen, to: null };
+    }
+    case 'spend':
+      return resendDeplete(api, intent);
+  }
+}
+
+/** A deplete whose answer was lost: the same key makes the service apply it at most once. */
+async function resendDeplete(api: PaymentsApi, intent: Intent): Promise<Observation> {
+  const userId = intent.meta.userId;
+  if (typeof userId !== 'string' || intent.idempotencyKey === null) {
+    return { to: 'failed', patch: { error: 'spend intent without user or key' }, note: 'invalid' };
+  }
+  try {
+    const transfer = await api.widgetUsers.deplete({
+      user_id: userId,
+      amount: Number(intent.amount),
+      currency: intent.unit,
+      idempotency_key: intent.idempotencyKey,
+    });
+    const to = transfer.status === 'COMPLETED' ? 'completed' : null;
+    return { to, patch: { remoteId: transfer.transfer_id }, note: `transfer ${transfer.status}` };
+  } catch (err) {
+    if (err instanceof InsufficientPointsError) {
+      return { to: 'failed', patch: { error: 'insufficient point balance' }, note: 'TX3017' };
+    }
+    throw err;
+  }
+}

@@ -1,0 +1,45 @@
+/**
+ * Arguments of the money helpers, checked before anything is recorded or sent: a bad amount
+ * is a clear error at the call site, never a half-written intent.
+ */
+import { z } from 'zod';
+import { msat } from '../../api/inputs.js';
+
+const playerId = z.string().min(1, 'must not be empty').max(255);
+const roomId = z.string().min(1).max(255).nullable().default(null);
+const description = z.string().min(1, 'must not be empty').max(1000);
+/** Seconds; at most a week, at least 10 seconds (a code nobody can scan in time helps nobody). */
+const expiresIn = z.number().int().min(10).max(7 * 24 * 3600).default(600);
+
+export const rewardInput = z.strictObject({
+  playerId,
+  roomId,
+  amountMsat: msat,
+  description,
+  expiresIn,
+});
+export type RewardInput = z.input<typeof rewardInput>;
+
+export const entryFeeInput = z.strictObject({
+  playerId,
+  roomId,
+  amountMsat: msat,
+  description,
+  successMessage: z.string().max(144, 'must be at most 144 characters').optional(),
+  expiresIn,
+});
+export type EntryFeeInput = z.input<typeof entryFeeInput>;
+
+export const spendInput = z.strictObject({
+  playerId,
+  roomId,
+  /** The service's widget user id. */
+  userId: z.string().min(1).max(255),
+  amount: z.number().int().positive().max(Number.MAX_SAFE_INTEGER),
+  currency: z
+    .string()
+    .regex(/^[A-Z][A-Z0-9]{2,9}$/, 'must be a currency code such as USDZ')
+    .default('USDZ'),
+  description: z.string().max(1000).default('points spent'),
+});
+export type SpendInput = z.input<typeof spendInput>;

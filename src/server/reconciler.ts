@@ -1,0 +1,97 @@
+/**
+ * The reconciler: recovers what the service never reports. The service's callbacks are not
+ * retried, so a dropped one would leave a payout open forever; here every open intent has a
+ * `nextCheckAt`, and one timer per process re-reads the due ones through the same path as a
+ * callback (`Lightning.check`). Re-reads back off exponentially, are due again right after an
+ * intent's expiry, stay under a global rate cap, and are leased in the ledger so that two
+ * processes never poll one intent at once; a lease outlives a dead process only by `leaseMs`.
+ *
+ * Footprint: one interval timer; per tick one ledger query, plus the re-reads that are due.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Intent } from '../ledger/intent.js';
+import type { Lightning } from './lightning.js';
+import type { ResolvedOptions } from './options.js';
+
+type Settings = ResolvedOptions['reconciler'];
+
+/** At most this many re-reads run at once in one process. */
+const PARALLEL_CHECKS = 8;
+
+export class Reconciler {
+  /** Identifies this process's leases. */
+  readonly owner = randomUUID();
+  /** A `creating` intent older than this lost its process mid-call; it becomes `unknown`. */
+  readonly creatingGraceMs: number;
+  readonly #core: Lightning;
+  readonly #settings: Settings;
+  #timer: NodeJS.Timeout | undefined;
+  #running: Promise<number> | undefined;
+
+  constructor(core: Lightning, settings: Settings) {
+    this.#core = core;
+    this.#settings = settings;
+    this.creatingGraceMs = 120_000;
+  }
+
+  start(): void {
+    if (this.#timer) return;
+    this.#timer = setInterval(() => void this.runOnce(), this.#settings.intervalMs);
+    this.#timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+    await this.#running;
+  }
+
+  /** One pass over the due intents; resolves with how many were checked. */
+  runOnce(): Promise<number> {
+    this.#running ??= this.#pass().finally(() => {
+      this.#running = undefined;
+    });
+    return this.#running;
+  }
+
+  /** When an intent that is still open should be read again. */
+  nextCheckAt(intent: Intent, now: number): number {
+    const { firstCheckMs, maxBackoffMs } = this.#settings;
+    const next = now + Math.min(maxBackoffMs, firstCheckMs * 2 ** Math.min(intent.checks, 20));
+    // Look right after the expiry: that is when the answer changes.
+    if (intent.expiresAt !== null && intent.expiresAt >= now) return Math.min(next, intent.expiresAt + 1_000);
+    return next;
+  }
+
+  /** How long to wait after a re-read failed (the service is down or slow). */
+  retryAfterErrorMs(intent: Intent): number {
+    return Math.min(this.#settings.maxBackoffMs, 2_000 * 2 ** Math.min(intent.checks, 20));
+  }
+
+  async #pass(): Promise<number> {
+    const { checksPerSecond, intervalMs, leaseMs } = this.#settings;
+    const budget = Math.max(1, Math.floor((checksPerSecond * intervalMs) / 1_000));
+    let due: Intent[];
+    try {
+      due = await this.#core.ledger.claimDue(this.#core.now(), budget, this.owner, leaseMs);
+    } catch (err) {
+      this.#core.logger.warn(`reconciler could not read the ledger: ${(err as Error).message}`);
+      return 0;
+    }
+    let next = 0;
+    const worker = async () => {
+      while (next < due.length) {
+        const intent = due[next++] as Intent;
+        try {
+          await this.#core.check(intent);
+        } catch (err) {
+          this.#core.logger.warn(`reconciling ${intent.id} failed: ${(err as Error).message}`);
+        } finally {
+          await this.#core.ledger.release(intent.id, this.owner).catch(() => {});
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(PARALLEL_CHECKS, due.length) }, worker));
+    return due.length;
+  }
+}
