@@ -16,7 +16,10 @@ export function defaultPlayerId(client: Client): string {
   return client.sessionId;
 }
 
-export function playerOf(player: PlayerRef, resolve: ((client: Client) => string) | undefined): string {
+export function playerOf(
+  player: PlayerRef,
+  resolve: ((client: Client) => string) | undefined,
+): string {
   if (typeof player === 'string') {
     if (player === '') throw new InvalidArgumentError('player', 'must not be empty');
     return player;

@@ -29,10 +29,10 @@ import { StateView } from '@colyseus/schema';
 import { InvalidArgumentError } from '../api/errors.js';
 import type { Intent } from '../ledger/intent.js';
 import { isTerminal } from '../ledger/intent.js';
-import type { Lightning } from '../server/lightning.js';
+import type { LightningCore } from '../server/core.js';
 import { roomChannel, type SettlementMessage } from '../server/settlement.js';
-import { EntryFee, type Entry, LightningState, PointSpend, Reward } from './state.js';
-import { playerOf, type PlayerRef } from './players.js';
+import { type PlayerRef, playerOf } from './players.js';
+import { type Entry, EntryFee, LightningState, PointSpend, Reward } from './state.js';
 import { WidgetAccess } from './widget-access.js';
 
 export interface LightningPluginOptions {
@@ -59,7 +59,7 @@ export class LightningPlugin extends RoomPlugin {
   override readonly pluginName = 'lightning' as const;
   protected override order = { onJoin: 'after' as const };
 
-  readonly #core: Lightning;
+  readonly #core: LightningCore;
   readonly #options: LightningPluginOptions;
   readonly #events = new EventEmitter();
   readonly #waiters = new Map<string, ((entry: Entry) => void)[]>();
@@ -67,7 +67,7 @@ export class LightningPlugin extends RoomPlugin {
   #channel: string | undefined;
   #onMessage = (message: unknown) => void this.#deliver(message as SettlementMessage);
 
-  constructor(core: Lightning, options: LightningPluginOptions = {}) {
+  constructor(core: LightningCore, options: LightningPluginOptions = {}) {
     super();
     this.#core = core;
     this.#options = options;
@@ -118,13 +118,23 @@ export class LightningPlugin extends RoomPlugin {
   ): Promise<PointSpend> {
     const playerId = this.#playerId(client);
     const userId = await this.#widget.userId(client, playerId);
-    const intent = await this.#core.spendPoints({ ...args, playerId, userId, roomId: this.room.roomId });
+    const intent = await this.#core.spendPoints({
+      ...args,
+      playerId,
+      userId,
+      roomId: this.room.roomId,
+    });
     return this.#upsert(intent) as PointSpend;
   }
 
   /** Opens the service's widget for this player: sent to that client only (`lightning:widget`). */
   async openWidget(client: Client, args: { metadata?: Record<string, unknown> } = {}) {
-    const session = await this.#widget.openWidget(client, this.#playerId(client), this.room.roomId, args);
+    const session = await this.#widget.openWidget(
+      client,
+      this.#playerId(client),
+      this.room.roomId,
+      args,
+    );
     client.send('lightning:widget', session);
     return session;
   }
@@ -134,7 +144,12 @@ export class LightningPlugin extends RoomPlugin {
     client: Client,
     args: { email?: string; destination?: string; quote_currency?: string; base_currency?: string },
   ) {
-    const session = await this.#widget.openPurchase(client, this.#playerId(client), this.room.roomId, args);
+    const session = await this.#widget.openPurchase(
+      client,
+      this.#playerId(client),
+      this.room.roomId,
+      args,
+    );
     client.send('lightning:purchase', session);
     return session;
   }
@@ -226,7 +241,11 @@ export class LightningPlugin extends RoomPlugin {
 
   #mapFor(kind: Kind) {
     const state = this.#state();
-    return kind === 'reward' ? state.rewards : kind === 'entryFee' ? state.entryFees : state.pointSpends;
+    return kind === 'reward'
+      ? state.rewards
+      : kind === 'entryFee'
+        ? state.entryFees
+        : state.pointSpends;
   }
 
   /** Puts the intent's entry in the state (or updates it) and shows it to its owner only. */
@@ -236,7 +255,8 @@ export class LightningPlugin extends RoomPlugin {
     let entry = map.get(intent.id) as Entry | undefined;
     const isNew = entry === undefined;
     if (!entry) {
-      entry = kind === 'reward' ? new Reward() : kind === 'entryFee' ? new EntryFee() : new PointSpend();
+      entry =
+        kind === 'reward' ? new Reward() : kind === 'entryFee' ? new EntryFee() : new PointSpend();
       entry.id = intent.id;
       entry.kind = intent.kind;
       entry.playerId = intent.playerId;
@@ -276,9 +296,14 @@ export class LightningPlugin extends RoomPlugin {
       this.#emit('settled', entry, intent);
       this.#emit(`${intent.kind}.${intent.status}`, entry, intent);
       if (intent.status === 'expired') this.#emit('expired', entry, intent);
-      this.room.clock.setTimeout(() => this.#mapFor(intent.kind as Kind).delete(intent.id), this.#options.lingerMs ?? 30_000);
+      this.room.clock.setTimeout(
+        () => this.#mapFor(intent.kind as Kind).delete(intent.id),
+        this.#options.lingerMs ?? 30_000,
+      );
     } catch (err) {
-      this.#core.logger.warn(`delivering ${message.id} to room ${this.room.roomId}: ${(err as Error).message}`);
+      this.#core.logger.warn(
+        `delivering ${message.id} to room ${this.room.roomId}: ${(err as Error).message}`,
+      );
     }
   }
 

@@ -30,7 +30,10 @@ export const Reward = schema({ ...common, code: t.string(), uri: t.string() }, '
 export type Reward = SchemaType<typeof Reward>;
 
 /** An entry fee the owner pays by scanning `code` (LNURL-pay). */
-export const EntryFee = schema({ ...common, code: t.string(), uri: t.string() }, 'LightningEntryFee');
+export const EntryFee = schema(
+  { ...common, code: t.string(), uri: t.string() },
+  'LightningEntryFee',
+);
 export type EntryFee = SchemaType<typeof EntryFee>;
 
 /** Points the owner spent. */

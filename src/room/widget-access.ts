@@ -6,17 +6,17 @@
  */
 import type { Client } from '@colyseus/core';
 import { InvalidArgumentError } from '../api/errors.js';
-import type { Lightning } from '../server/lightning.js';
+import type { LightningCore } from '../server/core.js';
 import type { LightningPluginOptions } from './plugin.js';
 
 /** Widget user ids per player, shared by every room of the process. */
-const userIds = new WeakMap<Lightning, Map<string, Promise<string>>>();
+const userIds = new WeakMap<LightningCore, Map<string, Promise<string>>>();
 
 export class WidgetAccess {
-  readonly #core: Lightning;
+  readonly #core: LightningCore;
   readonly #options: LightningPluginOptions;
 
-  constructor(core: Lightning, options: LightningPluginOptions) {
+  constructor(core: LightningCore, options: LightningPluginOptions) {
     this.#core = core;
     this.#options = options;
   }
@@ -75,7 +75,8 @@ export class WidgetAccess {
     args: { email?: string; destination?: string; quote_currency?: string; base_currency?: string },
   ) {
     const email = args.email ?? this.email(client);
-    if (!email) throw new InvalidArgumentError('email', 'a purchase session needs the player email');
+    if (!email)
+      throw new InvalidArgumentError('email', 'a purchase session needs the player email');
     const session = await this.#core.api.ramp.createSession({
       email,
       webhook_url: this.#webhookUrl('ramp'),

@@ -13,14 +13,14 @@ import { createHash } from 'node:crypto';
 import { createEndpoint } from '@colyseus/core';
 import { z } from 'zod';
 import { BodyTooLargeError, parseJson, readRawBody } from './body.js';
-import type { Lightning } from './lightning.js';
+import type { LightningCore } from './core.js';
 import { verifySignature } from './webhook-signature.js';
 
 const webhookBody = z.looseObject({ type: z.string().min(1).max(200), data: z.unknown() });
 
 const empty = (status: number) => new Response(null, { status });
 
-export function lightningEndpoints(core: Lightning) {
+export function lightningEndpoints(core: LightningCore) {
   const { prefix, maxBodyBytes } = core.options;
 
   const read = async (request: Request | undefined): Promise<Buffer | Response> => {

@@ -1,5 +1,5 @@
 /** The server layer: `createLightning` and what it exposes. */
-export { createLightning, Lightning, type LightningEvents, type WebhookEvent } from './lightning.js';
+export { LightningCore, type LightningEvents, type WebhookEvent } from './core.js';
 export type { EntryFeeInput, RewardInput, SpendInput } from './operations/inputs.js';
 export type { LightningLogger, LightningOptions, ReconcilerOptions } from './options.js';
 export { roomChannel, type SettlementMessage } from './settlement.js';

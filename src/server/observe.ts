@@ -9,8 +9,9 @@
  *   payment:                        completed -> completed, failed -> failed
  *   spend     (deplete):            no read exists; the same idempotency key is sent again
  */
-import { InsufficientPointsError } from '../api/errors.js';
+
 import type { PaymentsApi } from '../api/client.js';
+import { InsufficientPointsError } from '../api/errors.js';
 import type { Intent, IntentPatch, IntentStatus } from '../ledger/intent.js';
 
 export interface Observation {
@@ -37,7 +38,11 @@ export async function observe(
     case 'reward': {
       const request = await api.withdrawalRequests.get(remoteId);
       const patch = { remoteId, code: request.invoice.request, uri: request.invoice.uri ?? null };
-      const seen = { patch, note: `withdrawal request ${request.status}`, callbackUrl: request.callbackUrl };
+      const seen = {
+        patch,
+        note: `withdrawal request ${request.status}`,
+        callbackUrl: request.callbackUrl,
+      };
       if (request.status === 'completed') return { ...seen, to: 'completed' };
       if (request.status === 'expired') return { ...seen, to: 'expired' };
       if (request.status === 'error') return { ...seen, to: 'failed' };
@@ -57,14 +62,21 @@ export async function observe(
       if (intent.expiresAt !== null && now >= intent.expiresAt) {
         // Our deadline passed: close the charge so no late payment lands on an expired fee,
         // then read once more, because a payment may have arrived just before.
-        charge = await api.staticCharges.update(remoteId, { expiresAt: new Date(now).toISOString() });
+        charge = await api.staticCharges.update(remoteId, {
+          expiresAt: new Date(now).toISOString(),
+        });
         charge = await api.staticCharges.get(remoteId);
         if (charge.slots > baseline) {
           return { to: 'completed', patch, note: `paid (${charge.slots} slots)`, callbackUrl };
         }
         return { to: 'expired', patch, note: 'fee deadline passed; charge closed', callbackUrl };
       }
-      return { to: null, patch, note: `charge ${charge.status}, ${charge.slots} slots`, callbackUrl };
+      return {
+        to: null,
+        patch,
+        note: `charge ${charge.status}, ${charge.slots} slots`,
+        callbackUrl,
+      };
     }
     case 'payment': {
       const payment = await api.payments.get(remoteId);

@@ -104,7 +104,10 @@ const schema = z.strictObject({
     })
     .prefault({}),
   emulator: z
-    .strictObject({ port: z.number().int().min(0).max(65535).optional(), host: z.string().optional() })
+    .strictObject({
+      port: z.number().int().min(0).max(65535).optional(),
+      host: z.string().optional(),
+    })
     .optional(),
   maxBodyBytes: z
     .number()
@@ -113,7 +116,8 @@ const schema = z.strictObject({
     .default(64 * 1024),
   logger: z
     .custom<LightningLogger>(
-      (v) => typeof v === 'object' && v !== null && typeof (v as LightningLogger).warn === 'function',
+      (v) =>
+        typeof v === 'object' && v !== null && typeof (v as LightningLogger).warn === 'function',
     )
     .optional(),
   now: z.custom<() => number>((v) => typeof v === 'function').optional(),

@@ -10,7 +10,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Intent } from '../ledger/intent.js';
-import type { Lightning } from './lightning.js';
+import type { LightningCore } from './core.js';
 import type { ResolvedOptions } from './options.js';
 
 type Settings = ResolvedOptions['reconciler'];
@@ -23,12 +23,12 @@ export class Reconciler {
   readonly owner = randomUUID();
   /** A `creating` intent older than this lost its process mid-call; it becomes `unknown`. */
   readonly creatingGraceMs: number;
-  readonly #core: Lightning;
+  readonly #core: LightningCore;
   readonly #settings: Settings;
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<number> | undefined;
 
-  constructor(core: Lightning, settings: Settings) {
+  constructor(core: LightningCore, settings: Settings) {
     this.#core = core;
     this.#settings = settings;
     this.creatingGraceMs = 120_000;
@@ -59,7 +59,8 @@ export class Reconciler {
     const { firstCheckMs, maxBackoffMs } = this.#settings;
     const next = now + Math.min(maxBackoffMs, firstCheckMs * 2 ** Math.min(intent.checks, 20));
     // Look right after the expiry: that is when the answer changes.
-    if (intent.expiresAt !== null && intent.expiresAt >= now) return Math.min(next, intent.expiresAt + 1_000);
+    if (intent.expiresAt !== null && intent.expiresAt >= now)
+      return Math.min(next, intent.expiresAt + 1_000);
     return next;
   }
 

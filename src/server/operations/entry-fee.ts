@@ -5,12 +5,12 @@
  */
 import { parseInput } from '../../api/inputs.js';
 import type { Intent } from '../../ledger/intent.js';
-import type { Lightning } from '../lightning.js';
+import type { LightningCore } from '../core.js';
 import { newCallbackToken } from '../tokens.js';
 import { type EntryFeeInput, entryFeeInput } from './inputs.js';
 import { recordCreateFailure } from './outcome.js';
 
-export async function startEntryFee(core: Lightning, input: EntryFeeInput): Promise<Intent> {
+export async function startEntryFee(core: LightningCore, input: EntryFeeInput): Promise<Intent> {
   const args = parseInput(entryFeeInput, input);
   const token = newCallbackToken();
   const now = core.now();

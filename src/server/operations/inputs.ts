@@ -9,7 +9,12 @@ const playerId = z.string().min(1, 'must not be empty').max(255);
 const roomId = z.string().min(1).max(255).nullable().default(null);
 const description = z.string().min(1, 'must not be empty').max(1000);
 /** Seconds; at most a week, at least 10 seconds (a code nobody can scan in time helps nobody). */
-const expiresIn = z.number().int().min(10).max(7 * 24 * 3600).default(600);
+const expiresIn = z
+  .number()
+  .int()
+  .min(10)
+  .max(7 * 24 * 3600)
+  .default(600);
 
 export const rewardInput = z.strictObject({
   playerId,

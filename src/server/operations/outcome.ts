@@ -6,10 +6,10 @@
  */
 import { AmbiguousResultError, UnexpectedResponseError } from '../../api/errors.js';
 import type { Intent } from '../../ledger/intent.js';
-import type { Lightning } from '../lightning.js';
+import type { LightningCore } from '../core.js';
 
 export async function recordCreateFailure(
-  core: Lightning,
+  core: LightningCore,
   intent: Intent,
   err: unknown,
   retryLaterMs: number | null,

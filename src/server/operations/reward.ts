@@ -4,12 +4,12 @@
  */
 import { parseInput } from '../../api/inputs.js';
 import type { Intent } from '../../ledger/intent.js';
-import type { Lightning } from '../lightning.js';
+import type { LightningCore } from '../core.js';
 import { newCallbackToken } from '../tokens.js';
 import { type RewardInput, rewardInput } from './inputs.js';
 import { recordCreateFailure } from './outcome.js';
 
-export async function startReward(core: Lightning, input: RewardInput): Promise<Intent> {
+export async function startReward(core: LightningCore, input: RewardInput): Promise<Intent> {
   const args = parseInput(rewardInput, input);
   const token = newCallbackToken();
   const now = core.now();

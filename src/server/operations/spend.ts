@@ -7,14 +7,14 @@ import { v4 as uuidv4 } from 'uuid';
 import { AmbiguousResultError, InsufficientPointsError } from '../../api/errors.js';
 import { parseInput } from '../../api/inputs.js';
 import type { Intent } from '../../ledger/intent.js';
-import type { Lightning } from '../lightning.js';
+import type { LightningCore } from '../core.js';
 import { type SpendInput, spendInput } from './inputs.js';
 import { recordCreateFailure } from './outcome.js';
 
 /** After a lost answer, the reconciler re-sends the same deplete this soon. */
 const RESEND_AFTER_MS = 2_000;
 
-export async function startSpend(core: Lightning, input: SpendInput): Promise<Intent> {
+export async function startSpend(core: LightningCore, input: SpendInput): Promise<Intent> {
   const args = parseInput(spendInput, input);
   const key = uuidv4();
   let intent = await core.ledger.create(

@@ -1,5 +1,5 @@
 /**
- * `createLightning(options)`: the server-level object. It owns the API client and the ledger,
+ * The server-level object behind `createLightning(options)`. It owns the API client and the ledger,
  * serves the callback and webhook routes, turns callbacks (hints) into verified settlements
  * by re-reading the resource, runs the reconciler that recovers lost callbacks, and tells
  * rooms through Colyseus presence.
@@ -16,19 +16,22 @@
  */
 import { EventEmitter } from 'node:events';
 import { matchMaker } from '@colyseus/core';
-import { PaymentsApi, type PaymentsApiOptions } from '../api/client.js';
+import type { PaymentsApi, PaymentsApiOptions } from '../api/client.js';
 import type { PathTable } from '../api/paths.js';
-import { isTerminal, type Intent, type IntentPatch, type IntentStatus } from '../ledger/intent.js';
-import { SqliteLedger } from '../ledger/sqlite.js';
+import { type Intent, type IntentPatch, type IntentStatus, isTerminal } from '../ledger/intent.js';
 import type { LedgerStore } from '../ledger/store.js';
-import { LightningPlugin, type LightningPluginOptions } from '../room/plugin.js';
 import { lightningEndpoints } from './endpoints.js';
 import { observe } from './observe.js';
 import { startEntryFee } from './operations/entry-fee.js';
 import type { EntryFeeInput, RewardInput, SpendInput } from './operations/inputs.js';
 import { startReward } from './operations/reward.js';
 import { startSpend } from './operations/spend.js';
-import { type LightningLogger, type LightningOptions, type ResolvedOptions, resolveOptions } from './options.js';
+import {
+  type LightningLogger,
+  type LightningOptions,
+  type ResolvedOptions,
+  resolveOptions,
+} from './options.js';
 import { Reconciler } from './reconciler.js';
 import { type PresenceLike, roomChannel, settlementMessage } from './settlement.js';
 import { looksLikeToken, sameToken } from './tokens.js';
@@ -57,13 +60,13 @@ export interface WebhookEvent {
   verified: boolean;
 }
 
-interface EmulatorHandle {
+export interface EmulatorHandle {
   url: string;
   apiKey: string;
   close(): Promise<void>;
 }
 
-export class Lightning extends EventEmitter<LightningEvents> {
+export class LightningCore extends EventEmitter<LightningEvents> {
   readonly api: PaymentsApi;
   readonly ledger: LedgerStore;
   /** The embedded emulator, when started without an API key. */
@@ -78,7 +81,12 @@ export class Lightning extends EventEmitter<LightningEvents> {
   /** Use `createLightning`. */
   constructor(
     options: ResolvedOptions,
-    deps: { api: PaymentsApi; ledger: LedgerStore; ownsLedger: boolean; emulator: EmulatorHandle | null },
+    deps: {
+      api: PaymentsApi;
+      ledger: LedgerStore;
+      ownsLedger: boolean;
+      emulator: EmulatorHandle | null;
+    },
   ) {
     super();
     this.options = options;
@@ -147,9 +155,18 @@ export class Lightning extends EventEmitter<LightningEvents> {
     if (intent.status === 'creating') {
       // Its create call is still in flight in some process, or that process died mid-call.
       if (this.now() - intent.createdAt < this.#reconciler.creatingGraceMs) return intent;
-      const stale = await this.apply(intent, 'unknown', { nextCheckAt: this.now() }, 'create never answered');
+      const stale = await this.apply(
+        intent,
+        'unknown',
+        { nextCheckAt: this.now() },
+        'create never answered',
+      );
       if (!stale) return intent;
-      this.#emitSafely('unknown', stale, new Error('the create call never answered (process stopped?)'));
+      this.#emitSafely(
+        'unknown',
+        stale,
+        new Error('the create call never answered (process stopped?)'),
+      );
       intent = stale;
     }
     const remoteId = intent.remoteId ?? (intent.kind === 'spend' ? '' : hintedRemoteId);
@@ -173,7 +190,9 @@ export class Lightning extends EventEmitter<LightningEvents> {
     if (intent.remoteId === null && intent.kind !== 'spend') {
       // An intent whose create was ambiguous learns its resource from a callback: accept it
       // only if the service's own record points back at this intent's callback URL.
-      const ours = intent.callbackToken !== null && observation.callbackUrl === this.callbackUrl(intent.callbackToken);
+      const ours =
+        intent.callbackToken !== null &&
+        observation.callbackUrl === this.callbackUrl(intent.callbackToken);
       if (!ours) {
         this.logger.warn(`callback for ${intent.id} named ${remoteId}, which is not this intent's`);
         return intent;
@@ -181,7 +200,8 @@ export class Lightning extends EventEmitter<LightningEvents> {
     }
     const patch: IntentPatch = { ...observation.patch, checks: intent.checks + 1, error: null };
     let to: IntentStatus | null = observation.to;
-    if (to === null && (intent.status === 'unknown' || intent.status === 'creating')) to = 'pending';
+    if (to === null && (intent.status === 'unknown' || intent.status === 'creating'))
+      to = 'pending';
     if (to === null) {
       patch.nextCheckAt = this.#reconciler.nextCheckAt(intent, now);
       return (await this.ledger.update(intent.id, intent.status, patch, now)) ?? intent;
@@ -195,8 +215,17 @@ export class Lightning extends EventEmitter<LightningEvents> {
    * status, and the room through presence on every change. Returns null when another writer
    * got there first (then that writer told everyone).
    */
-  async apply(intent: Intent, to: IntentStatus, patch: IntentPatch, note: string): Promise<Intent | null> {
-    const moved = await this.ledger.transition(intent.id, intent.status, to, { patch, note, now: this.now() });
+  async apply(
+    intent: Intent,
+    to: IntentStatus,
+    patch: IntentPatch,
+    note: string,
+  ): Promise<Intent | null> {
+    const moved = await this.ledger.transition(intent.id, intent.status, to, {
+      patch,
+      note,
+      now: this.now(),
+    });
     if (!moved) return null;
     this.#publish(moved);
     if (isTerminal(moved.status)) {
@@ -219,14 +248,6 @@ export class Lightning extends EventEmitter<LightningEvents> {
   /** Debits a widget user's points, once, whatever is retried. Resolves `completed`. */
   spendPoints(input: SpendInput): Promise<Intent> {
     return startSpend(this, input);
-  }
-
-  /**
-   * The room plugin: `plugins = definePlugins([lightning.plugin()])`, then
-   * `this.plugins.lightning.reward(client, ...)` in the room.
-   */
-  plugin(options: LightningPluginOptions = {}): LightningPlugin {
-    return new LightningPlugin(this, options);
   }
 
   /** Re-checks an intent now (e.g. a player pressed "I paid"), through the same path as callbacks. */
@@ -286,46 +307,8 @@ export class Lightning extends EventEmitter<LightningEvents> {
   }
 }
 
-const consoleLogger: LightningLogger = {
+export const consoleLogger: LightningLogger = {
   info: (m) => console.info(`[lightning] ${m}`),
   warn: (m) => console.warn(`[lightning] ${m}`),
   error: (m) => console.error(`[lightning] ${m}`),
 };
-
-/**
- * Creates the server-level object. Without `apiKey` it starts the embedded emulator (and says
- * so in one line); with `NODE_ENV=production` and no key it refuses to start.
- */
-export async function createLightning(options: LightningOptions = {}): Promise<Lightning> {
-  const resolved = resolveOptions(options);
-  const logger = resolved.logger ?? consoleLogger;
-  let emulator: EmulatorHandle | null = null;
-  let apiKey = resolved.apiKey;
-  let baseUrl = resolved.baseUrl;
-  if (apiKey === undefined) {
-    const { startEmulator } = await import('../emulator/index.js');
-    emulator = await startEmulator({
-      port: resolved.emulator?.port ?? 0,
-      host: resolved.emulator?.host ?? '127.0.0.1',
-      ...(resolved.webhookSecret ? { webhookSecret: resolved.webhookSecret } : {}),
-    });
-    apiKey = emulator.apiKey;
-    baseUrl = emulator.url;
-    logger.info(`no apiKey: using the embedded payments emulator at ${emulator.url} (no real money moves)`);
-  }
-  const apiOptions: PaymentsApiOptions = {
-    apiKey,
-    ...(baseUrl ? { baseUrl } : {}),
-    ...(resolved.api?.timeoutMs ? { timeoutMs: resolved.api.timeoutMs } : {}),
-    ...(resolved.api?.maxRetries !== undefined ? { maxRetries: resolved.api.maxRetries } : {}),
-    ...(resolved.api?.retry ? { retry: resolved.api.retry } : {}),
-    ...(resolved.api?.paths ? { paths: resolved.api.paths as Partial<PathTable> } : {}),
-  };
-  const api = new PaymentsApi(apiOptions);
-  const ownsLedger = typeof resolved.ledger !== 'object';
-  const ledger =
-    typeof resolved.ledger === 'object'
-      ? resolved.ledger
-      : new SqliteLedger(resolved.ledger ?? (emulator ? ':memory:' : 'lightning-ledger.sqlite'));
-  return new Lightning(resolved, { api, ledger, ownsLedger, emulator });
-}
