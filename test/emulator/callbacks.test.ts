@@ -33,7 +33,11 @@ describe('emulator: callback delivery options', () => {
     await rewardClaimed('c');
     await t.emu.control.callbacks.idle();
     expect(r.receiver.received.map((d) => d.path)).to.deep.equal(['/b']);
-    expect(t.emu.control.callbackLog.map((c) => c.outcome)).to.deep.equal(['dropped', 'delivered', 'dropped']);
+    expect(t.emu.control.callbackLog.map((c) => c.outcome)).to.deep.equal([
+      'dropped',
+      'delivered',
+      'dropped',
+    ]);
   });
 
   it('duplicates callbacks', async () => {

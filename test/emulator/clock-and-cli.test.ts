@@ -45,9 +45,13 @@ describe('emulator: ManualClock', () => {
 describe('emulator: CLI', () => {
   it('`colyseus-lightning emulator --port 0 --json` prints its URL and keys and serves', async () => {
     const bin = fileURLToPath(new URL('../../bin/colyseus-lightning.js', import.meta.url));
-    const child = spawn(process.execPath, [bin, 'emulator', '--port', '0', '--json', '--wallet-msat', '5000000'], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
+    const child = spawn(
+      process.execPath,
+      [bin, 'emulator', '--port', '0', '--json', '--wallet-msat', '5000000'],
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
     try {
       let out = '';
       child.stdout.setEncoding('utf8');

@@ -9,7 +9,12 @@ describe('emulator: injected faults', () => {
   const t = useEmulator();
 
   it('answers an injected 5xx a given number of times, then recovers', async () => {
-    const fault = t.emu.control.faults.add({ method: 'POST', path: '/v0/withdrawal-requests', status: 503, times: 2 });
+    const fault = t.emu.control.faults.add({
+      method: 'POST',
+      path: '/v0/withdrawal-requests',
+      status: 503,
+      times: 2,
+    });
     for (let i = 0; i < 2; i++) {
       const res = await call(t.emu, 'POST', '/v0/withdrawal-requests', { body });
       expect(res.status).to.equal(503);
@@ -33,14 +38,21 @@ describe('emulator: injected faults', () => {
 
   it('uses the widget envelope for faults on widget paths and matches :params', async () => {
     t.emu.control.faults.add({ method: 'PATCH', path: '/api/v1/widget/users/:id', status: 500 });
-    const res = await call(t.emu, 'PATCH', '/api/v1/widget/users/u1', { body: { email: 'a@example.com' } });
+    const res = await call(t.emu, 'PATCH', '/api/v1/widget/users/u1', {
+      body: { email: 'a@example.com' },
+    });
     expect(res.status).to.equal(500);
     expect(res.body).to.include({ success: false, data: null });
     expect(res.body.error.code).to.equal('INJECTED_FAULT');
   });
 
   it('process-then-destroy creates exactly one withdrawal request and sends no answer', async () => {
-    t.emu.control.faults.add({ method: 'POST', path: '/v0/withdrawal-requests', mode: 'process-then-destroy', times: 1 });
+    t.emu.control.faults.add({
+      method: 'POST',
+      path: '/v0/withdrawal-requests',
+      mode: 'process-then-destroy',
+      times: 1,
+    });
     let error: unknown;
     try {
       await call(t.emu, 'POST', '/v0/withdrawal-requests', { body });
@@ -55,7 +67,10 @@ describe('emulator: injected faults', () => {
   });
 
   it('destroy-before-processing creates nothing', async () => {
-    t.emu.control.faults.add({ path: '/v0/withdrawal-requests', mode: 'destroy-before-processing' });
+    t.emu.control.faults.add({
+      path: '/v0/withdrawal-requests',
+      mode: 'destroy-before-processing',
+    });
     let error: unknown;
     await call(t.emu, 'POST', '/v0/withdrawal-requests', { body }).catch((e) => {
       error = e;
@@ -72,7 +87,10 @@ describe('emulator: injected faults', () => {
 
     t.emu.control.faults.add({ path: '/v0/wallet', mode: 'hang', times: 1 });
     let error: unknown;
-    await request(`${t.emu.url}/v0/wallet`, { headers: { apikey: t.emu.apiKey }, headersTimeout: 200 }).catch((e) => {
+    await request(`${t.emu.url}/v0/wallet`, {
+      headers: { apikey: t.emu.apiKey },
+      headersTimeout: 200,
+    }).catch((e) => {
       error = e;
     });
     expect((error as { code?: string }).code).to.equal('UND_ERR_HEADERS_TIMEOUT');

@@ -8,7 +8,11 @@ import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
 import { type Emulator, type EmulatorOptions, startEmulator } from '../../src/emulator/index.js';
 
-export interface Answer<T = any> {
+/** JSON read in tests: loosely typed on purpose, the assertions are the check. */
+// biome-ignore lint/suspicious/noExplicitAny: see above
+export type Loose = any;
+
+export interface Answer<T = Loose> {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   body: T;
@@ -21,7 +25,7 @@ export interface CallOptions {
   headers?: Record<string, string>;
 }
 
-export async function call<T = any>(
+export async function call<T = Loose>(
   emu: Emulator,
   method: string,
   path: string,
@@ -59,7 +63,7 @@ export interface Received {
   path: string;
   headers: IncomingHttpHeaders;
   raw: string;
-  body: any;
+  body: Loose;
   at: number;
 }
 
@@ -99,7 +103,8 @@ export class Receiver {
   async waitFor(n: number, ms = 3000): Promise<Received[]> {
     const deadline = Date.now() + ms;
     while (this.received.length < n) {
-      if (Date.now() > deadline) throw new Error(`expected ${n} deliveries, got ${this.received.length}`);
+      if (Date.now() > deadline)
+        throw new Error(`expected ${n} deliveries, got ${this.received.length}`);
       await new Promise((r) => setTimeout(r, 5));
     }
     return this.received;

@@ -3,7 +3,7 @@ import { bech32 } from 'bech32';
 import { expect } from 'chai';
 import { request } from 'undici';
 import { decodeBolt11, encodeBolt11 } from '../../src/emulator/index.js';
-import { call, useEmulator, useReceiver } from './helpers.js';
+import { call, type Loose, useEmulator, useReceiver } from './helpers.js';
 
 /** What a wallet does with a scanned code: bech32-decode it to the URL. */
 function lnurlToUrl(code: string): string {
@@ -12,7 +12,7 @@ function lnurlToUrl(code: string): string {
   return Buffer.from(bech32.fromWords(words)).toString('utf8');
 }
 
-async function getJson(url: string): Promise<any> {
+async function getJson(url: string): Promise<Loose> {
   const res = await request(url);
   return res.body.json();
 }
@@ -31,7 +31,12 @@ function signatureValid(pr: string): boolean {
     Buffer.from(decoded.payeeNodeKey ?? '', 'hex'),
   ]);
   const key = createPublicKey({ key: spki, format: 'der', type: 'spki' });
-  return verify('sha256', Buffer.concat([Buffer.from(prefix), bytes]), { key, dsaEncoding: 'ieee-p1363' }, Buffer.from(decoded.signature, 'hex'));
+  return verify(
+    'sha256',
+    Buffer.concat([Buffer.from(prefix), bytes]),
+    { key, dsaEncoding: 'ieee-p1363' },
+    Buffer.from(decoded.signature, 'hex'),
+  );
 }
 
 describe('emulator: LNURL', () => {
@@ -67,13 +72,17 @@ describe('emulator: LNURL', () => {
     const tooMuch = await claim(params.k1, encodeBolt11({ amountMsat: 22000 }));
     expect(tooMuch).to.include({ status: 'ERROR' });
     expect(tooMuch.reason).to.match(/maxWithdrawable/);
-    expect((await claim(params.k1, encodeBolt11({ amountMsat: null }))).reason).to.match(/Amountless/);
+    expect((await claim(params.k1, encodeBolt11({ amountMsat: null }))).reason).to.match(
+      /Amountless/,
+    );
     expect((await claim(params.k1, 'lnbcnonsense')).status).to.equal('ERROR');
     expect(t.emu.control.wallet()).to.equal(before);
 
     expect(await claim(params.k1, good)).to.deep.equal({ status: 'OK' });
     expect(t.emu.control.wallet()).to.equal(before - 21000);
-    expect((await call(t.emu, 'GET', `/v0/withdrawal-requests/${wr.id}`)).body.data.status).to.equal('completed');
+    expect(
+      (await call(t.emu, 'GET', `/v0/withdrawal-requests/${wr.id}`)).body.data.status,
+    ).to.equal('completed');
     const again = await claim(params.k1, good);
     expect(again.status).to.equal('ERROR');
     expect((await getJson(url)).status).to.equal('ERROR');
@@ -108,21 +117,29 @@ describe('emulator: LNURL', () => {
     const invoice = decodeBolt11(answer.pr);
     expect(answer.pr.startsWith('lnbc70n1')).to.equal(true);
     expect(invoice.amountMsat).to.equal(7000n);
-    expect(invoice.descriptionHash).to.equal(createHash('sha256').update(params.metadata).digest('hex'));
+    expect(invoice.descriptionHash).to.equal(
+      createHash('sha256').update(params.metadata).digest('hex'),
+    );
     expect(invoice.paymentHash).to.match(/^[0-9a-f]{64}$/);
     expect(signatureValid(answer.pr)).to.equal(true);
 
     const wallet = t.emu.control.wallet();
     const paid = t.emu.control.payInvoice(answer.pr);
     expect(paid).to.include({ status: 'OK', chargeId: charge.id, amountMsat: 7000 });
-    expect(createHash('sha256').update(Buffer.from((paid as { preimage: string }).preimage, 'hex')).digest('hex')).to.equal(invoice.paymentHash);
+    expect(
+      createHash('sha256')
+        .update(Buffer.from((paid as { preimage: string }).preimage, 'hex'))
+        .digest('hex'),
+    ).to.equal(invoice.paymentHash);
     expect(t.emu.control.wallet()).to.equal(wallet + 7000);
     expect(t.emu.control.payInvoice(answer.pr).status).to.equal('ERROR');
     const read = await call(t.emu, 'GET', `/v0/static-charges/${charge.id}`);
     expect(read.body.data).to.include({ slots: 1, status: 'inactive' });
     expect((await getJson(url)).status).to.equal('ERROR');
     await t.emu.control.callbacks.idle();
-    expect(r.receiver.received.map((d) => [d.body.slots, d.body.status])).to.deep.equal([[1, 'inactive']]);
+    expect(r.receiver.received.map((d) => [d.body.slots, d.body.status])).to.deep.equal([
+      [1, 'inactive'],
+    ]);
   });
 
   it('encodes BOLT11 amounts with the right multiplier', () => {
@@ -147,40 +164,68 @@ describe('emulator: dev wallet', () => {
   const t = useEmulator();
 
   it('claims and pays over HTTP under /_emulator/ without a key, with permissive CORS', async () => {
-    const wr = (await call(t.emu, 'POST', '/v0/withdrawal-requests', { body: { amount: '15000', description: 'r' } })).body.data;
-    const sc = (await call(t.emu, 'POST', '/v0/static-charges', { body: { minAmount: '3000', maxAmount: '8000', description: 'f' } })).body.data;
+    const wr = (
+      await call(t.emu, 'POST', '/v0/withdrawal-requests', {
+        body: { amount: '15000', description: 'r' },
+      })
+    ).body.data;
+    const sc = (
+      await call(t.emu, 'POST', '/v0/static-charges', {
+        body: { minAmount: '3000', maxAmount: '8000', description: 'f' },
+      })
+    ).body.data;
 
     const state = await call(t.emu, 'GET', '/_emulator/state', { key: null });
     expect(state.body.withdrawalRequests.map((w: { id: string }) => w.id)).to.deep.equal([wr.id]);
     expect(state.body.staticCharges.map((c: { id: string }) => c.id)).to.deep.equal([sc.id]);
 
-    const preflight = await call(t.emu, 'OPTIONS', `/_emulator/withdrawal-requests/${wr.id}/claim`, {
-      key: null,
-      headers: { origin: 'http://game.local', 'access-control-request-method': 'POST' },
-    });
+    const preflight = await call(
+      t.emu,
+      'OPTIONS',
+      `/_emulator/withdrawal-requests/${wr.id}/claim`,
+      {
+        key: null,
+        headers: { origin: 'http://game.local', 'access-control-request-method': 'POST' },
+      },
+    );
     expect(preflight.status).to.equal(204);
     expect(preflight.headers['access-control-allow-origin']).to.equal('*');
 
     const before = t.emu.control.wallet();
-    const claim = await call(t.emu, 'POST', `/_emulator/withdrawal-requests/${wr.id}/claim`, { key: null });
+    const claim = await call(t.emu, 'POST', `/_emulator/withdrawal-requests/${wr.id}/claim`, {
+      key: null,
+    });
     expect(claim.status).to.equal(200);
     expect(claim.body).to.deep.equal({ status: 'OK' });
     expect(claim.headers['access-control-allow-origin']).to.equal('*');
-    const second = await call(t.emu, 'POST', `/_emulator/withdrawal-requests/${wr.id}/claim`, { key: null });
+    const second = await call(t.emu, 'POST', `/_emulator/withdrawal-requests/${wr.id}/claim`, {
+      key: null,
+    });
     expect(second.status).to.equal(400);
     expect(second.body.status).to.equal('ERROR');
 
-    const pay = await call(t.emu, 'POST', `/_emulator/static-charges/${sc.id}/pay`, { key: null, body: { amountMsat: 4000 } });
+    const pay = await call(t.emu, 'POST', `/_emulator/static-charges/${sc.id}/pay`, {
+      key: null,
+      body: { amountMsat: 4000 },
+    });
     expect(pay.body.status).to.equal('OK');
-    const payDefault = await call(t.emu, 'POST', `/_emulator/static-charges/${sc.id}/pay`, { key: null });
+    const payDefault = await call(t.emu, 'POST', `/_emulator/static-charges/${sc.id}/pay`, {
+      key: null,
+    });
     expect(payDefault.body).to.include({ status: 'OK', amountMsat: 3000 });
     expect(t.emu.control.wallet()).to.equal(before - 15000 + 4000 + 3000);
 
     const params = await getJson(lnurlToUrl(sc.invoice.request));
     const { pr } = await getJson(`${params.callback}?amount=5000`);
-    const paidByHttp = await call(t.emu, 'POST', '/_emulator/pay-invoice', { key: null, body: { pr } });
+    const paidByHttp = await call(t.emu, 'POST', '/_emulator/pay-invoice', {
+      key: null,
+      body: { pr },
+    });
     expect(paidByHttp.body.status).to.equal('OK');
-    const unknown = await call(t.emu, 'POST', '/_emulator/pay-invoice', { key: null, body: { pr: encodeBolt11({ amountMsat: 5000 }) } });
+    const unknown = await call(t.emu, 'POST', '/_emulator/pay-invoice', {
+      key: null,
+      body: { pr: encodeBolt11({ amountMsat: 5000 }) },
+    });
     expect(unknown.body.status).to.equal('ERROR');
     expect(t.emu.control.staticCharges()[0]?.slots).to.equal(3);
 

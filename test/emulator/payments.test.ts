@@ -51,7 +51,10 @@ describe('emulator: payments', () => {
       { amount: '1000', description: 'x' },
       { amount: '0', description: 'x', internalId: 'i' },
     ]) {
-      expect((await call(t.emu, 'POST', '/v0/payments', { body })).status, JSON.stringify(body)).to.equal(400);
+      expect(
+        (await call(t.emu, 'POST', '/v0/payments', { body })).status,
+        JSON.stringify(body),
+      ).to.equal(400);
     }
     expect(t.emu.control.wallet()).to.equal(100_000);
     expect(t.emu.control.payments()).to.have.length(0);
@@ -73,7 +76,9 @@ describe('emulator: payments that take time', () => {
     });
     expect(res.body.data.status).to.equal('processing');
     clock.advance(2000);
-    expect((await call(t.emu, 'GET', `/v0/payments/${res.body.data.id}`)).body.data.status).to.equal('completed');
+    expect(
+      (await call(t.emu, 'GET', `/v0/payments/${res.body.data.id}`)).body.data.status,
+    ).to.equal('completed');
     await t.emu.control.callbacks.idle();
     expect((await r.receiver.waitFor(1))[0]?.body.status).to.equal('completed');
   });

@@ -68,7 +68,12 @@ describe('emulator: ramp sessions and webhooks', () => {
   it('creates a 15-minute ramp session; email and webhook_url are required', async () => {
     const before = Date.now();
     const res = await call(t.emu, 'POST', '/api/v1/ramp-widget', {
-      body: { email: 'ada@example.com', webhook_url: `${r.receiver.url}/ramp`, quote_currency: 'EUR', base_currency: 'BTC' },
+      body: {
+        email: 'ada@example.com',
+        webhook_url: `${r.receiver.url}/ramp`,
+        quote_currency: 'EUR',
+        base_currency: 'BTC',
+      },
     });
     expect(res.status).to.equal(200);
     const { session_token, expires_at, widget_url } = res.body.data;
@@ -83,16 +88,25 @@ describe('emulator: ramp sessions and webhooks', () => {
 
   it('fires signed ramp webhooks to the session webhook_url', async () => {
     const res = await call(t.emu, 'POST', '/api/v1/ramp-widget', {
-      body: { email: 'ada@example.com', webhook_url: `${r.receiver.url}/ramp`, reference_id: 'buy-1' },
+      body: {
+        email: 'ada@example.com',
+        webhook_url: `${r.receiver.url}/ramp`,
+        reference_id: 'buy-1',
+      },
     });
     const token = res.body.data.session_token;
-    const first = await t.emu.control.fireRampWebhook(token, 'ramp.purchase.completed', { amount: '25.00' });
+    const first = await t.emu.control.fireRampWebhook(token, 'ramp.purchase.completed', {
+      amount: '25.00',
+    });
     expect(first.ok).to.equal(true);
     await t.emu.control.fireRampWebhook('buy-1', 'ramp.purchase.failed');
     await t.emu.control.fireRampWebhook('buy-1', 'ramp.kyc.completed', { user_id: 'u-1' });
     const received = await r.receiver.waitFor(3);
     expect(received.map((d) => d.body)).to.deep.equal([
-      { type: 'ramp.purchase.completed', data: { amount: '25.00', currency: 'USD', reference_id: 'buy-1' } },
+      {
+        type: 'ramp.purchase.completed',
+        data: { amount: '25.00', currency: 'USD', reference_id: 'buy-1' },
+      },
       { type: 'ramp.purchase.failed', data: { reference_id: 'buy-1' } },
       { type: 'ramp.kyc.completed', data: { user_id: 'u-1' } },
     ]);
@@ -110,11 +124,20 @@ describe('emulator: ramp sessions and webhooks', () => {
   it('signs nothing without a secret, and fires widget webhooks too', async () => {
     t.emu.control.webhookSecret = undefined;
     const res = await call(t.emu, 'POST', '/api/v1/widget/users/session', {
-      body: { email: 'ada@example.com', webhook_url: `${r.receiver.url}/widget`, reference_id: 'w-1' },
+      body: {
+        email: 'ada@example.com',
+        webhook_url: `${r.receiver.url}/widget`,
+        reference_id: 'w-1',
+      },
     });
-    await t.emu.control.fireWidgetWebhook(res.body.data.session_token, 'widget.cashout.completed', { amount: 5 });
+    await t.emu.control.fireWidgetWebhook(res.body.data.session_token, 'widget.cashout.completed', {
+      amount: 5,
+    });
     const [d] = await r.receiver.waitFor(1);
-    expect(d?.body).to.deep.equal({ type: 'widget.cashout.completed', data: { reference_id: 'w-1', amount: 5 } });
+    expect(d?.body).to.deep.equal({
+      type: 'widget.cashout.completed',
+      data: { reference_id: 'w-1', amount: 5 },
+    });
     expect(d?.headers).to.not.have.property('x-zbd-signature');
     expect(d?.headers['x-zbd-event-type']).to.equal('widget.cashout.completed');
     let error: unknown;

@@ -12,13 +12,18 @@ describe('emulator: static charges', () => {
   const r = useReceiver();
 
   it('creates an active charge with 0 slots and an LNURL-pay code', async () => {
-    const res = await call(t.emu, 'POST', '/v0/static-charges', charge({
-      successMessage: 'Good luck!',
-      allowedSlots: 2,
-      internalId: 'room-1',
-      callbackUrl: `${r.receiver.url}/sc`,
-      identifier: 'arena',
-    }));
+    const res = await call(
+      t.emu,
+      'POST',
+      '/v0/static-charges',
+      charge({
+        successMessage: 'Good luck!',
+        allowedSlots: 2,
+        internalId: 'room-1',
+        callbackUrl: `${r.receiver.url}/sc`,
+        identifier: 'arena',
+      }),
+    );
     expect(res.status).to.equal(200);
     expect(res.body.success).to.equal(true);
     const c = res.body.data;
@@ -56,12 +61,22 @@ describe('emulator: static charges', () => {
       expect(res.status, JSON.stringify(body)).to.equal(400);
       expect(res.body.message).to.match(message);
     }
-    const ok = await call(t.emu, 'POST', '/v0/static-charges', charge({ successMessage: 'x'.repeat(144) }));
+    const ok = await call(
+      t.emu,
+      'POST',
+      '/v0/static-charges',
+      charge({ successMessage: 'x'.repeat(144) }),
+    );
     expect(ok.status).to.equal(200);
   });
 
   it('each payment raises slots, credits the wallet and calls back; full charges turn inactive', async () => {
-    const { body } = await call(t.emu, 'POST', '/v0/static-charges', charge({ allowedSlots: 2, callbackUrl: `${r.receiver.url}/sc` }));
+    const { body } = await call(
+      t.emu,
+      'POST',
+      '/v0/static-charges',
+      charge({ allowedSlots: 2, callbackUrl: `${r.receiver.url}/sc` }),
+    );
     const id = body.data.id;
     const { control } = t.emu;
     expect(control.payStaticCharge(id, 5_000).status).to.equal('ERROR'); // below minAmount
@@ -88,12 +103,22 @@ describe('emulator: static charges', () => {
 
   it('an expired charge refuses payments and reports expired', async () => {
     const expiresAt = new Date(clock.now() + 10_000).toISOString();
-    const { body } = await call(t.emu, 'POST', '/v0/static-charges', charge({ expiresAt, callbackUrl: r.receiver.url }));
+    const { body } = await call(
+      t.emu,
+      'POST',
+      '/v0/static-charges',
+      charge({ expiresAt, callbackUrl: r.receiver.url }),
+    );
     expect(body.data.expiresAt).to.equal(expiresAt);
     clock.advance(10_000);
     await t.emu.control.callbacks.idle();
-    expect((await r.receiver.waitFor(1))[0]?.body).to.include({ id: body.data.id, status: 'expired' });
-    expect((await call(t.emu, 'GET', `/v0/static-charges/${body.data.id}`)).body.data.status).to.equal('expired');
+    expect((await r.receiver.waitFor(1))[0]?.body).to.include({
+      id: body.data.id,
+      status: 'expired',
+    });
+    expect(
+      (await call(t.emu, 'GET', `/v0/static-charges/${body.data.id}`)).body.data.status,
+    ).to.equal('expired');
     expect(t.emu.control.payStaticCharge(body.data.id).status).to.equal('ERROR');
     expect(t.emu.control.wallet()).to.equal(0);
   });
@@ -128,19 +153,28 @@ describe('emulator: static charges', () => {
     });
     expect(res.body.data.invoice).to.deep.equal(original.invoice);
 
-    const bad = await call(t.emu, 'PATCH', `/v0/static-charges/${original.id}`, { body: { minAmount: '90000' } });
+    const bad = await call(t.emu, 'PATCH', `/v0/static-charges/${original.id}`, {
+      body: { minAmount: '90000' },
+    });
     expect(bad.status).to.equal(400);
-    const unknown = await call(t.emu, 'PATCH', `/v0/static-charges/${original.id}`, { body: { slots: 0 } });
+    const unknown = await call(t.emu, 'PATCH', `/v0/static-charges/${original.id}`, {
+      body: { slots: 0 },
+    });
     expect(unknown.status).to.equal(400);
     expect(unknown.body.message).to.match(/slots/);
-    const long = await call(t.emu, 'PATCH', `/v0/static-charges/${original.id}`, { body: { successMessage: 'y'.repeat(145) } });
+    const long = await call(t.emu, 'PATCH', `/v0/static-charges/${original.id}`, {
+      body: { successMessage: 'y'.repeat(145) },
+    });
     expect(long.status).to.equal(400);
   });
 
   it('hides charges of other projects (404 on GET and PATCH)', async () => {
     const { body } = await call(t.emu, 'POST', '/v0/static-charges', charge());
     const other = t.emu.control.createProject();
-    expect((await call(t.emu, 'GET', `/v0/static-charges/${body.data.id}`, { key: other.apiKey })).status).to.equal(404);
+    expect(
+      (await call(t.emu, 'GET', `/v0/static-charges/${body.data.id}`, { key: other.apiKey }))
+        .status,
+    ).to.equal(404);
     const patch = await call(t.emu, 'PATCH', `/v0/static-charges/${body.data.id}`, {
       key: other.apiKey,
       body: { description: 'mine' },

@@ -31,7 +31,9 @@ describe('emulator: wallet, keys and routing', () => {
     expect(res.body.data.balance).to.equal(5000);
     control.setWallet(other.projectId, 7_000_999);
     expect(control.wallet(other.projectId)).to.equal(7_000_999);
-    expect((await call(t.emu, 'GET', '/v0/wallet', { key: other.apiKey })).body.data.balance).to.equal(7000);
+    expect(
+      (await call(t.emu, 'GET', '/v0/wallet', { key: other.apiKey })).body.data.balance,
+    ).to.equal(7000);
     expect(control.wallet()).to.equal(123_456_789);
     control.setWallet(1_000);
     expect(control.wallet()).to.equal(1_000);
@@ -43,7 +45,9 @@ describe('emulator: wallet, keys and routing', () => {
   });
 
   it('a sandbox key reads the wallet but cannot use the widget interface', async () => {
-    expect((await call(t.emu, 'GET', '/v0/wallet', { key: t.emu.sandboxKey })).status).to.equal(200);
+    expect((await call(t.emu, 'GET', '/v0/wallet', { key: t.emu.sandboxKey })).status).to.equal(
+      200,
+    );
     const res = await call(t.emu, 'POST', '/api/v1/widget/users', {
       key: t.emu.sandboxKey,
       body: { email: 'a@example.com' },
@@ -86,7 +90,9 @@ describe('emulator: wallet, keys and routing', () => {
 
   it('reset() returns to the start state with the same default keys', async () => {
     const { control } = t.emu;
-    await call(t.emu, 'POST', '/v0/withdrawal-requests', { body: { amount: '20000', description: 'a' } });
+    await call(t.emu, 'POST', '/v0/withdrawal-requests', {
+      body: { amount: '20000', description: 'a' },
+    });
     control.setWallet(5);
     const other = control.createProject();
     control.reset();

@@ -6,7 +6,9 @@ describe('emulator: widget users', () => {
   const t = useEmulator();
 
   async function newUser(email = 'ada@example.com', reference_id = 'player-ada') {
-    const res = await call(t.emu, 'POST', '/api/v1/widget/users', { body: { email, reference_id } });
+    const res = await call(t.emu, 'POST', '/api/v1/widget/users', {
+      body: { email, reference_id },
+    });
     expect(res.status).to.equal(201);
     return res.body.data as { id: string; email: string; reference_id: string };
   }
@@ -28,7 +30,9 @@ describe('emulator: widget users', () => {
     });
     expect(again.status).to.equal(201);
     expect(again.body.data.id).to.equal(id);
-    const byEmail = await call(t.emu, 'POST', '/api/v1/widget/users', { body: { email: 'ADA@example.com' } });
+    const byEmail = await call(t.emu, 'POST', '/api/v1/widget/users', {
+      body: { email: 'ADA@example.com' },
+    });
     expect(byEmail.body.data.id).to.equal(id);
     expect(t.emu.control.users()).to.have.length(1);
 
@@ -41,11 +45,19 @@ describe('emulator: widget users', () => {
     const user = await newUser();
     const calls: Array<[string, string, unknown]> = [
       ['POST', '/api/v1/widget/users', { email: 'b@example.com' }],
-      ['POST', '/api/v1/widget/users/deplete', { user_id: user.id, amount: 1, currency: 'USDZ', idempotency_key: randomUUID() }],
+      [
+        'POST',
+        '/api/v1/widget/users/deplete',
+        { user_id: user.id, amount: 1, currency: 'USDZ', idempotency_key: randomUUID() },
+      ],
       ['POST', '/api/v1/widget/users/session', { email: 'b@example.com' }],
       ['PATCH', `/api/v1/widget/users/${user.id}`, { email: 'c@example.com' }],
       ['POST', `/api/v1/widget/users/${user.id}/disclosures`, { acceptedDisclosureTypeIds: [2] }],
-      ['POST', '/api/v1/ramp-widget', { email: 'b@example.com', webhook_url: 'https://example.com/h' }],
+      [
+        'POST',
+        '/api/v1/ramp-widget',
+        { email: 'b@example.com', webhook_url: 'https://example.com/h' },
+      ],
     ];
     for (const [method, path, body] of calls) {
       const none = await call(t.emu, method, path, { key: null, body });
@@ -60,7 +72,9 @@ describe('emulator: widget users', () => {
 
   it('PATCH changes only the email; other fields are refused; other projects get 404', async () => {
     const user = await newUser();
-    const res = await call(t.emu, 'PATCH', `/api/v1/widget/users/${user.id}`, { body: { email: 'new@example.com' } });
+    const res = await call(t.emu, 'PATCH', `/api/v1/widget/users/${user.id}`, {
+      body: { email: 'new@example.com' },
+    });
     expect(res.status).to.equal(200);
     expect(res.body).to.deep.equal({
       success: true,
@@ -68,10 +82,14 @@ describe('emulator: widget users', () => {
       data: { id: user.id, reference_id: 'player-ada', email: 'new@example.com' },
       error: null,
     });
-    const other = await call(t.emu, 'PATCH', `/api/v1/widget/users/${user.id}`, { body: { reference_id: 'z' } });
+    const other = await call(t.emu, 'PATCH', `/api/v1/widget/users/${user.id}`, {
+      body: { reference_id: 'z' },
+    });
     expect(other.status).to.equal(400);
     expect(other.body.error.message).to.match(/reference_id/);
-    const badEmail = await call(t.emu, 'PATCH', `/api/v1/widget/users/${user.id}`, { body: { email: 'nope' } });
+    const badEmail = await call(t.emu, 'PATCH', `/api/v1/widget/users/${user.id}`, {
+      body: { email: 'nope' },
+    });
     expect(badEmail.status).to.equal(400);
     const project = t.emu.control.createProject();
     const foreign = await call(t.emu, 'PATCH', `/api/v1/widget/users/${user.id}`, {
@@ -99,7 +117,12 @@ describe('emulator: widget users', () => {
     it('is idempotent on idempotency_key, also when two requests race', async () => {
       const user = await newUser();
       t.emu.control.setPoints(user.id, 'USDZ', 1000);
-      const body = { user_id: user.id, amount: 300, currency: 'USDZ', idempotency_key: randomUUID() };
+      const body = {
+        user_id: user.id,
+        amount: 300,
+        currency: 'USDZ',
+        idempotency_key: randomUUID(),
+      };
       const [a, b] = await Promise.all([
         call(t.emu, 'POST', '/api/v1/widget/users/deplete', { body }),
         call(t.emu, 'POST', '/api/v1/widget/users/deplete', { body }),
@@ -149,7 +172,12 @@ describe('emulator: widget users', () => {
     it('validates the body, the currency and the user', async () => {
       const user = await newUser();
       t.emu.control.setPoints(user.id, 'USDZ', 1000);
-      const base = { user_id: user.id, amount: 10, currency: 'USDZ', idempotency_key: randomUUID() };
+      const base = {
+        user_id: user.id,
+        amount: 10,
+        currency: 'USDZ',
+        idempotency_key: randomUUID(),
+      };
       for (const body of [
         { ...base, amount: 1.5 },
         { ...base, amount: '10' },
@@ -162,7 +190,10 @@ describe('emulator: widget users', () => {
         expect(res.body.error.code).to.equal('VALIDATION_ERROR');
       }
       const project = t.emu.control.createProject();
-      const foreign = await call(t.emu, 'POST', '/api/v1/widget/users/deplete', { key: project.apiKey, body: base });
+      const foreign = await call(t.emu, 'POST', '/api/v1/widget/users/deplete', {
+        key: project.apiKey,
+        body: base,
+      });
       expect(foreign.status).to.equal(404);
       expect(t.emu.control.points(user.id, 'USDZ')).to.equal(1000);
     });
@@ -179,14 +210,22 @@ describe('emulator: widget users', () => {
       expect(res.body.data).to.deep.equal({ acceptedDisclosureTypeIds: [2, 6] });
       expect(t.emu.control.users()[0]?.outstanding_disclosures).to.deep.equal([3]);
       // The idempotent create does not change acceptance, and reports what is outstanding.
-      const again = await call(t.emu, 'POST', '/api/v1/widget/users', { body: { email: user.email } });
+      const again = await call(t.emu, 'POST', '/api/v1/widget/users', {
+        body: { email: user.email },
+      });
       expect(again.body.data.outstanding_disclosures).to.deep.equal([3]);
     });
 
     it('answers 400 for empty, missing or unknown types', async () => {
       const user = await newUser();
-      for (const body of [{ acceptedDisclosureTypeIds: [] }, {}, { acceptedDisclosureTypeIds: [2, 4] }]) {
-        const res = await call(t.emu, 'POST', `/api/v1/widget/users/${user.id}/disclosures`, { body });
+      for (const body of [
+        { acceptedDisclosureTypeIds: [] },
+        {},
+        { acceptedDisclosureTypeIds: [2, 4] },
+      ]) {
+        const res = await call(t.emu, 'POST', `/api/v1/widget/users/${user.id}/disclosures`, {
+          body,
+        });
         expect(res.status, JSON.stringify(body)).to.equal(400);
         expect(res.body.success).to.equal(false);
         expect(res.body.error.message).to.be.a('string');
@@ -207,7 +246,9 @@ describe('emulator: widget users', () => {
       const other = t.emu.control.createProject({ disclosures: true });
       expect((await call(t.emu, 'POST', path, { key: other.apiKey, body })).status).to.equal(404);
       const deniedProject = t.emu.control.createProject({ disclosures: false });
-      expect((await call(t.emu, 'POST', path, { key: deniedProject.apiKey, body })).status).to.equal(403);
+      expect(
+        (await call(t.emu, 'POST', path, { key: deniedProject.apiKey, body })).status,
+      ).to.equal(403);
       expect(t.emu.control.users()[0]?.outstanding_disclosures).to.deep.equal([2, 3, 6]);
     });
   });

@@ -12,7 +12,12 @@ describe('emulator: withdrawal requests', () => {
   const r = useReceiver();
 
   it('creates a pending request with the resource fields of the contract', async () => {
-    const res = await call(t.emu, 'POST', '/v0/withdrawal-requests', create({ callbackUrl: `${r.receiver.url}/cb` }));
+    const res = await call(
+      t.emu,
+      'POST',
+      '/v0/withdrawal-requests',
+      create({ callbackUrl: `${r.receiver.url}/cb` }),
+    );
     expect(res.status).to.equal(200);
     expect(res.body.success).to.equal(true);
     const wr = res.body.data;
@@ -54,7 +59,9 @@ describe('emulator: withdrawal requests', () => {
       expect(res.body).to.include({ success: false });
       expect(res.body.message).to.match(message);
     }
-    const missing = await call(t.emu, 'POST', '/v0/withdrawal-requests', { body: { description: 'x' } });
+    const missing = await call(t.emu, 'POST', '/v0/withdrawal-requests', {
+      body: { description: 'x' },
+    });
     expect(missing.status).to.equal(400);
     expect(t.emu.control.withdrawalRequests()).to.have.length(0);
   });
@@ -73,7 +80,12 @@ describe('emulator: withdrawal requests', () => {
 
   it('a claim completes it once, debits the wallet and calls back once', async () => {
     const before = t.emu.control.wallet();
-    const { body } = await call(t.emu, 'POST', '/v0/withdrawal-requests', create({ callbackUrl: `${r.receiver.url}/cb/1` }));
+    const { body } = await call(
+      t.emu,
+      'POST',
+      '/v0/withdrawal-requests',
+      create({ callbackUrl: `${r.receiver.url}/cb/1` }),
+    );
     const id = body.data.id;
     expect(t.emu.control.wallet()).to.equal(before); // not reserved at creation
     expect(t.emu.control.claimWithdrawal(id)).to.deep.equal({ status: 'OK' });
@@ -89,7 +101,12 @@ describe('emulator: withdrawal requests', () => {
     const received = await r.receiver.waitFor(1);
     expect(received).to.have.length(1);
     expect(received[0]?.path).to.equal('/cb/1');
-    expect(received[0]?.body).to.include({ id, status: 'completed', amount: '25000', unit: 'msats' });
+    expect(received[0]?.body).to.include({
+      id,
+      status: 'completed',
+      amount: '25000',
+      unit: 'msats',
+    });
     expect(received[0]?.body).to.not.have.property('success'); // the bare object
   });
 
@@ -98,13 +115,20 @@ describe('emulator: withdrawal requests', () => {
     t.emu.control.setWallet(1000);
     const result = t.emu.control.claimWithdrawal(body.data.id);
     expect(result.status).to.equal('ERROR');
-    expect((await call(t.emu, 'GET', `/v0/withdrawal-requests/${body.data.id}`)).body.data.status).to.equal('pending');
+    expect(
+      (await call(t.emu, 'GET', `/v0/withdrawal-requests/${body.data.id}`)).body.data.status,
+    ).to.equal('pending');
     t.emu.control.setWallet(1_000_000);
     expect(t.emu.control.claimWithdrawal(body.data.id).status).to.equal('OK');
   });
 
   it('expires when the manual clock passes expiresIn, firing the callback without a read', async () => {
-    const { body } = await call(t.emu, 'POST', '/v0/withdrawal-requests', create({ callbackUrl: `${r.receiver.url}/cb/exp` }));
+    const { body } = await call(
+      t.emu,
+      'POST',
+      '/v0/withdrawal-requests',
+      create({ callbackUrl: `${r.receiver.url}/cb/exp` }),
+    );
     const id = body.data.id;
     clock.advance(59_999);
     await t.emu.control.callbacks.idle();
@@ -113,7 +137,9 @@ describe('emulator: withdrawal requests', () => {
     await t.emu.control.callbacks.idle();
     const received = await r.receiver.waitFor(1);
     expect(received[0]?.body).to.include({ id, status: 'expired' });
-    expect((await call(t.emu, 'GET', `/v0/withdrawal-requests/${id}`)).body.data.status).to.equal('expired');
+    expect((await call(t.emu, 'GET', `/v0/withdrawal-requests/${id}`)).body.data.status).to.equal(
+      'expired',
+    );
     const before = t.emu.control.wallet();
     expect(t.emu.control.claimWithdrawal(id)).to.deep.include({ status: 'ERROR' });
     expect(t.emu.control.wallet()).to.equal(before);
@@ -124,7 +150,9 @@ describe('emulator: withdrawal requests', () => {
   it('hides requests of other projects (404)', async () => {
     const { body } = await call(t.emu, 'POST', '/v0/withdrawal-requests', create({}));
     const other = t.emu.control.createProject({ walletMsat: 1_000_000 });
-    const res = await call(t.emu, 'GET', `/v0/withdrawal-requests/${body.data.id}`, { key: other.apiKey });
+    const res = await call(t.emu, 'GET', `/v0/withdrawal-requests/${body.data.id}`, {
+      key: other.apiKey,
+    });
     expect(res.status).to.equal(404);
     expect(res.body.success).to.equal(false);
     expect(t.emu.control.withdrawalRequests(other.projectId)).to.have.length(0);
@@ -137,7 +165,12 @@ describe('emulator: expiry with the real clock', () => {
   const r = useReceiver();
 
   it('fires the expiry callback from a timer', async () => {
-    const res = await call(t.emu, 'POST', '/v0/withdrawal-requests', create({ expiresIn: 1, callbackUrl: r.receiver.url }));
+    const res = await call(
+      t.emu,
+      'POST',
+      '/v0/withdrawal-requests',
+      create({ expiresIn: 1, callbackUrl: r.receiver.url }),
+    );
     const [delivery] = await r.receiver.waitFor(1, 3000);
     expect(delivery?.body).to.include({ id: res.body.data.id, status: 'expired' });
   });
