@@ -1,0 +1,55 @@
+/**
+ * What every handler needs, gathered in one object: state, time, callback delivery and the
+ * emulator's own address (LNURL codes point back at it). One per running emulator.
+ */
+
+import type { CallbackDispatcher } from './callbacks.js';
+import type { Clock, Scheduler } from './clock.js';
+import type { FaultSet } from './faults.js';
+import type { KeyPair } from './secp256k1.js';
+import type { Store } from './store.js';
+import type { WebhookDelivery } from './webhooks.js';
+
+export interface EmulatorCore {
+  readonly store: Store;
+  readonly clock: Clock;
+  readonly scheduler: Scheduler;
+  readonly callbacks: CallbackDispatcher;
+  readonly faults: FaultSet;
+  /** Where LNURL codes and widget URLs point; no trailing slash. */
+  baseUrl: string;
+  /** HS256 secret of session tokens. */
+  readonly sessionSecret: string;
+  /** Signs ramp and widget webhooks when set. */
+  webhookSecret: string | undefined;
+  /** 0: payments complete at once; otherwise they stay `processing` this long. */
+  paymentDelayMs: number;
+  /** Armed expiry timers by resource id, cancelled when the resource settles. */
+  readonly timers: Map<string, () => void>;
+  readonly webhookLog: WebhookDelivery[];
+  /** The emulator's node key: signs the invoices of LNURL-pay. */
+  readonly nodeKey: KeyPair;
+  /** The dev wallet's key: signs the invoices it hands to LNURL-withdraw. */
+  readonly walletKey: KeyPair;
+}
+
+export function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+/** Arms (or re-arms) the one timer of a resource. */
+export function armTimer(core: EmulatorCore, id: string, at: number, fn: () => void): void {
+  core.timers.get(id)?.();
+  core.timers.set(
+    id,
+    core.scheduler.at(at, () => {
+      core.timers.delete(id);
+      fn();
+    }),
+  );
+}
+
+export function disarmTimer(core: EmulatorCore, id: string): void {
+  core.timers.get(id)?.();
+  core.timers.delete(id);
+}

@@ -1,0 +1,81 @@
+/**
+ * The HTTP edge: reading a capped JSON body, and writing a reply. Handlers return a plain
+ * `Reply` value instead of writing to the response, so that the server can decide at the
+ * last moment to answer it or to destroy the connection (fault injection).
+ */
+
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+export interface Reply {
+  status: number;
+  /** Serialized as JSON unless `html` is set. */
+  body?: unknown;
+  html?: string;
+  headers?: Record<string, string>;
+}
+
+export const DEFAULT_BODY_LIMIT = 64 * 1024;
+
+export class BodyTooLargeError extends Error {
+  readonly code = 'BODY_TOO_LARGE';
+}
+
+export class InvalidJsonError extends Error {
+  readonly code = 'INVALID_JSON';
+}
+
+/** Reads and parses a JSON body; an empty body is `undefined`. */
+export function readJsonBody(req: IncomingMessage, limit: number): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const declared = Number(req.headers['content-length']);
+    if (declared > limit) {
+      reject(new BodyTooLargeError(`request body exceeds ${limit} bytes`));
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let failed = false;
+    req.on('data', (chunk: Buffer) => {
+      if (failed) return;
+      size += chunk.length;
+      if (size > limit) {
+        failed = true;
+        reject(new BodyTooLargeError(`request body exceeds ${limit} bytes`));
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => {
+      if (failed) return;
+      if (size === 0) {
+        resolve(undefined);
+        return;
+      }
+      try {
+        resolve(JSON.parse(Buffer.concat(chunks, size).toString('utf8')));
+      } catch {
+        reject(new InvalidJsonError('request body is not valid JSON'));
+      }
+    });
+    req.on('error', reject);
+  });
+}
+
+export function json(status: number, body: unknown, headers?: Record<string, string>): Reply {
+  return headers ? { status, body, headers } : { status, body };
+}
+
+export function html(status: number, text: string): Reply {
+  return { status, html: text };
+}
+
+export function send(res: ServerResponse, reply: Reply): void {
+  const text = reply.html ?? (reply.body === undefined ? '' : JSON.stringify(reply.body));
+  const headers: Record<string, string | number> = {
+    'content-type': reply.html === undefined ? 'application/json' : 'text/html; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+    ...reply.headers,
+  };
+  res.writeHead(reply.status, headers);
+  res.end(text);
+}

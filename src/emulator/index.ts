@@ -1,0 +1,174 @@
+/**
+ * colyseus-lightning/emulator: a local copy of the payments service for development,
+ * tests, demos and benchmarks. Same paths, envelopes, state machines, callbacks and real
+ * LNURL endpoints; plus a control interface, fault injection and an injectable clock.
+ *
+ * Usage:
+ *   const emu = await startEmulator();
+ *   // point the API client at emu.url with emu.apiKey
+ *   emu.control.claimWithdrawal(id); // the player's wallet
+ *   await emu.close();
+ *
+ * Development only: the /_emulator/ and /lnurl/ routes need no key, and anyone who can
+ * reach the port can claim every reward. Bind it to loopback (the default).
+ */
+
+import { randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { CallbackDispatcher, type CallbackOptions } from './callbacks.js';
+import { type Clock, Scheduler, systemClock } from './clock.js';
+import { createControl, type EmulatorControl } from './control.js';
+import type { EmulatorCore } from './core.js';
+import { type FaultRule, FaultSet } from './faults.js';
+import { RequestLog } from './request-log.js';
+import { generateKeyPair } from './secp256k1.js';
+import { createRequestHandler } from './server.js';
+import { newKey, Store } from './store.js';
+
+/** The default project's wallet: 1,000,000 sats (0.01 BTC), plenty for a demo. */
+export const DEFAULT_WALLET_MSAT = 1_000_000_000;
+
+export interface EmulatorOptions {
+  /** 0 (default) picks a free port. */
+  port?: number;
+  /** Default '127.0.0.1'. */
+  host?: string;
+  /**
+   * The address LNURL codes and widget URLs point at, when it differs from the listening
+   * address (a tunnel to test with a phone wallet). Default `http://host:port`.
+   */
+  publicUrl?: string;
+  /** Default: the system clock with real timers. A ManualClock drives expiries in tests. */
+  clock?: Clock;
+  /** Faults active from the start (and again after control.reset()). */
+  faults?: FaultRule[];
+  /** Callback delivery options from the start (and again after control.reset()). */
+  callbacks?: CallbackOptions;
+  /** Signs widget and ramp webhooks (X-ZBD-Signature) when set. */
+  webhookSecret?: string;
+  /** HS256 secret of session tokens; random by default. */
+  sessionSecret?: string;
+  /** The default project's wallet in msat; default DEFAULT_WALLET_MSAT. */
+  walletMsat?: number;
+  /** Fixed keys for the default project (e.g. to keep a .env stable); random by default. */
+  apiKey?: string;
+  sandboxKey?: string;
+  /** Keep payments `processing` this long before `completed`; default 0 (at once). */
+  paymentDelayMs?: number;
+  /** Largest accepted request body in bytes; default 64 KiB. */
+  bodyLimit?: number;
+}
+
+export interface Emulator {
+  /** Base URL of the API, e.g. http://127.0.0.1:43123 (no trailing slash). */
+  readonly url: string;
+  /** Production-scope key of the default project. */
+  readonly apiKey: string;
+  /** Sandbox-scope key of the default project (widget calls answer 403 with it). */
+  readonly sandboxKey: string;
+  readonly projectId: string;
+  /** The dev wallet page. */
+  readonly devWalletUrl: string;
+  readonly control: EmulatorControl;
+  readonly server: Server;
+  close(): Promise<void>;
+}
+
+export async function startEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
+  const clock = options.clock ?? systemClock;
+  const store = new Store();
+  const log = new RequestLog();
+  const scheduler = new Scheduler(clock);
+  const core: EmulatorCore = {
+    store,
+    clock,
+    scheduler,
+    callbacks: new CallbackDispatcher(options.callbacks),
+    faults: new FaultSet(options.faults),
+    baseUrl: '',
+    sessionSecret: options.sessionSecret ?? randomBytes(32).toString('hex'),
+    webhookSecret: options.webhookSecret,
+    paymentDelayMs: options.paymentDelayMs ?? 0,
+    timers: new Map(),
+    webhookLog: [],
+    nodeKey: generateKeyPair(),
+    walletKey: generateKeyPair(),
+  };
+  const defaultProject = {
+    projectId: 'default',
+    apiKey: options.apiKey ?? newKey('production'),
+    sandboxKeyValue: options.sandboxKey ?? newKey('sandbox'),
+    walletMsat: options.walletMsat ?? DEFAULT_WALLET_MSAT,
+  };
+  store.createProject(defaultProject);
+  const control = createControl(core, log, {
+    defaultProject,
+    faults: options.faults ?? [],
+    callbacks: options.callbacks ?? {},
+  });
+
+  const server = createServer(
+    { keepAliveTimeout: 30_000 },
+    createRequestHandler(core, log, options),
+  );
+  const host = options.host ?? '127.0.0.1';
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+  const shownHost = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host;
+  const url = `http://${shownHost}:${port}`;
+  core.baseUrl = (options.publicUrl ?? url).replace(/\/+$/, '');
+
+  let closing: Promise<void> | undefined;
+  return {
+    url,
+    apiKey: defaultProject.apiKey,
+    sandboxKey: defaultProject.sandboxKeyValue,
+    projectId: defaultProject.projectId,
+    devWalletUrl: `${core.baseUrl}/_emulator/`,
+    control,
+    server,
+    close() {
+      closing ??= new Promise<void>((resolve) => {
+        scheduler.cancelAll();
+        core.timers.clear();
+        core.callbacks.close();
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      return closing;
+    },
+  };
+}
+
+export { type Bolt11, type Bolt11Input, decodeBolt11, encodeBolt11 } from './bolt11.js';
+export type {
+  CallbackKind,
+  CallbackOptions,
+  CallbackOutcome,
+  CallbackRecord,
+} from './callbacks.js';
+export { type Clock, ManualClock, systemClock } from './clock.js';
+export type { CallbackControl, EmulatorControl, FaultControl } from './control.js';
+export type { ActiveFault, FaultMode, FaultRule } from './faults.js';
+export { decodeLnurl, encodeLnurl, type LnurlResult } from './lnurl.js';
+export type { LoggedRequest } from './request-log.js';
+export { ROUTE_TABLE } from './server.js';
+export { RAMP_SESSION_TTL_MS, verifyJwt, WIDGET_SESSION_TTL_MS } from './sessions.js';
+export type { PayResult } from './static-charges.js';
+export type {
+  CreatedProject,
+  CreateProjectOptions,
+  KeyScope,
+  SessionRecord,
+  TransferRecord,
+} from './store.js';
+export { signWebhook, type WebhookDelivery } from './webhooks.js';
+export { DISCLOSURE_TYPES } from './widget-users.js';
+export { DEFAULT_EXPIRES_IN_SEC, MIN_WITHDRAWAL_MSAT } from './withdrawals.js';

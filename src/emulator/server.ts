@@ -1,0 +1,320 @@
+/**
+ * Routing and the request pipeline on plain node:http: log, CORS preflight, injected
+ * faults, body, API key, handler, answer (or a destroyed socket). Every route of the
+ * emulator is in the one table below. Unknown routes answer 404 JSON.
+ */
+
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { EmulatorCore } from './core.js';
+import {
+  CORS_HEADERS,
+  DEV_WALLET_HTML,
+  devClaim,
+  devPay,
+  devPayInvoice,
+  devState,
+} from './dev-wallet.js';
+import { errorFor, type Family, v0Ok, WIDGET_ERRORS } from './envelopes.js';
+import type { FaultDecision } from './faults.js';
+import {
+  BodyTooLargeError,
+  DEFAULT_BODY_LIMIT,
+  html,
+  InvalidJsonError,
+  json,
+  type Reply,
+  readJsonBody,
+  send,
+} from './http.js';
+import { payCallback, payInfo, withdrawCallback, withdrawInfo } from './lnurl.js';
+import { createPayment, getPayment } from './payments.js';
+import type { RequestLog } from './request-log.js';
+import { createRampSession, createWidgetSession, sessionPage } from './sessions.js';
+import { createStaticCharge, getStaticCharge, updateStaticCharge } from './static-charges.js';
+import type { Project } from './store.js';
+import { acceptDisclosures, createUser, deplete, updateUser } from './widget-users.js';
+import { createWithdrawalRequest, getWithdrawalRequest } from './withdrawals.js';
+
+/** 'key': any key of the project; 'production': a production-scope key. */
+type Auth = 'none' | 'key' | 'production';
+
+interface Ctx {
+  core: EmulatorCore;
+  params: Record<string, string>;
+  query: URLSearchParams;
+  body: unknown;
+  /** Set on routes with auth other than 'none'. */
+  project: Project;
+}
+
+interface Route {
+  method: string;
+  pattern: string;
+  family: Family;
+  auth: Auth;
+  handle(ctx: Ctx): Reply;
+}
+
+interface CompiledRoute extends Route {
+  regex: RegExp;
+  names: string[];
+}
+
+const r = (
+  method: string,
+  pattern: string,
+  family: Family,
+  auth: Auth,
+  handle: Route['handle'],
+): Route => ({
+  method,
+  pattern,
+  family,
+  auth,
+  handle,
+});
+
+const ROUTES: Route[] = [
+  r('GET', '/v0/wallet', 'v0', 'key', ({ project }) =>
+    v0Ok(
+      { unit: 'sats', balance: Math.floor(project.walletMsat / 1000) },
+      'Successfully retrieved Wallet.',
+    ),
+  ),
+  r('POST', '/v0/payments', 'v0', 'key', (c) => createPayment(c.core, c.project, c.body)),
+  r('GET', '/v0/payments/:id', 'v0', 'key', (c) =>
+    getPayment(c.core, c.project, c.params.id as string),
+  ),
+  r('POST', '/v0/withdrawal-requests', 'v0', 'key', (c) =>
+    createWithdrawalRequest(c.core, c.project, c.body),
+  ),
+  r('GET', '/v0/withdrawal-requests/:id', 'v0', 'key', (c) =>
+    getWithdrawalRequest(c.core, c.project, c.params.id as string),
+  ),
+  r('POST', '/v0/static-charges', 'v0', 'key', (c) =>
+    createStaticCharge(c.core, c.project, c.body),
+  ),
+  r('GET', '/v0/static-charges/:id', 'v0', 'key', (c) =>
+    getStaticCharge(c.core, c.project, c.params.id as string),
+  ),
+  r('PATCH', '/v0/static-charges/:id', 'v0', 'key', (c) =>
+    updateStaticCharge(c.core, c.project, c.params.id as string, c.body),
+  ),
+  r('POST', '/api/v1/widget/users', 'widget', 'production', (c) =>
+    createUser(c.core, c.project, c.body),
+  ),
+  r('POST', '/api/v1/widget/users/deplete', 'widget', 'production', (c) =>
+    deplete(c.core, c.project, c.body),
+  ),
+  r('POST', '/api/v1/widget/users/session', 'widget', 'production', (c) =>
+    createWidgetSession(c.core, c.project, c.body),
+  ),
+  r('PATCH', '/api/v1/widget/users/:userId', 'widget', 'production', (c) =>
+    updateUser(c.core, c.project, c.params.userId as string, c.body),
+  ),
+  r('POST', '/api/v1/widget/users/:userId/disclosures', 'widget', 'production', (c) =>
+    acceptDisclosures(c.core, c.project, c.params.userId as string, c.body),
+  ),
+  r('POST', '/api/v1/ramp-widget', 'widget', 'production', (c) =>
+    createRampSession(c.core, c.project, c.body),
+  ),
+  r('GET', '/lnurl/withdraw/:id', 'lnurl', 'none', (c) =>
+    withdrawInfo(c.core, c.params.id as string),
+  ),
+  r('GET', '/lnurl/withdraw/:id/callback', 'lnurl', 'none', (c) =>
+    withdrawCallback(c.core, c.params.id as string, c.query),
+  ),
+  r('GET', '/lnurl/pay/:id', 'lnurl', 'none', (c) => payInfo(c.core, c.params.id as string)),
+  r('GET', '/lnurl/pay/:id/callback', 'lnurl', 'none', (c) =>
+    payCallback(c.core, c.params.id as string, c.query),
+  ),
+  r('GET', '/_emulator/', 'emulator', 'none', () => html(200, DEV_WALLET_HTML)),
+  r('GET', '/_emulator', 'emulator', 'none', () => ({
+    status: 302,
+    headers: { location: '/_emulator/' },
+  })),
+  r('GET', '/_emulator/state', 'emulator', 'none', (c) => devState(c.core)),
+  r('POST', '/_emulator/withdrawal-requests/:id/claim', 'emulator', 'none', (c) =>
+    devClaim(c.core, c.params.id as string),
+  ),
+  r('POST', '/_emulator/static-charges/:id/pay', 'emulator', 'none', (c) =>
+    devPay(c.core, c.params.id as string, c.body),
+  ),
+  r('POST', '/_emulator/pay-invoice', 'emulator', 'none', (c) => devPayInvoice(c.core, c.body)),
+  r('GET', '/_emulator/widget', 'emulator', 'none', (c) => sessionPage(c.core, 'widget', c.query)),
+  r('GET', '/_emulator/ramp', 'emulator', 'none', (c) => sessionPage(c.core, 'ramp', c.query)),
+];
+
+/** Every route, for documentation and the CLI. */
+export const ROUTE_TABLE: ReadonlyArray<{ method: string; path: string }> = ROUTES.map((route) => ({
+  method: route.method,
+  path: route.pattern,
+}));
+
+const COMPILED: CompiledRoute[] = ROUTES.map((route) => {
+  const names: string[] = [];
+  const source = route.pattern.replace(/:(\w+)/g, (_, name: string) => {
+    names.push(name);
+    return '([^/]+)';
+  });
+  return { ...route, regex: new RegExp(`^${source}$`), names };
+});
+
+function familyOf(path: string): Family {
+  if (path.startsWith('/api/')) return 'widget';
+  if (path.startsWith('/lnurl/')) return 'lnurl';
+  if (path.startsWith('/_emulator')) return 'emulator';
+  return 'v0';
+}
+
+function withCors(reply: Reply): Reply {
+  return { ...reply, headers: { ...CORS_HEADERS, ...reply.headers } };
+}
+
+export interface ServerOptions {
+  bodyLimit?: number;
+}
+
+export function createRequestHandler(
+  core: EmulatorCore,
+  log: RequestLog,
+  options: ServerOptions = {},
+) {
+  const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const method = req.method ?? 'GET';
+    const rawUrl = req.url ?? '/';
+    const q = rawUrl.indexOf('?');
+    const path = q === -1 ? rawUrl : rawUrl.slice(0, q);
+    log.record(method, path);
+    const family = familyOf(path);
+    const cors = family === 'emulator' || family === 'lnurl';
+
+    if (method === 'OPTIONS' && cors) {
+      send(res, withCors({ status: 204 }));
+      return;
+    }
+
+    const fault = family === 'emulator' ? undefined : core.faults.match(method, path);
+    if (fault) {
+      if (fault.latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, fault.latencyMs));
+      if (fault.mode === 'destroy-before-processing') {
+        req.socket.destroy();
+        return;
+      }
+      if (fault.mode === 'hang') return; // closed by close(), or by the client giving up
+      if (fault.mode === 'status') {
+        send(res, faultReply(family, fault));
+        return;
+      }
+    }
+
+    let route: CompiledRoute | undefined;
+    let match: RegExpExecArray | null = null;
+    let pathKnown = false;
+    for (const candidate of COMPILED) {
+      const m = candidate.regex.exec(path);
+      if (!m) continue;
+      pathKnown = true;
+      if (candidate.method === method) {
+        route = candidate;
+        match = m;
+        break;
+      }
+    }
+    if (!route || !match) {
+      const reply = pathKnown
+        ? errorFor(family, 405, 'METHOD_NOT_ALLOWED', `${method} is not allowed on ${path}`)
+        : errorFor(family, 404, WIDGET_ERRORS.notFound, `No route for ${method} ${path}`);
+      send(res, cors ? withCors(reply) : reply);
+      return;
+    }
+
+    let body: unknown;
+    if (method === 'POST' || method === 'PATCH' || method === 'PUT') {
+      try {
+        body = await readJsonBody(req, bodyLimit);
+      } catch (error) {
+        if (error instanceof BodyTooLargeError) {
+          res.setHeader('connection', 'close');
+          send(res, errorFor(route.family, 413, 'PAYLOAD_TOO_LARGE', error.message));
+          return;
+        }
+        if (error instanceof InvalidJsonError) {
+          send(res, errorFor(route.family, 400, WIDGET_ERRORS.validation, error.message));
+          return;
+        }
+        throw error;
+      }
+    }
+
+    let project: Project | undefined;
+    if (route.auth !== 'none') {
+      const header = req.headers.apikey;
+      const key = typeof header === 'string' ? core.store.keys.get(header) : undefined;
+      if (!key) {
+        send(
+          res,
+          errorFor(
+            route.family,
+            401,
+            WIDGET_ERRORS.unauthorized,
+            'Missing or invalid API key (header apikey)',
+          ),
+        );
+        return;
+      }
+      if (route.auth === 'production' && key.scope !== 'production') {
+        send(
+          res,
+          errorFor(
+            route.family,
+            403,
+            WIDGET_ERRORS.forbidden,
+            'This operation requires a production-scope API key',
+          ),
+        );
+        return;
+      }
+      project = core.store.projects.get(key.projectId);
+    }
+
+    const params: Record<string, string> = {};
+    route.names.forEach((name, i) => {
+      params[name] = decodeURIComponent(match[i + 1] as string);
+    });
+    const query = new URLSearchParams(q === -1 ? '' : rawUrl.slice(q + 1));
+    let reply = route.handle({ core, params, query, body, project: project as Project });
+    if (cors) reply = withCors(reply);
+
+    if (fault?.mode === 'process-then-destroy') {
+      req.socket.destroy();
+      return;
+    }
+    send(res, reply);
+  }
+
+  return (req: IncomingMessage, res: ServerResponse): void => {
+    handle(req, res).catch((error: unknown) => {
+      if (res.headersSent) {
+        res.destroy();
+        return;
+      }
+      const message = error instanceof Error ? error.message : String(error);
+      send(res, json(500, { success: false, message: `Emulator error: ${message}` }));
+    });
+  };
+}
+
+function faultReply(family: Family, fault: FaultDecision): Reply {
+  const message = fault.status === 429 ? 'Too many requests (injected fault)' : 'Injected fault';
+  const reply = errorFor(
+    family === 'emulator' ? 'v0' : family,
+    fault.status,
+    'INJECTED_FAULT',
+    message,
+  );
+  if (fault.retryAfter !== undefined) reply.headers = { 'retry-after': String(fault.retryAfter) };
+  return reply;
+}

@@ -1,0 +1,240 @@
+/**
+ * Widget sessions and purchase (ramp) sessions: an HS256 JWT (node:crypto HMAC, secret in
+ * control.sessionSecret) valid until expires_at, and a widget_url served by the emulator
+ * that carries it. Widget sessions live 1 hour (the docs give no figure), ramp sessions
+ * 15 minutes. Webhooks of either kind are fired through control.
+ */
+
+import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
+import { z } from 'zod';
+import type { EmulatorCore } from './core.js';
+import { WIDGET_ERRORS as E, widgetError, widgetOk } from './envelopes.js';
+import { html, type Reply } from './http.js';
+import type { Project, SessionRecord } from './store.js';
+import { email, httpUrl, parse } from './validation.js';
+import { sendWebhook, type WebhookDelivery } from './webhooks.js';
+
+export const WIDGET_SESSION_TTL_MS = 60 * 60 * 1000;
+export const RAMP_SESSION_TTL_MS = 15 * 60 * 1000;
+
+const metadata = z.record(z.string(), z.unknown()).nullish();
+
+const widgetBody = z
+  .object({
+    email: email.nullish(),
+    webhook_url: httpUrl.nullish(),
+    reference_id: z.string().max(255).nullish(),
+    metadata,
+    access_token: z.string().min(1).nullish(),
+  })
+  .refine((b) => b.email || b.access_token, {
+    message: 'is required unless access_token is supplied',
+    path: ['email'],
+  });
+
+const currency = z
+  .string()
+  .regex(/^[A-Z]{3,5}$/, 'must be a currency code such as USD, EUR or BTC');
+
+const rampBody = z.object({
+  email,
+  webhook_url: httpUrl,
+  destination: z.string().min(1).nullish(),
+  quote_currency: currency.nullish(),
+  base_currency: currency.nullish(),
+  reference_id: z.string().max(255).nullish(),
+  metadata,
+});
+
+function b64url(value: Buffer | string): string {
+  return Buffer.from(value).toString('base64url');
+}
+
+export function signJwt(secret: string, payload: Record<string, unknown>): string {
+  const input = `${b64url(JSON.stringify({ alg: 'HS256', typ: 'JWT' }))}.${b64url(JSON.stringify(payload))}`;
+  return `${input}.${b64url(createHmac('sha256', secret).update(input).digest())}`;
+}
+
+/** The payload of a token signed with `secret` and not expired at `now`; null otherwise. */
+export function verifyJwt(
+  secret: string,
+  token: string,
+  now: number,
+): Record<string, unknown> | null {
+  const [header, payload, signature] = token.split('.');
+  if (!header || !payload || !signature) return null;
+  const expected = createHmac('sha256', secret).update(`${header}.${payload}`).digest();
+  const given = Buffer.from(signature, 'base64url');
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
+  const claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Record<
+    string,
+    unknown
+  >;
+  if (typeof claims.exp !== 'number' || claims.exp * 1000 <= now) return null;
+  return claims;
+}
+
+function userIdByEmail(
+  core: EmulatorCore,
+  project: Project,
+  address: string | null,
+): string | null {
+  if (!address) return null;
+  for (const user of core.store.users.values()) {
+    if (user.projectId === project.id && user.email.toLowerCase() === address.toLowerCase())
+      return user.id;
+  }
+  return null;
+}
+
+function mint(
+  core: EmulatorCore,
+  session: Omit<SessionRecord, 'token' | 'createdAt' | 'expiresAt'>,
+  ttlMs: number,
+) {
+  const now = core.clock.now();
+  // Whole seconds, so that the JWT's exp and expires_at name the same instant.
+  const exp = Math.floor((now + ttlMs) / 1000);
+  const token = signJwt(core.sessionSecret, {
+    iss: 'colyseus-lightning-emulator',
+    sub: session.userId ?? session.email ?? 'anonymous',
+    kind: session.kind,
+    project_id: session.projectId,
+    email: session.email,
+    reference_id: session.referenceId,
+    otp_required: !session.otpSkipped,
+    jti: randomUUID(),
+    iat: Math.floor(now / 1000),
+    exp,
+  });
+  const record: SessionRecord = { ...session, token, createdAt: now, expiresAt: exp * 1000 };
+  core.store.sessions.set(token, record);
+  const page = session.kind === 'ramp' ? 'ramp' : 'widget';
+  return {
+    session_token: token,
+    expires_at: new Date(record.expiresAt).toISOString(),
+    widget_url: `${core.baseUrl}/_emulator/${page}?session_token=${encodeURIComponent(token)}`,
+  };
+}
+
+export function createWidgetSession(core: EmulatorCore, project: Project, body: unknown): Reply {
+  const parsed = parse(widgetBody, body);
+  if (!parsed.ok) return widgetError(400, E.validation, parsed.message);
+  const input = parsed.value;
+  const data = mint(
+    core,
+    {
+      kind: 'widget',
+      projectId: project.id,
+      email: input.email ?? null,
+      userId: userIdByEmail(core, project, input.email ?? null),
+      referenceId: input.reference_id ?? null,
+      webhookUrl: input.webhook_url ?? null,
+      metadata: input.metadata ?? null,
+      otpSkipped: Boolean(input.access_token),
+    },
+    WIDGET_SESSION_TTL_MS,
+  );
+  return widgetOk(data, 'Widget session created', 201);
+}
+
+export function createRampSession(core: EmulatorCore, project: Project, body: unknown): Reply {
+  const parsed = parse(rampBody, body);
+  if (!parsed.ok) return widgetError(400, E.validation, parsed.message);
+  const input = parsed.value;
+  const data = mint(
+    core,
+    {
+      kind: 'ramp',
+      projectId: project.id,
+      email: input.email,
+      userId: userIdByEmail(core, project, input.email),
+      referenceId: input.reference_id ?? null,
+      webhookUrl: input.webhook_url,
+      metadata: input.metadata ?? null,
+      destination: input.destination ?? null,
+      quoteCurrency: input.quote_currency ?? null,
+      baseCurrency: input.base_currency ?? null,
+    },
+    RAMP_SESSION_TTL_MS,
+  );
+  return widgetOk(data, 'Ramp session created');
+}
+
+/** By session token, or else the newest session of the kind with that reference_id. */
+export function findSession(core: EmulatorCore, kind: SessionRecord['kind'], target: string) {
+  const byToken = core.store.sessions.get(target);
+  if (byToken?.kind === kind) return byToken;
+  let found: SessionRecord | undefined;
+  for (const session of core.store.sessions.values()) {
+    if (session.kind === kind && session.referenceId === target) found = session;
+  }
+  return found;
+}
+
+function defaultRampData(session: SessionRecord, type: string): Record<string, unknown> {
+  switch (type) {
+    case 'ramp.purchase.completed':
+      return {
+        amount: '10.00',
+        currency: session.quoteCurrency ?? 'USD',
+        reference_id: session.referenceId,
+      };
+    case 'ramp.purchase.failed':
+      return { reference_id: session.referenceId };
+    case 'ramp.kyc.completed':
+      return { user_id: session.userId ?? session.email };
+    default:
+      return { reference_id: session.referenceId };
+  }
+}
+
+export async function fireWebhook(
+  core: EmulatorCore,
+  kind: SessionRecord['kind'],
+  target: string,
+  type: string,
+  data?: Record<string, unknown>,
+): Promise<WebhookDelivery> {
+  const session = findSession(core, kind, target);
+  if (!session) throw new Error(`no ${kind} session with token or reference_id ${target}`);
+  if (!session.webhookUrl) throw new Error(`the ${kind} session has no webhook_url`);
+  const defaults =
+    kind === 'ramp' ? defaultRampData(session, type) : { reference_id: session.referenceId };
+  const delivery = await sendWebhook(
+    session.webhookUrl,
+    type,
+    { ...defaults, ...data },
+    core.webhookSecret,
+  );
+  core.webhookLog.push(delivery);
+  return delivery;
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+/** The page behind widget_url: enough to see that the token is valid and for whom. */
+export function sessionPage(
+  core: EmulatorCore,
+  kind: SessionRecord['kind'],
+  query: URLSearchParams,
+): Reply {
+  const token = query.get('session_token') ?? '';
+  const claims = verifyJwt(core.sessionSecret, token, core.clock.now());
+  const title = kind === 'ramp' ? 'Buy Bitcoin (emulated ramp)' : 'Wallet widget (emulated)';
+  if (!claims || claims.kind !== kind) {
+    return html(401, page(title, '<p class="bad">Invalid or expired session token.</p>'));
+  }
+  const rows = Object.entries(claims)
+    .map(([k, v]) => `<tr><th>${escapeHtml(k)}</th><td>${escapeHtml(String(v))}</td></tr>`)
+    .join('');
+  return html(200, page(title, `<p class="ok">Session valid.</p><table>${rows}</table>`));
+}
+
+function page(title: string, body: string): string {
+  return `<!doctype html><html><head><meta charset="utf-8"><title>${title}</title>
+<style>body{font:15px system-ui;margin:2em}.ok{color:#070}.bad{color:#b00}th{text-align:left;padding-right:1em}</style>
+</head><body><h1>${title}</h1>${body}<p><small>colyseus-lightning emulator: for development only.</small></p></body></html>`;
+}

@@ -1,0 +1,194 @@
+/**
+ * Widget users of a project: creation (idempotent on reference_id or email), the email
+ * update, disclosure acceptance, and deplete (debit of a point balance). Point balances
+ * are set by control.setPoints; the service fills them from outside the API.
+ *
+ * Deplete is idempotent on idempotency_key per project: the same key and body return the
+ * same transfer; the same key with another body is refused (409). Only completed
+ * transfers are remembered, so a retry after TX3017 can succeed once points arrive.
+ * The handler is synchronous after the body is read, so two racing requests with one key
+ * cannot both debit.
+ */
+
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import type { EmulatorCore } from './core.js';
+import { WIDGET_ERRORS as E, widgetError, widgetOk } from './envelopes.js';
+import type { Reply } from './http.js';
+import type { Project, TransferRecord, WidgetUserRecord } from './store.js';
+import { email, parse } from './validation.js';
+
+/** Disclosure type ids the service knows: Terms of Service, Privacy Policy, EFT. */
+export const DISCLOSURE_TYPES: Readonly<Record<number, string>> = {
+  2: 'Terms of Service',
+  3: 'Privacy Policy',
+  6: 'Electronic Funds Transfer',
+};
+
+const createBody = z.object({
+  email,
+  reference_id: z.string().min(1).max(255).nullish(),
+});
+
+const patchBody = z.strictObject({ email: email.optional() });
+
+const depleteBody = z.object({
+  user_id: z.string().min(1),
+  amount: z.number().int().positive(),
+  currency: z.string().min(1).max(16),
+  idempotency_key: z.string().min(1).max(255),
+});
+
+const disclosuresBody = z.object({
+  acceptedDisclosureTypeIds: z
+    .array(z.number().int(), { error: 'must be a non-empty array of disclosure type ids' })
+    .min(1, 'must not be empty')
+    .refine(
+      (ids) => ids.every((id) => id in DISCLOSURE_TYPES),
+      `holds an unknown disclosure type (known: ${Object.keys(DISCLOSURE_TYPES).join(', ')})`,
+    ),
+});
+
+export function userView(user: WidgetUserRecord) {
+  return {
+    id: user.id,
+    reference_id: user.referenceId,
+    email: user.email,
+    outstanding_disclosures: Object.keys(DISCLOSURE_TYPES)
+      .map(Number)
+      .filter((id) => !user.acceptedDisclosures.has(id)),
+  };
+}
+
+export function findUser(
+  core: EmulatorCore,
+  project: Project,
+  id: string,
+): WidgetUserRecord | undefined {
+  const user = core.store.users.get(id);
+  return user && user.projectId === project.id ? user : undefined;
+}
+
+function notFound(): Reply {
+  return widgetError(404, E.notFound, 'User not found in this project');
+}
+
+export function createUser(core: EmulatorCore, project: Project, body: unknown): Reply {
+  const parsed = parse(createBody, body);
+  if (!parsed.ok) return widgetError(400, E.validation, parsed.message);
+  const { email: address, reference_id: referenceId } = parsed.value;
+  for (const user of core.store.users.values()) {
+    if (user.projectId !== project.id) continue;
+    const sameRef = referenceId != null && user.referenceId === referenceId;
+    if (sameRef || user.email.toLowerCase() === address.toLowerCase()) {
+      return widgetOk(userView(user), 'User already exists', 201);
+    }
+  }
+  const user: WidgetUserRecord = {
+    id: randomUUID(),
+    projectId: project.id,
+    referenceId: referenceId ?? null,
+    email: address,
+    acceptedDisclosures: new Set(),
+    points: new Map(),
+    createdAt: core.clock.now(),
+  };
+  core.store.users.set(user.id, user);
+  return widgetOk(userView(user), 'User created', 201);
+}
+
+export function updateUser(core: EmulatorCore, project: Project, id: string, body: unknown): Reply {
+  const parsed = parse(patchBody, body);
+  if (!parsed.ok)
+    return widgetError(400, E.validation, `${parsed.message} (only email can be updated)`);
+  const user = findUser(core, project, id);
+  if (!user) return notFound();
+  const next = parsed.value.email;
+  if (next !== undefined) {
+    for (const other of core.store.users.values()) {
+      if (
+        other !== user &&
+        other.projectId === project.id &&
+        other.email.toLowerCase() === next.toLowerCase()
+      ) {
+        return widgetError(409, E.emailInUse, 'Another user of this project has this email');
+      }
+    }
+    user.email = next;
+  }
+  return widgetOk(
+    { id: user.id, reference_id: user.referenceId, email: user.email },
+    'User updated',
+  );
+}
+
+export function acceptDisclosures(
+  core: EmulatorCore,
+  project: Project,
+  id: string,
+  body: unknown,
+): Reply {
+  if (!project.disclosures) {
+    return widgetError(
+      403,
+      E.forbidden,
+      'This API key is not allowed to use the widget disclosure interface',
+    );
+  }
+  const parsed = parse(disclosuresBody, body);
+  if (!parsed.ok) return widgetError(400, E.validation, parsed.message);
+  const user = findUser(core, project, id);
+  if (!user) return notFound();
+  const accepted = [...new Set(parsed.value.acceptedDisclosureTypeIds)];
+  for (const type of accepted) user.acceptedDisclosures.add(type);
+  return widgetOk({ acceptedDisclosureTypeIds: accepted }, 'Disclosures accepted', 201);
+}
+
+function transferData(transfer: TransferRecord) {
+  return { transfer_id: transfer.transferId, status: transfer.status };
+}
+
+export function deplete(core: EmulatorCore, project: Project, body: unknown): Reply {
+  const parsed = parse(depleteBody, body);
+  if (!parsed.ok) return widgetError(400, E.validation, parsed.message);
+  const input = parsed.value;
+  const fingerprint = JSON.stringify([input.user_id, input.amount, input.currency]);
+  const storeKey = `${project.id} ${input.idempotency_key}`;
+  const previous = core.store.transfers.get(storeKey);
+  if (previous) {
+    if (previous.fingerprint !== fingerprint) {
+      return widgetError(
+        409,
+        E.idempotencyConflict,
+        'idempotency_key was already used with a different user_id, amount or currency',
+      );
+    }
+    return widgetOk(transferData(previous), 'Points depleted successfully');
+  }
+  const user = findUser(core, project, input.user_id);
+  if (!user) return notFound();
+  if (input.currency !== project.pointCurrency) {
+    return widgetError(
+      400,
+      E.validation,
+      `currency must be ${project.pointCurrency} for this project`,
+    );
+  }
+  const balance = user.points.get(input.currency) ?? 0;
+  if (balance < input.amount)
+    return widgetError(400, E.insufficientPoints, 'insufficient point balance');
+  user.points.set(input.currency, balance - input.amount);
+  const transfer: TransferRecord = {
+    transferId: randomUUID(),
+    projectId: project.id,
+    userId: user.id,
+    amount: input.amount,
+    currency: input.currency,
+    idempotencyKey: input.idempotency_key,
+    status: 'COMPLETED',
+    createdAt: core.clock.now(),
+    fingerprint,
+  };
+  core.store.transfers.set(storeKey, transfer);
+  return widgetOk(transferData(transfer), 'Points depleted successfully');
+}

@@ -1,0 +1,184 @@
+/**
+ * Withdrawal requests: pending at creation, completed by one claim before expiry (which
+ * debits the project's wallet), expired when expiresIn passes. Expiry is checked lazily on
+ * every read and claim, and by a timer so that the expiry callback fires unprompted.
+ * The claim is LUD-03's callback; the dev wallet and control drive the same function.
+ */
+
+import { randomBytes, randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import { decodeBolt11 } from './bolt11.js';
+import { armTimer, disarmTimer, type EmulatorCore, iso } from './core.js';
+import { v0Error, v0Ok } from './envelopes.js';
+import type { Reply } from './http.js';
+import { encodeLnurl, type LnurlResult, lnurlPaths } from './lnurl.js';
+import type { Project, WithdrawalRequestRecord } from './store.js';
+import { httpUrl, msatString, parse } from './validation.js';
+
+/** The service's minimum: 10 sats. */
+export const MIN_WITHDRAWAL_MSAT = 10_000;
+/** When the body has no expiresIn (the docs give no default): 5 minutes. */
+export const DEFAULT_EXPIRES_IN_SEC = 300;
+
+const createBody = z.object({
+  amount: msatString,
+  description: z.string().max(640).nullish(),
+  internalId: z.string().max(255).nullish(),
+  callbackUrl: httpUrl.nullish(),
+  expiresIn: z.number().int().positive().max(31_536_000).nullish(),
+});
+
+/** The codes never change for a request, and bech32 is the costliest part of a read. */
+const codes = new WeakMap<WithdrawalRequestRecord, { request: string; fastRequest: string }>();
+
+function codesOf(core: EmulatorCore, wr: WithdrawalRequestRecord) {
+  let found = codes.get(wr);
+  if (found) return found;
+  const request = encodeLnurl(`${core.baseUrl}${lnurlPaths.withdraw(wr.id)}`);
+  const fast = new URLSearchParams({
+    tag: 'withdrawRequest',
+    k1: wr.k1,
+    minWithdrawable: String(wr.amountMsat),
+    maxWithdrawable: String(wr.amountMsat),
+    defaultDescription: wr.description,
+    callback: `${core.baseUrl}${lnurlPaths.withdrawCallback(wr.id)}`,
+  });
+  const fastRequest = encodeLnurl(`${core.baseUrl}${lnurlPaths.withdraw(wr.id)}?${fast}`);
+  found = { request, fastRequest };
+  codes.set(wr, found);
+  return found;
+}
+
+export function withdrawalRequestView(core: EmulatorCore, wr: WithdrawalRequestRecord) {
+  const { request, fastRequest } = codesOf(core, wr);
+  return {
+    id: wr.id,
+    unit: 'msats',
+    amount: String(wr.amountMsat),
+    status: wr.status,
+    description: wr.description,
+    createdAt: iso(wr.createdAt),
+    expiresAt: iso(wr.expiresAt),
+    completedAt: wr.completedAt === null ? null : iso(wr.completedAt),
+    internalId: wr.internalId,
+    callbackUrl: wr.callbackUrl,
+    fee: '0',
+    invoice: {
+      expiresAt: iso(wr.expiresAt),
+      request,
+      uri: `lightning:${request}`,
+      fastRequest,
+      fastUri: `lightning:${fastRequest}`,
+    },
+  };
+}
+
+export function createWithdrawalRequest(
+  core: EmulatorCore,
+  project: Project,
+  body: unknown,
+): Reply {
+  const parsed = parse(createBody, body);
+  if (!parsed.ok) return v0Error(400, parsed.message);
+  const input = parsed.value;
+  const amountMsat = Number(input.amount);
+  if (amountMsat < MIN_WITHDRAWAL_MSAT) {
+    return v0Error(400, `The minimum withdrawal amount is 10 sats (${MIN_WITHDRAWAL_MSAT} msats)`);
+  }
+  if (project.walletMsat < amountMsat) {
+    return v0Error(400, 'Insufficient wallet balance for this withdrawal request');
+  }
+  const now = core.clock.now();
+  const wr: WithdrawalRequestRecord = {
+    id: randomUUID(),
+    projectId: project.id,
+    amountMsat,
+    status: 'pending',
+    description: input.description ?? '',
+    internalId: input.internalId ?? null,
+    callbackUrl: input.callbackUrl ?? null,
+    createdAt: now,
+    expiresAt: now + (input.expiresIn ?? DEFAULT_EXPIRES_IN_SEC) * 1000,
+    k1: randomBytes(32).toString('hex'),
+    completedAt: null,
+    claimInvoice: null,
+  };
+  core.store.withdrawalRequests.set(wr.id, wr);
+  armTimer(core, wr.id, wr.expiresAt, () => refreshWithdrawalRequest(core, wr));
+  return v0Ok(withdrawalRequestView(core, wr), 'Successfully created Withdrawal Request.');
+}
+
+export function getWithdrawalRequest(core: EmulatorCore, project: Project, id: string): Reply {
+  const wr = core.store.withdrawalRequests.get(id);
+  if (!wr || wr.projectId !== project.id) return v0Error(404, 'Withdrawal Request not found.');
+  refreshWithdrawalRequest(core, wr);
+  return v0Ok(withdrawalRequestView(core, wr), 'Successfully retrieved Withdrawal Request.');
+}
+
+/** Moves a pending request past its expiry to `expired`, with its callback. */
+export function refreshWithdrawalRequest(core: EmulatorCore, wr: WithdrawalRequestRecord): void {
+  if (wr.status !== 'pending' || core.clock.now() < wr.expiresAt) return;
+  wr.status = 'expired';
+  disarmTimer(core, wr.id);
+  notify(core, wr);
+}
+
+function notify(core: EmulatorCore, wr: WithdrawalRequestRecord): void {
+  core.callbacks.send(
+    'withdrawalRequest',
+    wr.id,
+    wr.status,
+    wr.callbackUrl,
+    withdrawalRequestView(core, wr),
+  );
+}
+
+/**
+ * The claim (LUD-03 callback). `k1` must match; `pr` must be a BOLT11 invoice whose amount
+ * equals the request's (min = max). Amountless invoices are refused: wallets put the amount
+ * in, and an emulator that guessed would hide a wallet bug. The wallet is checked again
+ * here: creation did not reserve the funds.
+ */
+export function claimWithdrawalRequest(
+  core: EmulatorCore,
+  id: string,
+  k1: string | null,
+  pr: string | null,
+): LnurlResult {
+  const wr = core.store.withdrawalRequests.get(id);
+  if (!wr) return { status: 'ERROR', reason: 'Unknown withdrawal request' };
+  refreshWithdrawalRequest(core, wr);
+  if (!k1 || k1 !== wr.k1) return { status: 'ERROR', reason: 'Invalid k1' };
+  if (wr.status === 'completed')
+    return { status: 'ERROR', reason: 'Withdrawal request already claimed' };
+  if (wr.status !== 'pending')
+    return { status: 'ERROR', reason: `Withdrawal request is ${wr.status}` };
+  if (!pr) return { status: 'ERROR', reason: 'pr (BOLT11 invoice) is required' };
+  let amount: bigint | null;
+  try {
+    amount = decodeBolt11(pr).amountMsat;
+  } catch (error) {
+    return { status: 'ERROR', reason: `Invalid invoice: ${(error as Error).message}` };
+  }
+  if (amount === null) return { status: 'ERROR', reason: 'Amountless invoices are not accepted' };
+  if (amount > BigInt(wr.amountMsat)) {
+    return { status: 'ERROR', reason: `Invoice amount exceeds maxWithdrawable (${wr.amountMsat})` };
+  }
+  if (amount < BigInt(wr.amountMsat)) {
+    return {
+      status: 'ERROR',
+      reason: `Invoice amount is below minWithdrawable (${wr.amountMsat})`,
+    };
+  }
+  const project = core.store.project(wr.projectId);
+  if (project.walletMsat < wr.amountMsat) {
+    return { status: 'ERROR', reason: 'Insufficient funds in the project wallet' };
+  }
+  project.walletMsat -= wr.amountMsat;
+  wr.status = 'completed';
+  wr.completedAt = core.clock.now();
+  wr.claimInvoice = pr;
+  disarmTimer(core, wr.id);
+  notify(core, wr);
+  return { status: 'OK' };
+}

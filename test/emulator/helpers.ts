@@ -1,0 +1,125 @@
+/**
+ * Test helpers: an emulator per test, a JSON caller on undici, and a local HTTP receiver
+ * for callbacks and webhooks that records what arrives (raw body and headers).
+ */
+
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { request } from 'undici';
+import { type Emulator, type EmulatorOptions, startEmulator } from '../../src/emulator/index.js';
+
+/** JSON read in tests: loosely typed on purpose, the assertions are the check. */
+// biome-ignore lint/suspicious/noExplicitAny: see above
+export type Loose = any;
+
+export interface Answer<T = Loose> {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: T;
+}
+
+export interface CallOptions {
+  key?: string | null;
+  body?: unknown;
+  rawBody?: string;
+  headers?: Record<string, string>;
+}
+
+export async function call<T = Loose>(
+  emu: Emulator,
+  method: string,
+  path: string,
+  options: CallOptions = {},
+): Promise<Answer<T>> {
+  const headers: Record<string, string> = { ...options.headers };
+  const key = options.key === undefined ? emu.apiKey : options.key;
+  if (key !== null) headers.apikey = key;
+  let body: string | undefined = options.rawBody;
+  if (options.body !== undefined) body = JSON.stringify(options.body);
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  const res = await request(`${emu.url}${path}`, { method: method as 'GET', headers, body });
+  const text = await res.body.text();
+  const type = String(res.headers['content-type'] ?? '');
+  return {
+    status: res.statusCode,
+    headers: res.headers,
+    body: (type.includes('json') && text ? JSON.parse(text) : text) as T,
+  };
+}
+
+/** Starts an emulator for the current test and closes it afterwards. */
+export function useEmulator(options: EmulatorOptions | (() => EmulatorOptions) = {}) {
+  const box: { emu: Emulator } = {} as { emu: Emulator };
+  beforeEach(async () => {
+    box.emu = await startEmulator(typeof options === 'function' ? options() : options);
+  });
+  afterEach(async () => {
+    await box.emu.close();
+  });
+  return box;
+}
+
+export interface Received {
+  path: string;
+  headers: IncomingHttpHeaders;
+  raw: string;
+  body: Loose;
+  at: number;
+}
+
+export class Receiver {
+  readonly received: Received[] = [];
+  status = 200;
+  private server: Server | undefined;
+  url = '';
+
+  async start(): Promise<this> {
+    this.server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const raw = Buffer.concat(chunks).toString('utf8');
+        this.received.push({
+          path: req.url ?? '/',
+          headers: req.headers,
+          raw,
+          body: raw ? JSON.parse(raw) : undefined,
+          at: Date.now(),
+        });
+        res.writeHead(this.status).end();
+      });
+    });
+    await new Promise<void>((resolve) => this.server?.listen(0, '127.0.0.1', resolve));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return this;
+  }
+
+  async close(): Promise<void> {
+    this.server?.closeAllConnections();
+    await new Promise<void>((resolve) => this.server?.close(() => resolve()));
+  }
+
+  /** Waits until `n` deliveries arrived (or fails after `ms`). */
+  async waitFor(n: number, ms = 3000): Promise<Received[]> {
+    const deadline = Date.now() + ms;
+    while (this.received.length < n) {
+      if (Date.now() > deadline)
+        throw new Error(`expected ${n} deliveries, got ${this.received.length}`);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    return this.received;
+  }
+}
+
+export function useReceiver() {
+  const box: { receiver: Receiver } = {} as { receiver: Receiver };
+  beforeEach(async () => {
+    box.receiver = await new Receiver().start();
+  });
+  afterEach(async () => {
+    await box.receiver.close();
+  });
+  return box;
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
