@@ -104,6 +104,8 @@ export const staticChargeUpdateInput = z
     minAmount: msat.optional(),
     maxAmount: msat.optional(),
     description: text.max(1000).optional(),
+    // The Lightning-address identifier is chosen at creation; the docs name no way to change it.
+    identifier: z.never({ error: 'cannot be changed after creation' }).optional(),
     expiresAt: z.iso.datetime({ offset: true }).nullable().optional(),
   })
   .superRefine(minNotAboveMax);

@@ -11,7 +11,7 @@
  * | unkeyed (POST/PATCH without a key)        | retry   | retry | ambiguous | ambiguous | ambiguous |
  *
  * `connect`: the connection was never made, so no byte of the request was sent.
- * `429`: the service refused before processing; `Retry-After` is honoured up to a cap.
+ * `429`: the service refused before processing. `Retry-After` (on 429 or 5xx) is honoured up to a cap.
  * `ambiguous`: stop with `AmbiguousResultError`; the caller must look before acting again.
  */
 

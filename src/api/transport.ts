@@ -194,21 +194,16 @@ export class Transport {
 
     if (status >= 200 && status < 300) return { kind: 'ok', status, text };
     const { message, serviceCode } = this.#errorBody(text, status);
-    if (status === 429) {
+    if (status === 429 || status >= 500) {
+      // Retry-After is honoured wherever the service sends it (429, and 503 during upkeep).
       const retryAfterMs = parseRetryAfter(responseHeaders['retry-after']);
+      const kind = status === 429 ? ('rate-limited' as const) : ('server-error' as const);
       return {
         kind: 'failure',
         status,
-        failure: {
-          kind: 'rate-limited',
-          status,
-          message,
-          ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
-        },
+        failure: { kind, status, message, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) },
       };
     }
-    if (status >= 500)
-      return { kind: 'failure', status, failure: { kind: 'server-error', status, message } };
     return {
       kind: 'http-error',
       status,

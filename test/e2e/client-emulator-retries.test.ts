@@ -126,12 +126,7 @@ describe('e2e client -> emulator: retries and faults', () => {
       expect(t.emu.control.count('GET', '/v0/wallet')).to.equal(3);
     });
 
-    // BUG: src/api/transport.ts (#attempt, the `if (status === 429)` branch, ~line 196) reads
-    // Retry-After only on 429; a 503 with Retry-After is retried after the 1 ms jitter backoff,
-    // ignoring the wait the service asked for. README ("Retry-After is honoured up to
-    // maxRetryAfterMs") and SERVICE-NOTES.md ("Honour Retry-After when present") say otherwise,
-    // and the emulator sends Retry-After on 503 (docs/EMULATOR.md, Faults).
-    it.skip('a 503 with Retry-After is honoured too', async () => {
+    it('a 503 with Retry-After is honoured too', async () => {
       t.emu.control.faults.add({
         method: 'GET',
         path: '/v0/wallet',

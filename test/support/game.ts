@@ -1,0 +1,74 @@
+/**
+ * Boots a real Colyseus server (through @colyseus/testing) on a free loopback port, with the
+ * lightning routes mounted, and a Lightning core wired to a real emulator. Tests get the
+ * pieces and one `stop()` that closes them in order.
+ */
+import { createRouter, defineRoom, type Room } from '@colyseus/core';
+import { boot, type ColyseusTestServer } from '@colyseus/testing';
+import { type Emulator, ManualClock, startEmulator } from '../../src/emulator/index.js';
+import { createLightning, type Lightning } from '../../src/lightning.js';
+import type { LightningOptions } from '../../src/server/options.js';
+import { freePort } from './ports.js';
+
+export interface Game {
+  colyseus: ColyseusTestServer;
+  lightning: Lightning;
+  emulator: Emulator;
+  port: number;
+  stop(): Promise<void>;
+}
+
+export const quietLogger = { info: () => {}, warn: () => {}, error: () => {} };
+
+export async function startGame(
+  rooms: Record<string, new (...args: never[]) => Room>,
+  options: Partial<LightningOptions> & { emulator?: Emulator } = {},
+): Promise<Game> {
+  const port = await freePort();
+  const emulator = options.emulator ?? (await startEmulator());
+  const { emulator: _unused, ...lightningOptions } = options;
+  const lightning = await createLightning({
+    apiKey: emulator.apiKey,
+    baseUrl: emulator.url,
+    publicUrl: `http://127.0.0.1:${port}`,
+    logger: quietLogger,
+    api: { retry: { baseDelayMs: 1, maxDelayMs: 5 } },
+    ...lightningOptions,
+  } as LightningOptions);
+  const defined = Object.fromEntries(
+    Object.entries(rooms).map(([name, klass]) => [name, defineRoom(klass as never)]),
+  );
+  const colyseus = await boot(
+    { rooms: defined, routes: createRouter({ ...lightning.endpoints() }) } as never,
+    port,
+  );
+  return {
+    colyseus,
+    lightning,
+    emulator,
+    port,
+    async stop() {
+      await colyseus.cleanup().catch(() => {});
+      await colyseus.shutdown().catch(() => {});
+      await lightning.close();
+      if (!options.emulator) await emulator.close();
+    },
+  };
+}
+
+export { ManualClock };
+
+/** Polls `check` until it returns a truthy value or `ms` pass. */
+export async function eventually<T>(
+  check: () => T | Promise<T>,
+  ms = 5_000,
+  what = 'condition',
+): Promise<NonNullable<Awaited<T>>> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await check();
+    if (value) return value as NonNullable<Awaited<T>>;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
