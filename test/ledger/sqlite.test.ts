@@ -277,12 +277,18 @@ describe('SqliteLedger', () => {
           stdio: ['pipe', 'pipe', 'inherit'],
         }),
       );
-      const outputs = children.map((child) => lineReader(child));
-      for (const next of outputs) assert.equal(await next(), 'ready');
-      for (const child of children) child.stdin.write(`${JSON.stringify(ids)}\n`);
-      const results = await Promise.all(outputs.map(async (next) => JSON.parse(await next())));
-      await Promise.all(children.map((c) => exited(c)));
-      return results as string[][];
+      try {
+        const outputs = children.map((child) => lineReader(child));
+        for (const next of outputs) assert.equal(await next(), 'ready');
+        const start = JSON.stringify({ ids, startAt: Date.now() + 200 });
+        for (const child of children) child.stdin.write(`${start}\n`);
+        const results = await Promise.all(outputs.map(async (next) => JSON.parse(await next())));
+        await Promise.all(children.map((c) => exited(c)));
+        return results as string[][];
+      } finally {
+        // A failed assertion or a mocha timeout must not leave workers running.
+        for (const child of children) if (child.exitCode === null) child.kill();
+      }
     }
 
     it('lets exactly one process win each move', async () => {
