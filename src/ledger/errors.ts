@@ -10,7 +10,8 @@ export type LedgerErrorCode =
   | 'LEDGER_DUPLICATE'
   | 'LEDGER_INVALID'
   | 'LEDGER_CLOSED'
-  | 'LEDGER_INCOMPATIBLE';
+  | 'LEDGER_INCOMPATIBLE'
+  | 'LEDGER_BUSY';
 
 export class LedgerError extends Error {
   readonly code: LedgerErrorCode;
@@ -68,5 +69,19 @@ export class LedgerClosedError extends LedgerError {
 export class IncompatibleLedgerError extends LedgerError {
   constructor(message: string) {
     super('LEDGER_INCOMPATIBLE', message);
+  }
+}
+
+/**
+ * Another process held the store's write lock for longer than the store waits. Nothing was
+ * written, so the call is safe to retry.
+ */
+export class LedgerBusyError extends LedgerError {
+  constructor(options?: ErrorOptions) {
+    super(
+      'LEDGER_BUSY',
+      'the ledger store is busy: another writer held the lock too long',
+      options,
+    );
   }
 }

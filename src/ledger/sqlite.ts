@@ -24,6 +24,7 @@ import {
   DuplicateIntentError,
   IncompatibleLedgerError,
   InvalidIntentError,
+  LedgerBusyError,
   LedgerClosedError,
 } from './errors.js';
 import {
@@ -179,12 +180,12 @@ export class SqliteLedger implements LedgerStore {
     // The busy timeout is set before the first statement: two processes opening a new file
     // at once both run the schema and would otherwise fail with SQLITE_BUSY.
     this.db = new DatabaseSync(this.path, { timeout: opts.busyTimeoutMs ?? 5000 });
-    this.tx = {
-      begin: this.db.prepare('BEGIN IMMEDIATE'),
-      commit: this.db.prepare('COMMIT'),
-      rollback: this.db.prepare('ROLLBACK'),
-    };
     try {
+      this.tx = {
+        begin: this.db.prepare('BEGIN IMMEDIATE'),
+        commit: this.db.prepare('COMMIT'),
+        rollback: this.db.prepare('ROLLBACK'),
+      };
       this.configure();
       this.sql = prepareStatements(this.db);
     } catch (err) {
@@ -309,7 +310,12 @@ export class SqliteLedger implements LedgerStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.db.close();
+    try {
+      // Refreshes the planner's statistics where they are stale; SQLite advises it on close.
+      this.db.exec('PRAGMA optimize');
+    } finally {
+      this.db.close();
+    }
   }
 
   private configure(): void {
@@ -335,14 +341,18 @@ export class SqliteLedger implements LedgerStore {
 
   /** Takes the write lock up front (IMMEDIATE), so a transaction never fails halfway on a lock upgrade. */
   private write<T>(fn: () => T): T {
-    this.tx.begin.run();
+    try {
+      this.tx.begin.run();
+    } catch (err) {
+      throw busyOrSelf(err);
+    }
     try {
       const result = fn();
       this.tx.commit.run();
       return result;
     } catch (err) {
       if (this.db.isTransaction) this.tx.rollback.run();
-      throw err;
+      throw busyOrSelf(err);
     }
   }
 
@@ -424,6 +434,14 @@ function assertSchedulable(status: IntentStatus, patch: IntentPatch): void {
       throw new InvalidIntentError(`invalid patch: ${field} cannot be set on a '${status}' intent`);
     }
   }
+}
+
+/** SQLITE_BUSY and its extended codes (the low byte is the primary code). */
+function busyOrSelf(err: unknown): unknown {
+  const errcode = (err as { errcode?: unknown } | null)?.errcode;
+  return typeof errcode === 'number' && (errcode & 0xff) === 5
+    ? new LedgerBusyError({ cause: err })
+    : err;
 }
 
 function duplicateOrSelf(err: unknown): unknown {

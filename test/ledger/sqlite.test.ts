@@ -17,6 +17,7 @@ import {
   IllegalTransitionError,
   IncompatibleLedgerError,
   type Intent,
+  LedgerBusyError,
   SqliteLedger,
 } from '../../src/ledger/index.js';
 import {
@@ -177,6 +178,26 @@ describe('SqliteLedger', () => {
     db.exec('PRAGMA user_version = 99');
     db.close();
     assert.throws(() => new SqliteLedger(file), IncompatibleLedgerError);
+  });
+
+  it('reports a write lock held too long as LedgerBusyError, writes nothing, and recovers', async () => {
+    const store = new SqliteLedger({ path: file, busyTimeoutMs: 50 });
+    open.push(store);
+    const created = await store.create(newIntent());
+    const other = new DatabaseSync(file);
+    other.exec('BEGIN IMMEDIATE');
+    try {
+      const err = await rejection(
+        store.transition(created.id, 'creating', 'pending'),
+        LedgerBusyError,
+      );
+      assert.equal(err.code, 'LEDGER_BUSY');
+    } finally {
+      other.exec('COMMIT');
+      other.close();
+    }
+    assert.deepEqual(await store.get(created.id), created);
+    assert.equal((await store.transition(created.id, 'creating', 'pending'))?.status, 'pending');
   });
 
   it('lets exactly one of two instances on one file win each move (200 intents)', async () => {
