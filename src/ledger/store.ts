@@ -10,18 +10,22 @@ export interface TransitionOptions {
   patch?: IntentPatch;
   /** A short note kept in the intent's history (never a secret). */
   note?: string;
-  /** epoch ms; defaults to Date.now(). */
+  /** epoch ms; defaults to the store's clock (Date.now() unless configured). */
   now?: number;
 }
 
 export interface LedgerStore {
-  /** Records a new intent in status `creating`. Rejects a duplicate id or callback token. */
+  /**
+   * Records a new intent in status `creating`, with a UUID v7 id unless one is given. Rejects a
+   * duplicate id or callback token (DuplicateIntentError) and an invalid intent, e.g. an amount
+   * that is not a decimal string (InvalidIntentError); either way nothing is stored.
+   */
   create(intent: NewIntent, now?: number): Promise<Intent>;
 
   get(id: string): Promise<Intent | null>;
   byCallbackToken(token: string): Promise<Intent | null>;
   byRemoteId(kind: Intent['kind'], remoteId: string): Promise<Intent | null>;
-  /** Open intents (creating, pending, unknown) of a room, oldest first. */
+  /** Open intents (creating, pending, unknown) of a room, oldest (createdAt) first. */
   openByRoom(roomId: string): Promise<Intent[]>;
   /** Open intents of a player, oldest first. */
   openByPlayer(playerId: string): Promise<Intent[]>;
@@ -29,7 +33,9 @@ export interface LedgerStore {
   /**
    * Moves `id` from one of `from` to `to` atomically. Returns the updated intent, or null
    * when the intent's status was not in `from` (another writer won, or it was already
-   * there). Throws when the move itself is not allowed by TRANSITIONS.
+   * there). Throws IllegalTransitionError, before touching the store, when any listed source
+   * may not move to `to`. A move to a terminal status clears nextCheckAt and the lease, and its
+   * patch may not set them.
    */
   transition(
     id: string,
@@ -40,7 +46,8 @@ export interface LedgerStore {
 
   /**
    * Writes non-status fields while the status is still `status`. Returns the updated intent,
-   * or null when the status had changed.
+   * or null when the status had changed. A terminal intent may be annotated (error, meta) but
+   * never scheduled or leased.
    */
   update(
     id: string,
@@ -52,12 +59,15 @@ export interface LedgerStore {
   /**
    * Atomically takes up to `limit` open intents whose `nextCheckAt` is due (<= now) and whose
    * lease is free or expired, ordered by `nextCheckAt`, and leases them to `owner` until
-   * now + leaseMs. No two callers get the same intent while its lease runs.
+   * now + leaseMs. No two callers get the same intent while its lease runs. A lease is held
+   * while leaseOwner is set and now < leaseUntil. Leasing and releasing leave updatedAt alone:
+   * they record who is looking, not a change to the intent.
    */
   claimDue(now: number, limit: number, owner: string, leaseMs: number): Promise<Intent[]>;
 
   /** Releases a lease held by `owner` (no-op if it is not held by them). */
   release(id: string, owner: string): Promise<void>;
 
+  /** Idempotent; every other call afterwards rejects with LedgerClosedError. */
   close(): Promise<void>;
 }

@@ -1,0 +1,9 @@
+/**
+ * The ledger's public surface: the intent model, the store interface, the stores, and the
+ * errors callers switch on. Importing it loads `node:sqlite` and zod, nothing else.
+ */
+export * from './errors.js';
+export * from './intent.js';
+export { SqliteLedger, type SqliteLedgerOptions } from './sqlite.js';
+export type { LedgerStore, TransitionOptions } from './store.js';
+export { AMOUNT_PATTERN, CALLBACK_TOKEN_PATTERN } from './validate.js';

@@ -1,0 +1,489 @@
+/**
+ * The embedded ledger store: one SQLite table on `node:sqlite`, in a file (durable, shared by
+ * every process on the machine) or in memory (tests, demos).
+ *
+ * Usage:
+ *   const ledger = new SqliteLedger('./lightning.sqlite'); // or new SqliteLedger() for memory
+ *   const intent = await ledger.create({ kind: 'reward', roomId, playerId, amount: '21000',
+ *     unit: 'msats', description: 'Level 3', callbackToken });
+ *   await ledger.transition(intent.id, 'creating', 'pending', { patch: { remoteId, code } });
+ *
+ * Footprint: one connection and a dozen prepared statements per instance, no timers. Every
+ * call is synchronous under the async interface and blocks the event loop for one indexed
+ * statement; a file write also waits for one fsync (synchronous=FULL), and when another
+ * process holds the write lock, for up to `busyTimeoutMs`.
+ *
+ * Every write is one `BEGIN IMMEDIATE ... COMMIT` that never spans an await, so instances in
+ * one process never wait on each other, and instances in several processes serialise on
+ * SQLite's write lock. A status change is a compare-and-set on the status column: of two
+ * writers moving the same intent, exactly one gets a row back.
+ */
+import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
+import { v7 as uuidv7 } from 'uuid';
+import {
+  DuplicateIntentError,
+  IncompatibleLedgerError,
+  InvalidIntentError,
+  LedgerBusyError,
+  LedgerClosedError,
+} from './errors.js';
+import {
+  type Intent,
+  type IntentHistoryEntry,
+  type IntentPatch,
+  type IntentStatus,
+  isTerminal,
+  type NewIntent,
+  OPEN_STATUSES,
+} from './intent.js';
+import type { LedgerStore, TransitionOptions } from './store.js';
+import {
+  assertMove,
+  parseClaim,
+  parseEpochMs,
+  parseNewIntent,
+  parsePatch,
+  parseStatus,
+} from './validate.js';
+
+export interface SqliteLedgerOptions {
+  /** A file path, or ':memory:' for a private in-memory ledger. Default ':memory:'. */
+  path?: string;
+  /** The time source (epoch ms) used when a call gives no `now`. Default `Date.now`. */
+  clock?: () => number;
+  /** How long a write waits for another process's write lock before failing, in ms. Default 5000. */
+  busyTimeoutMs?: number;
+}
+
+/** Bumped whenever the table changes shape; an older library refuses a newer file. */
+const SCHEMA_VERSION = 1;
+
+// Constants, not input: safe to inline, and partial indexes are only used by queries that
+// repeat their WHERE term word for word.
+const OPEN_SQL = `status IN (${OPEN_STATUSES.map((s) => `'${s}'`).join(', ')})`;
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS intents (
+  seq             INTEGER PRIMARY KEY,
+  id              TEXT    NOT NULL UNIQUE,
+  kind            TEXT    NOT NULL,
+  status          TEXT    NOT NULL,
+  room_id         TEXT,
+  player_id       TEXT    NOT NULL,
+  amount          TEXT    NOT NULL,
+  unit            TEXT    NOT NULL,
+  description     TEXT    NOT NULL,
+  remote_id       TEXT,
+  code            TEXT,
+  uri             TEXT,
+  callback_token  TEXT,
+  idempotency_key TEXT,
+  expires_at      INTEGER,
+  created_at      INTEGER NOT NULL,
+  updated_at      INTEGER NOT NULL,
+  next_check_at   INTEGER,
+  checks          INTEGER NOT NULL,
+  lease_owner     TEXT,
+  lease_until     INTEGER,
+  error           TEXT,
+  meta            TEXT    NOT NULL,
+  history         TEXT    NOT NULL
+) STRICT;
+CREATE UNIQUE INDEX IF NOT EXISTS intents_callback_token
+  ON intents (callback_token) WHERE callback_token IS NOT NULL;
+CREATE INDEX IF NOT EXISTS intents_remote
+  ON intents (kind, remote_id, created_at) WHERE remote_id IS NOT NULL;
+CREATE INDEX IF NOT EXISTS intents_open_room
+  ON intents (room_id, created_at) WHERE ${OPEN_SQL};
+CREATE INDEX IF NOT EXISTS intents_open_player
+  ON intents (player_id, created_at) WHERE ${OPEN_SQL};
+CREATE INDEX IF NOT EXISTS intents_due
+  ON intents (next_check_at, created_at) WHERE next_check_at IS NOT NULL AND ${OPEN_SQL};
+`;
+
+/** Patchable fields and their columns; `meta` is the one stored as JSON text. */
+const PATCH_COLUMNS = {
+  remoteId: 'remote_id',
+  code: 'code',
+  uri: 'uri',
+  expiresAt: 'expires_at',
+  nextCheckAt: 'next_check_at',
+  checks: 'checks',
+  leaseOwner: 'lease_owner',
+  leaseUntil: 'lease_until',
+  error: 'error',
+  meta: 'meta',
+} as const satisfies Record<keyof IntentPatch, string>;
+
+/** Cleared when an intent reaches a terminal status: nothing is left to check or lease. */
+const SCHEDULE_COLUMNS: ReadonlySet<string> = new Set([
+  'next_check_at',
+  'lease_owner',
+  'lease_until',
+]);
+
+// One SET list serves `transition` and `update`: each column keeps its value unless the
+// patch names it (`:set_<col>` = 1), so one prepared statement covers every patch shape.
+const PATCH_SET = Object.values(PATCH_COLUMNS)
+  .map((col) =>
+    SCHEDULE_COLUMNS.has(col)
+      ? `${col} = CASE WHEN :terminal THEN NULL WHEN :set_${col} THEN :${col} ELSE ${col} END`
+      : `${col} = CASE WHEN :set_${col} THEN :${col} ELSE ${col} END`,
+  )
+  .join(',\n  ');
+
+const HISTORY_ENTRY = `json(CASE WHEN :note IS NULL
+    THEN json_object('at', :now, 'from', status, 'to', :to)
+    ELSE json_object('at', :now, 'from', status, 'to', :to, 'note', :note) END)`;
+
+interface IntentRow {
+  seq: number;
+  id: string;
+  kind: Intent['kind'];
+  status: IntentStatus;
+  room_id: string | null;
+  player_id: string;
+  amount: string;
+  unit: string;
+  description: string;
+  remote_id: string | null;
+  code: string | null;
+  uri: string | null;
+  callback_token: string | null;
+  idempotency_key: string | null;
+  expires_at: number | null;
+  created_at: number;
+  updated_at: number;
+  next_check_at: number | null;
+  checks: number;
+  lease_owner: string | null;
+  lease_until: number | null;
+  error: string | null;
+  meta: string;
+  history: string;
+}
+
+type Params = Record<string, SQLInputValue>;
+
+export class SqliteLedger implements LedgerStore {
+  readonly path: string;
+  private readonly db: DatabaseSync;
+  private readonly clock: () => number;
+  private closed = false;
+  private readonly sql: ReturnType<typeof prepareStatements>;
+  private readonly tx: { begin: StatementSync; commit: StatementSync; rollback: StatementSync };
+
+  constructor(options: string | SqliteLedgerOptions = {}) {
+    const opts = typeof options === 'string' ? { path: options } : options;
+    this.path = opts.path ?? ':memory:';
+    this.clock = opts.clock ?? Date.now;
+    // The busy timeout is set before the first statement: two processes opening a new file
+    // at once both run the schema and would otherwise fail with SQLITE_BUSY.
+    this.db = new DatabaseSync(this.path, { timeout: opts.busyTimeoutMs ?? 5000 });
+    try {
+      this.tx = {
+        begin: this.db.prepare('BEGIN IMMEDIATE'),
+        commit: this.db.prepare('COMMIT'),
+        rollback: this.db.prepare('ROLLBACK'),
+      };
+      this.configure();
+      this.sql = prepareStatements(this.db);
+    } catch (err) {
+      this.db.close();
+      throw err;
+    }
+  }
+
+  async create(intent: NewIntent, now: number = this.clock()): Promise<Intent> {
+    this.assertOpen();
+    const input = parseNewIntent(intent);
+    parseEpochMs(now, 'now');
+    const history: IntentHistoryEntry[] = [{ at: now, from: null, to: 'creating' }];
+    const params: Params = {
+      id: input.id ?? uuidv7(),
+      kind: input.kind,
+      room_id: input.roomId,
+      player_id: input.playerId,
+      amount: input.amount,
+      unit: input.unit,
+      description: input.description,
+      callback_token: input.callbackToken ?? null,
+      idempotency_key: input.idempotencyKey ?? null,
+      expires_at: input.expiresAt ?? null,
+      now,
+      next_check_at: input.nextCheckAt ?? null,
+      meta: JSON.stringify(input.meta ?? {}),
+      history: JSON.stringify(history),
+    };
+    try {
+      return this.write(() => toIntent(this.sql.insert.get(params)));
+    } catch (err) {
+      throw duplicateOrSelf(err);
+    }
+  }
+
+  async get(id: string): Promise<Intent | null> {
+    this.assertOpen();
+    return toIntentOrNull(this.sql.byId.get(id));
+  }
+
+  async byCallbackToken(token: string): Promise<Intent | null> {
+    this.assertOpen();
+    return toIntentOrNull(this.sql.byToken.get(token));
+  }
+
+  async byRemoteId(kind: Intent['kind'], remoteId: string): Promise<Intent | null> {
+    this.assertOpen();
+    return toIntentOrNull(this.sql.byRemote.get(kind, remoteId));
+  }
+
+  async openByRoom(roomId: string): Promise<Intent[]> {
+    this.assertOpen();
+    return this.sql.openByRoom.all(roomId).map(toIntent);
+  }
+
+  async openByPlayer(playerId: string): Promise<Intent[]> {
+    this.assertOpen();
+    return this.sql.openByPlayer.all(playerId).map(toIntent);
+  }
+
+  async transition(
+    id: string,
+    from: IntentStatus | readonly IntentStatus[],
+    to: IntentStatus,
+    options: TransitionOptions = {},
+  ): Promise<Intent | null> {
+    this.assertOpen();
+    const sources = assertMove(from, to);
+    const now = parseEpochMs(options.now ?? this.clock(), 'now');
+    const patch = parsePatch(options.patch ?? {});
+    assertSchedulable(to, patch);
+    const params: Params = {
+      ...patchParams(patch, isTerminal(to)),
+      id,
+      from: JSON.stringify(sources),
+      to,
+      now,
+      note: options.note ?? null,
+    };
+    return this.write(() => toIntentOrNull(this.sql.transition.get(params)));
+  }
+
+  async update(
+    id: string,
+    status: IntentStatus,
+    patch: IntentPatch,
+    now: number = this.clock(),
+  ): Promise<Intent | null> {
+    this.assertOpen();
+    parseStatus(status);
+    parseEpochMs(now, 'now');
+    const input = parsePatch(patch);
+    assertSchedulable(status, input);
+    const params: Params = { ...patchParams(input, isTerminal(status)), id, status, now };
+    return this.write(() => toIntentOrNull(this.sql.update.get(params)));
+  }
+
+  async claimDue(now: number, limit: number, owner: string, leaseMs: number): Promise<Intent[]> {
+    this.assertOpen();
+    parseEpochMs(now, 'now');
+    parseClaim(limit, owner, leaseMs);
+    if (limit === 0) return [];
+    const rows = this.write(() =>
+      this.sql.claim.all({ now, limit, owner, until: now + leaseMs }),
+    ) as unknown as IntentRow[];
+    // RETURNING yields rows in no promised order; the contract is nextCheckAt, then age.
+    rows.sort(
+      (a, b) =>
+        (a.next_check_at ?? 0) - (b.next_check_at ?? 0) ||
+        a.created_at - b.created_at ||
+        a.seq - b.seq,
+    );
+    return rows.map(toIntent);
+  }
+
+  async release(id: string, owner: string): Promise<void> {
+    this.assertOpen();
+    this.write(() => this.sql.release.run(id, owner));
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    try {
+      // Refreshes the planner's statistics where they are stale; SQLite advises it on close.
+      this.db.exec('PRAGMA optimize');
+    } finally {
+      this.db.close();
+    }
+  }
+
+  private configure(): void {
+    if (this.path !== ':memory:' && this.path !== '') {
+      // WAL: readers never block the writer, and a commit appends instead of rewriting pages.
+      this.db.exec('PRAGMA journal_mode = WAL');
+      // FULL, not NORMAL: under WAL, NORMAL may lose the last commits on power loss, and an
+      // intent is written precisely so that it survives the API call that follows it. One
+      // fsync per write is cheap next to the HTTP round trip it precedes.
+      this.db.exec('PRAGMA synchronous = FULL');
+    }
+    this.write(() => {
+      const row = this.db.prepare('PRAGMA user_version').get() as { user_version: number };
+      if (row.user_version > SCHEMA_VERSION) {
+        throw new IncompatibleLedgerError(
+          `ledger file ${this.path} has schema version ${row.user_version}; this library reads up to ${SCHEMA_VERSION}`,
+        );
+      }
+      this.db.exec(SCHEMA);
+      this.db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
+    });
+  }
+
+  /** Takes the write lock up front (IMMEDIATE), so a transaction never fails halfway on a lock upgrade. */
+  private write<T>(fn: () => T): T {
+    try {
+      this.tx.begin.run();
+    } catch (err) {
+      throw busyOrSelf(err);
+    }
+    try {
+      const result = fn();
+      this.tx.commit.run();
+      return result;
+    } catch (err) {
+      if (this.db.isTransaction) this.tx.rollback.run();
+      throw busyOrSelf(err);
+    }
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new LedgerClosedError();
+  }
+}
+
+function prepareStatements(db: DatabaseSync) {
+  const open = `SELECT * FROM intents WHERE %col = ? AND ${OPEN_SQL} ORDER BY created_at, seq`;
+  return {
+    insert: db.prepare(`
+      INSERT INTO intents (id, kind, status, room_id, player_id, amount, unit, description,
+        callback_token, idempotency_key, expires_at, created_at, updated_at, next_check_at,
+        checks, meta, history)
+      VALUES (:id, :kind, 'creating', :room_id, :player_id, :amount, :unit, :description,
+        :callback_token, :idempotency_key, :expires_at, :now, :now, :next_check_at,
+        0, :meta, :history)
+      RETURNING *`),
+    byId: db.prepare('SELECT * FROM intents WHERE id = ?'),
+    byToken: db.prepare('SELECT * FROM intents WHERE callback_token = ?'),
+    byRemote: db.prepare(
+      'SELECT * FROM intents WHERE kind = ? AND remote_id = ? ORDER BY created_at, seq LIMIT 1',
+    ),
+    openByRoom: db.prepare(open.replace('%col', 'room_id')),
+    openByPlayer: db.prepare(open.replace('%col', 'player_id')),
+    // The compare-and-set: the status test and the write are one statement, and `status` on
+    // the right-hand side is the old value, so the history entry records the real source.
+    transition: db.prepare(`
+      UPDATE intents SET
+        status = :to,
+        updated_at = :now,
+        history = json_insert(history, '$[#]', ${HISTORY_ENTRY}),
+        ${PATCH_SET}
+      WHERE id = :id AND status IN (SELECT value FROM json_each(:from))
+      RETURNING *`),
+    update: db.prepare(`
+      UPDATE intents SET
+        updated_at = :now,
+        ${PATCH_SET}
+      WHERE id = :id AND status = :status
+      RETURNING *`),
+    // Leases are bookkeeping about who is looking, not a change to the intent: updated_at stays.
+    claim: db.prepare(`
+      UPDATE intents SET lease_owner = :owner, lease_until = :until
+      WHERE seq IN (
+        SELECT seq FROM intents
+        WHERE next_check_at <= :now AND ${OPEN_SQL}
+          AND (lease_owner IS NULL OR lease_until IS NULL OR lease_until <= :now)
+        ORDER BY next_check_at, created_at, seq
+        LIMIT :limit)
+      RETURNING *`),
+    release: db.prepare(
+      'UPDATE intents SET lease_owner = NULL, lease_until = NULL WHERE id = ? AND lease_owner = ?',
+    ),
+  } satisfies Record<string, StatementSync>;
+}
+
+function patchParams(patch: IntentPatch, terminal: boolean): Params {
+  const params: Params = { terminal: terminal ? 1 : 0 };
+  for (const [field, col] of Object.entries(PATCH_COLUMNS)) {
+    const value = patch[field as keyof IntentPatch];
+    params[`set_${col}`] = value === undefined ? 0 : 1;
+    params[col] =
+      value === undefined || value === null
+        ? null
+        : field === 'meta'
+          ? JSON.stringify(value)
+          : (value as SQLInputValue);
+  }
+  return params;
+}
+
+/** A terminal intent is never checked or leased again, so a patch may not schedule one. */
+function assertSchedulable(status: IntentStatus, patch: IntentPatch): void {
+  if (!isTerminal(status)) return;
+  for (const field of ['nextCheckAt', 'leaseOwner', 'leaseUntil'] as const) {
+    if (patch[field] !== undefined && patch[field] !== null) {
+      throw new InvalidIntentError(`invalid patch: ${field} cannot be set on a '${status}' intent`);
+    }
+  }
+}
+
+/** SQLITE_BUSY and its extended codes (the low byte is the primary code). */
+function busyOrSelf(err: unknown): unknown {
+  const errcode = (err as { errcode?: unknown } | null)?.errcode;
+  return typeof errcode === 'number' && (errcode & 0xff) === 5
+    ? new LedgerBusyError({ cause: err })
+    : err;
+}
+
+function duplicateOrSelf(err: unknown): unknown {
+  if (err instanceof Error && (err as { errcode?: number }).errcode === 2067) {
+    // SQLITE_CONSTRAINT_UNIQUE names the column; the id and the token are the only unique ones.
+    if (err.message.includes('intents.id')) return new DuplicateIntentError('id', { cause: err });
+    if (err.message.includes('intents.callback_token')) {
+      return new DuplicateIntentError('callbackToken', { cause: err });
+    }
+  }
+  return err;
+}
+
+function toIntentOrNull(row: unknown): Intent | null {
+  return row === undefined ? null : toIntent(row);
+}
+
+function toIntent(value: unknown): Intent {
+  const row = value as IntentRow;
+  return {
+    id: row.id,
+    kind: row.kind,
+    status: row.status,
+    roomId: row.room_id,
+    playerId: row.player_id,
+    amount: row.amount,
+    unit: row.unit,
+    description: row.description,
+    remoteId: row.remote_id,
+    code: row.code,
+    uri: row.uri,
+    callbackToken: row.callback_token,
+    idempotencyKey: row.idempotency_key,
+    expiresAt: row.expires_at,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    nextCheckAt: row.next_check_at,
+    checks: row.checks,
+    leaseOwner: row.lease_owner,
+    leaseUntil: row.lease_until,
+    error: row.error,
+    meta: JSON.parse(row.meta) as Record<string, unknown>,
+    history: JSON.parse(row.history) as IntentHistoryEntry[],
+  };
+}

@@ -1,0 +1,118 @@
+/**
+ * The checks every store runs before it touches storage: new intents and patches are parsed
+ * by zod at this edge (amounts stay decimal strings, never JS numbers, because msats exceed
+ * 2^53), and a status move is checked against TRANSITIONS. Shared by the SQLite and Redis
+ * stores so that both refuse exactly the same calls. Costs one zod parse per write.
+ */
+import { z } from 'zod';
+import { IllegalTransitionError, InvalidIntentError } from './errors.js';
+import {
+  canMove,
+  INTENT_KINDS,
+  INTENT_STATUSES,
+  type IntentPatch,
+  type IntentStatus,
+  type NewIntent,
+} from './intent.js';
+
+/** A non-negative integer in decimal, without leading zeros: compared and summed as text or bigint. */
+export const AMOUNT_PATTERN = /^(0|[1-9][0-9]*)$/;
+/** base64url of at least 128 bits: anything shorter is guessable enough to forge a callback. */
+export const CALLBACK_TOKEN_PATTERN = /^[A-Za-z0-9_-]{22,}$/;
+
+const epochMs = z.int().nonnegative();
+const nonEmpty = z.string().min(1);
+const meta = z.record(z.string(), z.unknown());
+
+const newIntentSchema = z.strictObject({
+  id: nonEmpty.optional(),
+  kind: z.enum(INTENT_KINDS),
+  roomId: nonEmpty.nullable(),
+  playerId: nonEmpty,
+  amount: z.string().regex(AMOUNT_PATTERN, 'must be a non-negative integer as a decimal string'),
+  unit: nonEmpty,
+  description: z.string(),
+  callbackToken: z
+    .string()
+    .regex(CALLBACK_TOKEN_PATTERN, 'must be base64url of at least 128 bits')
+    .nullable()
+    .optional(),
+  idempotencyKey: nonEmpty.nullable().optional(),
+  expiresAt: epochMs.nullable().optional(),
+  nextCheckAt: epochMs.nullable().optional(),
+  meta: meta.optional(),
+});
+
+const patchSchema = z.strictObject({
+  remoteId: nonEmpty.nullable().optional(),
+  code: nonEmpty.nullable().optional(),
+  uri: nonEmpty.nullable().optional(),
+  expiresAt: epochMs.nullable().optional(),
+  nextCheckAt: epochMs.nullable().optional(),
+  checks: z.int().nonnegative().optional(),
+  leaseOwner: nonEmpty.nullable().optional(),
+  leaseUntil: epochMs.nullable().optional(),
+  error: z.string().nullable().optional(),
+  meta: meta.optional(),
+});
+
+function parse<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
+  const result = schema.safeParse(value);
+  if (!result.success) {
+    throw new InvalidIntentError(`invalid ${what}: ${z.prettifyError(result.error)}`, {
+      cause: result.error,
+    });
+  }
+  return result.data;
+}
+
+export function parseNewIntent(value: NewIntent): NewIntent {
+  const parsed = parse(newIntentSchema, value, 'intent');
+  if (parsed.meta !== undefined) assertJson(parsed.meta);
+  return parsed;
+}
+
+export function parsePatch(value: IntentPatch): IntentPatch {
+  const parsed = parse(patchSchema, value, 'patch');
+  if (parsed.meta !== undefined) assertJson(parsed.meta);
+  return parsed;
+}
+
+export function parseEpochMs(value: number, what: string): number {
+  return parse(epochMs, value, what);
+}
+
+export function parseStatus(value: IntentStatus): IntentStatus {
+  return parse(z.enum(INTENT_STATUSES), value, 'status');
+}
+
+export function parseClaim(limit: number, owner: string, leaseMs: number): void {
+  parse(z.int().nonnegative(), limit, 'limit');
+  parse(nonEmpty, owner, 'lease owner');
+  parse(z.int().positive(), leaseMs, 'lease duration');
+}
+
+/**
+ * Normalises `from` and refuses the whole call if any listed source may not move to `to`:
+ * a caller that lists a terminal status has a bug, even if the intent is elsewhere today.
+ */
+export function assertMove(
+  from: IntentStatus | readonly IntentStatus[],
+  to: IntentStatus,
+): IntentStatus[] {
+  const sources = typeof from === 'string' ? [from] : [...from];
+  const known = (s: unknown): s is IntentStatus => INTENT_STATUSES.includes(s as IntentStatus);
+  if (!known(to) || sources.length === 0 || !sources.every((s) => known(s) && canMove(s, to))) {
+    throw new IllegalTransitionError(sources, to);
+  }
+  return [...new Set(sources)];
+}
+
+/** Meta is stored as JSON text; refuse what would not come back as it went in (bigint, cycles). */
+function assertJson(value: Record<string, unknown>): void {
+  try {
+    JSON.stringify(value);
+  } catch (err) {
+    throw new InvalidIntentError('invalid meta: not serialisable as JSON', { cause: err });
+  }
+}

@@ -1,0 +1,652 @@
+/**
+ * The behaviour every LedgerStore promises, as one mocha suite that any store runs through:
+ * `describeLedgerContract('sqlite :memory:', async () => ({ store, cleanup }))`. Each test gets
+ * a fresh store from the factory. Costs a few milliseconds per test on an embedded store.
+ */
+
+import assert from 'node:assert/strict';
+import { randomBytes, randomUUID } from 'node:crypto';
+import {
+  DuplicateIntentError,
+  IllegalTransitionError,
+  INTENT_STATUSES,
+  type Intent,
+  type IntentStatus,
+  InvalidIntentError,
+  isTerminal,
+  LedgerClosedError,
+  type LedgerStore,
+  type NewIntent,
+  OPEN_STATUSES,
+  TERMINAL_STATUSES,
+  TRANSITIONS,
+} from '../../src/ledger/index.js';
+
+export type LedgerFactory = () => Promise<{ store: LedgerStore; cleanup(): Promise<void> }>;
+
+/** A base64url token of 128 bits, as the server layer makes them. */
+export function token(): string {
+  return randomBytes(16).toString('base64url');
+}
+
+/** A valid new intent with unique room and player ids, so stores may share a keyspace. */
+export function newIntent(overrides: Partial<NewIntent> = {}): NewIntent {
+  return {
+    kind: 'reward',
+    roomId: `room-${randomUUID()}`,
+    playerId: `player-${randomUUID()}`,
+    amount: '21000',
+    unit: 'msats',
+    description: 'Level 3 cleared',
+    callbackToken: token(),
+    ...overrides,
+  };
+}
+
+/** Awaits a promise that must reject with `type`, and returns the error. */
+export async function rejection<E extends Error>(
+  promise: Promise<unknown>,
+  type: abstract new (...args: never[]) => E,
+): Promise<E> {
+  try {
+    await promise;
+  } catch (err) {
+    assert.ok(err instanceof type, `expected a ${type.name}, got ${String(err)}`);
+    return err;
+  }
+  assert.fail(`expected a ${type.name}, but the call succeeded`);
+}
+
+/** Asserts that `actual` has every property of `expected` with a deeply equal value. */
+export function assertIncludes(actual: unknown, expected: Record<string, unknown>): void {
+  assert.ok(
+    actual !== null && typeof actual === 'object',
+    `expected an object, got ${typeof actual}`,
+  );
+  const picked = Object.fromEntries(
+    Object.keys(expected).map((k) => [k, (actual as Record<string, unknown>)[k]]),
+  );
+  assert.deepEqual(picked, expected);
+}
+
+/** Asserts that every one of `expected` is in `actual`. */
+export function assertMembers(actual: readonly unknown[], expected: readonly unknown[]): void {
+  for (const item of expected) assert.ok(actual.includes(item), `missing ${String(item)}`);
+}
+
+const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+const ALL_PAIRS = INTENT_STATUSES.flatMap((from) =>
+  INTENT_STATUSES.map((to) => [from, to] as const),
+);
+
+export function describeLedgerContract(name: string, factory: LedgerFactory): void {
+  describe(`LedgerStore contract: ${name}`, () => {
+    let store: LedgerStore;
+    let cleanup: () => Promise<void>;
+
+    beforeEach(async () => {
+      ({ store, cleanup } = await factory());
+    });
+
+    afterEach(async () => {
+      await cleanup();
+    });
+
+    /** Creates an intent and walks it to `status` along allowed moves. */
+    async function intentIn(
+      status: IntentStatus,
+      overrides: Partial<NewIntent> = {},
+    ): Promise<Intent> {
+      const created = await store.create(newIntent(overrides));
+      const path: Record<IntentStatus, IntentStatus[]> = {
+        creating: [],
+        pending: ['pending'],
+        unknown: ['unknown'],
+        completed: ['pending', 'completed'],
+        expired: ['pending', 'expired'],
+        failed: ['failed'],
+      };
+      let current = created;
+      for (const to of path[status]) {
+        const moved = await store.transition(current.id, current.status, to);
+        if (!moved) assert.fail(`could not move ${current.status} -> ${to}`);
+        current = moved;
+      }
+      assert.equal(current.status, status);
+      return current;
+    }
+
+    describe('create', () => {
+      it('records a creating intent with every default filled in', async () => {
+        const input = newIntent({ nextCheckAt: 5_000, meta: { slots: 0 } });
+        const intent = await store.create(input, 1_000);
+        assert.deepEqual(intent, {
+          id: intent.id,
+          kind: 'reward',
+          status: 'creating',
+          roomId: input.roomId,
+          playerId: input.playerId,
+          amount: '21000',
+          unit: 'msats',
+          description: 'Level 3 cleared',
+          remoteId: null,
+          code: null,
+          uri: null,
+          callbackToken: input.callbackToken,
+          idempotencyKey: null,
+          expiresAt: null,
+          createdAt: 1_000,
+          updatedAt: 1_000,
+          nextCheckAt: 5_000,
+          checks: 0,
+          leaseOwner: null,
+          leaseUntil: null,
+          error: null,
+          meta: { slots: 0 },
+          history: [{ at: 1_000, from: null, to: 'creating' }],
+        });
+        assert.deepEqual(await store.get(intent.id), intent);
+      });
+
+      it('generates UUID v7 ids that sort in creation order', async () => {
+        const ids: string[] = [];
+        for (let i = 0; i < 20; i++) ids.push((await store.create(newIntent())).id);
+        for (const id of ids) assert.match(id, UUID_V7);
+        assert.deepEqual([...ids].sort(), ids);
+        assert.equal(new Set(ids).size, ids.length);
+      });
+
+      it('keeps a given id, idempotency key, expiry and null room', async () => {
+        const id = randomUUID();
+        const intent = await store.create(
+          newIntent({
+            id,
+            kind: 'spend',
+            roomId: null,
+            unit: 'USDZ',
+            idempotencyKey: 'b3a1c2d4-0000-4000-8000-000000000000',
+            expiresAt: 99_000,
+            callbackToken: null,
+          }),
+        );
+        assertIncludes(intent, {
+          id,
+          kind: 'spend',
+          roomId: null,
+          unit: 'USDZ',
+          idempotencyKey: 'b3a1c2d4-0000-4000-8000-000000000000',
+          expiresAt: 99_000,
+          callbackToken: null,
+        });
+        assert.deepEqual(await store.get(id), intent);
+      });
+
+      it('keeps amounts beyond 2^53 exactly, as strings', async () => {
+        const amount = '123456789012345678901';
+        const intent = await store.create(newIntent({ amount }));
+        assert.equal(intent.amount, amount);
+        assert.equal((await store.get(intent.id))?.amount, amount);
+      });
+
+      it('rejects a duplicate id and keeps the first intent unchanged', async () => {
+        const first = await store.create(newIntent());
+        const err = await rejection(
+          store.create(newIntent({ id: first.id, amount: '1' })),
+          DuplicateIntentError,
+        );
+        assert.equal(err.code, 'LEDGER_DUPLICATE');
+        assert.equal(err.field, 'id');
+        assert.deepEqual(await store.get(first.id), first);
+      });
+
+      it('rejects a duplicate callback token and stores nothing for the second intent', async () => {
+        const first = await store.create(newIntent());
+        const second = newIntent({ id: randomUUID(), callbackToken: first.callbackToken });
+        const err = await rejection(store.create(second), DuplicateIntentError);
+        assert.equal(err.field, 'callbackToken');
+        assert.ok(!err.message.includes(first.callbackToken as string));
+        assert.equal(await store.get(second.id as string), null);
+        assert.deepEqual(await store.byCallbackToken(first.callbackToken as string), first);
+      });
+
+      it('allows many intents without a callback token', async () => {
+        const a = await store.create(newIntent({ callbackToken: null }));
+        const b = await store.create(newIntent({ callbackToken: null }));
+        assert.notEqual(a.id, b.id);
+      });
+
+      for (const amount of [21000, '1.5', '-1', '01', '', '1e9', ' 1']) {
+        it(`rejects the amount ${JSON.stringify(amount)} and stores nothing`, async () => {
+          const input = newIntent({ amount: amount as string });
+          const err = await rejection(store.create(input), InvalidIntentError);
+          assert.equal(err.code, 'LEDGER_INVALID');
+          assert.deepEqual(await store.openByPlayer(input.playerId), []);
+        });
+      }
+
+      it('rejects an unknown kind, a short callback token and unknown fields', async () => {
+        await rejection(store.create(newIntent({ kind: 'gift' as 'reward' })), InvalidIntentError);
+        await rejection(store.create(newIntent({ callbackToken: 'abc' })), InvalidIntentError);
+        const typo = { ...newIntent(), nextCheckAT: 5 } as NewIntent;
+        await rejection(store.create(typo), InvalidIntentError);
+      });
+    });
+
+    describe('reads', () => {
+      it('returns null for what does not exist', async () => {
+        assert.equal(await store.get(randomUUID()), null);
+        assert.equal(await store.byCallbackToken(token()), null);
+        assert.equal(await store.byRemoteId('reward', randomUUID()), null);
+        assert.deepEqual(await store.openByRoom(randomUUID()), []);
+        assert.deepEqual(await store.openByPlayer(randomUUID()), []);
+      });
+
+      it('returns fresh objects: changing one never changes the store or another result', async () => {
+        const created = await store.create(newIntent({ meta: { nested: { n: 1 } } }));
+        const snapshot = structuredClone(created);
+        created.meta.nested = 'changed';
+        created.history.push({ at: 0, from: 'creating', to: 'completed' });
+        created.status = 'completed';
+        const a = await store.get(created.id);
+        const b = await store.get(created.id);
+        assert.deepEqual(a, snapshot);
+        assert.notEqual(a, b);
+        if (!a || !b) assert.fail('missing intent');
+        assert.notEqual(a.meta, b.meta);
+        assert.notEqual(a.history, b.history);
+        a.history.length = 0;
+        assert.deepEqual(await store.get(created.id), snapshot);
+      });
+
+      it('finds an intent by callback token', async () => {
+        const intent = await store.create(newIntent());
+        await store.create(newIntent());
+        assert.deepEqual(await store.byCallbackToken(intent.callbackToken as string), intent);
+      });
+
+      it('finds an intent by kind and remote id, and not under another kind', async () => {
+        const remoteId = `wr-${randomUUID()}`;
+        const intent = await store.create(newIntent({ kind: 'reward' }));
+        const pending = await store.transition(intent.id, 'creating', 'pending', {
+          patch: { remoteId },
+        });
+        assert.deepEqual(await store.byRemoteId('reward', remoteId), pending);
+        assert.equal(await store.byRemoteId('entryFee', remoteId), null);
+      });
+
+      it('lists open intents of a room and of a player, oldest first, without terminal ones', async () => {
+        const roomId = `room-${randomUUID()}`;
+        const playerId = `player-${randomUUID()}`;
+        const at = async (now: number, status: IntentStatus) => {
+          const created = await store.create(newIntent({ roomId, playerId }), now);
+          if (status === 'creating') return created;
+          const moved = await store.transition(created.id, 'creating', status, { now: now + 1 });
+          if (!moved) assert.fail('transition refused');
+          return moved;
+        };
+        // Created out of time order, so that insertion order and id order disagree with age.
+        const c = await at(3_000, 'creating');
+        const a = await at(1_000, 'pending');
+        await at(1_500, 'failed');
+        const b = await at(2_000, 'unknown');
+        const done = await at(500, 'pending');
+        await store.transition(done.id, 'pending', 'completed');
+        await store.create(newIntent({ roomId: `room-${randomUUID()}` }));
+        await store
+          .create(newIntent({ roomId: null, playerId }), 2_500)
+          .then((d) => store.transition(d.id, 'creating', 'failed'));
+
+        const expected = [a, b, c].map((i) => i.id);
+        assert.deepEqual(
+          (await store.openByRoom(roomId)).map((i) => i.id),
+          expected,
+        );
+        assert.deepEqual(
+          (await store.openByPlayer(playerId)).map((i) => i.id),
+          expected,
+        );
+        assert.deepEqual(await store.openByRoom(roomId), [a, b, c]);
+      });
+
+      it('lists a player’s open intents across rooms and with no room', async () => {
+        const playerId = `player-${randomUUID()}`;
+        const x = await store.create(newIntent({ playerId }), 1);
+        const y = await store.create(newIntent({ playerId, roomId: null }), 2);
+        assert.deepEqual(
+          (await store.openByPlayer(playerId)).map((i) => i.id),
+          [x.id, y.id],
+        );
+      });
+    });
+
+    describe('transition', () => {
+      it('moves the status, appends history and applies the patch in one step', async () => {
+        const created = await store.create(newIntent({ meta: { a: 1 } }), 1_000);
+        const moved = await store.transition(created.id, 'creating', 'pending', {
+          patch: {
+            remoteId: 'wr-1',
+            code: 'LNURL1ABC',
+            uri: 'lightning:LNURL1ABC',
+            meta: { b: 2 },
+          },
+          note: 'created by the service',
+          now: 2_000,
+        });
+        assert.deepEqual(moved, {
+          ...created,
+          status: 'pending',
+          remoteId: 'wr-1',
+          code: 'LNURL1ABC',
+          uri: 'lightning:LNURL1ABC',
+          meta: { b: 2 },
+          updatedAt: 2_000,
+          history: [
+            { at: 1_000, from: null, to: 'creating' },
+            { at: 2_000, from: 'creating', to: 'pending', note: 'created by the service' },
+          ],
+        });
+        assert.deepEqual(await store.get(created.id), moved);
+      });
+
+      it('records the status it actually left when several sources are allowed', async () => {
+        const unknown = await intentIn('unknown');
+        const moved = await store.transition(unknown.id, ['pending', 'unknown'], 'completed', {
+          now: 9_000,
+        });
+        assert.equal(moved?.status, 'completed');
+        assert.deepEqual(moved?.history.at(-1), {
+          at: 9_000,
+          from: 'unknown',
+          to: 'completed',
+        });
+      });
+
+      it('returns null and changes nothing when the status is not a listed source', async () => {
+        const pending = await intentIn('pending');
+        assert.equal(await store.transition(pending.id, 'unknown', 'completed'), null);
+        assert.equal(await store.transition(pending.id, 'creating', 'failed'), null);
+        assert.deepEqual(await store.get(pending.id), pending);
+      });
+
+      it('returns null for an intent that does not exist', async () => {
+        assert.equal(await store.transition(randomUUID(), 'pending', 'completed'), null);
+      });
+
+      it('clears only the fields a patch sets to null, and keeps the rest', async () => {
+        const created = await store.create(newIntent({ nextCheckAt: 10, expiresAt: 20 }));
+        const pending = await store.transition(created.id, 'creating', 'pending', {
+          patch: { remoteId: 'wr-2', error: 'slow answer' },
+        });
+        const again = await store.transition(pending?.id as string, 'pending', 'failed', {
+          patch: { error: null, expiresAt: null },
+        });
+        assertIncludes(again, { remoteId: 'wr-2', error: null, expiresAt: null });
+      });
+
+      for (const [from, to] of ALL_PAIRS.filter(([f, t]) => !TRANSITIONS[f].includes(t))) {
+        it(`refuses ${from} -> ${to} with IllegalTransitionError and changes nothing`, async () => {
+          const intent = await intentIn(from);
+          const err = await rejection(
+            store.transition(intent.id, from, to, { patch: { error: 'x' } }),
+            IllegalTransitionError,
+          );
+          assert.equal(err.code, 'LEDGER_ILLEGAL_TRANSITION');
+          assert.deepEqual(await store.get(intent.id), intent);
+        });
+      }
+
+      for (const [from, to] of ALL_PAIRS.filter(([f, t]) => TRANSITIONS[f].includes(t))) {
+        it(`allows ${from} -> ${to}`, async () => {
+          const intent = await intentIn(from);
+          const moved = await store.transition(intent.id, from, to, { now: intent.updatedAt + 1 });
+          assert.equal(moved?.status, to);
+          assertIncludes(moved?.history.at(-1), { from, to });
+        });
+      }
+
+      it('refuses a source list with one illegal source, even if the intent sits in a legal one', async () => {
+        const pending = await intentIn('pending');
+        await rejection(
+          store.transition(pending.id, ['pending', 'completed'], 'completed'),
+          IllegalTransitionError,
+        );
+        await rejection(store.transition(pending.id, [], 'completed'), IllegalTransitionError);
+        await rejection(
+          store.transition(pending.id, 'pending', 'paid' as IntentStatus),
+          IllegalTransitionError,
+        );
+        assert.deepEqual(await store.get(pending.id), pending);
+      });
+
+      it('never moves a terminal intent again', async () => {
+        for (const status of TERMINAL_STATUSES) {
+          const intent = await intentIn(status);
+          for (const to of INTENT_STATUSES) {
+            const attempt = store.transition(intent.id, status, to);
+            await rejection(attempt, IllegalTransitionError);
+            // Callers who only list open sources (the normal case) just lose.
+            const sources = OPEN_STATUSES.filter((s) => TRANSITIONS[s].includes(to));
+            if (sources.length > 0) {
+              assert.equal(await store.transition(intent.id, sources, to), null);
+            }
+          }
+          assert.deepEqual(await store.get(intent.id), intent);
+        }
+      });
+
+      it('clears the schedule and the lease on a terminal move', async () => {
+        const created = await store.create(newIntent({ nextCheckAt: 100 }));
+        const pending = await store.transition(created.id, 'creating', 'pending');
+        const [claimed] = await store.claimDue(100, 1, 'worker-1', 60_000);
+        assert.equal(claimed?.id, pending?.id);
+        const done = await store.transition(created.id, 'pending', 'completed', {
+          patch: { checks: 1 },
+        });
+        assertIncludes(done, {
+          nextCheckAt: null,
+          leaseOwner: null,
+          leaseUntil: null,
+          checks: 1,
+        });
+        assert.deepEqual(await store.claimDue(10 ** 15, 10, 'worker-2', 1), []);
+      });
+
+      it('refuses a terminal move whose patch would schedule or lease the intent', async () => {
+        const pending = await intentIn('pending');
+        for (const patch of [{ nextCheckAt: 5 }, { leaseOwner: 'w' }, { leaseUntil: 5 }]) {
+          await rejection(
+            store.transition(pending.id, 'pending', 'expired', { patch }),
+            InvalidIntentError,
+          );
+        }
+        assert.deepEqual(await store.get(pending.id), pending);
+      });
+
+      it('keeps the schedule and the lease on a move between open statuses', async () => {
+        const created = await store.create(newIntent({ nextCheckAt: 100 }));
+        await store.claimDue(100, 1, 'worker-1', 60_000);
+        const moved = await store.transition(created.id, 'creating', 'unknown');
+        assertIncludes(moved, { nextCheckAt: 100, leaseOwner: 'worker-1', leaseUntil: 60_100 });
+      });
+
+      it('lets exactly one of many concurrent moves win', async () => {
+        const pending = await intentIn('pending');
+        const targets: IntentStatus[] = ['completed', 'expired', 'failed'];
+        const results = await Promise.all(
+          Array.from({ length: 12 }, (_, i) =>
+            store.transition(pending.id, ['pending', 'unknown'], targets[i % 3] as IntentStatus),
+          ),
+        );
+        const winners = results.filter((r) => r !== null);
+        assert.equal(winners.length, 1);
+        const final = await store.get(pending.id);
+        assert.equal(final?.status, winners[0]?.status);
+        assert.equal(final?.history.filter((h) => isTerminal(h.to)).length, 1);
+      });
+    });
+
+    describe('update', () => {
+      it('writes fields while the status is unchanged, without touching status or history', async () => {
+        const pending = await intentIn('pending');
+        const updated = await store.update(
+          pending.id,
+          'pending',
+          { checks: 3, error: 'timeout', nextCheckAt: 7_000, meta: { slots: 1 } },
+          8_000,
+        );
+        assert.deepEqual(updated, {
+          ...pending,
+          checks: 3,
+          error: 'timeout',
+          nextCheckAt: 7_000,
+          meta: { slots: 1 },
+          updatedAt: 8_000,
+        });
+        assert.deepEqual(await store.get(pending.id), updated);
+      });
+
+      it('returns null and writes nothing when the status has moved on', async () => {
+        const pending = await intentIn('pending');
+        assert.equal(await store.update(pending.id, 'creating', { checks: 9 }), null);
+        assert.deepEqual(await store.get(pending.id), pending);
+        assert.equal(await store.update(randomUUID(), 'pending', { checks: 9 }), null);
+      });
+
+      it('may annotate a terminal intent but never schedule or lease it', async () => {
+        const done = await intentIn('completed');
+        const noted = await store.update(done.id, 'completed', { meta: { credited: true } });
+        assert.deepEqual(noted?.meta, { credited: true });
+        for (const patch of [{ nextCheckAt: 1 }, { leaseOwner: 'w' }, { leaseUntil: 1 }]) {
+          const err = await rejection(
+            store.update(done.id, 'completed', patch),
+            InvalidIntentError,
+          );
+          assert.equal(err.code, 'LEDGER_INVALID');
+        }
+        assert.deepEqual(await store.get(done.id), noted);
+      });
+
+      it('rejects an invalid patch', async () => {
+        const pending = await intentIn('pending');
+        await rejection(
+          store.update(pending.id, 'pending', { status: 'completed' } as never),
+          InvalidIntentError,
+        );
+        await rejection(store.update(pending.id, 'pending', { checks: -1 }), InvalidIntentError);
+        await rejection(
+          store.update(pending.id, 'pending', { meta: { n: 1n } as never }),
+          InvalidIntentError,
+        );
+        assert.deepEqual(await store.get(pending.id), pending);
+      });
+    });
+
+    describe('claimDue and release', () => {
+      async function due(nextCheckAt: number, status: IntentStatus = 'pending'): Promise<Intent> {
+        const created = await store.create(newIntent({ nextCheckAt }), 1);
+        if (status === 'creating') return created;
+        const moved = await store.transition(created.id, 'creating', status, { now: 2 });
+        if (!moved) assert.fail('transition refused');
+        return moved;
+      }
+
+      it('leases due open intents, ordered by nextCheckAt, up to the limit', async () => {
+        const c = await due(300);
+        const a = await due(100, 'creating');
+        const b = await due(200, 'unknown');
+        await due(400); // not yet due
+        await store.transition((await due(50)).id, 'pending', 'completed');
+        await store.create(newIntent({ nextCheckAt: null }));
+
+        const claimed = await store.claimDue(300, 2, 'worker-1', 1_000);
+        assert.deepEqual(
+          claimed.map((i) => i.id),
+          [a.id, b.id],
+        );
+        // A lease says who is looking, not that the intent changed: everything else stays.
+        assert.deepEqual(claimed, [
+          { ...a, leaseOwner: 'worker-1', leaseUntil: 1_300 },
+          { ...b, leaseOwner: 'worker-1', leaseUntil: 1_300 },
+        ]);
+        for (const intent of claimed) assert.deepEqual(await store.get(intent.id), intent);
+        const rest = await store.claimDue(300, 10, 'worker-1', 1_000);
+        assert.deepEqual(
+          rest.map((i) => i.id),
+          [c.id],
+        );
+      });
+
+      it('never hands out an intent while its lease runs', async () => {
+        const intent = await due(100);
+        assert.equal((await store.claimDue(100, 10, 'worker-1', 1_000)).length, 1);
+        assert.deepEqual(await store.claimDue(500, 10, 'worker-2', 1_000), []);
+        assert.deepEqual(await store.claimDue(1_099, 10, 'worker-1', 1_000), []);
+        assert.equal((await store.get(intent.id))?.leaseOwner, 'worker-1');
+      });
+
+      it('hands out an intent again once its lease has expired', async () => {
+        const intent = await due(100);
+        await store.claimDue(100, 10, 'worker-1', 1_000);
+        const [again] = await store.claimDue(1_100, 10, 'worker-2', 1_000);
+        assertIncludes(again, { id: intent.id, leaseOwner: 'worker-2', leaseUntil: 2_100 });
+      });
+
+      it('gives concurrent claimers disjoint sets', async () => {
+        const ids = new Set<string>();
+        for (let i = 0; i < 30; i++) ids.add((await due(i)).id);
+        const results = await Promise.all(
+          Array.from({ length: 6 }, (_, i) => store.claimDue(100, 7, `worker-${i}`, 1_000)),
+        );
+        const seen = results.flat().map((i) => i.id);
+        assert.equal(new Set(seen).size, seen.length);
+        assert.deepEqual(new Set(seen), ids);
+      });
+
+      it('returns nothing for a limit of 0 and rejects nonsense arguments', async () => {
+        await due(1);
+        assert.deepEqual(await store.claimDue(100, 0, 'worker-1', 1_000), []);
+        await rejection(store.claimDue(100, -1, 'worker-1', 1_000), InvalidIntentError);
+        await rejection(store.claimDue(100, 1, '', 1_000), InvalidIntentError);
+        await rejection(store.claimDue(100, 1, 'worker-1', 0), InvalidIntentError);
+        assert.equal((await store.claimDue(100, 1, 'worker-1', 1_000)).length, 1);
+      });
+
+      it('releases a lease held by its owner, and only by its owner', async () => {
+        const intent = await due(100);
+        await store.claimDue(100, 10, 'worker-1', 1_000);
+        await store.release(intent.id, 'worker-2');
+        assert.equal((await store.get(intent.id))?.leaseOwner, 'worker-1');
+        await store.release(intent.id, 'worker-1');
+        const released = await store.get(intent.id);
+        assertIncludes(released, { leaseOwner: null, leaseUntil: null, updatedAt: 2 });
+        const [again] = await store.claimDue(200, 10, 'worker-2', 1_000);
+        assert.equal(again?.id, intent.id);
+        await store.release(randomUUID(), 'worker-2');
+      });
+    });
+
+    describe('close', () => {
+      it('refuses every call after close, and closing twice is harmless', async () => {
+        const intent = await store.create(newIntent());
+        await store.close();
+        await store.close();
+        const calls: Promise<unknown>[] = [
+          store.create(newIntent()),
+          store.get(intent.id),
+          store.byCallbackToken(intent.callbackToken as string),
+          store.byRemoteId('reward', 'x'),
+          store.openByRoom(intent.roomId as string),
+          store.openByPlayer(intent.playerId),
+          store.transition(intent.id, 'creating', 'pending'),
+          store.update(intent.id, 'creating', { checks: 1 }),
+          store.claimDue(0, 1, 'w', 1),
+          store.release(intent.id, 'w'),
+        ];
+        for (const call of calls) {
+          const err = await rejection(call, LedgerClosedError);
+          assert.equal(err.code, 'LEDGER_CLOSED');
+        }
+      });
+    });
+  });
+}

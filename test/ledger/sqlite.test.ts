@@ -1,0 +1,358 @@
+/**
+ * SqliteLedger: the shared contract on ':memory:' and on a file, then what only a file ledger
+ * promises: it survives a restart, and several instances or processes on one file never both
+ * win a move or a lease. The cross-process tests spawn two Node processes (about a second).
+ */
+
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { DatabaseSync } from 'node:sqlite';
+import type { Readable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import {
+  IllegalTransitionError,
+  IncompatibleLedgerError,
+  type Intent,
+  LedgerBusyError,
+  SqliteLedger,
+} from '../../src/ledger/index.js';
+import {
+  assertIncludes,
+  assertMembers,
+  describeLedgerContract,
+  newIntent,
+  rejection,
+} from './contract.js';
+
+async function tempDir(): Promise<{ dir: string; remove(): Promise<void> }> {
+  const dir = await mkdtemp(join(tmpdir(), 'ledger-test-'));
+  return { dir, remove: () => rm(dir, { recursive: true, force: true }) };
+}
+
+describeLedgerContract('SqliteLedger :memory:', async () => {
+  const store = new SqliteLedger();
+  return { store, cleanup: () => store.close() };
+});
+
+describeLedgerContract('SqliteLedger file', async () => {
+  const { dir, remove } = await tempDir();
+  const store = new SqliteLedger({ path: join(dir, 'ledger.sqlite') });
+  return {
+    store,
+    cleanup: async () => {
+      await store.close();
+      await remove();
+    },
+  };
+});
+
+describe('SqliteLedger', () => {
+  let dir: string;
+  let remove: () => Promise<void>;
+  let file: string;
+  const open: SqliteLedger[] = [];
+
+  function ledger(options: { clock?: () => number } = {}): SqliteLedger {
+    const instance = new SqliteLedger({ path: file, ...options });
+    open.push(instance);
+    return instance;
+  }
+
+  beforeEach(async () => {
+    ({ dir, remove } = await tempDir());
+    file = join(dir, 'ledger.sqlite');
+  });
+
+  afterEach(async () => {
+    await Promise.all(open.splice(0).map((l) => l.close()));
+    await remove();
+  });
+
+  /** n intents in `pending`, each due at `nextCheckAt`. */
+  async function pendingIntents(
+    store: SqliteLedger,
+    n: number,
+    nextCheckAt = 1,
+  ): Promise<string[]> {
+    const ids: string[] = [];
+    for (let i = 0; i < n; i++) {
+      const created = await store.create(newIntent({ nextCheckAt }), 1);
+      await store.transition(created.id, 'creating', 'pending', { now: 2 });
+      ids.push(created.id);
+    }
+    return ids;
+  }
+
+  it('accepts a path string, an options object, or nothing (memory)', async () => {
+    const byString = new SqliteLedger(file);
+    const created = await byString.create(newIntent());
+    await byString.close();
+    const byOptions = ledger();
+    assert.deepEqual(await byOptions.get(created.id), created);
+    const memory = new SqliteLedger();
+    assert.equal(memory.path, ':memory:');
+    assert.equal(await memory.get(created.id), null);
+    await memory.close();
+  });
+
+  it('uses the clock option when a call gives no time', async () => {
+    let now = 1_000;
+    const store = ledger({ clock: () => now });
+    const created = await store.create(newIntent());
+    now = 2_000;
+    const moved = await store.transition(created.id, 'creating', 'pending');
+    assert.equal(created.createdAt, 1_000);
+    assert.equal(moved?.updatedAt, 2_000);
+    assert.equal(moved?.history.at(-1)?.at, 2_000);
+  });
+
+  it('keeps every field of every intent across close and reopen', async () => {
+    const first = ledger();
+    const a = await first.create(
+      newIntent({
+        amount: '123456789012345678901',
+        idempotencyKey: '0b7c3f5e-0000-4000-8000-000000000001',
+        expiresAt: 1_700_000_000_000,
+        nextCheckAt: 1_700_000_060_000,
+        meta: { slots: { before: 3 }, tags: ['a', 'b'], ratio: 0.5, none: null },
+      }),
+      1_000,
+    );
+    await first.transition(a.id, 'creating', 'pending', {
+      patch: { remoteId: 'wr-9', code: 'LNURL1XYZ', uri: 'lightning:LNURL1XYZ', checks: 2 },
+      note: 'created',
+      now: 2_000,
+    });
+    await first.claimDue(1_700_000_060_000, 1, 'worker-1', 30_000);
+    const b = await first.create(newIntent({ kind: 'entryFee', roomId: null }), 3_000);
+    await first.transition(b.id, 'creating', 'unknown', {
+      patch: { error: 'timeout' },
+      now: 4_000,
+    });
+    await first.transition(b.id, 'unknown', 'failed', { note: 'operator', now: 5_000 });
+    const before = [await first.get(a.id), await first.get(b.id)];
+    await first.close();
+
+    const second = ledger();
+    const after = [await second.get(a.id), await second.get(b.id)];
+    assert.deepEqual(after, before);
+    assert.equal(after[0]?.amount, '123456789012345678901');
+    assert.equal(after[0]?.leaseOwner, 'worker-1');
+    assert.deepEqual(
+      after[1]?.history.map((h) => h.to),
+      ['creating', 'unknown', 'failed'],
+    );
+    assert.deepEqual(await second.byCallbackToken(a.callbackToken as string), before[0]);
+    assert.deepEqual(await second.byRemoteId('reward', 'wr-9'), before[0]);
+  });
+
+  it('stores the file in WAL mode with every index in place', async () => {
+    await ledger().create(newIntent());
+    const db = new DatabaseSync(file, { readOnly: true });
+    try {
+      assertIncludes(db.prepare('PRAGMA journal_mode').get(), { journal_mode: 'wal' });
+      const indexes = db
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'intents'")
+        .all()
+        .map((r) => r.name);
+      assertMembers(indexes, [
+        'intents_callback_token',
+        'intents_remote',
+        'intents_open_room',
+        'intents_open_player',
+        'intents_due',
+      ]);
+      const amount = db.prepare('SELECT typeof(amount) AS t FROM intents').get();
+      assertIncludes(amount, { t: 'text' });
+    } finally {
+      db.close();
+    }
+  });
+
+  it('refuses a file written by a newer schema version', async () => {
+    const db = new DatabaseSync(file);
+    db.exec('PRAGMA user_version = 99');
+    db.close();
+    assert.throws(() => new SqliteLedger(file), IncompatibleLedgerError);
+  });
+
+  it('reports a write lock held too long as LedgerBusyError, writes nothing, and recovers', async () => {
+    const store = new SqliteLedger({ path: file, busyTimeoutMs: 50 });
+    open.push(store);
+    const created = await store.create(newIntent());
+    const other = new DatabaseSync(file);
+    other.exec('BEGIN IMMEDIATE');
+    try {
+      const err = await rejection(
+        store.transition(created.id, 'creating', 'pending'),
+        LedgerBusyError,
+      );
+      assert.equal(err.code, 'LEDGER_BUSY');
+    } finally {
+      other.exec('COMMIT');
+      other.close();
+    }
+    assert.deepEqual(await store.get(created.id), created);
+    assert.equal((await store.transition(created.id, 'creating', 'pending'))?.status, 'pending');
+  });
+
+  it('lets exactly one of two instances on one file win each move (200 intents)', async () => {
+    const a = ledger();
+    const b = ledger();
+    const ids = await pendingIntents(a, 200);
+    let winsA = 0;
+    let winsB = 0;
+    for (const id of ids) {
+      const [ra, rb] = await Promise.all([
+        a.transition(id, 'pending', 'completed', { note: 'a' }),
+        b.transition(id, 'pending', 'completed', { note: 'b' }),
+      ]);
+      assert.equal([ra, rb].filter((r) => r !== null).length, 1);
+      if (ra) winsA++;
+      if (rb) winsB++;
+      const final = (await b.get(id)) as Intent;
+      assert.equal(final.status, 'completed');
+      assert.equal(final.history.filter((h) => h.to === 'completed').length, 1);
+    }
+    assert.equal(winsA + winsB, 200);
+  });
+
+  it('never leases one intent to two instances on one file', async () => {
+    const a = ledger();
+    const b = ledger();
+    const ids = await pendingIntents(a, 120);
+    const leased = new Map<string, string>();
+    for (;;) {
+      const [ca, cb] = await Promise.all([
+        a.claimDue(100, 7, 'a', 60_000),
+        b.claimDue(100, 7, 'b', 60_000),
+      ]);
+      if (ca.length + cb.length === 0) break;
+      for (const intent of [...ca, ...cb]) {
+        assert.equal(leased.has(intent.id), false, `${intent.id} leased twice`);
+        leased.set(intent.id, intent.leaseOwner as string);
+      }
+    }
+    assert.deepEqual([...leased.keys()].sort(), [...ids].sort());
+    assert.deepEqual(new Set(leased.values()), new Set(['a', 'b']));
+  });
+
+  it('lets another instance re-claim a lease that has expired, and not before', async () => {
+    const a = ledger();
+    const b = ledger();
+    const [id] = await pendingIntents(a, 1, 100);
+    assert.deepEqual(
+      (await a.claimDue(100, 1, 'a', 500)).map((i) => i.id),
+      [id],
+    );
+    assert.deepEqual(await b.claimDue(599, 1, 'b', 500), []);
+    const [again] = await b.claimDue(600, 1, 'b', 500);
+    assertIncludes(again, { id, leaseOwner: 'b', leaseUntil: 1_100 });
+    // The first owner's late release must not free the new owner's lease.
+    await a.release(id as string, 'a');
+    assert.equal((await a.get(id as string))?.leaseOwner, 'b');
+  });
+
+  it('changes nothing on an illegal move, seen from another instance', async () => {
+    const a = ledger();
+    const b = ledger();
+    const [id] = await pendingIntents(a, 1);
+    const before = await b.get(id as string);
+    await rejection(a.transition(id as string, 'pending', 'creating'), IllegalTransitionError);
+    assert.deepEqual(await b.get(id as string), before);
+  });
+
+  it('orders due intents by nextCheckAt across instances', async () => {
+    const a = ledger();
+    const b = ledger();
+    const times = [500, 100, 400, 200, 300];
+    const byTime = new Map<number, string>();
+    for (const [i, t] of times.entries()) {
+      const writer = i % 2 === 0 ? a : b;
+      byTime.set(t, (await pendingIntents(writer, 1, t))[0] as string);
+    }
+    const claimed = await b.claimDue(1_000, 10, 'b', 60_000);
+    assert.deepEqual(
+      claimed.map((i) => i.nextCheckAt),
+      [100, 200, 300, 400, 500],
+    );
+    assert.deepEqual(
+      claimed.map((i) => i.id),
+      [100, 200, 300, 400, 500].map((t) => byTime.get(t)),
+    );
+  });
+
+  describe('two processes on one file', function () {
+    this.timeout(60_000);
+    const worker = fileURLToPath(new URL('./fixtures/race-worker.ts', import.meta.url));
+
+    /** Starts one worker process per name, waits until all are ready, then starts them together. */
+    async function race(mode: 'transition' | 'claim', ids: string[]): Promise<string[][]> {
+      const children = ['p1', 'p2'].map((name) =>
+        spawn(process.execPath, ['--import', 'tsx', worker, file, mode, name], {
+          cwd: fileURLToPath(new URL('../..', import.meta.url)),
+          stdio: ['pipe', 'pipe', 'inherit'],
+        }),
+      );
+      try {
+        const outputs = children.map((child) => lineReader(child));
+        for (const next of outputs) assert.equal(await next(), 'ready');
+        const start = JSON.stringify({ ids, startAt: Date.now() + 200 });
+        for (const child of children) child.stdin.write(`${start}\n`);
+        const results = await Promise.all(outputs.map(async (next) => JSON.parse(await next())));
+        await Promise.all(children.map((c) => exited(c)));
+        return results as string[][];
+      } finally {
+        // A failed assertion or a mocha timeout must not leave workers running.
+        for (const child of children) if (child.exitCode === null) child.kill();
+      }
+    }
+
+    it('lets exactly one process win each move', async () => {
+      const ids = await pendingIntents(ledger(), 200);
+      const [p1, p2] = await race('transition', ids);
+      const all = [...(p1 ?? []), ...(p2 ?? [])];
+      assert.deepEqual(all.sort(), [...ids].sort());
+      const reader = ledger();
+      for (const id of ids) {
+        const final = (await reader.get(id)) as Intent;
+        assert.equal(final.status, 'completed');
+        assert.equal(final.history.filter((h) => h.to === 'completed').length, 1);
+      }
+    });
+
+    it('never leases one intent to both processes', async () => {
+      const ids = await pendingIntents(ledger(), 200);
+      const [p1, p2] = await race('claim', ids);
+      const all = [...(p1 ?? []), ...(p2 ?? [])];
+      assert.equal(new Set(all).size, all.length, 'an intent was leased twice');
+      assert.deepEqual(all.sort(), [...ids].sort());
+    });
+  });
+});
+
+function lineReader(child: ChildProcess & { stdout: Readable }): () => Promise<string> {
+  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+  return async () => {
+    const { value, done } = await lines.next();
+    if (done) throw new Error('worker exited without answering');
+    return value;
+  };
+}
+
+function exited(child: ChildProcess): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (child.exitCode !== null) {
+      if (child.exitCode === 0) resolve();
+      else reject(new Error(`worker exited with ${child.exitCode}`));
+      return;
+    }
+    child.once('exit', (code) =>
+      code === 0 ? resolve() : reject(new Error(`worker exited with ${code}`)),
+    );
+  });
+}
