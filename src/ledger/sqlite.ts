@@ -55,6 +55,9 @@ export interface SqliteLedgerOptions {
   busyTimeoutMs?: number;
 }
 
+/** How long a webhook event id is remembered for deduplication (deliveries retry for hours). */
+const EVENT_MEMORY_MS = 7 * 24 * 3600 * 1000;
+
 /** Bumped whenever the table changes shape; an older library refuses a newer file. */
 const SCHEMA_VERSION = 1;
 
@@ -99,6 +102,11 @@ CREATE INDEX IF NOT EXISTS intents_open_player
   ON intents (player_id, created_at) WHERE ${OPEN_SQL};
 CREATE INDEX IF NOT EXISTS intents_due
   ON intents (next_check_at, created_at) WHERE next_check_at IS NOT NULL AND ${OPEN_SQL};
+CREATE TABLE IF NOT EXISTS events (
+  id      TEXT    PRIMARY KEY,
+  seen_at INTEGER NOT NULL
+) STRICT, WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS events_seen ON events (seen_at);
 `;
 
 /** Patchable fields and their columns; `meta` is the one stored as JSON text. */
@@ -307,6 +315,18 @@ export class SqliteLedger implements LedgerStore {
     this.write(() => this.sql.release.run(id, owner));
   }
 
+  async recordEvent(eventId: string, now: number = this.clock()): Promise<boolean> {
+    this.assertOpen();
+    if (typeof eventId !== 'string' || eventId === '' || eventId.length > 512) {
+      throw new InvalidIntentError('eventId must be a non-empty string of at most 512 characters');
+    }
+    parseEpochMs(now, 'now');
+    return this.write(() => {
+      this.sql.forgetEvents.run(now - EVENT_MEMORY_MS);
+      return this.sql.recordEvent.run(eventId, now).changes === 1;
+    });
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
@@ -373,6 +393,8 @@ function prepareStatements(db: DatabaseSync) {
         0, :meta, :history)
       RETURNING *`),
     byId: db.prepare('SELECT * FROM intents WHERE id = ?'),
+    recordEvent: db.prepare('INSERT OR IGNORE INTO events (id, seen_at) VALUES (?, ?)'),
+    forgetEvents: db.prepare('DELETE FROM events WHERE seen_at < ?'),
     byToken: db.prepare('SELECT * FROM intents WHERE callback_token = ?'),
     byRemote: db.prepare(
       'SELECT * FROM intents WHERE kind = ? AND remote_id = ? ORDER BY created_at, seq LIMIT 1',

@@ -69,5 +69,11 @@ export interface LedgerStore {
   release(id: string, owner: string): Promise<void>;
 
   /** Idempotent; every other call afterwards rejects with LedgerClosedError. */
+  /**
+   * Remembers a webhook event id; true the first time it is seen, false for a repeat
+   * delivery. Ids are forgotten after a week (deliveries retry for hours, not days).
+   */
+  recordEvent(eventId: string, now?: number): Promise<boolean>;
+
   close(): Promise<void>;
 }

@@ -32,7 +32,10 @@ export class WidgetAccess {
   userId(client: Client, playerId: string): Promise<string> {
     if (this.#options.widgetUser) return this.#options.widgetUser(client, playerId);
     let cache = userIds.get(this.#core);
-    if (!cache) userIds.set(this.#core, (cache = new Map()));
+    if (!cache) {
+      cache = new Map();
+      userIds.set(this.#core, cache);
+    }
     const known = cache.get(playerId);
     if (known) return known;
     const email = this.email(client);

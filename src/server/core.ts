@@ -16,8 +16,7 @@
  */
 import { EventEmitter } from 'node:events';
 import { matchMaker } from '@colyseus/core';
-import type { PaymentsApi, PaymentsApiOptions } from '../api/client.js';
-import type { PathTable } from '../api/paths.js';
+import type { PaymentsApi } from '../api/client.js';
 import { type Intent, type IntentPatch, type IntentStatus, isTerminal } from '../ledger/intent.js';
 import type { LedgerStore } from '../ledger/store.js';
 import { lightningEndpoints } from './endpoints.js';
@@ -26,12 +25,7 @@ import { startEntryFee } from './operations/entry-fee.js';
 import type { EntryFeeInput, RewardInput, SpendInput } from './operations/inputs.js';
 import { startReward } from './operations/reward.js';
 import { startSpend } from './operations/spend.js';
-import {
-  type LightningLogger,
-  type LightningOptions,
-  type ResolvedOptions,
-  resolveOptions,
-} from './options.js';
+import type { LightningLogger, ResolvedOptions } from './options.js';
 import { Reconciler } from './reconciler.js';
 import { type PresenceLike, roomChannel, settlementMessage } from './settlement.js';
 import { looksLikeToken, sameToken } from './tokens.js';

@@ -5,6 +5,7 @@
  */
 import { createRouter, defineRoom, type Room } from '@colyseus/core';
 import { boot, type ColyseusTestServer } from '@colyseus/testing';
+import type { ConfigOptions } from '@colyseus/tools';
 import { type Emulator, ManualClock, startEmulator } from '../../src/emulator/index.js';
 import { createLightning, type Lightning } from '../../src/lightning.js';
 import type { LightningOptions } from '../../src/server/options.js';
@@ -38,8 +39,10 @@ export async function startGame(
   const defined = Object.fromEntries(
     Object.entries(rooms).map(([name, klass]) => [name, defineRoom(klass as never)]),
   );
-  const colyseus = await boot(
-    { rooms: defined, routes: createRouter({ ...lightning.endpoints() }) } as never,
+  const colyseus: ColyseusTestServer = await boot(
+    { rooms: defined, routes: createRouter({ ...lightning.endpoints() }) } as Parameters<
+      typeof boot
+    >[0],
     port,
   );
   return {
