@@ -39,12 +39,9 @@ export async function startGame(
   const defined = Object.fromEntries(
     Object.entries(rooms).map(([name, klass]) => [name, defineRoom(klass as never)]),
   );
-  const colyseus: ColyseusTestServer = await boot(
-    { rooms: defined, routes: createRouter({ ...lightning.endpoints() }) } as Parameters<
-      typeof boot
-    >[0],
-    port,
-  );
+  const config = { rooms: defined, routes: createRouter({ ...lightning.endpoints() }) };
+  const colyseus: ColyseusTestServer = await boot(config as unknown as ConfigOptions, port);
+
   return {
     colyseus,
     lightning,
