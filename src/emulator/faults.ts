@@ -6,7 +6,12 @@
  * Cost when no fault is set: one array length check per request.
  */
 
-export type FaultMode = 'status' | 'process-then-destroy' | 'destroy-before-processing' | 'hang';
+export type FaultMode =
+  | 'status'
+  | 'process-then-destroy'
+  | 'process-then-hang'
+  | 'destroy-before-processing'
+  | 'hang';
 
 export interface FaultRule {
   /** Any method when omitted. */

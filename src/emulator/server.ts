@@ -292,6 +292,8 @@ export function createRequestHandler(
       req.socket.destroy();
       return;
     }
+    // Processed, and the answer never comes: the client times out on a request that happened.
+    if (fault?.mode === 'process-then-hang') return;
     send(res, reply);
   }
 

@@ -62,9 +62,10 @@ export async function observe(
       if (intent.expiresAt !== null && now >= intent.expiresAt) {
         // Our deadline passed: close the charge so no late payment lands on an expired fee,
         // then read once more, because a payment may have arrived just before.
-        charge = await api.staticCharges.update(remoteId, {
-          expiresAt: new Date(now).toISOString(),
-        });
+        // The charge's own creation time is in the past on the service's clock, whatever
+        // the skew between our clocks.
+        const closeAt = charge.createdAt ?? new Date(now - 60_000).toISOString();
+        charge = await api.staticCharges.update(remoteId, { expiresAt: closeAt });
         charge = await api.staticCharges.get(remoteId);
         if (charge.slots > baseline) {
           return { to: 'completed', patch, note: `paid (${charge.slots} slots)`, callbackUrl };

@@ -145,11 +145,18 @@ export function resolveOptions(
       'is required with a real API key: the origin the service can reach for callbacks',
     );
   }
-  if (!o.publicUrl.startsWith('https://')) {
+  if (!o.publicUrl.startsWith('https://') && !isLoopback(o.baseUrl)) {
     throw new InvalidArgumentError(
       'options.publicUrl',
       'must be https with a real API key (the service only calls HTTPS callback URLs)',
     );
   }
   return { ...o, publicUrl: o.publicUrl.replace(/\/+$/, '') };
+}
+
+/** A service on this machine (an emulator in another process) may call plain-http callbacks. */
+function isLoopback(baseUrl: string | undefined): boolean {
+  if (baseUrl === undefined) return false;
+  const host = new URL(baseUrl).hostname;
+  return host === 'localhost' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host);
 }

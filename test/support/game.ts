@@ -34,6 +34,7 @@ export async function startGame(
     publicUrl: `http://127.0.0.1:${port}`,
     logger: quietLogger,
     api: { retry: { baseDelayMs: 1, maxDelayMs: 5 } },
+    ledger: ':memory:',
     ...lightningOptions,
   } as LightningOptions);
   const defined = Object.fromEntries(
