@@ -1,0 +1,30 @@
+/**
+ * `npm run bench`: runs every benchmark (or the ones named: `client`, `screen`, `scale`,
+ * `presence`) and prints one table of absolute figures and ratios. bench/README.md says how
+ * each is measured and what its limit is.
+ *
+ *   npm run bench                  all of them, under five minutes on 2 cores
+ *   npm run bench -- client scale  some of them
+ */
+import { benchClient } from './client.js';
+import { printTable, type Row } from './support/table.js';
+
+const benches: Record<string, () => Promise<Row[]>> = {
+  client: async () => (await benchClient()).rows,
+};
+
+const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));
+const names = wanted.length > 0 ? wanted : Object.keys(benches);
+const rows: Row[] = [];
+const started = performance.now();
+for (const name of names) {
+  const bench = benches[name];
+  if (!bench) throw new Error(`no benchmark '${name}' (have: ${Object.keys(benches).join(', ')})`);
+  const t = performance.now();
+  process.stderr.write(`running ${name}...\n`);
+  rows.push(...(await bench()));
+  process.stderr.write(`  ${name} took ${((performance.now() - t) / 1000).toFixed(1)} s\n`);
+}
+console.log(`\ncolyseus-lightning benchmarks, ${new Date().toISOString().slice(0, 10)}, node ${process.version}`);
+printTable(rows);
+console.log(`total ${((performance.now() - started) / 1000).toFixed(0)} s`);
