@@ -23,7 +23,7 @@ export interface RequestEvent {
   outcome: string;
 }
 
-const requestChannel = channel(REQUEST_CHANNEL);
+export const requestChannel = channel(REQUEST_CHANNEL);
 
 export function publishRequest(event: RequestEvent): void {
   if (requestChannel.hasSubscribers) requestChannel.publish(event);
