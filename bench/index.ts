@@ -25,6 +25,8 @@ for (const name of names) {
   rows.push(...(await bench()));
   process.stderr.write(`  ${name} took ${((performance.now() - t) / 1000).toFixed(1)} s\n`);
 }
-console.log(`\ncolyseus-lightning benchmarks, ${new Date().toISOString().slice(0, 10)}, node ${process.version}`);
+console.log(
+  `\ncolyseus-lightning benchmarks, ${new Date().toISOString().slice(0, 10)}, node ${process.version}`,
+);
 printTable(rows);
 console.log(`total ${((performance.now() - started) / 1000).toFixed(0)} s`);

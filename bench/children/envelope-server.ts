@@ -44,6 +44,8 @@ const server = createServer({ keepAliveTimeout: 60_000 }, (req, res) => {
 server.listen(0, '127.0.0.1', () => {
   const address = server.address();
   if (typeof address !== 'object' || address === null) throw new Error('no address');
-  process.stdout.write(`${JSON.stringify({ url: `http://127.0.0.1:${address.port}`, bytes: body.length })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ url: `http://127.0.0.1:${address.port}`, bytes: body.length })}\n`,
+  );
 });
 process.on('SIGTERM', () => process.exit(0));

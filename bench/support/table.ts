@@ -49,6 +49,8 @@ export function printTable(rows: readonly Row[], out: (line: string) => void = c
   const line = (c: string[]) =>
     `| ${c.map((cell, i) => (i === 2 || i === 4 ? cell.padStart(widths[i] as number) : cell.padEnd(widths[i] as number))).join(' | ')} |`;
   out(line(all[0] as string[]));
-  out(`|${widths.map((w, i) => (i === 2 || i === 4 ? `${'-'.repeat(w + 1)}:` : '-'.repeat(w + 2))).join('|')}|`);
+  out(
+    `|${widths.map((w, i) => (i === 2 || i === 4 ? `${'-'.repeat(w + 1)}:` : '-'.repeat(w + 2))).join('|')}|`,
+  );
   for (const c of all.slice(1)) out(line(c));
 }
