@@ -7,12 +7,21 @@
  *   npm run bench -- client scale  some of them
  */
 import { benchClient } from './client.js';
+import { benchPresence } from './presence.js';
+import { benchScale } from './scale.js';
 import { printTable, type Row } from './support/table.js';
 
 const benches: Record<string, () => Promise<Row[]>> = {
   client: async () => (await benchClient()).rows,
+  scale: async () => {
+    const { rows, profile } = await benchScale();
+    profiles.push(['3 scale: game server CPU profile, top costs', profile]);
+    return rows;
+  },
+  presence: () => benchPresence(),
 };
 
+const profiles: [string, string[]][] = [];
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 const names = wanted.length > 0 ? wanted : Object.keys(benches);
 const rows: Row[] = [];
@@ -29,4 +38,8 @@ console.log(
   `\ncolyseus-lightning benchmarks, ${new Date().toISOString().slice(0, 10)}, node ${process.version}`,
 );
 printTable(rows);
+for (const [title, lines] of profiles) {
+  console.log(`\n${title}`);
+  for (const line of lines) console.log(`  ${line}`);
+}
 console.log(`total ${((performance.now() - started) / 1000).toFixed(0)} s`);

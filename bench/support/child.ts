@@ -29,6 +29,11 @@ export async function startChild<Info>(
   const queue: string[] = [];
   const waiting: ((line: string) => void)[] = [];
   lines.on('line', (line) => {
+    // Libraries in the child may print to stdout too (Colyseus does); only JSON is ours.
+    if (!line.startsWith('{')) {
+      if (process.env.BENCH_VERBOSE) process.stderr.write(`[child] ${line}\n`);
+      return;
+    }
     const waiter = waiting.shift();
     if (waiter) waiter(line);
     else queue.push(line);
