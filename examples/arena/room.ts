@@ -17,11 +17,14 @@ export interface ArenaJoinOptions {
   playerId?: string;
 }
 
-export function arenaRoom(lightning: Lightning, onPlayerJoined?: (playerId: string, userId: string) => Promise<void>) {
+export function arenaRoom(
+  lightning: Lightning,
+  onPlayerJoined?: (playerId: string, userId: string) => Promise<void>,
+) {
   return class Arena extends Room<{ state: ArenaState }> {
     override maxClients = arenaConfig.maxPlayers;
     override state = new ArenaState();
-    plugins = definePlugins([lightning.plugin()]);
+    override plugins = definePlugins([lightning.plugin()]);
 
     override messages = {
       click: (client: Client) => this.#click(client),
@@ -54,10 +57,16 @@ export function arenaRoom(lightning: Lightning, onPlayerJoined?: (playerId: stri
         this.state.players.set(playerId, player);
       }
       if (onPlayerJoined) {
-        const userId = await this.plugins.lightning.widgetUserId(client);
-        await onPlayerJoined(playerId, userId);
+        // The service creates a widget user once per reference_id; a repeat returns it.
+        const user = await lightning.api.widgetUsers.create({
+          reference_id: playerId,
+          email: client.userData.email,
+        });
+        await onPlayerJoined(playerId, user.id);
       }
-      const open = this.plugins.lightning.entriesOf(client).some((e) => e.kind === 'entryFee' && e.status === 'pending');
+      const open = this.plugins.lightning
+        .entriesOf(client)
+        .some((e) => e.kind === 'entryFee' && e.status === 'pending');
       if (!player.paid && !open) await this.#chargeFee(client);
     }
 
@@ -70,7 +79,8 @@ export function arenaRoom(lightning: Lightning, onPlayerJoined?: (playerId: stri
 
     async #chargeFee(client: Client) {
       const player = this.state.players.get((client.auth as { id: string }).id);
-      if (!player || player.paid || this.state.phase === 'countdown' || this.state.phase === 'go') return;
+      if (!player || player.paid || this.state.phase === 'countdown' || this.state.phase === 'go')
+        return;
       await this.plugins.lightning.chargeEntryFee(client, {
         amountMsat: arenaConfig.entryFeeMsat,
         description: 'Arena entry fee',
@@ -89,9 +99,12 @@ export function arenaRoom(lightning: Lightning, onPlayerJoined?: (playerId: stri
       this.state.phase = 'countdown';
       this.clock.setTimeout(() => {
         this.state.phase = 'ready';
-        this.clock.setTimeout(() => {
-          if (this.state.phase === 'ready') this.state.phase = 'go';
-        }, 1_000 + Math.random() * 2_000);
+        this.clock.setTimeout(
+          () => {
+            if (this.state.phase === 'ready') this.state.phase = 'go';
+          },
+          1_000 + Math.random() * 2_000,
+        );
       }, 3_000);
     }
 
@@ -131,7 +144,10 @@ export function arenaRoom(lightning: Lightning, onPlayerJoined?: (playerId: stri
       const price = typeof item === 'string' ? arenaConfig.shop[item] : undefined;
       if (price === undefined) return client.send('shop', { ok: false, message: 'No such item.' });
       try {
-        await this.plugins.lightning.spendPoints(client, { amount: price, description: `shop: ${item}` });
+        await this.plugins.lightning.spendPoints(client, {
+          amount: price,
+          description: `shop: ${item}`,
+        });
         this.state.players.get((client.auth as { id: string }).id)?.items.push(item as string);
         client.send('shop', { ok: true, message: `You bought the ${item}.` });
       } catch (err) {

@@ -83,7 +83,9 @@ describe('example arena in a browser', function () {
 
     // The winner claims through the dev wallet and sees the prize completed.
     await alice.click('text=Claim with dev wallet');
-    await alice.waitForSelector('.entry:has-text("Your prize") .status.completed', { timeout: 20_000 });
+    await alice.waitForSelector('.entry:has-text("Your prize") .status.completed', {
+      timeout: 20_000,
+    });
     await alice.screenshot({ path: `${ARTIFACTS}/arena-3-claimed.png` });
 
     // The shop: points spent, and the short-balance case is a friendly message.

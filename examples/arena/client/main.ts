@@ -33,7 +33,11 @@ interface ArenaView {
   prizeMsat: string;
   entryFeeMsat: string;
   players: MapLike<PlayerView>;
-  lightning?: { rewards?: MapLike<Entry>; entryFees?: MapLike<Entry>; pointSpends?: MapLike<Entry> };
+  lightning?: {
+    rewards?: MapLike<Entry>;
+    entryFees?: MapLike<Entry>;
+    pointSpends?: MapLike<Entry>;
+  };
 }
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
@@ -80,7 +84,11 @@ function render(state: ArenaView) {
     finished: state.winner === me ? `You won ${sats(state.prizeMsat)}!` : 'Round over.',
   };
   $('phase').textContent = phaseText[state.phase] ?? state.phase;
-  button.disabled = !(self?.paid && !self.out && ['countdown', 'ready', 'go'].includes(state.phase));
+  button.disabled = !(
+    self?.paid &&
+    !self.out &&
+    ['countdown', 'ready', 'go'].includes(state.phase)
+  );
   button.textContent = state.phase === 'go' ? 'CLICK!' : self?.out ? 'Too early: out' : 'Wait…';
   button.classList.toggle('go', state.phase === 'go');
 
@@ -106,12 +114,16 @@ function findPlayer(state: ArenaView, id: string): PlayerView | undefined {
 function renderEntries(state: ArenaView) {
   const entries: Entry[] = [];
   // A client without a view of an entry never receives it: these maps hold only ours.
-  state.lightning?.entryFees?.forEach((e) => entries.push(e));
-  state.lightning?.rewards?.forEach((e) => entries.push(e));
-  state.lightning?.pointSpends?.forEach((e) => entries.push(e));
+  const add = (e: Entry) => {
+    entries.push(e);
+  };
+  state.lightning?.entryFees?.forEach(add);
+  state.lightning?.rewards?.forEach(add);
+  state.lightning?.pointSpends?.forEach(add);
   const box = $('entries');
   const ids = new Set(entries.map((e) => e.id));
-  for (const child of [...box.children]) if (!ids.has((child as HTMLElement).dataset.id ?? '')) child.remove();
+  for (const child of [...box.children])
+    if (!ids.has((child as HTMLElement).dataset.id ?? '')) child.remove();
   for (const entry of entries) {
     let row = box.querySelector<HTMLElement>(`[data-id="${entry.id}"]`);
     if (!row) {
@@ -131,7 +143,11 @@ function entryView(entry: Entry): HTMLElement[] {
   const parts: HTMLElement[] = [];
   const text = document.createElement('div');
   const title =
-    entry.kind === 'reward' ? 'Your prize' : entry.kind === 'entryFee' ? 'Entry fee' : 'Points spent';
+    entry.kind === 'reward'
+      ? 'Your prize'
+      : entry.kind === 'entryFee'
+        ? 'Entry fee'
+        : 'Points spent';
   const amount = entry.unit === 'msats' ? sats(entry.amount) : `${entry.amount} points`;
   text.innerHTML = `<b>${title}</b> · ${amount} <span class="status ${entry.status}">${entry.status}</span>`;
   const showCode = entry.code && entry.status === 'pending';
@@ -142,7 +158,9 @@ function entryView(entry: Entry): HTMLElement[] {
     parts.push(canvas);
     const hint = document.createElement('p');
     hint.textContent =
-      entry.kind === 'reward' ? 'Scan with a Lightning wallet to claim.' : 'Scan with a Lightning wallet to pay.';
+      entry.kind === 'reward'
+        ? 'Scan with a Lightning wallet to claim.'
+        : 'Scan with a Lightning wallet to pay.';
     text.append(hint);
     const dev = devWalletAction(entry);
     if (dev) text.append(dev);
