@@ -81,6 +81,7 @@ export class LightningPlugin extends RoomPlugin {
   readonly #ended = new Set<string>();
   readonly #widget: WidgetAccess;
   #channel: string | undefined;
+  #attached: Promise<void> | undefined;
   #onMessage = (message: unknown) => void this.#deliver(message as SettlementMessage);
 
   constructor(core: LightningCore, options: LightningPluginOptions = {}) {
@@ -100,6 +101,7 @@ export class LightningPlugin extends RoomPlugin {
     const input = parseInput(rewardArgs, args, 'reward');
     const playerId = this.#playerId(player);
     const state = this.#state();
+    await this.#attach('helper');
     const intent = await this.#core.reward({ ...input, playerId, roomId: this.room.roomId });
     return this.#upsert(intent, state) as Reward;
   }
@@ -116,6 +118,7 @@ export class LightningPlugin extends RoomPlugin {
     const input = parseInput(entryFeeArgs, args, 'chargeEntryFee');
     const playerId = this.#playerId(player);
     const state = this.#state();
+    await this.#attach('helper');
     const intent = await this.#core.chargeEntryFee({
       ...input,
       playerId,
@@ -139,6 +142,7 @@ export class LightningPlugin extends RoomPlugin {
     const input = parseInput(spendArgs, args, 'spendPoints');
     const playerId = this.#playerId(client);
     const state = this.#state();
+    await this.#attach('helper');
     const userId = await this.#widget.userId(client, playerId);
     const intent = await this.#core.spendPoints({
       ...input,
@@ -206,10 +210,7 @@ export class LightningPlugin extends RoomPlugin {
   }
 
   protected override async onCreate(): Promise<void> {
-    const presence = this.room.presence;
-    if (presence) this.#core.usePresence(presence as never);
-    this.#channel = roomChannel(this.room.roomId);
-    await (this.#core.presence() ?? presence)?.subscribe(this.#channel, this.#onMessage);
+    await this.#attach('onCreate');
   }
 
   protected override onJoin(client: Client): void {
@@ -228,6 +229,30 @@ export class LightningPlugin extends RoomPlugin {
   }
 
   // ---- internals ------------------------------------------------------------------------
+
+  /**
+   * Subscribes to the room's settlement channel, once. Normally from onCreate; the helpers
+   * call it too because Colyseus 0.18 skips plugin hooks on the first instance of a room class
+   * that defines `onUncaughtException` (its constructor binds the room's own hooks before the
+   * plugin wrappers are installed): settlements must reach the room all the same.
+   */
+  #attach(from: 'onCreate' | 'helper'): Promise<void> {
+    if (this.#attached) return this.#attached;
+    if (from === 'helper') {
+      this.#core.logger.warn(
+        `room ${this.room.roomId}: the lightning plugin's onCreate did not run (a room with onUncaughtException, Colyseus 0.18); rejoining players of this room will not get their entries back`,
+      );
+    }
+    const presence = this.room.presence;
+    if (presence) this.#core.usePresence(presence as never);
+    this.#channel = roomChannel(this.room.roomId);
+    const subscribed = (this.#core.presence() ?? presence)?.subscribe(
+      this.#channel,
+      this.#onMessage,
+    );
+    this.#attached = Promise.resolve(subscribed).then(() => undefined);
+    return this.#attached;
+  }
 
   #on(event: string, listener: Listener): () => void {
     this.#events.on(event, listener);

@@ -31,7 +31,11 @@ async function getJson(url: string): Promise<Record<string, unknown>> {
 /** What a player's wallet does with an LNURL-pay code: two GETs, then it pays the invoice. */
 async function payLikeAWallet(game: Game, code: string, amountMsat: number) {
   const params = await getJson(decodeLnurl(code));
-  expect(params).to.include({ tag: 'payRequest', minSendable: amountMsat, maxSendable: amountMsat });
+  expect(params).to.include({
+    tag: 'payRequest',
+    minSendable: amountMsat,
+    maxSendable: amountMsat,
+  });
   const callback = new URL(params.callback as string);
   callback.searchParams.set('amount', String(amountMsat));
   const invoice = await getJson(callback.toString());

@@ -5,7 +5,7 @@
  */
 import { type Client, definePlugins, Room } from '@colyseus/core';
 import { schema, t } from '@colyseus/schema';
-import { Room as SdkRoom } from '@colyseus/sdk';
+import { ColyseusSDK, Room as SdkRoom } from '@colyseus/sdk';
 import type { Lightning } from '../../src/lightning.js';
 import type { LightningPluginOptions } from '../../src/room/plugin.js';
 import { LightningState } from '../../src/room/state.js';
@@ -38,11 +38,31 @@ export class Arena extends Room<{ state: ArenaState }> {
   }
 }
 
+/** The same room, but players are who the room's onAuth says (a token per player). */
+export class AuthArena extends Arena {
+  override onAuth(_client: Client, options: { token?: string }) {
+    if (!options.token?.startsWith('token-of-')) throw new Error('not signed in');
+    return { id: options.token.slice('token-of-'.length) };
+  }
+  override onJoin() {}
+}
+
+/** The same room with onUncaughtException, which hides plugin hooks from its first instance. */
+export class GuardedArena extends Arena {
+  readonly errors: Error[] = [];
+  override onUncaughtException(error: Error) {
+    this.errors.push(error);
+  }
+}
+
 export async function startArena(
   options: Parameters<typeof startGame>[1] = {},
   plugin: LightningPluginOptions = {},
 ): Promise<Game> {
-  const game = await startGame({ arena: Arena }, options);
+  const game = await startGame(
+    { arena: Arena, authArena: AuthArena, guardedArena: GuardedArena },
+    options,
+  );
   current.lightning = game.lightning;
   current.plugin = plugin;
   return game;
@@ -53,6 +73,13 @@ export function serverClient(room: Room, sdkRoom: { sessionId: string }): Client
   const client = room.clients.get(sdkRoom.sessionId);
   if (!client) throw new Error(`no client ${sdkRoom.sessionId} in room ${room.roomId}`);
   return client;
+}
+
+/** An SDK client of its own, signed in with `token` (sent to the room's onAuth). */
+export function sdkWithToken(game: Game, token: string): ColyseusSDK {
+  const sdk = new ColyseusSDK(`ws://127.0.0.1:${game.port}`);
+  sdk.auth.token = token;
+  return sdk;
 }
 
 // ---- raw bytes received by each SDK room --------------------------------------------------
