@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
 import { request } from 'undici';
 import { defineArena } from '../../examples/snippets/minimal-room.js';
@@ -26,6 +27,14 @@ async function login(token: string): Promise<string> {
 describe('room: the minimal room of docs/ROOMS.md', () => {
   let game: Game;
   afterEach(async () => game?.stop());
+
+  it('is the code docs/ROOMS.md shows, in under 30 lines', () => {
+    const file = new URL('../../examples/snippets/minimal-room.ts', import.meta.url);
+    const code = readFileSync(file, 'utf8').split('\n').slice(1).join('\n');
+    const doc = readFileSync(new URL('../../docs/ROOMS.md', import.meta.url), 'utf8');
+    expect(doc).to.include(`\`\`\`ts\n${code}\`\`\``);
+    expect(code.trimEnd().split('\n').length).to.be.below(30);
+  });
 
   it('charges the entry fee on "enter", hears it paid, and pays the winner', async () => {
     game = await startArena({ reconciler: { enabled: false } });
