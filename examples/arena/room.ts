@@ -54,6 +54,9 @@ export function arenaRoom(
       if (!player) {
         player = new Player();
         player.name = (options.name ?? 'player').slice(0, 20) || 'player';
+        player.paid = false;
+        player.out = false;
+        player.wins = 0;
         this.state.players.set(playerId, player);
       }
       if (onPlayerJoined) {

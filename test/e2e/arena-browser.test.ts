@@ -75,6 +75,7 @@ describe('example arena in a browser', function () {
     await alice.waitForSelector('text=You won', { timeout: 10_000 });
     await alice.waitForSelector('canvas[aria-label="Your prize QR code"]', { timeout: 10_000 });
     await bob.waitForSelector('text=Round over.');
+    await bob.waitForSelector('.players li:has-text("Alice · not paid · 1 wins")');
     expect(await bob.locator('canvas[aria-label="Your prize QR code"]').count()).to.equal(0);
     expect(await bob.locator('text=Your prize').count()).to.equal(0);
     await alice.screenshot({ path: `${ARTIFACTS}/arena-2-winner.png` });

@@ -81,7 +81,10 @@ function render(state: ArenaView) {
     countdown: 'Get ready…',
     ready: 'Wait for it…',
     go: 'GO!',
-    finished: state.winner === me ? `You won ${sats(state.prizeMsat)}!` : 'Round over.',
+    finished:
+      state.winner === me
+        ? `You won ${sats(state.prizeMsat)}! Claim it below; pay again to play the next round.`
+        : 'Round over. Pay again to play the next round.',
   };
   $('phase').textContent = phaseText[state.phase] ?? state.phase;
   button.disabled = !(
