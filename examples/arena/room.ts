@@ -5,6 +5,7 @@
  * the rake, as a reward whose QR code only the winner sees. A click before GO is out.
  * A shop spends in-game points.
  */
+import { createHash } from 'node:crypto';
 import { type Client, definePlugins, Room } from '@colyseus/core';
 import { InsufficientPointsError } from '../../src/api/errors.js';
 import type { Lightning } from '../../src/lightning.js';
@@ -17,6 +18,14 @@ export interface ArenaJoinOptions {
   playerId?: string;
 }
 
+/**
+ * The public name of a player's seat. The player id itself stays on the server: whoever knows
+ * it could join as that player and receive their prize code.
+ */
+export function seatOf(playerId: string): string {
+  return createHash('sha256').update(playerId).digest('hex').slice(0, 16);
+}
+
 export function arenaRoom(
   lightning: Lightning,
   onPlayerJoined?: (playerId: string, userId: string) => Promise<void>,
@@ -25,6 +34,8 @@ export function arenaRoom(
     override maxClients = arenaConfig.maxPlayers;
     override state = new ArenaState();
     override plugins = definePlugins([lightning.plugin()]);
+
+    readonly #playerBySeat = new Map<string, string>();
 
     override messages = {
       click: (client: Client) => this.#click(client),
@@ -36,7 +47,7 @@ export function arenaRoom(
       this.state.phase = 'waiting';
       this.state.entryFeeMsat = arenaConfig.entryFeeMsat.toString();
       this.plugins.lightning.onEntryFeePaid((fee) => {
-        const player = this.state.players.get(fee.playerId);
+        const player = this.state.players.get(seatOf(fee.playerId));
         if (player) player.paid = true;
         this.#maybeStart();
       });
@@ -50,14 +61,17 @@ export function arenaRoom(
     override async onJoin(client: Client, options: ArenaJoinOptions) {
       const playerId = (client.auth as { id: string }).id;
       client.userData = { playerId, email: `${playerId}@players.arena.example` };
-      let player = this.state.players.get(playerId);
+      const seat = seatOf(playerId);
+      this.#playerBySeat.set(seat, playerId);
+      client.send('seat', seat);
+      let player = this.state.players.get(seat);
       if (!player) {
         player = new Player();
         player.name = (options.name ?? 'player').slice(0, 20) || 'player';
         player.paid = false;
         player.out = false;
         player.wins = 0;
-        this.state.players.set(playerId, player);
+        this.state.players.set(seat, player);
       }
       if (onPlayerJoined) {
         // The service creates a widget user once per reference_id; a repeat returns it.
@@ -74,14 +88,14 @@ export function arenaRoom(
     }
 
     override onLeave(client: Client) {
-      const playerId = (client.auth as { id: string }).id;
-      const player = this.state.players.get(playerId);
+      const seat = seatOf((client.auth as { id: string }).id);
+      const player = this.state.players.get(seat);
       // Keep paid players (their fee is in the pot); forget the others.
-      if (player && !player.paid) this.state.players.delete(playerId);
+      if (player && !player.paid) this.state.players.delete(seat);
     }
 
     async #chargeFee(client: Client) {
-      const player = this.state.players.get((client.auth as { id: string }).id);
+      const player = this.state.players.get(seatOf((client.auth as { id: string }).id));
       if (!player || player.paid || this.state.phase === 'countdown' || this.state.phase === 'go')
         return;
       await this.plugins.lightning.chargeEntryFee(client, {
@@ -112,8 +126,8 @@ export function arenaRoom(
     }
 
     async #click(client: Client) {
-      const playerId = (client.auth as { id: string }).id;
-      const player = this.state.players.get(playerId);
+      const seat = seatOf((client.auth as { id: string }).id);
+      const player = this.state.players.get(seat);
       if (!player?.paid || player.out) return;
       if (this.state.phase === 'ready' || this.state.phase === 'countdown') {
         player.out = true; // too early
@@ -121,20 +135,20 @@ export function arenaRoom(
         if (left.length === 1) await this.#finish(left[0]?.[0] as string);
         return;
       }
-      if (this.state.phase === 'go') await this.#finish(playerId);
+      if (this.state.phase === 'go') await this.#finish(seat);
     }
 
-    async #finish(winnerId: string) {
+    async #finish(winnerSeat: string) {
       this.state.phase = 'finished';
-      this.state.winner = winnerId;
+      this.state.winner = winnerSeat;
       const paid = [...this.state.players.values()].filter((p) => p.paid);
       const pot = arenaConfig.entryFeeMsat * BigInt(paid.length);
       const prize = (pot * BigInt(Math.round((1 - arenaConfig.rake) * 1000))) / 1000n;
       this.state.prizeMsat = prize.toString();
       for (const p of paid) p.paid = false;
-      const winner = this.state.players.get(winnerId);
+      const winner = this.state.players.get(winnerSeat);
       if (winner) winner.wins += 1;
-      await this.plugins.lightning.reward(winnerId, {
+      await this.plugins.lightning.reward(this.#playerBySeat.get(winnerSeat) as string, {
         amountMsat: prize,
         description: `Arena prize: won against ${paid.length - 1}`,
         expiresIn: arenaConfig.rewardExpiresIn,
@@ -151,7 +165,9 @@ export function arenaRoom(
           amount: price,
           description: `shop: ${item}`,
         });
-        this.state.players.get((client.auth as { id: string }).id)?.items.push(item as string);
+        this.state.players
+          .get(seatOf((client.auth as { id: string }).id))
+          ?.items.push(item as string);
         client.send('shop', { ok: true, message: `You bought the ${item}.` });
       } catch (err) {
         const message =

@@ -24,8 +24,9 @@ export const ArenaState = schema(
   {
     /** waiting -> countdown -> go -> finished -> waiting */
     phase: t.string(),
+    /** Keyed by seat (a hash of the player id: the id itself is never shared). */
     players: t.map(Player),
-    /** Player id of the last winner ('' before the first round). */
+    /** Seat of the last winner ('' before the first round). */
     winner: t.string(),
     /** The prize of the last round, msats (pot minus rake). */
     prizeMsat: t.string(),

@@ -78,6 +78,8 @@ describe('example arena in a browser', function () {
     await bob.waitForSelector('.players li:has-text("Alice · not paid · 1 wins")');
     expect(await bob.locator('canvas[aria-label="Your prize QR code"]').count()).to.equal(0);
     expect(await bob.locator('text=Your prize').count()).to.equal(0);
+    // Player ids are bearer secrets here (joining as someone gets their codes): never shown.
+    expect(await bob.content()).not.to.contain('alice-0000-player');
     await alice.screenshot({ path: `${ARTIFACTS}/arena-2-winner.png` });
     await bob.screenshot({ path: `${ARTIFACTS}/arena-2-loser.png` });
     if (process.env.UPDATE_SCREENSHOT) await alice.screenshot({ path: 'docs/arena-round.png' });

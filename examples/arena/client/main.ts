@@ -63,7 +63,10 @@ async function join() {
   // ?player=... lets a test (or a second tab) be someone else.
   const playerId = new URLSearchParams(location.search).get('player') ?? storedPlayerId();
   room = await client.joinOrCreate('arena', { name, playerId });
-  me = playerId;
+  // The server names our seat; the player id itself is never shown to anyone.
+  room.onMessage('seat', (seat: string) => {
+    me = seat;
+  });
   $('join').hidden = true;
   for (const id of ['game', 'wallet', 'shop']) $(id).hidden = false;
   room.onStateChange((state) => render(state as unknown as ArenaView));
