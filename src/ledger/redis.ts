@@ -291,21 +291,32 @@ export class RedisLedger implements LedgerStore {
     return reply.map(toIntent);
   }
 
-  /** EVALSHA, falling back to EVAL (which caches the script) when Redis does not know it yet. */
+  /**
+   * EVALSHA, falling back to EVAL (which caches the script) when Redis does not know it yet.
+   * The one declared key only routes the call: a Redis Cluster client sends it to the node of
+   * the prefix's slot, where every key of this ledger lives when the prefix has a hash tag.
+   */
   private async run(s: Script, ...args: string[]): Promise<unknown> {
     await this.checkLayout();
+    const route = `${this.prefix}seq`;
     try {
-      return await this.client.evalsha(s.sha, 0, this.prefix, ...args);
+      return await this.client.evalsha(s.sha, 1, route, this.prefix, ...args);
     } catch (err) {
       if (!String((err as Error).message).startsWith('NOSCRIPT')) throw err;
-      return this.client.eval(s.source, 0, this.prefix, ...args);
+      return this.client.eval(s.source, 1, route, this.prefix, ...args);
     }
   }
 
   /** Once per instance: refuses data laid out by a newer library. */
   private checkLayout(): Promise<void> {
     this.layoutChecked ??= (async () => {
-      const stored = await this.client.eval(VERSION, 0, this.prefix, String(LAYOUT_VERSION));
+      const stored = await this.client.eval(
+        VERSION,
+        1,
+        `${this.prefix}version`,
+        this.prefix,
+        String(LAYOUT_VERSION),
+      );
       if (Number(stored) > LAYOUT_VERSION) {
         throw new IncompatibleLedgerError(
           `ledger keys under '${this.prefix}' have layout version ${String(stored)}; this library reads up to ${LAYOUT_VERSION}`,
