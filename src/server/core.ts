@@ -266,10 +266,15 @@ export class LightningCore extends EventEmitter<LightningEvents> {
     if (intent.roomId === null) return;
     const presence = this.presence();
     if (!presence) return;
-    try {
-      presence.publish(roomChannel(intent.roomId), settlementMessage(intent));
-    } catch (err) {
+    const warn = (err: unknown) =>
       this.logger.warn(`could not publish settlement ${intent.id}: ${(err as Error).message}`);
+    try {
+      // RedisPresence publishes asynchronously: a rejection must not become an unhandled one.
+      Promise.resolve(
+        presence.publish(roomChannel(intent.roomId), settlementMessage(intent)),
+      ).catch(warn);
+    } catch (err) {
+      warn(err);
     }
   }
 
