@@ -38,15 +38,16 @@ export async function createLightning(options: LightningOptions = {}): Promise<L
   let baseUrl = resolved.baseUrl;
   if (apiKey === undefined) {
     const { startEmulator } = await import('./emulator/index.js');
-    emulator = await startEmulator({
+    const started = await startEmulator({
       port: resolved.emulator?.port ?? 0,
       host: resolved.emulator?.host ?? '127.0.0.1',
       ...(resolved.webhookSecret ? { webhookSecret: resolved.webhookSecret } : {}),
     });
-    apiKey = emulator.apiKey;
-    baseUrl = emulator.url;
+    emulator = started;
+    apiKey = started.apiKey;
+    baseUrl = started.url;
     logger.info(
-      `no apiKey: using the embedded payments emulator at ${emulator.url} (no real money moves)`,
+      `no apiKey: using the embedded payments emulator at ${started.url} (no real money moves)`,
     );
   }
   const apiOptions: PaymentsApiOptions = {

@@ -1,9 +1,16 @@
 /**
  * The ledger's public surface: the intent model, the store interface, the stores, and the
- * errors callers switch on. Importing it loads `node:sqlite` and zod, nothing else.
+ * errors callers switch on. Importing it loads `node:sqlite` and zod, nothing else: the Redis
+ * store loads `ioredis` only when it opens its own connection.
  */
 export * from './errors.js';
 export * from './intent.js';
+export {
+  type RedisClientLike,
+  type RedisConnection,
+  RedisLedger,
+  type RedisLedgerOptions,
+} from './redis.js';
 export { SqliteLedger, type SqliteLedgerOptions } from './sqlite.js';
 export type { LedgerStore, TransitionOptions } from './store.js';
 export { AMOUNT_PATTERN, CALLBACK_TOKEN_PATTERN } from './validate.js';

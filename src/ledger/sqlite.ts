@@ -23,7 +23,6 @@ import { v7 as uuidv7 } from 'uuid';
 import {
   DuplicateIntentError,
   IncompatibleLedgerError,
-  InvalidIntentError,
   LedgerBusyError,
   LedgerClosedError,
 } from './errors.js';
@@ -39,8 +38,10 @@ import {
 import type { LedgerStore, TransitionOptions } from './store.js';
 import {
   assertMove,
+  assertSchedulable,
   parseClaim,
   parseEpochMs,
+  parseEventId,
   parseNewIntent,
   parsePatch,
   parseStatus,
@@ -317,9 +318,7 @@ export class SqliteLedger implements LedgerStore {
 
   async recordEvent(eventId: string, now: number = this.clock()): Promise<boolean> {
     this.assertOpen();
-    if (typeof eventId !== 'string' || eventId === '' || eventId.length > 512) {
-      throw new InvalidIntentError('eventId must be a non-empty string of at most 512 characters');
-    }
+    parseEventId(eventId);
     parseEpochMs(now, 'now');
     return this.write(() => {
       this.sql.forgetEvents.run(now - EVENT_MEMORY_MS);
@@ -446,16 +445,6 @@ function patchParams(patch: IntentPatch, terminal: boolean): Params {
           : (value as SQLInputValue);
   }
   return params;
-}
-
-/** A terminal intent is never checked or leased again, so a patch may not schedule one. */
-function assertSchedulable(status: IntentStatus, patch: IntentPatch): void {
-  if (!isTerminal(status)) return;
-  for (const field of ['nextCheckAt', 'leaseOwner', 'leaseUntil'] as const) {
-    if (patch[field] !== undefined && patch[field] !== null) {
-      throw new InvalidIntentError(`invalid patch: ${field} cannot be set on a '${status}' intent`);
-    }
-  }
 }
 
 /** SQLITE_BUSY and its extended codes (the low byte is the primary code). */

@@ -12,6 +12,7 @@ import {
   INTENT_STATUSES,
   type IntentPatch,
   type IntentStatus,
+  isTerminal,
   type NewIntent,
 } from './intent.js';
 
@@ -106,6 +107,24 @@ export function assertMove(
     throw new IllegalTransitionError(sources, to);
   }
   return [...new Set(sources)];
+}
+
+/** A terminal intent is never checked or leased again, so a patch may not schedule one. */
+export function assertSchedulable(status: IntentStatus, patch: IntentPatch): void {
+  if (!isTerminal(status)) return;
+  for (const field of ['nextCheckAt', 'leaseOwner', 'leaseUntil'] as const) {
+    if (patch[field] !== undefined && patch[field] !== null) {
+      throw new InvalidIntentError(`invalid patch: ${field} cannot be set on a '${status}' intent`);
+    }
+  }
+}
+
+/** A webhook event id as `recordEvent` keeps it: short enough to index, never empty. */
+export function parseEventId(eventId: string): string {
+  if (typeof eventId !== 'string' || eventId === '' || eventId.length > 512) {
+    throw new InvalidIntentError('eventId must be a non-empty string of at most 512 characters');
+  }
+  return eventId;
 }
 
 /** Meta is stored as JSON text; refuse what would not come back as it went in (bigint, cycles). */

@@ -27,13 +27,27 @@ import type { Client, Room } from '@colyseus/core';
 import { RoomPlugin } from '@colyseus/core';
 import { StateView } from '@colyseus/schema';
 import { InvalidArgumentError } from '../api/errors.js';
-import type { Intent } from '../ledger/intent.js';
-import { isTerminal } from '../ledger/intent.js';
+import { parseInput } from '../api/inputs.js';
+import { type Intent, type IntentStatus, isTerminal } from '../ledger/intent.js';
 import type { LightningCore } from '../server/core.js';
 import { roomChannel, type SettlementMessage } from '../server/settlement.js';
+import {
+  disclosureArgs,
+  type EntryFeeArgs,
+  emailArg,
+  entryFeeArgs,
+  type PurchaseArgs,
+  purchaseArgs,
+  type RewardArgs,
+  rewardArgs,
+  type SpendArgs,
+  spendArgs,
+  type WidgetArgs,
+  widgetArgs,
+} from './inputs.js';
 import { type PlayerRef, playerOf } from './players.js';
 import { type Entry, EntryFee, LightningState, PointSpend, Reward } from './state.js';
-import { WidgetAccess } from './widget-access.js';
+import { type PurchaseSession, WidgetAccess, type WidgetSession } from './widget-access.js';
 
 export interface LightningPluginOptions {
   /** Where the room keeps its LightningState. Default: `room.state.lightning`. */
@@ -63,8 +77,11 @@ export class LightningPlugin extends RoomPlugin {
   readonly #options: LightningPluginOptions;
   readonly #events = new EventEmitter();
   readonly #waiters = new Map<string, ((entry: Entry) => void)[]>();
+  /** Entries whose end was announced: a repeated delivery must not fire the hooks again. */
+  readonly #ended = new Set<string>();
   readonly #widget: WidgetAccess;
   #channel: string | undefined;
+  #attached: Promise<void> | undefined;
   #onMessage = (message: unknown) => void this.#deliver(message as SettlementMessage);
 
   constructor(core: LightningCore, options: LightningPluginOptions = {}) {
@@ -76,92 +93,94 @@ export class LightningPlugin extends RoomPlugin {
 
   // ---- money helpers --------------------------------------------------------------------
 
-  /** Pays a player a reward they claim with a wallet. Resolves once created, not claimed. */
-  async reward(
-    player: PlayerRef,
-    args: { amountMsat: bigint | number | string; description: string; expiresIn?: number },
-  ): Promise<Reward> {
+  /**
+   * Pays a player a reward they claim with a wallet (a withdrawal request whose `internalId` is
+   * the player id). Resolves with the entry once created (`pending`), not once claimed.
+   */
+  async reward(player: PlayerRef, args: RewardArgs): Promise<Reward> {
+    const input = parseInput(rewardArgs, args, 'reward');
     const playerId = this.#playerId(player);
-    const intent = await this.#core.reward({ ...args, playerId, roomId: this.room.roomId });
-    return this.#upsert(intent) as Reward;
+    const state = this.#state();
+    await this.#attach('helper');
+    const intent = await this.#core.reward({ ...input, playerId, roomId: this.room.roomId });
+    return this.#upsert(intent, state) as Reward;
   }
 
   /**
-   * Charges a player an entry fee. `settled` resolves with the entry once it is paid
-   * (`completed`), or ends `expired`/`failed`: gate play on `entry.status === 'completed'`.
+   * Charges a player an entry fee (a static charge for exactly that amount, one payment).
+   * `settled` resolves with the entry once it is paid (`completed`), or ends `expired`/`failed`:
+   * gate play on `(await settled).status === 'completed'`.
    */
   async chargeEntryFee(
     player: PlayerRef,
-    args: {
-      amountMsat: bigint | number | string;
-      description: string;
-      successMessage?: string;
-      expiresIn?: number;
-    },
+    args: EntryFeeArgs,
   ): Promise<{ entry: EntryFee; settled: Promise<EntryFee> }> {
+    const input = parseInput(entryFeeArgs, args, 'chargeEntryFee');
     const playerId = this.#playerId(player);
-    const intent = await this.#core.chargeEntryFee({ ...args, playerId, roomId: this.room.roomId });
-    const entry = this.#upsert(intent) as EntryFee;
-    const settled = isTerminal(intent.status)
+    const state = this.#state();
+    await this.#attach('helper');
+    const intent = await this.#core.chargeEntryFee({
+      ...input,
+      playerId,
+      roomId: this.room.roomId,
+    });
+    const entry = this.#upsert(intent, state) as EntryFee;
+    // A settlement delivered before this line already ended the entry: read the entry, which
+    // holds the latest status, rather than the intent as the create call returned it.
+    const settled = isTerminal(entry.status as IntentStatus)
       ? Promise.resolve(entry)
       : new Promise<EntryFee>((resolve) => this.#wait(intent.id, (e) => resolve(e as EntryFee)));
     return { entry, settled };
   }
 
   /**
-   * Spends a player's points (deplete, keyed so it applies once). Resolves with the completed
-   * entry; throws InsufficientPointsError when their balance is short (nothing is debited).
+   * Spends a player's points (deplete, keyed so it applies once however often it is retried).
+   * Resolves with the completed entry; throws InsufficientPointsError when their balance is
+   * short (nothing is debited).
    */
-  async spendPoints(
-    client: Client,
-    args: { amount: number; currency?: string; description?: string },
-  ): Promise<PointSpend> {
+  async spendPoints(client: Client, args: SpendArgs): Promise<PointSpend> {
+    const input = parseInput(spendArgs, args, 'spendPoints');
     const playerId = this.#playerId(client);
+    const state = this.#state();
+    await this.#attach('helper');
     const userId = await this.#widget.userId(client, playerId);
     const intent = await this.#core.spendPoints({
-      ...args,
+      ...input,
       playerId,
       userId,
       roomId: this.room.roomId,
     });
-    return this.#upsert(intent) as PointSpend;
+    return this.#upsert(intent, state) as PointSpend;
   }
 
   /** Opens the service's widget for this player: sent to that client only (`lightning:widget`). */
-  async openWidget(client: Client, args: { metadata?: Record<string, unknown> } = {}) {
-    const session = await this.#widget.openWidget(
-      client,
-      this.#playerId(client),
-      this.room.roomId,
-      args,
-    );
+  async openWidget(client: Client, args?: WidgetArgs): Promise<WidgetSession> {
+    const input = parseInput(widgetArgs, args, 'openWidget');
+    const playerId = this.#playerId(client);
+    const session = await this.#widget.openWidget(client, playerId, this.room.roomId, input);
     client.send('lightning:widget', session);
     return session;
   }
 
   /** Opens a purchase (ramp) session for this player: sent to that client only (`lightning:purchase`). */
-  async openPurchase(
-    client: Client,
-    args: { email?: string; destination?: string; quote_currency?: string; base_currency?: string },
-  ) {
-    const session = await this.#widget.openPurchase(
-      client,
-      this.#playerId(client),
-      this.room.roomId,
-      args,
-    );
+  async openPurchase(client: Client, args?: PurchaseArgs): Promise<PurchaseSession> {
+    const input = parseInput(purchaseArgs, args, 'openPurchase');
+    const playerId = this.#playerId(client);
+    const session = await this.#widget.openPurchase(client, playerId, this.room.roomId, input);
     client.send('lightning:purchase', session);
     return session;
   }
 
   /** Records the player's acceptance of disclosures (2 terms, 3 privacy, 6 EFT), server-side. */
   async acceptDisclosures(client: Client, typeIds: readonly number[]) {
-    return this.#widget.acceptDisclosures(client, this.#playerId(client), typeIds);
+    const ids = parseInput(disclosureArgs, typeIds, 'typeIds');
+    return this.#widget.acceptDisclosures(client, this.#playerId(client), ids);
   }
 
   /** Changes the email the widget sends this player's one-time codes to. */
   async updateEmail(client: Client, email: string) {
-    return this.#widget.updateEmail(client, this.#playerId(client), email);
+    const address = parseInput(emailArg, email, 'email');
+    return this.#widget.updateEmail(client, this.#playerId(client), address);
   }
 
   // ---- room hooks -----------------------------------------------------------------------
@@ -186,20 +205,18 @@ export class LightningPlugin extends RoomPlugin {
   /** The player's entries in this room (open and lingering). */
   entriesOf(player: PlayerRef): Entry[] {
     const playerId = this.#playerId(player);
-    return this.#allEntries().filter((e) => e.playerId === playerId);
+    const state = this.#findState();
+    return state ? entriesIn(state).filter((e) => e.playerId === playerId) : [];
   }
 
   protected override async onCreate(): Promise<void> {
-    const presence = this.room.presence;
-    if (presence) this.#core.usePresence(presence as never);
-    this.#channel = roomChannel(this.room.roomId);
-    await (this.#core.presence() ?? presence)?.subscribe(this.#channel, this.#onMessage);
+    await this.#attach('onCreate');
   }
 
   protected override onJoin(client: Client): void {
-    // Runs after the room's own onJoin, so a view the room created is kept, not replaced.
-    const playerId = this.#playerId(client);
-    const mine = this.#allEntries().filter((e) => e.playerId === playerId);
+    // Runs after the room's own onJoin, so a view the room created is kept, not replaced, and
+    // the identity the room set (userData, auth) is the one read here.
+    const mine = this.entriesOf(client);
     if (mine.length === 0) return;
     client.view ??= new StateView();
     for (const entry of mine) client.view.add(entry);
@@ -208,9 +225,34 @@ export class LightningPlugin extends RoomPlugin {
   protected override onDispose(): void {
     if (this.#channel) this.#core.presence()?.unsubscribe(this.#channel, this.#onMessage);
     this.#events.removeAllListeners();
+    this.#waiters.clear();
   }
 
   // ---- internals ------------------------------------------------------------------------
+
+  /**
+   * Subscribes to the room's settlement channel, once. Normally from onCreate; the helpers
+   * call it too because Colyseus 0.18 skips plugin hooks on the first instance of a room class
+   * that defines `onUncaughtException` (its constructor binds the room's own hooks before the
+   * plugin wrappers are installed): settlements must reach the room all the same.
+   */
+  #attach(from: 'onCreate' | 'helper'): Promise<void> {
+    if (this.#attached) return this.#attached;
+    if (from === 'helper') {
+      this.#core.logger.warn(
+        `room ${this.room.roomId}: the lightning plugin's onCreate did not run (a room with onUncaughtException, Colyseus 0.18); rejoining players of this room will not get their entries back`,
+      );
+    }
+    const presence = this.room.presence;
+    if (presence) this.#core.usePresence(presence as never);
+    this.#channel = roomChannel(this.room.roomId);
+    const subscribed = (this.#core.presence() ?? presence)?.subscribe(
+      this.#channel,
+      this.#onMessage,
+    );
+    this.#attached = Promise.resolve(subscribed).then(() => undefined);
+    return this.#attached;
+  }
 
   #on(event: string, listener: Listener): () => void {
     this.#events.on(event, listener);
@@ -221,11 +263,17 @@ export class LightningPlugin extends RoomPlugin {
     return playerOf(player, this.#options.playerId);
   }
 
-  #state(): LightningState {
+  #findState(): LightningState | undefined {
     const state = this.#options.state
       ? this.#options.state(this.room)
       : (this.room.state as { lightning?: LightningState } | undefined)?.lightning;
-    if (!(state instanceof LightningState)) {
+    return state instanceof LightningState ? state : undefined;
+  }
+
+  /** The room's LightningState; checked before any money moves, so a room without one fails fast. */
+  #state(): LightningState {
+    const state = this.#findState();
+    if (!state) {
       throw new InvalidArgumentError(
         'state',
         "the room has no LightningState: add `lightning: LightningState` to the room's state, or pass options.state",
@@ -234,25 +282,14 @@ export class LightningPlugin extends RoomPlugin {
     return state;
   }
 
-  #allEntries(): Entry[] {
-    const state = this.#state();
-    return [...state.rewards.values(), ...state.entryFees.values(), ...state.pointSpends.values()];
-  }
-
-  #mapFor(kind: Kind) {
-    const state = this.#state();
-    return kind === 'reward'
-      ? state.rewards
-      : kind === 'entryFee'
-        ? state.entryFees
-        : state.pointSpends;
-  }
-
   /** Puts the intent's entry in the state (or updates it) and shows it to its owner only. */
-  #upsert(intent: Intent): Entry {
+  #upsert(intent: Intent, state: LightningState): Entry {
     const kind = intent.kind as Kind;
-    const map = this.#mapFor(kind);
-    let entry = map.get(intent.id) as Entry | undefined;
+    const map = mapOf(state, kind) as {
+      get(id: string): Entry | undefined;
+      set(id: string, e: Entry): unknown;
+    };
+    let entry = map.get(intent.id);
     const isNew = entry === undefined;
     if (!entry) {
       entry =
@@ -265,18 +302,23 @@ export class LightningPlugin extends RoomPlugin {
       entry.description = intent.description;
       entry.createdAt = intent.createdAt;
     }
-    if (intent.updatedAt < entry.updatedAt) return entry;
+    // Settlements may arrive out of order (a create answer after its own callback): an older
+    // reading never overwrites a newer one, and a terminal status is never left.
+    const stale =
+      intent.updatedAt < entry.updatedAt ||
+      (!isNew && isTerminal(entry.status as IntentStatus) && !isTerminal(intent.status));
+    if (stale) return entry;
     entry.status = intent.status;
     entry.expiresAt = intent.expiresAt ?? 0;
     entry.updatedAt = intent.updatedAt;
-    if ('code' in entry) {
+    if (entry instanceof Reward || entry instanceof EntryFee) {
       entry.code = intent.code ?? '';
       entry.uri = intent.uri ?? '';
     }
     if (isNew) {
-      (map as { set(key: string, value: Entry): unknown }).set(intent.id, entry);
+      map.set(intent.id, entry);
       for (const client of this.room.clients) {
-        if (this.#playerId(client) !== intent.playerId) continue;
+        if (this.#ownerOf(client) !== intent.playerId) continue;
         client.view ??= new StateView();
         client.view.add(entry);
       }
@@ -284,27 +326,44 @@ export class LightningPlugin extends RoomPlugin {
     return entry;
   }
 
+  /** The player id of a connected client, or undefined when options.playerId cannot tell. */
+  #ownerOf(client: Client): string | undefined {
+    try {
+      return this.#playerId(client);
+    } catch {
+      return undefined;
+    }
+  }
+
   async #deliver(message: SettlementMessage): Promise<void> {
     try {
       const intent = await this.#core.ledger.get(message.id);
       if (!intent || intent.roomId !== this.room.roomId) return;
-      const entry = this.#upsert(intent);
+      const state = this.#findState();
+      if (!state) return;
+      if (this.#ended.has(intent.id)) return;
+      const entry = this.#upsert(intent, state);
       if (!isTerminal(intent.status)) return;
+      this.#ended.add(intent.id);
       const waiters = this.#waiters.get(intent.id) ?? [];
       this.#waiters.delete(intent.id);
       for (const resolve of waiters) resolve(entry);
       this.#emit('settled', entry, intent);
       this.#emit(`${intent.kind}.${intent.status}`, entry, intent);
       if (intent.status === 'expired') this.#emit('expired', entry, intent);
-      this.room.clock.setTimeout(
-        () => this.#mapFor(intent.kind as Kind).delete(intent.id),
-        this.#options.lingerMs ?? 30_000,
-      );
+      this.room.clock.setTimeout(() => this.#remove(intent), this.#options.lingerMs ?? 30_000);
     } catch (err) {
       this.#core.logger.warn(
         `delivering ${message.id} to room ${this.room.roomId}: ${(err as Error).message}`,
       );
     }
+  }
+
+  /** Takes an ended entry out of the state; its owner's client sees it deleted. */
+  #remove(intent: Intent): void {
+    const state = this.#findState();
+    if (!state) return;
+    mapOf(state, intent.kind as Kind).delete(intent.id);
   }
 
   #emit(event: string, entry: Entry, intent: Intent): void {
@@ -320,4 +379,16 @@ export class LightningPlugin extends RoomPlugin {
     list.push(resolve);
     this.#waiters.set(id, list);
   }
+}
+
+function mapOf(state: LightningState, kind: Kind) {
+  return kind === 'reward'
+    ? state.rewards
+    : kind === 'entryFee'
+      ? state.entryFees
+      : state.pointSpends;
+}
+
+function entriesIn(state: LightningState): Entry[] {
+  return [...state.rewards.values(), ...state.entryFees.values(), ...state.pointSpends.values()];
 }

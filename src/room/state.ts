@@ -2,8 +2,10 @@
  * The synced state a room puts in its own: one `LightningState` holding the room's money
  * entries, keyed by intent id. Every map is tagged `.view()`: an entry reaches only the
  * clients whose StateView holds it, which the plugin grants to the entry's owner alone, since
- * a reward's `code` is a bearer secret. A client without the view sees the maps as empty (and
- * a client without any StateView sees the `lightning` field itself as undefined).
+ * a reward's `code` is a bearer secret. What a client decodes (checked by test/room/*.test.ts):
+ * `state.lightning` is always there; each of its maps is `undefined` until the client owns an
+ * entry of that kind, then holds that client's entries only. Another player's entries, codes
+ * and amounts never reach its socket.
  *
  *   const ArenaState = schema({ lightning: LightningState, ... }, 'ArenaState');
  */

@@ -9,6 +9,20 @@ import { InvalidArgumentError } from '../api/errors.js';
 import type { LightningCore } from '../server/core.js';
 import type { LightningPluginOptions } from './plugin.js';
 
+/** What `openWidget` sends to the player's client as `lightning:widget`. */
+export interface WidgetSession {
+  url: string;
+  expiresAt: string;
+  token: string;
+}
+
+/** What `openPurchase` sends to the player's client as `lightning:purchase`. */
+export interface PurchaseSession {
+  token: string;
+  expiresAt: string | null;
+  url: string | null;
+}
+
 /** Widget user ids per player, shared by every room of the process. */
 const userIds = new WeakMap<LightningCore, Map<string, Promise<string>>>();
 
@@ -59,8 +73,8 @@ export class WidgetAccess {
     client: Client,
     playerId: string,
     roomId: string,
-    args: { metadata?: Record<string, unknown> },
-  ) {
+    args: { metadata?: Record<string, unknown> | undefined },
+  ): Promise<WidgetSession> {
     const email = this.email(client);
     const session = await this.#core.api.widgetSessions.create({
       ...(email ? { email } : {}),
@@ -75,8 +89,13 @@ export class WidgetAccess {
     client: Client,
     playerId: string,
     roomId: string,
-    args: { email?: string; destination?: string; quote_currency?: string; base_currency?: string },
-  ) {
+    args: {
+      email?: string | undefined;
+      destination?: string | undefined;
+      quote_currency?: string | undefined;
+      base_currency?: string | undefined;
+    },
+  ): Promise<PurchaseSession> {
     const email = args.email ?? this.email(client);
     if (!email)
       throw new InvalidArgumentError('email', 'a purchase session needs the player email');

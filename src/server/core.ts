@@ -17,6 +17,7 @@
 import { EventEmitter } from 'node:events';
 import { matchMaker } from '@colyseus/core';
 import type { PaymentsApi } from '../api/client.js';
+import type { Emulator } from '../emulator/index.js';
 import { type Intent, type IntentPatch, type IntentStatus, isTerminal } from '../ledger/intent.js';
 import type { LedgerStore } from '../ledger/store.js';
 import { lightningEndpoints } from './endpoints.js';
@@ -54,11 +55,8 @@ export interface WebhookEvent {
   verified: boolean;
 }
 
-export interface EmulatorHandle {
-  url: string;
-  apiKey: string;
-  close(): Promise<void>;
-}
+/** The embedded emulator, when createLightning started one. */
+export type EmulatorHandle = Emulator;
 
 export class LightningCore extends EventEmitter<LightningEvents> {
   readonly api: PaymentsApi;
@@ -268,10 +266,15 @@ export class LightningCore extends EventEmitter<LightningEvents> {
     if (intent.roomId === null) return;
     const presence = this.presence();
     if (!presence) return;
-    try {
-      presence.publish(roomChannel(intent.roomId), settlementMessage(intent));
-    } catch (err) {
+    const warn = (err: unknown) =>
       this.logger.warn(`could not publish settlement ${intent.id}: ${(err as Error).message}`);
+    try {
+      // RedisPresence publishes asynchronously: a rejection must not become an unhandled one.
+      Promise.resolve(
+        presence.publish(roomChannel(intent.roomId), settlementMessage(intent)),
+      ).catch(warn);
+    } catch (err) {
+      warn(err);
     }
   }
 

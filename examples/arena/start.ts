@@ -1,0 +1,14 @@
+/** `npm start`: runs the arena and prints where to open it. */
+import { startArena } from './main.js';
+
+const arena = await startArena();
+console.log(`\n  Arena:      ${arena.url}   (open it in two browser windows)`);
+if (arena.lightning.emulator) {
+  console.log(`  Dev wallet: ${arena.lightning.emulator.devWalletUrl}`);
+  console.log('  Payments run on the built-in emulator: no real money moves.\n');
+} else {
+  console.log(`  Payments:   the real service; callbacks at ${process.env.PUBLIC_URL}/lightning\n`);
+}
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => void arena.stop().then(() => process.exit(0)));
+}

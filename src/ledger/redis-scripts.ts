@@ -1,0 +1,205 @@
+/**
+ * The Lua scripts behind RedisLedger. Each runs atomically inside Redis, so a status
+ * compare-and-set, its history entry and every index it touches change in one step that no
+ * other client can interleave with. Scripts build their keys from the prefix in ARGV[1]; every
+ * key of one ledger lives under that prefix on one Redis (for Redis Cluster, put a hash tag in
+ * the prefix, e.g. `{lightning}:`, so that all of them share a slot).
+ *
+ * Keys (P = prefix):
+ *   P intent:<id>                  hash: one intent; a null field is an absent field
+ *   P token:<callbackToken>        string: the intent id (unique)
+ *   P remote:<kind>:<remoteId>     zset by createdAt: intents with that resource
+ *   P room:<roomId>                zset by createdAt: open intents of a room
+ *   P player:<playerId>            zset by createdAt: open intents of a player
+ *   P due                          zset by nextCheckAt: open intents with a nextCheckAt
+ *   P seq                          counter: insertion order, the last tie-breaker
+ *   P event:<eventId>              string with a TTL: a webhook event already seen
+ *   P version                      the data layout version
+ *
+ * Every zset member is the intent's `ord`: zero-padded createdAt, zero-padded seq, then the id,
+ * so that members with equal scores sort by age and then by insertion, as SQLite orders them.
+ */
+
+/** Length of the `ord` prefix before the id: 16 digits, ':', 16 digits, ':'. */
+export const ORD_PREFIX_LENGTH = 34;
+
+const HELPERS = `
+local p = ARGV[1]
+local OPEN = { creating = true, pending = true, unknown = true }
+local function ikey(id) return p .. 'intent:' .. id end
+local function hash(key)
+  local flat = redis.call('HGETALL', key)
+  local h = {}
+  for i = 1, #flat, 2 do h[flat[i]] = flat[i + 1] end
+  return h
+end
+local function idOf(member) return string.sub(member, ${ORD_PREFIX_LENGTH + 1}) end
+-- Moves the intent between indexes to match its new state; o is {} for a new intent.
+local function reindex(o, n)
+  local m = n.ord
+  if o.remoteId ~= n.remoteId then
+    if o.remoteId then redis.call('ZREM', p .. 'remote:' .. o.kind .. ':' .. o.remoteId, m) end
+    if n.remoteId then redis.call('ZADD', p .. 'remote:' .. n.kind .. ':' .. n.remoteId, n.createdAt, m) end
+  end
+  local wasOpen = OPEN[o.status or ''] or false
+  local isOpen = OPEN[n.status] or false
+  if wasOpen and not isOpen then
+    if n.roomId then redis.call('ZREM', p .. 'room:' .. n.roomId, m) end
+    redis.call('ZREM', p .. 'player:' .. n.playerId, m)
+  elseif isOpen and not wasOpen then
+    if n.roomId then redis.call('ZADD', p .. 'room:' .. n.roomId, n.createdAt, m) end
+    redis.call('ZADD', p .. 'player:' .. n.playerId, n.createdAt, m)
+  end
+  local oldDue = wasOpen and o.nextCheckAt or nil
+  local newDue = isOpen and n.nextCheckAt or nil
+  if newDue then
+    if newDue ~= oldDue then redis.call('ZADD', p .. 'due', newDue, m) end
+  elseif oldDue then
+    redis.call('ZREM', p .. 'due', m)
+  end
+end
+`;
+
+/**
+ * ARGV: prefix, id, callbackToken ('' for none), padded createdAt, then field/value pairs.
+ * Returns the stored hash (flat), or 'DUP id' / 'DUP callbackToken' having written nothing.
+ */
+export const CREATE = `${HELPERS}
+local id, token = ARGV[2], ARGV[3]
+local key = ikey(id)
+if redis.call('EXISTS', key) == 1 then return 'DUP id' end
+if token ~= '' and redis.call('SETNX', p .. 'token:' .. token, id) == 0 then
+  return 'DUP callbackToken'
+end
+local seq = redis.call('INCR', p .. 'seq')
+local n = { ord = ARGV[4] .. ':' .. string.format('%016d', seq) .. ':' .. id, seq = tostring(seq) }
+local args = { 'ord', n.ord, 'seq', n.seq }
+for i = 5, #ARGV, 2 do
+  n[ARGV[i]] = ARGV[i + 1]
+  args[#args + 1] = ARGV[i]
+  args[#args + 1] = ARGV[i + 1]
+end
+redis.call('HSET', key, unpack(args))
+reindex({}, n)
+return redis.call('HGETALL', key)
+`;
+
+/**
+ * The compare-and-set behind `transition` (mode 't') and `update` (mode 'u').
+ * ARGV: prefix, id, mode, accepted statuses (comma-separated), target status, now,
+ * note fragment for the history entry ('' or ',"note":<json>'), number of fields to set,
+ * then those field/value pairs, then the fields to clear.
+ * Returns the stored hash (flat), or false when the intent is missing or in another status.
+ */
+export const WRITE = `${HELPERS}
+local key = ikey(ARGV[2])
+local o = hash(key)
+if o.status == nil then return false end
+local accepted = false
+for s in string.gmatch(ARGV[4], '[^,]+') do
+  if s == o.status then accepted = true end
+end
+if not accepted then return false end
+local n = {}
+for k, v in pairs(o) do n[k] = v end
+local now = ARGV[6]
+local sets = { 'updatedAt', now }
+n.updatedAt = now
+if ARGV[3] == 't' then
+  local to = ARGV[5]
+  n.status = to
+  n.history = string.sub(o.history, 1, -2) .. ',{"at":' .. now .. ',"from":"' .. o.status ..
+    '","to":"' .. to .. '"' .. ARGV[7] .. '}]'
+  sets[#sets + 1] = 'status'
+  sets[#sets + 1] = to
+  sets[#sets + 1] = 'history'
+  sets[#sets + 1] = n.history
+end
+local nset = tonumber(ARGV[8])
+local last = 8 + 2 * nset
+for i = 9, last, 2 do
+  n[ARGV[i]] = ARGV[i + 1]
+  sets[#sets + 1] = ARGV[i]
+  sets[#sets + 1] = ARGV[i + 1]
+end
+local dels = {}
+for i = last + 1, #ARGV do
+  n[ARGV[i]] = nil
+  dels[#dels + 1] = ARGV[i]
+end
+redis.call('HSET', key, unpack(sets))
+if #dels > 0 then redis.call('HDEL', key, unpack(dels)) end
+reindex(o, n)
+return redis.call('HGETALL', key)
+`;
+
+/**
+ * ARGV: prefix, now, limit, owner, leaseUntil. Walks the due index in nextCheckAt order and
+ * leases up to \`limit\` intents whose lease is free or expired. Intents leased by someone else
+ * stay in the index (their nextCheckAt is unchanged) and are stepped over; there are at most
+ * as many of those as checks in flight. Returns a list of flat hashes.
+ */
+export const CLAIM = `${HELPERS}
+local now, limit, owner, untilMs = tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4], ARGV[5]
+local out = {}
+local offset = 0
+local batch = math.max(limit * 2, 64)
+while #out < limit do
+  local members = redis.call('ZRANGEBYSCORE', p .. 'due', '-inf', ARGV[2], 'LIMIT', offset, batch)
+  if #members == 0 then break end
+  for _, m in ipairs(members) do
+    local key = ikey(idOf(m))
+    local lease = redis.call('HMGET', key, 'leaseOwner', 'leaseUntil')
+    if not lease[1] or not lease[2] or tonumber(lease[2]) <= now then
+      redis.call('HSET', key, 'leaseOwner', owner, 'leaseUntil', untilMs)
+      out[#out + 1] = redis.call('HGETALL', key)
+      if #out >= limit then break end
+    end
+  end
+  offset = offset + #members
+end
+return out
+`;
+
+/** ARGV: prefix, id, owner. Clears the lease only if \`owner\` holds it. */
+export const RELEASE = `${HELPERS}
+local key = ikey(ARGV[2])
+if redis.call('HGET', key, 'leaseOwner') == ARGV[3] then
+  redis.call('HDEL', key, 'leaseOwner', 'leaseUntil')
+end
+return 1
+`;
+
+/**
+ * Reads in one step, so that an index and the hashes it points at are seen together.
+ * ARGV: prefix, mode, key suffix. Mode 'token': the intent a callback token names; 'first':
+ * the oldest member of a zset; 'all': every member of a zset, oldest first.
+ * Returns a list of flat hashes.
+ */
+export const READ = `${HELPERS}
+local mode, suffix = ARGV[2], ARGV[3]
+local ids = {}
+if mode == 'token' then
+  local id = redis.call('GET', p .. 'token:' .. suffix)
+  if id then ids[1] = id end
+else
+  local stop = mode == 'first' and 0 or -1
+  for _, m in ipairs(redis.call('ZRANGE', p .. suffix, 0, stop)) do ids[#ids + 1] = idOf(m) end
+end
+local out = {}
+for _, id in ipairs(ids) do
+  local flat = redis.call('HGETALL', ikey(id))
+  if #flat > 0 then out[#out + 1] = flat end
+end
+return out
+`;
+
+/**
+ * ARGV: prefix, version this library writes. Records the version on first use and returns
+ * the stored one, so that an older library can refuse data laid out by a newer one.
+ */
+export const VERSION = `
+local key = ARGV[1] .. 'version'
+redis.call('SET', key, ARGV[2], 'NX')
+return redis.call('GET', key)
+`;

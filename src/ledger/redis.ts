@@ -1,0 +1,394 @@
+/**
+ * The cluster ledger store: intents in Redis, shared by every process of a game on any
+ * number of machines (the same Redis that RedisPresence and RedisDriver use).
+ *
+ * Usage:
+ *   const ledger = new RedisLedger(process.env.REDIS_URL);   // a URL, a port, ioredis options,
+ *   const lightning = await createLightning({ ledger, ... }); // or a ready ioredis client
+ *
+ * Footprint: one connection (none extra when given a client), no timers. Every write is one
+ * Lua script (EVALSHA, loaded on first use) that does the compare-and-set, the history entry
+ * and the index upkeep atomically, in one round trip; reads are one round trip too. An intent
+ * is one hash plus one member in each of up to five sorted sets; webhook event ids are keys
+ * that expire after a week.
+ *
+ * `ioredis` is loaded only when this store creates its own connection, so importing the ledger
+ * never requires it. Amounts stay decimal strings end to end; Lua never does arithmetic on them.
+ */
+import { createHash } from 'node:crypto';
+import { createRequire } from 'node:module';
+import type { Redis, RedisOptions } from 'ioredis';
+import { v7 as uuidv7 } from 'uuid';
+import { DuplicateIntentError, IncompatibleLedgerError, LedgerClosedError } from './errors.js';
+import {
+  type Intent,
+  type IntentHistoryEntry,
+  type IntentPatch,
+  type IntentStatus,
+  isTerminal,
+  type NewIntent,
+} from './intent.js';
+import { CLAIM, CREATE, READ, RELEASE, VERSION, WRITE } from './redis-scripts.js';
+import type { LedgerStore, TransitionOptions } from './store.js';
+import {
+  assertMove,
+  assertSchedulable,
+  parseClaim,
+  parseEpochMs,
+  parseEventId,
+  parseNewIntent,
+  parsePatch,
+  parseStatus,
+} from './validate.js';
+
+/** The commands this store sends; an ioredis 5 or 6 client (or a compatible one) has them. */
+export interface RedisClientLike {
+  evalsha(sha: string, numKeys: number, ...args: string[]): Promise<unknown>;
+  eval(script: string, numKeys: number, ...args: string[]): Promise<unknown>;
+  hgetall(key: string): Promise<Record<string, string>>;
+  set(...args: (string | number)[]): Promise<unknown>;
+  quit(): Promise<unknown>;
+}
+
+/** What to connect to, as `new RedisPresence(...)` takes it. */
+export type RedisConnection = number | string | RedisOptions | Redis | RedisClientLike;
+
+export interface RedisLedgerOptions {
+  /** Prepended to every key this store writes. Default `lightning:`. */
+  prefix?: string;
+  /** The time source (epoch ms) used when a call gives no `now`. Default `Date.now`. */
+  clock?: () => number;
+}
+
+/** How long a webhook event id is remembered for deduplication (deliveries retry for hours). */
+const EVENT_MEMORY_MS = 7 * 24 * 3600 * 1000;
+
+/** Bumped whenever the key layout changes; an older library refuses newer data. */
+const LAYOUT_VERSION = 1;
+
+/** Cleared when an intent reaches a terminal status: nothing is left to check or lease. */
+const SCHEDULE_FIELDS = ['nextCheckAt', 'leaseOwner', 'leaseUntil'] as const;
+
+interface Script {
+  source: string;
+  sha: string;
+}
+
+function script(source: string): Script {
+  return { source, sha: createHash('sha1').update(source).digest('hex') };
+}
+
+const SCRIPTS = {
+  create: script(CREATE),
+  write: script(WRITE),
+  claim: script(CLAIM),
+  release: script(RELEASE),
+  read: script(READ),
+  version: script(VERSION),
+};
+
+export class RedisLedger implements LedgerStore {
+  readonly prefix: string;
+  /** The connection; yours if you passed one (then `close()` leaves it open). */
+  readonly client: RedisClientLike;
+  private readonly ownsClient: boolean;
+  private readonly clock: () => number;
+  private closed = false;
+  private layoutChecked: Promise<void> | undefined;
+
+  constructor(connection?: RedisConnection, options: RedisLedgerOptions = {}) {
+    this.prefix = options.prefix ?? 'lightning:';
+    this.clock = options.clock ?? Date.now;
+    if (isClient(connection)) {
+      this.client = connection;
+      this.ownsClient = false;
+    } else {
+      // Loaded here, not imported: only clusters need ioredis installed.
+      const { Redis: RedisClass } = createRequire(import.meta.url)(
+        'ioredis',
+      ) as typeof import('ioredis');
+      const client =
+        connection === undefined
+          ? new RedisClass()
+          : typeof connection === 'number'
+            ? new RedisClass(connection)
+            : typeof connection === 'string'
+              ? new RedisClass(connection)
+              : new RedisClass(connection as RedisOptions);
+      // Without a listener ioredis prints every reconnect attempt; calls still reject on failure.
+      client.on('error', () => {});
+      this.client = client as unknown as RedisClientLike;
+      this.ownsClient = true;
+    }
+  }
+
+  async create(intent: NewIntent, now: number = this.clock()): Promise<Intent> {
+    this.assertOpen();
+    const input = parseNewIntent(intent);
+    parseEpochMs(now, 'now');
+    const id = input.id ?? uuidv7();
+    const history: IntentHistoryEntry[] = [{ at: now, from: null, to: 'creating' }];
+    const fields: Record<string, string | number | null | undefined> = {
+      id,
+      kind: input.kind,
+      status: 'creating',
+      roomId: input.roomId,
+      playerId: input.playerId,
+      amount: input.amount,
+      unit: input.unit,
+      description: input.description,
+      callbackToken: input.callbackToken,
+      idempotencyKey: input.idempotencyKey,
+      expiresAt: input.expiresAt,
+      createdAt: now,
+      updatedAt: now,
+      nextCheckAt: input.nextCheckAt,
+      checks: 0,
+      meta: JSON.stringify(input.meta ?? {}),
+      history: JSON.stringify(history),
+    };
+    const pairs: string[] = [];
+    for (const [field, value] of Object.entries(fields)) {
+      if (value !== null && value !== undefined) pairs.push(field, String(value));
+    }
+    const reply = await this.run(
+      SCRIPTS.create,
+      id,
+      input.callbackToken ?? '',
+      String(now).padStart(16, '0'),
+      ...pairs,
+    );
+    if (reply === 'DUP id') throw new DuplicateIntentError('id');
+    if (reply === 'DUP callbackToken') throw new DuplicateIntentError('callbackToken');
+    return toIntent(reply);
+  }
+
+  async get(id: string): Promise<Intent | null> {
+    this.assertOpen();
+    await this.checkLayout();
+    const hash = await this.client.hgetall(`${this.prefix}intent:${id}`);
+    return hash.id === undefined ? null : recordToIntent(hash);
+  }
+
+  async byCallbackToken(token: string): Promise<Intent | null> {
+    this.assertOpen();
+    return (await this.read('token', token))[0] ?? null;
+  }
+
+  async byRemoteId(kind: Intent['kind'], remoteId: string): Promise<Intent | null> {
+    this.assertOpen();
+    return (await this.read('first', `remote:${kind}:${remoteId}`))[0] ?? null;
+  }
+
+  async openByRoom(roomId: string): Promise<Intent[]> {
+    this.assertOpen();
+    return this.read('all', `room:${roomId}`);
+  }
+
+  async openByPlayer(playerId: string): Promise<Intent[]> {
+    this.assertOpen();
+    return this.read('all', `player:${playerId}`);
+  }
+
+  async transition(
+    id: string,
+    from: IntentStatus | readonly IntentStatus[],
+    to: IntentStatus,
+    options: TransitionOptions = {},
+  ): Promise<Intent | null> {
+    this.assertOpen();
+    const sources = assertMove(from, to);
+    const now = parseEpochMs(options.now ?? this.clock(), 'now');
+    const patch = parsePatch(options.patch ?? {});
+    assertSchedulable(to, patch);
+    const note = options.note === undefined ? '' : `,"note":${JSON.stringify(options.note)}`;
+    const reply = await this.run(
+      SCRIPTS.write,
+      id,
+      't',
+      sources.join(','),
+      to,
+      String(now),
+      note,
+      ...patchArgs(patch, isTerminal(to)),
+    );
+    return reply ? toIntent(reply) : null;
+  }
+
+  async update(
+    id: string,
+    status: IntentStatus,
+    patch: IntentPatch,
+    now: number = this.clock(),
+  ): Promise<Intent | null> {
+    this.assertOpen();
+    parseStatus(status);
+    parseEpochMs(now, 'now');
+    const input = parsePatch(patch);
+    assertSchedulable(status, input);
+    const reply = await this.run(
+      SCRIPTS.write,
+      id,
+      'u',
+      status,
+      status,
+      String(now),
+      '',
+      ...patchArgs(input, isTerminal(status)),
+    );
+    return reply ? toIntent(reply) : null;
+  }
+
+  async claimDue(now: number, limit: number, owner: string, leaseMs: number): Promise<Intent[]> {
+    this.assertOpen();
+    parseEpochMs(now, 'now');
+    parseClaim(limit, owner, leaseMs);
+    if (limit === 0) return [];
+    const reply = await this.run(
+      SCRIPTS.claim,
+      String(now),
+      String(limit),
+      owner,
+      String(now + leaseMs),
+    );
+    return (reply as string[][]).map(toIntent);
+  }
+
+  async release(id: string, owner: string): Promise<void> {
+    this.assertOpen();
+    await this.run(SCRIPTS.release, id, owner);
+  }
+
+  async recordEvent(eventId: string, now: number = this.clock()): Promise<boolean> {
+    this.assertOpen();
+    parseEventId(eventId);
+    parseEpochMs(now, 'now');
+    await this.checkLayout();
+    // The TTL runs on Redis's clock, not `now`: an id must outlive its retries in real time.
+    const set = await this.client.set(
+      `${this.prefix}event:${eventId}`,
+      String(now),
+      'PX',
+      EVENT_MEMORY_MS,
+      'NX',
+    );
+    return set === 'OK';
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (!this.ownsClient) return;
+    try {
+      await this.client.quit();
+    } catch {
+      // Already disconnected: nothing is left to flush.
+    }
+  }
+
+  private async read(mode: 'token' | 'first' | 'all', suffix: string): Promise<Intent[]> {
+    const reply = (await this.run(SCRIPTS.read, mode, suffix)) as string[][];
+    return reply.map(toIntent);
+  }
+
+  /**
+   * EVALSHA, falling back to EVAL (which caches the script) when Redis does not know it yet.
+   * The one declared key only routes the call: a Redis Cluster client sends it to the node of
+   * the prefix's slot, where every key of this ledger lives when the prefix has a hash tag.
+   */
+  private async run(s: Script, ...args: string[]): Promise<unknown> {
+    await this.checkLayout();
+    const route = `${this.prefix}seq`;
+    try {
+      return await this.client.evalsha(s.sha, 1, route, this.prefix, ...args);
+    } catch (err) {
+      if (!String((err as Error).message).startsWith('NOSCRIPT')) throw err;
+      return this.client.eval(s.source, 1, route, this.prefix, ...args);
+    }
+  }
+
+  /** Once per instance: refuses data laid out by a newer library. */
+  private checkLayout(): Promise<void> {
+    this.layoutChecked ??= (async () => {
+      const stored = await this.client.eval(
+        VERSION,
+        1,
+        `${this.prefix}version`,
+        this.prefix,
+        String(LAYOUT_VERSION),
+      );
+      if (Number(stored) > LAYOUT_VERSION) {
+        throw new IncompatibleLedgerError(
+          `ledger keys under '${this.prefix}' have layout version ${String(stored)}; this library reads up to ${LAYOUT_VERSION}`,
+        );
+      }
+    })().catch((err: unknown) => {
+      // A connection failure is retried on the next call; an incompatible layout is not.
+      if (!(err instanceof IncompatibleLedgerError)) this.layoutChecked = undefined;
+      throw err;
+    });
+    return this.layoutChecked;
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new LedgerClosedError();
+  }
+}
+
+function isClient(connection: RedisConnection | undefined): connection is RedisClientLike {
+  return (
+    typeof connection === 'object' &&
+    connection !== null &&
+    typeof (connection as { evalsha?: unknown }).evalsha === 'function'
+  );
+}
+
+/** [number of sets, field, value, ..., fields to clear...] as the WRITE script reads them. */
+function patchArgs(patch: IntentPatch, terminal: boolean): string[] {
+  const sets: string[] = [];
+  const clears = new Set<string>();
+  for (const [field, value] of Object.entries(patch)) {
+    if (value === undefined) continue;
+    if (value === null) clears.add(field);
+    else sets.push(field, field === 'meta' ? JSON.stringify(value) : String(value));
+  }
+  if (terminal) for (const field of SCHEDULE_FIELDS) clears.add(field);
+  return [String(sets.length / 2), ...sets, ...clears];
+}
+
+function toIntent(reply: unknown): Intent {
+  const flat = reply as string[];
+  const record: Record<string, string> = {};
+  for (let i = 0; i < flat.length; i += 2) record[flat[i] as string] = flat[i + 1] as string;
+  return recordToIntent(record);
+}
+
+function recordToIntent(h: Record<string, string>): Intent {
+  const text = (field: string): string | null => h[field] ?? null;
+  const num = (field: string): number | null => (h[field] === undefined ? null : Number(h[field]));
+  return {
+    id: h.id as string,
+    kind: h.kind as Intent['kind'],
+    status: h.status as IntentStatus,
+    roomId: text('roomId'),
+    playerId: h.playerId as string,
+    amount: h.amount as string,
+    unit: h.unit as string,
+    description: h.description as string,
+    remoteId: text('remoteId'),
+    code: text('code'),
+    uri: text('uri'),
+    callbackToken: text('callbackToken'),
+    idempotencyKey: text('idempotencyKey'),
+    expiresAt: num('expiresAt'),
+    createdAt: Number(h.createdAt),
+    updatedAt: Number(h.updatedAt),
+    nextCheckAt: num('nextCheckAt'),
+    checks: Number(h.checks),
+    leaseOwner: text('leaseOwner'),
+    leaseUntil: num('leaseUntil'),
+    error: text('error'),
+    meta: JSON.parse(h.meta as string) as Record<string, unknown>,
+    history: JSON.parse(h.history as string) as IntentHistoryEntry[],
+  };
+}

@@ -1,0 +1,35 @@
+/**
+ * Arguments of the room helpers, checked before anything is recorded or sent: a bad amount,
+ * a description too long or a stray field is an InvalidArgumentError at the call site, and
+ * neither the ledger nor the service hears of it. The money fields are the server core's own
+ * schemas (one definition of a valid amount), without the fields the plugin fills in.
+ */
+import { z } from 'zod';
+import { disclosureTypeIdsInput, rampSessionInput } from '../api/inputs.js';
+import { entryFeeInput, rewardInput, spendInput } from '../server/operations/inputs.js';
+
+const filled = { playerId: true, roomId: true } as const;
+
+export const rewardArgs = rewardInput.omit(filled);
+export type RewardArgs = z.input<typeof rewardArgs>;
+
+export const entryFeeArgs = entryFeeInput.omit(filled);
+export type EntryFeeArgs = z.input<typeof entryFeeArgs>;
+
+export const spendArgs = spendInput.omit({ ...filled, userId: true });
+export type SpendArgs = z.input<typeof spendArgs>;
+
+export const widgetArgs = z
+  .strictObject({ metadata: z.record(z.string(), z.unknown()).optional() })
+  .default({});
+export type WidgetArgs = z.input<typeof widgetArgs>;
+
+export const purchaseArgs = rampSessionInput
+  .pick({ destination: true, quote_currency: true, base_currency: true })
+  .extend({ email: z.email().optional() })
+  .strict()
+  .default({});
+export type PurchaseArgs = z.input<typeof purchaseArgs>;
+
+export const disclosureArgs = disclosureTypeIdsInput;
+export const emailArg = z.email();

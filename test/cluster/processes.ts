@@ -1,0 +1,123 @@
+/**
+ * Starts and drives the game-server processes of the cluster test (fixtures/node.ts): one
+ * child per process, on the repo's Node (`process.execPath --import tsx`), with an IPC
+ * channel for commands and reports. Output is kept and printed only when a test fails.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const FIXTURE = fileURLToPath(new URL('./fixtures/node.ts', import.meta.url));
+
+/** A report from a process: `settled`, `room`, `claim`, `release`, `ready`. */
+export interface Report {
+  node: string;
+  event: string;
+  id?: string;
+  ids?: string[];
+  status?: string;
+  roomId?: string | null;
+  at?: number;
+  [key: string]: unknown;
+}
+
+export interface NodeConfig {
+  name: string;
+  port: number;
+  publicUrl: string;
+  redisUrl: string;
+  apiUrl: string;
+  apiKey: string;
+  reconciler: Record<string, unknown>;
+}
+
+export class GameProcess {
+  readonly name: string;
+  readonly port: number;
+  readonly url: string;
+  readonly child: ChildProcess;
+  readonly exited: Promise<void>;
+  output = '';
+  #rid = 0;
+  readonly #pending = new Map<number, { resolve(v: unknown): void; reject(e: Error): void }>();
+
+  private constructor(config: NodeConfig, reports: Report[]) {
+    this.name = config.name;
+    this.port = config.port;
+    this.url = `http://127.0.0.1:${config.port}`;
+    this.child = spawn(process.execPath, ['--import', 'tsx', FIXTURE], {
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+      env: {
+        ...process.env,
+        NODE_ENV: 'test',
+        NODE_NAME: config.name,
+        PORT: String(config.port),
+        PUBLIC_URL: config.publicUrl,
+        REDIS_URL: config.redisUrl,
+        API_URL: config.apiUrl,
+        API_KEY: config.apiKey,
+        RECONCILER: JSON.stringify(config.reconciler),
+      },
+    });
+    this.child.stdout?.on('data', (c: Buffer) => {
+      this.output += c.toString();
+    });
+    this.child.stderr?.on('data', (c: Buffer) => {
+      this.output += c.toString();
+    });
+    this.exited = new Promise((resolve) => this.child.once('exit', () => resolve()));
+    this.child.on('message', (message: Report & { rid?: number; ok?: boolean }) => {
+      if (typeof message.rid === 'number') {
+        const waiter = this.#pending.get(message.rid);
+        this.#pending.delete(message.rid);
+        if (message.ok) waiter?.resolve(message.result);
+        else waiter?.reject(new Error(`${this.name}: ${String(message.error)}`));
+        return;
+      }
+      reports.push({ ...message, received: Date.now() });
+    });
+    void this.exited.then(() => {
+      for (const waiter of this.#pending.values()) waiter.reject(new Error(`${this.name} exited`));
+      this.#pending.clear();
+    });
+  }
+
+  /** Starts the process and resolves once it listens; its reports go to `reports`. */
+  static async start(config: NodeConfig, reports: Report[], timeoutMs = 30_000) {
+    const node = new GameProcess(config, reports);
+    const deadline = Date.now() + timeoutMs;
+    while (!reports.some((r) => r.node === config.name && r.event === 'ready')) {
+      if (node.child.exitCode !== null) {
+        throw new Error(`${config.name} exited during start:\n${node.output}`);
+      }
+      if (Date.now() > deadline) {
+        node.kill();
+        throw new Error(`${config.name} did not start in time:\n${node.output}`);
+      }
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    return node;
+  }
+
+  get alive(): boolean {
+    return this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  request<T = unknown>(command: Record<string, unknown>): Promise<T> {
+    const rid = ++this.#rid;
+    return new Promise<T>((resolve, reject) => {
+      this.#pending.set(rid, { resolve: resolve as (v: unknown) => void, reject });
+      this.child.send({ rid, ...command }, (err) => {
+        if (err) {
+          this.#pending.delete(rid);
+          reject(err);
+        }
+      });
+    });
+  }
+
+  /** SIGKILL: no shutdown hook runs, leases stay held, in-flight work is lost. */
+  async kill(): Promise<void> {
+    if (this.alive) this.child.kill('SIGKILL');
+    await this.exited;
+  }
+}

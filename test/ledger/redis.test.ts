@@ -1,0 +1,219 @@
+/**
+ * RedisLedger: the shared contract against a real redis-server (started here on a free port),
+ * then what only a networked store must show: two instances with their own connections never
+ * both win a move or a lease, an expired lease passes to another instance, the connection
+ * forms RedisPresence accepts, scripts surviving SCRIPT FLUSH, and keys kept under the prefix.
+ */
+
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import {
+  IncompatibleLedgerError,
+  type Intent,
+  type IntentStatus,
+  RedisLedger,
+} from '../../src/ledger/index.js';
+import { type RedisServer, startRedis } from '../support/redis.js';
+import { describeLedgerContract, newIntent } from './contract.js';
+
+describe('RedisLedger', function () {
+  this.timeout(30_000);
+  let redis: RedisServer;
+  let admin: Redis;
+  const open: RedisLedger[] = [];
+
+  before(async () => {
+    redis = await startRedis();
+    admin = redis.client();
+  });
+
+  after(async () => {
+    admin?.disconnect();
+    await redis?.stop();
+  });
+
+  afterEach(async () => {
+    for (const ledger of open.splice(0)) await ledger.close();
+  });
+
+  /** A fresh keyspace per test: stores in one test share it, tests never do. */
+  function prefix(): string {
+    return `test:${randomUUID()}:`;
+  }
+
+  function ledger(p: string, connection: string | Redis = redis.url): RedisLedger {
+    const instance = new RedisLedger(connection, { prefix: p });
+    open.push(instance);
+    return instance;
+  }
+
+  describeLedgerContract('RedisLedger (own connection)', async () => {
+    const store = new RedisLedger(redis.url, { prefix: prefix() });
+    return { store, cleanup: () => store.close() };
+  });
+
+  describeLedgerContract('RedisLedger (shared client)', async () => {
+    const store = new RedisLedger(admin, { prefix: prefix() });
+    return { store, cleanup: () => store.close() };
+  });
+
+  describe('two instances, two connections', () => {
+    it('let exactly one of many racing transitions win, over many rounds', async () => {
+      const p = prefix();
+      const a = ledger(p);
+      const b = ledger(p);
+      for (let round = 0; round < 50; round++) {
+        const created = await a.create(newIntent());
+        await b.transition(created.id, 'creating', 'pending');
+        const targets: IntentStatus[] = ['completed', 'expired', 'failed'];
+        const results = await Promise.all(
+          Array.from({ length: 10 }, (_, i) =>
+            (i % 2 ? a : b).transition(created.id, 'pending', targets[i % 3] as IntentStatus, {
+              note: `writer ${i}`,
+            }),
+          ),
+        );
+        const winners = results.filter((r): r is Intent => r !== null);
+        assert.equal(winners.length, 1, `round ${round}`);
+        const stored = await a.get(created.id);
+        assert.deepEqual(stored, winners[0]);
+        assert.equal(stored?.history.length, 3);
+      }
+    });
+
+    it('hand out disjoint leases to racing claimers, and every due intent once', async () => {
+      const p = prefix();
+      const a = ledger(p);
+      const b = ledger(p);
+      const ids = new Set<string>();
+      for (let i = 0; i < 200; i++) {
+        ids.add((await a.create(newIntent({ nextCheckAt: i }), 1)).id);
+      }
+      const results = await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          (i % 2 ? a : b).claimDue(1_000, 13, `worker-${i}`, 60_000),
+        ),
+      );
+      const seen = results.flat().map((intent) => intent.id);
+      assert.equal(new Set(seen).size, seen.length, 'an intent was leased twice');
+      assert.deepEqual(new Set(seen), ids);
+      for (const [i, claimed] of results.entries()) {
+        for (const intent of claimed) assert.equal(intent.leaseOwner, `worker-${i}`);
+      }
+      assert.deepEqual(await a.claimDue(1_000, 100, 'late', 60_000), []);
+    });
+
+    it('pass an expired lease to the other instance, as when a process dies mid-check', async () => {
+      const p = prefix();
+      const dead = ledger(p);
+      const alive = ledger(p);
+      const intent = await dead.create(newIntent({ nextCheckAt: 100 }), 1);
+      assert.equal((await dead.claimDue(100, 10, 'dead', 5_000)).length, 1);
+      await dead.close();
+      assert.deepEqual(await alive.claimDue(5_099, 10, 'alive', 5_000), []);
+      const [again] = await alive.claimDue(5_100, 10, 'alive', 5_000);
+      assert.equal(again?.id, intent.id);
+      assert.equal(again?.leaseOwner, 'alive');
+      // The dead owner's late release must not free the new owner's lease.
+      const late = ledger(p);
+      await late.release(intent.id, 'dead');
+      assert.equal((await alive.get(intent.id))?.leaseOwner, 'alive');
+    });
+
+    it('see each other’s writes at once: indexes are shared', async () => {
+      const p = prefix();
+      const a = ledger(p);
+      const b = ledger(p);
+      const created = await a.create(newIntent());
+      await a.transition(created.id, 'creating', 'pending', { patch: { remoteId: 'wr-9' } });
+      assert.equal((await b.byCallbackToken(created.callbackToken as string))?.id, created.id);
+      assert.equal((await b.byRemoteId('reward', 'wr-9'))?.id, created.id);
+      assert.equal((await b.openByRoom(created.roomId as string)).length, 1);
+      await b.transition(created.id, 'pending', 'completed');
+      assert.deepEqual(await a.openByPlayer(created.playerId), []);
+    });
+
+    it('deduplicate a webhook event across instances for a week', async () => {
+      const p = prefix();
+      const a = ledger(p);
+      const b = ledger(p);
+      const results = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => (i % 2 ? a : b).recordEvent('widget:evt-1')),
+      );
+      assert.equal(results.filter(Boolean).length, 1);
+      const ttl = await admin.pttl(`${p}event:widget:evt-1`);
+      const week = 7 * 24 * 3600 * 1000;
+      assert.ok(ttl > week - 60_000 && ttl <= week, `ttl ${ttl}`);
+    });
+  });
+
+  describe('connections and keys', () => {
+    it('accepts a port, a URL, ioredis options or a ready client, and closes only its own', async () => {
+      const p = prefix();
+      const forms = [
+        new RedisLedger(redis.port, { prefix: p }),
+        new RedisLedger(redis.url, { prefix: p }),
+        new RedisLedger({ host: '127.0.0.1', port: redis.port }, { prefix: p }),
+        new RedisLedger(admin, { prefix: p }),
+      ];
+      const created = await forms[0]?.create(newIntent());
+      for (const form of forms) {
+        assert.equal((await form.get(created?.id as string))?.id, created?.id);
+        await form.close();
+      }
+      assert.equal(await admin.ping(), 'PONG');
+      assert.equal(forms[0]?.prefix, p);
+      assert.equal(new RedisLedger(admin).prefix, 'lightning:');
+    });
+
+    it('reloads its scripts after SCRIPT FLUSH', async () => {
+      const store = ledger(prefix());
+      const created = await store.create(newIntent());
+      await admin.script('FLUSH');
+      assert.equal((await store.transition(created.id, 'creating', 'failed'))?.status, 'failed');
+    });
+
+    it('keeps every key under its prefix, and leaves nothing open in the indexes once settled', async () => {
+      const p = prefix();
+      const store = ledger(p);
+      const created = await store.create(newIntent({ nextCheckAt: 5 }));
+      await store.transition(created.id, 'creating', 'pending', { patch: { remoteId: 'wr-1' } });
+      await store.transition(created.id, 'pending', 'completed');
+      await store.recordEvent('ramp:1');
+      const keys = (await admin.keys(`${p}*`)).map((k) => k.slice(p.length)).sort();
+      assert.deepEqual(keys, [
+        'event:ramp:1',
+        `intent:${created.id}`,
+        'remote:reward:wr-1',
+        'seq',
+        `token:${created.callbackToken}`,
+        'version',
+      ]);
+    });
+
+    it('refuses keys laid out by a newer version of the library', async () => {
+      const p = prefix();
+      await admin.set(`${p}version`, '99');
+      const err = await ledger(p)
+        .get(randomUUID())
+        .then(
+          () => null,
+          (e: unknown) => e,
+        );
+      assert.ok(err instanceof IncompatibleLedgerError);
+    });
+
+    it('keeps amounts beyond 2^64 and notes with quotes exactly', async () => {
+      const store = ledger(prefix());
+      const amount = '340282366920938463463374607431768211456';
+      const created = await store.create(newIntent({ amount, description: '"quoted" \\ ünï' }));
+      const moved = await store.transition(created.id, 'creating', 'failed', {
+        note: 'said "no" \\ \n',
+      });
+      assert.equal(moved?.amount, amount);
+      assert.equal(moved?.description, '"quoted" \\ ünï');
+      assert.equal(moved?.history.at(-1)?.note, 'said "no" \\ \n');
+    });
+  });
+});

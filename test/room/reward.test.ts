@@ -1,0 +1,65 @@
+import { expect } from 'chai';
+import type { Reward } from '../../src/room/state.js';
+import type { Game } from '../support/game.js';
+import {
+  type Arena,
+  eventually,
+  framesOf,
+  nextPatches,
+  sawText,
+  serverClient,
+  startArena,
+} from './support.js';
+
+type ClientEntry = { status: string; code: string; amount: string; playerId: string };
+
+function rewardsOf(sdkRoom: { state: unknown }) {
+  const state = sdkRoom.state as {
+    lightning?: { rewards?: Map<string, ClientEntry> & { size: number } };
+  };
+  return state.lightning?.rewards;
+}
+
+describe('room: reward', () => {
+  let game: Game;
+  afterEach(async () => game?.stop());
+
+  it('only the winner receives the code, and sees pending then completed', async () => {
+    game = await startArena({ reconciler: { enabled: false } });
+    const room = await game.colyseus.createRoom<Arena>('arena');
+    const winner = await game.colyseus.connectTo(room, { playerId: 'alice' });
+    const other = await game.colyseus.connectTo(room, { playerId: 'bob' });
+
+    const amountMsat = 73_219_000;
+    const entry: Reward = await room.plugins.lightning.reward(serverClient(room, winner), {
+      amountMsat,
+      description: 'Round winner',
+    });
+    expect(entry).to.include({ status: 'pending', playerId: 'alice', amount: String(amountMsat) });
+    expect(entry.code).to.match(/^lnurl1/i);
+
+    const seen: string[] = [];
+    const mine = await eventually(() => rewardsOf(winner)?.get(entry.id), 3000, 'winner entry');
+    seen.push(mine.status);
+    expect(mine).to.include({ code: entry.code, amount: String(amountMsat), playerId: 'alice' });
+
+    const [remote] = game.emulator.control.withdrawalRequests();
+    expect(game.emulator.control.claimWithdrawal(remote?.id as string)).to.include({
+      status: 'OK',
+    });
+    await eventually(() => rewardsOf(winner)?.get(entry.id)?.status === 'completed', 3000);
+    seen.push(rewardsOf(winner)?.get(entry.id)?.status as string);
+    expect(seen).to.deep.equal(['pending', 'completed']);
+
+    await nextPatches(room);
+    expect(framesOf(other).length).to.be.greaterThan(0);
+    expect(sawText(other, entry.code)).to.equal(false);
+    expect(sawText(other, entry.code.toLowerCase())).to.equal(false);
+    expect(sawText(other, String(amountMsat))).to.equal(false);
+    expect(sawText(other, entry.id)).to.equal(false);
+    expect(rewardsOf(other)?.size ?? 0).to.equal(0);
+    // The winner's stream did carry them, so the search above would have found them.
+    expect(sawText(winner, entry.code)).to.equal(true);
+    expect(sawText(winner, String(amountMsat))).to.equal(true);
+  });
+});

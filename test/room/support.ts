@@ -1,0 +1,117 @@
+/**
+ * A room under test and the client-side instruments the room tests share: a game room whose
+ * state holds a LightningState, a way to give it the Lightning of the running game, and a
+ * recorder of the raw bytes every SDK room receives (to prove what a client never got).
+ */
+import { type Client, definePlugins, Room } from '@colyseus/core';
+import { schema, t } from '@colyseus/schema';
+import { ColyseusSDK, Room as SdkRoom } from '@colyseus/sdk';
+import type { Lightning } from '../../src/lightning.js';
+import type { LightningPluginOptions } from '../../src/room/plugin.js';
+import { LightningState } from '../../src/room/state.js';
+import { eventually, type Game, startGame } from '../support/game.js';
+
+export const ArenaState = schema({ round: t.number(), lightning: LightningState }, 'ArenaState');
+export type ArenaState = InstanceType<typeof ArenaState>;
+
+/** The Lightning of the game a test started; rooms read it when they are constructed. */
+export const current: { lightning?: Lightning; plugin?: LightningPluginOptions } = {};
+
+function theLightning(): Lightning {
+  if (!current.lightning) throw new Error('start the game with startArena() first');
+  return current.lightning;
+}
+
+export interface JoinOptions {
+  playerId?: string;
+  email?: string;
+}
+
+/** A room as a game writes one: players say who they are on join (tests only: trust nothing). */
+export class Arena extends Room<{ state: ArenaState }> {
+  override state = new ArenaState();
+  override plugins = definePlugins([theLightning().plugin(current.plugin)]);
+  override autoDispose = false;
+
+  override onJoin(client: Client, options: JoinOptions = {}) {
+    client.userData = { playerId: options.playerId, email: options.email };
+  }
+}
+
+/** The same room, but players are who the room's onAuth says (a token per player). */
+export class AuthArena extends Arena {
+  override onAuth(_client: Client, options: { token?: string }) {
+    if (!options.token?.startsWith('token-of-')) throw new Error('not signed in');
+    return { id: options.token.slice('token-of-'.length) };
+  }
+  override onJoin() {}
+}
+
+/** The same room with onUncaughtException, which hides plugin hooks from its first instance. */
+export class GuardedArena extends Arena {
+  readonly errors: Error[] = [];
+  override onUncaughtException(error: Error) {
+    this.errors.push(error);
+  }
+}
+
+export async function startArena(
+  options: Parameters<typeof startGame>[1] = {},
+  plugin: LightningPluginOptions = {},
+): Promise<Game> {
+  const game = await startGame(
+    { arena: Arena, authArena: AuthArena, guardedArena: GuardedArena },
+    options,
+  );
+  current.lightning = game.lightning;
+  current.plugin = plugin;
+  return game;
+}
+
+/** The server-side client of an SDK room. */
+export function serverClient(room: Room, sdkRoom: { sessionId: string }): Client {
+  const client = room.clients.get(sdkRoom.sessionId);
+  if (!client) throw new Error(`no client ${sdkRoom.sessionId} in room ${room.roomId}`);
+  return client;
+}
+
+/** An SDK client of its own, signed in with `token` (sent to the room's onAuth). */
+export function sdkWithToken(game: Game, token: string): ColyseusSDK {
+  const sdk = new ColyseusSDK(`ws://127.0.0.1:${game.port}`);
+  sdk.auth.token = token;
+  return sdk;
+}
+
+// ---- raw bytes received by each SDK room --------------------------------------------------
+
+const received = new WeakMap<object, Uint8Array[]>();
+const proto = SdkRoom.prototype as unknown as {
+  onMessageCallback(this: object, event: { data: ArrayBuffer }): void;
+};
+const original = proto.onMessageCallback;
+// The SDK binds this method when it connects, so patching the prototype once, before any
+// join, records every frame from the first one (the join and the full state) onward.
+proto.onMessageCallback = function (this: object, event: { data: ArrayBuffer }) {
+  const list = received.get(this) ?? [];
+  list.push(new Uint8Array(event.data.slice(0)));
+  received.set(this, list);
+  original.call(this, event);
+};
+
+/** Every byte the SDK room received so far, frame by frame. */
+export function framesOf(sdkRoom: object): Uint8Array[] {
+  return received.get(sdkRoom) ?? [];
+}
+
+/** Whether `text` (as UTF-8) occurs in any frame the SDK room received. */
+export function sawText(sdkRoom: object, text: string): boolean {
+  const needle = Buffer.from(text, 'utf8');
+  return framesOf(sdkRoom).some((frame) => Buffer.from(frame).includes(needle));
+}
+
+/** Waits until the room's patches have reached the clients at least once more. */
+export async function nextPatches(room: Room, times = 2): Promise<void> {
+  for (let i = 0; i < times; i++) await room.waitForNextPatch();
+}
+
+export { eventually };
