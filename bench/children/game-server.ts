@@ -1,45 +1,43 @@
 /**
- * The measured game server of the scale benchmark: Colyseus (through @colyseus/testing, on a
- * free loopback port) with the lightning routes, an in-memory ledger, the reconciler off, and
- * `--rooms` rooms that each listen on their settlement channel. Prints `{url}` once ready,
- * then answers JSON commands on stdin, one line each:
+ * The measured game server of the scale and screen benchmarks: Colyseus (through
+ * @colyseus/testing, on a free loopback port) with the lightning routes, an in-memory ledger,
+ * the reconciler off, and `--rooms` rooms with the room plugin (`lightning.plugin()`) and a
+ * LightningState, patching every `--patch-rate` ms. Players say who they are on join
+ * (`{playerId}`). Prints `{url, roomIds}` once ready, then answers JSON commands on stdin:
  *
- *   {"cmd":"create","n":N,"concurrency":C}  N rewards, round-robin over the rooms
+ *   {"cmd":"create","n":N,"concurrency":C}  N rewards through the plugin, round-robin over the
+ *                                            rooms, to distinct players (or to `player` in
+ *                                            the first room)
  *   {"cmd":"memory"}                         heap and RSS after two full GCs (--expose-gc)
  *   {"cmd":"stats"}                          settlements so far, messages the rooms heard
  *   {"cmd":"profile","on":true|false}        CPU profile; `false` answers its top costs
  *
- * Args: <emulatorUrl> <apiKey> [--rooms N]
+ * Args: <emulatorUrl> <apiKey> [--rooms N] [--patch-rate ms]
  */
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { DatabaseSync } from 'node:sqlite';
-import { createRouter, defineRoom, Room } from '@colyseus/core';
+import { type Client, createRouter, definePlugins, defineRoom, Room } from '@colyseus/core';
+import { schema, t } from '@colyseus/schema';
 import { boot } from '@colyseus/testing';
 import type { ConfigOptions } from '@colyseus/tools';
 import { createLightning } from '../../src/lightning.js';
-import { roomChannel } from '../../src/server/settlement.js';
+import { LightningState } from '../../src/room/state.js';
 import { freePort } from '../support/ports.js';
 import { summarize } from '../support/profile-summary.js';
 
 const [emulatorUrl, apiKey] = process.argv.slice(2);
-const roomsArg = process.argv.indexOf('--rooms');
-const roomCount = roomsArg > 0 ? Number(process.argv[roomsArg + 1]) : 1000;
+const arg = (name: string, fallback: number) => {
+  const at = process.argv.indexOf(name);
+  return at > 0 ? Number(process.argv[at + 1]) : fallback;
+};
+const roomCount = arg('--rooms', 1000);
+const patchRate = arg('--patch-rate', 50);
 const quiet = { info: () => {}, warn: () => {}, error: () => {} };
 
-let heard = 0;
-
-/** Stands in for the room plugin: one presence subscription per room, as the plugin has. */
-class BenchRoom extends Room {
-  override autoDispose = false;
-  override async onCreate() {
-    await this.presence.subscribe(roomChannel(this.roomId), () => {
-      heard++;
-    });
-  }
-}
+const BenchState = schema({ lightning: LightningState }, 'BenchState');
 
 const port = await freePort();
 const lightning = await createLightning({
@@ -54,32 +52,52 @@ let settled = 0;
 lightning.on('settled', () => {
   settled++;
 });
+let heard = 0;
+
+class BenchRoom extends Room<{ state: InstanceType<typeof BenchState> }> {
+  override state = new BenchState();
+  override plugins = definePlugins([lightning.plugin()]);
+  override autoDispose = false;
+  override onCreate() {
+    this.setPatchRate(patchRate);
+    this.plugins.lightning.onSettled(() => {
+      heard++;
+    });
+  }
+  override onJoin(client: Client, options: { playerId?: string } = {}) {
+    client.userData = { playerId: options.playerId };
+  }
+}
 const config = {
   rooms: { bench: defineRoom(BenchRoom) },
   routes: createRouter({ ...lightning.endpoints() }),
 };
 const colyseus = await boot(config as unknown as ConfigOptions, port);
-const roomIds: string[] = [];
-for (let i = 0; i < roomCount; i++) roomIds.push((await colyseus.createRoom('bench', {})).roomId);
+const rooms: BenchRoom[] = [];
+for (let i = 0; i < roomCount; i++) rooms.push(await colyseus.createRoom<BenchRoom>('bench', {}));
 
 const reply = (message: unknown) => process.stdout.write(`${JSON.stringify(message)}\n`);
-reply({ url: `http://127.0.0.1:${port}`, rooms: roomIds.length });
+reply({ url: `http://127.0.0.1:${port}`, roomIds: rooms.map((r) => r.roomId) });
 
 let created = 0;
-async function create(n: number, concurrency: number) {
-  const items: { token: string; remoteId: string }[] = [];
+async function create(n: number, concurrency: number, player?: string) {
+  const items: { id: string; token: string; remoteId: string }[] = [];
   let next = 0;
   const started = performance.now();
   const worker = async () => {
     while (next < n) {
       const i = next++;
-      const intent = await lightning.reward({
-        playerId: `player-${created + i}`,
-        roomId: roomIds[(created + i) % roomIds.length] as string,
-        amountMsat: 10_000,
-        description: 'bench',
+      const room = player ? rooms[0] : rooms[(created + i) % rooms.length];
+      const entry = await (room as BenchRoom).plugins.lightning.reward(
+        player ?? `player-${created + i}`,
+        { amountMsat: 10_000, description: 'bench' },
+      );
+      const intent = await lightning.ledger.get(entry.id);
+      items.push({
+        id: entry.id,
+        token: intent?.callbackToken as string,
+        remoteId: intent?.remoteId as string,
       });
-      items.push({ token: intent.callbackToken as string, remoteId: intent.remoteId as string });
     }
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
