@@ -9,10 +9,12 @@
 import { benchClient } from './client.js';
 import { benchPresence } from './presence.js';
 import { benchScale } from './scale.js';
+import { benchScreen } from './screen.js';
 import { printTable, type Row } from './support/table.js';
 
 const benches: Record<string, () => Promise<Row[]>> = {
   client: async () => (await benchClient()).rows,
+  screen: () => benchScreen(),
   scale: async () => {
     const { rows, profile } = await benchScale();
     profiles.push(['3 scale: game server CPU profile, top costs', profile]);

@@ -128,9 +128,10 @@ for await (const line of createInterface({ input: process.stdin })) {
     n?: number;
     concurrency?: number;
     on?: boolean;
+    player?: string;
   };
   if (command.cmd === 'create') {
-    reply(await create(command.n ?? 1, command.concurrency ?? 32));
+    reply(await create(command.n ?? 1, command.concurrency ?? 32, command.player));
   } else if (command.cmd === 'memory') {
     reply(memory());
   } else if (command.cmd === 'stats') {
