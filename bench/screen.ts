@@ -36,7 +36,6 @@ interface Target {
   patchRate: number;
   child: Child<{ url: string; roomIds: string[] }>;
   room: SdkRoom;
-  items: Item[];
   total: number[];
   verify: number[];
 }
@@ -117,40 +116,41 @@ export async function benchScreen(options: ScreenBenchOptions = {}): Promise<Row
         patchRate,
         child,
         room,
-        items: [],
         total: [],
         verify: [],
       });
     }
-    for (const target of targets) {
+    // A player holds a few dozen entries at most: each round creates its own, the owner waits
+    // until they are all on screen, the wallet claims them, and the callbacks go one by one.
+    const perRound = Math.ceil(settlements / rounds);
+    const prepare = async (target: Target, n: number) => {
       const { items } = await ask<{ items: Item[] }>(target.child, {
         cmd: 'create',
-        n: settlements + 20,
-        concurrency: 16,
+        n,
+        concurrency: 8,
         player: 'owner',
       });
-      target.items = items;
       await until(
         target.room,
-        () => (rewardsOf(target.room)?.size ?? 0) >= items.length,
-        'the owner to hold every entry',
+        () => items.every((i) => rewardsOf(target.room)?.get(i.id) !== undefined),
+        'the owner to hold every new entry',
       );
       const claim = await ask<{ failed: number }>(emulator, {
         cmd: 'claim',
         ids: items.map((i) => i.remoteId),
       });
       if (claim.failed > 0) throw new Error(`${claim.failed} claims failed`);
-      for (const item of items.slice(0, 20)) await settleOne(target, item); // warm-up
+      return items;
+    };
+    for (const target of targets) {
+      for (const item of await prepare(target, 10)) await settleOne(target, item); // warm-up
       target.total = [];
       target.verify = [];
     }
-    const perRound = Math.ceil(settlements / rounds);
     for (let round = 0; round < rounds; round++) {
       for (const target of targets) {
-        const from = 20 + round * perRound;
-        for (const item of target.items.slice(from, Math.min(from + perRound, 20 + settlements))) {
-          await settleOne(target, item);
-        }
+        const n = Math.min(perRound, settlements - round * perRound);
+        for (const item of await prepare(target, n)) await settleOne(target, item);
       }
     }
     return targets.flatMap((t): Row[] => {
