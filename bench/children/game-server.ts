@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { DatabaseSync } from 'node:sqlite';
 import { type Client, createRouter, definePlugins, defineRoom, Room } from '@colyseus/core';
-import { schema, t } from '@colyseus/schema';
+import { schema } from '@colyseus/schema';
 import { boot } from '@colyseus/testing';
 import type { ConfigOptions } from '@colyseus/tools';
 import { createLightning } from '../../src/lightning.js';
