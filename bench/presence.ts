@@ -12,8 +12,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { LocalPresence, type Presence } from '@colyseus/core';
 import { RedisPresence } from '@colyseus/redis-presence';
 import { roomChannel } from '../src/server/settlement.js';
+import { startRedis } from '../test/support/redis.js';
 import { startChild } from './support/child.js';
-import { startRedis } from './support/redis.js';
 import { median, percentile, rotate } from './support/stats.js';
 import { ms, type Row } from './support/table.js';
 

@@ -25,7 +25,7 @@ import { boot } from '@colyseus/testing';
 import type { ConfigOptions } from '@colyseus/tools';
 import { createLightning } from '../../src/lightning.js';
 import { LightningState } from '../../src/room/state.js';
-import { freePort } from '../support/ports.js';
+import { freePort } from '../../test/support/ports.js';
 import { summarize } from '../support/profile-summary.js';
 
 const [emulatorUrl, apiKey] = process.argv.slice(2);
