@@ -49,27 +49,28 @@ export async function observe(
       return { ...seen, to: null };
     }
     case 'entryFee': {
-      let charge = await api.staticCharges.get(remoteId);
+      const charge = await api.staticCharges.get(remoteId);
       const baseline = Number(intent.meta.slotsBaseline ?? 0);
       const patch = { remoteId, code: charge.invoice.request, uri: charge.invoice.uri ?? null };
       const callbackUrl = charge.callbackUrl;
-      if (charge.slots > baseline) {
-        return { to: 'completed', patch, note: `paid (${charge.slots} slots)`, callbackUrl };
-      }
+      const paid = (slots: number): Observation => ({
+        to: 'completed',
+        patch,
+        note: `paid (${slots} slots)`,
+        callbackUrl,
+      });
+      if (charge.slots > baseline) return paid(charge.slots);
       if (CLOSED_CHARGE.has(charge.status)) {
         return { to: 'expired', patch, note: `charge ${charge.status}`, callbackUrl };
       }
       if (intent.expiresAt !== null && now >= intent.expiresAt) {
-        // Our deadline passed: close the charge so no late payment lands on an expired fee,
-        // then read once more, because a payment may have arrived just before.
-        // The charge's own creation time is in the past on the service's clock, whatever
-        // the skew between our clocks.
+        // Our deadline passed: close the charge so no late payment lands on an expired fee.
+        // Its own creation time is in the past on the service's clock, whatever the skew
+        // between our clocks. The answer is the closed charge: a payment that arrived just
+        // before shows in its slots, and none can arrive after.
         const closeAt = charge.createdAt ?? new Date(now - 60_000).toISOString();
-        charge = await api.staticCharges.update(remoteId, { expiresAt: closeAt });
-        charge = await api.staticCharges.get(remoteId);
-        if (charge.slots > baseline) {
-          return { to: 'completed', patch, note: `paid (${charge.slots} slots)`, callbackUrl };
-        }
+        const closed = await api.staticCharges.update(remoteId, { expiresAt: closeAt });
+        if (closed.slots > baseline) return paid(closed.slots);
         return { to: 'expired', patch, note: 'fee deadline passed; charge closed', callbackUrl };
       }
       return {

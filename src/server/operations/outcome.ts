@@ -4,7 +4,11 @@
  * hide a success (a timeout after sending, a 5xx, a garbled answer) makes it `unknown`: it
  * is never re-sent, and the `unknown` event tells the game and its operator.
  */
-import { AmbiguousResultError, UnexpectedResponseError } from '../../api/errors.js';
+import {
+  AmbiguousResultError,
+  InsufficientPointsError,
+  UnexpectedResponseError,
+} from '../../api/errors.js';
 import type { Intent } from '../../ledger/intent.js';
 import type { LightningCore } from '../core.js';
 
@@ -24,6 +28,15 @@ export async function recordCreateFailure(
       'create outcome unknown',
     );
     if (moved) core.emit('unknown', moved, err as Error);
+    return;
+  }
+  if (err instanceof InsufficientPointsError) {
+    await core.apply(
+      intent,
+      'failed',
+      { error: 'insufficient point balance', nextCheckAt: null },
+      'TX3017',
+    );
     return;
   }
   await core.apply(intent, 'failed', { error: message, nextCheckAt: null }, 'create refused');
