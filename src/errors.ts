@@ -1,0 +1,110 @@
+/**
+ * The one error tree of the package. Every error it throws is a `LightningError` with a stable,
+ * prefixed `code` to switch on (`LN_TIMEOUT`, `LN_LEDGER_BUSY`), `retryable` (whether doing
+ * the same thing again is safe and may succeed), and, when the service answered, the HTTP
+ * `status` and the service's own `serviceCode` (`TX3017`).
+ *
+ *   try { await lightning.reward(...) }
+ *   catch (err) { if (err instanceof LightningError && err.retryable) retryLater(); }
+ *
+ * `instanceof` is a brand check, not a prototype check: an error thrown by one copy of the
+ * package (a dependency's nested copy, a bundle) is still an instance of the other copy's
+ * classes. Each class is identified by its static `code`, so names survive minifiers.
+ *
+ * Costs nothing until thrown.
+ */
+
+/** Every code the package throws, each the identity of one error class. */
+export type LightningErrorCode =
+  | 'LN_ERROR'
+  | 'LN_CONFIGURATION'
+  | 'LN_INVALID_ARGUMENT'
+  | 'LN_API_ERROR'
+  | 'LN_AUTHENTICATION'
+  | 'LN_PERMISSION'
+  | 'LN_NOT_FOUND'
+  | 'LN_INVALID_REQUEST'
+  | 'LN_INSUFFICIENT_POINTS'
+  | 'LN_RATE_LIMITED'
+  | 'LN_SERVICE_ERROR'
+  | 'LN_CONNECTION'
+  | 'LN_TIMEOUT'
+  | 'LN_AMBIGUOUS_RESULT'
+  | 'LN_UNEXPECTED_RESPONSE'
+  | 'LN_LEDGER_ERROR'
+  | 'LN_LEDGER_ILLEGAL_TRANSITION'
+  | 'LN_LEDGER_DUPLICATE'
+  | 'LN_LEDGER_INVALID'
+  | 'LN_LEDGER_CLOSED'
+  | 'LN_LEDGER_INCOMPATIBLE'
+  | 'LN_LEDGER_BUSY';
+
+/** The codes of an error's class and of every class above it: what `instanceof` checks. */
+const BRAND: unique symbol = Symbol.for('colyseus-lightning.error') as never;
+
+export interface LightningErrorOptions {
+  /** Whether doing the same thing again is safe and may succeed; each class has a default. */
+  retryable?: boolean | undefined;
+  /** The HTTP status of the service's answer, when there was one. */
+  status?: number | undefined;
+  /** The service's own error code, when it sent one (`TX3017`). */
+  serviceCode?: string | undefined;
+  cause?: unknown;
+}
+
+export class LightningError extends Error {
+  /** The class's identity; every subclass declares its own. */
+  static readonly code: LightningErrorCode = 'LN_ERROR';
+  /** Whether instances of the class are retryable unless the constructor says otherwise. */
+  static readonly retryable: boolean = false;
+
+  readonly code: LightningErrorCode;
+  readonly retryable: boolean;
+  readonly status: number | undefined;
+  readonly serviceCode: string | undefined;
+  declare readonly [BRAND]: readonly LightningErrorCode[];
+
+  constructor(message: string, options: LightningErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    const klass = new.target as typeof LightningError;
+    const chain: LightningErrorCode[] = [];
+    for (let c: unknown = klass; c !== Error && typeof c === 'function'; ) {
+      const code = (c as typeof LightningError).code;
+      if (!chain.includes(code)) chain.push(code);
+      c = Object.getPrototypeOf(c);
+    }
+    Object.defineProperty(this, BRAND, { value: Object.freeze(chain) });
+    Object.defineProperty(this, 'name', {
+      value: klass.name,
+      enumerable: false,
+      writable: true,
+      configurable: true,
+    });
+    this.code = klass.code;
+    this.retryable = options.retryable ?? klass.retryable;
+    this.status = options.status;
+    this.serviceCode = options.serviceCode;
+  }
+
+  /** Brand check: true for an error of this class (or below) from any copy of the package. */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    if (typeof value !== 'object' || value === null) return false;
+    const chain = (value as { [BRAND]?: unknown })[BRAND];
+    // biome-ignore lint/complexity/noThisInStatic: `this` is the subclass being checked against
+    return Array.isArray(chain) && chain.includes(this.code);
+  }
+}
+
+/**
+ * The package was set up wrongly (an option, a room without `LightningState`): nothing was
+ * recorded or sent. The message says how to fix it.
+ */
+export class ConfigurationError extends LightningError {
+  static override readonly code: LightningErrorCode = 'LN_CONFIGURATION';
+  /** The option or the place that is wrong (`options.publicUrl`, `state`). */
+  readonly field: string;
+  constructor(field: string, problem: string) {
+    super(`${field}: ${problem}`);
+    this.field = field;
+  }
+}
