@@ -1,114 +1,24 @@
 /**
- * Time for the emulator: the real clock by default, or an injected one.
- *
- * Expiries (withdrawal requests, static charges, delayed payments) are checked lazily on
- * every read and also armed as timers so that their callbacks fire without a read. A
- * `ManualClock` keeps its own timer list and runs what is due inside `advance(ms)`, so a
- * test moves time forward and sees the expiry callbacks without waiting.
+ * The emulator's timers: expiries (withdrawal requests, static charges, delayed payments) are
+ * checked lazily on every read and also armed here, so that their callbacks fire without a
+ * read. `cancelAll` is called on close.
  */
+import { type Clock, timerAt } from '../clock.js';
 
-export interface Clock {
-  /** Epoch milliseconds. */
-  now(): number;
-  /**
-   * Optional: run `fn` once when the clock reaches `at`; returns a cancel function.
-   * Clocks without it get real `setTimeout` timers measured against `now()`.
-   */
-  setTimer?(at: number, fn: () => void): () => void;
-}
-
-export const systemClock: Clock = { now: () => Date.now() };
-
-interface ManualTimer {
-  at: number;
-  seq: number;
-  fn: () => void;
-}
-
-/** A clock that moves only when told to; due timers run synchronously in `advance`. */
-export class ManualClock implements Clock {
-  private current: number;
-  private timers: ManualTimer[] = [];
-  private seq = 0;
-
-  constructor(start: number | Date = Date.UTC(2025, 0, 1)) {
-    this.current = typeof start === 'number' ? start : start.getTime();
-  }
-
-  now(): number {
-    return this.current;
-  }
-
-  setTimer(at: number, fn: () => void): () => void {
-    const timer: ManualTimer = { at, seq: this.seq++, fn };
-    this.timers.push(timer);
-    return () => {
-      this.timers = this.timers.filter((t) => t !== timer);
-    };
-  }
-
-  /** Moves time forward by `ms` and runs every timer that fell due, oldest deadline first. */
-  advance(ms: number): void {
-    this.set(this.current + ms);
-  }
-
-  /** Jumps to an absolute time (never backwards) and runs what fell due. */
-  set(at: number | Date): void {
-    const target = typeof at === 'number' ? at : at.getTime();
-    if (target < this.current) throw new RangeError('ManualClock cannot move backwards');
-    for (;;) {
-      const due = this.timers
-        .filter((t) => t.at <= target)
-        .sort((a, b) => a.at - b.at || a.seq - b.seq)[0];
-      if (!due) break;
-      this.timers = this.timers.filter((t) => t !== due);
-      // Timers see the time they were due at, so that chained timers keep their order.
-      this.current = Math.max(this.current, due.at);
-      due.fn();
-    }
-    this.current = target;
-  }
-
-  /** Timers still waiting; useful to assert that nothing is armed. */
-  get pendingTimers(): number {
-    return this.timers.length;
-  }
-}
-
-/** setTimeout's ceiling; longer waits are re-armed when they fire. */
-const MAX_DELAY = 2_147_483_647;
-
-/** Arms and cancels timers against a clock; `cancelAll` is called on close. */
 export class Scheduler {
   private cancels = new Set<() => void>();
 
   constructor(private readonly clock: Clock) {}
 
   at(at: number, fn: () => void): () => void {
-    let cancel: () => void;
-    const run = () => {
+    const cancel = () => {
+      this.cancels.delete(cancel);
+      stop();
+    };
+    const stop = timerAt(this.clock, at, () => {
       this.cancels.delete(cancel);
       fn();
-    };
-    if (this.clock.setTimer) {
-      const inner = this.clock.setTimer(at, run);
-      cancel = () => {
-        this.cancels.delete(cancel);
-        inner();
-      };
-    } else {
-      let handle: NodeJS.Timeout;
-      const arm = () => {
-        const delay = Math.min(Math.max(at - this.clock.now(), 0), MAX_DELAY);
-        handle = setTimeout(() => (this.clock.now() < at ? arm() : run()), delay);
-        handle.unref();
-      };
-      arm();
-      cancel = () => {
-        this.cancels.delete(cancel);
-        clearTimeout(handle);
-      };
-    }
+    });
     this.cancels.add(cancel);
     return cancel;
   }

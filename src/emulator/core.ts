@@ -3,8 +3,9 @@
  * emulator's own address (LNURL codes point back at it). One per running emulator.
  */
 
+import type { Clock } from '../clock.js';
 import type { CallbackDispatcher } from './callbacks.js';
-import type { Clock, Scheduler } from './clock.js';
+import type { Scheduler } from './clock.js';
 import type { FaultSet } from './faults.js';
 import type { KeyPair } from './secp256k1.js';
 import type { Store } from './store.js';

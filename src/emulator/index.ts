@@ -16,8 +16,9 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { type Clock, systemClock } from '../clock.js';
 import { CallbackDispatcher, type CallbackOptions } from './callbacks.js';
-import { type Clock, Scheduler, systemClock } from './clock.js';
+import { Scheduler } from './clock.js';
 import { createControl, type EmulatorControl } from './control.js';
 import type { EmulatorCore } from './core.js';
 import { type FaultRule, FaultSet } from './faults.js';
@@ -147,6 +148,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   };
 }
 
+export { type Clock, ManualClock, systemClock } from '../clock.js';
 export { type Bolt11, type Bolt11Input, decodeBolt11, encodeBolt11 } from './bolt11.js';
 export type {
   CallbackKind,
@@ -154,7 +156,6 @@ export type {
   CallbackOutcome,
   CallbackRecord,
 } from './callbacks.js';
-export { type Clock, ManualClock, systemClock } from './clock.js';
 export type { CallbackControl, EmulatorControl, FaultControl } from './control.js';
 export type { ActiveFault, FaultMode, FaultRule } from './faults.js';
 export { decodeLnurl, encodeLnurl, type LnurlResult } from './lnurl.js';

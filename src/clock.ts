@@ -1,0 +1,100 @@
+/**
+ * The one clock shape of the package: the emulator's expiries, the API client's retry waits,
+ * the ledger's timestamps and the server's schedule all read time (and wait) through a
+ * `Clock`. The real clock by default; a `ManualClock` in tests keeps its own timer list and
+ * runs what is due inside `advance(ms)`, so a test moves time forward instead of waiting.
+ */
+
+export interface Clock {
+  /** Epoch milliseconds. */
+  now(): number;
+  /**
+   * Optional: run `fn` once when the clock reaches `at`; returns a cancel function.
+   * Clocks without it get real `setTimeout` timers measured against `now()`.
+   */
+  setTimer?(at: number, fn: () => void): () => void;
+}
+
+export const systemClock: Clock = { now: () => Date.now() };
+
+interface ManualTimer {
+  at: number;
+  seq: number;
+  fn: () => void;
+}
+
+/** A clock that moves only when told to; due timers run synchronously in `advance`. */
+export class ManualClock implements Clock {
+  private current: number;
+  private timers: ManualTimer[] = [];
+  private seq = 0;
+
+  constructor(start: number | Date = Date.UTC(2025, 0, 1)) {
+    this.current = typeof start === 'number' ? start : start.getTime();
+  }
+
+  now(): number {
+    return this.current;
+  }
+
+  setTimer(at: number, fn: () => void): () => void {
+    const timer: ManualTimer = { at, seq: this.seq++, fn };
+    this.timers.push(timer);
+    return () => {
+      this.timers = this.timers.filter((t) => t !== timer);
+    };
+  }
+
+  /** Moves time forward by `ms` and runs every timer that fell due, oldest deadline first. */
+  advance(ms: number): void {
+    this.set(this.current + ms);
+  }
+
+  /** Jumps to an absolute time (never backwards) and runs what fell due. */
+  set(at: number | Date): void {
+    const target = typeof at === 'number' ? at : at.getTime();
+    if (target < this.current) throw new RangeError('ManualClock cannot move backwards');
+    for (;;) {
+      const due = this.timers
+        .filter((t) => t.at <= target)
+        .sort((a, b) => a.at - b.at || a.seq - b.seq)[0];
+      if (!due) break;
+      this.timers = this.timers.filter((t) => t !== due);
+      // Timers see the time they were due at, so that chained timers keep their order.
+      this.current = Math.max(this.current, due.at);
+      due.fn();
+    }
+    this.current = target;
+  }
+
+  /** Timers still waiting; useful to assert that nothing is armed. */
+  get pendingTimers(): number {
+    return this.timers.length;
+  }
+}
+
+/** setTimeout's ceiling; longer waits are re-armed when they fire. */
+const MAX_DELAY = 2_147_483_647;
+
+/**
+ * Runs `fn` once when `clock` reaches `at`; returns a cancel function. A clock without timers
+ * of its own gets an unref'd `setTimeout`, re-armed until `now()` has really reached `at`.
+ */
+export function timerAt(clock: Clock, at: number, fn: () => void): () => void {
+  if (clock.setTimer) return clock.setTimer(at, fn);
+  let handle: NodeJS.Timeout;
+  const arm = () => {
+    const delay = Math.min(Math.max(at - clock.now(), 0), MAX_DELAY);
+    handle = setTimeout(() => (clock.now() < at ? arm() : fn()), delay);
+    handle.unref();
+  };
+  arm();
+  return () => clearTimeout(handle);
+}
+
+/** Resolves once `clock` has moved `ms` forward. */
+export function sleep(clock: Clock, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    timerAt(clock, clock.now() + ms, resolve);
+  });
+}
