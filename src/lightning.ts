@@ -1,68 +1,232 @@
 /**
- * `createLightning(options)`: the object a game server creates once. It is the server core
- * (API client, ledger, callback routes, reconciler) plus the factory of the room plugin.
+ * `createLightning(options)`: the object a game server creates once, in its own module, and
+ * imports wherever it is needed. It returns at once: the embedded emulator starts and the
+ * ledger opens on first use (a room's creation, a helper, a callback) or in
+ * `await lightning.ready()`, so a room file can say `plugins = definePlugins([lightning.plugin()])`
+ * with no top-level await, in ESM and CommonJS alike.
  *
- *   const lightning = await createLightning({ apiKey, publicUrl: 'https://game.example.com' });
- *   const server = defineServer({
+ *   // lightning.ts
+ *   export const lightning = createLightning({ apiKey, publicUrl: 'https://game.example.com' });
+ *   // app.config.ts
+ *   export default defineServer({
  *     rooms: { arena: defineRoom(Arena) },
  *     routes: createRouter({ ...lightning.endpoints() }),
+ *     beforeListen: () => lightning.ready(),
  *   });
- *   // in a room: plugins = definePlugins([lightning.plugin()]);
+ *
+ * This is the public face only: the engine behind it (server/engine.ts) moves the intents,
+ * and neither it nor the runtime's secrets are reachable from here.
  */
-import { PaymentsApi, type PaymentsApiOptions } from './api/client.js';
-import type { PathTable } from './api/paths.js';
-import { SqliteLedger } from './ledger/sqlite.js';
-import { LightningPlugin, type LightningPluginOptions } from './room/plugin.js';
-import { consoleLogger, type EmulatorHandle, LightningCore } from './server/core.js';
-import { type LightningOptions, resolveOptions } from './server/options.js';
+import type { PaymentsApi } from './api/client.js';
+import type { Emulator } from './emulator/index.js';
+import { ConfigurationError } from './errors.js';
+import type { Intent } from './ledger/intent.js';
+import type { LedgerStore } from './ledger/store.js';
+import type { PluginHost } from './room/host.js';
+import type { LightningPluginOptions } from './room/options.js';
+import { LightningPlugin } from './room/plugin.js';
+import { lightningEndpoints } from './server/endpoints.js';
+import { Engine } from './server/engine.js';
+import { type LightningEventName, type LightningEvents, SafeEmitter } from './server/events.js';
+import { startEntryFee } from './server/operations/entry-fee.js';
+import type { EntryFeeInput, RewardInput, SpendInput } from './server/operations/inputs.js';
+import { startReward } from './server/operations/reward.js';
+import { startSpend } from './server/operations/spend.js';
+import { type LightningOptions, resolveOptions, type Settings } from './server/options.js';
+import { Reconciler } from './server/reconciler.js';
+import { type Runtime, startRuntime } from './server/runtime.js';
 
-export class Lightning extends LightningCore {
+type Listener<E extends LightningEventName> = (...args: LightningEvents[E]) => void;
+
+/** Run, pause or step the reconciler (it runs by itself unless `reconciler.enabled` is false). */
+export interface ReconcilerControl {
+  start(): void;
+  stop(): Promise<void>;
+  /** One pass over the due intents now; resolves with how many were checked. */
+  runOnce(): Promise<number>;
+}
+
+interface Running {
+  runtime: Runtime;
+  engine: Engine;
+  reconciler: Reconciler;
+}
+
+export class Lightning {
+  readonly #settings: Settings;
+  readonly #events: SafeEmitter;
+  readonly #host: PluginHost;
+  #starting: Promise<Running> | undefined;
+  #running: Running | undefined;
+  #closed = false;
+
+  /** The reconciler's controls. */
+  readonly reconciler: ReconcilerControl;
+
+  /** Use `createLightning(options)`. */
+  constructor(options: LightningOptions = {}) {
+    this.#settings = resolveOptions(options);
+    this.#events = new SafeEmitter(() => this.#settings.logger);
+    this.#host = this.#pluginHost();
+    const running = () => this.#start().then((r) => r.reconciler);
+    this.reconciler = {
+      start: () =>
+        void running().then(
+          (r) => r.start(),
+          (err: Error) => this.#settings.logger.error(`reconciler not started: ${err.message}`),
+        ),
+      stop: async () => (await running()).stop(),
+      runOnce: async () => (await running()).runOnce(),
+    };
+  }
+
+  /**
+   * Starts what the server runs on (the embedded emulator without a key, the ledger, the
+   * reconciler) if it is not running yet. Safe to call any number of times.
+   */
+  async ready(): Promise<this> {
+    await this.#start();
+    return this;
+  }
+
+  /** The API client, for the wallet and payments. Available once `ready()` has resolved. */
+  get api(): PaymentsApi {
+    return this.#ready('api').runtime.api;
+  }
+
+  /** The ledger store. Available once `ready()` has resolved. */
+  get ledger(): LedgerStore {
+    return this.#ready('ledger').runtime.ledger;
+  }
+
+  /** The embedded emulator (null with a real key). Available once `ready()` has resolved. */
+  get emulator(): Emulator | null {
+    return this.#ready('emulator').runtime.emulator;
+  }
+
+  on<E extends LightningEventName>(event: E, listener: Listener<E>): this {
+    this.#events.on(event, listener as never);
+    return this;
+  }
+
+  once<E extends LightningEventName>(event: E, listener: Listener<E>): this {
+    this.#events.once(event, listener as never);
+    return this;
+  }
+
+  off<E extends LightningEventName>(event: E, listener: Listener<E>): this {
+    this.#events.off(event, listener as never);
+    return this;
+  }
+
+  /** Colyseus router endpoints (callbacks and webhooks): spread into `createRouter({ ... })`. */
+  endpoints() {
+    const { prefix, maxBodyBytes } = this.#settings;
+    return lightningEndpoints({
+      prefix,
+      maxBodyBytes,
+      engine: async () => (await this.#start()).engine,
+    });
+  }
+
   /**
    * The room plugin: `plugins = definePlugins([lightning.plugin()])`, then
    * `this.plugins.lightning.reward(client, ...)` inside the room.
    */
   plugin(options: LightningPluginOptions = {}): LightningPlugin {
-    return new LightningPlugin(this, options);
+    return new LightningPlugin(this.#host, options);
+  }
+
+  /** Pays a player a reward they claim with a wallet; resolves once created (`pending`). */
+  async reward(input: RewardInput): Promise<Intent> {
+    return startReward((await this.#start()).engine, input);
+  }
+
+  /** Charges an entry fee (a single-use static charge); resolves once created (`pending`). */
+  async chargeEntryFee(input: EntryFeeInput): Promise<Intent> {
+    return startEntryFee((await this.#start()).engine, input);
+  }
+
+  /** Debits a widget user's points, once, whatever is retried. Resolves `completed`. */
+  async spendPoints(input: SpendInput): Promise<Intent> {
+    return startSpend((await this.#start()).engine, input);
+  }
+
+  /** Re-checks an intent now (e.g. a player pressed "I paid"), through the same path as callbacks. */
+  async refresh(id: string): Promise<Intent | null> {
+    return (await this.#start()).engine.refresh(id);
+  }
+
+  /** Stops the reconciler, closes the client, the ledger it opened and the emulator it started. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    const running = await this.#starting?.catch(() => undefined);
+    if (!running) return;
+    await running.reconciler.stop();
+    await running.runtime.close();
+  }
+
+  /** Keeps every option (the key, the webhook secret among them) out of logs. */
+  [Symbol.for('nodejs.util.inspect.custom')](): string {
+    return `Lightning { publicUrl: '${this.#settings.publicUrl}', ready: ${this.#running !== undefined} }`;
+  }
+
+  toJSON(): { publicUrl: string } {
+    return { publicUrl: this.#settings.publicUrl };
+  }
+
+  #start(): Promise<Running> {
+    if (this.#closed) {
+      return Promise.reject(new ConfigurationError('lightning', 'is closed'));
+    }
+    this.#starting ??= startRuntime(this.#settings).then((runtime) => {
+      const engine = new Engine({
+        api: runtime.api,
+        ledger: runtime.ledger,
+        events: this.#events,
+        settings: this.#settings,
+      });
+      const reconciler = new Reconciler(engine);
+      if (this.#settings.reconciler.enabled) reconciler.start();
+      this.#running = { runtime, engine, reconciler };
+      return this.#running;
+    });
+    return this.#starting;
+  }
+
+  #ready(what: string): Running {
+    if (this.#running) return this.#running;
+    throw new ConfigurationError(
+      `lightning.${what}`,
+      'is not available yet: `await lightning.ready()` first (the server starts on first use)',
+    );
+  }
+
+  #pluginHost(): PluginHost {
+    const engine = async () => (await this.#start()).engine;
+    return {
+      logger: this.#settings.logger,
+      ready: () => this.#start(),
+      reward: (input) => this.reward(input),
+      chargeEntryFee: (input) => this.chargeEntryFee(input),
+      spendPoints: (input) => this.spendPoints(input),
+      intent: async (id) => (await engine()).ledger.get(id),
+      api: () => this.api,
+      webhookUrl: (source) => this.#ready('webhookUrl').engine.webhookUrl(source),
+      attachPresence: (presence) => {
+        const e = this.#ready('presence').engine;
+        if (presence) e.usePresence(presence);
+        return e.presence();
+      },
+    };
   }
 }
 
 /**
- * Creates the server-level object. Without `apiKey` it starts the embedded emulator (and says
- * so in one line); with `NODE_ENV=production` and no key it refuses to start.
+ * Creates the server-level object, at once (see `ready()`). Without `apiKey` it will start the
+ * embedded emulator (and say so in one line); with `NODE_ENV=production` and no key it throws.
  */
-export async function createLightning(options: LightningOptions = {}): Promise<Lightning> {
-  const resolved = resolveOptions(options);
-  const logger = resolved.logger ?? consoleLogger;
-  let emulator: EmulatorHandle | null = null;
-  let apiKey = resolved.apiKey;
-  let baseUrl = resolved.baseUrl;
-  if (apiKey === undefined) {
-    const { startEmulator } = await import('./emulator/index.js');
-    const started = await startEmulator({
-      port: resolved.emulator?.port ?? 0,
-      host: resolved.emulator?.host ?? '127.0.0.1',
-      ...(resolved.webhookSecret ? { webhookSecret: resolved.webhookSecret } : {}),
-    });
-    emulator = started;
-    apiKey = started.apiKey;
-    baseUrl = started.url;
-    logger.info(
-      `no apiKey: using the embedded payments emulator at ${started.url} (no real money moves)`,
-    );
-  }
-  const apiOptions: PaymentsApiOptions = {
-    apiKey,
-    ...(baseUrl ? { baseUrl } : {}),
-    ...(resolved.api?.timeoutMs ? { timeoutMs: resolved.api.timeoutMs } : {}),
-    ...(resolved.api?.maxRetries !== undefined ? { maxRetries: resolved.api.maxRetries } : {}),
-    ...(resolved.api?.retry ? { retry: resolved.api.retry } : {}),
-    ...(resolved.api?.paths ? { paths: resolved.api.paths as Partial<PathTable> } : {}),
-  };
-  const api = new PaymentsApi(apiOptions);
-  const ownsLedger = typeof resolved.ledger !== 'object';
-  const ledger =
-    typeof resolved.ledger === 'object'
-      ? resolved.ledger
-      : new SqliteLedger(resolved.ledger ?? (emulator ? ':memory:' : 'lightning-ledger.sqlite'));
-  return new Lightning(resolved, { api, ledger, ownsLedger, emulator });
+export function createLightning(options: LightningOptions = {}): Lightning {
+  return new Lightning(options);
 }

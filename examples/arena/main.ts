@@ -12,7 +12,7 @@ import { clientFiles, serveInFront } from './serve.js';
 
 export async function startArena(port = Number(process.env.PORT ?? 2567)) {
   const apiKey = process.env.LIGHTNING_API_KEY;
-  const lightning = await createLightning({
+  const lightning = createLightning({
     ...(apiKey
       ? { apiKey, publicUrl: process.env.PUBLIC_URL }
       : { publicUrl: `http://127.0.0.1:${port}` }),
@@ -22,6 +22,7 @@ export async function startArena(port = Number(process.env.PORT ?? 2567)) {
     // On the emulator, look for lost callbacks often so the demo never waits.
     ...(apiKey ? {} : { reconciler: { firstCheckMs: 2_000, maxBackoffMs: 10_000 } }),
   });
+  await lightning.ready();
   const emulator = lightning.emulator;
   // On the emulator every new player gets points to try the shop with.
   const grantPoints = emulator

@@ -15,10 +15,12 @@
  * `ioredis` is loaded only when this store creates its own connection, so importing the ledger
  * never requires it. Amounts stay decimal strings end to end; Lua never does arithmetic on them.
  */
+
 import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type { Redis, RedisOptions } from 'ioredis';
 import { v7 as uuidv7 } from 'uuid';
+import { type Clock, systemClock } from '../clock.js';
 import { DuplicateIntentError, IncompatibleLedgerError, LedgerClosedError } from './errors.js';
 import {
   type Intent,
@@ -56,8 +58,8 @@ export type RedisConnection = number | string | RedisOptions | Redis | RedisClie
 export interface RedisLedgerOptions {
   /** Prepended to every key this store writes. Default `lightning:`. */
   prefix?: string;
-  /** The time source (epoch ms) used when a call gives no `now`. Default `Date.now`. */
-  clock?: () => number;
+  /** The time source used when a call gives no `now`. Default the system clock. */
+  clock?: Clock;
 }
 
 /** How long a webhook event id is remembered for deduplication (deliveries retry for hours). */
@@ -92,13 +94,13 @@ export class RedisLedger implements LedgerStore {
   /** The connection; yours if you passed one (then `close()` leaves it open). */
   readonly client: RedisClientLike;
   private readonly ownsClient: boolean;
-  private readonly clock: () => number;
+  private readonly clock: Clock;
   private closed = false;
   private layoutChecked: Promise<void> | undefined;
 
   constructor(connection?: RedisConnection, options: RedisLedgerOptions = {}) {
     this.prefix = options.prefix ?? 'lightning:';
-    this.clock = options.clock ?? Date.now;
+    this.clock = options.clock ?? systemClock;
     if (isClient(connection)) {
       this.client = connection;
       this.ownsClient = false;
@@ -122,7 +124,7 @@ export class RedisLedger implements LedgerStore {
     }
   }
 
-  async create(intent: NewIntent, now: number = this.clock()): Promise<Intent> {
+  async create(intent: NewIntent, now: number = this.clock.now()): Promise<Intent> {
     this.assertOpen();
     const input = parseNewIntent(intent);
     parseEpochMs(now, 'now');
@@ -198,7 +200,7 @@ export class RedisLedger implements LedgerStore {
   ): Promise<Intent | null> {
     this.assertOpen();
     const sources = assertMove(from, to);
-    const now = parseEpochMs(options.now ?? this.clock(), 'now');
+    const now = parseEpochMs(options.now ?? this.clock.now(), 'now');
     const patch = parsePatch(options.patch ?? {});
     assertSchedulable(to, patch);
     const note = options.note === undefined ? '' : `,"note":${JSON.stringify(options.note)}`;
@@ -219,7 +221,7 @@ export class RedisLedger implements LedgerStore {
     id: string,
     status: IntentStatus,
     patch: IntentPatch,
-    now: number = this.clock(),
+    now: number = this.clock.now(),
   ): Promise<Intent | null> {
     this.assertOpen();
     parseStatus(status);
@@ -259,7 +261,7 @@ export class RedisLedger implements LedgerStore {
     await this.run(SCRIPTS.release, id, owner);
   }
 
-  async recordEvent(eventId: string, now: number = this.clock()): Promise<boolean> {
+  async recordEvent(eventId: string, now: number = this.clock.now()): Promise<boolean> {
     this.assertOpen();
     parseEventId(eventId);
     parseEpochMs(now, 'now');

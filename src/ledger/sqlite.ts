@@ -18,8 +18,10 @@
  * SQLite's write lock. A status change is a compare-and-set on the status column: of two
  * writers moving the same intent, exactly one gets a row back.
  */
+
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
 import { v7 as uuidv7 } from 'uuid';
+import { type Clock, systemClock } from '../clock.js';
 import {
   DuplicateIntentError,
   IncompatibleLedgerError,
@@ -50,8 +52,8 @@ import {
 export interface SqliteLedgerOptions {
   /** A file path, or ':memory:' for a private in-memory ledger. Default ':memory:'. */
   path?: string;
-  /** The time source (epoch ms) used when a call gives no `now`. Default `Date.now`. */
-  clock?: () => number;
+  /** The time source used when a call gives no `now`. Default the system clock. */
+  clock?: Clock;
   /** How long a write waits for another process's write lock before failing, in ms. Default 5000. */
   busyTimeoutMs?: number;
 }
@@ -177,7 +179,7 @@ type Params = Record<string, SQLInputValue>;
 export class SqliteLedger implements LedgerStore {
   readonly path: string;
   private readonly db: DatabaseSync;
-  private readonly clock: () => number;
+  private readonly clock: Clock;
   private closed = false;
   private readonly sql: ReturnType<typeof prepareStatements>;
   private readonly tx: { begin: StatementSync; commit: StatementSync; rollback: StatementSync };
@@ -185,7 +187,7 @@ export class SqliteLedger implements LedgerStore {
   constructor(options: string | SqliteLedgerOptions = {}) {
     const opts = typeof options === 'string' ? { path: options } : options;
     this.path = opts.path ?? ':memory:';
-    this.clock = opts.clock ?? Date.now;
+    this.clock = opts.clock ?? systemClock;
     // The busy timeout is set before the first statement: two processes opening a new file
     // at once both run the schema and would otherwise fail with SQLITE_BUSY.
     this.db = new DatabaseSync(this.path, { timeout: opts.busyTimeoutMs ?? 5000 });
@@ -203,7 +205,7 @@ export class SqliteLedger implements LedgerStore {
     }
   }
 
-  async create(intent: NewIntent, now: number = this.clock()): Promise<Intent> {
+  async create(intent: NewIntent, now: number = this.clock.now()): Promise<Intent> {
     this.assertOpen();
     const input = parseNewIntent(intent);
     parseEpochMs(now, 'now');
@@ -264,7 +266,7 @@ export class SqliteLedger implements LedgerStore {
   ): Promise<Intent | null> {
     this.assertOpen();
     const sources = assertMove(from, to);
-    const now = parseEpochMs(options.now ?? this.clock(), 'now');
+    const now = parseEpochMs(options.now ?? this.clock.now(), 'now');
     const patch = parsePatch(options.patch ?? {});
     assertSchedulable(to, patch);
     const params: Params = {
@@ -282,7 +284,7 @@ export class SqliteLedger implements LedgerStore {
     id: string,
     status: IntentStatus,
     patch: IntentPatch,
-    now: number = this.clock(),
+    now: number = this.clock.now(),
   ): Promise<Intent | null> {
     this.assertOpen();
     parseStatus(status);
@@ -316,7 +318,7 @@ export class SqliteLedger implements LedgerStore {
     this.write(() => this.sql.release.run(id, owner));
   }
 
-  async recordEvent(eventId: string, now: number = this.clock()): Promise<boolean> {
+  async recordEvent(eventId: string, now: number = this.clock.now()): Promise<boolean> {
     this.assertOpen();
     parseEventId(eventId);
     parseEpochMs(now, 'now');

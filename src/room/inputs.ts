@@ -24,10 +24,14 @@ export const widgetArgs = z
   .default({});
 export type WidgetArgs = z.input<typeof widgetArgs>;
 
-export const purchaseArgs = rampSessionInput
-  .pick({ destination: true, quote_currency: true, base_currency: true })
-  .extend({ email: z.email().optional() })
-  .strict()
+const ramp = rampSessionInput.shape;
+export const purchaseArgs = z
+  .strictObject({
+    email: z.email().optional(),
+    destination: ramp.destination,
+    quoteCurrency: ramp.quote_currency,
+    baseCurrency: ramp.base_currency,
+  })
   .default({});
 export type PurchaseArgs = z.input<typeof purchaseArgs>;
 

@@ -10,12 +10,13 @@
  *   const ArenaState = schema({ lightning: LightningState, ... }, 'ArenaState');
  */
 import { type SchemaType, schema, t } from '@colyseus/schema';
+import type { IntentStatus } from '../ledger/intent.js';
 
 /** Fields every entry has. Amounts are decimal strings: msats can exceed 2^53. */
 const common = {
   id: t.string(),
-  kind: t.string(),
-  status: t.string(),
+  /** Synced as text, typed as the union: `status === 'complete'` does not compile. */
+  status: t.string<IntentStatus>(),
   playerId: t.string(),
   amount: t.string(),
   unit: t.string(),
@@ -28,18 +29,21 @@ const common = {
 };
 
 /** A reward the owner claims by scanning `code` (LNURL-withdraw). */
-export const Reward = schema({ ...common, code: t.string(), uri: t.string() }, 'LightningReward');
+export const Reward = schema(
+  { ...common, kind: t.string<'reward'>(), code: t.string(), uri: t.string() },
+  'LightningReward',
+);
 export type Reward = SchemaType<typeof Reward>;
 
 /** An entry fee the owner pays by scanning `code` (LNURL-pay). */
 export const EntryFee = schema(
-  { ...common, code: t.string(), uri: t.string() },
+  { ...common, kind: t.string<'entryFee'>(), code: t.string(), uri: t.string() },
   'LightningEntryFee',
 );
 export type EntryFee = SchemaType<typeof EntryFee>;
 
 /** Points the owner spent. */
-export const PointSpend = schema({ ...common }, 'LightningPointSpend');
+export const PointSpend = schema({ ...common, kind: t.string<'spend'>() }, 'LightningPointSpend');
 export type PointSpend = SchemaType<typeof PointSpend>;
 
 export const LightningState = schema(

@@ -6,11 +6,13 @@
  */
 import type { Client } from '@colyseus/core';
 import { InvalidArgumentError } from '../api/errors.js';
-import type { LightningCore } from '../server/core.js';
-import type { LightningPluginOptions } from './plugin.js';
+import type { PluginHost } from './host.js';
+import type { PurchaseArgs } from './inputs.js';
+import type { PluginSettings } from './options.js';
 
 /** What `openWidget` sends to the player's client as `lightning:widget`. */
 export interface WidgetSession {
+  /** The widget's URL to embed (it carries the session token). */
   url: string;
   expiresAt: string;
   token: string;
@@ -24,31 +26,27 @@ export interface PurchaseSession {
 }
 
 /** Widget user ids per player, shared by every room of the process. */
-const userIds = new WeakMap<LightningCore, Map<string, Promise<string>>>();
+const userIds = new WeakMap<PluginHost, Map<string, Promise<string>>>();
 
 export class WidgetAccess {
-  readonly #core: LightningCore;
-  readonly #options: LightningPluginOptions;
+  readonly #host: PluginHost;
+  readonly #settings: PluginSettings;
 
-  constructor(core: LightningCore, options: LightningPluginOptions) {
-    this.#core = core;
-    this.#options = options;
+  constructor(host: PluginHost, settings: PluginSettings) {
+    this.#host = host;
+    this.#settings = settings;
   }
 
   email(client: Client): string | undefined {
-    if (this.#options.email) return this.#options.email(client);
-    const auth = client.auth as { email?: unknown } | undefined;
-    const data = client.userData as { email?: unknown } | undefined;
-    const email = auth?.email ?? data?.email;
-    return typeof email === 'string' ? email : undefined;
+    return this.#settings.email(client);
   }
 
   userId(client: Client, playerId: string): Promise<string> {
-    if (this.#options.widgetUser) return this.#options.widgetUser(client, playerId);
-    let cache = userIds.get(this.#core);
+    if (this.#settings.widgetUser) return this.#settings.widgetUser(client, playerId);
+    let cache = userIds.get(this.#host);
     if (!cache) {
       cache = new Map();
-      userIds.set(this.#core, cache);
+      userIds.set(this.#host, cache);
     }
     const known = cache.get(playerId);
     if (known) return known;
@@ -61,8 +59,9 @@ export class WidgetAccess {
         ),
       );
     }
-    const created = this.#core.api.widgetUsers
-      .create({ reference_id: playerId, email })
+    const created = this.#host
+      .api()
+      .widgetUsers.create({ reference_id: playerId, email })
       .then((user) => user.id);
     cache.set(playerId, created);
     created.catch(() => cache.delete(playerId));
@@ -76,7 +75,7 @@ export class WidgetAccess {
     args: { metadata?: Record<string, unknown> | undefined },
   ): Promise<WidgetSession> {
     const email = this.email(client);
-    const session = await this.#core.api.widgetSessions.create({
+    const session = await this.#host.api().widgetSessions.create({
       ...(email ? { email } : {}),
       reference_id: playerId,
       webhook_url: this.#webhookUrl('widget'),
@@ -89,24 +88,19 @@ export class WidgetAccess {
     client: Client,
     playerId: string,
     roomId: string,
-    args: {
-      email?: string | undefined;
-      destination?: string | undefined;
-      quote_currency?: string | undefined;
-      base_currency?: string | undefined;
-    },
+    args: Exclude<PurchaseArgs, undefined>,
   ): Promise<PurchaseSession> {
     const email = args.email ?? this.email(client);
     if (!email)
       throw new InvalidArgumentError('email', 'a purchase session needs the player email');
-    const session = await this.#core.api.ramp.createSession({
+    const session = await this.#host.api().ramp.createSession({
       email,
       webhook_url: this.#webhookUrl('ramp'),
       reference_id: playerId,
       metadata: { roomId, playerId },
       ...(args.destination ? { destination: args.destination } : {}),
-      ...(args.quote_currency ? { quote_currency: args.quote_currency } : {}),
-      ...(args.base_currency ? { base_currency: args.base_currency } : {}),
+      ...(args.quoteCurrency ? { quote_currency: args.quoteCurrency } : {}),
+      ...(args.baseCurrency ? { base_currency: args.baseCurrency } : {}),
     });
     return {
       token: session.session_token,
@@ -117,15 +111,15 @@ export class WidgetAccess {
 
   async acceptDisclosures(client: Client, playerId: string, typeIds: readonly number[]) {
     const userId = await this.userId(client, playerId);
-    return this.#core.api.widgetUsers.acceptDisclosures(userId, typeIds);
+    return this.#host.api().widgetUsers.acceptDisclosures(userId, typeIds);
   }
 
   async updateEmail(client: Client, playerId: string, email: string) {
     const userId = await this.userId(client, playerId);
-    return this.#core.api.widgetUsers.update(userId, { email });
+    return this.#host.api().widgetUsers.update(userId, { email });
   }
 
   #webhookUrl(source: 'ramp' | 'widget'): string {
-    return `${this.#core.options.publicUrl}${this.#core.options.prefix}/webhooks/${source}`;
+    return this.#host.webhookUrl(source);
   }
 }

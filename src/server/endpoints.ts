@@ -7,21 +7,25 @@
  *   POST {prefix}/webhooks/widget    widget session events
  *
  * Bodies are read raw with a size cap (the routes are open to the internet, and signatures
- * are over the raw bytes). An unknown token gets 404 with an empty body.
+ * are over the raw bytes). An unknown token gets 404 with an empty body. The routes are built
+ * before the engine exists (at server definition), and wait for it on the first request.
  */
-import { createHash } from 'node:crypto';
 import { createEndpoint } from '@colyseus/core';
-import { z } from 'zod';
 import { BodyTooLargeError, parseJson, readRawBody } from './body.js';
-import type { LightningCore } from './core.js';
-import { verifySignature } from './webhook-signature.js';
+import type { Engine } from './engine.js';
+import { receiveWebhook } from './webhooks.js';
 
-const webhookBody = z.looseObject({ type: z.string().min(1).max(200), data: z.unknown() });
+export interface RoutesHost {
+  prefix: string;
+  maxBodyBytes: number;
+  /** The engine, once the server is ready. */
+  engine(): Promise<Engine>;
+}
 
 const empty = (status: number) => new Response(null, { status });
 
-export function lightningEndpoints(core: LightningCore) {
-  const { prefix, maxBodyBytes } = core.options;
+export function lightningEndpoints(host: RoutesHost) {
+  const { prefix, maxBodyBytes } = host;
 
   const read = async (request: Request | undefined): Promise<Buffer | Response> => {
     if (!request) return empty(400);
@@ -39,25 +43,14 @@ export function lightningEndpoints(core: LightningCore) {
       async (ctx) => {
         const raw = await read(ctx.request);
         if (raw instanceof Response) return raw;
-        const secret = core.options.webhookSecret;
-        const signature = ctx.request?.headers.get('x-zbd-signature') ?? null;
-        if (secret !== undefined && !verifySignature(secret, raw, signature)) return empty(401);
-        const parsed = webhookBody.safeParse(parseJson(raw));
-        if (!parsed.success) return empty(400);
-        const id =
-          ctx.request?.headers.get('x-zbd-event-id') ??
-          createHash('sha256').update(raw).digest('base64url');
-        // At-least-once delivery: the same event id is acknowledged, not handled twice.
-        if (await core.ledger.recordEvent(`${source}:${id}`, core.now())) {
-          core.emit('webhook', {
-            source,
-            id,
-            type: parsed.data.type,
-            data: parsed.data.data,
-            verified: secret !== undefined,
-          });
-        }
-        return empty(200);
+        const headers = ctx.request?.headers;
+        const status = await receiveWebhook(await host.engine(), {
+          source,
+          raw,
+          signature: headers?.get('x-zbd-signature') ?? null,
+          eventId: headers?.get('x-zbd-event-id') ?? null,
+        });
+        return empty(status);
       },
     );
 
@@ -68,8 +61,8 @@ export function lightningEndpoints(core: LightningCore) {
       async (ctx) => {
         const raw = await read(ctx.request);
         if (raw instanceof Response) return raw;
-        const status = await core.handleCallback(String(ctx.params.token), parseJson(raw));
-        return empty(status);
+        const engine = await host.engine();
+        return empty(await engine.handleCallback(String(ctx.params.token), parseJson(raw)));
       },
     ),
     lightningRampWebhook: webhook('ramp'),

@@ -1,87 +1,64 @@
 /**
- * `createLightning` options, checked with zod at start-up so a mistake is a clear error
- * before the first player joins, not a lost payout later.
+ * `createLightning` options. The zod schema below is their one definition: the type users
+ * write (`LightningOptions`) is inferred from it, and every default is applied here, in
+ * `resolveOptions`, once, so a mistake is a clear error before the first player joins.
  */
 import { z } from 'zod';
-import { InvalidArgumentError } from '../api/errors.js';
-import { parseInput } from '../api/inputs.js';
+import { type Clock, systemClock } from '../clock.js';
+import { ConfigurationError } from '../errors.js';
 import type { LedgerStore } from '../ledger/store.js';
+import { consoleLogger, type LightningLogger } from './logger.js';
 
-export interface ReconcilerOptions {
+const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
+const ms = z.number().int().positive();
+const isObject = (v: unknown) => typeof v === 'object' && v !== null;
+
+const reconcilerSchema = z.strictObject({
   /** Run the reconciler at all. Default true. */
-  enabled?: boolean;
+  enabled: z.boolean().default(true),
   /** How often it looks for due intents. Default 1,000 ms. */
-  intervalMs?: number;
+  intervalMs: ms.default(1_000),
   /** How long an intent waits for its callback before the first re-read. Default 15,000 ms. */
-  firstCheckMs?: number;
+  firstCheckMs: ms.default(15_000),
   /** The longest wait between two re-reads of one intent. Default 300,000 ms. */
-  maxBackoffMs?: number;
+  maxBackoffMs: ms.default(300_000),
   /** Global cap on re-reads per second, to stay far from the service's rate limits. Default 20. */
-  checksPerSecond?: number;
+  checksPerSecond: z.number().positive().default(20),
   /** How long one process holds an intent it is checking. Default 30,000 ms. */
-  leaseMs?: number;
-}
+  leaseMs: ms.default(30_000),
+  /**
+   * A `creating` intent older than this lost its process mid-call: it becomes `unknown`.
+   * Longer than the API client's timeouts and retries together. Default 120,000 ms.
+   */
+  creatingGraceMs: ms.default(120_000),
+});
 
-export interface LightningLogger {
-  info(message: string): void;
-  warn(message: string): void;
-  error(message: string): void;
-}
-
-export interface LightningOptions {
+export const lightningOptionsSchema = z.strictObject({
   /** The service's API key. Absent: an embedded emulator is started (not in production). */
-  apiKey?: string;
-  /** The service's base URL (default the production URL). */
-  baseUrl?: string;
+  apiKey: z.string().min(1, 'must not be empty').optional(),
+  /** The service's base URL. Default the production URL (the emulator's with no key). */
+  baseUrl: httpUrl.optional(),
   /**
    * The origin the service can reach for callbacks, e.g. `https://game.example.com`.
    * Required (and https) with a real key; with the emulator, default `http://127.0.0.1:2567`.
    */
-  publicUrl?: string;
-  /** Where the callback and webhook routes live. Default `/lightning`. */
-  prefix?: string;
-  /**
-   * The ledger: a LedgerStore, or a SQLite file path. Default: `lightning-ledger.sqlite` in the
-   * working directory with a real key, `:memory:` with the emulator.
-   */
-  ledger?: LedgerStore | string;
-  /** Shared secret of the widget and ramp webhooks (HMAC-SHA256 of the raw body). */
-  webhookSecret?: string;
-  /** Client settings: timeouts, retries, path overrides. */
-  api?: {
-    timeoutMs?: number;
-    maxRetries?: number;
-    paths?: Record<string, string>;
-    retry?: { baseDelayMs?: number; maxDelayMs?: number; maxRetryAfterMs?: number };
-  };
-  reconciler?: ReconcilerOptions;
-  /** Options of the embedded emulator (when there is no apiKey). */
-  emulator?: { port?: number; host?: string };
-  /** Largest callback or webhook body accepted. Default 64 KiB. */
-  maxBodyBytes?: number;
-  /** Default `console` with a `[lightning]` prefix. */
-  logger?: LightningLogger;
-  /** The clock (epoch ms); tests replace it. */
-  now?: () => number;
-}
-
-const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
-
-const schema = z.strictObject({
-  apiKey: z.string().min(1, 'must not be empty').optional(),
-  baseUrl: httpUrl.optional(),
   publicUrl: httpUrl.optional(),
+  /** Where the callback and webhook routes live. Default `/lightning`. */
   prefix: z
     .string()
     .regex(/^\/[A-Za-z0-9/_-]*[A-Za-z0-9_-]$/, 'must look like /lightning')
     .default('/lightning'),
-  ledger: z
-    .union([z.string().min(1), z.custom<LedgerStore>((v) => typeof v === 'object' && v !== null)])
-    .optional(),
+  /**
+   * The ledger: a LedgerStore, or a SQLite file path. Default: `lightning-ledger.sqlite` in the
+   * working directory with a real key, `:memory:` with the emulator.
+   */
+  ledger: z.union([z.string().min(1), z.custom<LedgerStore>(isObject)]).optional(),
+  /** Shared secret of the widget and ramp webhooks (HMAC-SHA256 of the raw body). */
   webhookSecret: z.string().min(16, 'must be at least 16 characters').optional(),
+  /** API client settings: timeouts, retries, path overrides (see `PaymentsApiOptions`). */
   api: z
     .strictObject({
-      timeoutMs: z.number().int().positive().optional(),
+      timeoutMs: ms.optional(),
       maxRetries: z.number().int().min(0).max(10).optional(),
       paths: z.record(z.string(), z.string()).optional(),
       retry: z
@@ -92,66 +69,79 @@ const schema = z.strictObject({
         })
         .optional(),
     })
-    .optional(),
-  reconciler: z
-    .strictObject({
-      enabled: z.boolean().default(true),
-      intervalMs: z.number().int().positive().default(1_000),
-      firstCheckMs: z.number().int().positive().default(15_000),
-      maxBackoffMs: z.number().int().positive().default(300_000),
-      checksPerSecond: z.number().positive().default(20),
-      leaseMs: z.number().int().positive().default(30_000),
-    })
-    .prefault({}),
+    .default({}),
+  /** Polling of overdue intents, which recovers lost callbacks. */
+  reconciler: reconcilerSchema.prefault({}),
+  /** The embedded emulator (when there is no apiKey). Default port 0 (free), host 127.0.0.1. */
   emulator: z
     .strictObject({
-      port: z.number().int().min(0).max(65535).optional(),
-      host: z.string().optional(),
+      port: z.number().int().min(0).max(65535).default(0),
+      host: z.string().min(1).default('127.0.0.1'),
     })
-    .optional(),
+    .prefault({}),
+  /** Largest callback or webhook body accepted. Default 64 KiB. */
   maxBodyBytes: z
     .number()
     .int()
     .positive()
     .default(64 * 1024),
+  /** Default `console` with a `[lightning]` prefix. */
   logger: z
     .custom<LightningLogger>(
-      (v) =>
-        typeof v === 'object' && v !== null && typeof (v as LightningLogger).warn === 'function',
+      (v) => isObject(v) && typeof (v as LightningLogger).warn === 'function',
     )
-    .optional(),
-  now: z.custom<() => number>((v) => typeof v === 'function').optional(),
+    .default(consoleLogger),
+  /** The time source of the server, its ledger writes and its schedule; tests pass a ManualClock. */
+  clock: z
+    .custom<Clock>((v) => isObject(v) && typeof (v as Clock).now === 'function')
+    .default(systemClock),
 });
 
-export type ResolvedOptions = z.output<typeof schema> & { publicUrl: string };
+/** What `createLightning` accepts. */
+export type LightningOptions = z.input<typeof lightningOptionsSchema>;
+export type ReconcilerOptions = z.input<typeof reconcilerSchema>;
+export type ReconcilerSettings = z.output<typeof reconcilerSchema>;
+
+/** Every option with its default applied; `publicUrl` known, without a trailing slash. */
+export type Settings = z.output<typeof lightningOptionsSchema> & { publicUrl: string };
 
 export function resolveOptions(
   options: LightningOptions,
   env: NodeJS.ProcessEnv = process.env,
-): ResolvedOptions {
-  const o = parseInput(schema, options, 'options');
+): Settings {
+  const parsed = lightningOptionsSchema.safeParse(options ?? {});
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const field = ['options', ...(issue?.path ?? [])].join('.');
+    throw new ConfigurationError(field, issue?.message ?? 'is invalid');
+  }
+  const o = parsed.data;
   if (o.apiKey === undefined) {
     if (env.NODE_ENV === 'production') {
-      throw new InvalidArgumentError(
+      throw new ConfigurationError(
         'options.apiKey',
         'is required when NODE_ENV=production (the embedded emulator moves no real money)',
       );
     }
-    return { ...o, publicUrl: (o.publicUrl ?? 'http://127.0.0.1:2567').replace(/\/+$/, '') };
+    return { ...o, publicUrl: trimSlash(o.publicUrl ?? 'http://127.0.0.1:2567') };
   }
   if (o.publicUrl === undefined) {
-    throw new InvalidArgumentError(
+    throw new ConfigurationError(
       'options.publicUrl',
       'is required with a real API key: the origin the service can reach for callbacks',
     );
   }
   if (!o.publicUrl.startsWith('https://') && !isLoopback(o.baseUrl)) {
-    throw new InvalidArgumentError(
+    throw new ConfigurationError(
       'options.publicUrl',
       'must be https with a real API key (the service only calls HTTPS callback URLs)',
     );
   }
-  return { ...o, publicUrl: o.publicUrl.replace(/\/+$/, '') };
+  return { ...o, publicUrl: trimSlash(o.publicUrl) };
+}
+
+function trimSlash(url: string): string {
+  return url.replace(/\/+$/, '');
 }
 
 /** A service on this machine (an emulator in another process) may call plain-http callbacks. */

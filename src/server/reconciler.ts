@@ -2,7 +2,7 @@
  * The reconciler: recovers what the service never reports. The service's callbacks are not
  * retried, so a dropped one would leave a payout open forever; here every open intent has a
  * `nextCheckAt`, and one timer per process re-reads the due ones through the same path as a
- * callback (`Lightning.check`). Re-reads back off exponentially, are due again right after an
+ * callback (`Engine.check`). Re-reads back off exponentially, are due again right after an
  * intent's expiry, stay under a global rate cap, and are leased in the ledger so that two
  * processes never poll one intent at once; a lease outlives a dead process only by `leaseMs`.
  *
@@ -10,10 +10,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Intent } from '../ledger/intent.js';
-import type { LightningCore } from './core.js';
-import type { ResolvedOptions } from './options.js';
-
-type Settings = ResolvedOptions['reconciler'];
+import type { Engine } from './engine.js';
+import type { ReconcilerSettings } from './options.js';
 
 /** At most this many re-reads run at once in one process. */
 const PARALLEL_CHECKS = 8;
@@ -21,17 +19,14 @@ const PARALLEL_CHECKS = 8;
 export class Reconciler {
   /** Identifies this process's leases. */
   readonly owner = randomUUID();
-  /** A `creating` intent older than this lost its process mid-call; it becomes `unknown`. */
-  readonly creatingGraceMs: number;
-  readonly #core: LightningCore;
-  readonly #settings: Settings;
+  readonly #engine: Engine;
+  readonly #settings: ReconcilerSettings;
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<number> | undefined;
 
-  constructor(core: LightningCore, settings: Settings) {
-    this.#core = core;
-    this.#settings = settings;
-    this.creatingGraceMs = 120_000;
+  constructor(engine: Engine) {
+    this.#engine = engine;
+    this.#settings = engine.settings.reconciler;
   }
 
   start(): void {
@@ -54,29 +49,14 @@ export class Reconciler {
     return this.#running;
   }
 
-  /** When an intent that is still open should be read again. */
-  nextCheckAt(intent: Intent, now: number): number {
-    const { firstCheckMs, maxBackoffMs } = this.#settings;
-    const next = now + Math.min(maxBackoffMs, firstCheckMs * 2 ** Math.min(intent.checks, 20));
-    // Look right after the expiry: that is when the answer changes.
-    if (intent.expiresAt !== null && intent.expiresAt >= now)
-      return Math.min(next, intent.expiresAt + 1_000);
-    return next;
-  }
-
-  /** How long to wait after a re-read failed (the service is down or slow). */
-  retryAfterErrorMs(intent: Intent): number {
-    return Math.min(this.#settings.maxBackoffMs, 2_000 * 2 ** Math.min(intent.checks, 20));
-  }
-
   async #pass(): Promise<number> {
     const { checksPerSecond, intervalMs, leaseMs } = this.#settings;
     const budget = Math.max(1, Math.floor((checksPerSecond * intervalMs) / 1_000));
     let due: Intent[];
     try {
-      due = await this.#core.ledger.claimDue(this.#core.now(), budget, this.owner, leaseMs);
+      due = await this.#engine.ledger.claimDue(this.#engine.now(), budget, this.owner, leaseMs);
     } catch (err) {
-      this.#core.logger.warn(`reconciler could not read the ledger: ${(err as Error).message}`);
+      this.#engine.logger.warn(`reconciler could not read the ledger: ${(err as Error).message}`);
       return 0;
     }
     let next = 0;
@@ -84,11 +64,11 @@ export class Reconciler {
       while (next < due.length) {
         const intent = due[next++] as Intent;
         try {
-          await this.#core.check(intent);
+          await this.#engine.check(intent);
         } catch (err) {
-          this.#core.logger.warn(`reconciling ${intent.id} failed: ${(err as Error).message}`);
+          this.#engine.logger.warn(`reconciling ${intent.id} failed: ${(err as Error).message}`);
         } finally {
-          await this.#core.ledger.release(intent.id, this.owner).catch(() => {});
+          await this.#engine.ledger.release(intent.id, this.owner).catch(() => {});
         }
       }
     };

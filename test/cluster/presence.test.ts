@@ -5,32 +5,43 @@
  * stops a Node process).
  */
 import assert from 'node:assert/strict';
+import { PaymentsApi } from '../../src/api/client.js';
 import { startEmulator } from '../../src/emulator/index.js';
-import { createLightning } from '../../src/lightning.js';
+import { SqliteLedger } from '../../src/ledger/sqlite.js';
+import { Engine } from '../../src/server/engine.js';
+import { SafeEmitter } from '../../src/server/events.js';
+import { startReward } from '../../src/server/operations/reward.js';
+import { resolveOptions } from '../../src/server/options.js';
 import { eventually } from '../support/game.js';
 
 describe('cluster: presence publishing', () => {
   it('logs a publish that rejects later, and the settlement stands', async () => {
     const emulator = await startEmulator();
     const warnings: string[] = [];
-    const lightning = await createLightning({
+    const settings = resolveOptions({
       apiKey: emulator.apiKey,
       baseUrl: emulator.url,
       publicUrl: 'http://127.0.0.1:9',
-      ledger: ':memory:',
-      reconciler: { enabled: false },
       logger: { info: () => {}, warn: (m) => warnings.push(m), error: () => {} },
+    });
+    const api = new PaymentsApi({ apiKey: emulator.apiKey, baseUrl: emulator.url });
+    const ledger = new SqliteLedger();
+    const engine = new Engine({
+      api,
+      ledger,
+      events: new SafeEmitter(() => settings.logger),
+      settings,
     });
     const unhandled: unknown[] = [];
     const onUnhandled = (reason: unknown) => unhandled.push(reason);
     process.on('unhandledRejection', onUnhandled);
     try {
-      lightning.usePresence({
+      engine.usePresence({
         publish: () => Promise.reject(new Error('redis is down')),
         subscribe: async () => undefined,
         unsubscribe: () => undefined,
       });
-      const reward = await lightning.reward({
+      const reward = await startReward(engine, {
         playerId: 'p',
         roomId: 'room-1',
         amountMsat: 20_000,
@@ -38,12 +49,14 @@ describe('cluster: presence publishing', () => {
       });
       assert.equal(reward.status, 'pending');
       await eventually(() => warnings.some((w) => w.includes('redis is down')), 2_000, 'warning');
-      await new Promise((r) => setTimeout(r, 50));
+      // Node reports unhandled rejections between macrotasks: one turn is enough to see one.
+      await new Promise(setImmediate);
       assert.deepEqual(unhandled, []);
-      assert.equal((await lightning.ledger.get(reward.id))?.status, 'pending');
+      assert.equal((await ledger.get(reward.id))?.status, 'pending');
     } finally {
       process.off('unhandledRejection', onUnhandled);
-      await lightning.close();
+      await api.close();
+      await ledger.close();
       await emulator.close();
     }
   });

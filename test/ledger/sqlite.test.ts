@@ -13,6 +13,7 @@ import { createInterface } from 'node:readline';
 import { DatabaseSync } from 'node:sqlite';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
+import { ManualClock } from '../../src/clock.js';
 import {
   IllegalTransitionError,
   IncompatibleLedgerError,
@@ -56,7 +57,7 @@ describe('SqliteLedger', () => {
   let file: string;
   const open: SqliteLedger[] = [];
 
-  function ledger(options: { clock?: () => number } = {}): SqliteLedger {
+  function ledger(options: { clock?: ManualClock } = {}): SqliteLedger {
     const instance = new SqliteLedger({ path: file, ...options });
     open.push(instance);
     return instance;
@@ -100,10 +101,10 @@ describe('SqliteLedger', () => {
   });
 
   it('uses the clock option when a call gives no time', async () => {
-    let now = 1_000;
-    const store = ledger({ clock: () => now });
+    const clock = new ManualClock(1_000);
+    const store = ledger({ clock });
     const created = await store.create(newIntent());
-    now = 2_000;
+    clock.advance(1_000);
     const moved = await store.transition(created.id, 'creating', 'pending');
     assert.equal(created.createdAt, 1_000);
     assert.equal(moved?.updatedAt, 2_000);

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { request } from 'undici';
-import { decodeLnurl } from '../../src/emulator/index.js';
+import { decodeLnurl, ManualClock } from '../../src/emulator/index.js';
 import type { Entry, EntryFee } from '../../src/room/state.js';
 import type { Game } from '../support/game.js';
 import {
@@ -80,8 +80,8 @@ describe('room: entry fee', () => {
   });
 
   it('an unpaid fee expires: settled resolves expired, the player sees it, then it leaves', async () => {
-    let now = Date.now();
-    game = await startArena({ reconciler: eager, now: () => now }, { lingerMs: 300 });
+    const clock = new ManualClock(Date.now());
+    game = await startArena({ reconciler: eager, clock }, { lingerMs: 300 });
     const room = await game.colyseus.createRoom<Arena>('arena');
     const payer = await game.colyseus.connectTo(room, { playerId: 'alice' });
     const expired: Entry[] = [];
@@ -94,7 +94,7 @@ describe('room: entry fee', () => {
       { amountMsat: 21_000, description: 'Arena entry', expiresIn: 30 },
     );
     await eventually(() => feesOf(payer)?.get(entry.id)?.status === 'pending', 3000);
-    now += 31_000;
+    clock.advance(31_000);
     expect((await settled).status).to.equal('expired');
     await eventually(() => feesOf(payer)?.get(entry.id)?.status === 'expired', 3000, 'expired');
     expect(expired.map((e) => e.id)).to.deep.equal([entry.id]);

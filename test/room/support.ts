@@ -7,7 +7,7 @@ import { type Client, definePlugins, Room } from '@colyseus/core';
 import { schema, t } from '@colyseus/schema';
 import { ColyseusSDK, Room as SdkRoom } from '@colyseus/sdk';
 import type { Lightning } from '../../src/lightning.js';
-import type { LightningPluginOptions } from '../../src/room/plugin.js';
+import type { LightningPluginOptions } from '../../src/room/options.js';
 import { LightningState } from '../../src/room/state.js';
 import { eventually, type Game, startGame } from '../support/game.js';
 

@@ -25,7 +25,7 @@ describe('room: widget and purchase sessions', () => {
 
     const client = serverClient(room, alice);
     const widget = await room.plugins.lightning.openWidget(client, { metadata: { level: 3 } });
-    const purchase = await room.plugins.lightning.openPurchase(client, { quote_currency: 'USD' });
+    const purchase = await room.plugins.lightning.openPurchase(client, { quoteCurrency: 'USD' });
     await eventually(() => got.alice.length === 2, 3000, 'both sessions');
     expect(got.alice.map(([type]) => type)).to.deep.equal([
       'lightning:widget',

@@ -6,6 +6,7 @@ import { expect } from 'chai';
 import { request } from 'undici';
 import { AmbiguousResultError, InsufficientPointsError } from '../../src/api/errors.js';
 import { ManualClock, startEmulator } from '../../src/emulator/index.js';
+import { ConfigurationError } from '../../src/errors.js';
 import type { Intent } from '../../src/ledger/intent.js';
 import { SqliteLedger } from '../../src/ledger/sqlite.js';
 import { createLightning } from '../../src/lightning.js';
@@ -100,7 +101,7 @@ describe('server core', () => {
       });
       const token = reward.callbackToken as string;
       const forged = { id: reward.remoteId, status: 'completed', amount: '20000' };
-      const answer = await post(game.lightning.callbackUrl(token), forged);
+      const answer = await post(game.callbackUrl(token), forged);
       expect(answer.status).to.equal(200);
       const stored = await game.lightning.ledger.get(reward.id);
       expect(stored?.status).to.equal('pending');
@@ -112,7 +113,7 @@ describe('server core', () => {
         description: 'y',
       });
       game.emulator.control.claimWithdrawal(other.remoteId as string);
-      await post(game.lightning.callbackUrl(token), { id: other.remoteId, status: 'completed' });
+      await post(game.callbackUrl(token), { id: other.remoteId, status: 'completed' });
       expect((await game.lightning.ledger.get(reward.id))?.status).to.equal('pending');
     });
 
@@ -128,10 +129,7 @@ describe('server core', () => {
         amountMsat: 20_000,
         description: 'x',
       });
-      const big = await post(
-        game.lightning.callbackUrl(reward.callbackToken as string),
-        'x'.repeat(70_000),
-      );
+      const big = await post(game.callbackUrl(reward.callbackToken as string), 'x'.repeat(70_000));
       expect(big.status).to.equal(413);
     });
 
@@ -145,7 +143,7 @@ describe('server core', () => {
       });
       game.emulator.control.callbacks.set({ drop: true });
       game.emulator.control.claimWithdrawal(reward.remoteId as string);
-      const url = game.lightning.callbackUrl(reward.callbackToken as string);
+      const url = game.callbackUrl(reward.callbackToken as string);
       const answers = await Promise.all([
         ...Array.from({ length: 40 }, () => post(url, { id: reward.remoteId })),
         ...Array.from({ length: 10 }, () => game.lightning.refresh(reward.id)),
@@ -290,8 +288,8 @@ describe('server core', () => {
     });
 
     it('an unpaid entry fee expires at its deadline, and the charge is closed', async () => {
-      let now = Date.now();
-      game = await startGame({ empty: EmptyRoom }, { reconciler: eager, now: () => now });
+      const clock = new ManualClock(Date.now());
+      game = await startGame({ empty: EmptyRoom }, { reconciler: eager, clock });
       const settled = collect(game);
       const fee = await game.lightning.chargeEntryFee({
         playerId: 'p',
@@ -299,7 +297,7 @@ describe('server core', () => {
         description: 'Entry',
         expiresIn: 30,
       });
-      now += 31_000;
+      clock.advance(31_000);
       await eventually(() => settled.length === 1, 5000, 'fee expiry');
       expect(settled[0]).to.include({ id: fee.id, status: 'expired' });
       expect(game.emulator.control.payStaticCharge(fee.remoteId as string, 10_000).status).to.equal(
@@ -379,27 +377,30 @@ describe('server core', () => {
       const previous = process.env.NODE_ENV;
       process.env.NODE_ENV = 'production';
       try {
-        const error = await createLightning({ logger: quietLogger }).catch((e) => e);
+        const error = catching(() => createLightning({ logger: quietLogger }));
+        expect(error).to.be.instanceOf(ConfigurationError);
         expect(error.message).to.match(/apiKey/);
       } finally {
         process.env.NODE_ENV = previous;
       }
-      const noUrl = await createLightning({ apiKey: 'k', logger: quietLogger }).catch((e) => e);
+      const noUrl = catching(() => createLightning({ apiKey: 'k', logger: quietLogger }));
       expect(noUrl.message).to.match(/publicUrl/);
-      const http = await createLightning({
-        apiKey: 'k',
-        publicUrl: 'http://game.example.com',
-        logger: quietLogger,
-      }).catch((e) => e);
+      const http = catching(() =>
+        createLightning({ apiKey: 'k', publicUrl: 'http://game.example.com', logger: quietLogger }),
+      );
+      expect(http).to.include({ code: 'LN_CONFIGURATION', field: 'options.publicUrl' });
       expect(http.message).to.match(/https/);
     });
 
     it('starts the embedded emulator without a key, and says so once', async () => {
       const lines: string[] = [];
-      const lightning = await createLightning({
+      const lightning = createLightning({
         logger: { info: (m) => lines.push(m), warn: () => {}, error: () => {} },
         reconciler: { enabled: false },
       });
+      expect(() => lightning.api).to.throw(ConfigurationError, /ready/);
+      expect(lines).to.deep.equal([]);
+      await Promise.all([lightning.ready(), lightning.ready()]);
       try {
         expect(lightning.emulator).to.not.equal(null);
         expect(lines.filter((l) => /emulator/.test(l))).to.have.length(1);
@@ -411,3 +412,12 @@ describe('server core', () => {
     });
   });
 });
+
+function catching(fn: () => unknown): Error & Record<string, unknown> {
+  try {
+    fn();
+  } catch (err) {
+    return err as Error & Record<string, unknown>;
+  }
+  throw new Error('expected a throw');
+}

@@ -2,7 +2,7 @@ import { Room } from '@colyseus/core';
 import { expect } from 'chai';
 import { request } from 'undici';
 import { startEmulator } from '../../src/emulator/index.js';
-import type { WebhookEvent } from '../../src/server/core.js';
+import type { WebhookEvent } from '../../src/server/events.js';
 import { signBody, verifySignature } from '../../src/server/webhook-signature.js';
 import { eventually, type Game, startGame } from '../support/game.js';
 

@@ -16,6 +16,8 @@ export interface Game {
   lightning: Lightning;
   emulator: Emulator;
   port: number;
+  /** The URL the service POSTs an intent's status updates to. */
+  callbackUrl(token: string): string;
   stop(): Promise<void>;
 }
 
@@ -37,6 +39,7 @@ export async function startGame(
     ledger: ':memory:',
     ...lightningOptions,
   } as LightningOptions);
+  await lightning.ready();
   const defined = Object.fromEntries(
     Object.entries(rooms).map(([name, klass]) => [name, defineRoom(klass as never)]),
   );
@@ -48,6 +51,7 @@ export async function startGame(
     lightning,
     emulator,
     port,
+    callbackUrl: (token) => `http://127.0.0.1:${port}/lightning/callbacks/${token}`,
     async stop() {
       await colyseus.cleanup().catch(() => {});
       await colyseus.shutdown().catch(() => {});

@@ -3,7 +3,7 @@
  * turn the answer into `pending` (or the failure into `failed`/`unknown`, see outcome.ts).
  */
 import type { Intent, IntentPatch, NewIntent } from '../../ledger/intent.js';
-import type { LightningCore } from '../core.js';
+import type { Engine } from '../engine.js';
 import { recordCreateFailure } from './outcome.js';
 
 export interface Created {
@@ -12,22 +12,22 @@ export interface Created {
 }
 
 export async function recordThenSend<T>(
-  core: LightningCore,
+  engine: Engine,
   fields: NewIntent,
   send: (intent: Intent) => Promise<T>,
   created: (answer: T, intent: Intent) => Created,
   options: { retryAfterAmbiguousMs?: number | null } = {},
 ): Promise<Intent> {
-  const intent = await core.ledger.create(fields, core.now());
+  const intent = await engine.ledger.create(fields, engine.now());
   let answer: T;
   try {
     answer = await send(intent);
   } catch (err) {
-    await recordCreateFailure(core, intent, err, options.retryAfterAmbiguousMs ?? null);
+    await recordCreateFailure(engine, intent, err, options.retryAfterAmbiguousMs ?? null);
     throw err;
   }
   const { patch, note } = created(answer, intent);
-  const moved = await core.apply(intent, 'pending', patch, note);
+  const moved = await engine.apply(intent, 'pending', patch, note);
   // Only a callback racing the create answer could have moved it already; read what won.
-  return moved ?? ((await core.ledger.get(intent.id)) as Intent);
+  return moved ?? ((await engine.ledger.get(intent.id)) as Intent);
 }

@@ -5,16 +5,16 @@
  */
 import { parseInput } from '../../api/inputs.js';
 import type { Intent } from '../../ledger/intent.js';
-import type { LightningCore } from '../core.js';
+import type { Engine } from '../engine.js';
 import { newCallbackToken } from '../tokens.js';
 import { recordThenSend } from './create.js';
 import { type EntryFeeInput, entryFeeInput } from './inputs.js';
 
-export async function startEntryFee(core: LightningCore, input: EntryFeeInput): Promise<Intent> {
+export async function startEntryFee(engine: Engine, input: EntryFeeInput): Promise<Intent> {
   const args = parseInput(entryFeeInput, input);
   const token = newCallbackToken();
   return recordThenSend(
-    core,
+    engine,
     {
       kind: 'entryFee',
       roomId: args.roomId,
@@ -23,17 +23,17 @@ export async function startEntryFee(core: LightningCore, input: EntryFeeInput): 
       unit: 'msats',
       description: args.description,
       callbackToken: token,
-      expiresAt: core.now() + args.expiresIn * 1000,
+      expiresAt: engine.now() + args.expiresIn * 1000,
       meta: { slotsBaseline: 0 },
     },
     () =>
-      core.api.staticCharges.create({
+      engine.api.staticCharges.create({
         minAmount: args.amountMsat,
         maxAmount: args.amountMsat,
         description: args.description,
         allowedSlots: 1,
         internalId: args.playerId,
-        callbackUrl: core.callbackUrl(token),
+        callbackUrl: engine.callbackUrl(token),
         ...(args.successMessage === undefined ? {} : { successMessage: args.successMessage }),
       }),
     (created, intent) => ({
@@ -42,7 +42,7 @@ export async function startEntryFee(core: LightningCore, input: EntryFeeInput): 
         code: created.invoice.request,
         uri: created.invoice.uri ?? `lightning:${created.invoice.request}`,
         meta: { slotsBaseline: created.slots },
-        nextCheckAt: core.reconciler.nextCheckAt(intent, core.now()),
+        nextCheckAt: engine.nextCheckAt(intent),
       },
       note: `static charge ${created.status}`,
     }),

@@ -10,10 +10,10 @@ import {
   UnexpectedResponseError,
 } from '../../api/errors.js';
 import type { Intent } from '../../ledger/intent.js';
-import type { LightningCore } from '../core.js';
+import type { Engine } from '../engine.js';
 
 export async function recordCreateFailure(
-  core: LightningCore,
+  engine: Engine,
   intent: Intent,
   err: unknown,
   retryLaterMs: number | null,
@@ -21,17 +21,17 @@ export async function recordCreateFailure(
   const message = err instanceof Error ? err.message : String(err);
   const ambiguous = err instanceof AmbiguousResultError || err instanceof UnexpectedResponseError;
   if (ambiguous) {
-    const moved = await core.apply(
+    const moved = await engine.apply(
       intent,
       'unknown',
-      { error: message, nextCheckAt: retryLaterMs === null ? null : core.now() + retryLaterMs },
+      { error: message, nextCheckAt: retryLaterMs === null ? null : engine.now() + retryLaterMs },
       'create outcome unknown',
     );
-    if (moved) core.emit('unknown', moved, err as Error);
+    if (moved) engine.emit('unknown', moved, err instanceof Error ? err : new Error(message));
     return;
   }
   if (err instanceof InsufficientPointsError) {
-    await core.apply(
+    await engine.apply(
       intent,
       'failed',
       { error: 'insufficient point balance', nextCheckAt: null },
@@ -39,5 +39,5 @@ export async function recordCreateFailure(
     );
     return;
   }
-  await core.apply(intent, 'failed', { error: message, nextCheckAt: null }, 'create refused');
+  await engine.apply(intent, 'failed', { error: message, nextCheckAt: null }, 'create refused');
 }

@@ -4,16 +4,16 @@
  */
 import { parseInput } from '../../api/inputs.js';
 import type { Intent } from '../../ledger/intent.js';
-import type { LightningCore } from '../core.js';
+import type { Engine } from '../engine.js';
 import { newCallbackToken } from '../tokens.js';
 import { recordThenSend } from './create.js';
 import { type RewardInput, rewardInput } from './inputs.js';
 
-export async function startReward(core: LightningCore, input: RewardInput): Promise<Intent> {
+export async function startReward(engine: Engine, input: RewardInput): Promise<Intent> {
   const args = parseInput(rewardInput, input);
   const token = newCallbackToken();
   return recordThenSend(
-    core,
+    engine,
     {
       kind: 'reward',
       roomId: args.roomId,
@@ -22,14 +22,14 @@ export async function startReward(core: LightningCore, input: RewardInput): Prom
       unit: 'msats',
       description: args.description,
       callbackToken: token,
-      expiresAt: core.now() + args.expiresIn * 1000,
+      expiresAt: engine.now() + args.expiresIn * 1000,
     },
     () =>
-      core.api.withdrawalRequests.create({
+      engine.api.withdrawalRequests.create({
         amount: args.amountMsat,
         description: args.description,
         internalId: args.playerId,
-        callbackUrl: core.callbackUrl(token),
+        callbackUrl: engine.callbackUrl(token),
         expiresIn: args.expiresIn,
       }),
     (created, intent) => {
@@ -42,7 +42,7 @@ export async function startReward(core: LightningCore, input: RewardInput): Prom
           code: created.invoice.request,
           uri: created.invoice.uri ?? `lightning:${created.invoice.request}`,
           expiresAt,
-          nextCheckAt: core.reconciler.nextCheckAt({ ...intent, expiresAt }, core.now()),
+          nextCheckAt: engine.nextCheckAt({ ...intent, expiresAt }),
         },
         note: `withdrawal request ${created.status}`,
       };

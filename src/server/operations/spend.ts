@@ -3,22 +3,22 @@
  * before the first attempt, so every retry (the client's, the reconciler's after a restart)
  * carries the same key and the service debits once.
  */
-import { v4 as uuidv4 } from 'uuid';
+import { randomUUID } from 'node:crypto';
 import { parseInput } from '../../api/inputs.js';
 import type { Intent } from '../../ledger/intent.js';
-import type { LightningCore } from '../core.js';
+import type { Engine } from '../engine.js';
 import { recordThenSend } from './create.js';
 import { type SpendInput, spendInput } from './inputs.js';
 
 /** After a lost answer, the reconciler re-sends the same deplete this soon. */
 const RESEND_AFTER_MS = 2_000;
 
-export async function startSpend(core: LightningCore, input: SpendInput): Promise<Intent> {
+export async function startSpend(engine: Engine, input: SpendInput): Promise<Intent> {
   const args = parseInput(spendInput, input);
-  const key = uuidv4();
+  const key = randomUUID();
   let transferStatus = '';
   const pending = await recordThenSend(
-    core,
+    engine,
     {
       kind: 'spend',
       roomId: args.roomId,
@@ -30,7 +30,7 @@ export async function startSpend(core: LightningCore, input: SpendInput): Promis
       meta: { userId: args.userId },
     },
     () =>
-      core.api.widgetUsers.deplete({
+      engine.api.widgetUsers.deplete({
         user_id: args.userId,
         amount: args.amount,
         currency: args.currency,
@@ -39,7 +39,7 @@ export async function startSpend(core: LightningCore, input: SpendInput): Promis
     (transfer) => {
       transferStatus = transfer.status;
       return {
-        patch: { remoteId: transfer.transfer_id, nextCheckAt: core.now() + RESEND_AFTER_MS },
+        patch: { remoteId: transfer.transfer_id, nextCheckAt: engine.now() + RESEND_AFTER_MS },
         note: `transfer ${transfer.status}`,
       };
     },
@@ -47,6 +47,11 @@ export async function startSpend(core: LightningCore, input: SpendInput): Promis
     { retryAfterAmbiguousMs: RESEND_AFTER_MS },
   );
   if (pending.status !== 'pending' || transferStatus !== 'COMPLETED') return pending;
-  const done = await core.apply(pending, 'completed', { nextCheckAt: null }, 'transfer COMPLETED');
-  return done ?? ((await core.ledger.get(pending.id)) as Intent);
+  const done = await engine.apply(
+    pending,
+    'completed',
+    { nextCheckAt: null },
+    'transfer COMPLETED',
+  );
+  return done ?? ((await engine.ledger.get(pending.id)) as Intent);
 }

@@ -1,111 +1,80 @@
 /**
- * The server-level object behind `createLightning(options)`. It owns the API client and the ledger,
- * serves the callback and webhook routes, turns callbacks (hints) into verified settlements
- * by re-reading the resource, runs the reconciler that recovers lost callbacks, and tells
- * rooms through Colyseus presence.
+ * The engine: the one place where intents move. It turns callbacks (hints) into verified
+ * settlements by re-reading the resource, applies every move by compare-and-set, publishes
+ * each change to the intent's room through Colyseus presence, and emits the server's events
+ * through the one safe emitter. Operations, routes and the reconciler all work through it;
+ * it knows none of them, and nothing above the server sees it (the public face is
+ * `Lightning`, in ../lightning.ts).
  *
- *   const lightning = await createLightning({ apiKey, publicUrl: 'https://game.example.com' });
- *   const server = defineServer({
- *     rooms: { arena: defineRoom(ArenaRoom) },
- *     routes: createRouter({ ...lightning.endpoints() }),
- *   });
- *   lightning.on('settled', (intent) => audit(intent));
- *
- * Footprint: one timer for the reconciler; per settlement one ledger write, one API read and
- * one presence publish.
+ * Footprint: per settlement one ledger write, one API read and one presence publish.
  */
-import { EventEmitter } from 'node:events';
 import { matchMaker } from '@colyseus/core';
 import type { PaymentsApi } from '../api/client.js';
-import type { Emulator } from '../emulator/index.js';
+import type { Clock } from '../clock.js';
 import { type Intent, type IntentPatch, type IntentStatus, isTerminal } from '../ledger/intent.js';
 import type { LedgerStore } from '../ledger/store.js';
-import { lightningEndpoints } from './endpoints.js';
+import type { LightningEventName, LightningEvents, SafeEmitter } from './events.js';
+import type { LightningLogger } from './logger.js';
 import { observe } from './observe.js';
-import { startEntryFee } from './operations/entry-fee.js';
-import type { EntryFeeInput, RewardInput, SpendInput } from './operations/inputs.js';
-import { startReward } from './operations/reward.js';
-import { startSpend } from './operations/spend.js';
-import type { LightningLogger, ResolvedOptions } from './options.js';
-import { Reconciler } from './reconciler.js';
+import type { Settings } from './options.js';
+import { nextCheckAt, retryAfterErrorMs } from './schedule.js';
 import { type PresenceLike, roomChannel, settlementMessage } from './settlement.js';
 import { looksLikeToken, sameToken } from './tokens.js';
 
-export interface LightningEvents {
-  /** An intent reached a terminal status (completed, expired, failed): exactly once each. */
-  settled: [intent: Intent];
-  /** Same, per kind and status: `reward.completed`, `entryFee.expired`, `spend.failed`... */
-  [event: `${string}.${string}`]: [intent: Intent];
-  /** A create whose outcome is unknown: never re-sent; an operator may have to decide. */
-  unknown: [intent: Intent, error: Error];
-  /** Money arrived for an intent that had already ended (a fee paid after it expired). */
-  latePayment: [intent: Intent];
-  /**
-   * A ramp or widget webhook seen for the first time. `verified` is true when its HMAC
-   * signature matched `webhookSecret` (without a secret nothing can be verified).
-   */
-  webhook: [event: WebhookEvent];
+/** What the engine is built from: everything it uses, nothing it does not. */
+export interface EngineDeps {
+  api: PaymentsApi;
+  ledger: LedgerStore;
+  events: SafeEmitter;
+  settings: Pick<
+    Settings,
+    'publicUrl' | 'prefix' | 'reconciler' | 'clock' | 'logger' | 'webhookSecret'
+  >;
 }
 
-export interface WebhookEvent {
-  source: 'ramp' | 'widget';
-  id: string;
-  type: string;
-  data: unknown;
-  verified: boolean;
-}
-
-/** The embedded emulator, when createLightning started one. */
-export type EmulatorHandle = Emulator;
-
-export class LightningCore extends EventEmitter<LightningEvents> {
+export class Engine {
   readonly api: PaymentsApi;
   readonly ledger: LedgerStore;
-  /** The embedded emulator, when started without an API key. */
-  readonly emulator: EmulatorHandle | null;
-  readonly options: ResolvedOptions;
+  readonly clock: Clock;
   readonly logger: LightningLogger;
-  readonly #reconciler: Reconciler;
-  readonly #ownsLedger: boolean;
+  readonly settings: EngineDeps['settings'];
+  readonly #events: SafeEmitter;
   #presence: PresenceLike | undefined;
-  #closed = false;
 
-  /** Use `createLightning`. */
-  constructor(
-    options: ResolvedOptions,
-    deps: {
-      api: PaymentsApi;
-      ledger: LedgerStore;
-      ownsLedger: boolean;
-      emulator: EmulatorHandle | null;
-    },
-  ) {
-    super();
-    this.options = options;
+  constructor(deps: EngineDeps) {
     this.api = deps.api;
     this.ledger = deps.ledger;
-    this.emulator = deps.emulator;
-    this.#ownsLedger = deps.ownsLedger;
-    this.logger = options.logger ?? consoleLogger;
-    this.#reconciler = new Reconciler(this, options.reconciler);
-    if (options.reconciler.enabled) this.#reconciler.start();
+    this.#events = deps.events;
+    this.settings = deps.settings;
+    this.clock = deps.settings.clock;
+    this.logger = deps.settings.logger;
   }
 
   now(): number {
-    return this.options.now ? this.options.now() : Date.now();
+    return this.clock.now();
+  }
+
+  /** Emits one of the server's events; a listener that throws is logged, never rethrown. */
+  emit<E extends LightningEventName>(event: E, ...args: LightningEvents[E]): void {
+    this.#events.emit(event, ...args);
   }
 
   /** The URL the service POSTs an intent's status updates to. */
   callbackUrl(token: string): string {
-    return `${this.options.publicUrl}${this.options.prefix}/callbacks/${token}`;
+    return `${this.settings.publicUrl}${this.settings.prefix}/callbacks/${token}`;
   }
 
-  /** Colyseus router endpoints: spread them into `createRouter({ ... })`. */
-  endpoints() {
-    return lightningEndpoints(this);
+  /** The URL of the ramp or widget webhook route. */
+  webhookUrl(source: 'ramp' | 'widget'): string {
+    return `${this.settings.publicUrl}${this.settings.prefix}/webhooks/${source}`;
   }
 
-  /** Use this presence instead of the matchmaker's (set by the room plugin on first use). */
+  /** When an open intent should be read again, from now. */
+  nextCheckAt(intent: Intent): number {
+    return nextCheckAt(intent, this.now(), this.settings.reconciler);
+  }
+
+  /** Publish settlements on this presence instead of the matchmaker's (set by the room plugin). */
   usePresence(presence: PresenceLike): void {
     this.#presence = presence;
   }
@@ -133,6 +102,12 @@ export class LightningCore extends EventEmitter<LightningEvents> {
     return 200;
   }
 
+  /** Re-checks an intent by id now; null when the ledger has no such intent. */
+  async refresh(id: string): Promise<Intent | null> {
+    const intent = await this.ledger.get(id);
+    return intent ? this.check(intent) : null;
+  }
+
   /**
    * Re-reads the resource behind `intent` and applies what the API says. Safe to call from
    * any process at any time: transitions are compare-and-set, so a change applies once.
@@ -146,7 +121,7 @@ export class LightningCore extends EventEmitter<LightningEvents> {
     }
     if (intent.status === 'creating') {
       // Its create call is still in flight in some process, or that process died mid-call.
-      if (this.now() - intent.createdAt < this.#reconciler.creatingGraceMs) return intent;
+      if (this.now() - intent.createdAt < this.settings.reconciler.creatingGraceMs) return intent;
       const stale = await this.apply(
         intent,
         'unknown',
@@ -154,11 +129,7 @@ export class LightningCore extends EventEmitter<LightningEvents> {
         'create never answered',
       );
       if (!stale) return intent;
-      this.#emitSafely(
-        'unknown',
-        stale,
-        new Error('the create call never answered (process stopped?)'),
-      );
+      this.emit('unknown', stale, new Error('the create call never answered (process stopped?)'));
       intent = stale;
     }
     const remoteId = intent.remoteId ?? (intent.kind === 'spend' ? '' : hintedRemoteId);
@@ -173,7 +144,7 @@ export class LightningCore extends EventEmitter<LightningEvents> {
     } catch (err) {
       this.logger.warn(`check of ${intent.kind} ${intent.id} failed: ${(err as Error).message}`);
       await this.ledger.update(intent.id, intent.status, {
-        nextCheckAt: now + this.#reconciler.retryAfterErrorMs(intent),
+        nextCheckAt: now + retryAfterErrorMs(intent, this.settings.reconciler),
         checks: intent.checks + 1,
         error: (err as Error).message,
       });
@@ -195,10 +166,10 @@ export class LightningCore extends EventEmitter<LightningEvents> {
     if (to === null && (intent.status === 'unknown' || intent.status === 'creating'))
       to = 'pending';
     if (to === null) {
-      patch.nextCheckAt = this.#reconciler.nextCheckAt(intent, now);
+      patch.nextCheckAt = nextCheckAt(intent, now, this.settings.reconciler);
       return (await this.ledger.update(intent.id, intent.status, patch, now)) ?? intent;
     }
-    if (!isTerminal(to)) patch.nextCheckAt = this.#reconciler.nextCheckAt(intent, now);
+    if (!isTerminal(to)) patch.nextCheckAt = nextCheckAt(intent, now, this.settings.reconciler);
     return (await this.apply(intent, to, patch, observation.note)) ?? intent;
   }
 
@@ -220,46 +191,11 @@ export class LightningCore extends EventEmitter<LightningEvents> {
     });
     if (!moved) return null;
     this.#publish(moved);
-    if (isTerminal(moved.status)) {
-      this.#emitSafely('settled', moved);
-      this.#emitSafely(`${moved.kind}.${moved.status}`, moved);
+    if (moved.status === 'completed' || moved.status === 'expired' || moved.status === 'failed') {
+      this.emit('settled', moved);
+      this.emit(`${moved.kind}.${moved.status}`, moved);
     }
     return moved;
-  }
-
-  /** Pays a player a reward they claim with a wallet; resolves once created (`pending`). */
-  reward(input: RewardInput): Promise<Intent> {
-    return startReward(this, input);
-  }
-
-  /** Charges an entry fee (a single-use static charge); resolves once created (`pending`). */
-  chargeEntryFee(input: EntryFeeInput): Promise<Intent> {
-    return startEntryFee(this, input);
-  }
-
-  /** Debits a widget user's points, once, whatever is retried. Resolves `completed`. */
-  spendPoints(input: SpendInput): Promise<Intent> {
-    return startSpend(this, input);
-  }
-
-  /** Re-checks an intent now (e.g. a player pressed "I paid"), through the same path as callbacks. */
-  async refresh(id: string): Promise<Intent | null> {
-    const intent = await this.ledger.get(id);
-    return intent ? this.check(intent) : null;
-  }
-
-  async close(): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
-    await this.#reconciler.stop();
-    await this.api.close();
-    if (this.#ownsLedger) await this.ledger.close();
-    if (this.emulator) await this.emulator.close();
-  }
-
-  /** @internal the reconciler's hook for tests and benchmarks */
-  get reconciler(): Reconciler {
-    return this.#reconciler;
   }
 
   #publish(intent: Intent): void {
@@ -278,15 +214,6 @@ export class LightningCore extends EventEmitter<LightningEvents> {
     }
   }
 
-  #emitSafely<E extends keyof LightningEvents>(event: E, ...args: LightningEvents[E]): void {
-    try {
-      (this.emit as (e: string, ...a: unknown[]) => boolean)(event as string, ...args);
-    } catch (err) {
-      // A game's listener must not undo a settlement that the ledger already holds.
-      this.logger.error(`a '${String(event)}' listener threw: ${(err as Error).message}`);
-    }
-  }
-
   async #detectLatePayment(intent: Intent): Promise<void> {
     try {
       const charge = await this.api.staticCharges.get(intent.remoteId as string);
@@ -296,16 +223,10 @@ export class LightningCore extends EventEmitter<LightningEvents> {
           meta: { ...intent.meta, latePaymentReported: true },
         });
         this.logger.warn(`entry fee ${intent.id} was paid after it expired: refund it`);
-        this.#emitSafely('latePayment', intent);
+        this.emit('latePayment', intent);
       }
     } catch (err) {
       this.logger.warn(`late-payment check of ${intent.id} failed: ${(err as Error).message}`);
     }
   }
 }
-
-export const consoleLogger: LightningLogger = {
-  info: (m) => console.info(`[lightning] ${m}`),
-  warn: (m) => console.warn(`[lightning] ${m}`),
-  error: (m) => console.error(`[lightning] ${m}`),
-};

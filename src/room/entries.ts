@@ -1,0 +1,132 @@
+/**
+ * The room's entries: an intent's live copy in the room's LightningState, shown in its owner's
+ * StateView only (a reward's code is a bearer secret), updated as settlements arrive, and
+ * taken out `lingerMs` after it ended so the owner sees the outcome first.
+ *
+ * Cost: per entry one schema instance and one StateView add per connected owner client.
+ */
+import type { Client, Room } from '@colyseus/core';
+import { StateView } from '@colyseus/schema';
+import { ConfigurationError } from '../errors.js';
+import { type Intent, type IntentKind, isTerminal } from '../ledger/intent.js';
+import type { PluginSettings } from './options.js';
+import { type Entry, EntryFee, LightningState, PointSpend, Reward } from './state.js';
+
+type EntryMap = {
+  get(id: string): Entry | undefined;
+  set(id: string, entry: Entry): unknown;
+  delete(id: string): unknown;
+  values(): Iterable<Entry>;
+};
+
+export class RoomEntries {
+  readonly #room: Room;
+  readonly #settings: PluginSettings;
+
+  constructor(room: Room, settings: PluginSettings) {
+    this.#room = room;
+    this.#settings = settings;
+  }
+
+  /** The room's LightningState, or undefined when it has none (yet). */
+  find(): LightningState | undefined {
+    const state = this.#settings.state
+      ? this.#settings.state(this.#room)
+      : (this.#room.state as { lightning?: LightningState } | undefined)?.lightning;
+    return state instanceof LightningState ? state : undefined;
+  }
+
+  /** The room's LightningState; checked before any money moves, so a room without one fails fast. */
+  require(): LightningState {
+    const state = this.find();
+    if (!state) {
+      throw new ConfigurationError(
+        'state',
+        "the room has no LightningState: add `lightning: LightningState` to the room's state, or pass options.state",
+      );
+    }
+    return state;
+  }
+
+  /** A player's entries in this room (open and lingering). */
+  of(playerId: string): Entry[] {
+    const state = this.find();
+    if (!state) return [];
+    const all = [
+      ...state.rewards.values(),
+      ...state.entryFees.values(),
+      ...state.pointSpends.values(),
+    ];
+    return all.filter((e) => e.playerId === playerId);
+  }
+
+  /** Shows a (re)joining client its own entries. */
+  showTo(client: Client, playerId: string): void {
+    const mine = this.of(playerId);
+    if (mine.length === 0) return;
+    client.view ??= new StateView();
+    for (const entry of mine) client.view.add(entry);
+  }
+
+  /**
+   * Puts the intent's entry in the state, or updates it, and shows a new one to its owner's
+   * clients. `owner` tells which connected client is whose.
+   */
+  upsert(intent: Intent, state: LightningState, owner: (c: Client) => string | undefined): Entry {
+    const map = mapOf(state, intent.kind);
+    let entry = map.get(intent.id);
+    const isNew = entry === undefined;
+    if (!entry) {
+      entry = newEntry(intent.kind);
+      entry.id = intent.id;
+      entry.kind = intent.kind as never;
+      entry.playerId = intent.playerId;
+      entry.amount = intent.amount;
+      entry.unit = intent.unit;
+      entry.description = intent.description;
+      entry.createdAt = intent.createdAt;
+    }
+    // Settlements may arrive out of order (a create answer after its own callback): an older
+    // reading never overwrites a newer one, and a terminal status is never left.
+    const stale =
+      intent.updatedAt < entry.updatedAt ||
+      (!isNew && isTerminal(entry.status) && !isTerminal(intent.status));
+    if (stale) return entry;
+    entry.status = intent.status;
+    entry.expiresAt = intent.expiresAt ?? 0;
+    entry.updatedAt = intent.updatedAt;
+    if (entry instanceof Reward || entry instanceof EntryFee) {
+      entry.code = intent.code ?? '';
+      entry.uri = intent.uri ?? '';
+    }
+    if (isNew) {
+      map.set(intent.id, entry);
+      for (const client of this.#room.clients) {
+        if (owner(client) !== intent.playerId) continue;
+        client.view ??= new StateView();
+        client.view.add(entry);
+      }
+    }
+    return entry;
+  }
+
+  /** Takes an ended entry out after `lingerMs`; its owner's client sees it deleted. */
+  lingerThenRemove(intent: Intent): void {
+    this.#room.clock.setTimeout(() => {
+      const state = this.find();
+      if (state) mapOf(state, intent.kind).delete(intent.id);
+    }, this.#settings.lingerMs);
+  }
+}
+
+function mapOf(state: LightningState, kind: IntentKind): EntryMap {
+  const map =
+    kind === 'reward' ? state.rewards : kind === 'entryFee' ? state.entryFees : state.pointSpends;
+  return map as unknown as EntryMap;
+}
+
+function newEntry(kind: IntentKind): Entry {
+  if (kind === 'reward') return new Reward();
+  if (kind === 'entryFee') return new EntryFee();
+  return new PointSpend();
+}

@@ -1,0 +1,29 @@
+/**
+ * The room's settlement feed: one presence subscription on the room's channel, on which
+ * whichever process applied a change (callback, reconciler, create answer) publishes it. Each
+ * message is only a pointer: the intent is read back from the ledger before the room acts.
+ *
+ * Cost: one subscription per room; per settlement one ledger read.
+ */
+import type { SettlementMessage } from '../server/settlement.js';
+import { type PresenceLike, roomChannel } from '../server/settlement.js';
+
+export class SettlementFeed {
+  readonly #channel: string;
+  readonly #onMessage: (message: unknown) => void;
+  #presence: PresenceLike | undefined;
+
+  constructor(roomId: string, deliver: (message: SettlementMessage) => void) {
+    this.#channel = roomChannel(roomId);
+    this.#onMessage = (message) => deliver(message as SettlementMessage);
+  }
+
+  async subscribe(presence: PresenceLike | undefined): Promise<void> {
+    this.#presence = presence;
+    await presence?.subscribe(this.#channel, this.#onMessage);
+  }
+
+  unsubscribe(): void {
+    this.#presence?.unsubscribe(this.#channel, this.#onMessage);
+  }
+}

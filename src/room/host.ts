@@ -1,0 +1,29 @@
+/**
+ * What the room plugin needs from the server, and nothing more: the money operations, a read
+ * of one intent, the API client for widget calls, and presence to hear settlements on. The
+ * server's public face implements it; the plugin never sees the engine behind it.
+ */
+import type { PaymentsApi } from '../api/client.js';
+import type { Intent } from '../ledger/intent.js';
+import type { LightningLogger } from '../server/logger.js';
+import type { EntryFeeInput, RewardInput, SpendInput } from '../server/operations/inputs.js';
+import type { PresenceLike } from '../server/settlement.js';
+
+export interface PluginHost {
+  /** Resolves once the server is running (emulator started, ledger open). */
+  ready(): Promise<unknown>;
+  reward(input: RewardInput): Promise<Intent>;
+  chargeEntryFee(input: EntryFeeInput): Promise<Intent>;
+  spendPoints(input: SpendInput): Promise<Intent>;
+  /** The intent as the ledger holds it now. */
+  intent(id: string): Promise<Intent | null>;
+  /** The API client; only after `ready()`. */
+  api(): PaymentsApi;
+  webhookUrl(source: 'ramp' | 'widget'): string;
+  readonly logger: LightningLogger;
+  /**
+   * Settlements are published on the room's presence from now on; returns the presence the
+   * room should subscribe on (the same one, or the matchmaker's).
+   */
+  attachPresence(presence: PresenceLike | undefined): PresenceLike | undefined;
+}

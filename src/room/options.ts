@@ -1,0 +1,48 @@
+/**
+ * Options of the room plugin (`lightning.plugin(options)`), checked once when the plugin is
+ * made; `resolvePluginOptions` applies every default in one place.
+ */
+import type { Client, Room } from '@colyseus/core';
+import { z } from 'zod';
+import { ConfigurationError } from '../errors.js';
+import { defaultPlayerId } from './players.js';
+import type { LightningState } from './state.js';
+
+const fn = <T>() => z.custom<T>((v) => typeof v === 'function');
+
+const schema = z.strictObject({
+  /** Where the room keeps its LightningState. Default: `room.state.lightning`. */
+  state: fn<(room: Room) => LightningState | undefined>().optional(),
+  /**
+   * Who a client is, as the ledger and the service know them. Default: `client.auth.id`, then
+   * `client.userData.playerId`, then `client.sessionId` (which changes on every join: give
+   * players a stable id so that a rejoining player gets their entries back).
+   */
+  playerId: fn<(client: Client) => string>().default(() => defaultPlayerId),
+  /** The player's email, used to create their widget user. Default `auth.email`, `userData.email`. */
+  email: fn<(client: Client) => string | undefined>().default(() => defaultEmail),
+  /** The service's widget user id of a player. Default: created by reference_id, then cached. */
+  widgetUser: fn<(client: Client, playerId: string) => Promise<string>>().optional(),
+  /** How long an ended entry stays in the state so its owner sees the outcome. Default 30,000 ms. */
+  lingerMs: z.number().int().min(0).default(30_000),
+});
+
+export type LightningPluginOptions = z.input<typeof schema>;
+export type PluginSettings = z.output<typeof schema>;
+
+export function resolvePluginOptions(options: LightningPluginOptions = {}): PluginSettings {
+  const parsed = schema.safeParse(options);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  throw new ConfigurationError(
+    ['plugin options', ...(issue?.path ?? [])].join('.'),
+    issue?.message ?? 'is invalid',
+  );
+}
+
+function defaultEmail(client: Client): string | undefined {
+  const auth = client.auth as { email?: unknown } | undefined;
+  const data = client.userData as { email?: unknown } | undefined;
+  const email = auth?.email ?? data?.email;
+  return typeof email === 'string' ? email : undefined;
+}

@@ -1,0 +1,66 @@
+/**
+ * The server's events, and the one emitter that delivers all of them. A game's listener runs
+ * after the ledger already holds what it reports, so nothing a listener does (throw, reject)
+ * may undo or hide that: each listener is called on its own, and what it throws is logged.
+ */
+import { EventEmitter } from 'node:events';
+import type { Intent, IntentKind } from '../ledger/intent.js';
+import type { LightningLogger } from './logger.js';
+
+/** The statuses an intent ends in. */
+export type SettledStatus = 'completed' | 'expired' | 'failed';
+
+/** A ramp or widget webhook, seen for the first time. */
+export interface WebhookEvent {
+  source: 'ramp' | 'widget';
+  /** The delivery's event id (`X-ZBD-Event-Id`), or a hash of its body when it has none. */
+  id: string;
+  type: string;
+  data: unknown;
+  /** True when its HMAC signature matched `webhookSecret` (without a secret, nothing can be). */
+  verified: boolean;
+}
+
+export type LightningEvents = {
+  /** An intent reached a terminal status (completed, expired, failed): exactly once each. */
+  settled: [intent: Intent];
+  /** A create whose outcome is unknown: never re-sent; an operator may have to decide. */
+  unknown: [intent: Intent, error: Error];
+  /** Money arrived for an intent that had already ended (a fee paid after it expired). */
+  latePayment: [intent: Intent];
+  webhook: [event: WebhookEvent];
+} & {
+  /** Per kind and status: `reward.completed`, `entryFee.expired`, `spend.failed`... */
+  [E in `${IntentKind}.${SettledStatus}`]: [intent: Intent];
+};
+
+export type LightningEventName = keyof LightningEvents;
+
+/** An EventEmitter whose `emit` never throws: listeners are isolated from each other and from us. */
+export class SafeEmitter extends EventEmitter<LightningEvents> {
+  readonly #logger: () => LightningLogger;
+
+  constructor(logger: () => LightningLogger) {
+    super();
+    this.#logger = logger;
+  }
+
+  override emit<E extends LightningEventName>(event: E, ...args: LightningEvents[E]): boolean {
+    const listeners = this.rawListeners(event as never) as ((...a: unknown[]) => unknown)[];
+    for (const listener of listeners) {
+      try {
+        const result = listener.apply(this, args);
+        if (result instanceof Promise) result.catch((err) => this.#report(event, err));
+      } catch (err) {
+        this.#report(event, err);
+      }
+    }
+    return listeners.length > 0;
+  }
+
+  #report(event: string, err: unknown): void {
+    const message = err instanceof Error ? err.message : String(err);
+    // A game's listener must not undo a settlement that the ledger already holds.
+    this.#logger().error(`a '${event}' listener threw: ${message}`);
+  }
+}

@@ -1,0 +1,68 @@
+/**
+ * What the server runs on, started once on first use: the API client (pointed at the embedded
+ * emulator when there is no key, which starts here) and the ledger (opened here unless the
+ * game passed its own store). Everything that needs I/O happens in `startRuntime`, so that
+ * `createLightning` itself can return at once, in a room's module, with no top-level await.
+ */
+import { PaymentsApi, type PaymentsApiOptions } from '../api/client.js';
+import type { PathTable } from '../api/paths.js';
+import type { Emulator } from '../emulator/index.js';
+import { SqliteLedger } from '../ledger/sqlite.js';
+import type { LedgerStore } from '../ledger/store.js';
+import type { Settings } from './options.js';
+
+export interface Runtime {
+  api: PaymentsApi;
+  ledger: LedgerStore;
+  /** The embedded emulator, when there is no API key. */
+  emulator: Emulator | null;
+  close(): Promise<void>;
+}
+
+export async function startRuntime(settings: Settings): Promise<Runtime> {
+  let emulator: Emulator | null = null;
+  let apiKey = settings.apiKey;
+  let baseUrl = settings.baseUrl;
+  if (apiKey === undefined) {
+    const { startEmulator } = await import('../emulator/index.js');
+    emulator = await startEmulator({
+      port: settings.emulator.port,
+      host: settings.emulator.host,
+      ...(settings.webhookSecret ? { webhookSecret: settings.webhookSecret } : {}),
+    });
+    apiKey = emulator.apiKey;
+    baseUrl = emulator.url;
+    settings.logger.info(
+      `no apiKey: using the embedded payments emulator at ${emulator.url} (no real money moves)`,
+    );
+  }
+  const { timeoutMs, maxRetries, retry, paths } = settings.api;
+  const apiOptions: PaymentsApiOptions = {
+    apiKey,
+    ...(baseUrl ? { baseUrl } : {}),
+    ...(timeoutMs ? { timeoutMs } : {}),
+    ...(maxRetries !== undefined ? { maxRetries } : {}),
+    ...(retry ? { retry } : {}),
+    ...(paths ? { paths: paths as Partial<PathTable> } : {}),
+  };
+  const api = new PaymentsApi(apiOptions);
+  const given = settings.ledger;
+  const ledger =
+    typeof given === 'object'
+      ? given
+      : new SqliteLedger({
+          path: given ?? (emulator ? ':memory:' : 'lightning-ledger.sqlite'),
+          clock: settings.clock,
+        });
+  const started = emulator;
+  return {
+    api,
+    ledger,
+    emulator,
+    async close() {
+      await api.close();
+      if (typeof given !== 'object') await ledger.close();
+      if (started) await started.close();
+    },
+  };
+}
