@@ -1,0 +1,119 @@
+/**
+ * The shape of `src/`, checked: no import cycle anywhere (type-only imports count too, since
+ * they tie modules together just the same for a reader), and every import points down the
+ * layers of docs/ARCHITECTURE.md. Run on its own with `npx mocha test/architecture.test.ts`.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { expect } from 'chai';
+
+const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '../src');
+
+/** Lower layers first; a module may import its own layer and the ones before it. */
+const LAYERS: [string, number][] = [
+  ['clock.ts', 0],
+  ['errors.ts', 0],
+  ['version.ts', 0],
+  ['api/', 1],
+  ['ledger/', 1],
+  ['emulator/', 2],
+  ['server/', 3],
+  ['room/', 4],
+  ['lightning.ts', 5],
+  ['index.ts', 6],
+];
+
+function layerOf(file: string): number {
+  const found = LAYERS.find(([prefix]) => file === prefix || file.startsWith(prefix));
+  if (!found) throw new Error(`${file} is in no layer: add it to LAYERS`);
+  return found[1];
+}
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return sourceFiles(path);
+    return entry.name.endsWith('.ts') ? [path] : [];
+  });
+}
+
+/** Relative imports and re-exports of a module, as paths under src/ (`server/engine.ts`). */
+function importsOf(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  const specifiers = [
+    ...text.matchAll(/^\s*(?:import|export)\s[^;]*?from\s+'(\.[^']+)'/gms),
+    ...text.matchAll(/import\('(\.[^']+)'\)/g),
+  ].map((m) => m[1] as string);
+  return specifiers.map((s) =>
+    relative(SRC, resolve(dirname(file), s.replace(/\.js$/, '.ts'))).replaceAll('\\', '/'),
+  );
+}
+
+const graph = new Map(
+  sourceFiles(SRC).map((file) => [relative(SRC, file).replaceAll('\\', '/'), importsOf(file)]),
+);
+
+function findCycles(): string[][] {
+  const cycles: string[][] = [];
+  const state = new Map<string, 'open' | 'done'>();
+  const stack: string[] = [];
+  const visit = (node: string) => {
+    state.set(node, 'open');
+    stack.push(node);
+    for (const next of graph.get(node) ?? []) {
+      if (state.get(next) === 'open') cycles.push([...stack.slice(stack.indexOf(next)), next]);
+      else if (!state.has(next)) visit(next);
+    }
+    stack.pop();
+    state.set(node, 'done');
+  };
+  for (const node of graph.keys()) if (!state.has(node)) visit(node);
+  return cycles;
+}
+
+describe('architecture of src/', () => {
+  it('reads every module and resolves every relative import to a file', () => {
+    expect(graph.size).to.be.greaterThan(50);
+    for (const [file, imports] of graph) {
+      for (const target of imports)
+        expect(graph.has(target), `${file} -> ${target}`).to.equal(true);
+    }
+  });
+
+  it('has no import cycle', () => {
+    expect(findCycles().map((c) => c.join(' -> '))).to.deep.equal([]);
+  });
+
+  it('finds a cycle when there is one (the check can fail)', () => {
+    graph.set('api/a.ts', ['api/b.ts']);
+    graph.set('api/b.ts', ['api/a.ts']);
+    try {
+      expect(findCycles().map((c) => c.join(' -> '))).to.include(
+        'api/a.ts -> api/b.ts -> api/a.ts',
+      );
+    } finally {
+      graph.delete('api/a.ts');
+      graph.delete('api/b.ts');
+    }
+  });
+
+  it('imports only downward: api, ledger and emulator know no server or room, the server no room', () => {
+    const upward: string[] = [];
+    for (const [file, imports] of graph) {
+      for (const target of imports) {
+        if (layerOf(target) > layerOf(file)) upward.push(`${file} -> ${target}`);
+      }
+    }
+    expect(upward).to.deep.equal([]);
+  });
+
+  it('keeps Colyseus out of the layers below the server', () => {
+    const offenders = [...graph.keys()].filter(
+      (file) =>
+        layerOf(file) < layerOf('server/') &&
+        /from '@colyseus\//.test(readFileSync(join(SRC, file), 'utf8')),
+    );
+    expect(offenders).to.deep.equal([]);
+  });
+});
