@@ -4,11 +4,12 @@
  * LNURL-withdraw callback). Invoices are signed with a real secp256k1 recoverable signature
  * and carry the payee key (tag n), so ordinary decoders accept them; the emulator does not
  * verify the signatures of invoices it receives, as it pays nothing over Lightning.
+ * Cost: one signature per encode (invoice-keys.ts); decoding is bech32 only.
  */
 
 import { createHash, randomBytes } from 'node:crypto';
 import { bech32 } from 'bech32';
-import { generateKeyPair, type KeyPair, sign } from './secp256k1.js';
+import { generateKeyPair, type KeyPair, signRecoverable } from './invoice-keys.js';
 
 /** Invoices outgrow bech32's default 90-character limit by far. */
 const BECH32_LIMIT = 8192;
@@ -61,7 +62,7 @@ function bytesOf(value: string | Uint8Array): Buffer {
   return typeof value === 'string' ? Buffer.from(value, 'hex') : Buffer.from(value);
 }
 
-export function encodeAmount(msat: bigint): string {
+function encodeAmount(msat: bigint): string {
   if (msat <= 0n) throw new RangeError('amount must be positive');
   for (const unit of ['', 'm', 'u', 'n'] as const) {
     const per = MSAT_PER[unit] as bigint;
@@ -70,7 +71,7 @@ export function encodeAmount(msat: bigint): string {
   return `${msat * 10n}p`;
 }
 
-export function decodeAmount(text: string): bigint {
+function decodeAmount(text: string): bigint {
   const match = /^(\d+)([munp]?)$/.exec(text);
   if (!match) throw new Error(`invalid amount ${text}`);
   const value = BigInt(match[1] as string);
@@ -143,7 +144,7 @@ export function encodeBolt11(input: Bolt11Input): string {
     .update(Buffer.from(hrp, 'utf8'))
     .update(wordsToBytes(words))
     .digest();
-  const { signature, recoveryId } = sign(hash, key.privateKey);
+  const { signature, recoveryId } = signRecoverable(hash, key.privateKey);
   words.push(...bech32.toWords(Buffer.concat([signature, Buffer.from([recoveryId])])));
   return bech32.encode(hrp, words, BECH32_LIMIT);
 }
@@ -185,13 +186,4 @@ export function decodeBolt11(invoice: string): Bolt11 {
     else if (tag === 'x') result.expirySec = wordsToInt(data);
   }
   return result;
-}
-
-/** The bytes a BOLT11 signature covers, hashed: for verifying in tests. */
-export function signingHash(invoice: string): Buffer {
-  const { prefix, words } = bech32.decode(invoice.replace(/^lightning:/i, ''), BECH32_LIMIT);
-  return createHash('sha256')
-    .update(Buffer.from(prefix, 'utf8'))
-    .update(wordsToBytes(words.slice(0, -104)))
-    .digest();
 }

@@ -7,7 +7,7 @@ import type { Clock } from '../clock.js';
 import type { CallbackDispatcher } from './callbacks.js';
 import type { Scheduler } from './clock.js';
 import type { FaultSet } from './faults.js';
-import type { KeyPair } from './secp256k1.js';
+import type { KeyPair } from './invoice-keys.js';
 import type { Store } from './store.js';
 import type { WebhookDelivery } from './webhooks.js';
 

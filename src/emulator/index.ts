@@ -22,8 +22,8 @@ import { Scheduler } from './clock.js';
 import { createControl, type EmulatorControl } from './control.js';
 import type { EmulatorCore } from './core.js';
 import { type FaultRule, FaultSet } from './faults.js';
+import { generateKeyPair } from './invoice-keys.js';
 import { RequestLog } from './request-log.js';
-import { generateKeyPair } from './secp256k1.js';
 import { createRequestHandler } from './server.js';
 import { newKey, Store } from './store.js';
 

@@ -26,7 +26,7 @@ import {
   readJsonBody,
   send,
 } from './http.js';
-import { payCallback, payInfo, withdrawCallback, withdrawInfo } from './lnurl.js';
+import { payCallback, payInfo, withdrawCallback, withdrawInfo } from './lnurl-handlers.js';
 import { createPayment, getPayment } from './payments.js';
 import type { RequestLog } from './request-log.js';
 import { createRampSession, createWidgetSession, sessionPage } from './sessions.js';

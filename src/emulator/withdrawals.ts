@@ -28,23 +28,37 @@ const createBody = z.object({
   expiresIn: z.number().int().positive().max(31_536_000).nullish(),
 });
 
+/** LUD-03's withdrawRequest: what the wallet may withdraw, and where to send its invoice. */
+export function withdrawParams(core: EmulatorCore, wr: WithdrawalRequestRecord) {
+  return {
+    tag: 'withdrawRequest' as const,
+    callback: `${core.baseUrl}${lnurlPaths.withdrawCallback(wr.id)}`,
+    k1: wr.k1,
+    defaultDescription: wr.description,
+    // min = max: a withdrawal request is claimed whole, once.
+    minWithdrawable: wr.amountMsat,
+    maxWithdrawable: wr.amountMsat,
+  };
+}
+
 /** The codes never change for a request, and bech32 is the costliest part of a read. */
 const codes = new WeakMap<WithdrawalRequestRecord, { request: string; fastRequest: string }>();
 
 function codesOf(core: EmulatorCore, wr: WithdrawalRequestRecord) {
   let found = codes.get(wr);
   if (found) return found;
-  const request = encodeLnurl(`${core.baseUrl}${lnurlPaths.withdraw(wr.id)}`);
+  const url = `${core.baseUrl}${lnurlPaths.withdraw(wr.id)}`;
+  const params = withdrawParams(core, wr);
+  // LUD-08 fast form: the same parameters in the query, so a wallet can skip step 1.
   const fast = new URLSearchParams({
-    tag: 'withdrawRequest',
-    k1: wr.k1,
-    minWithdrawable: String(wr.amountMsat),
-    maxWithdrawable: String(wr.amountMsat),
-    defaultDescription: wr.description,
-    callback: `${core.baseUrl}${lnurlPaths.withdrawCallback(wr.id)}`,
+    tag: params.tag,
+    k1: params.k1,
+    minWithdrawable: String(params.minWithdrawable),
+    maxWithdrawable: String(params.maxWithdrawable),
+    defaultDescription: params.defaultDescription,
+    callback: params.callback,
   });
-  const fastRequest = encodeLnurl(`${core.baseUrl}${lnurlPaths.withdraw(wr.id)}?${fast}`);
-  found = { request, fastRequest };
+  found = { request: encodeLnurl(url), fastRequest: encodeLnurl(`${url}?${fast}`) };
   codes.set(wr, found);
   return found;
 }

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { call, sleep, useEmulator, useReceiver } from './helpers.js';
+import { call, useEmulator, useReceiver } from './helpers.js';
 
 describe('emulator: callback delivery options', () => {
   const t = useEmulator();
@@ -49,14 +49,19 @@ describe('emulator: callback delivery options', () => {
   });
 
   it('delays callbacks', async () => {
-    t.emu.control.callbacks.set({ delayMs: 150 });
+    t.emu.control.callbacks.set({ delayMs: 300 });
     const start = Date.now();
     await rewardClaimed('a');
-    await sleep(50);
-    expect(r.receiver.received).to.have.length(0);
+    // Undelayed, a callback queued after it overtakes it: while the delay runs, nothing of
+    // the delayed one has reached the receiver.
+    t.emu.control.callbacks.set({ delayMs: 0 });
+    await rewardClaimed('b');
+    await r.receiver.waitFor(1);
+    expect(r.receiver.received.map((d) => d.path)).to.deep.equal(['/b']);
+    expect(t.emu.control.callbackLog[0]).to.include({ outcome: 'pending', sentAt: null });
     await t.emu.control.callbacks.idle();
-    expect(r.receiver.received).to.have.length(1);
-    expect((r.receiver.received[0]?.at ?? 0) - start).to.be.at.least(140);
+    expect(r.receiver.received.map((d) => d.path)).to.deep.equal(['/b', '/a']);
+    expect((r.receiver.received[1]?.at ?? 0) - start).to.be.at.least(290);
   });
 
   it('reorders callbacks: held ones arrive newest first', async () => {
@@ -64,7 +69,12 @@ describe('emulator: callback delivery options', () => {
     await rewardClaimed('first');
     await rewardClaimed('second');
     await rewardClaimed('third');
-    await sleep(30);
+    // Queued and held, none POSTed: an unheld callback is POSTed as it is queued.
+    expect(t.emu.control.callbackLog.map((c) => [c.outcome, c.sentAt])).to.deep.equal([
+      ['pending', null],
+      ['pending', null],
+      ['pending', null],
+    ]);
     expect(r.receiver.received).to.have.length(0);
     await t.emu.control.callbacks.flush();
     expect(r.receiver.received.map((d) => d.path)).to.deep.equal(['/third', '/second', '/first']);
@@ -78,10 +88,23 @@ describe('emulator: callback delivery options', () => {
     });
     t.emu.control.claimWithdrawal(res.body.data.id);
     await t.emu.control.callbacks.idle();
-    await sleep(50);
     expect(r.receiver.received).to.have.length(1);
     expect(t.emu.control.callbacks.failures).to.equal(2);
     expect(t.emu.control.sentCallbacks().map((c) => c.outcome)).to.deep.equal(['failed', 'failed']);
+    // A later callback, delivered, marks the point a retry would have been sent by.
+    r.receiver.status = 200;
+    await rewardClaimed('b');
+    await t.emu.control.callbacks.idle();
+    expect(r.receiver.received.map((d) => [d.path, d.body.description])).to.deep.equal([
+      ['/a', 'a'],
+      ['/b', 'b'],
+    ]);
+    expect(t.emu.control.callbacks.failures).to.equal(2);
+    expect(t.emu.control.sentCallbacks().map((c) => c.outcome)).to.deep.equal([
+      'failed',
+      'failed',
+      'delivered',
+    ]);
   });
 
   it('takes delivery options at start', async () => {

@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import { expect } from 'chai';
 import { request } from 'undici';
 import { startEmulator } from '../../src/emulator/index.js';
@@ -111,8 +112,10 @@ describe('emulator: injected faults', () => {
 
   it('closes with a hanging request open', async () => {
     const emu = await startEmulator({ faults: [{ mode: 'hang' }] });
+    const arrived = once(emu.server, 'request');
     const pending = request(`${emu.url}/v0/wallet`).catch(() => 'aborted');
-    await new Promise((r) => setTimeout(r, 50));
+    await arrived;
+    expect(emu.control.count('GET', '/v0/wallet')).to.equal(1);
     await emu.close();
     expect(await pending).to.equal('aborted');
   });

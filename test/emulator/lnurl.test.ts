@@ -1,4 +1,5 @@
 import { createHash, createPublicKey, verify } from 'node:crypto';
+import * as secp from '@noble/secp256k1';
 import { bech32 } from 'bech32';
 import { expect } from 'chai';
 import { request } from 'undici';
@@ -17,27 +18,42 @@ async function getJson(url: string): Promise<Loose> {
   return res.body.json();
 }
 
-/** A BOLT11 signature checked by node:crypto against the payee key of tag n. */
-function signatureValid(pr: string): boolean {
+/**
+ * What a paying wallet checks before it pays: the signature over sha256(hrp || data words as
+ * bytes) is valid and low-S for the payee key of tag n, and the recovery id recovers that
+ * same key (wallets reading invoices without tag n rely on it). Verified with
+ * @noble/secp256k1 and, as a second implementation, node:crypto (OpenSSL).
+ */
+function walletChecks(pr: string) {
   const { prefix, words } = bech32.decode(pr, 8192);
   const data = words.slice(0, -104);
   let bits = '';
   for (const w of data) bits += w.toString(2).padStart(5, '0');
   bits = bits.padEnd(Math.ceil(bits.length / 8) * 8, '0');
   const bytes = Buffer.from(bits.match(/.{8}/g)?.map((b) => Number.parseInt(b, 2)) ?? []);
+  const signed = Buffer.concat([Buffer.from(prefix), bytes]);
+  const hash = createHash('sha256').update(signed).digest();
   const decoded = decodeBolt11(pr);
+  const payee = Buffer.from(decoded.payeeNodeKey ?? '', 'hex');
+  const signature = Buffer.from(decoded.signature, 'hex');
+  const recovered = secp.recoverPublicKey(
+    Buffer.concat([Buffer.from([decoded.recoveryId]), signature]),
+    hash,
+    { prehash: false },
+  );
   const spki = Buffer.concat([
     Buffer.from('3036301006072a8648ce3d020106052b8104000a032200', 'hex'),
-    Buffer.from(decoded.payeeNodeKey ?? '', 'hex'),
+    payee,
   ]);
   const key = createPublicKey({ key: spki, format: 'der', type: 'spki' });
-  return verify(
-    'sha256',
-    Buffer.concat([Buffer.from(prefix), bytes]),
-    { key, dsaEncoding: 'ieee-p1363' },
-    Buffer.from(decoded.signature, 'hex'),
-  );
+  return {
+    verifies: secp.verify(signature, hash, payee, { prehash: false, lowS: true }),
+    recoversPayee: Buffer.from(recovered).equals(payee),
+    opensslVerifies: verify('sha256', signed, { key, dsaEncoding: 'ieee-p1363' }, signature),
+  };
 }
+
+const ACCEPTED = { verifies: true, recoversPayee: true, opensslVerifies: true };
 
 describe('emulator: LNURL', () => {
   const t = useEmulator();
@@ -121,7 +137,7 @@ describe('emulator: LNURL', () => {
       createHash('sha256').update(params.metadata).digest('hex'),
     );
     expect(invoice.paymentHash).to.match(/^[0-9a-f]{64}$/);
-    expect(signatureValid(answer.pr)).to.equal(true);
+    expect(walletChecks(answer.pr)).to.deep.equal(ACCEPTED);
 
     const wallet = t.emu.control.wallet();
     const paid = t.emu.control.payInvoice(answer.pr);
@@ -155,8 +171,16 @@ describe('emulator: LNURL', () => {
       const pr = encodeBolt11({ amountMsat: msat, description: 'x' });
       expect(pr.startsWith(prefix), `${msat} -> ${pr.slice(0, 12)}`).to.equal(true);
       expect(decodeBolt11(pr).amountMsat).to.equal(BigInt(msat));
-      expect(signatureValid(pr)).to.equal(true);
+      expect(walletChecks(pr)).to.deep.equal(ACCEPTED);
     }
+    // The checks can fail: the same data and signature under another amount is a forgery.
+    const pr = encodeBolt11({ amountMsat: 1000, description: 'x' });
+    const forged = bech32.encode('lnbc20n', bech32.decode(pr, 8192).words, 8192);
+    expect(walletChecks(forged)).to.deep.equal({
+      verifies: false,
+      recoversPayee: false,
+      opensslVerifies: false,
+    });
   });
 });
 

@@ -131,9 +131,13 @@ describe('emulator: withdrawal requests', () => {
     );
     const id = body.data.id;
     clock.advance(59_999);
+    // The expiry is still armed and nothing was queued (callbacks are queued synchronously).
+    expect(clock.pendingTimers).to.equal(1);
+    expect(t.emu.control.callbackLog).to.have.length(0);
     await t.emu.control.callbacks.idle();
     expect(r.receiver.received).to.have.length(0);
     clock.advance(1);
+    expect(clock.pendingTimers).to.equal(0);
     await t.emu.control.callbacks.idle();
     const received = await r.receiver.waitFor(1);
     expect(received[0]?.body).to.include({ id, status: 'expired' });
@@ -144,6 +148,7 @@ describe('emulator: withdrawal requests', () => {
     expect(t.emu.control.claimWithdrawal(id)).to.deep.include({ status: 'ERROR' });
     expect(t.emu.control.wallet()).to.equal(before);
     await t.emu.control.callbacks.idle();
+    expect(t.emu.control.callbackLog).to.have.length(1);
     expect(r.receiver.received).to.have.length(1);
   });
 
