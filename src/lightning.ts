@@ -84,9 +84,8 @@ export class Lightning {
    * Starts what the server runs on (the embedded emulator without a key, the ledger, the
    * reconciler) if it is not running yet. Safe to call any number of times.
    */
-  async ready(): Promise<this> {
+  async ready(): Promise<void> {
     await this.#start();
-    return this;
   }
 
   /** The API client, for the wallet and payments. Available once `ready()` has resolved. */

@@ -17,7 +17,6 @@
  */
 
 import { createHash } from 'node:crypto';
-import { createRequire } from 'node:module';
 import type { Redis, RedisOptions } from 'ioredis';
 import { v7 as uuidv7 } from 'uuid';
 import { type Clock, systemClock } from '../clock.js';
@@ -92,7 +91,8 @@ const SCRIPTS = {
 export class RedisLedger implements LedgerStore {
   readonly prefix: string;
   /** The connection; yours if you passed one (then `close()` leaves it open). */
-  readonly client: RedisClientLike;
+  /** The connection: the caller's client, or one this store opens on first use. */
+  readonly #client: Promise<RedisClientLike>;
   private readonly ownsClient: boolean;
   private readonly clock: Clock;
   private closed = false;
@@ -101,27 +101,12 @@ export class RedisLedger implements LedgerStore {
   constructor(connection?: RedisConnection, options: RedisLedgerOptions = {}) {
     this.prefix = options.prefix ?? 'lightning:';
     this.clock = options.clock ?? systemClock;
-    if (isClient(connection)) {
-      this.client = connection;
-      this.ownsClient = false;
-    } else {
-      // Loaded here, not imported: only clusters need ioredis installed.
-      const { Redis: RedisClass } = createRequire(import.meta.url)(
-        'ioredis',
-      ) as typeof import('ioredis');
-      const client =
-        connection === undefined
-          ? new RedisClass()
-          : typeof connection === 'number'
-            ? new RedisClass(connection)
-            : typeof connection === 'string'
-              ? new RedisClass(connection)
-              : new RedisClass(connection as RedisOptions);
-      // Without a listener ioredis prints every reconnect attempt; calls still reject on failure.
-      client.on('error', () => {});
-      this.client = client as unknown as RedisClientLike;
-      this.ownsClient = true;
-    }
+    this.ownsClient = !isClient(connection);
+    this.#client = isClient(connection)
+      ? Promise.resolve(connection)
+      : openClient(connection as number | string | RedisOptions | undefined);
+    // A failed import (ioredis not installed) surfaces on the first call, not as an unhandled rejection.
+    this.#client.catch(() => {});
   }
 
   async create(intent: NewIntent, now: number = this.clock.now()): Promise<Intent> {
@@ -168,7 +153,7 @@ export class RedisLedger implements LedgerStore {
   async get(id: string): Promise<Intent | null> {
     this.assertOpen();
     await this.checkLayout();
-    const hash = await this.client.hgetall(`${this.prefix}intent:${id}`);
+    const hash = await (await this.#client).hgetall(`${this.prefix}intent:${id}`);
     return hash.id === undefined ? null : recordToIntent(hash);
   }
 
@@ -267,7 +252,7 @@ export class RedisLedger implements LedgerStore {
     parseEpochMs(now, 'now');
     await this.checkLayout();
     // The TTL runs on Redis's clock, not `now`: an id must outlive its retries in real time.
-    const set = await this.client.set(
+    const set = await (await this.#client).set(
       `${this.prefix}event:${eventId}`,
       String(now),
       'PX',
@@ -282,7 +267,7 @@ export class RedisLedger implements LedgerStore {
     this.closed = true;
     if (!this.ownsClient) return;
     try {
-      await this.client.quit();
+      await (await this.#client).quit();
     } catch {
       // Already disconnected: nothing is left to flush.
     }
@@ -302,17 +287,17 @@ export class RedisLedger implements LedgerStore {
     await this.checkLayout();
     const route = `${this.prefix}seq`;
     try {
-      return await this.client.evalsha(s.sha, 1, route, this.prefix, ...args);
+      return await (await this.#client).evalsha(s.sha, 1, route, this.prefix, ...args);
     } catch (err) {
       if (!String((err as Error).message).startsWith('NOSCRIPT')) throw err;
-      return this.client.eval(s.source, 1, route, this.prefix, ...args);
+      return (await this.#client).eval(s.source, 1, route, this.prefix, ...args);
     }
   }
 
   /** Once per instance: refuses data laid out by a newer library. */
   private checkLayout(): Promise<void> {
     this.layoutChecked ??= (async () => {
-      const stored = await this.client.eval(
+      const stored = await (await this.#client).eval(
         VERSION,
         1,
         `${this.prefix}version`,
@@ -393,4 +378,22 @@ function recordToIntent(h: Record<string, string>): Intent {
     meta: JSON.parse(h.meta as string) as Record<string, unknown>,
     history: JSON.parse(h.history as string) as IntentHistoryEntry[],
   };
+}
+
+/** Opens a connection with ioredis, loaded here and not imported: only clusters install it. */
+async function openClient(
+  connection: number | string | RedisOptions | undefined,
+): Promise<RedisClientLike> {
+  const { Redis: RedisClass } = await import('ioredis');
+  const client =
+    connection === undefined
+      ? new RedisClass()
+      : typeof connection === 'number'
+        ? new RedisClass(connection)
+        : typeof connection === 'string'
+          ? new RedisClass(connection)
+          : new RedisClass(connection as RedisOptions);
+  // Without a listener ioredis prints every reconnect attempt; calls still reject on failure.
+  client.on('error', () => {});
+  return client as unknown as RedisClientLike;
 }
