@@ -148,7 +148,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   };
 }
 
-export { type Clock, ManualClock, systemClock } from '../clock.js';
+export { type Clock, ManualClock } from '../clock.js';
 export { type Bolt11, type Bolt11Input, decodeBolt11, encodeBolt11 } from './bolt11.js';
 export type {
   CallbackKind,
@@ -160,8 +160,6 @@ export type { CallbackControl, EmulatorControl, FaultControl } from './control.j
 export type { ActiveFault, FaultMode, FaultRule } from './faults.js';
 export { decodeLnurl, encodeLnurl, type LnurlResult } from './lnurl.js';
 export type { LoggedRequest } from './request-log.js';
-export { ROUTE_TABLE } from './server.js';
-export { RAMP_SESSION_TTL_MS, verifyJwt, WIDGET_SESSION_TTL_MS } from './sessions.js';
 export type { PayResult } from './static-charges.js';
 export type {
   CreatedProject,
@@ -171,5 +169,4 @@ export type {
   TransferRecord,
 } from './store.js';
 export { signWebhook, type WebhookDelivery } from './webhooks.js';
-export { DISCLOSURE_TYPES } from './widget-users.js';
-export { DEFAULT_EXPIRES_IN_SEC, MIN_WITHDRAWAL_MSAT } from './withdrawals.js';
+export { MIN_WITHDRAWAL_MSAT } from './withdrawals.js';

@@ -15,7 +15,8 @@ import type {
   WidgetUser,
   WithdrawalRequest,
 } from '../../src/api/index.js';
-import { decodeLnurl, ManualClock, verifyJwt } from '../../src/emulator/index.js';
+import { decodeLnurl, ManualClock } from '../../src/emulator/index.js';
+import { verifyJwt } from '../../src/emulator/sessions.js';
 import { useClientAndEmulator } from './setup.js';
 
 const START = Date.UTC(2025, 5, 1, 12, 0, 0);
