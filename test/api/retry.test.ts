@@ -77,7 +77,7 @@ describe('PaymentsApi: the retry policy, row by row', () => {
       const started = Date.now();
       const error = await failure(() => api.wallet.get());
       expect(error).to.be.instanceOf(TimeoutError);
-      expect(error.code).to.equal('TIMEOUT');
+      expect(error.code).to.equal('LN_TIMEOUT');
       expect(service.requests).to.have.length(3);
       expect(Date.now() - started).to.be.within(850, 1500);
     });

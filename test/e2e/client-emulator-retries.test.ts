@@ -160,7 +160,7 @@ describe('e2e client -> emulator: retries and faults', () => {
       );
       expect(error).to.be.instanceOf(AmbiguousResultError);
       expect(error).to.include({
-        code: 'AMBIGUOUS_RESULT',
+        code: 'LN_AMBIGUOUS_RESULT',
         retryable: false,
         method: 'POST',
         path: '/v0/withdrawal-requests',
