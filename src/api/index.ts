@@ -19,4 +19,4 @@ export {
 } from './inputs.js';
 export type { DepleteResult } from './namespaces/widget-users.js';
 export { DEFAULT_BASE_URL, DEFAULT_PATHS, type PathName, type PathTable } from './paths.js';
-export { DEFAULT_BACKOFF, RETRY_POLICY } from './retry-policy.js';
+export { DEFAULT_BACKOFF } from './retry-policy.js';
