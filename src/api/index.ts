@@ -1,5 +1,6 @@
 /** `colyseus-lightning/api`: the typed client of the payments service, usable on its own. */
 
+export { type Clock, ManualClock, systemClock } from '../clock.js';
 export * from './answers.js';
 export { PaymentsApi, type PaymentsApiOptions } from './client.js';
 export { REQUEST_CHANNEL, type RequestEvent } from './diagnostics.js';

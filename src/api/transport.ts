@@ -1,14 +1,14 @@
 /**
  * Sends one call to the service: builds the request, runs the attempts the retry policy
- * allows, unwraps the envelope, validates `data`, and turns every failure into one error of
- * the tree in errors.ts: the retry table says what a failure means, this file only builds
- * the error it names. One undici Pool with keep-alive per client; per-attempt cost is one
- * request, one JSON.parse and one zod parse.
+ * allows (waiting on the client's clock between them), unwraps the envelope, validates
+ * `data`, and turns every failure into one error of the tree in errors.ts: the retry table
+ * says what a failure means, this file only builds the error it names. One undici Pool with
+ * keep-alive per client; per-attempt cost is one request, one JSON.parse and one zod parse.
  */
 import type { EventEmitter } from 'node:events';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { type Dispatcher, Pool } from 'undici';
 import type { z } from 'zod';
+import { type Clock, sleep } from '../clock.js';
 import { VERSION } from '../version.js';
 import { publishRequest, requestChannel } from './diagnostics.js';
 import {
@@ -43,6 +43,8 @@ export interface TransportOptions {
   connectTimeoutMs: number;
   maxRetries: number;
   backoff: BackoffOptions;
+  /** Waits between retries and reads `Retry-After` dates; attempt deadlines stay real. */
+  clock: Clock;
   dispatcher?: Dispatcher | undefined;
 }
 
@@ -145,7 +147,7 @@ export class Transport {
       if (decision.retry && attempt < maxAttempts) {
         const delay = retryDelay(attempt - 1, this.#options.backoff, failure.retryAfterMs);
         if (delay !== null) {
-          await sleep(delay);
+          await sleep(this.#options.clock, delay);
           continue;
         }
       }
@@ -197,7 +199,10 @@ export class Transport {
     const { message, serviceCode } = this.#errorBody(text, status);
     if (status === 429 || status >= 500) {
       // Retry-After is honoured wherever the service sends it (429, and 503 during upkeep).
-      const retryAfterMs = parseRetryAfter(responseHeaders['retry-after'], Date.now());
+      const retryAfterMs = parseRetryAfter(
+        responseHeaders['retry-after'],
+        this.#options.clock.now(),
+      );
       const kind = status === 429 ? ('rate-limited' as const) : ('server-error' as const);
       return {
         kind: 'failure',
