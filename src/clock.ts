@@ -78,23 +78,27 @@ const MAX_DELAY = 2_147_483_647;
 
 /**
  * Runs `fn` once when `clock` reaches `at`; returns a cancel function. A clock without timers
- * of its own gets an unref'd `setTimeout`, re-armed until `now()` has really reached `at`.
+ * of its own gets a `setTimeout`, re-armed until `now()` has really reached `at`, and unref'd
+ * unless `keepAlive`: a background schedule must not hold the process open.
  */
-export function timerAt(clock: Clock, at: number, fn: () => void): () => void {
+export function timerAt(clock: Clock, at: number, fn: () => void, keepAlive = false): () => void {
   if (clock.setTimer) return clock.setTimer(at, fn);
   let handle: NodeJS.Timeout;
   const arm = () => {
     const delay = Math.min(Math.max(at - clock.now(), 0), MAX_DELAY);
     handle = setTimeout(() => (clock.now() < at ? arm() : fn()), delay);
-    handle.unref();
+    if (!keepAlive) handle.unref();
   };
   arm();
   return () => clearTimeout(handle);
 }
 
-/** Resolves once `clock` has moved `ms` forward. */
+/**
+ * Resolves once `clock` has moved `ms` forward. Someone awaits it, so its real timer keeps
+ * the process alive: a script whose only pending work is a retry wait must not exit there.
+ */
 export function sleep(clock: Clock, ms: number): Promise<void> {
   return new Promise((resolve) => {
-    timerAt(clock, clock.now() + ms, resolve);
+    timerAt(clock, clock.now() + ms, resolve, true);
   });
 }

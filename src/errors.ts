@@ -108,3 +108,16 @@ export class ConfigurationError extends LightningError {
     this.field = field;
   }
 }
+
+/**
+ * An argument failed validation (a call's input, a room or server helper's argument):
+ * nothing was recorded or sent. `field` names it as a dotted path (`amount`, `typeIds.0`).
+ */
+export class InvalidArgumentError extends LightningError {
+  static override readonly code: LightningErrorCode = 'LN_INVALID_ARGUMENT';
+  readonly field: string;
+  constructor(field: string, problem: string) {
+    super(`${field || 'argument'}: ${problem}`);
+    this.field = field;
+  }
+}

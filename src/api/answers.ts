@@ -126,11 +126,11 @@ export const widgetSession = z.looseObject({
   expires_at: z.string().min(1),
   widget_url: z.string().min(1),
 });
-export type WidgetSession = z.output<typeof widgetSession>;
+export type WidgetSessionAnswer = z.output<typeof widgetSession>;
 
 export const rampSession = z.looseObject({
   session_token: z.string().min(1),
   expires_at: optionalText,
   widget_url: optionalText,
 });
-export type RampSession = z.output<typeof rampSession>;
+export type RampSessionAnswer = z.output<typeof rampSession>;

@@ -10,6 +10,7 @@
  */
 import type { Dispatcher } from 'undici';
 import { z } from 'zod';
+import { type Clock, systemClock } from '../clock.js';
 import { parseInput } from './inputs.js';
 import { PaymentCalls } from './namespaces/payments.js';
 import { RampCalls, WidgetSessionCalls } from './namespaces/sessions.js';
@@ -38,6 +39,12 @@ export interface PaymentsApiOptions {
   paths?: Partial<PathTable>;
   /** Your own undici dispatcher (Agent, Pool, MockAgent); the client then does not close it. */
   dispatcher?: Dispatcher;
+  /**
+   * The clock the waits between retries run on, and `Retry-After` dates are read against.
+   * Default the system clock; a `ManualClock` lets a test move time instead of waiting. The
+   * per-attempt `timeoutMs` stays on real time: it bounds a real socket.
+   */
+  clock?: Clock;
 }
 
 const pathOverride = z.string().startsWith('/', 'must start with "/"');
@@ -68,6 +75,15 @@ const optionsSchema = z.strictObject({
   dispatcher: z
     .custom<Dispatcher>((value) => typeof value === 'object' && value !== null)
     .optional(),
+  clock: z
+    .custom<Clock>(
+      (value) =>
+        typeof value === 'object' &&
+        value !== null &&
+        typeof (value as { now?: unknown }).now === 'function',
+      'must be a Clock (an object with now())',
+    )
+    .default(systemClock),
 });
 
 export class PaymentsApi {
@@ -97,6 +113,7 @@ export class PaymentsApi {
       connectTimeoutMs: o.connectTimeoutMs ?? Math.min(o.timeoutMs, 5_000),
       maxRetries: o.maxRetries,
       backoff,
+      clock: o.clock,
       dispatcher: o.dispatcher,
     });
     const ctx = { transport: this.#transport, paths: resolvePaths(o.paths as Partial<PathTable>) };

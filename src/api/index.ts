@@ -1,9 +1,41 @@
-/** `colyseus-lightning/api`: the typed client of the payments service, usable on its own. */
+/**
+ * `colyseus-lightning/api`: the typed client of the payments service, usable on its own, in
+ * the service's words. An explicit list, held to docs/EXPORTS.md by test/exports.test.ts.
+ */
 
-export * from './answers.js';
+export { type Clock, ManualClock } from '../clock.js';
+export {
+  InvalidArgumentError,
+  LightningError,
+  type LightningErrorCode,
+} from '../errors.js';
+export type {
+  DisclosureAcceptance,
+  Payment,
+  PointTransfer,
+  RampSessionAnswer,
+  StaticCharge,
+  Wallet,
+  WidgetSessionAnswer,
+  WidgetUser,
+  WithdrawalRequest,
+} from './answers.js';
 export { PaymentsApi, type PaymentsApiOptions } from './client.js';
 export { REQUEST_CHANNEL, type RequestEvent } from './diagnostics.js';
-export * from './errors.js';
+export {
+  AmbiguousResultError,
+  AuthenticationError,
+  ConnectionError,
+  InsufficientPointsError,
+  InvalidRequestError,
+  NotFoundError,
+  PaymentsApiError,
+  PermissionError,
+  RateLimitError,
+  ServiceError,
+  TimeoutError,
+  UnexpectedResponseError,
+} from './errors.js';
 export {
   type DepleteInput,
   DISCLOSURE_TYPES,
@@ -19,4 +51,4 @@ export {
 } from './inputs.js';
 export type { DepleteResult } from './namespaces/widget-users.js';
 export { DEFAULT_BASE_URL, DEFAULT_PATHS, type PathName, type PathTable } from './paths.js';
-export { DEFAULT_BACKOFF, RETRY_POLICY } from './retry-policy.js';
+export { DEFAULT_BACKOFF } from './retry-policy.js';

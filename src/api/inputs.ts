@@ -4,7 +4,7 @@
  * zero or a stray character is refused here rather than guessed at. A failed check throws
  * `InvalidArgumentError` naming the field.
  */
-import { v4 as uuidv4 } from 'uuid';
+import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { InvalidArgumentError } from './errors.js';
 
@@ -127,7 +127,7 @@ export const depleteInput = z
       .default('USDZ'),
     idempotency_key: z.uuid().optional(),
   })
-  .transform((value) => ({ ...value, idempotency_key: value.idempotency_key ?? uuidv4() }));
+  .transform((value) => ({ ...value, idempotency_key: value.idempotency_key ?? randomUUID() }));
 export type DepleteInput = z.input<typeof depleteInput>;
 
 export const userIdInput = text.min(1).max(255);

@@ -1,49 +1,68 @@
 /**
- * The retry policy, as one table: for each kind of request and each kind of failure, retry
- * or stop. The rule that shapes it: a request that has no idempotency key and may have
- * reached the service is never sent again, because the service could already have created a
- * withdrawal request or sent a payment, and a second one would move money twice.
+ * The retry policy, as one table: for each kind of failure (row) and each kind of request
+ * (column), whether to send the request again while attempts remain, and what the failure
+ * means once they are spent, i.e. the error the call ends in. The transport asks `decide`,
+ * and only it. The rule that shapes the table: a request that has no idempotency key and may
+ * have reached the service is never sent again, because the service could already have
+ * created a withdrawal request or sent a payment, and a second one would move money twice.
  *
- * | request                                   | connect | 429   | 5xx       | timeout   | reset     |
- * |-------------------------------------------|---------|-------|-----------|-----------|-----------|
- * | read (GET)                                | retry   | retry | retry     | retry     | retry     |
- * | keyed (deplete, same idempotency_key)     | retry   | retry | retry     | retry     | retry     |
- * | unkeyed (POST/PATCH without a key)        | retry   | retry | ambiguous | ambiguous | ambiguous |
+ * | failure | read (GET)                | keyed (deplete)          | unkeyed (POST/PATCH, no key) |
+ * |---------|---------------------------|--------------------------|------------------------------|
+ * | connect | retry, then connection    | retry, then connection   | retry, then connection       |
+ * | 429     | retry, then rate-limited  | retry, then rate-limited | retry, then rate-limited     |
+ * | 5xx     | retry, then service-error | retry, then ambiguous    | ambiguous at once            |
+ * | timeout | retry, then timeout       | retry, then ambiguous    | ambiguous at once            |
+ * | reset   | retry, then connection    | retry, then ambiguous    | ambiguous at once            |
  *
  * `connect`: the connection was never made, so no byte of the request was sent.
- * `429`: the service refused before processing. `Retry-After` (on 429 or 5xx) is honoured up to a cap.
- * `ambiguous`: stop with `AmbiguousResultError`; the caller must look before acting again.
+ * `429`: the service refused before processing. `Retry-After` (on 429 or 5xx) is honoured up
+ * to a cap; a longer one ends the retries early, with the same final error.
+ * `keyed`: every attempt carries the same idempotency key, so the service applies it once;
+ * when the answer is still unclear after the last attempt, the result is ambiguous, but
+ * re-sending with that key is safe (`AmbiguousResultError.retryable`).
+ * `ambiguous`: `AmbiguousResultError`; the caller must look before acting again.
+ *
+ * Costs one property read per failed attempt.
  */
 
 export type RequestSafety = 'read' | 'keyed' | 'unkeyed';
 export type FailureKind = 'connect' | 'rate-limited' | 'server-error' | 'timeout' | 'reset';
-export type Decision = 'retry' | 'stop' | 'ambiguous';
+/** What a failure means once no retry is left: the error the call ends in. */
+export type FinalFailure =
+  | 'connection'
+  | 'rate-limited'
+  | 'service-error'
+  | 'timeout'
+  | 'ambiguous';
 
-export const RETRY_POLICY: Readonly<
-  Record<RequestSafety, Readonly<Record<FailureKind, Decision>>>
-> = {
-  read: {
-    connect: 'retry',
-    'rate-limited': 'retry',
-    'server-error': 'retry',
-    timeout: 'retry',
-    reset: 'retry',
-  },
-  keyed: {
-    connect: 'retry',
-    'rate-limited': 'retry',
-    'server-error': 'retry',
-    timeout: 'retry',
-    reset: 'retry',
-  },
-  unkeyed: {
-    connect: 'retry',
-    'rate-limited': 'retry',
-    'server-error': 'ambiguous',
-    timeout: 'ambiguous',
-    reset: 'ambiguous',
-  },
+export interface Decision {
+  /** Send the request again, if attempts remain. */
+  readonly retry: boolean;
+  /** What the failure means when it is the last one. */
+  readonly final: FinalFailure;
+}
+
+type Row = readonly [read: Decision, keyed: Decision, unkeyed: Decision];
+
+const retry = (final: FinalFailure): Decision => Object.freeze({ retry: true, final });
+const stop = (final: FinalFailure): Decision => Object.freeze({ retry: false, final });
+
+// biome-ignore format: aligned, it reads as the table above
+const RETRY_POLICY: Readonly<Record<FailureKind, Row>> = {
+  //               read                      keyed                     unkeyed
+  connect:        [retry('connection'),      retry('connection'),      retry('connection')],
+  'rate-limited': [retry('rate-limited'),    retry('rate-limited'),    retry('rate-limited')],
+  'server-error': [retry('service-error'),   retry('ambiguous'),       stop('ambiguous')],
+  timeout:        [retry('timeout'),         retry('ambiguous'),       stop('ambiguous')],
+  reset:          [retry('connection'),      retry('ambiguous'),       stop('ambiguous')],
 };
+
+const COLUMN: Readonly<Record<RequestSafety, 0 | 1 | 2>> = { read: 0, keyed: 1, unkeyed: 2 };
+
+/** The table's cell for this request and this failure. */
+export function decide(safety: RequestSafety, kind: FailureKind): Decision {
+  return RETRY_POLICY[kind][COLUMN[safety]];
+}
 
 export interface BackoffOptions {
   /** First retry waits up to this long (full jitter), doubling each attempt. */
@@ -77,10 +96,10 @@ export function retryDelay(
   return Math.floor(random() * ceiling);
 }
 
-/** Parses `Retry-After` (seconds or an HTTP date) into milliseconds from `now`. */
+/** Parses `Retry-After` (seconds or an HTTP date) into milliseconds from `now` (epoch ms). */
 export function parseRetryAfter(
   value: string | string[] | undefined,
-  now = Date.now(),
+  now: number,
 ): number | undefined {
   const text = Array.isArray(value) ? value[0] : value;
   if (text === undefined || text.trim() === '') return undefined;

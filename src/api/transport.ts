@@ -1,13 +1,14 @@
 /**
  * Sends one call to the service: builds the request, runs the attempts the retry policy
- * allows, unwraps the envelope, validates `data`, and turns every failure into one error of
- * the tree in errors.ts. One undici Pool with keep-alive per client; per-attempt cost is one
- * request, one JSON.parse and one zod parse.
+ * allows (waiting on the client's clock between them), unwraps the envelope, validates
+ * `data`, and turns every failure into one error of the tree in errors.ts: the retry table
+ * says what a failure means, this file only builds the error it names. One undici Pool with
+ * keep-alive per client; per-attempt cost is one request, one JSON.parse and one zod parse.
  */
 import type { EventEmitter } from 'node:events';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { type Dispatcher, Pool } from 'undici';
 import type { z } from 'zod';
+import { type Clock, sleep } from '../clock.js';
 import { VERSION } from '../version.js';
 import { publishRequest, requestChannel } from './diagnostics.js';
 import {
@@ -27,9 +28,10 @@ import {
 } from './errors.js';
 import {
   type BackoffOptions,
+  decide,
   type FailureKind,
+  type FinalFailure,
   parseRetryAfter,
-  RETRY_POLICY,
   type RequestSafety,
   retryDelay,
 } from './retry-policy.js';
@@ -41,6 +43,8 @@ export interface TransportOptions {
   connectTimeoutMs: number;
   maxRetries: number;
   backoff: BackoffOptions;
+  /** Waits between retries and reads `Retry-After` dates; attempt deadlines stay real. */
+  clock: Clock;
   dispatcher?: Dispatcher | undefined;
 }
 
@@ -139,15 +143,15 @@ export class Transport {
       if (outcome.kind === 'ok') return this.#unwrap(call, path, outcome.text, outcome.status);
 
       const failure = outcome.failure;
-      const decision = RETRY_POLICY[call.safety][failure.kind];
-      if (decision === 'retry' && attempt < maxAttempts) {
+      const decision = decide(call.safety, failure.kind);
+      if (decision.retry && attempt < maxAttempts) {
         const delay = retryDelay(attempt - 1, this.#options.backoff, failure.retryAfterMs);
         if (delay !== null) {
-          await sleep(delay);
+          await sleep(this.#options.clock, delay);
           continue;
         }
       }
-      throw this.#finalError(call, path, failure, attempt);
+      throw this.#finalError(call, path, failure, decision.final, attempt);
     }
   }
 
@@ -195,7 +199,10 @@ export class Transport {
     const { message, serviceCode } = this.#errorBody(text, status);
     if (status === 429 || status >= 500) {
       // Retry-After is honoured wherever the service sends it (429, and 503 during upkeep).
-      const retryAfterMs = parseRetryAfter(responseHeaders['retry-after']);
+      const retryAfterMs = parseRetryAfter(
+        responseHeaders['retry-after'],
+        this.#options.clock.now(),
+      );
       const kind = status === 429 ? ('rate-limited' as const) : ('server-error' as const);
       return {
         kind: 'failure',
@@ -224,7 +231,11 @@ export class Transport {
       codeText.startsWith('ERR_TLS') ||
       codeText.startsWith('ERR_SSL')
     ) {
-      return { kind: 'connect', message: `could not connect (${codeText})`, cause };
+      return {
+        kind: 'connect',
+        message: `could not connect (${codeText}); the request never reached the service`,
+        cause,
+      };
     }
     if (TIMEOUT_CODES.has(codeText)) {
       return { kind: 'timeout', message: `no answer within ${this.#options.timeoutMs} ms`, cause };
@@ -234,7 +245,14 @@ export class Transport {
     return { kind: 'reset', message: `connection lost (${codeText || 'unknown'})`, cause };
   }
 
-  #finalError(call: Call<z.ZodType>, path: string, failure: Failure, attempts: number): Error {
+  /** The error the call ends in: `final` is the retry table's reading of the failure. */
+  #finalError(
+    call: Call<z.ZodType>,
+    path: string,
+    failure: Failure,
+    final: FinalFailure,
+    attempts: number,
+  ): PaymentsApiError {
     const details: ErrorDetails = {
       status: failure.status,
       method: call.method,
@@ -243,32 +261,28 @@ export class Transport {
       cause: failure.cause,
     };
     const what = `${call.operation}: ${failure.message}`;
-    // A write that was sent and got no clear answer may have been processed.
-    const sent = failure.kind !== 'connect' && failure.kind !== 'rate-limited';
-    if (sent && call.safety !== 'read') {
-      const advice =
-        call.idempotencyKey === undefined
-          ? 'it may have been processed; it was not sent again. Look the resource up before acting.'
-          : 'it may have been processed; re-send it with the same idempotency key.';
-      return new AmbiguousResultError(`${what}; ${advice}`, {
-        ...details,
-        idempotencyKey: call.idempotencyKey,
-      });
-    }
-    switch (failure.kind) {
-      case 'connect':
-        return new ConnectionError(`${what}; the request never reached the service`, details);
+    switch (final) {
+      case 'ambiguous': {
+        const advice =
+          call.idempotencyKey === undefined
+            ? 'it may have been processed; it was not sent again. Look the resource up before acting.'
+            : 'it may have been processed; re-send it with the same idempotency key.';
+        return new AmbiguousResultError(`${what}; ${advice}`, {
+          ...details,
+          idempotencyKey: call.idempotencyKey,
+        });
+      }
+      case 'connection':
+        return new ConnectionError(what, details);
       case 'rate-limited':
         return new RateLimitError(`${what}; rate limited`, {
           ...details,
           retryAfterMs: failure.retryAfterMs,
         });
-      case 'server-error':
+      case 'service-error':
         return new ServiceError(`${what}; service error ${failure.status}`, details);
       case 'timeout':
         return new TimeoutError(what, details);
-      case 'reset':
-        return new ConnectionError(what, details);
     }
   }
 

@@ -1,36 +1,28 @@
 /**
- * The ledger's error tree: one base class with a stable `code` that callers switch on, and
- * one subclass per way a ledger call can be refused. Shared by every store, so that code
- * above the ledger never depends on which store it runs on. Costs nothing until thrown.
+ * The ledger's branch of the error tree (errors.ts at the package root): one `LedgerError`
+ * (`LN_LEDGER_ERROR`) and one subclass per way a ledger call can be refused, each with its
+ * own prefixed code. Shared by every store, so that code above the ledger never depends on
+ * which store it runs on. Costs nothing until thrown.
  */
+import { LightningError, type LightningErrorCode, type LightningErrorOptions } from '../errors.js';
 import type { IntentStatus } from './intent.js';
 
-export type LedgerErrorCode =
-  | 'LEDGER_ILLEGAL_TRANSITION'
-  | 'LEDGER_DUPLICATE'
-  | 'LEDGER_INVALID'
-  | 'LEDGER_CLOSED'
-  | 'LEDGER_INCOMPATIBLE'
-  | 'LEDGER_BUSY';
+/** The codes of the ledger's errors: the `LN_LEDGER_` part of `LightningErrorCode`. */
+export type LedgerErrorCode = Extract<LightningErrorCode, `LN_LEDGER_${string}`>;
 
-export class LedgerError extends Error {
-  readonly code: LedgerErrorCode;
-
-  constructor(code: LedgerErrorCode, message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.name = new.target.name;
-    this.code = code;
-  }
+export class LedgerError extends LightningError {
+  static override readonly code: LedgerErrorCode = 'LN_LEDGER_ERROR';
+  declare readonly code: LedgerErrorCode;
 }
 
 /** A move that TRANSITIONS does not allow; a programming error, never a lost race. */
 export class IllegalTransitionError extends LedgerError {
+  static override readonly code: LedgerErrorCode = 'LN_LEDGER_ILLEGAL_TRANSITION';
   readonly from: readonly IntentStatus[];
   readonly to: IntentStatus;
 
   constructor(from: readonly IntentStatus[], to: IntentStatus) {
     super(
-      'LEDGER_ILLEGAL_TRANSITION',
       from.length === 0
         ? `illegal transition: no source status given for a move to '${to}'`
         : `illegal transition: ${from.map((s) => `'${s}'`).join(' | ')} -> '${to}' is not allowed`,
@@ -42,34 +34,32 @@ export class IllegalTransitionError extends LedgerError {
 
 /** `create` was given an id or a callback token that another intent already has. */
 export class DuplicateIntentError extends LedgerError {
+  static override readonly code: LedgerErrorCode = 'LN_LEDGER_DUPLICATE';
   readonly field: 'id' | 'callbackToken';
 
-  constructor(field: 'id' | 'callbackToken', options?: ErrorOptions) {
+  constructor(field: 'id' | 'callbackToken', options?: LightningErrorOptions) {
     // The token is a bearer secret: name the field, never the value.
-    super('LEDGER_DUPLICATE', `an intent with this ${field} already exists`, options);
+    super(`an intent with this ${field} already exists`, options);
     this.field = field;
   }
 }
 
 /** Arguments that do not describe a valid intent or patch (e.g. an amount that is not a decimal string). */
 export class InvalidIntentError extends LedgerError {
-  constructor(message: string, options?: ErrorOptions) {
-    super('LEDGER_INVALID', message, options);
-  }
+  static override readonly code: LedgerErrorCode = 'LN_LEDGER_INVALID';
 }
 
 /** The store was closed; no call after `close()` reaches storage. */
 export class LedgerClosedError extends LedgerError {
+  static override readonly code: LedgerErrorCode = 'LN_LEDGER_CLOSED';
   constructor() {
-    super('LEDGER_CLOSED', 'the ledger store is closed');
+    super('the ledger store is closed');
   }
 }
 
 /** The stored data was written by a newer version of this library; refusing beats misreading money. */
 export class IncompatibleLedgerError extends LedgerError {
-  constructor(message: string) {
-    super('LEDGER_INCOMPATIBLE', message);
-  }
+  static override readonly code: LedgerErrorCode = 'LN_LEDGER_INCOMPATIBLE';
 }
 
 /**
@@ -77,11 +67,9 @@ export class IncompatibleLedgerError extends LedgerError {
  * written, so the call is safe to retry.
  */
 export class LedgerBusyError extends LedgerError {
-  constructor(options?: ErrorOptions) {
-    super(
-      'LEDGER_BUSY',
-      'the ledger store is busy: another writer held the lock too long',
-      options,
-    );
+  static override readonly code: LedgerErrorCode = 'LN_LEDGER_BUSY';
+  static override readonly retryable: boolean = true;
+  constructor(options?: LightningErrorOptions) {
+    super('the ledger store is busy: another writer held the lock too long', options);
   }
 }

@@ -3,7 +3,7 @@
  * need one stable id per player; a room can pass a client or an id it already knows.
  */
 import type { Client } from '@colyseus/core';
-import { InvalidArgumentError } from '../api/errors.js';
+import { InvalidArgumentError } from '../errors.js';
 
 export type PlayerRef = Client | string;
 

@@ -5,7 +5,7 @@
  * never into shared state.
  */
 import type { Client } from '@colyseus/core';
-import { InvalidArgumentError } from '../api/errors.js';
+import { InvalidArgumentError } from '../errors.js';
 import type { PluginHost } from './host.js';
 import type { PurchaseArgs } from './inputs.js';
 import type { PluginSettings } from './options.js';

@@ -5,7 +5,9 @@ import {
   AuthenticationError,
   ConnectionError,
   InsufficientPointsError,
+  InvalidArgumentError,
   InvalidRequestError,
+  LightningError,
   NotFoundError,
   PaymentsApi,
   PaymentsApiError,
@@ -42,11 +44,11 @@ describe('PaymentsApi: errors', () => {
   });
 
   const cases: [number, string, new (...args: never[]) => PaymentsApiError, string][] = [
-    [401, 'Invalid API key', AuthenticationError, 'AUTHENTICATION'],
-    [403, 'Unsupported region', PermissionError, 'PERMISSION'],
-    [404, 'Not found', NotFoundError, 'NOT_FOUND'],
-    [400, 'Amount too low', InvalidRequestError, 'INVALID_REQUEST'],
-    [422, 'Unprocessable', InvalidRequestError, 'INVALID_REQUEST'],
+    [401, 'Invalid API key', AuthenticationError, 'LN_AUTHENTICATION'],
+    [403, 'Unsupported region', PermissionError, 'LN_PERMISSION'],
+    [404, 'Not found', NotFoundError, 'LN_NOT_FOUND'],
+    [400, 'Amount too low', InvalidRequestError, 'LN_INVALID_REQUEST'],
+    [422, 'Unprocessable', InvalidRequestError, 'LN_INVALID_REQUEST'],
   ];
   for (const [status, message, type, code] of cases) {
     it(`${status} becomes ${type.name}, is not retried, and keeps the service's message`, async () => {
@@ -74,7 +76,7 @@ describe('PaymentsApi: errors', () => {
     const error = await failure(() => api.widgetUsers.deplete({ user_id: 'u1', amount: 100 }));
     expect(error).to.be.instanceOf(InsufficientPointsError).and.instanceOf(InvalidRequestError);
     expect(error.serviceCode).to.equal('TX3017');
-    expect(error.code).to.equal('INSUFFICIENT_POINTS');
+    expect(error.code).to.equal('LN_INSUFFICIENT_POINTS');
     expect(error.message).to.contain('insufficient point balance');
     expect(service.requests).to.have.length(1);
   });
@@ -116,7 +118,7 @@ describe('PaymentsApi: errors', () => {
       service.reply({ status: 200, ...reply });
       const error = await failure(() => api.withdrawalRequests.get('wr_1'));
       expect(error).to.be.instanceOf(UnexpectedResponseError);
-      expect(error.code).to.equal('UNEXPECTED_RESPONSE');
+      expect(error.code).to.equal('LN_UNEXPECTED_RESPONSE');
       expect(error.status).to.equal(200);
     });
   }
@@ -150,14 +152,28 @@ describe('PaymentsApi: the API key never leaks', () => {
       expect(refused).to.be.instanceOf(ConnectionError);
       service.reply({ status: 200, raw: `{"oops": "${KEY}"` });
       const garbled = await failure(() => api.wallet.get());
+      // A key the options check refuses: the error names the field, never the value.
+      let badKey: unknown;
+      try {
+        new PaymentsApi({ apiKey: `${KEY} with a space`, baseUrl: service.url });
+      } catch (err) {
+        badKey = err;
+      }
+      expect(badKey).to.be.instanceOf(InvalidArgumentError);
+      expect((badKey as InvalidArgumentError).field).to.equal('options.apiKey');
 
-      for (const error of [echoed, refused, garbled]) {
+      for (const error of [echoed, refused, garbled, badKey as LightningError]) {
+        expect(error).to.be.instanceOf(LightningError);
         const views = [
           error.message,
           String(error.stack),
           JSON.stringify(error),
           inspect(error, { depth: null, showHidden: true }),
           inspect(error.cause, { depth: null, showHidden: true }),
+          // Every own field, the brand (a symbol) included.
+          ...Reflect.ownKeys(error).map((k) =>
+            inspect(Reflect.get(error, k), { depth: null, showHidden: true }),
+          ),
         ];
         for (const view of views) expect(view).not.to.contain(KEY);
       }

@@ -27,7 +27,7 @@ describe('PaymentsApi: bad arguments are refused before anything is sent', () =>
     expect(caught, 'expected InvalidArgumentError').to.be.instanceOf(InvalidArgumentError);
     const error = caught as InvalidArgumentError;
     expect(error.field).to.equal(field);
-    expect(error.code).to.equal('INVALID_ARGUMENT');
+    expect(error.code).to.equal('LN_INVALID_ARGUMENT');
     if (problem) expect(error.message).to.match(problem);
     expect(service.requests.length, 'nothing may reach the service').to.equal(before);
   }

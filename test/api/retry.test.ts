@@ -13,6 +13,7 @@ import {
   ServiceError,
   TimeoutError,
 } from '../../src/api/index.js';
+import { ManualClock } from '../../src/clock.js';
 import {
   FakeService,
   ok,
@@ -21,6 +22,7 @@ import {
   widgetOk,
 } from '../support/fake-service.js';
 import { freePort } from '../support/ports.js';
+import { timersArmed } from './armed.js';
 
 async function failure(call: () => Promise<unknown>): Promise<PaymentsApiError> {
   try {
@@ -77,9 +79,31 @@ describe('PaymentsApi: the retry policy, row by row', () => {
       const started = Date.now();
       const error = await failure(() => api.wallet.get());
       expect(error).to.be.instanceOf(TimeoutError);
-      expect(error.code).to.equal('TIMEOUT');
+      expect(error.code).to.equal('LN_TIMEOUT');
       expect(service.requests).to.have.length(3);
       expect(Date.now() - started).to.be.within(850, 1500);
+    });
+
+    it('wait out the backoff on the client clock, not on real time', async () => {
+      const clock = new ManualClock();
+      const slow = new PaymentsApi({
+        apiKey: 'k',
+        baseUrl: service.url,
+        retry: { baseDelayMs: 60_000, maxDelayMs: 60_000 },
+        clock,
+      });
+      try {
+        service.reply({ status: 503, body: {} }, ok(sampleWithdrawal));
+        const got = slow.withdrawalRequests.get('wr_1');
+        await timersArmed(clock);
+        expect(service.requests, 'no second attempt before the wait').to.have.length(1);
+        // Full jitter waits less than the ceiling: a minute covers any draw.
+        clock.advance(60_000);
+        expect((await got).id).to.equal('wr_1');
+        expect(service.requests).to.have.length(2);
+      } finally {
+        await slow.close();
+      }
     });
 
     it('retry a connection reset and succeed', async () => {
@@ -115,12 +139,39 @@ describe('PaymentsApi: the retry policy, row by row', () => {
   });
 
   describe('429 and Retry-After', () => {
-    it('waits as long as Retry-After says, then succeeds', async () => {
-      service.reply({ status: 429, body: {}, headers: { 'retry-after': '1' } }, ok({ balance: 1 }));
-      const started = Date.now();
-      await api.wallet.get();
-      expect(Date.now() - started).to.be.at.least(950);
+    let clock: ManualClock;
+    let timed: PaymentsApi;
+    beforeEach(() => {
+      clock = new ManualClock();
+      timed = new PaymentsApi({ apiKey: 'k', baseUrl: service.url, retry: fast, clock });
+    });
+    afterEach(() => timed.close());
+
+    /** Runs `call`, lets it arm its wait, and checks it sends again after `waitMs`, not before. */
+    async function retriedAfter<T>(call: () => Promise<T>, waitMs: number): Promise<T> {
+      const result = call();
+      await timersArmed(clock);
+      expect(service.requests).to.have.length(1);
+      clock.advance(waitMs - 1);
+      expect(clock.pendingTimers, 'still waiting 1 ms before the end').to.equal(1);
+      expect(service.requests, 'no second attempt before the wait is over').to.have.length(1);
+      clock.advance(1);
+      const value = await result;
       expect(service.requests).to.have.length(2);
+      return value;
+    }
+
+    it('waits as long as Retry-After says (seconds), then succeeds', async () => {
+      service.reply({ status: 429, body: {}, headers: { 'retry-after': '2' } }, ok({ balance: 1 }));
+      const wallet = await retriedAfter(() => timed.wallet.get(), 2_000);
+      expect(wallet.balance).to.equal(1);
+    });
+
+    it('reads a Retry-After date against the client clock', async () => {
+      const at = new Date(clock.now() + 3_000).toUTCString();
+      service.reply({ status: 503, body: {}, headers: { 'retry-after': at } }, ok({ balance: 2 }));
+      const wallet = await retriedAfter(() => timed.wallet.get(), 3_000);
+      expect(wallet.balance).to.equal(2);
     });
 
     it('stops at once when Retry-After is longer than the cap', async () => {
@@ -236,26 +287,23 @@ describe('PaymentsApi: the retry policy, row by row', () => {
       let received = 0;
       late.on('request', () => received++);
       const events: RequestEvent[] = [];
-      // The service comes up right after the first attempt is refused.
-      const listener = (m: unknown) => {
-        events.push(m as RequestEvent);
-        if (events.length === 1) late.listen(port, '127.0.0.1');
-      };
+      const listener = (m: unknown) => events.push(m as RequestEvent);
       subscribe(REQUEST_CHANNEL, listener);
+      const clock = new ManualClock();
       const client = new PaymentsApi({
         apiKey: 'k',
         baseUrl: `http://127.0.0.1:${port}`,
         retry: { baseDelayMs: 200, maxDelayMs: 200 },
-        maxRetries: 5,
+        clock,
       });
       try {
-        const created = await client.withdrawalRequests.create({
-          amount: 50_000,
-          description: 'p',
-        });
-        expect(created.id).to.equal('wr_1');
-        expect(events[0]?.outcome).to.equal('connect');
-        expect(events.at(-1)?.outcome).to.equal('ok');
+        const created = client.withdrawalRequests.create({ amount: 50_000, description: 'p' });
+        await timersArmed(clock);
+        // The service comes up while the client waits to retry the refused attempt.
+        await new Promise<void>((resolve) => late.listen(port, '127.0.0.1', resolve));
+        clock.advance(200);
+        expect((await created).id).to.equal('wr_1');
+        expect(events.map((e) => e.outcome)).to.deep.equal(['connect', 'ok']);
         expect(received).to.equal(1);
       } finally {
         unsubscribe(REQUEST_CHANNEL, listener);

@@ -8,10 +8,10 @@ import type {
   DepleteResult,
   DisclosureAcceptance,
   Payment,
-  RampSession,
+  RampSessionAnswer,
   StaticCharge,
   Wallet,
-  WidgetSession,
+  WidgetSessionAnswer,
   WidgetUser,
   WithdrawalRequest,
 } from '../../src/api/index.js';
@@ -207,7 +207,7 @@ describe('e2e client -> emulator: every call', () => {
   });
 
   it('widgetSessions.create: a JWT signed by the emulator, valid one hour, in widget_url', async () => {
-    const session: WidgetSession = await t.api.widgetSessions.create({
+    const session: WidgetSessionAnswer = await t.api.widgetSessions.create({
       email: 'p5@example.com',
       reference_id: 'sess-1',
       webhook_url: 'http://127.0.0.1:9/widget-hooks',
@@ -238,7 +238,7 @@ describe('e2e client -> emulator: every call', () => {
   });
 
   it('ramp.createSession: a 15-minute purchase session the control knows', async () => {
-    const session: RampSession = await t.api.ramp.createSession({
+    const session: RampSessionAnswer = await t.api.ramp.createSession({
       email: 'buyer@example.com',
       webhook_url: 'http://127.0.0.1:9/ramp-hooks',
       quote_currency: 'EUR',

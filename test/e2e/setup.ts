@@ -7,6 +7,7 @@ import { expect } from 'chai';
 import { PaymentsApi, type PaymentsApiOptions } from '../../src/api/client.js';
 import { PaymentsApiError } from '../../src/api/errors.js';
 import { type Emulator, type EmulatorOptions, startEmulator } from '../../src/emulator/index.js';
+import type { LightningError } from '../../src/errors.js';
 
 export interface E2E {
   emu: Emulator;
@@ -44,14 +45,25 @@ export function useClientAndEmulator(options: EmulatorOptions | (() => EmulatorO
   return box;
 }
 
-/** The error a call failed with; fails the test when it succeeded or threw something else. */
-export async function failure(call: () => Promise<unknown>): Promise<PaymentsApiError> {
+/**
+ * The error a call failed with; fails the test when it succeeded or threw something other
+ * than `type` (default PaymentsApiError, what a call that reached the network throws).
+ */
+export async function failure(call: () => Promise<unknown>): Promise<PaymentsApiError>;
+export async function failure<E extends LightningError>(
+  call: () => Promise<unknown>,
+  type: abstract new (...args: never[]) => E,
+): Promise<E>;
+export async function failure(
+  call: () => Promise<unknown>,
+  type: abstract new (...args: never[]) => LightningError = PaymentsApiError,
+): Promise<LightningError> {
   let result: unknown;
   try {
     result = await call();
   } catch (err) {
-    expect(err).to.be.instanceOf(PaymentsApiError);
-    return err as PaymentsApiError;
+    expect(err).to.be.instanceOf(type);
+    return err as LightningError;
   }
   throw new Error(`expected the call to fail, it returned ${JSON.stringify(result)}`);
 }

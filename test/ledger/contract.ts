@@ -194,7 +194,7 @@ export function describeLedgerContract(name: string, factory: LedgerFactory): vo
           store.create(newIntent({ id: first.id, amount: '1' })),
           DuplicateIntentError,
         );
-        assert.equal(err.code, 'LEDGER_DUPLICATE');
+        assert.equal(err.code, 'LN_LEDGER_DUPLICATE');
         assert.equal(err.field, 'id');
         assert.deepEqual(await store.get(first.id), first);
       });
@@ -219,7 +219,7 @@ export function describeLedgerContract(name: string, factory: LedgerFactory): vo
         it(`rejects the amount ${JSON.stringify(amount)} and stores nothing`, async () => {
           const input = newIntent({ amount: amount as string });
           const err = await rejection(store.create(input), InvalidIntentError);
-          assert.equal(err.code, 'LEDGER_INVALID');
+          assert.equal(err.code, 'LN_LEDGER_INVALID');
           assert.deepEqual(await store.openByPlayer(input.playerId), []);
         });
       }
@@ -390,7 +390,7 @@ export function describeLedgerContract(name: string, factory: LedgerFactory): vo
             store.transition(intent.id, from, to, { patch: { error: 'x' } }),
             IllegalTransitionError,
           );
-          assert.equal(err.code, 'LEDGER_ILLEGAL_TRANSITION');
+          assert.equal(err.code, 'LN_LEDGER_ILLEGAL_TRANSITION');
           assert.deepEqual(await store.get(intent.id), intent);
         });
       }
@@ -521,7 +521,7 @@ export function describeLedgerContract(name: string, factory: LedgerFactory): vo
             store.update(done.id, 'completed', patch),
             InvalidIntentError,
           );
-          assert.equal(err.code, 'LEDGER_INVALID');
+          assert.equal(err.code, 'LN_LEDGER_INVALID');
         }
         assert.deepEqual(await store.get(done.id), noted);
       });
@@ -644,7 +644,7 @@ export function describeLedgerContract(name: string, factory: LedgerFactory): vo
         ];
         for (const call of calls) {
           const err = await rejection(call, LedgerClosedError);
-          assert.equal(err.code, 'LEDGER_CLOSED');
+          assert.equal(err.code, 'LN_LEDGER_CLOSED');
         }
       });
     });

@@ -192,7 +192,7 @@ describe('SqliteLedger', () => {
         store.transition(created.id, 'creating', 'pending'),
         LedgerBusyError,
       );
-      assert.equal(err.code, 'LEDGER_BUSY');
+      assert.equal(err.code, 'LN_LEDGER_BUSY');
     } finally {
       other.exec('COMMIT');
       other.close();

@@ -1,5 +1,10 @@
 /** Widget sessions and purchase (ramp) sessions: short-lived tokens for one user. */
-import { type RampSession, rampSession, type WidgetSession, widgetSession } from '../answers.js';
+import {
+  type RampSessionAnswer,
+  rampSession,
+  type WidgetSessionAnswer,
+  widgetSession,
+} from '../answers.js';
 import {
   parseInput,
   type RampSessionInput,
@@ -13,7 +18,7 @@ export class WidgetSessionCalls {
   constructor(private readonly ctx: ApiContext) {}
 
   /** A session token and the widget URL to embed; valid until `expires_at`. */
-  create(input: WidgetSessionInput): Promise<WidgetSession> {
+  create(input: WidgetSessionInput): Promise<WidgetSessionAnswer> {
     const body = parseInput(widgetSessionInput, input);
     return this.ctx.transport.send({
       operation: 'widgetSessions.create',
@@ -30,7 +35,7 @@ export class RampCalls {
   constructor(private readonly ctx: ApiContext) {}
 
   /** A purchase session (15 minutes); results arrive as webhooks at `webhook_url`. */
-  createSession(input: RampSessionInput): Promise<RampSession> {
+  createSession(input: RampSessionInput): Promise<RampSessionAnswer> {
     const body = parseInput(rampSessionInput, input);
     return this.ctx.transport.send({
       operation: 'ramp.createSession',
