@@ -40,7 +40,7 @@ const quiet = { info: () => {}, warn: () => {}, error: () => {} };
 const BenchState = schema({ lightning: LightningState }, 'BenchState');
 
 const port = await freePort();
-const lightning = await createLightning({
+const lightning = createLightning({
   apiKey: apiKey as string,
   baseUrl: emulatorUrl as string,
   publicUrl: `http://127.0.0.1:${port}`,
@@ -48,6 +48,7 @@ const lightning = await createLightning({
   logger: quiet,
   reconciler: { enabled: false },
 });
+await lightning.ready();
 let settled = 0;
 lightning.on('settled', () => {
   settled++;
