@@ -15,7 +15,7 @@ import assert from 'node:assert/strict';
 import { request } from 'undici';
 import { type Emulator, startEmulator } from '../../src/emulator/index.js';
 import { RedisLedger } from '../../src/ledger/redis.js';
-import { eventually } from '../support/game.js';
+import { eventually } from '../support/eventually.js';
 import { freePort } from '../support/ports.js';
 import { type RedisServer, startRedis } from '../support/redis.js';
 import { GameProcess, type Report } from './processes.js';

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { startEmulator } from '../../src/emulator/index.js';
 import { createLightning } from '../../src/lightning.js';
-import { eventually } from '../support/game.js';
+import { eventually } from '../support/eventually.js';
 
 describe('cluster: presence publishing', () => {
   it('logs a publish that rejects later, and the settlement stands', async () => {

@@ -2,15 +2,9 @@ import { expect } from 'chai';
 import { request } from 'undici';
 import { decodeLnurl } from '../../src/emulator/index.js';
 import type { Entry, EntryFee } from '../../src/room/state.js';
+import { eventually } from '../support/eventually.js';
 import type { Game } from '../support/game.js';
-import {
-  type Arena,
-  eventually,
-  nextPatches,
-  sawText,
-  serverClient,
-  startArena,
-} from './support.js';
+import { type Arena, nextPatches, sawText, serverClient, startArena } from './support.js';
 
 /** Reconciler settings that make an expiry show up within a fraction of a second. */
 const eager = { intervalMs: 25, firstCheckMs: 50, maxBackoffMs: 200, checksPerSecond: 1000 };

@@ -3,8 +3,9 @@ import { expect } from 'chai';
 import { request } from 'undici';
 import { defineArena } from '../../examples/snippets/minimal-room.js';
 import { decodeLnurl } from '../../src/emulator/index.js';
+import { eventually } from '../support/eventually.js';
 import type { Game } from '../support/game.js';
-import { eventually, nextPatches, sawText, sdkWithToken, startArena } from './support.js';
+import { nextPatches, sawText, sdkWithToken, startArena } from './support.js';
 
 type ClientEntry = { status: string; code: string; playerId: string };
 type LightningView = {

@@ -1,9 +1,9 @@
 import { expect } from 'chai';
+import { eventually } from '../support/eventually.js';
 import type { Game } from '../support/game.js';
 import {
   type Arena,
   type AuthArena,
-  eventually,
   type GuardedArena,
   nextPatches,
   serverClient,

@@ -1,15 +1,8 @@
 import { expect } from 'chai';
 import type { Reward } from '../../src/room/state.js';
+import { eventually } from '../support/eventually.js';
 import type { Game } from '../support/game.js';
-import {
-  type Arena,
-  eventually,
-  framesOf,
-  nextPatches,
-  sawText,
-  serverClient,
-  startArena,
-} from './support.js';
+import { type Arena, framesOf, nextPatches, sawText, serverClient, startArena } from './support.js';
 
 type ClientEntry = { status: string; code: string; amount: string; playerId: string };
 

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { InsufficientPointsError } from '../../src/api/errors.js';
+import { eventually } from '../support/eventually.js';
 import type { Game } from '../support/game.js';
-import { type Arena, eventually, nextPatches, serverClient, startArena } from './support.js';
+import { type Arena, nextPatches, serverClient, startArena } from './support.js';
 
 const DEPLETE = '/api/v1/widget/users/deplete';
 

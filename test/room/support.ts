@@ -9,7 +9,7 @@ import { ColyseusSDK, Room as SdkRoom } from '@colyseus/sdk';
 import type { Lightning } from '../../src/lightning.js';
 import type { LightningPluginOptions } from '../../src/room/plugin.js';
 import { LightningState } from '../../src/room/state.js';
-import { eventually, type Game, startGame } from '../support/game.js';
+import { type Game, startGame } from '../support/game.js';
 
 export const ArenaState = schema({ round: t.number(), lightning: LightningState }, 'ArenaState');
 export type ArenaState = InstanceType<typeof ArenaState>;
@@ -113,5 +113,3 @@ export function sawText(sdkRoom: object, text: string): boolean {
 export async function nextPatches(room: Room, times = 2): Promise<void> {
   for (let i = 0; i < times; i++) await room.waitForNextPatch();
 }
-
-export { eventually };

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { request } from 'undici';
+import { eventually } from '../support/eventually.js';
 import type { Game } from '../support/game.js';
-import { type Arena, eventually, sawText, serverClient, startArena } from './support.js';
+import { type Arena, sawText, serverClient, startArena } from './support.js';
 
 type Session = { url: string | null; token: string; expiresAt: string | null };
 

@@ -10,7 +10,8 @@ import type { Intent } from '../../src/ledger/intent.js';
 import { SqliteLedger } from '../../src/ledger/sqlite.js';
 import { createLightning } from '../../src/lightning.js';
 import { roomChannel, type SettlementMessage } from '../../src/server/settlement.js';
-import { eventually, type Game, quietLogger, startGame } from '../support/game.js';
+import { eventually } from '../support/eventually.js';
+import { type Game, quietLogger, startGame } from '../support/game.js';
 
 class EmptyRoom extends Room {}
 

@@ -1,7 +1,8 @@
 import { Room } from '@colyseus/core';
 import { expect } from 'chai';
 import type { Intent } from '../../src/ledger/intent.js';
-import { eventually, type Game, startGame } from '../support/game.js';
+import { eventually } from '../support/eventually.js';
+import { type Game, startGame } from '../support/game.js';
 
 class EmptyRoom extends Room {}
 
