@@ -5,7 +5,7 @@ import { defineArena } from '../../examples/snippets/minimal-room.js';
 import { decodeLnurl } from '../../src/emulator/index.js';
 import { eventually } from '../support/eventually.js';
 import type { Game } from '../support/game.js';
-import { nextPatches, sawText, sdkWithToken, startArena } from './support.js';
+import { caughtUp, sawText, sdkWithToken, startArena } from './support.js';
 
 type ClientEntry = { status: string; code: string; playerId: string };
 type LightningView = {
@@ -72,7 +72,7 @@ describe('room: the minimal room of docs/ROOMS.md', () => {
       "alice's reward",
     );
     expect(reward.code).to.match(/^lnurl1/i);
-    await nextPatches(room);
+    await caughtUp(room, bob);
     expect(sawText(bob, reward.code)).to.equal(false);
     expect(sawText(bob, fee.code)).to.equal(false);
     expect(view(bob)?.rewards).to.equal(undefined);
