@@ -315,7 +315,8 @@ describe('server core', () => {
       expect(game.emulator.control.payStaticCharge(fee.remoteId as string, 10_000).status).to.equal(
         'OK',
       );
-      await eventually(() => settled.length === 1, 3000, 'fee paid');
+      expect(await callbacksAnswered(game, fee.remoteId)).to.have.length(1);
+      expect(settled).to.have.length(1);
       expect(settled[0]).to.include({ id: fee.id, status: 'completed' });
     });
 
