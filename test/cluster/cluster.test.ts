@@ -15,7 +15,7 @@ import assert from 'node:assert/strict';
 import { request } from 'undici';
 import { type Emulator, startEmulator } from '../../src/emulator/index.js';
 import { RedisLedger } from '../../src/ledger/redis.js';
-import { eventually } from '../support/game.js';
+import { eventually } from '../support/eventually.js';
 import { freePort } from '../support/ports.js';
 import { type RedisServer, startRedis } from '../support/redis.js';
 import { GameProcess, type Report } from './processes.js';
@@ -38,8 +38,6 @@ interface Started {
   /** Index of the process hosting the room. */
   home: number;
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('cluster: three processes on one Redis', function () {
   this.timeout(60_000);
@@ -105,6 +103,55 @@ describe('cluster: three processes on one Redis', function () {
     return { ...intent, home };
   }
 
+  /** Whether every lease a live process took on these intents has been given back. */
+  function leasesReturned(ids: string[], alive: GameProcess[]): boolean {
+    return alive.every((node) =>
+      ids.every((id) => {
+        const mine = reports.filter((r) => r.node === node.name);
+        const claims = mine.filter((r) => r.event === 'claim' && r.ids?.includes(id)).length;
+        const releases = mine.filter((r) => r.event === 'release' && r.id === id).length;
+        return releases >= claims;
+      }),
+    );
+  }
+
+  /**
+   * Waits, once every intent has ended, until nothing more about them can be on its way, so
+   * that what a test counts afterwards is final:
+   * - every callback the emulator sent has been answered (a process answers a callback only
+   *   after applying it: `settled` reported, room told);
+   * - no live process holds a lease on one of them (a check reports what it did, then its
+   *   release), and none can take one again (ended intents are never due);
+   * - each live room's process has heard every message published for them, one per move in
+   *   the ledger's history;
+   * - then every live process answers a `sync`: after the deliveries it had started, and
+   *   behind every report it made before, on the same IPC channel.
+   */
+  async function quiet(intents: Started[]): Promise<void> {
+    const alive = nodes.filter((node) => node.alive);
+    const ids = intents.map((s) => s.id);
+    await emulator.control.callbacks.idle();
+    await eventually(
+      async () => {
+        for (const s of intents) {
+          const home = nodes[s.home] as GameProcess;
+          if (!home.alive) continue;
+          const moves = ((await ledger.get(s.id))?.history.length ?? 1) - 1;
+          const heard = reports.filter(
+            (r) => r.event === 'message' && r.id === s.id && r.node === home.name,
+          );
+          if (heard.length < moves) return false;
+        }
+        if (!leasesReturned(ids, alive)) return false;
+        await Promise.all(alive.map((node) => node.request({ cmd: 'sync' })));
+        // A lease reported just before the sync answer may still be out.
+        return leasesReturned(ids, alive);
+      },
+      10_000,
+      () => 'the cluster to go quiet',
+    );
+  }
+
   /** The player's wallet: claims the reward or pays the fee at the emulator. */
   function pay(s: Started): void {
     const result =
@@ -133,7 +180,7 @@ describe('cluster: three processes on one Redis', function () {
       10_000,
       'every room to hear its settlement',
     );
-    await sleep(300);
+    await quiet(started);
     for (const s of started) {
       const receiver = nodes[(s.home + 1) % 3] as GameProcess;
       const settled = of('settled', s.id);
@@ -161,14 +208,23 @@ describe('cluster: three processes on one Redis', function () {
       for (let k = 0; k < 2; k++) started.push(await start(home, 'entryFee', `erin-${home}-${k}`));
     }
     // Let every intent be polled while still open, a couple of times, before it is paid.
-    await sleep(2_500);
+    const reads = (s: Started) =>
+      emulator.control.count(
+        'GET',
+        `/v0/${s.kind === 'reward' ? 'withdrawal-requests' : 'static-charges'}/${s.remoteId}`,
+      );
+    await eventually(
+      () => started.every((s) => reads(s) >= 2),
+      10_000,
+      'every intent to be polled twice while open',
+    );
     for (const s of started) pay(s);
     await eventually(
       () => started.every((s) => of('settled', s.id).length > 0),
       15_000,
       'the reconcilers to settle everything',
     );
-    await sleep(300);
+    await quiet(started);
 
     let polls = 0;
     const pollers = new Set<string>();
@@ -236,7 +292,7 @@ describe('cluster: three processes on one Redis', function () {
     );
     assert.deepEqual(new Set(answers), new Set([200]));
     await eventually(() => of('room', s.id).length > 0, 5_000, 'the room to hear it');
-    await sleep(300);
+    await quiet([s]);
     assert.equal(of('settled', s.id).length, 1);
     assert.equal(of('room', s.id).length, 1);
     const stored = await ledger.get(s.id);
@@ -293,7 +349,7 @@ describe('cluster: three processes on one Redis', function () {
       15_000,
       'the survivors to settle everything',
     );
-    await sleep(300);
+    await quiet(started);
     for (const s of started) {
       const settled = of('settled', s.id);
       assert.equal(settled.length, 1, `${s.id} settled ${settled.length} times`);

@@ -12,7 +12,7 @@ import { Engine } from '../../src/server/engine.js';
 import { SafeEmitter } from '../../src/server/events.js';
 import { startReward } from '../../src/server/operations/reward.js';
 import { resolveOptions } from '../../src/server/options.js';
-import { eventually } from '../support/game.js';
+import { eventually } from '../support/eventually.js';
 
 describe('cluster: presence publishing', () => {
   it('logs a publish that rejects later, and the settlement stands', async () => {
@@ -49,8 +49,10 @@ describe('cluster: presence publishing', () => {
       });
       assert.equal(reward.status, 'pending');
       await eventually(() => warnings.some((w) => w.includes('redis is down')), 2_000, 'warning');
-      // Node reports unhandled rejections between macrotasks: one turn is enough to see one.
-      await new Promise(setImmediate);
+      // Node reports a rejection left unhandled at the end of the event-loop turn that made
+      // it, once that turn's microtasks have run. Every rejection of this publish was made by
+      // the time the warning was logged, so one more turn is enough for any to be reported.
+      await new Promise((resolve) => setImmediate(resolve));
       assert.deepEqual(unhandled, []);
       assert.equal((await ledger.get(reward.id))?.status, 'pending');
     } finally {

@@ -5,6 +5,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { eventually } from '../support/eventually.js';
 
 const FIXTURE = fileURLToPath(new URL('./fixtures/node.ts', import.meta.url));
 
@@ -84,16 +85,18 @@ export class GameProcess {
   /** Starts the process and resolves once it listens; its reports go to `reports`. */
   static async start(config: NodeConfig, reports: Report[], timeoutMs = 30_000) {
     const node = new GameProcess(config, reports);
-    const deadline = Date.now() + timeoutMs;
-    while (!reports.some((r) => r.node === config.name && r.event === 'ready')) {
-      if (node.child.exitCode !== null) {
-        throw new Error(`${config.name} exited during start:\n${node.output}`);
-      }
-      if (Date.now() > deadline) {
-        node.kill();
-        throw new Error(`${config.name} did not start in time:\n${node.output}`);
-      }
-      await new Promise((r) => setTimeout(r, 25));
+    try {
+      await eventually(
+        () => {
+          if (node.child.exitCode !== null) throw new Error(`${config.name} exited during start`);
+          return reports.some((r) => r.node === config.name && r.event === 'ready');
+        },
+        timeoutMs,
+        `${config.name} to start`,
+      );
+    } catch (err) {
+      await node.kill();
+      throw new Error(`${(err as Error).message}:\n${node.output}`);
     }
     return node;
   }

@@ -1,46 +1,42 @@
 /**
- * End-to-end setup: a fresh emulator on port 0 and the real `PaymentsApi` pointed at it, per
- * test, both closed afterwards. Backoff is 1 ms so that retries cost nothing in time.
+ * End-to-end setup: the suite's emulator per test (test/support/emulator.ts) and the real
+ * `PaymentsApi` pointed at it, closed before the emulator. Backoff is 1 ms so that retries
+ * cost nothing in time.
  */
 
 import { expect } from 'chai';
 import { PaymentsApi, type PaymentsApiOptions } from '../../src/api/client.js';
 import { PaymentsApiError } from '../../src/api/errors.js';
-import { type Emulator, type EmulatorOptions, startEmulator } from '../../src/emulator/index.js';
+import type { Emulator, EmulatorOptions } from '../../src/emulator/index.js';
 import type { LightningError } from '../../src/errors.js';
+import { type EmulatorBox, useEmulator } from '../support/emulator.js';
 
-export interface E2E {
-  emu: Emulator;
+export interface E2E extends EmulatorBox {
   api: PaymentsApi;
   /** Another client on the same emulator (other key, other options); closed after the test. */
   client(options?: Partial<PaymentsApiOptions>): PaymentsApi;
 }
 
 export function useClientAndEmulator(options: EmulatorOptions | (() => EmulatorOptions) = {}): E2E {
-  const extra: PaymentsApi[] = [];
-  const box = {
-    client(more: Partial<PaymentsApiOptions> = {}) {
-      const api = new PaymentsApi({
-        apiKey: box.emu.apiKey,
-        baseUrl: box.emu.url,
-        retry: { baseDelayMs: 1 },
-        ...more,
-      });
-      extra.push(api);
-      return api;
-    },
-  } as E2E;
-  beforeEach(async () => {
-    box.emu = await startEmulator(typeof options === 'function' ? options() : options);
-    box.api = new PaymentsApi({
+  const clients: PaymentsApi[] = [];
+  // Registered before useEmulator's hooks: mocha runs afterEach hooks in order, so the
+  // clients close before their emulator does.
+  afterEach(async () => {
+    await Promise.all(clients.splice(0).map((api) => api.close()));
+  });
+  const box = useEmulator(options) as E2E;
+  box.client = (more = {}) => {
+    const api = new PaymentsApi({
       apiKey: box.emu.apiKey,
       baseUrl: box.emu.url,
       retry: { baseDelayMs: 1 },
+      ...more,
     });
-  });
-  afterEach(async () => {
-    await Promise.all([box.api.close(), ...extra.splice(0).map((api) => api.close())]);
-    await box.emu.close();
+    clients.push(api);
+    return api;
+  };
+  beforeEach(() => {
+    box.api = box.client();
   });
   return box;
 }

@@ -1,12 +1,16 @@
 /**
- * Test helpers: an emulator per test, a JSON caller on undici, and a local HTTP receiver
- * for callbacks and webhooks that records what arrives (raw body and headers).
+ * Helpers of the emulator's own tests: a JSON caller on undici, and a local HTTP receiver for
+ * callbacks and webhooks that records what arrives (raw body and headers). The emulator per
+ * test is the suite's one `useEmulator` (test/support/emulator.ts), re-exported here.
  */
 
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
-import { type Emulator, type EmulatorOptions, startEmulator } from '../../src/emulator/index.js';
+import type { Emulator } from '../../src/emulator/index.js';
+import { eventually } from '../support/eventually.js';
+
+export { useEmulator } from '../support/emulator.js';
 
 /** JSON read in tests: loosely typed on purpose, the assertions are the check. */
 // biome-ignore lint/suspicious/noExplicitAny: see above
@@ -45,18 +49,6 @@ export async function call<T = Loose>(
     headers: res.headers,
     body: (type.includes('json') && text ? JSON.parse(text) : text) as T,
   };
-}
-
-/** Starts an emulator for the current test and closes it afterwards. */
-export function useEmulator(options: EmulatorOptions | (() => EmulatorOptions) = {}) {
-  const box: { emu: Emulator } = {} as { emu: Emulator };
-  beforeEach(async () => {
-    box.emu = await startEmulator(typeof options === 'function' ? options() : options);
-  });
-  afterEach(async () => {
-    await box.emu.close();
-  });
-  return box;
 }
 
 export interface Received {
@@ -101,13 +93,11 @@ export class Receiver {
 
   /** Waits until `n` deliveries arrived (or fails after `ms`). */
   async waitFor(n: number, ms = 3000): Promise<Received[]> {
-    const deadline = Date.now() + ms;
-    while (this.received.length < n) {
-      if (Date.now() > deadline)
-        throw new Error(`expected ${n} deliveries, got ${this.received.length}`);
-      await new Promise((r) => setTimeout(r, 5));
-    }
-    return this.received;
+    return eventually(
+      () => this.received.length >= n && this.received,
+      ms,
+      () => `${n} deliveries, got ${this.received.length}`,
+    );
   }
 }
 

@@ -2,15 +2,9 @@ import { expect } from 'chai';
 import { request } from 'undici';
 import { decodeLnurl, ManualClock } from '../../src/emulator/index.js';
 import type { Entry, EntryFee } from '../../src/room/state.js';
+import { eventually } from '../support/eventually.js';
 import type { Game } from '../support/game.js';
-import {
-  type Arena,
-  eventually,
-  nextPatches,
-  sawText,
-  serverClient,
-  startArena,
-} from './support.js';
+import { type Arena, caughtUp, sawText, serverClient, startArena } from './support.js';
 
 /** Reconciler settings that make an expiry show up within a fraction of a second. */
 const eager = { intervalMs: 25, firstCheckMs: 50, maxBackoffMs: 200, checksPerSecond: 1000 };
@@ -73,7 +67,7 @@ describe('room: entry fee', () => {
     await eventually(() => feesOf(payer)?.get(entry.id)?.status === 'completed', 3000);
     expect(paid.map((fee) => fee.id)).to.deep.equal([entry.id]);
 
-    await nextPatches(room);
+    await caughtUp(room, other);
     expect(sawText(other, entry.code)).to.equal(false);
     expect(sawText(other, entry.id)).to.equal(false);
     expect(feesOf(other)?.size ?? 0).to.equal(0);

@@ -9,8 +9,9 @@ import { ColyseusSDK } from '@colyseus/sdk';
 import { expect } from 'chai';
 import { request } from 'undici';
 import { decodeLnurl } from '../../src/emulator/index.js';
+import { eventually } from '../support/eventually.js';
 import { freePort } from '../support/ports.js';
-import { eventually, sawText } from './support.js';
+import { sawText } from './support.js';
 
 type ClientEntry = { status: string; code: string; playerId: string };
 type LightningView = {

@@ -1,11 +1,11 @@
 import { expect } from 'chai';
+import { eventually } from '../support/eventually.js';
 import type { Game } from '../support/game.js';
 import {
   type Arena,
   type AuthArena,
-  eventually,
+  caughtUp,
   type GuardedArena,
-  nextPatches,
   serverClient,
   startArena,
 } from './support.js';
@@ -55,7 +55,7 @@ describe('room: players who leave and come back', () => {
       .filter((w) => w.internalId === 'alice');
     game.emulator.control.claimWithdrawal(remote?.id as string);
     await eventually(() => rewardsOf(again)?.get(reward.id)?.status === 'completed', 3000);
-    await nextPatches(room);
+    await caughtUp(room, bob);
     expect(rewardsOf(bob)?.size ?? 0).to.equal(0);
   });
 
@@ -86,7 +86,7 @@ describe('room: players who leave and come back', () => {
     expect(reward.playerId).to.equal(first.sessionId);
     await first.leave();
     const second = await game.colyseus.connectTo(room);
-    await nextPatches(room);
+    await caughtUp(room, second);
     expect(rewardsOf(second)?.size ?? 0).to.equal(0);
   });
 

@@ -1,15 +1,8 @@
 import { expect } from 'chai';
 import type { Reward } from '../../src/room/state.js';
+import { eventually } from '../support/eventually.js';
 import type { Game } from '../support/game.js';
-import {
-  type Arena,
-  eventually,
-  framesOf,
-  nextPatches,
-  sawText,
-  serverClient,
-  startArena,
-} from './support.js';
+import { type Arena, caughtUp, framesOf, sawText, serverClient, startArena } from './support.js';
 
 type ClientEntry = { status: string; code: string; amount: string; playerId: string };
 
@@ -51,7 +44,7 @@ describe('room: reward', () => {
     seen.push(rewardsOf(winner)?.get(entry.id)?.status as string);
     expect(seen).to.deep.equal(['pending', 'completed']);
 
-    await nextPatches(room);
+    await caughtUp(room, other);
     expect(framesOf(other).length).to.be.greaterThan(0);
     expect(sawText(other, entry.code)).to.equal(false);
     expect(sawText(other, entry.code.toLowerCase())).to.equal(false);

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { InsufficientPointsError } from '../../src/api/errors.js';
+import { eventually } from '../support/eventually.js';
 import type { Game } from '../support/game.js';
-import { type Arena, eventually, nextPatches, serverClient, startArena } from './support.js';
+import { type Arena, caughtUp, serverClient, startArena } from './support.js';
 
 const DEPLETE = '/api/v1/widget/users/deplete';
 
@@ -57,7 +58,7 @@ describe('room: spend points', () => {
     expect(transfers[0]?.userId).to.equal(userId);
 
     await eventually(() => spendsOf(alice)?.get(spent.id)?.status === 'completed', 3000);
-    await nextPatches(room);
+    await caughtUp(room, bob);
     expect(spendsOf(bob)?.size ?? 0).to.equal(0);
   });
 

@@ -1,7 +1,8 @@
 /**
  * A room under test and the client-side instruments the room tests share: a game room whose
- * state holds a LightningState, a way to give it the Lightning of the running game, and a
- * recorder of the raw bytes every SDK room receives (to prove what a client never got).
+ * state holds a LightningState, a way to give it the Lightning of the running game, a
+ * recorder of the raw bytes every SDK room receives, and a way to know that a client has
+ * received everything sent to it so far (together: to prove what a client never got).
  */
 import { type Client, definePlugins, Room } from '@colyseus/core';
 import { schema, t } from '@colyseus/schema';
@@ -9,7 +10,8 @@ import { ColyseusSDK, Room as SdkRoom } from '@colyseus/sdk';
 import type { Lightning } from '../../src/lightning.js';
 import type { LightningPluginOptions } from '../../src/room/options.js';
 import { LightningState } from '../../src/room/state.js';
-import { eventually, type Game, startGame } from '../support/game.js';
+import { eventually } from '../support/eventually.js';
+import { type Game, startGame } from '../support/game.js';
 
 export const ArenaState = schema({ round: t.number(), lightning: LightningState }, 'ArenaState');
 export type ArenaState = InstanceType<typeof ArenaState>;
@@ -109,9 +111,39 @@ export function sawText(sdkRoom: object, text: string): boolean {
   return framesOf(sdkRoom).some((frame) => Buffer.from(frame).includes(needle));
 }
 
-/** Waits until the room's patches have reached the clients at least once more. */
-export async function nextPatches(room: Room, times = 2): Promise<void> {
-  for (let i = 0; i < times; i++) await room.waitForNextPatch();
+// ---- knowing that a client is caught up ------------------------------------------------
+
+/** The marker message of caughtUp(); no room of these tests uses the name. */
+const SYNC = 'test:caught-up';
+let markers = 0;
+
+/** What caughtUp() needs of an SDK room (its overloads hide the untyped one). */
+interface Listening {
+  sessionId: string;
+  onMessage(type: string, callback: (payload: unknown) => void): () => void;
 }
 
-export { eventually };
+/**
+ * Waits until each SDK room has received everything the server sent it up to the next patch,
+ * which carries every change made to the state and the views before this call. A message the
+ * server sends after that patch travels behind it on the same WebSocket, so its arrival
+ * proves the patch arrived: what a client has not seen by then, it was never sent.
+ */
+export async function caughtUp(room: Room, ...sdkRooms: object[]): Promise<void> {
+  await room.waitForNextPatch();
+  await Promise.all(
+    (sdkRooms as Listening[]).map(async (sdkRoom) => {
+      const marker = ++markers;
+      let arrived = false;
+      const off = sdkRoom.onMessage(SYNC, (payload) => {
+        if (payload === marker) arrived = true;
+      });
+      try {
+        serverClient(room, sdkRoom).send(SYNC, marker);
+        await eventually(() => arrived, 3000, `client ${sdkRoom.sessionId} to catch up`);
+      } finally {
+        off();
+      }
+    }),
+  );
+}

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { request } from 'undici';
+import { eventually } from '../support/eventually.js';
 import type { Game } from '../support/game.js';
-import { type Arena, eventually, sawText, serverClient, startArena } from './support.js';
+import { type Arena, caughtUp, sawText, serverClient, startArena } from './support.js';
 
 type Session = { url: string | null; token: string; expiresAt: string | null };
 
@@ -41,7 +42,7 @@ describe('room: widget and purchase sessions', () => {
     expect(page.statusCode).to.equal(200);
     await page.body.dump();
 
-    await room.waitForNextPatch();
+    await caughtUp(room, bob);
     expect(got.bob).to.deep.equal([]);
     expect(sawText(bob, widget.token)).to.equal(false);
     expect(sawText(bob, purchase.token)).to.equal(false);

@@ -11,7 +11,8 @@ import type { Intent } from '../../src/ledger/intent.js';
 import { SqliteLedger } from '../../src/ledger/sqlite.js';
 import { createLightning } from '../../src/lightning.js';
 import { roomChannel, type SettlementMessage } from '../../src/server/settlement.js';
-import { eventually, type Game, quietLogger, startGame } from '../support/game.js';
+import { eventually } from '../support/eventually.js';
+import { type Game, quietLogger, startGame } from '../support/game.js';
 
 class EmptyRoom extends Room {}
 
@@ -25,6 +26,22 @@ async function post(url: string, body: unknown, headers: Record<string, string> 
     body: typeof body === 'string' ? body : JSON.stringify(body),
   });
   return { status: res.statusCode, text: await res.body.text() };
+}
+
+/**
+ * Waits until the emulator has sent every callback queued so far and the game has answered
+ * each; returns those about `remoteId`, all delivered and answered 200. The route answers
+ * only after it has applied the callback (ledger written, `settled` emitted, room told
+ * through presence, which is synchronous here), so whatever a callback caused, duplicate
+ * or not, has happened by then.
+ */
+async function callbacksAnswered(game: Game, remoteId: string | null) {
+  await game.emulator.control.callbacks.idle();
+  const about = game.emulator.control.callbackLog.filter((c) => c.resourceId === remoteId);
+  expect(about.map((c) => [c.outcome, c.httpStatus])).to.deep.equal(
+    about.map(() => ['delivered', 200]),
+  );
+  return about;
 }
 
 function collect(game: Game) {
@@ -61,14 +78,12 @@ describe('server core', () => {
         status: 'OK',
       });
 
-      await eventually(() => settled.length === 1, 3000, 'settled');
+      expect(await callbacksAnswered(game, reward.remoteId)).to.have.length(1);
+      expect(settled).to.have.length(1);
       expect(settled[0]).to.include({ id: reward.id, status: 'completed' });
       const stored = await game.lightning.ledger.get(reward.id);
       expect(stored?.history.map((h) => h.to)).to.deep.equal(['creating', 'pending', 'completed']);
-      await eventually(() => heard.some((m) => m.status === 'completed'), 3000, 'room message');
       expect(heard.map((m) => m.status)).to.deep.equal(['pending', 'completed']);
-      await new Promise((r) => setTimeout(r, 100));
-      expect(settled).to.have.length(1);
     });
 
     it('duplicated callbacks change nothing after the first', async () => {
@@ -81,14 +96,11 @@ describe('server core', () => {
         description: 'x',
       });
       game.emulator.control.claimWithdrawal(reward.remoteId as string);
-      await game.emulator.control.callbacks.idle();
-      await eventually(() => settled.length >= 1);
-      await new Promise((r) => setTimeout(r, 100));
+      // All six copies applied (each answered after its check), and one settlement.
+      expect(await callbacksAnswered(game, reward.remoteId)).to.have.length(6);
       expect(settled).to.have.length(1);
-      const sent = game.emulator.control
-        .sentCallbacks()
-        .filter((c) => c.resourceId === reward.remoteId);
-      expect(sent.length).to.equal(6);
+      const stored = await game.lightning.ledger.get(reward.id);
+      expect(stored?.history.map((h) => h.to)).to.deep.equal(['creating', 'pending', 'completed']);
     });
 
     it('a forged body changes nothing: the API is asked, not the body', async () => {
@@ -200,27 +212,42 @@ describe('server core', () => {
     });
 
     it('never polls a pending intent more than the rate cap allows', async () => {
-      game = await startGame(
-        { empty: EmptyRoom },
-        { reconciler: { ...eager, checksPerSecond: 20, intervalMs: 50 } },
-      );
+      // The cap is a budget per pass (checksPerSecond x intervalMs / 1000 = 1 here), with one
+      // pass per interval. The passes of one second run here by hand, on a clock that moves
+      // one interval per pass, while ten intents are due far more often than the cap allows:
+      // what is counted does not depend on how fast this machine runs the timer.
+      const clock = new ManualClock(Date.now());
+      const settings = { ...eager, checksPerSecond: 20, intervalMs: 50, enabled: false };
+      game = await startGame({ empty: EmptyRoom }, { reconciler: settings, clock });
       for (let i = 0; i < 10; i++) {
         await game.lightning.reward({ playerId: `p${i}`, amountMsat: 20_000, description: 'x' });
       }
       const reads$ = () => game.emulator.control.count('GET', /^\/v0\/withdrawal-requests\/[^/]+$/);
       const before = reads$();
-      await new Promise((r) => setTimeout(r, 1000));
+      let checked = 0;
+      for (let pass = 0; pass < 1000 / settings.intervalMs; pass++) {
+        clock.advance(settings.intervalMs);
+        const n = await game.lightning.reconciler.runOnce();
+        expect(n, `pass ${pass}`).to.be.at.most(1);
+        checked += n;
+      }
       const reads = reads$() - before;
+      expect(reads).to.equal(checked);
       expect(reads).to.be.greaterThan(0);
-      expect(reads).to.be.at.most(25);
+      expect(reads).to.be.at.most(settings.checksPerSecond);
     });
   });
 
   describe('ambiguous creates', () => {
     it('a create that times out after reaching the service becomes unknown and is never re-sent', async () => {
+      const clock = new ManualClock(Date.now());
       game = await startGame(
         { empty: EmptyRoom },
-        { reconciler: eager, api: { timeoutMs: 200, retry: { baseDelayMs: 1 } } },
+        {
+          reconciler: { ...eager, enabled: false },
+          clock,
+          api: { timeoutMs: 200, retry: { baseDelayMs: 1 } },
+        },
       );
       const unknown: Intent[] = [];
       game.lightning.on('unknown', (i) => unknown.push(i));
@@ -240,7 +267,10 @@ describe('server core', () => {
       expect(unknown).to.have.length(1);
       const intent = await game.lightning.ledger.get(unknown[0]?.id as string);
       expect(intent?.status).to.equal('unknown');
-      await new Promise((r) => setTimeout(r, 600));
+      // Only the reconciler could send it again: an hour later, past every schedule it could
+      // have, one whole pass (every due intent checked) has run.
+      clock.advance(3_600_000);
+      await game.lightning.reconciler.runOnce();
       expect(game.emulator.control.count('POST', '/v0/withdrawal-requests')).to.equal(1);
       expect(game.emulator.control.withdrawalRequests()).to.have.length(1);
       expect((await game.lightning.ledger.get(intent?.id as string))?.status).to.equal('unknown');
@@ -283,7 +313,8 @@ describe('server core', () => {
       expect(game.emulator.control.payStaticCharge(fee.remoteId as string, 10_000).status).to.equal(
         'OK',
       );
-      await eventually(() => settled.length === 1, 3000, 'fee paid');
+      expect(await callbacksAnswered(game, fee.remoteId)).to.have.length(1);
+      expect(settled).to.have.length(1);
       expect(settled[0]).to.include({ id: fee.id, status: 'completed' });
     });
 

@@ -11,7 +11,8 @@ import { startEmulator } from '../../src/emulator/index.js';
 import type { Intent } from '../../src/ledger/intent.js';
 import type { Lightning } from '../../src/lightning.js';
 import { type LightningEventName, SafeEmitter } from '../../src/server/events.js';
-import { eventually, type Game, startGame } from '../support/game.js';
+import { eventually } from '../support/eventually.js';
+import { type Game, startGame } from '../support/game.js';
 
 class EmptyRoom extends Room {}
 const SECRET = 'whsec_0123456789abcdef0123';

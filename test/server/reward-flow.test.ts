@@ -1,7 +1,8 @@
 import { Room } from '@colyseus/core';
 import { expect } from 'chai';
 import type { Intent } from '../../src/ledger/intent.js';
-import { eventually, type Game, startGame } from '../support/game.js';
+import { eventually } from '../support/eventually.js';
+import { type Game, startGame } from '../support/game.js';
 
 class EmptyRoom extends Room {}
 
@@ -25,7 +26,12 @@ describe('server core: a reward settles through its callback', () => {
     await eventually(
       async () => (await game.lightning.ledger.get(reward.id))?.status === 'completed',
     );
-    await eventually(() => settled.length === 1);
+    // The route answers a callback once it has applied it: with every callback answered, a
+    // second `settled` would already be here.
+    await game.emulator.control.callbacks.idle();
+    const sent = game.emulator.control.callbackLog.filter((c) => c.resourceId === reward.remoteId);
+    expect(sent.map((c) => [c.outcome, c.httpStatus])).to.deep.equal([['delivered', 200]]);
+    expect(settled).to.have.length(1);
     expect(settled[0]?.id).to.equal(reward.id);
   });
 });

@@ -4,7 +4,8 @@ import { request } from 'undici';
 import { startEmulator } from '../../src/emulator/index.js';
 import type { WebhookEvent } from '../../src/server/events.js';
 import { signBody, verifySignature } from '../../src/server/webhook-signature.js';
-import { eventually, type Game, startGame } from '../support/game.js';
+import { eventually } from '../support/eventually.js';
+import { type Game, startGame } from '../support/game.js';
 
 class EmptyRoom extends Room {}
 const SECRET = 'whsec_0123456789abcdef0123';

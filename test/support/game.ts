@@ -6,7 +6,7 @@
 import { createRouter, defineRoom, type Room } from '@colyseus/core';
 import { boot, type ColyseusTestServer } from '@colyseus/testing';
 import type { ConfigOptions } from '@colyseus/tools';
-import { type Emulator, ManualClock, startEmulator } from '../../src/emulator/index.js';
+import { type Emulator, startEmulator } from '../../src/emulator/index.js';
 import { createLightning, type Lightning } from '../../src/lightning.js';
 import type { LightningOptions } from '../../src/server/options.js';
 import { freePort } from './ports.js';
@@ -59,21 +59,4 @@ export async function startGame(
       if (!options.emulator) await emulator.close();
     },
   };
-}
-
-export { ManualClock };
-
-/** Polls `check` until it returns a truthy value or `ms` pass. */
-export async function eventually<T>(
-  check: () => T | Promise<T>,
-  ms = 5_000,
-  what = 'condition',
-): Promise<NonNullable<Awaited<T>>> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value) return value as NonNullable<Awaited<T>>;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
