@@ -112,4 +112,3 @@ export function useReceiver() {
   return box;
 }
 
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
