@@ -176,16 +176,20 @@ export const rampSessionInput = z.strictObject({
 });
 export type RampSessionInput = z.input<typeof rampSessionInput>;
 
-/** Parses `value` or throws InvalidArgumentError naming the first bad field. */
+/**
+ * Parses `value` or throws naming the first bad field: an InvalidArgumentError for a call's
+ * arguments, or the error class given (a ConfigurationError for options).
+ */
 export function parseInput<S extends z.ZodType>(
   schema: S,
   value: unknown,
   field = '',
+  Failure: new (field: string, problem: string) => Error = InvalidArgumentError,
 ): z.output<S> {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
   const issue = result.error.issues[0];
-  if (!issue) throw new InvalidArgumentError(field, 'is invalid');
+  if (!issue) throw new Failure(field, 'is invalid');
   const path = issue.path.map(String);
   let problem = issue.message;
   if (issue.code === 'unrecognized_keys') {
@@ -194,5 +198,5 @@ export function parseInput<S extends z.ZodType>(
   } else if (issue.code === 'invalid_type' && /received undefined$/.test(issue.message)) {
     problem = 'is required';
   }
-  throw new InvalidArgumentError([field, ...path].filter(Boolean).join('.'), problem);
+  throw new Failure([field, ...path].filter(Boolean).join('.'), problem);
 }

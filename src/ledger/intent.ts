@@ -36,7 +36,7 @@ export const TRANSITIONS: Readonly<Record<IntentStatus, readonly IntentStatus[]>
   failed: [],
 };
 
-export function isTerminal(status: IntentStatus): boolean {
+export function isTerminal(status: IntentStatus): status is 'completed' | 'expired' | 'failed' {
   return TERMINAL_STATUSES.includes(status);
 }
 

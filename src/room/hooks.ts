@@ -5,14 +5,12 @@
  */
 import { EventEmitter } from 'node:events';
 import type { Intent } from '../ledger/intent.js';
+import type { SettledStatus } from '../server/events.js';
 import type { LightningLogger } from '../server/logger.js';
 import type { Entry } from './state.js';
 
 /** What a room can listen to: any end, an end per kind and status, or any expiry. */
-export type RoomEventName =
-  | 'settled'
-  | 'expired'
-  | `${Intent['kind']}.${'completed' | 'expired' | 'failed'}`;
+export type RoomEventName = 'settled' | 'expired' | `${Intent['kind']}.${SettledStatus}`;
 export type RoomListener = (entry: Entry, intent: Intent) => void;
 
 export class RoomHooks {

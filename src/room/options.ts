@@ -4,6 +4,7 @@
  */
 import type { Client, Room } from '@colyseus/core';
 import { z } from 'zod';
+import { parseInput } from '../api/inputs.js';
 import { ConfigurationError } from '../errors.js';
 import { defaultPlayerId } from './players.js';
 import type { LightningState } from './state.js';
@@ -31,13 +32,7 @@ export type LightningPluginOptions = z.input<typeof schema>;
 export type PluginSettings = z.output<typeof schema>;
 
 export function resolvePluginOptions(options: LightningPluginOptions = {}): PluginSettings {
-  const parsed = schema.safeParse(options);
-  if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0];
-  throw new ConfigurationError(
-    ['plugin options', ...(issue?.path ?? [])].join('.'),
-    issue?.message ?? 'is invalid',
-  );
+  return parseInput(schema, options, 'plugin options', ConfigurationError);
 }
 
 function defaultEmail(client: Client): string | undefined {

@@ -191,7 +191,7 @@ export class Engine {
     });
     if (!moved) return null;
     this.#publish(moved);
-    if (moved.status === 'completed' || moved.status === 'expired' || moved.status === 'failed') {
+    if (isTerminal(moved.status)) {
       this.emit('settled', moved);
       this.emit(`${moved.kind}.${moved.status}`, moved);
     }

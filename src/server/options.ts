@@ -4,6 +4,7 @@
  * `resolveOptions`, once, so a mistake is a clear error before the first player joins.
  */
 import { z } from 'zod';
+import { parseInput } from '../api/inputs.js';
 import { type Clock, systemClock } from '../clock.js';
 import { ConfigurationError } from '../errors.js';
 import type { LedgerStore } from '../ledger/store.js';
@@ -109,13 +110,7 @@ export function resolveOptions(
   options: LightningOptions,
   env: NodeJS.ProcessEnv = process.env,
 ): Settings {
-  const parsed = lightningOptionsSchema.safeParse(options ?? {});
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const field = ['options', ...(issue?.path ?? [])].join('.');
-    throw new ConfigurationError(field, issue?.message ?? 'is invalid');
-  }
-  const o = parsed.data;
+  const o = parseInput(lightningOptionsSchema, options ?? {}, 'options', ConfigurationError);
   if (o.apiKey === undefined) {
     if (env.NODE_ENV === 'production') {
       throw new ConfigurationError(
