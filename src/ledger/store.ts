@@ -68,12 +68,23 @@ export interface LedgerStore {
   /** Releases a lease held by `owner` (no-op if it is not held by them). */
   release(id: string, owner: string): Promise<void>;
 
-  /** Idempotent; every other call afterwards rejects with LedgerClosedError. */
+  /** Intents in status `unknown`, oldest (createdAt) first, at most `limit` (default 100). */
+  unknowns(limit?: number): Promise<Intent[]>;
+
+  /**
+   * The start-up sweep: every open intent whose `nextCheckAt` is later than `at` becomes due
+   * at `at`, so that a process that starts re-reads what may have settled while it was down.
+   * Statuses, leases and updatedAt are left alone; intents without a nextCheckAt too.
+   * Resolves with how many intents were brought forward.
+   */
+  advanceChecks(at: number): Promise<number>;
+
   /**
    * Remembers a webhook event id; true the first time it is seen, false for a repeat
    * delivery. Ids are forgotten after a week (deliveries retry for hours, not days).
    */
   recordEvent(eventId: string, now?: number): Promise<boolean>;
 
+  /** Idempotent; every other call afterwards rejects with LedgerClosedError. */
   close(): Promise<void>;
 }
