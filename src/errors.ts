@@ -37,7 +37,8 @@ export type LightningErrorCode =
   | 'LN_LEDGER_INVALID'
   | 'LN_LEDGER_CLOSED'
   | 'LN_LEDGER_INCOMPATIBLE'
-  | 'LN_LEDGER_BUSY';
+  | 'LN_LEDGER_BUSY'
+  | 'LN_LEDGER_LOST';
 
 /** The codes of an error's class and of every class above it: what `instanceof` checks. */
 const BRAND: unique symbol = Symbol.for('colyseus-lightning.error') as never;

@@ -31,6 +31,7 @@ export {
   DuplicateIntentError,
   IllegalTransitionError,
   IncompatibleLedgerError,
+  IntentLostError,
   InvalidIntentError,
   LedgerBusyError,
   LedgerClosedError,

@@ -27,7 +27,12 @@ import type { LightningPluginOptions } from './room/options.js';
 import { LightningPlugin } from './room/plugin.js';
 import { lightningEndpoints } from './server/endpoints.js';
 import { Engine } from './server/engine.js';
-import { type LightningEventName, type LightningEvents, SafeEmitter } from './server/events.js';
+import {
+  type LightningEventName,
+  type LightningEvents,
+  SafeEmitter,
+  type SettledStatus,
+} from './server/events.js';
 import { startEntryFee } from './server/operations/entry-fee.js';
 import type { EntryFeeInput, RewardInput, SpendInput } from './server/operations/inputs.js';
 import { startReward } from './server/operations/reward.js';
@@ -156,6 +161,25 @@ export class Lightning {
     return (await this.#start()).engine.refresh(id);
   }
 
+  /**
+   * Intents whose outcome is unknown and that nothing will resolve by itself (oldest first, at
+   * most `limit`, default 100). Rewards and entry fees whose create answer was lost resolve
+   * themselves once their deadline has passed, and spends by re-sending their key; they are
+   * listed while they wait. For an operator's page or a script.
+   */
+  async unknowns(limit?: number): Promise<Intent[]> {
+    return (await this.#start()).engine.ledger.unknowns(limit);
+  }
+
+  /**
+   * Records an operator's decision about an `unknown` intent (after looking at the service's
+   * dashboard, say): it moves to `status`, the note is kept in its history, and `settled`
+   * fires. Rejects with InvalidArgumentError when the intent does not exist or is not unknown.
+   */
+  async resolve(id: string, status: SettledStatus, note: string): Promise<Intent> {
+    return (await this.#start()).engine.resolve(id, status, note);
+  }
+
   /** Stops the reconciler, closes the client, the ledger it opened and the emulator it started. */
   async close(): Promise<void> {
     if (this.#closed) return;
@@ -187,8 +211,11 @@ export class Lightning {
         settings: this.#settings,
       });
       const reconciler = new Reconciler(engine);
-      if (this.#settings.reconciler.enabled) reconciler.start();
       this.#running = { runtime, engine, reconciler };
+      // The sweep runs whether or not this process reconciles: some process will.
+      void reconciler.sweep().then(() => {
+        if (this.#settings.reconciler.enabled && !this.#closed) reconciler.start();
+      });
       return this.#running;
     });
     return this.#starting;

@@ -73,3 +73,23 @@ export class LedgerBusyError extends LedgerError {
     super('the ledger store is busy: another writer held the lock too long', options);
   }
 }
+
+/**
+ * An intent this process recorded moments ago is no longer in the ledger: the store lost
+ * acknowledged writes (a Redis without AOF that restarted, a database restored from backup).
+ * The service may have acted: `remoteId` names what it answered, when it answered.
+ */
+export class IntentLostError extends LedgerError {
+  static override readonly code: LedgerErrorCode = 'LN_LEDGER_LOST';
+  readonly intentId: string;
+  readonly remoteId: string | null;
+
+  constructor(intentId: string, remoteId: string | null, options?: LightningErrorOptions) {
+    super(
+      `the ledger lost intent ${intentId} after recording it${remoteId ? ` (the service created ${remoteId})` : ''}: is the ledger durable?`,
+      options,
+    );
+    this.intentId = intentId;
+    this.remoteId = remoteId;
+  }
+}

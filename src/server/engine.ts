@@ -9,8 +9,11 @@
  * Footprint: per settlement one ledger write, one API read and one presence publish.
  */
 import { matchMaker } from '@colyseus/core';
+import { z } from 'zod';
 import type { PaymentsApi } from '../api/client.js';
+import { parseInput } from '../api/inputs.js';
 import type { Clock } from '../clock.js';
+import { InvalidArgumentError } from '../errors.js';
 import { type Intent, type IntentPatch, type IntentStatus, isTerminal } from '../ledger/intent.js';
 import type { LedgerStore } from '../ledger/store.js';
 import type { LightningEventName, LightningEvents, SafeEmitter } from './events.js';
@@ -20,6 +23,12 @@ import type { Settings } from './options.js';
 import { nextCheckAt, retryAfterErrorMs } from './schedule.js';
 import { type PresenceLike, roomChannel, settlementMessage } from './settlement.js';
 import { looksLikeToken, sameToken } from './tokens.js';
+
+const resolveInput = z.object({
+  id: z.string().min(1).max(200),
+  status: z.enum(['completed', 'expired', 'failed']),
+  note: z.string().trim().min(1, 'must say why').max(500),
+});
 
 /** What the engine is built from: everything it uses, nothing it does not. */
 export interface EngineDeps {
@@ -111,6 +120,13 @@ export class Engine {
   /**
    * Re-reads the resource behind `intent` and applies what the API says. Safe to call from
    * any process at any time: transitions are compare-and-set, so a change applies once.
+   * `hintedRemoteId` is the id a callback's body named; it is used only for an intent that
+   * does not know its resource yet, and only once the service's record of that resource
+   * points back at this intent's callback URL.
+   *
+   * Only a check that was due counts as one: it backs off the next. Any other re-read (a
+   * callback, a refresh) never moves the next check later than it was, so that repeated or
+   * forged callbacks cannot delay the recovery of a real one that was dropped.
    */
   async check(intent: Intent, hintedRemoteId?: string): Promise<Intent> {
     if (isTerminal(intent.status)) {
@@ -119,58 +135,139 @@ export class Engine {
       }
       return intent;
     }
-    if (intent.status === 'creating') {
+    const now = this.now();
+    const hint = intent.remoteId === null && intent.kind !== 'spend' ? hintedRemoteId : undefined;
+    if (intent.status === 'creating' && hint === undefined) {
       // Its create call is still in flight in some process, or that process died mid-call.
-      if (this.now() - intent.createdAt < this.settings.reconciler.creatingGraceMs) return intent;
+      const graceEnds = intent.createdAt + this.settings.reconciler.creatingGraceMs;
+      if (now < graceEnds) return this.#reschedule(intent, graceEnds);
       const stale = await this.apply(
         intent,
         'unknown',
-        { nextCheckAt: this.now() },
-        'create never answered',
+        { nextCheckAt: this.unknownCheckAt(intent, 0) },
+        'create never answered (its process stopped, or the answer is very late)',
       );
-      if (!stale) return intent;
+      if (!stale) return (await this.ledger.get(intent.id)) ?? intent;
       this.emit('unknown', stale, new Error('the create call never answered (process stopped?)'));
-      intent = stale;
+      return stale.kind === 'spend' ? this.check(stale) : stale;
     }
-    const remoteId = intent.remoteId ?? (intent.kind === 'spend' ? '' : hintedRemoteId);
+    if (intent.status === 'unknown' && intent.remoteId === null && intent.kind !== 'spend') {
+      if (hint === undefined) return this.#expireIfNeverShown(intent, now);
+    }
+    const remoteId = intent.remoteId ?? (intent.kind === 'spend' ? '' : hint);
     if (remoteId === undefined) {
       // Nothing to read until a callback names the resource; polling would find nothing.
       return (await this.ledger.update(intent.id, intent.status, { nextCheckAt: null })) ?? intent;
     }
-    const now = this.now();
+    const due = intent.nextCheckAt !== null && intent.nextCheckAt <= now;
+    const counted = { checks: due ? intent.checks + 1 : intent.checks };
     let observation: Awaited<ReturnType<typeof observe>>;
     try {
-      observation = await observe(this.api, intent, remoteId, now);
+      // A hinted resource must prove that it is this intent's before anything is written.
+      const proof =
+        hint !== undefined && intent.callbackToken !== null
+          ? this.callbackUrl(intent.callbackToken)
+          : hint !== undefined
+            ? ''
+            : undefined;
+      observation = await observe(this.api, intent, remoteId, now, proof);
     } catch (err) {
       this.logger.warn(`check of ${intent.kind} ${intent.id} failed: ${(err as Error).message}`);
+      const retryAt = now + retryAfterErrorMs(intent, this.settings.reconciler);
       await this.ledger.update(intent.id, intent.status, {
-        nextCheckAt: now + retryAfterErrorMs(intent, this.settings.reconciler),
-        checks: intent.checks + 1,
+        nextCheckAt: due ? retryAt : this.#noLater(intent, retryAt),
+        ...counted,
         error: (err as Error).message,
       });
       return intent;
     }
-    if (intent.remoteId === null && intent.kind !== 'spend') {
-      // An intent whose create was ambiguous learns its resource from a callback: accept it
-      // only if the service's own record points back at this intent's callback URL.
-      const ours =
-        intent.callbackToken !== null &&
-        observation.callbackUrl === this.callbackUrl(intent.callbackToken);
-      if (!ours) {
-        this.logger.warn(`callback for ${intent.id} named ${remoteId}, which is not this intent's`);
-        return intent;
-      }
+    if (observation === null) {
+      this.logger.warn(`callback for ${intent.id} named ${remoteId}, which is not this intent's`);
+      return intent;
     }
-    const patch: IntentPatch = { ...observation.patch, checks: intent.checks + 1, error: null };
+    const patch: IntentPatch = { ...observation.patch, ...counted, error: null };
+    const scheduled = nextCheckAt({ ...intent, ...counted }, now, this.settings.reconciler);
+    const next = due ? scheduled : this.#noLater(intent, scheduled);
     let to: IntentStatus | null = observation.to;
+    if (intent.status === 'creating' && to !== null && to !== 'pending' && to !== 'failed') {
+      // A callback outran the create answer and the player already paid or claimed: the
+      // resource is proven ours, so record it first (creating -> pending), then the outcome.
+      const pending = await this.apply(
+        intent,
+        'pending',
+        { ...patch, nextCheckAt: next },
+        'created (seen by callback)',
+      );
+      if (!pending) return (await this.ledger.get(intent.id)) ?? intent;
+      intent = pending;
+    }
     if (to === null && (intent.status === 'unknown' || intent.status === 'creating'))
       to = 'pending';
-    if (to === null) {
-      patch.nextCheckAt = nextCheckAt(intent, now, this.settings.reconciler);
+    if (to === null || to === intent.status) {
+      patch.nextCheckAt = next;
       return (await this.ledger.update(intent.id, intent.status, patch, now)) ?? intent;
     }
-    if (!isTerminal(to)) patch.nextCheckAt = nextCheckAt(intent, now, this.settings.reconciler);
+    if (!isTerminal(to)) patch.nextCheckAt = next;
     return (await this.apply(intent, to, patch, observation.note)) ?? intent;
+  }
+
+  /**
+   * When an `unknown` intent should be looked at next. A spend is re-sent with its key after
+   * `resendMs`; a reward or fee that never got an answer is due when it can be called expired.
+   */
+  unknownCheckAt(intent: Intent, resendMs: number | null): number | null {
+    if (intent.kind === 'spend') return this.now() + (resendMs ?? 0);
+    if (intent.remoteId === null && intent.code === null && intent.expiresAt !== null) {
+      return intent.expiresAt + this.settings.reconciler.expiryMarginMs;
+    }
+    return resendMs === null ? null : this.now() + resendMs;
+  }
+
+  /**
+   * A reward or entry fee whose create answer was lost: the service may hold its resource,
+   * but the code to claim or pay it was only ever in that answer, so no player has it. Once
+   * the deadline has passed (plus a margin for clock skew), the service's own expiry (a
+   * withdrawal request) or ours (a fee) means that it can never be claimed or paid: expired.
+   * Until then, a callback naming the resource can still prove it and move it.
+   */
+  async #expireIfNeverShown(intent: Intent, now: number): Promise<Intent> {
+    if (intent.code !== null || intent.expiresAt === null) {
+      return (await this.ledger.update(intent.id, 'unknown', { nextCheckAt: null })) ?? intent;
+    }
+    const at = intent.expiresAt + this.settings.reconciler.expiryMarginMs;
+    if (now < at) return this.#reschedule(intent, at);
+    const moved = await this.apply(
+      intent,
+      'expired',
+      { error: null },
+      'create answer lost: its code was never given to anyone, and its deadline has passed',
+    );
+    return moved ?? (await this.ledger.get(intent.id)) ?? intent;
+  }
+
+  /** Sets the next check to `at` unless it already is. */
+  async #reschedule(intent: Intent, at: number): Promise<Intent> {
+    if (intent.nextCheckAt === at) return intent;
+    return (await this.ledger.update(intent.id, intent.status, { nextCheckAt: at })) ?? intent;
+  }
+
+  /** A next check computed by a re-read that was not due: never later than the one it had. */
+  #noLater(intent: Intent, at: number): number {
+    return intent.nextCheckAt === null ? at : Math.min(intent.nextCheckAt, at);
+  }
+
+  /** An operator's decision about an `unknown` intent, kept in its history (see Lightning.resolve). */
+  async resolve(id: unknown, status: unknown, note: unknown): Promise<Intent> {
+    const args = parseInput(resolveInput, { id, status, note });
+    const intent = await this.ledger.get(args.id);
+    if (!intent) throw new InvalidArgumentError('id', `names no intent in the ledger`);
+    if (intent.status !== 'unknown') {
+      throw new InvalidArgumentError('id', `names a ${intent.status} intent, not an unknown one`);
+    }
+    const moved = await this.apply(intent, args.status, {}, `resolved by operator: ${args.note}`);
+    if (moved) return moved;
+    const now = await this.ledger.get(args.id);
+    throw new InvalidArgumentError('id', `names an intent that became ${now?.status} meanwhile`);
   }
 
   /**

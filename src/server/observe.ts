@@ -21,28 +21,31 @@ export interface Observation {
   patch: IntentPatch;
   /** The service's own status word, for the history. */
   note: string;
-  /** The callback URL the service holds for the resource: proof of whose resource it is. */
-  callbackUrl?: string | null | undefined;
 }
 
 /** Statuses of a static charge that accept no more payments. */
 const CLOSED_CHARGE = new Set(['inactive', 'disabled', 'expired']);
 
+/**
+ * Reads the resource and says what the intent should become. With `proof` (the callback URL of
+ * an intent that learned `remoteId` from a callback's body), a resource whose callback URL is
+ * not `proof` is someone else's: the answer is null, and nothing was written at the service.
+ */
 export async function observe(
   api: PaymentsApi,
   intent: Intent,
   remoteId: string,
   now: number,
-): Promise<Observation> {
+  proof?: string,
+): Promise<Observation | null> {
+  const foreign = (callbackUrl: string | null | undefined) =>
+    proof !== undefined && (proof === '' || callbackUrl !== proof);
   switch (intent.kind) {
     case 'reward': {
       const request = await api.withdrawalRequests.get(remoteId);
+      if (foreign(request.callbackUrl)) return null;
       const patch = { remoteId, code: request.invoice.request, uri: request.invoice.uri ?? null };
-      const seen = {
-        patch,
-        note: `withdrawal request ${request.status}`,
-        callbackUrl: request.callbackUrl,
-      };
+      const seen = { patch, note: `withdrawal request ${request.status}` };
       if (request.status === 'completed') return { ...seen, to: 'completed' };
       if (request.status === 'expired') return { ...seen, to: 'expired' };
       if (request.status === 'error') return { ...seen, to: 'failed' };
@@ -50,18 +53,17 @@ export async function observe(
     }
     case 'entryFee': {
       const charge = await api.staticCharges.get(remoteId);
+      if (foreign(charge.callbackUrl)) return null;
       const baseline = Number(intent.meta.slotsBaseline ?? 0);
       const patch = { remoteId, code: charge.invoice.request, uri: charge.invoice.uri ?? null };
-      const callbackUrl = charge.callbackUrl;
       const paid = (slots: number): Observation => ({
         to: 'completed',
         patch,
         note: `paid (${slots} slots)`,
-        callbackUrl,
       });
       if (charge.slots > baseline) return paid(charge.slots);
       if (CLOSED_CHARGE.has(charge.status)) {
-        return { to: 'expired', patch, note: `charge ${charge.status}`, callbackUrl };
+        return { to: 'expired', patch, note: `charge ${charge.status}` };
       }
       if (intent.expiresAt !== null && now >= intent.expiresAt) {
         // Our deadline passed: close the charge so no late payment lands on an expired fee.
@@ -71,22 +73,18 @@ export async function observe(
         const closeAt = charge.createdAt ?? new Date(now - 60_000).toISOString();
         const closed = await api.staticCharges.update(remoteId, { expiresAt: closeAt });
         if (closed.slots > baseline) return paid(closed.slots);
-        return { to: 'expired', patch, note: 'fee deadline passed; charge closed', callbackUrl };
+        return { to: 'expired', patch, note: 'fee deadline passed; charge closed' };
       }
       return {
         to: null,
         patch,
         note: `charge ${charge.status}, ${charge.slots} slots`,
-        callbackUrl,
       };
     }
     case 'payment': {
       const payment = await api.payments.get(remoteId);
-      const seen = {
-        patch: { remoteId },
-        note: `payment ${payment.status}`,
-        callbackUrl: (payment as { callbackUrl?: string | null }).callbackUrl,
-      };
+      if (foreign((payment as { callbackUrl?: string | null }).callbackUrl)) return null;
+      const seen = { patch: { remoteId }, note: `payment ${payment.status}` };
       if (payment.status === 'completed') return { ...seen, to: 'completed' };
       if (payment.status === 'failed') return { ...seen, to: 'failed' };
       return { ...seen, to: null };

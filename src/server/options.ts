@@ -28,10 +28,17 @@ const reconcilerSchema = z.strictObject({
   /** How long one process holds an intent it is checking. Default 30,000 ms. */
   leaseMs: ms.default(30_000),
   /**
-   * A `creating` intent older than this lost its process mid-call: it becomes `unknown`.
-   * Longer than the API client's timeouts and retries together. Default 120,000 ms.
+   * A `creating` intent older than this lost its process mid-call (or its answer is very late):
+   * it becomes `unknown` and the `unknown` event fires. A create answer that arrives later still
+   * wins over `unknown`. Default 30,000 ms.
    */
-  creatingGraceMs: ms.default(120_000),
+  creatingGraceMs: ms.default(30_000),
+  /**
+   * A reward or entry fee whose create answer was lost never gave its code to anyone, so nobody
+   * can claim or pay it: this long after its deadline (a margin for clock skew with the
+   * service), it ends `expired`. Default 60,000 ms.
+   */
+  expiryMarginMs: ms.default(60_000),
 });
 
 export const lightningOptionsSchema = z.strictObject({

@@ -33,6 +33,25 @@ export class Reconciler {
     if (this.#timer) return;
     this.#timer = setInterval(() => void this.runOnce(), this.#settings.intervalMs);
     this.#timer.unref();
+    void this.runOnce();
+  }
+
+  /**
+   * The start-up sweep: every open intent becomes due now, so that what settled while this
+   * process (or the whole game) was down is recovered in seconds, not at each intent's own
+   * next check: the service never re-sends a callback. The re-reads then run at the
+   * reconciler's pace, under its rate cap, in whichever process claims them. Resolves with how
+   * many intents were brought forward; a failure is logged, never thrown.
+   */
+  async sweep(): Promise<number> {
+    try {
+      const moved = await this.#engine.ledger.advanceChecks(this.#engine.now());
+      if (moved > 0) this.#engine.logger.info(`start-up sweep: re-reading ${moved} open intents`);
+      return moved;
+    } catch (err) {
+      this.#engine.logger.warn(`start-up sweep failed: ${(err as Error).message}`);
+      return 0;
+    }
   }
 
   async stop(): Promise<void> {

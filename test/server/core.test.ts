@@ -239,7 +239,7 @@ describe('server core', () => {
   });
 
   describe('ambiguous creates', () => {
-    it('a create that times out after reaching the service becomes unknown and is never re-sent', async () => {
+    it('a create that times out after reaching the service becomes unknown, is never re-sent, and expires after its deadline', async () => {
       const clock = new ManualClock(Date.now());
       game = await startGame(
         { empty: EmptyRoom },
@@ -269,11 +269,16 @@ describe('server core', () => {
       expect(intent?.status).to.equal('unknown');
       // Only the reconciler could send it again: an hour later, past every schedule it could
       // have, one whole pass (every due intent checked) has run.
+      const settled = collect(game);
       clock.advance(3_600_000);
       await game.lightning.reconciler.runOnce();
       expect(game.emulator.control.count('POST', '/v0/withdrawal-requests')).to.equal(1);
       expect(game.emulator.control.withdrawalRequests()).to.have.length(1);
-      expect((await game.lightning.ledger.get(intent?.id as string))?.status).to.equal('unknown');
+      // Nobody ever got its code, and its deadline has passed: nobody can claim it now.
+      const ended = await game.lightning.ledger.get(intent?.id as string);
+      expect(ended?.status).to.equal('expired');
+      expect(ended?.history.at(-1)?.note).to.match(/never given to anyone/);
+      expect(settled.map((i) => i.id)).to.deep.equal([intent?.id]);
     });
 
     it('an unknown reward is resolved by a callback that proves it is ours', async () => {

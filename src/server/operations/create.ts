@@ -1,10 +1,19 @@
 /**
  * The one shape of every money operation: record the intent, only then call the service, and
  * turn the answer into `pending` (or the failure into `failed`/`unknown`, see outcome.ts).
+ *
+ * The intent is recorded with a check due when the grace period ends, so that a process that
+ * dies mid-call leaves nothing behind: the reconciler finds the `creating` intent and makes it
+ * `unknown` (see Engine.check). Two things can move the intent while the call is in flight: a
+ * verified callback (the service acted and the player already paid or claimed), and the grace
+ * period ending. The answer then loses the compare-and-set and the helper resolves with what
+ * won, except over an `unknown` that the grace period made: a certain answer replaces it.
+ * A helper never resolves without an intent: if the ledger lost it, it rejects.
  */
+import { IntentLostError } from '../../ledger/errors.js';
 import type { Intent, IntentPatch, NewIntent } from '../../ledger/intent.js';
 import type { Engine } from '../engine.js';
-import { recordCreateFailure } from './outcome.js';
+import { isAmbiguous, recordCreateFailure } from './outcome.js';
 
 export interface Created {
   patch: IntentPatch;
@@ -18,16 +27,76 @@ export async function recordThenSend<T>(
   created: (answer: T, intent: Intent) => Created,
   options: { retryAfterAmbiguousMs?: number | null } = {},
 ): Promise<Intent> {
-  const intent = await engine.ledger.create(fields, engine.now());
+  const now = engine.now();
+  const intent = await engine.ledger.create(
+    { ...fields, nextCheckAt: now + engine.settings.reconciler.creatingGraceMs },
+    now,
+  );
   let answer: T;
   try {
     answer = await send(intent);
   } catch (err) {
-    await recordCreateFailure(engine, intent, err, options.retryAfterAmbiguousMs ?? null);
-    throw err;
+    const failed = await recordCreateFailure(
+      engine,
+      intent,
+      err,
+      options.retryAfterAmbiguousMs ?? null,
+    );
+    if (failed) throw err;
+    const won = await engine.ledger.get(intent.id);
+    if (won === null) throw lost(engine, intent, null, err);
+    if (won.status === 'unknown' && !isAmbiguous(err) && won.remoteId === null) {
+      // The grace period ran out first, but this failure is certain: nothing was created.
+      await recordCreateFailure(engine, won, err, null);
+      throw err;
+    }
+    if (won.status === 'unknown' || won.status === 'failed') throw err;
+    // A verified callback moved it while the call failed: it proved that the service acted,
+    // so what the ledger holds is truer than this error.
+    return won;
   }
   const { patch, note } = created(answer, intent);
   const moved = await engine.apply(intent, 'pending', patch, note);
-  // Only a callback racing the create answer could have moved it already; read what won.
-  return moved ?? ((await engine.ledger.get(intent.id)) as Intent);
+  if (moved) return moved;
+  const won = await engine.ledger.get(intent.id);
+  if (won === null) {
+    throw lost(
+      engine,
+      intent,
+      { ...patch, status: 'pending' },
+      new Error('no longer in the ledger'),
+    );
+  }
+  if (won.status === 'unknown' && won.remoteId === null && won.code === null) {
+    // The grace period ran out before this answer came: it is certain, so it wins.
+    const late = await engine.apply(
+      won,
+      'pending',
+      patch,
+      `${note} (answer after the grace period)`,
+    );
+    if (late) return late;
+    return (await engine.ledger.get(intent.id)) ?? won;
+  }
+  return won;
+}
+
+/**
+ * The ledger no longer has an intent recorded moments ago. The `unknown` event carries what
+ * the service answered, so that an operator can act; the log line names ids, never the code.
+ */
+function lost(
+  engine: Engine,
+  intent: Intent,
+  answered: (IntentPatch & { status: 'pending' }) | null,
+  cause: unknown,
+): IntentLostError {
+  const remoteId = answered?.remoteId ?? null;
+  const error = new IntentLostError(intent.id, remoteId, { cause });
+  engine.logger.error(
+    `LEDGER LOST AN INTENT: ${intent.kind} ${intent.id} for player ${intent.playerId} is gone from the ledger` +
+      `${remoteId ? `; the service created ${remoteId}` : ''}. Check the ledger's durability (Redis needs appendonly yes).`,
+  );
+  engine.emit('unknown', { ...intent, ...answered, status: 'unknown' }, error);
+  return error;
 }

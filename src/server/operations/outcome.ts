@@ -12,32 +12,48 @@ import {
 import type { Intent } from '../../ledger/intent.js';
 import type { Engine } from '../engine.js';
 
+/** Whether a failed call may hide a success at the service. */
+export function isAmbiguous(err: unknown): boolean {
+  return err instanceof AmbiguousResultError || err instanceof UnexpectedResponseError;
+}
+
+/**
+ * Records the failure on `intent` (in status `creating`, or `unknown` when the grace period
+ * ran out first and the failure is certain). Resolves true when it moved the intent, false
+ * when another writer had already moved it.
+ */
 export async function recordCreateFailure(
   engine: Engine,
   intent: Intent,
   err: unknown,
   retryLaterMs: number | null,
-): Promise<void> {
+): Promise<boolean> {
   const message = err instanceof Error ? err.message : String(err);
-  const ambiguous = err instanceof AmbiguousResultError || err instanceof UnexpectedResponseError;
-  if (ambiguous) {
+  if (isAmbiguous(err)) {
+    if (intent.status !== 'creating') return false;
     const moved = await engine.apply(
       intent,
       'unknown',
-      { error: message, nextCheckAt: retryLaterMs === null ? null : engine.now() + retryLaterMs },
+      { error: message, nextCheckAt: engine.unknownCheckAt(intent, retryLaterMs) },
       'create outcome unknown',
     );
     if (moved) engine.emit('unknown', moved, err instanceof Error ? err : new Error(message));
-    return;
+    return moved !== null;
   }
   if (err instanceof InsufficientPointsError) {
-    await engine.apply(
+    const moved = await engine.apply(
       intent,
       'failed',
       { error: 'insufficient point balance', nextCheckAt: null },
       'TX3017',
     );
-    return;
+    return moved !== null;
   }
-  await engine.apply(intent, 'failed', { error: message, nextCheckAt: null }, 'create refused');
+  const moved = await engine.apply(
+    intent,
+    'failed',
+    { error: message, nextCheckAt: null },
+    'create refused',
+  );
+  return moved !== null;
 }

@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { parseInput } from '../../api/inputs.js';
+import { IntentLostError } from '../../ledger/errors.js';
 import type { Intent } from '../../ledger/intent.js';
 import type { Engine } from '../engine.js';
 import { recordThenSend } from './create.js';
@@ -53,5 +54,8 @@ export async function startSpend(engine: Engine, input: SpendInput): Promise<Int
     { nextCheckAt: null },
     'transfer COMPLETED',
   );
-  return done ?? ((await engine.ledger.get(pending.id)) as Intent);
+  if (done) return done;
+  const won = await engine.ledger.get(pending.id);
+  if (won === null) throw new IntentLostError(pending.id, pending.remoteId);
+  return won;
 }
