@@ -49,6 +49,7 @@ export class Engine {
   readonly settings: EngineDeps['settings'];
   readonly #events: SafeEmitter;
   #presence: PresenceLike | undefined;
+  #strays = { count: 0, reportedAt: Number.NEGATIVE_INFINITY };
 
   constructor(deps: EngineDeps) {
     this.api = deps.api;
@@ -101,6 +102,7 @@ export class Engine {
     if (!looksLikeToken(token)) return 404;
     const intent = await this.ledger.byCallbackToken(token);
     if (!intent || intent.callbackToken === null || !sameToken(intent.callbackToken, token)) {
+      this.#reportStrayCallback();
       return 404;
     }
     const hintedId =
@@ -309,6 +311,21 @@ export class Engine {
     } catch (err) {
       warn(err);
     }
+  }
+
+  /**
+   * A well-formed token the ledger does not hold: a ledger that lost intents (the service then
+   * holds money the game forgot), another server's callbacks, or a probe. Said at most once a
+   * minute, with how many there were, so that a flood cannot flood the log.
+   */
+  #reportStrayCallback(): void {
+    this.#strays.count++;
+    const now = this.now();
+    if (now - this.#strays.reportedAt < 60_000) return;
+    this.logger.warn(
+      `${this.#strays.count} callback(s) named a token this ledger does not hold: a ledger that lost intents, another server's callbacks, or a probe`,
+    );
+    this.#strays = { count: 0, reportedAt: now };
   }
 
   async #detectLatePayment(intent: Intent): Promise<void> {

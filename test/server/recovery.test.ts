@@ -24,6 +24,7 @@ import { IntentLostError } from '../../src/ledger/errors.js';
 import type { Intent } from '../../src/ledger/intent.js';
 import { SqliteLedger } from '../../src/ledger/sqlite.js';
 import type { LedgerStore } from '../../src/ledger/store.js';
+import { newCallbackToken } from '../../src/server/tokens.js';
 import { eventually } from '../support/eventually.js';
 import { type Game, quietLogger, startGame } from '../support/game.js';
 
@@ -267,6 +268,25 @@ describe('recovery: money is never lost', function () {
     expect(errors[0]).to.include(request?.id as string);
     expect(errors[0]).to.not.include(request?.invoice.request as string);
     await store.close();
+  });
+
+  it('callbacks on tokens the ledger does not hold are logged, at most once a minute', async () => {
+    const warnings: string[] = [];
+    const game = await start({
+      reconciler: quiet,
+      logger: { ...quietLogger, warn: (m: string) => warnings.push(m) },
+    });
+    for (let i = 0; i < 6; i++) {
+      const res = await request(game.callbackUrl(newCallbackToken()), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{}',
+      });
+      await res.body.dump();
+      expect(res.statusCode).to.equal(404);
+    }
+    expect(warnings).to.have.length(1);
+    expect(warnings[0]).to.match(/does not hold/);
   });
 
   it('an operator lists the unknowns and records a decision in the history', async () => {
