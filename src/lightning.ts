@@ -125,10 +125,11 @@ export class Lightning {
 
   /** Colyseus router endpoints (callbacks and webhooks): spread into `createRouter({ ... })`. */
   endpoints() {
-    const { prefix, maxBodyBytes } = this.#settings;
+    const { prefix, maxBodyBytes, logger } = this.#settings;
     return lightningEndpoints({
       prefix,
       maxBodyBytes,
+      logger,
       engine: async () => (await this.#start()).engine,
     });
   }

@@ -13,16 +13,36 @@
 import { createEndpoint } from '@colyseus/core';
 import { BodyTooLargeError, parseJson, readRawBody } from './body.js';
 import type { Engine } from './engine.js';
+import type { LightningLogger } from './logger.js';
 import { receiveWebhook } from './webhooks.js';
 
 export interface RoutesHost {
   prefix: string;
   maxBodyBytes: number;
+  logger: LightningLogger;
   /** The engine, once the server is ready. */
   engine(): Promise<Engine>;
 }
 
 const empty = (status: number) => new Response(null, { status });
+
+/**
+ * Runs a route so that it never leaks a stack trace to the internet: an unexpected failure
+ * (the ledger unreachable, say) is one log line and an empty 500. The service does not retry
+ * callbacks; the reconciler recovers what the failed one would have done.
+ */
+async function guarded(
+  logger: LightningLogger,
+  route: string,
+  handle: () => Promise<Response>,
+): Promise<Response> {
+  try {
+    return await handle();
+  } catch (err) {
+    logger.error(`${route} failed: ${(err as Error).message}`);
+    return empty(500);
+  }
+}
 
 export function lightningEndpoints(host: RoutesHost) {
   const { prefix, maxBodyBytes } = host;
@@ -37,10 +57,8 @@ export function lightningEndpoints(host: RoutesHost) {
   };
 
   const webhook = (source: 'ramp' | 'widget') =>
-    createEndpoint(
-      `${prefix}/webhooks/${source}`,
-      { method: 'POST', disableBody: true },
-      async (ctx) => {
+    createEndpoint(`${prefix}/webhooks/${source}`, { method: 'POST', disableBody: true }, (ctx) =>
+      guarded(host.logger, `${source} webhook`, async () => {
         const raw = await read(ctx.request);
         if (raw instanceof Response) return raw;
         const headers = ctx.request?.headers;
@@ -48,22 +66,23 @@ export function lightningEndpoints(host: RoutesHost) {
           source,
           raw,
           signature: headers?.get('x-zbd-signature') ?? null,
-          eventId: headers?.get('x-zbd-event-id') ?? null,
+          deliveryId: headers?.get('x-zbd-event-id') ?? null,
         });
         return empty(status);
-      },
+      }),
     );
 
   return {
     lightningCallback: createEndpoint(
       `${prefix}/callbacks/:token`,
       { method: 'POST', disableBody: true },
-      async (ctx) => {
-        const raw = await read(ctx.request);
-        if (raw instanceof Response) return raw;
-        const engine = await host.engine();
-        return empty(await engine.handleCallback(String(ctx.params.token), parseJson(raw)));
-      },
+      (ctx) =>
+        guarded(host.logger, 'callback', async () => {
+          const raw = await read(ctx.request);
+          if (raw instanceof Response) return raw;
+          const engine = await host.engine();
+          return empty(await engine.handleCallback(String(ctx.params.token), parseJson(raw)));
+        }),
     ),
     lightningRampWebhook: webhook('ramp'),
     lightningWidgetWebhook: webhook('widget'),

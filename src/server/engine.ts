@@ -50,6 +50,7 @@ export class Engine {
   readonly #events: SafeEmitter;
   #presence: PresenceLike | undefined;
   #strays = { count: 0, reportedAt: Number.NEGATIVE_INFINITY };
+  #warnedNoSecret = false;
 
   constructor(deps: EngineDeps) {
     this.api = deps.api;
@@ -74,8 +75,14 @@ export class Engine {
     return `${this.settings.publicUrl}${this.settings.prefix}/callbacks/${token}`;
   }
 
-  /** The URL of the ramp or widget webhook route. */
+  /** The URL of the ramp or widget webhook route (given to the service with each session). */
   webhookUrl(source: 'ramp' | 'widget'): string {
+    if (this.settings.webhookSecret === undefined && !this.#warnedNoSecret) {
+      this.#warnedNoSecret = true;
+      this.logger.warn(
+        'widget or ramp sessions are opened without webhookSecret: their webhooks are refused (503) and nothing of them is recorded; set webhookSecret to the one of your project',
+      );
+    }
     return `${this.settings.publicUrl}${this.settings.prefix}/webhooks/${source}`;
   }
 

@@ -10,15 +10,15 @@ import type { LightningLogger } from './logger.js';
 /** The statuses an intent ends in. */
 export type SettledStatus = 'completed' | 'expired' | 'failed';
 
-/** A ramp or widget webhook, seen for the first time. */
+/** A ramp or widget webhook whose signature matched `webhookSecret`, seen for the first time. */
 export interface WebhookEvent {
   source: 'ramp' | 'widget';
-  /** The delivery's event id (`X-ZBD-Event-Id`), or a hash of its body when it has none. */
+  /** A hash of the route and the signed body: the same for every delivery of one event. */
   id: string;
+  /** The delivery's `X-ZBD-Event-Id` header, if any (not signed: for logs, not for trust). */
+  deliveryId: string | null;
   type: string;
   data: unknown;
-  /** True when its HMAC signature matched `webhookSecret` (without a secret, nothing can be). */
-  verified: boolean;
 }
 
 export type LightningEvents = {

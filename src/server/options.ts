@@ -3,6 +3,7 @@
  * write (`LightningOptions`) is inferred from it, and every default is applied here, in
  * `resolveOptions`, once, so a mistake is a clear error before the first player joins.
  */
+import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { parseInput } from '../api/inputs.js';
 import { type Clock, systemClock } from '../clock.js';
@@ -125,7 +126,13 @@ export function resolveOptions(
         'is required when NODE_ENV=production (the embedded emulator moves no real money)',
       );
     }
-    return { ...o, publicUrl: trimSlash(o.publicUrl ?? 'http://127.0.0.1:2567') };
+    // The embedded emulator signs its webhooks with the secret it is given: without one of the
+    // game's, a random one, so that webhooks work in development exactly as in production.
+    return {
+      ...o,
+      webhookSecret: o.webhookSecret ?? randomBytes(32).toString('base64url'),
+      publicUrl: trimSlash(o.publicUrl ?? 'http://127.0.0.1:2567'),
+    };
   }
   if (o.publicUrl === undefined) {
     throw new ConfigurationError(

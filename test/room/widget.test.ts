@@ -50,6 +50,24 @@ describe('room: widget and purchase sessions', () => {
     expect(JSON.stringify(room.state.toJSON())).to.not.include(widget.token);
   });
 
+  it('sessions opened without a webhookSecret say once that their webhooks are refused', async () => {
+    const warnings: string[] = [];
+    game = await startArena({
+      reconciler: { enabled: false },
+      logger: { info: () => {}, error: () => {}, warn: (m: string) => warnings.push(m) },
+    });
+    const room = await game.colyseus.createRoom<Arena>('arena');
+    const alice = await game.colyseus.connectTo(room, {
+      playerId: 'alice',
+      email: 'a@example.com',
+    });
+    const client = serverClient(room, alice);
+    await room.plugins.lightning.openWidget(client, {});
+    await room.plugins.lightning.openPurchase(client, { quoteCurrency: 'USD' });
+    await room.plugins.lightning.openWidget(client, {});
+    expect(warnings.filter((w) => w.includes('webhookSecret'))).to.have.length(1);
+  });
+
   it('disclosures and email changes go to the player widget user', async () => {
     game = await startArena({ reconciler: { enabled: false } });
     const room = await game.colyseus.createRoom<Arena>('arena');

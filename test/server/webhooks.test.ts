@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Room } from '@colyseus/core';
 import { expect } from 'chai';
 import { request } from 'undici';
@@ -24,7 +25,7 @@ describe('server core: ramp and widget webhooks', () => {
   let game: Game;
   afterEach(async () => game?.stop());
 
-  it('accepts a ramp webhook signed by the emulator, once per event id', async () => {
+  it('accepts a ramp webhook signed by the emulator, once per signed body whatever its event id', async () => {
     const emulator = await startEmulator({ webhookSecret: SECRET });
     try {
       game = await startGame(
@@ -47,16 +48,25 @@ describe('server core: ramp and widget webhooks', () => {
       expect(events[0]).to.include({
         source: 'ramp',
         type: 'ramp.purchase.completed',
-        verified: true,
+        deliveryId: delivery.eventId,
       });
       expect(events[0]?.data).to.include({ reference_id: 'player-7' });
 
-      // A repeated delivery with the same event id is acknowledged and not handled again.
+      // A repeated delivery is acknowledged and not handled again, whatever its (unsigned)
+      // event id header says: ten replays under new ids change nothing.
       const url = `http://127.0.0.1:${game.port}/lightning/webhooks/ramp`;
-      const status = await post(url, delivery.body, delivery.headers);
-      expect(events[0]?.id).to.equal(delivery.eventId);
-      expect(status).to.equal(200);
+      for (let i = 0; i < 10; i++) {
+        const headers = { ...delivery.headers, 'x-zbd-event-id': `replay-${i}` };
+        expect(await post(url, delivery.body, headers)).to.equal(200);
+      }
       expect(events).to.have.length(1);
+      // The same signed body on the widget route is that route's event, once.
+      const widget = `http://127.0.0.1:${game.port}/lightning/webhooks/widget`;
+      expect(await post(widget, delivery.body, delivery.headers)).to.equal(200);
+      expect(
+        await post(widget, delivery.body, { ...delivery.headers, 'x-zbd-event-id': 'x' }),
+      ).to.equal(200);
+      expect(events.map((e) => e.source)).to.deep.equal(['ramp', 'widget']);
     } finally {
       await game.stop();
       await emulator.close();
@@ -86,7 +96,47 @@ describe('server core: ramp and widget webhooks', () => {
     expect(await post(url, body, { 'x-zbd-signature': base64, 'x-zbd-event-id': 'e1' })).to.equal(
       200,
     );
-    expect(events.map((e) => [e.source, e.id, e.verified])).to.deep.equal([['widget', 'e1', true]]);
+    expect(events.map((e) => [e.source, e.deliveryId])).to.deep.equal([['widget', 'e1']]);
+  });
+
+  it('caps header lengths with a 400, never a 500', async () => {
+    game = await startGame(
+      { empty: EmptyRoom },
+      { webhookSecret: SECRET, reconciler: { enabled: false } },
+    );
+    const events: WebhookEvent[] = [];
+    game.lightning.on('webhook', (e) => events.push(e));
+    const url = `http://127.0.0.1:${game.port}/lightning/webhooks/ramp`;
+    const body = JSON.stringify({ type: 'ramp.purchase.completed', data: {} });
+    const signature = signBody(SECRET, body);
+    expect(
+      await post(url, body, { 'x-zbd-signature': signature, 'x-zbd-event-id': 'e'.repeat(600) }),
+    ).to.equal(400);
+    expect(await post(url, body, { 'x-zbd-signature': `${signature}${'0'.repeat(600)}` })).to.equal(
+      400,
+    );
+    expect(events).to.have.length(0);
+    expect(
+      await post(url, body, { 'x-zbd-signature': signature, 'x-zbd-event-id': 'e1' }),
+    ).to.equal(200);
+    expect(events).to.have.length(1);
+  });
+
+  it('without a webhookSecret the routes store nothing and answer 503', async () => {
+    game = await startGame({ empty: EmptyRoom }, { reconciler: { enabled: false } });
+    const events: WebhookEvent[] = [];
+    game.lightning.on('webhook', (e) => events.push(e));
+    const body = JSON.stringify({ type: 'ramp.purchase.completed', data: {} });
+    for (const source of ['ramp', 'widget']) {
+      const url = `http://127.0.0.1:${game.port}/lightning/webhooks/${source}`;
+      for (let i = 0; i < 20; i++) {
+        expect(await post(url, body, { 'x-zbd-event-id': `anon-${i}` })).to.equal(503);
+      }
+    }
+    expect(events).to.have.length(0);
+    // Nothing was remembered: the event would still be new.
+    const id = createHash('sha256').update('ramp\n').update(body).digest('base64url');
+    expect(await game.lightning.ledger.recordEvent(`ramp:${id}`)).to.equal(true);
   });
 
   it('verifySignature accepts hex, base64 and sha256= forms, and nothing else', () => {
