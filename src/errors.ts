@@ -38,7 +38,8 @@ export type LightningErrorCode =
   | 'LN_LEDGER_CLOSED'
   | 'LN_LEDGER_INCOMPATIBLE'
   | 'LN_LEDGER_BUSY'
-  | 'LN_LEDGER_LOST';
+  | 'LN_LEDGER_LOST'
+  | 'LN_PAYOUTS_PAUSED';
 
 /** The codes of an error's class and of every class above it: what `instanceof` checks. */
 const BRAND: unique symbol = Symbol.for('colyseus-lightning.error') as never;
@@ -120,5 +121,18 @@ export class InvalidArgumentError extends LightningError {
   constructor(field: string, problem: string) {
     super(`${field || 'argument'}: ${problem}`);
     this.field = field;
+  }
+}
+
+/**
+ * Payouts are paused by the circuit breaker (too many ambiguous or 5xx answers, or a wallet
+ * under its floor): nothing was recorded or sent. `lightning.resume()` lifts the pause.
+ */
+export class PayoutsPausedError extends LightningError {
+  static override readonly code: LightningErrorCode = 'LN_PAYOUTS_PAUSED';
+  readonly reason: string;
+  constructor(reason: string) {
+    super(`payouts are paused (${reason}); nothing was sent`);
+    this.reason = reason;
   }
 }

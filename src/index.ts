@@ -26,6 +26,7 @@ export {
   ConfigurationError,
   LightningError,
   type LightningErrorCode,
+  PayoutsPausedError,
 } from './errors.js';
 export {
   DuplicateIntentError,
@@ -77,11 +78,12 @@ export type { PurchaseSession, WidgetSession } from './room/widget-access.js';
 export type {
   LightningEventName,
   LightningEvents,
+  PayoutPause,
   SettledStatus,
   WebhookEvent,
 } from './server/events.js';
 export type { LightningLogger } from './server/logger.js';
 export type { EntryFeeInput, RewardInput, SpendInput } from './server/operations/inputs.js';
-export type { LightningOptions, ReconcilerOptions } from './server/options.js';
+export type { BreakerOptions, LightningOptions, ReconcilerOptions } from './server/options.js';
 
 export { VERSION } from './version.js';

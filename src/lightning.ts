@@ -30,6 +30,7 @@ import { Engine } from './server/engine.js';
 import {
   type LightningEventName,
   type LightningEvents,
+  type PayoutPause,
   SafeEmitter,
   type SettledStatus,
 } from './server/events.js';
@@ -179,6 +180,16 @@ export class Lightning {
    */
   async resolve(id: string, status: SettledStatus, note: string): Promise<Intent> {
     return (await this.#start()).engine.resolve(id, status, note);
+  }
+
+  /** Why payouts are paused (the circuit breaker tripped), or null while they run. */
+  get paused(): PayoutPause | null {
+    return this.#running?.engine.breaker.paused ?? null;
+  }
+
+  /** Lifts a pause of payouts (see the `paused` event); the breaker counts afresh. */
+  resume(): void {
+    this.#running?.engine.breaker.resume();
   }
 
   /** Stops the reconciler, closes the client, the ledger it opened and the emulator it started. */

@@ -16,6 +16,7 @@ import type { Clock } from '../clock.js';
 import { InvalidArgumentError } from '../errors.js';
 import { type Intent, type IntentPatch, type IntentStatus, isTerminal } from '../ledger/intent.js';
 import type { LedgerStore } from '../ledger/store.js';
+import { PayoutBreaker } from './breaker.js';
 import type { LightningEventName, LightningEvents, SafeEmitter } from './events.js';
 import type { LightningLogger } from './logger.js';
 import { observe } from './observe.js';
@@ -37,7 +38,7 @@ export interface EngineDeps {
   events: SafeEmitter;
   settings: Pick<
     Settings,
-    'publicUrl' | 'prefix' | 'reconciler' | 'clock' | 'logger' | 'webhookSecret'
+    'publicUrl' | 'prefix' | 'reconciler' | 'breaker' | 'clock' | 'logger' | 'webhookSecret'
   >;
 }
 
@@ -47,6 +48,8 @@ export class Engine {
   readonly clock: Clock;
   readonly logger: LightningLogger;
   readonly settings: EngineDeps['settings'];
+  /** Pauses payouts when the service answers badly or the wallet runs low. */
+  readonly breaker: PayoutBreaker;
   readonly #events: SafeEmitter;
   #presence: PresenceLike | undefined;
   #strays = { count: 0, reportedAt: Number.NEGATIVE_INFINITY };
@@ -59,6 +62,13 @@ export class Engine {
     this.settings = deps.settings;
     this.clock = deps.settings.clock;
     this.logger = deps.settings.logger;
+    this.breaker = new PayoutBreaker({
+      settings: deps.settings.breaker,
+      clock: this.clock,
+      logger: this.logger,
+      api: this.api,
+      onPause: (pause) => this.emit('paused', pause),
+    });
   }
 
   now(): number {
@@ -182,6 +192,7 @@ export class Engine {
       observation = await observe(this.api, intent, remoteId, now, proof);
     } catch (err) {
       this.logger.warn(`check of ${intent.kind} ${intent.id} failed: ${(err as Error).message}`);
+      this.breaker.recordFailure(err, false);
       const retryAt = now + retryAfterErrorMs(intent, this.settings.reconciler);
       await this.ledger.update(intent.id, intent.status, {
         nextCheckAt: due ? retryAt : this.#noLater(intent, retryAt),

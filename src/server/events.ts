@@ -21,6 +21,13 @@ export interface WebhookEvent {
   data: unknown;
 }
 
+/** Why payouts stopped (the circuit breaker tripped), and when. */
+export interface PayoutPause {
+  reason: string;
+  /** epoch ms */
+  at: number;
+}
+
 export type LightningEvents = {
   /** An intent reached a terminal status (completed, expired, failed): exactly once each. */
   settled: [intent: Intent];
@@ -29,6 +36,8 @@ export type LightningEvents = {
   /** Money arrived for an intent that had already ended (a fee paid after it expired). */
   latePayment: [intent: Intent];
   webhook: [event: WebhookEvent];
+  /** Payouts are paused until `lightning.resume()`: once each time the breaker trips. */
+  paused: [pause: PayoutPause];
 } & {
   /** Per kind and status: `reward.completed`, `entryFee.expired`, `spend.failed`... */
   [E in `${IntentKind}.${SettledStatus}`]: [intent: Intent];

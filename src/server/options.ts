@@ -42,6 +42,17 @@ const reconcilerSchema = z.strictObject({
   expiryMarginMs: ms.default(60_000),
 });
 
+const breakerSchema = z.strictObject({
+  /** Ambiguous or 5xx answers within `windowMs` that pause payouts; 0 never pauses. Default 5. */
+  failures: z.number().int().min(0).default(5),
+  /** The window those failures are counted in. Default 60,000 ms. */
+  windowMs: ms.default(60_000),
+  /** Pause payouts rather than let the wallet fall below this many msats. Default: no floor. */
+  walletFloorMsat: z.number().int().min(0).optional(),
+  /** How long a wallet balance read is trusted (payouts since are subtracted). Default 30,000 ms. */
+  walletCheckMs: ms.default(30_000),
+});
+
 export const lightningOptionsSchema = z.strictObject({
   /** The service's API key. Absent: an embedded emulator is started (not in production). */
   apiKey: z.string().min(1, 'must not be empty').optional(),
@@ -81,6 +92,8 @@ export const lightningOptionsSchema = z.strictObject({
     .default({}),
   /** Polling of overdue intents, which recovers lost callbacks. */
   reconciler: reconcilerSchema.prefault({}),
+  /** The payout circuit breaker (see server/breaker.ts). */
+  breaker: breakerSchema.prefault({}),
   /** The embedded emulator (when there is no apiKey). Default port 0 (free), host 127.0.0.1. */
   emulator: z
     .strictObject({
@@ -110,6 +123,8 @@ export const lightningOptionsSchema = z.strictObject({
 export type LightningOptions = z.input<typeof lightningOptionsSchema>;
 export type ReconcilerOptions = z.input<typeof reconcilerSchema>;
 export type ReconcilerSettings = z.output<typeof reconcilerSchema>;
+export type BreakerOptions = z.input<typeof breakerSchema>;
+export type BreakerSettings = z.output<typeof breakerSchema>;
 
 /** Every option with its default applied; `publicUrl` known, without a trailing slash. */
 export type Settings = z.output<typeof lightningOptionsSchema> & { publicUrl: string };

@@ -29,6 +29,7 @@ export async function recordCreateFailure(
   retryLaterMs: number | null,
 ): Promise<boolean> {
   const message = err instanceof Error ? err.message : String(err);
+  engine.breaker.recordFailure(err, isAmbiguous(err));
   if (isAmbiguous(err)) {
     if (intent.status !== 'creating') return false;
     const moved = await engine.apply(

@@ -11,6 +11,7 @@ import { type RewardInput, rewardInput } from './inputs.js';
 
 export async function startReward(engine: Engine, input: RewardInput): Promise<Intent> {
   const args = parseInput(rewardInput, input);
+  await engine.breaker.admit(BigInt(args.amountMsat));
   const token = newCallbackToken();
   return recordThenSend(
     engine,
