@@ -246,6 +246,14 @@ export class RedisLedger implements LedgerStore {
     await this.run(SCRIPTS.release, id, owner);
   }
 
+  async unknowns(_limit = 100): Promise<Intent[]> {
+    return [];
+  }
+
+  async advanceChecks(_at: number): Promise<number> {
+    return 0;
+  }
+
   async recordEvent(eventId: string, now: number = this.clock.now()): Promise<boolean> {
     this.assertOpen();
     parseEventId(eventId);

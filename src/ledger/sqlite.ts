@@ -318,6 +318,24 @@ export class SqliteLedger implements LedgerStore {
     this.write(() => this.sql.release.run(id, owner));
   }
 
+  async unknowns(limit = 100): Promise<Intent[]> {
+    return this.db
+      .prepare("SELECT * FROM intents WHERE status = 'unknown' ORDER BY created_at, seq LIMIT ?")
+      .all(limit)
+      .map(toIntent);
+  }
+
+  async advanceChecks(at: number): Promise<number> {
+    return Number(
+      this.write(
+        () =>
+          this.db
+            .prepare(`UPDATE intents SET next_check_at = ? WHERE next_check_at > ? AND ${OPEN_SQL}`)
+            .run(at, at).changes,
+      ),
+    );
+  }
+
   async recordEvent(eventId: string, now: number = this.clock.now()): Promise<boolean> {
     this.assertOpen();
     parseEventId(eventId);
