@@ -39,6 +39,7 @@ export type LightningErrorCode =
   | 'LN_LEDGER_INCOMPATIBLE'
   | 'LN_LEDGER_BUSY'
   | 'LN_LEDGER_LOST'
+  | 'LN_LEDGER_NOT_DURABLE'
   | 'LN_PAYOUTS_PAUSED';
 
 /** The codes of an error's class and of every class above it: what `instanceof` checks. */

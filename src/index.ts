@@ -37,6 +37,7 @@ export {
   LedgerBusyError,
   LedgerClosedError,
   LedgerError,
+  LedgerNotDurableError,
 } from './ledger/errors.js';
 // The ledger: the record of every money movement, and the stores that keep it.
 export type {

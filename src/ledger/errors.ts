@@ -75,6 +75,14 @@ export class LedgerBusyError extends LedgerError {
 }
 
 /**
+ * The store cannot keep its promise that an acknowledged write survives: a Redis with AOF off,
+ * or a write that did not reach the replicas it had to. Refusing beats forgetting money.
+ */
+export class LedgerNotDurableError extends LedgerError {
+  static override readonly code: LedgerErrorCode = 'LN_LEDGER_NOT_DURABLE';
+}
+
+/**
  * An intent this process recorded moments ago is no longer in the ledger: the store lost
  * acknowledged writes (a Redis without AOF that restarted, a database restored from backup).
  * The service may have acted: `remoteId` names what it answered, when it answered.

@@ -12,6 +12,7 @@
  *   P room:<roomId>                zset by createdAt: open intents of a room
  *   P player:<playerId>            zset by createdAt: open intents of a player
  *   P due                          zset by nextCheckAt: open intents with a nextCheckAt
+ *   P unknown                      zset by createdAt: intents in status unknown (layout 2)
  *   P seq                          counter: insertion order, the last tie-breaker
  *   P event:<eventId>              string with a TTL: a webhook event already seen
  *   P version                      the data layout version
@@ -49,6 +50,13 @@ local function reindex(o, n)
   elseif isOpen and not wasOpen then
     if n.roomId then redis.call('ZADD', p .. 'room:' .. n.roomId, n.createdAt, m) end
     redis.call('ZADD', p .. 'player:' .. n.playerId, n.createdAt, m)
+  end
+  if o.status ~= n.status then
+    if n.status == 'unknown' then
+      redis.call('ZADD', p .. 'unknown', n.createdAt, m)
+    elseif o.status == 'unknown' then
+      redis.call('ZREM', p .. 'unknown', m)
+    end
   end
   local oldDue = wasOpen and o.nextCheckAt or nil
   local newDue = isOpen and n.nextCheckAt or nil
@@ -172,8 +180,9 @@ return 1
 
 /**
  * Reads in one step, so that an index and the hashes it points at are seen together.
- * ARGV: prefix, mode, key suffix. Mode 'token': the intent a callback token names; 'first':
- * the oldest member of a zset; 'all': every member of a zset, oldest first.
+ * ARGV: prefix, mode, key suffix, and for 'all' an optional limit. Mode 'token': the intent a
+ * callback token names; 'first': the oldest member of a zset; 'all': every member of a zset
+ * (or the oldest \`limit\`), oldest first.
  * Returns a list of flat hashes.
  */
 export const READ = `${HELPERS}
@@ -183,7 +192,7 @@ if mode == 'token' then
   local id = redis.call('GET', p .. 'token:' .. suffix)
   if id then ids[1] = id end
 else
-  local stop = mode == 'first' and 0 or -1
+  local stop = mode == 'first' and 0 or ((tonumber(ARGV[4]) or 0) - 1)
   for _, m in ipairs(redis.call('ZRANGE', p .. suffix, 0, stop)) do ids[#ids + 1] = idOf(m) end
 end
 local out = {}
@@ -192,6 +201,41 @@ for _, id in ipairs(ids) do
   if #flat > 0 then out[#out + 1] = flat end
 end
 return out
+`;
+
+/**
+ * The start-up sweep. ARGV: prefix, at. Every open intent due later than `at` becomes due at
+ * `at` (its hash and the due index together); leases, statuses and updatedAt stay. Returns
+ * how many were brought forward.
+ */
+export const ADVANCE = `${HELPERS}
+local at = ARGV[2]
+local members = redis.call('ZRANGEBYSCORE', p .. 'due', '(' .. at, '+inf')
+for _, m in ipairs(members) do
+  redis.call('HSET', ikey(idOf(m)), 'nextCheckAt', at)
+  redis.call('ZADD', p .. 'due', at, m)
+end
+return #members
+`;
+
+/**
+ * Layout 1 -> 2: indexes the intents already in status unknown. ARGV: prefix, the prefix as a
+ * SCAN pattern (glob characters escaped), the new version. Runs once, when a library that
+ * writes layout 2 first meets layout 1 data; writes the new version last.
+ */
+export const MIGRATE_1_TO_2 = `
+local p = ARGV[1]
+local cursor = '0'
+repeat
+  local r = redis.call('SCAN', cursor, 'MATCH', ARGV[2] .. 'intent:*', 'COUNT', 1000)
+  cursor = r[1]
+  for _, key in ipairs(r[2]) do
+    local f = redis.call('HMGET', key, 'status', 'createdAt', 'ord')
+    if f[1] == 'unknown' then redis.call('ZADD', p .. 'unknown', f[2], f[3]) end
+  end
+until cursor == '0'
+redis.call('SET', p .. 'version', ARGV[3])
+return ARGV[3]
 `;
 
 /**

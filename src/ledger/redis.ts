@@ -14,13 +14,26 @@
  *
  * `ioredis` is loaded only when this store creates its own connection, so importing the ledger
  * never requires it. Amounts stay decimal strings end to end; Lua never does arithmetic on them.
+ *
+ * Durability: an intent is written so that it outlives the API call that follows it, so on
+ * first use (`open()`, or the first call) the store reads `INFO persistence` and refuses a Redis
+ * with AOF off: a restart would forget every intent, and the money the service moved for them.
+ * `durability: 'none'` allows it, for tests and benchmarks. `appendfsync` other than `always` is
+ * allowed with one warning (a crash of the machine may lose the last second). `replicas: n`
+ * makes each write wait (WAIT) until n replicas have it, so that a failover cannot forget an
+ * intent that the service was then asked to create.
  */
 
 import { createHash } from 'node:crypto';
 import type { Redis, RedisOptions } from 'ioredis';
 import { v7 as uuidv7 } from 'uuid';
 import { type Clock, systemClock } from '../clock.js';
-import { DuplicateIntentError, IncompatibleLedgerError, LedgerClosedError } from './errors.js';
+import {
+  DuplicateIntentError,
+  IncompatibleLedgerError,
+  LedgerClosedError,
+  LedgerNotDurableError,
+} from './errors.js';
 import {
   type Intent,
   type IntentHistoryEntry,
@@ -29,7 +42,16 @@ import {
   isTerminal,
   type NewIntent,
 } from './intent.js';
-import { CLAIM, CREATE, READ, RELEASE, VERSION, WRITE } from './redis-scripts.js';
+import {
+  ADVANCE,
+  CLAIM,
+  CREATE,
+  MIGRATE_1_TO_2,
+  READ,
+  RELEASE,
+  VERSION,
+  WRITE,
+} from './redis-scripts.js';
 import type { LedgerStore, TransitionOptions } from './store.js';
 import {
   assertMove,
@@ -37,6 +59,7 @@ import {
   parseClaim,
   parseEpochMs,
   parseEventId,
+  parseLimit,
   parseNewIntent,
   parsePatch,
   parseStatus,
@@ -48,6 +71,9 @@ export interface RedisClientLike {
   eval(script: string, numKeys: number, ...args: string[]): Promise<unknown>;
   hgetall(key: string): Promise<Record<string, string>>;
   set(...args: (string | number)[]): Promise<unknown>;
+  info(section: string): Promise<string>;
+  /** Any command by name: CONFIG GET and WAIT. */
+  call(command: string, ...args: (string | number)[]): Promise<unknown>;
   quit(): Promise<unknown>;
 }
 
@@ -59,13 +85,24 @@ export interface RedisLedgerOptions {
   prefix?: string;
   /** The time source used when a call gives no `now`. Default the system clock. */
   clock?: Clock;
+  /**
+   * 'aof' (default): refuse a Redis with AOF off, naming `appendonly yes`. 'none': run on any
+   * Redis, for tests and benchmarks only (a restart forgets every intent).
+   */
+  durability?: 'aof' | 'none';
+  /** Every write waits until this many replicas have it (WAIT). Default 0. */
+  replicas?: number;
+  /** How long a write waits for its replicas, in ms. Default 1000. */
+  replicaTimeoutMs?: number;
+  /** Where the store's one-time warnings go. Default the console. */
+  logger?: { warn(message: string): void };
 }
 
 /** How long a webhook event id is remembered for deduplication (deliveries retry for hours). */
 const EVENT_MEMORY_MS = 7 * 24 * 3600 * 1000;
 
 /** Bumped whenever the key layout changes; an older library refuses newer data. */
-const LAYOUT_VERSION = 1;
+const LAYOUT_VERSION = 2;
 
 /** Cleared when an intent reaches a terminal status: nothing is left to check or lease. */
 const SCHEDULE_FIELDS = ['nextCheckAt', 'leaseOwner', 'leaseUntil'] as const;
@@ -85,8 +122,15 @@ const SCRIPTS = {
   claim: script(CLAIM),
   release: script(RELEASE),
   read: script(READ),
-  version: script(VERSION),
+  advance: script(ADVANCE),
 };
+
+/** Scripts that write an intent: with `replicas`, each waits until the replicas have it. */
+const INTENT_WRITES: ReadonlySet<Script> = new Set([
+  SCRIPTS.create,
+  SCRIPTS.write,
+  SCRIPTS.advance,
+]);
 
 export class RedisLedger implements LedgerStore {
   readonly prefix: string;
@@ -95,12 +139,29 @@ export class RedisLedger implements LedgerStore {
   readonly #client: Promise<RedisClientLike>;
   private readonly ownsClient: boolean;
   private readonly clock: Clock;
+  private readonly durability: 'aof' | 'none';
+  private readonly replicas: number;
+  private readonly replicaTimeoutMs: number;
+  private readonly logger: { warn(message: string): void };
   private closed = false;
-  private layoutChecked: Promise<void> | undefined;
+  private opened: Promise<void> | undefined;
 
   constructor(connection?: RedisConnection, options: RedisLedgerOptions = {}) {
     this.prefix = options.prefix ?? 'lightning:';
     this.clock = options.clock ?? systemClock;
+    this.durability = options.durability ?? 'aof';
+    this.replicas = options.replicas ?? 0;
+    this.replicaTimeoutMs = options.replicaTimeoutMs ?? 1000;
+    this.logger = options.logger ?? { warn: (m) => console.warn(`[lightning] ${m}`) };
+    if (this.durability !== 'aof' && this.durability !== 'none') {
+      throw new TypeError(`RedisLedger: durability must be 'aof' or 'none'`);
+    }
+    if (!Number.isSafeInteger(this.replicas) || this.replicas < 0) {
+      throw new TypeError('RedisLedger: replicas must be a whole number, 0 or more');
+    }
+    if (!Number.isSafeInteger(this.replicaTimeoutMs) || this.replicaTimeoutMs <= 0) {
+      throw new TypeError('RedisLedger: replicaTimeoutMs must be a positive whole number');
+    }
     this.ownsClient = !isClient(connection);
     this.#client = isClient(connection)
       ? Promise.resolve(connection)
@@ -148,6 +209,11 @@ export class RedisLedger implements LedgerStore {
     if (reply === 'DUP id') throw new DuplicateIntentError('id');
     if (reply === 'DUP callbackToken') throw new DuplicateIntentError('callbackToken');
     return toIntent(reply);
+  }
+
+  async open(): Promise<void> {
+    this.assertOpen();
+    await this.checkLayout();
   }
 
   async get(id: string): Promise<Intent | null> {
@@ -246,12 +312,17 @@ export class RedisLedger implements LedgerStore {
     await this.run(SCRIPTS.release, id, owner);
   }
 
-  async unknowns(_limit = 100): Promise<Intent[]> {
-    return [];
+  async unknowns(limit = 100): Promise<Intent[]> {
+    this.assertOpen();
+    parseLimit(limit);
+    if (limit === 0) return [];
+    return this.read('all', 'unknown', String(limit));
   }
 
-  async advanceChecks(_at: number): Promise<number> {
-    return 0;
+  async advanceChecks(at: number): Promise<number> {
+    this.assertOpen();
+    parseEpochMs(at, 'at');
+    return Number(await this.run(SCRIPTS.advance, String(at)));
   }
 
   async recordEvent(eventId: string, now: number = this.clock.now()): Promise<boolean> {
@@ -281,8 +352,12 @@ export class RedisLedger implements LedgerStore {
     }
   }
 
-  private async read(mode: 'token' | 'first' | 'all', suffix: string): Promise<Intent[]> {
-    const reply = (await this.run(SCRIPTS.read, mode, suffix)) as string[][];
+  private async read(
+    mode: 'token' | 'first' | 'all',
+    suffix: string,
+    ...limit: string[]
+  ): Promise<Intent[]> {
+    const reply = (await this.run(SCRIPTS.read, mode, suffix, ...limit)) as string[][];
     return reply.map(toIntent);
   }
 
@@ -294,35 +369,98 @@ export class RedisLedger implements LedgerStore {
   private async run(s: Script, ...args: string[]): Promise<unknown> {
     await this.checkLayout();
     const route = `${this.prefix}seq`;
+    const client = await this.#client;
+    let reply: unknown;
     try {
-      return await (await this.#client).evalsha(s.sha, 1, route, this.prefix, ...args);
+      reply = await client.evalsha(s.sha, 1, route, this.prefix, ...args);
     } catch (err) {
       if (!String((err as Error).message).startsWith('NOSCRIPT')) throw err;
-      return (await this.#client).eval(s.source, 1, route, this.prefix, ...args);
+      reply = await client.eval(s.source, 1, route, this.prefix, ...args);
     }
+    if (this.replicas > 0 && INTENT_WRITES.has(s)) await this.awaitReplicas(client, s, reply, args);
+    return reply;
   }
 
-  /** Once per instance: refuses data laid out by a newer library. */
+  /**
+   * WAIT for the replicas. A create they did not all acknowledge is failed at once (nothing has
+   * been sent for it yet) and the call rejects, so the service is never asked to create what a
+   * failover could forget. A later move is kept: it records what the service already did, and a
+   * failover that loses it only makes the reconciler read the resource again.
+   */
+  private async awaitReplicas(
+    client: RedisClientLike,
+    s: Script,
+    reply: unknown,
+    args: string[],
+  ): Promise<void> {
+    const acked = Number(await client.call('WAIT', this.replicas, this.replicaTimeoutMs));
+    if (acked >= this.replicas) return;
+    const message = `a ledger write reached ${acked} of ${this.replicas} replicas within ${this.replicaTimeoutMs} ms`;
+    if (s !== SCRIPTS.create || !Array.isArray(reply)) {
+      this.logger.warn(`${message}; a failover may undo it until the next check`);
+      return;
+    }
+    const id = args[0] as string;
+    await this.transition(id, 'creating', 'failed', {
+      note: 'not replicated: nothing was sent to the service',
+    }).catch(() => null);
+    throw new LedgerNotDurableError(`${message}: intent ${id} was not sent to the service`);
+  }
+
+  /**
+   * Once per instance: refuses data laid out by a newer library and a Redis that forgets on
+   * restart; migrates data laid out by an older one.
+   */
   private checkLayout(): Promise<void> {
-    this.layoutChecked ??= (async () => {
-      const stored = await (await this.#client).eval(
-        VERSION,
-        1,
-        `${this.prefix}version`,
-        this.prefix,
-        String(LAYOUT_VERSION),
+    this.opened ??= (async () => {
+      const client = await this.#client;
+      await this.checkDurability(client);
+      let stored = Number(
+        await client.eval(VERSION, 1, `${this.prefix}version`, this.prefix, String(LAYOUT_VERSION)),
       );
-      if (Number(stored) > LAYOUT_VERSION) {
+      if (stored > LAYOUT_VERSION) {
         throw new IncompatibleLedgerError(
           `ledger keys under '${this.prefix}' have layout version ${String(stored)}; this library reads up to ${LAYOUT_VERSION}`,
         );
       }
+      if (stored === 1) {
+        const pattern = this.prefix.replace(/[*?[\]\\]/g, '\\$&');
+        stored = Number(
+          await client.eval(MIGRATE_1_TO_2, 1, `${this.prefix}version`, this.prefix, pattern, '2'),
+        );
+      }
     })().catch((err: unknown) => {
-      // A connection failure is retried on the next call; an incompatible layout is not.
-      if (!(err instanceof IncompatibleLedgerError)) this.layoutChecked = undefined;
+      // A connection failure is retried on the next call; a refusal is not.
+      if (!(err instanceof IncompatibleLedgerError) && !(err instanceof LedgerNotDurableError)) {
+        this.opened = undefined;
+      }
       throw err;
     });
-    return this.layoutChecked;
+    return this.opened;
+  }
+
+  private async checkDurability(client: RedisClientLike): Promise<void> {
+    if (this.durability === 'none') return;
+    const info = await client.info('persistence');
+    if (!/^aof_enabled:1\s*$/m.test(info)) {
+      throw new LedgerNotDurableError(
+        "RedisLedger refuses a Redis with AOF off: a restart would forget every intent (and the money the service moved for it). Set `appendonly yes` and `appendfsync always` in redis.conf (or CONFIG SET appendonly yes), or pass { durability: 'none' } for tests and benchmarks",
+      );
+    }
+    let fsync: string | undefined;
+    try {
+      const reply = (await client.call('CONFIG', 'GET', 'appendfsync')) as string[];
+      fsync = reply[1];
+    } catch {
+      // Managed Redis often disables CONFIG: say what could not be checked, once.
+    }
+    if (fsync !== 'always') {
+      this.logger.warn(
+        fsync === undefined
+          ? 'RedisLedger could not read appendfsync (CONFIG is disabled): make sure it is `always`, or a crash of the machine may lose the last writes'
+          : `RedisLedger runs on a Redis with appendfsync ${fsync}: a crash of the machine may lose up to a second of intents; \`appendfsync always\` keeps every acknowledged write`,
+      );
+    }
   }
 
   private assertOpen(): void {

@@ -9,9 +9,11 @@
  *   await ledger.transition(intent.id, 'creating', 'pending', { patch: { remoteId, code } });
  *
  * Footprint: one connection and a dozen prepared statements per instance, no timers. Every
- * call is synchronous under the async interface and blocks the event loop for one indexed
- * statement; a file write also waits for one fsync (synchronous=FULL), and when another
- * process holds the write lock, for up to `busyTimeoutMs`.
+ * call runs synchronously under the async interface and blocks the event loop for one indexed
+ * statement; a file write also waits for one fsync (synchronous=FULL). A write that meets the
+ * write lock held by another process never waits on the game loop: SQLite gives up after
+ * `lockSpinMs` (2 ms), and the store retries on a timer, with backoff, for up to
+ * `busyTimeoutMs`, leaving every room of the process running meanwhile.
  *
  * Every write is one `BEGIN IMMEDIATE ... COMMIT` that never spans an await, so instances in
  * one process never wait on each other, and instances in several processes serialise on
@@ -44,6 +46,7 @@ import {
   parseClaim,
   parseEpochMs,
   parseEventId,
+  parseLimit,
   parseNewIntent,
   parsePatch,
   parseStatus,
@@ -54,9 +57,18 @@ export interface SqliteLedgerOptions {
   path?: string;
   /** The time source used when a call gives no `now`. Default the system clock. */
   clock?: Clock;
-  /** How long a write waits for another process's write lock before failing, in ms. Default 5000. */
+  /**
+   * How long a write waits, in all, for another process's write lock before failing with
+   * LedgerBusyError, in ms. The wait is asynchronous: the event loop runs meanwhile. Default 5000.
+   */
   busyTimeoutMs?: number;
 }
+
+/** How long one attempt may block the event loop on a held lock (SQLite's own busy handler). */
+const LOCK_SPIN_MS = 2;
+/** The asynchronous retries' backoff: first and longest pause, in ms. */
+const RETRY_FIRST_MS = 1;
+const RETRY_MAX_MS = 25;
 
 /** How long a webhook event id is remembered for deduplication (deliveries retry for hours). */
 const EVENT_MEMORY_MS = 7 * 24 * 3600 * 1000;
@@ -180,6 +192,7 @@ export class SqliteLedger implements LedgerStore {
   readonly path: string;
   private readonly db: DatabaseSync;
   private readonly clock: Clock;
+  private readonly busyTimeoutMs: number;
   private closed = false;
   private readonly sql: ReturnType<typeof prepareStatements>;
   private readonly tx: { begin: StatementSync; commit: StatementSync; rollback: StatementSync };
@@ -188,9 +201,11 @@ export class SqliteLedger implements LedgerStore {
     const opts = typeof options === 'string' ? { path: options } : options;
     this.path = opts.path ?? ':memory:';
     this.clock = opts.clock ?? systemClock;
-    // The busy timeout is set before the first statement: two processes opening a new file
-    // at once both run the schema and would otherwise fail with SQLITE_BUSY.
-    this.db = new DatabaseSync(this.path, { timeout: opts.busyTimeoutMs ?? 5000 });
+    this.busyTimeoutMs = opts.busyTimeoutMs ?? 5000;
+    // The full busy timeout holds while the constructor (synchronous) runs the schema: two
+    // processes opening a new file at once would otherwise fail with SQLITE_BUSY. Afterwards
+    // every write waits for a lock asynchronously (see writeSoon).
+    this.db = new DatabaseSync(this.path, { timeout: this.busyTimeoutMs });
     try {
       this.tx = {
         begin: this.db.prepare('BEGIN IMMEDIATE'),
@@ -198,6 +213,7 @@ export class SqliteLedger implements LedgerStore {
         rollback: this.db.prepare('ROLLBACK'),
       };
       this.configure();
+      this.db.exec(`PRAGMA busy_timeout = ${LOCK_SPIN_MS}`);
       this.sql = prepareStatements(this.db);
     } catch (err) {
       this.db.close();
@@ -227,7 +243,7 @@ export class SqliteLedger implements LedgerStore {
       history: JSON.stringify(history),
     };
     try {
-      return this.write(() => toIntent(this.sql.insert.get(params)));
+      return await this.writeSoon(() => toIntent(this.sql.insert.get(params)));
     } catch (err) {
       throw duplicateOrSelf(err);
     }
@@ -277,7 +293,7 @@ export class SqliteLedger implements LedgerStore {
       now,
       note: options.note ?? null,
     };
-    return this.write(() => toIntentOrNull(this.sql.transition.get(params)));
+    return this.writeSoon(() => toIntentOrNull(this.sql.transition.get(params)));
   }
 
   async update(
@@ -292,7 +308,7 @@ export class SqliteLedger implements LedgerStore {
     const input = parsePatch(patch);
     assertSchedulable(status, input);
     const params: Params = { ...patchParams(input, isTerminal(status)), id, status, now };
-    return this.write(() => toIntentOrNull(this.sql.update.get(params)));
+    return this.writeSoon(() => toIntentOrNull(this.sql.update.get(params)));
   }
 
   async claimDue(now: number, limit: number, owner: string, leaseMs: number): Promise<Intent[]> {
@@ -300,9 +316,9 @@ export class SqliteLedger implements LedgerStore {
     parseEpochMs(now, 'now');
     parseClaim(limit, owner, leaseMs);
     if (limit === 0) return [];
-    const rows = this.write(() =>
+    const rows = (await this.writeSoon(() =>
       this.sql.claim.all({ now, limit, owner, until: now + leaseMs }),
-    ) as unknown as IntentRow[];
+    )) as unknown as IntentRow[];
     // RETURNING yields rows in no promised order; the contract is nextCheckAt, then age.
     rows.sort(
       (a, b) =>
@@ -315,32 +331,30 @@ export class SqliteLedger implements LedgerStore {
 
   async release(id: string, owner: string): Promise<void> {
     this.assertOpen();
-    this.write(() => this.sql.release.run(id, owner));
+    await this.writeSoon(() => this.sql.release.run(id, owner));
+  }
+
+  async open(): Promise<void> {
+    this.assertOpen();
   }
 
   async unknowns(limit = 100): Promise<Intent[]> {
-    return this.db
-      .prepare("SELECT * FROM intents WHERE status = 'unknown' ORDER BY created_at, seq LIMIT ?")
-      .all(limit)
-      .map(toIntent);
+    this.assertOpen();
+    parseLimit(limit);
+    return this.sql.unknowns.all(limit).map(toIntent);
   }
 
   async advanceChecks(at: number): Promise<number> {
-    return Number(
-      this.write(
-        () =>
-          this.db
-            .prepare(`UPDATE intents SET next_check_at = ? WHERE next_check_at > ? AND ${OPEN_SQL}`)
-            .run(at, at).changes,
-      ),
-    );
+    this.assertOpen();
+    parseEpochMs(at, 'at');
+    return Number(await this.writeSoon(() => this.sql.advance.run({ at }).changes));
   }
 
   async recordEvent(eventId: string, now: number = this.clock.now()): Promise<boolean> {
     this.assertOpen();
     parseEventId(eventId);
     parseEpochMs(now, 'now');
-    return this.write(() => {
+    return this.writeSoon(() => {
       this.sql.forgetEvents.run(now - EVENT_MEMORY_MS);
       return this.sql.recordEvent.run(eventId, now).changes === 1;
     });
@@ -376,6 +390,29 @@ export class SqliteLedger implements LedgerStore {
       this.db.exec(SCHEMA);
       this.db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
     });
+  }
+
+  /**
+   * One write transaction, retried on a timer while another process holds the lock: each
+   * attempt blocks the loop for at most LOCK_SPIN_MS, and a busy attempt has written nothing
+   * (the lock is taken first, and a failed commit is rolled back), so retrying is safe.
+   */
+  private async writeSoon<T>(fn: () => T): Promise<T> {
+    const started = performance.now();
+    let pause = RETRY_FIRST_MS;
+    for (;;) {
+      try {
+        return this.write(fn);
+      } catch (err) {
+        const waited = performance.now() - started;
+        if (!(err instanceof LedgerBusyError) || waited >= this.busyTimeoutMs) throw err;
+        await new Promise((resolve) =>
+          setTimeout(resolve, Math.min(pause, this.busyTimeoutMs - waited)),
+        );
+        pause = Math.min(pause * 2, RETRY_MAX_MS);
+        this.assertOpen();
+      }
+    }
   }
 
   /** Takes the write lock up front (IMMEDIATE), so a transaction never fails halfway on a lock upgrade. */
@@ -449,6 +486,13 @@ function prepareStatements(db: DatabaseSync) {
     release: db.prepare(
       'UPDATE intents SET lease_owner = NULL, lease_until = NULL WHERE id = ? AND lease_owner = ?',
     ),
+    unknowns: db.prepare(
+      "SELECT * FROM intents WHERE status = 'unknown' ORDER BY created_at, seq LIMIT ?",
+    ),
+    // The start-up sweep: the same WHERE terms as the due index, so it walks only open intents.
+    advance: db.prepare(`
+      UPDATE intents SET next_check_at = :at
+      WHERE next_check_at IS NOT NULL AND ${OPEN_SQL} AND next_check_at > :at`),
   } satisfies Record<string, StatementSync>;
 }
 

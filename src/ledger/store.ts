@@ -22,6 +22,14 @@ export interface LedgerStore {
    */
   create(intent: NewIntent, now?: number): Promise<Intent>;
 
+  /**
+   * Connects and checks that the store can keep its promise: a layout it can read, and storage
+   * that keeps an acknowledged write (a Redis with AOF off is refused with
+   * LedgerNotDurableError). Idempotent; the server awaits it before it starts, and every other
+   * call runs it first anyway.
+   */
+  open(): Promise<void>;
+
   get(id: string): Promise<Intent | null>;
   byCallbackToken(token: string): Promise<Intent | null>;
   byRemoteId(kind: Intent['kind'], remoteId: string): Promise<Intent | null>;

@@ -87,6 +87,10 @@ export function parseStatus(value: IntentStatus): IntentStatus {
   return parse(z.enum(INTENT_STATUSES), value, 'status');
 }
 
+export function parseLimit(limit: number): void {
+  parse(z.int().nonnegative(), limit, 'limit');
+}
+
 export function parseClaim(limit: number, owner: string, leaseMs: number): void {
   parse(z.int().nonnegative(), limit, 'limit');
   parse(nonEmpty, owner, 'lease owner');

@@ -55,6 +55,15 @@ export async function startRuntime(settings: Settings): Promise<Runtime> {
           clock: settings.clock,
         });
   const started = emulator;
+  try {
+    // A store that cannot keep its promise (a Redis with AOF off) stops the start, loudly.
+    await ledger.open();
+  } catch (err) {
+    await api.close();
+    if (typeof given !== 'object') await ledger.close();
+    if (started) await started.close();
+    throw err;
+  }
   return {
     api,
     ledger,

@@ -625,6 +625,83 @@ export function describeLedgerContract(name: string, factory: LedgerFactory): vo
       });
     });
 
+    describe('unknowns and advanceChecks', () => {
+      it('lists the unknown intents, oldest first, up to the limit, and no others', async () => {
+        const first = await store.create(newIntent(), 10);
+        const second = await store.create(newIntent(), 20);
+        const third = await store.create(newIntent(), 30);
+        await store.create(newIntent(), 5); // stays creating
+        for (const intent of [third, first, second]) {
+          await store.transition(intent.id, 'creating', 'unknown', { now: 40 });
+        }
+        await intentIn('pending');
+        await intentIn('failed');
+        assert.deepEqual(
+          (await store.unknowns()).map((i) => i.id),
+          [first.id, second.id, third.id],
+        );
+        assert.deepEqual(
+          (await store.unknowns(2)).map((i) => i.id),
+          [first.id, second.id],
+        );
+        assert.deepEqual(await store.unknowns(0), []);
+        assert.deepEqual((await store.unknowns())[0], await store.get(first.id));
+      });
+
+      it('forgets an unknown once it is resolved, and lists one that became unknown later', async () => {
+        const a = await intentIn('unknown');
+        const b = await intentIn('unknown');
+        await store.transition(a.id, 'unknown', 'expired', { note: 'deadline passed' });
+        await store.transition(b.id, 'unknown', 'pending');
+        assert.deepEqual(await store.unknowns(), []);
+        const c = await intentIn('unknown');
+        assert.deepEqual(
+          (await store.unknowns()).map((i) => i.id),
+          [c.id],
+        );
+      });
+
+      it('refuses a nonsense limit', async () => {
+        await rejection(store.unknowns(-1), InvalidIntentError);
+        await rejection(store.unknowns(1.5), InvalidIntentError);
+      });
+
+      it('brings every later check of an open intent forward, and nothing else', async () => {
+        const later = await store.create(newIntent({ nextCheckAt: 5_000 }), 1);
+        const unknown = await store.create(newIntent({ nextCheckAt: 9_000 }), 1);
+        await store.transition(unknown.id, 'creating', 'unknown', { now: 2 });
+        const sooner = await store.create(newIntent({ nextCheckAt: 500 }), 1);
+        const never = await store.create(newIntent({ nextCheckAt: null }), 1);
+        const done = await store.create(newIntent({ nextCheckAt: 7_000 }), 1);
+        await store.transition(done.id, 'creating', 'failed', { now: 2 });
+        await store.claimDue(500, 10, 'worker-1', 10_000);
+
+        assert.equal(await store.advanceChecks(1_000), 2);
+        assertIncludes(await store.get(later.id), {
+          nextCheckAt: 1_000,
+          updatedAt: 1,
+          status: 'creating',
+        });
+        assertIncludes(await store.get(unknown.id), {
+          nextCheckAt: 1_000,
+          updatedAt: 2,
+          status: 'unknown',
+        });
+        // Already due sooner: left alone, and so is its lease.
+        assertIncludes(await store.get(sooner.id), { nextCheckAt: 500, leaseOwner: 'worker-1' });
+        assertIncludes(await store.get(never.id), { nextCheckAt: null });
+        assertIncludes(await store.get(done.id), { nextCheckAt: null, status: 'failed' });
+
+        // The brought-forward intents are due in claimDue's order at once.
+        const claimed = await store.claimDue(1_000, 10, 'worker-2', 1_000);
+        assert.deepEqual(
+          claimed.map((i) => i.id),
+          [later.id, unknown.id],
+        );
+        assert.equal(await store.advanceChecks(1_000), 0);
+      });
+    });
+
     describe('close', () => {
       it('refuses every call after close, and closing twice is harmless', async () => {
         const intent = await store.create(newIntent());
@@ -641,6 +718,9 @@ export function describeLedgerContract(name: string, factory: LedgerFactory): vo
           store.update(intent.id, 'creating', { checks: 1 }),
           store.claimDue(0, 1, 'w', 1),
           store.release(intent.id, 'w'),
+          store.open(),
+          store.unknowns(),
+          store.advanceChecks(0),
         ];
         for (const call of calls) {
           const err = await rejection(call, LedgerClosedError);

@@ -9,6 +9,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { DatabaseSync } from 'node:sqlite';
 import type { Readable } from 'node:stream';
@@ -199,6 +200,39 @@ describe('SqliteLedger', () => {
     }
     assert.deepEqual(await store.get(created.id), created);
     assert.equal((await store.transition(created.id, 'creating', 'pending'))?.status, 'pending');
+  });
+
+  it('waits for a held write lock off the game loop: the loop keeps running meanwhile', async () => {
+    // Issue 12, finding 6: node:sqlite waited on the loop for up to busyTimeoutMs (5 s),
+    // freezing every room of the process. Here the lock is released by a timer on the same
+    // loop, so the write can only succeed if the loop ran while it waited.
+    const store = ledger();
+    const created = await store.create(newIntent());
+    const other = new DatabaseSync(file);
+    other.exec('BEGIN IMMEDIATE');
+    const delay = monitorEventLoopDelay({ resolution: 1 });
+    delay.enable();
+    let ticks = 0;
+    const ticker = setInterval(() => ticks++, 5);
+    const started = performance.now();
+    setTimeout(() => {
+      other.exec('COMMIT');
+      other.close();
+    }, 150);
+    try {
+      const moved = await store.transition(created.id, 'creating', 'pending');
+      assert.equal(moved?.status, 'pending');
+    } finally {
+      clearInterval(ticker);
+      delay.disable();
+      if (other.isOpen && other.isTransaction) other.exec('COMMIT');
+      if (other.isOpen) other.close();
+    }
+    const waited = performance.now() - started;
+    assert.ok(waited >= 140 && waited < 2_000, `waited ${waited.toFixed(0)} ms for the lock`);
+    assert.ok(ticks >= 5, `the loop ran ${ticks} timer ticks while the write waited`);
+    const worstMs = delay.max / 1e6;
+    assert.ok(worstMs < 50, `the loop was blocked for up to ${worstMs.toFixed(1)} ms`);
   });
 
   it('lets exactly one of two instances on one file win each move (200 intents)', async () => {

@@ -45,7 +45,9 @@ export async function startRedis(options: RedisServerOptions = {}): Promise<Redi
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'lightning-redis-'));
   const durable = options.durable ?? true;
+  // A replica's first sync starts at once, not after Redis's default 5 s diskless delay.
   const args = ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', ''];
+  args.push('--repl-diskless-sync-delay', '0');
   if (durable) {
     args.push('--appendonly', 'yes', '--appendfsync', options.appendfsync ?? 'always');
   } else {
