@@ -40,7 +40,9 @@ export type LightningErrorCode =
   | 'LN_LEDGER_BUSY'
   | 'LN_LEDGER_LOST'
   | 'LN_LEDGER_NOT_DURABLE'
-  | 'LN_PAYOUTS_PAUSED';
+  | 'LN_PAYOUTS_PAUSED'
+  | 'LN_LIMIT_EXCEEDED'
+  | 'LN_BUDGET_EXCEEDED';
 
 /** The codes of an error's class and of every class above it: what `instanceof` checks. */
 const BRAND: unique symbol = Symbol.for('colyseus-lightning.error') as never;
@@ -135,5 +137,62 @@ export class PayoutsPausedError extends LightningError {
   constructor(reason: string) {
     super(`payouts are paused (${reason}); nothing was sent`);
     this.reason = reason;
+  }
+}
+
+/**
+ * A per-player limit refused the call (`maxOpenPerPlayer` open intents already). Checked in the
+ * same atomic step that would have recorded the intent, so it holds across processes: nothing
+ * was recorded and nothing was sent. Retryable once some of the player's intents have ended.
+ */
+export class LimitExceededError extends LightningError {
+  static override readonly code: LightningErrorCode = 'LN_LIMIT_EXCEEDED';
+  static override readonly retryable: boolean = true;
+  readonly limit: 'maxOpenPerPlayer';
+  readonly max: number;
+  readonly playerId: string;
+
+  constructor(limit: 'maxOpenPerPlayer', max: number, playerId: string) {
+    super(`player ${playerId} already has ${max} open intents (limits.${limit}); nothing was sent`);
+    this.limit = limit;
+    this.max = max;
+    this.playerId = playerId;
+  }
+}
+
+/** Which payout budget refused a reward. */
+export type BudgetScope = 'reward' | 'player' | 'room' | 'game';
+
+/**
+ * A payout budget refused a reward: it is larger than `maxRewardMsat`, or the rewards of its
+ * player, room or whole game in the budget's rolling window (those not expired or failed) would
+ * exceed the cap. Checked and reserved atomically with the intent: nothing was recorded, nothing
+ * was sent.
+ */
+export class BudgetExceededError extends LightningError {
+  static override readonly code: LightningErrorCode = 'LN_BUDGET_EXCEEDED';
+  readonly scope: BudgetScope;
+  /** The cap, in msats. */
+  readonly limitMsat: string;
+  /** What the window already holds, in msats (0 for `reward`). */
+  readonly reservedMsat: string;
+  /** The rolling window, in ms; null for `reward`. */
+  readonly windowMs: number | null;
+
+  constructor(
+    scope: BudgetScope,
+    limitMsat: string,
+    reservedMsat: string,
+    windowMs: number | null,
+  ) {
+    super(
+      scope === 'reward'
+        ? `the reward exceeds budgets.maxRewardMsat (${limitMsat} msats); nothing was sent`
+        : `the ${scope} payout budget (${limitMsat} msats per ${windowMs} ms) holds ${reservedMsat} msats already: this reward would exceed it; nothing was sent`,
+    );
+    this.scope = scope;
+    this.limitMsat = limitMsat;
+    this.reservedMsat = reservedMsat;
+    this.windowMs = windowMs;
   }
 }

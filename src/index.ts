@@ -23,9 +23,12 @@ export {
 // Time, for tests that drive it.
 export type { Clock } from './clock.js';
 export {
+  BudgetExceededError,
+  type BudgetScope,
   ConfigurationError,
   LightningError,
   type LightningErrorCode,
+  LimitExceededError,
   PayoutsPausedError,
 } from './errors.js';
 export {
@@ -55,7 +58,12 @@ export {
   type RedisLedgerOptions,
 } from './ledger/redis.js';
 export { SqliteLedger, type SqliteLedgerOptions } from './ledger/sqlite.js';
-export type { LedgerStore, TransitionOptions } from './ledger/store.js';
+export type {
+  BudgetWindow,
+  CreateGuards,
+  LedgerStore,
+  TransitionOptions,
+} from './ledger/store.js';
 // The server-level object and its events.
 export {
   createLightning,
@@ -85,6 +93,12 @@ export type {
 } from './server/events.js';
 export type { LightningLogger } from './server/logger.js';
 export type { EntryFeeInput, RewardInput, SpendInput } from './server/operations/inputs.js';
-export type { BreakerOptions, LightningOptions, ReconcilerOptions } from './server/options.js';
+export type {
+  BreakerOptions,
+  BudgetsOptions,
+  LightningOptions,
+  LimitsOptions,
+  ReconcilerOptions,
+} from './server/options.js';
 
 export { VERSION } from './version.js';

@@ -35,12 +35,23 @@ export class IllegalTransitionError extends LedgerError {
 /** `create` was given an id or a callback token that another intent already has. */
 export class DuplicateIntentError extends LedgerError {
   static override readonly code: LedgerErrorCode = 'LN_LEDGER_DUPLICATE';
-  readonly field: 'id' | 'callbackToken';
+  readonly field: 'id' | 'callbackToken' | 'openKey';
+  /** For `openKey`: the id of the open intent that holds the key. */
+  readonly existingId: string | null;
 
-  constructor(field: 'id' | 'callbackToken', options?: LightningErrorOptions) {
+  constructor(
+    field: 'id' | 'callbackToken' | 'openKey',
+    options?: LightningErrorOptions & { existingId?: string | null },
+  ) {
     // The token is a bearer secret: name the field, never the value.
-    super(`an intent with this ${field} already exists`, options);
+    super(
+      field === 'openKey'
+        ? 'an open intent with this openKey already exists'
+        : `an intent with this ${field} already exists`,
+      options,
+    );
     this.field = field;
+    this.existingId = options?.existingId ?? null;
   }
 }
 

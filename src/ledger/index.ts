@@ -12,5 +12,5 @@ export {
   type RedisLedgerOptions,
 } from './redis.js';
 export { SqliteLedger, type SqliteLedgerOptions } from './sqlite.js';
-export type { LedgerStore, TransitionOptions } from './store.js';
+export type { BudgetWindow, CreateGuards, LedgerStore, TransitionOptions } from './store.js';
 export { AMOUNT_PATTERN, CALLBACK_TOKEN_PATTERN } from './validate.js';

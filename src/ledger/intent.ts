@@ -75,6 +75,8 @@ export interface Intent {
   callbackToken: string | null;
   /** Sent with every attempt of an idempotent call (deplete). */
   idempotencyKey: string | null;
+  /** While this intent is open, no other open intent holds the same key (one open fee per seat). */
+  openKey: string | null;
   /** epoch ms after which the resource can no longer settle as paid, if known. */
   expiresAt: number | null;
   createdAt: number;
@@ -104,6 +106,7 @@ export interface NewIntent {
   description: string;
   callbackToken?: string | null;
   idempotencyKey?: string | null;
+  openKey?: string | null;
   expiresAt?: number | null;
   nextCheckAt?: number | null;
   meta?: Record<string, unknown>;

@@ -13,6 +13,10 @@
  *   P player:<playerId>            zset by createdAt: open intents of a player
  *   P due                          zset by nextCheckAt: open intents with a nextCheckAt
  *   P unknown                      zset by createdAt: intents in status unknown (layout 2)
+ *   P openkey:<openKey>            string: the id of the open intent that holds the key
+ *   P spent:player:<playerId>      zset by createdAt: a budget's rewards, member '<ord>|<amount>'
+ *   P spent:room:<roomId>          the same for a room's rewards
+ *   P spent:game                   the same for every reward
  *   P seq                          counter: insertion order, the last tie-breaker
  *   P event:<eventId>              string with a TTL: a webhook event already seen
  *   P version                      the data layout version
@@ -58,6 +62,17 @@ local function reindex(o, n)
       redis.call('ZREM', p .. 'unknown', m)
     end
   end
+  if wasOpen and not isOpen and n.openKey then
+    local okey = p .. 'openkey:' .. n.openKey
+    if redis.call('GET', okey) == n.id then redis.call('DEL', okey) end
+  end
+  if n.kind == 'reward' and (n.status == 'expired' or n.status == 'failed') and o.status ~= n.status then
+    -- A reward that ended unpaid gives its budget back.
+    local member = m .. '|' .. n.amount
+    redis.call('ZREM', p .. 'spent:player:' .. n.playerId, member)
+    if n.roomId then redis.call('ZREM', p .. 'spent:room:' .. n.roomId, member) end
+    redis.call('ZREM', p .. 'spent:game', member)
+  end
   local oldDue = wasOpen and o.nextCheckAt or nil
   local newDue = isOpen and n.nextCheckAt or nil
   if newDue then
@@ -69,25 +84,59 @@ end
 `;
 
 /**
- * ARGV: prefix, id, callbackToken ('' for none), padded createdAt, then field/value pairs.
- * Returns the stored hash (flat), or 'DUP id' / 'DUP callbackToken' having written nothing.
+ * ARGV: prefix, id, callbackToken ('' for none), padded createdAt, openKey ('' for none),
+ * maxOpenPerPlayer ('' for none), number of budgets k, then k triples (spent key suffix, cap,
+ * window start), then field/value pairs. Every check runs before the first write, so a refusal
+ * writes nothing. Returns the stored hash (flat), or 'DUP id', 'DUP callbackToken',
+ * 'DUP openKey <holder id>', 'LIMIT', 'BUDGET <n> <reserved>' (n: the budget's 1-based index).
+ * Budget sums are Lua numbers: exact up to 2^53 msats, the largest cap the store accepts.
  */
 export const CREATE = `${HELPERS}
-local id, token = ARGV[2], ARGV[3]
+local id, token, okey = ARGV[2], ARGV[3], ARGV[5]
 local key = ikey(id)
+local nbudgets = tonumber(ARGV[7])
+local first = 8 + 3 * nbudgets
+local n = {}
+for i = first, #ARGV, 2 do n[ARGV[i]] = ARGV[i + 1] end
 if redis.call('EXISTS', key) == 1 then return 'DUP id' end
-if token ~= '' and redis.call('SETNX', p .. 'token:' .. token, id) == 0 then
+if token ~= '' and redis.call('EXISTS', p .. 'token:' .. token) == 1 then
   return 'DUP callbackToken'
 end
+if okey ~= '' then
+  local holder = redis.call('GET', p .. 'openkey:' .. okey)
+  if holder and OPEN[redis.call('HGET', ikey(holder), 'status') or ''] then
+    return 'DUP openKey ' .. holder
+  end
+end
+if ARGV[6] ~= '' and redis.call('ZCARD', p .. 'player:' .. n.playerId) >= tonumber(ARGV[6]) then
+  return 'LIMIT'
+end
+local amount = tonumber(n.amount)
+for b = 1, nbudgets do
+  local spent = p .. 'spent:' .. ARGV[5 + 3 * b]
+  redis.call('ZREMRANGEBYSCORE', spent, '-inf', ARGV[7 + 3 * b])
+  local sum = 0
+  for _, m in ipairs(redis.call('ZRANGE', spent, 0, -1)) do
+    sum = sum + tonumber(string.match(m, '|(%d+)$'))
+  end
+  if sum + amount > tonumber(ARGV[6 + 3 * b]) then
+    return 'BUDGET ' .. b .. ' ' .. string.format('%.0f', sum)
+  end
+end
+if token ~= '' then redis.call('SET', p .. 'token:' .. token, id) end
+if okey ~= '' then redis.call('SET', p .. 'openkey:' .. okey, id) end
 local seq = redis.call('INCR', p .. 'seq')
-local n = { ord = ARGV[4] .. ':' .. string.format('%016d', seq) .. ':' .. id, seq = tostring(seq) }
+n.ord = ARGV[4] .. ':' .. string.format('%016d', seq) .. ':' .. id
+n.seq = tostring(seq)
 local args = { 'ord', n.ord, 'seq', n.seq }
-for i = 5, #ARGV, 2 do
-  n[ARGV[i]] = ARGV[i + 1]
+for i = first, #ARGV, 2 do
   args[#args + 1] = ARGV[i]
   args[#args + 1] = ARGV[i + 1]
 end
 redis.call('HSET', key, unpack(args))
+for b = 1, nbudgets do
+  redis.call('ZADD', p .. 'spent:' .. ARGV[5 + 3 * b], ARGV[4], n.ord .. '|' .. n.amount)
+end
 reindex({}, n)
 return redis.call('HGETALL', key)
 `;

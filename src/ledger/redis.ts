@@ -28,6 +28,7 @@ import { createHash } from 'node:crypto';
 import type { Redis, RedisOptions } from 'ioredis';
 import { v7 as uuidv7 } from 'uuid';
 import { type Clock, systemClock } from '../clock.js';
+import { BudgetExceededError, LimitExceededError } from '../errors.js';
 import {
   DuplicateIntentError,
   IncompatibleLedgerError,
@@ -52,13 +53,14 @@ import {
   VERSION,
   WRITE,
 } from './redis-scripts.js';
-import type { LedgerStore, TransitionOptions } from './store.js';
+import type { BudgetWindow, CreateGuards, LedgerStore, TransitionOptions } from './store.js';
 import {
   assertMove,
   assertSchedulable,
   parseClaim,
   parseEpochMs,
   parseEventId,
+  parseGuards,
   parseLimit,
   parseNewIntent,
   parsePatch,
@@ -170,10 +172,18 @@ export class RedisLedger implements LedgerStore {
     this.#client.catch(() => {});
   }
 
-  async create(intent: NewIntent, now: number = this.clock.now()): Promise<Intent> {
+  async create(
+    intent: NewIntent,
+    now: number = this.clock.now(),
+    guards: CreateGuards = {},
+  ): Promise<Intent> {
     this.assertOpen();
     const input = parseNewIntent(intent);
     parseEpochMs(now, 'now');
+    const checks = parseGuards(guards);
+    const budgets = (input.kind === 'reward' ? (checks.budgets ?? []) : []).filter(
+      (b) => b.scope !== 'room' || input.roomId !== null,
+    );
     const id = input.id ?? uuidv7();
     const history: IntentHistoryEntry[] = [{ at: now, from: null, to: 'creating' }];
     const fields: Record<string, string | number | null | undefined> = {
@@ -187,6 +197,7 @@ export class RedisLedger implements LedgerStore {
       description: input.description,
       callbackToken: input.callbackToken,
       idempotencyKey: input.idempotencyKey,
+      openKey: input.openKey,
       expiresAt: input.expiresAt,
       createdAt: now,
       updatedAt: now,
@@ -204,10 +215,38 @@ export class RedisLedger implements LedgerStore {
       id,
       input.callbackToken ?? '',
       String(now).padStart(16, '0'),
+      input.openKey ?? '',
+      checks.maxOpenPerPlayer === undefined ? '' : String(checks.maxOpenPerPlayer),
+      String(budgets.length),
+      ...budgets.flatMap((b) => [
+        b.scope === 'game'
+          ? 'game'
+          : b.scope === 'room'
+            ? `room:${input.roomId}`
+            : `player:${input.playerId}`,
+        String(b.limitMsat),
+        String(now - b.windowMs),
+      ]),
       ...pairs,
     );
-    if (reply === 'DUP id') throw new DuplicateIntentError('id');
-    if (reply === 'DUP callbackToken') throw new DuplicateIntentError('callbackToken');
+    if (typeof reply === 'string') {
+      const [what, field, detail] = reply.split(' ');
+      if (what === 'DUP' && field === 'openKey') {
+        throw new DuplicateIntentError('openKey', { existingId: detail ?? null });
+      }
+      if (what === 'DUP') throw new DuplicateIntentError(field as 'id' | 'callbackToken');
+      if (what === 'LIMIT') {
+        const max = checks.maxOpenPerPlayer as number;
+        throw new LimitExceededError('maxOpenPerPlayer', max, input.playerId);
+      }
+      const budget = budgets[Number(field) - 1] as BudgetWindow;
+      throw new BudgetExceededError(
+        budget.scope,
+        String(budget.limitMsat),
+        detail ?? '0',
+        budget.windowMs,
+      );
+    }
     return toIntent(reply);
   }
 
@@ -513,6 +552,7 @@ function recordToIntent(h: Record<string, string>): Intent {
     uri: text('uri'),
     callbackToken: text('callbackToken'),
     idempotencyKey: text('idempotencyKey'),
+    openKey: text('openKey'),
     expiresAt: num('expiresAt'),
     createdAt: Number(h.createdAt),
     updatedAt: Number(h.updatedAt),

@@ -24,6 +24,7 @@
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
 import { v7 as uuidv7 } from 'uuid';
 import { type Clock, systemClock } from '../clock.js';
+import { BudgetExceededError, LimitExceededError } from '../errors.js';
 import {
   DuplicateIntentError,
   IncompatibleLedgerError,
@@ -39,13 +40,14 @@ import {
   type NewIntent,
   OPEN_STATUSES,
 } from './intent.js';
-import type { LedgerStore, TransitionOptions } from './store.js';
+import type { CreateGuards, LedgerStore, TransitionOptions } from './store.js';
 import {
   assertMove,
   assertSchedulable,
   parseClaim,
   parseEpochMs,
   parseEventId,
+  parseGuards,
   parseLimit,
   parseNewIntent,
   parsePatch,
@@ -74,7 +76,7 @@ const RETRY_MAX_MS = 25;
 const EVENT_MEMORY_MS = 7 * 24 * 3600 * 1000;
 
 /** Bumped whenever the table changes shape; an older library refuses a newer file. */
-const SCHEMA_VERSION = 1;
+const SCHEMA_VERSION = 2;
 
 // Constants, not input: safe to inline, and partial indexes are only used by queries that
 // repeat their WHERE term word for word.
@@ -96,6 +98,7 @@ CREATE TABLE IF NOT EXISTS intents (
   uri             TEXT,
   callback_token  TEXT,
   idempotency_key TEXT,
+  open_key        TEXT,
   expires_at      INTEGER,
   created_at      INTEGER NOT NULL,
   updated_at      INTEGER NOT NULL,
@@ -107,6 +110,24 @@ CREATE TABLE IF NOT EXISTS intents (
   meta            TEXT    NOT NULL,
   history         TEXT    NOT NULL
 ) STRICT;
+`;
+
+/** Version 1 files lack what version 2 added; each step runs once, before the indexes. */
+const MIGRATIONS: Record<number, string> = {
+  2: 'ALTER TABLE intents ADD COLUMN open_key TEXT',
+};
+
+// Rewards are indexed by who and when for the budget windows; those columns never change, so a
+// status move never touches these indexes.
+const INDEXES = `
+CREATE UNIQUE INDEX IF NOT EXISTS intents_open_key
+  ON intents (open_key) WHERE open_key IS NOT NULL AND ${OPEN_SQL};
+CREATE INDEX IF NOT EXISTS intents_reward_player
+  ON intents (player_id, created_at) WHERE kind = 'reward';
+CREATE INDEX IF NOT EXISTS intents_reward_room
+  ON intents (room_id, created_at) WHERE kind = 'reward';
+CREATE INDEX IF NOT EXISTS intents_reward_time
+  ON intents (created_at) WHERE kind = 'reward';
 CREATE UNIQUE INDEX IF NOT EXISTS intents_callback_token
   ON intents (callback_token) WHERE callback_token IS NOT NULL;
 CREATE INDEX IF NOT EXISTS intents_remote
@@ -174,6 +195,7 @@ interface IntentRow {
   uri: string | null;
   callback_token: string | null;
   idempotency_key: string | null;
+  open_key: string | null;
   expires_at: number | null;
   created_at: number;
   updated_at: number;
@@ -221,10 +243,15 @@ export class SqliteLedger implements LedgerStore {
     }
   }
 
-  async create(intent: NewIntent, now: number = this.clock.now()): Promise<Intent> {
+  async create(
+    intent: NewIntent,
+    now: number = this.clock.now(),
+    guards: CreateGuards = {},
+  ): Promise<Intent> {
     this.assertOpen();
     const input = parseNewIntent(intent);
     parseEpochMs(now, 'now');
+    const checks = parseGuards(guards);
     const history: IntentHistoryEntry[] = [{ at: now, from: null, to: 'creating' }];
     const params: Params = {
       id: input.id ?? uuidv7(),
@@ -236,6 +263,7 @@ export class SqliteLedger implements LedgerStore {
       description: input.description,
       callback_token: input.callbackToken ?? null,
       idempotency_key: input.idempotencyKey ?? null,
+      open_key: input.openKey ?? null,
       expires_at: input.expiresAt ?? null,
       now,
       next_check_at: input.nextCheckAt ?? null,
@@ -243,9 +271,49 @@ export class SqliteLedger implements LedgerStore {
       history: JSON.stringify(history),
     };
     try {
-      return await this.writeSoon(() => toIntent(this.sql.insert.get(params)));
+      return await this.writeSoon(() => {
+        this.guard(input, now, checks);
+        return toIntent(this.sql.insert.get(params));
+      });
     } catch (err) {
-      throw duplicateOrSelf(err);
+      const dup = duplicateOrSelf(err);
+      if (dup instanceof DuplicateIntentError && dup.field === 'openKey') {
+        const holder = this.sql.openKeyHolder.get(input.openKey ?? null) as
+          | { id: string }
+          | undefined;
+        throw new DuplicateIntentError('openKey', { cause: err, existingId: holder?.id ?? null });
+      }
+      throw dup;
+    }
+  }
+
+  /** The guards of a create, inside its write transaction: a refusal rolls the insert back. */
+  private guard(input: NewIntent, now: number, guards: CreateGuards): void {
+    if (guards.maxOpenPerPlayer !== undefined) {
+      const { open } = this.sql.countOpen.get(input.playerId) as { open: number };
+      if (open >= guards.maxOpenPerPlayer) {
+        throw new LimitExceededError('maxOpenPerPlayer', guards.maxOpenPerPlayer, input.playerId);
+      }
+    }
+    if (input.kind !== 'reward') return;
+    for (const budget of guards.budgets ?? []) {
+      if (budget.scope === 'room' && input.roomId === null) continue;
+      const since = now - budget.windowMs;
+      const row = (
+        budget.scope === 'player'
+          ? this.sql.reservedByPlayer.get(input.playerId, since)
+          : budget.scope === 'room'
+            ? this.sql.reservedByRoom.get(input.roomId, since)
+            : this.sql.reservedByGame.get(since)
+      ) as { reserved: bigint };
+      if (row.reserved + BigInt(input.amount) > BigInt(budget.limitMsat)) {
+        throw new BudgetExceededError(
+          budget.scope,
+          String(budget.limitMsat),
+          String(row.reserved),
+          budget.windowMs,
+        );
+      }
     }
   }
 
@@ -388,6 +456,9 @@ export class SqliteLedger implements LedgerStore {
         );
       }
       this.db.exec(SCHEMA);
+      const columns = this.db.prepare('PRAGMA table_info(intents)').all() as { name: string }[];
+      if (!columns.some((c) => c.name === 'open_key')) this.db.exec(MIGRATIONS[2] as string);
+      this.db.exec(INDEXES);
       this.db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
     });
   }
@@ -442,11 +513,11 @@ function prepareStatements(db: DatabaseSync) {
   return {
     insert: db.prepare(`
       INSERT INTO intents (id, kind, status, room_id, player_id, amount, unit, description,
-        callback_token, idempotency_key, expires_at, created_at, updated_at, next_check_at,
-        checks, meta, history)
+        callback_token, idempotency_key, open_key, expires_at, created_at, updated_at,
+        next_check_at, checks, meta, history)
       VALUES (:id, :kind, 'creating', :room_id, :player_id, :amount, :unit, :description,
-        :callback_token, :idempotency_key, :expires_at, :now, :now, :next_check_at,
-        0, :meta, :history)
+        :callback_token, :idempotency_key, :open_key, :expires_at, :now, :now,
+        :next_check_at, 0, :meta, :history)
       RETURNING *`),
     byId: db.prepare('SELECT * FROM intents WHERE id = ?'),
     recordEvent: db.prepare('INSERT OR IGNORE INTO events (id, seen_at) VALUES (?, ?)'),
@@ -486,6 +557,13 @@ function prepareStatements(db: DatabaseSync) {
     release: db.prepare(
       'UPDATE intents SET lease_owner = NULL, lease_until = NULL WHERE id = ? AND lease_owner = ?',
     ),
+    countOpen: db.prepare(
+      `SELECT COUNT(*) AS open FROM intents WHERE player_id = ? AND ${OPEN_SQL}`,
+    ),
+    openKeyHolder: db.prepare(`SELECT id FROM intents WHERE open_key = ? AND ${OPEN_SQL}`),
+    reservedByPlayer: reserved(db, "player_id = ? AND kind = 'reward'"),
+    reservedByRoom: reserved(db, "room_id = ? AND kind = 'reward'"),
+    reservedByGame: reserved(db, "kind = 'reward'"),
     unknowns: db.prepare(
       "SELECT * FROM intents WHERE status = 'unknown' ORDER BY created_at, seq LIMIT ?",
     ),
@@ -494,6 +572,15 @@ function prepareStatements(db: DatabaseSync) {
       UPDATE intents SET next_check_at = :at
       WHERE next_check_at IS NOT NULL AND ${OPEN_SQL} AND next_check_at > :at`),
   } satisfies Record<string, StatementSync>;
+}
+
+/** What a budget window holds: rewards created after `since`, unless expired or failed. */
+function reserved(db: DatabaseSync, where: string): StatementSync {
+  const statement = db.prepare(`
+    SELECT COALESCE(SUM(CAST(amount AS INTEGER)), 0) AS reserved FROM intents
+    WHERE ${where} AND created_at > ? AND status NOT IN ('expired', 'failed')`);
+  statement.setReadBigInts(true);
+  return statement;
 }
 
 function patchParams(patch: IntentPatch, terminal: boolean): Params {
@@ -526,6 +613,9 @@ function duplicateOrSelf(err: unknown): unknown {
     if (err.message.includes('intents.callback_token')) {
       return new DuplicateIntentError('callbackToken', { cause: err });
     }
+    if (err.message.includes('intents.open_key')) {
+      return new DuplicateIntentError('openKey', { cause: err });
+    }
   }
   return err;
 }
@@ -550,6 +640,7 @@ function toIntent(value: unknown): Intent {
     uri: row.uri,
     callbackToken: row.callback_token,
     idempotencyKey: row.idempotency_key,
+    openKey: row.open_key,
     expiresAt: row.expires_at,
     createdAt: row.created_at,
     updatedAt: row.updated_at,

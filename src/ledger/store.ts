@@ -14,13 +14,39 @@ export interface TransitionOptions {
   now?: number;
 }
 
+/** A payout cap over a rolling window, for one scope of a reward. */
+export interface BudgetWindow {
+  /** Whose rewards count: the new intent's player's, its room's, or every reward. */
+  scope: 'player' | 'room' | 'game';
+  /** The most that rewards created in the window (not expired or failed) may add up to, in msats. */
+  limitMsat: number;
+  windowMs: number;
+}
+
+/**
+ * Checks `create` makes in the same atomic step as the insert, so that they hold across
+ * processes. A refused create records nothing.
+ */
+export interface CreateGuards {
+  /** Refuse with LimitExceededError when the player already has this many open intents. */
+  maxOpenPerPlayer?: number;
+  /**
+   * Reward budgets: refuse with BudgetExceededError when the new reward would take a window
+   * past its cap. The reward's amount is reserved by its very record, and given back when it
+   * ends expired or failed. Every process of a game must use the same windows.
+   */
+  budgets?: readonly BudgetWindow[];
+}
+
 export interface LedgerStore {
   /**
    * Records a new intent in status `creating`, with a UUID v7 id unless one is given. Rejects a
-   * duplicate id or callback token (DuplicateIntentError) and an invalid intent, e.g. an amount
-   * that is not a decimal string (InvalidIntentError); either way nothing is stored.
+   * duplicate id or callback token (DuplicateIntentError), an `openKey` that an open intent
+   * holds (DuplicateIntentError with `existingId`), an invalid intent, e.g. an amount that is
+   * not a decimal string (InvalidIntentError), and a create its guards refuse
+   * (LimitExceededError, BudgetExceededError); in every case nothing is stored.
    */
-  create(intent: NewIntent, now?: number): Promise<Intent>;
+  create(intent: NewIntent, now?: number, guards?: CreateGuards): Promise<Intent>;
 
   /**
    * Connects and checks that the store can keep its promise: a layout it can read, and storage

@@ -15,6 +15,7 @@ import {
   isTerminal,
   type NewIntent,
 } from './intent.js';
+import type { CreateGuards } from './store.js';
 
 /** A non-negative integer in decimal, without leading zeros: compared and summed as text or bigint. */
 export const AMOUNT_PATTERN = /^(0|[1-9][0-9]*)$/;
@@ -39,9 +40,24 @@ const newIntentSchema = z.strictObject({
     .nullable()
     .optional(),
   idempotencyKey: nonEmpty.nullable().optional(),
+  openKey: z.string().min(1).max(200).nullable().optional(),
   expiresAt: epochMs.nullable().optional(),
   nextCheckAt: epochMs.nullable().optional(),
   meta: meta.optional(),
+});
+
+const guardsSchema = z.strictObject({
+  maxOpenPerPlayer: z.int().positive().optional(),
+  budgets: z
+    .array(
+      z.strictObject({
+        scope: z.enum(['player', 'room', 'game']),
+        // Sums are kept exact as integers up to 2^53 msats (90,000 BTC) in every store.
+        limitMsat: z.int().nonnegative().max(Number.MAX_SAFE_INTEGER),
+        windowMs: z.int().positive(),
+      }),
+    )
+    .optional(),
 });
 
 const patchSchema = z.strictObject({
@@ -85,6 +101,10 @@ export function parseEpochMs(value: number, what: string): number {
 
 export function parseStatus(value: IntentStatus): IntentStatus {
   return parse(z.enum(INTENT_STATUSES), value, 'status');
+}
+
+export function parseGuards(guards: unknown): CreateGuards {
+  return parse(guardsSchema, guards, 'guards') as CreateGuards;
 }
 
 export function parseLimit(limit: number): void {

@@ -14,8 +14,14 @@ import type { PaymentsApi } from '../api/client.js';
 import { parseInput } from '../api/inputs.js';
 import type { Clock } from '../clock.js';
 import { InvalidArgumentError } from '../errors.js';
-import { type Intent, type IntentPatch, type IntentStatus, isTerminal } from '../ledger/intent.js';
-import type { LedgerStore } from '../ledger/store.js';
+import {
+  type Intent,
+  type IntentKind,
+  type IntentPatch,
+  type IntentStatus,
+  isTerminal,
+} from '../ledger/intent.js';
+import type { BudgetWindow, CreateGuards, LedgerStore } from '../ledger/store.js';
 import { PayoutBreaker } from './breaker.js';
 import type { LightningEventName, LightningEvents, SafeEmitter } from './events.js';
 import type { LightningLogger } from './logger.js';
@@ -38,7 +44,15 @@ export interface EngineDeps {
   events: SafeEmitter;
   settings: Pick<
     Settings,
-    'publicUrl' | 'prefix' | 'reconciler' | 'breaker' | 'clock' | 'logger' | 'webhookSecret'
+    | 'publicUrl'
+    | 'prefix'
+    | 'reconciler'
+    | 'breaker'
+    | 'limits'
+    | 'budgets'
+    | 'clock'
+    | 'logger'
+    | 'webhookSecret'
   >;
 }
 
@@ -78,6 +92,20 @@ export class Engine {
   /** Emits one of the server's events; a listener that throws is logged, never rethrown. */
   emit<E extends LightningEventName>(event: E, ...args: LightningEvents[E]): void {
     this.#events.emit(event, ...args);
+  }
+
+  /** The checks the ledger makes with the record of a new intent of `kind`. */
+  guards(kind: IntentKind): CreateGuards {
+    const { maxOpenPerPlayer } = this.settings.limits;
+    if (kind !== 'reward') return { maxOpenPerPlayer };
+    const { perPlayer, perRoom, game } = this.settings.budgets;
+    const budgets: BudgetWindow[] = [];
+    if (perPlayer)
+      budgets.push({ scope: 'player', limitMsat: perPlayer.msat, windowMs: perPlayer.windowMs });
+    if (perRoom)
+      budgets.push({ scope: 'room', limitMsat: perRoom.msat, windowMs: perRoom.windowMs });
+    if (game) budgets.push({ scope: 'game', limitMsat: game.msat, windowMs: game.windowMs });
+    return { maxOpenPerPlayer, budgets };
   }
 
   /** The URL the service POSTs an intent's status updates to. */

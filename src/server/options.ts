@@ -53,6 +53,34 @@ const breakerSchema = z.strictObject({
   walletCheckMs: ms.default(30_000),
 });
 
+const limitsSchema = z.strictObject({
+  /**
+   * Open intents (creating, pending, unknown) one player may hold at once, across every process
+   * of the game; one more is refused with LimitExceededError, nothing recorded or sent. Default 20.
+   */
+  maxOpenPerPlayer: z.number().int().positive().default(20),
+});
+
+/** Budgets are summed exactly up to 2^53 msats (90,000 BTC) in every store. */
+const capMsat = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
+const budgetWindow = z.strictObject({
+  /** The most the rewards created in the window (unless expired or failed) may add up to. */
+  msat: capMsat,
+  /** The rolling window, in ms (e.g. 3,600,000 for an hour). */
+  windowMs: ms,
+});
+
+const budgetsSchema = z.strictObject({
+  /** The largest single reward, in msats. */
+  maxRewardMsat: capMsat.optional(),
+  /** Rewards to one player over a rolling window. */
+  perPlayer: budgetWindow.optional(),
+  /** Rewards in one room over a rolling window. */
+  perRoom: budgetWindow.optional(),
+  /** Every reward of the game over a rolling window. */
+  game: budgetWindow.optional(),
+});
+
 export const lightningOptionsSchema = z.strictObject({
   /** The service's API key. Absent: an embedded emulator is started (not in production). */
   apiKey: z.string().min(1, 'must not be empty').optional(),
@@ -94,6 +122,10 @@ export const lightningOptionsSchema = z.strictObject({
   reconciler: reconcilerSchema.prefault({}),
   /** The payout circuit breaker (see server/breaker.ts). */
   breaker: breakerSchema.prefault({}),
+  /** Per-player limits, enforced in the ledger so that they hold across processes. */
+  limits: limitsSchema.prefault({}),
+  /** Payout budgets, checked and reserved in the ledger with each reward. Default none. */
+  budgets: budgetsSchema.prefault({}),
   /** The embedded emulator (when there is no apiKey). Default port 0 (free), host 127.0.0.1. */
   emulator: z
     .strictObject({
@@ -125,6 +157,9 @@ export type ReconcilerOptions = z.input<typeof reconcilerSchema>;
 export type ReconcilerSettings = z.output<typeof reconcilerSchema>;
 export type BreakerOptions = z.input<typeof breakerSchema>;
 export type BreakerSettings = z.output<typeof breakerSchema>;
+export type LimitsOptions = z.input<typeof limitsSchema>;
+export type BudgetsOptions = z.input<typeof budgetsSchema>;
+export type BudgetsSettings = z.output<typeof budgetsSchema>;
 
 /** Every option with its default applied; `publicUrl` known, without a trailing slash. */
 export type Settings = z.output<typeof lightningOptionsSchema> & { publicUrl: string };

@@ -6,6 +6,7 @@
 
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
+import { BudgetExceededError, LimitExceededError } from '../../src/errors.js';
 import {
   DuplicateIntentError,
   IllegalTransitionError,
@@ -134,6 +135,7 @@ export function describeLedgerContract(name: string, factory: LedgerFactory): vo
           uri: null,
           callbackToken: input.callbackToken,
           idempotencyKey: null,
+          openKey: null,
           expiresAt: null,
           createdAt: 1_000,
           updatedAt: 1_000,
@@ -622,6 +624,143 @@ export function describeLedgerContract(name: string, factory: LedgerFactory): vo
         const [again] = await store.claimDue(200, 10, 'worker-2', 1_000);
         assert.equal(again?.id, intent.id);
         await store.release(randomUUID(), 'worker-2');
+      });
+    });
+
+    describe('guards: open keys, per-player limits, budgets', () => {
+      it('refuses a second open intent with the same openKey, naming the holder, and frees the key once it ends', async () => {
+        const first = await store.create(newIntent({ openKey: 'fee:room-1:alice' }));
+        const err = await rejection(
+          store.create(newIntent({ openKey: 'fee:room-1:alice' })),
+          DuplicateIntentError,
+        );
+        assert.equal(err.field, 'openKey');
+        assert.equal(err.existingId, first.id);
+        assert.equal(first.openKey, 'fee:room-1:alice');
+        // Another key, or no key, is independent.
+        await store.create(newIntent({ openKey: 'fee:room-1:bob' }));
+        await store.create(newIntent({ openKey: null }));
+        await store.transition(first.id, 'creating', 'pending');
+        await rejection(
+          store.create(newIntent({ openKey: 'fee:room-1:alice' })),
+          DuplicateIntentError,
+        );
+        await store.transition(first.id, 'pending', 'expired');
+        const next = await store.create(newIntent({ openKey: 'fee:room-1:alice' }));
+        assert.equal(next.openKey, 'fee:room-1:alice');
+      });
+
+      it('lets exactly one of many concurrent creates with one openKey through', async () => {
+        const results = await Promise.allSettled(
+          Array.from({ length: 10 }, () => store.create(newIntent({ openKey: 'seat-7' }))),
+        );
+        const won = results.filter((r) => r.status === 'fulfilled');
+        assert.equal(won.length, 1);
+        for (const r of results) {
+          if (r.status === 'rejected') assert.ok(r.reason instanceof DuplicateIntentError);
+        }
+      });
+
+      it('refuses a create past maxOpenPerPlayer, storing nothing, and counts only open intents', async () => {
+        const playerId = `player-${randomUUID()}`;
+        const made: Intent[] = [];
+        for (let i = 0; i < 3; i++) {
+          made.push(await store.create(newIntent({ playerId }), 1, { maxOpenPerPlayer: 3 }));
+        }
+        const err = await rejection(
+          store.create(newIntent({ playerId, description: 'fourth' }), 1, { maxOpenPerPlayer: 3 }),
+          LimitExceededError,
+        );
+        assert.equal(err.code, 'LN_LIMIT_EXCEEDED');
+        assert.equal(err.max, 3);
+        assert.equal((await store.openByPlayer(playerId)).length, 3);
+        // Another player is not affected; an ended intent frees a place.
+        await store.create(newIntent(), 1, { maxOpenPerPlayer: 3 });
+        await store.transition((made[0] as Intent).id, 'creating', 'failed');
+        await store.create(newIntent({ playerId }), 1, { maxOpenPerPlayer: 3 });
+        assert.equal((await store.openByPlayer(playerId)).length, 3);
+      });
+
+      it('holds maxOpenPerPlayer under concurrent creates', async () => {
+        const playerId = `player-${randomUUID()}`;
+        const results = await Promise.allSettled(
+          Array.from({ length: 12 }, () =>
+            store.create(newIntent({ playerId }), 1, { maxOpenPerPlayer: 5 }),
+          ),
+        );
+        assert.equal(results.filter((r) => r.status === 'fulfilled').length, 5);
+        assert.equal((await store.openByPlayer(playerId)).length, 5);
+      });
+
+      it('reserves reward budgets per player, room and game over rolling windows', async () => {
+        const playerId = `player-${randomUUID()}`;
+        const roomId = `room-${randomUUID()}`;
+        const budgets = [
+          { scope: 'player', limitMsat: 50_000, windowMs: 1_000 },
+          { scope: 'room', limitMsat: 70_000, windowMs: 1_000 },
+        ] as const;
+        const reward = (amount: number, who = playerId, room: string | null = roomId) =>
+          newIntent({ playerId: who, roomId: room, amount: String(amount) });
+        const a = await store.create(reward(30_000), 100, { budgets });
+        await store.create(reward(20_000), 200, { budgets }); // the player's 50,000 exactly
+        const err = await rejection(store.create(reward(1), 300, { budgets }), BudgetExceededError);
+        assert.equal(err.scope, 'player');
+        assert.equal(err.reservedMsat, '50000');
+        assert.equal(err.limitMsat, '50000');
+        // Another player in the same room: the room's cap (70,000) holds.
+        const bob = `player-${randomUUID()}`;
+        await store.create(reward(20_000, bob), 300, { budgets });
+        const room = await rejection(
+          store.create(reward(1, bob), 300, { budgets }),
+          BudgetExceededError,
+        );
+        assert.equal(room.scope, 'room');
+        // Entry fees and spends never count against a payout budget.
+        await store.create({ ...reward(99_000), kind: 'entryFee' }, 300, { budgets });
+        // A reward that expired unclaimed gives its budget back.
+        await store.transition(a.id, 'creating', 'pending', { now: 400 });
+        await store.transition(a.id, 'pending', 'expired', { now: 500 });
+        await store.create(reward(10_000, bob), 600, { budgets });
+        // The window rolls: at 1,201 the rewards created at 100 and 200 have left it, and the
+        // room holds bob's 30,000 (created at 300 and 600).
+        await store.create(reward(40_000), 1_201, { budgets }); // the room's 70,000 exactly
+        const rolled = await rejection(
+          store.create(reward(10_001), 1_201, { budgets }),
+          BudgetExceededError,
+        );
+        assert.equal(rolled.scope, 'player');
+        assert.equal(rolled.reservedMsat, '40000');
+        // No room: the room budget does not apply.
+        await store.create(reward(1_000, `player-${randomUUID()}`, null), 1_300, { budgets });
+      });
+
+      it('holds a game-wide budget under concurrent creates, exactly to the msat', async () => {
+        const budgets = [{ scope: 'game', limitMsat: 100_000, windowMs: 60_000 }] as const;
+        const results = await Promise.allSettled(
+          Array.from({ length: 25 }, () =>
+            store.create(newIntent({ amount: '7000' }), 1_000, { budgets }),
+          ),
+        );
+        const won = results.filter((r) => r.status === 'fulfilled').length;
+        assert.equal(won, 14); // 14 * 7,000 = 98,000; a 15th would make 105,000
+        for (const r of results) {
+          if (r.status === 'rejected') assert.ok(r.reason instanceof BudgetExceededError);
+        }
+      });
+
+      it('refuses nonsense guards and stores nothing', async () => {
+        const playerId = `player-${randomUUID()}`;
+        await rejection(
+          store.create(newIntent({ playerId }), 1, { maxOpenPerPlayer: 0 }),
+          InvalidIntentError,
+        );
+        await rejection(
+          store.create(newIntent({ playerId }), 1, {
+            budgets: [{ scope: 'player', limitMsat: 2 ** 60, windowMs: 1 }],
+          }),
+          InvalidIntentError,
+        );
+        assert.deepEqual(await store.openByPlayer(playerId), []);
       });
     });
 

@@ -15,6 +15,7 @@ import { DatabaseSync } from 'node:sqlite';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { ManualClock } from '../../src/clock.js';
+import { BudgetExceededError } from '../../src/errors.js';
 import {
   IllegalTransitionError,
   IncompatibleLedgerError,
@@ -167,12 +168,42 @@ describe('SqliteLedger', () => {
         'intents_open_room',
         'intents_open_player',
         'intents_due',
+        'intents_open_key',
+        'intents_reward_player',
+        'intents_reward_room',
+        'intents_reward_time',
       ]);
       const amount = db.prepare('SELECT typeof(amount) AS t FROM intents').get();
       assertIncludes(amount, { t: 'text' });
     } finally {
       db.close();
     }
+  });
+
+  it('migrates a version 1 file: its intents kept, open keys and budgets working', async () => {
+    const old = new DatabaseSync(file);
+    old.exec(`CREATE TABLE intents (
+      seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, kind TEXT NOT NULL, status TEXT NOT NULL,
+      room_id TEXT, player_id TEXT NOT NULL, amount TEXT NOT NULL, unit TEXT NOT NULL,
+      description TEXT NOT NULL, remote_id TEXT, code TEXT, uri TEXT, callback_token TEXT,
+      idempotency_key TEXT, expires_at INTEGER, created_at INTEGER NOT NULL,
+      updated_at INTEGER NOT NULL, next_check_at INTEGER, checks INTEGER NOT NULL,
+      lease_owner TEXT, lease_until INTEGER, error TEXT, meta TEXT NOT NULL, history TEXT NOT NULL
+    ) STRICT`);
+    old.exec(`INSERT INTO intents (id, kind, status, room_id, player_id, amount, unit, description,
+      created_at, updated_at, checks, meta, history) VALUES ('old-1', 'reward', 'pending', 'r',
+      'alice', '40000', 'msats', 'old', 10, 10, 0, '{}', '[]')`);
+    old.exec('PRAGMA user_version = 1');
+    old.close();
+    const store = ledger();
+    assertIncludes(await store.get('old-1'), { status: 'pending', openKey: null, amount: '40000' });
+    const budgets = [{ scope: 'player' as const, limitMsat: 50_000, windowMs: 1_000 }];
+    await rejection(
+      store.create(newIntent({ playerId: 'alice', amount: '10001' }), 20, { budgets }),
+      BudgetExceededError,
+    );
+    const keyed = await store.create(newIntent({ openKey: 'k' }));
+    assert.equal(keyed.openKey, 'k');
   });
 
   it('refuses a file written by a newer schema version', async () => {

@@ -10,8 +10,8 @@
  * won, except over an `unknown` that the grace period made: a certain answer replaces it.
  * A helper never resolves without an intent: if the ledger lost it, it rejects.
  */
-import { IntentLostError } from '../../ledger/errors.js';
-import type { Intent, IntentPatch, NewIntent } from '../../ledger/intent.js';
+import { DuplicateIntentError, IntentLostError } from '../../ledger/errors.js';
+import { type Intent, type IntentPatch, isTerminal, type NewIntent } from '../../ledger/intent.js';
 import type { Engine } from '../engine.js';
 import { isAmbiguous, recordCreateFailure } from './outcome.js';
 
@@ -27,11 +27,9 @@ export async function recordThenSend<T>(
   created: (answer: T, intent: Intent) => Created,
   options: { retryAfterAmbiguousMs?: number | null } = {},
 ): Promise<Intent> {
-  const now = engine.now();
-  const intent = await engine.ledger.create(
-    { ...fields, nextCheckAt: now + engine.settings.reconciler.creatingGraceMs },
-    now,
-  );
+  const recorded = await record(engine, fields);
+  if (recorded.existing) return recorded.intent;
+  const intent = recorded.intent;
   let answer: T;
   try {
     answer = await send(intent);
@@ -79,6 +77,36 @@ export async function recordThenSend<T>(
     return (await engine.ledger.get(intent.id)) ?? won;
   }
   return won;
+}
+
+/**
+ * Records the intent with the guards of its kind (the per-player limit; budgets for rewards),
+ * checked in the ledger's own atomic step. An intent whose open key is held by an open intent
+ * is not recorded: that one is returned (`existing`), and nothing is sent.
+ */
+async function record(
+  engine: Engine,
+  fields: NewIntent,
+): Promise<{ intent: Intent; existing: boolean }> {
+  const guards = engine.guards(fields.kind);
+  for (let attempt = 0; ; attempt++) {
+    const now = engine.now();
+    try {
+      const intent = await engine.ledger.create(
+        { ...fields, nextCheckAt: now + engine.settings.reconciler.creatingGraceMs },
+        now,
+        guards,
+      );
+      return { intent, existing: false };
+    } catch (err) {
+      if (!(err instanceof DuplicateIntentError) || err.field !== 'openKey' || attempt >= 2) {
+        throw err;
+      }
+      const holder = err.existingId === null ? null : await engine.ledger.get(err.existingId);
+      // It ended between the refusal and this read: the key is free again, so try once more.
+      if (holder && !isTerminal(holder.status)) return { intent: holder, existing: true };
+    }
+  }
 }
 
 /**

@@ -3,6 +3,7 @@
  * static charges no expiry of their own, so the fee's deadline is ours: when it passes, the
  * reconciler closes the charge and reads it once more before calling the fee expired.
  */
+import { createHash } from 'node:crypto';
 import { parseInput } from '../../api/inputs.js';
 import type { Intent } from '../../ledger/intent.js';
 import type { Engine } from '../engine.js';
@@ -24,6 +25,7 @@ export async function startEntryFee(engine: Engine, input: EntryFeeInput): Promi
       description: args.description,
       callbackToken: token,
       expiresAt: engine.now() + args.expiresIn * 1000,
+      openKey: openKeyOf(args.roomId, args.playerId, args.key),
       meta: { slotsBaseline: 0 },
     },
     () =>
@@ -47,4 +49,10 @@ export async function startEntryFee(engine: Engine, input: EntryFeeInput): Promi
       note: `static charge ${created.status}`,
     }),
   );
+}
+
+/** One open fee per player per room (and per key, when the game names one). */
+function openKeyOf(roomId: string | null, playerId: string, key: string | undefined): string {
+  const seat = JSON.stringify(['entryFee', roomId, playerId, key ?? null]);
+  return `fee:${createHash('sha256').update(seat).digest('base64url')}`;
 }

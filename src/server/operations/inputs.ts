@@ -32,6 +32,11 @@ export const entryFeeInput = z.strictObject({
   description,
   successMessage: z.string().max(144, 'must be at most 144 characters').optional(),
   expiresIn,
+  /**
+   * A player has one open fee per room; a call while it is open returns it instead of charging
+   * again. Name a key to hold several (one open fee per key), e.g. a match id.
+   */
+  key: z.string().min(1, 'must not be empty').max(200).optional(),
 });
 export type EntryFeeInput = z.input<typeof entryFeeInput>;
 

@@ -3,6 +3,7 @@
  * is called, with a callback URL that carries the intent's secret token.
  */
 import { parseInput } from '../../api/inputs.js';
+import { BudgetExceededError } from '../../errors.js';
 import type { Intent } from '../../ledger/intent.js';
 import type { Engine } from '../engine.js';
 import { newCallbackToken } from '../tokens.js';
@@ -11,6 +12,10 @@ import { type RewardInput, rewardInput } from './inputs.js';
 
 export async function startReward(engine: Engine, input: RewardInput): Promise<Intent> {
   const args = parseInput(rewardInput, input);
+  const max = engine.settings.budgets.maxRewardMsat;
+  if (max !== undefined && BigInt(args.amountMsat) > BigInt(max)) {
+    throw new BudgetExceededError('reward', String(max), '0', null);
+  }
   await engine.breaker.admit(BigInt(args.amountMsat));
   const token = newCallbackToken();
   return recordThenSend(
