@@ -1,0 +1,102 @@
+/**
+ * Callback sources (issue 13, defence in depth): the sender read from X-Forwarded-For as the
+ * game's proxies wrote it, checked against the service's published addresses and the game's
+ * own, refreshed on a clock, refused when no list could ever be read.
+ */
+import { expect } from 'chai';
+import { ManualClock } from '../../src/clock.js';
+import { CallbackSources, isAddressOrSubnet, senderAddress } from '../../src/server/sources.js';
+
+function headers(forwardedFor?: string): Headers {
+  const h = new Headers();
+  if (forwardedFor !== undefined) h.set('x-forwarded-for', forwardedFor);
+  return h;
+}
+
+describe('callback sources', () => {
+  it('reads the sender the given number of proxies from the right, never a claimed one', () => {
+    expect(senderAddress('203.0.113.9', 1)).to.equal('203.0.113.9');
+    // The sender claims 52.1.1.1; the proxy appended what it saw.
+    expect(senderAddress('52.1.1.1, 203.0.113.9', 1)).to.equal('203.0.113.9');
+    expect(senderAddress('52.1.1.1, 203.0.113.9, 10.0.0.2', 2)).to.equal('203.0.113.9');
+    expect(senderAddress('203.0.113.9', 2)).to.equal(null);
+    expect(senderAddress(null, 1)).to.equal(null);
+    expect(senderAddress('not-an-ip', 1)).to.equal(null);
+    expect(senderAddress('::ffff:203.0.113.9', 1)).to.equal('203.0.113.9');
+    expect(senderAddress('[2001:db8::1]:443', 1)).to.equal('2001:db8::1');
+    expect(senderAddress('203.0.113.9:5000', 1)).to.equal('203.0.113.9');
+    expect(senderAddress(`${'1.1.1.1,'.repeat(400)}2.2.2.2`, 1)).to.equal(null);
+  });
+
+  it('tells addresses and subnets from anything else', () => {
+    for (const ok of ['10.0.0.1', '10.0.0.0/8', '2001:db8::/32', '::1']) {
+      expect(isAddressOrSubnet(ok), ok).to.equal(true);
+    }
+    for (const bad of ['10.0.0.0/33', 'example.com', '10.0.0.1/8/1', '', '1.2.3.4/x']) {
+      expect(isAddressOrSubnet(bad), bad).to.equal(false);
+    }
+  });
+
+  it("admits the service's addresses and the game's own, and refuses the rest", async () => {
+    const warned: string[] = [];
+    const logger = { info() {}, warn: (m: string) => warned.push(m), error() {} };
+    const sources = new CallbackSources(
+      async () => ['198.51.100.7', '2001:db8::7'],
+      { refreshMs: 60_000, also: ['10.1.0.0/16'], proxies: 1 },
+      new ManualClock(0),
+      logger,
+    );
+    expect(await sources.admits(headers('198.51.100.7'))).to.equal(true);
+    expect(await sources.admits(headers('2001:db8::7'))).to.equal(true);
+    expect(await sources.admits(headers('10.1.2.3'))).to.equal(true);
+    expect(await sources.admits(headers('198.51.100.7, 203.0.113.9'))).to.equal(false);
+    expect(await sources.admits(headers())).to.equal(false);
+    expect(await sources.admits(headers('203.0.113.9'))).to.equal(false);
+    // Refusals are told once a minute, with how many.
+    expect(warned).to.have.length(1);
+    expect(warned[0]).to.match(/1 callback\(s\) refused/);
+  });
+
+  it('reads the list again after refreshMs, keeping the last good one when that fails', async () => {
+    const clock = new ManualClock(0);
+    let answer: () => Promise<string[]> = async () => ['198.51.100.7'];
+    let fetches = 0;
+    const sources = new CallbackSources(
+      () => {
+        fetches++;
+        return answer();
+      },
+      { refreshMs: 1_000, also: [], proxies: 1 },
+      clock,
+      { info() {}, warn() {}, error() {} },
+    );
+    expect(await sources.admits(headers('198.51.100.7'))).to.equal(true);
+    expect(await sources.admits(headers('198.51.100.7'))).to.equal(true);
+    expect(fetches).to.equal(1);
+    clock.advance(1_000);
+    answer = async () => {
+      throw new Error('503');
+    };
+    expect(await sources.admits(headers('198.51.100.7'))).to.equal(true);
+    expect(fetches).to.equal(2);
+    answer = async () => ['198.51.100.8'];
+    // The failed refresh kept the old list and its age: the next call refreshes again.
+    await sources.admits(headers('198.51.100.7'));
+    expect(fetches).to.equal(3);
+    await sources.admits(headers('198.51.100.8'));
+    expect(await sources.admits(headers('198.51.100.8'))).to.equal(true);
+    expect(await sources.admits(headers('198.51.100.7'))).to.equal(false);
+  });
+
+  it('refuses every callback while no list could be read', async () => {
+    const sources = new CallbackSources(
+      async () => {
+        throw new Error('down');
+      },
+      { refreshMs: 1_000, also: ['10.0.0.1'], proxies: 1 },
+      new ManualClock(0),
+      { info() {}, warn() {}, error() {} },
+    );
+    expect(await sources.admits(headers('10.0.0.1'))).to.equal(false);
+  });
+});
