@@ -22,7 +22,8 @@ import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { RedisLedger, SqliteLedger } from '../../src/ledger/index.js';
 import { type RedisServer, startRedis } from '../support/redis.js';
-import { checkModel, type ModelRunOptions, WRITERS } from './model.js';
+import { WRITERS } from './model.js';
+import { checkModel, type ModelRunOptions } from './model-commands.js';
 
 const env = z
   .object({
