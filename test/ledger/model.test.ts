@@ -1,0 +1,111 @@
+/**
+ * Model-based tests of the ledger stores: random interleavings of create, transition, update,
+ * claimDue and release from several writers on one database (three SqliteLedger instances on
+ * one temporary file; three RedisLedger instances, each on its own ioredis connection, on one
+ * test redis-server), checked after every command against the model in ./model.ts. They show
+ * that no sequence breaks TRANSITIONS, applies a move twice (of writers racing one
+ * compare-and-set exactly one wins, and history has one entry per applied move) or hands a
+ * running lease to a second owner, and that calls fired together act as some order of them.
+ *
+ * Runs MODEL_RUNS sequences per store (default 100, about a second per store); for a longer hunt:
+ *   MODEL_RUNS=2000 npx mocha test/ledger/model.test.ts
+ * A failure prints the shrunk command list with its seed, path and replayPath; replay it with
+ *   MODEL_SEED=<seed> MODEL_PATH=<path> MODEL_REPLAY=<replayPath> npx mocha test/ledger/model.test.ts
+ * MODEL_COMMANDS (default 50) caps the commands per sequence.
+ */
+
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Redis } from 'ioredis';
+import { z } from 'zod';
+import { RedisLedger, SqliteLedger } from '../../src/ledger/index.js';
+import { type RedisServer, startRedis } from '../support/redis.js';
+import { WRITERS } from './model.js';
+import { checkModel, type ModelRunOptions } from './model-commands.js';
+
+const env = z
+  .object({
+    MODEL_RUNS: z.coerce.number().int().positive().default(100),
+    MODEL_COMMANDS: z.coerce.number().int().positive().default(50),
+    MODEL_SEED: z.coerce.number().int().optional(),
+    MODEL_PATH: z
+      .string()
+      .regex(/^\d+(:\d+)*$/)
+      .optional(),
+    MODEL_REPLAY: z.string().optional(),
+  })
+  .parse(process.env);
+
+const options: ModelRunOptions = {
+  numRuns: env.MODEL_RUNS,
+  maxCommands: env.MODEL_COMMANDS,
+  seed: env.MODEL_SEED,
+  path: env.MODEL_PATH,
+  replayPath: env.MODEL_REPLAY,
+};
+/** Generous: a failing run also spends time shrinking. */
+const timeout = 30_000 + env.MODEL_RUNS * 500;
+
+describe('ledger stores against the model, several writers on one database', function () {
+  this.timeout(timeout);
+
+  describe('SqliteLedger', () => {
+    let dir: string;
+    let runs = 0;
+
+    before(() => {
+      // On tmpfs where there is one: every write fsyncs (synchronous=FULL), and this test is
+      // about atomicity, not durability (sqlite.test.ts covers that), so a disk only adds time.
+      const base = existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
+      dir = mkdtempSync(join(base, 'ledger-model-'));
+    });
+
+    after(() => rmSync(dir, { recursive: true, force: true }));
+
+    it(`keeps the model with ${WRITERS} instances on one file`, async () => {
+      await checkModel(async () => {
+        const path = join(dir, `run-${runs++}.sqlite`);
+        const writers = Array.from({ length: WRITERS }, () => new SqliteLedger(path));
+        return {
+          writers,
+          async close() {
+            for (const writer of writers) await writer.close();
+            for (const suffix of ['', '-wal', '-shm']) rmSync(`${path}${suffix}`, { force: true });
+          },
+        };
+      }, options);
+    });
+  });
+
+  describe('RedisLedger', () => {
+    let redis: RedisServer;
+    let clients: Redis[] = [];
+
+    before(async () => {
+      // Not durable: no fsync per write, and restarts are redis.test.ts's business.
+      redis = await startRedis({ durable: false });
+      clients = Array.from({ length: WRITERS }, () => redis.client());
+    });
+
+    after(async () => {
+      for (const client of clients) client.disconnect();
+      await redis?.stop();
+    });
+
+    it(`keeps the model with ${WRITERS} instances on their own connections`, async () => {
+      await checkModel(async () => {
+        // A fresh keyspace per sequence; closing a store leaves a client it was given open.
+        const prefix = `model:${randomUUID()}:`;
+        const writers = clients.map((client) => new RedisLedger(client, { prefix }));
+        return {
+          writers,
+          async close() {
+            for (const writer of writers) await writer.close();
+          },
+        };
+      }, options);
+    });
+  });
+});
