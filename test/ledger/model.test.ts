@@ -98,7 +98,9 @@ describe('ledger stores against the model, several writers on one database', fun
       await checkModel(async () => {
         // A fresh keyspace per sequence; closing a store leaves a client it was given open.
         const prefix = `model:${randomUUID()}:`;
-        const writers = clients.map((client) => new RedisLedger(client, { prefix }));
+        const writers = clients.map(
+          (client) => new RedisLedger(client, { prefix, durability: 'none' }),
+        );
         return {
           writers,
           async close() {
