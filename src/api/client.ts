@@ -7,6 +7,8 @@
  *
  * Every call validates its arguments before sending (InvalidArgumentError), validates the
  * answer (UnexpectedResponseError), and retries only what is safe to retry (retry-policy.ts).
+ * Every method is `async`: a bad argument is a rejected promise, like any other failure, so
+ * `.catch()` sees it; no method throws synchronously.
  */
 import type { Dispatcher } from 'undici';
 import { z } from 'zod';

@@ -9,6 +9,7 @@ import type { EventEmitter } from 'node:events';
 import { type Dispatcher, Pool } from 'undici';
 import type { z } from 'zod';
 import { type Clock, sleep } from '../clock.js';
+import { ConfigurationError } from '../errors.js';
 import { VERSION } from '../version.js';
 import { publishRequest, requestChannel } from './diagnostics.js';
 import {
@@ -95,6 +96,7 @@ export class Transport {
   readonly #ownsDispatcher: boolean;
   readonly #options: TransportOptions;
   readonly #headers: Record<string, string>;
+  #closed = false;
 
   constructor(options: TransportOptions) {
     this.#options = options;
@@ -119,6 +121,8 @@ export class Transport {
   }
 
   async send<S extends z.ZodType>(call: Call<S>): Promise<z.output<S>> {
+    // Said at once: a closed pool would fail every attempt as a lost connection, and retry.
+    if (this.#closed) throw new ConfigurationError('PaymentsApi', 'is closed; nothing was sent');
     const path = this.#basePath + call.path;
     const body = call.body === undefined ? undefined : JSON.stringify(call.body);
     const headers =
@@ -156,6 +160,7 @@ export class Transport {
   }
 
   close(): Promise<void> {
+    this.#closed = true;
     return this.#ownsDispatcher ? this.#dispatcher.close() : Promise.resolve();
   }
 
