@@ -224,6 +224,14 @@ export function parseInput<S extends z.ZodType>(
   field = '',
   Failure: new (field: string, problem: string) => Error = InvalidArgumentError,
 ): z.output<S> {
+  // zod takes any object for an object schema, so a Date, a Map or a class instance would pass
+  // as `{}` wherever every field is optional: arguments are plain objects (or arrays, or values).
+  if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
+    const proto = Object.getPrototypeOf(value);
+    if (proto !== Object.prototype && proto !== null) {
+      throw new Failure(field, 'must be a plain object');
+    }
+  }
   const result = schema.safeParse(value);
   if (result.success) return result.data;
   const issue = result.error.issues[0];

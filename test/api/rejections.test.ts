@@ -145,4 +145,20 @@ describe('PaymentsApi: bad arguments reject, and ids stay one path segment', () 
     }
     expect(service.requests.length).to.equal(before);
   });
+
+  it('refuses an argument that is an object but not a plain one (it would pass as {})', async () => {
+    const before = service.requests.length;
+    for (const input of [new Date(), new Map([['email', 'a@b.co']]), new (class Options {})()]) {
+      const error = await api.staticCharges.update('sc_1', input as never).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(error).to.be.instanceOf(InvalidArgumentError);
+    }
+    expect(service.requests.length).to.equal(before);
+    const plain = Object.assign(Object.create(null), { description: 'x' });
+    // The fake answers with a withdrawal request, which is not a charge: only the send matters.
+    await api.staticCharges.update('sc_1', plain).catch(() => {});
+    expect(service.requests.length, 'a null-prototype object is plain').to.equal(before + 1);
+  });
 });
