@@ -165,12 +165,12 @@ export class Lightning {
 
   /**
    * Intents whose outcome is unknown and that nothing will resolve by itself (oldest first, at
-   * most `limit`, default 100). Rewards and entry fees whose create answer was lost resolve
+   * most `limit`: 1 to 1,000, default 100). Rewards and entry fees whose create answer was lost resolve
    * themselves once their deadline has passed, and spends by re-sending their key; they are
    * listed while they wait. For an operator's page or a script.
    */
   async unknowns(limit?: number): Promise<Intent[]> {
-    return (await this.#start()).engine.ledger.unknowns(limit);
+    return (await this.#start()).engine.unknowns(limit);
   }
 
   /**

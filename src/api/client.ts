@@ -7,6 +7,8 @@
  *
  * Every call validates its arguments before sending (InvalidArgumentError), validates the
  * answer (UnexpectedResponseError), and retries only what is safe to retry (retry-policy.ts).
+ * Every method is `async`: a bad argument is a rejected promise, like any other failure, so
+ * `.catch()` sees it; no method throws synchronously.
  */
 import type { Dispatcher } from 'undici';
 import { z } from 'zod';
@@ -25,6 +27,11 @@ import { Transport } from './transport.js';
 export interface PaymentsApiOptions {
   /** The project's API key, sent as the `apikey` header. Server-side only. */
   apiKey: string;
+  /**
+   * Other secrets to cut out of every error, should the service or a proxy echo them back
+   * (the key always is). `createLightning` passes the webhook secret.
+   */
+  redact?: string[];
   /** Default `https://api.zbdpay.com`. May carry a path prefix. */
   baseUrl?: string;
   /** Longest wait for the answer's headers, and then between body chunks. Default 10,000 ms. */
@@ -54,6 +61,7 @@ const optionsSchema = z.strictObject({
     .string({ error: 'is required' })
     .min(1, 'is required')
     .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces'),
+  redact: z.array(z.string()).optional(),
   baseUrl: z
     .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
     .default(DEFAULT_BASE_URL),
@@ -108,6 +116,7 @@ export class PaymentsApi {
     this.baseUrl = o.baseUrl;
     this.#transport = new Transport({
       apiKey: o.apiKey,
+      redact: o.redact,
       baseUrl: o.baseUrl,
       timeoutMs: o.timeoutMs,
       connectTimeoutMs: o.connectTimeoutMs ?? Math.min(o.timeoutMs, 5_000),

@@ -119,7 +119,7 @@ export type WidgetUserInput = z.input<typeof widgetUserInput>;
 
 export const depleteInput = z
   .strictObject({
-    user_id: text.min(1),
+    user_id: text.min(1).max(255),
     amount: positiveInt,
     currency: z
       .string()
@@ -130,8 +130,39 @@ export const depleteInput = z
   .transform((value) => ({ ...value, idempotency_key: value.idempotency_key ?? randomUUID() }));
 export type DepleteInput = z.input<typeof depleteInput>;
 
-export const userIdInput = text.min(1).max(255);
-export const resourceIdInput = text.min(1).max(255);
+/**
+ * An id the client puts in a path (`/v0/payments/{id}`). It is URL-encoded, but `.` and `..`
+ * encode to themselves and servers and proxies resolve them as dot segments
+ * (`/users/../disclosures` is `/disclosures`), so an id must be one plain segment: no dot
+ * segment, no slash or backslash (some proxies decode `%2F` and `%5C`), no control character,
+ * no lone surrogate (which `encodeURIComponent` cannot encode), at most 255 characters.
+ */
+export const pathId = z
+  .string({ error: 'must be a string id' })
+  .min(1, 'must not be empty')
+  .max(255, 'must be at most 255 characters')
+  .refine((id) => id !== '.' && id !== '..', 'must not be "." or ".."')
+  .refine(oneSegment, 'must not hold a slash, a backslash or a control character')
+  .refine(encodes, 'must be well-formed text (no lone surrogate)');
+
+function oneSegment(id: string): boolean {
+  for (let i = 0; i < id.length; i++) {
+    const c = id.charCodeAt(i);
+    if (c < 0x20 || c === 0x7f || c === 0x2f || c === 0x5c) return false;
+  }
+  return true;
+}
+
+function encodes(id: string): boolean {
+  try {
+    encodeURIComponent(id);
+    return true;
+  } catch {
+    return false;
+  }
+}
+export const userIdInput = pathId;
+export const resourceIdInput = pathId;
 
 export const updateEmailInput = z.strictObject({ email: z.email() });
 
@@ -143,7 +174,14 @@ export const disclosureTypeIdsInput = z
   })
   .transform((ids) => [...new Set(ids)]);
 
-const metadata = z.record(z.string(), z.unknown());
+/** Free-form metadata, refused here if it cannot travel as JSON (a bigint, a cycle). */
+const metadata = z.record(z.string(), z.unknown()).superRefine((value, ctx) => {
+  try {
+    JSON.stringify(value);
+  } catch {
+    ctx.addIssue({ code: 'custom', message: 'must be JSON (no bigint, no cycle)' });
+  }
+});
 
 export const widgetSessionInput = z
   .strictObject({
@@ -186,6 +224,14 @@ export function parseInput<S extends z.ZodType>(
   field = '',
   Failure: new (field: string, problem: string) => Error = InvalidArgumentError,
 ): z.output<S> {
+  // zod takes any object for an object schema, so a Date, a Map or a class instance would pass
+  // as `{}` wherever every field is optional: arguments are plain objects (or arrays, or values).
+  if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
+    const proto = Object.getPrototypeOf(value);
+    if (proto !== Object.prototype && proto !== null) {
+      throw new Failure(field, 'must be a plain object');
+    }
+  }
   const result = schema.safeParse(value);
   if (result.success) return result.data;
   const issue = result.error.issues[0];

@@ -9,6 +9,7 @@ import type { EventEmitter } from 'node:events';
 import { type Dispatcher, Pool } from 'undici';
 import type { z } from 'zod';
 import { type Clock, sleep } from '../clock.js';
+import { ConfigurationError } from '../errors.js';
 import { VERSION } from '../version.js';
 import { publishRequest, requestChannel } from './diagnostics.js';
 import {
@@ -38,6 +39,8 @@ import {
 
 export interface TransportOptions {
   apiKey: string;
+  /** Other secrets that must never appear in an error (the key always is one). */
+  redact?: readonly string[] | undefined;
   baseUrl: string;
   timeoutMs: number;
   connectTimeoutMs: number;
@@ -88,17 +91,19 @@ const CONNECT_CODES = new Set([
 const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);
 
 export class Transport {
-  readonly #apiKey: string;
+  /** The key and every other secret to cut out of text the service sent back. */
+  readonly #secrets: readonly string[];
   readonly #origin: string;
   readonly #basePath: string;
   readonly #dispatcher: Dispatcher;
   readonly #ownsDispatcher: boolean;
   readonly #options: TransportOptions;
   readonly #headers: Record<string, string>;
+  #closed = false;
 
   constructor(options: TransportOptions) {
     this.#options = options;
-    this.#apiKey = options.apiKey;
+    this.#secrets = [options.apiKey, ...(options.redact ?? [])].filter((s) => s !== '');
     const base = new URL(options.baseUrl);
     this.#origin = base.origin;
     this.#basePath = base.pathname.replace(/\/+$/, '');
@@ -119,6 +124,8 @@ export class Transport {
   }
 
   async send<S extends z.ZodType>(call: Call<S>): Promise<z.output<S>> {
+    // Said at once: a closed pool would fail every attempt as a lost connection, and retry.
+    if (this.#closed) throw new ConfigurationError('PaymentsApi', 'is closed; nothing was sent');
     const path = this.#basePath + call.path;
     const body = call.body === undefined ? undefined : JSON.stringify(call.body);
     const headers =
@@ -156,6 +163,7 @@ export class Transport {
   }
 
   close(): Promise<void> {
+    this.#closed = true;
     return this.#ownsDispatcher ? this.#dispatcher.close() : Promise.resolve();
   }
 
@@ -329,7 +337,10 @@ export class Transport {
         error?.message ?? body.message ?? (typeof body.error === 'string' ? body.error : undefined);
       if (typeof said === 'string' && said !== '') message = said;
       const code = error?.code ?? body.code;
-      if (typeof code === 'string' && code !== '') serviceCode = code;
+      // A code is a short token (TX3017): anything else is not one, and may echo what was sent.
+      if (typeof code === 'string' && /^[A-Za-z0-9_.-]{1,64}$/.test(code)) {
+        serviceCode = this.#scrub(code);
+      }
     } catch {
       // Not JSON (a proxy's HTML page, say): the status says enough.
     }
@@ -347,7 +358,9 @@ export class Transport {
   }
 
   #scrub(text: string): string {
-    return this.#apiKey === '' ? text : text.split(this.#apiKey).join('[redacted]');
+    let scrubbed = text;
+    for (const secret of this.#secrets) scrubbed = scrubbed.split(secret).join('[redacted]');
+    return scrubbed;
   }
 }
 

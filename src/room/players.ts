@@ -33,3 +33,22 @@ export function playerOf(
   }
   return id;
 }
+
+/**
+ * The client a helper sends to (a widget or purchase session) or acts for (their widget user):
+ * it must be a Colyseus client, not a player id nor an object that only looks like one, or
+ * the session or debit would be made at the service and then reach nobody.
+ */
+export function clientOf(value: unknown): Client {
+  const v = value as { sessionId?: unknown; send?: unknown } | null;
+  if (
+    typeof v !== 'object' ||
+    v === null ||
+    typeof v.sessionId !== 'string' ||
+    v.sessionId === '' ||
+    typeof v.send !== 'function'
+  ) {
+    throw new InvalidArgumentError('client', 'must be a connected Client of this room');
+  }
+  return value as Client;
+}

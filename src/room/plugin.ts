@@ -47,7 +47,7 @@ import {
   type PluginSettings,
   resolvePluginOptions,
 } from './options.js';
-import { type PlayerRef, playerOf } from './players.js';
+import { clientOf, type PlayerRef, playerOf } from './players.js';
 import type { Entry, EntryFee, PointSpend, Reward } from './state.js';
 import { type PurchaseSession, WidgetAccess, type WidgetSession } from './widget-access.js';
 
@@ -126,7 +126,7 @@ export class LightningPlugin extends RoomPlugin {
    */
   async spendPoints(client: Client, args: SpendArgs): Promise<PointSpend> {
     const input = parseInput(spendArgs, args, 'spendPoints');
-    const playerId = this.#playerId(client);
+    const playerId = this.#playerId(clientOf(client));
     const state = this.#roomEntries().require();
     await this.#attach('helper');
     const userId = await this.#widget.userId(client, playerId);
@@ -142,7 +142,7 @@ export class LightningPlugin extends RoomPlugin {
   /** Opens the service's widget for this player: sent to that client only (`lightning:widget`). */
   async openWidget(client: Client, args?: WidgetArgs): Promise<WidgetSession> {
     const input = parseInput(widgetArgs, args, 'openWidget');
-    const playerId = this.#playerId(client);
+    const playerId = this.#playerId(clientOf(client));
     await this.#host.ready();
     const session = await this.#widget.openWidget(client, playerId, this.room.roomId, input);
     client.send('lightning:widget', session);
@@ -152,7 +152,7 @@ export class LightningPlugin extends RoomPlugin {
   /** Opens a purchase (ramp) session for this player: sent to that client only (`lightning:purchase`). */
   async openPurchase(client: Client, args?: PurchaseArgs): Promise<PurchaseSession> {
     const input = parseInput(purchaseArgs, args, 'openPurchase');
-    const playerId = this.#playerId(client);
+    const playerId = this.#playerId(clientOf(client));
     await this.#host.ready();
     const session = await this.#widget.openPurchase(client, playerId, this.room.roomId, input);
     client.send('lightning:purchase', session);
@@ -162,7 +162,7 @@ export class LightningPlugin extends RoomPlugin {
   /** Records the player's acceptance of disclosures (2 terms, 3 privacy, 6 EFT), server-side. */
   async acceptDisclosures(client: Client, typeIds: readonly number[]) {
     const ids = parseInput(disclosureArgs, typeIds, 'typeIds');
-    const playerId = this.#playerId(client);
+    const playerId = this.#playerId(clientOf(client));
     await this.#host.ready();
     return this.#widget.acceptDisclosures(client, playerId, ids);
   }
@@ -170,7 +170,7 @@ export class LightningPlugin extends RoomPlugin {
   /** Changes the email the widget sends this player's one-time codes to. */
   async updateEmail(client: Client, email: string) {
     const address = parseInput(emailArg, email, 'email');
-    const playerId = this.#playerId(client);
+    const playerId = this.#playerId(clientOf(client));
     await this.#host.ready();
     return this.#widget.updateEmail(client, playerId, address);
   }

@@ -31,8 +31,16 @@ import { nextCheckAt, retryAfterErrorMs } from './schedule.js';
 import { type PresenceLike, roomChannel, settlementMessage } from './settlement.js';
 import { looksLikeToken, sameToken } from './tokens.js';
 
+/**
+ * An intent id as the game hands it back: checked here, before the store sees it, because a
+ * store binds what it is given (node:sqlite takes an object for named parameters).
+ */
+const intentId = z.string({ error: 'must be an intent id (a string)' }).min(1).max(200);
+/** How many unknowns one call lists: enough for an operator's page, bounded for the store. */
+const unknownsLimit = z.number().int().min(1).max(1000).default(100);
+
 const resolveInput = z.object({
-  id: z.string().min(1).max(200),
+  id: intentId,
   status: z.enum(['completed', 'expired', 'failed']),
   note: z.string().trim().min(1, 'must say why').max(500),
 });
@@ -159,9 +167,14 @@ export class Engine {
   }
 
   /** Re-checks an intent by id now; null when the ledger has no such intent. */
-  async refresh(id: string): Promise<Intent | null> {
-    const intent = await this.ledger.get(id);
+  async refresh(id: unknown): Promise<Intent | null> {
+    const intent = await this.ledger.get(parseInput(intentId, id, 'id'));
     return intent ? this.check(intent) : null;
+  }
+
+  /** The unknown intents, oldest first, at most `limit` (1 to 1,000; default 100). */
+  async unknowns(limit?: unknown): Promise<Intent[]> {
+    return this.ledger.unknowns(parseInput(unknownsLimit, limit, 'limit'));
   }
 
   /**

@@ -39,6 +39,7 @@ export async function startRuntime(settings: Settings): Promise<Runtime> {
   const { timeoutMs, maxRetries, retry, paths } = settings.api;
   const apiOptions: PaymentsApiOptions = {
     apiKey,
+    ...(settings.webhookSecret ? { redact: [settings.webhookSecret] } : {}),
     ...(baseUrl ? { baseUrl } : {}),
     ...(timeoutMs ? { timeoutMs } : {}),
     ...(maxRetries !== undefined ? { maxRetries } : {}),

@@ -68,9 +68,9 @@ describe('PaymentsApi: every call', () => {
   });
 
   it('payments.get: GET /v0/payments/{id}, with the id URL-encoded', async () => {
-    service.reply(ok({ id: 'a/b', status: 'completed' }));
-    const payment = await api.payments.get('a/b');
-    expect(last()).to.include({ method: 'GET', path: '/v0/payments/a%2Fb' });
+    service.reply(ok({ id: 'a b?#%', status: 'completed' }));
+    const payment = await api.payments.get('a b?#%');
+    expect(last()).to.include({ method: 'GET', path: '/v0/payments/a%20b%3F%23%25' });
     expect(payment.status).to.equal('completed');
   });
 

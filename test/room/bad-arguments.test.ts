@@ -16,6 +16,7 @@ function badCalls(
     () =>
       (p[name] as (...a: unknown[]) => Promise<unknown>).apply(lightning, args);
   const ok = { amountMsat: 20_000, description: 'x' };
+  const lookalike = { sessionId: 'x', userData: { playerId: 'eve', email: 'eve@example.com' } };
   return [
     ['negative reward', 'amountMsat', call('reward', client, { ...ok, amountMsat: -20_000 })],
     ['zero reward', 'amountMsat', call('reward', client, { ...ok, amountMsat: 0 })],
@@ -54,6 +55,15 @@ function badCalls(
     ['no disclosures', 'typeIds', call('acceptDisclosures', client, [])],
     ['unknown disclosure', 'typeIds', call('acceptDisclosures', client, [4])],
     ['disclosures as text', 'typeIds', call('acceptDisclosures', client, '2,3')],
+    // An object that only looks like a client (a session id and an email) is not one: the
+    // session or debit would be made at the service, then fail to reach anyone.
+    ['widget for a look-alike', 'client', call('openWidget', lookalike)],
+    ['purchase for a look-alike', 'client', call('openPurchase', lookalike)],
+    ['spend for a look-alike', 'client', call('spendPoints', lookalike, { amount: 5 })],
+    ['disclose for a look-alike', 'client', call('acceptDisclosures', lookalike, [2])],
+    ['email for a look-alike', 'client', call('updateEmail', lookalike, 'b@example.com')],
+    ['widget for nobody', 'client', call('openWidget', undefined)],
+    ['spend for a player id', 'client', call('spendPoints', 'alice', { amount: 5 })],
     ['bad email', 'email', call('updateEmail', client, 'not-an-email')],
     ['email as number', 'email', call('updateEmail', client, 5)],
   ];

@@ -10,7 +10,7 @@ import type { ApiContext } from './context.js';
 export class PaymentCalls {
   constructor(private readonly ctx: ApiContext) {}
 
-  send(input: PaymentInput): Promise<Payment> {
+  async send(input: PaymentInput): Promise<Payment> {
     const body = parseInput(paymentInput, input);
     return this.ctx.transport.send({
       operation: 'payments.send',
@@ -22,7 +22,7 @@ export class PaymentCalls {
     });
   }
 
-  get(id: string): Promise<Payment> {
+  async get(id: string): Promise<Payment> {
     const safeId = parseInput(resourceIdInput, id, 'id');
     return this.ctx.transport.send({
       operation: 'payments.get',

@@ -18,7 +18,7 @@ export class WidgetSessionCalls {
   constructor(private readonly ctx: ApiContext) {}
 
   /** A session token and the widget URL to embed; valid until `expires_at`. */
-  create(input: WidgetSessionInput): Promise<WidgetSessionAnswer> {
+  async create(input: WidgetSessionInput): Promise<WidgetSessionAnswer> {
     const body = parseInput(widgetSessionInput, input);
     return this.ctx.transport.send({
       operation: 'widgetSessions.create',
@@ -35,7 +35,7 @@ export class RampCalls {
   constructor(private readonly ctx: ApiContext) {}
 
   /** A purchase session (15 minutes); results arrive as webhooks at `webhook_url`. */
-  createSession(input: RampSessionInput): Promise<RampSessionAnswer> {
+  async createSession(input: RampSessionInput): Promise<RampSessionAnswer> {
     const body = parseInput(rampSessionInput, input);
     return this.ctx.transport.send({
       operation: 'ramp.createSession',

@@ -14,7 +14,7 @@ import type { ApiContext } from './context.js';
 export class StaticChargeCalls {
   constructor(private readonly ctx: ApiContext) {}
 
-  create(input: StaticChargeInput): Promise<StaticCharge> {
+  async create(input: StaticChargeInput): Promise<StaticCharge> {
     const body = parseInput(staticChargeInput, input);
     return this.ctx.transport.send({
       operation: 'staticCharges.create',
@@ -26,7 +26,7 @@ export class StaticChargeCalls {
     });
   }
 
-  get(id: string): Promise<StaticCharge> {
+  async get(id: string): Promise<StaticCharge> {
     const safeId = parseInput(resourceIdInput, id, 'id');
     return this.ctx.transport.send({
       operation: 'staticCharges.get',
@@ -38,7 +38,7 @@ export class StaticChargeCalls {
   }
 
   /** Changes the given fields; the code (QR) stays the same. */
-  update(id: string, input: StaticChargeUpdateInput): Promise<StaticCharge> {
+  async update(id: string, input: StaticChargeUpdateInput): Promise<StaticCharge> {
     const safeId = parseInput(resourceIdInput, id, 'id');
     const body = parseInput(staticChargeUpdateInput, input);
     return this.ctx.transport.send({

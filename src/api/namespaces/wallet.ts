@@ -6,7 +6,7 @@ export class WalletCalls {
   constructor(private readonly ctx: ApiContext) {}
 
   /** The wallet; `balance` is in satoshis. */
-  get(): Promise<Wallet> {
+  async get(): Promise<Wallet> {
     return this.ctx.transport.send({
       operation: 'wallet.get',
       method: 'GET',

@@ -30,7 +30,7 @@ export class WidgetUserCalls {
   constructor(private readonly ctx: ApiContext) {}
 
   /** Creates the user, or returns the existing one with this reference_id/email. */
-  create(input: WidgetUserInput): Promise<WidgetUser> {
+  async create(input: WidgetUserInput): Promise<WidgetUser> {
     const body = parseInput(widgetUserInput, input);
     return this.ctx.transport.send({
       operation: 'widgetUsers.create',
@@ -61,7 +61,7 @@ export class WidgetUserCalls {
   }
 
   /** Changes the user's email (the only updatable field). */
-  update(userId: string, input: { email: string }): Promise<WidgetUser> {
+  async update(userId: string, input: { email: string }): Promise<WidgetUser> {
     const id = parseInput(userIdInput, userId, 'userId');
     const body = parseInput(updateEmailInput, input);
     return this.ctx.transport.send({
@@ -78,7 +78,10 @@ export class WidgetUserCalls {
    * Records acceptance of the latest version of each disclosure type (2 terms, 3 privacy,
    * 6 EFT). Server-side only, and only when acceptance is collected outside the widget.
    */
-  acceptDisclosures(userId: string, typeIds: readonly number[]): Promise<DisclosureAcceptance> {
+  async acceptDisclosures(
+    userId: string,
+    typeIds: readonly number[],
+  ): Promise<DisclosureAcceptance> {
     const id = parseInput(userIdInput, userId, 'userId');
     const acceptedDisclosureTypeIds = parseInput(disclosureTypeIdsInput, typeIds, 'typeIds');
     return this.ctx.transport.send({

@@ -16,7 +16,7 @@ export class WithdrawalRequestCalls {
   constructor(private readonly ctx: ApiContext) {}
 
   /** Creates a request in status `pending`. Never re-sent once it may have been processed. */
-  create(input: WithdrawalRequestInput): Promise<WithdrawalRequest> {
+  async create(input: WithdrawalRequestInput): Promise<WithdrawalRequest> {
     const body = parseInput(withdrawalRequestInput, input);
     return this.ctx.transport.send({
       operation: 'withdrawalRequests.create',
@@ -28,7 +28,7 @@ export class WithdrawalRequestCalls {
     });
   }
 
-  get(id: string): Promise<WithdrawalRequest> {
+  async get(id: string): Promise<WithdrawalRequest> {
     const safeId = parseInput(resourceIdInput, id, 'id');
     return this.ctx.transport.send({
       operation: 'withdrawalRequests.get',

@@ -1,0 +1,99 @@
+/**
+ * What the fuzz targets run against: a real emulator (with a webhook secret), a real Colyseus
+ * server with the lightning routes and an arena room, one connected player with an email, and
+ * the counters the harness reads: requests at the emulator's HTTP server, calls of the ledger's
+ * writing methods, events of the lightning object, and unhandled rejections in the process.
+ *
+ * Cost: one emulator, one game server and one SDK connection, started once for every target.
+ */
+import type { Client } from '@colyseus/core';
+import fc from 'fast-check';
+import { Pool } from 'undici';
+import { type Emulator, startEmulator } from '../src/emulator/index.js';
+import { INTENT_KINDS } from '../src/ledger/intent.js';
+import type { Lightning } from '../src/lightning.js';
+import type { LightningEventName } from '../src/server/events.js';
+import { type Arena, serverClient, startArena } from '../test/room/support.js';
+import type { Game } from '../test/support/game.js';
+import type { Counters } from './harness.js';
+
+export const WEBHOOK_SECRET = 'whsec_fuzz_0123456789abcdef';
+
+export interface FuzzEnvironment {
+  emulator: Emulator;
+  game: Game;
+  lightning: Lightning;
+  room: Arena;
+  /** A connected player (`alice`, with an email) of the room. */
+  client: Client;
+  /** Keep-alive connections to the game server, for the route targets. */
+  routes: Pool;
+  counters(): Counters;
+  stop(): Promise<void>;
+}
+
+const WRITES = ['create', 'transition', 'update', 'recordEvent', 'claimDue', 'release'] as const;
+
+export async function startFuzzEnvironment(): Promise<FuzzEnvironment> {
+  const counts: Counters = { requests: 0, writes: 0, events: 0, unhandled: 0 };
+  const onUnhandled = () => {
+    counts.unhandled++;
+  };
+  process.on('unhandledRejection', onUnhandled);
+
+  const emulator = await startEmulator({ webhookSecret: WEBHOOK_SECRET });
+  emulator.server.on('request', () => {
+    counts.requests++;
+  });
+  const game = await startArena({
+    emulator,
+    webhookSecret: WEBHOOK_SECRET,
+    reconciler: { enabled: false },
+  });
+  const lightning = game.lightning;
+  const ledger = lightning.ledger as unknown as Record<string, (...a: unknown[]) => unknown>;
+  for (const name of WRITES) {
+    const write = (ledger[name] as (...a: unknown[]) => unknown).bind(ledger);
+    ledger[name] = (...args: unknown[]) => {
+      counts.writes++;
+      return write(...args);
+    };
+  }
+  const names: LightningEventName[] = ['settled', 'unknown', 'latePayment', 'webhook', 'paused'];
+  for (const kind of INTENT_KINDS) {
+    for (const status of ['completed', 'expired', 'failed'] as const)
+      names.push(`${kind}.${status}`);
+  }
+  for (const name of names) {
+    lightning.on(name, () => {
+      counts.events++;
+    });
+  }
+
+  const room = await game.colyseus.createRoom<Arena>('arena');
+  const sdkRoom = await game.colyseus.connectTo(room, {
+    playerId: 'alice',
+    email: 'alice@example.com',
+  });
+  const client = serverClient(room, sdkRoom);
+  // A failing input names the player instead of printing the whole socket.
+  Object.defineProperty(client, fc.toStringMethod, { value: () => 'client(alice)' });
+  const routes = new Pool(`http://127.0.0.1:${game.port}`, { connections: 4 });
+
+  return {
+    emulator,
+    game,
+    lightning,
+    room,
+    client,
+    routes,
+    counters: () => ({ ...counts }),
+    async stop() {
+      await routes.close();
+      await sdkRoom.leave().catch(() => {});
+      await game.stop();
+      await emulator.close();
+      process.off('unhandledRejection', onUnhandled);
+    },
+  };
+}

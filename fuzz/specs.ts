@@ -1,0 +1,326 @@
+/**
+ * The argument objects of every public call, as the contract describes them: a generator of
+ * good ones, and per field a generator of values that are certainly wrong. The fuzz targets
+ * turn each into bad arguments with `badObject` (values.ts).
+ *
+ * Cost: pure arbitraries.
+ */
+import fc from 'fast-check';
+import {
+  anything,
+  badCurrency,
+  badDateTime,
+  badEmail,
+  badIntIn,
+  badMetadata,
+  badMsat,
+  badPositiveInt,
+  badRampCurrency,
+  badText,
+  badUrl,
+  badUuid,
+  notOfType,
+  type ObjectSpec,
+  text,
+} from './values.js';
+
+export const goodMsat = fc.oneof(
+  fc.integer({ min: 1, max: 1_000_000_000 }),
+  fc.bigInt({ min: 1n, max: 10n ** 12n }),
+  fc.integer({ min: 1, max: 1_000_000_000 }).map(String),
+);
+export const goodEmail = fc.constantFrom('a@example.com', 'player.one@game.example');
+const goodUrl = fc.constantFrom('https://game.example/cb/1', 'http://127.0.0.1:9/hook');
+const goodMetadata = fc.dictionary(fc.string(), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 4 });
+/** A text field that must not be empty and has no stated maximum. */
+const badNonEmpty = fc.oneof(notOfType('string'), fc.constant(''));
+/** A positive integer field that may also be null (allowedSlots: no cap). */
+const badSlots = badPositiveInt.filter((v) => v !== null);
+
+// ---- PaymentsApi, in the service's words ---------------------------------------------------
+
+export const withdrawalRequest: ObjectSpec = {
+  good: fc.record(
+    {
+      amount: goodMsat,
+      description: text(0, 50),
+      internalId: text(0, 40),
+      callbackUrl: goodUrl,
+      expiresIn: fc.integer({ min: 1, max: 1_000_000 }),
+    },
+    { requiredKeys: ['amount', 'description'] },
+  ),
+  bad: {
+    amount: badMsat,
+    description: badText(0, 1000),
+    internalId: badText(0, 255),
+    callbackUrl: badUrl,
+    expiresIn: badPositiveInt,
+  },
+  required: ['amount', 'description'],
+};
+
+export const payment: ObjectSpec = {
+  good: fc.record(
+    {
+      amount: goodMsat,
+      description: text(0, 50),
+      internalId: text(0, 40),
+      callbackUrl: goodUrl,
+      invoice: text(1, 40),
+    },
+    { requiredKeys: ['amount', 'description', 'internalId'] },
+  ),
+  bad: {
+    amount: badMsat,
+    description: badText(0, 1000),
+    internalId: badText(0, 255),
+    callbackUrl: badUrl,
+    invoice: badNonEmpty,
+  },
+  required: ['amount', 'description', 'internalId'],
+};
+
+const chargeFields = {
+  description: text(0, 50),
+  successMessage: text(0, 144),
+  allowedSlots: fc.option(fc.integer({ min: 1, max: 100 })),
+  internalId: text(0, 40),
+  callbackUrl: goodUrl,
+  identifier: text(1, 64),
+};
+const badChargeFields = {
+  minAmount: badMsat,
+  maxAmount: badMsat,
+  description: badText(0, 1000),
+  successMessage: badText(0, 144),
+  allowedSlots: badSlots,
+  internalId: badText(0, 255),
+  callbackUrl: badUrl,
+  identifier: badText(1, 64),
+};
+
+export const staticCharge: ObjectSpec = {
+  good: fc
+    .tuple(
+      fc.integer({ min: 1, max: 1_000_000 }),
+      fc.record(chargeFields, { requiredKeys: ['description'] }),
+    )
+    .map(([amount, rest]) => ({ minAmount: amount, maxAmount: amount, ...rest })),
+  bad: badChargeFields,
+  required: ['minAmount', 'maxAmount', 'description'],
+  // A range upside down is wrong even though each end is a fine amount.
+  also: fc
+    .tuple(fc.integer({ min: 2, max: 1_000_000 }), fc.record(chargeFields))
+    .map(([amount, rest]) => ({ ...rest, description: 'x', minAmount: amount, maxAmount: 1 })),
+};
+
+const { identifier: _identifier, ...updateFields } = chargeFields;
+
+export const staticChargeUpdate: ObjectSpec = {
+  good: fc.record({ ...updateFields, expiresAt: fc.option(fc.constant('2030-01-01T00:00:00Z')) }),
+  bad: {
+    ...badChargeFields,
+    // Chosen at creation, never changed: any value at all is wrong.
+    identifier: notOfType(),
+    expiresAt: badDateTime,
+  },
+  required: [],
+};
+
+export const widgetUser: ObjectSpec = {
+  good: fc.record({ reference_id: text(1, 40), email: goodEmail }),
+  bad: { reference_id: badText(1, 255), email: badEmail },
+  required: ['reference_id', 'email'],
+};
+
+export const deplete: ObjectSpec = {
+  good: fc.record(
+    {
+      user_id: text(1, 40),
+      amount: fc.integer({ min: 1, max: 1_000_000 }),
+      currency: fc.constantFrom('USDZ', 'PTS'),
+      idempotency_key: fc.uuid({ version: 4 }),
+    },
+    { requiredKeys: ['user_id', 'amount'] },
+  ),
+  bad: {
+    user_id: badText(1, 255),
+    amount: badPositiveInt,
+    currency: badCurrency,
+    idempotency_key: badUuid,
+  },
+  required: ['user_id', 'amount'],
+};
+
+export const emailChange: ObjectSpec = {
+  good: fc.record({ email: goodEmail }),
+  bad: { email: badEmail },
+  required: ['email'],
+};
+
+const sessionFields = {
+  email: goodEmail,
+  webhook_url: goodUrl,
+  reference_id: text(0, 40),
+  metadata: goodMetadata,
+  access_token: text(1, 20),
+};
+
+export const widgetSession: ObjectSpec = {
+  good: fc.record(sessionFields, { requiredKeys: ['email'] }),
+  bad: {
+    email: badEmail,
+    webhook_url: badUrl,
+    reference_id: badText(0, 255),
+    metadata: badMetadata,
+    access_token: badNonEmpty,
+  },
+  required: [],
+  // Neither an email nor an access token: the widget cannot know who the user is.
+  also: fc.record(sessionFields).map(({ email: _e, access_token: _t, ...rest }) => rest),
+};
+
+export const rampSession: ObjectSpec = {
+  good: fc.record(
+    {
+      email: goodEmail,
+      webhook_url: goodUrl,
+      destination: text(1, 40),
+      quote_currency: fc.constantFrom('USD', 'EUR'),
+      base_currency: fc.constantFrom('BTC'),
+      reference_id: text(0, 40),
+      metadata: goodMetadata,
+    },
+    { requiredKeys: ['email', 'webhook_url'] },
+  ),
+  bad: {
+    email: badEmail,
+    webhook_url: badUrl,
+    destination: badNonEmpty,
+    quote_currency: badRampCurrency,
+    base_currency: badRampCurrency,
+    reference_id: badText(0, 255),
+    metadata: badMetadata,
+  },
+  required: ['email', 'webhook_url'],
+};
+
+// ---- the server's helpers, in the game's words ---------------------------------------------
+
+const moneyFields = {
+  playerId: text(1, 40),
+  roomId: fc.option(text(1, 40)),
+  amountMsat: goodMsat,
+  description: text(1, 50),
+  expiresIn: fc.integer({ min: 10, max: 7 * 24 * 3600 }),
+};
+const badMoneyFields = {
+  playerId: badText(1, 255),
+  roomId: badText(1, 255).filter((v) => v !== null),
+  amountMsat: badMsat,
+  description: badText(1, 1000),
+  expiresIn: badIntIn(10, 7 * 24 * 3600),
+};
+
+export const reward: ObjectSpec = {
+  good: fc.record(moneyFields, { requiredKeys: ['playerId', 'amountMsat', 'description'] }),
+  bad: badMoneyFields,
+  required: ['playerId', 'amountMsat', 'description'],
+};
+
+export const entryFee: ObjectSpec = {
+  good: fc.record(
+    { ...moneyFields, successMessage: text(0, 144) },
+    { requiredKeys: ['playerId', 'amountMsat', 'description'] },
+  ),
+  bad: { ...badMoneyFields, successMessage: badText(0, 144) },
+  required: ['playerId', 'amountMsat', 'description'],
+};
+
+const spendFields = {
+  amount: fc.integer({ min: 1, max: 1_000_000 }),
+  currency: fc.constantFrom('USDZ', 'PTS'),
+  description: text(0, 50),
+};
+const badSpendFields = {
+  amount: badPositiveInt,
+  currency: badCurrency,
+  description: badText(0, 1000),
+};
+
+export const spend: ObjectSpec = {
+  good: fc.record(
+    {
+      ...spendFields,
+      playerId: moneyFields.playerId,
+      roomId: moneyFields.roomId,
+      userId: text(1, 40),
+    },
+    { requiredKeys: ['playerId', 'userId', 'amount'] },
+  ),
+  bad: {
+    ...badSpendFields,
+    playerId: badMoneyFields.playerId,
+    roomId: badMoneyFields.roomId,
+    userId: badText(1, 255),
+  },
+  required: ['playerId', 'userId', 'amount'],
+};
+
+// ---- the room plugin's helpers: the same, without what the plugin fills in ---------------
+
+const { playerId: _p, roomId: _r, ...roomMoney } = moneyFields;
+const { playerId: _bp, roomId: _br, ...badRoomMoney } = badMoneyFields;
+
+export const roomReward: ObjectSpec = {
+  good: fc.record(roomMoney, { requiredKeys: ['amountMsat', 'description'] }),
+  bad: badRoomMoney,
+  required: ['amountMsat', 'description'],
+};
+
+export const roomEntryFee: ObjectSpec = {
+  good: fc.record(
+    { ...roomMoney, successMessage: text(0, 144) },
+    { requiredKeys: ['amountMsat', 'description'] },
+  ),
+  bad: { ...badRoomMoney, successMessage: badText(0, 144) },
+  required: ['amountMsat', 'description'],
+};
+
+export const roomSpend: ObjectSpec = {
+  good: fc.record(spendFields, { requiredKeys: ['amount'] }),
+  bad: badSpendFields,
+  required: ['amount'],
+};
+
+export const roomWidget: ObjectSpec = {
+  good: fc.record({ metadata: goodMetadata }),
+  bad: { metadata: badMetadata },
+  required: [],
+  optional: true,
+};
+
+export const roomPurchase: ObjectSpec = {
+  good: fc.record({
+    email: goodEmail,
+    destination: text(1, 40),
+    quoteCurrency: fc.constantFrom('USD', 'EUR'),
+    baseCurrency: fc.constantFrom('BTC'),
+  }),
+  bad: {
+    email: badEmail,
+    destination: badNonEmpty,
+    quoteCurrency: badRampCurrency,
+    baseCurrency: badRampCurrency,
+  },
+  required: [],
+  optional: true,
+};
+
+/** An intent id that cannot be one: not a string, empty, or longer than 200 characters. */
+export const badIntentId: fc.Arbitrary<unknown> = fc.oneof(
+  anything.filter((v) => typeof v !== 'string'),
+  fc.constant(''),
+  fc.string({ minLength: 201, maxLength: 260 }),
+);

@@ -1,0 +1,208 @@
+/**
+ * The call targets: every PaymentsApi method that takes an input, every server helper of the
+ * lightning object, and every room plugin helper. Each is fed arguments that are certainly
+ * wrong (values.ts, specs.ts) and must answer with a rejected promise holding an
+ * InvalidArgumentError, sending and recording nothing.
+ *
+ * `wallet.get()` takes no input and is not here; that a closed client rejects it is a unit test
+ * (test/api/rejections.test.ts).
+ */
+import fc from 'fast-check';
+import type { FuzzEnvironment } from '../environment.js';
+import { refusal, type Target } from '../harness.js';
+import * as spec from '../specs.js';
+import {
+  anything,
+  badEmail,
+  badIntIn,
+  badObject,
+  badPathId,
+  badTypeIds,
+  pathId,
+  text,
+} from '../values.js';
+
+type Method = (...args: unknown[]) => unknown;
+
+/** A target that calls `method` of `owner` with each generated argument list. */
+function call(name: string, owner: object, method: string, args: fc.Arbitrary<unknown[]>): Target {
+  const fn = (owner as Record<string, Method>)[method] as Method;
+  return {
+    name,
+    inputs: args,
+    attempt: (input) => refusal(() => fn.apply(owner, input as unknown[])),
+  };
+}
+
+/** One argument, bad. */
+const one = (bad: fc.Arbitrary<unknown>) => bad.map((a) => [a]);
+
+/** Two arguments, at least one bad. */
+function pair(
+  goodFirst: fc.Arbitrary<unknown>,
+  badFirst: fc.Arbitrary<unknown>,
+  goodSecond: fc.Arbitrary<unknown>,
+  badSecond: fc.Arbitrary<unknown>,
+): fc.Arbitrary<unknown[]> {
+  return fc.oneof(
+    fc.tuple(badFirst, goodSecond),
+    fc.tuple(goodFirst, badSecond),
+    fc.tuple(badFirst, badSecond),
+  );
+}
+
+export function apiTargets(env: FuzzEnvironment): Target[] {
+  const api = env.lightning.api;
+  const typeIds = fc.subarray([2, 3, 6], { minLength: 1 });
+  return [
+    call('api.payments.send', api.payments, 'send', one(badObject(spec.payment))),
+    call('api.payments.get', api.payments, 'get', one(badPathId)),
+    call(
+      'api.withdrawalRequests.create',
+      api.withdrawalRequests,
+      'create',
+      one(badObject(spec.withdrawalRequest)),
+    ),
+    call('api.withdrawalRequests.get', api.withdrawalRequests, 'get', one(badPathId)),
+    call(
+      'api.staticCharges.create',
+      api.staticCharges,
+      'create',
+      one(badObject(spec.staticCharge)),
+    ),
+    call('api.staticCharges.get', api.staticCharges, 'get', one(badPathId)),
+    call(
+      'api.staticCharges.update',
+      api.staticCharges,
+      'update',
+      pair(pathId, badPathId, spec.staticChargeUpdate.good, badObject(spec.staticChargeUpdate)),
+    ),
+    call('api.widgetUsers.create', api.widgetUsers, 'create', one(badObject(spec.widgetUser))),
+    call('api.widgetUsers.deplete', api.widgetUsers, 'deplete', one(badObject(spec.deplete))),
+    call(
+      'api.widgetUsers.update',
+      api.widgetUsers,
+      'update',
+      pair(pathId, badPathId, spec.emailChange.good, badObject(spec.emailChange)),
+    ),
+    call(
+      'api.widgetUsers.acceptDisclosures',
+      api.widgetUsers,
+      'acceptDisclosures',
+      pair(pathId, badPathId, typeIds, badTypeIds),
+    ),
+    call(
+      'api.widgetSessions.create',
+      api.widgetSessions,
+      'create',
+      one(badObject(spec.widgetSession)),
+    ),
+    call('api.ramp.createSession', api.ramp, 'createSession', one(badObject(spec.rampSession))),
+  ];
+}
+
+export function serverTargets(env: FuzzEnvironment): Target[] {
+  const l = env.lightning;
+  const status = fc.constantFrom('completed', 'expired', 'failed');
+  const badStatus = anything.filter(
+    (v) => !['completed', 'expired', 'failed'].includes(v as string),
+  );
+  const note = text(1, 50).filter((s) => s.trim() !== '');
+  const badNote = fc.oneof(
+    anything.filter((v) => typeof v !== 'string'),
+    fc.stringMatching(/^\s*$/),
+    fc.string({ minLength: 501, maxLength: 560 }).filter((s) => s.trim().length > 500),
+  );
+  return [
+    call('lightning.reward', l, 'reward', one(badObject(spec.reward))),
+    call('lightning.chargeEntryFee', l, 'chargeEntryFee', one(badObject(spec.entryFee))),
+    call('lightning.spendPoints', l, 'spendPoints', one(badObject(spec.spend))),
+    call('lightning.refresh', l, 'refresh', one(spec.badIntentId)),
+    // `undefined` is the default (100); every other value outside 1..1000 is wrong.
+    call('lightning.unknowns', l, 'unknowns', one(badIntIn(1, 1000))),
+    call(
+      'lightning.resolve',
+      l,
+      'resolve',
+      fc.oneof(
+        fc.tuple(spec.badIntentId, status, note),
+        fc.tuple(text(1, 40), badStatus, note),
+        fc.tuple(text(1, 40), status, badNote),
+      ),
+    ),
+  ];
+}
+
+export function roomTargets(env: FuzzEnvironment): Target[] {
+  const plugin = env.room.plugins.lightning;
+  const client = fc.constant(env.client);
+  // Not a Client: any other value, a player id, or an object that only looks like a client.
+  const lookalike = fc.record({
+    sessionId: text(1, 20),
+    userData: fc.record({ playerId: text(1, 20), email: spec.goodEmail }),
+    auth: fc.option(fc.record({ id: text(1, 20) })),
+  });
+  const badClient = fc.oneof(anything, lookalike);
+  // A player may be a Client or an id; what is neither, or an id too long to record, is wrong.
+  const badPlayer = fc.oneof(
+    anything.filter((v) => typeof v !== 'string'),
+    fc.constant(''),
+    fc.string({ minLength: 256, maxLength: 300 }),
+  );
+  const player = fc.oneof(client, text(1, 40));
+  const typeIds = fc.subarray([2, 3, 6], { minLength: 1 });
+  return [
+    call(
+      'room.reward',
+      plugin,
+      'reward',
+      pair(player, badPlayer, spec.roomReward.good, badObject(spec.roomReward)),
+    ),
+    call(
+      'room.chargeEntryFee',
+      plugin,
+      'chargeEntryFee',
+      pair(player, badPlayer, spec.roomEntryFee.good, badObject(spec.roomEntryFee)),
+    ),
+    call(
+      'room.spendPoints',
+      plugin,
+      'spendPoints',
+      pair(client, badClient, spec.roomSpend.good, badObject(spec.roomSpend)),
+    ),
+    call(
+      'room.openWidget',
+      plugin,
+      'openWidget',
+      pair(
+        client,
+        badClient,
+        fc.option(spec.roomWidget.good, { nil: undefined }),
+        badObject(spec.roomWidget),
+      ),
+    ),
+    call(
+      'room.openPurchase',
+      plugin,
+      'openPurchase',
+      pair(
+        client,
+        badClient,
+        fc.option(spec.roomPurchase.good, { nil: undefined }),
+        badObject(spec.roomPurchase),
+      ),
+    ),
+    call(
+      'room.acceptDisclosures',
+      plugin,
+      'acceptDisclosures',
+      pair(client, badClient, typeIds, badTypeIds),
+    ),
+    call(
+      'room.updateEmail',
+      plugin,
+      'updateEmail',
+      pair(client, badClient, spec.goodEmail, fc.oneof(badEmail, fc.constant(undefined))),
+    ),
+  ];
+}
