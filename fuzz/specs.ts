@@ -231,10 +231,10 @@ export const reward: ObjectSpec = {
 
 export const entryFee: ObjectSpec = {
   good: fc.record(
-    { ...moneyFields, successMessage: text(0, 144) },
+    { ...moneyFields, successMessage: text(0, 144), key: text(1, 200) },
     { requiredKeys: ['playerId', 'amountMsat', 'description'] },
   ),
-  bad: { ...badMoneyFields, successMessage: badText(0, 144) },
+  bad: { ...badMoneyFields, successMessage: badText(0, 144), key: badText(1, 200) },
   required: ['playerId', 'amountMsat', 'description'],
 };
 
