@@ -134,3 +134,16 @@ export const rampSession = z.looseObject({
   widget_url: optionalText,
 });
 export type RampSessionAnswer = z.output<typeof rampSession>;
+
+export const prodIps = z.looseObject({
+  ips: z.array(z.string().min(1).max(64)).max(1000),
+});
+export type ProdIps = z.output<typeof prodIps>;
+
+export const regionSupport = z.looseObject({
+  ipAddress: z.string(),
+  isSupported: z.boolean(),
+  ipCountry: optionalText,
+  ipRegion: optionalText,
+});
+export type RegionSupport = z.output<typeof regionSupport>;

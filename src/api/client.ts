@@ -17,6 +17,7 @@ import { parseInput } from './inputs.js';
 import { PaymentCalls } from './namespaces/payments.js';
 import { RampCalls, WidgetSessionCalls } from './namespaces/sessions.js';
 import { StaticChargeCalls } from './namespaces/static-charges.js';
+import { UtilityCalls } from './namespaces/utility.js';
 import { WalletCalls } from './namespaces/wallet.js';
 import { WidgetUserCalls } from './namespaces/widget-users.js';
 import { WithdrawalRequestCalls } from './namespaces/withdrawal-requests.js';
@@ -102,6 +103,7 @@ export class PaymentsApi {
   readonly widgetUsers: WidgetUserCalls;
   readonly widgetSessions: WidgetSessionCalls;
   readonly ramp: RampCalls;
+  readonly utility: UtilityCalls;
   /** The base URL the client talks to (never the key). */
   readonly baseUrl: string;
 
@@ -133,6 +135,7 @@ export class PaymentsApi {
     this.widgetUsers = new WidgetUserCalls(ctx);
     this.widgetSessions = new WidgetSessionCalls(ctx);
     this.ramp = new RampCalls(ctx);
+    this.utility = new UtilityCalls(ctx);
   }
 
   /** Closes the connection pool the client opened (not a dispatcher you passed in). */

@@ -20,6 +20,8 @@ export const DEFAULT_PATHS = {
   widgetUsersDisclosures: '/api/v1/widget/users/{id}/disclosures',
   widgetSessionsCreate: '/api/v1/widget/users/session',
   rampSessionsCreate: '/api/v1/ramp-widget',
+  prodIps: '/v0/prod-ips',
+  isSupportedRegion: '/v0/is-supported-region/{id}',
 } as const;
 
 export type PathName = keyof typeof DEFAULT_PATHS;

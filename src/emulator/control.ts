@@ -117,6 +117,11 @@ export interface EmulatorControl {
   /** How many requests had this method ('*' for any) and path (exact, or a RegExp). */
   count(method: string, path: string | RegExp): number;
 
+  /** Sets what `GET /v0/prod-ips` answers (default 127.0.0.1 and ::1). */
+  setProdIps(ips: string[]): void;
+  /** Makes `GET /v0/is-supported-region/{ip}` refuse (or, with null, support again) one IP. */
+  setRegion(ip: string, refused: { country: string; region: string } | null): void;
+
   /** Applies every due expiry now (timers do it too; this is for clocks without timers). */
   tick(): void;
   /**
@@ -265,7 +270,16 @@ export function createControl(
       for (const charge of store.staticCharges.values()) refreshStaticCharge(core, charge);
     },
 
+    setProdIps(ips) {
+      core.prodIps = [...ips];
+    },
+    setRegion(ip, refused) {
+      if (refused === null) core.unsupported.delete(ip);
+      else core.unsupported.set(ip, refused);
+    },
     reset() {
+      core.prodIps = ['127.0.0.1', '::1'];
+      core.unsupported.clear();
       for (const id of [...core.timers.keys()]) disarmTimer(core, id);
       core.scheduler.cancelAll();
       store.clear();

@@ -32,6 +32,10 @@ export interface EmulatorCore {
   readonly nodeKey: KeyPair;
   /** The dev wallet's key: signs the invoices it hands to LNURL-withdraw. */
   readonly walletKey: KeyPair;
+  /** What `GET /v0/prod-ips` answers: the addresses callbacks come from. */
+  prodIps: string[];
+  /** Regions that `GET /v0/is-supported-region/{ip}` refuses, by IP; every other IP is supported. */
+  readonly unsupported: Map<string, { country: string; region: string }>;
 }
 
 export function iso(ms: number): string {

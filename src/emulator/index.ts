@@ -95,6 +95,9 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     webhookLog: [],
     nodeKey: generateKeyPair(),
     walletKey: generateKeyPair(),
+    // Callbacks leave from this machine; a game behind a proxy sees this address.
+    prodIps: ['127.0.0.1', '::1'],
+    unsupported: new Map(),
   };
   const defaultProject = {
     projectId: 'default',

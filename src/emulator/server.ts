@@ -81,6 +81,22 @@ const ROUTES: Route[] = [
       'Successfully retrieved Wallet.',
     ),
   ),
+  r('GET', '/v0/prod-ips', 'v0', 'key', ({ core }) =>
+    v0Ok({ ips: [...core.prodIps] }, 'Successfully retrieved IPs.'),
+  ),
+  r('GET', '/v0/is-supported-region/:ip', 'v0', 'key', ({ core, params }) => {
+    const ip = params.ip as string;
+    const refused = core.unsupported.get(ip);
+    return v0Ok(
+      {
+        ipAddress: ip,
+        isSupported: refused === undefined,
+        ipCountry: refused?.country ?? 'US',
+        ipRegion: refused?.region ?? 'CA',
+      },
+      'Successfully retrieved region support.',
+    );
+  }),
   r('POST', '/v0/payments', 'v0', 'key', (c) => createPayment(c.core, c.project, c.body)),
   r('GET', '/v0/payments/:id', 'v0', 'key', (c) =>
     getPayment(c.core, c.project, c.params.id as string),

@@ -78,9 +78,13 @@ export function lightningEndpoints(host: RoutesHost) {
       { method: 'POST', disableBody: true },
       (ctx) =>
         guarded(host.logger, 'callback', async () => {
+          const engine = await host.engine();
+          // Before the body is read or the ledger touched: a refused sender costs nothing more.
+          if (engine.sources && !(await engine.sources.admits(ctx.request?.headers))) {
+            return empty(403);
+          }
           const raw = await read(ctx.request);
           if (raw instanceof Response) return raw;
-          const engine = await host.engine();
           return empty(await engine.handleCallback(String(ctx.params.token), parseJson(raw)));
         }),
     ),

@@ -29,6 +29,7 @@ import { observe } from './observe.js';
 import type { Settings } from './options.js';
 import { nextCheckAt, retryAfterErrorMs } from './schedule.js';
 import { type PresenceLike, roomChannel, settlementMessage } from './settlement.js';
+import { CallbackSources } from './sources.js';
 import { looksLikeToken, sameToken } from './tokens.js';
 
 /**
@@ -61,6 +62,7 @@ export interface EngineDeps {
     | 'clock'
     | 'logger'
     | 'webhookSecret'
+    | 'callbackSources'
   >;
 }
 
@@ -72,6 +74,8 @@ export class Engine {
   readonly settings: EngineDeps['settings'];
   /** Pauses payouts when the service answers badly or the wallet runs low. */
   readonly breaker: PayoutBreaker;
+  /** Who may send callbacks, when `callbackSources` is set. */
+  readonly sources: CallbackSources | null;
   readonly #events: SafeEmitter;
   #presence: PresenceLike | undefined;
   #strays = { count: 0, reportedAt: Number.NEGATIVE_INFINITY };
@@ -91,6 +95,15 @@ export class Engine {
       api: this.api,
       onPause: (pause) => this.emit('paused', pause),
     });
+    const sources = deps.settings.callbackSources;
+    this.sources = sources
+      ? new CallbackSources(
+          async () => (await this.api.utility.prodIps()).ips,
+          sources,
+          this.clock,
+          this.logger,
+        )
+      : null;
   }
 
   now(): number {

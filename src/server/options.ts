@@ -10,6 +10,7 @@ import { type Clock, systemClock } from '../clock.js';
 import { ConfigurationError } from '../errors.js';
 import type { LedgerStore } from '../ledger/store.js';
 import { consoleLogger, type LightningLogger } from './logger.js';
+import { isAddressOrSubnet } from './sources.js';
 
 const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
 const ms = z.number().int().positive();
@@ -133,6 +134,25 @@ export const lightningOptionsSchema = z.strictObject({
       host: z.string().min(1).default('127.0.0.1'),
     })
     .prefault({}),
+  /**
+   * Accept status callbacks only from the service's published addresses (`GET /v0/prod-ips`,
+   * read again every `refreshMs`) and from `also`; others get an empty 403. The sender is read
+   * from X-Forwarded-For, `proxies` entries from the right (the router does not expose the
+   * socket), so the game must be reachable only through those proxies. Default: off.
+   */
+  callbackSources: z
+    .strictObject({
+      /** How many proxies of the game's own append to X-Forwarded-For (1 behind one load balancer). */
+      proxies: z.number().int().min(1).max(10),
+      /** How often the service's list is read again. Default 3,600,000 ms. */
+      refreshMs: ms.default(3_600_000),
+      /** More addresses or subnets to accept (`10.0.0.0/8`). */
+      also: z
+        .array(z.string().refine(isAddressOrSubnet, 'must be an IP address or a CIDR subnet'))
+        .max(100)
+        .default([]),
+    })
+    .optional(),
   /** Largest callback or webhook body accepted. Default 64 KiB. */
   maxBodyBytes: z
     .number()

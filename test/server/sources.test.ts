@@ -3,9 +3,15 @@
  * game's proxies wrote it, checked against the service's published addresses and the game's
  * own, refreshed on a clock, refused when no list could ever be read.
  */
+import { Room } from '@colyseus/core';
 import { expect } from 'chai';
+import { request } from 'undici';
 import { ManualClock } from '../../src/clock.js';
+import { createLightning } from '../../src/lightning.js';
 import { CallbackSources, isAddressOrSubnet, senderAddress } from '../../src/server/sources.js';
+import { type Game, startGame } from '../support/game.js';
+
+class EmptyRoom extends Room {}
 
 function headers(forwardedFor?: string): Headers {
   const h = new Headers();
@@ -98,5 +104,57 @@ describe('callback sources', () => {
       { info() {}, warn() {}, error() {} },
     );
     expect(await sources.admits(headers('10.0.0.1'))).to.equal(false);
+  });
+});
+
+describe('callback sources on the route', () => {
+  let game: Game | undefined;
+  afterEach(async () => game?.stop());
+
+  async function post(url: string, forwardedFor: string | undefined, body: unknown) {
+    const res = await request(url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        ...(forwardedFor === undefined ? {} : { 'x-forwarded-for': forwardedFor }),
+      },
+      body: JSON.stringify(body),
+    });
+    await res.body.dump();
+    return res.statusCode;
+  }
+
+  it("refuses a callback from outside the service's addresses before touching anything", async () => {
+    game = await startGame(
+      { empty: EmptyRoom },
+      { reconciler: { enabled: false }, callbackSources: { proxies: 1 } },
+    );
+    const reward = await game.lightning.reward({
+      playerId: 'alice',
+      amountMsat: 21_000,
+      description: 'win',
+    });
+    game.emulator.control.claimWithdrawal(reward.remoteId as string);
+    const url = game.callbackUrl(reward.callbackToken as string);
+    const reads = () => game?.emulator.control.count('GET', /^\/v0\/withdrawal-requests\//) ?? 0;
+
+    // From an address the service does not use, or with none at all, or a claimed one.
+    expect(await post(url, '203.0.113.9', { id: reward.remoteId })).to.equal(403);
+    expect(await post(url, undefined, { id: reward.remoteId })).to.equal(403);
+    expect(await post(url, '127.0.0.1, 203.0.113.9', { id: reward.remoteId })).to.equal(403);
+    expect(reads()).to.equal(0);
+    expect((await game.lightning.ledger.get(reward.id))?.status).to.equal('pending');
+
+    // The service's own address (the emulator publishes 127.0.0.1), as the proxy wrote it.
+    expect(await post(url, '198.51.100.1, 127.0.0.1', { id: reward.remoteId })).to.equal(200);
+    expect(reads()).to.equal(1);
+    expect((await game.lightning.ledger.get(reward.id))?.status).to.equal('completed');
+  });
+
+  it('refuses nonsense settings at start, naming the option', () => {
+    expect(() =>
+      createLightning({ callbackSources: { proxies: 1, also: ['example.com'] } }),
+    ).to.throw(/callbackSources/);
+    expect(() => createLightning({ callbackSources: { proxies: 0 } })).to.throw(/proxies/);
   });
 });
