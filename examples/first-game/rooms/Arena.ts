@@ -24,10 +24,8 @@ export class Arena extends Room<{ state: InstanceType<typeof ArenaState> }> {
   enter(id: string, client: Client) {
     if (this.paid.has(id) || this.open.has(id)) return; // never a second fee for one round
     const fee = this.plugins.lightning.chargeEntryFee(client, ENTRY_FEE).then((f) => f.settled);
-    this.open.set(
-      id,
-      fee.catch(() => client.send('retry')).finally(() => this.open.delete(id)),
-    );
+    const ended = () => this.open.delete(id);
+    this.open.set(id, fee.catch(() => client.send('retry')).finally(ended));
   }
   async endRound(winner: Client) {
     this.paid.clear(); // the next round charges everyone again
