@@ -77,8 +77,9 @@ export function arenaRoom(options: ArenaRoomOptions) {
     /** Who plays the round that is running. */
     readonly #roster = new Set<string>();
     readonly #idBySeat = new Map<string, string>();
-    /** Items bought, per player: a seat that leaves and comes back shows them again. */
+    /** Items bought and rounds won, per player: a seat that leaves and comes back shows them. */
     readonly #items = new Map<string, string[]>();
+    readonly #wins = new Map<string, number>();
     #shop: Shop | undefined;
     #disposed = false;
 
@@ -127,7 +128,7 @@ export function arenaRoom(options: ArenaRoomOptions) {
         player.paid = this.#paid.has(playerId);
         player.playing = this.#roster.has(playerId);
         player.out = false;
-        player.wins = 0;
+        player.wins = this.#wins.get(playerId) ?? 0;
         for (const item of this.#items.get(playerId) ?? []) player.items.push(item);
         this.state.players.set(seat, player);
       }
@@ -271,8 +272,9 @@ export function arenaRoom(options: ArenaRoomOptions) {
       const pot = config.entryFeeMsat * BigInt(roster.length);
       const prize = (pot * BigInt(Math.round((1 - config.rake) * 1000))) / 1000n;
       this.state.prizeMsat = prize.toString();
+      this.#wins.set(winnerId, (this.#wins.get(winnerId) ?? 0) + 1);
       const winner = this.#seat(winnerId);
-      if (winner) winner.wins += 1;
+      if (winner) winner.wins = this.#wins.get(winnerId) ?? 0;
       for (const id of roster) {
         this.#paid.delete(id);
         const player = this.#seat(id);

@@ -69,7 +69,7 @@ describe('example arena in a browser', function () {
     const bob = await open('Bob');
     // Who each page is: the player id in the token the server gave it.
     const idOf = async (page: Page) => {
-      const token = (await page.evaluate(() => localStorage.getItem('arena.token'))) as string;
+      const token = (await page.evaluate(() => sessionStorage.getItem('arena.token'))) as string;
       return arena?.auth.verify(token) as string;
     };
     const aliceId = await idOf(alice);
@@ -133,5 +133,12 @@ describe('example arena in a browser', function () {
     );
     await bob.waitForSelector('.entry:has-text("speed boots") .status.completed');
     await bob.screenshot({ path: `${ARTIFACTS}/arena-6-confirmed.png` });
+
+    // A reload is the same player: the kept token is renewed for the same id, the same seat.
+    await alice.reload();
+    await alice.fill('#name', 'Alice');
+    await alice.click('#join-button');
+    await alice.waitForSelector('.players li:has-text("Alice (you)"):has-text("1 wins")');
+    expect(await idOf(alice)).to.equal(aliceId);
   });
 });

@@ -1,8 +1,9 @@
 /**
- * The arena's browser client: signs in (`POST /auth` hands it a token, kept in localStorage so
- * a reload is the same player), joins the room, renders the synced state, draws the QR codes
- * of this player's entry fee and prize, and, on the emulator, pays and claims through the
- * dev wallet. Another player's entries never reach this page: the server does not send them.
+ * The arena's browser client: signs in (`POST /auth` hands it a token, kept in sessionStorage:
+ * a reload is the same player, another window another player), joins the room, renders the
+ * synced state, draws the QR codes of this player's entry fee and prize, and, on the emulator,
+ * pays and claims through the dev wallet. Another player's entries never reach this page: the
+ * server does not send them.
  */
 import { Client, type Room } from '@colyseus/sdk';
 import { bech32 } from 'bech32';
@@ -57,14 +58,14 @@ let unconfirmed = '';
  * Who we are is only ever what this token says; the server ignores ids in the join options.
  */
 async function signIn(): Promise<string> {
-  const kept = localStorage.getItem('arena.token');
+  const kept = sessionStorage.getItem('arena.token');
   const res = await fetch('/auth', {
     method: 'POST',
     headers: kept ? { authorization: `Bearer ${kept}` } : {},
   });
   if (!res.ok) throw new Error(`sign-in answered ${res.status}`);
   const { token } = (await res.json()) as { token: string };
-  localStorage.setItem('arena.token', token);
+  sessionStorage.setItem('arena.token', token);
   return token;
 }
 
