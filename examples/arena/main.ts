@@ -1,16 +1,37 @@
 /**
  * `npm start`: the arena on the embedded emulator (no key, no network), or on the real
- * service when LIGHTNING_API_KEY and PUBLIC_URL are set.
+ * service when LIGHTNING_API_KEY and PUBLIC_URL are set. Players sign in at `POST /auth`
+ * (auth.ts); set ARENA_AUTH_SECRET so that their tokens outlive a restart.
  */
 import type { Server as HttpServer } from 'node:http';
 import { createRouter, defineRoom, defineServer } from '@colyseus/core';
 import { WebSocketTransport } from '@colyseus/ws-transport';
 import { createLightning } from '../../src/lightning.js';
-import { arenaConfig } from './config.js';
+import type { LightningOptions } from '../../src/server/options.js';
+import { ArenaAuth, type ArenaAuthOptions } from './auth.js';
+import { type ArenaConfig, arenaConfig } from './config.js';
+import { OwedBook } from './owed.js';
 import { arenaRoom } from './room.js';
 import { clientFiles, serveInFront } from './serve.js';
 
-export async function startArena(port = Number(process.env.PORT ?? 2567)) {
+export interface ArenaOptions {
+  /** Default PORT, else 2567. */
+  port?: number;
+  /** Overrides of the arena's numbers (config.ts). */
+  config?: Partial<ArenaConfig>;
+  /** Passed to createLightning over the arena's own choices (tests: a clock, a quiet logger). */
+  lightning?: Partial<LightningOptions>;
+  auth?: ArenaAuthOptions;
+  /** Where the arena's own lines go, owed money among them. Default console.log. */
+  log?: (line: string) => void;
+  /** Bundle and serve the browser client. Default true. */
+  serveClient?: boolean;
+}
+
+export async function startArena(options: ArenaOptions = {}) {
+  const port = options.port ?? Number(process.env.PORT ?? 2567);
+  const config = { ...arenaConfig, ...options.config };
+  const log = options.log ?? console.log;
   const apiKey = process.env.LIGHTNING_API_KEY;
   const lightning = createLightning({
     ...(apiKey
@@ -21,34 +42,47 @@ export async function startArena(port = Number(process.env.PORT ?? 2567)) {
       : {}),
     // On the emulator, look for lost callbacks often so the demo never waits.
     ...(apiKey ? {} : { reconciler: { firstCheckMs: 2_000, maxBackoffMs: 10_000 } }),
-  });
+    ...options.lightning,
+  } as LightningOptions);
   await lightning.ready();
   const emulator = lightning.emulator;
   // On the emulator every new player gets points to try the shop with.
   const grantPoints = emulator
     ? async (_playerId: string, userId: string) => {
         if (emulator.control.points(userId, 'USDZ') === 0) {
-          emulator.control.setPoints(userId, 'USDZ', arenaConfig.startingPoints);
+          emulator.control.setPoints(userId, 'USDZ', config.startingPoints);
         }
       }
     : undefined;
+  const auth = new ArenaAuth(options.auth);
+  const owed = new OwedBook(lightning, log);
+  const room = arenaRoom({
+    lightning,
+    auth,
+    owed,
+    config,
+    log,
+    ...(grantPoints ? { onPlayerJoined: grantPoints } : {}),
+  });
   const server = defineServer({
     transport: new WebSocketTransport(),
     greet: false,
-    rooms: { arena: defineRoom(arenaRoom(lightning, grantPoints)) },
-    routes: createRouter({ ...lightning.endpoints() }),
+    rooms: { arena: defineRoom(room) },
+    routes: createRouter({ ...lightning.endpoints(), ...auth.endpoints() }),
   });
-  const files = await clientFiles();
+  const files = options.serveClient === false ? undefined : await clientFiles();
   await server.listen(port);
-  serveInFront(server.transport.server as HttpServer, files);
+  if (files) serveInFront(server.transport.server as HttpServer, files);
   lightning.on('settled', (intent) =>
-    console.log(
+    log(
       `[arena] ${intent.kind} ${intent.status}: ${intent.amount} ${intent.unit} (${intent.playerId})`,
     ),
   );
   return {
     server,
     lightning,
+    auth,
+    owed,
     url: `http://localhost:${port}/`,
     async stop() {
       await server.gracefullyShutdown(false);
@@ -56,3 +90,5 @@ export async function startArena(port = Number(process.env.PORT ?? 2567)) {
     },
   };
 }
+
+export type Arena = Awaited<ReturnType<typeof startArena>>;

@@ -8,8 +8,10 @@ import { LightningState } from '../../src/room/state.js';
 export const Player = schema(
   {
     name: t.string(),
-    /** The entry fee is paid: this player is in the round. */
+    /** The entry fee is paid: this player is in the next round (or the one running). */
     paid: t.boolean(),
+    /** In the round that is running (paid before it started). */
+    playing: t.boolean(),
     /** Out of this round (clicked before GO). */
     out: t.boolean(),
     wins: t.uint16(),
@@ -22,7 +24,7 @@ export type Player = SchemaType<typeof Player>;
 
 export const ArenaState = schema(
   {
-    /** waiting -> countdown -> go -> finished -> waiting */
+    /** waiting -> countdown -> ready -> go -> finished (-> countdown for the next round) */
     phase: t.string(),
     /** Keyed by seat (a hash of the player id: the id itself is never shared). */
     players: t.map(Player),

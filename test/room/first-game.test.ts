@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { ColyseusSDK } from '@colyseus/sdk';
 import { expect } from 'chai';
 import { request } from 'undici';
+import type { Arena } from '../../examples/first-game/rooms/Arena.js';
 import { decodeLnurl } from '../../src/emulator/index.js';
 import { eventually } from '../support/eventually.js';
 import { freePort } from '../support/ports.js';
@@ -35,26 +36,55 @@ describe('room: the first game of docs/ROOMS.md', () => {
         .replace(/'(\.\.\/)+src\/index\.js'/g, "'colyseus-lightning'");
       expect(doc, file).to.include(`\`\`\`ts\n// ${file}\n${code}\`\`\``);
     }
-    expect(read('examples/first-game/rooms/Arena.ts').trimEnd().split('\n').length).to.be.below(30);
+    expect(read('examples/first-game/rooms/Arena.ts').trimEnd().split('\n').length).to.be.below(35);
   });
 
-  it('charges the entry fee on "enter", hears it paid, pays the winner, shows each only to its player', async () => {
-    const port = await freePort();
-    process.env.PUBLIC_URL = `http://127.0.0.1:${port}`;
-    delete process.env.LIGHTNING_API_KEY;
-    const { lightning } = await import('../../examples/first-game/lightning.js');
-    const { issueToken } = await import('../../examples/first-game/auth.js');
-    const { Arena } = await import('../../examples/first-game/rooms/Arena.js');
-    const server = (await import('../../examples/first-game/app.config.js')).default;
-    // The same copy of Colyseus as the app's: mocha may load this file as CommonJS.
-    const { matchMaker } = await import('@colyseus/core');
-    await server.listen(port);
-    try {
-      const sdk = (player: string) => {
-        const client = new ColyseusSDK(`ws://127.0.0.1:${port}`);
-        client.auth.token = issueToken(player);
-        return client;
-      };
+  describe('on a server', () => {
+    let port: number;
+    let game: {
+      lightning: typeof import('../../examples/first-game/lightning.js').lightning;
+      issueToken: (player: string) => string;
+      server: typeof import('../../examples/first-game/app.config.js').default;
+      getRoom: (id: string) => unknown;
+    };
+    const sdk = (player: string) => {
+      const client = new ColyseusSDK(`ws://127.0.0.1:${port}`);
+      client.auth.token = game.issueToken(player);
+      return client;
+    };
+    const chargesOf = (player: string) =>
+      (game.lightning.emulator?.control.staticCharges() ?? []).filter(
+        (c) => c.internalId === player,
+      );
+    /** Resolves when the server answered a ping sent after everything sent so far. */
+    const pong = (room: { ping(callback: (ms: number) => void): void }) =>
+      new Promise<number>((resolve) => room.ping(resolve));
+    /** No create call of the player's is in flight (each is recorded before it is sent). */
+    const settledCreates = async (player: string) => {
+      const open = await game.lightning.ledger.openByPlayer(player);
+      return open.every((i) => i.status !== 'creating');
+    };
+
+    before(async () => {
+      port = await freePort();
+      process.env.PUBLIC_URL = `http://127.0.0.1:${port}`;
+      delete process.env.LIGHTNING_API_KEY;
+      const { lightning } = await import('../../examples/first-game/lightning.js');
+      const { issueToken } = await import('../../examples/first-game/auth.js');
+      const server = (await import('../../examples/first-game/app.config.js')).default;
+      // The same copy of Colyseus as the app's: mocha may load this file as CommonJS.
+      const { matchMaker } = await import('@colyseus/core');
+      game = { lightning, issueToken, server, getRoom: (id) => matchMaker.getLocalRoomById(id) };
+      await server.listen(port);
+    });
+
+    after(async () => {
+      await game?.server.gracefullyShutdown(false);
+      await game?.lightning.close();
+    });
+
+    it('charges the entry fee on "enter", hears it paid, pays the winner, shows each only to its player', async () => {
+      const { lightning } = game;
       const alice = await sdk('alice').joinOrCreate('arena');
       const bob = await sdk('bob').joinById(alice.roomId);
       const forged = new ColyseusSDK(`ws://127.0.0.1:${port}`);
@@ -65,7 +95,7 @@ describe('room: the first game of docs/ROOMS.md', () => {
         .catch(() => 'refused');
       expect(refused).to.equal('refused');
 
-      const room = matchMaker.getLocalRoomById(alice.roomId) as InstanceType<typeof Arena>;
+      const room = game.getRoom(alice.roomId) as Arena;
       const view = (r: { state: unknown }) => (r.state as LightningView).lightning;
 
       alice.send('enter');
@@ -87,6 +117,13 @@ describe('room: the first game of docs/ROOMS.md', () => {
       await eventually(() => room.paid.has('alice'), 3000, 'fee paid hook');
       await eventually(() => fee.status === 'completed', 3000, 'fee completed on the client');
 
+      // Paid: "enter" again charges nothing. The ping's answer comes after the message was
+      // handled, and a charge it started would be in the ledger by then.
+      alice.send('enter');
+      await pong(alice);
+      await eventually(() => settledCreates('alice'), 3000, "alice's creates");
+      expect(chargesOf('alice')).to.have.length(1);
+
       const winner = room.clients.find((c) => c.sessionId === alice.sessionId);
       if (!winner) throw new Error('alice is not in the room');
       await room.endRound(winner);
@@ -105,9 +142,23 @@ describe('room: the first game of docs/ROOMS.md', () => {
       expect(view(bob)?.entryFees).to.equal(undefined);
       await alice.leave();
       await bob.leave();
-    } finally {
-      await server.gracefullyShutdown(false);
-      await lightning.close();
-    }
+    });
+
+    it('a flood of "enter" drops the client and opens one fee; a burst within the limit, one too', async () => {
+      const mallory = await sdk('mallory').joinOrCreate('arena');
+      const dropped = new Promise<number>((resolve) => mallory.onLeave(resolve));
+      for (let i = 0; i < 1000; i++) mallory.send('enter');
+      expect(await dropped).to.equal(4002); // dropped by the server (CloseCode.WITH_ERROR)
+      await eventually(() => settledCreates('mallory'), 5000, "mallory's fee created");
+      expect(chargesOf('mallory')).to.have.length(1);
+      expect(await game.lightning.ledger.openByPlayer('mallory')).to.have.length(1);
+
+      const carol = await sdk('carol').joinOrCreate('arena');
+      for (let i = 0; i < 3; i++) carol.send('enter');
+      await pong(carol);
+      await eventually(() => settledCreates('carol'), 5000, "carol's fee created");
+      expect(chargesOf('carol')).to.have.length(1);
+      await carol.leave();
+    });
   });
 });

@@ -1,7 +1,9 @@
 /**
- * The arena's browser client: joins the room, renders the synced state, draws the QR codes
- * of this player's entry fee and prize, and, on the emulator, pays and claims through the
- * dev wallet. Another player's entries never reach this page: the server does not send them.
+ * The arena's browser client: signs in (`POST /auth` hands it a token, kept in sessionStorage:
+ * a reload is the same player, another window another player), joins the room, renders the
+ * synced state, draws the QR codes of this player's entry fee and prize, and, on the emulator,
+ * pays and claims through the dev wallet. Another player's entries never reach this page: the
+ * server does not send them.
  */
 import { Client, type Room } from '@colyseus/sdk';
 import { bech32 } from 'bech32';
@@ -22,6 +24,7 @@ interface Entry {
 interface PlayerView {
   name: string;
   paid: boolean;
+  playing: boolean;
   out: boolean;
   wins: number;
   items: Iterable<string>;
@@ -47,22 +50,30 @@ const SHOP: Record<string, number> = { 'golden hat': 150, 'speed boots': 400, 'l
 let room: Room | undefined;
 let me = '';
 const drawn = new Map<string, string>();
+/** A purchase the server could not confirm yet: its outcome will show in our pointSpends. */
+let unconfirmed = '';
 
-function storedPlayerId(): string {
-  let id = localStorage.getItem('arena.playerId');
-  if (!id) {
-    id = crypto.randomUUID();
-    localStorage.setItem('arena.playerId', id);
-  }
-  return id;
+/**
+ * A token from the server: the one we kept is renewed (same player), or a new guest is made.
+ * Who we are is only ever what this token says; the server ignores ids in the join options.
+ */
+async function signIn(): Promise<string> {
+  const kept = sessionStorage.getItem('arena.token');
+  const res = await fetch('/auth', {
+    method: 'POST',
+    headers: kept ? { authorization: `Bearer ${kept}` } : {},
+  });
+  if (!res.ok) throw new Error(`sign-in answered ${res.status}`);
+  const { token } = (await res.json()) as { token: string };
+  sessionStorage.setItem('arena.token', token);
+  return token;
 }
 
 async function join() {
   const name = $<HTMLInputElement>('name').value.trim() || 'player';
   const client = new Client(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}`);
-  // ?player=... lets a test (or a second tab) be someone else.
-  const playerId = new URLSearchParams(location.search).get('player') ?? storedPlayerId();
-  room = await client.joinOrCreate('arena', { name, playerId });
+  client.auth.token = await signIn();
+  room = await client.joinOrCreate('arena', { name });
   // The server names our seat; the player id itself is never shown to anyone.
   room.onMessage('seat', (seat: string) => {
     me = seat;
@@ -70,9 +81,11 @@ async function join() {
   $('join').hidden = true;
   for (const id of ['game', 'wallet', 'shop']) $(id).hidden = false;
   room.onStateChange((state) => render(state as unknown as ArenaView));
-  room.onMessage('shop', (m: { ok: boolean; message: string }) => {
+  room.onMessage('shop', (m: { ok: boolean | null; order: string; message: string }) => {
+    unconfirmed = m.ok === null ? m.order : '';
     $('shop-message').textContent = m.message;
   });
+  room.onMessage('fee', () => {});
   renderShop();
 }
 
@@ -89,24 +102,47 @@ function render(state: ArenaView) {
         ? `You won ${sats(state.prizeMsat)}! Claim it below; pay again to play the next round.`
         : 'Round over. Pay again to play the next round.',
   };
-  $('phase').textContent = phaseText[state.phase] ?? state.phase;
-  button.disabled = !(
-    self?.paid &&
-    !self.out &&
-    ['countdown', 'ready', 'go'].includes(state.phase)
-  );
+  const running = ['countdown', 'ready', 'go'].includes(state.phase);
+  $('phase').textContent =
+    running && self && !self.playing
+      ? `A round is on; ${self.paid ? 'you are in the next one.' : 'pay to play the next one.'}`
+      : (phaseText[state.phase] ?? state.phase);
+  button.disabled = !(self?.playing && !self.out && running);
   button.textContent = state.phase === 'go' ? 'CLICK!' : self?.out ? 'Too early: out' : 'Wait…';
   button.classList.toggle('go', state.phase === 'go');
+  // No fee to pay (it expired, or could not be opened) and not paid: offer a new one.
+  let feeOpen = false;
+  state.lightning?.entryFees?.forEach((e) => {
+    if (e.status === 'pending' || e.status === 'unknown') feeOpen = true;
+  });
+  $('again').hidden = !self || self.paid || feeOpen;
 
   const list = $('players');
   list.replaceChildren();
   state.players?.forEach((p, id) => {
     const li = document.createElement('li');
     li.className = id === me ? 'me' : '';
-    li.textContent = `${p.name}${id === me ? ' (you)' : ''} · ${p.paid ? 'paid' : 'not paid'} · ${p.wins} wins${p.out ? ' · out' : ''}`;
+    const items = [...p.items];
+    li.textContent = `${p.name}${id === me ? ' (you)' : ''} · ${p.paid ? 'paid' : 'not paid'} · ${p.wins} wins${p.out ? ' · out' : ''}${items.length ? ` · owns ${items.join(', ')}` : ''}`;
     list.append(li);
   });
   renderEntries(state);
+  showSettledPurchase(state);
+}
+
+/** The outcome of a purchase the server could not confirm at once, read from our entries. */
+function showSettledPurchase(state: ArenaView) {
+  if (!unconfirmed) return;
+  state.lightning?.pointSpends?.forEach((e) => {
+    if (e.description !== unconfirmed) return;
+    if (e.status === 'completed') {
+      $('shop-message').textContent = `Confirmed: ${e.description.replace(/^[^:]*: /, '')} bought.`;
+      unconfirmed = '';
+    } else if (e.status === 'failed' || e.status === 'expired') {
+      $('shop-message').textContent = 'It did not go through: nothing was spent.';
+      unconfirmed = '';
+    }
+  });
 }
 
 function findPlayer(state: ArenaView, id: string): PlayerView | undefined {
@@ -155,7 +191,9 @@ function entryView(entry: Entry): HTMLElement[] {
         ? 'Entry fee'
         : 'Points spent';
   const amount = entry.unit === 'msats' ? sats(entry.amount) : `${entry.amount} points`;
-  text.innerHTML = `<b>${title}</b> · ${amount} <span class="status ${entry.status}">${entry.status}</span>`;
+  const label = entry.status === 'unknown' ? 'not confirmed yet' : entry.status;
+  const what = entry.kind === 'spend' ? ` · ${entry.description}` : '';
+  text.innerHTML = `<b>${title}</b>${escapeHtml(what)} · ${amount} <span class="status ${entry.status}">${label}</span>`;
   const showCode = entry.code && entry.status === 'pending';
   if (showCode) {
     const canvas = document.createElement('canvas');
@@ -201,6 +239,10 @@ function devWalletAction(entry: Entry): HTMLElement | undefined {
   return button;
 }
 
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
 function lnurlTarget(code: string): URL | undefined {
   try {
     const { words } = bech32.decode(code.toLowerCase(), 2000);
@@ -227,3 +269,4 @@ $('join-button').addEventListener('click', () => {
   });
 });
 $('click').addEventListener('click', () => room?.send('click'));
+$('again').addEventListener('click', () => room?.send('again'));
