@@ -10,7 +10,11 @@
  * `completed`, `expired` and `failed` are terminal: nothing moves out of them.
  */
 
-export const INTENT_KINDS = ['reward', 'entryFee', 'spend', 'payment'] as const;
+/**
+ * `match` is the record of a match's pot: its fees, payouts and refunds are ordinary intents
+ * whose `groupId` is the match's id (see server/match/).
+ */
+export const INTENT_KINDS = ['reward', 'entryFee', 'spend', 'payment', 'match'] as const;
 export type IntentKind = (typeof INTENT_KINDS)[number];
 
 export const INTENT_STATUSES = [
@@ -77,6 +81,8 @@ export interface Intent {
   idempotencyKey: string | null;
   /** While this intent is open, no other open intent holds the same key (one open fee per seat). */
   openKey: string | null;
+  /** The match this intent belongs to (a fee, a payout, a refund); a match's own id for itself. */
+  groupId: string | null;
   /** epoch ms after which the resource can no longer settle as paid, if known. */
   expiresAt: number | null;
   createdAt: number;
@@ -107,6 +113,7 @@ export interface NewIntent {
   callbackToken?: string | null;
   idempotencyKey?: string | null;
   openKey?: string | null;
+  groupId?: string | null;
   expiresAt?: number | null;
   nextCheckAt?: number | null;
   meta?: Record<string, unknown>;

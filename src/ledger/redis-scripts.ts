@@ -14,6 +14,7 @@
  *   P due                          zset by nextCheckAt: open intents with a nextCheckAt
  *   P unknown                      zset by createdAt: intents in status unknown (layout 2)
  *   P openkey:<openKey>            string: the id of the open intent that holds the key
+ *   P group:<groupId>              zset by createdAt: every intent of a group (a match), kept
  *   P spent:player:<playerId>      zset by createdAt: a budget's rewards, member '<ord>|<amount>'
  *   P spent:room:<roomId>          the same for a room's rewards
  *   P spent:game                   the same for every reward
@@ -137,6 +138,7 @@ redis.call('HSET', key, unpack(args))
 for b = 1, nbudgets do
   redis.call('ZADD', p .. 'spent:' .. ARGV[5 + 3 * b], ARGV[4], n.ord .. '|' .. n.amount)
 end
+if n.groupId then redis.call('ZADD', p .. 'group:' .. n.groupId, ARGV[4], n.ord) end
 reindex({}, n)
 return redis.call('HGETALL', key)
 `;

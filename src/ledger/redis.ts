@@ -198,6 +198,7 @@ export class RedisLedger implements LedgerStore {
       callbackToken: input.callbackToken,
       idempotencyKey: input.idempotencyKey,
       openKey: input.openKey,
+      groupId: input.groupId,
       expiresAt: input.expiresAt,
       createdAt: now,
       updatedAt: now,
@@ -280,6 +281,11 @@ export class RedisLedger implements LedgerStore {
   async openByPlayer(playerId: string): Promise<Intent[]> {
     this.assertOpen();
     return this.read('all', `player:${playerId}`);
+  }
+
+  async byGroup(groupId: string): Promise<Intent[]> {
+    this.assertOpen();
+    return this.read('all', `group:${groupId}`);
   }
 
   async transition(
@@ -553,6 +559,7 @@ function recordToIntent(h: Record<string, string>): Intent {
     callbackToken: text('callbackToken'),
     idempotencyKey: text('idempotencyKey'),
     openKey: text('openKey'),
+    groupId: text('groupId'),
     expiresAt: num('expiresAt'),
     createdAt: Number(h.createdAt),
     updatedAt: Number(h.updatedAt),

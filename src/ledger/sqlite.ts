@@ -99,6 +99,7 @@ CREATE TABLE IF NOT EXISTS intents (
   callback_token  TEXT,
   idempotency_key TEXT,
   open_key        TEXT,
+  group_id        TEXT,
   expires_at      INTEGER,
   created_at      INTEGER NOT NULL,
   updated_at      INTEGER NOT NULL,
@@ -112,9 +113,10 @@ CREATE TABLE IF NOT EXISTS intents (
 ) STRICT;
 `;
 
-/** Version 1 files lack what version 2 added; each step runs once, before the indexes. */
-const MIGRATIONS: Record<number, string> = {
-  2: 'ALTER TABLE intents ADD COLUMN open_key TEXT',
+/** Columns version 1 files lack, added once, before the indexes that use them. */
+const ADDED_COLUMNS: Record<string, string> = {
+  open_key: 'ALTER TABLE intents ADD COLUMN open_key TEXT',
+  group_id: 'ALTER TABLE intents ADD COLUMN group_id TEXT',
 };
 
 // Rewards are indexed by who and when for the budget windows; those columns never change, so a
@@ -128,6 +130,8 @@ CREATE INDEX IF NOT EXISTS intents_reward_room
   ON intents (room_id, created_at) WHERE kind = 'reward';
 CREATE INDEX IF NOT EXISTS intents_reward_time
   ON intents (created_at) WHERE kind = 'reward';
+CREATE INDEX IF NOT EXISTS intents_group
+  ON intents (group_id, created_at) WHERE group_id IS NOT NULL;
 CREATE UNIQUE INDEX IF NOT EXISTS intents_callback_token
   ON intents (callback_token) WHERE callback_token IS NOT NULL;
 CREATE INDEX IF NOT EXISTS intents_remote
@@ -196,6 +200,7 @@ interface IntentRow {
   callback_token: string | null;
   idempotency_key: string | null;
   open_key: string | null;
+  group_id: string | null;
   expires_at: number | null;
   created_at: number;
   updated_at: number;
@@ -264,6 +269,7 @@ export class SqliteLedger implements LedgerStore {
       callback_token: input.callbackToken ?? null,
       idempotency_key: input.idempotencyKey ?? null,
       open_key: input.openKey ?? null,
+      group_id: input.groupId ?? null,
       expires_at: input.expiresAt ?? null,
       now,
       next_check_at: input.nextCheckAt ?? null,
@@ -340,6 +346,11 @@ export class SqliteLedger implements LedgerStore {
   async openByPlayer(playerId: string): Promise<Intent[]> {
     this.assertOpen();
     return this.sql.openByPlayer.all(playerId).map(toIntent);
+  }
+
+  async byGroup(groupId: string): Promise<Intent[]> {
+    this.assertOpen();
+    return this.sql.byGroup.all(groupId).map(toIntent);
   }
 
   async transition(
@@ -457,7 +468,9 @@ export class SqliteLedger implements LedgerStore {
       }
       this.db.exec(SCHEMA);
       const columns = this.db.prepare('PRAGMA table_info(intents)').all() as { name: string }[];
-      if (!columns.some((c) => c.name === 'open_key')) this.db.exec(MIGRATIONS[2] as string);
+      for (const [column, alter] of Object.entries(ADDED_COLUMNS)) {
+        if (!columns.some((c) => c.name === column)) this.db.exec(alter);
+      }
       this.db.exec(INDEXES);
       this.db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
     });
@@ -513,11 +526,11 @@ function prepareStatements(db: DatabaseSync) {
   return {
     insert: db.prepare(`
       INSERT INTO intents (id, kind, status, room_id, player_id, amount, unit, description,
-        callback_token, idempotency_key, open_key, expires_at, created_at, updated_at,
-        next_check_at, checks, meta, history)
+        callback_token, idempotency_key, open_key, group_id, expires_at, created_at,
+        updated_at, next_check_at, checks, meta, history)
       VALUES (:id, :kind, 'creating', :room_id, :player_id, :amount, :unit, :description,
-        :callback_token, :idempotency_key, :open_key, :expires_at, :now, :now,
-        :next_check_at, 0, :meta, :history)
+        :callback_token, :idempotency_key, :open_key, :group_id, :expires_at, :now,
+        :now, :next_check_at, 0, :meta, :history)
       RETURNING *`),
     byId: db.prepare('SELECT * FROM intents WHERE id = ?'),
     recordEvent: db.prepare('INSERT OR IGNORE INTO events (id, seen_at) VALUES (?, ?)'),
@@ -528,6 +541,9 @@ function prepareStatements(db: DatabaseSync) {
     ),
     openByRoom: db.prepare(open.replace('%col', 'room_id')),
     openByPlayer: db.prepare(open.replace('%col', 'player_id')),
+    byGroup: db.prepare(
+      'SELECT * FROM intents WHERE group_id = ? AND group_id IS NOT NULL ORDER BY created_at, seq',
+    ),
     // The compare-and-set: the status test and the write are one statement, and `status` on
     // the right-hand side is the old value, so the history entry records the real source.
     transition: db.prepare(`
@@ -641,6 +657,7 @@ function toIntent(value: unknown): Intent {
     callbackToken: row.callback_token,
     idempotencyKey: row.idempotency_key,
     openKey: row.open_key,
+    groupId: row.group_id,
     expiresAt: row.expires_at,
     createdAt: row.created_at,
     updatedAt: row.updated_at,

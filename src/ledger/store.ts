@@ -63,6 +63,8 @@ export interface LedgerStore {
   openByRoom(roomId: string): Promise<Intent[]>;
   /** Open intents of a player, oldest first. */
   openByPlayer(playerId: string): Promise<Intent[]>;
+  /** Every intent of a group (a match and its fees, payouts, refunds), any status, oldest first. */
+  byGroup(groupId: string): Promise<Intent[]>;
 
   /**
    * Moves `id` from one of `from` to `to` atomically. Returns the updated intent, or null

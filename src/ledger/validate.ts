@@ -41,6 +41,7 @@ const newIntentSchema = z.strictObject({
     .optional(),
   idempotencyKey: nonEmpty.nullable().optional(),
   openKey: z.string().min(1).max(200).nullable().optional(),
+  groupId: z.string().min(1).max(200).nullable().optional(),
   expiresAt: epochMs.nullable().optional(),
   nextCheckAt: epochMs.nullable().optional(),
   meta: meta.optional(),

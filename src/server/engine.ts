@@ -79,6 +79,8 @@ export class Engine {
   readonly #events: SafeEmitter;
   #presence: PresenceLike | undefined;
   #strays = { count: 0, reportedAt: Number.NEGATIVE_INFINITY };
+  /** Kinds that are our own records, not the service's resources (a match), and their checks. */
+  readonly #checkers = new Map<IntentKind, (intent: Intent) => Promise<Intent>>();
   #warnedNoSecret = false;
 
   constructor(deps: EngineDeps) {
@@ -113,6 +115,11 @@ export class Engine {
   /** Emits one of the server's events; a listener that throws is logged, never rethrown. */
   emit<E extends LightningEventName>(event: E, ...args: LightningEvents[E]): void {
     this.#events.emit(event, ...args);
+  }
+
+  /** Lets a layer above check the intents of a kind it owns (the reconciler's due checks). */
+  checkWith(kind: IntentKind, check: (intent: Intent) => Promise<Intent>): void {
+    this.#checkers.set(kind, check);
   }
 
   /** The checks the ledger makes with the record of a new intent of `kind`. */
@@ -202,6 +209,8 @@ export class Engine {
    * forged callbacks cannot delay the recovery of a real one that was dropped.
    */
   async check(intent: Intent, hintedRemoteId?: string): Promise<Intent> {
+    const own = this.#checkers.get(intent.kind);
+    if (own) return own(intent);
     if (isTerminal(intent.status)) {
       if (intent.kind === 'entryFee' && intent.status === 'expired' && intent.remoteId) {
         await this.#detectLatePayment(intent);

@@ -91,6 +91,9 @@ export async function observe(
     }
     case 'spend':
       return resendDeplete(api, intent);
+    case 'match':
+      // A match is our own record: nothing at the service to read (server/match/ checks it).
+      throw new Error('a match has no resource at the service');
   }
 }
 

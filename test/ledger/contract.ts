@@ -136,6 +136,7 @@ export function describeLedgerContract(name: string, factory: LedgerFactory): vo
           callbackToken: input.callbackToken,
           idempotencyKey: null,
           openKey: null,
+          groupId: null,
           expiresAt: null,
           createdAt: 1_000,
           updatedAt: 1_000,

@@ -12,6 +12,7 @@
  */
 import { DuplicateIntentError, IntentLostError } from '../../ledger/errors.js';
 import { type Intent, type IntentPatch, isTerminal, type NewIntent } from '../../ledger/intent.js';
+import type { CreateGuards } from '../../ledger/store.js';
 import type { Engine } from '../engine.js';
 import { isAmbiguous, recordCreateFailure } from './outcome.js';
 
@@ -20,14 +21,33 @@ export interface Created {
   note: string;
 }
 
+export interface RecordOptions {
+  /** When an ambiguous answer is re-sent (spends, with their key); null: never. */
+  retryAfterAmbiguousMs?: number | null;
+  /** The ledger's checks with the record; default the kind's (engine.guards). */
+  guards?: CreateGuards;
+}
+
+/**
+ * Internal fields of an intent started on behalf of a match (server/match/): a fixed id makes a
+ * second attempt a DuplicateIntentError instead of a second payout; the group ties it to the
+ * match. Not reachable from the public helpers.
+ */
+export interface OnBehalf {
+  id?: string;
+  groupId?: string;
+  meta?: Record<string, unknown>;
+  guards?: CreateGuards;
+}
+
 export async function recordThenSend<T>(
   engine: Engine,
   fields: NewIntent,
   send: (intent: Intent) => Promise<T>,
   created: (answer: T, intent: Intent) => Created,
-  options: { retryAfterAmbiguousMs?: number | null } = {},
+  options: RecordOptions = {},
 ): Promise<Intent> {
-  const recorded = await record(engine, fields);
+  const recorded = await record(engine, fields, options.guards ?? engine.guards(fields.kind));
   if (recorded.existing) return recorded.intent;
   const intent = recorded.intent;
   let answer: T;
@@ -87,8 +107,8 @@ export async function recordThenSend<T>(
 async function record(
   engine: Engine,
   fields: NewIntent,
+  guards: CreateGuards,
 ): Promise<{ intent: Intent; existing: boolean }> {
-  const guards = engine.guards(fields.kind);
   for (let attempt = 0; ; attempt++) {
     const now = engine.now();
     try {

@@ -8,10 +8,14 @@ import { parseInput } from '../../api/inputs.js';
 import type { Intent } from '../../ledger/intent.js';
 import type { Engine } from '../engine.js';
 import { newCallbackToken } from '../tokens.js';
-import { recordThenSend } from './create.js';
+import { type OnBehalf, recordThenSend } from './create.js';
 import { type EntryFeeInput, entryFeeInput } from './inputs.js';
 
-export async function startEntryFee(engine: Engine, input: EntryFeeInput): Promise<Intent> {
+export async function startEntryFee(
+  engine: Engine,
+  input: EntryFeeInput,
+  behalf: OnBehalf = {},
+): Promise<Intent> {
   const args = parseInput(entryFeeInput, input);
   const token = newCallbackToken();
   return recordThenSend(
@@ -26,7 +30,8 @@ export async function startEntryFee(engine: Engine, input: EntryFeeInput): Promi
       callbackToken: token,
       expiresAt: engine.now() + args.expiresIn * 1000,
       openKey: openKeyOf(args.roomId, args.playerId, args.key),
-      meta: { slotsBaseline: 0 },
+      meta: { ...behalf.meta, slotsBaseline: 0 },
+      ...(behalf.groupId === undefined ? {} : { groupId: behalf.groupId }),
     },
     () =>
       engine.api.staticCharges.create({
@@ -43,7 +48,7 @@ export async function startEntryFee(engine: Engine, input: EntryFeeInput): Promi
         remoteId: created.id,
         code: created.invoice.request,
         uri: created.invoice.uri ?? `lightning:${created.invoice.request}`,
-        meta: { slotsBaseline: created.slots },
+        meta: { ...intent.meta, slotsBaseline: created.slots },
         nextCheckAt: engine.nextCheckAt(intent),
       },
       note: `static charge ${created.status}`,

@@ -7,13 +7,18 @@ import { BudgetExceededError } from '../../errors.js';
 import type { Intent } from '../../ledger/intent.js';
 import type { Engine } from '../engine.js';
 import { newCallbackToken } from '../tokens.js';
-import { recordThenSend } from './create.js';
+import { type OnBehalf, recordThenSend } from './create.js';
 import { type RewardInput, rewardInput } from './inputs.js';
 
-export async function startReward(engine: Engine, input: RewardInput): Promise<Intent> {
+export async function startReward(
+  engine: Engine,
+  input: RewardInput,
+  behalf: OnBehalf = {},
+): Promise<Intent> {
   const args = parseInput(rewardInput, input);
   const max = engine.settings.budgets.maxRewardMsat;
-  if (max !== undefined && BigInt(args.amountMsat) > BigInt(max)) {
+  // A payout of a match's pot was paid in by its players: budgets guard the game's own money.
+  if (max !== undefined && behalf.guards === undefined && BigInt(args.amountMsat) > BigInt(max)) {
     throw new BudgetExceededError('reward', String(max), '0', null);
   }
   await engine.breaker.admit(BigInt(args.amountMsat));
@@ -29,6 +34,9 @@ export async function startReward(engine: Engine, input: RewardInput): Promise<I
       description: args.description,
       callbackToken: token,
       expiresAt: engine.now() + args.expiresIn * 1000,
+      ...(behalf.id === undefined ? {} : { id: behalf.id }),
+      ...(behalf.groupId === undefined ? {} : { groupId: behalf.groupId }),
+      ...(behalf.meta === undefined ? {} : { meta: behalf.meta }),
     },
     () =>
       engine.api.withdrawalRequests.create({
@@ -53,5 +61,6 @@ export async function startReward(engine: Engine, input: RewardInput): Promise<I
         note: `withdrawal request ${created.status}`,
       };
     },
+    behalf.guards === undefined ? {} : { guards: behalf.guards },
   );
 }
