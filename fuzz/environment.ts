@@ -61,6 +61,7 @@ export async function startFuzzEnvironment(): Promise<FuzzEnvironment> {
   }
   const names: LightningEventName[] = ['settled', 'unknown', 'latePayment', 'webhook', 'paused'];
   for (const kind of INTENT_KINDS) {
+    if (kind === 'match') continue;
     for (const status of ['completed', 'expired', 'failed'] as const)
       names.push(`${kind}.${status}`);
   }

@@ -42,7 +42,8 @@ export type LightningErrorCode =
   | 'LN_LEDGER_NOT_DURABLE'
   | 'LN_PAYOUTS_PAUSED'
   | 'LN_LIMIT_EXCEEDED'
-  | 'LN_BUDGET_EXCEEDED';
+  | 'LN_BUDGET_EXCEEDED'
+  | 'LN_MATCH_CLOSED';
 
 /** The codes of an error's class and of every class above it: what `instanceof` checks. */
 const BRAND: unique symbol = Symbol.for('colyseus-lightning.error') as never;
@@ -194,5 +195,22 @@ export class BudgetExceededError extends LightningError {
     this.limitMsat = limitMsat;
     this.reservedMsat = reservedMsat;
     this.windowMs = windowMs;
+  }
+}
+
+/**
+ * A match that no longer takes this call: entering one that was settled or aborted, or
+ * settling one that was aborted (and the other way round). Nothing was recorded or sent.
+ */
+export class MatchClosedError extends LightningError {
+  static override readonly code: LightningErrorCode = 'LN_MATCH_CLOSED';
+  readonly matchId: string;
+  /** What the match is now: settling, aborting, settled or aborted. */
+  readonly matchStatus: string;
+
+  constructor(matchId: string, matchStatus: string) {
+    super(`match ${matchId} is ${matchStatus}: it takes no more entries or decisions`);
+    this.matchId = matchId;
+    this.matchStatus = matchStatus;
   }
 }

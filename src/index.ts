@@ -29,6 +29,7 @@ export {
   LightningError,
   type LightningErrorCode,
   LimitExceededError,
+  MatchClosedError,
   PayoutsPausedError,
 } from './errors.js';
 export {
@@ -66,6 +67,7 @@ export type {
 } from './ledger/store.js';
 // The server-level object and its events.
 export {
+  type Claim,
   createLightning,
   Lightning,
   type ReconcilerControl,
@@ -74,15 +76,25 @@ export {
 export type { RoomEventName, RoomListener } from './room/hooks.js';
 export type {
   EntryFeeArgs,
+  MatchArgs,
   PurchaseArgs,
   RewardArgs,
   SpendArgs,
   WidgetArgs,
 } from './room/inputs.js';
+export { RoomMatch } from './room/match.js';
 export type { LightningPluginOptions } from './room/options.js';
 export type { PlayerRef } from './room/players.js';
-export { type ChargedEntryFee, LightningPlugin } from './room/plugin.js';
-export { type Entry, EntryFee, LightningState, PointSpend, Reward } from './room/state.js';
+export { LightningPlugin } from './room/plugin.js';
+export {
+  type ChargedEntryFee,
+  type Entry,
+  EntryFee,
+  LightningState,
+  Match,
+  PointSpend,
+  Reward,
+} from './room/state.js';
 export type { PurchaseSession, WidgetSession } from './room/widget-access.js';
 export type {
   LightningEventName,
@@ -92,6 +104,8 @@ export type {
   WebhookEvent,
 } from './server/events.js';
 export type { LightningLogger } from './server/logger.js';
+export type { EnterInput, OpenMatchInput, Shares } from './server/match/terms.js';
+export type { MatchMoney, MatchPlayer, MatchStatus, MatchView } from './server/match/view.js';
 export type { EntryFeeInput, RewardInput, SpendInput } from './server/operations/inputs.js';
 export type {
   BreakerOptions,

@@ -17,7 +17,9 @@
  * This is the public face only: the engine behind it (server/engine.ts) moves the intents,
  * and neither it nor the runtime's secrets are reachable from here.
  */
+import { z } from 'zod';
 import type { PaymentsApi } from './api/client.js';
+import { parseInput } from './api/inputs.js';
 import type { Emulator } from './emulator/index.js';
 import { ConfigurationError } from './errors.js';
 import type { Intent } from './ledger/intent.js';
@@ -34,6 +36,9 @@ import {
   SafeEmitter,
   type SettledStatus,
 } from './server/events.js';
+import { Matches } from './server/match/matches.js';
+import type { EnterInput, OpenMatchInput, Shares } from './server/match/terms.js';
+import type { MatchView } from './server/match/view.js';
 import { startEntryFee } from './server/operations/entry-fee.js';
 import type { EntryFeeInput, RewardInput, SpendInput } from './server/operations/inputs.js';
 import { startReward } from './server/operations/reward.js';
@@ -43,6 +48,8 @@ import { Reconciler } from './server/reconciler.js';
 import { type Runtime, startRuntime } from './server/runtime.js';
 
 type Listener<E extends LightningEventName> = (...args: LightningEvents[E]) => void;
+
+const claimsInput = z.string().min(1, 'must not be empty').max(255);
 
 /** Run, pause or step the reconciler (it runs by itself unless `reconciler.enabled` is false). */
 export interface ReconcilerControl {
@@ -56,6 +63,22 @@ interface Running {
   runtime: Runtime;
   engine: Engine;
   reconciler: Reconciler;
+  matches: Matches;
+}
+
+/** A claim code waiting for its player (a reward, a match's payout or refund). */
+export interface Claim {
+  intentId: string;
+  amountMsat: string;
+  description: string;
+  /** The LNURL to show as a QR code; a bearer secret: show it to its player only. */
+  code: string;
+  uri: string | null;
+  /** epoch ms */
+  expiresAt: number | null;
+  roomId: string | null;
+  /** The match it pays out of, if any. */
+  matchId: string | null;
 }
 
 export class Lightning {
@@ -158,6 +181,57 @@ export class Lightning {
     return startSpend((await this.#start()).engine, input);
   }
 
+  /**
+   * Opens a match: entry fees held in escrow, paid out by `settleMatch` or refunded by
+   * `abortMatch`, each exactly once (see docs/MATCHES.md). In a room, use the plugin's
+   * `openMatch`, which keeps the match alive while the room lives and aborts it when the room
+   * is disposed.
+   */
+  async openMatch(input: OpenMatchInput): Promise<MatchView> {
+    return (await this.#start()).matches.open(input);
+  }
+
+  /** Charges a player's fee into a match; an open or paid fee of theirs is returned instead. */
+  async enterMatch(input: EnterInput): Promise<Intent> {
+    return (await this.#start()).matches.enter(input);
+  }
+
+  /** Shares of the pot minus the rake, e.g. `{ [winnerId]: 1 }`; idempotent. */
+  async settleMatch(matchId: string, shares: Shares): Promise<MatchView> {
+    return (await this.#start()).matches.settle(matchId, shares);
+  }
+
+  /** Refunds every paid fee and closes every open one; idempotent. */
+  async abortMatch(matchId: string, reason: string): Promise<MatchView> {
+    return (await this.#start()).matches.abort(matchId, reason);
+  }
+
+  /** A match as the ledger holds it now. */
+  async match(matchId: string): Promise<MatchView> {
+    return (await this.#start()).matches.view(matchId);
+  }
+
+  /**
+   * The claim codes waiting for a player (rewards, payouts and refunds not yet claimed), for a
+   * lobby or a web page where the player is signed in. Each code is that player's secret.
+   */
+  async claims(playerId: string): Promise<Claim[]> {
+    const id = parseInput(claimsInput, playerId, 'playerId');
+    const open = await (await this.#start()).engine.ledger.openByPlayer(id);
+    return open
+      .filter((i) => i.kind === 'reward' && i.status === 'pending' && i.code !== null)
+      .map((i) => ({
+        intentId: i.id,
+        amountMsat: i.amount,
+        description: i.description,
+        code: i.code as string,
+        uri: i.uri,
+        expiresAt: i.expiresAt,
+        roomId: i.roomId,
+        matchId: i.groupId,
+      }));
+  }
+
   /** Re-checks an intent now (e.g. a player pressed "I paid"), through the same path as callbacks. */
   async refresh(id: string): Promise<Intent | null> {
     return (await this.#start()).engine.refresh(id);
@@ -223,7 +297,8 @@ export class Lightning {
         settings: this.#settings,
       });
       const reconciler = new Reconciler(engine);
-      this.#running = { runtime, engine, reconciler };
+      const matches = new Matches(engine);
+      this.#running = { runtime, engine, reconciler, matches };
       // The sweep runs whether or not this process reconciles: some process will.
       void reconciler.sweep().then(() => {
         if (this.#settings.reconciler.enabled && !this.#closed) reconciler.start();
@@ -249,6 +324,7 @@ export class Lightning {
       reward: (input) => this.reward(input),
       chargeEntryFee: (input) => this.chargeEntryFee(input),
       spendPoints: (input) => this.spendPoints(input),
+      matches: async () => (await this.#start()).matches,
       intent: async (id) => (await engine()).ledger.get(id),
       api: () => this.api,
       webhookUrl: (source) => this.#ready('webhookUrl').engine.webhookUrl(source),

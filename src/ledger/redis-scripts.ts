@@ -262,11 +262,16 @@ return out
 export const ADVANCE = `${HELPERS}
 local at = ARGV[2]
 local members = redis.call('ZRANGEBYSCORE', p .. 'due', '(' .. at, '+inf')
+local moved = 0
 for _, m in ipairs(members) do
-  redis.call('HSET', ikey(idOf(m)), 'nextCheckAt', at)
-  redis.call('ZADD', p .. 'due', at, m)
+  local key = ikey(idOf(m))
+  if redis.call('HGET', key, 'kind') ~= 'match' then
+    redis.call('HSET', key, 'nextCheckAt', at)
+    redis.call('ZADD', p .. 'due', at, m)
+    moved = moved + 1
+  end
 end
-return #members
+return moved
 `;
 
 /**

@@ -586,7 +586,8 @@ function prepareStatements(db: DatabaseSync) {
     // The start-up sweep: the same WHERE terms as the due index, so it walks only open intents.
     advance: db.prepare(`
       UPDATE intents SET next_check_at = :at
-      WHERE next_check_at IS NOT NULL AND ${OPEN_SQL} AND next_check_at > :at`),
+      WHERE next_check_at IS NOT NULL AND ${OPEN_SQL} AND next_check_at > :at
+        AND kind <> 'match'`),
   } satisfies Record<string, StatementSync>;
 }
 

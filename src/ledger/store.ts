@@ -110,7 +110,8 @@ export interface LedgerStore {
   /**
    * The start-up sweep: every open intent whose `nextCheckAt` is later than `at` becomes due
    * at `at`, so that a process that starts re-reads what may have settled while it was down.
-   * Statuses, leases and updatedAt are left alone; intents without a nextCheckAt too.
+   * Statuses, leases and updatedAt are left alone; intents without a nextCheckAt too, and
+   * matches (kind `match`): theirs is a timeout of ours, not a resource to re-read.
    * Resolves with how many intents were brought forward.
    */
   advanceChecks(at: number): Promise<number>;

@@ -6,8 +6,20 @@
 import type { PaymentsApi } from '../api/client.js';
 import type { Intent } from '../ledger/intent.js';
 import type { LightningLogger } from '../server/logger.js';
+import type { EnterInput, OpenMatchInput, Shares } from '../server/match/terms.js';
+import type { MatchView } from '../server/match/view.js';
 import type { EntryFeeInput, RewardInput, SpendInput } from '../server/operations/inputs.js';
 import type { PresenceLike } from '../server/settlement.js';
+
+/** What a room does with matches; the server's Matches implements it. */
+export interface MatchCalls {
+  open(input: OpenMatchInput): Promise<MatchView>;
+  enter(input: EnterInput): Promise<Intent>;
+  settle(matchId: string, shares: Shares): Promise<MatchView>;
+  abort(matchId: string, reason: string): Promise<MatchView>;
+  view(matchId: string): Promise<MatchView>;
+  keepAlive(matchId: string): Promise<void>;
+}
 
 export interface PluginHost {
   /** Resolves once the server is running (emulator started, ledger open). */
@@ -15,6 +27,8 @@ export interface PluginHost {
   reward(input: RewardInput): Promise<Intent>;
   chargeEntryFee(input: EntryFeeInput): Promise<Intent>;
   spendPoints(input: SpendInput): Promise<Intent>;
+  /** The match operations (server/match/matches.ts). */
+  matches(): Promise<MatchCalls>;
   /** The intent as the ledger holds it now. */
   intent(id: string): Promise<Intent | null>;
   /** The API client; only after `ready()`. */

@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { disclosureTypeIdsInput, rampSessionInput } from '../api/inputs.js';
+import { openMatchInput } from '../server/match/terms.js';
 import { entryFeeInput, rewardInput, spendInput } from '../server/operations/inputs.js';
 
 const filled = { playerId: true, roomId: true } as const;
@@ -15,6 +16,9 @@ export type RewardArgs = z.input<typeof rewardArgs>;
 
 export const entryFeeArgs = entryFeeInput.omit(filled);
 export type EntryFeeArgs = z.input<typeof entryFeeArgs>;
+
+export const matchArgs = openMatchInput.omit({ roomId: true });
+export type MatchArgs = z.input<typeof matchArgs>;
 
 export const spendArgs = spendInput.omit({ ...filled, userId: true });
 export type SpendArgs = z.input<typeof spendArgs>;

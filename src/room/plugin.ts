@@ -33,6 +33,8 @@ import {
   type EntryFeeArgs,
   emailArg,
   entryFeeArgs,
+  type MatchArgs,
+  matchArgs,
   type PurchaseArgs,
   purchaseArgs,
   type RewardArgs,
@@ -42,22 +44,15 @@ import {
   type WidgetArgs,
   widgetArgs,
 } from './inputs.js';
+import { RoomMatch } from './match.js';
 import {
   type LightningPluginOptions,
   type PluginSettings,
   resolvePluginOptions,
 } from './options.js';
 import { clientOf, type PlayerRef, playerOf } from './players.js';
-import type { Entry, EntryFee, PointSpend, Reward } from './state.js';
+import type { ChargedEntryFee, Entry, EntryFee, PointSpend, Reward } from './state.js';
 import { type PurchaseSession, WidgetAccess, type WidgetSession } from './widget-access.js';
-
-/** What `chargeEntryFee` resolves with. */
-export interface ChargedEntryFee {
-  /** The fee's entry, `pending`, with the code to pay. */
-  entry: EntryFee;
-  /** Resolves with the entry once it ended: gate play on `status === 'completed'`. */
-  settled: Promise<EntryFee>;
-}
 
 export class LightningPlugin extends RoomPlugin {
   override readonly pluginName = 'lightning' as const;
@@ -71,6 +66,8 @@ export class LightningPlugin extends RoomPlugin {
   #entries: RoomEntries | undefined;
   #feed: SettlementFeed | undefined;
   #attached: Promise<void> | undefined;
+  /** The room's matches, by id: kept alive while the room lives, aborted when it goes. */
+  readonly #matches = new Map<string, RoomMatch>();
 
   /** Use `lightning.plugin(options)`. */
   constructor(host: PluginHost, options: LightningPluginOptions = {}) {
@@ -137,6 +134,32 @@ export class LightningPlugin extends RoomPlugin {
       roomId: this.room.roomId,
     });
     return this.#show(intent, state) as PointSpend;
+  }
+
+  /**
+   * Opens a match: entry fees held in escrow and paid out (`settle`) or refunded (`abort`),
+   * each exactly once. Its pot and rake are in `state.lightning.matches`, seen by every client.
+   */
+  async openMatch(args: MatchArgs): Promise<RoomMatch> {
+    const input = parseInput(matchArgs, args, 'openMatch');
+    const entries = this.#roomEntries();
+    entries.require();
+    await this.#attach('helper');
+    const calls = await this.#host.matches();
+    const view = await calls.open({ ...input, roomId: this.room.roomId });
+    const match = new RoomMatch(
+      view,
+      {
+        calls,
+        enter: (m, client) => this.#enterMatch(m, client),
+        state: () => entries.find(),
+        clock: this.room.clock,
+        onError: (message) => this.#host.logger.warn(`room ${this.room.roomId}: ${message}`),
+      },
+      input.timeoutMs,
+    );
+    this.#matches.set(match.id, match);
+    return match;
   }
 
   /** Opens the service's widget for this player: sent to that client only (`lightning:widget`). */
@@ -214,6 +237,20 @@ export class LightningPlugin extends RoomPlugin {
   protected override onDispose(): void {
     this.#feed?.unsubscribe();
     this.#hooks.clear();
+    // Nobody is left to play an open match: refund it now rather than at its timeout.
+    for (const match of this.#matches.values()) {
+      match.stop();
+      if (match.view.status !== 'open') continue;
+      void this.#host
+        .matches()
+        .then((calls) => calls.abort(match.id, 'room disposed'))
+        .catch((err: Error) =>
+          this.#host.logger.warn(
+            `aborting match ${match.id} of disposed room ${this.room.roomId}: ${err.message} (the reconciler aborts it after its timeout)`,
+          ),
+        );
+    }
+    this.#matches.clear();
   }
 
   // ---- internals ------------------------------------------------------------------------
@@ -261,10 +298,31 @@ export class LightningPlugin extends RoomPlugin {
     return this.#roomEntries().upsert(intent, state, this.#ownerOf);
   }
 
+  /** The fee of `client` in `match`, shown to its owner, as chargeEntryFee resolves. */
+  async #enterMatch(match: RoomMatch, client: Client): Promise<ChargedEntryFee> {
+    const playerId = this.#playerId(client);
+    const state = this.#roomEntries().require();
+    const calls = await this.#host.matches();
+    const intent = await calls.enter({ matchId: match.id, playerId });
+    const entry = this.#show(intent, state) as EntryFee;
+    void match.refresh().catch(() => {});
+    const settled = isTerminal(entry.status)
+      ? Promise.resolve(entry)
+      : (this.#hooks.waitFor(intent.id) as Promise<EntryFee>);
+    return { entry, settled };
+  }
+
   async #deliver(message: SettlementMessage): Promise<void> {
     try {
       const intent = await this.#host.intent(message.id);
-      if (!intent || intent.roomId !== this.room.roomId || this.#ended.has(intent.id)) return;
+      if (!intent || intent.roomId !== this.room.roomId) return;
+      const match = intent.groupId === null ? undefined : this.#matches.get(intent.groupId);
+      if (intent.kind === 'match') {
+        await match?.refresh();
+        return;
+      }
+      if (match) void match.refresh().catch(() => {});
+      if (this.#ended.has(intent.id)) return;
       const entries = this.#roomEntries();
       const state = entries.find();
       if (!state) return;

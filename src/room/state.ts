@@ -1,7 +1,7 @@
 /**
  * The synced state a room puts in its own: one `LightningState` holding the room's money
- * entries, keyed by intent id. Every map is tagged `.view()`: an entry reaches only the
- * clients whose StateView holds it, which the plugin grants to the entry's owner alone, since
+ * entries, keyed by intent id, and its matches. Every entry map is tagged `.view()`: an entry
+ * reaches only the clients whose StateView holds it, which the plugin grants to the entry's owner alone, since
  * a reward's `code` is a bearer secret. What a client decodes (checked by test/room/*.test.ts):
  * `state.lightning` is always there; each of its maps is `undefined` until the client owns an
  * entry of that kind, then holds that client's entries only. Another player's entries, codes
@@ -46,14 +46,51 @@ export type EntryFee = SchemaType<typeof EntryFee>;
 export const PointSpend = schema({ ...common, kind: t.string<'spend'>() }, 'LightningPointSpend');
 export type PointSpend = SchemaType<typeof PointSpend>;
 
+/**
+ * A match of the room, seen by every client: the pot and the rake on screen. Players' codes
+ * are in their own entries (fees, payouts and refunds), never here.
+ */
+export const Match = schema(
+  {
+    id: t.string(),
+    /** open, settling, aborting, settled, aborted */
+    status: t.string<'open' | 'settling' | 'aborting' | 'settled' | 'aborted'>(),
+    entryFeeMsat: t.string(),
+    /** Paid fees so far; once decided, the pot that was split. */
+    potMsat: t.string(),
+    /** The house's part once settled ('' before). */
+    rakeMsat: t.string(),
+    /** 0 to 0.5 */
+    rake: t.float64(),
+    /** How many players entered, and how many of them paid. */
+    entered: t.uint16(),
+    paid: t.uint16(),
+    funded: t.boolean(),
+    /** Why it was aborted ('' otherwise). */
+    reason: t.string(),
+    updatedAt: t.float64(),
+  },
+  'LightningMatch',
+);
+export type Match = SchemaType<typeof Match>;
+
 export const LightningState = schema(
   {
     rewards: t.map(Reward).view(),
     entryFees: t.map(EntryFee).view(),
     pointSpends: t.map(PointSpend).view(),
+    matches: t.map(Match),
   },
   'LightningState',
 );
 export type LightningState = SchemaType<typeof LightningState>;
 
 export type Entry = Reward | EntryFee | PointSpend;
+
+/** What `chargeEntryFee` resolves with. */
+export interface ChargedEntryFee {
+  /** The fee's entry, `pending`, with the code to pay. */
+  entry: EntryFee;
+  /** Resolves with the entry once it ended: gate play on `status === 'completed'`. */
+  settled: Promise<EntryFee>;
+}

@@ -79,6 +79,8 @@ export class Engine {
   readonly #events: SafeEmitter;
   #presence: PresenceLike | undefined;
   #strays = { count: 0, reportedAt: Number.NEGATIVE_INFINITY };
+  /** Told of every move after it is applied, and of late payments (server/match/). */
+  readonly #observers: ((intent: Intent, what: 'moved' | 'latePayment') => Promise<void>)[] = [];
   /** Kinds that are our own records, not the service's resources (a match), and their checks. */
   readonly #checkers = new Map<IntentKind, (intent: Intent) => Promise<Intent>>();
   #warnedNoSecret = false;
@@ -115,6 +117,27 @@ export class Engine {
   /** Emits one of the server's events; a listener that throws is logged, never rethrown. */
   emit<E extends LightningEventName>(event: E, ...args: LightningEvents[E]): void {
     this.#events.emit(event, ...args);
+  }
+
+  /**
+   * Lets a layer above follow every applied move and late payment (matches refund and count
+   * fees this way). Runs after the move is in the ledger; a failure is logged, never thrown.
+   */
+  follow(observer: (intent: Intent, what: 'moved' | 'latePayment') => Promise<void>): void {
+    this.#observers.push(observer);
+  }
+
+  #tell(intent: Intent, what: 'moved' | 'latePayment'): void {
+    for (const observer of this.#observers) {
+      observer(intent, what).catch((err: unknown) =>
+        this.logger.error(`following ${intent.kind} ${intent.id}: ${(err as Error).message}`),
+      );
+    }
+  }
+
+  /** Tells the intent's room about it now (a change that was not a status move). */
+  announce(intent: Intent): void {
+    this.#publish(intent);
   }
 
   /** Lets a layer above check the intents of a kind it owns (the reconciler's due checks). */
@@ -371,10 +394,12 @@ export class Engine {
     });
     if (!moved) return null;
     this.#publish(moved);
-    if (isTerminal(moved.status)) {
+    // A match is a record of ours, not a money movement: its own events say what it did.
+    if (isTerminal(moved.status) && moved.kind !== 'match') {
       this.emit('settled', moved);
       this.emit(`${moved.kind}.${moved.status}`, moved);
     }
+    this.#tell(moved, 'moved');
     return moved;
   }
 
@@ -417,8 +442,13 @@ export class Engine {
         await this.ledger.update(intent.id, 'expired', {
           meta: { ...intent.meta, latePaymentReported: true },
         });
-        this.logger.warn(`entry fee ${intent.id} was paid after it expired: refund it`);
+        this.logger.warn(
+          intent.groupId === null
+            ? `entry fee ${intent.id} was paid after it expired: refund it`
+            : `entry fee ${intent.id} was paid after it expired: its match refunds it`,
+        );
         this.emit('latePayment', intent);
+        this.#tell(intent, 'latePayment');
       }
     } catch (err) {
       this.logger.warn(`late-payment check of ${intent.id} failed: ${(err as Error).message}`);

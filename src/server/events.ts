@@ -6,6 +6,7 @@
 import { EventEmitter } from 'node:events';
 import type { Intent, IntentKind } from '../ledger/intent.js';
 import type { LightningLogger } from './logger.js';
+import type { MatchView } from './match/view.js';
 
 /** The statuses an intent ends in. */
 export type SettledStatus = 'completed' | 'expired' | 'failed';
@@ -38,9 +39,17 @@ export type LightningEvents = {
   webhook: [event: WebhookEvent];
   /** Payouts are paused until `lightning.resume()`: once each time the breaker trips. */
   paused: [pause: PayoutPause];
+  /** Every entered player of a match has paid. */
+  'match.funded': [match: MatchView];
+  /** A match was settled and its payouts created (each exactly once). */
+  'match.settled': [match: MatchView];
+  /** A match was aborted (by the game, its room's disposal, or its timeout) and every paid fee refunded. */
+  'match.aborted': [match: MatchView];
+  /** A fee was refunded (a claim code for its player), with why: aborted, paid late, paid twice. */
+  'match.refund': [refund: Intent, why: string];
 } & {
   /** Per kind and status: `reward.completed`, `entryFee.expired`, `spend.failed`... */
-  [E in `${IntentKind}.${SettledStatus}`]: [intent: Intent];
+  [E in `${Exclude<IntentKind, 'match'>}.${SettledStatus}`]: [intent: Intent];
 };
 
 export type LightningEventName = keyof LightningEvents;

@@ -765,6 +765,31 @@ export function describeLedgerContract(name: string, factory: LedgerFactory): vo
       });
     });
 
+    describe('byGroup', () => {
+      it('lists every intent of a group, whatever its status, oldest first, and no others', async () => {
+        const groupId = `match-${randomUUID()}`;
+        const match = await store.create(newIntent({ kind: 'match', groupId }), 10);
+        const fee = await store.create(newIntent({ kind: 'entryFee', groupId }), 20);
+        const payout = await store.create(newIntent({ groupId }), 30);
+        await store.create(newIntent({ groupId: `other-${randomUUID()}` }), 15);
+        await store.create(newIntent(), 25);
+        await store.transition(fee.id, 'creating', 'pending');
+        await store.transition(fee.id, 'pending', 'completed');
+        await store.transition(payout.id, 'creating', 'failed');
+        const group = await store.byGroup(groupId);
+        assert.deepEqual(
+          group.map((i) => [i.id, i.status]),
+          [
+            [match.id, 'creating'],
+            [fee.id, 'completed'],
+            [payout.id, 'failed'],
+          ],
+        );
+        assert.equal(group[1]?.groupId, groupId);
+        assert.deepEqual(await store.byGroup(`none-${randomUUID()}`), []);
+      });
+    });
+
     describe('unknowns and advanceChecks', () => {
       it('lists the unknown intents, oldest first, up to the limit, and no others', async () => {
         const first = await store.create(newIntent(), 10);
@@ -812,6 +837,7 @@ export function describeLedgerContract(name: string, factory: LedgerFactory): vo
         await store.transition(unknown.id, 'creating', 'unknown', { now: 2 });
         const sooner = await store.create(newIntent({ nextCheckAt: 500 }), 1);
         const never = await store.create(newIntent({ nextCheckAt: null }), 1);
+        const match = await store.create(newIntent({ kind: 'match', nextCheckAt: 8_000 }), 1);
         const done = await store.create(newIntent({ nextCheckAt: 7_000 }), 1);
         await store.transition(done.id, 'creating', 'failed', { now: 2 });
         await store.claimDue(500, 10, 'worker-1', 10_000);
@@ -830,6 +856,7 @@ export function describeLedgerContract(name: string, factory: LedgerFactory): vo
         // Already due sooner: left alone, and so is its lease.
         assertIncludes(await store.get(sooner.id), { nextCheckAt: 500, leaseOwner: 'worker-1' });
         assertIncludes(await store.get(never.id), { nextCheckAt: null });
+        assertIncludes(await store.get(match.id), { nextCheckAt: 8_000 });
         assertIncludes(await store.get(done.id), { nextCheckAt: null, status: 'failed' });
 
         // The brought-forward intents are due in claimDue's order at once.

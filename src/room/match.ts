@@ -1,0 +1,142 @@
+/**
+ * A match in a room: what `this.plugins.lightning.openMatch(...)` resolves with.
+ *
+ *   const match = await this.plugins.lightning.openMatch({ entryFeeMsat: 100_000, rake: 0.1 });
+ *   await match.enter(client);                // one fee per player, never charged twice
+ *   match.onFunded(() => this.startRound());  // every entered player has paid
+ *   await match.settle({ [winnerId]: 1 });    // the pot minus the rake, paid once
+ *   await match.abort('not enough players');  // every paid fee refunded
+ *
+ * Its public face is a `Match` in `state.lightning.matches` (pot, rake, status) that every
+ * client sees; fees, payouts and refunds are ordinary owner-only entries. While the room lives
+ * it keeps the match alive (one timer per open match, every third of its timeout); when the
+ * room is disposed, an open match is aborted, and if the process dies the reconciler aborts it
+ * after its timeout. Either way every paid fee is refunded.
+ */
+import type { Client, Clock as RoomClock } from '@colyseus/core';
+import type { Shares } from '../server/match/terms.js';
+import type { MatchView } from '../server/match/view.js';
+import type { MatchCalls } from './host.js';
+import { type ChargedEntryFee, type LightningState, Match } from './state.js';
+
+type Delayed = ReturnType<RoomClock['setInterval']>;
+
+export interface RoomMatchDeps {
+  calls: MatchCalls;
+  /** Charges the client's fee into this match and shows it to them. */
+  enter(match: RoomMatch, client: Client): Promise<ChargedEntryFee>;
+  state: () => LightningState | undefined;
+  clock: RoomClock;
+  onError(message: string): void;
+}
+
+export class RoomMatch {
+  readonly id: string;
+  #view: MatchView;
+  readonly #deps: RoomMatchDeps;
+  readonly #funded: (() => void)[] = [];
+  #firedFunded = false;
+  #alive: Delayed | undefined;
+
+  constructor(view: MatchView, deps: RoomMatchDeps, timeoutMs: number) {
+    this.id = view.id;
+    this.#view = view;
+    this.#deps = deps;
+    this.#sync();
+    this.#alive = deps.clock.setInterval(
+      () =>
+        void deps.calls
+          .keepAlive(this.id)
+          .catch((err: Error) => deps.onError(`keeping match ${this.id} alive: ${err.message}`)),
+      Math.max(1_000, Math.floor(timeoutMs / 3)),
+    );
+  }
+
+  /** The match as last seen (pot, players, payouts, refunds). */
+  get view(): MatchView {
+    return this.#view;
+  }
+
+  /** Charges the player's entry fee, once: an open or paid fee of theirs is returned. */
+  enter(client: Client): Promise<ChargedEntryFee> {
+    return this.#deps.enter(this, client);
+  }
+
+  /** Called once every entered player has paid (at once if that is already so). */
+  onFunded(listener: () => void): () => void {
+    if (this.#firedFunded) queueMicrotask(listener);
+    else this.#funded.push(listener);
+    return () => {
+      const at = this.#funded.indexOf(listener);
+      if (at >= 0) this.#funded.splice(at, 1);
+    };
+  }
+
+  /** Pays shares of the pot minus the rake, e.g. `{ [winnerId]: 1 }`; idempotent. */
+  async settle(shares: Shares): Promise<MatchView> {
+    const view = await this.#deps.calls.settle(this.id, shares);
+    this.update(view);
+    return view;
+  }
+
+  /** Refunds every paid fee and closes every open one; idempotent. */
+  async abort(reason: string): Promise<MatchView> {
+    const view = await this.#deps.calls.abort(this.id, reason);
+    this.update(view);
+    return view;
+  }
+
+  /** Reads the match again (after a settlement of one of its intents). */
+  async refresh(): Promise<MatchView> {
+    const view = await this.#deps.calls.view(this.id);
+    this.update(view);
+    return view;
+  }
+
+  /** Takes a newer view: the synced entry, the funded listeners, the keep-alive timer. */
+  update(view: MatchView): void {
+    if (view.updatedAt < this.#view.updatedAt && view.status === this.#view.status) return;
+    this.#view = view;
+    this.#sync();
+    if (view.status !== 'open') this.stop();
+    if (view.funded && view.status === 'open' && !this.#firedFunded) {
+      this.#firedFunded = true;
+      for (const listener of this.#funded.splice(0)) {
+        try {
+          listener();
+        } catch (err) {
+          this.#deps.onError(`a match onFunded listener threw: ${(err as Error).message}`);
+        }
+      }
+    }
+  }
+
+  /** Stops keeping the match alive (it was decided, or the room goes away). */
+  stop(): void {
+    this.#alive?.clear();
+    this.#alive = undefined;
+  }
+
+  #sync(): void {
+    const state = this.#deps.state();
+    if (!state) return;
+    const v = this.#view;
+    let entry = state.matches.get(v.id);
+    if (!entry) {
+      entry = new Match();
+      entry.id = v.id;
+      state.matches.set(v.id, entry);
+    }
+    entry.status = v.status;
+    entry.entryFeeMsat = v.entryFeeMsat;
+    entry.potMsat = v.potMsat;
+    entry.rakeMsat = v.rakeMsat ?? '';
+    entry.rake = v.rake;
+    const entered = v.players.filter((p) => p.feeStatus !== 'expired' && p.feeStatus !== 'failed');
+    entry.entered = entered.length;
+    entry.paid = entered.filter((p) => p.feeStatus === 'completed').length;
+    entry.funded = v.funded;
+    entry.reason = v.reason ?? '';
+    entry.updatedAt = v.updatedAt;
+  }
+}

@@ -1,0 +1,433 @@
+/**
+ * Matches: a pot held in escrow, paid out or refunded exactly once, whatever crashes.
+ *
+ * A match is a ledger record (an intent of kind `match`, see terms.ts for its `meta`), and its
+ * fees, payouts and refunds are ordinary intents whose `groupId` is the match's id:
+ *
+ *   open (creating) --settle/abort, by compare-and-set--> settling|aborting (pending)
+ *     --every payout or refund created, every fee closed--> settled (completed) | aborted (failed)
+ *
+ * - The pot is the sum of the fees the ledger saw paid when the match was decided; their ids
+ *   are kept in the decision. A fee paid later (into a decided match, or after its own
+ *   deadline) is refunded to its player.
+ * - Payouts and refunds have fixed ids (`<match>:payout:<player>`, `<fee>:refund`), so a second
+ *   attempt (another process, the reconciler after a crash) is a duplicate the ledger refuses,
+ *   never a second payment. One whose create answer was lost and whose code nobody saw ends
+ *   expired by the ledger's own rule; it is then issued again (`...:2`, at most 3 attempts).
+ * - A decided match is due in the reconciler until it is finished, so a process that dies
+ *   halfway is finished by another. An open match is due at its timeout: while its room lives,
+ *   the room pushes the timeout forward; once nobody does, the reconciler aborts it and every
+ *   paid fee is refunded.
+ *
+ * Footprint: per call a few ledger reads of the match's group; no timers (the reconciler and
+ * the rooms drive it).
+ */
+import { v7 as uuidv7 } from 'uuid';
+import { z } from 'zod';
+import { AmbiguousResultError } from '../../api/errors.js';
+import { parseInput } from '../../api/inputs.js';
+import { InvalidArgumentError, MatchClosedError } from '../../errors.js';
+import { DuplicateIntentError } from '../../ledger/errors.js';
+import { type Intent, isTerminal } from '../../ledger/intent.js';
+import type { Engine } from '../engine.js';
+import { startEntryFee } from '../operations/entry-fee.js';
+import { startReward } from '../operations/reward.js';
+import {
+  type EnterInput,
+  enterInput,
+  type MatchDecision,
+  type MatchMeta,
+  type MatchTerms,
+  matchMeta,
+  type OpenMatchInput,
+  openMatchInput,
+  reasonInput,
+  sharesInput,
+  splitPot,
+} from './terms.js';
+import { latestFees, type MatchView, matchStatus, viewOf } from './view.js';
+
+const matchIdInput = z.string().min(1, 'must not be empty').max(255);
+
+/** Attempts at one payout or refund whose earlier create was never shown to anyone. */
+const MAX_ATTEMPTS = 3;
+/** How soon a decided match that could not finish is looked at again. */
+const RETRY_MS = 15_000;
+
+export class Matches {
+  readonly #engine: Engine;
+  /** Matches whose funded event this process fired (the flag in the ledger is the lasting one). */
+  readonly #fundedHere = new Set<string>();
+
+  constructor(engine: Engine) {
+    this.#engine = engine;
+    engine.checkWith('match', (match) => this.check(match));
+    engine.follow((intent, what) => this.#follow(intent, what));
+  }
+
+  /** Opens a match: a record in the ledger, due at its timeout. */
+  async open(input: OpenMatchInput): Promise<MatchView> {
+    const args = parseInput(openMatchInput, input);
+    const now = this.#engine.now();
+    const id = uuidv7();
+    const terms: MatchTerms = {
+      entryFeeMsat: args.entryFeeMsat,
+      rakeBps: Math.round(args.rake * 10_000),
+      feeExpiresIn: args.feeExpiresIn,
+      timeoutMs: args.timeoutMs,
+      claimExpiresIn: args.claimExpiresIn,
+      description: args.description,
+    };
+    const match = await this.#engine.ledger.create(
+      {
+        id,
+        kind: 'match',
+        roomId: args.roomId,
+        // Never a player's id: a match counts against nobody's limits.
+        playerId: `match:${id}`,
+        amount: args.entryFeeMsat,
+        unit: 'msats',
+        description: args.description,
+        groupId: id,
+        nextCheckAt: now + args.timeoutMs,
+        meta: { terms } satisfies MatchMeta as unknown as Record<string, unknown>,
+      },
+      now,
+    );
+    return viewOf(match, [match]);
+  }
+
+  /**
+   * Charges the player's fee into the match, once: a fee of theirs that is open or paid is
+   * returned instead of charging again.
+   */
+  async enter(input: EnterInput): Promise<Intent> {
+    const args = parseInput(enterInput, input);
+    const match = await this.#match(args.matchId);
+    if (match.status !== 'creating') throw new MatchClosedError(match.id, matchStatus(match));
+    const terms = matchMeta(match.meta).terms;
+    const group = await this.#engine.ledger.byGroup(match.id);
+    const held = group.filter(
+      (i) =>
+        i.kind === 'entryFee' &&
+        i.playerId === args.playerId &&
+        (i.status === 'completed' || !isTerminal(i.status)),
+    );
+    const kept = held.find((i) => i.status === 'completed') ?? held.at(-1);
+    if (kept) return kept;
+    return startEntryFee(
+      this.#engine,
+      {
+        playerId: args.playerId,
+        roomId: match.roomId,
+        amountMsat: terms.entryFeeMsat,
+        description: terms.description,
+        expiresIn: terms.feeExpiresIn,
+        key: match.id,
+      },
+      { groupId: match.id, meta: { matchRole: 'fee' } },
+    );
+  }
+
+  /** Pays the pot minus the rake by shares to players who paid in; idempotent. */
+  async settle(matchId: unknown, shares: unknown): Promise<MatchView> {
+    const id = parseInput(matchIdInput, matchId, 'matchId');
+    const wanted = parseInput(sharesInput, shares, 'shares');
+    return this.#decide(id, 'settle', { shares: wanted, reason: null });
+  }
+
+  /** Refunds every paid fee and closes every open one; idempotent. */
+  async abort(matchId: unknown, reason: unknown): Promise<MatchView> {
+    const id = parseInput(matchIdInput, matchId, 'matchId');
+    const why = parseInput(reasonInput, reason, 'reason');
+    return this.#decide(id, 'abort', { shares: null, reason: why });
+  }
+
+  async view(matchId: unknown): Promise<MatchView> {
+    const id = parseInput(matchIdInput, matchId, 'matchId');
+    const match = await this.#match(id);
+    return viewOf(match, await this.#engine.ledger.byGroup(id));
+  }
+
+  /** Pushes an open match's timeout forward: its room still lives. */
+  async keepAlive(matchId: string): Promise<void> {
+    const match = await this.#engine.ledger.get(matchId);
+    if (!match || match.kind !== 'match' || match.status !== 'creating') return;
+    const { timeoutMs } = matchMeta(match.meta).terms;
+    await this.#engine.ledger.update(match.id, 'creating', {
+      nextCheckAt: this.#engine.now() + timeoutMs,
+    });
+  }
+
+  /** The reconciler's look at a due match: abort one nobody kept alive, finish a decided one. */
+  async check(match: Intent): Promise<Intent> {
+    if (isTerminal(match.status)) return match;
+    if (match.status === 'creating') {
+      const due = match.nextCheckAt !== null && match.nextCheckAt <= this.#engine.now();
+      if (!due) return match;
+      await this.#decide(match.id, 'abort', {
+        shares: null,
+        reason: 'timed out: nobody settled or aborted it (its room or process stopped)',
+      }).catch((err: unknown) => {
+        if (!(err instanceof MatchClosedError)) throw err;
+      });
+    } else {
+      await this.#finish(match);
+    }
+    return (await this.#engine.ledger.get(match.id)) ?? match;
+  }
+
+  /** Settles or aborts by compare-and-set (the first decision wins), then finishes. */
+  async #decide(
+    id: string,
+    kind: MatchDecision['kind'],
+    wanted: Pick<MatchDecision, 'shares' | 'reason'>,
+  ): Promise<MatchView> {
+    let match = await this.#match(id);
+    if (match.status === 'creating') {
+      const meta = matchMeta(match.meta);
+      const group = await this.#engine.ledger.byGroup(id);
+      const paid = group.filter((i) => i.kind === 'entryFee' && i.status === 'completed');
+      const pot = paid.reduce((sum, fee) => sum + BigInt(fee.amount), 0n);
+      let split = { rakeMsat: 0n, payouts: [] as MatchDecision['payouts'] };
+      if (kind === 'settle' && wanted.shares) {
+        const payers = new Set(paid.map((fee) => fee.playerId));
+        for (const playerId of Object.keys(wanted.shares)) {
+          if (!payers.has(playerId)) {
+            throw new InvalidArgumentError('shares', `names ${playerId}, who has not paid in`);
+          }
+        }
+        split = splitPot(pot, meta.terms.rakeBps, wanted.shares);
+      }
+      const now = this.#engine.now();
+      const decision: MatchDecision = {
+        kind,
+        ...wanted,
+        paidFeeIds: paid.map((fee) => fee.id),
+        potMsat: pot.toString(),
+        rakeMsat: split.rakeMsat.toString(),
+        payouts: split.payouts,
+        at: now,
+      };
+      const moved = await this.#engine.apply(
+        match,
+        'pending',
+        {
+          meta: { ...meta, decision } as unknown as Record<string, unknown>,
+          // Due at once for any other process if this one dies before it finishes.
+          nextCheckAt: now + this.#engine.settings.reconciler.creatingGraceMs,
+        },
+        kind === 'settle' ? `settled: pot ${pot} msats` : `aborted: ${wanted.reason}`,
+      );
+      match = moved ?? (await this.#match(id));
+    }
+    const decision = matchMeta(match.meta).decision;
+    if (decision?.kind !== kind) throw new MatchClosedError(id, matchStatus(match));
+    return this.#finish(match);
+  }
+
+  /**
+   * Does what the decision asks until nothing is left: closes open fees, creates each payout
+   * and refund (fixed ids), and ends the match once every fee is closed and every payment
+   * made. Safe to run again at any time, in any process.
+   */
+  async #finish(match: Intent): Promise<MatchView> {
+    const engine = this.#engine;
+    const decision = matchMeta(match.meta).decision as MatchDecision;
+    const terms = matchMeta(match.meta).terms;
+    if (isTerminal(match.status)) return viewOf(match, await engine.ledger.byGroup(match.id));
+    let done = true;
+    let group = await engine.ledger.byGroup(match.id);
+
+    // No one may pay into a decided match: each open fee's deadline becomes now, and its
+    // check closes the charge (a payment that came just before shows, and is refunded below).
+    const now = engine.now();
+    for (const fee of group.filter((i) => i.kind === 'entryFee' && !isTerminal(i.status))) {
+      const closing =
+        fee.expiresAt !== null && fee.expiresAt <= now
+          ? fee
+          : await engine.ledger.update(fee.id, fee.status, { expiresAt: now, nextCheckAt: now });
+      const checked = closing ? await engine.check(closing).catch(() => closing) : fee;
+      if (!isTerminal(checked.status)) done = false;
+    }
+    group = await engine.ledger.byGroup(match.id);
+
+    if (decision.kind === 'settle') {
+      for (const payout of decision.payouts) {
+        const paid = await this.#pay(match, group, `${match.id}:payout:${payout.playerId}`, {
+          playerId: payout.playerId,
+          amountMsat: payout.amountMsat,
+          description: `${terms.description}: winnings`,
+          role: 'payout',
+          why: 'won',
+        });
+        if (!paid) done = false;
+      }
+    }
+    for (const fee of group.filter((i) => i.kind === 'entryFee')) {
+      const why = refundReason(fee, decision);
+      if (why === null) continue;
+      const refunded = await this.#pay(match, group, `${fee.id}:refund`, {
+        playerId: fee.playerId,
+        amountMsat: fee.amount,
+        description: `${terms.description}: refund (${why})`,
+        role: 'refund',
+        why,
+        feeId: fee.id,
+      });
+      if (!refunded) done = false;
+    }
+
+    if (!done) {
+      await engine.ledger.update(match.id, 'pending', { nextCheckAt: engine.now() + RETRY_MS });
+      return viewOf(match, await engine.ledger.byGroup(match.id));
+    }
+    const to = decision.kind === 'settle' ? 'completed' : 'failed';
+    const ended = await engine.apply(
+      match,
+      to,
+      {},
+      decision.kind === 'settle' ? 'payouts created' : 'refunds created',
+    );
+    const final = ended ?? (await this.#match(match.id));
+    const view = viewOf(final, await engine.ledger.byGroup(match.id));
+    if (ended) engine.emit(decision.kind === 'settle' ? 'match.settled' : 'match.aborted', view);
+    return view;
+  }
+
+  /**
+   * Makes sure one payout or refund exists, exactly once: resolves true when it is made (or
+   * pending, or claimed), false when it must be looked at again (its create is in flight or its
+   * outcome unknown, or the service refused for now).
+   */
+  async #pay(
+    match: Intent,
+    group: readonly Intent[],
+    key: string,
+    what: {
+      playerId: string;
+      amountMsat: string;
+      description: string;
+      role: 'payout' | 'refund';
+      why: string;
+      feeId?: string;
+    },
+  ): Promise<boolean> {
+    const attempts = group.filter((i) => i.meta.payKey === key);
+    const last = attempts.at(-1);
+    if (last) {
+      if (last.status === 'creating' || last.status === 'unknown') return false;
+      // Refused, or lost and never shown to anyone (so never claimable): issue it again.
+      const reissue = last.status === 'failed' || (last.status === 'expired' && last.code === null);
+      if (!reissue) return true;
+      if (attempts.length >= MAX_ATTEMPTS) {
+        this.#engine.logger.error(
+          `match ${match.id}: the ${what.role} of ${what.amountMsat} msats to ${what.playerId} failed ${attempts.length} times; pay it by hand`,
+        );
+        return true;
+      }
+    }
+    const id = attempts.length === 0 ? key : `${key}:${attempts.length + 1}`;
+    const terms = matchMeta(match.meta).terms;
+    try {
+      const made = await startReward(
+        this.#engine,
+        {
+          playerId: what.playerId,
+          roomId: match.roomId,
+          amountMsat: what.amountMsat,
+          description: what.description.slice(0, 1000),
+          expiresIn: terms.claimExpiresIn,
+        },
+        {
+          id,
+          groupId: match.id,
+          meta: {
+            matchRole: what.role,
+            payKey: key,
+            why: what.why,
+            ...(what.feeId ? { feeId: what.feeId } : {}),
+          },
+          // Paid from the pot, not the game's own money: no budget or open-intent limit applies.
+          guards: {},
+        },
+      );
+      if (what.role === 'refund') this.#engine.emit('match.refund', made, what.why);
+      return made.status === 'pending' || made.status === 'completed';
+    } catch (err) {
+      if (err instanceof DuplicateIntentError && err.field === 'id') return true;
+      if (!(err instanceof AmbiguousResultError)) {
+        this.#engine.logger.warn(
+          `match ${match.id}: ${what.role} to ${what.playerId} not made yet: ${(err as Error).message}`,
+        );
+      }
+      return false;
+    }
+  }
+
+  /** A fee of a match moved, or was paid after it expired. */
+  async #follow(intent: Intent, what: 'moved' | 'latePayment'): Promise<void> {
+    if (intent.kind !== 'entryFee' || intent.groupId === null) return;
+    if (what === 'moved' && intent.status !== 'completed') return;
+    const match = await this.#engine.ledger.get(intent.groupId);
+    if (!match || match.kind !== 'match') return;
+    if (match.status === 'creating') {
+      if (what === 'moved') await this.#checkFunded(match);
+      return;
+    }
+    if (match.status === 'pending') {
+      await this.#finish(match);
+      return;
+    }
+    // The match has ended: a fee paid after it ended is refunded on its own.
+    const fee = (await this.#engine.ledger.get(intent.id)) ?? intent;
+    const why = refundReason(fee, matchMeta(match.meta).decision as MatchDecision);
+    if (why === null) return;
+    const group = await this.#engine.ledger.byGroup(match.id);
+    await this.#pay(match, group, `${fee.id}:refund`, {
+      playerId: fee.playerId,
+      amountMsat: fee.amount,
+      description: `${matchMeta(match.meta).terms.description}: refund (${why})`,
+      role: 'refund',
+      why,
+      feeId: fee.id,
+    });
+  }
+
+  /** Every entered player has paid: the funded flag in the ledger, and the event, once. */
+  async #checkFunded(match: Intent): Promise<void> {
+    const meta = matchMeta(match.meta);
+    if (meta.funded || this.#fundedHere.has(match.id)) return;
+    const group = await this.#engine.ledger.byGroup(match.id);
+    const entered = [...latestFees(group).values()].filter(
+      (fee) => fee.status !== 'expired' && fee.status !== 'failed',
+    );
+    if (entered.length === 0 || !entered.every((fee) => fee.status === 'completed')) return;
+    this.#fundedHere.add(match.id);
+    const updated = await this.#engine.ledger.update(match.id, 'creating', {
+      meta: { ...meta, funded: true } as unknown as Record<string, unknown>,
+    });
+    if (!updated) return;
+    this.#engine.announce(updated);
+    this.#engine.emit('match.funded', viewOf(updated, group));
+  }
+
+  async #match(id: string): Promise<Intent> {
+    const match = await this.#engine.ledger.get(id);
+    if (!match || match.kind !== 'match') {
+      throw new InvalidArgumentError('matchId', 'names no match in the ledger');
+    }
+    return match;
+  }
+}
+
+/** Why a fee of a decided match is owed back to its player, or null when it is not. */
+function refundReason(fee: Intent, decision: MatchDecision): string | null {
+  if (fee.status === 'expired' && fee.meta.latePaymentReported === true) {
+    return 'paid after its deadline';
+  }
+  if (fee.status !== 'completed') return null;
+  if (decision.kind === 'abort') return `match aborted: ${decision.reason}`;
+  if (!decision.paidFeeIds.includes(fee.id)) return 'paid after the match was decided';
+  return null;
+}

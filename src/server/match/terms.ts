@@ -1,0 +1,118 @@
+/**
+ * A match's terms and arithmetic: what `openMatch`, `enter` and `settle` accept (zod, at the
+ * edge), what the match record keeps in its `meta`, and how a pot is split.
+ *
+ * The split, in integer msats: the rake is `floor(pot * rakeBps / 10000)`; what remains is
+ * shared in proportion to the shares, each payout rounded down; the few msats that rounding
+ * leaves (fewer than the number of winners) go to the house with the rake. So payouts never
+ * exceed pot minus rake, and pot = rake + payouts exactly.
+ */
+import { z } from 'zod';
+import { msat } from '../../api/inputs.js';
+
+const id = z.string().min(1, 'must not be empty').max(255);
+
+export const openMatchInput = z.strictObject({
+  roomId: id.nullable().default(null),
+  entryFeeMsat: msat,
+  /** The house's part of the pot, 0 to 0.5 (0.1 is 10%). */
+  rake: z.number().min(0).max(0.5).default(0),
+  /** Seconds each player has to pay their fee. */
+  feeExpiresIn: z.number().int().min(10).max(86_400).default(120),
+  /** A match neither settled nor aborted this long after its last sign of life is refunded. */
+  timeoutMs: z
+    .number()
+    .int()
+    .min(10_000)
+    .max(7 * 24 * 3600 * 1000)
+    .default(30 * 60 * 1000),
+  /** How long payout and refund claim codes stay valid, in seconds. */
+  claimExpiresIn: z
+    .number()
+    .int()
+    .min(60)
+    .max(7 * 24 * 3600)
+    .default(24 * 3600),
+  description: z.string().min(1).max(200).default('Match'),
+});
+export type OpenMatchInput = z.input<typeof openMatchInput>;
+
+export const enterInput = z.strictObject({
+  matchId: id,
+  playerId: id,
+});
+export type EnterInput = z.input<typeof enterInput>;
+
+/** Shares of the pot by player id, e.g. `{ alice: 2, bob: 1 }`: alice gets two thirds. */
+export const sharesInput = z
+  .record(id, z.number().positive().finite().max(1e9))
+  .refine((shares) => Object.keys(shares).length > 0, 'must name at least one winner')
+  .refine((shares) => Object.keys(shares).length <= 1000, 'must name at most 1000 winners');
+export type Shares = z.output<typeof sharesInput>;
+
+export const reasonInput = z.string().trim().min(1, 'must say why').max(500);
+
+/** What a match record keeps in its intent's `meta`. */
+export interface MatchTerms {
+  entryFeeMsat: string;
+  /** The rake in basis points (1000 = 10%). */
+  rakeBps: number;
+  feeExpiresIn: number;
+  timeoutMs: number;
+  claimExpiresIn: number;
+  description: string;
+}
+
+export interface Payout {
+  playerId: string;
+  amountMsat: string;
+}
+
+/** The one decision a match takes, by compare-and-set: settled or aborted, never both. */
+export interface MatchDecision {
+  kind: 'settle' | 'abort';
+  reason: string | null;
+  shares: Shares | null;
+  /** The fees the ledger saw paid at the decision: the pot. Any fee paid later is refunded. */
+  paidFeeIds: string[];
+  potMsat: string;
+  rakeMsat: string;
+  payouts: Payout[];
+  at: number;
+}
+
+export interface MatchMeta {
+  terms: MatchTerms;
+  decision?: MatchDecision;
+  /** The funded event has fired. */
+  funded?: boolean;
+}
+
+export function matchMeta(meta: Record<string, unknown>): MatchMeta {
+  return meta as unknown as MatchMeta;
+}
+
+/** Splits `pot` (msats) by `shares` after the rake, as the module header says. */
+export function splitPot(
+  pot: bigint,
+  rakeBps: number,
+  shares: Shares,
+): { rakeMsat: bigint; payouts: Payout[] } {
+  let rake = (pot * BigInt(rakeBps)) / 10_000n;
+  const shared = pot - rake;
+  // Shares become integer weights (a millionth of a share is the finest step).
+  const weights = Object.entries(shares).map(
+    ([playerId, share]) => [playerId, BigInt(Math.round(share * 1e6))] as const,
+  );
+  const total = weights.reduce((sum, [, w]) => sum + w, 0n);
+  const payouts: Payout[] = [];
+  let paid = 0n;
+  for (const [playerId, weight] of weights) {
+    const amount = total === 0n ? 0n : (shared * weight) / total;
+    if (amount === 0n) continue;
+    paid += amount;
+    payouts.push({ playerId, amountMsat: amount.toString() });
+  }
+  rake += shared - paid;
+  return { rakeMsat: rake, payouts };
+}

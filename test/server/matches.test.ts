@@ -1,0 +1,280 @@
+/**
+ * Matches at the server level (issue 14), against a real emulator: the pot is what the ledger
+ * saw paid, payouts never exceed pot minus rake, settle and abort are idempotent and exclusive,
+ * every refund and payout is made exactly once, under duplicated and dropped callbacks, a
+ * crash (a process that stops mid-match) and a lost create answer.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Room } from '@colyseus/core';
+import { expect } from 'chai';
+import { ManualClock } from '../../src/clock.js';
+import { InvalidArgumentError, MatchClosedError } from '../../src/errors.js';
+import type { Intent } from '../../src/ledger/intent.js';
+import type { MatchView } from '../../src/server/match/view.js';
+import { eventually } from '../support/eventually.js';
+import { type Game, startGame } from '../support/game.js';
+
+class EmptyRoom extends Room {}
+
+const quiet = { enabled: false } as const;
+
+describe('matches: pots in escrow, paid out or refunded exactly once', function () {
+  this.timeout(30_000);
+  const games: Game[] = [];
+  let dir: string | undefined;
+
+  afterEach(async () => {
+    for (const game of games.splice(0).reverse()) await game.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+    dir = undefined;
+  });
+
+  async function start(options: Parameters<typeof startGame>[1] = {}): Promise<Game> {
+    const game = await startGame({ empty: EmptyRoom }, { reconciler: quiet, ...options });
+    games.push(game);
+    return game;
+  }
+
+  function record(game: Game) {
+    const seen = {
+      funded: [] as MatchView[],
+      settled: [] as MatchView[],
+      aborted: [] as MatchView[],
+      refunds: [] as [Intent, string][],
+    };
+    game.lightning.on('match.funded', (m) => seen.funded.push(m));
+    game.lightning.on('match.settled', (m) => seen.settled.push(m));
+    game.lightning.on('match.aborted', (m) => seen.aborted.push(m));
+    game.lightning.on('match.refund', (r, why) => seen.refunds.push([r, why]));
+    return seen;
+  }
+
+  /** The player pays their fee at the emulator and the callback settles it. */
+  async function pay(game: Game, fee: Intent): Promise<void> {
+    expect(game.emulator.control.payStaticCharge(fee.remoteId as string).status).to.equal('OK');
+    await eventually(
+      async () => (await game.lightning.ledger.get(fee.id))?.status === 'completed',
+      5_000,
+      `the fee of ${fee.playerId} paid`,
+    );
+  }
+
+  /** The withdrawal requests the emulator holds for a player, oldest first. */
+  function requestsOf(game: Game, playerId: string) {
+    return game.emulator.control.withdrawalRequests().filter((w) => w.internalId === playerId);
+  }
+
+  it('settles a funded match once: the pot minus the rake to the winner, to the msat', async () => {
+    const game = await start();
+    const seen = record(game);
+    const match = await game.lightning.openMatch({
+      roomId: null,
+      entryFeeMsat: 100_000,
+      rake: 0.1,
+    });
+    expect(match).to.include({ status: 'open', potMsat: '0', funded: false });
+    const alice = await game.lightning.enterMatch({ matchId: match.id, playerId: 'alice' });
+    const bob = await game.lightning.enterMatch({ matchId: match.id, playerId: 'bob' });
+    const carol = await game.lightning.enterMatch({ matchId: match.id, playerId: 'carol' });
+    // Entering again returns the open fee: one charge each.
+    expect((await game.lightning.enterMatch({ matchId: match.id, playerId: 'alice' })).id).to.equal(
+      alice.id,
+    );
+    expect(game.emulator.control.count('POST', '/v0/static-charges')).to.equal(3);
+    await pay(game, alice);
+    await pay(game, bob);
+    expect(seen.funded).to.deep.equal([]);
+    await pay(game, carol);
+    await eventually(() => seen.funded.length === 1, 5_000, 'the funded event');
+    expect((await game.lightning.enterMatch({ matchId: match.id, playerId: 'bob' })).id).to.equal(
+      bob.id,
+    );
+
+    const settled = await game.lightning.settleMatch(match.id, { alice: 1 });
+    expect(settled).to.include({ status: 'settled', potMsat: '300000', rakeMsat: '30000' });
+    expect(settled.payouts).to.have.length(1);
+    expect(settled.payouts[0]).to.include({ playerId: 'alice', amountMsat: '270000' });
+    expect(seen.settled.map((m) => m.id)).to.deep.equal([match.id]);
+    // Settling again changes nothing; aborting a settled match is refused.
+    const again = await game.lightning.settleMatch(match.id, { alice: 1 });
+    expect(again.payouts).to.deep.equal(settled.payouts);
+    const refused = await game.lightning.abortMatch(match.id, 'late').catch((e: unknown) => e);
+    expect(refused).to.be.instanceOf(MatchClosedError);
+    expect(requestsOf(game, 'alice')).to.have.length(1);
+    expect(requestsOf(game, 'alice')[0]?.amount).to.equal('270000');
+    expect(seen.settled).to.have.length(1);
+
+    // The winner finds the claim in the lobby, claims it once.
+    const [claim] = await game.lightning.claims('alice');
+    expect(claim).to.include({ amountMsat: '270000', matchId: match.id });
+    expect(await game.lightning.claims('bob')).to.deep.equal([]);
+    game.emulator.control.claimWithdrawal(requestsOf(game, 'alice')[0]?.id as string);
+    await eventually(
+      async () =>
+        (await game.lightning.ledger.get(claim?.intentId as string))?.status === 'completed',
+      5_000,
+      'the payout claimed',
+    );
+    // Entering a settled match is refused, nothing charged.
+    const late = await game.lightning
+      .enterMatch({ matchId: match.id, playerId: 'dave' })
+      .catch((e: unknown) => e);
+    expect(late).to.be.instanceOf(MatchClosedError);
+    expect(game.emulator.control.count('POST', '/v0/static-charges')).to.equal(3);
+  });
+
+  it('splits by shares rounding down, the dust to the house: payouts never exceed pot minus rake', async () => {
+    const game = await start();
+    const match = await game.lightning.openMatch({ entryFeeMsat: 33_333, rake: 0.07 });
+    for (const playerId of ['a', 'b', 'c']) {
+      await pay(game, await game.lightning.enterMatch({ matchId: match.id, playerId }));
+    }
+    const settled = await game.lightning.settleMatch(match.id, { a: 2, b: 1, c: 1 });
+    // pot 99,999; rake floor(6,999.93) = 6,999; 93,000 shared 2:1:1 = 46,500 / 23,250 / 23,250.
+    expect(settled.potMsat).to.equal('99999');
+    const paid = settled.payouts.map((p) => BigInt(p.amountMsat));
+    const total = paid.reduce((s, x) => s + x, 0n);
+    expect(total + BigInt(settled.rakeMsat as string)).to.equal(99_999n);
+    expect(settled.payouts.map((p) => p.amountMsat)).to.deep.equal(['46500', '23250', '23250']);
+    expect(settled.rakeMsat).to.equal('6999');
+  });
+
+  it('refuses to pay a winner who never paid in, and bad shares', async () => {
+    const game = await start();
+    const match = await game.lightning.openMatch({ entryFeeMsat: 20_000 });
+    await pay(game, await game.lightning.enterMatch({ matchId: match.id, playerId: 'alice' }));
+    await game.lightning.enterMatch({ matchId: match.id, playerId: 'bob' });
+    const bad: Record<string, number>[] = [
+      { bob: 1 },
+      { mallory: 1 },
+      {},
+      { alice: -1 },
+      { alice: Number.NaN },
+    ];
+    for (const shares of bad) {
+      const err = await game.lightning.settleMatch(match.id, shares).catch((e: unknown) => e);
+      expect(err, JSON.stringify(shares)).to.be.instanceOf(InvalidArgumentError);
+    }
+    expect((await game.lightning.match(match.id)).status).to.equal('open');
+    const missing = await game.lightning.settleMatch('nope', { alice: 1 }).catch((e: unknown) => e);
+    expect(missing).to.be.instanceOf(InvalidArgumentError);
+  });
+
+  it('an abort refunds each paid player once and closes every open fee, under duplicate callbacks', async () => {
+    const game = await start();
+    game.emulator.control.callbacks.set({ duplicate: 3 });
+    const seen = record(game);
+    const match = await game.lightning.openMatch({ entryFeeMsat: 50_000 });
+    const alice = await game.lightning.enterMatch({ matchId: match.id, playerId: 'alice' });
+    const bob = await game.lightning.enterMatch({ matchId: match.id, playerId: 'bob' });
+    await pay(game, alice);
+    const aborted = await game.lightning.abortMatch(match.id, 'not enough players');
+    expect(aborted).to.include({ status: 'aborted', reason: 'not enough players' });
+    expect(aborted.refunds.map((r) => [r.playerId, r.amountMsat])).to.deep.equal([
+      ['alice', '50000'],
+    ]);
+    expect(seen.refunds.map(([r, why]) => [r.playerId, why])).to.deep.equal([
+      ['alice', 'match aborted: not enough players'],
+    ]);
+    expect(seen.aborted).to.have.length(1);
+    // Bob's charge is closed at the service: his payment is refused, nothing to refund.
+    expect((await game.lightning.ledger.get(bob.id))?.status).to.equal('expired');
+    expect(game.emulator.control.payStaticCharge(bob.remoteId as string).status).to.equal('ERROR');
+    // Aborting again is the same abort; nothing more is paid.
+    await game.lightning.abortMatch(match.id, 'again');
+    await game.emulator.control.callbacks.idle();
+    expect(requestsOf(game, 'alice')).to.have.length(1);
+    expect(requestsOf(game, 'bob')).to.have.length(0);
+    expect(seen.refunds).to.have.length(1);
+  });
+
+  it('a fee paid after its deadline, into an ended match, is refunded once', async () => {
+    const game = await start();
+    const seen = record(game);
+    const match = await game.lightning.openMatch({ entryFeeMsat: 40_000 });
+    const alice = await game.lightning.enterMatch({ matchId: match.id, playerId: 'alice' });
+    await game.lightning.abortMatch(match.id, 'nobody came');
+    expect((await game.lightning.ledger.get(alice.id))?.status).to.equal('expired');
+    // The charge is reopened at the service (as a wallet that paid a cached invoice would),
+    // and alice pays it: the callback tells of money for a fee that had ended.
+    await game.lightning.api.staticCharges.update(alice.remoteId as string, {
+      expiresAt: new Date(Date.now() + 600_000).toISOString(),
+    });
+    expect(game.emulator.control.payStaticCharge(alice.remoteId as string).status).to.equal('OK');
+    await eventually(() => seen.refunds.length === 1, 5_000, 'the refund of the late fee');
+    expect(seen.refunds[0]?.[1]).to.equal('paid after its deadline');
+    expect(seen.refunds[0]?.[0]).to.include({ playerId: 'alice', amount: '40000' });
+    // Another callback for the same payment refunds nothing more.
+    await game.lightning.refresh(alice.id);
+    await game.emulator.control.callbacks.idle();
+    expect(requestsOf(game, 'alice')).to.have.length(1);
+    expect(seen.refunds).to.have.length(1);
+  });
+
+  it('a match its process left open is refunded by another after the timeout, once', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'match-'));
+    const ledger = join(dir, 'ledger.sqlite');
+    const clock = new ManualClock(Date.now());
+    const first = await start({ ledger, clock });
+    const match = await first.lightning.openMatch({ entryFeeMsat: 30_000, timeoutMs: 60_000 });
+    await pay(first, await first.lightning.enterMatch({ matchId: match.id, playerId: 'alice' }));
+    await pay(first, await first.lightning.enterMatch({ matchId: match.id, playerId: 'bob' }));
+    // The first process stops mid-match: nobody settles, aborts or keeps it alive.
+    await first.lightning.close();
+
+    const second = await start({ ledger, clock, emulator: first.emulator });
+    const seen = record(second);
+    await second.lightning.reconciler.runOnce();
+    expect((await second.lightning.match(match.id)).status).to.equal('open');
+    clock.advance(60_000);
+    await second.lightning.reconciler.runOnce();
+    const ended = await second.lightning.match(match.id);
+    expect(ended.status).to.equal('aborted');
+    expect(ended.reason).to.match(/timed out/);
+    expect(ended.refunds.map((r) => r.playerId).sort()).to.deep.equal(['alice', 'bob']);
+    expect(seen.aborted.map((m) => m.id)).to.deep.equal([match.id]);
+    // More passes, and a third process, pay nothing more.
+    clock.advance(600_000);
+    await second.lightning.reconciler.runOnce();
+    const third = await start({ ledger, clock, emulator: first.emulator });
+    await third.lightning.reconciler.runOnce();
+    expect(requestsOf(second, 'alice')).to.have.length(1);
+    expect(requestsOf(second, 'bob')).to.have.length(1);
+  });
+
+  it('a payout whose create answer was lost is never sent twice, and issued again once it could not have been claimed', async () => {
+    const clock = new ManualClock(Date.now());
+    const game = await start({ clock, api: { timeoutMs: 300, maxRetries: 0 } });
+    const match = await game.lightning.openMatch({ entryFeeMsat: 25_000, claimExpiresIn: 600 });
+    await pay(game, await game.lightning.enterMatch({ matchId: match.id, playerId: 'alice' }));
+    game.emulator.control.faults.add({
+      method: 'POST',
+      path: '/v0/withdrawal-requests',
+      mode: 'process-then-destroy',
+      times: 1,
+    });
+    const settling = await game.lightning.settleMatch(match.id, { alice: 1 });
+    expect(settling.status).to.equal('settling');
+    expect(settling.payouts[0]?.status).to.equal('unknown');
+    expect(requestsOf(game, 'alice')).to.have.length(1);
+    // Checks before the deadline send nothing.
+    clock.advance(300_000);
+    await game.lightning.reconciler.runOnce();
+    expect(requestsOf(game, 'alice')).to.have.length(1);
+    // Past the deadline and its margin, the lost payout is expired (nobody ever had its code)
+    // and the match issues it again, once.
+    clock.advance(400_000);
+    await game.lightning.reconciler.runOnce();
+    await game.lightning.reconciler.runOnce();
+    clock.advance(20_000);
+    await game.lightning.reconciler.runOnce();
+    const settled = await game.lightning.match(match.id);
+    expect(settled.status).to.equal('settled');
+    expect(settled.payouts.map((p) => p.status)).to.deep.equal(['expired', 'pending']);
+    expect(requestsOf(game, 'alice')).to.have.length(2);
+    await game.lightning.reconciler.runOnce();
+    expect(requestsOf(game, 'alice')).to.have.length(2);
+  });
+});
