@@ -43,7 +43,8 @@ export type LightningErrorCode =
   | 'LN_PAYOUTS_PAUSED'
   | 'LN_LIMIT_EXCEEDED'
   | 'LN_BUDGET_EXCEEDED'
-  | 'LN_MATCH_CLOSED';
+  | 'LN_MATCH_CLOSED'
+  | 'LN_REGION_REFUSED';
 
 /** The codes of an error's class and of every class above it: what `instanceof` checks. */
 const BRAND: unique symbol = Symbol.for('colyseus-lightning.error') as never;
@@ -212,5 +213,27 @@ export class MatchClosedError extends LightningError {
     super(`match ${matchId} is ${matchStatus}: it takes no more entries or decisions`);
     this.matchId = matchId;
     this.matchStatus = matchStatus;
+  }
+}
+
+/**
+ * The region gate refused a money helper: the service does not serve the player's region (or
+ * their address could not be told). Checked before anything is recorded or sent.
+ */
+export class RegionRefusedError extends LightningError {
+  static override readonly code: LightningErrorCode = 'LN_REGION_REFUSED';
+  readonly playerId: string;
+  /** The country and region the service named, when it answered. */
+  readonly country: string | null;
+  readonly region: string | null;
+
+  constructor(playerId: string, country: string | null, region: string | null, why?: string) {
+    super(
+      why ??
+        `player ${playerId} is in a region the service does not serve (${country ?? '?'}${region ? `, ${region}` : ''}); nothing was sent`,
+    );
+    this.playerId = playerId;
+    this.country = country;
+    this.region = region;
   }
 }

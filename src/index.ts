@@ -31,6 +31,7 @@ export {
   LimitExceededError,
   MatchClosedError,
   PayoutsPausedError,
+  RegionRefusedError,
 } from './errors.js';
 export {
   DuplicateIntentError,

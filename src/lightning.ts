@@ -45,6 +45,7 @@ import { startReward } from './server/operations/reward.js';
 import { startSpend } from './server/operations/spend.js';
 import { type LightningOptions, resolveOptions, type Settings } from './server/options.js';
 import { Reconciler } from './server/reconciler.js';
+import { RegionCache } from './server/regions.js';
 import { type Runtime, startRuntime } from './server/runtime.js';
 
 type Listener<E extends LightningEventName> = (...args: LightningEvents[E]) => void;
@@ -64,6 +65,7 @@ interface Running {
   engine: Engine;
   reconciler: Reconciler;
   matches: Matches;
+  regions: RegionCache;
 }
 
 /** A claim code waiting for its player (a reward, a match's payout or refund). */
@@ -298,7 +300,8 @@ export class Lightning {
       });
       const reconciler = new Reconciler(engine);
       const matches = new Matches(engine);
-      this.#running = { runtime, engine, reconciler, matches };
+      const regions = new RegionCache(runtime.api, this.#settings.clock);
+      this.#running = { runtime, engine, reconciler, matches, regions };
       // The sweep runs whether or not this process reconciles: some process will.
       void reconciler.sweep().then(() => {
         if (this.#settings.reconciler.enabled && !this.#closed) reconciler.start();
@@ -325,6 +328,7 @@ export class Lightning {
       chargeEntryFee: (input) => this.chargeEntryFee(input),
       spendPoints: (input) => this.spendPoints(input),
       matches: async () => (await this.#start()).matches,
+      regionOf: async (ip) => (await this.#start()).regions.support(ip),
       intent: async (id) => (await engine()).ledger.get(id),
       api: () => this.api,
       webhookUrl: (source) => this.#ready('webhookUrl').engine.webhookUrl(source),

@@ -3,6 +3,7 @@
  * of one intent, the API client for widget calls, and presence to hear settlements on. The
  * server's public face implements it; the plugin never sees the engine behind it.
  */
+import type { RegionSupport } from '../api/answers.js';
 import type { PaymentsApi } from '../api/client.js';
 import type { Intent } from '../ledger/intent.js';
 import type { LightningLogger } from '../server/logger.js';
@@ -27,6 +28,8 @@ export interface PluginHost {
   reward(input: RewardInput): Promise<Intent>;
   chargeEntryFee(input: EntryFeeInput): Promise<Intent>;
   spendPoints(input: SpendInput): Promise<Intent>;
+  /** Whether the service serves the region of `ip` (cached; see server/regions.ts). */
+  regionOf(ip: string): Promise<RegionSupport>;
   /** The match operations (server/match/matches.ts). */
   matches(): Promise<MatchCalls>;
   /** The intent as the ledger holds it now. */

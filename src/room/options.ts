@@ -26,6 +26,15 @@ const schema = z.strictObject({
   widgetUser: fn<(client: Client, playerId: string) => Promise<string>>().optional(),
   /** How long an ended entry stays in the state so its owner sees the outcome. Default 30,000 ms. */
   lingerMs: z.number().int().min(0).default(30_000),
+  /**
+   * Refuse money helpers (reward, chargeEntryFee, spendPoints, a match's enter) to players whose
+   * address, as Colyseus saw it at join (`context.ip` of onAuth), is in a region the service
+   * does not serve: RegionRefusedError, nothing recorded or sent. Default false. Use one setting
+   * per room class (Colyseus lays out plugin hooks once per class). A room authenticated by a
+   * static onAuth (@colyseus/auth) gets no instance onAuth call, so no address: the gate then
+   * refuses every money helper; behind a proxy, Colyseus takes the address from X-Forwarded-For.
+   */
+  regionGate: z.boolean().default(false),
 });
 
 export type LightningPluginOptions = z.input<typeof schema>;

@@ -19,9 +19,10 @@
  * fees) and sees its `status` move from `pending` to `completed`/`expired`/`failed`; no other
  * client ever receives the entry. Ended entries leave the state after `lingerMs`.
  */
-import type { Client } from '@colyseus/core';
+import type { AuthContext, Client } from '@colyseus/core';
 import { RoomPlugin } from '@colyseus/core';
 import { parseInput } from '../api/inputs.js';
+import { RegionRefusedError } from '../errors.js';
 import { type Intent, isTerminal } from '../ledger/intent.js';
 import type { SettlementMessage } from '../server/settlement.js';
 import { RoomEntries } from './entries.js';
@@ -66,6 +67,9 @@ export class LightningPlugin extends RoomPlugin {
   #entries: RoomEntries | undefined;
   #feed: SettlementFeed | undefined;
   #attached: Promise<void> | undefined;
+  /** With the region gate: each joining client's address, then each player's. */
+  readonly #addresses = new Map<string, string | undefined>();
+  readonly #playerAddresses = new Map<string, string | undefined>();
   /** The room's matches, by id: kept alive while the room lives, aborted when it goes. */
   readonly #matches = new Map<string, RoomMatch>();
 
@@ -76,6 +80,9 @@ export class LightningPlugin extends RoomPlugin {
     this.#settings = resolvePluginOptions(options);
     this.#widget = new WidgetAccess(host, this.#settings);
     this.#hooks = new RoomHooks(host.logger);
+    if (this.#settings.regionGate) {
+      this.onAuth = this.#noteAddress;
+    }
   }
 
   // ---- money helpers --------------------------------------------------------------------
@@ -89,6 +96,7 @@ export class LightningPlugin extends RoomPlugin {
     const playerId = this.#playerId(player);
     const state = this.#roomEntries().require();
     await this.#attach('helper');
+    await this.#admit(playerId);
     const intent = await this.#host.reward({ ...input, playerId, roomId: this.room.roomId });
     return this.#show(intent, state) as Reward;
   }
@@ -102,6 +110,7 @@ export class LightningPlugin extends RoomPlugin {
     const playerId = this.#playerId(player);
     const state = this.#roomEntries().require();
     await this.#attach('helper');
+    await this.#admit(playerId);
     const intent = await this.#host.chargeEntryFee({
       ...input,
       playerId,
@@ -126,6 +135,7 @@ export class LightningPlugin extends RoomPlugin {
     const playerId = this.#playerId(clientOf(client));
     const state = this.#roomEntries().require();
     await this.#attach('helper');
+    await this.#admit(playerId);
     const userId = await this.#widget.userId(client, playerId);
     const intent = await this.#host.spendPoints({
       ...input,
@@ -228,7 +238,28 @@ export class LightningPlugin extends RoomPlugin {
     await this.#attach('onCreate');
   }
 
+  /**
+   * With the region gate only (Colyseus wraps a room's onAuth for every plugin that has one, and
+   * decides which plugins have one once per room class: give one room class one regionGate):
+   * keeps the address Colyseus resolved for the joining client, and asks about its region now,
+   * so that the player's first helper call does not wait for the answer.
+   */
+  #noteAddress = (client: Client, _options: unknown, context: AuthContext): void => {
+    this.#addresses.set(client.sessionId, context?.ip);
+    if (context?.ip) void this.#host.regionOf(context.ip).catch(() => {});
+  };
+
+  protected override onLeave(client: Client): void {
+    this.#addresses.delete(client.sessionId);
+  }
+
   protected override onJoin(client: Client): void {
+    if (this.#settings.regionGate) {
+      // Our onAuth makes Colyseus call the room's instance onAuth, whose default answer `true`
+      // would otherwise become `client.auth` in a room that authenticates nobody.
+      if (client.auth === true) client.auth = undefined;
+      this.#playerAddresses.set(this.#playerId(client), this.#addresses.get(client.sessionId));
+    }
     // Runs after the room's own onJoin, so a view the room created is kept, not replaced, and
     // the identity the room set (userData, auth) is the one read here.
     this.#roomEntries().showTo(client, this.#playerId(client));
@@ -298,10 +329,29 @@ export class LightningPlugin extends RoomPlugin {
     return this.#roomEntries().upsert(intent, state, this.#ownerOf);
   }
 
+  /** The region gate: refuses a player the service would refuse, before anything is sent. */
+  async #admit(playerId: string): Promise<void> {
+    if (!this.#settings.regionGate) return;
+    const ip = this.#playerAddresses.get(playerId);
+    if (ip === undefined) {
+      throw new RegionRefusedError(
+        playerId,
+        null,
+        null,
+        `player ${playerId} has no known address in room ${this.room.roomId} (regionGate); nothing was sent`,
+      );
+    }
+    const support = await this.#host.regionOf(ip);
+    if (!support.isSupported) {
+      throw new RegionRefusedError(playerId, support.ipCountry ?? null, support.ipRegion ?? null);
+    }
+  }
+
   /** The fee of `client` in `match`, shown to its owner, as chargeEntryFee resolves. */
   async #enterMatch(match: RoomMatch, client: Client): Promise<ChargedEntryFee> {
     const playerId = this.#playerId(client);
     const state = this.#roomEntries().require();
+    await this.#admit(playerId);
     const calls = await this.#host.matches();
     const intent = await calls.enter({ matchId: match.id, playerId });
     const entry = this.#show(intent, state) as EntryFee;

@@ -57,12 +57,25 @@ export class GuardedArena extends Arena {
   }
 }
 
+/** The same room with the region gate (one plugin setting per room class). */
+export class GatedArena extends Room<{ state: ArenaState }> {
+  override state = new ArenaState();
+  override plugins = definePlugins([
+    theLightning().plugin({ ...current.plugin, regionGate: true }),
+  ]);
+  override autoDispose = false;
+
+  override onJoin(client: Client, options: JoinOptions = {}) {
+    client.userData = { playerId: options.playerId, email: options.email };
+  }
+}
+
 export async function startArena(
   options: Parameters<typeof startGame>[1] = {},
   plugin: LightningPluginOptions = {},
 ): Promise<Game> {
   const game = await startGame(
-    { arena: Arena, authArena: AuthArena, guardedArena: GuardedArena },
+    { arena: Arena, authArena: AuthArena, guardedArena: GuardedArena, gatedArena: GatedArena },
     options,
   );
   current.lightning = game.lightning;

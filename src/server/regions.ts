@@ -1,0 +1,42 @@
+/**
+ * Which players' addresses the service serves (`GET /v0/is-supported-region/{ip}`), asked once
+ * per address and kept for an hour, shared by every room of the process. A failed read is not
+ * kept: the next helper call asks again.
+ *
+ * Footprint: one entry per address seen; one API read per address per hour.
+ */
+
+import type { RegionSupport } from '../api/answers.js';
+import type { PaymentsApi } from '../api/client.js';
+import type { Clock } from '../clock.js';
+
+const KEEP_MS = 3_600_000;
+/** More addresses than this and the oldest are forgotten (asked again when seen again). */
+const MAX_ENTRIES = 100_000;
+
+export class RegionCache {
+  readonly #api: PaymentsApi;
+  readonly #clock: Clock;
+  readonly #known = new Map<string, { at: number; support: Promise<RegionSupport> }>();
+
+  constructor(api: PaymentsApi, clock: Clock) {
+    this.#api = api;
+    this.#clock = clock;
+  }
+
+  support(ip: string): Promise<RegionSupport> {
+    const now = this.#clock.now();
+    const known = this.#known.get(ip);
+    if (known && now - known.at < KEEP_MS) return known.support;
+    const support = this.#api.utility.isSupportedRegion(ip);
+    this.#known.delete(ip);
+    this.#known.set(ip, { at: now, support });
+    if (this.#known.size > MAX_ENTRIES) {
+      this.#known.delete(this.#known.keys().next().value as string);
+    }
+    support.catch(() => {
+      if (this.#known.get(ip)?.support === support) this.#known.delete(ip);
+    });
+    return support;
+  }
+}
