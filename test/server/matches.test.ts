@@ -125,6 +125,33 @@ describe('matches: pots in escrow, paid out or refunded exactly once', function 
     expect(game.emulator.control.count('POST', '/v0/static-charges')).to.equal(3);
   });
 
+  it('settles once when every callback is dropped: the reconciler reads what happened', async () => {
+    const clock = new ManualClock(Date.now());
+    const game = await start({ clock });
+    game.emulator.control.callbacks.set({ drop: true });
+    const seen = record(game);
+    const match = await game.lightning.openMatch({ entryFeeMsat: 60_000 });
+    const alice = await game.lightning.enterMatch({ matchId: match.id, playerId: 'alice' });
+    expect(game.emulator.control.payStaticCharge(alice.remoteId as string).status).to.equal('OK');
+    clock.advance(15_000);
+    await game.lightning.reconciler.runOnce();
+    expect((await game.lightning.ledger.get(alice.id))?.status).to.equal('completed');
+    await eventually(() => seen.funded.length === 1, 5_000, 'funded without a callback');
+    const settled = await game.lightning.settleMatch(match.id, { alice: 1 });
+    const payout = settled.payouts[0];
+    game.emulator.control.claimWithdrawal(requestsOf(game, 'alice')[0]?.id as string);
+    clock.advance(15_000);
+    await game.lightning.reconciler.runOnce();
+    expect((await game.lightning.ledger.get(payout?.intentId as string))?.status).to.equal(
+      'completed',
+    );
+    await game.lightning.settleMatch(match.id, { alice: 1 });
+    clock.advance(600_000);
+    await game.lightning.reconciler.runOnce();
+    expect(requestsOf(game, 'alice')).to.have.length(1);
+    expect(seen.settled).to.have.length(1);
+  });
+
   it('splits by shares rounding down, the dust to the house: payouts never exceed pot minus rake', async () => {
     const game = await start();
     const match = await game.lightning.openMatch({ entryFeeMsat: 33_333, rake: 0.07 });
