@@ -1,7 +1,7 @@
 /**
  * PostgresLedger: the shared contract against a real PostgreSQL (initdb once for this file, on
- * a free loopback port, fsync and synchronous_commit on; a fresh schema per test), with its own
- * pool and with a given one; then what only a networked store must show: two instances never
+ * a free loopback port, fsync and synchronous_commit on; an empty schema per test), with its own
+ * pool and with a given one (the latter without prepared statements, as behind PgBouncer); then what only a networked store must show: two instances never
  * both win a move or a lease, an expired lease passes over, the schema is created by the store,
  * concurrently, and a newer one refused, a server killed with SIGKILL keeps every intent, and a
  * game pays a reward on it.
@@ -67,9 +67,13 @@ describe('PostgresLedger', function () {
    * The contract's store: one schema per suite, emptied before each test (a fresh schema costs
    * ~30 ms of DDL, a test ~5 ms), so every test starts on an empty ledger.
    */
-  function contractStore(s: string, connection: () => string | pg.Pool) {
+  function contractStore(
+    s: string,
+    connection: () => string | pg.Pool,
+    options: PostgresLedgerOptions = {},
+  ) {
     return async () => {
-      const store = new PostgresLedger(connection(), { schema: s });
+      const store = new PostgresLedger(connection(), { schema: s, ...options });
       await store.open();
       await admin.query(`DELETE FROM "${s}".intents; DELETE FROM "${s}".events`);
       return { store, cleanup: () => store.close() };
@@ -82,8 +86,8 @@ describe('PostgresLedger', function () {
   );
 
   describeLedgerContract(
-    'PostgresLedger (given pool)',
-    contractStore(schema(), () => admin),
+    'PostgresLedger (given pool, statements not prepared)',
+    contractStore(schema(), () => admin, { preparedStatements: false }),
   );
 
   describe('two instances, two pools', () => {
