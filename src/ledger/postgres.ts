@@ -37,9 +37,9 @@
  * `durability: 'none'` allows both, for tests and benchmarks. Synchronous replication is the
  * server's business (`synchronous_standby_names`): every commit then waits for the standby.
  *
- * PostgreSQL text cannot hold the NUL character: an intent field containing one is refused
+ * PostgreSQL text cannot hold the NUL character: a value to store containing one is refused
  * with InvalidIntentError, except in `error` and history notes (diagnostics), where it becomes
- * U+FFFD.
+ * U+FFFD; a lookup by such a key finds nothing.
  */
 
 import { createHash } from 'node:crypto';
@@ -333,23 +333,23 @@ export class PostgresLedger implements LedgerStore {
   }
 
   async get(id: string): Promise<Intent | null> {
-    return this.one(this.sql.byId, [id]);
+    return this.one(this.sql.byId, [id], 1);
   }
 
   async byCallbackToken(token: string): Promise<Intent | null> {
-    return this.one(this.sql.byToken, [token]);
+    return this.one(this.sql.byToken, [token], 1);
   }
 
   async byRemoteId(kind: Intent['kind'], remoteId: string): Promise<Intent | null> {
-    return this.one(this.sql.byRemote, [kind, remoteId]);
+    return this.one(this.sql.byRemote, [kind, remoteId], 2);
   }
 
   async openByRoom(roomId: string): Promise<Intent[]> {
-    return this.many(this.sql.openByRoom, [roomId]);
+    return this.many(this.sql.openByRoom, [roomId], 1);
   }
 
   async openByPlayer(playerId: string): Promise<Intent[]> {
-    return this.many(this.sql.openByPlayer, [playerId]);
+    return this.many(this.sql.openByPlayer, [playerId], 1);
   }
 
   async transition(
@@ -381,6 +381,7 @@ export class PostgresLedger implements LedgerStore {
       WHERE id = $1 AND status = ANY($2::text[])
       RETURNING ${COLUMNS}`,
       values,
+      1,
     );
   }
 
@@ -403,6 +404,7 @@ export class PostgresLedger implements LedgerStore {
       WHERE id = $1 AND status = $2
       RETURNING ${COLUMNS}`,
       values,
+      1,
     );
   }
 
@@ -432,14 +434,14 @@ export class PostgresLedger implements LedgerStore {
   }
 
   async release(id: string, owner: string): Promise<void> {
-    await this.many(this.sql.release, [id, owner]);
+    await this.many(this.sql.release, [id, owner], 2);
   }
 
   async unknowns(limit = 100): Promise<Intent[]> {
     this.assertOpen();
     parseLimit(limit);
     if (limit === 0) return [];
-    return this.many(this.sql.unknowns, [limit]);
+    return this.many(this.sql.unknowns, [limit], 0);
   }
 
   async advanceChecks(at: number): Promise<number> {
@@ -479,13 +481,21 @@ export class PostgresLedger implements LedgerStore {
   }
 
   /** A read or a single-statement write that returns at most one intent. */
-  private async one(sql: string, values: unknown[]): Promise<Intent | null> {
-    return (await this.many(sql, values))[0] ?? null;
+  private async one(sql: string, values: unknown[], keys: number): Promise<Intent | null> {
+    return (await this.many(sql, values, keys))[0] ?? null;
   }
 
-  private async many(sql: string, values: unknown[]): Promise<Intent[]> {
+  /**
+   * One statement that finds intents by the first `keys` values. A key PostgreSQL text cannot
+   * hold (NUL) matches no stored intent, so the answer is empty, as on the other stores; the
+   * other values are written, so NUL there is refused.
+   */
+  private async many(sql: string, values: unknown[], keys: number): Promise<Intent[]> {
     this.assertOpen();
-    assertNoNul(values);
+    if (values.slice(0, keys).some((v) => typeof v === 'string' && v.includes('\u0000'))) {
+      return [];
+    }
+    assertNoNul(values.slice(keys));
     const pool = await this.ready();
     try {
       const rows = await this.run(pool, sql, values);
@@ -679,8 +689,7 @@ function statements(s: string, movesLock: string) {
       RETURNING ${COLUMNS}`,
     release: `${withMovesLock}
       UPDATE ${s}.intents SET lease_owner = NULL, lease_until = NULL FROM moves
-      WHERE id = $1 AND lease_owner = $2
-      RETURNING ${COLUMNS}`,
+      WHERE id = $1 AND lease_owner = $2`,
     // The start-up sweep: the same WHERE terms as the due index, so it walks only open intents.
     advance: `${withMovesLock}
       UPDATE ${s}.intents SET next_check_at = $1::bigint FROM moves

@@ -293,7 +293,7 @@ describe('PostgresLedger', function () {
       assert.match(said[0] as string, /synchronous_commit off/);
     });
 
-    it('keeps amounts beyond 2^64, quotes and non-Latin text exactly; refuses NUL in fields', async () => {
+    it('keeps amounts beyond 2^64, quotes and non-Latin text exactly; refuses NUL in what it stores', async () => {
       const store = ledger(schema());
       const amount = '340282366920938463463374607431768211456';
       const created = await store.create(
@@ -309,7 +309,11 @@ describe('PostgresLedger', function () {
       assert.equal(moved?.history.at(-1)?.note, 'said "no" \\ \n \uFFFD');
       assert.equal(moved?.error, 'bad \uFFFD byte');
       await rejection(store.create(newIntent({ description: 'a\u0000b' })), InvalidIntentError);
-      await rejection(store.get('a\u0000b'), InvalidIntentError);
+      // A key that cannot be stored cannot be found: reads and moves by it find nothing.
+      assert.equal(await store.get('a\u0000b'), null);
+      assert.deepEqual(await store.openByPlayer('a\u0000b'), []);
+      assert.equal(await store.transition('a\u0000b', 'creating', 'failed'), null);
+      await rejection(store.claimDue(1, 1, 'owner\u0000', 1_000), InvalidIntentError);
     });
   });
 
