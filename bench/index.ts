@@ -1,12 +1,13 @@
 /**
  * `npm run bench`: runs every benchmark (or the ones named: `client`, `screen`, `scale`,
- * `presence`) and prints one table of absolute figures and ratios. bench/README.md says how
- * each is measured and what its limit is.
+ * `presence`, `ledgers`) and prints one table of absolute figures and ratios. bench/README.md
+ * says how each is measured and what its limit is.
  *
  *   npm run bench                  all of them, under five minutes on 2 cores
  *   npm run bench -- client scale  some of them
  */
 import { benchClient } from './client.js';
+import { benchLedgers } from './ledgers.js';
 import { benchPresence } from './presence.js';
 import { benchScale } from './scale.js';
 import { benchScreen } from './screen.js';
@@ -21,6 +22,7 @@ const benches: Record<string, () => Promise<Row[]>> = {
     return rows;
   },
   presence: () => benchPresence(),
+  ledgers: () => benchLedgers(),
 };
 
 const profiles: [string, string[]][] = [];

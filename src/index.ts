@@ -54,6 +54,11 @@ export type {
   NewIntent,
 } from './ledger/intent.js';
 export {
+  type PostgresConnection,
+  PostgresLedger,
+  type PostgresLedgerOptions,
+} from './ledger/postgres.js';
+export {
   type RedisClientLike,
   type RedisConnection,
   RedisLedger,

@@ -1,10 +1,16 @@
 /**
  * The ledger's public surface: the intent model, the store interface, the stores, and the
  * errors callers switch on. Importing it loads `node:sqlite` and zod, nothing else: the Redis
- * store loads `ioredis` only when it opens its own connection.
+ * store loads `ioredis` only when it opens its own connection, the PostgreSQL store `pg` only
+ * when it opens its own pool.
  */
 export * from './errors.js';
 export * from './intent.js';
+export {
+  type PostgresConnection,
+  PostgresLedger,
+  type PostgresLedgerOptions,
+} from './postgres.js';
 export {
   type RedisClientLike,
   type RedisConnection,

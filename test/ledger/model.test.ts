@@ -2,7 +2,8 @@
  * Model-based tests of the ledger stores: random interleavings of create, transition, update,
  * claimDue and release from several writers on one database (three SqliteLedger instances on
  * one temporary file; three RedisLedger instances, each on its own ioredis connection, on one
- * test redis-server), checked after every command against the model in ./model.ts. They show
+ * test redis-server; three PostgresLedger instances, each on its own pool, on one test
+ * PostgreSQL), checked after every command against the model in ./model.ts. They show
  * that no sequence breaks TRANSITIONS, applies a move twice (of writers racing one
  * compare-and-set exactly one wins, and history has one entry per applied move) or hands a
  * running lease to a second owner, and that calls fired together act as some order of them.
@@ -19,8 +20,10 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';
+import type pg from 'pg';
 import { z } from 'zod';
-import { RedisLedger, SqliteLedger } from '../../src/ledger/index.js';
+import { PostgresLedger, RedisLedger, SqliteLedger } from '../../src/ledger/index.js';
+import { type PostgresServer, startPostgres } from '../support/postgres.js';
 import { type RedisServer, startRedis } from '../support/redis.js';
 import { WRITERS } from './model.js';
 import { checkModel, type ModelRunOptions } from './model-commands.js';
@@ -101,6 +104,39 @@ describe('ledger stores against the model, several writers on one database', fun
         const writers = clients.map(
           (client) => new RedisLedger(client, { prefix, durability: 'none' }),
         );
+        return {
+          writers,
+          async close() {
+            for (const writer of writers) await writer.close();
+          },
+        };
+      }, options);
+    });
+  });
+
+  describe('PostgresLedger', () => {
+    let server: PostgresServer;
+    let pools: pg.Pool[] = [];
+    before(async () => {
+      // Not durable: no fsync per commit, and restarts are postgres.test.ts's business.
+      server = await startPostgres({ durable: false });
+      pools = Array.from({ length: WRITERS }, () => server.pool({ max: 4 }));
+    });
+
+    after(async () => {
+      for (const pool of pools) await pool.end();
+      await server?.stop();
+    });
+
+    it(`keeps the model with ${WRITERS} instances on their own pools`, async () => {
+      await checkModel(async () => {
+        // One schema, emptied before each sequence (new DDL would cost more than the sequence);
+        // closing a store leaves a pool it was given open.
+        const writers = pools.map(
+          (pool) => new PostgresLedger(pool, { schema: 'model', durability: 'none' }),
+        );
+        await (writers[0] as PostgresLedger).open();
+        await (pools[0] as pg.Pool).query('DELETE FROM model.intents; DELETE FROM model.events');
         return {
           writers,
           async close() {

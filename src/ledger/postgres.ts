@@ -1,0 +1,849 @@
+/**
+ * The relational ledger store: intents in PostgreSQL, shared by every process of a game on any
+ * number of machines, in the database a studio already backs up and replicates.
+ *
+ * Usage:
+ *   const ledger = new PostgresLedger(process.env.DATABASE_URL); // a URL, pg.PoolConfig,
+ *   const lightning = createLightning({ ledger, ... });           // or a ready pg.Pool
+ *
+ * Footprint: one pg.Pool (none when given one; node-postgres's default of up to 10
+ * connections), no timers. A move, an update, a release and a read are one statement each (one
+ * round trip); a create is one INSERT, or four round trips when it has guards; a claim is three.
+ * Statements are prepared once per connection (`preparedStatements: false` for poolers that
+ * cannot keep them). `pg` is loaded only when this store opens its own pool, so importing the
+ * ledger never requires it.
+ *
+ * Tables live in their own schema (namespace), `lightning` unless `{ schema }` says otherwise;
+ * the store creates and migrates them on first use, under an advisory lock so that processes
+ * starting together do it once, and refuses a schema a newer library wrote
+ * (IncompatibleLedgerError). Once the schema is current the store needs only SELECT, INSERT,
+ * UPDATE and DELETE on its tables.
+ *
+ * Atomicity across processes:
+ * - a status change is one compare-and-set: `UPDATE ... WHERE id = $1 AND status = ANY($2)
+ *   RETURNING`; of two writers making one move, exactly one gets a row back;
+ * - `create` with guards takes transaction-level advisory locks on the player, room and game it
+ *   counts against (in one global order, so two creates never deadlock), sums and counts under
+ *   them, then inserts; open keys are a partial unique index;
+ * - `claimDue` leases with `FOR UPDATE SKIP LOCKED` under an exclusive advisory lock that every
+ *   other write to an existing intent takes shared, so a claim sees every write acknowledged
+ *   before it and none half done: concurrent claims, moves and releases act as some order of
+ *   them, as on the other stores (a bare SKIP LOCKED would pass over an intent whose move is
+ *   still committing, and hand out fewer than any order of the calls would).
+ *
+ * Durability: on first use the store reads `fsync` and `synchronous_commit` and refuses a server
+ * with fsync off (LedgerNotDurableError: a crash could lose or corrupt acknowledged intents);
+ * `synchronous_commit = off` is allowed with one warning (a crash may forget the last commits).
+ * `durability: 'none'` allows both, for tests and benchmarks. Synchronous replication is the
+ * server's business (`synchronous_standby_names`): every commit then waits for the standby.
+ *
+ * PostgreSQL text cannot hold the NUL character: a value to store containing one is refused
+ * with InvalidIntentError, except in `error` and history notes (diagnostics), where it becomes
+ * U+FFFD; a lookup by such a key finds nothing.
+ */
+
+import { createHash } from 'node:crypto';
+import type { Pool, PoolClient, PoolConfig } from 'pg';
+import { v7 as uuidv7 } from 'uuid';
+import { type Clock, systemClock } from '../clock.js';
+import { BudgetExceededError, LimitExceededError } from '../errors.js';
+import { VERSION } from '../version.js';
+import {
+  DuplicateIntentError,
+  IncompatibleLedgerError,
+  InvalidIntentError,
+  LedgerBusyError,
+  LedgerClosedError,
+  LedgerNotDurableError,
+} from './errors.js';
+import {
+  type Intent,
+  type IntentHistoryEntry,
+  type IntentPatch,
+  type IntentStatus,
+  isTerminal,
+  type NewIntent,
+} from './intent.js';
+import {
+  COLUMNS,
+  migrations,
+  OPEN_SQL,
+  SCHEMA_NAME,
+  SCHEMA_VERSION,
+  versionTable,
+} from './postgres-schema.js';
+import type { BudgetWindow, CreateGuards, LedgerStore, TransitionOptions } from './store.js';
+import {
+  assertMove,
+  assertSchedulable,
+  parseClaim,
+  parseEpochMs,
+  parseEventId,
+  parseGuards,
+  parseLimit,
+  parseNewIntent,
+  parsePatch,
+  parseStatus,
+} from './validate.js';
+
+/** What to connect to: a connection string, node-postgres pool options, or a ready pg.Pool. */
+export type PostgresConnection = string | PoolConfig | Pool;
+
+export interface PostgresLedgerOptions {
+  /**
+   * The PostgreSQL schema (namespace) that holds the ledger's tables, created if missing:
+   * letters, digits and underscores. Two games on one database use two schemas. Default
+   * 'lightning'.
+   */
+  schema?: string;
+  /** The time source used when a call gives no `now`. Default the system clock. */
+  clock?: Clock;
+  /**
+   * 'fsync' (default): refuse a server with fsync off, warn once about synchronous_commit off.
+   * 'none': run on any server, for tests and benchmarks only.
+   */
+  durability?: 'fsync' | 'none';
+  /** Where the store's one-time warnings go. Default the console. */
+  logger?: { warn(message: string): void };
+  /**
+   * Prepare each statement once per connection (named statements; about 1.4x the moves per
+   * second). Turn off behind a pooler that cannot keep them: PgBouncer in transaction mode
+   * before 1.21, or without `max_prepared_statements`. Default true.
+   */
+  preparedStatements?: boolean;
+}
+
+/** How long a webhook event id is remembered for deduplication (deliveries retry for hours). */
+const EVENT_MEMORY_MS = 7 * 24 * 3600 * 1000;
+/** Old event ids forgotten per recordEvent, at most: the purge never holds up a delivery. */
+const EVENT_PURGE_BATCH = 100;
+
+/** Patchable fields, their columns and the cast their parameter needs. */
+const PATCH_COLUMNS: Record<keyof IntentPatch, [string, string]> = {
+  remoteId: ['remote_id', ''],
+  code: ['code', ''],
+  uri: ['uri', ''],
+  expiresAt: ['expires_at', '::bigint'],
+  nextCheckAt: ['next_check_at', '::bigint'],
+  checks: ['checks', '::bigint'],
+  leaseOwner: ['lease_owner', ''],
+  leaseUntil: ['lease_until', '::bigint'],
+  error: ['error', ''],
+  meta: ['meta', '::json'],
+};
+
+/** Cleared when an intent reaches a terminal status: nothing is left to check or lease. */
+const SCHEDULE_FIELDS: ReadonlySet<keyof IntentPatch> = new Set([
+  'nextCheckAt',
+  'leaseOwner',
+  'leaseUntil',
+]);
+
+/** SQLSTATEs after which nothing was written and the call may simply be made again. */
+const BUSY_CODES = new Set(['40001', '40P01', '55P03']);
+
+interface IntentRow {
+  id: string;
+  kind: Intent['kind'];
+  status: IntentStatus;
+  room_id: string | null;
+  player_id: string;
+  amount: string;
+  unit: string;
+  description: string;
+  remote_id: string | null;
+  code: string | null;
+  uri: string | null;
+  callback_token: string | null;
+  idempotency_key: string | null;
+  open_key: string | null;
+  group_id: string | null;
+  expires_at: string | number | null;
+  created_at: string | number;
+  updated_at: string | number;
+  next_check_at: string | number | null;
+  checks: string | number;
+  lease_owner: string | null;
+  lease_until: string | number | null;
+  error: string | null;
+  meta: string;
+  history: string;
+  seq: string | number;
+}
+
+type Queryable = Pick<Pool, 'query'>;
+
+export class PostgresLedger implements LedgerStore {
+  /** The schema that holds the tables (unquoted). */
+  readonly schema: string;
+  readonly #pool: Promise<Pool>;
+  private readonly ownsPool: boolean;
+  private readonly clock: Clock;
+  private readonly durability: 'fsync' | 'none';
+  private readonly logger: { warn(message: string): void };
+  private readonly prepare: boolean;
+  /** The quoted schema, ready to prefix table names. */
+  private readonly s: string;
+  /** The advisory lock that orders claims (exclusive) against other writes (shared). */
+  private readonly movesLock: string;
+  private readonly sql: ReturnType<typeof statements>;
+  private closed = false;
+  private opened: Promise<void> | undefined;
+
+  constructor(connection?: PostgresConnection, options: PostgresLedgerOptions = {}) {
+    this.schema = options.schema ?? 'lightning';
+    if (typeof this.schema !== 'string' || !SCHEMA_NAME.test(this.schema)) {
+      throw new TypeError(
+        'PostgresLedger: schema must be letters, digits and underscores (at most 63), not starting with a digit',
+      );
+    }
+    this.clock = options.clock ?? systemClock;
+    this.durability = options.durability ?? 'fsync';
+    if (this.durability !== 'fsync' && this.durability !== 'none') {
+      throw new TypeError(`PostgresLedger: durability must be 'fsync' or 'none'`);
+    }
+    this.logger = options.logger ?? { warn: (m) => console.warn(`[lightning] ${m}`) };
+    this.prepare = options.preparedStatements ?? true;
+    this.s = `"${this.schema}"`;
+    this.movesLock = this.lockKey('moves');
+    this.sql = statements(this.s, this.movesLock);
+    if (isPool(connection)) {
+      this.ownsPool = false;
+      this.#pool = Promise.resolve(connection);
+    } else {
+      this.ownsPool = true;
+      this.#pool = openPool(connection);
+      // A failed import (pg not installed) surfaces on the first call, not as an unhandled rejection.
+      this.#pool.catch(() => {});
+    }
+  }
+
+  async open(): Promise<void> {
+    this.assertOpen();
+    await this.ready();
+  }
+
+  async create(
+    intent: NewIntent,
+    now: number = this.clock.now(),
+    guards: CreateGuards = {},
+  ): Promise<Intent> {
+    this.assertOpen();
+    const input = parseNewIntent(intent);
+    parseEpochMs(now, 'now');
+    const checks = parseGuards(guards);
+    const budgets = (input.kind === 'reward' ? (checks.budgets ?? []) : []).filter(
+      (b) => b.scope !== 'room' || input.roomId !== null,
+    );
+    const history: IntentHistoryEntry[] = [{ at: now, from: null, to: 'creating' }];
+    const values = [
+      input.id ?? uuidv7(),
+      input.kind,
+      input.roomId,
+      input.playerId,
+      input.amount,
+      input.unit,
+      input.description,
+      input.callbackToken ?? null,
+      input.idempotencyKey ?? null,
+      input.openKey ?? null,
+      input.expiresAt ?? null,
+      now,
+      input.nextCheckAt ?? null,
+      JSON.stringify(input.meta ?? {}),
+      JSON.stringify(history),
+      input.groupId ?? null,
+    ];
+    assertNoNul(values);
+    const pool = await this.ready();
+    try {
+      const guarded = checks.maxOpenPerPlayer !== undefined || budgets.length > 0;
+      const rows = guarded
+        ? await this.transaction(pool, this.guardLocks(input, checks, budgets), async (client) => {
+            await this.guard(client, input, now, checks.maxOpenPerPlayer, budgets);
+            return this.run(client, this.sql.insert, values);
+          })
+        : await this.run(pool, this.sql.insert, values);
+      return toIntent(rows[0]);
+    } catch (err) {
+      const mapped = mapError(err);
+      if (mapped instanceof DuplicateIntentError && mapped.field === 'openKey') {
+        const holder = await this.run(pool, this.sql.openKeyHolder, [input.openKey]);
+        throw new DuplicateIntentError('openKey', {
+          cause: err,
+          existingId: (holder[0]?.id as string | undefined) ?? null,
+        });
+      }
+      throw mapped;
+    }
+  }
+
+  /** The advisory locks a guarded create holds: one per player, room or game it counts against. */
+  private guardLocks(input: NewIntent, checks: CreateGuards, budgets: BudgetWindow[]): string[] {
+    const keys = new Set<string>();
+    if (checks.maxOpenPerPlayer !== undefined) keys.add(this.lockKey('player', input.playerId));
+    for (const b of budgets) {
+      if (b.scope === 'player') keys.add(this.lockKey('player', input.playerId));
+      else if (b.scope === 'room') keys.add(this.lockKey('room', input.roomId as string));
+      else keys.add(this.lockKey('game'));
+    }
+    // One global order: two creates that share two keys take them in the same order.
+    return [...keys].sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : BigInt(a) > BigInt(b) ? 1 : 0));
+  }
+
+  /** The guards of a create, under its locks: a refusal rolls the transaction back. */
+  private async guard(
+    client: Queryable,
+    input: NewIntent,
+    now: number,
+    maxOpen: number | undefined,
+    budgets: BudgetWindow[],
+  ): Promise<void> {
+    const values: unknown[] = [];
+    const param = (value: unknown, cast = '') => {
+      values.push(value);
+      return `$${values.length}${cast}`;
+    };
+    const columns = ['1 AS one'];
+    if (maxOpen !== undefined) {
+      columns.push(`(SELECT count(*) FROM ${this.s}.intents
+        WHERE player_id = ${param(input.playerId)} AND ${OPEN_SQL}) AS open`);
+    }
+    // The rewards a window holds: created after its start, unless they ended unpaid.
+    for (const [i, b] of budgets.entries()) {
+      const who =
+        b.scope === 'player'
+          ? `player_id = ${param(input.playerId)} AND `
+          : b.scope === 'room'
+            ? `room_id = ${param(input.roomId)} AND `
+            : '';
+      columns.push(`(SELECT COALESCE(sum(amount), 0)::text FROM ${this.s}.intents
+        WHERE ${who}kind = 'reward' AND created_at > ${param(now - b.windowMs, '::bigint')}
+          AND status NOT IN ('expired', 'failed')) AS b${i}`);
+    }
+    const sql = `SELECT ${columns.join(',\n')}`;
+    const [row] = await this.run(client, sql, values);
+    if (maxOpen !== undefined && Number(row?.open) >= maxOpen) {
+      throw new LimitExceededError('maxOpenPerPlayer', maxOpen, input.playerId);
+    }
+    for (const [i, b] of budgets.entries()) {
+      const held = String(row?.[`b${i}`] ?? '0');
+      if (BigInt(held) + BigInt(input.amount) > BigInt(b.limitMsat)) {
+        throw new BudgetExceededError(b.scope, String(b.limitMsat), held, b.windowMs);
+      }
+    }
+  }
+
+  async get(id: string): Promise<Intent | null> {
+    return this.one(this.sql.byId, [id], 1);
+  }
+
+  async byCallbackToken(token: string): Promise<Intent | null> {
+    return this.one(this.sql.byToken, [token], 1);
+  }
+
+  async byRemoteId(kind: Intent['kind'], remoteId: string): Promise<Intent | null> {
+    return this.one(this.sql.byRemote, [kind, remoteId], 2);
+  }
+
+  async openByRoom(roomId: string): Promise<Intent[]> {
+    return this.many(this.sql.openByRoom, [roomId], 1);
+  }
+
+  async openByPlayer(playerId: string): Promise<Intent[]> {
+    return this.many(this.sql.openByPlayer, [playerId], 1);
+  }
+
+  async byGroup(groupId: string): Promise<Intent[]> {
+    return this.many(this.sql.byGroup, [groupId], 1);
+  }
+
+  async transition(
+    id: string,
+    from: IntentStatus | readonly IntentStatus[],
+    to: IntentStatus,
+    options: TransitionOptions = {},
+  ): Promise<Intent | null> {
+    this.assertOpen();
+    const sources = assertMove(from, to);
+    const now = parseEpochMs(options.now ?? this.clock.now(), 'now');
+    const patch = parsePatch(options.patch ?? {});
+    assertSchedulable(to, patch);
+    const values: unknown[] = [id, sources, to, now];
+    let entry = `jsonb_build_object('at', $4::bigint, 'from', status, 'to', $3::text)`;
+    if (options.note !== undefined) {
+      values.push(diagnostic(options.note));
+      entry = `jsonb_build_object('at', $4::bigint, 'from', status, 'to', $3::text, 'note', $5::text)`;
+    }
+    const sets = [
+      'status = $3',
+      'updated_at = $4',
+      `history = history || jsonb_build_array(${entry})`,
+      ...patchSets(patch, isTerminal(to), values),
+    ];
+    return this.one(
+      `${this.sql.withMovesLock}
+      UPDATE ${this.s}.intents SET ${sets.join(', ')} FROM moves
+      WHERE id = $1 AND status = ANY($2::text[])
+      RETURNING ${COLUMNS}`,
+      values,
+      1,
+    );
+  }
+
+  async update(
+    id: string,
+    status: IntentStatus,
+    patch: IntentPatch,
+    now: number = this.clock.now(),
+  ): Promise<Intent | null> {
+    this.assertOpen();
+    parseStatus(status);
+    parseEpochMs(now, 'now');
+    const input = parsePatch(patch);
+    assertSchedulable(status, input);
+    const values: unknown[] = [id, status, now];
+    const sets = ['updated_at = $3', ...patchSets(input, isTerminal(status), values)];
+    return this.one(
+      `${this.sql.withMovesLock}
+      UPDATE ${this.s}.intents SET ${sets.join(', ')} FROM moves
+      WHERE id = $1 AND status = $2
+      RETURNING ${COLUMNS}`,
+      values,
+      1,
+    );
+  }
+
+  async claimDue(now: number, limit: number, owner: string, leaseMs: number): Promise<Intent[]> {
+    this.assertOpen();
+    parseEpochMs(now, 'now');
+    parseClaim(limit, owner, leaseMs);
+    if (limit === 0) return [];
+    const values = [owner, now + leaseMs, now, limit];
+    assertNoNul(values);
+    const pool = await this.ready();
+    const rows = await this.transaction(pool, [this.movesLock], (client) =>
+      this.run(client, this.sql.claim, values),
+    ).catch((err: unknown) => {
+      throw mapError(err);
+    });
+    // RETURNING yields rows in no promised order; the contract is nextCheckAt, then age.
+    const order = (r: unknown) => {
+      const row = r as IntentRow;
+      return [Number(row.next_check_at), Number(row.created_at), Number(row.seq)] as const;
+    };
+    rows.sort((a, b) => {
+      const [x, y] = [order(a), order(b)];
+      return x[0] - y[0] || x[1] - y[1] || x[2] - y[2];
+    });
+    return rows.map(toIntent);
+  }
+
+  async release(id: string, owner: string): Promise<void> {
+    await this.many(this.sql.release, [id, owner], 2);
+  }
+
+  async unknowns(limit = 100): Promise<Intent[]> {
+    this.assertOpen();
+    parseLimit(limit);
+    if (limit === 0) return [];
+    return this.many(this.sql.unknowns, [limit], 0);
+  }
+
+  async advanceChecks(at: number): Promise<number> {
+    this.assertOpen();
+    parseEpochMs(at, 'at');
+    const pool = await this.ready();
+    const result = await pool
+      .query(this.statement(this.sql.advance, [at]))
+      .catch((err: unknown) => {
+        throw mapError(err);
+      });
+    return result.rowCount ?? 0;
+  }
+
+  async recordEvent(eventId: string, now: number = this.clock.now()): Promise<boolean> {
+    this.assertOpen();
+    parseEventId(eventId);
+    parseEpochMs(now, 'now');
+    const values = [eventId, now, now - EVENT_MEMORY_MS];
+    assertNoNul(values);
+    const pool = await this.ready();
+    const rows = await this.run(pool, this.sql.recordEvent, values).catch((err: unknown) => {
+      throw mapError(err);
+    });
+    return rows.length === 1;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (!this.ownsPool) return;
+    try {
+      await (await this.#pool).end();
+    } catch {
+      // Never opened (pg missing) or already ended: nothing is left to flush.
+    }
+  }
+
+  /** A read or a single-statement write that returns at most one intent. */
+  private async one(sql: string, values: unknown[], keys: number): Promise<Intent | null> {
+    return (await this.many(sql, values, keys))[0] ?? null;
+  }
+
+  /**
+   * One statement that finds intents by the first `keys` values. A key PostgreSQL text cannot
+   * hold (NUL) matches no stored intent, so the answer is empty, as on the other stores; the
+   * other values are written, so NUL there is refused.
+   */
+  private async many(sql: string, values: unknown[], keys: number): Promise<Intent[]> {
+    this.assertOpen();
+    if (values.slice(0, keys).some((v) => typeof v === 'string' && v.includes('\u0000'))) {
+      return [];
+    }
+    assertNoNul(values.slice(keys));
+    const pool = await this.ready();
+    try {
+      const rows = await this.run(pool, sql, values);
+      return rows.map(toIntent);
+    } catch (err) {
+      throw mapError(err);
+    }
+  }
+
+  /** One statement, prepared once per connection under a name derived from its text. */
+  private async run(
+    on: Queryable,
+    text: string,
+    values: unknown[],
+  ): Promise<Record<string, unknown>[]> {
+    return (await on.query(this.statement(text, values))).rows as Record<string, unknown>[];
+  }
+
+  private statement(text: string, values: unknown[]) {
+    return this.prepare ? { name: statementName(text), text, values } : { text, values };
+  }
+
+  /**
+   * BEGIN, the advisory locks (transaction-level: they end with it), `fn`, COMMIT; ROLLBACK on
+   * any failure. A connection that broke mid-way is destroyed rather than handed back.
+   */
+  private async transaction<T>(
+    pool: Pool,
+    locks: string[],
+    fn: (client: PoolClient) => Promise<T>,
+  ): Promise<T> {
+    const client = await pool.connect();
+    let broken: Error | undefined;
+    try {
+      // Keys are our own 64-bit hashes (decimal digits), safe to inline: one round trip.
+      const lockSql = locks.map((k) => `pg_advisory_xact_lock(${k})`).join(', ');
+      await client.query(locks.length > 0 ? `BEGIN; SELECT ${lockSql}` : 'BEGIN');
+      const result = await fn(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (err) {
+      try {
+        await client.query('ROLLBACK');
+      } catch (rollback) {
+        broken = rollback as Error;
+      }
+      throw err;
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  /** A 64-bit advisory lock key (decimal) for this schema and `parts`. */
+  private lockKey(...parts: string[]): string {
+    const digest = createHash('sha256')
+      .update(['colyseus-lightning', this.schema, ...parts].join('\u0000'))
+      .digest();
+    return digest.readBigInt64BE(0).toString();
+  }
+
+  /**
+   * Once per instance: checks durability, then creates or migrates the schema under an
+   * advisory lock, refusing one a newer library wrote. A connection failure is retried on the
+   * next call; a refusal is not.
+   */
+  private ready(): Promise<Pool> {
+    this.opened ??= (async () => {
+      const pool = await this.#pool;
+      const client = await pool.connect();
+      let broken: Error | undefined;
+      try {
+        await this.checkDurability(client);
+        await this.migrate(client);
+      } catch (err) {
+        if (!isDatabaseError(err) && !(err instanceof IncompatibleLedgerError)) {
+          broken = err as Error;
+        }
+        throw err;
+      } finally {
+        client.release(broken);
+      }
+    })().catch((err: unknown) => {
+      if (!(err instanceof IncompatibleLedgerError) && !(err instanceof LedgerNotDurableError)) {
+        this.opened = undefined;
+      }
+      throw err;
+    });
+    return this.opened.then(() => this.#pool);
+  }
+
+  private async migrate(client: PoolClient): Promise<void> {
+    await client.query(`BEGIN; SELECT pg_advisory_xact_lock(${this.lockKey('migrate')})`);
+    try {
+      const found = await client.query(
+        `SELECT (SELECT true FROM pg_catalog.pg_namespace WHERE nspname = $1) AS schema,
+                (SELECT true FROM pg_catalog.pg_tables
+                  WHERE schemaname = $1 AND tablename = 'schema_version') AS versioned`,
+        [this.schema],
+      );
+      const { schema, versioned } = found.rows[0] as { schema: boolean; versioned: boolean };
+      let version = 0;
+      if (versioned) {
+        const row = await client.query(`SELECT version FROM ${this.s}.schema_version`);
+        version = Number(row.rows[0]?.version ?? 0);
+      }
+      if (version > SCHEMA_VERSION) {
+        throw new IncompatibleLedgerError(
+          `the PostgreSQL ledger in schema "${this.schema}" has layout version ${version}, written by a newer colyseus-lightning; this one (${VERSION}) reads up to version ${SCHEMA_VERSION}. Upgrade colyseus-lightning in every process before starting this one.`,
+        );
+      }
+      if (version < SCHEMA_VERSION) {
+        // Only a missing schema is created: CREATE SCHEMA needs a right a runtime role may lack.
+        if (!schema) await client.query(`CREATE SCHEMA ${this.s}`);
+        await client.query(versionTable(this.s));
+        for (const step of migrations(this.s).slice(version, SCHEMA_VERSION)) {
+          for (const statement of step) await client.query(statement);
+        }
+        await client.query(
+          `INSERT INTO ${this.s}.schema_version (version) VALUES ($1)
+           ON CONFLICT (only_row) DO UPDATE SET version = EXCLUDED.version`,
+          [SCHEMA_VERSION],
+        );
+      }
+      await client.query('COMMIT');
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw err;
+    }
+  }
+
+  private async checkDurability(client: PoolClient): Promise<void> {
+    if (this.durability === 'none') return;
+    const result = await client.query(
+      `SELECT current_setting('fsync') AS fsync,
+              current_setting('synchronous_commit') AS synchronous_commit`,
+    );
+    const row = result.rows[0] as { fsync: string; synchronous_commit: string };
+    if (row.fsync !== 'on') {
+      throw new LedgerNotDurableError(
+        "PostgresLedger refuses a server with fsync off: a crash could lose or corrupt acknowledged intents (and the money the service moved for them). Set `fsync = on` in postgresql.conf, or pass { durability: 'none' } for tests and benchmarks",
+      );
+    }
+    if (row.synchronous_commit === 'off') {
+      this.logger.warn(
+        'PostgresLedger runs with synchronous_commit off: a crash of the server may forget the last commits (up to 3 x wal_writer_delay); `synchronous_commit = on` keeps every acknowledged write',
+      );
+    }
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new LedgerClosedError();
+  }
+}
+
+/** The statements whose text is fixed for an instance (per schema). */
+function statements(s: string, movesLock: string) {
+  const open = (col: string) =>
+    `SELECT ${COLUMNS} FROM ${s}.intents WHERE ${col} = $1 AND ${OPEN_SQL} ORDER BY created_at, seq`;
+  // Every write to an existing intent holds the moves lock shared until it commits, so that a
+  // claim (exclusive) starts only once no such write is in flight.
+  const withMovesLock = `WITH moves AS (SELECT pg_advisory_xact_lock_shared(${movesLock}) AS held)`;
+  return {
+    withMovesLock,
+    insert: `INSERT INTO ${s}.intents (id, kind, status, room_id, player_id, amount, unit,
+        description, callback_token, idempotency_key, open_key, expires_at, created_at,
+        updated_at, next_check_at, checks, meta, history, group_id)
+      VALUES ($1, $2, 'creating', $3, $4, $5::numeric, $6, $7, $8, $9, $10, $11::bigint,
+        $12::bigint, $12::bigint, $13::bigint, 0, $14::json, $15::jsonb, $16)
+      RETURNING ${COLUMNS}`,
+    openKeyHolder: `SELECT id FROM ${s}.intents WHERE open_key = $1 AND ${OPEN_SQL}`,
+    byId: `SELECT ${COLUMNS} FROM ${s}.intents WHERE id = $1`,
+    byToken: `SELECT ${COLUMNS} FROM ${s}.intents WHERE callback_token = $1`,
+    byRemote: `SELECT ${COLUMNS} FROM ${s}.intents WHERE kind = $1 AND remote_id = $2
+      ORDER BY created_at, seq LIMIT 1`,
+    openByRoom: open('room_id'),
+    openByPlayer: open('player_id'),
+    byGroup: `SELECT ${COLUMNS} FROM ${s}.intents WHERE group_id = $1 AND group_id IS NOT NULL
+      ORDER BY created_at, seq`,
+    unknowns: `SELECT ${COLUMNS} FROM ${s}.intents WHERE status = 'unknown'
+      ORDER BY created_at, seq LIMIT $1`,
+    // Under the exclusive moves lock (taken by the transaction before this statement, so its
+    // snapshot already holds every acknowledged write). SKIP LOCKED passes over a row that
+    // something outside this protocol holds (an operator's open transaction) instead of waiting.
+    // Leases are bookkeeping about who is looking, not a change to the intent: updated_at stays.
+    claim: `UPDATE ${s}.intents SET lease_owner = $1, lease_until = $2::bigint
+      WHERE seq IN (
+        SELECT seq FROM ${s}.intents
+        WHERE next_check_at <= $3::bigint AND ${OPEN_SQL}
+          AND (lease_owner IS NULL OR lease_until IS NULL OR lease_until <= $3::bigint)
+        ORDER BY next_check_at, created_at, seq
+        LIMIT $4
+        FOR UPDATE SKIP LOCKED)
+      RETURNING ${COLUMNS}`,
+    release: `${withMovesLock}
+      UPDATE ${s}.intents SET lease_owner = NULL, lease_until = NULL FROM moves
+      WHERE id = $1 AND lease_owner = $2`,
+    // The start-up sweep: the same WHERE terms as the due index, so it walks only open intents.
+    advance: `${withMovesLock}
+      UPDATE ${s}.intents SET next_check_at = $1::bigint FROM moves
+      WHERE next_check_at IS NOT NULL AND ${OPEN_SQL} AND next_check_at > $1::bigint
+        AND kind <> 'match'`,
+    // Remembers an id unless it was seen within the week; forgets a bounded batch of old ids on
+    // the way, never waiting for a row another delivery is forgetting.
+    recordEvent: `WITH forgotten AS (
+        DELETE FROM ${s}.events WHERE id IN (
+          SELECT id FROM ${s}.events WHERE seen_at < $3::bigint AND id <> $1
+          LIMIT ${EVENT_PURGE_BATCH} FOR UPDATE SKIP LOCKED))
+      INSERT INTO ${s}.events AS e (id, seen_at) VALUES ($1, $2::bigint)
+      ON CONFLICT (id) DO UPDATE SET seen_at = EXCLUDED.seen_at WHERE e.seen_at < $3::bigint
+      RETURNING id`,
+  };
+}
+
+/** `col = $n` for each field the patch names (values appended); terminal moves clear the schedule. */
+function patchSets(patch: IntentPatch, terminal: boolean, values: unknown[]): string[] {
+  const sets: string[] = [];
+  for (const [field, [col, cast]] of Object.entries(PATCH_COLUMNS)) {
+    const key = field as keyof IntentPatch;
+    if (terminal && SCHEDULE_FIELDS.has(key)) {
+      sets.push(`${col} = NULL`);
+      continue;
+    }
+    const value = patch[key];
+    if (value === undefined) continue;
+    values.push(
+      value === null
+        ? null
+        : key === 'meta'
+          ? JSON.stringify(value)
+          : key === 'error'
+            ? diagnostic(value as string)
+            : value,
+    );
+    sets.push(`${col} = $${values.length}${cast}`);
+  }
+  return sets;
+}
+
+/** A prepared statement's name: the same text gets the same name on every connection. */
+const names = new Map<string, string>();
+function statementName(text: string): string {
+  let name = names.get(text);
+  if (name === undefined) {
+    name = `lightning_${createHash('sha1').update(text).digest('hex').slice(0, 24)}`;
+    // Patch shapes are few, schemas per process too; the cap only guards against a leak.
+    if (names.size < 10_000) names.set(text, name);
+  }
+  return name;
+}
+
+/** Diagnostics may carry any text; PostgreSQL text cannot hold NUL, so it becomes U+FFFD. */
+function diagnostic(text: string): string {
+  return text.includes('\u0000') ? text.replaceAll('\u0000', '\uFFFD') : text;
+}
+
+function assertNoNul(values: readonly unknown[]): void {
+  for (const value of values) {
+    const texts = Array.isArray(value) ? value : [value];
+    for (const text of texts) {
+      if (typeof text === 'string' && text.includes('\u0000')) {
+        throw new InvalidIntentError('PostgreSQL text cannot hold the NUL character (\\u0000)');
+      }
+    }
+  }
+}
+
+function isDatabaseError(err: unknown): err is Error & { code: string; constraint?: string } {
+  const code = (err as { code?: unknown } | null)?.code;
+  return err instanceof Error && typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code);
+}
+
+/** A unique violation names its index; a busy refusal wrote nothing; the rest pass through. */
+function mapError(err: unknown): unknown {
+  if (!isDatabaseError(err)) return err;
+  if (err.code === '23505') {
+    if (err.constraint === 'intents_id') return new DuplicateIntentError('id', { cause: err });
+    if (err.constraint === 'intents_callback_token') {
+      return new DuplicateIntentError('callbackToken', { cause: err });
+    }
+    if (err.constraint === 'intents_open_key') {
+      return new DuplicateIntentError('openKey', { cause: err });
+    }
+  }
+  if (BUSY_CODES.has(err.code)) return new LedgerBusyError({ cause: err });
+  // numeric_value_out_of_range: an amount past numeric's 131,072 digits.
+  if (err.code === '22003') {
+    return new InvalidIntentError('invalid intent: amount is too large to store', { cause: err });
+  }
+  return err;
+}
+
+function isPool(connection: PostgresConnection | undefined): connection is Pool {
+  if (typeof connection !== 'object' || connection === null) return false;
+  const candidate = connection as Partial<Pool>;
+  if (typeof candidate.connect !== 'function') return false;
+  if (typeof candidate.query !== 'function' || !('totalCount' in candidate)) {
+    throw new TypeError('PostgresLedger: pass a pg.Pool (not a pg.Client), a URL or pool options');
+  }
+  return true;
+}
+
+/** Opens a pool with pg, loaded here and not imported: only games on PostgreSQL install it. */
+async function openPool(connection: string | PoolConfig | undefined): Promise<Pool> {
+  const { Pool: PoolClass } = await import('pg');
+  const config = typeof connection === 'string' ? { connectionString: connection } : connection;
+  const pool = new PoolClass(config);
+  // An idle connection that breaks (a server restart) is dropped and replaced on the next call;
+  // without a listener node-postgres would throw it at the process.
+  pool.on('error', () => {});
+  return pool;
+}
+
+const num = (value: string | number | null): number | null =>
+  value === null ? null : Number(value);
+
+function toIntent(value: unknown): Intent {
+  const row = value as IntentRow;
+  return {
+    id: row.id,
+    kind: row.kind,
+    status: row.status,
+    roomId: row.room_id,
+    playerId: row.player_id,
+    amount: row.amount,
+    unit: row.unit,
+    description: row.description,
+    remoteId: row.remote_id,
+    code: row.code,
+    uri: row.uri,
+    callbackToken: row.callback_token,
+    idempotencyKey: row.idempotency_key,
+    openKey: row.open_key,
+    groupId: row.group_id,
+    expiresAt: num(row.expires_at),
+    createdAt: Number(row.created_at),
+    updatedAt: Number(row.updated_at),
+    nextCheckAt: num(row.next_check_at),
+    checks: Number(row.checks),
+    leaseOwner: row.lease_owner,
+    leaseUntil: num(row.lease_until),
+    error: row.error,
+    meta: JSON.parse(row.meta) as Record<string, unknown>,
+    history: JSON.parse(row.history) as IntentHistoryEntry[],
+  };
+}

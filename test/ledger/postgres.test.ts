@@ -1,0 +1,386 @@
+/**
+ * PostgresLedger: the shared contract against a real PostgreSQL (initdb once for this file, on
+ * a free loopback port, fsync and synchronous_commit on; an empty schema per test), with its own
+ * pool and with a given one (the latter without prepared statements, as behind PgBouncer); then what only a networked store must show: two instances never
+ * both win a move or a lease, an expired lease passes over, the schema is created by the store,
+ * concurrently, and a newer one refused, a server killed with SIGKILL keeps every intent, and a
+ * game pays a reward on it.
+ */
+
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { Room } from '@colyseus/core';
+import type pg from 'pg';
+import {
+  IncompatibleLedgerError,
+  type Intent,
+  type IntentStatus,
+  InvalidIntentError,
+  LedgerNotDurableError,
+  type PostgresConnection,
+  PostgresLedger,
+  type PostgresLedgerOptions,
+} from '../../src/ledger/index.js';
+import { eventually } from '../support/eventually.js';
+import { startGame } from '../support/game.js';
+import { type PostgresServer, startPostgres } from '../support/postgres.js';
+import { describeLedgerContract, newIntent, rejection } from './contract.js';
+
+class EmptyRoom extends Room {}
+
+describe('PostgresLedger', function () {
+  this.timeout(30_000);
+  let server: PostgresServer;
+  let admin: pg.Pool;
+  const open: PostgresLedger[] = [];
+
+  before(async () => {
+    server = await startPostgres();
+    admin = server.pool({ max: 4 });
+  });
+
+  after(async () => {
+    await admin?.end();
+    await server?.stop();
+  });
+
+  afterEach(async () => {
+    for (const ledger of open.splice(0)) await ledger.close();
+  });
+
+  /** A fresh schema per test: stores in one test share it, tests never do. */
+  function schema(): string {
+    return `t_${randomUUID().replaceAll('-', '')}`;
+  }
+
+  function ledger(
+    s: string,
+    connection: PostgresConnection = server.url,
+    options: PostgresLedgerOptions = {},
+  ): PostgresLedger {
+    const instance = new PostgresLedger(connection, { schema: s, ...options });
+    open.push(instance);
+    return instance;
+  }
+
+  /**
+   * The contract's store: one schema per suite, emptied before each test (a fresh schema costs
+   * ~30 ms of DDL, a test ~5 ms), so every test starts on an empty ledger.
+   */
+  function contractStore(
+    s: string,
+    connection: () => string | pg.Pool,
+    options: PostgresLedgerOptions = {},
+  ) {
+    return async () => {
+      const store = new PostgresLedger(connection(), { schema: s, ...options });
+      await store.open();
+      await admin.query(`DELETE FROM "${s}".intents; DELETE FROM "${s}".events`);
+      return { store, cleanup: () => store.close() };
+    };
+  }
+
+  describeLedgerContract(
+    'PostgresLedger (own pool)',
+    contractStore(schema(), () => server.url),
+  );
+
+  describeLedgerContract(
+    'PostgresLedger (given pool, statements not prepared)',
+    contractStore(schema(), () => admin, { preparedStatements: false }),
+  );
+
+  describe('two instances, two pools', () => {
+    it('let exactly one of many racing transitions win, over many rounds', async () => {
+      const s = schema();
+      const a = ledger(s);
+      const b = ledger(s);
+      for (let round = 0; round < 30; round++) {
+        const created = await a.create(newIntent());
+        await b.transition(created.id, 'creating', 'pending');
+        const targets: IntentStatus[] = ['completed', 'expired', 'failed'];
+        const results = await Promise.all(
+          Array.from({ length: 10 }, (_, i) =>
+            (i % 2 ? a : b).transition(created.id, 'pending', targets[i % 3] as IntentStatus, {
+              note: `writer ${i}`,
+            }),
+          ),
+        );
+        const winners = results.filter((r): r is Intent => r !== null);
+        assert.equal(winners.length, 1, `round ${round}`);
+        const stored = await a.get(created.id);
+        assert.deepEqual(stored, winners[0]);
+        assert.equal(stored?.history.length, 3);
+      }
+    });
+
+    it('hand out disjoint leases to racing claimers, and every due intent once', async () => {
+      const s = schema();
+      const a = ledger(s);
+      const b = ledger(s);
+      const ids = new Set<string>();
+      const made = await Promise.all(
+        Array.from({ length: 200 }, (_, i) => a.create(newIntent({ nextCheckAt: i }), 1)),
+      );
+      for (const intent of made) ids.add(intent.id);
+      const results = await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          (i % 2 ? a : b).claimDue(1_000, 13, `worker-${i}`, 60_000),
+        ),
+      );
+      const seen = results.flat().map((intent) => intent.id);
+      assert.equal(new Set(seen).size, seen.length, 'an intent was leased twice');
+      assert.deepEqual(new Set(seen), ids);
+      for (const [i, claimed] of results.entries()) {
+        for (const intent of claimed) assert.equal(intent.leaseOwner, `worker-${i}`);
+      }
+      assert.deepEqual(await a.claimDue(1_000, 100, 'late', 60_000), []);
+    });
+
+    it('pass an expired lease to the other instance, as when a process dies mid-check', async () => {
+      const s = schema();
+      const dead = ledger(s);
+      const alive = ledger(s);
+      const intent = await dead.create(newIntent({ nextCheckAt: 100 }), 1);
+      assert.equal((await dead.claimDue(100, 10, 'dead', 5_000)).length, 1);
+      await dead.close();
+      assert.deepEqual(await alive.claimDue(5_099, 10, 'alive', 5_000), []);
+      const [again] = await alive.claimDue(5_100, 10, 'alive', 5_000);
+      assert.equal(again?.id, intent.id);
+      assert.equal(again?.leaseOwner, 'alive');
+      // The dead owner's late release must not free the new owner's lease.
+      await ledger(s).release(intent.id, 'dead');
+      assert.equal((await alive.get(intent.id))?.leaseOwner, 'alive');
+    });
+
+    it('see each other’s writes at once', async () => {
+      const s = schema();
+      const a = ledger(s);
+      const b = ledger(s);
+      const created = await a.create(newIntent());
+      await a.transition(created.id, 'creating', 'pending', { patch: { remoteId: 'wr-9' } });
+      assert.equal((await b.byCallbackToken(created.callbackToken as string))?.id, created.id);
+      assert.equal((await b.byRemoteId('reward', 'wr-9'))?.id, created.id);
+      assert.equal((await b.openByRoom(created.roomId as string)).length, 1);
+      await b.transition(created.id, 'pending', 'completed');
+      assert.deepEqual(await a.openByPlayer(created.playerId), []);
+    });
+
+    it('hold a player limit and a game budget across instances', async () => {
+      const s = schema();
+      const writers = [ledger(s), ledger(s), ledger(s)];
+      const playerId = `player-${randomUUID()}`;
+      const limited = await Promise.allSettled(
+        Array.from({ length: 15 }, (_, i) =>
+          (writers[i % 3] as PostgresLedger).create(newIntent({ playerId, kind: 'entryFee' }), 1, {
+            maxOpenPerPlayer: 4,
+          }),
+        ),
+      );
+      assert.equal(limited.filter((r) => r.status === 'fulfilled').length, 4);
+      const budgets = [{ scope: 'game', limitMsat: 50_000, windowMs: 60_000 }] as const;
+      const paid = await Promise.allSettled(
+        Array.from({ length: 15 }, (_, i) =>
+          (writers[i % 3] as PostgresLedger).create(newIntent({ amount: '6000' }), 1_000, {
+            budgets,
+          }),
+        ),
+      );
+      assert.equal(paid.filter((r) => r.status === 'fulfilled').length, 8); // 48,000 of 50,000
+    });
+
+    it('deduplicate a webhook event across instances, for a week', async () => {
+      const s = schema();
+      const a = ledger(s);
+      const b = ledger(s);
+      const results = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => (i % 2 ? a : b).recordEvent('widget:evt-1', 1_000)),
+      );
+      assert.equal(results.filter(Boolean).length, 1);
+      const week = 7 * 24 * 3600 * 1000;
+      assert.equal(await a.recordEvent('widget:evt-1', 1_000 + week), false);
+      // Past the week the id is forgotten, and a later event purges what has expired.
+      assert.equal(await b.recordEvent('widget:evt-1', 1_001 + week), true);
+      await a.recordEvent('widget:evt-0', 1);
+      await a.recordEvent('widget:evt-2', 1_002 + 2 * week);
+      const left = await admin.query(`SELECT id FROM "${s}".events ORDER BY id`);
+      assert.deepEqual(
+        left.rows.map((r) => r.id),
+        ['widget:evt-2'],
+      );
+    });
+  });
+
+  describe('connections and schema', () => {
+    it('accepts a URL, pool options or a ready pool, and ends only its own pool', async () => {
+      const s = schema();
+      const given = server.pool({ max: 2 });
+      const forms = [
+        new PostgresLedger(server.url, { schema: s }),
+        new PostgresLedger(
+          { host: '127.0.0.1', port: server.port, user: 'postgres' },
+          { schema: s },
+        ),
+        new PostgresLedger(given, { schema: s }),
+      ];
+      const created = await forms[0]?.create(newIntent());
+      for (const form of forms) {
+        assert.equal((await form.get(created?.id as string))?.id, created?.id);
+        await form.close();
+      }
+      assert.equal((await given.query('SELECT 1 AS one')).rows[0]?.one, 1);
+      await given.end();
+      assert.equal(new PostgresLedger(admin).schema, 'lightning');
+      assert.throws(() => new PostgresLedger(admin, { schema: 'bad"name' }), TypeError);
+    });
+
+    it('creates its schema on an empty database, once, however many processes open it together', async () => {
+      const s = schema();
+      const writers = Array.from({ length: 6 }, () => ledger(s));
+      await Promise.all(writers.map((w) => w.open()));
+      const tables = await admin.query(
+        'SELECT tablename FROM pg_tables WHERE schemaname = $1 ORDER BY tablename',
+        [s],
+      );
+      assert.deepEqual(
+        tables.rows.map((r) => r.tablename),
+        ['events', 'intents', 'schema_version'],
+      );
+      const version = await admin.query(`SELECT version FROM "${s}".schema_version`);
+      assert.deepEqual(version.rows, [{ version: 1 }]);
+      const created = await (writers[3] as PostgresLedger).create(newIntent());
+      assert.equal((await (writers[5] as PostgresLedger).get(created.id))?.id, created.id);
+    });
+
+    it('refuses a schema a newer library wrote, with what to do, and changes nothing', async () => {
+      const s = schema();
+      await ledger(s).open();
+      await admin.query(`UPDATE "${s}".schema_version SET version = 99`);
+      const store = ledger(s);
+      const err = await rejection(store.open(), IncompatibleLedgerError);
+      assert.equal(err.code, 'LN_LEDGER_INCOMPATIBLE');
+      assert.match(err.message, /version 99/);
+      assert.match(err.message, /reads up to version 1/);
+      assert.match(err.message, /Upgrade colyseus-lightning/);
+      // Refused for good: every later call says the same, and nothing was written.
+      await rejection(store.create(newIntent()), IncompatibleLedgerError);
+      const count = await admin.query(`SELECT count(*)::int AS n FROM "${s}".intents`);
+      assert.equal(count.rows[0]?.n, 0);
+    });
+
+    it('refuses a server with fsync off, and warns once about synchronous_commit off', async () => {
+      const loose = await startPostgres({ durable: false });
+      try {
+        const err = await rejection(ledger(schema(), loose.url).open(), LedgerNotDurableError);
+        assert.equal(err.code, 'LN_LEDGER_NOT_DURABLE');
+        assert.match(err.message, /fsync = on/);
+        const anyway = ledger(schema(), loose.url, { durability: 'none' });
+        const created = await anyway.create(newIntent());
+        assert.equal((await anyway.get(created.id))?.id, created.id);
+      } finally {
+        for (const store of open.splice(0)) await store.close();
+        await loose.stop();
+      }
+      const said: string[] = [];
+      const relaxed = ledger(
+        schema(),
+        { connectionString: server.url, options: '-c synchronous_commit=off' },
+        { logger: { warn: (m) => said.push(m) } },
+      );
+      await relaxed.create(newIntent());
+      await relaxed.unknowns();
+      assert.equal(said.length, 1);
+      assert.match(said[0] as string, /synchronous_commit off/);
+    });
+
+    it('keeps amounts beyond 2^64, quotes and non-Latin text exactly; refuses NUL in what it stores', async () => {
+      const store = ledger(schema());
+      const amount = '340282366920938463463374607431768211456';
+      const created = await store.create(
+        newIntent({ amount, description: `"quoted" \\ ünï 'single'`, meta: { nul: '\u0000' } }),
+      );
+      const moved = await store.transition(created.id, 'creating', 'failed', {
+        note: 'said "no" \\ \n \u0000',
+        patch: { error: 'bad \u0000 byte' },
+      });
+      assert.equal(moved?.amount, amount);
+      assert.equal(moved?.description, `"quoted" \\ ünï 'single'`);
+      assert.deepEqual(moved?.meta, { nul: '\u0000' });
+      assert.equal(moved?.history.at(-1)?.note, 'said "no" \\ \n \uFFFD');
+      assert.equal(moved?.error, 'bad \uFFFD byte');
+      await rejection(store.create(newIntent({ description: 'a\u0000b' })), InvalidIntentError);
+      // A key that cannot be stored cannot be found: reads and moves by it find nothing.
+      assert.equal(await store.get('a\u0000b'), null);
+      assert.deepEqual(await store.openByPlayer('a\u0000b'), []);
+      assert.equal(await store.transition('a\u0000b', 'creating', 'failed'), null);
+      await rejection(store.claimDue(1, 1, 'owner\u0000', 1_000), InvalidIntentError);
+    });
+  });
+
+  describe('a server killed with SIGKILL', () => {
+    it('keeps every acknowledged intent, and a store open across the crash carries on', async () => {
+      const s = schema();
+      const store = ledger(s);
+      const created: Intent[] = [];
+      for (let i = 0; i < 20; i++) {
+        const intent = await store.create(newIntent({ nextCheckAt: 1_000 + i }));
+        created.push(
+          (await store.transition(intent.id, 'creating', 'pending', {
+            patch: { remoteId: `wr-${i}`, code: `LNURL${i}` },
+          })) as Intent,
+        );
+      }
+      await store.recordEvent('ramp:1');
+      await server.kill();
+      await server.start();
+      const after = ledger(s);
+      for (const intent of created) {
+        assert.deepEqual(await after.get(intent.id), intent);
+        assert.deepEqual(await after.byCallbackToken(intent.callbackToken as string), intent);
+      }
+      assert.equal(await after.recordEvent('ramp:1'), false);
+      assert.equal((await after.claimDue(10_000, 100, 'w', 1_000)).length, 20);
+      // The pool of the store that lived through the crash replaces its dead connections.
+      const again = await eventually(() => store.get((created[0] as Intent).id).catch(() => null));
+      assert.equal(again.id, (created[0] as Intent).id);
+      await admin.query('SELECT 1'); // and so does the admin pool, for the tests after this one
+    });
+  });
+
+  describe('under a game', () => {
+    it('pays a reward and settles it by the service’s callback', async () => {
+      const store = ledger(schema());
+      const game = await startGame(
+        { empty: EmptyRoom },
+        { ledger: store, reconciler: { enabled: false } },
+      );
+      try {
+        const settled: Intent[] = [];
+        game.lightning.on('settled', (i) => settled.push(i));
+        const reward = await game.lightning.reward({
+          playerId: 'alice',
+          amountMsat: 50_000,
+          description: 'Winner',
+        });
+        assert.equal(reward.status, 'pending');
+        assert.deepEqual(await store.get(reward.id), reward);
+        assert.equal(game.emulator.control.claimWithdrawal(reward.remoteId as string).status, 'OK');
+        await eventually(async () => (await store.get(reward.id))?.status === 'completed');
+        await game.emulator.control.callbacks.idle();
+        const sent = game.emulator.control.callbackLog.filter(
+          (c) => c.resourceId === reward.remoteId,
+        );
+        assert.deepEqual(
+          sent.map((c) => [c.outcome, c.httpStatus]),
+          [['delivered', 200]],
+        );
+        assert.deepEqual(
+          settled.map((i) => [i.id, i.status]),
+          [[reward.id, 'completed']],
+        );
+      } finally {
+        await game.stop();
+      }
+    });
+  });
+});

@@ -1,0 +1,222 @@
+/**
+ * A throwaway PostgreSQL server for tests and benchmarks: `initdb` in its own temporary
+ * directory, then `postgres` on a free loopback port; `stop()` shuts it down and removes the
+ * directory. No test depends on a server already running. Costs about a second (initdb 0.6 s,
+ * start 0.2 s): start one per test file and give each test its own schema.
+ *
+ * The binaries come from `PG_BIN`, else the newest /usr/lib/postgresql/<n>/bin (Debian's
+ * `postgresql` package), else PATH. PostgreSQL refuses to run as root, so when this process is
+ * root both initdb and the server run as an unprivileged user (`PG_USER`, else `postgres`, else
+ * `nobody`) through setpriv, in a directory that user owns.
+ *
+ * By default it runs as a money ledger must: fsync on, synchronous_commit on, full page writes,
+ * so `kill()` (SIGKILL to the server and every backend at once, as a crash) then `start()` on
+ * the same port and directory finds every acknowledged commit. `{ durable: false }` turns all
+ * three off (tests about atomicity, not durability).
+ */
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { freePort } from './ports.js';
+
+export interface PostgresServerOptions {
+  /** fsync, synchronous_commit and full_page_writes on (default true); false: all off. */
+  durable?: boolean;
+}
+
+export interface PostgresServer {
+  port: number;
+  /** postgres://postgres@127.0.0.1:<port>/postgres (trust authentication, loopback only). */
+  url: string;
+  /** Where its data lives; kept across kill() and start(). */
+  dir: string;
+  /** A new pool on this server; the caller ends it. Idle-client errors are swallowed. */
+  pool(config?: pg.PoolConfig): pg.Pool;
+  /** SIGKILL to the server and all its backends, as a crash. Resolves once it exited. */
+  kill(): Promise<void>;
+  /** Starts it again on the same port and directory (after kill() or stop()). */
+  start(): Promise<void>;
+  /** Stops it (fast shutdown) and removes its directory. */
+  stop(): Promise<void>;
+}
+
+/** The directory holding initdb and postgres, or '' to use PATH. */
+export function postgresBin(): string {
+  if (process.env.PG_BIN) return process.env.PG_BIN;
+  const base = '/usr/lib/postgresql';
+  if (!existsSync(base)) return '';
+  const versions = readdirSync(base)
+    .filter((v) => /^\d+$/.test(v) && existsSync(join(base, v, 'bin', 'postgres')))
+    .sort((a, b) => Number(b) - Number(a));
+  return versions[0] ? join(base, versions[0], 'bin') : '';
+}
+
+/** Whether a PostgreSQL server can be started here (binaries found). */
+export function postgresAvailable(): boolean {
+  const bin = postgresBin();
+  if (bin) return existsSync(join(bin, 'postgres'));
+  try {
+    execFileSync('postgres', ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+interface RunAs {
+  uid: number;
+  gid: number;
+}
+
+/** The unprivileged user to run as when this process is root; null when it is not root. */
+function runAs(): RunAs | null {
+  if (process.getuid?.() !== 0) return null;
+  const passwd = readFileSync('/etc/passwd', 'utf8').split('\n');
+  const wanted = process.env.PG_USER ? [process.env.PG_USER] : ['postgres', 'nobody'];
+  for (const name of wanted) {
+    const line = passwd.find((l) => l.startsWith(`${name}:`));
+    const [, , uid, gid] = line?.split(':') ?? [];
+    if (uid !== undefined && gid !== undefined) return { uid: Number(uid), gid: Number(gid) };
+  }
+  throw new Error(`no unprivileged user (${wanted.join(', ')}) to run PostgreSQL as`);
+}
+
+/** The command line that runs `program` as `user` (setpriv), or as this process. */
+function command(bin: string, program: string, args: string[], user: RunAs | null) {
+  const path = bin ? join(bin, program) : program;
+  if (!user) return { file: path, args };
+  return {
+    file: 'setpriv',
+    args: [`--reuid=${user.uid}`, `--regid=${user.gid}`, '--clear-groups', '--', path, ...args],
+  };
+}
+
+export async function startPostgres(options: PostgresServerOptions = {}): Promise<PostgresServer> {
+  const bin = postgresBin();
+  const user = runAs();
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'lightning-pg-'));
+  if (user) chownSync(dir, user.uid, user.gid);
+  const data = join(dir, 'data');
+  const init = command(
+    bin,
+    'initdb',
+    ['-D', data, '-U', 'postgres', '--auth=trust', '--no-locale', '-E', 'UTF8'],
+    user,
+  );
+  // --no-sync: initdb's own files need no fsync for a throwaway cluster; the server's writes
+  // (the ones a test kills it over) are synced by the server's own settings below.
+  execFileSync(init.file, [...init.args, '--no-sync', '--no-instructions'], { stdio: 'pipe' });
+
+  const durable = options.durable ?? true;
+  const flag = durable ? 'on' : 'off';
+  const server = command(
+    bin,
+    'postgres',
+    [
+      '-D',
+      data,
+      '-p',
+      String(port),
+      '-k',
+      dir,
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      `fsync=${flag}`,
+      '-c',
+      `synchronous_commit=${flag}`,
+      '-c',
+      `full_page_writes=${flag}`,
+    ],
+    user,
+  );
+
+  let child: ChildProcess | undefined;
+  let exited: Promise<void> = Promise.resolve();
+
+  const launch = async (): Promise<void> => {
+    // Its own process group (setpriv execs postgres, which stays the leader), so that kill()
+    // reaches every backend at once, as a power cut would.
+    const proc = spawn(server.file, server.args, {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    child = proc;
+    exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
+    let output = '';
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error(`postgres did not start:\n${output}`)),
+        20_000,
+      );
+      const onData = (chunk: Buffer) => {
+        output += chunk.toString();
+        if (output.includes('database system is ready to accept connections')) {
+          clearTimeout(timer);
+          resolve();
+        }
+      };
+      proc.stdout?.on('data', onData);
+      proc.stderr?.on('data', onData);
+      proc.once('error', (err) => {
+        clearTimeout(timer);
+        reject(err);
+      });
+      proc.once('exit', (code) => {
+        clearTimeout(timer);
+        reject(new Error(`postgres exited with ${code}:\n${output}`));
+      });
+    });
+    proc.stdout?.resume();
+    proc.stderr?.resume();
+  };
+
+  const running = () => child !== undefined && child.exitCode === null && child.signalCode === null;
+
+  const signalGroup = (signal: NodeJS.Signals) => {
+    if (child?.pid === undefined) return;
+    try {
+      process.kill(-child.pid, signal);
+    } catch {
+      // The group is gone already.
+    }
+  };
+
+  const halt = async (signal: NodeJS.Signals): Promise<void> => {
+    if (!running()) return;
+    // SIGINT is PostgreSQL's fast shutdown: it ends client sessions instead of waiting for them.
+    if (signal === 'SIGKILL') signalGroup('SIGKILL');
+    else child?.kill(signal);
+    const timer = setTimeout(() => signalGroup('SIGKILL'), 5000);
+    await exited;
+    clearTimeout(timer);
+    // Backends orphaned by a killed server hold its shared memory; the next start refuses while
+    // they live. SIGKILL to the group took them too; this only reaps any that lingered.
+    signalGroup('SIGKILL');
+  };
+
+  await launch();
+  const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
+  return {
+    port,
+    url,
+    dir,
+    pool(config = {}) {
+      const pool = new pg.Pool({ connectionString: url, ...config });
+      // A killed server breaks idle connections; without a listener that would crash the test.
+      pool.on('error', () => {});
+      return pool;
+    },
+    kill: () => halt('SIGKILL'),
+    async start() {
+      if (!running()) await launch();
+    },
+    async stop() {
+      await halt('SIGINT');
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
