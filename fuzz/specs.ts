@@ -12,6 +12,7 @@ import {
   badDateTime,
   badEmail,
   badIntIn,
+  badLnAddress,
   badMetadata,
   badMsat,
   badPositiveInt,
@@ -30,6 +31,11 @@ export const goodMsat = fc.oneof(
   fc.integer({ min: 1, max: 1_000_000_000 }).map(String),
 );
 export const goodEmail = fc.constantFrom('a@example.com', 'player.one@game.example');
+export const goodLnAddress = fc.constantFrom(
+  'alice@emulator.test',
+  'Bob.Smith+tag@pay.example.com',
+  'x_1-2@a.io',
+);
 const goodUrl = fc.constantFrom('https://game.example/cb/1', 'http://127.0.0.1:9/hook');
 const goodMetadata = fc.dictionary(fc.string(), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 4 });
 /** A text field that must not be empty and has no stated maximum. */
@@ -79,6 +85,27 @@ export const payment: ObjectSpec = {
     invoice: badNonEmpty,
   },
   required: ['amount', 'description', 'internalId'],
+};
+
+export const lnAddressPayment: ObjectSpec = {
+  good: fc.record(
+    {
+      lnAddress: goodLnAddress,
+      amount: goodMsat,
+      comment: text(0, 50),
+      internalId: text(0, 40),
+      callbackUrl: goodUrl,
+    },
+    { requiredKeys: ['lnAddress', 'amount'] },
+  ),
+  bad: {
+    lnAddress: badLnAddress,
+    amount: badMsat,
+    comment: badText(0, 255),
+    internalId: badText(0, 255),
+    callbackUrl: badUrl,
+  },
+  required: ['lnAddress', 'amount'],
 };
 
 const chargeFields = {
@@ -238,6 +265,27 @@ export const entryFee: ObjectSpec = {
   required: ['playerId', 'amountMsat', 'description'],
 };
 
+export const addressPayment: ObjectSpec = {
+  good: fc.record(
+    {
+      playerId: moneyFields.playerId,
+      roomId: moneyFields.roomId,
+      lnAddress: goodLnAddress,
+      amountMsat: goodMsat,
+      comment: text(1, 50),
+    },
+    { requiredKeys: ['playerId', 'lnAddress', 'amountMsat'] },
+  ),
+  bad: {
+    playerId: badMoneyFields.playerId,
+    roomId: badMoneyFields.roomId,
+    lnAddress: badLnAddress,
+    amountMsat: badMsat,
+    comment: badText(1, 255),
+  },
+  required: ['playerId', 'lnAddress', 'amountMsat'],
+};
+
 const spendFields = {
   amount: fc.integer({ min: 1, max: 1_000_000 }),
   currency: fc.constantFrom('USDZ', 'PTS'),
@@ -286,6 +334,15 @@ export const roomEntryFee: ObjectSpec = {
   ),
   bad: { ...badRoomMoney, successMessage: badText(0, 144) },
   required: ['amountMsat', 'description'],
+};
+
+export const roomPayAddress: ObjectSpec = {
+  good: fc.record(
+    { lnAddress: goodLnAddress, amountMsat: goodMsat, comment: text(1, 50) },
+    { requiredKeys: ['lnAddress', 'amountMsat'] },
+  ),
+  bad: { lnAddress: badLnAddress, amountMsat: badMsat, comment: badText(1, 255) },
+  required: ['lnAddress', 'amountMsat'],
 };
 
 export const roomSpend: ObjectSpec = {

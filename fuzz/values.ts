@@ -95,6 +95,35 @@ export const badEmail: fc.Arbitrary<unknown> = fc.oneof(
   notOfType('string'),
 );
 
+/**
+ * Not a Lightning address (LUD-16: `name@domain`, the name of a-z 0-9 . _ + - in either case,
+ * at most 64 long, the domain a DNS name with a dot): no `@`, an empty side, two `@`, a
+ * character LUD-16 does not allow, a domain without a dot, or too long.
+ */
+export const badLnAddress: fc.Arbitrary<unknown> = fc.oneof(
+  fc.string().filter((s) => !s.includes('@')),
+  fc.constantFrom(
+    '@x.example',
+    'a@',
+    'a@@x.example',
+    'a@localhost',
+    'a@-x.example',
+    'a@x..example',
+    ' a@x.example',
+    'a@x.example ',
+    `${'a'.repeat(65)}@x.example`,
+    `a@${'x'.repeat(300)}.example`,
+  ),
+  fc
+    .tuple(
+      text(0, 5),
+      fc.constantFrom(' ', '/', '\\', '!', '#', '?', '%', '\n', 'é', '\u212a'),
+      text(0, 5),
+    )
+    .map(([head, odd, tail]) => `${head}${odd}${tail}@x.example`),
+  notOfType('string'),
+);
+
 /** Not a currency code (an upper-case letter then 2 to 9 upper-case letters or digits). */
 export const badCurrency: fc.Arbitrary<unknown> = fc.oneof(
   fc.string().filter((s) => !/^[A-Z][A-Z0-9]{2,9}$/.test(s)),

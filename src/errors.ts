@@ -162,13 +162,13 @@ export class LimitExceededError extends LightningError {
   }
 }
 
-/** Which payout budget refused a reward. */
+/** Which payout budget refused a payout (`reward`: the single-payout cap, maxRewardMsat). */
 export type BudgetScope = 'reward' | 'player' | 'room' | 'game';
 
 /**
- * A payout budget refused a reward: it is larger than `maxRewardMsat`, or the rewards of its
- * player, room or whole game in the budget's rolling window (those not expired or failed) would
- * exceed the cap. Checked and reserved atomically with the intent: nothing was recorded, nothing
+ * A payout budget refused a payout (a reward, or a payment to a Lightning address): it is
+ * larger than `maxRewardMsat`, or the payouts of its player, room or whole game in the budget's
+ * rolling window (those not expired or failed) would exceed the cap. Checked and reserved atomically with the intent: nothing was recorded, nothing
  * was sent.
  */
 export class BudgetExceededError extends LightningError {
@@ -189,8 +189,8 @@ export class BudgetExceededError extends LightningError {
   ) {
     super(
       scope === 'reward'
-        ? `the reward exceeds budgets.maxRewardMsat (${limitMsat} msats); nothing was sent`
-        : `the ${scope} payout budget (${limitMsat} msats per ${windowMs} ms) holds ${reservedMsat} msats already: this reward would exceed it; nothing was sent`,
+        ? `the payout exceeds budgets.maxRewardMsat (${limitMsat} msats); nothing was sent`
+        : `the ${scope} payout budget (${limitMsat} msats per ${windowMs} ms) holds ${reservedMsat} msats already: this payout would exceed it; nothing was sent`,
     );
     this.scope = scope;
     this.limitMsat = limitMsat;

@@ -83,6 +83,7 @@ export type { RoomEventName, RoomListener } from './room/hooks.js';
 export type {
   EntryFeeArgs,
   MatchArgs,
+  PayAddressArgs,
   PurchaseArgs,
   RewardArgs,
   SpendArgs,
@@ -93,6 +94,7 @@ export type { LightningPluginOptions } from './room/options.js';
 export type { PlayerRef } from './room/players.js';
 export { LightningPlugin } from './room/plugin.js';
 export {
+  AddressPayment,
   type ChargedEntryFee,
   type Entry,
   EntryFee,
@@ -112,7 +114,12 @@ export type {
 export type { LightningLogger } from './server/logger.js';
 export type { EnterInput, OpenMatchInput, Shares } from './server/match/terms.js';
 export type { MatchMoney, MatchPlayer, MatchStatus, MatchView } from './server/match/view.js';
-export type { EntryFeeInput, RewardInput, SpendInput } from './server/operations/inputs.js';
+export type {
+  AddressPaymentInput,
+  EntryFeeInput,
+  RewardInput,
+  SpendInput,
+} from './server/operations/inputs.js';
 export type {
   BreakerOptions,
   BudgetsOptions,

@@ -40,7 +40,13 @@ import { Matches } from './server/match/matches.js';
 import type { EnterInput, OpenMatchInput, Shares } from './server/match/terms.js';
 import type { MatchView } from './server/match/view.js';
 import { startEntryFee } from './server/operations/entry-fee.js';
-import type { EntryFeeInput, RewardInput, SpendInput } from './server/operations/inputs.js';
+import type {
+  AddressPaymentInput,
+  EntryFeeInput,
+  RewardInput,
+  SpendInput,
+} from './server/operations/inputs.js';
+import { startAddressPayment } from './server/operations/payment.js';
 import { startReward } from './server/operations/reward.js';
 import { startSpend } from './server/operations/spend.js';
 import { type LightningOptions, resolveOptions, type Settings } from './server/options.js';
@@ -173,6 +179,18 @@ export class Lightning {
     return startReward((await this.#start()).engine, input);
   }
 
+  /**
+   * Pays a player straight to their Lightning address (`name@domain`), once. Resolves with the
+   * intent once the service took it: `pending` while it is processing, or already `completed`
+   * or `failed`; the `payment.completed` event follows a pending one. An address the service
+   * cannot pay rejects (InvalidRequestError, nothing paid). A send whose answer was lost
+   * rejects with AmbiguousResultError and leaves the intent `unknown`: it is never sent again,
+   * a callback that proves it settles it, or an operator does (`unknowns()`, `resolve()`).
+   */
+  async payAddress(input: AddressPaymentInput): Promise<Intent> {
+    return startAddressPayment((await this.#start()).engine, input);
+  }
+
   /** Charges an entry fee (a single-use static charge); resolves once created (`pending`). */
   async chargeEntryFee(input: EntryFeeInput): Promise<Intent> {
     return startEntryFee((await this.#start()).engine, input);
@@ -243,7 +261,8 @@ export class Lightning {
    * Intents whose outcome is unknown and that nothing will resolve by itself (oldest first, at
    * most `limit`: 1 to 1,000, default 100). Rewards and entry fees whose create answer was lost resolve
    * themselves once their deadline has passed, and spends by re-sending their key; they are
-   * listed while they wait. For an operator's page or a script.
+   * listed while they wait. A payment to a Lightning address whose answer was lost stays here
+   * until a callback proves it or you resolve it. For an operator's page or a script.
    */
   async unknowns(limit?: number): Promise<Intent[]> {
     return (await this.#start()).engine.unknowns(limit);
@@ -325,6 +344,7 @@ export class Lightning {
       logger: this.#settings.logger,
       ready: () => this.#start(),
       reward: (input) => this.reward(input),
+      payAddress: (input) => this.payAddress(input),
       chargeEntryFee: (input) => this.chargeEntryFee(input),
       spendPoints: (input) => this.spendPoints(input),
       matches: async () => (await this.#start()).matches,

@@ -15,6 +15,7 @@ import {
   anything,
   badEmail,
   badIntIn,
+  badLnAddress,
   badObject,
   badPathId,
   badTypeIds,
@@ -57,6 +58,13 @@ export function apiTargets(env: FuzzEnvironment): Target[] {
   return [
     call('api.payments.send', api.payments, 'send', one(badObject(spec.payment))),
     call('api.payments.get', api.payments, 'get', one(badPathId)),
+    call(
+      'api.lnAddress.sendPayment',
+      api.lnAddress,
+      'sendPayment',
+      one(badObject(spec.lnAddressPayment)),
+    ),
+    call('api.lnAddress.validate', api.lnAddress, 'validate', one(badLnAddress)),
     call(
       'api.withdrawalRequests.create',
       api.withdrawalRequests,
@@ -116,6 +124,7 @@ export function serverTargets(env: FuzzEnvironment): Target[] {
   return [
     call('lightning.reward', l, 'reward', one(badObject(spec.reward))),
     call('lightning.chargeEntryFee', l, 'chargeEntryFee', one(badObject(spec.entryFee))),
+    call('lightning.payAddress', l, 'payAddress', one(badObject(spec.addressPayment))),
     call('lightning.spendPoints', l, 'spendPoints', one(badObject(spec.spend))),
     call('lightning.refresh', l, 'refresh', one(spec.badIntentId)),
     // `undefined` is the default (100); every other value outside 1..1000 is wrong.
@@ -157,6 +166,12 @@ export function roomTargets(env: FuzzEnvironment): Target[] {
       plugin,
       'reward',
       pair(player, badPlayer, spec.roomReward.good, badObject(spec.roomReward)),
+    ),
+    call(
+      'room.payAddress',
+      plugin,
+      'payAddress',
+      pair(player, badPlayer, spec.roomPayAddress.good, badObject(spec.roomPayAddress)),
     ),
     call(
       'room.chargeEntryFee',

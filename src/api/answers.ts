@@ -80,6 +80,10 @@ export const payment = z.looseObject({
   fee: z.union([z.string(), z.number()]).nullish(),
   description: optionalText,
   internalId: optionalText,
+  /** Where the service POSTs its status updates; the server proves a callback's id by it. */
+  callbackUrl: optionalText,
+  /** The comment of a payment to a Lightning address. */
+  comment: optionalText,
   preimage: optionalText,
   processedAt: optionalText,
   confirmedAt: optionalText,
@@ -87,6 +91,13 @@ export const payment = z.looseObject({
 export type Payment = z.output<typeof payment> & {
   status: Status<(typeof PAYMENT_STATUSES)[number]>;
 };
+
+/** `GET /v0/ln-address/validate/{address}`: whether the address can be paid, and its terms. */
+export const lnAddressValidation = z.looseObject({
+  valid: z.boolean(),
+  metadata: z.unknown().optional(),
+});
+export type LnAddressValidation = z.output<typeof lnAddressValidation>;
 
 export const wallet = z.looseObject({
   /** Satoshis. */

@@ -14,6 +14,7 @@ import type { Dispatcher } from 'undici';
 import { z } from 'zod';
 import { type Clock, systemClock } from '../clock.js';
 import { parseInput } from './inputs.js';
+import { LnAddressCalls } from './namespaces/ln-address.js';
 import { PaymentCalls } from './namespaces/payments.js';
 import { RampCalls, WidgetSessionCalls } from './namespaces/sessions.js';
 import { StaticChargeCalls } from './namespaces/static-charges.js';
@@ -98,6 +99,8 @@ const optionsSchema = z.strictObject({
 export class PaymentsApi {
   readonly wallet: WalletCalls;
   readonly payments: PaymentCalls;
+  /** Payments to Lightning addresses (`name@domain`), and their validation. */
+  readonly lnAddress: LnAddressCalls;
   readonly withdrawalRequests: WithdrawalRequestCalls;
   readonly staticCharges: StaticChargeCalls;
   readonly widgetUsers: WidgetUserCalls;
@@ -130,6 +133,7 @@ export class PaymentsApi {
     const ctx = { transport: this.#transport, paths: resolvePaths(o.paths as Partial<PathTable>) };
     this.wallet = new WalletCalls(ctx);
     this.payments = new PaymentCalls(ctx);
+    this.lnAddress = new LnAddressCalls(ctx);
     this.withdrawalRequests = new WithdrawalRequestCalls(ctx);
     this.staticCharges = new StaticChargeCalls(ctx);
     this.widgetUsers = new WidgetUserCalls(ctx);

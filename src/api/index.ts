@@ -11,6 +11,7 @@ export {
 } from '../errors.js';
 export type {
   DisclosureAcceptance,
+  LnAddressValidation,
   Payment,
   PointTransfer,
   ProdIps,
@@ -41,6 +42,7 @@ export {
 export {
   type DepleteInput,
   DISCLOSURE_TYPES,
+  type LnAddressPaymentInput,
   MAX_MSAT,
   type MsatInput,
   type PaymentInput,

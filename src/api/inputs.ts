@@ -73,6 +73,30 @@ export const paymentInput = z.strictObject({
 });
 export type PaymentInput = z.input<typeof paymentInput>;
 
+/**
+ * A Lightning address (LUD-16): `name@domain`, the name of `a-z 0-9 . _ + -` (at most 64), the
+ * domain a DNS name of at least two labels (at most 253), ASCII only. Either case is accepted
+ * and sent in lower case, as wallets do; nothing else is changed (no trimming).
+ */
+export const lnAddress = z
+  .string({ error: 'must be a Lightning address (name@domain)' })
+  .max(320, 'must be at most 320 characters')
+  .regex(
+    /^[a-z0-9._+-]{1,64}@(?=.{4,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z](?:[a-z0-9-]{0,61}[a-z0-9])$/i,
+    'must be a Lightning address: name@domain, the name of a-z 0-9 . _ + - only',
+  )
+  .transform((address) => address.toLowerCase());
+
+export const lnAddressPaymentInput = z.strictObject({
+  lnAddress,
+  amount: msat,
+  /** Shown to the recipient (LUD-12); their wallet may allow fewer characters. */
+  comment: text.max(255).optional(),
+  internalId: text.max(255).optional(),
+  callbackUrl: httpUrl.optional(),
+});
+export type LnAddressPaymentInput = z.input<typeof lnAddressPaymentInput>;
+
 const staticChargeFields = {
   minAmount: msat,
   maxAmount: msat,

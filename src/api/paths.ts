@@ -9,6 +9,8 @@ export const DEFAULT_PATHS = {
   wallet: '/v0/wallet',
   paymentsSend: '/v0/payments',
   paymentsGet: '/v0/payments/{id}',
+  lnAddressSendPayment: '/v0/ln-address/send-payment',
+  lnAddressValidate: '/v0/ln-address/validate/{id}',
   withdrawalRequestsCreate: '/v0/withdrawal-requests',
   withdrawalRequestsGet: '/v0/withdrawal-requests/{id}',
   staticChargesCreate: '/v0/static-charges',

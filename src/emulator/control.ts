@@ -26,6 +26,7 @@ import {
   type CreateProjectOptions,
   checkMsat,
   type KeyScope,
+  type LnAddressRule,
   type SessionRecord,
   type TransferRecord,
 } from './store.js';
@@ -84,6 +85,18 @@ export interface EmulatorControl {
   withdrawalRequests(projectId?: string): WithProject<ReturnType<typeof withdrawalRequestView>>[];
   staticCharges(projectId?: string): WithProject<ReturnType<typeof staticChargeView>>[];
   payments(projectId?: string): WithProject<ReturnType<typeof paymentView>>[];
+  /**
+   * Payments sent to Lightning addresses, oldest first: to `address` (any case) only, or to
+   * every address. Each shows its `lnAddress`, `comment`, `internalId` and `status`.
+   */
+  lnAddressPayments(address?: string): WithProject<ReturnType<typeof paymentView>>[];
+  /**
+   * Changes how a test player's Lightning address (`<name>@emulator.test`) behaves: `valid:
+   * false` makes it unresolvable (validate answers false; a payment is refused with 400, nothing
+   * debited); `failPayments: true` accepts payments that then fail (the wallet refunded).
+   * `null` makes it an ordinary valid address again.
+   */
+  setLnAddress(address: string, rule: LnAddressRule | null): void;
   sessions(kind?: SessionRecord['kind']): SessionRecord[];
 
   /** Claims a withdrawal request as a wallet would (LUD-03 callback with a signed invoice). */
@@ -235,6 +248,18 @@ export function createControl(
         projectId: p.projectId,
         ...paymentView(p),
       })),
+    lnAddressPayments: (address) =>
+      [...store.payments.values()]
+        .filter(
+          (p) =>
+            p.lnAddress !== null &&
+            (address === undefined || p.lnAddress === address.toLowerCase()),
+        )
+        .map((p) => ({ projectId: p.projectId, ...paymentView(p) })),
+    setLnAddress(address, rule) {
+      if (rule === null) core.lnAddresses.delete(address.toLowerCase());
+      else core.lnAddresses.set(address.toLowerCase(), { ...rule });
+    },
     sessions: (kind) =>
       [...store.sessions.values()].filter((s) => kind === undefined || s.kind === kind),
 
@@ -280,6 +305,7 @@ export function createControl(
     reset() {
       core.prodIps = ['127.0.0.1', '::1'];
       core.unsupported.clear();
+      core.lnAddresses.clear();
       for (const id of [...core.timers.keys()]) disarmTimer(core, id);
       core.scheduler.cancelAll();
       store.clear();

@@ -8,7 +8,7 @@ import type { CallbackDispatcher } from './callbacks.js';
 import type { Scheduler } from './clock.js';
 import type { FaultSet } from './faults.js';
 import type { KeyPair } from './invoice-keys.js';
-import type { Store } from './store.js';
+import type { LnAddressRule, Store } from './store.js';
 import type { WebhookDelivery } from './webhooks.js';
 
 export interface EmulatorCore {
@@ -36,6 +36,8 @@ export interface EmulatorCore {
   prodIps: string[];
   /** Regions that `GET /v0/is-supported-region/{ip}` refuses, by IP; every other IP is supported. */
   readonly unsupported: Map<string, { country: string; region: string }>;
+  /** Lightning addresses the control changed, by lower-case address; any other is valid. */
+  readonly lnAddresses: Map<string, LnAddressRule>;
 }
 
 export function iso(ms: number): string {

@@ -98,6 +98,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     // Callbacks leave from this machine; a game behind a proxy sees this address.
     prodIps: ['127.0.0.1', '::1'],
     unsupported: new Map(),
+    lnAddresses: new Map(),
   };
   const defaultProject = {
     projectId: 'default',
@@ -161,6 +162,7 @@ export type {
 } from './callbacks.js';
 export type { CallbackControl, EmulatorControl, FaultControl } from './control.js';
 export type { ActiveFault, FaultMode, FaultRule } from './faults.js';
+export { LN_ADDRESS_DOMAIN } from './ln-address.js';
 export { decodeLnurl, encodeLnurl, type LnurlResult } from './lnurl.js';
 export type { LoggedRequest } from './request-log.js';
 export type { PayResult } from './static-charges.js';
@@ -168,6 +170,7 @@ export type {
   CreatedProject,
   CreateProjectOptions,
   KeyScope,
+  LnAddressRule,
   SessionRecord,
   TransferRecord,
 } from './store.js';

@@ -1,8 +1,10 @@
 /**
- * Payments sent from the project's wallet. The contract shows no recipient fields, so any
- * extra fields (invoice, lnAddress, ...) are accepted and echoed, never checked. The wallet
- * is debited at once; the payment completes at once, or after `paymentDelayMs` in
- * `processing`. Each status change after creation is POSTed to callbackUrl.
+ * Payments sent from the project's wallet: to a BOLT11 invoice (`POST /v0/payments`) or to a
+ * Lightning address (ln-address.ts), both through `startPayment`. The contract shows no
+ * recipient fields for `/v0/payments`, so extra fields (invoice, ...) are accepted and echoed,
+ * never checked. The wallet is debited at once; the payment completes at once, or after
+ * `paymentDelayMs` in `processing`. A payment whose recipient cannot be paid ends `failed` and
+ * the wallet gets the amount back. Each status change after creation is POSTed to callbackUrl.
  */
 
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -22,6 +24,8 @@ const createBody = z.looseObject({
 
 const OWN_FIELDS = new Set(['amount', 'description', 'internalId', 'callbackUrl']);
 
+export const INSUFFICIENT_BALANCE = 'Insufficient wallet balance to complete this payment';
+
 export function paymentView(payment: PaymentRecord) {
   const processedAt = payment.processedAt === null ? null : iso(payment.processedAt);
   return {
@@ -38,7 +42,7 @@ export function paymentView(payment: PaymentRecord) {
     preimage: payment.preimage,
     createdAt: iso(payment.createdAt),
     processedAt,
-    confirmedAt: processedAt,
+    confirmedAt: payment.status === 'completed' ? processedAt : null,
   };
 }
 
@@ -48,39 +52,62 @@ export function createPayment(core: EmulatorCore, project: Project, body: unknow
   const input = parsed.value;
   const amountMsat = Number(input.amount);
   if (amountMsat < 1) return v0Error(400, 'amount must be at least 1 msat');
-  if (project.walletMsat < amountMsat) {
-    return v0Error(400, 'Insufficient wallet balance to complete this payment');
-  }
+  if (project.walletMsat < amountMsat) return v0Error(400, INSUFFICIENT_BALANCE);
   const extra: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(input)) if (!OWN_FIELDS.has(key)) extra[key] = value;
-  const now = core.clock.now();
-  const payment: PaymentRecord = {
-    id: randomUUID(),
-    projectId: project.id,
+  const payment = startPayment(core, project, {
     amountMsat,
     description: input.description,
     internalId: input.internalId,
     callbackUrl: input.callbackUrl ?? null,
+    extra,
+    lnAddress: null,
+    fails: false,
+  });
+  return v0Ok(paymentView(payment), 'Payment processed successfully.');
+}
+
+export type NewPayment = Pick<
+  PaymentRecord,
+  'amountMsat' | 'description' | 'internalId' | 'callbackUrl' | 'extra' | 'lnAddress' | 'fails'
+>;
+
+/** Debits the wallet (the caller checked the balance), records the payment, and completes it. */
+export function startPayment(
+  core: EmulatorCore,
+  project: Project,
+  fields: NewPayment,
+): PaymentRecord {
+  const now = core.clock.now();
+  const payment: PaymentRecord = {
+    ...fields,
+    id: randomUUID(),
+    projectId: project.id,
     status: 'processing',
     createdAt: now,
     processedAt: null,
     preimage: null,
-    extra,
   };
-  project.walletMsat -= amountMsat;
+  project.walletMsat -= payment.amountMsat;
   core.store.payments.set(payment.id, payment);
   if (core.paymentDelayMs > 0) {
-    armTimer(core, payment.id, now + core.paymentDelayMs, () => complete(core, payment));
+    armTimer(core, payment.id, now + core.paymentDelayMs, () => finish(core, payment));
   } else {
-    complete(core, payment);
+    finish(core, payment);
   }
-  return v0Ok(paymentView(payment), 'Payment processed successfully.');
+  return payment;
 }
 
-function complete(core: EmulatorCore, payment: PaymentRecord): void {
-  payment.status = 'completed';
+function finish(core: EmulatorCore, payment: PaymentRecord): void {
   payment.processedAt = core.clock.now();
-  payment.preimage = randomBytes(32).toString('hex');
+  if (payment.fails) {
+    payment.status = 'failed';
+    const project = core.store.projects.get(payment.projectId);
+    if (project) project.walletMsat += payment.amountMsat;
+  } else {
+    payment.status = 'completed';
+    payment.preimage = randomBytes(32).toString('hex');
+  }
   core.callbacks.send(
     'payment',
     payment.id,

@@ -26,6 +26,7 @@ import {
   readJsonBody,
   send,
 } from './http.js';
+import { sendToLnAddress, validateLnAddress } from './ln-address.js';
 import { payCallback, payInfo, withdrawCallback, withdrawInfo } from './lnurl-handlers.js';
 import { createPayment, getPayment } from './payments.js';
 import type { RequestLog } from './request-log.js';
@@ -100,6 +101,12 @@ const ROUTES: Route[] = [
   r('POST', '/v0/payments', 'v0', 'key', (c) => createPayment(c.core, c.project, c.body)),
   r('GET', '/v0/payments/:id', 'v0', 'key', (c) =>
     getPayment(c.core, c.project, c.params.id as string),
+  ),
+  r('POST', '/v0/ln-address/send-payment', 'v0', 'key', (c) =>
+    sendToLnAddress(c.core, c.project, c.body),
+  ),
+  r('GET', '/v0/ln-address/validate/:address', 'v0', 'key', (c) =>
+    validateLnAddress(c.core, c.params.address as string),
   ),
   r('POST', '/v0/withdrawal-requests', 'v0', 'key', (c) =>
     createWithdrawalRequest(c.core, c.project, c.body),

@@ -81,7 +81,7 @@ export interface PaymentRecord {
   projectId: string;
   amountMsat: number;
   description: string;
-  internalId: string;
+  internalId: string | null;
   callbackUrl: string | null;
   status: PaymentStatus;
   createdAt: number;
@@ -89,6 +89,18 @@ export interface PaymentRecord {
   preimage: string | null;
   /** Recipient fields and anything else the caller sent, echoed back. */
   extra: Record<string, unknown>;
+  /** The Lightning address it pays (lower case), for payments sent to one. */
+  lnAddress: string | null;
+  /** Ends `failed` (the wallet refunded) instead of `completed`: the recipient cannot be paid. */
+  fails: boolean;
+}
+
+/** How the emulator treats one Lightning address of a test player (control.setLnAddress). */
+export interface LnAddressRule {
+  /** False: the address does not resolve; validate says so and a payment to it is refused (400). */
+  valid?: boolean;
+  /** True: a payment to it is accepted, then ends `failed` and the wallet gets the amount back. */
+  failPayments?: boolean;
 }
 
 export interface WidgetUserRecord {

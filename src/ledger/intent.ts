@@ -17,6 +17,16 @@
 export const INTENT_KINDS = ['reward', 'entryFee', 'spend', 'payment', 'match'] as const;
 export type IntentKind = (typeof INTENT_KINDS)[number];
 
+/**
+ * Money the game pays out to a player: a reward (a claim code) or a payment (to their Lightning
+ * address). These, and only these, count against payout budgets.
+ */
+export const PAYOUT_KINDS: readonly IntentKind[] = ['reward', 'payment'];
+
+export function isPayout(kind: IntentKind): boolean {
+  return PAYOUT_KINDS.includes(kind);
+}
+
 export const INTENT_STATUSES = [
   'creating',
   'pending',

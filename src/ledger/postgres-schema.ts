@@ -13,7 +13,7 @@
  * times are epoch ms in `bigint`; `meta` is `json` (kept as written), `history` is `jsonb`
  * (appended to by each move).
  */
-import { INTENT_KINDS, INTENT_STATUSES, OPEN_STATUSES } from './intent.js';
+import { INTENT_KINDS, INTENT_STATUSES, OPEN_STATUSES, PAYOUT_KINDS } from './intent.js';
 
 /** Bumped whenever the layout changes; an older library refuses a newer schema. */
 export const SCHEMA_VERSION = 1;
@@ -26,6 +26,8 @@ const list = (values: readonly string[]): string => values.map((v) => `'${v}'`).
 // Constants, not input: safe to inline, and a partial index serves only queries that repeat
 // its WHERE term, which they do by using this same text.
 export const OPEN_SQL = `status IN (${list(OPEN_STATUSES)})`;
+/** Payouts (rewards, address payments): what the budget windows count. */
+export const PAYOUT_SQL = `kind IN (${list(PAYOUT_KINDS)})`;
 
 /**
  * What every read and every RETURNING yields, in the shape `toIntent` reads. Amounts, meta and
@@ -92,12 +94,12 @@ export function migrations(s: string): string[][] {
       `CREATE INDEX IF NOT EXISTS intents_unknown
         ON ${s}.intents (created_at, seq) WHERE status = 'unknown'`,
       // The budget windows: who and when never change, so a move leaves these alone.
-      `CREATE INDEX IF NOT EXISTS intents_reward_player
-        ON ${s}.intents (player_id, created_at) WHERE kind = 'reward'`,
-      `CREATE INDEX IF NOT EXISTS intents_reward_room
-        ON ${s}.intents (room_id, created_at) WHERE kind = 'reward'`,
-      `CREATE INDEX IF NOT EXISTS intents_reward_time
-        ON ${s}.intents (created_at) WHERE kind = 'reward'`,
+      `CREATE INDEX IF NOT EXISTS intents_payout_player
+        ON ${s}.intents (player_id, created_at) WHERE ${PAYOUT_SQL}`,
+      `CREATE INDEX IF NOT EXISTS intents_payout_room
+        ON ${s}.intents (room_id, created_at) WHERE ${PAYOUT_SQL}`,
+      `CREATE INDEX IF NOT EXISTS intents_payout_time
+        ON ${s}.intents (created_at) WHERE ${PAYOUT_SQL}`,
       `CREATE TABLE IF NOT EXISTS ${s}.events (
         id      text   PRIMARY KEY,
         seen_at bigint NOT NULL

@@ -61,6 +61,7 @@ import {
   type IntentHistoryEntry,
   type IntentPatch,
   type IntentStatus,
+  isPayout,
   isTerminal,
   type NewIntent,
 } from './intent.js';
@@ -68,6 +69,7 @@ import {
   COLUMNS,
   migrations,
   OPEN_SQL,
+  PAYOUT_SQL,
   SCHEMA_NAME,
   SCHEMA_VERSION,
   versionTable,
@@ -232,7 +234,7 @@ export class PostgresLedger implements LedgerStore {
     const input = parseNewIntent(intent);
     parseEpochMs(now, 'now');
     const checks = parseGuards(guards);
-    const budgets = (input.kind === 'reward' ? (checks.budgets ?? []) : []).filter(
+    const budgets = (isPayout(input.kind) ? (checks.budgets ?? []) : []).filter(
       (b) => b.scope !== 'room' || input.roomId !== null,
     );
     const history: IntentHistoryEntry[] = [{ at: now, from: null, to: 'creating' }];
@@ -318,7 +320,7 @@ export class PostgresLedger implements LedgerStore {
             ? `room_id = ${param(input.roomId)} AND `
             : '';
       columns.push(`(SELECT COALESCE(sum(amount), 0)::text FROM ${this.s}.intents
-        WHERE ${who}kind = 'reward' AND created_at > ${param(now - b.windowMs, '::bigint')}
+        WHERE ${who}${PAYOUT_SQL} AND created_at > ${param(now - b.windowMs, '::bigint')}
           AND status NOT IN ('expired', 'failed')) AS b${i}`);
     }
     const sql = `SELECT ${columns.join(',\n')}`;

@@ -15,9 +15,9 @@
  *   P unknown                      zset by createdAt: intents in status unknown (layout 2)
  *   P openkey:<openKey>            string: the id of the open intent that holds the key
  *   P group:<groupId>              zset by createdAt: every intent of a group (a match), kept
- *   P spent:player:<playerId>      zset by createdAt: a budget's rewards, member '<ord>|<amount>'
- *   P spent:room:<roomId>          the same for a room's rewards
- *   P spent:game                   the same for every reward
+ *   P spent:player:<playerId>      zset by createdAt: a budget's payouts, member '<ord>|<amount>'
+ *   P spent:room:<roomId>          the same for a room's payouts
+ *   P spent:game                   the same for every payout
  *   P seq                          counter: insertion order, the last tie-breaker
  *   P event:<eventId>              string with a TTL: a webhook event already seen
  *   P version                      the data layout version
@@ -26,12 +26,15 @@
  * so that members with equal scores sort by age and then by insertion, as SQLite orders them.
  */
 
+import { PAYOUT_KINDS } from './intent.js';
+
 /** Length of the `ord` prefix before the id: 16 digits, ':', 16 digits, ':'. */
 export const ORD_PREFIX_LENGTH = 34;
 
 const HELPERS = `
 local p = ARGV[1]
 local OPEN = { creating = true, pending = true, unknown = true }
+local PAYOUT = { ${PAYOUT_KINDS.map((k) => `${k} = true`).join(', ')} }
 local function ikey(id) return p .. 'intent:' .. id end
 local function hash(key)
   local flat = redis.call('HGETALL', key)
@@ -67,8 +70,8 @@ local function reindex(o, n)
     local okey = p .. 'openkey:' .. n.openKey
     if redis.call('GET', okey) == n.id then redis.call('DEL', okey) end
   end
-  if n.kind == 'reward' and (n.status == 'expired' or n.status == 'failed') and o.status ~= n.status then
-    -- A reward that ended unpaid gives its budget back.
+  if PAYOUT[n.kind] and (n.status == 'expired' or n.status == 'failed') and o.status ~= n.status then
+    -- A payout (PAYOUT_KINDS) that ended unpaid gives its budget back.
     local member = m .. '|' .. n.amount
     redis.call('ZREM', p .. 'spent:player:' .. n.playerId, member)
     if n.roomId then redis.call('ZREM', p .. 'spent:room:' .. n.roomId, member) end

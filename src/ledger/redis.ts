@@ -40,6 +40,7 @@ import {
   type IntentHistoryEntry,
   type IntentPatch,
   type IntentStatus,
+  isPayout,
   isTerminal,
   type NewIntent,
 } from './intent.js';
@@ -181,7 +182,7 @@ export class RedisLedger implements LedgerStore {
     const input = parseNewIntent(intent);
     parseEpochMs(now, 'now');
     const checks = parseGuards(guards);
-    const budgets = (input.kind === 'reward' ? (checks.budgets ?? []) : []).filter(
+    const budgets = (isPayout(input.kind) ? (checks.budgets ?? []) : []).filter(
       (b) => b.scope !== 'room' || input.roomId !== null,
     );
     const id = input.id ?? uuidv7();

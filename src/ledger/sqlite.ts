@@ -36,9 +36,11 @@ import {
   type IntentHistoryEntry,
   type IntentPatch,
   type IntentStatus,
+  isPayout,
   isTerminal,
   type NewIntent,
   OPEN_STATUSES,
+  PAYOUT_KINDS,
 } from './intent.js';
 import type { CreateGuards, LedgerStore, TransitionOptions } from './store.js';
 import {
@@ -81,6 +83,7 @@ const SCHEMA_VERSION = 2;
 // Constants, not input: safe to inline, and partial indexes are only used by queries that
 // repeat their WHERE term word for word.
 const OPEN_SQL = `status IN (${OPEN_STATUSES.map((s) => `'${s}'`).join(', ')})`;
+const PAYOUT_SQL = `kind IN (${PAYOUT_KINDS.map((k) => `'${k}'`).join(', ')})`;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS intents (
@@ -119,17 +122,20 @@ const ADDED_COLUMNS: Record<string, string> = {
   group_id: 'ALTER TABLE intents ADD COLUMN group_id TEXT',
 };
 
-// Rewards are indexed by who and when for the budget windows; those columns never change, so a
-// status move never touches these indexes.
+// Payouts are indexed by who and when for the budget windows; those columns never change, so a
+// status move never touches these indexes. (Files of earlier versions indexed rewards alone.)
 const INDEXES = `
 CREATE UNIQUE INDEX IF NOT EXISTS intents_open_key
   ON intents (open_key) WHERE open_key IS NOT NULL AND ${OPEN_SQL};
-CREATE INDEX IF NOT EXISTS intents_reward_player
-  ON intents (player_id, created_at) WHERE kind = 'reward';
-CREATE INDEX IF NOT EXISTS intents_reward_room
-  ON intents (room_id, created_at) WHERE kind = 'reward';
-CREATE INDEX IF NOT EXISTS intents_reward_time
-  ON intents (created_at) WHERE kind = 'reward';
+DROP INDEX IF EXISTS intents_reward_player;
+DROP INDEX IF EXISTS intents_reward_room;
+DROP INDEX IF EXISTS intents_reward_time;
+CREATE INDEX IF NOT EXISTS intents_payout_player
+  ON intents (player_id, created_at) WHERE ${PAYOUT_SQL};
+CREATE INDEX IF NOT EXISTS intents_payout_room
+  ON intents (room_id, created_at) WHERE ${PAYOUT_SQL};
+CREATE INDEX IF NOT EXISTS intents_payout_time
+  ON intents (created_at) WHERE ${PAYOUT_SQL};
 CREATE INDEX IF NOT EXISTS intents_group
   ON intents (group_id, created_at) WHERE group_id IS NOT NULL;
 CREATE UNIQUE INDEX IF NOT EXISTS intents_callback_token
@@ -301,7 +307,7 @@ export class SqliteLedger implements LedgerStore {
         throw new LimitExceededError('maxOpenPerPlayer', guards.maxOpenPerPlayer, input.playerId);
       }
     }
-    if (input.kind !== 'reward') return;
+    if (!isPayout(input.kind)) return;
     for (const budget of guards.budgets ?? []) {
       if (budget.scope === 'room' && input.roomId === null) continue;
       const since = now - budget.windowMs;
@@ -577,9 +583,9 @@ function prepareStatements(db: DatabaseSync) {
       `SELECT COUNT(*) AS open FROM intents WHERE player_id = ? AND ${OPEN_SQL}`,
     ),
     openKeyHolder: db.prepare(`SELECT id FROM intents WHERE open_key = ? AND ${OPEN_SQL}`),
-    reservedByPlayer: reserved(db, "player_id = ? AND kind = 'reward'"),
-    reservedByRoom: reserved(db, "room_id = ? AND kind = 'reward'"),
-    reservedByGame: reserved(db, "kind = 'reward'"),
+    reservedByPlayer: reserved(db, `player_id = ? AND ${PAYOUT_SQL}`),
+    reservedByRoom: reserved(db, `room_id = ? AND ${PAYOUT_SQL}`),
+    reservedByGame: reserved(db, PAYOUT_SQL),
     unknowns: db.prepare(
       "SELECT * FROM intents WHERE status = 'unknown' ORDER BY created_at, seq LIMIT ?",
     ),
@@ -591,7 +597,7 @@ function prepareStatements(db: DatabaseSync) {
   } satisfies Record<string, StatementSync>;
 }
 
-/** What a budget window holds: rewards created after `since`, unless expired or failed. */
+/** What a budget window holds: payouts created after `since`, unless expired or failed. */
 function reserved(db: DatabaseSync, where: string): StatementSync {
   const statement = db.prepare(`
     SELECT COALESCE(SUM(CAST(amount AS INTEGER)), 0) AS reserved FROM intents

@@ -14,11 +14,11 @@ export interface TransitionOptions {
   now?: number;
 }
 
-/** A payout cap over a rolling window, for one scope of a reward. */
+/** A payout cap over a rolling window, for one scope of a payout (PAYOUT_KINDS). */
 export interface BudgetWindow {
-  /** Whose rewards count: the new intent's player's, its room's, or every reward. */
+  /** Whose payouts count: the new intent's player's, its room's, or every payout. */
   scope: 'player' | 'room' | 'game';
-  /** The most that rewards created in the window (not expired or failed) may add up to, in msats. */
+  /** The most that payouts created in the window (not expired or failed) may add up to, in msats. */
   limitMsat: number;
   windowMs: number;
 }
@@ -31,9 +31,10 @@ export interface CreateGuards {
   /** Refuse with LimitExceededError when the player already has this many open intents. */
   maxOpenPerPlayer?: number;
   /**
-   * Reward budgets: refuse with BudgetExceededError when the new reward would take a window
-   * past its cap. The reward's amount is reserved by its very record, and given back when it
-   * ends expired or failed. Every process of a game must use the same windows.
+   * Payout budgets, over the payout kinds (rewards and payments, PAYOUT_KINDS): refuse with
+   * BudgetExceededError when the new payout would take a window past its cap. Its amount is
+   * reserved by its very record, and given back when it ends expired or failed. Other kinds
+   * ignore budgets. Every process of a game must use the same windows.
    */
   budgets?: readonly BudgetWindow[];
 }

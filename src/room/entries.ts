@@ -10,7 +10,14 @@ import { StateView } from '@colyseus/schema';
 import { ConfigurationError } from '../errors.js';
 import { type Intent, type IntentKind, isTerminal } from '../ledger/intent.js';
 import type { PluginSettings } from './options.js';
-import { type Entry, EntryFee, LightningState, PointSpend, Reward } from './state.js';
+import {
+  AddressPayment,
+  type Entry,
+  EntryFee,
+  LightningState,
+  PointSpend,
+  Reward,
+} from './state.js';
 
 type EntryMap = {
   get(id: string): Entry | undefined;
@@ -56,6 +63,7 @@ export class RoomEntries {
       ...state.rewards.values(),
       ...state.entryFees.values(),
       ...state.pointSpends.values(),
+      ...state.payments.values(),
     ];
     return all.filter((e) => e.playerId === playerId);
   }
@@ -99,6 +107,10 @@ export class RoomEntries {
       entry.code = intent.code ?? '';
       entry.uri = intent.uri ?? '';
     }
+    if (entry instanceof AddressPayment) {
+      const address = intent.meta.lnAddress;
+      entry.lnAddress = typeof address === 'string' ? address : '';
+    }
     if (isNew) {
       map.set(intent.id, entry);
       for (const client of this.#room.clients) {
@@ -121,12 +133,19 @@ export class RoomEntries {
 
 function mapOf(state: LightningState, kind: IntentKind): EntryMap {
   const map =
-    kind === 'reward' ? state.rewards : kind === 'entryFee' ? state.entryFees : state.pointSpends;
+    kind === 'reward'
+      ? state.rewards
+      : kind === 'entryFee'
+        ? state.entryFees
+        : kind === 'payment'
+          ? state.payments
+          : state.pointSpends;
   return map as unknown as EntryMap;
 }
 
 function newEntry(kind: IntentKind): Entry {
   if (kind === 'reward') return new Reward();
   if (kind === 'entryFee') return new EntryFee();
+  if (kind === 'payment') return new AddressPayment();
   return new PointSpend();
 }

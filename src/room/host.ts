@@ -9,7 +9,12 @@ import type { Intent } from '../ledger/intent.js';
 import type { LightningLogger } from '../server/logger.js';
 import type { EnterInput, OpenMatchInput, Shares } from '../server/match/terms.js';
 import type { MatchView } from '../server/match/view.js';
-import type { EntryFeeInput, RewardInput, SpendInput } from '../server/operations/inputs.js';
+import type {
+  AddressPaymentInput,
+  EntryFeeInput,
+  RewardInput,
+  SpendInput,
+} from '../server/operations/inputs.js';
 import type { PresenceLike } from '../server/settlement.js';
 
 /** What a room does with matches; the server's Matches implements it. */
@@ -26,6 +31,7 @@ export interface PluginHost {
   /** Resolves once the server is running (emulator started, ledger open). */
   ready(): Promise<unknown>;
   reward(input: RewardInput): Promise<Intent>;
+  payAddress(input: AddressPaymentInput): Promise<Intent>;
   chargeEntryFee(input: EntryFeeInput): Promise<Intent>;
   spendPoints(input: SpendInput): Promise<Intent>;
   /** Whether the service serves the region of `ip` (cached; see server/regions.ts). */

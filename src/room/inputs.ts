@@ -7,12 +7,20 @@
 import { z } from 'zod';
 import { disclosureTypeIdsInput, rampSessionInput } from '../api/inputs.js';
 import { openMatchInput } from '../server/match/terms.js';
-import { entryFeeInput, rewardInput, spendInput } from '../server/operations/inputs.js';
+import {
+  addressPaymentInput,
+  entryFeeInput,
+  rewardInput,
+  spendInput,
+} from '../server/operations/inputs.js';
 
 const filled = { playerId: true, roomId: true } as const;
 
 export const rewardArgs = rewardInput.omit(filled);
 export type RewardArgs = z.input<typeof rewardArgs>;
+
+export const payAddressArgs = addressPaymentInput.omit(filled);
+export type PayAddressArgs = z.input<typeof payAddressArgs>;
 
 export const entryFeeArgs = entryFeeInput.omit(filled);
 export type EntryFeeArgs = z.input<typeof entryFeeArgs>;

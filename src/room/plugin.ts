@@ -36,7 +36,9 @@ import {
   entryFeeArgs,
   type MatchArgs,
   matchArgs,
+  type PayAddressArgs,
   type PurchaseArgs,
+  payAddressArgs,
   purchaseArgs,
   type RewardArgs,
   rewardArgs,
@@ -52,7 +54,14 @@ import {
   resolvePluginOptions,
 } from './options.js';
 import { clientOf, type PlayerRef, playerOf } from './players.js';
-import type { ChargedEntryFee, Entry, EntryFee, PointSpend, Reward } from './state.js';
+import type {
+  AddressPayment,
+  ChargedEntryFee,
+  Entry,
+  EntryFee,
+  PointSpend,
+  Reward,
+} from './state.js';
 import { type PurchaseSession, WidgetAccess, type WidgetSession } from './widget-access.js';
 
 export class LightningPlugin extends RoomPlugin {
@@ -99,6 +108,22 @@ export class LightningPlugin extends RoomPlugin {
     await this.#admit(playerId);
     const intent = await this.#host.reward({ ...input, playerId, roomId: this.room.roomId });
     return this.#show(intent, state) as Reward;
+  }
+
+  /**
+   * Pays a player straight to their Lightning address (`name@domain`), once. Resolves with the
+   * entry once the service took it (`pending`, or already `completed`/`failed`); the entry is
+   * in the owner's view only. A send whose answer was lost rejects (AmbiguousResultError) and
+   * its intent stays `unknown`, never sent again (see `lightning.unknowns()`).
+   */
+  async payAddress(player: PlayerRef, args: PayAddressArgs): Promise<AddressPayment> {
+    const input = parseInput(payAddressArgs, args, 'payAddress');
+    const playerId = this.#playerId(player);
+    const state = this.#roomEntries().require();
+    await this.#attach('helper');
+    await this.#admit(playerId);
+    const intent = await this.#host.payAddress({ ...input, playerId, roomId: this.room.roomId });
+    return this.#show(intent, state) as AddressPayment;
   }
 
   /**

@@ -42,6 +42,13 @@ export const EntryFee = schema(
 );
 export type EntryFee = SchemaType<typeof EntryFee>;
 
+/** A payment to the owner's Lightning address: nothing to scan, only its progress to watch. */
+export const AddressPayment = schema(
+  { ...common, kind: t.string<'payment'>(), lnAddress: t.string() },
+  'LightningAddressPayment',
+);
+export type AddressPayment = SchemaType<typeof AddressPayment>;
+
 /** Points the owner spent. */
 export const PointSpend = schema({ ...common, kind: t.string<'spend'>() }, 'LightningPointSpend');
 export type PointSpend = SchemaType<typeof PointSpend>;
@@ -79,13 +86,14 @@ export const LightningState = schema(
     rewards: t.map(Reward).view(),
     entryFees: t.map(EntryFee).view(),
     pointSpends: t.map(PointSpend).view(),
+    payments: t.map(AddressPayment).view(),
     matches: t.map(Match),
   },
   'LightningState',
 );
 export type LightningState = SchemaType<typeof LightningState>;
 
-export type Entry = Reward | EntryFee | PointSpend;
+export type Entry = Reward | EntryFee | PointSpend | AddressPayment;
 
 /** What `chargeEntryFee` resolves with. */
 export interface ChargedEntryFee {

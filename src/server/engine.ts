@@ -19,6 +19,7 @@ import {
   type IntentKind,
   type IntentPatch,
   type IntentStatus,
+  isPayout,
   isTerminal,
 } from '../ledger/intent.js';
 import type { BudgetWindow, CreateGuards, LedgerStore } from '../ledger/store.js';
@@ -145,10 +146,13 @@ export class Engine {
     this.#checkers.set(kind, check);
   }
 
-  /** The checks the ledger makes with the record of a new intent of `kind`. */
+  /**
+   * The checks the ledger makes with the record of a new intent of `kind`: the per-player limit
+   * for every kind, and the budgets for payouts (rewards and payments to Lightning addresses).
+   */
   guards(kind: IntentKind): CreateGuards {
     const { maxOpenPerPlayer } = this.settings.limits;
-    if (kind !== 'reward') return { maxOpenPerPlayer };
+    if (!isPayout(kind)) return { maxOpenPerPlayer };
     const { perPlayer, perRoom, game } = this.settings.budgets;
     const budgets: BudgetWindow[] = [];
     if (perPlayer)
@@ -337,7 +341,10 @@ export class Engine {
    * Until then, a callback naming the resource can still prove it and move it.
    */
   async #expireIfNeverShown(intent: Intent, now: number): Promise<Intent> {
-    if (intent.code !== null || intent.expiresAt === null) {
+    // Only a code that nobody saw can be reasoned away. A payment to a Lightning address needs
+    // no code: its money may have left, so only a proven callback or an operator ends it.
+    const byCode = intent.kind === 'reward' || intent.kind === 'entryFee';
+    if (!byCode || intent.code !== null || intent.expiresAt === null) {
       return (await this.ledger.update(intent.id, 'unknown', { nextCheckAt: null })) ?? intent;
     }
     const at = intent.expiresAt + this.settings.reconciler.expiryMarginMs;

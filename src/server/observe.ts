@@ -6,7 +6,7 @@
  *   reward    (withdrawal request): completed -> completed, expired -> expired, error -> failed
  *   entryFee  (static charge):      slots above the baseline -> completed; disabled, or our
  *                                   deadline passed (the charge is then closed) -> expired
- *   payment:                        completed -> completed, failed -> failed
+ *   payment   (to a Lightning address): completed -> completed, failed -> failed
  *   spend     (deplete):            no read exists; the same idempotency key is sent again
  */
 
@@ -83,7 +83,7 @@ export async function observe(
     }
     case 'payment': {
       const payment = await api.payments.get(remoteId);
-      if (foreign((payment as { callbackUrl?: string | null }).callbackUrl)) return null;
+      if (foreign(payment.callbackUrl)) return null;
       const seen = { patch: { remoteId }, note: `payment ${payment.status}` };
       if (payment.status === 'completed') return { ...seen, to: 'completed' };
       if (payment.status === 'failed') return { ...seen, to: 'failed' };

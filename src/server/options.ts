@@ -65,20 +65,20 @@ const limitsSchema = z.strictObject({
 /** Budgets are summed exactly up to 2^53 msats (90,000 BTC) in every store. */
 const capMsat = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
 const budgetWindow = z.strictObject({
-  /** The most the rewards created in the window (unless expired or failed) may add up to. */
+  /** The most the payouts created in the window (unless expired or failed) may add up to. */
   msat: capMsat,
   /** The rolling window, in ms (e.g. 3,600,000 for an hour). */
   windowMs: ms,
 });
 
 const budgetsSchema = z.strictObject({
-  /** The largest single reward, in msats. */
+  /** The largest single payout (a reward or a payment to a Lightning address), in msats. */
   maxRewardMsat: capMsat.optional(),
-  /** Rewards to one player over a rolling window. */
+  /** Payouts (rewards and payments to Lightning addresses) to one player over a rolling window. */
   perPlayer: budgetWindow.optional(),
-  /** Rewards in one room over a rolling window. */
+  /** Payouts in one room over a rolling window. */
   perRoom: budgetWindow.optional(),
-  /** Every reward of the game over a rolling window. */
+  /** Every payout of the game over a rolling window. */
   game: budgetWindow.optional(),
 });
 
@@ -125,7 +125,7 @@ export const lightningOptionsSchema = z.strictObject({
   breaker: breakerSchema.prefault({}),
   /** Per-player limits, enforced in the ledger so that they hold across processes. */
   limits: limitsSchema.prefault({}),
-  /** Payout budgets, checked and reserved in the ledger with each reward. Default none. */
+  /** Payout budgets, checked and reserved in the ledger with each payout. Default none. */
   budgets: budgetsSchema.prefault({}),
   /** The embedded emulator (when there is no apiKey). Default port 0 (free), host 127.0.0.1. */
   emulator: z

@@ -74,6 +74,35 @@ describe('PaymentsApi: every call', () => {
     expect(payment.status).to.equal('completed');
   });
 
+  it('lnAddress.sendPayment: POST /v0/ln-address/send-payment, the exact body', async () => {
+    service.reply(ok({ id: 'pay_2', status: 'processing', amount: '21000', comment: 'gg' }));
+    const payment = await api.lnAddress.sendPayment({
+      lnAddress: 'Winner@Game.Example',
+      amount: 21_000,
+      comment: 'gg',
+      internalId: 'player-9',
+      callbackUrl: 'https://game.example/cb/x',
+    });
+    expect(last()).to.include({ method: 'POST', path: '/v0/ln-address/send-payment' });
+    expect(last().json).to.deep.equal({
+      lnAddress: 'winner@game.example',
+      amount: '21000',
+      comment: 'gg',
+      internalId: 'player-9',
+      callbackUrl: 'https://game.example/cb/x',
+    });
+    expect(payment).to.include({ id: 'pay_2', status: 'processing', comment: 'gg' });
+  });
+
+  it('lnAddress.validate: GET /v0/ln-address/validate/{address}, data.valid', async () => {
+    service.reply(ok({ valid: true }));
+    expect((await api.lnAddress.validate('a.b+c@pay.example')).valid).to.equal(true);
+    expect(last()).to.include({
+      method: 'GET',
+      path: '/v0/ln-address/validate/a.b%2Bc%40pay.example',
+    });
+  });
+
   it('withdrawalRequests.create: POST /v0/withdrawal-requests, unwraps data', async () => {
     service.reply(ok(sampleWithdrawal, 'Successfully created Withdrawal Request.'));
     const created = await api.withdrawalRequests.create({

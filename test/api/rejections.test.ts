@@ -45,12 +45,14 @@ describe('PaymentsApi: bad arguments reject, and ids stay one path segment', () 
       ['widgetUsers.acceptDisclosures', call('widgetUsers', 'acceptDisclosures', '..', [2])],
       ['widgetSessions.create', call('widgetSessions', 'create', undefined)],
       ['ramp.createSession', call('ramp', 'createSession', { email: 1 })],
+      ['lnAddress.sendPayment', call('lnAddress', 'sendPayment', { lnAddress: 'a@b' })],
+      ['lnAddress.validate', call('lnAddress', 'validate', 'a/b@c.example')],
       // No argument to get wrong: a closed client must still answer with a rejection.
       ['wallet.get', call('wallet', 'get')],
     ];
   }
 
-  it('all 14 methods return a promise that rejects, and throw nothing synchronously', async () => {
+  it('all 16 methods return a promise that rejects, and throw nothing synchronously', async () => {
     const closed = new PaymentsApi({ apiKey: 'k', baseUrl: service.url });
     await closed.close();
     const before = service.requests.length;
@@ -79,7 +81,7 @@ describe('PaymentsApi: bad arguments reject, and ids stay one path segment', () 
       }
     }
     expect(wrong).to.deep.equal([]);
-    expect(badCalls()).to.have.length(14);
+    expect(badCalls()).to.have.length(16);
     expect(service.requests.length, 'nothing may reach the service').to.equal(before);
   });
 

@@ -250,6 +250,10 @@ describe('PaymentsApi: the retry policy, row by row', () => {
         (a) => a.payments.send({ amount: 1000, description: 'p', internalId: 'i' }),
       ],
       [
+        'lnAddress.sendPayment',
+        (a) => a.lnAddress.sendPayment({ lnAddress: 'alice@game.example', amount: 1000 }),
+      ],
+      [
         'staticCharges.create',
         (a) => a.staticCharges.create({ minAmount: 1, maxAmount: 1, description: 'f' }),
       ],

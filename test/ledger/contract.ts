@@ -718,6 +718,12 @@ export function describeLedgerContract(name: string, factory: LedgerFactory): vo
         assert.equal(room.scope, 'room');
         // Entry fees and spends never count against a payout budget.
         await store.create({ ...reward(99_000), kind: 'entryFee' }, 300, { budgets });
+        // A payment to a Lightning address is a payout: it counts, and is refused, like a reward.
+        const paid = await rejection(
+          store.create({ ...reward(1), kind: 'payment' }, 300, { budgets }),
+          BudgetExceededError,
+        );
+        assert.equal(paid.scope, 'player');
         // A reward that expired unclaimed gives its budget back.
         await store.transition(a.id, 'creating', 'pending', { now: 400 });
         await store.transition(a.id, 'pending', 'expired', { now: 500 });
@@ -733,6 +739,24 @@ export function describeLedgerContract(name: string, factory: LedgerFactory): vo
         assert.equal(rolled.reservedMsat, '40000');
         // No room: the room budget does not apply.
         await store.create(reward(1_000, `player-${randomUUID()}`, null), 1_300, { budgets });
+      });
+
+      it('counts payments to Lightning addresses in the same budgets as rewards', async () => {
+        const playerId = `player-${randomUUID()}`;
+        const budgets = [{ scope: 'player', limitMsat: 30_000, windowMs: 10_000 }] as const;
+        const payout = (kind: 'reward' | 'payment', amount: number) =>
+          newIntent({ playerId, kind, amount: String(amount) });
+        const payment = await store.create(payout('payment', 20_000), 100, { budgets });
+        await store.create(payout('reward', 10_000), 200, { budgets });
+        const err = await rejection(
+          store.create(payout('payment', 1), 300, { budgets }),
+          BudgetExceededError,
+        );
+        assert.equal(err.reservedMsat, '30000');
+        // A payment that failed gives its budget back, as a reward does.
+        await store.transition(payment.id, 'creating', 'failed', { now: 400 });
+        await store.create(payout('payment', 20_000), 500, { budgets });
+        await rejection(store.create(payout('reward', 1), 600, { budgets }), BudgetExceededError);
       });
 
       it('holds a game-wide budget under concurrent creates, exactly to the msat', async () => {

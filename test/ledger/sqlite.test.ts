@@ -169,10 +169,14 @@ describe('SqliteLedger', () => {
         'intents_open_player',
         'intents_due',
         'intents_open_key',
-        'intents_reward_player',
-        'intents_reward_room',
-        'intents_reward_time',
+        'intents_payout_player',
+        'intents_payout_room',
+        'intents_payout_time',
       ]);
+      // Earlier versions indexed rewards alone for the budgets; payments count too now.
+      for (const gone of ['intents_reward_player', 'intents_reward_room', 'intents_reward_time']) {
+        assert.ok(!indexes.includes(gone), `${gone} left in place`);
+      }
       const amount = db.prepare('SELECT typeof(amount) AS t FROM intents').get();
       assertIncludes(amount, { t: 'text' });
     } finally {
@@ -204,6 +208,26 @@ describe('SqliteLedger', () => {
     );
     const keyed = await store.create(newIntent({ openKey: 'k' }));
     assert.equal(keyed.openKey, 'k');
+  });
+
+  it("replaces an earlier version's reward-only budget indexes with the payout ones", async () => {
+    await ledger().close();
+    const old = new DatabaseSync(file);
+    old.exec(`CREATE INDEX intents_reward_player ON intents (player_id, created_at)
+      WHERE kind = 'reward'`);
+    old.close();
+    await ledger().create(newIntent({ kind: 'payment' }));
+    const db = new DatabaseSync(file, { readOnly: true });
+    try {
+      const names = db
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'intents'")
+        .all()
+        .map((r) => r.name);
+      assert.ok(!names.includes('intents_reward_player'));
+      assert.ok(names.includes('intents_payout_player'));
+    } finally {
+      db.close();
+    }
   });
 
   it('refuses a file written by a newer schema version', async () => {

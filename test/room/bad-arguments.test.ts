@@ -42,6 +42,26 @@ function badCalls(
     ],
     ['negative fee', 'amountMsat', call('chargeEntryFee', client, { ...ok, amountMsat: -1 })],
     ['fee with a room id', 'roomId', call('chargeEntryFee', client, { ...ok, roomId: 'x' })],
+    ['pay no address', 'lnAddress', call('payAddress', client, { amountMsat: 1000 })],
+    [
+      'pay a bad address',
+      'lnAddress',
+      call('payAddress', client, { amountMsat: 1000, lnAddress: 'alice@' }),
+    ],
+    [
+      'pay a fractional amount',
+      'amountMsat',
+      call('payAddress', client, { amountMsat: 0.5, lnAddress: 'alice@emulator.test' }),
+    ],
+    [
+      'pay for someone else',
+      'playerId',
+      call('payAddress', client, {
+        amountMsat: 1000,
+        lnAddress: 'alice@emulator.test',
+        playerId: 'mallory',
+      }),
+    ],
     ['negative points', 'amount', call('spendPoints', client, { amount: -5 })],
     ['fractional points', 'amount', call('spendPoints', client, { amount: 2.5 })],
     ['huge points', 'amount', call('spendPoints', client, { amount: 1e300 })],

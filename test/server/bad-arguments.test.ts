@@ -19,6 +19,7 @@ function badCalls(lightning: Lightning): [string, string, () => unknown][] {
     () =>
       (l[name] as (...a: unknown[]) => unknown).apply(lightning, args);
   const reward = { playerId: 'p1', amountMsat: 20_000, description: 'x' };
+  const pay = { playerId: 'p1', amountMsat: 20_000, lnAddress: 'p1@emulator.test' };
   return [
     ['refresh an object', 'id', call('refresh', { id: 'x' })],
     ['refresh a number', 'id', call('refresh', 42)],
@@ -44,6 +45,23 @@ function badCalls(lightning: Lightning): [string, string, () => unknown][] {
     ['fee an extra field', 'nope', call('chargeEntryFee', { ...reward, nope: 1 })],
     ['spend no user', 'userId', call('spendPoints', { playerId: 'p1', amount: 5 })],
     ['spend a symbol', '', call('spendPoints', Symbol('x'))],
+    [
+      'pay an address without a domain',
+      'lnAddress',
+      call('payAddress', { ...pay, lnAddress: 'p1' }),
+    ],
+    [
+      'pay an address with a slash',
+      'lnAddress',
+      call('payAddress', { ...pay, lnAddress: 'a/b@x.example' }),
+    ],
+    ['pay a zero amount', 'amountMsat', call('payAddress', { ...pay, amountMsat: 0 })],
+    ['pay with a description', 'description', call('payAddress', { ...pay, description: 'x' })],
+    [
+      'pay with a long comment',
+      'comment',
+      call('payAddress', { ...pay, comment: 'x'.repeat(256) }),
+    ],
   ];
 }
 

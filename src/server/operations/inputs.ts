@@ -3,7 +3,7 @@
  * is a clear error at the call site, never a half-written intent.
  */
 import { z } from 'zod';
-import { msat } from '../../api/inputs.js';
+import { lnAddress, msat } from '../../api/inputs.js';
 
 const playerId = z.string().min(1, 'must not be empty').max(255);
 const roomId = z.string().min(1).max(255).nullable().default(null);
@@ -39,6 +39,17 @@ export const entryFeeInput = z.strictObject({
   key: z.string().min(1, 'must not be empty').max(200).optional(),
 });
 export type EntryFeeInput = z.input<typeof entryFeeInput>;
+
+export const addressPaymentInput = z.strictObject({
+  playerId,
+  roomId,
+  /** The player's Lightning address (`name@domain`, LUD-16), sent in lower case. */
+  lnAddress,
+  amountMsat: msat,
+  /** Shown to the player by their wallet (LUD-12); their wallet may allow fewer characters. */
+  comment: z.string().min(1, 'must not be empty').max(255).optional(),
+});
+export type AddressPaymentInput = z.input<typeof addressPaymentInput>;
 
 export const spendInput = z.strictObject({
   playerId,

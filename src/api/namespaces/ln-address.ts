@@ -1,0 +1,50 @@
+/**
+ * Payments to Lightning addresses (LUD-16, `name@domain`): the service resolves the address,
+ * fetches an invoice from the recipient's wallet and pays it from the project's wallet.
+ * `sendPayment` has no idempotency key on the service's side, so it is never re-sent once it
+ * may have reached the service (see retry-policy.ts): a lost answer is for the caller to
+ * resolve, by callback or by `payments.get` once the payment's id is known.
+ */
+import {
+  type LnAddressValidation,
+  lnAddressValidation,
+  type Payment,
+  payment,
+} from '../answers.js';
+import {
+  type LnAddressPaymentInput,
+  lnAddress,
+  lnAddressPaymentInput,
+  parseInput,
+} from '../inputs.js';
+import { fillPath } from '../paths.js';
+import type { ApiContext } from './context.js';
+
+export class LnAddressCalls {
+  constructor(private readonly ctx: ApiContext) {}
+
+  /** Pays `amount` msats to `lnAddress`. Answers the payment, usually `processing`. */
+  async sendPayment(input: LnAddressPaymentInput): Promise<Payment> {
+    const body = parseInput(lnAddressPaymentInput, input);
+    return this.ctx.transport.send({
+      operation: 'lnAddress.sendPayment',
+      method: 'POST',
+      path: this.ctx.paths.lnAddressSendPayment,
+      body,
+      safety: 'unkeyed',
+      data: payment,
+    });
+  }
+
+  /** Whether the service can pay `address` (it resolves it); `valid` is false when it cannot. */
+  async validate(address: string): Promise<LnAddressValidation> {
+    const safe = parseInput(lnAddress, address, 'address');
+    return this.ctx.transport.send({
+      operation: 'lnAddress.validate',
+      method: 'GET',
+      path: fillPath(this.ctx.paths.lnAddressValidate, safe),
+      safety: 'read',
+      data: lnAddressValidation,
+    });
+  }
+}

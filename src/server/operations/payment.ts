@@ -1,0 +1,77 @@
+/**
+ * A payment straight to a player's Lightning address (`POST /v0/ln-address/send-payment`),
+ * recorded in the ledger before the service is called, with a callback URL that carries the
+ * intent's secret token. It counts against the payout budgets and the breaker like a reward.
+ *
+ * The send has no idempotency key, so it is sent once and never again: an answer that may hide
+ * a success leaves the intent `unknown` (outcome.ts). Unlike a reward's, the money of a lost
+ * payment may have left without any code to show for it, so nothing expires it by itself: a
+ * callback proven by its callback URL settles it, or an operator does (`lightning.resolve`).
+ */
+import { parseInput } from '../../api/inputs.js';
+import { BudgetExceededError } from '../../errors.js';
+import { IntentLostError } from '../../ledger/errors.js';
+import type { Intent } from '../../ledger/intent.js';
+import type { Engine } from '../engine.js';
+import { newCallbackToken } from '../tokens.js';
+import { type OnBehalf, recordThenSend } from './create.js';
+import { type AddressPaymentInput, addressPaymentInput } from './inputs.js';
+
+export async function startAddressPayment(
+  engine: Engine,
+  input: AddressPaymentInput,
+  behalf: OnBehalf = {},
+): Promise<Intent> {
+  const args = parseInput(addressPaymentInput, input);
+  const max = engine.settings.budgets.maxRewardMsat;
+  // A payout of a match's pot was paid in by its players: budgets guard the game's own money.
+  if (max !== undefined && behalf.guards === undefined && BigInt(args.amountMsat) > BigInt(max)) {
+    throw new BudgetExceededError('reward', String(max), '0', null);
+  }
+  await engine.breaker.admit(BigInt(args.amountMsat));
+  const token = newCallbackToken();
+  let answered = '';
+  const sent = await recordThenSend(
+    engine,
+    {
+      kind: 'payment',
+      roomId: args.roomId,
+      playerId: args.playerId,
+      amount: args.amountMsat,
+      unit: 'msats',
+      description: args.comment ?? `payment to ${args.lnAddress}`,
+      callbackToken: token,
+      meta: {
+        ...behalf.meta,
+        lnAddress: args.lnAddress,
+        ...(args.comment === undefined ? {} : { comment: args.comment }),
+      },
+      ...(behalf.id === undefined ? {} : { id: behalf.id }),
+      ...(behalf.groupId === undefined ? {} : { groupId: behalf.groupId }),
+    },
+    () =>
+      engine.api.lnAddress.sendPayment({
+        lnAddress: args.lnAddress,
+        amount: args.amountMsat,
+        internalId: args.playerId,
+        callbackUrl: engine.callbackUrl(token),
+        ...(args.comment === undefined ? {} : { comment: args.comment }),
+      }),
+    (payment, intent) => {
+      answered = payment.status;
+      return {
+        patch: { remoteId: payment.id, nextCheckAt: engine.nextCheckAt(intent) },
+        note: `payment ${payment.status}`,
+      };
+    },
+    behalf.guards === undefined ? {} : { guards: behalf.guards },
+  );
+  // The service's own answer (not a callback's body) may already be the outcome.
+  const to = answered === 'completed' ? 'completed' : answered === 'failed' ? 'failed' : null;
+  if (sent.status !== 'pending' || to === null) return sent;
+  const done = await engine.apply(sent, to, { nextCheckAt: null }, `payment ${answered}`);
+  if (done) return done;
+  const won = await engine.ledger.get(sent.id);
+  if (won === null) throw new IntentLostError(sent.id, sent.remoteId);
+  return won;
+}
