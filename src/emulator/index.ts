@@ -13,6 +13,9 @@
  * reach the port can claim every reward. Bind it to loopback (the default).
  */
 
+// First: on an older Node, fail here with the version needed, not deep in a dependency.
+import '../require-node.js';
+
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
