@@ -13,6 +13,7 @@
 import { execFile } from 'node:child_process';
 import {
   copyFileSync,
+  existsSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
@@ -28,6 +29,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
+import { MIN_NODE, nodeVersionProblem } from '../../src/node-version.js';
 import { freePort } from '../support/ports.js';
 
 const run = promisify(execFile);
@@ -72,6 +74,8 @@ describe('package: the packed tarball', function () {
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'lightning-pack-'));
+    // From a clean checkout's state: whatever ships, prepack built it.
+    rmSync(join(root, 'dist'), { recursive: true, force: true });
     packed = await pack(dir);
     // The tarball, unpacked where an install puts it; everything else from this checkout.
     project = join(dir, 'linked');
@@ -141,6 +145,39 @@ describe('package: the packed tarball', function () {
 
   it('plays a paid round from a CommonJS game', async () => {
     expect(await play(project, 'game.cjs')).to.include({ ...aPaidRound, module: 'cjs' });
+  });
+
+  it('says which Node it needs, on an older Node, from every entry point and the bin', async function () {
+    const old = process.env.OLD_NODE ?? '/usr/bin/node';
+    const version = existsSync(old)
+      ? (await run(old, ['-p', 'process.versions.node'])).stdout.trim()
+      : null;
+    if (version === null || nodeVersionProblem(version) === null) {
+      console.log(`      (skipped: no Node older than ${MIN_NODE} at ${old}; set OLD_NODE)`);
+      this.skip();
+    }
+    const needs = `colyseus-lightning needs Node ${MIN_NODE} or newer`;
+    for (const entry of [
+      'colyseus-lightning',
+      'colyseus-lightning/api',
+      'colyseus-lightning/emulator',
+    ]) {
+      for (const how of [
+        `import('${entry}')`,
+        `Promise.resolve().then(() => require('${entry}'))`,
+      ]) {
+        const { stdout } = await run(
+          old,
+          ['-e', `${how}.then(() => console.log('loaded'), (e) => console.log(e.message))`],
+          { cwd: project },
+        );
+        expect(stdout, how).to.include(needs).and.include(`this is Node ${version}`);
+      }
+    }
+    const bin = join(project, 'node_modules/colyseus-lightning/bin/colyseus-lightning.js');
+    const failed = await run(old, [bin, 'emulator'], { cwd: project }).catch((e) => e);
+    expect(failed.code).to.equal(1);
+    expect(failed.stderr).to.include(needs);
   });
 
   describe('installed from the registry with colyseus (TEST_PACK_INSTALL=1)', () => {
