@@ -58,6 +58,12 @@ export interface EmulatorOptions {
   /** Fixed keys for the default project (e.g. to keep a .env stable); random by default. */
   apiKey?: string;
   sandboxKey?: string;
+  /**
+   * Points each new widget user starts with, in its project's point currency (USDZ minor
+   * units: 1000 is 10.00), so a game's shop can be tried at once. Default 0: as on the
+   * service, balances are filled from outside the API (control.setPoints).
+   */
+  userPoints?: number;
   /** Keep payments `processing` this long before `completed`; default 0 (at once). */
   paymentDelayMs?: number;
   /** Largest accepted request body in bytes; default 64 KiB. */
@@ -80,6 +86,12 @@ export interface Emulator {
 }
 
 export async function startEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
+  if (
+    options.userPoints !== undefined &&
+    !(Number.isSafeInteger(options.userPoints) && options.userPoints >= 0)
+  ) {
+    throw new RangeError('userPoints must be a non-negative integer');
+  }
   const clock = options.clock ?? systemClock;
   const store = new Store();
   const log = new RequestLog();
@@ -93,6 +105,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     baseUrl: '',
     sessionSecret: options.sessionSecret ?? randomBytes(32).toString('hex'),
     webhookSecret: options.webhookSecret,
+    userPoints: options.userPoints ?? 0,
     paymentDelayMs: options.paymentDelayMs ?? 0,
     timers: new Map(),
     webhookLog: [],

@@ -33,7 +33,7 @@ export async function startRuntime(settings: Settings): Promise<Runtime> {
     apiKey = emulator.apiKey;
     baseUrl = emulator.url;
     settings.logger.info(
-      `no apiKey: using the embedded payments emulator at ${emulator.url} (no real money moves)`,
+      `no apiKey: using the embedded payments emulator at ${emulator.url} (no real money moves); dev wallet: ${emulator.devWalletUrl}`,
     );
   }
   const { timeoutMs, maxRetries, retry, paths } = settings.api;
