@@ -9,7 +9,7 @@ import { createLightning } from '../../src/lightning.js';
 import { resolveOptions } from '../../src/server/options.js';
 
 /** A logger that keeps every line, by level. */
-export function recordingLogger() {
+function recordingLogger() {
   const lines: { level: 'info' | 'warn' | 'error'; message: string }[] = [];
   const at = (level: 'info' | 'warn' | 'error') => (message: string) =>
     void lines.push({ level, message });
