@@ -66,6 +66,11 @@ export interface EmulatorOptions {
   userPoints?: number;
   /** Keep payments `processing` this long before `completed`; default 0 (at once). */
   paymentDelayMs?: number;
+  /**
+   * Where the emulator's few log lines go (a callback it could not deliver). Default the
+   * console, prefixed `[emulator]`.
+   */
+  logger?: { warn(message: string): void };
   /** Largest accepted request body in bytes; default 64 KiB. */
   bodyLimit?: number;
 }
@@ -93,6 +98,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     throw new RangeError('userPoints must be a non-negative integer');
   }
   const clock = options.clock ?? systemClock;
+  const logger = options.logger ?? { warn: (m: string) => console.warn(`[emulator] ${m}`) };
   const store = new Store();
   const log = new RequestLog();
   const scheduler = new Scheduler(clock);
@@ -100,7 +106,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     store,
     clock,
     scheduler,
-    callbacks: new CallbackDispatcher(options.callbacks),
+    callbacks: new CallbackDispatcher(options.callbacks, (m) => logger.warn(m)),
     faults: new FaultSet(options.faults),
     baseUrl: '',
     sessionSecret: options.sessionSecret ?? randomBytes(32).toString('hex'),

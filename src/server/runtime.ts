@@ -28,6 +28,7 @@ export async function startRuntime(settings: Settings): Promise<Runtime> {
     emulator = await startEmulator({
       port: settings.emulator.port,
       host: settings.emulator.host,
+      logger: settings.logger,
       ...(settings.webhookSecret ? { webhookSecret: settings.webhookSecret } : {}),
     });
     apiKey = emulator.apiKey;
