@@ -93,6 +93,8 @@ describe('package: the packed tarball', function () {
 
   after(() => {
     if (dir) rmSync(dir, { recursive: true, force: true });
+    // A stale dist/ would stand in for the sources wherever the checkout prefers it (the bin).
+    rmSync(join(root, 'dist'), { recursive: true, force: true });
   });
 
   it('ships dist/ (ESM, CommonJS, types), the bin, the README and the LICENSE, and no sources', () => {
