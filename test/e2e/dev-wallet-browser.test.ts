@@ -61,7 +61,9 @@ describe('emulator: the dev wallet page in a browser', function () {
     await page.goto(emu.devWalletUrl);
     await page.waitForSelector('#entries tr:nth-child(4)');
     const rows = await page.$$eval('#entries tr', (trs) =>
-      trs.slice(1).map((tr) => [...tr.querySelectorAll('td')].map((td) => td.innerText.trim())),
+      trs
+        .slice(1)
+        .map((tr) => [...tr.querySelectorAll('td')].map((td) => (td.textContent ?? '').trim())),
     );
     // Newest first: player, kind, amount, description, status.
     expect(rows.map((r) => r.slice(0, 5))).to.deep.equal([
@@ -71,7 +73,7 @@ describe('emulator: the dev wallet page in a browser', function () {
     ]);
     const hovers = await page.$$eval('#entries td.amount abbr', (as) => as.map((a) => a.title));
     expect(hovers).to.deep.equal(['37,800 msats', '21,000 msats', '21,000 msats']);
-    expect(await page.locator('#users').innerText()).to.include('alice@example.com');
+    expect(await page.locator('#users').textContent()).to.include('alice@example.com');
     await page.screenshot({ path: `${ARTIFACTS}/dev-wallet.png`, fullPage: true });
     if (process.env.UPDATE_SCREENSHOT) {
       await page.screenshot({ path: 'docs/dev-wallet.png', fullPage: true });
