@@ -5,7 +5,7 @@
 import type { Server as HttpServer } from 'node:http';
 import { createRouter, defineRoom, defineServer } from '@colyseus/core';
 import { WebSocketTransport } from '@colyseus/ws-transport';
-import { createLightning } from '../../src/lightning.js';
+import { createLightning } from 'colyseus-lightning';
 import { arenaConfig } from './config.js';
 import { arenaRoom } from './room.js';
 import { clientFiles, serveInFront } from './serve.js';

@@ -7,8 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import { type Client, definePlugins, Room } from '@colyseus/core';
-import { InsufficientPointsError } from '../../src/api/errors.js';
-import type { Lightning } from '../../src/lightning.js';
+import { InsufficientPointsError, type Lightning } from 'colyseus-lightning';
 import { arenaConfig } from './config.js';
 import { ArenaState, Player } from './state.js';
 
