@@ -26,7 +26,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { MIN_NODE, nodeVersionProblem } from '../../src/node-version.js';
@@ -55,11 +55,17 @@ async function pack(dir: string): Promise<Packed> {
 }
 
 /** Runs a fixture game in `project` and returns the JSON line it ends with. */
-async function play(project: string, fixture: string, env: Record<string, string> = {}) {
+async function play(
+  project: string,
+  fixture: string,
+  env: Record<string, string> = {},
+  nodeArgs: string[] = [],
+) {
   copyFileSync(join(fixtures, fixture), join(project, fixture));
-  const { stdout } = await run(process.execPath, [fixture], {
+  const port = String(await freePort());
+  const { stdout } = await run(process.execPath, [...nodeArgs, fixture], {
     cwd: project,
-    env: { ...process.env, ...env, PORT: String(await freePort()) },
+    env: { ...process.env, ...env, PORT: port, PUBLIC_URL: `http://127.0.0.1:${port}` },
   });
   return JSON.parse(stdout.trim().split('\n').at(-1) ?? '') as Record<string, unknown>;
 }
@@ -220,6 +226,25 @@ describe('package: the packed tarball', function () {
         ...aPaidRound,
         module: 'esm',
         auth: 'jwt',
+      });
+    });
+
+    it("plays a paid round on the README's first room, copied as written", async () => {
+      const readme = readFileSync(join(root, 'README.md'), 'utf8');
+      for (const file of ['lightning.ts', 'rooms/Arena.ts', 'app.config.ts']) {
+        const block = readme.match(new RegExp(`\`\`\`ts\n// ${file}\n([\\s\\S]*?)\`\`\``))?.[1];
+        expect(block, `the README's ${file}`).to.be.a('string');
+        mkdirSync(dirname(join(installed, file)), { recursive: true });
+        writeFileSync(join(installed, file), block as string);
+      }
+      // TypeScript as a user runs it: through tsx (this checkout's; the README says npx tsx).
+      const tsx = pathToFileURL(join(root, 'node_modules/tsx/dist/loader.mjs')).href;
+      expect(await play(installed, 'readme-round.ts', jwt, ['--import', tsx])).to.deep.equal({
+        playerId: 'alice',
+        fee: 'completed',
+        paid: 'alice',
+        reward: 'completed',
+        anonymous: 'refused',
       });
     });
 
