@@ -25,7 +25,7 @@ const said = new Set<string>();
 
 function need(ctx: Mocha.Context, tool: string, found: boolean, install: string): void {
   if (found) return;
-  const line = `${tool} not found: ${ctx.test?.parent?.fullTitle() ?? 'a suite'} skipped. Install it with: ${install} (or set ${tool === 'chromium' ? 'CHROMIUM_PATH' : 'REDIS_SERVER'})`;
+  const line = `${tool} not found: the suites that need it are skipped (first: ${ctx.test?.parent?.fullTitle() ?? 'a suite'}). Install it with: ${install} (or set ${tool === 'chromium' ? 'CHROMIUM_PATH' : 'REDIS_SERVER'})`;
   if (process.env.CI)
     throw new Error(`${line.replace(' skipped', ' cannot run')}; CI must not skip it`);
   if (!said.has(tool)) console.warn(`\n  !! ${line}\n`);
