@@ -4,6 +4,9 @@
  * The API client and the emulator have their own entry points (`/api`, `/emulator`).
  */
 
+// First: on an older Node, fail here with the version needed, not deep in a dependency.
+import './require-node.js';
+
 // The one error tree.
 export {
   AmbiguousResultError,

@@ -50,6 +50,7 @@ import { startAddressPayment } from './server/operations/payment.js';
 import { startReward } from './server/operations/reward.js';
 import { startSpend } from './server/operations/spend.js';
 import { type LightningOptions, resolveOptions, type Settings } from './server/options.js';
+import { newProbeToken, probeCallbackRoute } from './server/probe.js';
 import { Reconciler } from './server/reconciler.js';
 import { RegionCache } from './server/regions.js';
 import { type Runtime, startRuntime } from './server/runtime.js';
@@ -96,6 +97,8 @@ export class Lightning {
   #starting: Promise<Running> | undefined;
   #running: Running | undefined;
   #closed = false;
+  readonly #probeToken = newProbeToken();
+  readonly #probe = new AbortController();
 
   /** The reconciler's controls. */
   readonly reconciler: ReconcilerControl;
@@ -163,6 +166,7 @@ export class Lightning {
       maxBodyBytes,
       logger,
       engine: async () => (await this.#start()).engine,
+      probeToken: this.#probeToken,
     });
   }
 
@@ -291,6 +295,7 @@ export class Lightning {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#probe.abort();
     const running = await this.#starting?.catch(() => undefined);
     if (!running) return;
     await running.reconciler.stop();
@@ -325,9 +330,27 @@ export class Lightning {
       void reconciler.sweep().then(() => {
         if (this.#settings.reconciler.enabled && !this.#closed) reconciler.start();
       });
+      this.#probeOwnRoute(runtime.emulator !== null);
       return this.#running;
     });
     return this.#starting;
+  }
+
+  /**
+   * In development (the emulator, or a real key outside production), checks once the server
+   * listens that `publicUrl` reaches this server's callback route, and warns when it does not.
+   */
+  #probeOwnRoute(emulator: boolean): void {
+    if (!emulator && process.env.NODE_ENV === 'production') return;
+    const { publicUrl, prefix, logger, reconciler } = this.#settings;
+    void probeCallbackRoute({
+      publicUrl,
+      prefix,
+      logger,
+      token: this.#probeToken,
+      firstCheckMs: reconciler.firstCheckMs,
+      signal: this.#probe.signal,
+    });
   }
 
   #ready(what: string): Running {

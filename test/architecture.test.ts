@@ -15,6 +15,8 @@ const LAYERS: [string, number][] = [
   ['clock.ts', 0],
   ['errors.ts', 0],
   ['version.ts', 0],
+  ['node-version.ts', 0],
+  ['require-node.ts', 0],
   ['api/', 1],
   ['ledger/', 1],
   ['emulator/', 2],

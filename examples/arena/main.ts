@@ -6,8 +6,7 @@
 import type { Server as HttpServer } from 'node:http';
 import { createRouter, defineRoom, defineServer } from '@colyseus/core';
 import { WebSocketTransport } from '@colyseus/ws-transport';
-import { createLightning } from '../../src/lightning.js';
-import type { LightningOptions } from '../../src/server/options.js';
+import { createLightning, type LightningOptions } from 'colyseus-lightning';
 import { ArenaAuth, type ArenaAuthOptions } from './auth.js';
 import { type ArenaConfig, arenaConfig } from './config.js';
 import { OwedBook } from './owed.js';

@@ -9,8 +9,7 @@
  * Costs: two listeners on the server's events, and one set entry per fee left open by a
  * room that closed (it leaves when that fee ends).
  */
-import type { Intent } from '../../src/ledger/intent.js';
-import type { Lightning } from '../../src/lightning.js';
+import type { Intent, Lightning } from 'colyseus-lightning';
 
 export interface Owed {
   playerId: string;

@@ -20,9 +20,8 @@
  */
 import { createHash } from 'node:crypto';
 import { type AuthContext, type Client, definePlugins, Room } from '@colyseus/core';
+import type { EntryFee, Lightning } from 'colyseus-lightning';
 import { z } from 'zod';
-import type { Lightning } from '../../src/lightning.js';
-import type { EntryFee } from '../../src/room/state.js';
 import type { ArenaAuth } from './auth.js';
 import { type ArenaConfig, arenaConfig } from './config.js';
 import type { OwedBook } from './owed.js';

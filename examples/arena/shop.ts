@@ -20,9 +20,9 @@
  * in flight.
  */
 import type { Client } from '@colyseus/core';
-import { InsufficientPointsError } from '../../src/api/errors.js';
-import { type Intent, isTerminal } from '../../src/ledger/intent.js';
-import type { Lightning } from '../../src/lightning.js';
+import { InsufficientPointsError, type Intent, type Lightning } from 'colyseus-lightning';
+
+const ENDED: readonly string[] = ['completed', 'expired', 'failed'];
 
 /** What the shop says to a player; `ok` is null while a purchase is not confirmed. */
 export interface ShopMessage {
@@ -127,7 +127,7 @@ export class Shop {
       message: `Your purchase of the ${purchase.item} is not confirmed yet: the payment service did not answer clearly. You will see here whether it went through.`,
     });
     const now = await this.#host.lightning.ledger.get(purchase.intentId as string);
-    if (now && isTerminal(now.status)) this.#end(purchase, now.status);
+    if (now && ENDED.includes(now.status)) this.#end(purchase, now.status);
   }
 
   #end(purchase: Purchase, outcome: Intent['status'] | 'short'): void {

@@ -3,7 +3,7 @@
  * owner (a client that owns none sees the maps empty, or the field undefined).
  */
 import { type SchemaType, schema, t } from '@colyseus/schema';
-import { LightningState } from '../../src/room/state.js';
+import { LightningState } from 'colyseus-lightning';
 
 export const Player = schema(
   {

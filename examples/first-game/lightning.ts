@@ -1,5 +1,5 @@
 /** The game's one Lightning object, made once and imported by the rooms and the server. */
-import { createLightning } from '../../src/index.js';
+import { createLightning } from 'colyseus-lightning';
 
 // Without LIGHTNING_API_KEY: the built-in emulator (development, no real money moves).
 export const lightning = createLightning({

@@ -3,6 +3,9 @@
  * the service's words. An explicit list, held to docs/EXPORTS.md by test/exports.test.ts.
  */
 
+// First: on an older Node, fail here with the version needed, not deep in a dependency.
+import '../require-node.js';
+
 export { type Clock, ManualClock } from '../clock.js';
 export {
   InvalidArgumentError,

@@ -1,6 +1,8 @@
 /**
  * Status callbacks, sent as the service sends them: the bare resource object POSTed as
- * JSON to its callbackUrl, once, unauthenticated, no retries; failures are only counted.
+ * JSON to its callbackUrl, once, unauthenticated, no retries; failures are counted and each
+ * is logged in one line, since a game that cannot be reached otherwise learns of a payment
+ * only when it re-reads it.
  * Tests can make delivery worse on purpose: drop, duplicate, delay or reorder.
  * Delays use real timers (they stand for the network, not for the emulator's clock).
  */
@@ -56,8 +58,11 @@ export class CallbackDispatcher {
   private readonly delayTimers = new Map<NodeJS.Timeout, () => void>();
   private closed = false;
 
-  constructor(options: CallbackOptions = {}) {
+  private readonly warn: (message: string) => void;
+
+  constructor(options: CallbackOptions = {}, warn: (message: string) => void = () => {}) {
     this.options = { ...options };
+    this.warn = warn;
   }
 
   set(options: CallbackOptions): void {
@@ -218,6 +223,14 @@ export class CallbackDispatcher {
       record.outcome = 'failed';
       record.error = error instanceof Error ? error.message : String(error);
     }
-    if (record.outcome === 'failed') this.failures++;
+    if (record.outcome === 'failed') {
+      this.failures++;
+      // The token in the URL authenticates the callback: the log shows where, not the token.
+      const where = record.url.replace(/\/[^/]*$/, '/…');
+      const why = record.error ?? `answered ${record.httpStatus}`;
+      this.warn(
+        `callback not delivered: POST ${where} (${record.kind} ${record.resourceId} ${record.status}): ${why}. The game learns of it only when it re-reads it: is it listening there, with lightning.endpoints() mounted?`,
+      );
+    }
   }
 }

@@ -31,7 +31,7 @@ import {
   type TransferRecord,
 } from './store.js';
 import type { WebhookDelivery } from './webhooks.js';
-import { userView } from './widget-users.js';
+import { startingPoints, userView } from './widget-users.js';
 import { refreshWithdrawalRequest, withdrawalRequestView } from './withdrawals.js';
 
 type WithProject<T> = T & { projectId: string };
@@ -209,13 +209,14 @@ export function createControl(
 
     createUser({ email, referenceId, projectId }) {
       const id = randomUUID();
+      const project = store.project(projectId ?? control.defaultProjectId);
       store.users.set(id, {
         id,
-        projectId: store.project(projectId ?? control.defaultProjectId).id,
+        projectId: project.id,
         referenceId: referenceId ?? null,
         email,
         acceptedDisclosures: new Set(),
-        points: new Map(),
+        points: startingPoints(core, project),
         createdAt: core.clock.now(),
       });
       return id;

@@ -23,6 +23,8 @@ export interface EmulatorCore {
   readonly sessionSecret: string;
   /** Signs ramp and widget webhooks when set. */
   webhookSecret: string | undefined;
+  /** Points (in the project's point currency) each new widget user starts with; 0: none. */
+  readonly userPoints: number;
   /** 0: payments complete at once; otherwise they stay `processing` this long. */
   paymentDelayMs: number;
   /** Armed expiry timers by resource id, cancelled when the resource settles. */

@@ -1,8 +1,10 @@
 /**
- * The dev wallet: a page at /_emulator/ listing every open withdrawal request and active
- * static charge of every project, with Claim and Pay buttons, and the JSON routes behind
- * it. No API key and permissive CORS, so a game's browser client can call them too: the
- * emulator is for development only and must never face the internet.
+ * The dev wallet: a page at /_emulator/ listing the withdrawal requests (rewards) and static
+ * charges (fees) of every project, newest first, each with its player (`internalId`), kind,
+ * amount in sats (msats on hover) and status, with Claim and Pay buttons on the open ones; the
+ * players' point balances with a Grant button; and the JSON routes behind it. No API key and
+ * permissive CORS, so a game's browser client can call them too: the emulator is for
+ * development only and must never face the internet. Cost: the page polls `state` every 3 s.
  */
 
 import { z } from 'zod';
@@ -16,6 +18,7 @@ import {
   refreshStaticCharge,
   staticChargeView,
 } from './static-charges.js';
+import type { Project } from './store.js';
 import {
   claimWithdrawalRequest,
   refreshWithdrawalRequest,
@@ -72,40 +75,141 @@ export function devPayInvoice(core: EmulatorCore, body: unknown): Reply {
   return answer(payInvoice(core, parsed.data.pr));
 }
 
+/** How many of the latest entries `state` lists (the open ones are listed in full besides). */
+const RECENT = 200;
+
+/** One row of the page: a reward or a fee, whoever's it is, open or not. */
+interface DevEntry {
+  id: string;
+  kind: 'withdrawalRequest' | 'staticCharge';
+  projectId: string;
+  /** The `internalId` the game gave: its player id. */
+  player: string | null;
+  minMsat: string;
+  maxMsat: string;
+  status: string;
+  open: boolean;
+  description: string;
+  createdAt: number;
+  slots?: number;
+  allowedSlots?: number | null;
+}
+
 export function devState(core: EmulatorCore): Reply {
   const withdrawalRequests = [];
+  const staticCharges = [];
+  const entries: DevEntry[] = [];
   for (const wr of core.store.withdrawalRequests.values()) {
     refreshWithdrawalRequest(core, wr);
-    if (wr.status === 'pending')
-      withdrawalRequests.push({ projectId: wr.projectId, ...withdrawalRequestView(core, wr) });
+    const view = { projectId: wr.projectId, ...withdrawalRequestView(core, wr) };
+    if (wr.status === 'pending') withdrawalRequests.push(view);
+    entries.push({
+      id: wr.id,
+      kind: 'withdrawalRequest',
+      projectId: wr.projectId,
+      player: wr.internalId,
+      minMsat: view.amount,
+      maxMsat: view.amount,
+      status: wr.status,
+      open: wr.status === 'pending',
+      description: wr.description,
+      createdAt: wr.createdAt,
+    });
   }
-  const staticCharges = [];
   for (const charge of core.store.staticCharges.values()) {
     refreshStaticCharge(core, charge);
-    if (charge.status === 'active')
-      staticCharges.push({ projectId: charge.projectId, ...staticChargeView(core, charge) });
+    const view = { projectId: charge.projectId, ...staticChargeView(core, charge) };
+    if (charge.status === 'active') staticCharges.push(view);
+    entries.push({
+      id: charge.id,
+      kind: 'staticCharge',
+      projectId: charge.projectId,
+      player: charge.internalId,
+      minMsat: view.minAmount,
+      maxMsat: view.maxAmount,
+      status: charge.status,
+      open: charge.status === 'active',
+      description: charge.description,
+      createdAt: charge.createdAt,
+      slots: charge.slots,
+      allowedSlots: charge.allowedSlots,
+    });
   }
-  return json(200, { withdrawalRequests, staticCharges });
+  // Newest first; among entries of one millisecond, the later made first (maps keep the order
+  // of insertion), rewards before charges.
+  const order = new Map(entries.map((e, i) => [e, i]));
+  const rank = (e: DevEntry) =>
+    (order.get(e) ?? 0) + (e.kind === 'withdrawalRequest' ? entries.length : 0);
+  entries.sort((a, b) => b.createdAt - a.createdAt || rank(b) - rank(a));
+  const users = [...core.store.users.values()].map((u) => ({
+    id: u.id,
+    projectId: u.projectId,
+    player: u.referenceId,
+    email: u.email,
+    points: Object.fromEntries(u.points),
+  }));
+  return json(200, { withdrawalRequests, staticCharges, entries: entries.slice(0, RECENT), users });
+}
+
+const grantBody = z.object({
+  amount: z.union([z.number().int().positive(), z.string().regex(/^[1-9]\d*$/)]),
+  currency: z.string().min(1).max(16).optional(),
+});
+
+/** Adds points to a player's balance, as the service's dashboard would: development only. */
+export function devGrantPoints(core: EmulatorCore, userId: string, body: unknown): Reply {
+  const user = core.store.users.get(userId);
+  if (!user) return json(404, { status: 'ERROR', reason: 'Unknown widget user' });
+  const parsed = grantBody.safeParse(body ?? {});
+  if (!parsed.success)
+    return json(400, { status: 'ERROR', reason: 'amount must be a positive integer' });
+  const project: Project = core.store.project(user.projectId);
+  const currency = parsed.data.currency ?? project.pointCurrency;
+  const next = (user.points.get(currency) ?? 0) + Number(parsed.data.amount);
+  if (!Number.isSafeInteger(next))
+    return json(400, { status: 'ERROR', reason: 'amount is too large' });
+  user.points.set(currency, next);
+  return json(200, { status: 'OK', currency, points: next });
 }
 
 export const DEV_WALLET_HTML = `<!doctype html>
 <html><head><meta charset="utf-8"><title>Emulator dev wallet</title>
 <style>
-body{font:15px system-ui;margin:2em;max-width:70em}table{border-collapse:collapse;width:100%;margin-bottom:2em}
-td,th{border-bottom:1px solid #ddd;padding:.4em;text-align:left}code{font-size:12px;word-break:break-all}
-#log{white-space:pre-wrap;background:#f4f4f4;padding:.5em;min-height:2em}
+body{font:15px system-ui;margin:2em;max-width:72em;color:#222}table{border-collapse:collapse;width:100%;margin-bottom:2em}
+td,th{border-bottom:1px solid #ddd;padding:.4em;text-align:left}th{font-weight:600;color:#555}
+td.amount{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}abbr{text-decoration:none;cursor:help}
+.status{font-size:13px;padding:.1em .5em;border-radius:1em;background:#eee}.status.open{background:#fff3c4}
+.status.done{background:#d8f5d8}.status.gone{background:#f3d6d6}.kind{color:#555}.none{color:#999}
+#log{white-space:pre-wrap;background:#f4f4f4;padding:.5em;min-height:2em;font-size:13px}
 </style></head><body>
 <h1>Dev wallet</h1>
-<p>Every open withdrawal request and active static charge of every project of this emulator.
-Development only: these routes need no API key.</p>
-<h2>Withdrawal requests</h2><table id="wr"></table>
-<h2>Static charges</h2><table id="sc"></table>
+<p>Every reward (withdrawal request) and fee (static charge) of every project of this emulator, newest first.
+Claim and Pay do what the player's wallet would. Development only: these routes need no API key.</p>
+<h2>Entries</h2><table id="entries"></table>
+<h2>Players' points</h2><table id="users"></table>
 <h2>Pay a BOLT11 invoice</h2>
 <form id="inv"><input name="pr" size="80" placeholder="lnbc..."> <button>Pay</button></form>
 <h2>Log</h2><div id="log"></div>
 <script>
 const log = (t) => { document.getElementById('log').textContent = t + '\\n' + document.getElementById('log').textContent; };
 const esc = (s) => String(s ?? '').replace(/[&<>"']/g, (c) => '&#' + c.charCodeAt(0) + ';');
+const group = (digits) => String(digits).replace(/\\B(?=(\\d{3})+(?!\\d))/g, ',');
+// msats as sats: whole sats when they are whole, else three decimals; the msats on hover.
+const sats = (msat) => {
+  const m = BigInt(msat), whole = m / 1000n, rest = m % 1000n;
+  return group(whole) + (rest === 0n ? '' : '.' + String(rest).padStart(3, '0')) + ' sats';
+};
+const amount = (e) => {
+  const text = e.minMsat === e.maxMsat ? sats(e.minMsat) : sats(e.minMsat) + ' to ' + sats(e.maxMsat);
+  const hover = e.minMsat === e.maxMsat ? group(e.minMsat) + ' msats' : group(e.minMsat) + ' to ' + group(e.maxMsat) + ' msats';
+  return '<abbr title="' + hover + '">' + esc(text) + '</abbr>';
+};
+const KIND = { withdrawalRequest: 'reward <small>(withdrawal request)</small>', staticCharge: 'fee <small>(static charge)</small>' };
+const tone = (e) => e.open ? 'open' : e.status === 'completed' || (e.status === 'inactive' && e.slots > 0) ? 'done' : 'gone';
+const statusText = (e) => e.kind === 'staticCharge' && e.status === 'inactive' && e.slots > 0 ? 'paid' : e.status;
+const action = (e) => !e.open ? '' : e.kind === 'withdrawalRequest'
+  ? '<button data-claim="' + esc(e.id) + '">Claim</button>'
+  : '<input size="9" id="amt-' + esc(e.id) + '" value="' + esc(e.minMsat) + '" title="msats"> <button data-pay="' + esc(e.id) + '">Pay</button>';
 async function post(path, body) {
   const res = await fetch(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body ?? {}) });
   const data = await res.json();
@@ -114,18 +218,22 @@ async function post(path, body) {
 }
 async function refresh() {
   const state = await (await fetch('state')).json();
-  document.getElementById('wr').innerHTML = '<tr><th>amount (msat)</th><th>description</th><th>expires</th><th></th></tr>' +
-    state.withdrawalRequests.map((w) => '<tr><td>' + esc(w.amount) + '</td><td>' + esc(w.description) + '</td><td>' + esc(w.expiresAt) +
-      '</td><td><button data-claim="' + esc(w.id) + '">Claim</button></td></tr>').join('');
-  document.getElementById('sc').innerHTML = '<tr><th>min..max (msat)</th><th>description</th><th>slots</th><th></th></tr>' +
-    state.staticCharges.map((c) => '<tr><td>' + esc(c.minAmount) + '..' + esc(c.maxAmount) + '</td><td>' + esc(c.description) + '</td><td>' +
-      esc(c.slots) + '/' + esc(c.allowedSlots ?? '∞') + '</td><td><input size="10" id="amt-' + esc(c.id) + '" value="' + esc(c.minAmount) +
-      '"> <button data-pay="' + esc(c.id) + '">Pay</button></td></tr>').join('');
+  document.getElementById('entries').innerHTML = '<tr><th>player</th><th>kind</th><th>amount</th><th>description</th><th>status</th><th></th></tr>' +
+    (state.entries.length === 0 ? '<tr><td colspan="6" class="none">Nothing yet.</td></tr>' : '') +
+    state.entries.map((e) => '<tr><td>' + (e.player ? esc(e.player) : '<span class="none">none</span>') + '</td><td class="kind">' + KIND[e.kind] +
+      '</td><td class="amount">' + amount(e) + '</td><td>' + esc(e.description) + '</td><td><span class="status ' + tone(e) + '">' +
+      esc(statusText(e)) + '</span></td><td>' + action(e) + '</td></tr>').join('');
+  document.getElementById('users').innerHTML = '<tr><th>player</th><th>email</th><th>points</th><th></th></tr>' +
+    (state.users.length === 0 ? '<tr><td colspan="4" class="none">No widget user yet: one is made when a player first spends points.</td></tr>' : '') +
+    state.users.map((u) => '<tr><td>' + esc(u.player ?? '') + '</td><td>' + esc(u.email) + '</td><td>' +
+      (Object.entries(u.points).map(([c, n]) => esc(group(n)) + ' ' + esc(c)).join(', ') || '<span class="none">0</span>') +
+      '</td><td><input size="7" id="pts-' + esc(u.id) + '" value="1000"> <button data-grant="' + esc(u.id) + '">Grant</button></td></tr>').join('');
 }
 document.body.addEventListener('click', (e) => {
   const t = e.target;
   if (t.dataset.claim) post('withdrawal-requests/' + t.dataset.claim + '/claim');
   if (t.dataset.pay) post('static-charges/' + t.dataset.pay + '/pay', { amountMsat: document.getElementById('amt-' + t.dataset.pay).value });
+  if (t.dataset.grant) post('users/' + t.dataset.grant + '/points', { amount: document.getElementById('pts-' + t.dataset.grant).value });
 });
 document.getElementById('inv').addEventListener('submit', (e) => { e.preventDefault(); post('pay-invoice', { pr: e.target.pr.value }); });
 refresh(); setInterval(refresh, 3000);

@@ -13,6 +13,9 @@
  * reach the port can claim every reward. Bind it to loopback (the default).
  */
 
+// First: on an older Node, fail here with the version needed, not deep in a dependency.
+import '../require-node.js';
+
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -55,8 +58,19 @@ export interface EmulatorOptions {
   /** Fixed keys for the default project (e.g. to keep a .env stable); random by default. */
   apiKey?: string;
   sandboxKey?: string;
+  /**
+   * Points each new widget user starts with, in its project's point currency (USDZ minor
+   * units: 1000 is 10.00), so a game's shop can be tried at once. Default 0: as on the
+   * service, balances are filled from outside the API (control.setPoints).
+   */
+  userPoints?: number;
   /** Keep payments `processing` this long before `completed`; default 0 (at once). */
   paymentDelayMs?: number;
+  /**
+   * Where the emulator's few log lines go (a callback it could not deliver). Default the
+   * console, prefixed `[emulator]`.
+   */
+  logger?: { warn(message: string): void };
   /** Largest accepted request body in bytes; default 64 KiB. */
   bodyLimit?: number;
 }
@@ -77,7 +91,14 @@ export interface Emulator {
 }
 
 export async function startEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
+  if (
+    options.userPoints !== undefined &&
+    !(Number.isSafeInteger(options.userPoints) && options.userPoints >= 0)
+  ) {
+    throw new RangeError('userPoints must be a non-negative integer');
+  }
   const clock = options.clock ?? systemClock;
+  const logger = options.logger ?? { warn: (m: string) => console.warn(`[emulator] ${m}`) };
   const store = new Store();
   const log = new RequestLog();
   const scheduler = new Scheduler(clock);
@@ -85,11 +106,12 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     store,
     clock,
     scheduler,
-    callbacks: new CallbackDispatcher(options.callbacks),
+    callbacks: new CallbackDispatcher(options.callbacks, (m) => logger.warn(m)),
     faults: new FaultSet(options.faults),
     baseUrl: '',
     sessionSecret: options.sessionSecret ?? randomBytes(32).toString('hex'),
     webhookSecret: options.webhookSecret,
+    userPoints: options.userPoints ?? 0,
     paymentDelayMs: options.paymentDelayMs ?? 0,
     timers: new Map(),
     webhookLog: [],

@@ -10,6 +10,7 @@ import {
   CORS_HEADERS,
   DEV_WALLET_HTML,
   devClaim,
+  devGrantPoints,
   devPay,
   devPayInvoice,
   devState,
@@ -164,6 +165,9 @@ const ROUTES: Route[] = [
     devPay(c.core, c.params.id as string, c.body),
   ),
   r('POST', '/_emulator/pay-invoice', 'emulator', 'none', (c) => devPayInvoice(c.core, c.body)),
+  r('POST', '/_emulator/users/:id/points', 'emulator', 'none', (c) =>
+    devGrantPoints(c.core, c.params.id as string, c.body),
+  ),
   r('GET', '/_emulator/widget', 'emulator', 'none', (c) => sessionPage(c.core, 'widget', c.query)),
   r('GET', '/_emulator/ramp', 'emulator', 'none', (c) => sessionPage(c.core, 'ramp', c.query)),
 ];

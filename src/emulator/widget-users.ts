@@ -60,6 +60,11 @@ export function userView(user: WidgetUserRecord) {
   };
 }
 
+/** A new user's balances: the emulator's `userPoints` in the project's currency, if any. */
+export function startingPoints(core: EmulatorCore, project: Project): Map<string, number> {
+  return new Map(core.userPoints > 0 ? [[project.pointCurrency, core.userPoints]] : []);
+}
+
 export function findUser(
   core: EmulatorCore,
   project: Project,
@@ -90,7 +95,7 @@ export function createUser(core: EmulatorCore, project: Project, body: unknown):
     referenceId: referenceId ?? null,
     email: address,
     acceptedDisclosures: new Set(),
-    points: new Map(),
+    points: startingPoints(core, project),
     createdAt: core.clock.now(),
   };
   core.store.users.set(user.id, user);

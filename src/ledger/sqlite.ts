@@ -21,7 +21,7 @@
  * writers moving the same intent, exactly one gets a row back.
  */
 
-import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
+import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
 import { v7 as uuidv7 } from 'uuid';
 import { type Clock, systemClock } from '../clock.js';
 import { BudgetExceededError, LimitExceededError } from '../errors.js';
@@ -238,7 +238,9 @@ export class SqliteLedger implements LedgerStore {
     // The full busy timeout holds while the constructor (synchronous) runs the schema: two
     // processes opening a new file at once would otherwise fail with SQLITE_BUSY. Afterwards
     // every write waits for a lock asynchronously (see writeSoon).
-    this.db = new DatabaseSync(this.path, { timeout: this.busyTimeoutMs });
+    // Loaded here, not imported: an older Node then fails at the entry point's version check.
+    const { DatabaseSync: Database } = process.getBuiltinModule('node:sqlite');
+    this.db = new Database(this.path, { timeout: this.busyTimeoutMs });
     try {
       this.tx = {
         begin: this.db.prepare('BEGIN IMMEDIATE'),

@@ -49,7 +49,7 @@ export class RoomEntries {
     if (!state) {
       throw new ConfigurationError(
         'state',
-        "the room has no LightningState: add `lightning: LightningState` to the room's state, or pass options.state",
+        `room ${this.#room.roomName ?? this.#room.constructor.name} has no LightningState: add \`lightning: LightningState\` to its state (schema({ ..., lightning: LightningState })), or pass the plugin options.state`,
       );
     }
     return state;

@@ -20,7 +20,7 @@
  * client ever receives the entry. Ended entries leave the state after `lingerMs`.
  */
 import type { AuthContext, Client } from '@colyseus/core';
-import { RoomPlugin } from '@colyseus/core';
+import { ErrorCode, RoomPlugin, ServerError } from '@colyseus/core';
 import { parseInput } from '../api/inputs.js';
 import { RegionRefusedError } from '../errors.js';
 import { type Intent, isTerminal } from '../ledger/intent.js';
@@ -260,6 +260,18 @@ export class LightningPlugin extends RoomPlugin {
   // ---- lifecycle ------------------------------------------------------------------------
 
   protected override async onCreate(): Promise<void> {
+    // A room with nowhere to show its entries fails at creation, not at its first payment. A
+    // room that assigns its state in its own onCreate (which runs after this) is checked by
+    // the helpers, before any money moves.
+    if (this.room.state !== undefined) {
+      try {
+        this.#roomEntries().require();
+      } catch (err) {
+        // Colyseus sends a creation error's `code` to the client as its status: a numeric one,
+        // so the client reads this message and not "seat reservation expired".
+        throw new ServerError(ErrorCode.APPLICATION_ERROR, (err as Error).message);
+      }
+    }
     await this.#attach('onCreate');
   }
 

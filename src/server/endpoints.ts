@@ -7,13 +7,15 @@
  *   POST {prefix}/webhooks/widget    widget session events
  *
  * Bodies are read raw with a size cap (the routes are open to the internet, and signatures
- * are over the raw bytes). An unknown token gets 404 with an empty body. The routes are built
+ * are over the raw bytes). An unknown token gets 404 with an empty body; this server's own
+ * set-up probe (server/probe.ts) gets 200 and a header that says it arrived. The routes are built
  * before the engine exists (at server definition), and wait for it on the first request.
  */
 import { createEndpoint } from '@colyseus/core';
 import { BodyTooLargeError, parseJson, readRawBody } from './body.js';
 import type { Engine } from './engine.js';
 import type { LightningLogger } from './logger.js';
+import { PROBE_HEADER } from './probe.js';
 import { receiveWebhook } from './webhooks.js';
 
 export interface RoutesHost {
@@ -22,6 +24,8 @@ export interface RoutesHost {
   logger: LightningLogger;
   /** The engine, once the server is ready. */
   engine(): Promise<Engine>;
+  /** The token of this server's set-up probe (server/probe.ts), answered without the engine. */
+  probeToken: string;
 }
 
 const empty = (status: number) => new Response(null, { status });
@@ -78,6 +82,9 @@ export function lightningEndpoints(host: RoutesHost) {
       { method: 'POST', disableBody: true },
       (ctx) =>
         guarded(host.logger, 'callback', async () => {
+          if (ctx.params.token === host.probeToken) {
+            return new Response(null, { status: 200, headers: { [PROBE_HEADER]: 'ok' } });
+          }
           const engine = await host.engine();
           // Before the body is read or the ledger touched: a refused sender costs nothing more.
           if (engine.sources && !(await engine.sources.admits(ctx.request?.headers))) {

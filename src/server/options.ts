@@ -188,7 +188,12 @@ export function resolveOptions(
   options: LightningOptions,
   env: NodeJS.ProcessEnv = process.env,
 ): Settings {
-  const o = parseInput(lightningOptionsSchema, options ?? {}, 'options', ConfigurationError);
+  const o = parseInput(
+    lightningOptionsSchema,
+    withoutBlanks(options),
+    'options',
+    ConfigurationError,
+  );
   if (o.apiKey === undefined) {
     if (env.NODE_ENV === 'production') {
       throw new ConfigurationError(
@@ -217,6 +222,18 @@ export function resolveOptions(
     );
   }
   return { ...o, publicUrl: trimSlash(o.publicUrl) };
+}
+
+/**
+ * `LIGHTNING_API_KEY=` and `PUBLIC_URL=` left empty in a copied `.env` mean "not set": the
+ * emulator and its default address, with the same notice as when they are absent.
+ */
+function withoutBlanks(options: LightningOptions | undefined): unknown {
+  if (typeof options !== 'object' || options === null) return options ?? {};
+  const o = { ...options };
+  if (typeof o.apiKey === 'string' && o.apiKey.trim() === '') delete o.apiKey;
+  if (typeof o.publicUrl === 'string' && o.publicUrl.trim() === '') delete o.publicUrl;
+  return o;
 }
 
 function trimSlash(url: string): string {

@@ -28,12 +28,13 @@ export async function startRuntime(settings: Settings): Promise<Runtime> {
     emulator = await startEmulator({
       port: settings.emulator.port,
       host: settings.emulator.host,
+      logger: settings.logger,
       ...(settings.webhookSecret ? { webhookSecret: settings.webhookSecret } : {}),
     });
     apiKey = emulator.apiKey;
     baseUrl = emulator.url;
     settings.logger.info(
-      `no apiKey: using the embedded payments emulator at ${emulator.url} (no real money moves)`,
+      `no apiKey: using the embedded payments emulator at ${emulator.url} (no real money moves); dev wallet: ${emulator.devWalletUrl}`,
     );
   }
   const { timeoutMs, maxRetries, retry, paths } = settings.api;

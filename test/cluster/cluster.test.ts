@@ -16,6 +16,7 @@ import { request } from 'undici';
 import { type Emulator, startEmulator } from '../../src/emulator/index.js';
 import { RedisLedger } from '../../src/ledger/redis.js';
 import { eventually } from '../support/eventually.js';
+import { needRedis } from '../support/needs.js';
 import { freePort } from '../support/ports.js';
 import { type RedisServer, startRedis } from '../support/redis.js';
 import { GameProcess, type Report } from './processes.js';
@@ -50,6 +51,7 @@ describe('cluster: three processes on one Redis', function () {
 
   before(async function () {
     this.timeout(40_000);
+    needRedis(this);
     redis = await startRedis();
     emulator = await startEmulator();
     ledger = new RedisLedger(redis.url);

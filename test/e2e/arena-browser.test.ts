@@ -6,16 +6,16 @@
  * yet" and then shows the outcome. Screenshots are saved under test-artifacts/ (and the
  * round's screenshot under docs/ when UPDATE_SCREENSHOT=1).
  */
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { expect } from 'chai';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { startArena } from '../../examples/arena/main.js';
 import { quietLogger } from '../support/game.js';
+import { CHROMIUM, needChromium } from '../support/needs.js';
 import { freePort } from '../support/ports.js';
 
 const DEPLETE = '/api/v1/widget/users/deplete';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ARTIFACTS = 'test-artifacts';
 
 describe('example arena in a browser', function () {
@@ -24,10 +24,7 @@ describe('example arena in a browser', function () {
   let arena: Awaited<ReturnType<typeof startArena>> | undefined;
 
   before(function () {
-    if (!existsSync(CHROMIUM)) {
-      if (process.env.CI) throw new Error(`no Chromium at ${CHROMIUM}: .ci/run installs it`);
-      this.skip();
-    }
+    needChromium(this);
     mkdirSync(ARTIFACTS, { recursive: true });
   });
 

@@ -2,7 +2,11 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import { request } from 'undici';
+import { InsufficientPointsError } from '../../src/api/errors.js';
 import { ManualClock, startEmulator } from '../../src/emulator/index.js';
+import { createLightning } from '../../src/lightning.js';
+import { quietLogger } from '../support/game.js';
+import { freePort } from '../support/ports.js';
 import { call } from './helpers.js';
 
 describe('emulator: ManualClock', () => {
@@ -64,6 +68,60 @@ describe('emulator: CLI', () => {
       expect(info.apiKey).to.be.a('string');
       const res = await request(`${info.url}/v0/wallet`, { headers: { apikey: info.apiKey } });
       expect(await res.body.json()).to.deep.include({ data: { unit: 'sats', balance: 5000 } });
+    } finally {
+      child.kill('SIGTERM');
+    }
+  });
+});
+
+describe('emulator: CLI, connecting a game', () => {
+  it('prints the createLightning options that connect a game, and grants each new player points', async () => {
+    const bin = fileURLToPath(new URL('../../bin/colyseus-lightning.js', import.meta.url));
+    const gameUrl = `http://127.0.0.1:${await freePort()}`;
+    const child = spawn(
+      process.execPath,
+      [bin, 'emulator', '--port', '0', '--points', '500', '--game-url', gameUrl],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    try {
+      let out = '';
+      child.stdout.setEncoding('utf8');
+      for await (const chunk of child.stdout) {
+        out += chunk;
+        if (out.includes('Press Ctrl+C')) break;
+      }
+      expect(out).to.include('every new player starts with 500 USDZ points');
+      // The snippet, as a user copies it.
+      const option = (name: string) => out.match(new RegExp(`${name}: '([^']+)'`))?.[1];
+      const snippet = {
+        apiKey: option('apiKey'),
+        baseUrl: option('baseUrl'),
+        publicUrl: option('publicUrl'),
+      };
+      expect(snippet.publicUrl).to.equal(gameUrl);
+      const lightning = createLightning({ ...snippet, logger: quietLogger, ledger: ':memory:' });
+      try {
+        await lightning.ready();
+        expect(lightning.emulator).to.equal(null);
+        const reward = await lightning.reward({
+          playerId: 'p1',
+          amountMsat: 50_000,
+          description: 'won',
+        });
+        expect(reward.status).to.equal('pending');
+        const user = await lightning.api.widgetUsers.create({
+          reference_id: 'p1',
+          email: 'p1@example.com',
+        });
+        const spent = await lightning.spendPoints({ playerId: 'p1', userId: user.id, amount: 500 });
+        expect(spent.status).to.equal('completed');
+        const short = await lightning
+          .spendPoints({ playerId: 'p1', userId: user.id, amount: 1 })
+          .catch((err: Error) => err);
+        expect(short).to.be.instanceOf(InsufficientPointsError);
+      } finally {
+        await lightning.close();
+      }
     } finally {
       child.kill('SIGTERM');
     }

@@ -260,4 +260,50 @@ describe('emulator: dev wallet', () => {
     expect(page.headers['content-type']).to.match(/html/);
     expect(page.body).to.match(/Claim/);
   });
+
+  it('lists every entry with its player, kind and status, newest first, and grants a player points', async () => {
+    const fee = (player: string) =>
+      call(t.emu, 'POST', '/v0/static-charges', {
+        body: {
+          minAmount: '21000',
+          maxAmount: '21000',
+          allowedSlots: 1,
+          description: 'Duel entry',
+          internalId: player,
+        },
+      });
+    const alices = (await fee('alice')).body.data;
+    const bobs = (await fee('bob')).body.data;
+    t.emu.control.payStaticCharge(bobs.id);
+    const state = (await call(t.emu, 'GET', '/_emulator/state', { key: null })).body;
+    expect(
+      state.entries.map((e: Loose) => [e.player, e.kind, e.minMsat, e.status, e.open]),
+    ).to.deep.equal([
+      ['bob', 'staticCharge', '21000', 'inactive', false],
+      ['alice', 'staticCharge', '21000', 'active', true],
+    ]);
+    expect(state.staticCharges.map((c: Loose) => c.id)).to.deep.equal([alices.id]);
+
+    const userId = t.emu.control.createUser({ email: 'a@example.com', referenceId: 'alice' });
+    const grant = (body: unknown) =>
+      call(t.emu, 'POST', `/_emulator/users/${userId}/points`, { key: null, body });
+    expect((await grant({ amount: 1500 })).body).to.deep.equal({
+      status: 'OK',
+      currency: 'USDZ',
+      points: 1500,
+    });
+    expect((await grant({ amount: '500' })).body.points).to.equal(2000);
+    expect((await grant({ amount: -1 })).status).to.equal(400);
+    expect(t.emu.control.points(userId, 'USDZ')).to.equal(2000);
+    const users = (await call(t.emu, 'GET', '/_emulator/state', { key: null })).body.users;
+    expect(users).to.deep.equal([
+      {
+        id: userId,
+        projectId: 'default',
+        player: 'alice',
+        email: 'a@example.com',
+        points: { USDZ: 2000 },
+      },
+    ]);
+  });
 });

@@ -23,6 +23,7 @@ import {
 import { createLightning } from '../../src/lightning.js';
 import { eventually } from '../support/eventually.js';
 import { quietLogger } from '../support/game.js';
+import { needRedis } from '../support/needs.js';
 import { type RedisServer, startRedis } from '../support/redis.js';
 import { newIntent, rejection } from './contract.js';
 
@@ -30,6 +31,10 @@ describe('RedisLedger durability', function () {
   this.timeout(30_000);
   const servers: RedisServer[] = [];
   const ledgers: RedisLedger[] = [];
+
+  before(function () {
+    needRedis(this);
+  });
 
   afterEach(async () => {
     for (const ledger of ledgers.splice(0)) await ledger.close();

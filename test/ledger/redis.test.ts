@@ -14,6 +14,7 @@ import {
   type IntentStatus,
   RedisLedger,
 } from '../../src/ledger/index.js';
+import { needRedis } from '../support/needs.js';
 import { type RedisServer, startRedis } from '../support/redis.js';
 import { describeLedgerContract, newIntent } from './contract.js';
 
@@ -23,7 +24,8 @@ describe('RedisLedger', function () {
   let admin: Redis;
   const open: RedisLedger[] = [];
 
-  before(async () => {
+  before(async function () {
+    needRedis(this);
     redis = await startRedis();
     admin = redis.client();
   });

@@ -22,6 +22,7 @@ import { RedisLedger } from '../../src/ledger/redis.js';
 import { createLightning, type Lightning } from '../../src/lightning.js';
 import type { LightningOptions } from '../../src/server/options.js';
 import { quietLogger } from '../support/game.js';
+import { needRedis } from '../support/needs.js';
 import { type RedisServer, startRedis } from '../support/redis.js';
 
 describe('limits and budgets: money is never taken', function () {
@@ -94,7 +95,8 @@ describe('limits and budgets: money is never taken', function () {
     expect(charges()).to.equal(3);
   });
 
-  it('charges once for 50 concurrent calls, from two processes', async () => {
+  it('charges once for 50 concurrent calls, from two processes', async function () {
+    needRedis(this);
     const [a, b] = (await twoProcesses()) as [Lightning, Lightning];
     const calls = Array.from({ length: 50 }, (_, i) => (i % 2 ? a : b).chargeEntryFee(fee));
     const results = await Promise.all(calls);
@@ -124,7 +126,8 @@ describe('limits and budgets: money is never taken', function () {
     expect(charges()).to.equal(2);
   });
 
-  it('refuses past maxOpenPerPlayer across two processes: nothing recorded, nothing sent', async () => {
+  it('refuses past maxOpenPerPlayer across two processes: nothing recorded, nothing sent', async function () {
+    needRedis(this);
     const [a, b] = (await twoProcesses({ limits: { maxOpenPerPlayer: 3 } })) as [
       Lightning,
       Lightning,
@@ -156,7 +159,8 @@ describe('limits and budgets: money is never taken', function () {
     expect(requests()).to.equal(1);
   });
 
-  it('holds player, room and game budgets across two processes, exactly', async () => {
+  it('holds player, room and game budgets across two processes, exactly', async function () {
+    needRedis(this);
     const hour = 3_600_000;
     const [a, b] = (await twoProcesses({
       budgets: {

@@ -16,7 +16,9 @@ export interface EmulatorBox {
 export function useEmulator(options: EmulatorOptions | (() => EmulatorOptions) = {}): EmulatorBox {
   const box = {} as EmulatorBox;
   beforeEach(async () => {
-    box.emu = await startEmulator(typeof options === 'function' ? options() : options);
+    // Quiet unless a test listens: some tests fail callbacks on purpose.
+    const given = typeof options === 'function' ? options() : options;
+    box.emu = await startEmulator({ logger: { warn() {} }, ...given });
   });
   afterEach(async () => {
     await box.emu?.close();

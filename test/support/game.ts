@@ -28,7 +28,7 @@ export async function startGame(
   options: Partial<LightningOptions> & { emulator?: Emulator } = {},
 ): Promise<Game> {
   const port = await freePort();
-  const emulator = options.emulator ?? (await startEmulator());
+  const emulator = options.emulator ?? (await startEmulator({ logger: quietLogger }));
   const { emulator: _unused, ...lightningOptions } = options;
   const lightning = await createLightning({
     apiKey: emulator.apiKey,

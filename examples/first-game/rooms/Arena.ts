@@ -1,7 +1,7 @@
 /** The room of docs/ROOMS.md; test/room/first-game.test.ts runs it. */
 import { type AuthContext, type Client, definePlugins, Room } from '@colyseus/core';
 import { schema, t } from '@colyseus/schema';
-import { LightningState } from '../../../src/index.js';
+import { LightningState } from 'colyseus-lightning';
 import { verifyToken } from '../auth.js';
 import { lightning } from '../lightning.js';
 

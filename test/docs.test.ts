@@ -1,0 +1,91 @@
+/**
+ * The docs hold to the code a new user meets (issue 16, findings 4, 5, 7, 10): the README
+ * installs the package and states the one Node version, its options table lists every option
+ * `createLightning` accepts, every file a doc names is in the repository, and the code a user
+ * copies (docs, examples) imports the package by its name.
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { expect } from 'chai';
+import { MIN_NODE } from '../src/node-version.js';
+import { lightningOptionsSchema } from '../src/server/options.js';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const read = (path: string) => readFileSync(join(root, path), 'utf8');
+const docs = [
+  'README.md',
+  'bench/README.md',
+  ...readdirSync(join(root, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
+];
+
+function files(dir: string): string[] {
+  return readdirSync(join(root, dir), { withFileTypes: true }).flatMap((entry) => {
+    const path = `${dir}/${entry.name}`;
+    if (entry.isDirectory()) return entry.name === 'node_modules' ? [] : files(path);
+    return [path];
+  });
+}
+
+describe('docs', () => {
+  it('the README installs the package with colyseus and states the one Node version', () => {
+    const readme = read('README.md');
+    expect(readme).to.include('npm install colyseus-lightning colyseus\n');
+    const [major, minor] = MIN_NODE.split('.');
+    expect(readme).to.include(`Node ${major}.${minor} or newer`);
+    for (const doc of docs) {
+      // Any other "Node <n> or newer" (or "Node <n>+") would be a second version.
+      const claims = read(doc).match(/Node (\d+(?:\.\d+)*)(?:\+| or newer)/g) ?? [];
+      for (const claim of claims) {
+        expect(claim, `${doc}: ${claim}`).to.match(new RegExp(`^Node ${major}\\.${minor}\\b`));
+      }
+    }
+  });
+
+  it("the README's options table lists every option createLightning accepts", () => {
+    const readme = read('README.md');
+    const table = readme.slice(readme.indexOf('| option | default | meaning |'));
+    const rows = new Set([...table.matchAll(/^\| `([\w.]+)` \|/gm)].map((m) => m[1]));
+    for (const key of Object.keys(lightningOptionsSchema.shape)) {
+      const nested = key === 'emulator' ? ['emulator.port', 'emulator.host'] : [key];
+      for (const row of nested) expect(rows.has(row), `a row for \`${row}\``).to.equal(true);
+    }
+  });
+
+  it('names only files that are in the repository', () => {
+    const missing: string[] = [];
+    for (const doc of docs) {
+      const text = read(doc);
+      const named = [
+        // Markdown links to local files.
+        ...[...text.matchAll(/\]\(((?!https?:|#)[^)\s]+)\)/g)].map((m) =>
+          join(dirname(doc), (m[1] as string).split('#')[0] as string),
+        ),
+        // Paths and Markdown files in backticks: `src/api/paths.ts`, `SERVICE-API.md`.
+        ...[
+          ...text.matchAll(
+            /`((?:src|test|examples|docs|bench|scripts|bin|\.ci)\/[\w./-]+|[\w./-]+\.md)`/g,
+          ),
+        ].map((m) => m[1] as string),
+      ];
+      for (const path of named) {
+        if (path.includes('*') || path.includes('<')) continue;
+        if (!existsSync(join(root, path))) missing.push(`${doc}: ${path}`);
+      }
+    }
+    expect(missing).to.deep.equal([]);
+  });
+
+  it('code a user copies imports colyseus-lightning by its name, never its sources', () => {
+    const offenders: string[] = [];
+    const copied = [...docs, ...files('examples').filter((f) => /\.(ts|js|mjs|cjs)$/.test(f))];
+    for (const file of copied) {
+      for (const m of read(file).matchAll(/from '((?:\.\.?\/)+src\/[^']*)'/g)) {
+        offenders.push(`${file}: ${m[1]}`);
+      }
+    }
+    expect(offenders).to.deep.equal([]);
+  });
+});

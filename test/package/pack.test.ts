@@ -1,0 +1,259 @@
+/**
+ * The package as npm ships it: `npm pack` (whose `prepack` builds dist/), then the tarball
+ * used from a scratch project in a temporary directory, by a game in ESM and one in CommonJS
+ * (fixtures/game.mjs, game.cjs), each playing a paid round: a signed-in player joins, pays the
+ * entry fee through the emulator's control, and claims the prize.
+ *
+ * Two forms. Always (no network): the tarball unpacked as node_modules/colyseus-lightning, its
+ * dependencies and @colyseus/core linked from this checkout, the room checking its own token.
+ * With TEST_PACK_INSTALL=1 (CI sets it): `npm install <tarball> colyseus @colyseus/sdk` from
+ * the registry, as the README says, and a player signed in with @colyseus/auth's JWT. The
+ * always form takes about 10 s; the install adds what the registry takes (about 5 s warm).
+ */
+import { execFile } from 'node:child_process';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import { expect } from 'chai';
+import { MIN_NODE, nodeVersionProblem } from '../../src/node-version.js';
+import { freePort } from '../support/ports.js';
+
+const run = promisify(execFile);
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const fixtures = join(root, 'test', 'package', 'fixtures');
+
+interface Packed {
+  tarball: string;
+  files: string[];
+}
+
+/** `npm pack` of this checkout into `dir`: runs `prepack`, as publishing does. */
+async function pack(dir: string): Promise<Packed> {
+  const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', dir], {
+    cwd: root,
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  // npm prints the build's output before the JSON when prepack writes to stdout.
+  const [info] = JSON.parse(stdout.slice(stdout.indexOf('[\n'))) as [
+    { filename: string; files: { path: string }[] },
+  ];
+  return { tarball: join(dir, info.filename), files: info.files.map((f) => f.path) };
+}
+
+/** Runs a fixture game in `project` and returns the JSON line it ends with. */
+async function play(
+  project: string,
+  fixture: string,
+  env: Record<string, string> = {},
+  nodeArgs: string[] = [],
+) {
+  copyFileSync(join(fixtures, fixture), join(project, fixture));
+  const port = String(await freePort());
+  const { stdout } = await run(process.execPath, [...nodeArgs, fixture], {
+    cwd: project,
+    env: { ...process.env, ...env, PORT: port, PUBLIC_URL: `http://127.0.0.1:${port}` },
+  });
+  return JSON.parse(stdout.trim().split('\n').at(-1) ?? '') as Record<string, unknown>;
+}
+
+const aPaidRound = { playerId: 'alice', fee: 'completed', reward: 'completed' };
+
+describe('package: the packed tarball', function () {
+  this.timeout(120_000);
+  let dir: string;
+  let packed: Packed;
+  let project: string;
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'lightning-pack-'));
+    // From a clean checkout's state: whatever ships, prepack built it.
+    rmSync(join(root, 'dist'), { recursive: true, force: true });
+    packed = await pack(dir);
+    // The tarball, unpacked where an install puts it; everything else from this checkout.
+    project = join(dir, 'linked');
+    const modules = join(project, 'node_modules');
+    mkdirSync(modules, { recursive: true });
+    await run('tar', ['-xzf', packed.tarball, '-C', modules]);
+    renameSync(join(modules, 'package'), join(modules, 'colyseus-lightning'));
+    const ours = realpathSync(join(root, 'node_modules'));
+    for (const name of readdirSync(ours)) {
+      if (name.startsWith('.')) continue;
+      symlinkSync(join(ours, name), join(modules, name), 'dir');
+    }
+    writeFileSync(join(project, 'package.json'), '{ "private": true }\n');
+  });
+
+  after(() => {
+    if (dir) rmSync(dir, { recursive: true, force: true });
+    // A stale dist/ would stand in for the sources wherever the checkout prefers it (the bin).
+    rmSync(join(root, 'dist'), { recursive: true, force: true });
+  });
+
+  it('ships dist/ (ESM, CommonJS, types), the bin, the README and the LICENSE, and no sources', () => {
+    for (const file of [
+      'dist/index.js',
+      'dist/index.d.ts',
+      'dist/cjs/index.js',
+      'dist/cjs/package.json',
+      'dist/api/index.js',
+      'dist/emulator/index.js',
+      'dist/emulator/cli.js',
+      'bin/colyseus-lightning.js',
+      'README.md',
+      'LICENSE',
+      'package.json',
+    ]) {
+      expect(packed.files, file).to.include(file);
+    }
+    expect(packed.files.filter((f) => /^(src|test|examples|bench)\//.test(f))).to.deep.equal([]);
+    const license = readFileSync(join(project, 'node_modules/colyseus-lightning/LICENSE'), 'utf8');
+    expect(license)
+      .to.match(/^MIT License/)
+      .and.to.include('colyseus-lightning contributors');
+  });
+
+  it('ships source maps that carry their sources', () => {
+    const maps = packed.files.filter((f) => f.endsWith('.map'));
+    expect(maps.length).to.be.greaterThan(50);
+    for (const file of maps) {
+      const map = JSON.parse(
+        readFileSync(join(project, 'node_modules/colyseus-lightning', file), 'utf8'),
+      ) as { sources: string[]; sourcesContent?: (string | null)[] };
+      expect(map.sourcesContent?.length, file).to.equal(map.sources.length);
+      expect(
+        map.sourcesContent?.every((s) => typeof s === 'string' && s.length > 0),
+        file,
+      ).to.equal(true);
+    }
+  });
+
+  it('runs its command line with no TypeScript tooling around', async () => {
+    const bin = join(project, 'node_modules/colyseus-lightning/bin/colyseus-lightning.js');
+    const { stdout } = await run(process.execPath, [bin, 'emulator', '--help'], { cwd: project });
+    expect(stdout).to.include('Usage: colyseus-lightning emulator');
+  });
+
+  it('plays a paid round from an ESM game', async () => {
+    expect(await play(project, 'game.mjs')).to.include({ ...aPaidRound, module: 'esm' });
+  });
+
+  it('plays a paid round from a CommonJS game', async () => {
+    expect(await play(project, 'game.cjs')).to.include({ ...aPaidRound, module: 'cjs' });
+  });
+
+  it('says which Node it needs, on an older Node, from every entry point and the bin', async function () {
+    const old = process.env.OLD_NODE ?? '/usr/bin/node';
+    const version = existsSync(old)
+      ? (await run(old, ['-p', 'process.versions.node'])).stdout.trim()
+      : null;
+    if (version === null || nodeVersionProblem(version) === null) {
+      console.log(`      (skipped: no Node older than ${MIN_NODE} at ${old}; set OLD_NODE)`);
+      this.skip();
+    }
+    const needs = `colyseus-lightning needs Node ${MIN_NODE} or newer`;
+    for (const entry of [
+      'colyseus-lightning',
+      'colyseus-lightning/api',
+      'colyseus-lightning/emulator',
+    ]) {
+      for (const how of [
+        `import('${entry}')`,
+        `Promise.resolve().then(() => require('${entry}'))`,
+      ]) {
+        const { stdout } = await run(
+          old,
+          ['-e', `${how}.then(() => console.log('loaded'), (e) => console.log(e.message))`],
+          { cwd: project },
+        );
+        expect(stdout, how).to.include(needs).and.include(`this is Node ${version}`);
+      }
+    }
+    const bin = join(project, 'node_modules/colyseus-lightning/bin/colyseus-lightning.js');
+    const failed = await run(old, [bin, 'emulator'], { cwd: project }).catch((e) => e);
+    expect(failed.code).to.equal(1);
+    expect(failed.stderr).to.include(needs);
+  });
+
+  describe('installed from the registry with colyseus (TEST_PACK_INSTALL=1)', () => {
+    let installed: string;
+
+    before(async function () {
+      if (!process.env.TEST_PACK_INSTALL) {
+        console.log(
+          '      (skipped: set TEST_PACK_INSTALL=1 to install the tarball with colyseus from the registry)',
+        );
+        this.skip();
+      }
+      installed = join(dir, 'installed');
+      mkdirSync(installed);
+      writeFileSync(join(installed, 'package.json'), '{ "private": true }\n');
+      const npm = (extra: string[]) =>
+        run('npm', ['install', '--no-audit', '--no-fund', ...extra, packed.tarball, 'colyseus'], {
+          cwd: installed,
+          maxBuffer: 16 * 1024 * 1024,
+        });
+      // @colyseus/sdk is the game's client here, as in a browser.
+      await npm(['@colyseus/sdk']).catch(async (err: Error & { stderr?: string }) => {
+        // colyseus's peer @colyseus/uwebsockets-transport depends on uWebSockets.js from
+        // github.com; where only the registry is reachable, install without auto-installed
+        // peers and add the one the others need (express, for @colyseus/auth).
+        if (!/github\.com|uWebSockets/.test(err.stderr ?? '')) throw err;
+        console.log(
+          '      (github.com unreachable: colyseus installed with --legacy-peer-deps and express)',
+        );
+        await npm(['--legacy-peer-deps', 'express', '@colyseus/sdk']);
+      });
+    });
+
+    const jwt = { COLYSEUS: 'colyseus', JWT_SECRET: 'a secret for the test only' };
+
+    it('plays a paid round from an ESM game whose player signs in with a JWT', async () => {
+      expect(await play(installed, 'game.mjs', jwt)).to.include({
+        ...aPaidRound,
+        module: 'esm',
+        auth: 'jwt',
+      });
+    });
+
+    it("plays a paid round on the README's first room, copied as written", async () => {
+      const readme = readFileSync(join(root, 'README.md'), 'utf8');
+      for (const file of ['lightning.ts', 'rooms/Arena.ts', 'app.config.ts']) {
+        const block = readme.match(new RegExp(`\`\`\`ts\n// ${file}\n([\\s\\S]*?)\`\`\``))?.[1];
+        expect(block, `the README's ${file}`).to.be.a('string');
+        mkdirSync(dirname(join(installed, file)), { recursive: true });
+        writeFileSync(join(installed, file), block as string);
+      }
+      // TypeScript as a user runs it: through tsx (this checkout's; the README says npx tsx).
+      const tsx = pathToFileURL(join(root, 'node_modules/tsx/dist/loader.mjs')).href;
+      expect(await play(installed, 'readme-round.ts', jwt, ['--import', tsx])).to.deep.equal({
+        playerId: 'alice',
+        fee: 'completed',
+        paid: 'alice',
+        reward: 'completed',
+        anonymous: 'refused',
+      });
+    });
+
+    it('plays a paid round from a CommonJS game whose player signs in with a JWT', async () => {
+      expect(await play(installed, 'game.cjs', jwt)).to.include({
+        ...aPaidRound,
+        module: 'cjs',
+        auth: 'jwt',
+      });
+    });
+  });
+});

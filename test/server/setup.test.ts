@@ -1,0 +1,216 @@
+/**
+ * Setting up a game as a new user does (issue 16): what `createLightning` says at start, what
+ * it makes of a `.env` left half filled in, and the probe that catches the mistakes that would
+ * otherwise only make every payment 15 s slow (a forgotten `lightning.endpoints()`, a game on
+ * another port than `publicUrl`), with the emulator's line about each callback it could not
+ * deliver.
+ */
+import { createRouter, defineRoom, defineServer, Room } from '@colyseus/core';
+import { expect } from 'chai';
+import { request } from 'undici';
+import { ConfigurationError } from '../../src/errors.js';
+import { createLightning, type Lightning } from '../../src/lightning.js';
+import { resolveOptions } from '../../src/server/options.js';
+import { newProbeToken, probeCallbackRoute } from '../../src/server/probe.js';
+import { eventually } from '../support/eventually.js';
+import { freePort } from '../support/ports.js';
+
+/** A logger that keeps every line, by level. */
+function recordingLogger() {
+  const lines: { level: 'info' | 'warn' | 'error'; message: string }[] = [];
+  const at = (level: 'info' | 'warn' | 'error') => (message: string) =>
+    void lines.push({ level, message });
+  return { lines, logger: { info: at('info'), warn: at('warn'), error: at('error') } };
+}
+
+describe('server set-up', () => {
+  it('says in its one start line that it runs on the emulator, where, and where the dev wallet is', async () => {
+    const { lines, logger } = recordingLogger();
+    const lightning = createLightning({ logger });
+    try {
+      await lightning.ready();
+      const emulator = lightning.emulator;
+      if (!emulator) throw new Error('expected the embedded emulator');
+      const notices = lines.filter((l) => l.message.includes('emulator'));
+      expect(notices).to.have.length(1);
+      expect(notices[0]?.level).to.equal('info');
+      expect(notices[0]?.message)
+        .to.include(emulator.url)
+        .and.include(`dev wallet: ${emulator.devWalletUrl}`);
+      const page = await request(emulator.devWalletUrl);
+      expect(page.statusCode).to.equal(200);
+      await page.body.dump();
+    } finally {
+      await lightning.close();
+    }
+  });
+
+  it('takes an empty LIGHTNING_API_KEY (and PUBLIC_URL) from a .env template as unset: the emulator, with the same notice', async () => {
+    const { lines, logger } = recordingLogger();
+    const lightning = createLightning({ apiKey: '', publicUrl: ' ', logger });
+    try {
+      await lightning.ready();
+      expect(lightning.emulator).to.not.equal(null);
+      expect(lightning.toJSON()).to.deep.equal({ publicUrl: 'http://127.0.0.1:2567' });
+      expect(
+        lines.filter((l) => l.message.startsWith('no apiKey: using the embedded')),
+      ).to.have.length(1);
+    } finally {
+      await lightning.close();
+    }
+  });
+
+  it('still refuses an empty key in production, naming the option', () => {
+    const refused = (() => {
+      try {
+        resolveOptions({ apiKey: '' }, { NODE_ENV: 'production' });
+      } catch (err) {
+        return err;
+      }
+    })();
+    expect(refused).to.be.instanceOf(ConfigurationError);
+    expect((refused as ConfigurationError).field).to.equal('options.apiKey');
+  });
+});
+
+class Lobby extends Room {}
+
+/** A Colyseus server as a game defines one, on `port`, with or without the lightning routes. */
+async function serve(lightning: Lightning, port: number, routes: boolean) {
+  const server = defineServer({
+    greet: false,
+    rooms: { lobby: defineRoom(Lobby) },
+    ...(routes ? { routes: createRouter({ ...lightning.endpoints() }) } : {}),
+    beforeListen: () => lightning.ready(),
+  });
+  await server.listen(port);
+  return server;
+}
+
+/** An entry fee made at the server level and paid through the emulator's control. */
+async function payAFee(lightning: Lightning) {
+  const fee = await lightning.chargeEntryFee({
+    playerId: 'alice',
+    amountMsat: 21_000,
+    description: 'Entry',
+  });
+  lightning.emulator?.control.payStaticCharge(fee.remoteId ?? '');
+  return fee;
+}
+
+describe('server set-up probe', () => {
+  let lightning: Lightning | undefined;
+  let server: Awaited<ReturnType<typeof serve>> | undefined;
+  afterEach(async () => {
+    await server?.gracefullyShutdown(false);
+    await lightning?.close();
+    server = undefined;
+    lightning = undefined;
+  });
+
+  it('finds its own callback route at publicUrl, warns nothing, and a paid fee settles by its callback', async () => {
+    const { lines, logger } = recordingLogger();
+    const port = await freePort();
+    lightning = createLightning({ publicUrl: `http://127.0.0.1:${port}`, logger });
+    server = await serve(lightning, port, true);
+    await eventually(
+      () => lines.find((l) => l.message.startsWith('callbacks reach this server at')),
+      5000,
+      'the probe to find the route',
+    );
+    const paidAt = Date.now();
+    const fee = await payAFee(lightning);
+    const ledger = lightning.ledger;
+    await eventually(
+      async () => (await ledger.get(fee.id))?.status === 'completed',
+      3000,
+      'the fee',
+    );
+    expect(Date.now() - paidAt).to.be.below(3000);
+    expect(lines.filter((l) => l.level !== 'info')).to.deep.equal([]);
+  });
+
+  it('warns in one line, with the fix, when the server forgot lightning.endpoints(); the emulator logs the lost callback', async () => {
+    const { lines, logger } = recordingLogger();
+    const port = await freePort();
+    lightning = createLightning({ publicUrl: `http://127.0.0.1:${port}`, logger });
+    server = await serve(lightning, port, false);
+    const warning = await eventually(
+      () => lines.find((l) => l.level === 'warn' && l.message.includes('will not reach')),
+      5000,
+      'the warning',
+    );
+    expect(warning.message)
+      .to.include('answered 404')
+      .and.include('createRouter({ ...lightning.endpoints() })')
+      .and.include('15 s');
+    expect(warning.message).to.not.include('\n');
+    const fee = await payAFee(lightning);
+    const lost = await eventually(
+      () => lines.find((l) => l.message.startsWith('callback not delivered')),
+      5000,
+      "the emulator's line",
+    );
+    expect(lost.message)
+      .to.include(`http://127.0.0.1:${port}/lightning/callbacks/…`)
+      .and.include('answered 404')
+      .and.not.include(fee.callbackToken ?? 'no token');
+  });
+
+  it('warns when nothing listens at publicUrl (a game on another port); the emulator logs each lost callback', async () => {
+    const { lines, logger } = recordingLogger();
+    const nobody = `http://127.0.0.1:${await freePort()}`;
+    const stop = new AbortController();
+    const found = await probeCallbackRoute({
+      publicUrl: nobody,
+      prefix: '/lightning',
+      token: newProbeToken(),
+      logger,
+      firstCheckMs: 15_000,
+      signal: stop.signal,
+      waitMs: 300,
+      retryMs: 50,
+    });
+    expect(found).to.equal('unreachable');
+    expect(lines.map((l) => l.level)).to.deep.equal(['warn']);
+    expect(lines[0]?.message)
+      .to.include(`nothing answers at ${nobody} (ECONNREFUSED)`)
+      .and.include('Set publicUrl to the address this server listens on');
+
+    const { lines: embedded, logger: its } = recordingLogger();
+    lightning = createLightning({ publicUrl: nobody, logger: its });
+    await lightning.ready();
+    await payAFee(lightning);
+    const lost = await eventually(
+      () => embedded.find((l) => l.message.startsWith('callback not delivered')),
+      5000,
+      "the emulator's line",
+    );
+    expect(lost.level).to.equal('warn');
+    expect(lost.message)
+      .to.include(`POST ${nobody}/lightning/callbacks/…`)
+      .and.include('ECONNREFUSED');
+  });
+
+  it('tells apart another server that answers at publicUrl', async () => {
+    const { lines, logger } = recordingLogger();
+    const port = await freePort();
+    lightning = createLightning({ publicUrl: `http://127.0.0.1:${port}`, logger });
+    // Another game's lightning routes at that address: they do not know this server's probe.
+    const other = createLightning({ logger: recordingLogger().logger });
+    try {
+      server = await serve(other, port, true);
+      await lightning.ready();
+      const warning = await eventually(
+        () => lines.find((l) => l.level === 'warn'),
+        5000,
+        'the warning',
+      );
+      expect(warning.message).to.include('answered 404, not from this server');
+    } finally {
+      await server?.gracefullyShutdown(false);
+      server = undefined;
+      await other.close();
+    }
+  });
+});
