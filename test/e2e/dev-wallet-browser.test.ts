@@ -82,8 +82,12 @@ describe('emulator: the dev wallet page in a browser', function () {
     // The buttons: Pay alice's fee, Claim bob's prize, Grant alice points.
     await page.click(`button[data-pay="${alices?.id}"]`);
     await page.click(`button[data-claim="${prize.id}"]`);
-    await page.fill(`#pts-${user.id}`, '2500');
-    await page.click(`button[data-grant="${user.id}"]`);
+    // Typed and pressed in one turn of the page's loop: its 3-second refresh redraws the table,
+    // and a value typed before a redraw and pressed after it would be lost.
+    await page.evaluate(`(() => {
+      document.querySelector('#pts-${user.id}').value = '2500';
+      document.querySelector('button[data-grant="${user.id}"]').click();
+    })()`);
     const control = emu.control;
     await eventually(() => control.points(user.id, 'USDZ') === 2500, 5000, 'the points');
     expect(control.staticCharges().map((c) => c.slots)).to.deep.equal([1, 1]);
