@@ -7,7 +7,8 @@
  * One allowance, counted and printed: a move a process wrote to the ledger in the instant
  * before it was SIGKILLed may have lost its `settled` event and its room message with it
  * (events are not durable; the ledger is). Only moves recorded within `killWindowMs` before a
- * kill are excused; an event missing for any other move is a violation.
+ * kill, and that no process reported, are excused (`lostInKill`); an event missing for any
+ * other move is a violation.
  *
  * Pure: no I/O; a few passes over the records.
  */
@@ -223,9 +224,20 @@ function sinceCrash(t: number, r: Records): string {
   return `${Math.abs(d)} ms ${d >= 0 ? 'after' : 'before'} the ${nearest.what} kill`;
 }
 
-function excusedByKill(intent: Intent, r: Records): boolean {
-  const at = endedAt(intent);
-  return r.kills.some((k) => at <= k && at >= k - r.settings.killWindowMs);
+/**
+ * Ended intents whose events may have died with a SIGKILLed process: no process reported
+ * their `settled` (a live writer always does), and the ledger recorded the end within
+ * `killWindowMs` before a kill. Their room message died with the same process.
+ */
+export function lostInKill(r: Records): Set<string> {
+  const settled = new Set(r.reports.filter((x) => x.event === 'settled').map((x) => x.id));
+  const lost = new Set<string>();
+  for (const intent of r.intents) {
+    if (!TERMINAL.has(intent.status) || settled.has(intent.id)) continue;
+    const at = endedAt(intent);
+    if (r.kills.some((k) => at <= k && at >= k - r.settings.killWindowMs)) lost.add(intent.id);
+  }
+  return lost;
 }
 
 /** The game heard each end exactly once: the `settled` event, and the room's hook. */
@@ -243,6 +255,7 @@ function heardOnce(r: Records): Check[] {
     (x) => x.id,
   );
   const byId = new Map(r.intents.map((i) => [i.id, i]));
+  const lost = lostInKill(r);
   const events: Check = {
     name: '`settled` event exactly once per end',
     checked: 0,
@@ -257,7 +270,7 @@ function heardOnce(r: Records): Check[] {
     const heard = settled.get(intent.id) ?? [];
     if (heard.length > 1) events.violations.push(`${intent.id} settled ${heard.length} times`);
     if (heard.length === 0) {
-      if (excusedByKill(intent, r)) excusedEvents++;
+      if (lost.has(intent.id)) excusedEvents++;
       else events.violations.push(`${intent.id} (${intent.kind} ${intent.status}) never settled`);
     }
     for (const h of heard) {
@@ -276,7 +289,7 @@ function heardOnce(r: Records): Check[] {
         rooms.violations.push(`${intent.id} hooked ${h.status} in ${String(h.heardBy)}`);
     }
     if (live && hooked.length === 0) {
-      if (excusedByKill(intent, r)) excusedHooks++;
+      if (lost.has(intent.id)) excusedHooks++;
       else
         rooms.violations.push(
           `${intent.id} (${intent.kind} ${intent.status}) never reached the hook of its live room; ended ${sinceCrash(endedAt(intent), r)}; its room's process heard [${(messages.get(intent.id) ?? []).map((m) => m.status)}] on the room's channel`,
