@@ -179,6 +179,8 @@ export class Wallets {
           );
         }
         if (entry.kind === 'spend' || !entry.code || player.decided.has(entry.id)) continue;
+        // A code first seen on an ended entry is not one a player would scan.
+        if (entry.status !== 'pending') continue;
         player.decided.add(entry.id);
         this.#decide(entry);
       }
