@@ -1,7 +1,8 @@
 /**
- * Starts and drives the game-server processes of the cluster test (fixtures/node.ts): one
- * child per process, on the repo's Node (`process.execPath --import tsx`), with an IPC
- * channel for commands and reports. Output is kept and printed only when a test fails.
+ * Starts and drives game-server child processes: the cluster test's (fixtures/node.ts) by
+ * default, or another fixture that speaks the same protocol (the soak's). One child per
+ * process, on the repo's Node (`process.execPath --import tsx`), with an IPC channel for
+ * commands and reports. Output is kept and printed only when a test fails.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -29,6 +30,10 @@ export interface NodeConfig {
   apiUrl: string;
   apiKey: string;
   reconciler: Record<string, unknown>;
+  /** The module to run; default fixtures/node.ts. */
+  fixture?: string;
+  /** More environment for the fixture. */
+  env?: Record<string, string>;
 }
 
 export class GameProcess {
@@ -45,7 +50,7 @@ export class GameProcess {
     this.name = config.name;
     this.port = config.port;
     this.url = `http://127.0.0.1:${config.port}`;
-    this.child = spawn(process.execPath, ['--import', 'tsx', FIXTURE], {
+    this.child = spawn(process.execPath, ['--import', 'tsx', config.fixture ?? FIXTURE], {
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
       env: {
         ...process.env,
@@ -57,6 +62,7 @@ export class GameProcess {
         API_URL: config.apiUrl,
         API_KEY: config.apiKey,
         RECONCILER: JSON.stringify(config.reconciler),
+        ...config.env,
       },
     });
     this.child.stdout?.on('data', (c: Buffer) => {
@@ -84,12 +90,15 @@ export class GameProcess {
 
   /** Starts the process and resolves once it listens; its reports go to `reports`. */
   static async start(config: NodeConfig, reports: Report[], timeoutMs = 30_000) {
+    // A process started again under the same name must not count its predecessor's `ready`.
+    const readies = () => reports.filter((r) => r.node === config.name && r.event === 'ready');
+    const before = readies().length;
     const node = new GameProcess(config, reports);
     try {
       await eventually(
         () => {
           if (node.child.exitCode !== null) throw new Error(`${config.name} exited during start`);
-          return reports.some((r) => r.node === config.name && r.event === 'ready');
+          return readies().length > before;
         },
         timeoutMs,
         `${config.name} to start`,

@@ -1,0 +1,131 @@
+/**
+ * The soak's world: one redis-server (AOF, fsync always, restartable), one emulator in this
+ * process, and game-server processes (soak/game-server.ts, driven by test/cluster's
+ * GameProcess). Callbacks go round a ring: process i gives the service process i+1's address,
+ * so every callback lands on a process that does not host the intent's room, as behind a load
+ * balancer. A process can be killed (SIGKILL) and started again on its port; so can Redis.
+ *
+ * Cost: three Node processes and a redis-server besides this one.
+ */
+import { type Emulator, startEmulator } from '../src/emulator/index.js';
+import { GameProcess, type NodeConfig, type Report } from '../test/cluster/processes.js';
+import { freePort } from '../test/support/ports.js';
+import { type RedisServer, startRedis } from '../test/support/redis.js';
+
+const FIXTURE = new URL('./game-server.ts', import.meta.url).pathname;
+
+export interface ClusterOptions {
+  processes: number;
+  reconciler: Record<string, unknown>;
+  /** More createLightning options for every process (api, breaker). */
+  lightning: Record<string, unknown>;
+  lingerMs: number;
+}
+
+/** One process slot: its current process, and every room it created in this incarnation. */
+export interface Node {
+  name: string;
+  config: NodeConfig;
+  process: GameProcess;
+  /** Incremented by each restart. */
+  incarnation: number;
+  rooms: string[];
+}
+
+export class Cluster {
+  readonly redis: RedisServer;
+  readonly emulator: Emulator;
+  readonly nodes: Node[];
+  readonly reports: Report[];
+  readonly #past: string[] = [];
+
+  private constructor(redis: RedisServer, emulator: Emulator, nodes: Node[], reports: Report[]) {
+    this.redis = redis;
+    this.emulator = emulator;
+    this.nodes = nodes;
+    this.reports = reports;
+  }
+
+  static async start(options: ClusterOptions): Promise<Cluster> {
+    const reports: Report[] = [];
+    const redis = await startRedis();
+    const emulator = await startEmulator({ walletMsat: 10 ** 13 });
+    const ports = new Set<number>();
+    while (ports.size < options.processes) ports.add(await freePort());
+    const list = [...ports];
+    const configs = list.map(
+      (port, i): NodeConfig => ({
+        name: `node${i}`,
+        port,
+        publicUrl: `http://127.0.0.1:${list[(i + 1) % list.length]}`,
+        redisUrl: redis.url,
+        apiUrl: emulator.url,
+        apiKey: emulator.apiKey,
+        reconciler: options.reconciler,
+        fixture: FIXTURE,
+        env: {
+          SOAK_OPTIONS: JSON.stringify(options.lightning),
+          SOAK_LINGER_MS: String(options.lingerMs),
+        },
+      }),
+    );
+    try {
+      const processes = await Promise.all(configs.map((c) => GameProcess.start(c, reports)));
+      const nodes = configs.map((config, i) => ({
+        name: config.name,
+        config,
+        process: processes[i] as GameProcess,
+        incarnation: 0,
+        rooms: [],
+      }));
+      return new Cluster(redis, emulator, nodes, reports);
+    } catch (err) {
+      await emulator.close();
+      await redis.stop();
+      throw err;
+    }
+  }
+
+  async createRooms(node: Node, count: number): Promise<string[]> {
+    const created: string[] = [];
+    for (let i = 0; i < count; i++) {
+      created.push(await node.process.request<string>({ cmd: 'createRoom' }));
+    }
+    node.rooms.push(...created);
+    return created;
+  }
+
+  /** SIGKILL: its rooms, leases and in-flight calls die with it. */
+  async kill(node: Node): Promise<void> {
+    await node.process.kill();
+  }
+
+  /** Starts a fresh process in the slot, on the same port; it has no rooms yet. */
+  async restart(node: Node): Promise<void> {
+    this.#past.push(node.process.output);
+    node.process = await GameProcess.start(node.config, this.reports);
+    node.incarnation++;
+    node.rooms = [];
+  }
+
+  /** Every live process has made every report it made before this call's answer. */
+  async sync(): Promise<void> {
+    await Promise.all(
+      this.nodes.filter((n) => n.process.alive).map((n) => n.process.request({ cmd: 'sync' })),
+    );
+  }
+
+  /** What the processes' loggers printed (`[nodeN] ...`), every incarnation's. */
+  output(): string {
+    return [...this.#past, ...this.nodes.map((n) => n.process.output)]
+      .flatMap((o) => o.split('\n'))
+      .filter((line) => /^\[node\d+\]/.test(line))
+      .join('\n');
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.nodes.map((n) => n.process.kill()));
+    await this.emulator.close();
+    await this.redis.stop();
+  }
+}

@@ -1,0 +1,388 @@
+/**
+ * The soak's verdict: what must hold once the storm is over, checked against the emulator's
+ * own records (withdrawal requests, static charges, point transfers and balances), the ledger
+ * (every intent and its history), and what the game processes reported (`settled` events and
+ * room hooks). Each check says how many things it looked at and lists every violation.
+ *
+ * One allowance, counted and printed: a move a process wrote to the ledger in the instant
+ * before it was SIGKILLed may have lost its `settled` event and its room message with it
+ * (events are not durable; the ledger is). Only moves recorded within `killWindowMs` before a
+ * kill, and that no process reported, are excused (`lostInKill`); an event missing for any
+ * other move is a violation.
+ *
+ * Pure: no I/O; a few passes over the records.
+ */
+
+import type { TransferRecord } from '../src/emulator/index.js';
+import type { Intent, IntentStatus } from '../src/ledger/intent.js';
+import type { Report } from '../test/cluster/processes.js';
+
+export interface ServiceResource {
+  id: string;
+  status: string;
+  callbackUrl: string | null;
+  /** msats */
+  amount: string;
+  /** Static charges: payments received. */
+  slots?: number;
+}
+
+export interface PointBalance {
+  playerId: string;
+  userId: string;
+  initial: number;
+  now: number;
+}
+
+export interface Records {
+  intents: Intent[];
+  withdrawalRequests: ServiceResource[];
+  staticCharges: ServiceResource[];
+  transfers: TransferRecord[];
+  points: PointBalance[];
+  reports: readonly Report[];
+  /** Rooms that exist at the end (their process lives): they must have heard every end. */
+  liveRooms: ReadonlySet<string>;
+  /** When processes were SIGKILLed (epoch ms). */
+  kills: readonly number[];
+  /** Every crash (process or Redis), to say when a violation happened relative to them. */
+  crashes: readonly { what: string; at: number }[];
+  settings: {
+    creatingGraceMs: number;
+    expiryMarginMs: number;
+    /** A spend whose answer was lost is re-sent this long after. */
+    resendMs: number;
+    /** How late a `creating` or `unknown` may end (reconciler pace, leases, a Redis restart). */
+    latenessMs: number;
+    killWindowMs: number;
+  };
+}
+
+export interface Check {
+  name: string;
+  /** How many things it looked at. */
+  checked: number;
+  violations: string[];
+  /** Excused by the kill window (see the header). */
+  excused?: number;
+  /** A measured figure worth printing beside it. */
+  note?: string;
+}
+
+const TERMINAL = new Set<IntentStatus>(['completed', 'expired', 'failed']);
+
+function tokenOf(callbackUrl: string | null): string | null {
+  const at = callbackUrl?.lastIndexOf('/callbacks/') ?? -1;
+  return at < 0 ? null : (callbackUrl as string).slice(at + '/callbacks/'.length);
+}
+
+function group<T>(items: Iterable<T>, key: (item: T) => string | undefined): Map<string, T[]> {
+  const map = new Map<string, T[]>();
+  for (const item of items) {
+    const k = key(item);
+    if (k === undefined) continue;
+    const list = map.get(k);
+    if (list) list.push(item);
+    else map.set(k, [item]);
+  }
+  return map;
+}
+
+/**
+ * Every resource the service holds of this kind belongs to exactly one intent (by the token
+ * in its callback URL), and no intent owns two: a create sent twice would show here.
+ */
+function resourcesBelong(
+  name: string,
+  kind: 'reward' | 'entryFee',
+  resources: ServiceResource[],
+  intents: Intent[],
+): Check {
+  const violations: string[] = [];
+  const mine = intents.filter((i) => i.kind === kind);
+  const byToken = new Map(mine.map((i) => [i.callbackToken ?? '', i]));
+  const owned = new Map<string, string[]>();
+  for (const res of resources) {
+    const intent = byToken.get(tokenOf(res.callbackUrl) ?? '');
+    if (!intent) {
+      violations.push(`${res.id} (${res.status}) belongs to no ${kind} intent`);
+      continue;
+    }
+    owned.set(intent.id, [...(owned.get(intent.id) ?? []), res.id]);
+    if (intent.remoteId !== null && intent.remoteId !== res.id) {
+      violations.push(`${intent.id} knows ${intent.remoteId}, the service also holds ${res.id}`);
+    }
+    if (res.amount !== intent.amount) {
+      violations.push(`${res.id} is for ${res.amount} msat, its intent ${intent.amount}`);
+    }
+  }
+  const ids = new Set(resources.map((r) => r.id));
+  for (const intent of mine) {
+    const list = owned.get(intent.id) ?? [];
+    if (list.length > 1) violations.push(`${intent.id} was created ${list.length} times: ${list}`);
+    if (intent.remoteId !== null && !ids.has(intent.remoteId)) {
+      violations.push(`${intent.id} names ${intent.remoteId}, which the service does not hold`);
+    }
+    if ((intent.status === 'pending' || intent.status === 'completed') && intent.remoteId === null)
+      violations.push(`${intent.id} is ${intent.status} without a resource`);
+  }
+  return { name, checked: resources.length + mine.length, violations };
+}
+
+/** What the service says happened agrees with how the ledger ended each intent. */
+function outcomesAgree(r: Records): Check {
+  const violations: string[] = [];
+  const byRemote = new Map(
+    r.intents.filter((i) => i.remoteId !== null).map((i) => [`${i.kind}:${i.remoteId}`, i]),
+  );
+  const byToken = new Map(r.intents.map((i) => [i.callbackToken ?? '', i]));
+  const owner = (kind: string, res: ServiceResource) =>
+    byRemote.get(`${kind}:${res.id}`) ?? byToken.get(tokenOf(res.callbackUrl) ?? '');
+  let checked = 0;
+  for (const wr of r.withdrawalRequests) {
+    const intent = owner('reward', wr);
+    if (!intent) continue;
+    checked++;
+    const claimed = wr.status === 'completed';
+    if (claimed !== (intent.status === 'completed')) {
+      violations.push(
+        `reward ${intent.id} is ${intent.status}, its withdrawal request ${wr.id} ${wr.status}`,
+      );
+    }
+  }
+  for (const charge of r.staticCharges) {
+    const intent = owner('entryFee', charge);
+    if (!intent) continue;
+    checked++;
+    const paid = (charge.slots ?? 0) > Number(intent.meta.slotsBaseline ?? 0);
+    if (paid !== (intent.status === 'completed')) {
+      violations.push(
+        `fee ${intent.id} is ${intent.status}, its charge ${charge.id} has ${charge.slots} payments`,
+      );
+    }
+  }
+  return {
+    name: 'paid and claimed at the service <=> completed in the ledger',
+    checked,
+    violations,
+  };
+}
+
+/** Each deplete at the service belongs to one spend intent, once; balances add up. */
+function depletesOnce(r: Records): Check {
+  const violations: string[] = [];
+  const spends = r.intents.filter((i) => i.kind === 'spend');
+  const byKey = new Map(spends.map((i) => [i.idempotencyKey ?? '', i]));
+  const transfers = group(r.transfers, (t) => t.idempotencyKey);
+  for (const t of r.transfers) {
+    const intent = byKey.get(t.idempotencyKey);
+    if (!intent) violations.push(`transfer ${t.transferId} belongs to no spend intent`);
+    else if (String(t.amount) !== intent.amount || t.userId !== intent.meta.userId)
+      violations.push(`transfer ${t.transferId} differs from its intent ${intent.id}`);
+  }
+  const debitedBy = new Map<string, number>();
+  for (const intent of spends) {
+    const applied = transfers.get(intent.idempotencyKey ?? '')?.length ?? 0;
+    if (applied > 1) violations.push(`spend ${intent.id} was applied ${applied} times`);
+    if (intent.status === 'completed' && applied !== 1)
+      violations.push(`spend ${intent.id} is completed, applied ${applied} times`);
+    if (intent.status === 'failed' && applied !== 0)
+      violations.push(`spend ${intent.id} is failed, yet its deplete was applied`);
+    if (intent.status === 'completed') {
+      const user = String(intent.meta.userId);
+      debitedBy.set(user, (debitedBy.get(user) ?? 0) + Number(intent.amount));
+    }
+  }
+  for (const p of r.points) {
+    const fromService = r.transfers
+      .filter((t) => t.userId === p.userId)
+      .reduce((sum, t) => sum + t.amount, 0);
+    const fromLedger = debitedBy.get(p.userId) ?? 0;
+    if (p.initial - p.now !== fromService || fromService !== fromLedger) {
+      violations.push(
+        `${p.playerId}: ${p.initial - p.now} points left the balance, the service's transfers say ${fromService}, the ledger's completed spends ${fromLedger}`,
+      );
+    }
+  }
+  return {
+    name: 'each deplete applied once, by one intent; balances add up',
+    checked: r.transfers.length + spends.length + r.points.length,
+    violations,
+  };
+}
+
+/** When the intent reached its terminal status, per its history. */
+function endedAt(intent: Intent): number {
+  return intent.history.at(-1)?.at ?? intent.updatedAt;
+}
+
+/** `t` relative to the nearest crash, e.g. `312 ms after the redis kill`. */
+function sinceCrash(t: number, r: Records): string {
+  const nearest = [...r.crashes].sort((a, b) => Math.abs(t - a.at) - Math.abs(t - b.at))[0];
+  if (!nearest) return `at ${new Date(t).toISOString()}`;
+  const d = t - nearest.at;
+  return `${Math.abs(d)} ms ${d >= 0 ? 'after' : 'before'} the ${nearest.what} kill`;
+}
+
+/**
+ * Ended intents whose events may have died with a SIGKILLed process: no process reported
+ * their `settled` (a live writer always does), and the ledger recorded the end within
+ * `killWindowMs` before a kill. Their room message died with the same process.
+ */
+export function lostInKill(r: Records): Set<string> {
+  const settled = new Set(r.reports.filter((x) => x.event === 'settled').map((x) => x.id));
+  const lost = new Set<string>();
+  for (const intent of r.intents) {
+    if (!TERMINAL.has(intent.status) || settled.has(intent.id)) continue;
+    const at = endedAt(intent);
+    if (r.kills.some((k) => at <= k && at >= k - r.settings.killWindowMs)) lost.add(intent.id);
+  }
+  return lost;
+}
+
+/** The game heard each end exactly once: the `settled` event, and the room's hook. */
+function heardOnce(r: Records): Check[] {
+  const settled = group(
+    r.reports.filter((x) => x.event === 'settled'),
+    (x) => x.id,
+  );
+  const hooks = group(
+    r.reports.filter((x) => x.event === 'room'),
+    (x) => x.id,
+  );
+  const messages = group(
+    r.reports.filter((x) => x.event === 'message'),
+    (x) => x.id,
+  );
+  const byId = new Map(r.intents.map((i) => [i.id, i]));
+  const lost = lostInKill(r);
+  const events: Check = {
+    name: '`settled` event exactly once per end',
+    checked: 0,
+    violations: [],
+  };
+  const rooms: Check = { name: 'room hook exactly once per end', checked: 0, violations: [] };
+  let excusedEvents = 0;
+  let excusedHooks = 0;
+  for (const intent of r.intents) {
+    if (!TERMINAL.has(intent.status)) continue;
+    events.checked++;
+    const heard = settled.get(intent.id) ?? [];
+    if (heard.length > 1) events.violations.push(`${intent.id} settled ${heard.length} times`);
+    if (heard.length === 0) {
+      if (lost.has(intent.id)) excusedEvents++;
+      else events.violations.push(`${intent.id} (${intent.kind} ${intent.status}) never settled`);
+    }
+    for (const h of heard) {
+      if (h.status !== intent.status)
+        events.violations.push(
+          `${intent.id} settled ${h.status}, the ledger says ${intent.status}`,
+        );
+    }
+    if (intent.roomId === null) continue;
+    const hooked = hooks.get(intent.id) ?? [];
+    const live = r.liveRooms.has(intent.roomId);
+    if (live) rooms.checked++;
+    if (hooked.length > 1) rooms.violations.push(`${intent.id} hooked ${hooked.length} times`);
+    for (const h of hooked) {
+      if (h.status !== intent.status || h.heardBy !== intent.roomId)
+        rooms.violations.push(`${intent.id} hooked ${h.status} in ${String(h.heardBy)}`);
+    }
+    if (live && hooked.length === 0) {
+      if (lost.has(intent.id)) excusedHooks++;
+      else
+        rooms.violations.push(
+          `${intent.id} (${intent.kind} ${intent.status}) never reached the hook of its live room; ended ${sinceCrash(endedAt(intent), r)}; its room's process heard [${(messages.get(intent.id) ?? []).map((m) => m.status)}] on the room's channel`,
+        );
+    }
+  }
+  for (const [id, list] of settled) {
+    const intent = byId.get(id);
+    if (!intent || !TERMINAL.has(intent.status))
+      events.violations.push(
+        `${id} settled ${list[0]?.status}, the ledger has it ${intent?.status}`,
+      );
+  }
+  events.excused = excusedEvents;
+  rooms.excused = excusedHooks;
+  return [events, rooms];
+}
+
+/**
+ * Nothing is left in between: every intent ended; none stayed `creating` past its grace
+ * period, and none stayed `unknown` past its deadline (a reward or fee: its expiry plus the
+ * margin; a spend: its re-send), beyond `latenessMs`.
+ */
+function nothingStuck(r: Records): Check[] {
+  const { creatingGraceMs, expiryMarginMs, resendMs, latenessMs } = r.settings;
+  const ended: Check = { name: 'every intent ended', checked: r.intents.length, violations: [] };
+  const creating: Check = {
+    name: `no intent left creating (grace ${creatingGraceMs} ms)`,
+    checked: 0,
+    violations: [],
+  };
+  const unknown: Check = { name: 'no unknown past its deadline', checked: 0, violations: [] };
+  let worstCreating = 0;
+  let worstUnknown = Number.NEGATIVE_INFINITY;
+  const now = Date.now();
+  for (const intent of r.intents) {
+    if (!TERMINAL.has(intent.status)) ended.violations.push(`${intent.id} is ${intent.status}`);
+    const h = intent.history;
+    for (let k = 0; k < h.length; k++) {
+      const entry = h[k];
+      if (!entry) continue;
+      const left = h[k + 1]?.at ?? now;
+      if (entry.to === 'creating') {
+        creating.checked++;
+        const age = left - entry.at;
+        worstCreating = Math.max(worstCreating, age);
+        if (age > creatingGraceMs + latenessMs)
+          creating.violations.push(`${intent.id} was creating for ${age} ms`);
+      }
+      if (entry.to === 'unknown') {
+        unknown.checked++;
+        const deadline =
+          intent.kind === 'spend'
+            ? entry.at + resendMs
+            : intent.expiresAt === null
+              ? null
+              : intent.expiresAt + expiryMarginMs;
+        if (deadline === null) {
+          unknown.violations.push(`${intent.id} became unknown with no deadline`);
+          continue;
+        }
+        const late = left - Math.max(deadline, entry.at);
+        worstUnknown = Math.max(worstUnknown, late);
+        if (late > latenessMs)
+          unknown.violations.push(
+            `${intent.id} (${intent.kind}) stayed unknown ${late} ms past its deadline`,
+          );
+      }
+    }
+  }
+  creating.note = `longest ${worstCreating} ms`;
+  unknown.note =
+    unknown.checked === 0 ? 'none became unknown' : `latest end ${worstUnknown} ms after deadline`;
+  return [ended, creating, unknown];
+}
+
+export function checkInvariants(r: Records): Check[] {
+  return [
+    resourcesBelong(
+      'each withdrawal request belongs to exactly one reward intent',
+      'reward',
+      r.withdrawalRequests,
+      r.intents,
+    ),
+    resourcesBelong(
+      'each static charge belongs to exactly one entry-fee intent',
+      'entryFee',
+      r.staticCharges,
+      r.intents,
+    ),
+    depletesOnce(r),
+    outcomesAgree(r),
+    ...heardOnce(r),
+    ...nothingStuck(r),
+  ];
+}

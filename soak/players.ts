@@ -1,0 +1,247 @@
+/**
+ * The soak's players: real @colyseus/sdk clients, each in one room of one game process. A
+ * player asks its room for money movements by message and waits for the answer; its wallet
+ * watches the entries that reach its own screen (its StateView), and pays or claims some of
+ * them from the code it was shown, as a phone wallet scanning the QR code would (LNURL
+ * decoded, then the emulator's wallet calls). Everything a player sees is kept for the
+ * invariants: a player must never see another player's entry.
+ *
+ * Cost per player: one WebSocket and its decoded state; the wallet is one shared poll.
+ */
+import { ColyseusSDK, type Room as SdkRoom } from '@colyseus/sdk';
+import { decodeLnurl, type Emulator } from '../src/emulator/index.js';
+import type { Random } from './random.js';
+
+export type OpKind = 'reward' | 'fee' | 'spend';
+
+export interface OpResult {
+  seq: number;
+  kind: OpKind;
+  ok: boolean;
+  id?: string;
+  status?: string;
+  /** An error code (LN_...) or why no answer came (`no answer`, `left`). */
+  error?: string;
+  ms: number;
+}
+
+/** An entry as a player's client decodes it. */
+export interface SeenEntry {
+  id: string;
+  kind: string;
+  status: string;
+  playerId: string;
+  code?: string;
+}
+
+type EntryMap = { forEach(cb: (value: SeenEntry, key: string) => void): void };
+interface ClientState {
+  lightning?: { rewards?: EntryMap; entryFees?: EntryMap; pointSpends?: EntryMap };
+}
+
+/** What the wallet did with a code, for the figures. */
+export interface WalletAct {
+  kind: 'claim' | 'pay';
+  resourceId: string;
+  intentId: string;
+  ok: boolean;
+  reason?: string;
+  /** Acted after the entry's deadline, on purpose. */
+  late: boolean;
+  second: boolean;
+}
+
+let seqs = 0;
+
+export class Player {
+  readonly playerId: string;
+  readonly node: string;
+  readonly roomId: string;
+  readonly room: SdkRoom;
+  /** False once the connection dropped (its process was killed, say). */
+  connected = true;
+  readonly #waiting = new Map<number, (answer: Omit<OpResult, 'ms' | 'kind'>) => void>();
+  /** Entries whose code the wallet has already decided about. */
+  readonly decided = new Set<string>();
+
+  private constructor(playerId: string, node: string, room: SdkRoom) {
+    this.playerId = playerId;
+    this.node = node;
+    this.roomId = room.roomId;
+    this.room = room;
+    room.reconnection.enabled = false;
+    room.onMessage('op', (answer: Omit<OpResult, 'ms' | 'kind'>) => {
+      this.#waiting.get(answer.seq)?.(answer);
+      this.#waiting.delete(answer.seq);
+    });
+    const gone = () => {
+      this.connected = false;
+      for (const [seq, resolve] of this.#waiting) resolve({ seq, ok: false, error: 'left' });
+      this.#waiting.clear();
+    };
+    room.onLeave(gone);
+    room.onDrop(gone);
+  }
+
+  static async join(url: string, node: string, roomId: string, playerId: string) {
+    const sdk = new ColyseusSDK(url.replace(/^http/, 'ws'));
+    const room = await sdk.joinById(roomId, { playerId, email: emailOf(playerId) });
+    return new Player(playerId, node, room);
+  }
+
+  /** Sends one op and resolves with its answer (never rejects). */
+  op(kind: OpKind, amount: number, expiresIn: number, timeoutMs: number): Promise<OpResult> {
+    const seq = ++seqs;
+    const started = performance.now();
+    return new Promise<OpResult>((resolve) => {
+      const done = (answer: Omit<OpResult, 'ms' | 'kind'>) => {
+        clearTimeout(timer);
+        resolve({ ...answer, kind, ms: performance.now() - started });
+      };
+      const timer = setTimeout(() => {
+        this.#waiting.delete(seq);
+        done({ seq, ok: false, error: 'no answer' });
+      }, timeoutMs);
+      if (!this.connected) return done({ seq, ok: false, error: 'left' });
+      this.#waiting.set(seq, done);
+      this.room.send('op', { seq, kind, amount, expiresIn });
+    });
+  }
+
+  /** Every entry on this player's screen now. */
+  entries(): SeenEntry[] {
+    const lightning = (this.room.state as ClientState | undefined)?.lightning;
+    const all: SeenEntry[] = [];
+    for (const map of [lightning?.rewards, lightning?.entryFees, lightning?.pointSpends]) {
+      map?.forEach((entry) => {
+        all.push({
+          id: entry.id,
+          kind: entry.kind,
+          status: entry.status,
+          playerId: entry.playerId,
+          code: entry.code,
+        });
+      });
+    }
+    return all;
+  }
+
+  async leave(): Promise<void> {
+    if (!this.connected) return;
+    this.connected = false;
+    await this.room.leave(true).catch(() => {});
+  }
+}
+
+export function emailOf(playerId: string): string {
+  return `${playerId}@soak.example`;
+}
+
+export interface WalletOptions {
+  /** Share of codes the player pays or claims. */
+  payRate: number;
+  /** Share of those paid or claimed after their deadline (must change nothing). */
+  lateRate: number;
+  /** Share of fees paid a second time (the one slot is taken: refused). */
+  secondRate: number;
+  /** The longest wait before acting on a code, ms. */
+  maxDelayMs: number;
+  /** Entries' lifetime, ms (for the late acts). */
+  expiresInMs: number;
+}
+
+/**
+ * The players' wallets: acts on codes that reached their owners' screens. Also records any
+ * entry a player saw that was not theirs.
+ */
+export class Wallets {
+  readonly acts: WalletAct[] = [];
+  readonly foreign: string[] = [];
+  readonly #emulator: Emulator;
+  readonly #random: Random;
+  readonly #options: WalletOptions;
+  readonly #timers = new Set<NodeJS.Timeout>();
+
+  constructor(emulator: Emulator, random: Random, options: WalletOptions) {
+    this.#emulator = emulator;
+    this.#random = random;
+    this.#options = options;
+  }
+
+  /** Looks at every player's screen once. */
+  look(players: Iterable<Player>): void {
+    for (const player of players) {
+      if (!player.connected) continue;
+      for (const entry of player.entries()) {
+        if (entry.playerId !== player.playerId) {
+          this.foreign.push(
+            `${player.playerId} saw ${entry.kind} ${entry.id} of ${entry.playerId}`,
+          );
+        }
+        if (entry.kind === 'spend' || !entry.code || player.decided.has(entry.id)) continue;
+        // A code first seen on an ended entry is not one a player would scan.
+        if (entry.status !== 'pending') continue;
+        player.decided.add(entry.id);
+        this.#decide(entry);
+      }
+    }
+  }
+
+  #decide(entry: SeenEntry): void {
+    const r = this.#random;
+    const o = this.#options;
+    if (!r.chance(o.payRate)) return;
+    const late = r.chance(o.lateRate);
+    const delay = late ? o.expiresInMs + r.int(200, 1_500) : r.int(0, o.maxDelayMs);
+    const resourceId = resourceOf(entry.code as string);
+    const act = (second: boolean) => this.#act(entry, resourceId, late, second);
+    this.#later(delay, () => {
+      act(false);
+      if (entry.kind === 'entryFee' && r.chance(o.secondRate))
+        this.#later(r.int(0, 300), () => act(true));
+    });
+  }
+
+  #act(entry: SeenEntry, resourceId: string, late: boolean, second: boolean): void {
+    const control = this.#emulator.control;
+    const result =
+      entry.kind === 'reward'
+        ? control.claimWithdrawal(resourceId)
+        : control.payStaticCharge(resourceId);
+    this.acts.push({
+      kind: entry.kind === 'reward' ? 'claim' : 'pay',
+      resourceId,
+      intentId: entry.id,
+      ok: result.status === 'OK',
+      ...(result.status === 'OK' ? {} : { reason: (result as { reason?: string }).reason }),
+      late,
+      second,
+    });
+  }
+
+  #later(ms: number, fn: () => void): void {
+    const timer = setTimeout(() => {
+      this.#timers.delete(timer);
+      fn();
+    }, ms);
+    this.#timers.add(timer);
+  }
+
+  /** Acts still waiting (late ones run past the ops). */
+  get waiting(): number {
+    return this.#timers.size;
+  }
+
+  stop(): void {
+    for (const timer of this.#timers) clearTimeout(timer);
+    this.#timers.clear();
+  }
+}
+
+/** The resource id behind an LNURL code: `/lnurl/withdraw/<id>` or `/lnurl/pay/<id>`. */
+function resourceOf(code: string): string {
+  const url = new URL(decodeLnurl(code));
+  const id = url.pathname.split('/').at(-1);
+  if (!id) throw new Error(`no resource in ${url.href}`);
+  return id;
+}
