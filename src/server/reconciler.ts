@@ -13,8 +13,14 @@ import type { Intent } from '../ledger/intent.js';
 import type { Engine } from './engine.js';
 import type { ReconcilerSettings } from './options.js';
 
-/** At most this many re-reads run at once in one process. */
+/** At most this many re-reads run at once in one pass of `runOnce`. */
 const PARALLEL_CHECKS = 8;
+/**
+ * At most this many re-reads in flight in one process, across ticks: a tick claims only what
+ * fits, so a hung re-read (it lasts its retries times the API timeout) holds one place, never
+ * the whole reconciler. The rate cap still bounds how many start per second.
+ */
+const MAX_IN_FLIGHT = 32;
 
 export class Reconciler {
   /** Identifies this process's leases. */
@@ -23,6 +29,9 @@ export class Reconciler {
   readonly #settings: ReconcilerSettings;
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<number> | undefined;
+  /** The timer's checks still in flight. */
+  readonly #inFlight = new Set<Promise<void>>();
+  #claiming = false;
 
   constructor(engine: Engine) {
     this.#engine = engine;
@@ -31,9 +40,9 @@ export class Reconciler {
 
   start(): void {
     if (this.#timer) return;
-    this.#timer = setInterval(() => void this.runOnce(), this.#settings.intervalMs);
+    this.#timer = setInterval(() => void this.#tick(), this.#settings.intervalMs);
     this.#timer.unref();
-    void this.runOnce();
+    void this.#tick();
   }
 
   /**
@@ -57,7 +66,58 @@ export class Reconciler {
   async stop(): Promise<void> {
     clearInterval(this.#timer);
     this.#timer = undefined;
-    await this.#running;
+    await Promise.all([this.#running, ...this.#inFlight]);
+  }
+
+  /**
+   * The timer's step: claims what is due, up to the rate budget and the places free, and
+   * starts each check without waiting for the others; the next tick does not wait either.
+   */
+  async #tick(): Promise<void> {
+    const free = MAX_IN_FLIGHT - this.#inFlight.size;
+    if (this.#claiming || free <= 0) return;
+    this.#claiming = true;
+    let due: Intent[];
+    try {
+      due = await this.#claim(Math.min(this.#budget(), free));
+    } finally {
+      this.#claiming = false;
+    }
+    for (const intent of due) {
+      const check: Promise<void> = this.#checkOne(intent).finally(() => {
+        this.#inFlight.delete(check);
+      });
+      this.#inFlight.add(check);
+    }
+  }
+
+  #budget(): number {
+    const { checksPerSecond, intervalMs } = this.#settings;
+    return Math.max(1, Math.floor((checksPerSecond * intervalMs) / 1_000));
+  }
+
+  async #claim(limit: number): Promise<Intent[]> {
+    try {
+      return await this.#engine.ledger.claimDue(
+        this.#engine.now(),
+        limit,
+        this.owner,
+        this.#settings.leaseMs,
+      );
+    } catch (err) {
+      this.#engine.logger.warn(`reconciler could not read the ledger: ${(err as Error).message}`);
+      return [];
+    }
+  }
+
+  async #checkOne(intent: Intent): Promise<void> {
+    try {
+      await this.#engine.check(intent);
+    } catch (err) {
+      this.#engine.logger.warn(`reconciling ${intent.id} failed: ${(err as Error).message}`);
+    } finally {
+      await this.#engine.ledger.release(intent.id, this.owner).catch(() => {});
+    }
   }
 
   /** One pass over the due intents; resolves with how many were checked. */
@@ -69,27 +129,10 @@ export class Reconciler {
   }
 
   async #pass(): Promise<number> {
-    const { checksPerSecond, intervalMs, leaseMs } = this.#settings;
-    const budget = Math.max(1, Math.floor((checksPerSecond * intervalMs) / 1_000));
-    let due: Intent[];
-    try {
-      due = await this.#engine.ledger.claimDue(this.#engine.now(), budget, this.owner, leaseMs);
-    } catch (err) {
-      this.#engine.logger.warn(`reconciler could not read the ledger: ${(err as Error).message}`);
-      return 0;
-    }
+    const due = await this.#claim(this.#budget());
     let next = 0;
     const worker = async () => {
-      while (next < due.length) {
-        const intent = due[next++] as Intent;
-        try {
-          await this.#engine.check(intent);
-        } catch (err) {
-          this.#engine.logger.warn(`reconciling ${intent.id} failed: ${(err as Error).message}`);
-        } finally {
-          await this.#engine.ledger.release(intent.id, this.owner).catch(() => {});
-        }
-      }
+      while (next < due.length) await this.#checkOne(due[next++] as Intent);
     };
     await Promise.all(Array.from({ length: Math.min(PARALLEL_CHECKS, due.length) }, worker));
     return due.length;

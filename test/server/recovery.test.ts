@@ -356,3 +356,52 @@ class ForgetfulLedger extends SqliteLedger implements LedgerStore {
     return this.#lost.has(args[0]) ? null : super.update(...args);
   }
 }
+
+describe('recovery: a hung re-read never holds the reconciler back', function () {
+  this.timeout(20_000);
+  let game: Game | undefined;
+  afterEach(async () => game?.stop());
+
+  it('settles a second intent while the re-read of the first still hangs', async () => {
+    // Issue 12 (found by the soak): a pass waited for its slowest re-read, so one read that
+    // hung for (retries + 1) x the API timeout held every other check of the process back.
+    game = await startGame(
+      { empty: EmptyRoom },
+      {
+        reconciler: { intervalMs: 25, firstCheckMs: 50, maxBackoffMs: 200, checksPerSecond: 1000 },
+        api: { timeoutMs: 8_000, maxRetries: 0 },
+      },
+    );
+    game.emulator.control.callbacks.set({ drop: true });
+    const stuck = await game.lightning.reward({
+      playerId: 'a',
+      amountMsat: 20_000,
+      description: 'x',
+    });
+    game.emulator.control.faults.add({
+      method: 'GET',
+      path: `/v0/withdrawal-requests/${stuck.remoteId}`,
+      mode: 'hang',
+    });
+    await eventually(
+      () => game?.emulator.control.count('GET', `/v0/withdrawal-requests/${stuck.remoteId}`) === 1,
+      3_000,
+      'the first re-read to hang',
+    );
+    const other = await game.lightning.reward({
+      playerId: 'b',
+      amountMsat: 20_000,
+      description: 'y',
+    });
+    game.emulator.control.claimWithdrawal(other.remoteId as string);
+    // Its callback was dropped: only the reconciler can see the claim, and the hung read lasts 8 s.
+    await eventually(
+      async () => (await game?.lightning.ledger.get(other.id))?.status === 'completed',
+      3_000,
+      'the second reward read and settled while the first read hangs',
+    );
+    expect((await game.lightning.ledger.get(stuck.id))?.status).to.equal('pending');
+    // The service goes away, which ends the hung read, so the game stops at once.
+    await game.emulator.close();
+  });
+});
