@@ -57,15 +57,19 @@ export class RoomEntries {
 
   /** A player's entries in this room (open and lingering). */
   of(playerId: string): Entry[] {
+    return this.all().filter((e) => e.playerId === playerId);
+  }
+
+  /** Every entry of the room, of every player. */
+  all(): Entry[] {
     const state = this.find();
     if (!state) return [];
-    const all = [
+    return [
       ...state.rewards.values(),
       ...state.entryFees.values(),
       ...state.pointSpends.values(),
       ...state.payments.values(),
     ];
-    return all.filter((e) => e.playerId === playerId);
   }
 
   /** Shows a (re)joining client its own entries. */

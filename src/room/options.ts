@@ -35,6 +35,12 @@ const schema = z.strictObject({
    * refuses every money helper; behind a proxy, Colyseus takes the address from X-Forwarded-For.
    */
   regionGate: z.boolean().default(false),
+  /**
+   * How often the room reads its open entries back from the ledger, so that a settlement whose
+   * presence message was lost (Redis restarted or a subscriber reconnected) still reaches the
+   * room and its players. 0 turns it off. Default 10,000 ms.
+   */
+  catchUpMs: z.number().int().min(0).default(10_000),
 });
 
 export type LightningPluginOptions = z.input<typeof schema>;

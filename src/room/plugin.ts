@@ -346,7 +346,32 @@ export class LightningPlugin extends RoomPlugin {
     this.#attached = this.#host
       .ready()
       .then(() => feed.subscribe(this.#host.attachPresence(this.room.presence as never)));
+    if (this.#settings.catchUpMs > 0) {
+      this.room.clock.setInterval(() => void this.#catchUp(), this.#settings.catchUpMs);
+    }
     return this.#attached;
+  }
+
+  /**
+   * Presence messages are fire and forget: one published while this room's process was
+   * re-subscribing (a Redis restart) is gone. So the room reads its open entries and matches
+   * back from the ledger now and then, and delivers what changed as if it had been told.
+   */
+  async #catchUp(): Promise<void> {
+    const open = this.#roomEntries()
+      .all()
+      .filter((entry) => !isTerminal(entry.status));
+    for (const entry of open) {
+      const intent = await this.#host.intent(entry.id).catch(() => null);
+      if (intent && (intent.status !== entry.status || intent.updatedAt > entry.updatedAt)) {
+        await this.#deliver({ id: intent.id } as SettlementMessage);
+      }
+    }
+    for (const match of this.#matches.values()) {
+      if (match.view.status !== 'settled' && match.view.status !== 'aborted') {
+        await match.refresh().catch(() => {});
+      }
+    }
   }
 
   #playerId(player: PlayerRef): string {
