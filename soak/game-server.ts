@@ -87,7 +87,11 @@ class SoakRoom extends Room {
   override autoDispose = false;
   override state = new SoakState();
   override plugins = definePlugins([
-    lightning.plugin({ lingerMs: Number(process.env.SOAK_LINGER_MS ?? 600_000) }),
+    lightning.plugin({
+      lingerMs: Number(process.env.SOAK_LINGER_MS ?? 600_000),
+      // A settlement whose presence message a Redis restart lost reaches the room within a second.
+      catchUpMs: 1_000,
+    }),
   ]);
 
   override onCreate(): void {
