@@ -101,7 +101,7 @@ function rowOf(intent: Intent): MoneyRow {
     what === 'points'
       ? intent.description.replace(/^[^:]*: /, '')
       : what === 'refund'
-        ? String(intent.meta.why ?? '')
+        ? String(intent.meta.why ?? '').replace(/^match aborted: /, 'round called off: ')
         : '';
   const claimable = intent.kind === 'reward' && intent.status === 'pending';
   return {

@@ -114,6 +114,12 @@ export function arenaRoom(options: ArenaRoomOptions) {
     override onCreate() {
       this.state.phase = 'waiting';
       this.state.entryFeeMsat = config.entryFeeMsat.toString();
+      this.state.matchId = '';
+      this.state.lastMatchId = '';
+      this.state.payBy = 0;
+      this.state.winner = '';
+      this.state.prizeMsat = '';
+      this.state.result = '';
       this.#shop = new Shop({
         lightning,
         roomId: this.roomId,
@@ -330,7 +336,7 @@ export function arenaRoom(options: ArenaRoomOptions) {
       this.state.phase = 'waiting';
       this.state.winner = '';
       this.state.prizeMsat = '';
-      this.state.result = `Round called off: ${reason}. Every paid fee is refunded.`;
+      this.state.result = `Round called off: ${reason}.`;
       log(`[arena] round ${round.match.id} called off: ${reason}`);
       await this.#decide(round.match, () => round.match.abort(reason));
       void this.#maybeOpen();

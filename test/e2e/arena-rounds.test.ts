@@ -178,7 +178,7 @@ describe('example arena: the shop and the rounds (issues 13 and 14)', function (
       'the refund claimed in her history',
     );
     expect(alice.history.find((r) => r.what === 'refund')?.note).to.equal(
-      'match aborted: Bob left before GO',
+      'round called off: Bob left before GO',
     );
     expect(t.emulator.control.withdrawalRequests()).to.have.length(1);
     expect(t.lines.filter((l) => l.startsWith('[arena] REFUND'))).to.have.length(1);

@@ -77,6 +77,11 @@ let me = '';
 let lastState: ArenaView | undefined;
 let rows: MoneyRow[] = [];
 const drawn = new Map<string, string>();
+/**
+ * The row of each entry, by id. Kept here rather than in a data attribute: a payout's id
+ * names its player, and player ids stay out of the page.
+ */
+const rowsById = new Map<string, HTMLElement>();
 /** A purchase the server could not confirm yet: its outcome will show in our pointSpends. */
 let unconfirmed = '';
 
@@ -182,19 +187,21 @@ function renderRound(state: ArenaView) {
   button.classList.toggle('go', state.phase === 'go');
   $('again').hidden = !self || self.ready || inRound;
 
+  // The last round, above the one that is on: who won and the split, or why it was called off.
   const won = state.winner !== '' && state.winner === me;
   const last = matchOf(state, state.lastMatchId);
-  const split =
-    last?.status === 'settled'
-      ? ` The pot was ${sats(last.potMsat)}; ${sats(last.rakeMsat || '0')} went to the house.`
-      : '';
+  $('last').hidden = !state.result;
+  $('last').className = won ? 'last won' : 'last';
   $('result').textContent = won
     ? state.prizeMsat
-      ? `You won ${sats(state.prizeMsat)}! Claim your prize below.${split}`
+      ? `You won ${sats(state.prizeMsat)}! Claim your prize below.`
       : 'You won! Your prize is on its way…'
-    : state.result + (state.result && state.winner ? split : '');
-  $('result').className = won ? 'result won' : 'result';
-  $('pot').textContent = potText(state);
+    : state.result;
+  $('last-pot').textContent = last ? potText(last) : '';
+  const on = matchOf(state, state.matchId);
+  $('pot').textContent = on
+    ? potText(on)
+    : `Entry fee ${sats(state.entryFeeMsat)} · the winner takes the pot`;
 }
 
 function matchOf(state: ArenaView, id: string): MatchView | undefined {
@@ -205,15 +212,16 @@ function matchOf(state: ArenaView, id: string): MatchView | undefined {
   return found;
 }
 
-/** The pot of the round that is on (else of the last one), as every player sees it. */
-function potText(state: ArenaView): string {
-  const m = matchOf(state, state.matchId) ?? matchOf(state, state.lastMatchId);
-  if (!m) return `Entry fee ${sats(state.entryFeeMsat)} · the winner takes the pot`;
+/** A round's pot as every player sees it: what is in it, and where it went. */
+function potText(m: MatchView): string {
   const rake = `${Math.round(m.rake * 100)}% rake`;
-  if (m.status === 'settled' || m.status === 'settling')
-    return `Pot ${sats(m.potMsat)} · ${sats(String(BigInt(m.potMsat) - BigInt(m.rakeMsat || '0')))} to the winner · ${sats(m.rakeMsat || '0')} to the house (${rake})`;
+  if (m.status === 'settled' || m.status === 'settling') {
+    const house = m.rakeMsat || '0';
+    const won = String(BigInt(m.potMsat) - BigInt(house));
+    return `Pot ${sats(m.potMsat)} · ${sats(won)} to the winner · ${sats(house)} to the house (${rake})`;
+  }
   if (m.status === 'aborted' || m.status === 'aborting')
-    return `Pot ${sats(m.potMsat)} refunded: ${m.reason}`;
+    return `Pot ${sats(m.potMsat)} · refunded to who paid`;
   return `Pot ${sats(m.potMsat)} · ${m.paid} of ${m.entered} paid · ${rake} · entry ${sats(m.entryFeeMsat)}`;
 }
 
@@ -264,18 +272,26 @@ function renderEntries(state: ArenaView) {
       });
     }
   }
+  // Codes to claim first, then fees to pay; what ended stays below until the server drops it.
+  const rank = (e: Entry) =>
+    e.status !== 'pending' && e.status !== 'unknown' ? 2 : e.kind === 'reward' ? 0 : 1;
+  entries.sort((a, b) => rank(a) - rank(b));
   const box = $('entries');
   const ids = new Set(entries.map((e) => e.id));
-  for (const child of [...box.children])
-    if (!ids.has((child as HTMLElement).dataset.id ?? '')) child.remove();
+  for (const [id, row] of rowsById) {
+    if (ids.has(id)) continue;
+    row.remove();
+    rowsById.delete(id);
+    drawn.delete(id);
+  }
   for (const entry of entries) {
-    let row = box.querySelector<HTMLElement>(`[data-id="${entry.id}"]`);
+    let row = rowsById.get(entry.id);
     if (!row) {
       row = document.createElement('div');
       row.className = 'entry';
-      row.dataset.id = entry.id;
-      box.append(row);
+      rowsById.set(entry.id, row);
     }
+    box.append(row); // in the sorted order (moves a row that is already there)
     const key = `${entry.status}|${entry.code ?? ''}`;
     if (drawn.get(entry.id) === key) continue;
     drawn.set(entry.id, key);
@@ -325,7 +341,9 @@ function renderHistory() {
   for (const row of rows) {
     const li = document.createElement('li');
     const amount = row.unit === 'msats' ? sats(row.amount) : `${row.amount} points`;
-    const sign = row.what === 'prize' || row.what === 'refund' ? '+' : '−';
+    // A sign only where money moved: a fee or spend taken, a prize or refund claimed.
+    const moved = row.status === 'completed';
+    const sign = !moved ? '' : row.what === 'prize' || row.what === 'refund' ? '+' : '−';
     const note = row.note ? ` · ${row.note}` : '';
     const time = new Date(row.at).toLocaleTimeString();
     li.innerHTML = `<span class="when">${escapeHtml(time)}</span> <b>${escapeHtml(row.what)}</b> ${sign}${escapeHtml(amount)}${escapeHtml(note)} <span class="status ${row.status}">${escapeHtml(statusText(row))}</span>`;
