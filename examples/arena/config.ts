@@ -2,14 +2,22 @@
 export interface ArenaConfig {
   /** What each player pays to enter a round, in millisatoshis. */
   entryFeeMsat: bigint;
-  /** The house keeps this share of the pot. */
+  /** The house keeps this share of the pot (0 to 0.5). */
   rake: number;
   minPlayers: number;
   maxPlayers: number;
-  /** How long a player has to pay the entry fee, in seconds (the service's minimum is 10). */
+  /**
+   * How long the players of a round have to pay, in seconds (the service's minimum is 10).
+   * A round not paid by then is called off and whoever paid is refunded.
+   */
   feeExpiresIn: number;
-  /** How long the winner has to claim the prize, in seconds. */
-  rewardExpiresIn: number;
+  /** How long a prize or refund code can be claimed, in seconds (at least 60). */
+  claimExpiresIn: number;
+  /**
+   * A round's match that nobody settles or aborts this long after its room stopped keeping
+   * it alive (the process died) is aborted by the reconciler, every fee refunded. In ms.
+   */
+  matchTimeoutMs: number;
   /**
    * Messages one client may send per second; past it Colyseus drops the client. A human
    * clicking as fast as they can stays far below; a script sending thousands does not.
@@ -26,8 +34,9 @@ export const arenaConfig: ArenaConfig = {
   rake: 0.1,
   minPlayers: 2,
   maxPlayers: 4,
-  feeExpiresIn: 300,
-  rewardExpiresIn: 600,
+  feeExpiresIn: 120,
+  claimExpiresIn: 600,
+  matchTimeoutMs: 10 * 60_000,
   maxMessagesPerSecond: 20,
   shop: { 'golden hat': 150, 'speed boots': 400, 'lucky charm': 900 },
   startingPoints: 1_000,

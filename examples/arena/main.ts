@@ -8,8 +8,10 @@ import { createRouter, defineRoom, defineServer } from '@colyseus/core';
 import { WebSocketTransport } from '@colyseus/ws-transport';
 import { createLightning, type LightningOptions } from 'colyseus-lightning';
 import { ArenaAuth, type ArenaAuthOptions } from './auth.js';
+import { systemClock } from './clock.js';
 import { type ArenaConfig, arenaConfig } from './config.js';
-import { OwedBook } from './owed.js';
+import { MoneyHistory } from './history.js';
+import { logMoney } from './money-log.js';
 import { arenaRoom } from './room.js';
 import { clientFiles, serveInFront } from './serve.js';
 
@@ -21,7 +23,7 @@ export interface ArenaOptions {
   /** Passed to createLightning over the arena's own choices (tests: a clock, a quiet logger). */
   lightning?: Partial<LightningOptions>;
   auth?: ArenaAuthOptions;
-  /** Where the arena's own lines go, owed money among them. Default console.log. */
+  /** Where the arena's own lines go (rounds, refunds, settlements). Default console.log. */
   log?: (line: string) => void;
   /** Bundle and serve the browser client. Default true. */
   serveClient?: boolean;
@@ -54,11 +56,13 @@ export async function startArena(options: ArenaOptions = {}) {
       }
     : undefined;
   const auth = new ArenaAuth(options.auth);
-  const owed = new OwedBook(lightning, log);
+  const history = new MoneyHistory(lightning);
+  logMoney(lightning, log);
   const room = arenaRoom({
     lightning,
     auth,
-    owed,
+    history,
+    clock: options.lightning?.clock ?? systemClock,
     config,
     log,
     ...(grantPoints ? { onPlayerJoined: grantPoints } : {}),
@@ -72,16 +76,11 @@ export async function startArena(options: ArenaOptions = {}) {
   const files = options.serveClient === false ? undefined : await clientFiles();
   await server.listen(port);
   if (files) serveInFront(server.transport.server as HttpServer, files);
-  lightning.on('settled', (intent) =>
-    log(
-      `[arena] ${intent.kind} ${intent.status}: ${intent.amount} ${intent.unit} (${intent.playerId})`,
-    ),
-  );
   return {
     server,
     lightning,
     auth,
-    owed,
+    history,
     url: `http://localhost:${port}/`,
     async stop() {
       await server.gracefullyShutdown(false);

@@ -1,30 +1,37 @@
 /**
- * A reaction duel for 2 to 4 players, paid in sats. Each player pays the entry fee (a QR
- * code, or the dev wallet on the emulator); when at least two have paid and nobody here is
- * still paying, a countdown runs and "GO!" appears after a random delay; the first click after
- * GO wins the pot minus the rake, as a reward whose QR code only the winner sees. A click
- * before GO is out. A shop spends in-game points (shop.ts).
+ * A reaction duel for 2 to 4 players, paid in sats, one match per round. When at least two
+ * players want to play, a round opens: a match (`openMatch`) holds their entry fees in escrow,
+ * each pays (a QR code, or the dev wallet on the emulator), and once all have paid
+ * (`onFunded`) a countdown runs and "GO!" appears after a random delay. The first click after
+ * GO wins the pot minus the rake (`settle`), a claim code only the winner sees; a click
+ * before GO is out. Everyone sees the pot, the rake and who paid (`state.lightning.matches`).
+ *
+ * A round is called off (`abort`), and every paid fee refunded as a claim code only its
+ * player sees, when a player of the round leaves before GO, or when not everyone paid by the
+ * deadline (then those who did not pay sit out until they press Play). Refunds are the
+ * match's job, exactly once: a fee paid after the deadline or into a round already decided is
+ * refunded too, and a round whose process died is aborted by the reconciler. Leaving after GO
+ * forfeits. A shop spends in-game points (shop.ts).
  *
  * Limits, because every message may move money:
  * - who a player is comes from the signed token of `POST /auth` (auth.ts), never from the
  *   join options;
  * - a client that sends more than `maxMessagesPerSecond` messages is dropped (Colyseus);
- * - a player has at most one open entry fee, and none once paid: `again` (and joining again)
- *   while one is open returns that one, so a flood charges once and nobody pays twice;
+ * - one round at a time, and one fee per player per round (`match.enter` returns the open or
+ *   paid one): `again` only says that its player wants to play;
  * - one purchase in flight per player (shop.ts).
  *
- * A player who leaves unpaid leaves the round: it starts without them once the others have
- * paid. Their fee stays payable until it expires; paid meanwhile, it is their entry when they
- * come back; paid after it expired, the server's `latePayment` event reports it; paid after
- * the room closed, or paid for a round that never ran, it is logged as owed (owed.ts).
+ * Costs: per round one match (a ledger record kept alive by the plugin) and one timer on the
+ * server's clock; per movement of a player's money one history read (history.ts).
  */
 import { createHash } from 'node:crypto';
 import { type AuthContext, type Client, definePlugins, Room } from '@colyseus/core';
-import type { EntryFee, Lightning } from 'colyseus-lightning';
+import type { Clock, Lightning, MatchView, RoomMatch } from 'colyseus-lightning';
 import { z } from 'zod';
 import type { ArenaAuth } from './auth.js';
+import { systemClock, timerAt } from './clock.js';
 import { type ArenaConfig, arenaConfig } from './config.js';
-import type { OwedBook } from './owed.js';
+import type { MoneyHistory } from './history.js';
 import { Shop } from './shop.js';
 import { ArenaState, Player } from './state.js';
 
@@ -34,7 +41,9 @@ const joinOptions = z.object({ name: z.string().trim().optional().catch(undefine
 export interface ArenaRoomOptions {
   lightning: Lightning;
   auth: ArenaAuth;
-  owed: OwedBook;
+  history: MoneyHistory;
+  /** The server's clock (the one given to createLightning): pay deadlines run on it. */
+  clock?: Clock;
   config?: ArenaConfig;
   /** Where the room's own lines go. Default console.log. */
   log?: (line: string) => void;
@@ -52,15 +61,22 @@ export function seatOf(playerId: string): string {
 
 const idOf = (client: Client) => (client.auth as { id: string }).id;
 
-/** An entry fee of one player: being created (no id yet), or waiting to be paid. */
-interface OpenFee {
-  id: string | null;
-  entry: Promise<EntryFee | null>;
+/** One round: its match, who plays it, and how it ends (once). */
+interface Round {
+  match: RoomMatch;
+  roster: Set<string>;
+  /** Each player's fee in this round, once charged. */
+  fees: Map<string, string>;
+  out: Set<string>;
+  /** Cancels the timer that is armed (the pay deadline, then the countdown's). */
+  cancel: () => void;
+  over: boolean;
 }
 
 export function arenaRoom(options: ArenaRoomOptions) {
-  const { lightning, auth, owed, onPlayerJoined } = options;
+  const { lightning, auth, history, onPlayerJoined } = options;
   const config = options.config ?? arenaConfig;
+  const clock = options.clock ?? systemClock;
   const log = options.log ?? console.log;
 
   return class Arena extends Room<{ state: ArenaState }> {
@@ -69,16 +85,17 @@ export function arenaRoom(options: ArenaRoomOptions) {
     override state = new ArenaState();
     override plugins = definePlugins([lightning.plugin()]);
 
-    /** Paid and not yet played: the pot of the next round (or of the one running). */
-    readonly #paid = new Set<string>();
-    /** At most one open fee per player. */
-    readonly #fees = new Map<string, OpenFee>();
-    /** Who plays the round that is running. */
-    readonly #roster = new Set<string>();
+    #round: Round | undefined;
+    #opening = false;
     readonly #idBySeat = new Map<string, string>();
     /** Items bought and rounds won, per player: a seat that leaves and comes back shows them. */
     readonly #items = new Map<string, string[]>();
     readonly #wins = new Map<string, number>();
+    /** Players who let a round's fee go unpaid: they sit out until they press Play. */
+    readonly #sittingOut = new Set<string>();
+    /** The latest history read asked for, per player: an older read that ends later is dropped. */
+    readonly #historyReads = new Map<string, number>();
+    #stopHistory: (() => void) | undefined;
     #shop: Shop | undefined;
     #disposed = false;
 
@@ -95,6 +112,12 @@ export function arenaRoom(options: ArenaRoomOptions) {
     override onCreate() {
       this.state.phase = 'waiting';
       this.state.entryFeeMsat = config.entryFeeMsat.toString();
+      this.state.matchId = '';
+      this.state.lastMatchId = '';
+      this.state.payBy = 0;
+      this.state.winner = '';
+      this.state.prizeMsat = '';
+      this.state.result = '';
       this.#shop = new Shop({
         lightning,
         roomId: this.roomId,
@@ -105,12 +128,14 @@ export function arenaRoom(options: ArenaRoomOptions) {
           this.#items.set(playerId, [...(this.#items.get(playerId) ?? []), item]);
           this.#seat(playerId)?.items.push(item);
         },
-        tell: (playerId, message) => {
-          for (const c of this.clients) if (idOf(c) === playerId) c.send('shop', message);
-        },
+        tell: (playerId, message) => this.#tell(playerId, 'shop', message),
       });
-      this.plugins.lightning.onEntryFeePaid((fee) => this.#feePaid(fee));
       this.plugins.lightning.onSettled((_entry, intent) => this.#shop?.settled(intent));
+      // A fee paid: show it, and start the round if it was the last one missing.
+      this.plugins.lightning.onEntryFeePaid(() => {
+        if (this.#round) void this.#maybeStart(this.#round);
+      });
+      this.#stopHistory = history.onChange((playerId) => void this.#sendHistory(playerId));
     }
 
     override async onJoin(client: Client, options: unknown) {
@@ -124,14 +149,17 @@ export function arenaRoom(options: ArenaRoomOptions) {
       if (!player) {
         player = new Player();
         player.name = 'player';
-        player.paid = this.#paid.has(playerId);
-        player.playing = this.#roster.has(playerId);
+        player.playing = false;
+        player.paid = false;
         player.out = false;
         player.wins = this.#wins.get(playerId) ?? 0;
         for (const item of this.#items.get(playerId) ?? []) player.items.push(item);
         this.state.players.set(seat, player);
       }
       if (name) player.name = name.slice(0, 20);
+      // Coming back is wanting to play.
+      this.#sittingOut.delete(playerId);
+      player.ready = true;
       if (onPlayerJoined) {
         // The service creates a widget user once per reference_id; a repeat returns it.
         const user = await lightning.api.widgetUsers.create({
@@ -140,164 +168,310 @@ export function arenaRoom(options: ArenaRoomOptions) {
         });
         await onPlayerJoined(playerId, user.id);
       }
-      await this.#chargeFee(playerId);
+      // Codes still to claim, from this room or one that has closed since: in the history.
+      for (const claim of await lightning.claims(playerId)) history.note(playerId, claim.intentId);
+      await this.#sendHistory(playerId);
+      void this.#maybeOpen();
     }
 
     override onLeave(client: Client) {
       const playerId = idOf(client);
       if (this.clients.some((c) => idOf(c) === playerId)) return; // another tab is still here
-      // A paid player keeps their seat (their fee is in the pot); the others leave the round,
-      // which must not wait for them.
-      if (!this.#paid.has(playerId)) this.state.players.delete(seatOf(playerId));
-      this.#maybeStart();
+      const name = this.#seat(playerId)?.name ?? 'a player';
+      this.state.players.delete(seatOf(playerId));
+      const round = this.#round;
+      if (!round?.roster.has(playerId) || round.over) return;
+      if (this.state.phase === 'go') {
+        // After GO, leaving forfeits: the others play on.
+        round.out.add(playerId);
+        void this.#lastStanding(round);
+      } else {
+        void this.#callOff(round, `${name} left before GO`);
+      }
     }
 
-    override async onDispose() {
+    override onDispose() {
+      // The plugin aborts a match that is still open: whoever paid is refunded.
       this.#disposed = true;
+      this.#round?.cancel();
       this.#shop?.close();
-      for (const playerId of this.#paid) {
-        owed.owe(playerId, config.entryFeeMsat, 'paid an entry fee; the room closed first');
-      }
-      await Promise.all(
-        [...this.#fees.values()].map((fee) => (fee.id ? owed.orphan(fee.id) : undefined)),
-      );
-    }
-
-    // ---- entry fees ----------------------------------------------------------------------
-
-    /** The player's open fee, or a new one; null once paid (or when none could be opened). */
-    #chargeFee(playerId: string): Promise<EntryFee | null> {
-      if (this.#paid.has(playerId)) return Promise.resolve(null);
-      const open = this.#fees.get(playerId);
-      if (open) return open.entry;
-      const fee: OpenFee = { id: null, entry: Promise.resolve(null) };
-      fee.entry = this.plugins.lightning
-        .chargeEntryFee(playerId, {
-          amountMsat: config.entryFeeMsat,
-          description: 'Arena entry fee',
-          successMessage: 'You are in. Good luck!',
-          expiresIn: config.feeExpiresIn,
-        })
-        .then(
-          ({ entry, settled }) => {
-            fee.id = entry.id;
-            if (this.#disposed) void owed.orphan(entry.id);
-            void settled.then(() => this.#feeEnded(playerId, fee));
-            return entry;
-          },
-          (err: Error) => {
-            log(`[arena] no entry fee for player ${playerId}: ${err.message}`);
-            this.#feeEnded(playerId, fee);
-            return null;
-          },
-        );
-      this.#fees.set(playerId, fee);
-      return fee.entry;
-    }
-
-    async #again(client: Client) {
-      const playerId = idOf(client);
-      const entry = await this.#chargeFee(playerId);
-      client.send('fee', { paid: this.#paid.has(playerId), fee: entry?.id ?? null });
-    }
-
-    #feePaid(fee: EntryFee) {
-      const playerId = fee.playerId;
-      if (this.#paid.has(playerId)) {
-        // One open fee per player makes this impossible; should it ever happen, it is owed.
-        owed.owe(playerId, fee.amount, `entry fee ${fee.id} was a second fee for one round`);
-        return;
-      }
-      this.#paid.add(playerId);
-      const player = this.#seat(playerId);
-      if (player) player.paid = true;
-      else
-        log(`[arena] player ${playerId} paid entry fee ${fee.id} after leaving: theirs on return`);
-      this.#maybeStart();
-    }
-
-    /** The fee was paid, expired or failed: the player may be charged again (once paid, later). */
-    #feeEnded(playerId: string, fee: OpenFee) {
-      if (this.#fees.get(playerId) === fee) this.#fees.delete(playerId);
-      this.#maybeStart();
+      this.#stopHistory?.();
     }
 
     // ---- rounds --------------------------------------------------------------------------
 
-    #maybeStart() {
-      if (this.state.phase !== 'waiting' && this.state.phase !== 'finished') return;
-      const seated = [...this.state.players.keys()].map((seat) => this.#idBySeat.get(seat) ?? '');
-      const paid = seated.filter((id) => this.#paid.has(id));
-      if (paid.length < config.minPlayers) return;
-      // Wait for whoever is here with a fee still open; nobody else (a player who let their
-      // fee expire sits this round out until they pay again).
-      if (seated.some((id) => !this.#paid.has(id) && this.#fees.has(id))) return;
-      for (const id of paid) this.#roster.add(id);
-      for (const [seat, p] of this.state.players) {
-        p.out = false;
-        p.playing = this.#roster.has(this.#idBySeat.get(seat) ?? '');
+    /** Connected players who want to play, in the order they sat down. */
+    #wanting(): string[] {
+      const here = new Set(this.clients.map(idOf));
+      return [...this.state.players.keys()]
+        .map((seat) => this.#idBySeat.get(seat) ?? '')
+        .filter((id) => here.has(id) && !this.#sittingOut.has(id));
+    }
+
+    /** Opens a round when none is open and enough players want one. */
+    async #maybeOpen(): Promise<void> {
+      if (this.#round || this.#opening || this.#disposed) return;
+      if (this.#wanting().length < config.minPlayers) return;
+      this.#opening = true;
+      let match: RoomMatch;
+      try {
+        match = await this.plugins.lightning.openMatch({
+          entryFeeMsat: config.entryFeeMsat,
+          rake: config.rake,
+          feeExpiresIn: config.feeExpiresIn,
+          claimExpiresIn: config.claimExpiresIn,
+          timeoutMs: config.matchTimeoutMs,
+          description: 'Arena round',
+        });
+      } catch (err) {
+        log(`[arena] could not open a round: ${(err as Error).message}`);
+        return;
+      } finally {
+        this.#opening = false;
       }
-      this.state.winner = '';
+      // Who is still here now: the roster is fixed from this moment on.
+      const roster = this.#wanting().slice(0, config.maxPlayers);
+      if (this.#disposed || roster.length < config.minPlayers) {
+        await this.#decide(match, () => match.abort('not enough players'));
+        return void this.#maybeOpen();
+      }
+      const payBy = clock.now() + config.feeExpiresIn * 1000;
+      const round: Round = {
+        match,
+        roster: new Set(roster),
+        fees: new Map(),
+        out: new Set(),
+        cancel: timerAt(clock, payBy, () => void this.#deadline(round)),
+        over: false,
+      };
+      this.#round = round;
+      this.#forgetDecidedMatches(match.id, this.state.lastMatchId);
+      this.state.matchId = match.id;
+      this.state.payBy = payBy;
+      this.state.phase = 'paying';
+      for (const [seat, p] of this.state.players) {
+        p.playing = round.roster.has(this.#idBySeat.get(seat) ?? '');
+        p.paid = false;
+        p.out = false;
+      }
+      match.onFunded(() => void this.#maybeStart(round));
+      await Promise.all(roster.map((playerId) => this.#enter(round, playerId)));
+    }
+
+    /** Charges one player's fee into the round's match (once: a repeat returns the same fee). */
+    async #enter(round: Round, playerId: string): Promise<void> {
+      const client = this.clients.find((c) => idOf(c) === playerId);
+      if (!client || round.over) return; // gone already: their leaving called the round off
+      try {
+        const { entry, settled } = await round.match.enter(client);
+        round.fees.set(playerId, entry.id);
+        history.note(playerId, entry.id);
+        // Also here, not only onFunded: a player who paid before another's fee was recorded
+        // can make the match funded early (see #maybeStart).
+        void settled.then(() => this.#maybeStart(round));
+      } catch (err) {
+        if (round.over) return;
+        log(`[arena] no entry fee for player ${playerId}: ${(err as Error).message}`);
+        await this.#callOff(round, 'an entry fee could not be created');
+      }
+    }
+
+    /**
+     * Starts the countdown once every player of the round has paid. Read from the match, not
+     * from `funded` alone: that one means "every fee recorded so far is paid", and a fee paid
+     * in the instant before another player's was recorded makes it true early.
+     */
+    async #maybeStart(round: Round): Promise<void> {
+      if (round.over || this.state.phase !== 'paying') return;
+      const view = await round.match.refresh().catch(() => round.match.view);
+      if (round.over || this.#round !== round || this.state.phase !== 'paying') return;
+      const paid = paidIn(view);
+      for (const id of round.roster) {
+        const p = this.#seat(id);
+        if (p) p.paid = paid.has(id);
+      }
+      if (![...round.roster].every((id) => paid.has(id))) return;
+      round.cancel();
+      this.state.payBy = 0;
       this.state.phase = 'countdown';
-      this.clock.setTimeout(() => {
+      this.state.winner = '';
+      this.state.prizeMsat = '';
+      this.state.result = '';
+      const ready = this.clock.setTimeout(() => {
         this.state.phase = 'ready';
-        this.clock.setTimeout(
+        const go = this.clock.setTimeout(
           () => {
-            if (this.state.phase === 'ready') this.state.phase = 'go';
+            if (!round.over) this.state.phase = 'go';
           },
           1_000 + Math.random() * 2_000,
         );
+        round.cancel = () => go.clear();
       }, 3_000);
+      round.cancel = () => ready.clear();
+    }
+
+    /** The pay deadline: whoever has not paid sits out, and the round is called off. */
+    async #deadline(round: Round): Promise<void> {
+      if (round.over || this.state.phase !== 'paying') return;
+      const view = await round.match.refresh().catch(() => round.match.view);
+      if (round.over || this.state.phase !== 'paying') return;
+      const paid = paidIn(view);
+      const late = [...round.roster].filter((id) => !paid.has(id));
+      if (late.length === 0) return this.#maybeStart(round);
+      for (const id of late) {
+        this.#sittingOut.add(id);
+        const p = this.#seat(id);
+        if (p) p.ready = false;
+      }
+      const names = late.map((id) => this.#seat(id)?.name ?? 'a player');
+      await this.#callOff(round, `${names.join(' and ')} did not pay in time`);
+    }
+
+    /** Ends the round without a winner: the match refunds every paid fee. */
+    async #callOff(round: Round, reason: string): Promise<void> {
+      if (round.over) return;
+      this.#end(round);
+      this.state.phase = 'waiting';
+      this.state.winner = '';
+      this.state.prizeMsat = '';
+      this.state.result = `Round called off: ${reason}.`;
+      log(`[arena] round ${round.match.id} called off: ${reason}`);
+      await this.#decide(round.match, () => round.match.abort(reason));
+      void this.#maybeOpen();
     }
 
     async #click(client: Client) {
       const playerId = idOf(client);
+      const round = this.#round;
       const player = this.#seat(playerId);
-      if (!player || !this.#roster.has(playerId) || player.out) return;
+      if (!round || !player || !round.roster.has(playerId) || round.out.has(playerId)) return;
       if (this.state.phase === 'ready' || this.state.phase === 'countdown') {
-        player.out = true; // too early
-        const left = [...this.#roster].filter((id) => !this.#seat(id)?.out);
-        if (left.length === 1) await this.#finish(left[0] as string);
+        round.out.add(playerId); // too early
+        player.out = true;
+        await this.#lastStanding(round);
         return;
       }
-      if (this.state.phase === 'go') await this.#finish(playerId);
+      if (this.state.phase === 'go') await this.#finish(round, playerId);
     }
 
-    async #finish(winnerId: string) {
+    /** Everyone else is out (too early, or gone after GO): the last one standing wins. */
+    async #lastStanding(round: Round): Promise<void> {
+      const left = [...round.roster].filter((id) => !round.out.has(id));
+      if (left.length === 1) await this.#finish(round, left[0] as string);
+    }
+
+    /** Pays the pot minus the rake to the winner, once. */
+    async #finish(round: Round, winnerId: string): Promise<void> {
+      if (round.over) return;
+      this.#end(round);
       this.state.phase = 'finished';
       this.state.winner = seatOf(winnerId);
-      const roster = [...this.#roster];
-      this.#roster.clear();
-      const pot = config.entryFeeMsat * BigInt(roster.length);
-      const prize = (pot * BigInt(Math.round((1 - config.rake) * 1000))) / 1000n;
-      this.state.prizeMsat = prize.toString();
+      this.state.prizeMsat = '';
+      const name = this.#seat(winnerId)?.name ?? 'a player';
+      this.state.result = `${name} won the round.`;
       this.#wins.set(winnerId, (this.#wins.get(winnerId) ?? 0) + 1);
       const winner = this.#seat(winnerId);
       if (winner) winner.wins = this.#wins.get(winnerId) ?? 0;
-      for (const id of roster) {
-        this.#paid.delete(id);
-        const player = this.#seat(id);
-        if (!player) continue;
-        player.paid = false;
-        player.playing = false;
-        if (!this.clients.some((c) => idOf(c) === id)) this.state.players.delete(seatOf(id));
+      const view = await this.#decide(round.match, () => round.match.settle({ [winnerId]: 1 }));
+      const prize = view?.payouts.find((p) => p.playerId === winnerId)?.amountMsat;
+      if (prize && this.state.winner === seatOf(winnerId)) {
+        this.state.prizeMsat = prize;
+        this.state.result = `${name} won ${Number(prize) / 1000} sats.`;
+      } else if (!view) {
+        // The ledger failed us: the reconciler finishes a decided match, or refunds an open one.
+        this.state.result = `${name} won; the payout is delayed (it will be paid, or every fee refunded).`;
       }
+      void this.#maybeOpen();
+    }
+
+    /** The round is over (won or called off): nobody plays it any more. */
+    #end(round: Round): void {
+      round.over = true;
+      round.cancel();
+      if (this.#round === round) this.#round = undefined;
+      this.state.matchId = '';
+      this.state.lastMatchId = round.match.id;
+      this.state.payBy = 0;
+      for (const p of this.state.players.values()) {
+        p.playing = false;
+        p.paid = false;
+      }
+    }
+
+    /**
+     * Settles or aborts, retried a few times if the ledger fails (both are idempotent). If it
+     * still fails, the room stops keeping the match alive, so the reconciler aborts it after
+     * its timeout and every paid fee is refunded.
+     */
+    async #decide(
+      match: RoomMatch,
+      move: () => Promise<MatchView>,
+      attempt = 1,
+    ): Promise<MatchView | undefined> {
       try {
-        await this.plugins.lightning.reward(winnerId, {
-          amountMsat: prize,
-          description: `Arena prize: won against ${roster.length - 1}`,
-          expiresIn: config.rewardExpiresIn,
-        });
+        return await move();
       } catch (err) {
-        owed.owe(winnerId, prize, `the prize could not be created (${(err as Error).message})`);
+        log(`[arena] deciding match ${match.id} (attempt ${attempt}): ${(err as Error).message}`);
+        if (attempt >= 3 || this.#disposed) {
+          match.stop();
+          return undefined;
+        }
+        await new Promise<void>((resolve) => this.clock.setTimeout(resolve, 2_000 * attempt));
+        return this.#decide(match, move, attempt + 1);
       }
-      // Everyone still here may enter the next round; who paid during this one is in already.
-      await Promise.all(this.clients.map((c) => this.#chargeFee(idOf(c))));
-      this.#maybeStart();
+    }
+
+    /**
+     * The state keeps the round on screen and the one before, and nothing older that is
+     * decided: every client receives the whole map on join, and a long-lived room would
+     * otherwise send every round it ever played.
+     */
+    #forgetDecidedMatches(...keep: string[]): void {
+      const matches = this.state.lightning.matches;
+      for (const [id, m] of matches) {
+        const decided = m.status === 'settled' || m.status === 'aborted';
+        if (decided && !keep.includes(id)) matches.delete(id);
+      }
+    }
+
+    // ---- players -------------------------------------------------------------------------
+
+    /** Play: wants to play the next round (after sitting one out). Answers with their fee. */
+    #again(client: Client) {
+      const playerId = idOf(client);
+      const player = this.#seat(playerId);
+      if (!player) return;
+      this.#sittingOut.delete(playerId);
+      player.ready = true;
+      const round = this.#round;
+      client.send('fee', {
+        paid: player.paid,
+        fee: round?.roster.has(playerId) ? (round.fees.get(playerId) ?? null) : null,
+      });
+      void this.#maybeOpen();
+    }
+
+    /** Sends the player's money history to their own clients (the newest read wins). */
+    async #sendHistory(playerId: string): Promise<void> {
+      if (!this.clients.some((c) => idOf(c) === playerId)) return;
+      const read = (this.#historyReads.get(playerId) ?? 0) + 1;
+      this.#historyReads.set(playerId, read);
+      const rows = await history.of(playerId);
+      if (this.#historyReads.get(playerId) !== read) return;
+      this.#tell(playerId, 'history', rows);
+    }
+
+    #tell(playerId: string, type: string, message: unknown): void {
+      for (const c of this.clients) if (idOf(c) === playerId) c.send(type, message);
     }
 
     #seat(playerId: string): Player | undefined {
       return this.state.players.get(seatOf(playerId));
     }
   };
+}
+
+/** The players whose fee in this match is paid. */
+function paidIn(view: MatchView): Set<string> {
+  return new Set(view.players.filter((p) => p.feeStatus === 'completed').map((p) => p.playerId));
 }

@@ -1,15 +1,23 @@
 /**
  * The example game in a real browser: two players in two Chromium contexts sign in (each page
- * gets its own token from `POST /auth`), join the arena, pay their entry fees through the dev
- * wallet, play a round, and only the winner's page shows the prize QR code; the winner claims
- * it and sees it completed. In the shop, a purchase whose answer is lost says "not confirmed
- * yet" and then shows the outcome. Screenshots are saved under test-artifacts/ (and the
- * round's screenshot under docs/ when UPDATE_SCREENSHOT=1).
+ * gets its own token from `POST /auth`), join the arena, see the round's pot, pay their entry
+ * fees through the dev wallet, play a round, and only the winner's page shows the prize QR
+ * code; the winner claims it and sees it completed. In the shop, a purchase whose answer is
+ * lost says "not confirmed yet" and then shows the outcome. Then a round is called off: Alice
+ * pays, Bob does not by the deadline; Alice's page shows her refund QR code, she claims it
+ * through the dev wallet and her history says so, and Bob's page never receives that code.
+ * Last, Bob leaves a round Alice paid into, before GO: another refund, hers.
+ *
+ * The server runs on a ManualClock, so the pay deadline comes when the test says.
+ * Screenshots are saved under test-artifacts/ (and the round's screenshot under docs/ when
+ * UPDATE_SCREENSHOT=1).
  */
 import { mkdirSync } from 'node:fs';
 import { expect } from 'chai';
 import { type Browser, chromium, type Page } from 'playwright-core';
+import { arenaConfig } from '../../examples/arena/config.js';
 import { startArena } from '../../examples/arena/main.js';
+import { ManualClock } from '../../src/clock.js';
 import { quietLogger } from '../support/game.js';
 import { CHROMIUM, needChromium } from '../support/needs.js';
 import { freePort } from '../support/ports.js';
@@ -33,13 +41,19 @@ describe('example arena in a browser', function () {
     await arena?.stop();
   });
 
-  it('two players pay, play, and only the winner sees and claims the prize', async () => {
+  it('two players pay, play, and only the winner sees and claims the prize; a round called off refunds who paid', async () => {
     const port = await freePort();
+    const clock = new ManualClock(Date.now());
     // One attempt per API call, so that a lost answer is ambiguous at once (the shop step).
     arena = await startArena({
       port,
       log: () => {},
-      lightning: { logger: quietLogger, api: { maxRetries: 0 } },
+      lightning: {
+        clock,
+        logger: quietLogger,
+        api: { maxRetries: 0 },
+        reconciler: { intervalMs: 20, firstCheckMs: 2_000, maxBackoffMs: 10_000 },
+      },
     });
     browser = await chromium.launch({
       executablePath: CHROMIUM,
@@ -53,9 +67,16 @@ describe('example arena in a browser', function () {
         '--disable-sync',
       ],
     });
+    /** Every WebSocket frame each page received: what its player's socket was ever sent. */
+    const frames = new Map<Page, Buffer[]>();
     const open = async (name: string) => {
       const context = await browser?.newContext({ viewport: { width: 760, height: 1000 } });
       const page = (await context?.newPage()) as Page;
+      const received: Buffer[] = [];
+      frames.set(page, received);
+      page.on('websocket', (ws) =>
+        ws.on('framereceived', ({ payload }) => received.push(Buffer.from(payload))),
+      );
       await page.goto(arena?.url as string);
       await page.fill('#name', name);
       await page.click('#join-button');
@@ -72,13 +93,17 @@ describe('example arena in a browser', function () {
     const aliceId = await idOf(alice);
     expect(aliceId).to.not.equal(await idOf(bob));
 
-    // Each sees their own entry fee, with a QR code and the dev wallet button.
+    // Each sees their own entry fee, with a QR code and the dev wallet button, and the pot.
     for (const page of [alice, bob]) {
       await page.waitForSelector('canvas[aria-label="Entry fee QR code"]');
       expect(await page.locator('.entry').count()).to.equal(1);
+      await page.waitForSelector('#pot:has-text("Pot 0 sats · 0 of 2 paid · 10% rake")');
     }
-    await alice.screenshot({ path: `${ARTIFACTS}/arena-1-entry-fee.png` });
-    for (const page of [alice, bob]) await page.click('text=Pay with dev wallet');
+    await alice.screenshot({ path: `${ARTIFACTS}/arena-1-entry-fee.png`, fullPage: true });
+    await alice.click('text=Pay with dev wallet');
+    await bob.waitForSelector('#pot:has-text("Pot 100 sats · 1 of 2 paid")');
+    await bob.waitForSelector('.players li:has-text("Alice · paid")');
+    await bob.click('text=Pay with dev wallet');
     for (const page of [alice, bob]) {
       await page.waitForSelector('.entry .status.completed', { timeout: 20_000 });
     }
@@ -86,17 +111,20 @@ describe('example arena in a browser', function () {
     // The round: Alice clicks as soon as GO shows; Bob waits.
     await alice.waitForSelector('#click.go', { timeout: 20_000 });
     await alice.click('#click');
-    await alice.waitForSelector('text=You won', { timeout: 10_000 });
+    await alice.waitForSelector('text=You won 180 sats', { timeout: 10_000 });
     await alice.waitForSelector('canvas[aria-label="Your prize QR code"]', { timeout: 10_000 });
-    await bob.waitForSelector('text=Round over.');
-    await bob.waitForSelector('.players li:has-text("Alice · not paid · 1 wins")');
+    await bob.waitForSelector('#result:has-text("Alice won 180 sats.")');
+    await bob.waitForSelector(
+      '#last-pot:has-text("Pot 200 sats · 180 sats to the winner · 20 sats to the house (10% rake)")',
+    );
+    await bob.waitForSelector('.players li:has-text("Alice · paying… · 1 wins")');
     expect(await bob.locator('canvas[aria-label="Your prize QR code"]').count()).to.equal(0);
     expect(await bob.locator('text=Your prize').count()).to.equal(0);
     // Player ids stay on the server: never shown to anyone.
     expect(await bob.content()).not.to.contain(aliceId);
     expect(await alice.content()).not.to.contain(aliceId);
-    await alice.screenshot({ path: `${ARTIFACTS}/arena-2-winner.png` });
-    await bob.screenshot({ path: `${ARTIFACTS}/arena-2-loser.png` });
+    await alice.screenshot({ path: `${ARTIFACTS}/arena-2-winner.png`, fullPage: true });
+    await bob.screenshot({ path: `${ARTIFACTS}/arena-2-loser.png`, fullPage: true });
     if (process.env.UPDATE_SCREENSHOT) await alice.screenshot({ path: 'docs/arena-round.png' });
 
     // The winner claims through the dev wallet and sees the prize completed.
@@ -104,14 +132,14 @@ describe('example arena in a browser', function () {
     await alice.waitForSelector('.entry:has-text("Your prize") .status.completed', {
       timeout: 20_000,
     });
-    await alice.screenshot({ path: `${ARTIFACTS}/arena-3-claimed.png` });
+    await alice.screenshot({ path: `${ARTIFACTS}/arena-3-claimed.png`, fullPage: true });
 
     // The shop: points spent, and the short-balance case is a friendly message.
     await bob.click('text=golden hat');
     await bob.waitForSelector('#shop-message:has-text("You bought the golden hat")');
     await bob.click('text=lucky charm');
     await bob.waitForSelector('#shop-message:has-text("Not enough points")');
-    await bob.screenshot({ path: `${ARTIFACTS}/arena-4-shop.png` });
+    await bob.screenshot({ path: `${ARTIFACTS}/arena-4-shop.png`, fullPage: true });
 
     // The deplete goes through but its answer is lost: the page says so, then the outcome.
     arena.lightning.emulator?.control.faults.add({
@@ -123,19 +151,68 @@ describe('example arena in a browser', function () {
     await bob.click('text=speed boots');
     await bob.waitForSelector('#shop-message:has-text("not confirmed yet")');
     await bob.waitForSelector('.entry:has-text("speed boots") .status.unknown');
-    await bob.screenshot({ path: `${ARTIFACTS}/arena-5-not-confirmed.png` });
+    await bob.screenshot({ path: `${ARTIFACTS}/arena-5-not-confirmed.png`, fullPage: true });
+    clock.advance(3_000); // the reconciler re-sends the deplete with the same key
     await bob.waitForSelector('#shop-message:has-text("bought")', { timeout: 20_000 });
     await bob.waitForSelector(
       '.players li:has-text("Bob (you)"):has-text("owns golden hat, speed boots")',
     );
     await bob.waitForSelector('.entry:has-text("speed boots") .status.completed');
-    await bob.screenshot({ path: `${ARTIFACTS}/arena-6-confirmed.png` });
+    await bob.screenshot({ path: `${ARTIFACTS}/arena-6-confirmed.png`, fullPage: true });
 
-    // A reload is the same player: the kept token is renewed for the same id, the same seat.
+    // The next round opened as the last one ended. Alice pays; Bob lets the deadline pass.
+    await alice.click('.entry:has(.status.pending) >> text=Pay with dev wallet');
+    await bob.waitForSelector('#pot:has-text("1 of 2 paid")');
+    clock.advance(arenaConfig.feeExpiresIn * 1000);
+    await alice.waitForSelector('canvas[aria-label="Your refund QR code"]', { timeout: 10_000 });
+    await alice.waitForSelector('#result:has-text("Round called off: Bob did not pay in time")');
+    await alice.waitForSelector('#last-pot:has-text("Pot 100 sats · refunded to who paid")');
+    await bob.waitForSelector('#result:has-text("Round called off: Bob did not pay in time")');
+    await bob.waitForSelector('#again:visible');
+    await bob.waitForSelector('#phase:has-text("You sit out")');
+    const [refund] = await arena.lightning.claims(aliceId);
+    expect(refund?.description).to.contain('refund');
+    const code = refund?.code as string;
+    await alice.screenshot({ path: `${ARTIFACTS}/arena-7-refund.png`, fullPage: true });
+    await bob.screenshot({ path: `${ARTIFACTS}/arena-7-called-off.png`, fullPage: true });
+
+    // She claims it through the dev wallet; her page says so, in her history too.
+    await alice.click('.entry:has-text("Your refund") >> text=Claim with dev wallet');
+    await alice.waitForSelector('.entry:has-text("Your refund") .status.completed', {
+      timeout: 20_000,
+    });
+    await alice.waitForSelector(
+      '#history li:has-text("refund"):has-text("+100 sats"):has-text("claimed")',
+    );
+    await alice.screenshot({ path: `${ARTIFACTS}/arena-8-refund-claimed.png`, fullPage: true });
+    // Bob's socket never carried Alice's refund code, and his page never showed a refund.
+    const sawCode = (page: Page) =>
+      (frames.get(page) ?? []).some(
+        (frame) => frame.includes(code) || frame.includes(code.toUpperCase()),
+      );
+    expect(sawCode(alice)).to.equal(true); // the check can see a code when one is sent
+    expect(sawCode(bob)).to.equal(false);
+    expect(await bob.content()).not.to.contain(code);
+    expect(await bob.locator('text=Your refund').count()).to.equal(0);
+
+    // A reload is the same player: the kept token is renewed for the same id, the same seat,
+    // and the same history.
     await alice.reload();
     await alice.fill('#name', 'Alice');
     await alice.click('#join-button');
     await alice.waitForSelector('.players li:has-text("Alice (you)"):has-text("1 wins")');
     expect(await idOf(alice)).to.equal(aliceId);
+    await alice.waitForSelector('#history li:has-text("refund"):has-text("claimed")');
+
+    // Bob plays again, then leaves before GO a round Alice paid into: her fee is refunded.
+    await bob.click('#again');
+    await alice.waitForSelector('.entry:has(.status.pending) >> text=Pay with dev wallet');
+    await alice.click('.entry:has(.status.pending) >> text=Pay with dev wallet');
+    await bob.waitForSelector('#pot:has-text("1 of 2 paid")');
+    await bob.context().close();
+    await alice.waitForSelector('#result:has-text("Round called off: Bob left before GO")');
+    await alice.waitForSelector('.entry:has-text("Your refund"):has(.status.pending) canvas');
+    await alice.screenshot({ path: `${ARTIFACTS}/arena-9-left-before-go.png`, fullPage: true });
+    expect(await arena.lightning.claims(aliceId)).to.have.length(1);
   });
 });

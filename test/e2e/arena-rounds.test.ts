@@ -1,20 +1,27 @@
 /**
- * Issue 13, finding 7 (the shop and the rounds), replayed against the example arena: its shop
+ * The example arena's shop and rounds with real SDK clients. Issue 13, finding 7: its shop
  * said "nothing was spent" on an ambiguous answer and then the reconciler completed the same
- * deplete (points 1000 -> 850, no item); a player who joined and left unpaid left the round
- * stuck in `waiting`, and her later payment was credited to nobody.
+ * deplete (points 1000 -> 850, no item). Issue 14: a round is a match, so the pot and the rake
+ * are on every screen, the winner's payout is made once, and a round called off (a player
+ * left before GO, or did not pay in time) refunds whoever paid, each code to its player
+ * alone; a fee paid after its round was called off is refunded too.
  */
+import type { Room } from '@colyseus/core';
 import { expect } from 'chai';
+import { caughtUp, sawText } from '../room/support.js';
 import { eventually } from '../support/eventually.js';
 import {
   type ArenaUnderTest,
   chargesOf,
   DEPLETE,
   joinArena,
+  matchIdOf,
+  matchSeen,
   openFeeOf,
   type Player,
   payFee,
   phaseOf,
+  rewardsSeen,
   seen,
   serverRoom,
   startArenaUnderTest,
@@ -25,7 +32,7 @@ const spendsOf = (player: Player): Spends =>
   (player.room.state as { lightning?: { pointSpends?: Spends } }).lightning?.pointSpends;
 const itemsOf = (viewer: Player, who: Player) => [...(seen(viewer, who)?.items ?? [])];
 
-describe('example arena: the shop and the rounds (issue 13, finding 7)', function () {
+describe('example arena: the shop and the rounds (issues 13 and 14)', function () {
   this.timeout(30_000);
   let t: ArenaUnderTest;
   afterEach(async () => t?.arena.stop());
@@ -72,45 +79,157 @@ describe('example arena: the shop and the rounds (issue 13, finding 7)', functio
     expect(t.emulator.control.transfers().filter((x) => x.userId === user.id)).to.have.length(1);
   });
 
-  it('a player who leaves unpaid does not stall the round; paid while away, the fee is hers on return', async () => {
+  it('a round: the pot and the rake on every screen, the payout to the winner alone, once', async () => {
     t = await startArenaUnderTest();
     const alice = await joinArena(t, { name: 'Alice' });
     const bob = await joinArena(t, { name: 'Bob', roomId: alice.room.roomId });
-    const carol = await joinArena(t, { name: 'Carol', roomId: alice.room.roomId });
+    const matchId = await eventually(() => matchIdOf(bob), 3_000, 'the round to open');
+    expect(phaseOf(bob)).to.equal('paying');
+    await eventually(() => matchSeen(bob)?.entered === 2, 3_000, 'both fees charged');
+    expect(matchSeen(bob)).to.include({ potMsat: '0', rake: 0.1, paid: 0 });
+
     await payFee(t, alice.id);
+    await eventually(() => matchSeen(bob)?.paid === 1, 3_000, "alice's fee in the pot");
+    expect(phaseOf(bob)).to.equal('paying'); // bob has not paid: no round yet
     await payFee(t, bob.id);
-    await eventually(() => seen(alice, alice)?.paid && seen(alice, bob)?.paid, 3_000, 'both paid');
-    expect(phaseOf(alice)).to.equal('waiting'); // Carol is here and paying
-
-    await carol.room.leave();
     await eventually(() => phaseOf(alice) === 'countdown', 3_000, 'the round to start');
-    expect(seen(alice, carol)).to.equal(undefined);
-    expect(seen(alice, alice)?.playing && seen(alice, bob)?.playing).to.equal(true);
+    expect(matchSeen(bob)).to.include({ potMsat: '200000', paid: 2, funded: true });
 
-    // Carol pays the fee she left open: it is hers, and not lost.
-    const carolsFee = await payFee(t, carol.id);
-    await eventually(
-      () => t.lines.some((l) => l.includes(carol.id) && l.includes(carolsFee)),
-      3_000,
-      'the payment said to be hers',
+    bob.room.send('click'); // too early: Bob is out, Alice wins
+    await eventually(() => matchSeen(bob, matchId)?.status === 'settled', 5_000, 'settled');
+    expect(matchSeen(bob, matchId)).to.include({ potMsat: '200000', rakeMsat: '20000' });
+    const prize = await eventually(
+      () => rewardsSeen(alice).find((r) => r.amount === '180000'),
+      5_000,
+      "alice's prize",
     );
-    const back = await joinArena(t, { token: carol.token, roomId: alice.room.roomId });
-    await eventually(() => seen(back, back)?.paid, 3_000, 'carol seated as paid');
-    expect(seen(back, back)?.playing).to.equal(false); // the running round started without her
-    expect(chargesOf(t, carol.id)).to.have.length(1); // and no second fee
-    expect(t.arena.owed.entries).to.deep.equal([]);
+    await caughtUp(serverRoom(alice) as unknown as Room, alice.room, bob.room);
+    expect(sawText(bob.room, prize.code)).to.equal(false);
+    expect(rewardsSeen(bob)).to.deep.equal([]);
+    expect((alice.room.state as { prizeMsat: string }).prizeMsat).to.equal('180000');
+
+    // Her history: the fee paid and the prize to claim; claimed, it says so.
+    await eventually(
+      () => alice.history.some((r) => r.what === 'prize' && r.status === 'pending'),
+      3_000,
+      'the prize in her history',
+    );
+    expect(alice.history.some((r) => r.what === 'entry fee' && r.status === 'completed')).to.equal(
+      true,
+    );
+    const request = t.emulator.control.withdrawalRequests().find((w) => w.internalId === alice.id);
+    expect(t.emulator.control.claimWithdrawal(request?.id as string).status).to.equal('OK');
+    await eventually(
+      () => alice.history.some((r) => r.what === 'prize' && r.status === 'completed'),
+      3_000,
+      'the prize claimed in her history',
+    );
+    expect(t.emulator.control.withdrawalRequests()).to.have.length(1);
+    expect(await t.arena.lightning.claims(alice.id)).to.deep.equal([]);
+
+    // Both still here and wanting to play: the next round opens, with a new fee each.
+    await eventually(() => ![matchId, ''].includes(matchIdOf(bob)), 3_000, 'the next round');
+    await eventually(() => chargesOf(t, bob.id).length === 2, 3_000, "bob's next fee");
   });
 
-  it('a fee paid after it expired is reported by latePayment and logged as owed to its player', async () => {
-    t = await startArenaUnderTest({ config: { feeExpiresIn: 10 } });
+  it('a player who leaves before GO calls the round off: who paid is refunded, the code to her alone', async () => {
+    t = await startArenaUnderTest();
+    const alice = await joinArena(t, { name: 'Alice' });
+    const bob = await joinArena(t, { name: 'Bob', roomId: alice.room.roomId });
+    const matchId = await eventually(() => matchIdOf(alice), 3_000, 'the round to open');
+    // Carol comes in while the round is paid for: she watches, and plays the next one.
+    const carol = await joinArena(t, { name: 'Carol', roomId: alice.room.roomId });
+    await eventually(() => seen(carol, carol), 3_000, 'carol seated');
+    expect(seen(carol, carol)?.playing).to.equal(false);
+    await openFeeOf(t, bob.id);
+    await payFee(t, alice.id);
+    await eventually(() => seen(carol, alice)?.paid, 3_000, 'alice paid, on every screen');
+
+    await bob.room.leave();
+    await eventually(() => matchSeen(carol, matchId)?.status === 'aborted', 5_000, 'called off');
+    expect(matchSeen(carol, matchId)?.reason).to.equal('Bob left before GO');
+    const refund = await eventually(
+      () => rewardsSeen(alice).find((r) => r.amount === '100000'),
+      5_000,
+      "alice's refund",
+    );
+    expect(refund.description).to.contain('refund');
+    expect(refund.code).to.match(/^lnurl1/i);
+    await caughtUp(serverRoom(alice) as unknown as Room, alice.room, carol.room);
+    expect(sawText(carol.room, refund.code)).to.equal(false);
+    expect(rewardsSeen(carol)).to.deep.equal([]);
+
+    // Alice and Carol want to play: the next round opens for them.
+    await eventually(() => ![matchId, ''].includes(matchIdOf(carol)), 3_000, 'the next round');
+    expect(seen(carol, carol)?.playing).to.equal(true);
+
+    // She claims the refund: once, and her history says so.
+    const request = t.emulator.control.withdrawalRequests().find((w) => w.internalId === alice.id);
+    expect(request?.amount).to.equal('100000');
+    expect(t.emulator.control.claimWithdrawal(request?.id as string).status).to.equal('OK');
+    await eventually(
+      () => rewardsSeen(alice).some((r) => r.id === refund.id && r.status === 'completed'),
+      3_000,
+      'the refund claimed, on her screen',
+    );
+    await eventually(
+      () => alice.history.some((r) => r.what === 'refund' && r.status === 'completed'),
+      3_000,
+      'the refund claimed in her history',
+    );
+    expect(alice.history.find((r) => r.what === 'refund')?.note).to.equal(
+      'round called off: Bob left before GO',
+    );
+    expect(t.emulator.control.withdrawalRequests()).to.have.length(1);
+    expect(t.lines.filter((l) => l.startsWith('[arena] REFUND'))).to.have.length(1);
+  });
+
+  it('who does not pay in time sits out; the round is called off and who paid is refunded', async () => {
+    t = await startArenaUnderTest({ config: { feeExpiresIn: 30 } });
+    const alice = await joinArena(t, { name: 'Alice' });
+    const bob = await joinArena(t, { name: 'Bob', roomId: alice.room.roomId });
+    const matchId = await eventually(() => matchIdOf(alice), 3_000, 'the round to open');
+    const bobsFee = await openFeeOf(t, bob.id);
+    await payFee(t, alice.id);
+    await eventually(() => matchSeen(bob)?.paid === 1, 3_000, "alice's fee in the pot");
+
+    t.clock.advance(30_000); // the deadline
+    await eventually(() => matchSeen(bob, matchId)?.status === 'aborted', 5_000, 'called off');
+    expect(matchSeen(bob, matchId)?.reason).to.equal('Bob did not pay in time');
+    await eventually(
+      () => rewardsSeen(alice).some((r) => r.amount === '100000'),
+      5_000,
+      "alice's refund",
+    );
+    expect(rewardsSeen(bob)).to.deep.equal([]);
+    expect(seen(alice, bob)?.ready).to.equal(false);
+    expect(phaseOf(alice)).to.equal('waiting'); // Bob sits out: no new round for Alice alone
+    await eventually(
+      async () => (await t.arena.lightning.ledger.get(bobsFee.id))?.status === 'expired',
+      3_000,
+      "bob's fee closed",
+    );
+
+    // Bob presses Play: a new round, a new fee each, and this time both pay.
+    bob.room.send('again');
+    await eventually(() => ![matchId, ''].includes(matchIdOf(alice)), 3_000, 'the next round');
+    await eventually(() => chargesOf(t, bob.id).length === 2, 3_000, "bob's new fee");
+    await payFee(t, alice.id);
+    await payFee(t, bob.id);
+    await eventually(() => phaseOf(alice) === 'countdown', 3_000, 'the round to start');
+  });
+
+  it('a fee paid after its round was called off is refunded to its player, once', async () => {
+    t = await startArenaUnderTest();
     const dave = await joinArena(t, { name: 'Dave' });
+    const erin = await joinArena(t, { name: 'Erin', roomId: dave.room.roomId });
     const fee = await openFeeOf(t, dave.id);
-    await dave.room.leave();
-    t.clock.advance(12_000); // past the fee's deadline: the reconciler closes the charge
+    await openFeeOf(t, erin.id);
+    await erin.room.leave(); // called off: Dave's open fee is closed
     await eventually(
       async () => (await t.arena.lightning.ledger.get(fee.id))?.status === 'expired',
       5_000,
-      'the fee expired',
+      'the fee closed',
     );
     // The service takes a payment after our deadline anyway (a wallet that held an invoice, a
     // close that did not reach it): here, the charge opened again and paid.
@@ -119,28 +238,23 @@ describe('example arena: the shop and the rounds (issue 13, finding 7)', functio
     await t.arena.lightning.api.staticCharges.update(remoteId, { expiresAt: later });
     expect(t.emulator.control.payStaticCharge(remoteId).status).to.equal('OK');
 
-    const owed = await eventually(
-      () => t.arena.owed.entries.find((o) => o.playerId === dave.id),
+    const refund = await eventually(
+      () => rewardsSeen(dave).find((r) => r.amount === '100000'),
       5_000,
-      'the late payment owed to dave',
+      "dave's refund",
     );
-    expect(owed).to.include({ amountMsat: '100000' });
-    expect(owed.why).to.contain('after it expired');
-    expect(t.lines.find((l) => l.startsWith('[arena] OWED'))).to.contain(dave.id);
-    expect(t.arena.owed.entries).to.have.length(1);
-  });
-
-  it('a fee paid for a round that never ran is owed when the room closes', async () => {
-    t = await startArenaUnderTest();
-    const erin = await joinArena(t, { name: 'Erin' });
-    const room = serverRoom(erin);
-    await payFee(t, erin.id);
-    await eventually(() => seen(erin, erin)?.paid, 3_000, 'erin paid');
-    await erin.room.leave();
-    await eventually(() => t.arena.owed.entries.length > 0, 3_000, 'the room to close');
-    expect(room.clients.length).to.equal(0);
-    expect(t.arena.owed.entries).to.deep.equal([
-      { playerId: erin.id, amountMsat: '100000', why: 'paid an entry fee; the room closed first' },
-    ]);
+    expect(refund.description).to.contain('paid after its deadline');
+    const [claim] = await t.arena.lightning.claims(dave.id);
+    expect(claim).to.include({ intentId: refund.id, amountMsat: '100000' });
+    expect(t.lines.find((l) => l.startsWith('[arena] REFUND'))).to.contain(dave.id);
+    await eventually(
+      () => dave.history.some((r) => r.what === 'refund' && r.note === 'paid after its deadline'),
+      3_000,
+      'the refund in his history',
+    );
+    // A second look at the same payment refunds nothing more.
+    await t.arena.lightning.refresh(fee.id);
+    expect(t.emulator.control.withdrawalRequests()).to.have.length(1);
+    expect(await t.arena.lightning.claims(dave.id)).to.have.length(1);
   });
 });

@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { matchMaker } from '@colyseus/core';
 import { ColyseusSDK, type Room as SdkRoom } from '@colyseus/sdk';
+import type { MoneyRow } from '../../examples/arena/history.js';
 import { type Arena, type ArenaOptions, startArena } from '../../examples/arena/main.js';
 import { seatOf as seatOfId } from '../../examples/arena/room.js';
 import { ManualClock } from '../../src/clock.js';
@@ -80,6 +81,8 @@ export interface Player {
   /** Every `shop` and `fee` message this client received, in order. */
   shop: { ok: boolean | null; order: string; message: string }[];
   fees: { paid: boolean; fee: string | null }[];
+  /** The last `history` message: the player's money, newest first. */
+  history: MoneyRow[];
 }
 
 /** Signs in a new player and joins the arena (a given room, or any). */
@@ -93,9 +96,19 @@ export async function joinArena(
   const room = options.roomId
     ? await client.joinById(options.roomId, joinOptions)
     : await client.joinOrCreate('arena', joinOptions);
-  const player: Player = { id: t.arena.auth.verify(token), token, room, shop: [], fees: [] };
+  const player: Player = {
+    id: t.arena.auth.verify(token),
+    token,
+    room,
+    shop: [],
+    fees: [],
+    history: [],
+  };
   room.onMessage('shop', (m: Player['shop'][number]) => player.shop.push(m));
   room.onMessage('fee', (m: Player['fees'][number]) => player.fees.push(m));
+  room.onMessage('history', (m: MoneyRow[]) => {
+    player.history = m;
+  });
   room.onMessage('seat', () => {});
   return player;
 }
@@ -109,8 +122,12 @@ export function serverRoom(player: Player) {
     clients: { length: number };
     state: {
       phase: string;
+      matchId: string;
       players: Map<string, { name: string; paid: boolean; playing: boolean; items: string[] }>;
-      lightning: { entryFees: Map<string, { playerId: string; status: string }> };
+      lightning: {
+        entryFees: Map<string, { playerId: string; status: string }>;
+        matches: Map<string, { status: string }>;
+      };
     };
   };
 }
@@ -155,7 +172,10 @@ export async function payFee(t: ArenaUnderTest, playerId: string): Promise<strin
 export function seen(viewer: Player, who: Player) {
   const state = viewer.room.state as unknown as {
     phase: string;
-    players?: Map<string, { paid: boolean; playing: boolean; items: Iterable<string> }>;
+    players?: Map<
+      string,
+      { ready: boolean; paid: boolean; playing: boolean; items: Iterable<string> }
+    >;
   };
   for (const [seat, p] of state.players ?? []) {
     if (seat === seatOfId(who.id)) return p;
@@ -165,4 +185,46 @@ export function seen(viewer: Player, who: Player) {
 
 export function phaseOf(viewer: Player): string {
   return (viewer.room.state as unknown as { phase: string }).phase;
+}
+
+/** A round's match as a client sees it (`state.lightning.matches`, synced to everyone). */
+export interface SeenMatch {
+  status: string;
+  potMsat: string;
+  rakeMsat: string;
+  rake: number;
+  entered: number;
+  paid: number;
+  funded: boolean;
+  reason: string;
+}
+
+/** The match of the round on the viewer's screen (or of another round, by id). */
+export function matchSeen(viewer: Player, id?: string): SeenMatch | undefined {
+  const state = viewer.room.state as unknown as {
+    matchId: string;
+    lightning?: { matches?: Map<string, SeenMatch> };
+  };
+  return state.lightning?.matches?.get(id ?? state.matchId);
+}
+
+/** The id of the match of the round that is open or running on the viewer's screen, or ''. */
+export function matchIdOf(viewer: Player): string {
+  return (viewer.room.state as unknown as { matchId: string }).matchId ?? '';
+}
+
+export interface SeenReward {
+  id: string;
+  status: string;
+  amount: string;
+  description: string;
+  code: string;
+}
+
+/** The reward entries (prizes and refunds) a client holds: only ever its own. */
+export function rewardsSeen(viewer: Player): SeenReward[] {
+  const state = viewer.room.state as unknown as {
+    lightning?: { rewards?: Map<string, SeenReward> };
+  };
+  return [...(state.lightning?.rewards?.values() ?? [])];
 }

@@ -1,9 +1,10 @@
 /**
  * The arena's browser client: signs in (`POST /auth` hands it a token, kept in sessionStorage:
  * a reload is the same player, another window another player), joins the room, renders the
- * synced state, draws the QR codes of this player's entry fee and prize, and, on the emulator,
- * pays and claims through the dev wallet. Another player's entries never reach this page: the
- * server does not send them.
+ * synced state (the round, its pot and rake from `lightning.matches`), draws the QR codes of
+ * this player's entry fee, prize and refunds, lists their money history (the `history`
+ * message), and, on the emulator, pays and claims through the dev wallet. Another player's
+ * entries and codes never reach this page: the server does not send them.
  */
 import { Client, type Room } from '@colyseus/sdk';
 import { bech32 } from 'bech32';
@@ -13,33 +14,57 @@ interface Entry {
   id: string;
   kind: string;
   status: string;
-  playerId: string;
   amount: string;
   unit: string;
   description: string;
   code?: string;
-  uri?: string;
-  expiresAt: number;
 }
 interface PlayerView {
   name: string;
-  paid: boolean;
+  ready: boolean;
   playing: boolean;
+  paid: boolean;
   out: boolean;
   wins: number;
   items: Iterable<string>;
 }
+interface MatchView {
+  status: string;
+  entryFeeMsat: string;
+  potMsat: string;
+  rakeMsat: string;
+  rake: number;
+  entered: number;
+  paid: number;
+  reason: string;
+}
+/** A row of the `history` message (examples/arena/history.ts). */
+interface MoneyRow {
+  id: string;
+  what: 'entry fee' | 'prize' | 'refund' | 'points';
+  amount: string;
+  unit: string;
+  status: string;
+  note: string;
+  code: string;
+  at: number;
+}
 type MapLike<T> = { forEach(cb: (value: T, key: string) => void): void } | undefined;
 interface ArenaView {
   phase: string;
+  matchId: string;
+  lastMatchId: string;
+  payBy: number;
   winner: string;
   prizeMsat: string;
+  result: string;
   entryFeeMsat: string;
   players: MapLike<PlayerView>;
   lightning?: {
     rewards?: MapLike<Entry>;
     entryFees?: MapLike<Entry>;
     pointSpends?: MapLike<Entry>;
+    matches?: MapLike<MatchView>;
   };
 }
 
@@ -49,7 +74,14 @@ const SHOP: Record<string, number> = { 'golden hat': 150, 'speed boots': 400, 'l
 
 let room: Room | undefined;
 let me = '';
+let lastState: ArenaView | undefined;
+let rows: MoneyRow[] = [];
 const drawn = new Map<string, string>();
+/**
+ * The row of each entry, by id. Kept here rather than in a data attribute: a payout's id
+ * names its player, and player ids stay out of the page.
+ */
+const rowsById = new Map<string, HTMLElement>();
 /** A purchase the server could not confirm yet: its outcome will show in our pointSpends. */
 let unconfirmed = '';
 
@@ -85,49 +117,112 @@ async function join() {
     unconfirmed = m.ok === null ? m.order : '';
     $('shop-message').textContent = m.message;
   });
+  room.onMessage('history', (m: MoneyRow[]) => {
+    rows = m;
+    if (lastState) render(lastState);
+  });
   room.onMessage('fee', () => {});
   renderShop();
+  // The pay deadline counts down between patches.
+  setInterval(() => lastState && renderRound(lastState), 1_000);
 }
 
 function render(state: ArenaView) {
-  const button = $<HTMLButtonElement>('click');
-  const self = findPlayer(state, me);
-  const phaseText: Record<string, string> = {
-    waiting: 'Waiting for every player to pay the entry fee…',
-    countdown: 'Get ready…',
-    ready: 'Wait for it…',
-    go: 'GO!',
-    finished:
-      state.winner === me
-        ? `You won ${sats(state.prizeMsat)}! Claim it below; pay again to play the next round.`
-        : 'Round over. Pay again to play the next round.',
-  };
-  const running = ['countdown', 'ready', 'go'].includes(state.phase);
-  $('phase').textContent =
-    running && self && !self.playing
-      ? `A round is on; ${self.paid ? 'you are in the next one.' : 'pay to play the next one.'}`
-      : (phaseText[state.phase] ?? state.phase);
-  button.disabled = !(self?.playing && !self.out && running);
-  button.textContent = state.phase === 'go' ? 'CLICK!' : self?.out ? 'Too early: out' : 'Wait…';
-  button.classList.toggle('go', state.phase === 'go');
-  // No fee to pay (it expired, or could not be opened) and not paid: offer a new one.
-  let feeOpen = false;
-  state.lightning?.entryFees?.forEach((e) => {
-    if (e.status === 'pending' || e.status === 'unknown') feeOpen = true;
-  });
-  $('again').hidden = !self || self.paid || feeOpen;
-
+  lastState = state;
+  renderRound(state);
   const list = $('players');
   list.replaceChildren();
   state.players?.forEach((p, id) => {
     const li = document.createElement('li');
     li.className = id === me ? 'me' : '';
     const items = [...p.items];
-    li.textContent = `${p.name}${id === me ? ' (you)' : ''} · ${p.paid ? 'paid' : 'not paid'} · ${p.wins} wins${p.out ? ' · out' : ''}${items.length ? ` · owns ${items.join(', ')}` : ''}`;
+    const where = p.playing
+      ? p.out
+        ? 'out'
+        : state.phase === 'paying'
+          ? p.paid
+            ? 'paid'
+            : 'paying…'
+          : 'playing'
+      : p.ready
+        ? 'next round'
+        : 'sitting out';
+    li.textContent = `${p.name}${id === me ? ' (you)' : ''} · ${where} · ${p.wins} wins${items.length ? ` · owns ${items.join(', ')}` : ''}`;
     list.append(li);
   });
   renderEntries(state);
+  renderHistory();
   showSettledPurchase(state);
+}
+
+function renderRound(state: ArenaView) {
+  const button = $<HTMLButtonElement>('click');
+  const self = findPlayer(state, me);
+  const inRound = !!self?.playing;
+  const running = ['countdown', 'ready', 'go'].includes(state.phase);
+  const left = Math.max(0, Math.ceil((state.payBy - Date.now()) / 1000));
+  let phase: string;
+  if (!self) phase = 'Joining…';
+  else if (!self.ready && !inRound) phase = 'You sit out. Press Play to join the next round.';
+  else if (state.phase === 'waiting') phase = 'Waiting for another player…';
+  else if (state.phase === 'paying' && inRound)
+    phase = self.paid
+      ? `Paid. Waiting for the others (${left} s left)…`
+      : `Pay the entry fee below to play (${left} s left).`;
+  else if (!inRound && (running || state.phase === 'paying'))
+    phase = 'A round is on; you play the next one.';
+  else
+    phase =
+      (
+        {
+          countdown: 'Get ready…',
+          ready: 'Wait for it…',
+          go: 'GO!',
+          finished: 'Round over.',
+        } as Record<string, string>
+      )[state.phase] ?? state.phase;
+  $('phase').textContent = phase;
+  button.disabled = !(inRound && !self?.out && running);
+  button.textContent = state.phase === 'go' ? 'CLICK!' : self?.out ? 'Too early: out' : 'Wait…';
+  button.classList.toggle('go', state.phase === 'go');
+  $('again').hidden = !self || self.ready || inRound;
+
+  // The last round, above the one that is on: who won and the split, or why it was called off.
+  const won = state.winner !== '' && state.winner === me;
+  const last = matchOf(state, state.lastMatchId);
+  $('last').hidden = !state.result;
+  $('last').className = won ? 'last won' : 'last';
+  $('result').textContent = won
+    ? state.prizeMsat
+      ? `You won ${sats(state.prizeMsat)}! Claim your prize below.`
+      : 'You won! Your prize is on its way…'
+    : state.result;
+  $('last-pot').textContent = last ? potText(last) : '';
+  const on = matchOf(state, state.matchId);
+  $('pot').textContent = on
+    ? potText(on)
+    : `Entry fee ${sats(state.entryFeeMsat)} · the winner takes the pot`;
+}
+
+function matchOf(state: ArenaView, id: string): MatchView | undefined {
+  let found: MatchView | undefined;
+  state.lightning?.matches?.forEach((m, key) => {
+    if (id !== '' && key === id) found = m;
+  });
+  return found;
+}
+
+/** A round's pot as every player sees it: what is in it, and where it went. */
+function potText(m: MatchView): string {
+  const rake = `${Math.round(m.rake * 100)}% rake`;
+  if (m.status === 'settled' || m.status === 'settling') {
+    const house = m.rakeMsat || '0';
+    const won = String(BigInt(m.potMsat) - BigInt(house));
+    return `Pot ${sats(m.potMsat)} · ${sats(won)} to the winner · ${sats(house)} to the house (${rake})`;
+  }
+  if (m.status === 'aborted' || m.status === 'aborting')
+    return `Pot ${sats(m.potMsat)} · refunded to who paid`;
+  return `Pot ${sats(m.potMsat)} · ${m.paid} of ${m.entered} paid · ${rake} · entry ${sats(m.entryFeeMsat)}`;
 }
 
 /** The outcome of a purchase the server could not confirm at once, read from our entries. */
@@ -153,6 +248,7 @@ function findPlayer(state: ArenaView, id: string): PlayerView | undefined {
   return found;
 }
 
+/** Our live entries, plus codes still to claim that the history knows (from a closed room). */
 function renderEntries(state: ArenaView) {
   const entries: Entry[] = [];
   // A client without a view of an entry never receives it: these maps hold only ours.
@@ -162,34 +258,59 @@ function renderEntries(state: ArenaView) {
   state.lightning?.entryFees?.forEach(add);
   state.lightning?.rewards?.forEach(add);
   state.lightning?.pointSpends?.forEach(add);
+  const live = new Set(entries.map((e) => e.id));
+  for (const row of rows) {
+    if (row.code && !live.has(row.id)) {
+      entries.push({
+        id: row.id,
+        kind: 'reward',
+        status: row.status,
+        amount: row.amount,
+        unit: row.unit,
+        description: row.what === 'refund' ? 'Arena round: refund' : 'Arena round: winnings',
+        code: row.code,
+      });
+    }
+  }
+  // Codes to claim first, then fees to pay; what ended stays below until the server drops it.
+  const rank = (e: Entry) =>
+    e.status !== 'pending' && e.status !== 'unknown' ? 2 : e.kind === 'reward' ? 0 : 1;
+  entries.sort((a, b) => rank(a) - rank(b));
   const box = $('entries');
   const ids = new Set(entries.map((e) => e.id));
-  for (const child of [...box.children])
-    if (!ids.has((child as HTMLElement).dataset.id ?? '')) child.remove();
+  for (const [id, row] of rowsById) {
+    if (ids.has(id)) continue;
+    row.remove();
+    rowsById.delete(id);
+    drawn.delete(id);
+  }
   for (const entry of entries) {
-    let row = box.querySelector<HTMLElement>(`[data-id="${entry.id}"]`);
+    let row = rowsById.get(entry.id);
     if (!row) {
       row = document.createElement('div');
       row.className = 'entry';
-      row.dataset.id = entry.id;
-      box.append(row);
+      rowsById.set(entry.id, row);
     }
+    box.append(row); // in the sorted order (moves a row that is already there)
     const key = `${entry.status}|${entry.code ?? ''}`;
     if (drawn.get(entry.id) === key) continue;
     drawn.set(entry.id, key);
     row.replaceChildren(...entryView(entry));
   }
+  $('no-entries').hidden = entries.length > 0;
+}
+
+/** What a reward is to this player: a payout or a refund of a round (the match names it). */
+function titleOf(entry: Entry): string {
+  if (entry.kind === 'entryFee') return 'Entry fee';
+  if (entry.kind === 'spend') return 'Points spent';
+  return /: refund\b/.test(entry.description) ? 'Your refund' : 'Your prize';
 }
 
 function entryView(entry: Entry): HTMLElement[] {
   const parts: HTMLElement[] = [];
   const text = document.createElement('div');
-  const title =
-    entry.kind === 'reward'
-      ? 'Your prize'
-      : entry.kind === 'entryFee'
-        ? 'Entry fee'
-        : 'Points spent';
+  const title = titleOf(entry);
   const amount = entry.unit === 'msats' ? sats(entry.amount) : `${entry.amount} points`;
   const label = entry.status === 'unknown' ? 'not confirmed yet' : entry.status;
   const what = entry.kind === 'spend' ? ` · ${entry.description}` : '';
@@ -211,6 +332,35 @@ function entryView(entry: Entry): HTMLElement[] {
   }
   parts.push(text);
   return parts;
+}
+
+/** The player's latest money movements, from the ledger (newest first). */
+function renderHistory() {
+  const list = $('history');
+  list.replaceChildren();
+  for (const row of rows) {
+    const li = document.createElement('li');
+    const amount = row.unit === 'msats' ? sats(row.amount) : `${row.amount} points`;
+    // A sign only where money moved: a fee or spend taken, a prize or refund claimed.
+    const moved = row.status === 'completed';
+    const sign = !moved ? '' : row.what === 'prize' || row.what === 'refund' ? '+' : '−';
+    const note = row.note ? ` · ${row.note}` : '';
+    const time = new Date(row.at).toLocaleTimeString();
+    li.innerHTML = `<span class="when">${escapeHtml(time)}</span> <b>${escapeHtml(row.what)}</b> ${sign}${escapeHtml(amount)}${escapeHtml(note)} <span class="status ${row.status}">${escapeHtml(statusText(row))}</span>`;
+    list.append(li);
+  }
+  $('history-card').hidden = rows.length === 0;
+}
+
+function statusText(row: MoneyRow): string {
+  const words: Record<string, Record<string, string>> = {
+    'entry fee': { pending: 'to pay', completed: 'paid', expired: 'not paid', failed: 'failed' },
+    prize: { pending: 'to claim', completed: 'claimed', expired: 'expired', failed: 'failed' },
+    refund: { pending: 'to claim', completed: 'claimed', expired: 'expired', failed: 'failed' },
+    points: { completed: 'spent', failed: 'not spent', expired: 'not spent' },
+  };
+  if (row.status === 'unknown') return 'not confirmed yet';
+  return words[row.what]?.[row.status] ?? row.status;
 }
 
 /** On the emulator, a button that does what the player's wallet would do. */
