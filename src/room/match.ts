@@ -8,7 +8,7 @@
  *   await match.abort('not enough players');  // every paid fee refunded
  *
  * Its public face is a `Match` in `state.lightning.matches` (pot, rake, status) that every
- * client sees; fees, payouts and refunds are ordinary owner-only entries. While the room lives
+ * client sees, until `lingerMs` after it ended; fees, payouts and refunds are ordinary owner-only entries. While the room lives
  * it keeps the match alive (one timer per open match, every third of its timeout); when the
  * room is disposed, an open match is aborted, and if the process dies the reconciler aborts it
  * after its timeout. Either way every paid fee is refunded.
@@ -27,6 +27,10 @@ export interface RoomMatchDeps {
   enter(match: RoomMatch, client: Client): Promise<ChargedEntryFee>;
   state: () => LightningState | undefined;
   clock: RoomClock;
+  /** How long an ended match stays in the state, so every screen shows how it ended. */
+  lingerMs: number;
+  /** The match ended and left the state: the room forgets it. */
+  onGone(matchId: string): void;
   onError(message: string): void;
 }
 
@@ -37,6 +41,7 @@ export class RoomMatch {
   readonly #funded: (() => void)[] = [];
   #firedFunded = false;
   #alive: Delayed | undefined;
+  #leaving = false;
 
   constructor(view: MatchView, deps: RoomMatchDeps, timeoutMs: number) {
     this.id = view.id;
@@ -99,6 +104,13 @@ export class RoomMatch {
     this.#view = view;
     this.#sync();
     if (view.status !== 'open') this.stop();
+    if ((view.status === 'settled' || view.status === 'aborted') && !this.#leaving) {
+      this.#leaving = true;
+      this.#deps.clock.setTimeout(() => {
+        this.#deps.state()?.matches.delete(this.id);
+        this.#deps.onGone(this.id);
+      }, this.#deps.lingerMs);
+    }
     if (view.funded && view.status === 'open' && !this.#firedFunded) {
       this.#firedFunded = true;
       for (const listener of this.#funded.splice(0)) {

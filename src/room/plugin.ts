@@ -189,6 +189,8 @@ export class LightningPlugin extends RoomPlugin {
         enter: (m, client) => this.#enterMatch(m, client),
         state: () => entries.find(),
         clock: this.room.clock,
+        lingerMs: this.#settings.lingerMs,
+        onGone: (id) => this.#matches.delete(id),
         onError: (message) => this.#host.logger.warn(`room ${this.room.roomId}: ${message}`),
       },
       input.timeoutMs,

@@ -22,6 +22,7 @@
  * Footprint: per call a few ledger reads of the match's group; no timers (the reconciler and
  * the rooms drive it).
  */
+import { createHash } from 'node:crypto';
 import { v7 as uuidv7 } from 'uuid';
 import { z } from 'zod';
 import { AmbiguousResultError } from '../../api/errors.js';
@@ -58,6 +59,8 @@ export class Matches {
   readonly #engine: Engine;
   /** Matches whose funded event this process fired (the flag in the ledger is the lasting one). */
   readonly #fundedHere = new Set<string>();
+  /** The finish running for each match in this process. */
+  readonly #finishing = new Map<string, Promise<MatchView>>();
 
   constructor(engine: Engine) {
     this.#engine = engine;
@@ -152,7 +155,7 @@ export class Matches {
   /** Pushes an open match's timeout forward: its room still lives. */
   async keepAlive(matchId: string): Promise<void> {
     const match = await this.#engine.ledger.get(matchId);
-    if (!match || match.kind !== 'match' || match.status !== 'creating') return;
+    if (match?.kind !== 'match' || match.status !== 'creating') return;
     const { timeoutMs } = matchMeta(match.meta).terms;
     await this.#engine.ledger.update(match.id, 'creating', {
       nextCheckAt: this.#engine.now() + timeoutMs,
@@ -231,7 +234,23 @@ export class Matches {
    * and refund (fixed ids), and ends the match once every fee is closed and every payment
    * made. Safe to run again at any time, in any process.
    */
-  async #finish(match: Intent): Promise<MatchView> {
+  #finish(match: Intent): Promise<MatchView> {
+    // One at a time per match in this process: a finish that closes a fee sets off another
+    // (the fee's move), which runs after it, on what it left. Processes race in the ledger.
+    const before = this.#finishing.get(match.id);
+    const run = (before ?? Promise.resolve())
+      .catch(() => {})
+      .then(async () => this.#finishOnce((await this.#engine.ledger.get(match.id)) ?? match));
+    this.#finishing.set(match.id, run);
+    void run
+      .catch(() => {})
+      .finally(() => {
+        if (this.#finishing.get(match.id) === run) this.#finishing.delete(match.id);
+      });
+    return run;
+  }
+
+  async #finishOnce(match: Intent): Promise<MatchView> {
     const engine = this.#engine;
     const decision = matchMeta(match.meta).decision as MatchDecision;
     const terms = matchMeta(match.meta).terms;
@@ -254,7 +273,7 @@ export class Matches {
 
     if (decision.kind === 'settle') {
       for (const payout of decision.payouts) {
-        const paid = await this.#pay(match, group, `${match.id}:payout:${payout.playerId}`, {
+        const paid = await this.#pay(match, group, payoutKey(match.id, payout.playerId), {
           playerId: payout.playerId,
           amountMsat: payout.amountMsat,
           description: `${terms.description}: winnings`,
@@ -368,17 +387,18 @@ export class Matches {
   /** A fee of a match moved, or was paid after it expired. */
   async #follow(intent: Intent, what: 'moved' | 'latePayment'): Promise<void> {
     if (intent.kind !== 'entryFee' || intent.groupId === null) return;
-    if (what === 'moved' && intent.status !== 'completed') return;
     const match = await this.#engine.ledger.get(intent.groupId);
-    if (!match || match.kind !== 'match') return;
+    if (match?.kind !== 'match') return;
     if (match.status === 'creating') {
-      if (what === 'moved') await this.#checkFunded(match);
+      if (what === 'moved' && intent.status === 'completed') await this.#checkFunded(match);
       return;
     }
     if (match.status === 'pending') {
+      // Any move of a fee may be what the decided match waited for (a create that answered).
       await this.#finish(match);
       return;
     }
+    if (what === 'moved' && intent.status !== 'completed') return;
     // The match has ended: a fee paid after it ended is refunded on its own.
     const fee = (await this.#engine.ledger.get(intent.id)) ?? intent;
     const why = refundReason(fee, matchMeta(match.meta).decision as MatchDecision);
@@ -414,7 +434,7 @@ export class Matches {
 
   async #match(id: string): Promise<Intent> {
     const match = await this.#engine.ledger.get(id);
-    if (!match || match.kind !== 'match') {
+    if (match?.kind !== 'match') {
       throw new InvalidArgumentError('matchId', 'names no match in the ledger');
     }
     return match;
@@ -430,4 +450,9 @@ function refundReason(fee: Intent, decision: MatchDecision): string | null {
   if (decision.kind === 'abort') return `match aborted: ${decision.reason}`;
   if (!decision.paidFeeIds.includes(fee.id)) return 'paid after the match was decided';
   return null;
+}
+
+/** A payout's fixed id: the player's id hashed, so that the id names nobody. */
+function payoutKey(matchId: string, playerId: string): string {
+  return `${matchId}:payout:${createHash('sha256').update(playerId).digest('base64url').slice(0, 22)}`;
 }
