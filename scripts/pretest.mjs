@@ -1,11 +1,11 @@
 // `npm test`'s first step (npm runs `pretest` by itself): makes sure the machine has what the
-// suites need beyond npm packages, redis-server and Chromium. Where one is missing on Debian
+// suites need beyond npm packages, redis-server, Chromium and PostgreSQL. Where one is missing on Debian
 // (or Ubuntu) as root, it installs it with apt-get, saying so in one line; elsewhere it says in
 // one line what is missing and the command that installs it, and the suites that need it skip
 // (test/support/needs.ts), except with CI set, where they fail. It never stops `npm test`
 // itself. LIGHTNING_TEST_NO_APT=1 turns the installing off.
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 
 const chromium = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const redis = process.env.REDIS_SERVER ?? 'redis-server';
@@ -14,6 +14,15 @@ const runs = (command, args) => spawnSync(command, args, { stdio: 'ignore' }).st
 const missing = [];
 if (!runs(redis, ['--version'])) missing.push({ tool: 'redis-server', pkg: 'redis-server' });
 if (!existsSync(chromium)) missing.push({ tool: 'chromium', pkg: 'chromium' });
+// PostgreSQL: Debian keeps its binaries in /usr/lib/postgresql/<n>/bin (or PG_BIN names them).
+const postgres =
+  (process.env.PG_BIN && existsSync(`${process.env.PG_BIN}/postgres`)) ||
+  (existsSync('/usr/lib/postgresql') &&
+    readdirSync('/usr/lib/postgresql').some((v) =>
+      existsSync(`/usr/lib/postgresql/${v}/bin/postgres`),
+    )) ||
+  runs('postgres', ['--version']);
+if (!postgres) missing.push({ tool: 'postgresql', pkg: 'postgresql' });
 if (missing.length === 0) process.exit(0);
 
 const pkgs = missing.map((m) => m.pkg);

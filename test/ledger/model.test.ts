@@ -23,6 +23,7 @@ import type { Redis } from 'ioredis';
 import type pg from 'pg';
 import { z } from 'zod';
 import { PostgresLedger, RedisLedger, SqliteLedger } from '../../src/ledger/index.js';
+import { needPostgres, needRedis } from '../support/needs.js';
 import { type PostgresServer, startPostgres } from '../support/postgres.js';
 import { type RedisServer, startRedis } from '../support/redis.js';
 import { WRITERS } from './model.js';
@@ -86,7 +87,8 @@ describe('ledger stores against the model, several writers on one database', fun
     let redis: RedisServer;
     let clients: Redis[] = [];
 
-    before(async () => {
+    before(async function () {
+      needRedis(this);
       // Not durable: no fsync per write, and restarts are redis.test.ts's business.
       redis = await startRedis({ durable: false });
       clients = Array.from({ length: WRITERS }, () => redis.client());
@@ -117,7 +119,8 @@ describe('ledger stores against the model, several writers on one database', fun
   describe('PostgresLedger', () => {
     let server: PostgresServer;
     let pools: pg.Pool[] = [];
-    before(async () => {
+    before(async function () {
+      needPostgres(this);
       // Not durable: no fsync per commit, and restarts are postgres.test.ts's business.
       server = await startPostgres({ durable: false });
       pools = Array.from({ length: WRITERS }, () => server.pool({ max: 4 }));

@@ -23,6 +23,7 @@ import {
 } from '../../src/ledger/index.js';
 import { eventually } from '../support/eventually.js';
 import { startGame } from '../support/game.js';
+import { needPostgres } from '../support/needs.js';
 import { type PostgresServer, startPostgres } from '../support/postgres.js';
 import { describeLedgerContract, newIntent, rejection } from './contract.js';
 
@@ -34,7 +35,8 @@ describe('PostgresLedger', function () {
   let admin: pg.Pool;
   const open: PostgresLedger[] = [];
 
-  before(async () => {
+  before(async function () {
+    needPostgres(this);
     server = await startPostgres();
     admin = server.pool({ max: 4 });
   });

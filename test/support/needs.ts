@@ -6,6 +6,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { postgresAvailable } from './postgres.js';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const REDIS_SERVER = process.env.REDIS_SERVER ?? 'redis-server';
@@ -25,7 +26,8 @@ const said = new Set<string>();
 
 function need(ctx: Mocha.Context, tool: string, found: boolean, install: string): void {
   if (found) return;
-  const line = `${tool} not found: the suites that need it are skipped (first: ${ctx.test?.parent?.fullTitle() ?? 'a suite'}). Install it with: ${install} (or set ${tool === 'chromium' ? 'CHROMIUM_PATH' : 'REDIS_SERVER'})`;
+  const variable = { chromium: 'CHROMIUM_PATH', 'redis-server': 'REDIS_SERVER' }[tool] ?? 'PG_BIN';
+  const line = `${tool} not found: the suites that need it are skipped (first: ${ctx.test?.parent?.fullTitle() ?? 'a suite'}). Install it with: ${install} (or set ${variable})`;
   if (process.env.CI)
     throw new Error(`${line.replace(' skipped', ' cannot run')}; CI must not skip it`);
   if (!said.has(tool)) console.warn(`\n  !! ${line}\n`);
@@ -42,4 +44,9 @@ export function needChromium(ctx: Mocha.Context): void {
 export function needRedis(ctx: Mocha.Context): void {
   const found = spawnSync(REDIS_SERVER, ['--version'], { stdio: 'ignore' }).status === 0;
   need(ctx, 'redis-server', found, 'sudo apt-get install -y redis-server');
+}
+
+/** Skips the suite (or fails it under CI) when PostgreSQL's binaries are missing. Call in `before`. */
+export function needPostgres(ctx: Mocha.Context): void {
+  need(ctx, 'postgresql', postgresAvailable(), 'sudo apt-get install -y postgresql');
 }
