@@ -10,6 +10,7 @@
 import { type Emulator, startEmulator } from '../src/emulator/index.js';
 import { GameProcess, type NodeConfig, type Report } from '../test/cluster/processes.js';
 import { freePort } from '../test/support/ports.js';
+import { type PostgresServer, startPostgres } from '../test/support/postgres.js';
 import { type RedisServer, startRedis } from '../test/support/redis.js';
 
 const FIXTURE = new URL('./game-server.ts', import.meta.url).pathname;
@@ -20,6 +21,8 @@ export interface ClusterOptions {
   /** More createLightning options for every process (api, breaker). */
   lightning: Record<string, unknown>;
   lingerMs: number;
+  /** Where the ledger lives: the same Redis (default), or a PostgreSQL of its own. */
+  ledger?: 'redis' | 'postgres';
 }
 
 /** One process slot: its current process, and every room it created in this incarnation. */
@@ -34,13 +37,22 @@ export interface Node {
 
 export class Cluster {
   readonly redis: RedisServer;
+  /** The ledger's PostgreSQL, when the soak runs its ledger there (Redis still carries presence). */
+  readonly postgres: PostgresServer | null;
   readonly emulator: Emulator;
   readonly nodes: Node[];
   readonly reports: Report[];
   readonly #past: string[] = [];
 
-  private constructor(redis: RedisServer, emulator: Emulator, nodes: Node[], reports: Report[]) {
+  private constructor(
+    redis: RedisServer,
+    postgres: PostgresServer | null,
+    emulator: Emulator,
+    nodes: Node[],
+    reports: Report[],
+  ) {
     this.redis = redis;
+    this.postgres = postgres;
     this.emulator = emulator;
     this.nodes = nodes;
     this.reports = reports;
@@ -49,6 +61,7 @@ export class Cluster {
   static async start(options: ClusterOptions): Promise<Cluster> {
     const reports: Report[] = [];
     const redis = await startRedis();
+    const postgres = options.ledger === 'postgres' ? await startPostgres() : null;
     const emulator = await startEmulator({ walletMsat: 10 ** 13 });
     const ports = new Set<number>();
     while (ports.size < options.processes) ports.add(await freePort());
@@ -66,6 +79,7 @@ export class Cluster {
         env: {
           SOAK_OPTIONS: JSON.stringify(options.lightning),
           SOAK_LINGER_MS: String(options.lingerMs),
+          ...(postgres ? { LEDGER_URL: postgres.url } : {}),
         },
       }),
     );
@@ -78,10 +92,11 @@ export class Cluster {
         incarnation: 0,
         rooms: [],
       }));
-      return new Cluster(redis, emulator, nodes, reports);
+      return new Cluster(redis, postgres, emulator, nodes, reports);
     } catch (err) {
       await emulator.close();
       await redis.stop();
+      await postgres?.stop();
       throw err;
     }
   }
@@ -127,5 +142,6 @@ export class Cluster {
     await Promise.all(this.nodes.map((n) => n.process.kill()));
     await this.emulator.close();
     await this.redis.stop();
+    await this.postgres?.stop();
   }
 }

@@ -30,6 +30,7 @@ import { RedisPresence } from '@colyseus/redis-presence';
 import { schema } from '@colyseus/schema';
 import { WebSocketTransport } from '@colyseus/ws-transport';
 import type { Intent } from '../src/ledger/intent.js';
+import { PostgresLedger } from '../src/ledger/postgres.js';
 import { RedisLedger } from '../src/ledger/redis.js';
 import { createLightning, type Lightning } from '../src/lightning.js';
 import { LightningState } from '../src/room/state.js';
@@ -53,7 +54,10 @@ const lightning: Lightning = createLightning({
   apiKey: env('API_KEY'),
   baseUrl: env('API_URL'),
   publicUrl: env('PUBLIC_URL'),
-  ledger: new RedisLedger(redisUrl),
+  // LEDGER_URL: the soak's PostgreSQL mode; presence and the driver stay on Redis either way.
+  ledger: process.env.LEDGER_URL
+    ? new PostgresLedger(process.env.LEDGER_URL)
+    : new RedisLedger(redisUrl),
   reconciler: JSON.parse(env('RECONCILER')),
   ...JSON.parse(process.env.SOAK_OPTIONS ?? '{}'),
   logger: {

@@ -135,10 +135,16 @@ export function soakFigures(run: SoakRun): Figure[] {
   for (const c of run.crashes) {
     add(
       'crashes',
-      c.what === 'redis' ? 'redis-server SIGKILL' : `${c.node} SIGKILL`,
+      c.what === 'redis'
+        ? 'redis-server SIGKILL'
+        : c.what === 'postgres'
+          ? 'postgresql SIGKILL'
+          : `${c.node} SIGKILL`,
       c.what === 'redis'
         ? `down ${c.downMs} ms, then started again on its AOF`
-        : `${c.opsInFlight} ops in flight, ${c.creatingLeft} intents left creating; serving again after ${c.downMs} ms`,
+        : c.what === 'postgres'
+          ? `down ${c.downMs} ms, then started again on its WAL`
+          : `${c.opsInFlight} ops in flight, ${c.creatingLeft} intents left creating; serving again after ${c.downMs} ms`,
     );
   }
   const events = tallyOf(run.reports.map((r) => r.event));

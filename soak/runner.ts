@@ -15,8 +15,11 @@
  * entries' lifetime (10 s) and the margin while the last ones end.
  */
 import type { Redis } from 'ioredis';
+import type pg from 'pg';
 import type { Intent } from '../src/ledger/intent.js';
+import { PostgresLedger } from '../src/ledger/postgres.js';
 import { RedisLedger } from '../src/ledger/redis.js';
+import type { LedgerStore } from '../src/ledger/store.js';
 import type { Report } from '../test/cluster/processes.js';
 import { eventually } from '../test/support/eventually.js';
 import { Chaos, type ChaosOptions } from './chaos.js';
@@ -54,7 +57,9 @@ export interface SoakOptions {
   pointsPerPlayer: number;
   /** When, as a share of the ops asked for, a game process is SIGKILLed (then restarted). */
   killProcessAt: number;
-  /** When Redis is SIGKILLed; it is started again after `redisDownMs`. */
+  /** Where the ledger lives: Redis (with presence), or PostgreSQL (presence stays on Redis). */
+  ledger: 'redis' | 'postgres';
+  /** When the ledger's server (Redis or PostgreSQL) is SIGKILLed; started again after `redisDownMs`. */
   killRedisAt: number;
   redisDownMs: number;
   /** The game processes' reconciler options: short enough that everything ends in the run. */
@@ -102,6 +107,7 @@ export function soakOptions(overrides: Partial<SoakOptions> & { ops: number }): 
     // Enough for most spends; the last ones of a busy player run short (refused, not debited).
     pointsPerPlayer: Math.round((ops / players) * mix.spend * 25),
     killProcessAt: 0.35,
+    ledger: 'redis',
     killRedisAt: 0.65,
     redisDownMs: 800,
     reconciler: {
@@ -137,7 +143,7 @@ export interface OpRecord extends OpResult {
 }
 
 export interface Crash {
-  what: 'game process' | 'redis';
+  what: 'game process' | 'redis' | 'postgres';
   node?: string;
   at: number;
   /** Ops sent to the process and not yet answered when it died. */
@@ -180,21 +186,24 @@ export async function runSoak(input: Partial<SoakOptions> & { ops: number }): Pr
   const random = new Random(o.seed);
   const start = Date.now();
   o.log(
-    `soak: ${o.ops} ops, seed ${o.seed}; starting redis, the emulator and ${o.processes} game processes`,
+    `soak: ${o.ops} ops, seed ${o.seed}; starting redis${o.ledger === 'postgres' ? ', postgresql' : ''}, the emulator and ${o.processes} game processes`,
   );
   const cluster = await Cluster.start({
     processes: o.processes,
     reconciler: o.reconciler,
     lightning: { api: o.api, breaker: { failures: 0 } },
     lingerMs: 600_000,
+    ledger: o.ledger,
   });
   const redis: Redis = cluster.redis.client();
   redis.on('error', () => {});
-  const ledger = new RedisLedger(redis);
+  const pool = cluster.postgres?.pool({ max: 8 });
+  const ledger: LedgerStore = pool ? new PostgresLedger(pool) : new RedisLedger(redis);
   try {
-    return await soak(o, random, cluster, redis, ledger, start);
+    return await soak(o, random, cluster, redis, ledger, pool, start);
   } finally {
     await ledger.close();
+    await pool?.end();
     redis.disconnect();
     await cluster.stop();
   }
@@ -205,7 +214,8 @@ async function soak(
   random: Random,
   cluster: Cluster,
   redis: Redis,
-  ledger: RedisLedger,
+  ledger: LedgerStore,
+  pool: pg.Pool | undefined,
   start: number,
 ): Promise<SoakResult> {
   const { emulator } = cluster;
@@ -323,11 +333,13 @@ async function soak(
 
   const killRedis = async () => {
     const at = Date.now();
-    await cluster.redis.kill();
+    const server = cluster.postgres ?? cluster.redis;
+    const what = cluster.postgres ? 'postgres' : 'redis';
+    await server.kill();
     await pause(o.redisDownMs);
-    await cluster.redis.start();
-    crashes.push({ what: 'redis', at, downMs: Date.now() - at });
-    o.log(`soak: redis SIGKILLed and started again after ${Date.now() - at} ms`);
+    await server.start();
+    crashes.push({ what, at, downMs: Date.now() - at });
+    o.log(`soak: ${what} SIGKILLed and started again after ${Date.now() - at} ms`);
   };
 
   for (const player of [...players]) loops.push(loop(player, nodeOf(cluster, player)));
@@ -345,10 +357,8 @@ async function soak(
   // Every intent ends by its deadline plus the margin; the wallets' late acts come after it.
   const ids = points.map((p) => p.playerId);
   const openCount = async () => {
-    const pipeline = redis.pipeline();
-    for (const id of ids) pipeline.zcard(`${ledger.prefix}player:${id}`);
-    const replies = (await pipeline.exec()) ?? [];
-    return replies.reduce((sum, [, n]) => sum + Number(n ?? 0), 0);
+    const open = await Promise.all(ids.map((id) => ledger.openByPlayer(id)));
+    return open.reduce((sum, list) => sum + list.length, 0);
   };
   const settleBy = opsEnd + o.expiresIn * 1000 + o.reconciler.expiryMarginMs + o.settleMs;
   let settled: number | null = null;
@@ -368,7 +378,7 @@ async function soak(
 
   // Rooms that live must have heard every end; wait for their hooks, then for every report.
   const liveRooms = new Set(cluster.nodes.filter((n) => n.process.alive).flatMap((n) => n.rooms));
-  let intents = await readLedger(redis, ledger);
+  let intents = await readLedger(redis, ledger, pool);
   const hooked = () => {
     const of = (event: string) =>
       new Set(cluster.reports.filter((r) => r.event === event).map((r) => r.id));
@@ -386,7 +396,7 @@ async function soak(
   };
   await eventually(hooked, 10_000, 'room hooks').catch(() => {});
   await cluster.sync();
-  intents = await readLedger(redis, ledger);
+  intents = await readLedger(redis, ledger, pool);
 
   for (const p of points) p.now = control.points(p.userId, CURRENCY);
   const records: Records = {
@@ -454,16 +464,25 @@ function pause(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/** Every intent in the ledger, read key by key (the soak's ledger holds nothing else). */
-async function readLedger(redis: Redis, ledger: RedisLedger): Promise<Intent[]> {
+/** Every intent in the ledger, read one by one (the soak's ledger holds nothing else). */
+async function readLedger(
+  redis: Redis,
+  ledger: LedgerStore,
+  pool: pg.Pool | undefined,
+): Promise<Intent[]> {
   const ids: string[] = [];
-  const prefix = `${ledger.prefix}intent:`;
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-    cursor = next;
-    for (const key of keys) ids.push(key.slice(prefix.length));
-  } while (cursor !== '0');
+  if (pool) {
+    const { rows } = await pool.query<{ id: string }>('SELECT id FROM lightning.intents');
+    for (const row of rows) ids.push(row.id);
+  } else {
+    const prefix = `${(ledger as RedisLedger).prefix}intent:`;
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+      cursor = next;
+      for (const key of keys) ids.push(key.slice(prefix.length));
+    } while (cursor !== '0');
+  }
   const intents: Intent[] = [];
   for (let k = 0; k < ids.length; k += 200) {
     const batch = await Promise.all(ids.slice(k, k + 200).map((id) => ledger.get(id)));

@@ -46,6 +46,7 @@ export {
   LedgerClosedError,
   LedgerError,
   LedgerNotDurableError,
+  LedgerUnavailableError,
 } from './ledger/errors.js';
 // The ledger: the record of every money movement, and the stores that keep it.
 export type {

@@ -94,6 +94,22 @@ export class LedgerNotDurableError extends LedgerError {
 }
 
 /**
+ * The ledger's server could not be reached or went away mid-call (a restart, a failover).
+ * Nothing was sent to the service; a write may or may not have been recorded (a create that
+ * was becomes `unknown` after its grace period and ends by the usual rules). Retryable.
+ */
+export class LedgerUnavailableError extends LedgerError {
+  static override readonly code: LedgerErrorCode = 'LN_LEDGER_UNAVAILABLE';
+  static override readonly retryable: boolean = true;
+  constructor(options?: LightningErrorOptions) {
+    super(
+      `the ledger could not be reached (${(options?.cause as Error | undefined)?.message ?? 'connection lost'}); nothing was sent to the service`,
+      options,
+    );
+  }
+}
+
+/**
  * An intent this process recorded moments ago is no longer in the ledger: the store lost
  * acknowledged writes (a Redis without AOF that restarted, a database restored from backup).
  * The service may have acted: `remoteId` names what it answered, when it answered.

@@ -55,6 +55,7 @@ import {
   LedgerBusyError,
   LedgerClosedError,
   LedgerNotDurableError,
+  LedgerUnavailableError,
 } from './errors.js';
 import {
   type Intent,
@@ -775,8 +776,26 @@ function isDatabaseError(err: unknown): err is Error & { code: string; constrain
   return err instanceof Error && typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code);
 }
 
+/**
+ * The server is down, restarting or shutting down, or the connection broke: class 08, 57P01-03
+ * (admin or crash shutdown, cannot connect now), and the socket errors node-postgres passes on.
+ */
+function lostConnection(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string') {
+    if (/^08/.test(code) || ['57P01', '57P02', '57P03'].includes(code)) return true;
+    if (['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND'].includes(code))
+      return true;
+  }
+  return /Connection terminated|connection timeout|Client has encountered a connection error/i.test(
+    err.message,
+  );
+}
+
 /** A unique violation names its index; a busy refusal wrote nothing; the rest pass through. */
 function mapError(err: unknown): unknown {
+  if (lostConnection(err)) return new LedgerUnavailableError({ cause: err });
   if (!isDatabaseError(err)) return err;
   if (err.code === '23505') {
     if (err.constraint === 'intents_id') return new DuplicateIntentError('id', { cause: err });

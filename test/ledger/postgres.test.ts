@@ -17,6 +17,7 @@ import {
   type IntentStatus,
   InvalidIntentError,
   LedgerNotDurableError,
+  LedgerUnavailableError,
   type PostgresConnection,
   PostgresLedger,
   type PostgresLedgerOptions,
@@ -334,6 +335,11 @@ describe('PostgresLedger', function () {
       }
       await store.recordEvent('ramp:1');
       await server.kill();
+      // While it is down, a call rejects with a typed, retryable error, never a raw socket one.
+      const down = await rejection(store.create(newIntent()), LedgerUnavailableError);
+      assert.equal(down.code, 'LN_LEDGER_UNAVAILABLE');
+      assert.equal(down.retryable, true);
+      await rejection(store.get((created[0] as Intent).id), LedgerUnavailableError);
       await server.start();
       const after = ledger(s);
       for (const intent of created) {
