@@ -139,6 +139,10 @@ export class Cluster {
   }
 
   async stop(): Promise<void> {
+    // SOAK_DUMP=1: each process's last words, for a run whose processes died.
+    if (process.env.SOAK_DUMP) {
+      for (const n of this.nodes) console.error(`=== ${n.name}\n${n.process.output.slice(-4000)}`);
+    }
     await Promise.all(this.nodes.map((n) => n.process.kill()));
     await this.emulator.close();
     await this.redis.stop();

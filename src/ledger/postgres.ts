@@ -537,6 +537,11 @@ export class PostgresLedger implements LedgerStore {
     fn: (client: PoolClient) => Promise<T>,
   ): Promise<T> {
     const client = await pool.connect();
+    // A checked-out client whose server dies emits 'error' on itself (the pool listens only to
+    // idle ones): without a listener that would end the process. The query that was running
+    // rejects anyway, with the same error.
+    const ignore = () => {};
+    client.on('error', ignore);
     let broken: Error | undefined;
     try {
       // Keys are our own 64-bit hashes (decimal digits), safe to inline: one round trip.
@@ -553,6 +558,7 @@ export class PostgresLedger implements LedgerStore {
       }
       throw err;
     } finally {
+      client.off('error', ignore);
       client.release(broken);
     }
   }
@@ -574,6 +580,8 @@ export class PostgresLedger implements LedgerStore {
     this.opened ??= (async () => {
       const pool = await this.#pool;
       const client = await pool.connect();
+      const ignore = () => {};
+      client.on('error', ignore);
       let broken: Error | undefined;
       try {
         await this.checkDurability(client);
@@ -584,6 +592,7 @@ export class PostgresLedger implements LedgerStore {
         }
         throw err;
       } finally {
+        client.off('error', ignore);
         client.release(broken);
       }
     })().catch((err: unknown) => {

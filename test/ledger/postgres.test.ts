@@ -321,6 +321,37 @@ describe('PostgresLedger', function () {
   });
 
   describe('a server killed with SIGKILL', () => {
+    it('survives the server dying under a transaction in flight: a typed rejection, no crash', async () => {
+      // Found by the soak: a checked-out client whose server dies emits 'error' on itself,
+      // which ended the whole game process when nothing listened.
+      const s = schema();
+      const store = ledger(s);
+      await store.open();
+      const holder = await admin.connect();
+      holder.on('error', () => {});
+      await holder.query(`BEGIN; LOCK TABLE ${s}.intents IN ACCESS EXCLUSIVE MODE`);
+      // A guarded create runs in a transaction: it now waits on the lock, its client checked out.
+      const create = store.create(newIntent(), Date.now(), { maxOpenPerPlayer: 5 });
+      create.catch(() => {}); // asserted below, once the server is gone
+      await eventually(async () => {
+        const { rows } = await admin.query(
+          'SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted',
+        );
+        return (rows[0] as { n: number }).n > 0;
+      });
+      await server.kill();
+      await rejection(create, LedgerUnavailableError);
+      holder.release(true);
+      await server.start();
+      await eventually(() =>
+        store.get(randomUUID()).then(
+          () => true,
+          () => false,
+        ),
+      );
+      await admin.query('SELECT 1').catch(() => admin.query('SELECT 1'));
+    });
+
     it('keeps every acknowledged intent, and a store open across the crash carries on', async () => {
       const s = schema();
       const store = ledger(s);
