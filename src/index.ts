@@ -93,7 +93,7 @@ export type {
   SpendArgs,
   WidgetArgs,
 } from './room/inputs.js';
-export { RoomMatch } from './room/match.js';
+export { type MatchEntryOptions, RoomMatch } from './room/match.js';
 export type { LightningPluginOptions } from './room/options.js';
 export type { PlayerRef } from './room/players.js';
 export { LightningPlugin } from './room/plugin.js';

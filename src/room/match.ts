@@ -21,10 +21,15 @@ import { type ChargedEntryFee, type LightningState, Match } from './state.js';
 
 type Delayed = ReturnType<RoomClock['setInterval']>;
 
+export interface MatchEntryOptions {
+  /** The player's Lightning address (LUD-16), for their payout or refund. */
+  lnAddress?: string;
+}
+
 export interface RoomMatchDeps {
   calls: MatchCalls;
   /** Charges the client's fee into this match and shows it to them. */
-  enter(match: RoomMatch, client: Client): Promise<ChargedEntryFee>;
+  enter(match: RoomMatch, client: Client, options: MatchEntryOptions): Promise<ChargedEntryFee>;
   state: () => LightningState | undefined;
   clock: RoomClock;
   /** How long an ended match stays in the state, so every screen shows how it ended. */
@@ -62,9 +67,13 @@ export class RoomMatch {
     return this.#view;
   }
 
-  /** Charges the player's entry fee, once: an open or paid fee of theirs is returned. */
-  enter(client: Client): Promise<ChargedEntryFee> {
-    return this.#deps.enter(this, client);
+  /**
+   * Charges the player's entry fee, once: an open or paid fee of theirs is returned. With
+   * `lnAddress` (from the player's own account, never a room message), their payout or refund is
+   * paid straight to it instead of a claim code.
+   */
+  enter(client: Client, options: MatchEntryOptions = {}): Promise<ChargedEntryFee> {
+    return this.#deps.enter(this, client, options);
   }
 
   /** Called once every entered player has paid (at once if that is already so). */

@@ -47,7 +47,7 @@ import {
   type WidgetArgs,
   widgetArgs,
 } from './inputs.js';
-import { RoomMatch } from './match.js';
+import { type MatchEntryOptions, RoomMatch } from './match.js';
 import {
   type LightningPluginOptions,
   type PluginSettings,
@@ -186,7 +186,7 @@ export class LightningPlugin extends RoomPlugin {
       view,
       {
         calls,
-        enter: (m, client) => this.#enterMatch(m, client),
+        enter: (m, client, options) => this.#enterMatch(m, client, options),
         state: () => entries.find(),
         clock: this.room.clock,
         lingerMs: this.#settings.lingerMs,
@@ -412,12 +412,16 @@ export class LightningPlugin extends RoomPlugin {
   }
 
   /** The fee of `client` in `match`, shown to its owner, as chargeEntryFee resolves. */
-  async #enterMatch(match: RoomMatch, client: Client): Promise<ChargedEntryFee> {
+  async #enterMatch(
+    match: RoomMatch,
+    client: Client,
+    options: MatchEntryOptions,
+  ): Promise<ChargedEntryFee> {
     const playerId = this.#playerId(client);
     const state = this.#roomEntries().require();
     await this.#admit(playerId);
     const calls = await this.#host.matches();
-    const intent = await calls.enter({ matchId: match.id, playerId });
+    const intent = await calls.enter({ matchId: match.id, playerId, ...options });
     const entry = this.#show(intent, state) as EntryFee;
     void match.refresh().catch(() => {});
     const settled = isTerminal(entry.status)

@@ -152,6 +152,65 @@ describe('matches: pots in escrow, paid out or refunded exactly once', function 
     expect(seen.settled).to.have.length(1);
   });
 
+  it('pays a winner straight to the Lightning address they entered with, once', async () => {
+    const game = await start();
+    const match = await game.lightning.openMatch({ entryFeeMsat: 50_000, rake: 0.1 });
+    const alice = await game.lightning.enterMatch({
+      matchId: match.id,
+      playerId: 'alice',
+      lnAddress: 'alice@emulator.test',
+    });
+    await pay(game, alice);
+    await pay(game, await game.lightning.enterMatch({ matchId: match.id, playerId: 'bob' }));
+    const settled = await game.lightning.settleMatch(match.id, { alice: 1 });
+    expect(settled.status).to.equal('settled');
+    expect(settled.payouts).to.have.length(1);
+    expect(settled.payouts[0]).to.include({ kind: 'payment', amountMsat: '90000' });
+    expect(game.emulator.control.lnAddressPayments('alice@emulator.test')).to.have.length(1);
+    expect(requestsOf(game, 'alice')).to.deep.equal([]);
+    await game.lightning.settleMatch(match.id, { alice: 1 });
+    expect(game.emulator.control.lnAddressPayments('alice@emulator.test')).to.have.length(1);
+    // A bad address is refused before anything is recorded.
+    const bad = await game.lightning
+      .enterMatch({ matchId: match.id, playerId: 'carol', lnAddress: 'not an address' })
+      .catch((e: unknown) => e);
+    expect(bad).to.be.instanceOf(InvalidArgumentError);
+  });
+
+  it('an address payout whose answer was lost is never sent again: unknown for an operator, the match ends', async () => {
+    const clock = new ManualClock(Date.now());
+    const game = await start({ clock, api: { timeoutMs: 300, maxRetries: 0 } });
+    const match = await game.lightning.openMatch({ entryFeeMsat: 40_000 });
+    await pay(
+      game,
+      await game.lightning.enterMatch({
+        matchId: match.id,
+        playerId: 'alice',
+        lnAddress: 'alice@emulator.test',
+      }),
+    );
+    game.emulator.control.faults.add({
+      method: 'POST',
+      path: '/v0/ln-address/send-payment',
+      mode: 'process-then-destroy',
+      times: 1,
+    });
+    const settling = await game.lightning.settleMatch(match.id, { alice: 1 });
+    expect(settling.status).to.equal('settling');
+    clock.advance(20_000);
+    await game.lightning.reconciler.runOnce();
+    clock.advance(20_000);
+    await game.lightning.reconciler.runOnce();
+    const ended = await game.lightning.match(match.id);
+    expect(ended.status).to.equal('settled');
+    expect(ended.payouts.map((p) => [p.kind, p.status])).to.deep.equal([['payment', 'unknown']]);
+    clock.advance(3 * 24 * 3600_000);
+    await game.lightning.reconciler.runOnce();
+    expect(game.emulator.control.count('POST', '/v0/ln-address/send-payment')).to.equal(1);
+    expect(requestsOf(game, 'alice')).to.deep.equal([]);
+    expect((await game.lightning.unknowns()).map((i) => i.kind)).to.deep.equal(['payment']);
+  });
+
   it('splits by shares rounding down, the dust to the house: payouts never exceed pot minus rake', async () => {
     const game = await start();
     const match = await game.lightning.openMatch({ entryFeeMsat: 33_333, rake: 0.07 });

@@ -32,6 +32,7 @@ import { DuplicateIntentError } from '../../ledger/errors.js';
 import { type Intent, isTerminal } from '../../ledger/intent.js';
 import type { Engine } from '../engine.js';
 import { startEntryFee } from '../operations/entry-fee.js';
+import { startAddressPayment } from '../operations/payment.js';
 import { startReward } from '../operations/reward.js';
 import {
   type EnterInput,
@@ -128,7 +129,10 @@ export class Matches {
         expiresIn: terms.feeExpiresIn,
         key: match.id,
       },
-      { groupId: match.id, meta: { matchRole: 'fee' } },
+      {
+        groupId: match.id,
+        meta: { matchRole: 'fee', ...(args.lnAddress ? { lnAddress: args.lnAddress } : {}) },
+      },
     );
   }
 
@@ -335,8 +339,12 @@ export class Matches {
     const attempts = group.filter((i) => i.meta.payKey === key);
     const last = attempts.at(-1);
     if (last) {
-      if (last.status === 'creating' || last.status === 'unknown') return false;
-      // Refused, or lost and never shown to anyone (so never claimable): issue it again.
+      if (last.status === 'creating') return false;
+      // A payment whose answer was lost may have paid: never sent again, it waits for a proven
+      // callback or an operator (lightning.unknowns()), and the match goes on without it.
+      if (last.status === 'unknown') return last.kind === 'payment';
+      // Refused, or lost and never shown to anyone (so never claimable): issue it again, as a
+      // claim code (a refused address is not tried twice).
       const reissue = last.status === 'failed' || (last.status === 'expired' && last.code === null);
       if (!reissue) return true;
       if (attempts.length >= MAX_ATTEMPTS) {
@@ -348,33 +356,51 @@ export class Matches {
     }
     const id = attempts.length === 0 ? key : `${key}:${attempts.length + 1}`;
     const terms = matchMeta(match.meta).terms;
+    // The player's Lightning address, given when they entered, for a first attempt.
+    const fees = group.filter((i) => i.kind === 'entryFee' && i.playerId === what.playerId);
+    const address = fees.at(-1)?.meta.lnAddress;
+    const toAddress = attempts.length === 0 && typeof address === 'string';
     try {
-      const made = await startReward(
-        this.#engine,
-        {
-          playerId: what.playerId,
-          roomId: match.roomId,
-          amountMsat: what.amountMsat,
-          description: what.description.slice(0, 1000),
-          expiresIn: terms.claimExpiresIn,
+      const behalf = {
+        id,
+        groupId: match.id,
+        meta: {
+          matchRole: what.role,
+          payKey: key,
+          why: what.why,
+          ...(what.feeId ? { feeId: what.feeId } : {}),
         },
-        {
-          id,
-          groupId: match.id,
-          meta: {
-            matchRole: what.role,
-            payKey: key,
-            why: what.why,
-            ...(what.feeId ? { feeId: what.feeId } : {}),
-          },
-          // Paid from the pot, not the game's own money: no budget or open-intent limit applies.
-          guards: {},
-        },
-      );
+        // Paid from the pot, not the game's own money: no budget or open-intent limit applies.
+        guards: {},
+      };
+      const made = toAddress
+        ? await startAddressPayment(
+            this.#engine,
+            {
+              playerId: what.playerId,
+              roomId: match.roomId,
+              lnAddress: address as string,
+              amountMsat: what.amountMsat,
+              comment: what.description.slice(0, 255),
+            },
+            behalf,
+          )
+        : await startReward(
+            this.#engine,
+            {
+              playerId: what.playerId,
+              roomId: match.roomId,
+              amountMsat: what.amountMsat,
+              description: what.description.slice(0, 1000),
+              expiresIn: terms.claimExpiresIn,
+            },
+            behalf,
+          );
       if (what.role === 'refund') this.#engine.emit('match.refund', made, what.why);
       return made.status === 'pending' || made.status === 'completed';
     } catch (err) {
       if (err instanceof DuplicateIntentError && err.field === 'id') return true;
+      // A lost payment answer: the intent is unknown; the next look decides (see above).
       if (!(err instanceof AmbiguousResultError)) {
         this.#engine.logger.warn(
           `match ${match.id}: ${what.role} to ${what.playerId} not made yet: ${(err as Error).message}`,

@@ -8,7 +8,7 @@
  * exceed pot minus rake, and pot = rake + payouts exactly.
  */
 import { z } from 'zod';
-import { msat } from '../../api/inputs.js';
+import { lnAddress, msat } from '../../api/inputs.js';
 
 const id = z.string().min(1, 'must not be empty').max(255);
 
@@ -40,6 +40,11 @@ export type OpenMatchInput = z.input<typeof openMatchInput>;
 export const enterInput = z.strictObject({
   matchId: id,
   playerId: id,
+  /**
+   * Pay this player's payout or refund straight to their Lightning address instead of a claim
+   * code. Take it from the player's own authenticated account, never from a room message.
+   */
+  lnAddress: lnAddress.optional(),
 });
 export type EnterInput = z.input<typeof enterInput>;
 
