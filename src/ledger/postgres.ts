@@ -75,6 +75,7 @@ import {
   SCHEMA_VERSION,
   versionTable,
 } from './postgres-schema.js';
+import { type IntentRow, rowToIntent as toIntent } from './rows.js';
 import type { BudgetWindow, CreateGuards, LedgerStore, TransitionOptions } from './store.js';
 import {
   assertMove,
@@ -144,35 +145,6 @@ const SCHEDULE_FIELDS: ReadonlySet<keyof IntentPatch> = new Set([
 
 /** SQLSTATEs after which nothing was written and the call may simply be made again. */
 const BUSY_CODES = new Set(['40001', '40P01', '55P03']);
-
-interface IntentRow {
-  id: string;
-  kind: Intent['kind'];
-  status: IntentStatus;
-  room_id: string | null;
-  player_id: string;
-  amount: string;
-  unit: string;
-  description: string;
-  remote_id: string | null;
-  code: string | null;
-  uri: string | null;
-  callback_token: string | null;
-  idempotency_key: string | null;
-  open_key: string | null;
-  group_id: string | null;
-  expires_at: string | number | null;
-  created_at: string | number;
-  updated_at: string | number;
-  next_check_at: string | number | null;
-  checks: string | number;
-  lease_owner: string | null;
-  lease_until: string | number | null;
-  error: string | null;
-  meta: string;
-  history: string;
-  seq: string | number;
-}
 
 type Queryable = Pick<Pool, 'query'>;
 
@@ -842,38 +814,4 @@ async function openPool(connection: string | PoolConfig | undefined): Promise<Po
   // without a listener node-postgres would throw it at the process.
   pool.on('error', () => {});
   return pool;
-}
-
-const num = (value: string | number | null): number | null =>
-  value === null ? null : Number(value);
-
-function toIntent(value: unknown): Intent {
-  const row = value as IntentRow;
-  return {
-    id: row.id,
-    kind: row.kind,
-    status: row.status,
-    roomId: row.room_id,
-    playerId: row.player_id,
-    amount: row.amount,
-    unit: row.unit,
-    description: row.description,
-    remoteId: row.remote_id,
-    code: row.code,
-    uri: row.uri,
-    callbackToken: row.callback_token,
-    idempotencyKey: row.idempotency_key,
-    openKey: row.open_key,
-    groupId: row.group_id,
-    expiresAt: num(row.expires_at),
-    createdAt: Number(row.created_at),
-    updatedAt: Number(row.updated_at),
-    nextCheckAt: num(row.next_check_at),
-    checks: Number(row.checks),
-    leaseOwner: row.lease_owner,
-    leaseUntil: num(row.lease_until),
-    error: row.error,
-    meta: JSON.parse(row.meta) as Record<string, unknown>,
-    history: JSON.parse(row.history) as IntentHistoryEntry[],
-  };
 }

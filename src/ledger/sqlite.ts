@@ -42,6 +42,7 @@ import {
   OPEN_STATUSES,
   PAYOUT_KINDS,
 } from './intent.js';
+import { type IntentRow, rowToIntent as toIntent } from './rows.js';
 import type { CreateGuards, LedgerStore, TransitionOptions } from './store.js';
 import {
   assertMove,
@@ -189,35 +190,6 @@ const PATCH_SET = Object.values(PATCH_COLUMNS)
 const HISTORY_ENTRY = `json(CASE WHEN :note IS NULL
     THEN json_object('at', :now, 'from', status, 'to', :to)
     ELSE json_object('at', :now, 'from', status, 'to', :to, 'note', :note) END)`;
-
-interface IntentRow {
-  seq: number;
-  id: string;
-  kind: Intent['kind'];
-  status: IntentStatus;
-  room_id: string | null;
-  player_id: string;
-  amount: string;
-  unit: string;
-  description: string;
-  remote_id: string | null;
-  code: string | null;
-  uri: string | null;
-  callback_token: string | null;
-  idempotency_key: string | null;
-  open_key: string | null;
-  group_id: string | null;
-  expires_at: number | null;
-  created_at: number;
-  updated_at: number;
-  next_check_at: number | null;
-  checks: number;
-  lease_owner: string | null;
-  lease_until: number | null;
-  error: string | null;
-  meta: string;
-  history: string;
-}
 
 type Params = Record<string, SQLInputValue>;
 
@@ -407,11 +379,12 @@ export class SqliteLedger implements LedgerStore {
       this.sql.claim.all({ now, limit, owner, until: now + leaseMs }),
     )) as unknown as IntentRow[];
     // RETURNING yields rows in no promised order; the contract is nextCheckAt, then age.
+    const n = (v: number | string | null) => Number(v ?? 0);
     rows.sort(
       (a, b) =>
-        (a.next_check_at ?? 0) - (b.next_check_at ?? 0) ||
-        a.created_at - b.created_at ||
-        a.seq - b.seq,
+        n(a.next_check_at) - n(b.next_check_at) ||
+        n(a.created_at) - n(b.created_at) ||
+        n(a.seq) - n(b.seq),
     );
     return rows.map(toIntent);
   }
@@ -647,35 +620,4 @@ function duplicateOrSelf(err: unknown): unknown {
 
 function toIntentOrNull(row: unknown): Intent | null {
   return row === undefined ? null : toIntent(row);
-}
-
-function toIntent(value: unknown): Intent {
-  const row = value as IntentRow;
-  return {
-    id: row.id,
-    kind: row.kind,
-    status: row.status,
-    roomId: row.room_id,
-    playerId: row.player_id,
-    amount: row.amount,
-    unit: row.unit,
-    description: row.description,
-    remoteId: row.remote_id,
-    code: row.code,
-    uri: row.uri,
-    callbackToken: row.callback_token,
-    idempotencyKey: row.idempotency_key,
-    openKey: row.open_key,
-    groupId: row.group_id,
-    expiresAt: row.expires_at,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-    nextCheckAt: row.next_check_at,
-    checks: row.checks,
-    leaseOwner: row.lease_owner,
-    leaseUntil: row.lease_until,
-    error: row.error,
-    meta: JSON.parse(row.meta) as Record<string, unknown>,
-    history: JSON.parse(row.history) as IntentHistoryEntry[],
-  };
 }

@@ -19,7 +19,7 @@ import { arenaConfig } from '../../examples/arena/config.js';
 import { startArena } from '../../examples/arena/main.js';
 import { ManualClock } from '../../src/clock.js';
 import { quietLogger } from '../support/game.js';
-import { CHROMIUM, needChromium } from '../support/needs.js';
+import { CHROMIUM, CHROMIUM_ARGS, needChromium } from '../support/needs.js';
 import { freePort } from '../support/ports.js';
 
 const DEPLETE = '/api/v1/widget/users/deplete';
@@ -57,15 +57,7 @@ describe('example arena in a browser', function () {
     });
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
+      args: CHROMIUM_ARGS,
     });
     /** Every WebSocket frame each page received: what its player's socket was ever sent. */
     const frames = new Map<Page, Buffer[]>();
