@@ -137,13 +137,17 @@ export const lightningOptionsSchema = z.strictObject({
   /**
    * Accept status callbacks only from the service's published addresses (`GET /v0/prod-ips`,
    * read again every `refreshMs`) and from `also`; others get an empty 403. The sender is read
-   * from X-Forwarded-For, `proxies` entries from the right (the router does not expose the
-   * socket), so the game must be reachable only through those proxies. Default: off.
+   * from X-Forwarded-For, `proxies` entries from the right, so the game must be reachable only
+   * through those proxies. `proxies: 0` (no proxy: the socket's own peer) works only with
+   * `lightning.attach(server)`: the router does not expose the socket. Default: off.
    */
   callbackSources: z
     .strictObject({
-      /** How many proxies of the game's own append to X-Forwarded-For (1 behind one load balancer). */
-      proxies: z.number().int().min(1).max(10),
+      /**
+       * How many proxies of the game's own append to X-Forwarded-For (1 behind one load
+       * balancer); 0 with no proxy, only through `lightning.attach(server)`.
+       */
+      proxies: z.number().int().min(0).max(10),
       /** How often the service's list is read again. Default 3,600,000 ms. */
       refreshMs: ms.default(3_600_000),
       /** More addresses or subnets to accept (`10.0.0.0/8`). */

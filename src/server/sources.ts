@@ -4,10 +4,13 @@
  * (`GET /v0/prod-ips`); with `callbackSources` set, the callback route answers an empty 403 to
  * any other sender, before it reads the body or touches the ledger.
  *
- * Colyseus's router hands a route a WHATWG Request without the peer's socket, so the sender is
- * read from `X-Forwarded-For` as the game's own proxies wrote it: the entry `proxies` places
- * from the right (each proxy appends the address it saw, so entries further left are whatever
- * the sender claimed). The game must then be reachable only through those proxies.
+ * Colyseus's router hands a route a WHATWG Request without the peer's socket, so there the
+ * sender is read from `X-Forwarded-For` as the game's own proxies wrote it: the entry `proxies`
+ * places from the right (each proxy appends the address it saw, so entries further left are
+ * whatever the sender claimed). The game must then be reachable only through those proxies.
+ * The `node:http` listener (server/listener.ts) sees the socket, so there `proxies: 0` means
+ * "no proxy: the peer's own address"; the router, which cannot see it, refuses every callback
+ * under `proxies: 0`.
  *
  * The list is fetched on first use and again every `refreshMs` in the background, keeping the
  * last good list when a refresh fails. With no list at all (the first fetch failed) callbacks
@@ -24,8 +27,16 @@ export interface SourcesSettings {
   refreshMs: number;
   /** Addresses or subnets (`10.0.0.0/8`) allowed besides the service's. */
   also: readonly string[];
-  /** How many proxies of the game's own append to X-Forwarded-For before the route. */
+  /**
+   * How many proxies of the game's own append to X-Forwarded-For before the route; 0: none,
+   * the sender is the socket's peer (known only to the `node:http` listener).
+   */
   proxies: number;
+}
+
+/** The one header read here: a WHATWG `Headers`, or the listener's view of node's headers. */
+export interface HeaderReader {
+  get(name: string): string | null;
 }
 
 export class CallbackSources {
@@ -50,11 +61,18 @@ export class CallbackSources {
     this.#logger = logger;
   }
 
-  /** Whether a callback with these headers comes from an allowed sender. */
-  async admits(headers: Headers | undefined): Promise<boolean> {
+  /**
+   * Whether a callback with these headers, from this peer (the socket's remote address, null
+   * when the transport hides it), comes from an allowed sender.
+   */
+  async admits(headers: HeaderReader | undefined, peer: string | null = null): Promise<boolean> {
     if (this.#list === null) await this.#refresh();
     else if (this.#clock.now() - this.#fetchedAt >= this.#settings.refreshMs) void this.#refresh();
-    const address = senderAddress(headers?.get('x-forwarded-for') ?? null, this.#settings.proxies);
+    const { proxies } = this.#settings;
+    const address =
+      proxies === 0
+        ? peerAddress(peer)
+        : senderAddress(headers?.get('x-forwarded-for') ?? null, proxies);
     const list = this.#list;
     const family = address === null ? 0 : isIP(address);
     const ok =
@@ -90,7 +108,10 @@ export class CallbackSources {
     if (now - this.#refused.reportedAt < 60_000) return;
     this.#logger.warn(
       `${this.#refused.count} callback(s) refused: not from the service's addresses (last from ${
-        address ?? 'no X-Forwarded-For entry'
+        address ??
+        (this.#settings.proxies === 0
+          ? 'no socket address: proxies 0 needs lightning.attach(server)'
+          : 'no X-Forwarded-For entry')
       }; callbackSources.proxies is ${this.#settings.proxies})`,
     );
     this.#refused = { count: 0, reportedAt: now };
@@ -108,6 +129,13 @@ export function senderAddress(forwardedFor: string | null, proxies: number): str
   const entry = entries[entries.length - proxies];
   if (entry === undefined) return null;
   const address = normalise(entry);
+  return isIP(address) === 0 ? null : address;
+}
+
+/** The socket's peer without the IPv4-mapped prefix; null when unknown (the router's case). */
+export function peerAddress(peer: string | null | undefined): string | null {
+  if (!peer) return null;
+  const address = normalise(peer);
   return isIP(address) === 0 ? null : address;
 }
 

@@ -155,6 +155,6 @@ describe('callback sources on the route', () => {
     expect(() =>
       createLightning({ callbackSources: { proxies: 1, also: ['example.com'] } }),
     ).to.throw(/callbackSources/);
-    expect(() => createLightning({ callbackSources: { proxies: 0 } })).to.throw(/proxies/);
+    expect(() => createLightning({ callbackSources: { proxies: -1 } })).to.throw(/proxies/);
   });
 });

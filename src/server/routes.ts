@@ -1,0 +1,129 @@
+/**
+ * What the lightning routes answer, whatever carries the request: Colyseus's router
+ * (server/endpoints.ts) or the `node:http` listener in front of it (server/listener.ts). Both
+ * adapt their request to `RouteRequest` and write back the `RouteAnswer`, so the checks (probe
+ * token, callback sources, body cap, unknown token) and the answers are the same on both.
+ *
+ *   POST {prefix}/callbacks/:token   status callbacks of withdrawal requests, charges, payments
+ *   POST {prefix}/webhooks/ramp      purchase (ramp) session events
+ *   POST {prefix}/webhooks/widget    widget session events
+ *
+ * Every answer is empty: a status, and on the set-up probe one header. Cost: nothing beyond
+ * what the engine does per callback or webhook.
+ */
+import { BodyTooLargeError, parseJson } from './body.js';
+import type { Engine } from './engine.js';
+import type { LightningLogger } from './logger.js';
+import { PROBE_HEADER } from './probe.js';
+import type { HeaderReader } from './sources.js';
+import { receiveWebhook } from './webhooks.js';
+
+export interface RoutesHost {
+  prefix: string;
+  maxBodyBytes: number;
+  logger: LightningLogger;
+  /** The engine, once the server is ready. */
+  engine(): Promise<Engine>;
+  /** The token of this server's set-up probe (server/probe.ts), answered without the engine. */
+  probeToken: string;
+}
+
+/** Which of the routes a request is for. */
+export type LightningRoute =
+  | { kind: 'callback'; token: string }
+  | { kind: 'webhook'; source: 'ramp' | 'widget' };
+
+/** A request as the routes need it, from either transport. */
+export interface RouteRequest {
+  headers: HeaderReader;
+  /** The socket's remote address; null where the transport hides it (the router). */
+  peer: string | null;
+  /** The raw body, at most `maxBytes`; rejects with BodyTooLargeError over it. */
+  body(maxBytes: number): Promise<Buffer>;
+}
+
+/** An empty answer: its status, and the probe's header when it was the probe. */
+export interface RouteAnswer {
+  status: number;
+  headers?: Record<string, string>;
+}
+
+const empty = (status: number): RouteAnswer => ({ status });
+
+/**
+ * The route of a POST to `pathname` (query string already removed), or null when it is none
+ * of ours. A token is one non-empty path segment.
+ */
+export function matchRoute(prefix: string, pathname: string): LightningRoute | null {
+  if (!pathname.startsWith(prefix)) return null;
+  const rest = pathname.slice(prefix.length);
+  if (rest.startsWith('/callbacks/')) {
+    const token = rest.slice('/callbacks/'.length);
+    return token.length > 0 && !token.includes('/') ? { kind: 'callback', token } : null;
+  }
+  if (rest === '/webhooks/ramp') return { kind: 'webhook', source: 'ramp' };
+  if (rest === '/webhooks/widget') return { kind: 'webhook', source: 'widget' };
+  return null;
+}
+
+/**
+ * Answers one request, never with a stack trace: an unexpected failure (the ledger
+ * unreachable, say) is one log line and an empty 500. The service does not retry callbacks;
+ * the reconciler recovers what the failed one would have done.
+ */
+export async function answerRoute(
+  host: RoutesHost,
+  route: LightningRoute,
+  request: RouteRequest,
+): Promise<RouteAnswer> {
+  const name = route.kind === 'callback' ? 'callback' : `${route.source} webhook`;
+  try {
+    return route.kind === 'callback'
+      ? await answerCallback(host, route.token, request)
+      : await answerWebhook(host, route.source, request);
+  } catch (err) {
+    host.logger.error(`${name} failed: ${(err as Error).message}`);
+    return empty(500);
+  }
+}
+
+async function answerCallback(
+  host: RoutesHost,
+  token: string,
+  request: RouteRequest,
+): Promise<RouteAnswer> {
+  if (token === host.probeToken) return { status: 200, headers: { [PROBE_HEADER]: 'ok' } };
+  const engine = await host.engine();
+  // Before the body is read or the ledger touched: a refused sender costs nothing more.
+  if (engine.sources && !(await engine.sources.admits(request.headers, request.peer))) {
+    return empty(403);
+  }
+  const raw = await read(host, request);
+  if (typeof raw === 'number') return empty(raw);
+  return empty(await engine.handleCallback(token, parseJson(raw)));
+}
+
+async function answerWebhook(
+  host: RoutesHost,
+  source: 'ramp' | 'widget',
+  request: RouteRequest,
+): Promise<RouteAnswer> {
+  const raw = await read(host, request);
+  if (typeof raw === 'number') return empty(raw);
+  const status = await receiveWebhook(await host.engine(), {
+    source,
+    raw,
+    signature: request.headers.get('x-zbd-signature'),
+    deliveryId: request.headers.get('x-zbd-event-id'),
+  });
+  return empty(status);
+}
+
+/** The body, or the status that refuses it: 413 over the cap, 400 when it could not be read. */
+async function read(host: RoutesHost, request: RouteRequest): Promise<Buffer | number> {
+  try {
+    return await request.body(host.maxBodyBytes);
+  } catch (err) {
+    return err instanceof BodyTooLargeError ? 413 : 400;
+  }
+}
