@@ -173,14 +173,21 @@ export class Lightning {
 
   /**
    * The same routes as `endpoints()`, on the lightest path: a `node:http` request listener in
-   * front of Colyseus's, about three times cheaper per callback than the router. Call it once
-   * the server listens, with its HTTP server; every other request goes on to Colyseus
+   * front of Colyseus's, cheaper per callback than the router (bench/README.md). Pass the
+   * game's HTTP server, before or after it listens; every other request goes on to Colyseus
    * untouched. Returns a function that removes it.
    *
-   *   await server.listen(port);
-   *   lightning.attach(server.transport.server);
+   *   const transport = new WebSocketTransport();
+   *   lightning.attach(transport.server);
+   *   export default defineServer({ transport, rooms, beforeListen: () => lightning.ready() });
    */
-  attach(server: HttpServer): () => void {
+  attach(server: HttpServer | undefined): () => void {
+    if (!server) {
+      throw new ConfigurationError(
+        'lightning.attach(server)',
+        "needs the game's node:http server (a WebSocketTransport's `server`)",
+      );
+    }
     return attachRoutes(server, this.#routesHost());
   }
 

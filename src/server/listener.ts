@@ -5,9 +5,9 @@
  * directly, so a callback costs about what a bare node:http handler costs (bench/scale.ts
  * measures both). The answers are server/routes.ts, the same as `lightning.endpoints()`.
  *
- * It takes over the server's current 'request' listeners and passes them every request that
- * is not a POST to one of its routes, untouched. Colyseus adds its own when the server
- * listens, so attach after `listen()`; attaching to a server with no listener is refused.
+ * It answers a POST to one of its routes before any 'request' listener of the server runs, and
+ * passes every other request on to them untouched, whether they were added before or after
+ * (Colyseus adds its own in `listen()`), so it can be attached before or after listening.
  *
  * Cost: per request a method check and a prefix compare; per route request, none of the
  * router's allocations. It also knows the socket's peer, so `callbackSources.proxies: 0`
@@ -17,8 +17,6 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { ConfigurationError } from '../errors.js';
 import { BodyTooLargeError } from './body.js';
 import { answerRoute, matchRoute, type RouteRequest, type RoutesHost } from './routes.js';
-
-type RequestListener = (req: IncomingMessage, res: ServerResponse) => void;
 
 /** Node's headers through the one-method reader the routes use (repeats joined, as fetch does). */
 function headerReader(req: IncomingMessage) {
@@ -80,29 +78,25 @@ function routeRequest(req: IncomingMessage): RouteRequest {
   };
 }
 
+const attached = Symbol('lightning routes attached');
+
 /**
- * Puts the routes in front of `server`'s request listeners; returns a function that puts the
- * previous listeners back.
+ * Puts the routes in front of every request listener of `server`, those it has now and those
+ * added later (Colyseus adds its own in `listen()`), by answering our requests in its `emit`
+ * before any listener runs. Returns a function that takes it away.
  */
 export function attachRoutes(server: Server, host: RoutesHost): () => void {
-  const others = server.listeners('request') as RequestListener[];
-  if (others.length === 0) {
-    throw new ConfigurationError(
-      'lightning.attach(server)',
-      'the server has no request listener yet; call it after the game server listens (Colyseus adds its listener in listen())',
-    );
+  const marked = server as Server & { [attached]?: true };
+  if (marked[attached]) {
+    throw new ConfigurationError('lightning.attach(server)', 'is already attached to this server');
   }
   const { prefix } = host;
-  const front: RequestListener = (req, res) => {
+  const original = server.emit;
+  const answer = (req: IncomingMessage, res: ServerResponse): boolean => {
     const url = req.url ?? '/';
-    const route =
-      req.method === 'POST' && url.startsWith(prefix)
-        ? matchRoute(prefix, url.split('?', 1)[0] as string)
-        : null;
-    if (route === null) {
-      for (const listener of others) listener.call(server, req, res);
-      return;
-    }
+    if (req.method !== 'POST' || !url.startsWith(prefix)) return false;
+    const route = matchRoute(prefix, url.split('?', 1)[0] as string);
+    if (route === null) return false;
     void answerRoute(host, route, routeRequest(req)).then(
       (answer) => {
         // A body left unread (refused before reading, or over the cap) closes the connection
@@ -117,11 +111,20 @@ export function attachRoutes(server: Server, host: RoutesHost): () => void {
       },
       () => res.destroy(),
     );
+    return true;
   };
-  server.removeAllListeners('request');
-  server.on('request', front);
+  // emit, not a listener: EventEmitter cannot stop a listener list half way, and a listener
+  // put first now would be second once Colyseus prepends its own in listen().
+  const emit = function (this: Server, event: string | symbol, ...args: unknown[]): boolean {
+    if (event === 'request' && answer(args[0] as IncomingMessage, args[1] as ServerResponse)) {
+      return true;
+    }
+    return original.apply(this, [event, ...args] as Parameters<typeof original>);
+  };
+  server.emit = emit as typeof server.emit;
+  marked[attached] = true;
   return () => {
-    server.removeListener('request', front);
-    for (const listener of others) server.on('request', listener);
+    if (server.emit === (emit as typeof server.emit)) server.emit = original;
+    delete marked[attached];
   };
 }

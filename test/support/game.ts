@@ -1,11 +1,13 @@
 /**
  * Boots a real Colyseus server (through @colyseus/testing) on a free loopback port, with the
- * lightning routes mounted, and a Lightning core wired to a real emulator. Tests get the
+ * lightning routes mounted (as router endpoints, or with `routes: 'listener'` as the
+ * `node:http` listener of `lightning.attach(server)` and no lightning endpoint), and a Lightning core wired to a real emulator. Tests get the
  * pieces and one `stop()` that closes them in order.
  */
 import { createRouter, defineRoom, type Room } from '@colyseus/core';
 import { boot, type ColyseusTestServer } from '@colyseus/testing';
 import type { ConfigOptions } from '@colyseus/tools';
+import { WebSocketTransport } from '@colyseus/ws-transport';
 import { type Emulator, startEmulator } from '../../src/emulator/index.js';
 import { createLightning, type Lightning } from '../../src/lightning.js';
 import type { LightningOptions } from '../../src/server/options.js';
@@ -25,11 +27,11 @@ export const quietLogger = { info: () => {}, warn: () => {}, error: () => {} };
 
 export async function startGame(
   rooms: Record<string, new (...args: never[]) => Room>,
-  options: Partial<LightningOptions> & { emulator?: Emulator } = {},
+  options: Partial<LightningOptions> & { emulator?: Emulator; routes?: 'router' | 'listener' } = {},
 ): Promise<Game> {
   const port = await freePort();
   const emulator = options.emulator ?? (await startEmulator({ logger: quietLogger }));
-  const { emulator: _unused, ...lightningOptions } = options;
+  const { emulator: _unused, routes = 'router', ...lightningOptions } = options;
   const lightning = await createLightning({
     apiKey: emulator.apiKey,
     baseUrl: emulator.url,
@@ -43,7 +45,19 @@ export async function startGame(
   const defined = Object.fromEntries(
     Object.entries(rooms).map(([name, klass]) => [name, defineRoom(klass as never)]),
   );
-  const config = { rooms: defined, routes: createRouter({ ...lightning.endpoints() }) };
+  const config = {
+    rooms: defined,
+    routes: createRouter(routes === 'router' ? { ...lightning.endpoints() } : {}),
+    // The listener goes on the HTTP server before it listens, as a game would attach it.
+    ...(routes === 'listener'
+      ? {
+          initializeTransport: (o: { server: import('node:http').Server }) => {
+            lightning.attach(o.server);
+            return new WebSocketTransport(o);
+          },
+        }
+      : {}),
+  };
   const colyseus: ColyseusTestServer = await boot(config as unknown as ConfigOptions, port);
 
   return {
