@@ -11,10 +11,17 @@
  *   {"cmd":"memory"}                         heap and RSS after two full GCs (--expose-gc)
  *   {"cmd":"stats"}                          settlements so far, messages the rooms heard
  *   {"cmd":"profile","on":true|false}        CPU profile; `false` answers its top costs
+ *   {"cmd":"listener","on":true|false}       puts `lightning.attach(server)` in front of the
+ *                                            router (or takes it away): the same routes on
+ *                                            the node:http listener
+ *   {"cmd":"bare"}                           starts a bare node:http server in this process
+ *                                            that reads each POST and answers an empty 404
+ *                                            (the floor a route can reach); answers `{url}`
  *
  * Args: <emulatorUrl> <apiKey> [--rooms N] [--patch-rate ms]
  */
 import { writeFileSync } from 'node:fs';
+import { createServer, type Server as HttpServer } from 'node:http';
 import { Session } from 'node:inspector/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -122,6 +129,24 @@ function memory() {
   };
 }
 
+let detach: (() => void) | undefined;
+let bare: HttpServer | undefined;
+
+/** The floor: node:http reading the body and answering, with nothing else in between. */
+async function startBare(): Promise<string> {
+  const bareServer = createServer((req, res) => {
+    req.on('data', () => {});
+    req.on('end', () => {
+      res.writeHead(404, { 'content-length': '0' });
+      res.end();
+    });
+  });
+  bare = bareServer;
+  const barePort = await freePort();
+  await new Promise<void>((resolve) => bareServer.listen(barePort, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${barePort}`;
+}
+
 const session = new Session();
 for await (const line of createInterface({ input: process.stdin })) {
   const command = JSON.parse(line) as {
@@ -150,9 +175,19 @@ for await (const line of createInterface({ input: process.stdin })) {
     if (dir)
       writeFileSync(join(dir, `game-server-${Date.now()}.cpuprofile`), JSON.stringify(profile));
     reply({ top: summarize(profile as never, 12) });
+  } else if (command.cmd === 'listener' && command.on) {
+    detach ??= lightning.attach(colyseus.server.transport.server as HttpServer);
+    reply({ ok: true });
+  } else if (command.cmd === 'listener') {
+    detach?.();
+    detach = undefined;
+    reply({ ok: true });
+  } else if (command.cmd === 'bare') {
+    reply({ url: bare ? null : await startBare() });
   } else {
     reply({ error: `unknown command ${command.cmd}` });
   }
 }
+bare?.close();
 await colyseus.shutdown().catch(() => {});
 await lightning.close();
