@@ -60,7 +60,7 @@ export async function probeCallbackRoute(o: ProbeOptions): Promise<ProbeResult> 
         return 'own';
       }
       o.logger.warn(
-        `callbacks will not reach this server: POST ${shown} answered ${res.statusCode}, not from this server's callback route. Put \`routes: createRouter({ ...lightning.endpoints() })\` in defineServer, and set publicUrl to this server's own address${fallback}`,
+        `callbacks will not reach this server: POST ${shown} answered ${res.statusCode}, not from this server's callback route. Put \`routes: createRouter({ ...lightning.endpoints() })\` in defineServer (or call \`lightning.attach(transport.server)\`), and set publicUrl to this server's own address${fallback}`,
       );
       return 'other';
     } catch (err) {
