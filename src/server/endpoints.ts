@@ -32,20 +32,23 @@ function routeRequest(request: Request | undefined): RouteRequest {
   };
 }
 
-const response = (answer: RouteAnswer) =>
+const response = (answer: RouteAnswer): Response =>
   new Response(null, { status: answer.status, headers: answer.headers });
 
 export function lightningEndpoints(host: RoutesHost) {
   const { prefix } = host;
   const endpoint = (path: string, route: (params: Record<string, string>) => LightningRoute) =>
-    createEndpoint(path, { method: 'POST', disableBody: true }, async (ctx) =>
-      response(
-        await answerRoute(
-          host,
-          route(ctx.params as Record<string, string>),
-          routeRequest(ctx.request),
+    createEndpoint(
+      path,
+      { method: 'POST', disableBody: true },
+      async (ctx): Promise<Response> =>
+        response(
+          await answerRoute(
+            host,
+            route(ctx.params as Record<string, string>),
+            routeRequest(ctx.request),
+          ),
         ),
-      ),
     );
 
   return {
