@@ -129,6 +129,26 @@ describe('lightning.attach(server): the routes in front of Colyseus', () => {
     expect(lines.filter((l) => l.level === 'error')).to.deep.equal([]);
   });
 
+  it('answers an unexpected failure with an empty 500 and one log line, never a stack trace', async () => {
+    const { lines, logger } = recordingLogger();
+    game = await startGame(
+      { empty: EmptyRoom },
+      { routes: 'listener', reconciler: { enabled: false }, logger },
+    );
+    const reward = await game.lightning.reward({
+      playerId: 'p',
+      amountMsat: 20_000,
+      description: 'x',
+    });
+    await game.lightning.ledger.close(); // the ledger unreachable from here on
+    const answer = await post(game.callbackUrl(reward.callbackToken as string), '{}');
+    expect(answer).to.deep.equal({ status: 500, text: '' });
+    const errors = lines.filter((l) => l.level === 'error');
+    expect(errors).to.have.length(1);
+    expect(errors[0]?.message).to.match(/^callback failed: /);
+    expect(errors[0]?.message).to.not.include('\n    at ');
+  });
+
   it('passes everything else on to Colyseus: matchmaking, its own routes, other methods', async () => {
     game = await startGame(
       { empty: EmptyRoom },

@@ -34,6 +34,20 @@ describe('callback sources', () => {
     expect(senderAddress(`${'1.1.1.1,'.repeat(400)}2.2.2.2`, 1)).to.equal(null);
   });
 
+  it('with proxies 0, admits by the socket peer alone, and refuses when no peer is known', async () => {
+    const sources = new CallbackSources(
+      async () => ['198.51.100.7'],
+      { refreshMs: 60_000, also: [], proxies: 0 },
+      new ManualClock(0),
+      { info() {}, warn() {}, error() {} },
+    );
+    expect(await sources.admits(headers('203.0.113.9'), '::ffff:198.51.100.7')).to.equal(true);
+    expect(await sources.admits(headers('198.51.100.7'), '203.0.113.9')).to.equal(false);
+    // The router's case: no socket, whatever X-Forwarded-For claims.
+    expect(await sources.admits(headers('198.51.100.7'), null)).to.equal(false);
+    expect(await sources.admits(headers('198.51.100.7'))).to.equal(false);
+  });
+
   it('tells addresses and subnets from anything else', () => {
     for (const ok of ['10.0.0.1', '10.0.0.0/8', '2001:db8::/32', '::1']) {
       expect(isAddressOrSubnet(ok), ok).to.equal(true);
