@@ -18,6 +18,7 @@
  * and neither it nor the runtime's secrets are reachable from here.
  */
 import type { Server as HttpServer } from 'node:http';
+import type { Server as HttpsServer } from 'node:https';
 import { z } from 'zod';
 import type { PaymentsApi } from './api/client.js';
 import { parseInput } from './api/inputs.js';
@@ -181,7 +182,7 @@ export class Lightning {
    *   lightning.attach(transport.server);
    *   export default defineServer({ transport, rooms, beforeListen: () => lightning.ready() });
    */
-  attach(server: HttpServer | undefined): () => void {
+  attach(server: HttpServer | HttpsServer | undefined): () => void {
     if (!server) {
       throw new ConfigurationError(
         'lightning.attach(server)',

@@ -14,6 +14,7 @@
  * works here.
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Server as HttpsServer } from 'node:https';
 import { ConfigurationError } from '../errors.js';
 import { BodyTooLargeError } from './body.js';
 import { answerRoute, matchRoute, type RouteRequest, type RoutesHost } from './routes.js';
@@ -85,8 +86,8 @@ const attached = Symbol('lightning routes attached');
  * added later (Colyseus adds its own in `listen()`), by answering our requests in its `emit`
  * before any listener runs. Returns a function that takes it away.
  */
-export function attachRoutes(server: Server, host: RoutesHost): () => void {
-  const marked = server as Server & { [attached]?: true };
+export function attachRoutes(server: Server | HttpsServer, host: RoutesHost): () => void {
+  const marked = server as (Server | HttpsServer) & { [attached]?: true };
   if (marked[attached]) {
     throw new ConfigurationError('lightning.attach(server)', 'is already attached to this server');
   }
@@ -115,7 +116,11 @@ export function attachRoutes(server: Server, host: RoutesHost): () => void {
   };
   // emit, not a listener: EventEmitter cannot stop a listener list half way, and a listener
   // put first now would be second once Colyseus prepends its own in listen().
-  const emit = function (this: Server, event: string | symbol, ...args: unknown[]): boolean {
+  const emit = function (
+    this: Server | HttpsServer,
+    event: string | symbol,
+    ...args: unknown[]
+  ): boolean {
     if (event === 'request' && answer(args[0] as IncomingMessage, args[1] as ServerResponse)) {
       return true;
     }
