@@ -98,8 +98,9 @@ export function attachRoutes(server: Server | HttpsServer, host: RoutesHost): ()
     if (req.method !== 'POST' || !url.startsWith(prefix)) return false;
     const route = matchRoute(prefix, url.split('?', 1)[0] as string);
     if (route === null) return false;
-    void answerRoute(host, route, routeRequest(req)).then(
-      (answer) => {
+    void answerRoute(host, route, routeRequest(req))
+      .then((answer) => {
+        if (res.headersSent || res.destroyed) return; // the sender went away meanwhile
         // A body left unread (refused before reading, or over the cap) closes the connection
         // rather than being drained: the sender gets its answer, and no more is read.
         const unread = !req.complete;
@@ -109,9 +110,9 @@ export function attachRoutes(server: Server | HttpsServer, host: RoutesHost): ()
           ...(unread ? { connection: 'close' } : {}),
         });
         res.end();
-      },
-      () => res.destroy(),
-    );
+      })
+      // Never an unhandled rejection from a socket that failed under the answer.
+      .catch(() => res.destroy());
     return true;
   };
   // emit, not a listener: EventEmitter cannot stop a listener list half way, and a listener

@@ -4,12 +4,13 @@
  * every lightning answer here comes from the listener; real HTTP through undici; the
  * emulator delivering the callbacks.
  */
-import { request as nodeRequest } from 'node:http';
+import { type Server as HttpServer, request as nodeRequest } from 'node:http';
 import { Readable } from 'node:stream';
 import { matchMaker, Room } from '@colyseus/core';
 import { expect } from 'chai';
 import { request } from 'undici';
 import { startEmulator } from '../../src/emulator/index.js';
+import { ConfigurationError } from '../../src/errors.js';
 import type { Intent } from '../../src/ledger/intent.js';
 import type { WebhookEvent } from '../../src/server/events.js';
 import { roomChannel, type SettlementMessage } from '../../src/server/settlement.js';
@@ -166,6 +167,30 @@ describe('lightning.attach(server): the routes in front of Colyseus', () => {
     expect(get.statusCode).to.not.equal(200);
     const beside = await post(`http://127.0.0.1:${game.port}/lightning/other`, '{}');
     expect(beside.status).to.equal(404);
+  });
+
+  it('refuses a second attach to the same server; detaching hands the routes back to Colyseus', async () => {
+    game = await startGame(
+      { empty: EmptyRoom },
+      { routes: 'listener', reconciler: { enabled: false } },
+    );
+    const http = game.colyseus.server.transport.server as HttpServer;
+    expect(() => game?.lightning.attach(http)).to.throw(ConfigurationError, /already attached/);
+    expect(() => game?.lightning.attach(undefined)).to.throw(ConfigurationError);
+    const reward = await game.lightning.reward({
+      playerId: 'p',
+      amountMsat: 20_000,
+      description: 'x',
+    });
+    const url = game.callbackUrl(reward.callbackToken as string);
+    // Not claimed yet: the listener re-reads it and answers 200, leaving it pending.
+    expect((await post(url, '{}')).status).to.equal(200);
+    // Detached, this server has no lightning route at all: Colyseus's router answers 404.
+    game.detachRoutes?.();
+    expect((await post(url, '{}')).status).to.equal(404);
+    // And it can be attached again.
+    game.lightning.attach(http);
+    expect((await post(url, '{}')).status).to.equal(200);
   });
 
   it('receives webhooks as the router does: signed once, replays acknowledged, forgeries refused', async () => {

@@ -18,6 +18,8 @@ export interface Game {
   lightning: Lightning;
   emulator: Emulator;
   port: number;
+  /** With `routes: 'listener'`: takes `lightning.attach(server)` away again. */
+  detachRoutes?: () => void;
   /** The URL the service POSTs an intent's status updates to. */
   callbackUrl(token: string): string;
   stop(): Promise<void>;
@@ -45,6 +47,7 @@ export async function startGame(
   const defined = Object.fromEntries(
     Object.entries(rooms).map(([name, klass]) => [name, defineRoom(klass as never)]),
   );
+  let detachRoutes: (() => void) | undefined;
   const config = {
     rooms: defined,
     routes: createRouter(routes === 'router' ? { ...lightning.endpoints() } : {}),
@@ -52,7 +55,7 @@ export async function startGame(
     ...(routes === 'listener'
       ? {
           initializeTransport: (o: { server: import('node:http').Server }) => {
-            lightning.attach(o.server);
+            detachRoutes = lightning.attach(o.server);
             return new WebSocketTransport(o);
           },
         }
@@ -65,6 +68,7 @@ export async function startGame(
     lightning,
     emulator,
     port,
+    ...(detachRoutes ? { detachRoutes } : {}),
     callbackUrl: (token) => `http://127.0.0.1:${port}/lightning/callbacks/${token}`,
     async stop() {
       await colyseus.cleanup().catch(() => {});
