@@ -147,13 +147,18 @@ describe('RedisLedger durability', function () {
     const primary = await server();
     const replica = await server({ replicaOf: { port: primary.port } });
     const probe = replica.client();
+    const admin = primary.client();
     try {
+      // In sync as both ends see it: the replica's link is up, and the primary counts it online
+      // (only then does WAIT count its acknowledgements).
       await eventually(
-        async () => /master_link_status:up/.test(await probe.info('replication')),
+        async () =>
+          /master_link_status:up/.test(await probe.info('replication')) &&
+          /slave0:.*state=online/.test(await admin.info('replication')),
         10_000,
         'the replica in sync',
       );
-      const store = ledger(primary.url, { replicas: 1 });
+      const store = ledger(primary.url, { replicas: 1, replicaTimeoutMs: 5_000 });
       for (let i = 0; i < 10; i++) {
         const created = await store.create(newIntent());
         // Read at once from the replica: WAIT resolved only after it acknowledged the write.
@@ -163,6 +168,7 @@ describe('RedisLedger durability', function () {
       }
     } finally {
       probe.disconnect();
+      admin.disconnect();
     }
   });
 
