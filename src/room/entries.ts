@@ -109,7 +109,6 @@ export class RoomEntries {
     entry.updatedAt = intent.updatedAt;
     if (entry instanceof Reward || entry instanceof EntryFee) {
       entry.code = intent.code ?? '';
-      entry.uri = intent.uri ?? '';
     }
     if (entry instanceof AddressPayment) {
       const address = intent.meta.lnAddress;
