@@ -81,6 +81,9 @@ export class LightningPlugin extends RoomPlugin {
   readonly #playerAddresses = new Map<string, string | undefined>();
   /** The room's matches, by id: kept alive while the room lives, aborted when it goes. */
   readonly #matches = new Map<string, RoomMatch>();
+  /** With immediatePush: a patch is scheduled for this turn's settlements, or the room is gone. */
+  #pushPending = false;
+  #disposed = false;
 
   /** Use `lightning.plugin(options)`. */
   constructor(host: PluginHost, options: LightningPluginOptions = {}) {
@@ -305,6 +308,7 @@ export class LightningPlugin extends RoomPlugin {
   }
 
   protected override onDispose(): void {
+    this.#disposed = true;
     this.#feed?.unsubscribe();
     this.#hooks.clear();
     // Nobody is left to play an open match: refund it now rather than at its timeout.
@@ -430,6 +434,27 @@ export class LightningPlugin extends RoomPlugin {
     return { entry, settled };
   }
 
+  /**
+   * Sends the room's patch once the settlements of this turn of the event loop are applied
+   * (setImmediate coalesces a burst into one patch). Colyseus patches are deltas: the regular
+   * tick that follows sends only what changed after this one, so nothing is sent twice.
+   */
+  #pushSoon(): void {
+    if (this.#pushPending || this.#disposed) return;
+    this.#pushPending = true;
+    setImmediate(() => {
+      this.#pushPending = false;
+      if (this.#disposed) return;
+      try {
+        this.room.broadcastPatch();
+      } catch (err) {
+        this.#host.logger.warn(
+          `immediate patch of room ${this.room.roomId}: ${(err as Error).message} (the next tick sends it)`,
+        );
+      }
+    });
+  }
+
   async #deliver(message: SettlementMessage): Promise<void> {
     try {
       const intent = await this.#host.intent(message.id);
@@ -445,6 +470,7 @@ export class LightningPlugin extends RoomPlugin {
       const state = entries.find();
       if (!state) return;
       const entry = entries.upsert(intent, state, this.#ownerOf);
+      if (this.#settings.immediatePush) this.#pushSoon();
       if (!isTerminal(intent.status)) return;
       // A repeated delivery of the same end must not fire the hooks again.
       this.#ended.add(intent.id);
