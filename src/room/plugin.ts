@@ -13,7 +13,8 @@
  *   }
  *
  * Footprint: one presence subscription per room; per entry one schema instance, added to its
- * owner's StateView; per settlement one ledger read. Nothing runs per message or per tick.
+ * owner's StateView; per settlement one ledger read (and with `immediatePush`, one patch per
+ * event-loop turn that applied settlements). Nothing runs per message or per tick.
  *
  * What players observe: the owner's client gets the entry (with the QR `code` for rewards and
  * fees) and sees its `status` move from `pending` to `completed`/`expired`/`failed`; no other
