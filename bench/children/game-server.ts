@@ -18,7 +18,7 @@
  *                                            that reads each POST and answers an empty 404
  *                                            (the floor a route can reach); answers `{url}`
  *
- * Args: <emulatorUrl> <apiKey> [--rooms N] [--patch-rate ms]
+ * Args: <emulatorUrl> <apiKey> [--rooms N] [--patch-rate ms] [--immediate-push]
  */
 import { writeFileSync } from 'node:fs';
 import { createServer, type Server as HttpServer } from 'node:http';
@@ -42,6 +42,7 @@ const arg = (name: string, fallback: number) => {
 };
 const roomCount = arg('--rooms', 1000);
 const patchRate = arg('--patch-rate', 50);
+const immediatePush = process.argv.includes('--immediate-push');
 const quiet = { info: () => {}, warn: () => {}, error: () => {} };
 
 const BenchState = schema({ lightning: LightningState }, 'BenchState');
@@ -64,7 +65,7 @@ let heard = 0;
 
 class BenchRoom extends Room<{ state: InstanceType<typeof BenchState> }> {
   override state = new BenchState();
-  override plugins = definePlugins([lightning.plugin()]);
+  override plugins = definePlugins([lightning.plugin({ immediatePush })]);
   override autoDispose = false;
   override onCreate() {
     this.setPatchRate(patchRate);

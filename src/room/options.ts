@@ -41,6 +41,13 @@ const schema = z.strictObject({
    * room and its players. 0 turns it off. Default 10,000 ms.
    */
   catchUpMs: z.number().int().min(0).default(10_000),
+  /**
+   * Send the room's patch as soon as a settlement changed an entry, rather than at the next
+   * patch tick, so the owner's screen updates in about the verification time. Settlements that
+   * arrive in the same turn of the event loop share one patch (setImmediate). Costs one extra
+   * patch per batch of settlements (the next tick then finds nothing new to send). Default false.
+   */
+  immediatePush: z.boolean().default(false),
 });
 
 export type LightningPluginOptions = z.input<typeof schema>;

@@ -13,7 +13,8 @@
  *   }
  *
  * Footprint: one presence subscription per room; per entry one schema instance, added to its
- * owner's StateView; per settlement one ledger read. Nothing runs per message or per tick.
+ * owner's StateView; per settlement one ledger read (and with `immediatePush`, one patch per
+ * event-loop turn that applied settlements). Nothing runs per message or per tick.
  *
  * What players observe: the owner's client gets the entry (with the QR `code` for rewards and
  * fees) and sees its `status` move from `pending` to `completed`/`expired`/`failed`; no other
@@ -81,6 +82,9 @@ export class LightningPlugin extends RoomPlugin {
   readonly #playerAddresses = new Map<string, string | undefined>();
   /** The room's matches, by id: kept alive while the room lives, aborted when it goes. */
   readonly #matches = new Map<string, RoomMatch>();
+  /** With immediatePush: a patch is scheduled for this turn's settlements, or the room is gone. */
+  #pushPending = false;
+  #disposed = false;
 
   /** Use `lightning.plugin(options)`. */
   constructor(host: PluginHost, options: LightningPluginOptions = {}) {
@@ -305,6 +309,7 @@ export class LightningPlugin extends RoomPlugin {
   }
 
   protected override onDispose(): void {
+    this.#disposed = true;
     this.#feed?.unsubscribe();
     this.#hooks.clear();
     // Nobody is left to play an open match: refund it now rather than at its timeout.
@@ -430,6 +435,27 @@ export class LightningPlugin extends RoomPlugin {
     return { entry, settled };
   }
 
+  /**
+   * Sends the room's patch once the settlements of this turn of the event loop are applied
+   * (setImmediate coalesces a burst into one patch). Colyseus patches are deltas: the regular
+   * tick that follows sends only what changed after this one, so nothing is sent twice.
+   */
+  #pushSoon(): void {
+    if (this.#pushPending || this.#disposed) return;
+    this.#pushPending = true;
+    setImmediate(() => {
+      this.#pushPending = false;
+      if (this.#disposed) return;
+      try {
+        this.room.broadcastPatch();
+      } catch (err) {
+        this.#host.logger.warn(
+          `immediate patch of room ${this.room.roomId}: ${(err as Error).message} (the next tick sends it)`,
+        );
+      }
+    });
+  }
+
   async #deliver(message: SettlementMessage): Promise<void> {
     try {
       const intent = await this.#host.intent(message.id);
@@ -445,6 +471,7 @@ export class LightningPlugin extends RoomPlugin {
       const state = entries.find();
       if (!state) return;
       const entry = entries.upsert(intent, state, this.#ownerOf);
+      if (this.#settings.immediatePush) this.#pushSoon();
       if (!isTerminal(intent.status)) return;
       // A repeated delivery of the same end must not fire the hooks again.
       this.#ended.add(intent.id);

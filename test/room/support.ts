@@ -144,6 +144,14 @@ interface Listening {
  */
 export async function caughtUp(room: Room, ...sdkRooms: object[]): Promise<void> {
   await room.waitForNextPatch();
+  await sentSoFar(room, ...sdkRooms);
+}
+
+/**
+ * Waits until each SDK room has received everything the server sent it before this call
+ * (no patch is awaited: what the state changed since the last patch is not included).
+ */
+export async function sentSoFar(room: Room, ...sdkRooms: object[]): Promise<void> {
   await Promise.all(
     (sdkRooms as Listening[]).map(async (sdkRoom) => {
       const marker = ++markers;
