@@ -62,7 +62,6 @@ import {
   type IntentHistoryEntry,
   type IntentPatch,
   type IntentStatus,
-  isPayout,
   isTerminal,
   type NewIntent,
 } from './intent.js';
@@ -80,6 +79,7 @@ import type { BudgetWindow, CreateGuards, LedgerStore, TransitionOptions } from 
 import {
   assertMove,
   assertSchedulable,
+  budgetsFor,
   parseClaim,
   parseEpochMs,
   parseEventId,
@@ -207,9 +207,7 @@ export class PostgresLedger implements LedgerStore {
     const input = parseNewIntent(intent);
     parseEpochMs(now, 'now');
     const checks = parseGuards(guards);
-    const budgets = (isPayout(input.kind) ? (checks.budgets ?? []) : []).filter(
-      (b) => b.scope !== 'room' || input.roomId !== null,
-    );
+    const budgets = budgetsFor(input, checks);
     const history: IntentHistoryEntry[] = [{ at: now, from: null, to: 'creating' }];
     const values = [
       input.id ?? uuidv7(),

@@ -40,7 +40,6 @@ import {
   type IntentHistoryEntry,
   type IntentPatch,
   type IntentStatus,
-  isPayout,
   isTerminal,
   type NewIntent,
 } from './intent.js';
@@ -58,6 +57,7 @@ import type { BudgetWindow, CreateGuards, LedgerStore, TransitionOptions } from 
 import {
   assertMove,
   assertSchedulable,
+  budgetsFor,
   parseClaim,
   parseEpochMs,
   parseEventId,
@@ -182,9 +182,7 @@ export class RedisLedger implements LedgerStore {
     const input = parseNewIntent(intent);
     parseEpochMs(now, 'now');
     const checks = parseGuards(guards);
-    const budgets = (isPayout(input.kind) ? (checks.budgets ?? []) : []).filter(
-      (b) => b.scope !== 'room' || input.roomId !== null,
-    );
+    const budgets = budgetsFor(input, checks);
     const id = input.id ?? uuidv7();
     const history: IntentHistoryEntry[] = [{ at: now, from: null, to: 'creating' }];
     const fields: Record<string, string | number | null | undefined> = {

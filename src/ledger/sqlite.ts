@@ -36,7 +36,6 @@ import {
   type IntentHistoryEntry,
   type IntentPatch,
   type IntentStatus,
-  isPayout,
   isTerminal,
   type NewIntent,
   OPEN_STATUSES,
@@ -47,6 +46,7 @@ import type { CreateGuards, LedgerStore, TransitionOptions } from './store.js';
 import {
   assertMove,
   assertSchedulable,
+  budgetsFor,
   parseClaim,
   parseEpochMs,
   parseEventId,
@@ -281,9 +281,7 @@ export class SqliteLedger implements LedgerStore {
         throw new LimitExceededError('maxOpenPerPlayer', guards.maxOpenPerPlayer, input.playerId);
       }
     }
-    if (!isPayout(input.kind)) return;
-    for (const budget of guards.budgets ?? []) {
-      if (budget.scope === 'room' && input.roomId === null) continue;
+    for (const budget of budgetsFor(input, guards)) {
       const since = now - budget.windowMs;
       const row = (
         budget.scope === 'player'

@@ -12,10 +12,11 @@ import {
   INTENT_STATUSES,
   type IntentPatch,
   type IntentStatus,
+  isPayout,
   isTerminal,
   type NewIntent,
 } from './intent.js';
-import type { CreateGuards } from './store.js';
+import type { BudgetWindow, CreateGuards } from './store.js';
 
 /** A non-negative integer in decimal, without leading zeros: compared and summed as text or bigint. */
 export const AMOUNT_PATTERN = /^(0|[1-9][0-9]*)$/;
@@ -106,6 +107,15 @@ export function parseStatus(value: IntentStatus): IntentStatus {
 
 export function parseGuards(guards: unknown): CreateGuards {
   return parse(guardsSchema, guards, 'guards') as CreateGuards;
+}
+
+/**
+ * The budget windows a new intent is checked against: none but for payouts, and a room's only
+ * when the intent has a room. One rule for every store.
+ */
+export function budgetsFor(intent: NewIntent, guards: CreateGuards): BudgetWindow[] {
+  if (!isPayout(intent.kind)) return [];
+  return (guards.budgets ?? []).filter((b) => b.scope !== 'room' || intent.roomId !== null);
 }
 
 export function parseLimit(limit: number): void {
