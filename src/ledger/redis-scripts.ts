@@ -22,6 +22,12 @@
  *   P event:<eventId>              string with a TTL: a webhook event already seen
  *   P version                      the data layout version
  *
+ * Every write stores the random `call` token its caller sent in the intent's hash. ioredis
+ * sends a command again after a reconnect when its reply was lost (autoResendUnfulfilledCommands),
+ * and Redis with AOF may have applied it before the connection dropped: a create or a move whose
+ * hash already carries the same token answers with the row, as the first run would have, instead
+ * of 'DUP id' or a lost compare-and-set that would hide the move from the process that made it.
+ *
  * Every zset member is the intent's `ord`: zero-padded createdAt, zero-padded seq, then the id,
  * so that members with equal scores sort by age and then by insertion, as SQLite orders them.
  */
@@ -102,7 +108,10 @@ local nbudgets = tonumber(ARGV[7])
 local first = 8 + 3 * nbudgets
 local n = {}
 for i = first, #ARGV, 2 do n[ARGV[i]] = ARGV[i + 1] end
-if redis.call('EXISTS', key) == 1 then return 'DUP id' end
+if redis.call('EXISTS', key) == 1 then
+  if n.call and redis.call('HGET', key, 'call') == n.call then return redis.call('HGETALL', key) end
+  return 'DUP id'
+end
 if token ~= '' and redis.call('EXISTS', p .. 'token:' .. token) == 1 then
   return 'DUP callbackToken'
 end
@@ -149,9 +158,10 @@ return redis.call('HGETALL', key)
 /**
  * The compare-and-set behind `transition` (mode 't') and `update` (mode 'u').
  * ARGV: prefix, id, mode, accepted statuses (comma-separated), target status, now,
- * note fragment for the history entry ('' or ',"note":<json>'), number of fields to set,
- * then those field/value pairs, then the fields to clear.
- * Returns the stored hash (flat), or false when the intent is missing or in another status.
+ * note fragment for the history entry ('' or ',"note":<json>'), the call token, number of
+ * fields to set, then those field/value pairs, then the fields to clear.
+ * Returns the stored hash (flat), or false when the intent is missing or in another status;
+ * a move sent again whose token the hash already carries returns the hash (its first run won).
  */
 export const WRITE = `${HELPERS}
 local key = ikey(ARGV[2])
@@ -161,12 +171,16 @@ local accepted = false
 for s in string.gmatch(ARGV[4], '[^,]+') do
   if s == o.status then accepted = true end
 end
-if not accepted then return false end
+if not accepted then
+  if o.call == ARGV[8] then return redis.call('HGETALL', key) end
+  return false
+end
 local n = {}
 for k, v in pairs(o) do n[k] = v end
 local now = ARGV[6]
-local sets = { 'updatedAt', now }
+local sets = { 'updatedAt', now, 'call', ARGV[8] }
 n.updatedAt = now
+n.call = ARGV[8]
 if ARGV[3] == 't' then
   local to = ARGV[5]
   n.status = to
@@ -177,9 +191,9 @@ if ARGV[3] == 't' then
   sets[#sets + 1] = 'history'
   sets[#sets + 1] = n.history
 end
-local nset = tonumber(ARGV[8])
-local last = 8 + 2 * nset
-for i = 9, last, 2 do
+local nset = tonumber(ARGV[9])
+local last = 9 + 2 * nset
+for i = 10, last, 2 do
   n[ARGV[i]] = ARGV[i + 1]
   sets[#sets + 1] = ARGV[i]
   sets[#sets + 1] = ARGV[i + 1]

@@ -24,7 +24,7 @@
  * intent that the service was then asked to create.
  */
 
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { Redis, RedisOptions } from 'ioredis';
 import { v7 as uuidv7 } from 'uuid';
 import { type Clock, systemClock } from '../clock.js';
@@ -205,6 +205,7 @@ export class RedisLedger implements LedgerStore {
       checks: 0,
       meta: JSON.stringify(input.meta ?? {}),
       history: JSON.stringify(history),
+      call: callToken(),
     };
     const pairs: string[] = [];
     for (const [field, value] of Object.entries(fields)) {
@@ -307,6 +308,7 @@ export class RedisLedger implements LedgerStore {
       to,
       String(now),
       note,
+      callToken(),
       ...patchArgs(patch, isTerminal(to)),
     );
     return reply ? toIntent(reply) : null;
@@ -331,6 +333,7 @@ export class RedisLedger implements LedgerStore {
       status,
       String(now),
       '',
+      callToken(),
       ...patchArgs(input, isTerminal(status)),
     );
     return reply ? toIntent(reply) : null;
@@ -531,6 +534,11 @@ function patchArgs(patch: IntentPatch, terminal: boolean): string[] {
   }
   if (terminal) for (const field of SCHEDULE_FIELDS) clears.add(field);
   return [String(sets.length / 2), ...sets, ...clears];
+}
+
+/** A write's own token (see redis-scripts.ts): what tells a resent write that its first run won. */
+function callToken(): string {
+  return randomBytes(9).toString('base64url');
 }
 
 function toIntent(reply: unknown): Intent {

@@ -7,8 +7,10 @@
 
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
 import type { Redis } from 'ioredis';
 import {
+  DuplicateIntentError,
   IncompatibleLedgerError,
   type Intent,
   type IntentStatus,
@@ -147,6 +149,106 @@ describe('RedisLedger', function () {
       const ttl = await admin.pttl(`${p}event:widget:evt-1`);
       const week = 7 * 24 * 3600 * 1000;
       assert.ok(ttl > week - 60_000 && ttl <= week, `ttl ${ttl}`);
+    });
+  });
+
+  describe('a reply lost to a dropped connection', () => {
+    /**
+     * A TCP proxy in front of redis-server that, once armed, lets the next command through and
+     * drops its reply by closing the client's connection: what a network blip or a Redis
+     * failover does to a write that Redis applied. ioredis then sends the command again on its
+     * new connection (autoResendUnfulfilledCommands, its default).
+     */
+    async function replyDropper(): Promise<{
+      url: string;
+      arm(): void;
+      dropped(): number;
+      close(): void;
+    }> {
+      let armed = false;
+      let dropped = 0;
+      const sockets = new Set<Socket>();
+      const server = createServer((client) => {
+        const upstream = connect(redis.port, '127.0.0.1');
+        sockets.add(client).add(upstream);
+        client.on('data', (d) => upstream.write(d));
+        upstream.on('data', (d) => {
+          if (armed) {
+            armed = false;
+            dropped++;
+            client.destroy();
+            upstream.destroy();
+            return;
+          }
+          client.write(d);
+        });
+        for (const s of [client, upstream]) {
+          s.on('error', () => {});
+          s.on('close', () => {
+            client.destroy();
+            upstream.destroy();
+          });
+        }
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const { port } = server.address() as AddressInfo;
+      return {
+        url: `redis://127.0.0.1:${port}`,
+        arm: () => {
+          armed = true;
+        },
+        dropped: () => dropped,
+        close: () => {
+          for (const s of sockets) s.destroy();
+          server.close();
+        },
+      };
+    }
+
+    it('still gives the move to the process that made it when its reply is lost', async () => {
+      const proxy = await replyDropper();
+      try {
+        const store = ledger(prefix(), proxy.url);
+        // Load the move's script first, so the dropped reply is the move's, not NOSCRIPT's.
+        const warm = await store.create(newIntent());
+        await store.transition(warm.id, 'creating', 'pending');
+        const created = await store.create(newIntent());
+        proxy.arm();
+        const moved = await store.transition(created.id, 'creating', 'pending', { note: 'mine' });
+        assert.equal(proxy.dropped(), 1, 'the reply was dropped');
+        assert.equal(moved?.status, 'pending', 'the writer learns that its move won');
+        const stored = await store.get(created.id);
+        assert.deepEqual(
+          stored?.history.map((h) => h.to),
+          ['creating', 'pending'],
+          'applied once',
+        );
+        // A different writer's move from the old status still loses.
+        assert.equal(await store.transition(created.id, 'creating', 'failed'), null);
+      } finally {
+        proxy.close();
+      }
+    });
+
+    it('still gives the create to its caller when its reply is lost', async () => {
+      const proxy = await replyDropper();
+      try {
+        const store = ledger(prefix(), proxy.url);
+        await store.open();
+        proxy.arm();
+        const created = await store.create(newIntent());
+        assert.equal(proxy.dropped(), 1, 'the reply was dropped');
+        assert.equal(created.status, 'creating');
+        assert.equal((await store.get(created.id))?.history.length, 1);
+        // The same id created again by another call is still a duplicate.
+        const again = await store.create(newIntent({ id: created.id })).then(
+          () => null,
+          (e: unknown) => e,
+        );
+        assert.ok(again instanceof DuplicateIntentError);
+      } finally {
+        proxy.close();
+      }
     });
   });
 
