@@ -73,6 +73,8 @@ export async function startArena(options: ArenaOptions = {}) {
     rooms: { arena: defineRoom(room) },
     routes: createRouter({ ...lightning.endpoints(), ...auth.endpoints() }),
   });
+  // Colyseus shuts down on SIGINT/SIGTERM by itself; the ledger closes as its last step.
+  server.onShutdown(() => lightning.close());
   const files = options.serveClient === false ? undefined : await clientFiles();
   await server.listen(port);
   if (files) serveInFront(server.transport.server as HttpServer, files);
@@ -84,7 +86,7 @@ export async function startArena(options: ArenaOptions = {}) {
     url: `http://localhost:${port}/`,
     async stop() {
       await server.gracefullyShutdown(false);
-      await lightning.close();
+      await lightning.close(); // idempotent; a second shutdown in one process skips onShutdown
     },
   };
 }

@@ -9,6 +9,4 @@ if (arena.lightning.emulator) {
 } else {
   console.log(`  Payments:   the real service; callbacks at ${process.env.PUBLIC_URL}/lightning\n`);
 }
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => void arena.stop().then(() => process.exit(0)));
-}
+// Ctrl-C and SIGTERM: Colyseus's own handler shuts the arena down (see main.ts).
