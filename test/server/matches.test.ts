@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { Room } from '@colyseus/core';
 import { expect } from 'chai';
 import { ManualClock } from '../../src/clock.js';
+import { startEmulator } from '../../src/emulator/index.js';
 import { InvalidArgumentError, MatchClosedError } from '../../src/errors.js';
 import type { Intent } from '../../src/ledger/intent.js';
 import type { MatchView } from '../../src/server/match/view.js';
@@ -297,6 +298,86 @@ describe('matches: pots in escrow, paid out or refunded exactly once', function 
     await game.emulator.control.callbacks.idle();
     expect(requestsOf(game, 'alice')).to.have.length(1);
     expect(seen.refunds).to.have.length(1);
+  });
+
+  it('a winner whose address payment fails after the match settled is paid again, as a claim code, once', async () => {
+    // The emulator keeps payments processing until its own clock moves: the payout is
+    // accepted (pending), the match settles, and only then does the payment fail.
+    const emuClock = new ManualClock(Date.now());
+    const emulator = await startEmulator({ clock: emuClock, paymentDelayMs: 2_000 });
+    try {
+      const game = await start({ emulator });
+      const match = await game.lightning.openMatch({ entryFeeMsat: 50_000 });
+      const address = 'alice@emulator.test';
+      await pay(
+        game,
+        await game.lightning.enterMatch({
+          matchId: match.id,
+          playerId: 'alice',
+          lnAddress: address,
+        }),
+      );
+      game.emulator.control.setLnAddress(address, { failPayments: true });
+      const settled = await game.lightning.settleMatch(match.id, { alice: 1 });
+      expect(settled.status).to.equal('settled');
+      expect(settled.payouts.map((p) => [p.kind, p.status])).to.deep.equal([
+        ['payment', 'pending'],
+      ]);
+      emuClock.advance(2_000); // the payment fails; its callback tells the game
+      await eventually(
+        () => requestsOf(game, 'alice').length === 1,
+        5_000,
+        'a claim code issued in place of the failed payment',
+      );
+      const after = await game.lightning.match(match.id);
+      expect(after.payouts.map((p) => [p.kind, p.status, p.amountMsat])).to.deep.equal([
+        ['payment', 'failed', '50000'],
+        ['reward', 'pending', '50000'],
+      ]);
+      // The failed payment heard again (a refresh, a duplicate callback) pays nothing more.
+      const failed = after.payouts[0]?.intentId as string;
+      await game.lightning.refresh(failed);
+      await game.emulator.control.callbacks.idle();
+      expect(requestsOf(game, 'alice')).to.have.length(1);
+      expect(game.emulator.control.lnAddressPayments(address)).to.have.length(1);
+    } finally {
+      for (const game of games.splice(0).reverse()) await game.stop();
+      await emulator.close();
+    }
+  });
+
+  it('a late fee whose refund the service refused at first is refunded again, once', async () => {
+    const game = await start();
+    const seen = record(game);
+    const match = await game.lightning.openMatch({ entryFeeMsat: 40_000 });
+    const alice = await game.lightning.enterMatch({ matchId: match.id, playerId: 'alice' });
+    await game.lightning.abortMatch(match.id, 'nobody came');
+    await game.lightning.api.staticCharges.update(alice.remoteId as string, {
+      expiresAt: new Date(Date.now() + 600_000).toISOString(),
+    });
+    game.emulator.control.faults.add({
+      method: 'POST',
+      path: '/v0/withdrawal-requests',
+      status: 400,
+      times: 1,
+    });
+    expect(game.emulator.control.payStaticCharge(alice.remoteId as string).status).to.equal('OK');
+    await eventually(
+      () => requestsOf(game, 'alice').length === 1,
+      5_000,
+      'the refund of the late fee, issued again',
+    );
+    const refunds = (await game.lightning.ledger.byGroup(match.id)).filter(
+      (i) => i.meta.matchRole === 'refund',
+    );
+    expect(refunds.map((r) => [r.status, r.amount])).to.deep.equal([
+      ['failed', '40000'],
+      ['pending', '40000'],
+    ]);
+    expect(seen.refunds.map(([r]) => r.status)).to.include('pending');
+    await game.lightning.refresh(alice.id);
+    await game.emulator.control.callbacks.idle();
+    expect(requestsOf(game, 'alice')).to.have.length(1);
   });
 
   it('a match its process left open is refunded by another after the timeout, once', async () => {

@@ -410,8 +410,9 @@ export class Matches {
     }
   }
 
-  /** A fee of a match moved, or was paid after it expired. */
+  /** A fee of a match moved, or was paid after it expired; or a payout or refund ended. */
   async #follow(intent: Intent, what: 'moved' | 'latePayment'): Promise<void> {
+    if (typeof intent.meta.payKey === 'string') return this.#repay(intent);
     if (intent.kind !== 'entryFee' || intent.groupId === null) return;
     const match = await this.#engine.ledger.get(intent.groupId);
     if (match?.kind !== 'match') return;
@@ -437,6 +438,33 @@ export class Matches {
       role: 'refund',
       why,
       feeId: fee.id,
+    });
+  }
+
+  /**
+   * A payout or refund of an ended match that ended without paying (a Lightning-address payment
+   * that failed after it was accepted, a refund of a late fee whose create was refused or lost
+   * unshown) is issued again, as a claim code. A match still deciding retries on its own timer;
+   * an ended one has none, so the process that saw the attempt end does it. Fixed ids make two
+   * processes that both saw it issue it once.
+   */
+  async #repay(attempt: Intent): Promise<void> {
+    if (!isTerminal(attempt.status) || attempt.groupId === null) return;
+    const match = await this.#engine.ledger.get(attempt.groupId);
+    if (match?.kind !== 'match' || !isTerminal(match.status)) return;
+    const group = await this.#engine.ledger.byGroup(match.id);
+    const key = attempt.meta.payKey as string;
+    if (group.filter((i) => i.meta.payKey === key).at(-1)?.id !== attempt.id) return;
+    const role = attempt.meta.matchRole === 'refund' ? 'refund' : 'payout';
+    const why = typeof attempt.meta.why === 'string' ? attempt.meta.why : role;
+    const feeId = typeof attempt.meta.feeId === 'string' ? attempt.meta.feeId : undefined;
+    await this.#pay(match, group, key, {
+      playerId: attempt.playerId,
+      amountMsat: attempt.amount,
+      description: attempt.description,
+      role,
+      why,
+      ...(feeId ? { feeId } : {}),
     });
   }
 
