@@ -16,7 +16,7 @@
 import { INTENT_KINDS, INTENT_STATUSES, OPEN_STATUSES, PAYOUT_KINDS } from './intent.js';
 
 /** Bumped whenever the layout changes; an older library refuses a newer schema. */
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
 
 /** A PostgreSQL identifier we create ourselves: letters, digits, underscores, at most 63 bytes. */
 export const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
@@ -106,6 +106,9 @@ export function migrations(s: string): string[][] {
       )`,
       `CREATE INDEX IF NOT EXISTS events_seen ON ${s}.events (seen_at)`,
     ],
+    // 1 -> 2: the token of the last write, so that a writer whose answer a dropped connection
+    // lost can tell whether its own write committed (PostgresLedger.recover).
+    [`ALTER TABLE ${s}.intents ADD COLUMN IF NOT EXISTS last_call text`],
   ];
 }
 

@@ -42,7 +42,7 @@
  * U+FFFD; a lookup by such a key finds nothing.
  */
 
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { Pool, PoolClient, PoolConfig } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import { type Clock, systemClock } from '../clock.js';
@@ -226,6 +226,7 @@ export class PostgresLedger implements LedgerStore {
       JSON.stringify(input.meta ?? {}),
       JSON.stringify(history),
       input.groupId ?? null,
+      callToken(),
     ];
     assertNoNul(values);
     const pool = await this.ready();
@@ -240,6 +241,10 @@ export class PostgresLedger implements LedgerStore {
       return toIntent(rows[0]);
     } catch (err) {
       const mapped = mapError(err);
+      if (mapped instanceof LedgerUnavailableError && maybeSent(err)) {
+        const mine = await this.recover(values[0] as string, values.at(-1) as string);
+        if (mine) return mine;
+      }
       if (mapped instanceof DuplicateIntentError && mapped.field === 'openKey') {
         const holder = await this.run(pool, this.sql.openKeyHolder, [input.openKey]);
         throw new DuplicateIntentError('openKey', {
@@ -348,20 +353,50 @@ export class PostgresLedger implements LedgerStore {
       values.push(diagnostic(options.note));
       entry = `jsonb_build_object('at', $4::bigint, 'from', status, 'to', $3::text, 'note', $5::text)`;
     }
+    const call = callToken();
+    values.push(call);
     const sets = [
       'status = $3',
       'updated_at = $4',
+      `last_call = $${values.length}`,
       `history = history || jsonb_build_array(${entry})`,
       ...patchSets(patch, isTerminal(to), values),
     ];
-    return this.one(
-      `${this.sql.withMovesLock}
-      UPDATE ${this.s}.intents SET ${sets.join(', ')} FROM moves
-      WHERE id = $1 AND status = ANY($2::text[])
-      RETURNING ${COLUMNS}`,
-      values,
-      1,
-    );
+    try {
+      return await this.one(
+        `${this.sql.withMovesLock}
+        UPDATE ${this.s}.intents SET ${sets.join(', ')} FROM moves
+        WHERE id = $1 AND status = ANY($2::text[])
+        RETURNING ${COLUMNS}`,
+        values,
+        1,
+      );
+    } catch (err) {
+      if (!(err instanceof LedgerUnavailableError) || !maybeSent(err.cause)) throw err;
+      const mine = await this.recover(id, call);
+      if (mine) return mine;
+      throw err;
+    }
+  }
+
+  /**
+   * A write whose connection dropped before its answer may have committed. Its own token in the
+   * row says it did: then the write's answer is the row, and the caller (which announces moves)
+   * learns that its move won; any other writer's later compare-and-set would hide it. Tried on
+   * fresh connections for up to RECOVER_MS, while a restarting server comes back; null when the
+   * write did not commit, or the server stays away (the caller gets the original error).
+   */
+  private async recover(id: string, call: string): Promise<Intent | null> {
+    const deadline = Date.now() + RECOVER_MS;
+    for (let pause = 25; ; pause = Math.min(pause * 2, 400)) {
+      try {
+        const rows = await this.run(await this.#pool, this.sql.byCall, [id, call]);
+        return rows[0] ? toIntent(rows[0]) : null;
+      } catch (err) {
+        if (!lostConnection(err) || Date.now() + pause > deadline || this.closed) return null;
+        await new Promise((resolve) => setTimeout(resolve, pause));
+      }
+    }
   }
 
   async update(
@@ -649,12 +684,13 @@ function statements(s: string, movesLock: string) {
     withMovesLock,
     insert: `INSERT INTO ${s}.intents (id, kind, status, room_id, player_id, amount, unit,
         description, callback_token, idempotency_key, open_key, expires_at, created_at,
-        updated_at, next_check_at, checks, meta, history, group_id)
+        updated_at, next_check_at, checks, meta, history, group_id, last_call)
       VALUES ($1, $2, 'creating', $3, $4, $5::numeric, $6, $7, $8, $9, $10, $11::bigint,
-        $12::bigint, $12::bigint, $13::bigint, 0, $14::json, $15::jsonb, $16)
+        $12::bigint, $12::bigint, $13::bigint, 0, $14::json, $15::jsonb, $16, $17)
       RETURNING ${COLUMNS}`,
     openKeyHolder: `SELECT id FROM ${s}.intents WHERE open_key = $1 AND ${OPEN_SQL}`,
     byId: `SELECT ${COLUMNS} FROM ${s}.intents WHERE id = $1`,
+    byCall: `SELECT ${COLUMNS} FROM ${s}.intents WHERE id = $1 AND last_call = $2`,
     byToken: `SELECT ${COLUMNS} FROM ${s}.intents WHERE callback_token = $1`,
     byRemote: `SELECT ${COLUMNS} FROM ${s}.intents WHERE kind = $1 AND remote_id = $2
       ORDER BY created_at, seq LIMIT 1`,
@@ -759,6 +795,25 @@ function isDatabaseError(err: unknown): err is Error & { code: string; constrain
  * The server is down, restarting or shutting down, or the connection broke: class 08, 57P01-03
  * (admin or crash shutdown, cannot connect now), and the socket errors node-postgres passes on.
  */
+/** How long a write whose answer was lost keeps trying to read whether it committed. */
+const RECOVER_MS = 3_000;
+
+/** A write's own token (the `last_call` column): what tells a writer its lost write committed. */
+function callToken(): string {
+  return randomBytes(9).toString('base64url');
+}
+
+/** False when the connection was never made (refused, no such host): the write was not sent. */
+function maybeSent(err: unknown): boolean {
+  const { code, syscall } = (err ?? {}) as { code?: unknown; syscall?: unknown };
+  return !(
+    syscall === 'connect' ||
+    code === 'ECONNREFUSED' ||
+    code === 'ENOTFOUND' ||
+    code === '57P03'
+  );
+}
+
 function lostConnection(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
   const code = (err as { code?: unknown }).code;

@@ -26,6 +26,7 @@ import { eventually } from '../support/eventually.js';
 import { startGame } from '../support/game.js';
 import { needPostgres } from '../support/needs.js';
 import { type PostgresServer, startPostgres } from '../support/postgres.js';
+import { startReplyDropper } from '../support/reply-dropper.js';
 import { describeLedgerContract, newIntent, rejection } from './contract.js';
 
 class EmptyRoom extends Room {}
@@ -250,7 +251,7 @@ describe('PostgresLedger', function () {
         ['events', 'intents', 'schema_version'],
       );
       const version = await admin.query(`SELECT version FROM "${s}".schema_version`);
-      assert.deepEqual(version.rows, [{ version: 1 }]);
+      assert.deepEqual(version.rows, [{ version: 2 }]);
       const created = await (writers[3] as PostgresLedger).create(newIntent());
       assert.equal((await (writers[5] as PostgresLedger).get(created.id))?.id, created.id);
     });
@@ -263,7 +264,7 @@ describe('PostgresLedger', function () {
       const err = await rejection(store.open(), IncompatibleLedgerError);
       assert.equal(err.code, 'LN_LEDGER_INCOMPATIBLE');
       assert.match(err.message, /version 99/);
-      assert.match(err.message, /reads up to version 1/);
+      assert.match(err.message, /reads up to version 2/);
       assert.match(err.message, /Upgrade colyseus-lightning/);
       // Refused for good: every later call says the same, and nothing was written.
       await rejection(store.create(newIntent()), IncompatibleLedgerError);
@@ -317,6 +318,100 @@ describe('PostgresLedger', function () {
       assert.deepEqual(await store.openByPlayer('a\u0000b'), []);
       assert.equal(await store.transition('a\u0000b', 'creating', 'failed'), null);
       await rejection(store.claimDue(1, 1, 'owner\u0000', 1_000), InvalidIntentError);
+    });
+  });
+
+  describe('an answer lost to a dropped connection', () => {
+    /** A store whose connections go through a proxy that drops the next answer when armed. */
+    async function behindDropper(s: string) {
+      const proxy = await startReplyDropper(server.port);
+      const store = ledger(s, { host: '127.0.0.1', port: proxy.port, user: 'postgres', max: 1 });
+      await store.open();
+      return { proxy, store };
+    }
+
+    it('still gives the move to the writer whose answer was lost, once', async () => {
+      const { proxy, store } = await behindDropper(schema());
+      try {
+        const created = await store.create(newIntent());
+        proxy.arm();
+        const moved = await store.transition(created.id, 'creating', 'pending', { note: 'mine' });
+        assert.equal(proxy.dropped(), 1, 'the answer was dropped');
+        assert.equal(moved?.status, 'pending', 'the writer learns that its move won');
+        const stored = await store.get(created.id);
+        assert.deepEqual(
+          stored?.history.map((h) => h.to),
+          ['creating', 'pending'],
+        );
+        // Another writer's move from the old status still loses.
+        assert.equal(await store.transition(created.id, 'creating', 'failed'), null);
+      } finally {
+        proxy.close();
+      }
+    });
+
+    it('still gives the create to its caller whose answer was lost', async () => {
+      const { proxy, store } = await behindDropper(schema());
+      try {
+        await store.create(newIntent()); // the insert is prepared on this connection
+        proxy.arm();
+        const created = await store.create(newIntent());
+        assert.equal(proxy.dropped(), 1, 'the answer was dropped');
+        assert.equal(created.status, 'creating');
+        assert.equal((await store.get(created.id))?.history.length, 1);
+      } finally {
+        proxy.close();
+      }
+    });
+
+    it('a move that did not commit is still an error, not a win', async () => {
+      const { proxy, store } = await behindDropper(schema());
+      try {
+        const created = await store.create(newIntent());
+        // The connection drops before the server answers anything: the statement never ran.
+        const holder = await admin.connect();
+        try {
+          await holder.query('BEGIN');
+          await holder.query(`SELECT 1 FROM ${'"'}${store.schema}${'"'}.intents FOR UPDATE`);
+          const moving = store.transition(created.id, 'creating', 'pending');
+          const waiting = `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock'`;
+          await eventually(
+            async () => (await holder.query(waiting)).rows[0]?.n > 0,
+            5_000,
+            'the move waiting on the lock',
+          );
+          proxy.arm();
+          await holder.query(
+            `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+             WHERE pid <> pg_backend_pid() AND wait_event_type = 'Lock'`,
+          );
+          const err = await moving.then(
+            () => null,
+            (e: unknown) => e,
+          );
+          assert.ok(err instanceof LedgerUnavailableError, String(err));
+        } finally {
+          await holder.query('ROLLBACK').catch(() => {});
+          holder.release();
+        }
+        assert.equal((await store.get(created.id))?.status, 'creating');
+      } finally {
+        proxy.close();
+      }
+    });
+
+    it('opens a schema-1 ledger, migrates it, and moves its intents', async () => {
+      const s = schema();
+      const old = ledger(s);
+      const created = await old.create(newIntent());
+      await old.close();
+      await admin.query(`ALTER TABLE "${s}".intents DROP COLUMN last_call`);
+      await admin.query(`UPDATE "${s}".schema_version SET version = 1`);
+      const store = ledger(s);
+      assert.equal((await store.get(created.id))?.status, 'creating');
+      assert.equal((await store.transition(created.id, 'creating', 'pending'))?.status, 'pending');
+      const version = await admin.query(`SELECT version FROM "${s}".schema_version`);
+      assert.equal(Number(version.rows[0]?.version), 2);
     });
   });
 

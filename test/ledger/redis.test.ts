@@ -7,7 +7,6 @@
 
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
 import type { Redis } from 'ioredis';
 import {
   DuplicateIntentError,
@@ -18,6 +17,7 @@ import {
 } from '../../src/ledger/index.js';
 import { needRedis } from '../support/needs.js';
 import { type RedisServer, startRedis } from '../support/redis.js';
+import { startReplyDropper } from '../support/reply-dropper.js';
 import { describeLedgerContract, newIntent } from './contract.js';
 
 describe('RedisLedger', function () {
@@ -153,56 +153,10 @@ describe('RedisLedger', function () {
   });
 
   describe('a reply lost to a dropped connection', () => {
-    /**
-     * A TCP proxy in front of redis-server that, once armed, lets the next command through and
-     * drops its reply by closing the client's connection: what a network blip or a Redis
-     * failover does to a write that Redis applied. ioredis then sends the command again on its
-     * new connection (autoResendUnfulfilledCommands, its default).
-     */
-    async function replyDropper(): Promise<{
-      url: string;
-      arm(): void;
-      dropped(): number;
-      close(): void;
-    }> {
-      let armed = false;
-      let dropped = 0;
-      const sockets = new Set<Socket>();
-      const server = createServer((client) => {
-        const upstream = connect(redis.port, '127.0.0.1');
-        sockets.add(client).add(upstream);
-        client.on('data', (d) => upstream.write(d));
-        upstream.on('data', (d) => {
-          if (armed) {
-            armed = false;
-            dropped++;
-            client.destroy();
-            upstream.destroy();
-            return;
-          }
-          client.write(d);
-        });
-        for (const s of [client, upstream]) {
-          s.on('error', () => {});
-          s.on('close', () => {
-            client.destroy();
-            upstream.destroy();
-          });
-        }
-      });
-      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-      const { port } = server.address() as AddressInfo;
-      return {
-        url: `redis://127.0.0.1:${port}`,
-        arm: () => {
-          armed = true;
-        },
-        dropped: () => dropped,
-        close: () => {
-          for (const s of sockets) s.destroy();
-          server.close();
-        },
-      };
+    /** ioredis sends a command again on its new connection (autoResendUnfulfilledCommands). */
+    async function replyDropper() {
+      const proxy = await startReplyDropper(redis.port);
+      return { ...proxy, url: `redis://127.0.0.1:${proxy.port}` };
     }
 
     it('still gives the move to the process that made it when its reply is lost', async () => {

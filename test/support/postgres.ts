@@ -93,6 +93,41 @@ function command(bin: string, program: string, args: string[], user: RunAs | nul
   };
 }
 
+/** The pids of every live descendant of `pid`, read from /proc (Linux). */
+function descendants(pid: number): number[] {
+  const parents = new Map<number, number[]>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      // pid (comm) state ppid ...: comm may hold spaces and parentheses, so split after the last ')'.
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      parents.set(ppid, [...(parents.get(ppid) ?? []), Number(entry)]);
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  const found: number[] = [];
+  const walk = (p: number) => {
+    for (const c of parents.get(p) ?? []) {
+      found.push(c);
+      walk(c);
+    }
+  };
+  walk(pid);
+  return found;
+}
+
+/** Whether a process is alive and not a zombie. */
+function alive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
 export async function startPostgres(options: PostgresServerOptions = {}): Promise<PostgresServer> {
   const bin = postgresBin();
   const user = runAs();
@@ -185,17 +220,40 @@ export async function startPostgres(options: PostgresServerOptions = {}): Promis
     }
   };
 
+  // Every process of the server: each backend makes itself a group leader (setsid), so a
+  // signal to the postmaster's group misses them; they are found by parent pid instead.
+  const processes = (): number[] =>
+    child?.pid === undefined ? [] : [child.pid, ...descendants(child.pid)];
+  const killAll = (pids: number[]) => {
+    for (const pid of pids) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // Gone already.
+      }
+    }
+  };
+
   const halt = async (signal: NodeJS.Signals): Promise<void> => {
     if (!running()) return;
-    // SIGINT is PostgreSQL's fast shutdown: it ends client sessions instead of waiting for them.
-    if (signal === 'SIGKILL') signalGroup('SIGKILL');
-    else child?.kill(signal);
-    const timer = setTimeout(() => signalGroup('SIGKILL'), 5000);
+    // SIGKILL: every process at once, as a power cut would (a backend left alive would go on
+    // answering its connection for a moment). SIGINT is PostgreSQL's fast shutdown: it ends
+    // client sessions instead of waiting for them.
+    const pids = processes();
+    if (signal === 'SIGKILL') {
+      signalGroup('SIGKILL');
+      killAll(pids);
+    } else child?.kill(signal);
+    const timer = setTimeout(() => killAll(processes()), 5000);
     await exited;
     clearTimeout(timer);
     // Backends orphaned by a killed server hold its shared memory; the next start refuses while
-    // they live. SIGKILL to the group took them too; this only reaps any that lingered.
-    signalGroup('SIGKILL');
+    // they live ("pre-existing shared memory block is still in use"): wait until they are gone.
+    const deadline = Date.now() + 10_000;
+    while (pids.some(alive) && Date.now() < deadline) {
+      killAll(pids);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
   };
 
   await launch();
