@@ -413,6 +413,7 @@ export class Lightning {
         if (presence) e.usePresence(presence);
         return e.presence();
       },
+      hostRoom: (roomId, deliver) => this.#ready('hostRoom').engine.hostRoom(roomId, deliver),
     };
   }
 }

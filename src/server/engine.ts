@@ -6,7 +6,8 @@
  * it knows none of them, and nothing above the server sees it (the public face is
  * `Lightning`, in ../lightning.ts).
  *
- * Footprint: per settlement one ledger write, one API read and one presence publish.
+ * Footprint: per settlement one ledger write, one API read and one presence publish; a room of
+ * this process gets the moved intent in hand (`hostRoom`), with no ledger read.
  */
 import { matchMaker } from '@colyseus/core';
 import { z } from 'zod';
@@ -79,6 +80,8 @@ export class Engine {
   readonly sources: CallbackSources | null;
   readonly #events: SafeEmitter;
   #presence: PresenceLike | undefined;
+  /** The rooms of this process, by id: each move of theirs is handed to them, not read back. */
+  readonly #rooms = new Map<string, (intent: Intent) => void>();
   #strays = { count: 0, reportedAt: Number.NEGATIVE_INFINITY };
   /** Told of every move after it is applied, and of late payments (server/match/). */
   readonly #observers: ((intent: Intent, what: 'moved' | 'latePayment') => Promise<void>)[] = [];
@@ -191,6 +194,19 @@ export class Engine {
 
   presence(): PresenceLike | undefined {
     return this.#presence ?? (matchMaker.presence as PresenceLike | undefined);
+  }
+
+  /**
+   * A room of this process: every move of its intents applied here is given to `deliver` as
+   * the ledger returned it, before the presence message goes out (marked `delivered`, so the
+   * room does not read it back). Moves applied by other processes still come as messages only.
+   * Returns the function that forgets the room (on dispose).
+   */
+  hostRoom(roomId: string, deliver: (intent: Intent) => void): () => void {
+    this.#rooms.set(roomId, deliver);
+    return () => {
+      if (this.#rooms.get(roomId) === deliver) this.#rooms.delete(roomId);
+    };
   }
 
   /**
@@ -412,15 +428,27 @@ export class Engine {
 
   #publish(intent: Intent): void {
     if (intent.roomId === null) return;
+    const local = this.#rooms.get(intent.roomId);
+    if (local) {
+      try {
+        local(intent);
+      } catch (err) {
+        this.logger.warn(`delivering ${intent.id} to its room: ${(err as Error).message}`);
+      }
+    }
     const presence = this.presence();
     if (!presence) return;
     const warn = (err: unknown) =>
       this.logger.warn(`could not publish settlement ${intent.id}: ${(err as Error).message}`);
     try {
       // RedisPresence publishes asynchronously: a rejection must not become an unhandled one.
-      Promise.resolve(
-        presence.publish(roomChannel(intent.roomId), settlementMessage(intent)),
-      ).catch(warn);
+      const published = presence.publish(
+        roomChannel(intent.roomId),
+        settlementMessage(intent, local !== undefined),
+      );
+      if (typeof (published as PromiseLike<unknown> | null)?.then === 'function') {
+        Promise.resolve(published).catch(warn);
+      }
     } catch (err) {
       warn(err);
     }
