@@ -199,6 +199,7 @@ export class Lightning {
       maxBodyBytes,
       logger,
       engine: async () => (await this.#start()).engine,
+      running: () => (this.#closed ? undefined : this.#running?.engine),
       probeToken: this.#probeToken,
     };
   }

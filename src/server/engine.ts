@@ -311,9 +311,17 @@ export class Engine {
       this.logger.warn(`callback for ${intent.id} named ${remoteId}, which is not this intent's`);
       return intent;
     }
-    const patch: IntentPatch = { ...observation.patch, ...counted, error: null };
-    const scheduled = nextCheckAt({ ...intent, ...counted }, now, this.settings.reconciler);
-    const next = due ? scheduled : this.#noLater(intent, scheduled);
+    const patch: IntentPatch = { ...unchangedLeftOut(intent, observation.patch), ...counted };
+    if (intent.error !== null) patch.error = null;
+    // Only an intent that stays open needs its next check (a settlement does not).
+    const nextCheck = (): number => {
+      const scheduled = nextCheckAt(
+        { checks: counted.checks, expiresAt: intent.expiresAt },
+        now,
+        this.settings.reconciler,
+      );
+      return due ? scheduled : this.#noLater(intent, scheduled);
+    };
     let to: IntentStatus | null = observation.to;
     if (intent.status === 'creating' && to !== null && to !== 'pending' && to !== 'failed') {
       // A callback outran the create answer and the player already paid or claimed: the
@@ -321,7 +329,7 @@ export class Engine {
       const pending = await this.apply(
         intent,
         'pending',
-        { ...patch, nextCheckAt: next },
+        { ...patch, nextCheckAt: nextCheck() },
         'created (seen by callback)',
       );
       if (!pending) return (await this.ledger.get(intent.id)) ?? intent;
@@ -330,10 +338,10 @@ export class Engine {
     if (to === null && (intent.status === 'unknown' || intent.status === 'creating'))
       to = 'pending';
     if (to === null || to === intent.status) {
-      patch.nextCheckAt = next;
+      patch.nextCheckAt = nextCheck();
       return (await this.ledger.update(intent.id, intent.status, patch, now)) ?? intent;
     }
-    if (!isTerminal(to)) patch.nextCheckAt = next;
+    if (!isTerminal(to)) patch.nextCheckAt = nextCheck();
     return (await this.apply(intent, to, patch, observation.note)) ?? intent;
   }
 
@@ -489,4 +497,17 @@ export class Engine {
       this.logger.warn(`late-payment check of ${intent.id} failed: ${(err as Error).message}`);
     }
   }
+}
+
+/**
+ * The fields of a re-read's patch that differ from the intent: a re-read of a known resource
+ * learns nothing new (its id and code are already recorded), so the move writes, and a store
+ * with a worker or a server carries, only what changed.
+ */
+function unchangedLeftOut(intent: Intent, patch: IntentPatch): IntentPatch {
+  const changed: Record<string, unknown> = {};
+  for (const key of Object.keys(patch) as (keyof IntentPatch)[]) {
+    if (patch[key] !== intent[key]) changed[key] = patch[key];
+  }
+  return changed as IntentPatch;
 }
