@@ -407,6 +407,7 @@ export class Lightning {
       matches: async () => (await this.#start()).matches,
       regionOf: async (ip) => (await this.#start()).regions.support(ip),
       intent: async (id) => (await engine()).ledger.get(id),
+      openIntents: async (roomId) => (await engine()).ledger.openByRoom(roomId),
       api: () => this.api,
       webhookUrl: (source) => this.#ready('webhookUrl').engine.webhookUrl(source),
       attachPresence: (presence) => {

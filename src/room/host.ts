@@ -41,6 +41,8 @@ export interface PluginHost {
   matches(): Promise<MatchCalls>;
   /** The intent as the ledger holds it now. */
   intent(id: string): Promise<Intent | null>;
+  /** The room's open intents (creating, pending, unknown) as the ledger holds them now. */
+  openIntents(roomId: string): Promise<Intent[]>;
   /** The API client; only after `ready()`. */
   api(): PaymentsApi;
   webhookUrl(source: 'ramp' | 'widget'): string;

@@ -372,14 +372,26 @@ export class LightningPlugin extends RoomPlugin {
   /**
    * Presence messages are fire and forget: one published while this room's process was
    * re-subscribing (a Redis restart) is gone. So the room reads its open entries and matches
-   * back from the ledger now and then, and delivers what changed as if it had been told.
+   * back from the ledger now and then (one read of the room's open intents, plus one per entry
+   * that is no longer open), and delivers what changed as if it had been told.
    */
   async #catchUp(): Promise<void> {
     const open = this.#roomEntries()
       .all()
       .filter((entry) => !isTerminal(entry.status));
+    // One read of the room's open intents; an entry that is not among them has moved on (or
+    // ended), and only that one is read alone.
+    const stillOpen =
+      open.length === 0
+        ? new Map<string, Intent>()
+        : await this.#host.openIntents(this.room.roomId).then(
+            (intents) => new Map(intents.map((i) => [i.id, i])),
+            () => undefined,
+          );
+    if (stillOpen === undefined) return; // the ledger is unreachable: the next round tries again
     for (const entry of open) {
-      const intent = await this.#host.intent(entry.id).catch(() => null);
+      const intent =
+        stillOpen.get(entry.id) ?? (await this.#host.intent(entry.id).catch(() => null));
       if (intent && (intent.status !== entry.status || intent.updatedAt > entry.updatedAt)) {
         await this.#deliver(intent);
       }
