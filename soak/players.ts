@@ -168,8 +168,8 @@ export class Wallets {
     for (const player of players) {
       if (!player.connected) continue;
       for (const entry of player.entries()) {
-        let seen = this.sightings.get(player.playerId);
-        if (!seen) this.sightings.set(player.playerId, (seen = new Set()));
+        const seen = this.sightings.get(player.playerId) ?? new Set<string>();
+        this.sightings.set(player.playerId, seen);
         seen.add(entry.id);
         if (entry.kind === 'spend' || !entry.code || player.decided.has(entry.id)) continue;
         // A code first seen on an ended entry is not one a player would scan.
