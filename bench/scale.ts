@@ -36,7 +36,9 @@ interface Stats {
 }
 
 const GOAL_RATE = 5_000;
-const GOAL_BYTES = 2_048;
+/** Issue 17: verified callbacks at 0.35 of the bare node:http floor, at most 1.5 KB per open intent. */
+const GOAL_OF_FLOOR = 0.35;
+const GOAL_BYTES = 1_536;
 
 async function ask<T>(child: Child<unknown>, command: unknown): Promise<T> {
   child.send(command);
@@ -152,7 +154,7 @@ export async function benchScale(options: ScaleBenchOptions = {}): Promise<{
     await fire(pool, warm.items.slice(half), concurrency);
     await viaListener(false);
     // The open intents in timed batches, alternately through the router and the listener
-    // (lightning.attach), then the last batch under the profiler (through the router).
+    // (lightning.attach), then the last batch under the profiler (through the listener).
     const batches = 4;
     const size = Math.floor(intents / (batches + 1));
     const routerRuns: { rate: number; cpuUs: number }[] = [];
@@ -197,9 +199,13 @@ export async function benchScale(options: ScaleBenchOptions = {}): Promise<{
     const bareRoute = med(bareRuns);
     const routerRoute = med(routeRuns);
     const listenerRoute = med(listenerRouteRuns);
+    // The profiled batch goes through the listener: the lightest route, so what it shows is
+    // the verification's own cost.
+    await viaListener(true);
     await ask(server, { cmd: 'profile', on: true });
     await fire(pool, open.items.slice(batches * size), concurrency);
     const { top } = await ask<{ top: string[] }>(server, { cmd: 'profile', on: false });
+    await viaListener(false);
     const stats = await ask<Stats>(server, { cmd: 'stats' });
     if (stats.settled !== all.length) {
       throw new Error(`${stats.settled} settled of ${all.length} claimed`);
@@ -219,17 +225,17 @@ export async function benchScale(options: ScaleBenchOptions = {}): Promise<{
         bench: '3 scale',
         subject: `verified callbacks, router, ${int(rooms)} rooms, ${int(intents)} open`,
         value: `${int(rate)} /s`,
-        detail: `${cpuUs.toFixed(0)} µs server CPU per callback; ${concurrency} in flight; ${(rate / floor).toFixed(2)} of the bare floor`,
-        ratio: ratio(rate / GOAL_RATE),
-        note: `goal ${int(GOAL_RATE)}/s: ${rate >= GOAL_RATE ? 'met' : 'NOT MET'}`,
+        detail: `${cpuUs.toFixed(0)} µs server CPU per callback; ${concurrency} in flight; ${(rate / GOAL_RATE).toFixed(2)} of ${int(GOAL_RATE)}/s`,
+        ratio: ratio(rate / floor),
+        note: `rate / bare floor; goal ${GOAL_OF_FLOOR}: ${rate / floor >= GOAL_OF_FLOOR ? 'met' : 'NOT MET'}`,
       },
       {
         bench: '3 scale',
         subject: 'verified callbacks, node:http listener (attach)',
         value: `${int(verifiedListener.rate)} /s`,
-        detail: `${verifiedListener.cpuUs.toFixed(0)} µs server CPU per callback; ${(verifiedListener.rate / floor).toFixed(2)} of the bare floor`,
-        ratio: ratio(verifiedListener.rate / GOAL_RATE),
-        note: `goal ${int(GOAL_RATE)}/s: ${verifiedListener.rate >= GOAL_RATE ? 'met' : 'NOT MET'}`,
+        detail: `${verifiedListener.cpuUs.toFixed(0)} µs server CPU per callback; ${(verifiedListener.rate / GOAL_RATE).toFixed(2)} of ${int(GOAL_RATE)}/s`,
+        ratio: ratio(verifiedListener.rate / floor),
+        note: `rate / bare floor; goal ${GOAL_OF_FLOOR}: ${verifiedListener.rate / floor >= GOAL_OF_FLOOR ? 'met' : 'NOT MET'}`,
       },
       {
         bench: '3 scale',
@@ -267,7 +273,7 @@ export async function benchScale(options: ScaleBenchOptions = {}): Promise<{
         value: `${int(retained)} B`,
         detail: `JS heap ${int(heapPerIntent)} B + SQLite pages ${int(ledgerPerIntent)} B; RSS delta ${int(rssPerIntent)} B (V8 heap reserved +${int(reservedPerIntent)} B)`,
         ratio: ratio(GOAL_BYTES / retained),
-        note: `goal < 2 KB retained: ${retained < GOAL_BYTES ? 'met' : 'NOT MET'}`,
+        note: `goal <= 1.5 KB retained: ${retained <= GOAL_BYTES ? 'met' : 'NOT MET'}`,
       },
       {
         bench: '3 scale',

@@ -25,16 +25,15 @@ export interface OpResult {
   ms: number;
 }
 
-/** An entry as a player's client decodes it. */
+/** An entry as a player's client decodes it, with its id (its key in the map). */
 export interface SeenEntry {
   id: string;
   kind: string;
   status: string;
-  playerId: string;
   code?: string;
 }
 
-type EntryMap = { forEach(cb: (value: SeenEntry, key: string) => void): void };
+type EntryMap = { forEach(cb: (value: Omit<SeenEntry, 'id'>, key: string) => void): void };
 interface ClientState {
   lightning?: { rewards?: EntryMap; entryFees?: EntryMap; pointSpends?: EntryMap };
 }
@@ -113,14 +112,8 @@ export class Player {
     const lightning = (this.room.state as ClientState | undefined)?.lightning;
     const all: SeenEntry[] = [];
     for (const map of [lightning?.rewards, lightning?.entryFees, lightning?.pointSpends]) {
-      map?.forEach((entry) => {
-        all.push({
-          id: entry.id,
-          kind: entry.kind,
-          status: entry.status,
-          playerId: entry.playerId,
-          code: entry.code,
-        });
+      map?.forEach((entry, id) => {
+        all.push({ id, kind: entry.kind, status: entry.status, code: entry.code });
       });
     }
     return all;
@@ -151,12 +144,14 @@ export interface WalletOptions {
 }
 
 /**
- * The players' wallets: acts on codes that reached their owners' screens. Also records any
- * entry a player saw that was not theirs.
+ * The players' wallets: acts on codes that reached their owners' screens. Also records which
+ * entries each player saw (a client does not receive an entry's owner: the run checks them
+ * against the ledger, `foreignSightings`).
  */
 export class Wallets {
   readonly acts: WalletAct[] = [];
-  readonly foreign: string[] = [];
+  /** Each entry id a player's screen showed, by that player id. */
+  readonly sightings = new Map<string, Set<string>>();
   readonly #emulator: Emulator;
   readonly #random: Random;
   readonly #options: WalletOptions;
@@ -173,11 +168,9 @@ export class Wallets {
     for (const player of players) {
       if (!player.connected) continue;
       for (const entry of player.entries()) {
-        if (entry.playerId !== player.playerId) {
-          this.foreign.push(
-            `${player.playerId} saw ${entry.kind} ${entry.id} of ${entry.playerId}`,
-          );
-        }
+        const seen = this.sightings.get(player.playerId) ?? new Set<string>();
+        this.sightings.set(player.playerId, seen);
+        seen.add(entry.id);
         if (entry.kind === 'spend' || !entry.code || player.decided.has(entry.id)) continue;
         // A code first seen on an ended entry is not one a player would scan.
         if (entry.status !== 'pending') continue;
@@ -244,4 +237,24 @@ function resourceOf(code: string): string {
   const id = url.pathname.split('/').at(-1);
   if (!id) throw new Error(`no resource in ${url.href}`);
   return id;
+}
+
+/** The entries some player saw that the ledger says are another player's (or no one's). */
+export function foreignSightings(
+  wallets: Wallets,
+  intents: readonly { id: string; kind: string; playerId: string }[],
+): string[] {
+  const byId = new Map(intents.map((i) => [i.id, i]));
+  const found: string[] = [];
+  for (const [viewer, ids] of wallets.sightings) {
+    for (const id of ids) {
+      const intent = byId.get(id);
+      if (intent?.playerId !== viewer) {
+        found.push(
+          `${viewer} saw ${intent?.kind ?? 'entry'} ${id} of ${intent?.playerId ?? 'nobody'}`,
+        );
+      }
+    }
+  }
+  return found;
 }

@@ -34,6 +34,7 @@ import {
 } from './invariants.js';
 import {
   emailOf,
+  foreignSightings,
   type OpKind,
   type OpResult,
   Player,
@@ -423,7 +424,7 @@ async function soak(
   checks.push(screens, {
     name: "no player saw another player's entry",
     checked: players.length,
-    violations: wallets.foreign,
+    violations: foreignSightings(wallets, intents),
   });
   await Promise.all(players.map((p) => p.leave()));
   const run: SoakRun = {

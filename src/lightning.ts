@@ -199,6 +199,7 @@ export class Lightning {
       maxBodyBytes,
       logger,
       engine: async () => (await this.#start()).engine,
+      running: () => (this.#closed ? undefined : this.#running?.engine),
       probeToken: this.#probeToken,
     };
   }
@@ -406,6 +407,7 @@ export class Lightning {
       matches: async () => (await this.#start()).matches,
       regionOf: async (ip) => (await this.#start()).regions.support(ip),
       intent: async (id) => (await engine()).ledger.get(id),
+      openIntents: async (roomId) => (await engine()).ledger.openByRoom(roomId),
       api: () => this.api,
       webhookUrl: (source) => this.#ready('webhookUrl').engine.webhookUrl(source),
       attachPresence: (presence) => {
@@ -413,6 +415,7 @@ export class Lightning {
         if (presence) e.usePresence(presence);
         return e.presence();
       },
+      hostRoom: (roomId, deliver) => this.#ready('hostRoom').engine.hostRoom(roomId, deliver),
     };
   }
 }

@@ -1,9 +1,10 @@
 /**
  * The room's settlement feed: one presence subscription on the room's channel, on which
  * whichever process applied a change (callback, reconciler, create answer) publishes it. Each
- * message is only a pointer: the intent is read back from the ledger before the room acts.
+ * message is only a pointer: the plugin reads the intent back from the ledger before it acts,
+ * unless the message says the intent was already handed over in this process (`delivered`).
  *
- * Cost: one subscription per room; per settlement one ledger read.
+ * Cost: one subscription per room; per message from another process one ledger read.
  */
 import type { SettlementMessage } from '../server/settlement.js';
 import { type PresenceLike, roomChannel } from '../server/settlement.js';

@@ -1,6 +1,7 @@
 /**
  * What the room plugin needs from the server, and nothing more: the money operations, a read
- * of one intent, the API client for widget calls, and presence to hear settlements on. The
+ * of one intent, the API client for widget calls, presence to hear settlements on, and a way
+ * to be handed the moves this process applies to the room's intents. The
  * server's public face implements it; the plugin never sees the engine behind it.
  */
 import type { RegionSupport } from '../api/answers.js';
@@ -40,6 +41,8 @@ export interface PluginHost {
   matches(): Promise<MatchCalls>;
   /** The intent as the ledger holds it now. */
   intent(id: string): Promise<Intent | null>;
+  /** The room's open intents (creating, pending, unknown) as the ledger holds them now. */
+  openIntents(roomId: string): Promise<Intent[]>;
   /** The API client; only after `ready()`. */
   api(): PaymentsApi;
   webhookUrl(source: 'ramp' | 'widget'): string;
@@ -49,4 +52,10 @@ export interface PluginHost {
    * room should subscribe on (the same one, or the matchmaker's).
    */
   attachPresence(presence: PresenceLike | undefined): PresenceLike | undefined;
+  /**
+   * Every move this process applies to an intent of `roomId` is given to `deliver` in hand (its
+   * presence message is then marked `delivered`); only after `ready()`. Returns the function
+   * that stops it.
+   */
+  hostRoom(roomId: string, deliver: (intent: Intent) => void): () => void;
 }

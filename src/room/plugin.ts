@@ -13,8 +13,10 @@
  *   }
  *
  * Footprint: one presence subscription per room; per entry one schema instance, added to its
- * owner's StateView; per settlement one ledger read (and with `immediatePush`, one patch per
- * event-loop turn that applied settlements). Nothing runs per message or per tick.
+ * owner's StateView; per settlement applied in this process nothing more (the engine hands the
+ * moved intent over), per settlement applied by another process one ledger read (and with
+ * `immediatePush`, one patch per event-loop turn that applied settlements). Nothing runs per
+ * message or per tick.
  *
  * What players observe: the owner's client gets the entry (with the QR `code` for rewards and
  * fees) and sees its `status` move from `pending` to `completed`/`expired`/`failed`; no other
@@ -25,7 +27,6 @@ import { ErrorCode, RoomPlugin, ServerError } from '@colyseus/core';
 import { parseInput } from '../api/inputs.js';
 import { RegionRefusedError } from '../errors.js';
 import { type Intent, isTerminal } from '../ledger/intent.js';
-import type { SettlementMessage } from '../server/settlement.js';
 import { RoomEntries } from './entries.js';
 import { SettlementFeed } from './feed.js';
 import { RoomHooks, type RoomListener } from './hooks.js';
@@ -76,6 +77,8 @@ export class LightningPlugin extends RoomPlugin {
   #hooks: RoomHooks;
   #entries: RoomEntries | undefined;
   #feed: SettlementFeed | undefined;
+  /** Stops the engine handing this room its moves (set once attached). */
+  #unhost: (() => void) | undefined;
   #attached: Promise<void> | undefined;
   /** With the region gate: each joining client's address, then each player's. */
   readonly #addresses = new Map<string, string | undefined>();
@@ -311,6 +314,7 @@ export class LightningPlugin extends RoomPlugin {
   protected override onDispose(): void {
     this.#disposed = true;
     this.#feed?.unsubscribe();
+    this.#unhost?.();
     this.#hooks.clear();
     // Nobody is left to play an open match: refund it now rather than at its timeout.
     for (const match of this.#matches.values()) {
@@ -348,11 +352,17 @@ export class LightningPlugin extends RoomPlugin {
         `room ${this.room.roomId}: the lightning plugin's onCreate did not run (a room with onUncaughtException, Colyseus 0.18); rejoining players of this room will not get their entries back`,
       );
     }
-    const feed = new SettlementFeed(this.room.roomId, (m) => void this.#deliver(m));
+    // A message says which intent moved; one whose move this process applied was handed to
+    // the room already (hostRoom), so only the others are read back from the ledger.
+    const feed = new SettlementFeed(this.room.roomId, (m) => {
+      if (m.delivered !== true) void this.#readAndDeliver(m.id);
+    });
     this.#feed = feed;
-    this.#attached = this.#host
-      .ready()
-      .then(() => feed.subscribe(this.#host.attachPresence(this.room.presence as never)));
+    this.#attached = this.#host.ready().then(() => {
+      if (this.#disposed) return;
+      this.#unhost = this.#host.hostRoom(this.room.roomId, (intent) => void this.#deliver(intent));
+      return feed.subscribe(this.#host.attachPresence(this.room.presence as never));
+    });
     if (this.#settings.catchUpMs > 0) {
       this.room.clock.setInterval(() => void this.#catchUp(), this.#settings.catchUpMs);
     }
@@ -362,16 +372,28 @@ export class LightningPlugin extends RoomPlugin {
   /**
    * Presence messages are fire and forget: one published while this room's process was
    * re-subscribing (a Redis restart) is gone. So the room reads its open entries and matches
-   * back from the ledger now and then, and delivers what changed as if it had been told.
+   * back from the ledger now and then (one read of the room's open intents, plus one per entry
+   * that is no longer open), and delivers what changed as if it had been told.
    */
   async #catchUp(): Promise<void> {
     const open = this.#roomEntries()
       .all()
       .filter((entry) => !isTerminal(entry.status));
+    // One read of the room's open intents; an entry that is not among them has moved on (or
+    // ended), and only that one is read alone.
+    const stillOpen =
+      open.length === 0
+        ? new Map<string, Intent>()
+        : await this.#host.openIntents(this.room.roomId).then(
+            (intents) => new Map(intents.map((i) => [i.id, i])),
+            () => undefined,
+          );
+    if (stillOpen === undefined) return; // the ledger is unreachable: the next round tries again
     for (const entry of open) {
-      const intent = await this.#host.intent(entry.id).catch(() => null);
+      const intent =
+        stillOpen.get(entry.id) ?? (await this.#host.intent(entry.id).catch(() => null));
       if (intent && (intent.status !== entry.status || intent.updatedAt > entry.updatedAt)) {
-        await this.#deliver({ id: intent.id } as SettlementMessage);
+        await this.#deliver(intent);
       }
     }
     for (const match of this.#matches.values()) {
@@ -456,10 +478,29 @@ export class LightningPlugin extends RoomPlugin {
     });
   }
 
-  async #deliver(message: SettlementMessage): Promise<void> {
+  /** A move another process applied: the message is only a pointer, the ledger says what. */
+  async #readAndDeliver(id: string): Promise<void> {
+    let intent: Intent | null;
     try {
-      const intent = await this.#host.intent(message.id);
-      if (!intent || intent.roomId !== this.room.roomId) return;
+      intent = await this.#host.intent(id);
+    } catch (err) {
+      this.#host.logger.warn(
+        `delivering ${id} to room ${this.room.roomId}: ${(err as Error).message}`,
+      );
+      return;
+    }
+    if (intent) await this.#deliver(intent);
+  }
+
+  /**
+   * Applies one reading of an intent to the room: its entry (an older reading never overwrites
+   * a newer one: RoomEntries.upsert), its match, and the hooks on its first end. Up to the
+   * upsert it runs synchronously, so an intent handed over by the engine is on the entry when
+   * the move's `apply` returns.
+   */
+  async #deliver(intent: Intent): Promise<void> {
+    try {
+      if (intent.roomId !== this.room.roomId) return;
       const match = intent.groupId === null ? undefined : this.#matches.get(intent.groupId);
       if (intent.kind === 'match') {
         await match?.refresh();
@@ -479,7 +520,7 @@ export class LightningPlugin extends RoomPlugin {
       entries.lingerThenRemove(intent);
     } catch (err) {
       this.#host.logger.warn(
-        `delivering ${message.id} to room ${this.room.roomId}: ${(err as Error).message}`,
+        `delivering ${intent.id} to room ${this.room.roomId}: ${(err as Error).message}`,
       );
     }
   }

@@ -12,20 +12,31 @@
 import { type SchemaType, schema, t } from '@colyseus/schema';
 import type { IntentStatus } from '../ledger/intent.js';
 
-/** Fields every entry has. Amounts are decimal strings: msats can exceed 2^53. */
+/**
+ * Fields every entry has. Amounts are decimal strings: msats can exceed 2^53.
+ *
+ * Seven synced fields at most per entry: from the eighth on, Colyseus's change tracker gives
+ * each instance its own byte array of pending operations (about 200 B per entry, measured by
+ * bench/scale.ts). So what the owner's screen does not need is kept on the server only
+ * (`.noSync()`): the id (the entry's key in its map, which the client has), the owner's player
+ * id (the client's own), and the creation and update times.
+ */
 const common = {
-  id: t.string(),
+  /** Server only: on a client, the entry's key in its map. */
+  id: t.string().noSync(),
   /** Synced as text, typed as the union: `status === 'complete'` does not compile. */
   status: t.string<IntentStatus>(),
-  playerId: t.string(),
+  /** Server only: the owner (only the owner's client ever holds the entry). */
+  playerId: t.string().noSync(),
   amount: t.string(),
   unit: t.string(),
   description: t.string(),
-  /** epoch ms */
-  createdAt: t.float64(),
+  /** epoch ms; server only */
+  createdAt: t.float64().noSync(),
   /** epoch ms; 0 when there is none */
   expiresAt: t.float64(),
-  updatedAt: t.float64(),
+  /** epoch ms; server only (orders the readings of an intent) */
+  updatedAt: t.float64().noSync(),
 };
 
 /**

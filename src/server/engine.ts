@@ -6,7 +6,8 @@
  * it knows none of them, and nothing above the server sees it (the public face is
  * `Lightning`, in ../lightning.ts).
  *
- * Footprint: per settlement one ledger write, one API read and one presence publish.
+ * Footprint: per settlement one ledger write, one API read and one presence publish; a room of
+ * this process gets the moved intent in hand (`hostRoom`), with no ledger read.
  */
 import { matchMaker } from '@colyseus/core';
 import { z } from 'zod';
@@ -79,6 +80,8 @@ export class Engine {
   readonly sources: CallbackSources | null;
   readonly #events: SafeEmitter;
   #presence: PresenceLike | undefined;
+  /** The rooms of this process, by id: each move of theirs is handed to them, not read back. */
+  readonly #rooms = new Map<string, (intent: Intent) => void>();
   #strays = { count: 0, reportedAt: Number.NEGATIVE_INFINITY };
   /** Told of every move after it is applied, and of late payments (server/match/). */
   readonly #observers: ((intent: Intent, what: 'moved' | 'latePayment') => Promise<void>)[] = [];
@@ -194,6 +197,19 @@ export class Engine {
   }
 
   /**
+   * A room of this process: every move of its intents applied here is given to `deliver` as
+   * the ledger returned it, before the presence message goes out (marked `delivered`, so the
+   * room does not read it back). Moves applied by other processes still come as messages only.
+   * Returns the function that forgets the room (on dispose).
+   */
+  hostRoom(roomId: string, deliver: (intent: Intent) => void): () => void {
+    this.#rooms.set(roomId, deliver);
+    return () => {
+      if (this.#rooms.get(roomId) === deliver) this.#rooms.delete(roomId);
+    };
+  }
+
+  /**
    * A status callback arrived for `token`. Returns the HTTP status to answer: 404 for a token
    * that is not ours, 200 otherwise. The body is only a hint: it may name the resource of an
    * intent whose create was ambiguous, but the status comes from the API.
@@ -295,9 +311,17 @@ export class Engine {
       this.logger.warn(`callback for ${intent.id} named ${remoteId}, which is not this intent's`);
       return intent;
     }
-    const patch: IntentPatch = { ...observation.patch, ...counted, error: null };
-    const scheduled = nextCheckAt({ ...intent, ...counted }, now, this.settings.reconciler);
-    const next = due ? scheduled : this.#noLater(intent, scheduled);
+    const patch: IntentPatch = { ...unchangedLeftOut(intent, observation.patch), ...counted };
+    if (intent.error !== null) patch.error = null;
+    // Only an intent that stays open needs its next check (a settlement does not).
+    const nextCheck = (): number => {
+      const scheduled = nextCheckAt(
+        { checks: counted.checks, expiresAt: intent.expiresAt },
+        now,
+        this.settings.reconciler,
+      );
+      return due ? scheduled : this.#noLater(intent, scheduled);
+    };
     let to: IntentStatus | null = observation.to;
     if (intent.status === 'creating' && to !== null && to !== 'pending' && to !== 'failed') {
       // A callback outran the create answer and the player already paid or claimed: the
@@ -305,7 +329,7 @@ export class Engine {
       const pending = await this.apply(
         intent,
         'pending',
-        { ...patch, nextCheckAt: next },
+        { ...patch, nextCheckAt: nextCheck() },
         'created (seen by callback)',
       );
       if (!pending) return (await this.ledger.get(intent.id)) ?? intent;
@@ -314,10 +338,10 @@ export class Engine {
     if (to === null && (intent.status === 'unknown' || intent.status === 'creating'))
       to = 'pending';
     if (to === null || to === intent.status) {
-      patch.nextCheckAt = next;
+      patch.nextCheckAt = nextCheck();
       return (await this.ledger.update(intent.id, intent.status, patch, now)) ?? intent;
     }
-    if (!isTerminal(to)) patch.nextCheckAt = next;
+    if (!isTerminal(to)) patch.nextCheckAt = nextCheck();
     return (await this.apply(intent, to, patch, observation.note)) ?? intent;
   }
 
@@ -412,15 +436,27 @@ export class Engine {
 
   #publish(intent: Intent): void {
     if (intent.roomId === null) return;
+    const local = this.#rooms.get(intent.roomId);
+    if (local) {
+      try {
+        local(intent);
+      } catch (err) {
+        this.logger.warn(`delivering ${intent.id} to its room: ${(err as Error).message}`);
+      }
+    }
     const presence = this.presence();
     if (!presence) return;
     const warn = (err: unknown) =>
       this.logger.warn(`could not publish settlement ${intent.id}: ${(err as Error).message}`);
     try {
       // RedisPresence publishes asynchronously: a rejection must not become an unhandled one.
-      Promise.resolve(
-        presence.publish(roomChannel(intent.roomId), settlementMessage(intent)),
-      ).catch(warn);
+      const published = presence.publish(
+        roomChannel(intent.roomId),
+        settlementMessage(intent, local !== undefined),
+      );
+      if (typeof (published as PromiseLike<unknown> | null)?.then === 'function') {
+        Promise.resolve(published).catch(warn);
+      }
     } catch (err) {
       warn(err);
     }
@@ -461,4 +497,17 @@ export class Engine {
       this.logger.warn(`late-payment check of ${intent.id} failed: ${(err as Error).message}`);
     }
   }
+}
+
+/**
+ * The fields of a re-read's patch that differ from the intent: a re-read of a known resource
+ * learns nothing new (its id and code are already recorded), so the move writes, and a store
+ * with a worker or a server carries, only what changed.
+ */
+function unchangedLeftOut(intent: Intent, patch: IntentPatch): IntentPatch {
+  const changed: Record<string, unknown> = {};
+  for (const key of Object.keys(patch) as (keyof IntentPatch)[]) {
+    if (patch[key] !== intent[key]) changed[key] = patch[key];
+  }
+  return changed as IntentPatch;
 }

@@ -80,6 +80,9 @@ function routeRequest(req: IncomingMessage): RouteRequest {
 }
 
 const attached = Symbol('lightning routes attached');
+/** The headers of every empty answer (shared: node:http only reads them). */
+const EMPTY = Object.freeze({ 'content-length': '0' });
+const CLOSING = Object.freeze({ 'content-length': '0', connection: 'close' });
 
 /**
  * Puts the routes in front of every request listener of `server`, those it has now and those
@@ -104,11 +107,14 @@ export function attachRoutes(server: Server | HttpsServer, host: RoutesHost): ()
         // A body left unread (refused before reading, or over the cap) closes the connection
         // rather than being drained: the sender gets its answer, and no more is read.
         const unread = !req.complete;
-        res.writeHead(answer.status, {
-          ...answer.headers,
-          'content-length': '0',
-          ...(unread ? { connection: 'close' } : {}),
-        });
+        res.writeHead(
+          answer.status,
+          answer.headers
+            ? { ...answer.headers, ...(unread ? CLOSING : EMPTY) }
+            : unread
+              ? CLOSING
+              : EMPTY,
+        );
         res.end();
       })
       // Never an unhandled rejection from a socket that failed under the answer.

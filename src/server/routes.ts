@@ -24,6 +24,8 @@ export interface RoutesHost {
   logger: LightningLogger;
   /** The engine, once the server is ready. */
   engine(): Promise<Engine>;
+  /** The engine at once when it is running (no wait on a promise per request), else undefined. */
+  running?(): Engine | undefined;
   /** The token of this server's set-up probe (server/probe.ts), answered without the engine. */
   probeToken: string;
 }
@@ -93,7 +95,7 @@ async function answerCallback(
   request: RouteRequest,
 ): Promise<RouteAnswer> {
   if (token === host.probeToken) return { status: 200, headers: { [PROBE_HEADER]: 'ok' } };
-  const engine = await host.engine();
+  const engine = host.running?.() ?? (await host.engine());
   // Before the body is read or the ledger touched: a refused sender costs nothing more.
   if (engine.sources && !(await engine.sources.admits(request.headers, request.peer))) {
     return empty(403);

@@ -9,7 +9,11 @@ import type { ReconcilerSettings } from './options.js';
 type Backoff = Pick<ReconcilerSettings, 'firstCheckMs' | 'maxBackoffMs'>;
 
 /** When an intent that is still open should be read again. */
-export function nextCheckAt(intent: Intent, now: number, settings: Backoff): number {
+export function nextCheckAt(
+  intent: Pick<Intent, 'checks' | 'expiresAt'>,
+  now: number,
+  settings: Backoff,
+): number {
   const { firstCheckMs, maxBackoffMs } = settings;
   const next = now + Math.min(maxBackoffMs, firstCheckMs * 2 ** Math.min(intent.checks, 20));
   // Look right after the expiry: that is when the answer changes.

@@ -224,7 +224,14 @@ export interface SeenReward {
 /** The reward entries (prizes and refunds) a client holds: only ever its own. */
 export function rewardsSeen(viewer: Player): SeenReward[] {
   const state = viewer.room.state as unknown as {
-    lightning?: { rewards?: Map<string, SeenReward> };
+    lightning?: { rewards?: Map<string, Omit<SeenReward, 'id'>> };
   };
-  return [...(state.lightning?.rewards?.values() ?? [])];
+  // An entry's id is its key in the map (the synced entry does not repeat it).
+  return Array.from(state.lightning?.rewards?.entries() ?? [], ([id, r]) => ({
+    id,
+    status: r.status,
+    amount: r.amount,
+    description: r.description,
+    code: r.code,
+  }));
 }

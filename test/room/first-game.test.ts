@@ -14,7 +14,7 @@ import { eventually } from '../support/eventually.js';
 import { freePort } from '../support/ports.js';
 import { sawText } from './support.js';
 
-type ClientEntry = { status: string; code: string; playerId: string };
+type ClientEntry = { status: string; code: string };
 type LightningView = {
   lightning?: {
     rewards?: Map<string, ClientEntry>;
@@ -104,7 +104,7 @@ describe('room: the first game of docs/ROOMS.md', () => {
         3000,
         "alice's fee",
       );
-      expect(fee).to.include({ status: 'pending', playerId: 'alice' });
+      expect(fee).to.include({ status: 'pending' });
       const emulator = lightning.emulator;
       if (!emulator) throw new Error('the first game runs on the built-in emulator here');
       const { callback } = (await (await request(decodeLnurl(fee.code))).body.json()) as {

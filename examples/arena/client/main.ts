@@ -61,9 +61,9 @@ interface ArenaView {
   entryFeeMsat: string;
   players: MapLike<PlayerView>;
   lightning?: {
-    rewards?: MapLike<Entry>;
-    entryFees?: MapLike<Entry>;
-    pointSpends?: MapLike<Entry>;
+    rewards?: MapLike<Omit<Entry, 'id'>>;
+    entryFees?: MapLike<Omit<Entry, 'id'>>;
+    pointSpends?: MapLike<Omit<Entry, 'id'>>;
     matches?: MapLike<MatchView>;
   };
 }
@@ -252,8 +252,17 @@ function findPlayer(state: ArenaView, id: string): PlayerView | undefined {
 function renderEntries(state: ArenaView) {
   const entries: Entry[] = [];
   // A client without a view of an entry never receives it: these maps hold only ours.
-  const add = (e: Entry) => {
-    entries.push(e);
+  // An entry's id is its key in the map: the synced entry does not repeat it.
+  const add = (e: Omit<Entry, 'id'>, id: string) => {
+    entries.push({
+      id,
+      kind: e.kind,
+      status: e.status,
+      amount: e.amount,
+      unit: e.unit,
+      description: e.description,
+      ...(e.code === undefined ? {} : { code: e.code }),
+    });
   };
   state.lightning?.entryFees?.forEach(add);
   state.lightning?.rewards?.forEach(add);

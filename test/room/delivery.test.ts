@@ -1,0 +1,103 @@
+/**
+ * How a move reaches the room: a move this process applies is handed to the room in hand (no
+ * ledger read), a move another process applies comes as a presence message and is read back.
+ * The ledger here counts its reads of each intent, as an operator's metrics would.
+ */
+import { expect } from 'chai';
+import { SqliteLedger } from '../../src/ledger/sqlite.js';
+import type { LedgerStore } from '../../src/ledger/store.js';
+import { createLightning, type Lightning } from '../../src/lightning.js';
+import { eventually } from '../support/eventually.js';
+import { type Game, quietLogger } from '../support/game.js';
+import { type Arena, serverClient, startArena } from './support.js';
+
+type ClientEntry = { status: string };
+
+/** A SQLite ledger that counts `get(id)` per id; every other call passes through. */
+function countingLedger(): { ledger: LedgerStore; reads: Map<string, number> } {
+  const inner = new SqliteLedger(':memory:');
+  const reads = new Map<string, number>();
+  const ledger = new Proxy(inner, {
+    get(target, name) {
+      if (name === 'get') {
+        return (id: string) => {
+          reads.set(id, (reads.get(id) ?? 0) + 1);
+          return target.get(id);
+        };
+      }
+      const value = Reflect.get(target, name, target) as unknown;
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  return { ledger, reads };
+}
+
+function statusSeenBy(sdkRoom: { state: unknown }, id: string): string | undefined {
+  const state = sdkRoom.state as { lightning?: { rewards?: Map<string, ClientEntry> } };
+  return state.lightning?.rewards?.get(id)?.status;
+}
+
+describe('room: how a move reaches the room', () => {
+  let game: Game | undefined;
+  let other: Lightning | undefined;
+  afterEach(async () => {
+    await other?.close();
+    other = undefined;
+    await game?.stop();
+    game = undefined;
+  });
+
+  it('a move applied in the room’s own process is handed over: no ledger read, the hook fires once', async () => {
+    const { ledger, reads } = countingLedger();
+    game = await startArena({ reconciler: { enabled: false }, ledger }, { catchUpMs: 0 });
+    const room = await game.colyseus.createRoom<Arena>('arena');
+    const alice = await game.colyseus.connectTo(room, { playerId: 'alice' });
+    const claimed: string[] = [];
+    room.plugins.lightning.onRewardClaimed((entry) => claimed.push(entry.id));
+    const reward = await room.plugins.lightning.reward(serverClient(room, alice), {
+      amountMsat: 21_000,
+      description: 'win',
+    });
+    const [remote] = game.emulator.control.withdrawalRequests();
+    game.emulator.control.claimWithdrawal(remote?.id as string);
+    await eventually(() => claimed.length === 1, 3_000, 'the room hook');
+    await eventually(() => statusSeenBy(alice, reward.id) === 'completed', 3_000, 'the screen');
+    // Both moves (creating -> pending, pending -> completed) reached the entry in hand.
+    expect(reads.get(reward.id) ?? 0).to.equal(0);
+    expect(claimed).to.deep.equal([reward.id]);
+  });
+
+  it('a move applied by another process comes as a message and is read back from the ledger', async () => {
+    const { ledger, reads } = countingLedger();
+    game = await startArena({ reconciler: { enabled: false }, ledger }, { catchUpMs: 0 });
+    // The callback never reaches this server: the other process settles the reward.
+    game.emulator.control.callbacks.set({ drop: true });
+    const room = await game.colyseus.createRoom<Arena>('arena');
+    const alice = await game.colyseus.connectTo(room, { playerId: 'alice' });
+    const claimed: string[] = [];
+    room.plugins.lightning.onRewardClaimed((entry) => claimed.push(entry.id));
+    const reward = await room.plugins.lightning.reward(serverClient(room, alice), {
+      amountMsat: 21_000,
+      description: 'win',
+    });
+    // A second server on the same ledger and presence (LocalPresence: this process's), as
+    // another process of the game would be with RedisPresence.
+    other = createLightning({
+      apiKey: game.emulator.apiKey,
+      baseUrl: game.emulator.url,
+      publicUrl: `http://127.0.0.1:${game.port}`,
+      logger: quietLogger,
+      ledger,
+      reconciler: { enabled: false },
+    });
+    const [remote] = game.emulator.control.withdrawalRequests();
+    game.emulator.control.claimWithdrawal(remote?.id as string);
+    const before = reads.get(reward.id) ?? 0;
+    expect((await other.refresh(reward.id))?.status).to.equal('completed');
+    await eventually(() => claimed.length === 1, 3_000, 'the room hook');
+    await eventually(() => statusSeenBy(alice, reward.id) === 'completed', 3_000, 'the screen');
+    // refresh read it once; the room read it once more, on the other process's message.
+    expect((reads.get(reward.id) ?? 0) - before).to.equal(2);
+    expect(claimed).to.deep.equal([reward.id]);
+  });
+});
