@@ -11,7 +11,7 @@ import { benchLedgers } from './ledgers.js';
 import { benchPresence } from './presence.js';
 import { benchScale } from './scale.js';
 import { benchScreen } from './screen.js';
-import { printTable, type Row } from './support/table.js';
+import { printGoals, printTable, type Row } from './support/table.js';
 
 const benches: Record<string, () => Promise<Row[]>> = {
   client: async () => (await benchClient()).rows,
@@ -42,6 +42,7 @@ console.log(
   `\ncolyseus-lightning benchmarks, ${new Date().toISOString().slice(0, 10)}, node ${process.version}`,
 );
 printTable(rows);
+printGoals(rows);
 for (const [title, lines] of profiles) {
   console.log(`\n${title}`);
   for (const line of lines) console.log(`  ${line}`);

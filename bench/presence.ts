@@ -118,6 +118,7 @@ export async function benchPresence(options: PresenceBenchOptions = {}): Promise
         subject: s.name,
         value: `p50 ${ms(p50, 3)}`,
         detail: `p99 ${ms(p99, 3)}`,
+        ...(i === 0 ? {} : { limit: `p50 ${ms(limitP50, 3)} (LocalPresence)` }),
         note:
           i === 0
             ? `${rooms} channels, ${rounds}x${messages} msgs at 1/ms, medians`

@@ -7,11 +7,18 @@ export interface Row {
   subject: string;
   /** The figure, already formatted: `18,200 req/s`. */
   value: string;
+  /**
+   * What the figure is held to, measured in the same run where it can be (`28,224 /s bare
+   * node:http`), or a fixed bound (`50 ms patch interval`). Printed beside the value.
+   */
+  limit?: string;
+  /** The figure against its limit, formatted: `0.93`. */
+  ratio?: string;
   /** Other figures of the same subject: `p50 1.6 ms, p99 4.1 ms`. */
   detail?: string;
-  /** Against the limit or goal, formatted: `0.93`. */
-  ratio?: string;
-  /** The goal and whether it was met, or a remark. */
+  /** A goal for the ratio or the figure, and whether this run met it: listed after the table. */
+  goal?: { text: string; met: boolean };
+  /** A remark. */
   note?: string;
 }
 
@@ -27,30 +34,36 @@ export function ratio(n: number): string {
   return Number.isFinite(n) ? n.toFixed(2) : 'n/a';
 }
 
+const COLUMNS = ['bench', 'subject', 'value', 'limit', 'ratio', 'goal', 'detail', 'note'] as const;
+/** Numbers read best right-aligned. */
+const RIGHT = new Set(['value', 'limit', 'ratio']);
+
 export function printTable(rows: readonly Row[], out: (line: string) => void = console.log): void {
-  const header: Row = {
-    bench: 'bench',
-    subject: 'subject',
-    value: 'value',
-    detail: 'detail',
-    ratio: 'ratio',
-    note: 'note',
-  };
-  const cells = (r: Row) => [
-    r.bench,
-    r.subject,
-    r.value,
-    r.detail ?? '',
-    r.ratio ?? '',
-    r.note ?? '',
-  ];
-  const all = [header, ...rows].map(cells);
-  const widths = all[0]?.map((_, i) => Math.max(...all.map((c) => (c[i] as string).length))) ?? [];
+  const cells = (r: Row) =>
+    COLUMNS.map((c) => {
+      if (c === 'goal') return r.goal ? `${r.goal.text}: ${r.goal.met ? 'met' : 'NOT MET'}` : '';
+      return r[c] ?? '';
+    });
+  const all = [[...COLUMNS] as string[], ...rows.map(cells)];
+  const widths = COLUMNS.map((_, i) => Math.max(...all.map((c) => (c[i] as string).length)));
   const line = (c: string[]) =>
-    `| ${c.map((cell, i) => (i === 2 || i === 4 ? cell.padStart(widths[i] as number) : cell.padEnd(widths[i] as number))).join(' | ')} |`;
+    `| ${c.map((cell, i) => (RIGHT.has(COLUMNS[i] as string) ? cell.padStart(widths[i] as number) : cell.padEnd(widths[i] as number))).join(' | ')} |`;
   out(line(all[0] as string[]));
   out(
-    `|${widths.map((w, i) => (i === 2 || i === 4 ? `${'-'.repeat(w + 1)}:` : '-'.repeat(w + 2))).join('|')}|`,
+    `|${widths.map((w, i) => (RIGHT.has(COLUMNS[i] as string) ? `${'-'.repeat(w + 1)}:` : '-'.repeat(w + 2))).join('|')}|`,
   );
   for (const c of all.slice(1)) out(line(c));
+}
+
+/** The goals of the run, one line each, met or not: what `npm run bench` ends with. */
+export function printGoals(rows: readonly Row[], out: (line: string) => void = console.log): void {
+  const goals = rows.filter((r) => r.goal);
+  if (goals.length === 0) return;
+  const met = goals.filter((r) => r.goal?.met).length;
+  out(`\ngoals: ${met} of ${goals.length} met`);
+  for (const r of goals) {
+    out(
+      `  ${r.goal?.met ? 'met    ' : 'NOT MET'}  ${r.bench} ${r.subject}: ${r.value}${r.limit ? ` against ${r.limit}` : ''}${r.ratio ? ` (ratio ${r.ratio})` : ''}; goal ${r.goal?.text}`,
+    );
+  }
 }
