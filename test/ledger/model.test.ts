@@ -72,7 +72,7 @@ describe('ledger stores against the model, several writers on one database', fun
     // share every statement (sqlite-core.ts); a run starts three threads (about 50 ms each under
     // tsx), so the thread mode runs a quarter of the sequences, unless a seed is replayed.
     for (const worker of [true, false]) {
-      const runs =
+      const runOptions =
         worker && env.MODEL_SEED === undefined
           ? { ...options, numRuns: Math.ceil(env.MODEL_RUNS / 4) }
           : options;
@@ -88,7 +88,7 @@ describe('ledger stores against the model, several writers on one database', fun
                 rmSync(`${path}${suffix}`, { force: true });
             },
           };
-        }, runs);
+        }, runOptions);
       });
     }
   });
