@@ -57,7 +57,7 @@ describe('ledger stores against the model, several writers on one database', fun
 
   describe('SqliteLedger', () => {
     let dir: string;
-    const runs = 0;
+    let runs = 0;
 
     before(() => {
       // On tmpfs where there is one: every write fsyncs (synchronous=FULL), and this test is
