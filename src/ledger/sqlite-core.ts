@@ -23,7 +23,7 @@ import {
   type NewIntent,
   PAYOUT_KINDS,
 } from './intent.js';
-import { LIVE_SQL, STEPS } from './sqlite-schema.js';
+import { LIVE_SQL, packId, STEPS, unpackId } from './sqlite-schema.js';
 import type { CreateGuards } from './store.js';
 
 /** How long a webhook event id is remembered for deduplication (deliveries retry for hours). */
@@ -63,7 +63,7 @@ const MAX_SOURCES = 4;
 /** One intent's row as the statements return it (node:sqlite hands integers over as numbers). */
 interface Row {
   seq: number;
-  id: string;
+  id: string | Uint8Array;
   kind: Intent['kind'];
   status: IntentStatus;
   room_id: string | null;
@@ -71,7 +71,7 @@ interface Row {
   amount: string;
   unit: string;
   description: string;
-  remote_id: string | null;
+  remote_id: string | Uint8Array | null;
   code: string | null;
   uri: string | null;
   callback_token: string | null;
@@ -111,7 +111,7 @@ export class SqliteCore {
   /** `guards.budgets` are the windows that apply to this intent (validate.ts budgetsFor). */
   create(input: NewIntent, now: number, guards: CreateGuards): Intent {
     const params: Params = {
-      id: input.id as string,
+      id: packId(input.id as string),
       kind: input.kind,
       room_id: input.roomId,
       player_id: input.playerId,
@@ -136,9 +136,10 @@ export class SqliteCore {
       const dup = duplicateOrSelf(err);
       if (dup instanceof DuplicateIntentError && dup.field === 'openKey') {
         const holder = this.sql.openKeyHolder.get(input.openKey ?? null) as
-          | { id: string }
+          | { id: string | Uint8Array }
           | undefined;
-        throw new DuplicateIntentError('openKey', { cause: err, existingId: holder?.id ?? null });
+        const existingId = holder === undefined ? null : unpackId(holder.id);
+        throw new DuplicateIntentError('openKey', { cause: err, existingId });
       }
       throw dup;
     }
@@ -173,7 +174,7 @@ export class SqliteCore {
   }
 
   get(id: string): Intent | null {
-    return this.one(this.sql.byId.get(id));
+    return this.one(this.sql.byId.get(packId(id)));
   }
 
   byCallbackToken(token: string): Intent | null {
@@ -181,7 +182,7 @@ export class SqliteCore {
   }
 
   byRemoteId(kind: Intent['kind'], remoteId: string): Intent | null {
-    return this.one(this.sql.byRemote.get(kind, remoteId));
+    return this.one(this.sql.byRemote.get(kind, packId(remoteId)));
   }
 
   openByRoom(roomId: string): Intent[] {
@@ -221,7 +222,7 @@ export class SqliteCore {
       return `UPDATE intents SET ${sets.join(', ')}
         WHERE id = :id AND status IN (${slots}) RETURNING ${COLUMNS}`;
     });
-    const params: Params = { ...patchParams(patch, fields), id, to, now };
+    const params: Params = { ...patchParams(patch, fields), id: packId(id), to, now };
     for (let i = 0; i < MAX_SOURCES; i++) params[`from${i}`] = sources[i] ?? null;
     return this.write(() => {
       const row = statement.get(params) as Row | undefined;
@@ -242,7 +243,7 @@ export class SqliteCore {
       return `UPDATE intents SET ${sets.join(', ')}
         WHERE id = :id AND status = :status RETURNING ${COLUMNS}`;
     });
-    const params: Params = { ...patchParams(patch, fields), id, status, now };
+    const params: Params = { ...patchParams(patch, fields), id: packId(id), status, now };
     return this.write(() => this.one(statement.get(params)));
   }
 
@@ -261,7 +262,7 @@ export class SqliteCore {
   }
 
   release(id: string, owner: string): void {
-    this.write(() => this.sql.release.run(id, owner));
+    this.write(() => this.sql.release.run(packId(id), owner));
   }
 
   unknowns(limit: number): Intent[] {
@@ -375,7 +376,7 @@ export class SqliteCore {
       history.push(entry);
     }
     return {
-      id: row.id,
+      id: unpackId(row.id),
       kind: row.kind,
       status: row.status,
       roomId: row.room_id,
@@ -383,7 +384,7 @@ export class SqliteCore {
       amount: row.amount,
       unit: row.unit,
       description: row.description,
-      remoteId: row.remote_id,
+      remoteId: row.remote_id === null ? null : unpackId(row.remote_id),
       code: row.code,
       uri: row.uri === '' ? `lightning:${row.code}` : row.uri,
       callbackToken: row.callback_token,
@@ -439,7 +440,9 @@ function patchParams(patch: IntentPatch, fields: readonly (keyof IntentPatch)[])
     params[PATCH_COLUMNS[field]] =
       field === 'meta'
         ? metaText(value as Record<string, unknown>)
-        : ((value ?? null) as SQLInputValue);
+        : field === 'remoteId' && typeof value === 'string'
+          ? packId(value)
+          : ((value ?? null) as SQLInputValue);
   }
   return params;
 }

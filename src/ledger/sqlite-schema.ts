@@ -10,7 +10,9 @@
  * - `live` (1 while open, NULL once terminal) is the filter of every "open" index, and only a
  *   move to a terminal status writes it: a move between open statuses touches none of them;
  * - `uri` is stored as '' when it is `lightning:` + code (it always is), `meta` as NULL when
- *   empty, so the row keeps the ~200-character code once.
+ *   empty, so the row keeps the ~200-character code once;
+ * - `id` and `remote_id` hold a canonical (lowercase) UUID as its 16 bytes, any other string as
+ *   text (packId): 20 bytes less in the row and in each of their indexes.
  */
 import type { DatabaseSync } from 'node:sqlite';
 import { IncompatibleLedgerError } from './errors.js';
@@ -54,7 +56,7 @@ export const LIVE_SQL = 'live IS NOT NULL';
 const INTENTS_TABLE = `
 CREATE TABLE intents (
   seq             INTEGER PRIMARY KEY,
-  id              TEXT    NOT NULL UNIQUE,
+  id              ANY     NOT NULL UNIQUE,
   kind            TEXT    NOT NULL,
   status          TEXT    NOT NULL,
   live            INTEGER,
@@ -63,7 +65,7 @@ CREATE TABLE intents (
   amount          TEXT    NOT NULL,
   unit            TEXT    NOT NULL,
   description     TEXT    NOT NULL,
-  remote_id       TEXT,
+  remote_id       ANY,
   code            TEXT,
   uri             TEXT,
   callback_token  TEXT,
@@ -122,6 +124,28 @@ CREATE INDEX IF NOT EXISTS intents_due
 CREATE INDEX IF NOT EXISTS events_seen ON events (seen_at);
 `;
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const HEX = '[0-9a-f]';
+const UUID_GLOB = [8, 4, 4, 4, 12].map((n) => HEX.repeat(n)).join('-');
+
+/**
+ * An id as stored: a canonical UUID (lowercase, as uuid makes them) as its 16 bytes, any other
+ * string as itself. One-to-one, so equality and uniqueness are those of the strings.
+ */
+export function packId(value: string): string | Uint8Array {
+  return UUID.test(value) ? Buffer.from(value.replaceAll('-', ''), 'hex') : value;
+}
+
+export function unpackId(value: string | Uint8Array): string {
+  if (typeof value === 'string') return value;
+  const hex = Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+/** packId in SQL, for the migration. */
+const packedSql = (col: string) =>
+  `CASE WHEN ${col} GLOB '${UUID_GLOB}' THEN unhex(replace(${col}, '-', '')) ELSE ${col} END`;
+
 const STEP_OF_JSON = `CASE json_extract(h.value, '$.to') ${STEPS.map((s, i) => `WHEN '${s}' THEN ${i}`).join(' ')} END`;
 
 /**
@@ -141,8 +165,8 @@ function migrateFromJsonHistory(db: DatabaseSync): void {
       description, remote_id, code, uri, callback_token, idempotency_key, open_key, group_id,
       expires_at, created_at, updated_at, next_check_at, checks, lease_owner, lease_until,
       error, meta)
-    SELECT seq, id, kind, status, CASE WHEN ${OPEN_STATUS_SQL} THEN 1 END, room_id, player_id,
-      amount, unit, description, remote_id, code,
+    SELECT seq, ${packedSql('id')}, kind, status, CASE WHEN ${OPEN_STATUS_SQL} THEN 1 END,
+      room_id, player_id, amount, unit, description, ${packedSql('remote_id')}, code,
       CASE WHEN uri = 'lightning:' || code THEN '' ELSE uri END, callback_token,
       idempotency_key, ${optional('open_key')}, ${optional('group_id')}, expires_at,
       created_at, updated_at, next_check_at, checks, lease_owner, lease_until, error,

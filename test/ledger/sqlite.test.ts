@@ -162,6 +162,31 @@ describe('SqliteLedger', () => {
     assert.deepEqual(await second.byRemoteId('reward', 'wr-9'), before[0]);
   });
 
+  it('keeps ids and remote ids in any spelling as given (a UUID is stored as its 16 bytes)', async () => {
+    const store = ledger();
+    const lower = '0190f5a2-7c3e-7d4b-9a1f-2b3c4d5e6f70';
+    for (const id of [lower, lower.toUpperCase(), `${lower}-x`, 'plain']) {
+      const created = await store.create(newIntent({ id }));
+      const moved = await store.transition(id, 'creating', 'pending', { patch: { remoteId: id } });
+      assertIncludes(moved, { id, remoteId: id });
+      assert.deepEqual(await store.get(id), moved);
+      assert.deepEqual(await store.byRemoteId(created.kind, id), moved);
+    }
+    await rejection(store.create(newIntent({ id: lower })), DuplicateIntentError);
+    const db = new DatabaseSync(file, { readOnly: true });
+    try {
+      assert.deepEqual(
+        db
+          .prepare('SELECT typeof(id) AS t FROM intents ORDER BY seq')
+          .all()
+          .map((r) => r.t),
+        ['blob', 'text', 'text', 'text'],
+      );
+    } finally {
+      db.close();
+    }
+  });
+
   it('stores the file in WAL mode with every index in place', async () => {
     await ledger().create(newIntent());
     const db = new DatabaseSync(file, { readOnly: true });
@@ -223,12 +248,15 @@ describe('SqliteLedger', () => {
       updated_at, next_check_at, checks, error, meta, history)
       VALUES (?, ?, ?, 'r', ?, '40000', 'msats', 'old', ?, ?, ?, ?, ?, NULL, ?, ?, ?, 0, ?, ?, ?)`);
     const h = (...entries: object[]) => JSON.stringify(entries);
+    // Ids as uuid makes them, and as a caller may choose them: both read back as they were.
+    const done = '01a20f31-1006-74b7-99ad-7a193dd58d44';
+    const remote = 'ee4cee54-66f4-4a85-8ec9-a32424ee91c6';
     insert.run(
-      'done',
+      done,
       'reward',
       'completed',
       'alice',
-      'wr-1',
+      remote,
       'LNURL1A',
       'lightning:LNURL1A',
       'tok_aaaaaaaaaaaaaaaaaaaaaa',
@@ -267,7 +295,9 @@ describe('SqliteLedger', () => {
     old.close();
 
     const store = ledger();
-    assertIncludes(await store.get('done'), {
+    assertIncludes(await store.get(done), {
+      id: done,
+      remoteId: remote,
       status: 'completed',
       uri: 'lightning:LNURL1A',
       meta: {},
@@ -291,7 +321,7 @@ describe('SqliteLedger', () => {
         { at: 21, from: 'creating', to: 'unknown' },
       ],
     });
-    assert.deepEqual(await store.byRemoteId('reward', 'wr-1'), await store.get('done'));
+    assert.deepEqual(await store.byRemoteId('reward', remote), await store.get(done));
     assert.deepEqual(await store.openByPlayer('bob'), [lost]);
     assert.deepEqual(await store.openByPlayer('alice'), []);
     // The open key is still held, and the history goes on where it stopped.
