@@ -5,7 +5,8 @@
  *
  * Costs per move: one UPDATE of the row by its id (prepared per patch shape, so that it writes
  * only the columns the patch names, and touches the "open" indexes only when the intent ends),
- * and one short row appended to `moves`. No JSON is written or parsed unless `meta` is set.
+ * and one short row appended to `moves` (with its note's id: one indexed read of `notes`, and a
+ * write the first time a note is seen). No JSON is written or parsed unless `meta` is set.
  *
  * Every write is one `BEGIN IMMEDIATE ... COMMIT` (or a savepoint inside a batch, see batch()),
  * so a status change is a compare-and-set on the status column: of two writers moving the same
@@ -231,7 +232,7 @@ export class SqliteCore {
       // service): its history needs no read.
       const before = sources.length === 1 && sources[0] === 'creating' ? [] : this.moves(row.seq);
       const step = STEPS.indexOf(to);
-      this.sql.appendMove.run(row.seq, step, now, note);
+      this.sql.appendMove.run(row.seq, step, now, note === null ? null : this.noteId(note));
       return this.toIntent(row, [...before, { step, at: now, note }]);
     });
   }
@@ -352,6 +353,12 @@ export class SqliteCore {
     return statement;
   }
 
+  /** A note's id in `notes`, recorded the first time it is seen (inside the move's transaction). */
+  private noteId(text: string): number {
+    const known = this.sql.noteId.get(text) as { id: number } | undefined;
+    return known?.id ?? (this.sql.addNote.get(text) as { id: number }).id;
+  }
+
   private moves(seq: number): Move[] {
     return this.sql.moves.all(seq) as unknown as Move[];
   }
@@ -470,7 +477,11 @@ function prepareStatements(db: DatabaseSync) {
         :now, :next_check_at, 0, :meta)
       RETURNING ${COLUMNS}`),
     appendMove: db.prepare('INSERT INTO moves (intent, step, at, note) VALUES (?, ?, ?, ?)'),
-    moves: db.prepare('SELECT step, at, note FROM moves WHERE intent = ? ORDER BY step'),
+    moves: db.prepare(`SELECT m.step, m.at, n.text AS note
+      FROM moves AS m LEFT JOIN notes AS n ON n.id = m.note
+      WHERE m.intent = ? ORDER BY m.step`),
+    noteId: db.prepare('SELECT id FROM notes WHERE text = ?'),
+    addNote: db.prepare('INSERT INTO notes (text) VALUES (?) RETURNING id'),
     byId: db.prepare(`SELECT ${COLUMNS} FROM intents WHERE id = ?`),
     recordEvent: db.prepare('INSERT OR IGNORE INTO events (id, seen_at) VALUES (?, ?)'),
     forgetEvents: db.prepare('DELETE FROM events WHERE seen_at < ?'),

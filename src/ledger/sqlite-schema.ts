@@ -6,7 +6,8 @@
  *
  * Schema 3 keeps the hot row small and a move cheap:
  * - the history lives in its own table (`moves`), one short row appended per move, keyed by
- *   intent and step, so a move never rewrites (or parses) a JSON array;
+ *   intent and step, so a move never rewrites (or parses) a JSON array; its notes, which repeat
+ *   ("withdrawal request pending"), are kept once each in `notes`;
  * - `live` (1 while open, NULL once terminal) is the filter of every "open" index, and only a
  *   move to a terminal status writes it: a move between open statuses touches none of them;
  * - `uri` is stored as '' when it is `lightning:` + code (it always is), `meta` as NULL when
@@ -83,15 +84,22 @@ CREATE TABLE intents (
   meta            TEXT
 ) STRICT`;
 
-const TABLES = `
-${INTENTS_TABLE.replace('CREATE TABLE', 'CREATE TABLE IF NOT EXISTS')};
+const MOVES_TABLES = `
 CREATE TABLE IF NOT EXISTS moves (
   intent INTEGER NOT NULL,
   step   INTEGER NOT NULL,
   at     INTEGER NOT NULL,
-  note   TEXT,
+  note   INTEGER,
   PRIMARY KEY (intent, step)
 ) STRICT, WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS notes (
+  id   INTEGER PRIMARY KEY,
+  text TEXT    NOT NULL UNIQUE
+) STRICT`;
+
+const TABLES = `
+${INTENTS_TABLE.replace('CREATE TABLE', 'CREATE TABLE IF NOT EXISTS')};
+${MOVES_TABLES};
 CREATE TABLE IF NOT EXISTS events (
   id      TEXT    PRIMARY KEY,
   seen_at INTEGER NOT NULL
@@ -120,7 +128,7 @@ CREATE INDEX IF NOT EXISTS intents_open_room
 CREATE INDEX IF NOT EXISTS intents_open_player
   ON intents (player_id) WHERE ${LIVE_SQL};
 CREATE INDEX IF NOT EXISTS intents_due
-  ON intents (next_check_at, created_at) WHERE next_check_at IS NOT NULL AND ${LIVE_SQL};
+  ON intents (next_check_at) WHERE next_check_at IS NOT NULL AND ${LIVE_SQL};
 CREATE INDEX IF NOT EXISTS events_seen ON events (seen_at);
 `;
 
@@ -172,12 +180,14 @@ function migrateFromJsonHistory(db: DatabaseSync): void {
       created_at, updated_at, next_check_at, checks, lease_owner, lease_until, error,
       CASE WHEN meta = '{}' THEN NULL ELSE meta END
     FROM intents_json_history;
-    CREATE TABLE IF NOT EXISTS moves (
-      intent INTEGER NOT NULL, step INTEGER NOT NULL, at INTEGER NOT NULL, note TEXT,
-      PRIMARY KEY (intent, step)
-    ) STRICT, WITHOUT ROWID;
+    ${MOVES_TABLES};
+    INSERT OR IGNORE INTO notes (text)
+    SELECT json_extract(h.value, '$.note')
+    FROM intents_json_history AS o, json_each(o.history) AS h
+    WHERE json_extract(h.value, '$.note') IS NOT NULL;
     INSERT INTO moves (intent, step, at, note)
-    SELECT o.seq, ${STEP_OF_JSON}, json_extract(h.value, '$.at'), json_extract(h.value, '$.note')
+    SELECT o.seq, ${STEP_OF_JSON}, json_extract(h.value, '$.at'),
+      (SELECT id FROM notes WHERE text = json_extract(h.value, '$.note'))
     FROM intents_json_history AS o, json_each(o.history) AS h
     WHERE json_extract(h.value, '$.from') IS NOT NULL;
     DROP TABLE intents_json_history;
