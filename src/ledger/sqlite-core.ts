@@ -24,7 +24,7 @@ import {
   type NewIntent,
   PAYOUT_KINDS,
 } from './intent.js';
-import { LIVE_SQL, packId, STEPS, unpackId } from './sqlite-schema.js';
+import { LIVE_SQL, packId, packToken, STEPS, unpackId, unpackToken } from './sqlite-schema.js';
 import type { CreateGuards } from './store.js';
 
 /** How long a webhook event id is remembered for deduplication (deliveries retry for hours). */
@@ -75,7 +75,7 @@ interface Row {
   remote_id: string | Uint8Array | null;
   code: string | null;
   uri: string | null;
-  callback_token: string | null;
+  callback_token: string | Uint8Array | null;
   idempotency_key: string | null;
   open_key: string | null;
   group_id: string | null;
@@ -119,7 +119,7 @@ export class SqliteCore {
       amount: input.amount,
       unit: input.unit,
       description: input.description,
-      callback_token: input.callbackToken ?? null,
+      callback_token: input.callbackToken == null ? null : packToken(input.callbackToken),
       idempotency_key: input.idempotencyKey ?? null,
       open_key: input.openKey ?? null,
       group_id: input.groupId ?? null,
@@ -179,7 +179,7 @@ export class SqliteCore {
   }
 
   byCallbackToken(token: string): Intent | null {
-    return this.one(this.sql.byToken.get(token));
+    return this.one(this.sql.byToken.get(packToken(token)));
   }
 
   byRemoteId(kind: Intent['kind'], remoteId: string): Intent | null {
@@ -394,7 +394,7 @@ export class SqliteCore {
       remoteId: row.remote_id === null ? null : unpackId(row.remote_id),
       code: row.code,
       uri: row.uri === '' ? `lightning:${row.code}` : row.uri,
-      callbackToken: row.callback_token,
+      callbackToken: row.callback_token === null ? null : unpackToken(row.callback_token),
       idempotencyKey: row.idempotency_key,
       openKey: row.open_key,
       groupId: row.group_id,

@@ -13,7 +13,8 @@
  * - `uri` is stored as '' when it is `lightning:` + code (it always is), `meta` as NULL when
  *   empty, so the row keeps the ~200-character code once;
  * - `id` and `remote_id` hold a canonical (lowercase) UUID as its 16 bytes, any other string as
- *   text (packId): 20 bytes less in the row and in each of their indexes.
+ *   text (packId): 20 bytes less in the row and in each of their indexes; `callback_token` its
+ *   base64url bytes (packToken): a quarter less.
  */
 import type { DatabaseSync } from 'node:sqlite';
 import { IncompatibleLedgerError } from './errors.js';
@@ -69,7 +70,7 @@ CREATE TABLE intents (
   remote_id       ANY,
   code            TEXT,
   uri             TEXT,
-  callback_token  TEXT,
+  callback_token  ANY,
   idempotency_key TEXT,
   open_key        TEXT,
   group_id        TEXT,
@@ -150,6 +151,21 @@ export function unpackId(value: string | Uint8Array): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
+/**
+ * A callback token as stored: base64url whose bytes encode back to the very same string (every
+ * token of 4n characters) as those bytes, any other string as itself. One-to-one, like packId.
+ */
+export function packToken(value: string): string | Uint8Array {
+  if (value.length % 4 !== 0) return value;
+  const bytes = Buffer.from(value, 'base64url');
+  return bytes.toString('base64url') === value ? bytes : value;
+}
+
+export function unpackToken(value: string | Uint8Array): string {
+  if (typeof value === 'string') return value;
+  return Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64url');
+}
+
 /** packId in SQL, for the migration. */
 const packedSql = (col: string) =>
   `CASE WHEN ${col} GLOB '${UUID_GLOB}' THEN unhex(replace(${col}, '-', '')) ELSE ${col} END`;
@@ -166,6 +182,10 @@ function migrateFromJsonHistory(db: DatabaseSync): void {
     (db.prepare('PRAGMA table_info(intents)').all() as { name: string }[]).map((c) => c.name),
   );
   const optional = (name: string) => (columns.has(name) ? name : 'NULL');
+  // For this statement only: SQLite has no base64.
+  db.function('pack_token', { deterministic: true }, (token) =>
+    typeof token === 'string' ? packToken(token) : token,
+  );
   db.exec(`
     ALTER TABLE intents RENAME TO intents_json_history;
     ${INTENTS_TABLE};
@@ -175,7 +195,7 @@ function migrateFromJsonHistory(db: DatabaseSync): void {
       error, meta)
     SELECT seq, ${packedSql('id')}, kind, status, CASE WHEN ${OPEN_STATUS_SQL} THEN 1 END,
       room_id, player_id, amount, unit, description, ${packedSql('remote_id')}, code,
-      CASE WHEN uri = 'lightning:' || code THEN '' ELSE uri END, callback_token,
+      CASE WHEN uri = 'lightning:' || code THEN '' ELSE uri END, pack_token(callback_token),
       idempotency_key, ${optional('open_key')}, ${optional('group_id')}, expires_at,
       created_at, updated_at, next_check_at, checks, lease_owner, lease_until, error,
       CASE WHEN meta = '{}' THEN NULL ELSE meta END

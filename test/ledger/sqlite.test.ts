@@ -162,7 +162,7 @@ describe('SqliteLedger', () => {
     assert.deepEqual(await second.byRemoteId('reward', 'wr-9'), before[0]);
   });
 
-  it('keeps ids and remote ids in any spelling as given (a UUID is stored as its 16 bytes)', async () => {
+  it('keeps ids, remote ids and tokens in any spelling as given, UUIDs and tokens as bytes', async () => {
     const store = ledger();
     const lower = '0190f5a2-7c3e-7d4b-9a1f-2b3c4d5e6f70';
     for (const id of [lower, lower.toUpperCase(), `${lower}-x`, 'plain']) {
@@ -173,14 +173,29 @@ describe('SqliteLedger', () => {
       assert.deepEqual(await store.byRemoteId(created.kind, id), moved);
     }
     await rejection(store.create(newIntent({ id: lower })), DuplicateIntentError);
+    for (const callbackToken of ['xgrkioTcbCGb4MHs3K-qWDE5haT90LEJ', 'hREE4C1VLHrANh0E6LXX_Q']) {
+      const created = await store.create(newIntent({ callbackToken }));
+      assert.equal(created.callbackToken, callbackToken);
+      assert.deepEqual(await store.byCallbackToken(callbackToken), created);
+      await rejection(store.create(newIntent({ callbackToken })), DuplicateIntentError);
+    }
     const db = new DatabaseSync(file, { readOnly: true });
     try {
       assert.deepEqual(
         db
           .prepare('SELECT typeof(id) AS t FROM intents ORDER BY seq')
           .all()
-          .map((r) => r.t),
+          .map((r) => r.t)
+          .slice(0, 4),
         ['blob', 'text', 'text', 'text'],
+      );
+      assert.deepEqual(
+        db
+          .prepare('SELECT typeof(callback_token) AS t FROM intents ORDER BY seq')
+          .all()
+          .map((r) => r.t)
+          .slice(4),
+        ['blob', 'text'],
       );
     } finally {
       db.close();
@@ -250,6 +265,7 @@ describe('SqliteLedger', () => {
     const h = (...entries: object[]) => JSON.stringify(entries);
     // Ids as uuid makes them, and as a caller may choose them: both read back as they were.
     const done = '01a20f31-1006-74b7-99ad-7a193dd58d44';
+    const token32 = 'xgrkioTcbCGb4MHs3K-qWDE5haT90LEJ';
     const remote = 'ee4cee54-66f4-4a85-8ec9-a32424ee91c6';
     insert.run(
       done,
@@ -259,7 +275,7 @@ describe('SqliteLedger', () => {
       remote,
       'LNURL1A',
       'lightning:LNURL1A',
-      'tok_aaaaaaaaaaaaaaaaaaaaaa',
+      token32,
       null,
       10,
       30,
@@ -322,6 +338,7 @@ describe('SqliteLedger', () => {
       ],
     });
     assert.deepEqual(await store.byRemoteId('reward', remote), await store.get(done));
+    assert.deepEqual(await store.byCallbackToken(token32), await store.get(done));
     assert.deepEqual(await store.openByPlayer('bob'), [lost]);
     assert.deepEqual(await store.openByPlayer('alice'), []);
     // The open key is still held, and the history goes on where it stopped.
