@@ -79,7 +79,7 @@ port.on('message', (first: Call) => {
       answer = { id: close.id, ok: false, error: encodeError(err) };
     }
     core = undefined;
+    // The caller ends the thread once it has this answer (Worker.terminate).
     port.postMessage(answer);
-    port.close();
   }
 });

@@ -22,6 +22,7 @@ import {
   IncompatibleLedgerError,
   type Intent,
   LedgerBusyError,
+  LedgerUnavailableError,
   SqliteLedger,
 } from '../../src/ledger/index.js';
 import {
@@ -512,6 +513,23 @@ describe('SqliteLedger', () => {
       claimed.map((i) => i.id),
       [100, 200, 300, 400, 500].map((t) => byTime.get(t)),
     );
+  });
+
+  it('rejects calls with LedgerUnavailableError, never hangs, when its thread dies', async () => {
+    const store = ledger();
+    await store.create(newIntent());
+    // What a crash of the thread looks like from here: it is gone, answers and all.
+    const thread = (store as unknown as { thread: { worker: { terminate(): Promise<number> } } })
+      .thread;
+    const inFlight = store.create(newIntent()).then(
+      () => 'answered',
+      (err: unknown) => err,
+    );
+    await thread.worker.terminate();
+    // The call in flight may have been answered before the end, or not: it settles either way.
+    const outcome = await inFlight;
+    assert.ok(outcome === 'answered' || outcome instanceof LedgerUnavailableError, String(outcome));
+    await rejection(store.get('anything'), LedgerUnavailableError);
   });
 
   it('lets a process that never closes its file ledger get its answers, then exit', async function () {
