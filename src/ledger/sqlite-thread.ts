@@ -9,6 +9,8 @@
  * what it had with LedgerUnavailableError: a write may or may not have been committed, as with
  * a networked store that went away.
  */
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { LedgerClosedError, LedgerUnavailableError } from './errors.js';
 import {
@@ -20,6 +22,17 @@ import {
   type WorkerInit,
 } from './sqlite-wire.js';
 import { sqliteWorkerUrl } from './sqlite-worker-url.js';
+
+/**
+ * The worker's command-line flags. Built (dist/), it needs none, and some of the process's would
+ * stop it from starting (`--input-type` of `node -e`): none. From the sources (the tests and the
+ * benchmarks, under tsx) the worker file is TypeScript: the process's own, with tsx's loader.
+ */
+let built: boolean | undefined;
+function workerFlags(): string[] | undefined {
+  built ??= existsSync(fileURLToPath(sqliteWorkerUrl));
+  return built ? [] : undefined;
+}
 
 interface Waiter {
   resolve(value: unknown): void;
@@ -35,7 +48,7 @@ export class SqliteThread {
   private closing: Promise<void> | undefined;
 
   constructor(init: WorkerInit) {
-    this.worker = new Worker(sqliteWorkerUrl, { workerData: init });
+    this.worker = new Worker(sqliteWorkerUrl, { workerData: init, execArgv: workerFlags() });
     this.worker.unref();
     this.worker.on('message', (message: Answer | Hello) => {
       if ('ready' in message) {
