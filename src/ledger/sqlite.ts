@@ -8,13 +8,14 @@
  *     unit: 'msats', description: 'Level 3', callbackToken });
  *   await ledger.transition(intent.id, 'creating', 'pending', { patch: { remoteId, code } });
  *
- * Footprint: a file ledger runs its connection on a worker thread (sqlite-worker.ts, about
- * 10 MB of memory for the thread), so its SQL, commits and fsyncs (synchronous=FULL) never
- * stall the rooms: the event loop pays one message each way per call, tens of microseconds.
- * Calls that queue up meanwhile commit together, with one fsync. A ':memory:' ledger runs
- * inline by default (a few microseconds per call, no fsync to wait for): option `worker`.
- * Inputs are validated here, before they cross; what the statements cost is in sqlite-core.ts,
- * the file layout in sqlite-schema.ts.
+ * Footprint: a file ledger runs its connection on a worker thread (sqlite-worker.ts; about
+ * 16 MB of RSS with its connection, 25 ms to start), so its SQL, commits and fsyncs
+ * (synchronous=FULL) never stall the rooms: the event loop pays one message each way per
+ * call, tens of microseconds. Calls that queue up meanwhile commit together, with one fsync.
+ * A ':memory:' ledger runs inline by default (about 20 µs per move, 9 µs per read, no fsync
+ * to wait for, less than the hand-off): option `worker`. Inputs are validated here, before
+ * they cross; what the statements cost is in sqlite-core.ts, the file layout in
+ * sqlite-schema.ts.
  *
  * Every write is one transaction that never spans an await, so instances in one process never
  * wait on each other, and instances in several processes serialise on SQLite's write lock:
