@@ -1,6 +1,7 @@
 /**
  * Benchmark 5, the three ledger stores side by side, durable settings on: SqliteLedger on a file
- * (WAL, synchronous=FULL), RedisLedger on a throwaway redis-server (AOF, appendfsync always) and
+ * (WAL, synchronous=FULL), on its worker thread (the default) and inline on the event loop
+ * (`worker: false`), RedisLedger on a throwaway redis-server (AOF, appendfsync always) and
  * PostgresLedger on a throwaway PostgreSQL (fsync, synchronous_commit on), all on this machine's
  * disk. The measured call is a move, `creating -> pending` with the service's id and code (what
  * every reward's answer makes), timed from the call to its answer:
@@ -98,8 +99,12 @@ export async function benchLedgers(options: LedgersBenchOptions = {}): Promise<R
   const postgres = await startPostgres();
   const stores: { name: string; store: LedgerStore }[] = [
     {
-      name: 'SqliteLedger (file, synchronous=FULL)',
-      store: new SqliteLedger(join(dir, 'l.sqlite')),
+      name: 'SqliteLedger (file, synchronous=FULL, worker thread)',
+      store: new SqliteLedger(join(dir, 'worker.sqlite')),
+    },
+    {
+      name: 'SqliteLedger (file, synchronous=FULL, inline)',
+      store: new SqliteLedger({ path: join(dir, 'inline.sqlite'), worker: false }),
     },
     { name: 'RedisLedger (AOF, appendfsync always)', store: new RedisLedger(redis.url) },
     {

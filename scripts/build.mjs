@@ -10,3 +10,13 @@ tsc('tsconfig.build.json');
 tsc('tsconfig.cjs.json');
 mkdirSync('dist/cjs', { recursive: true });
 writeFileSync('dist/cjs/package.json', `${JSON.stringify({ type: 'commonjs' })}\n`);
+// `import.meta` cannot be in CommonJS: the one module that locates a file by it (the SQLite
+// ledger's worker thread) gets its CommonJS twin, which finds the same file from __dirname.
+writeFileSync(
+  'dist/cjs/ledger/sqlite-worker-url.js',
+  `"use strict";
+Object.defineProperty(exports, "__esModule", { value: true });
+exports.sqliteWorkerUrl = require("node:url").pathToFileURL(require("node:path").join(__dirname, "sqlite-worker.js"));
+`,
+);
+rmSync('dist/cjs/ledger/sqlite-worker-url.js.map');

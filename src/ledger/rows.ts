@@ -1,7 +1,7 @@
 /**
- * An intent as a SQL store keeps it: one row, snake_case columns, meta and history as JSON
- * text. Shared by SqliteLedger and PostgresLedger so that both read a row the same way
- * (PostgreSQL hands 64-bit integers over as text, SQLite as numbers: both become numbers).
+ * An intent as PostgresLedger keeps it: one row, snake_case columns, meta and history as JSON
+ * text (PostgreSQL hands 64-bit integers over as text: they become numbers). SqliteLedger's
+ * schema 3 keeps its history in a table of its own and reads its rows in sqlite-core.ts.
  */
 import type { Intent, IntentHistoryEntry, IntentStatus } from './intent.js';
 

@@ -17,10 +17,12 @@ import { fileURLToPath } from 'node:url';
 import { ManualClock } from '../../src/clock.js';
 import { BudgetExceededError } from '../../src/errors.js';
 import {
+  DuplicateIntentError,
   IllegalTransitionError,
   IncompatibleLedgerError,
   type Intent,
   LedgerBusyError,
+  LedgerUnavailableError,
   SqliteLedger,
 } from '../../src/ledger/index.js';
 import {
@@ -36,22 +38,30 @@ async function tempDir(): Promise<{ dir: string; remove(): Promise<void> }> {
   return { dir, remove: () => rm(dir, { recursive: true, force: true }) };
 }
 
-describeLedgerContract('SqliteLedger :memory:', async () => {
-  const store = new SqliteLedger();
-  return { store, cleanup: () => store.close() };
-});
-
-describeLedgerContract('SqliteLedger file', async () => {
-  const { dir, remove } = await tempDir();
-  const store = new SqliteLedger({ path: join(dir, 'ledger.sqlite') });
-  return {
-    store,
-    cleanup: async () => {
-      await store.close();
-      await remove();
+// Every mode the store ships: inline is the default for memory, the worker thread for a file.
+for (const worker of [false, true]) {
+  describeLedgerContract(
+    `SqliteLedger :memory:, ${worker ? 'worker thread' : 'inline'}`,
+    async () => {
+      const store = new SqliteLedger({ worker });
+      return { store, cleanup: () => store.close() };
     },
-  };
-});
+  );
+}
+
+for (const worker of [true, false]) {
+  describeLedgerContract(`SqliteLedger file, ${worker ? 'worker thread' : 'inline'}`, async () => {
+    const { dir, remove } = await tempDir();
+    const store = new SqliteLedger({ path: join(dir, 'ledger.sqlite'), worker });
+    return {
+      store,
+      cleanup: async () => {
+        await store.close();
+        await remove();
+      },
+    };
+  });
+}
 
 describe('SqliteLedger', () => {
   let dir: string;
@@ -59,7 +69,7 @@ describe('SqliteLedger', () => {
   let file: string;
   const open: SqliteLedger[] = [];
 
-  function ledger(options: { clock?: ManualClock } = {}): SqliteLedger {
+  function ledger(options: { clock?: ManualClock; worker?: boolean } = {}): SqliteLedger {
     const instance = new SqliteLedger({ path: file, ...options });
     open.push(instance);
     return instance;
@@ -153,6 +163,46 @@ describe('SqliteLedger', () => {
     assert.deepEqual(await second.byRemoteId('reward', 'wr-9'), before[0]);
   });
 
+  it('keeps ids, remote ids and tokens in any spelling as given, UUIDs and tokens as bytes', async () => {
+    const store = ledger();
+    const lower = '0190f5a2-7c3e-7d4b-9a1f-2b3c4d5e6f70';
+    for (const id of [lower, lower.toUpperCase(), `${lower}-x`, 'plain']) {
+      const created = await store.create(newIntent({ id }));
+      const moved = await store.transition(id, 'creating', 'pending', { patch: { remoteId: id } });
+      assertIncludes(moved, { id, remoteId: id });
+      assert.deepEqual(await store.get(id), moved);
+      assert.deepEqual(await store.byRemoteId(created.kind, id), moved);
+    }
+    await rejection(store.create(newIntent({ id: lower })), DuplicateIntentError);
+    for (const callbackToken of ['xgrkioTcbCGb4MHs3K-qWDE5haT90LEJ', 'hREE4C1VLHrANh0E6LXX_Q']) {
+      const created = await store.create(newIntent({ callbackToken }));
+      assert.equal(created.callbackToken, callbackToken);
+      assert.deepEqual(await store.byCallbackToken(callbackToken), created);
+      await rejection(store.create(newIntent({ callbackToken })), DuplicateIntentError);
+    }
+    const db = new DatabaseSync(file, { readOnly: true });
+    try {
+      assert.deepEqual(
+        db
+          .prepare('SELECT typeof(id) AS t FROM intents ORDER BY seq')
+          .all()
+          .map((r) => r.t)
+          .slice(0, 4),
+        ['blob', 'text', 'text', 'text'],
+      );
+      assert.deepEqual(
+        db
+          .prepare('SELECT typeof(callback_token) AS t FROM intents ORDER BY seq')
+          .all()
+          .map((r) => r.t)
+          .slice(4),
+        ['blob', 'text'],
+      );
+    } finally {
+      db.close();
+    }
+  });
+
   it('stores the file in WAL mode with every index in place', async () => {
     await ledger().create(newIntent());
     const db = new DatabaseSync(file, { readOnly: true });
@@ -173,10 +223,6 @@ describe('SqliteLedger', () => {
         'intents_payout_room',
         'intents_payout_time',
       ]);
-      // Earlier versions indexed rewards alone for the budgets; payments count too now.
-      for (const gone of ['intents_reward_player', 'intents_reward_room', 'intents_reward_time']) {
-        assert.ok(!indexes.includes(gone), `${gone} left in place`);
-      }
       const amount = db.prepare('SELECT typeof(amount) AS t FROM intents').get();
       assertIncludes(amount, { t: 'text' });
     } finally {
@@ -210,19 +256,106 @@ describe('SqliteLedger', () => {
     assert.equal(keyed.openKey, 'k');
   });
 
-  it("replaces an earlier version's reward-only budget indexes with the payout ones", async () => {
-    await ledger().close();
+  it('migrates a schema 2 file: every intent read back with its full history', async () => {
     const old = new DatabaseSync(file);
+    old.exec(SCHEMA_2);
+    const insert = old.prepare(`INSERT INTO intents (id, kind, status, room_id, player_id, amount,
+      unit, description, remote_id, code, uri, callback_token, open_key, group_id, created_at,
+      updated_at, next_check_at, checks, error, meta, history)
+      VALUES (?, ?, ?, 'r', ?, '40000', 'msats', 'old', ?, ?, ?, ?, ?, NULL, ?, ?, ?, 0, ?, ?, ?)`);
+    const h = (...entries: object[]) => JSON.stringify(entries);
+    // Ids as uuid makes them, and as a caller may choose them: both read back as they were.
+    const done = '01a20f31-1006-74b7-99ad-7a193dd58d44';
+    const token32 = 'xgrkioTcbCGb4MHs3K-qWDE5haT90LEJ';
+    const remote = 'ee4cee54-66f4-4a85-8ec9-a32424ee91c6';
+    insert.run(
+      done,
+      'reward',
+      'completed',
+      'alice',
+      remote,
+      'LNURL1A',
+      'lightning:LNURL1A',
+      token32,
+      null,
+      10,
+      30,
+      null,
+      null,
+      '{}',
+      h(
+        { at: 10, from: null, to: 'creating' },
+        { at: 20, from: 'creating', to: 'pending' },
+        { at: 30, from: 'pending', to: 'completed', note: 'paid' },
+      ),
+    );
+    insert.run(
+      'lost',
+      'entryFee',
+      'unknown',
+      'bob',
+      null,
+      'LNURL1B',
+      'other:LNURL1B',
+      null,
+      'seat-1',
+      11,
+      21,
+      500,
+      'timeout',
+      '{"slots":{"before":3}}',
+      h({ at: 11, from: null, to: 'creating' }, { at: 21, from: 'creating', to: 'unknown' }),
+    );
     old.exec(`CREATE INDEX intents_reward_player ON intents (player_id, created_at)
       WHERE kind = 'reward'`);
+    old.exec('PRAGMA user_version = 2');
     old.close();
-    await ledger().create(newIntent({ kind: 'payment' }));
+
+    const store = ledger();
+    assertIncludes(await store.get(done), {
+      id: done,
+      remoteId: remote,
+      status: 'completed',
+      uri: 'lightning:LNURL1A',
+      meta: {},
+      history: [
+        { at: 10, from: null, to: 'creating' },
+        { at: 20, from: 'creating', to: 'pending' },
+        { at: 30, from: 'pending', to: 'completed', note: 'paid' },
+      ],
+    });
+    const lost = await store.get('lost');
+    assertIncludes(lost, {
+      status: 'unknown',
+      code: 'LNURL1B',
+      uri: 'other:LNURL1B',
+      openKey: 'seat-1',
+      nextCheckAt: 500,
+      error: 'timeout',
+      meta: { slots: { before: 3 } },
+      history: [
+        { at: 11, from: null, to: 'creating' },
+        { at: 21, from: 'creating', to: 'unknown' },
+      ],
+    });
+    assert.deepEqual(await store.byRemoteId('reward', remote), await store.get(done));
+    assert.deepEqual(await store.byCallbackToken(token32), await store.get(done));
+    assert.deepEqual(await store.openByPlayer('bob'), [lost]);
+    assert.deepEqual(await store.openByPlayer('alice'), []);
+    // The open key is still held, and the history goes on where it stopped.
+    await rejection(store.create(newIntent({ openKey: 'seat-1' })), DuplicateIntentError);
+    const moved = await store.transition('lost', 'unknown', 'failed', { now: 40 });
+    assert.deepEqual(moved?.history.at(-1), { at: 40, from: 'unknown', to: 'failed' });
+    assert.equal(moved?.history.length, 3);
+
     const db = new DatabaseSync(file, { readOnly: true });
     try {
+      assertIncludes(db.prepare('PRAGMA user_version').get(), { user_version: 3 });
       const names = db
         .prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'intents'")
         .all()
         .map((r) => r.name);
+      // Earlier versions indexed rewards alone for the budgets; payments count too now.
       assert.ok(!names.includes('intents_reward_player'));
       assert.ok(names.includes('intents_payout_player'));
     } finally {
@@ -237,58 +370,64 @@ describe('SqliteLedger', () => {
     assert.throws(() => new SqliteLedger(file), IncompatibleLedgerError);
   });
 
-  it('reports a write lock held too long as LedgerBusyError, writes nothing, and recovers', async () => {
-    const store = new SqliteLedger({ path: file, busyTimeoutMs: 50 });
-    open.push(store);
-    const created = await store.create(newIntent());
-    const other = new DatabaseSync(file);
-    other.exec('BEGIN IMMEDIATE');
-    try {
-      const err = await rejection(
-        store.transition(created.id, 'creating', 'pending'),
-        LedgerBusyError,
-      );
-      assert.equal(err.code, 'LN_LEDGER_BUSY');
-    } finally {
-      other.exec('COMMIT');
-      other.close();
-    }
-    assert.deepEqual(await store.get(created.id), created);
-    assert.equal((await store.transition(created.id, 'creating', 'pending'))?.status, 'pending');
-  });
+  // The worker thread waits in SQLite's busy handler; inline, the store retries on a timer.
+  for (const [mode, worker] of [
+    ['worker thread', true],
+    ['inline', false],
+  ] as const) {
+    it(`reports a write lock held too long as LedgerBusyError, writes nothing, and recovers (${mode})`, async () => {
+      const store = new SqliteLedger({ path: file, busyTimeoutMs: 50, worker });
+      open.push(store);
+      const created = await store.create(newIntent());
+      const other = new DatabaseSync(file);
+      other.exec('BEGIN IMMEDIATE');
+      try {
+        const err = await rejection(
+          store.transition(created.id, 'creating', 'pending'),
+          LedgerBusyError,
+        );
+        assert.equal(err.code, 'LN_LEDGER_BUSY');
+      } finally {
+        other.exec('COMMIT');
+        other.close();
+      }
+      assert.deepEqual(await store.get(created.id), created);
+      assert.equal((await store.transition(created.id, 'creating', 'pending'))?.status, 'pending');
+    });
 
-  it('waits for a held write lock off the game loop: the loop keeps running meanwhile', async () => {
-    // Issue 12, finding 6: node:sqlite waited on the loop for up to busyTimeoutMs (5 s),
-    // freezing every room of the process. Here the lock is released by a timer on the same
-    // loop, so the write can only succeed if the loop ran while it waited.
-    const store = ledger();
-    const created = await store.create(newIntent());
-    const other = new DatabaseSync(file);
-    other.exec('BEGIN IMMEDIATE');
-    const delay = monitorEventLoopDelay({ resolution: 1 });
-    delay.enable();
-    let ticks = 0;
-    const ticker = setInterval(() => ticks++, 5);
-    const started = performance.now();
-    setTimeout(() => {
-      other.exec('COMMIT');
-      other.close();
-    }, 150);
-    try {
-      const moved = await store.transition(created.id, 'creating', 'pending');
-      assert.equal(moved?.status, 'pending');
-    } finally {
-      clearInterval(ticker);
-      delay.disable();
-      if (other.isOpen && other.isTransaction) other.exec('COMMIT');
-      if (other.isOpen) other.close();
-    }
-    const waited = performance.now() - started;
-    assert.ok(waited >= 140 && waited < 2_000, `waited ${waited.toFixed(0)} ms for the lock`);
-    assert.ok(ticks >= 5, `the loop ran ${ticks} timer ticks while the write waited`);
-    const worstMs = delay.max / 1e6;
-    assert.ok(worstMs < 50, `the loop was blocked for up to ${worstMs.toFixed(1)} ms`);
-  });
+    it(`waits for a held write lock off the game loop: the loop keeps running meanwhile (${mode})`, async () => {
+      // Issue 12, finding 6: node:sqlite waited on the loop for up to busyTimeoutMs (5 s),
+      // freezing every room of the process. Here the lock is released by a timer on the same
+      // loop, so the write can only succeed if the loop ran while it waited.
+      const store = ledger({ worker });
+      const created = await store.create(newIntent());
+      const other = new DatabaseSync(file);
+      other.exec('BEGIN IMMEDIATE');
+      const delay = monitorEventLoopDelay({ resolution: 1 });
+      delay.enable();
+      let ticks = 0;
+      const ticker = setInterval(() => ticks++, 5);
+      const started = performance.now();
+      setTimeout(() => {
+        other.exec('COMMIT');
+        other.close();
+      }, 150);
+      try {
+        const moved = await store.transition(created.id, 'creating', 'pending');
+        assert.equal(moved?.status, 'pending');
+      } finally {
+        clearInterval(ticker);
+        delay.disable();
+        if (other.isOpen && other.isTransaction) other.exec('COMMIT');
+        if (other.isOpen) other.close();
+      }
+      const waited = performance.now() - started;
+      assert.ok(waited >= 140 && waited < 2_000, `waited ${waited.toFixed(0)} ms for the lock`);
+      assert.ok(ticks >= 5, `the loop ran ${ticks} timer ticks while the write waited`);
+      const worstMs = delay.max / 1e6;
+      assert.ok(worstMs < 50, `the loop was blocked for up to ${worstMs.toFixed(1)} ms`);
+    });
+  }
 
   it('lets exactly one of two instances on one file win each move (200 intents)', async () => {
     const a = ledger();
@@ -376,6 +515,39 @@ describe('SqliteLedger', () => {
     );
   });
 
+  it('rejects calls with LedgerUnavailableError, never hangs, when its thread dies', async () => {
+    const store = ledger();
+    await store.create(newIntent());
+    // What a crash of the thread looks like from here: it is gone, answers and all.
+    const thread = (store as unknown as { thread: { worker: { terminate(): Promise<number> } } })
+      .thread;
+    const inFlight = store.create(newIntent()).then(
+      () => 'answered',
+      (err: unknown) => err,
+    );
+    await thread.worker.terminate();
+    // The call in flight may have been answered before the end, or not: it settles either way.
+    const outcome = await inFlight;
+    assert.ok(outcome === 'answered' || outcome instanceof LedgerUnavailableError, String(outcome));
+    await rejection(store.get('anything'), LedgerUnavailableError);
+  });
+
+  it('lets a process that never closes its file ledger get its answers, then exit', async function () {
+    this.timeout(20_000);
+    const script = fileURLToPath(new URL('./fixtures/left-open.ts', import.meta.url));
+    const child = spawn(process.execPath, ['--import', 'tsx', script, file], {
+      cwd: fileURLToPath(new URL('../..', import.meta.url)),
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const next = lineReader(child as ChildProcess & { stdout: Readable });
+    try {
+      assert.equal(await next(), 'pending');
+      await exited(child);
+    } finally {
+      if (child.exitCode === null) child.kill();
+    }
+  });
+
   describe('two processes on one file', function () {
     this.timeout(60_000);
     const worker = fileURLToPath(new URL('./fixtures/race-worker.ts', import.meta.url));
@@ -446,3 +618,27 @@ function exited(child: ChildProcess): Promise<void> {
     );
   });
 }
+
+/** The file layout of schema 2 (history as JSON in the row), as that version created it. */
+const SCHEMA_2 = `
+CREATE TABLE intents (
+  seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, kind TEXT NOT NULL, status TEXT NOT NULL,
+  room_id TEXT, player_id TEXT NOT NULL, amount TEXT NOT NULL, unit TEXT NOT NULL,
+  description TEXT NOT NULL, remote_id TEXT, code TEXT, uri TEXT, callback_token TEXT,
+  idempotency_key TEXT, open_key TEXT, group_id TEXT, expires_at INTEGER,
+  created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, next_check_at INTEGER,
+  checks INTEGER NOT NULL, lease_owner TEXT, lease_until INTEGER, error TEXT,
+  meta TEXT NOT NULL, history TEXT NOT NULL
+) STRICT;
+CREATE UNIQUE INDEX intents_open_key ON intents (open_key)
+  WHERE open_key IS NOT NULL AND status IN ('creating', 'pending', 'unknown');
+CREATE INDEX intents_payout_player ON intents (player_id, created_at)
+  WHERE kind IN ('reward', 'payment');
+CREATE UNIQUE INDEX intents_callback_token ON intents (callback_token)
+  WHERE callback_token IS NOT NULL;
+CREATE INDEX intents_remote ON intents (kind, remote_id, created_at) WHERE remote_id IS NOT NULL;
+CREATE INDEX intents_open_player ON intents (player_id, created_at)
+  WHERE status IN ('creating', 'pending', 'unknown');
+CREATE TABLE events (id TEXT PRIMARY KEY, seen_at INTEGER NOT NULL) STRICT, WITHOUT ROWID;
+CREATE INDEX events_seen ON events (seen_at);
+`;

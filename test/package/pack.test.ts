@@ -112,6 +112,8 @@ describe('package: the packed tarball', function () {
       'dist/api/index.js',
       'dist/emulator/index.js',
       'dist/emulator/cli.js',
+      'dist/ledger/sqlite-worker.js',
+      'dist/cjs/ledger/sqlite-worker.js',
       'bin/colyseus-lightning.js',
       'README.md',
       'LICENSE',
@@ -153,6 +155,37 @@ describe('package: the packed tarball', function () {
 
   it('plays a paid round from a CommonJS game', async () => {
     expect(await play(project, 'game.cjs')).to.include({ ...aPaidRound, module: 'cjs' });
+  });
+
+  it('runs a file ledger on its worker thread, from ESM and from CommonJS', async () => {
+    const moves = `
+      const ledger = new SqliteLedger({ path: process.argv[1], worker: true });
+      const created = await ledger.create({ kind: 'reward', roomId: 'r', playerId: 'p',
+        amount: '1', unit: 'msats', description: 'packed' });
+      const moved = await ledger.transition(created.id, 'creating', 'pending');
+      await ledger.close();
+      console.log(moved.status, moved.history.length);`;
+    const esm = await run(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `import { SqliteLedger } from 'colyseus-lightning';${moves}`,
+        join(dir, 'esm.sqlite'),
+      ],
+      { cwd: project },
+    );
+    expect(esm.stdout.trim()).to.equal('pending 2');
+    const cjs = await run(
+      process.execPath,
+      [
+        '-e',
+        `const { SqliteLedger } = require('colyseus-lightning'); (async () => {${moves}})();`,
+        join(dir, 'cjs.sqlite'),
+      ],
+      { cwd: project },
+    );
+    expect(cjs.stdout.trim()).to.equal('pending 2');
   });
 
   it('says which Node it needs, on an older Node, from every entry point and the bin', async function () {

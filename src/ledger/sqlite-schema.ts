@@ -1,0 +1,264 @@
+/**
+ * The SQLite ledger's file layout (schema 3) and the one function that opens a connection on
+ * it: pragmas, the version check, and the migration of files written by schemas 1 and 2. Used
+ * by the inline store and by its worker thread alike. Costs one transaction when a file is
+ * opened (a table rebuild, once, for an older file), nothing afterwards.
+ *
+ * Schema 3 keeps the hot row small and a move cheap:
+ * - the history lives in its own table (`moves`), one short row appended per move, keyed by
+ *   intent and step, so a move never rewrites (or parses) a JSON array; its notes, which repeat
+ *   ("withdrawal request pending"), are kept once each in `notes`;
+ * - `live` (1 while open, NULL once terminal) is the filter of every "open" index, and only a
+ *   move to a terminal status writes it: a move between open statuses touches none of them;
+ * - `uri` is stored as '' when it is `lightning:` + code (it always is), `meta` as NULL when
+ *   empty, so the row keeps the ~200-character code once;
+ * - `id` and `remote_id` hold a canonical (lowercase) UUID as its 16 bytes, any other string as
+ *   text (packId): 20 bytes less in the row and in each of their indexes; `callback_token` its
+ *   base64url bytes (packToken): a quarter less.
+ */
+import type { DatabaseSync } from 'node:sqlite';
+import { IncompatibleLedgerError } from './errors.js';
+import {
+  INTENT_STATUSES,
+  type IntentStatus,
+  OPEN_STATUSES,
+  PAYOUT_KINDS,
+  TRANSITIONS,
+} from './intent.js';
+
+/** Bumped whenever the tables change shape; an older library refuses a newer file. */
+export const SCHEMA_VERSION = 3;
+
+/**
+ * A move's step: the rank of its target status. TRANSITIONS only ever moves up this order
+ * (checked below), so an intent reaches each step at most once, and ordering its moves by step
+ * orders them in time: (intent, step) is the history table's key.
+ */
+export const STEPS: readonly IntentStatus[] = [
+  'creating',
+  'unknown',
+  'pending',
+  'completed',
+  'expired',
+  'failed',
+];
+for (const from of INTENT_STATUSES) {
+  for (const to of TRANSITIONS[from]) {
+    if (STEPS.indexOf(to) <= STEPS.indexOf(from)) {
+      throw new Error(`sqlite ledger: the move ${from} -> ${to} breaks the history's step order`);
+    }
+  }
+}
+
+const PAYOUT_SQL = `kind IN (${PAYOUT_KINDS.map((k) => `'${k}'`).join(', ')})`;
+const OPEN_STATUS_SQL = `status IN (${OPEN_STATUSES.map((s) => `'${s}'`).join(', ')})`;
+/** The one test of openness the indexes and the queries repeat word for word. */
+export const LIVE_SQL = 'live IS NOT NULL';
+
+const INTENTS_TABLE = `
+CREATE TABLE intents (
+  seq             INTEGER PRIMARY KEY,
+  id              ANY     NOT NULL UNIQUE,
+  kind            TEXT    NOT NULL,
+  status          TEXT    NOT NULL,
+  live            INTEGER,
+  room_id         TEXT,
+  player_id       TEXT    NOT NULL,
+  amount          TEXT    NOT NULL,
+  unit            TEXT    NOT NULL,
+  description     TEXT    NOT NULL,
+  remote_id       ANY,
+  code            TEXT,
+  uri             TEXT,
+  callback_token  ANY,
+  idempotency_key TEXT,
+  open_key        TEXT,
+  group_id        TEXT,
+  expires_at      INTEGER,
+  created_at      INTEGER NOT NULL,
+  updated_at      INTEGER NOT NULL,
+  next_check_at   INTEGER,
+  checks          INTEGER NOT NULL,
+  lease_owner     TEXT,
+  lease_until     INTEGER,
+  error           TEXT,
+  meta            TEXT
+) STRICT`;
+
+const MOVES_TABLES = `
+CREATE TABLE IF NOT EXISTS moves (
+  intent INTEGER NOT NULL,
+  step   INTEGER NOT NULL,
+  at     INTEGER NOT NULL,
+  note   INTEGER,
+  PRIMARY KEY (intent, step)
+) STRICT, WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS notes (
+  id   INTEGER PRIMARY KEY,
+  text TEXT    NOT NULL UNIQUE
+) STRICT`;
+
+const TABLES = `
+${INTENTS_TABLE.replace('CREATE TABLE', 'CREATE TABLE IF NOT EXISTS')};
+${MOVES_TABLES};
+CREATE TABLE IF NOT EXISTS events (
+  id      TEXT    PRIMARY KEY,
+  seen_at INTEGER NOT NULL
+) STRICT, WITHOUT ROWID;
+`;
+
+// Narrow keys: the rowid that ends every entry already orders rows by creation, and the few
+// rows one key finds are sorted by the query. Payout indexes never change after the insert.
+const INDEXES = `
+CREATE UNIQUE INDEX IF NOT EXISTS intents_open_key
+  ON intents (open_key) WHERE open_key IS NOT NULL AND ${LIVE_SQL};
+CREATE INDEX IF NOT EXISTS intents_payout_player
+  ON intents (player_id, created_at) WHERE ${PAYOUT_SQL};
+CREATE INDEX IF NOT EXISTS intents_payout_room
+  ON intents (room_id, created_at) WHERE ${PAYOUT_SQL};
+CREATE INDEX IF NOT EXISTS intents_payout_time
+  ON intents (created_at) WHERE ${PAYOUT_SQL};
+CREATE INDEX IF NOT EXISTS intents_group
+  ON intents (group_id) WHERE group_id IS NOT NULL;
+CREATE UNIQUE INDEX IF NOT EXISTS intents_callback_token
+  ON intents (callback_token) WHERE callback_token IS NOT NULL;
+CREATE INDEX IF NOT EXISTS intents_remote
+  ON intents (remote_id) WHERE remote_id IS NOT NULL;
+CREATE INDEX IF NOT EXISTS intents_open_room
+  ON intents (room_id) WHERE ${LIVE_SQL};
+CREATE INDEX IF NOT EXISTS intents_open_player
+  ON intents (player_id) WHERE ${LIVE_SQL};
+CREATE INDEX IF NOT EXISTS intents_due
+  ON intents (next_check_at) WHERE next_check_at IS NOT NULL AND ${LIVE_SQL};
+CREATE INDEX IF NOT EXISTS events_seen ON events (seen_at);
+`;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const HEX = '[0-9a-f]';
+const UUID_GLOB = [8, 4, 4, 4, 12].map((n) => HEX.repeat(n)).join('-');
+
+/**
+ * An id as stored: a canonical UUID (lowercase, as uuid makes them) as its 16 bytes, any other
+ * string as itself. One-to-one, so equality and uniqueness are those of the strings.
+ */
+export function packId(value: string): string | Uint8Array {
+  return UUID.test(value) ? Buffer.from(value.replaceAll('-', ''), 'hex') : value;
+}
+
+export function unpackId(value: string | Uint8Array): string {
+  if (typeof value === 'string') return value;
+  const hex = Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+/**
+ * A callback token as stored: base64url whose bytes encode back to the very same string (every
+ * token of 4n characters) as those bytes, any other string as itself. One-to-one, like packId.
+ */
+export function packToken(value: string): string | Uint8Array {
+  if (value.length % 4 !== 0) return value;
+  const bytes = Buffer.from(value, 'base64url');
+  return bytes.toString('base64url') === value ? bytes : value;
+}
+
+export function unpackToken(value: string | Uint8Array): string {
+  if (typeof value === 'string') return value;
+  return Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64url');
+}
+
+/** packId in SQL, for the migration. */
+const packedSql = (col: string) =>
+  `CASE WHEN ${col} GLOB '${UUID_GLOB}' THEN unhex(replace(${col}, '-', '')) ELSE ${col} END`;
+
+const STEP_OF_JSON = `CASE json_extract(h.value, '$.to') ${STEPS.map((s, i) => `WHEN '${s}' THEN ${i}`).join(' ')} END`;
+
+/**
+ * Schemas 1 and 2 kept the history as a JSON array in the row: the table is rebuilt into
+ * schema 3's shape (one pass, inside the opening transaction) and each recorded move becomes a
+ * row of `moves`. The first entry (null -> creating, at created_at) is implied by the row.
+ */
+function migrateFromJsonHistory(db: DatabaseSync): void {
+  const columns = new Set(
+    (db.prepare('PRAGMA table_info(intents)').all() as { name: string }[]).map((c) => c.name),
+  );
+  const optional = (name: string) => (columns.has(name) ? name : 'NULL');
+  // For this statement only: SQLite has no base64.
+  db.function('pack_token', { deterministic: true }, (token) =>
+    typeof token === 'string' ? packToken(token) : token,
+  );
+  db.exec(`
+    ALTER TABLE intents RENAME TO intents_json_history;
+    ${INTENTS_TABLE};
+    INSERT INTO intents (seq, id, kind, status, live, room_id, player_id, amount, unit,
+      description, remote_id, code, uri, callback_token, idempotency_key, open_key, group_id,
+      expires_at, created_at, updated_at, next_check_at, checks, lease_owner, lease_until,
+      error, meta)
+    SELECT seq, ${packedSql('id')}, kind, status, CASE WHEN ${OPEN_STATUS_SQL} THEN 1 END,
+      room_id, player_id, amount, unit, description, ${packedSql('remote_id')}, code,
+      CASE WHEN uri = 'lightning:' || code THEN '' ELSE uri END, pack_token(callback_token),
+      idempotency_key, ${optional('open_key')}, ${optional('group_id')}, expires_at,
+      created_at, updated_at, next_check_at, checks, lease_owner, lease_until, error,
+      CASE WHEN meta = '{}' THEN NULL ELSE meta END
+    FROM intents_json_history;
+    ${MOVES_TABLES};
+    INSERT OR IGNORE INTO notes (text)
+    SELECT json_extract(h.value, '$.note')
+    FROM intents_json_history AS o, json_each(o.history) AS h
+    WHERE json_extract(h.value, '$.note') IS NOT NULL;
+    INSERT INTO moves (intent, step, at, note)
+    SELECT o.seq, ${STEP_OF_JSON}, json_extract(h.value, '$.at'),
+      (SELECT id FROM notes WHERE text = json_extract(h.value, '$.note'))
+    FROM intents_json_history AS o, json_each(o.history) AS h
+    WHERE json_extract(h.value, '$.from') IS NOT NULL;
+    DROP TABLE intents_json_history;
+  `);
+}
+
+/**
+ * Opens `path` (a file, or ':memory:') ready for schema 3: WAL and synchronous=FULL for a file,
+ * the tables and indexes created or migrated under the write lock. Throws
+ * IncompatibleLedgerError for a file of a newer schema. `busyTimeoutMs` is SQLite's own wait for
+ * another process's lock, here and on every later statement of the connection.
+ */
+export function openLedgerDatabase(path: string, busyTimeoutMs: number): DatabaseSync {
+  // Loaded here, not imported: an older Node then fails at the entry point's version check.
+  const { DatabaseSync: Database } = process.getBuiltinModule('node:sqlite');
+  const db = new Database(path, { timeout: busyTimeoutMs });
+  try {
+    if (path !== ':memory:' && path !== '') {
+      // WAL: readers never block the writer, and a commit appends instead of rewriting pages.
+      db.exec('PRAGMA journal_mode = WAL');
+      // FULL, not NORMAL: under WAL, NORMAL may lose the last commits on power loss, and an
+      // intent is written precisely so that it survives the API call that follows it.
+      db.exec('PRAGMA synchronous = FULL');
+    }
+    db.exec('BEGIN IMMEDIATE');
+    try {
+      const { user_version: version } = db.prepare('PRAGMA user_version').get() as {
+        user_version: number;
+      };
+      if (version > SCHEMA_VERSION) {
+        throw new IncompatibleLedgerError(
+          `ledger file ${path} has schema version ${version}; this library reads up to ${SCHEMA_VERSION}`,
+        );
+      }
+      if (version < SCHEMA_VERSION) {
+        const old = db
+          .prepare("SELECT 1 FROM pragma_table_info('intents') WHERE name = 'history'")
+          .get();
+        if (old !== undefined) migrateFromJsonHistory(db);
+        db.exec(TABLES);
+        db.exec(INDEXES);
+        db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
+      }
+      db.exec('COMMIT');
+    } catch (err) {
+      if (db.isTransaction) db.exec('ROLLBACK');
+      throw err;
+    }
+    return db;
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+}

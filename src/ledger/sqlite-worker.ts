@@ -1,0 +1,85 @@
+/**
+ * The SQLite ledger's worker thread: owns the connection and runs every call SqliteLedger posts,
+ * so that SQL, commits and their fsync never run on the game's event loop. Started by
+ * sqlite-thread.ts with `workerData` (WorkerInit); answers each call by its id, in order.
+ *
+ * Group commit: the calls that queued up while the last batch ran are taken together
+ * (receiveMessageOnPort) and run in one transaction, each in its own savepoint, so a burst of
+ * moves costs one fsync, while each call still fails or succeeds alone. No answer is sent
+ * before its commit. Blocking here on another process's lock (SQLite's busy handler, up to
+ * busyTimeoutMs) is fine: only this thread waits.
+ */
+import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
+import { SqliteCore } from './sqlite-core.js';
+import { openLedgerDatabase } from './sqlite-schema.js';
+import {
+  type Answer,
+  type Call,
+  encodeError,
+  type Hello,
+  type MethodCall,
+  type WorkerInit,
+} from './sqlite-wire.js';
+
+/** The most calls one commit covers: bounds the latency a call adds to the others of its batch. */
+const MAX_BATCH = 64;
+
+const port = parentPort;
+if (port === null) throw new Error('sqlite-worker.ts runs as a worker thread only');
+const init = workerData as WorkerInit;
+
+let core: SqliteCore | undefined;
+try {
+  core = new SqliteCore(openLedgerDatabase(init.path, init.busyTimeoutMs));
+  port.postMessage({ ready: true } satisfies Hello);
+} catch (err) {
+  port.postMessage({ ready: false, error: encodeError(err) } satisfies Hello);
+}
+
+function run(target: SqliteCore, call: MethodCall): Answer {
+  try {
+    const method = target[call.method] as (...args: unknown[]) => unknown;
+    return { id: call.id, ok: true, value: method.apply(target, call.args) };
+  } catch (err) {
+    return { id: call.id, ok: false, error: encodeError(err) };
+  }
+}
+
+port.on('message', (first: Call) => {
+  if (core === undefined) return;
+  const target = core;
+  const calls: Call[] = [first];
+  while (calls.length < MAX_BATCH && !('close' in (calls.at(-1) as Call))) {
+    const next = receiveMessageOnPort(port);
+    if (next === undefined) break;
+    calls.push(next.message as Call);
+  }
+  const work = calls.filter((c): c is MethodCall => 'method' in c);
+  let answers: Answer[] = [];
+  if (work.length === 1) {
+    answers = [run(target, work[0] as MethodCall)];
+  } else if (work.length > 1) {
+    try {
+      target.batch(() => {
+        answers = work.map((call) => run(target, call));
+      });
+    } catch (err) {
+      // The lock could not be had, or the commit failed: nothing of the batch was kept.
+      const error = encodeError(err);
+      answers = work.map((call) => ({ id: call.id, ok: false, error }));
+    }
+  }
+  for (const answer of answers) port.postMessage(answer);
+  const close = calls.find((c) => 'close' in c);
+  if (close !== undefined) {
+    let answer: Answer = { id: close.id, ok: true, value: undefined };
+    try {
+      target.close();
+    } catch (err) {
+      answer = { id: close.id, ok: false, error: encodeError(err) };
+    }
+    core = undefined;
+    // The caller ends the thread once it has this answer (Worker.terminate).
+    port.postMessage(answer);
+  }
+});
