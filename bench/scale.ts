@@ -196,6 +196,13 @@ export async function benchScale(options: ScaleBenchOptions = {}): Promise<{
       );
       await viaListener(false);
     }
+    // The move alone: the ledger's own rate for the move a callback makes, in the same process
+    // and on the same store, between the route runs.
+    const moveRuns: { rate: number; cpuUs: number }[] = [];
+    for (let b = 0; b < 3; b++) {
+      moveRuns.push(await ask<{ rate: number; cpuUs: number }>(server, { cmd: 'moves', n: 1000 }));
+    }
+    const move = med(moveRuns);
     const bareRoute = med(bareRuns);
     const routerRoute = med(routeRuns);
     const listenerRoute = med(listenerRouteRuns);
@@ -243,6 +250,15 @@ export async function benchScale(options: ScaleBenchOptions = {}): Promise<{
           met: verifiedListener.rate / floor >= GOAL_OF_FLOOR,
         },
         note: 'ratio: rate / bare floor',
+      },
+      {
+        bench: '3 scale',
+        subject: 'the ledger move alone (pending -> completed, same store)',
+        value: `${int(move.rate)} moves/s`,
+        limit: `${int(verifiedListener.rate)} /s verified (listener)`,
+        ratio: ratio(verifiedListener.rate / move.rate),
+        detail: `${move.cpuUs.toFixed(0)} µs CPU per move, one at a time: ${((100 * move.cpuUs) / verifiedListener.cpuUs).toFixed(0)} % of a verified callback's server CPU`,
+        note: "the move's limit; ratio: verified callbacks / moves",
       },
       {
         bench: '3 scale',

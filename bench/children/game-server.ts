@@ -17,6 +17,10 @@
  *   {"cmd":"bare"}                           starts a bare node:http server in this process
  *                                            that reads each POST and answers an empty 404
  *                                            (the floor a route can reach); answers `{url}`
+ *   {"cmd":"moves","n":N}                    the ledger's own move rate: N intents of their
+ *                                            own recorded and made pending (untimed), then
+ *                                            each moved pending -> completed, one at a time,
+ *                                            as a callback moves one; answers `{rate, cpuUs}`
  *
  * Args: <emulatorUrl> <apiKey> [--rooms N] [--patch-rate ms] [--immediate-push]
  */
@@ -148,6 +152,38 @@ async function startBare(): Promise<string> {
   return `http://127.0.0.1:${barePort}`;
 }
 
+let moveBatch = 0;
+/** The ledger alone, in this process, on the same store and rows as the callbacks. */
+async function moves(n: number): Promise<{ rate: number; cpuUs: number }> {
+  const ledger = lightning.ledger;
+  const batch = moveBatch++;
+  const ids: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const intent = await ledger.create({
+      kind: 'reward',
+      roomId: 'bench-moves',
+      playerId: `mover-${batch}-${i}`,
+      amount: '1000',
+      unit: 'msats',
+      description: 'move rate',
+    });
+    await ledger.transition(intent.id, 'creating', 'pending', {
+      patch: { remoteId: crypto.randomUUID(), code: `LNURL1${'X'.repeat(180)}` },
+    });
+    ids.push(intent.id);
+  }
+  const cpu = process.cpuUsage();
+  const started = performance.now();
+  for (const id of ids) {
+    if (!(await ledger.transition(id, 'pending', 'completed', { note: 'bench' }))) {
+      throw new Error(`move of ${id} lost`);
+    }
+  }
+  const seconds = (performance.now() - started) / 1000;
+  const used = process.cpuUsage(cpu);
+  return { rate: n / seconds, cpuUs: (used.user + used.system) / n };
+}
+
 const session = new Session();
 for await (const line of createInterface({ input: process.stdin })) {
   const command = JSON.parse(line) as {
@@ -183,6 +219,8 @@ for await (const line of createInterface({ input: process.stdin })) {
     detach?.();
     detach = undefined;
     reply({ ok: true });
+  } else if (command.cmd === 'moves') {
+    reply(await moves(command.n ?? 1000));
   } else if (command.cmd === 'bare') {
     reply({ url: bare ? null : await startBare() });
   } else {
