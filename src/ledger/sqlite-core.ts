@@ -24,7 +24,15 @@ import {
   type NewIntent,
   PAYOUT_KINDS,
 } from './intent.js';
-import { LIVE_SQL, packId, packToken, STEPS, unpackId, unpackToken } from './sqlite-schema.js';
+import {
+  LIVE_SQL,
+  PAYOUT_INDEXES,
+  packId,
+  packToken,
+  STEPS,
+  unpackId,
+  unpackToken,
+} from './sqlite-schema.js';
 import type { CreateGuards } from './store.js';
 
 /** How long a webhook event id is remembered for deduplication (deliveries retry for hours). */
@@ -155,6 +163,8 @@ export class SqliteCore {
       }
     }
     for (const budget of guards.budgets ?? []) {
+      // A no-op once the index exists; part of this create's transaction until then.
+      this.sql.payoutIndex[budget.scope].run();
       const since = now - budget.windowMs;
       const row = (
         budget.scope === 'player'
@@ -511,6 +521,11 @@ function prepareStatements(db: DatabaseSync) {
       `SELECT COUNT(*) AS open FROM intents WHERE player_id = ? AND ${LIVE_SQL}`,
     ),
     openKeyHolder: db.prepare(`SELECT id FROM intents WHERE open_key = ? AND ${LIVE_SQL}`),
+    payoutIndex: {
+      player: db.prepare(PAYOUT_INDEXES.player),
+      room: db.prepare(PAYOUT_INDEXES.room),
+      game: db.prepare(PAYOUT_INDEXES.game),
+    },
     reservedByPlayer: reserved(db, `player_id = ? AND ${PAYOUT_SQL}`),
     reservedByRoom: reserved(db, `room_id = ? AND ${PAYOUT_SQL}`),
     reservedByGame: reserved(db, PAYOUT_SQL),
@@ -522,7 +537,7 @@ function prepareStatements(db: DatabaseSync) {
       UPDATE intents SET next_check_at = :at
       WHERE next_check_at IS NOT NULL AND ${LIVE_SQL} AND next_check_at > :at
         AND kind <> 'match'`),
-  } satisfies Record<string, StatementSync>;
+  } satisfies Record<string, StatementSync | Record<string, StatementSync>>;
 }
 
 /** What a budget window holds: payouts created after `since`, unless expired or failed. */

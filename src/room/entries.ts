@@ -32,6 +32,7 @@ type EntryMap = {
   set(id: string, entry: Entry): unknown;
   delete(id: string): unknown;
   values(): Iterable<Entry>;
+  readonly size: number;
 };
 
 export class RoomEntries {
@@ -114,6 +115,7 @@ export class RoomEntries {
       entry.lnAddress = typeof address === 'string' ? address : '';
     }
     if (isNew) {
+      if (map.size === 0) keysAsDictionary(map);
       map.set(intent.id, entry);
       for (const client of this.#room.clients) {
         if (owner(client) !== intent.playerId) continue;
@@ -130,6 +132,28 @@ export class RoomEntries {
       const state = this.find();
       if (state) mapOf(state, intent.kind).delete(intent.id);
     }, this.#settings.lingerMs);
+  }
+}
+
+/**
+ * Colyseus's MapSchema keeps each key's wire index in a plain object (`journal.indexByKey`).
+ * Every new key (a UUID, never seen before) gives such an object a new V8 hidden class, about
+ * 65 B per entry that no other room shares, until the first delete turns it into a dictionary.
+ * An empty map's object is swapped for a dictionary at once (a null-prototype object is one),
+ * which holds the same keys for less. Internal to @colyseus/schema 5: anything else is left
+ * alone, and a map it cannot recognise works as before.
+ */
+function keysAsDictionary(map: EntryMap): void {
+  const journal = (map as unknown as { journal?: { indexByKey?: unknown } }).journal;
+  const keys = journal?.indexByKey;
+  if (
+    journal !== undefined &&
+    typeof keys === 'object' &&
+    keys !== null &&
+    Object.getPrototypeOf(keys) === Object.prototype &&
+    Object.keys(keys).length === 0
+  ) {
+    journal.indexByKey = Object.create(null);
   }
 }
 
@@ -180,6 +204,5 @@ function newEntry(intent: Intent): Entry {
   entry.kind = KIND_TEXT[intent.kind] as never;
   entry.id = intent.id;
   entry.playerId = intent.playerId;
-  entry.createdAt = intent.createdAt;
   return entry;
 }

@@ -19,7 +19,7 @@ import type { IntentStatus } from '../ledger/intent.js';
  * each instance its own byte array of pending operations (about 200 B per entry, measured by
  * bench/scale.ts). So what the owner's screen does not need is kept on the server only
  * (`.noSync()`): the id (the entry's key in its map, which the client has), the owner's player
- * id (the client's own), and the creation and update times.
+ * id (the client's own), and the update time. The creation time is the ledger's alone.
  */
 const common = {
   /** Server only: on a client, the entry's key in its map. */
@@ -31,8 +31,6 @@ const common = {
   amount: t.string(),
   unit: t.string(),
   description: t.string(),
-  /** epoch ms; server only */
-  createdAt: t.float64().noSync(),
   /** epoch ms; 0 when there is none */
   expiresAt: t.float64(),
   /** epoch ms; server only (orders the readings of an intent) */
