@@ -66,6 +66,9 @@ import type {
 } from './state.js';
 import { type PurchaseSession, WidgetAccess, type WidgetSession } from './widget-access.js';
 
+/** How long after its entry left the state a room still remembers that an intent ended. */
+const ENDED_MEMORY_MS = 5 * 60_000;
+
 export class LightningPlugin extends RoomPlugin {
   override readonly pluginName = 'lightning' as const;
   protected override order = { onJoin: 'after' as const };
@@ -73,6 +76,13 @@ export class LightningPlugin extends RoomPlugin {
   readonly #host: PluginHost;
   readonly #settings: PluginSettings;
   readonly #widget: WidgetAccess;
+  /**
+   * Intents whose end this room has applied: a repeated delivery of an end (the engine's
+   * hand-over and a presence message, a catch-up) must not fire the hooks again, even after the
+   * entry left the state. Every delivery of one end comes within moments of its move, so an id
+   * is forgotten ENDED_MEMORY_MS after its entry left: a long-lived room does not grow with
+   * every settlement it ever had.
+   */
   readonly #ended = new Set<string>();
   #hooks: RoomHooks;
   #entries: RoomEntries | undefined;
@@ -518,6 +528,11 @@ export class LightningPlugin extends RoomPlugin {
       this.#ended.add(intent.id);
       this.#hooks.ended(entry, intent);
       entries.lingerThenRemove(intent);
+      const id = intent.id;
+      this.room.clock.setTimeout(
+        () => this.#ended.delete(id),
+        this.#settings.lingerMs + ENDED_MEMORY_MS,
+      );
     } catch (err) {
       this.#host.logger.warn(
         `delivering ${intent.id} to room ${this.room.roomId}: ${(err as Error).message}`,
