@@ -42,7 +42,7 @@
  * U+FFFD; a lookup by such a key finds nothing.
  */
 
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { Pool, PoolClient, PoolConfig } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import { type Clock, systemClock } from '../clock.js';
@@ -75,20 +75,24 @@ import {
   versionTable,
 } from './postgres-schema.js';
 import { type IntentRow, rowToIntent as toIntent } from './rows.js';
-import type { BudgetWindow, CreateGuards, LedgerStore, TransitionOptions } from './store.js';
 import {
-  assertMove,
-  assertSchedulable,
-  budgetsFor,
+  type BudgetWindow,
+  type CreateGuards,
+  EVENT_MEMORY_MS,
+  type LedgerStore,
+  type TransitionOptions,
+} from './store.js';
+import {
   parseClaim,
+  parseCreate,
   parseEpochMs,
   parseEventId,
-  parseGuards,
   parseLimit,
-  parseNewIntent,
-  parsePatch,
-  parseStatus,
+  parseMove,
+  parseUpdate,
+  SCHEDULE_FIELDS,
 } from './validate.js';
+import { writeToken } from './write-token.js';
 
 /** What to connect to: a connection string, node-postgres pool options, or a ready pg.Pool. */
 export type PostgresConnection = string | PoolConfig | Pool;
@@ -117,8 +121,6 @@ export interface PostgresLedgerOptions {
   preparedStatements?: boolean;
 }
 
-/** How long a webhook event id is remembered for deduplication (deliveries retry for hours). */
-const EVENT_MEMORY_MS = 7 * 24 * 3600 * 1000;
 /** Old event ids forgotten per recordEvent, at most: the purge never holds up a delivery. */
 const EVENT_PURGE_BATCH = 100;
 
@@ -135,13 +137,6 @@ const PATCH_COLUMNS: Record<keyof IntentPatch, [string, string]> = {
   error: ['error', ''],
   meta: ['meta', '::json'],
 };
-
-/** Cleared when an intent reaches a terminal status: nothing is left to check or lease. */
-const SCHEDULE_FIELDS: ReadonlySet<keyof IntentPatch> = new Set([
-  'nextCheckAt',
-  'leaseOwner',
-  'leaseUntil',
-]);
 
 /** SQLSTATEs after which nothing was written and the call may simply be made again. */
 const BUSY_CODES = new Set(['40001', '40P01', '55P03']);
@@ -204,10 +199,7 @@ export class PostgresLedger implements LedgerStore {
     guards: CreateGuards = {},
   ): Promise<Intent> {
     this.assertOpen();
-    const input = parseNewIntent(intent);
-    parseEpochMs(now, 'now');
-    const checks = parseGuards(guards);
-    const budgets = budgetsFor(input, checks);
+    const { input, checks, budgets } = parseCreate(intent, now, guards);
     const history: IntentHistoryEntry[] = [{ at: now, from: null, to: 'creating' }];
     const values = [
       input.id ?? uuidv7(),
@@ -226,7 +218,7 @@ export class PostgresLedger implements LedgerStore {
       JSON.stringify(input.meta ?? {}),
       JSON.stringify(history),
       input.groupId ?? null,
-      callToken(),
+      writeToken(),
     ];
     assertNoNul(values);
     const pool = await this.ready();
@@ -343,17 +335,14 @@ export class PostgresLedger implements LedgerStore {
     options: TransitionOptions = {},
   ): Promise<Intent | null> {
     this.assertOpen();
-    const sources = assertMove(from, to);
-    const now = parseEpochMs(options.now ?? this.clock.now(), 'now');
-    const patch = parsePatch(options.patch ?? {});
-    assertSchedulable(to, patch);
+    const { sources, now, patch } = parseMove(from, to, options, () => this.clock.now());
     const values: unknown[] = [id, sources, to, now];
     let entry = `jsonb_build_object('at', $4::bigint, 'from', status, 'to', $3::text)`;
     if (options.note !== undefined) {
       values.push(diagnostic(options.note));
       entry = `jsonb_build_object('at', $4::bigint, 'from', status, 'to', $3::text, 'note', $5::text)`;
     }
-    const call = callToken();
+    const call = writeToken();
     values.push(call);
     const sets = [
       'status = $3',
@@ -406,10 +395,7 @@ export class PostgresLedger implements LedgerStore {
     now: number = this.clock.now(),
   ): Promise<Intent | null> {
     this.assertOpen();
-    parseStatus(status);
-    parseEpochMs(now, 'now');
-    const input = parsePatch(patch);
-    assertSchedulable(status, input);
+    const input = parseUpdate(status, patch, now);
     const values: unknown[] = [id, status, now];
     const sets = ['updated_at = $3', ...patchSets(input, isTerminal(status), values)];
     return this.one(
@@ -797,11 +783,6 @@ function isDatabaseError(err: unknown): err is Error & { code: string; constrain
  */
 /** How long a write whose answer was lost keeps trying to read whether it committed. */
 const RECOVER_MS = 3_000;
-
-/** A write's own token (the `last_call` column): what tells a writer its lost write committed. */
-function callToken(): string {
-  return randomBytes(9).toString('base64url');
-}
 
 /** False when the connection was never made (refused, no such host): the write was not sent. */
 function maybeSent(err: unknown): boolean {

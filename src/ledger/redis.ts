@@ -24,7 +24,7 @@
  * intent that the service was then asked to create.
  */
 
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { Redis, RedisOptions } from 'ioredis';
 import { v7 as uuidv7 } from 'uuid';
 import { type Clock, systemClock } from '../clock.js';
@@ -53,20 +53,24 @@ import {
   VERSION,
   WRITE,
 } from './redis-scripts.js';
-import type { BudgetWindow, CreateGuards, LedgerStore, TransitionOptions } from './store.js';
 import {
-  assertMove,
-  assertSchedulable,
-  budgetsFor,
+  type BudgetWindow,
+  type CreateGuards,
+  EVENT_MEMORY_MS,
+  type LedgerStore,
+  type TransitionOptions,
+} from './store.js';
+import {
   parseClaim,
+  parseCreate,
   parseEpochMs,
   parseEventId,
-  parseGuards,
   parseLimit,
-  parseNewIntent,
-  parsePatch,
-  parseStatus,
+  parseMove,
+  parseUpdate,
+  SCHEDULE_FIELDS,
 } from './validate.js';
+import { writeToken } from './write-token.js';
 
 /** The commands this store sends; an ioredis 5 or 6 client (or a compatible one) has them. */
 export interface RedisClientLike {
@@ -101,14 +105,8 @@ export interface RedisLedgerOptions {
   logger?: { warn(message: string): void };
 }
 
-/** How long a webhook event id is remembered for deduplication (deliveries retry for hours). */
-const EVENT_MEMORY_MS = 7 * 24 * 3600 * 1000;
-
 /** Bumped whenever the key layout changes; an older library refuses newer data. */
 const LAYOUT_VERSION = 2;
-
-/** Cleared when an intent reaches a terminal status: nothing is left to check or lease. */
-const SCHEDULE_FIELDS = ['nextCheckAt', 'leaseOwner', 'leaseUntil'] as const;
 
 interface Script {
   source: string;
@@ -179,10 +177,7 @@ export class RedisLedger implements LedgerStore {
     guards: CreateGuards = {},
   ): Promise<Intent> {
     this.assertOpen();
-    const input = parseNewIntent(intent);
-    parseEpochMs(now, 'now');
-    const checks = parseGuards(guards);
-    const budgets = budgetsFor(input, checks);
+    const { input, checks, budgets } = parseCreate(intent, now, guards);
     const id = input.id ?? uuidv7();
     const history: IntentHistoryEntry[] = [{ at: now, from: null, to: 'creating' }];
     const fields: Record<string, string | number | null | undefined> = {
@@ -205,7 +200,7 @@ export class RedisLedger implements LedgerStore {
       checks: 0,
       meta: JSON.stringify(input.meta ?? {}),
       history: JSON.stringify(history),
-      call: callToken(),
+      call: writeToken(),
     };
     const pairs: string[] = [];
     for (const [field, value] of Object.entries(fields)) {
@@ -295,10 +290,7 @@ export class RedisLedger implements LedgerStore {
     options: TransitionOptions = {},
   ): Promise<Intent | null> {
     this.assertOpen();
-    const sources = assertMove(from, to);
-    const now = parseEpochMs(options.now ?? this.clock.now(), 'now');
-    const patch = parsePatch(options.patch ?? {});
-    assertSchedulable(to, patch);
+    const { sources, now, patch } = parseMove(from, to, options, () => this.clock.now());
     const note = options.note === undefined ? '' : `,"note":${JSON.stringify(options.note)}`;
     const reply = await this.run(
       SCRIPTS.write,
@@ -308,7 +300,7 @@ export class RedisLedger implements LedgerStore {
       to,
       String(now),
       note,
-      callToken(),
+      writeToken(),
       ...patchArgs(patch, isTerminal(to)),
     );
     return reply ? toIntent(reply) : null;
@@ -321,10 +313,7 @@ export class RedisLedger implements LedgerStore {
     now: number = this.clock.now(),
   ): Promise<Intent | null> {
     this.assertOpen();
-    parseStatus(status);
-    parseEpochMs(now, 'now');
-    const input = parsePatch(patch);
-    assertSchedulable(status, input);
+    const input = parseUpdate(status, patch, now);
     const reply = await this.run(
       SCRIPTS.write,
       id,
@@ -333,7 +322,7 @@ export class RedisLedger implements LedgerStore {
       status,
       String(now),
       '',
-      callToken(),
+      writeToken(),
       ...patchArgs(input, isTerminal(status)),
     );
     return reply ? toIntent(reply) : null;
@@ -534,11 +523,6 @@ function patchArgs(patch: IntentPatch, terminal: boolean): string[] {
   }
   if (terminal) for (const field of SCHEDULE_FIELDS) clears.add(field);
   return [String(sets.length / 2), ...sets, ...clears];
-}
-
-/** A write's own token (see redis-scripts.ts): what tells a resent write that its first run won. */
-function callToken(): string {
-  return randomBytes(9).toString('base64url');
 }
 
 function toIntent(reply: unknown): Intent {

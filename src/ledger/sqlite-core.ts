@@ -22,23 +22,19 @@ import {
   type IntentStatus,
   isTerminal,
   type NewIntent,
-  PAYOUT_KINDS,
 } from './intent.js';
 import {
   LIVE_SQL,
   PAYOUT_INDEXES,
+  PAYOUT_SQL,
   packId,
   packToken,
   STEPS,
   unpackId,
   unpackToken,
 } from './sqlite-schema.js';
-import type { CreateGuards } from './store.js';
-
-/** How long a webhook event id is remembered for deduplication (deliveries retry for hours). */
-const EVENT_MEMORY_MS = 7 * 24 * 3600 * 1000;
-
-const PAYOUT_SQL = `kind IN (${PAYOUT_KINDS.map((k) => `'${k}'`).join(', ')})`;
+import { type CreateGuards, EVENT_MEMORY_MS } from './store.js';
+import { SCHEDULE_FIELDS } from './validate.js';
 
 const COLUMNS = `seq, id, kind, status, room_id, player_id, amount, unit, description, remote_id,
   code, uri, callback_token, idempotency_key, open_key, group_id, expires_at, created_at,
@@ -58,13 +54,6 @@ const PATCH_COLUMNS = {
   meta: 'meta',
 } as const satisfies Record<keyof IntentPatch, string>;
 const PATCH_FIELDS = Object.keys(PATCH_COLUMNS) as (keyof IntentPatch)[];
-
-/** Cleared when an intent reaches a terminal status: nothing is left to check or lease. */
-const SCHEDULE_FIELDS: ReadonlySet<keyof IntentPatch> = new Set([
-  'nextCheckAt',
-  'leaseOwner',
-  'leaseUntil',
-]);
 
 /** The most sources a move may list: every status that may move to one target. */
 const MAX_SOURCES = 4;

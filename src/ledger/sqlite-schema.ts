@@ -50,7 +50,7 @@ for (const from of INTENT_STATUSES) {
   }
 }
 
-const PAYOUT_SQL = `kind IN (${PAYOUT_KINDS.map((k) => `'${k}'`).join(', ')})`;
+export const PAYOUT_SQL = `kind IN (${PAYOUT_KINDS.map((k) => `'${k}'`).join(', ')})`;
 const OPEN_STATUS_SQL = `status IN (${OPEN_STATUSES.map((s) => `'${s}'`).join(', ')})`;
 /** The one test of openness the indexes and the queries repeat word for word. */
 export const LIVE_SQL = 'live IS NOT NULL';

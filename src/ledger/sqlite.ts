@@ -37,17 +37,13 @@ import { SqliteThread } from './sqlite-thread.js';
 import type { CoreMethod } from './sqlite-wire.js';
 import type { CreateGuards, LedgerStore, TransitionOptions } from './store.js';
 import {
-  assertMove,
-  assertSchedulable,
-  budgetsFor,
   parseClaim,
+  parseCreate,
   parseEpochMs,
   parseEventId,
-  parseGuards,
   parseLimit,
-  parseNewIntent,
-  parsePatch,
-  parseStatus,
+  parseMove,
+  parseUpdate,
 } from './validate.js';
 
 export interface SqliteLedgerOptions {
@@ -121,10 +117,8 @@ export class SqliteLedger implements LedgerStore {
     guards: CreateGuards = {},
   ): Promise<Intent> {
     this.assertOpen();
-    const input = parseNewIntent(intent);
-    parseEpochMs(now, 'now');
-    const checks = parseGuards(guards);
-    const applied: CreateGuards = { ...checks, budgets: budgetsFor(input, checks) };
+    const { input, checks, budgets } = parseCreate(intent, now, guards);
+    const applied: CreateGuards = { ...checks, budgets };
     return this.run('create', [{ ...input, id: input.id ?? uuidv7() }, now, applied]);
   }
 
@@ -165,10 +159,7 @@ export class SqliteLedger implements LedgerStore {
     options: TransitionOptions = {},
   ): Promise<Intent | null> {
     this.assertOpen();
-    const sources = assertMove(from, to);
-    const now = parseEpochMs(options.now ?? this.clock.now(), 'now');
-    const patch = parsePatch(options.patch ?? {});
-    assertSchedulable(to, patch);
+    const { sources, now, patch } = parseMove(from, to, options, () => this.clock.now());
     return this.run('transition', [id, sources, to, patch, now, options.note ?? null]);
   }
 
@@ -179,10 +170,7 @@ export class SqliteLedger implements LedgerStore {
     now: number = this.clock.now(),
   ): Promise<Intent | null> {
     this.assertOpen();
-    parseStatus(status);
-    parseEpochMs(now, 'now');
-    const input = parsePatch(patch);
-    assertSchedulable(status, input);
+    const input = parseUpdate(status, patch, now);
     return this.run('update', [id, status, input, now]);
   }
 

@@ -5,6 +5,9 @@
  */
 import type { Intent, IntentPatch, IntentStatus, NewIntent } from './intent.js';
 
+/** How long every store remembers a webhook event id (deliveries retry for hours, not days). */
+export const EVENT_MEMORY_MS = 7 * 24 * 3600 * 1000;
+
 export interface TransitionOptions {
   /** Fields written in the same atomic step as the status. */
   patch?: IntentPatch;

@@ -16,7 +16,17 @@ import {
   isTerminal,
   type NewIntent,
 } from './intent.js';
-import type { BudgetWindow, CreateGuards } from './store.js';
+import type { BudgetWindow, CreateGuards, TransitionOptions } from './store.js';
+
+/**
+ * The fields that schedule an intent: cleared when it reaches a terminal status (nothing is
+ * left to check or lease), and never set on a terminal one. Every store uses this list.
+ */
+export const SCHEDULE_FIELDS: ReadonlySet<keyof IntentPatch> = new Set([
+  'nextCheckAt',
+  'leaseOwner',
+  'leaseUntil',
+]);
 
 /** A non-negative integer in decimal, without leading zeros: compared and summed as text or bigint. */
 export const AMOUNT_PATTERN = /^(0|[1-9][0-9]*)$/;
@@ -118,6 +128,47 @@ export function budgetsFor(intent: NewIntent, guards: CreateGuards): BudgetWindo
   return (guards.budgets ?? []).filter((b) => b.scope !== 'room' || intent.roomId !== null);
 }
 
+/**
+ * A create's arguments as every store checks them, in this order: the intent, `now`, the
+ * guards; with the budget windows that apply to this intent (budgetsFor).
+ */
+export function parseCreate(
+  intent: NewIntent,
+  now: number,
+  guards: CreateGuards,
+): { input: NewIntent; checks: CreateGuards; budgets: BudgetWindow[] } {
+  const input = parseNewIntent(intent);
+  parseEpochMs(now, 'now');
+  const checks = parseGuards(guards);
+  return { input, checks, budgets: budgetsFor(input, checks) };
+}
+
+/**
+ * A move's arguments as every store checks them: the move itself (assertMove), its time
+ * (`options.now`, else `fallbackNow`), its patch, which may not schedule a terminal intent.
+ */
+export function parseMove(
+  from: IntentStatus | readonly IntentStatus[],
+  to: IntentStatus,
+  options: TransitionOptions,
+  fallbackNow: () => number,
+): { sources: IntentStatus[]; now: number; patch: IntentPatch } {
+  const sources = assertMove(from, to);
+  const now = parseEpochMs(options.now ?? fallbackNow(), 'now');
+  const patch = parsePatch(options.patch ?? {});
+  assertSchedulable(to, patch);
+  return { sources, now, patch };
+}
+
+/** An update's arguments as every store checks them; resolves with the parsed patch. */
+export function parseUpdate(status: IntentStatus, patch: IntentPatch, now: number): IntentPatch {
+  parseStatus(status);
+  parseEpochMs(now, 'now');
+  const input = parsePatch(patch);
+  assertSchedulable(status, input);
+  return input;
+}
+
 export function parseLimit(limit: number): void {
   parse(z.int().nonnegative(), limit, 'limit');
 }
@@ -147,7 +198,7 @@ export function assertMove(
 /** A terminal intent is never checked or leased again, so a patch may not schedule one. */
 export function assertSchedulable(status: IntentStatus, patch: IntentPatch): void {
   if (!isTerminal(status)) return;
-  for (const field of ['nextCheckAt', 'leaseOwner', 'leaseUntil'] as const) {
+  for (const field of SCHEDULE_FIELDS) {
     if (patch[field] !== undefined && patch[field] !== null) {
       throw new InvalidIntentError(`invalid patch: ${field} cannot be set on a '${status}' intent`);
     }
