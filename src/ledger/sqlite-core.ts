@@ -33,7 +33,7 @@ import {
   unpackId,
   unpackToken,
 } from './sqlite-schema.js';
-import { type CreateGuards, EVENT_MEMORY_MS } from './store.js';
+import { type BudgetWindow, type CreateGuards, EVENT_MEMORY_MS } from './store.js';
 import { SCHEDULE_FIELDS } from './validate.js';
 
 const COLUMNS = `seq, id, kind, status, room_id, player_id, amount, unit, description, remote_id,
@@ -101,6 +101,12 @@ export class SqliteCore {
   private readonly shaped = new Map<string, StatementSync>();
   /** Inside batch(): each write is a savepoint of the batch's one transaction. */
   private batching = false;
+  /**
+   * The budget scopes whose index a create of this connection has built (or found), once that
+   * create was kept: a refused one rolls its index back with it. Until then each budgeted
+   * create asks again (a no-op once the index exists).
+   */
+  private readonly payoutIndexed = new Set<BudgetWindow['scope']>();
 
   constructor(readonly db: DatabaseSync) {
     this.sql = prepareStatements(db);
@@ -126,10 +132,12 @@ export class SqliteCore {
       meta: metaText(input.meta),
     };
     try {
-      return this.write(() => {
+      const created = this.write(() => {
         this.guard(input, now, guards);
         return this.toIntent(this.sql.insert.get(params) as unknown as Row, []);
       });
+      for (const budget of guards.budgets ?? []) this.payoutIndexed.add(budget.scope);
+      return created;
     } catch (err) {
       const dup = duplicateOrSelf(err);
       if (dup instanceof DuplicateIntentError && dup.field === 'openKey') {
@@ -152,8 +160,8 @@ export class SqliteCore {
       }
     }
     for (const budget of guards.budgets ?? []) {
-      // A no-op once the index exists; part of this create's transaction until then.
-      this.sql.payoutIndex[budget.scope].run();
+      // Part of this create's transaction: kept with it, or rolled back with its refusal.
+      if (!this.payoutIndexed.has(budget.scope)) this.sql.payoutIndex[budget.scope].run();
       const since = now - budget.windowMs;
       const row = (
         budget.scope === 'player'
