@@ -81,9 +81,10 @@ export class LightningPlugin extends RoomPlugin {
    * hand-over and a presence message, a catch-up) must not fire the hooks again, even after the
    * entry left the state. Every delivery of one end comes within moments of its move, so an id
    * is forgotten ENDED_MEMORY_MS after its entry left: a long-lived room does not grow with
-   * every settlement it ever had.
+   * every settlement it ever had. Kept in the order they ended, each with when it may be
+   * forgotten, and pruned from the front as new ends come: no timer per settlement.
    */
-  readonly #ended = new Set<string>();
+  readonly #ended = new Map<string, number>();
   #hooks: RoomHooks;
   #entries: RoomEntries | undefined;
   #feed: SettlementFeed | undefined;
@@ -488,6 +489,16 @@ export class LightningPlugin extends RoomPlugin {
     });
   }
 
+  /** Records an end, and forgets the ends old enough that no delivery of them can still come. */
+  #remember(id: string): void {
+    const now = this.room.clock.currentTime;
+    for (const [old, forgetAt] of this.#ended) {
+      if (forgetAt > now) break;
+      this.#ended.delete(old);
+    }
+    this.#ended.set(id, now + this.#settings.lingerMs + ENDED_MEMORY_MS);
+  }
+
   /** A move another process applied: the message is only a pointer, the ledger says what. */
   async #readAndDeliver(id: string): Promise<void> {
     let intent: Intent | null;
@@ -525,14 +536,9 @@ export class LightningPlugin extends RoomPlugin {
       if (this.#settings.immediatePush) this.#pushSoon();
       if (!isTerminal(intent.status)) return;
       // A repeated delivery of the same end must not fire the hooks again.
-      this.#ended.add(intent.id);
+      this.#remember(intent.id);
       this.#hooks.ended(entry, intent);
       entries.lingerThenRemove(intent);
-      const id = intent.id;
-      this.room.clock.setTimeout(
-        () => this.#ended.delete(id),
-        this.#settings.lingerMs + ENDED_MEMORY_MS,
-      );
     } catch (err) {
       this.#host.logger.warn(
         `delivering ${intent.id} to room ${this.room.roomId}: ${(err as Error).message}`,
