@@ -9,6 +9,7 @@ import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import { freePort } from '../support/ports.js';
+import { readyLine } from '../support/ready-line.js';
 
 describe('arena: stopping the process', function () {
   this.timeout(30_000);
@@ -30,13 +31,7 @@ describe('arena: stopping the process', function () {
       });
       const exited = once(child, 'exit');
       try {
-        const deadline = Date.now() + 20_000;
-        while (!out.includes('Arena:')) {
-          if (child.exitCode !== null || Date.now() > deadline) {
-            throw new Error(`the arena did not start:\n${out}\n${err}`);
-          }
-          await once(child.stdout, 'data');
-        }
+        await readyLine(child, 'Arena:', 'the arena', 20_000);
         child.kill(signal);
         const [code] = await exited;
         expect(code, `${out}\n${err}`).to.equal(0);

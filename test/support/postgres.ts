@@ -20,6 +20,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { freePort } from './ports.js';
+import { readyLine } from './ready-line.js';
 
 export interface PostgresServerOptions {
   /** fsync, synchronous_commit and full_page_writes on (default true); false: all off. */
@@ -173,40 +174,15 @@ export async function startPostgres(options: PostgresServerOptions = {}): Promis
   let exited: Promise<void> = Promise.resolve();
 
   const launch = async (): Promise<void> => {
-    // Its own process group (setpriv execs postgres, which stays the leader), so that kill()
-    // reaches every backend at once, as a power cut would.
+    // Its own process group (setpriv execs postgres, which stays the leader); the backends
+    // make groups of their own, so halt() also finds them by parent pid.
     const proc = spawn(server.file, server.args, {
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
     });
     child = proc;
     exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
-    let output = '';
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(
-        () => reject(new Error(`postgres did not start:\n${output}`)),
-        20_000,
-      );
-      const onData = (chunk: Buffer) => {
-        output += chunk.toString();
-        if (output.includes('database system is ready to accept connections')) {
-          clearTimeout(timer);
-          resolve();
-        }
-      };
-      proc.stdout?.on('data', onData);
-      proc.stderr?.on('data', onData);
-      proc.once('error', (err) => {
-        clearTimeout(timer);
-        reject(err);
-      });
-      proc.once('exit', (code) => {
-        clearTimeout(timer);
-        reject(new Error(`postgres exited with ${code}:\n${output}`));
-      });
-    });
-    proc.stdout?.resume();
-    proc.stderr?.resume();
+    await readyLine(proc, 'database system is ready to accept connections', 'postgres', 20_000);
   };
 
   const running = () => child !== undefined && child.exitCode === null && child.signalCode === null;

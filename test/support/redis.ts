@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { freePort } from './ports.js';
+import { readyLine } from './ready-line.js';
 
 export interface RedisServerOptions {
   /** AOF with fsync on every write (default true); false: AOF off, no snapshots. */
@@ -62,32 +63,7 @@ export async function startRedis(options: RedisServerOptions = {}): Promise<Redi
     const proc = spawn(REDIS_BIN, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     child = proc;
     exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
-    let output = '';
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(
-        () => reject(new Error(`redis-server did not start:\n${output}`)),
-        10_000,
-      );
-      const onData = (chunk: Buffer) => {
-        output += chunk.toString();
-        if (output.includes('Ready to accept connections')) {
-          clearTimeout(timer);
-          resolve();
-        }
-      };
-      proc.stdout?.on('data', onData);
-      proc.stderr?.on('data', onData);
-      proc.once('error', (err) => {
-        clearTimeout(timer);
-        reject(err);
-      });
-      proc.once('exit', (code) => {
-        clearTimeout(timer);
-        reject(new Error(`redis-server exited with ${code}:\n${output}`));
-      });
-    });
-    proc.stdout?.resume();
-    proc.stderr?.resume();
+    await readyLine(proc, 'Ready to accept connections', 'redis-server', 10_000);
   };
 
   const running = () => child !== undefined && child.exitCode === null && child.signalCode === null;
