@@ -14,7 +14,6 @@ import type pg from 'pg';
 import {
   IncompatibleLedgerError,
   type Intent,
-  type IntentStatus,
   InvalidIntentError,
   LedgerNotDurableError,
   LedgerUnavailableError,
@@ -27,7 +26,7 @@ import { startGame } from '../support/game.js';
 import { needPostgres } from '../support/needs.js';
 import { type PostgresServer, startPostgres } from '../support/postgres.js';
 import { startReplyDropper } from '../support/reply-dropper.js';
-import { describeLedgerContract, newIntent, rejection } from './contract.js';
+import { describeLedgerContract, describeSharedStorage, newIntent, rejection } from './contract.js';
 
 class EmptyRoom extends Room {}
 
@@ -94,82 +93,16 @@ describe('PostgresLedger', function () {
     contractStore(schema(), () => admin, { preparedStatements: false }),
   );
 
-  describe('two instances, two pools', () => {
-    it('let exactly one of many racing transitions win, over many rounds', async () => {
+  describeSharedStorage(
+    'two instances, two pools',
+    () => {
       const s = schema();
-      const a = ledger(s);
-      const b = ledger(s);
-      for (let round = 0; round < 30; round++) {
-        const created = await a.create(newIntent());
-        await b.transition(created.id, 'creating', 'pending');
-        const targets: IntentStatus[] = ['completed', 'expired', 'failed'];
-        const results = await Promise.all(
-          Array.from({ length: 10 }, (_, i) =>
-            (i % 2 ? a : b).transition(created.id, 'pending', targets[i % 3] as IntentStatus, {
-              note: `writer ${i}`,
-            }),
-          ),
-        );
-        const winners = results.filter((r): r is Intent => r !== null);
-        assert.equal(winners.length, 1, `round ${round}`);
-        const stored = await a.get(created.id);
-        assert.deepEqual(stored, winners[0]);
-        assert.equal(stored?.history.length, 3);
-      }
-    });
+      return () => ledger(s);
+    },
+    { rounds: 30 },
+  );
 
-    it('hand out disjoint leases to racing claimers, and every due intent once', async () => {
-      const s = schema();
-      const a = ledger(s);
-      const b = ledger(s);
-      const ids = new Set<string>();
-      const made = await Promise.all(
-        Array.from({ length: 200 }, (_, i) => a.create(newIntent({ nextCheckAt: i }), 1)),
-      );
-      for (const intent of made) ids.add(intent.id);
-      const results = await Promise.all(
-        Array.from({ length: 20 }, (_, i) =>
-          (i % 2 ? a : b).claimDue(1_000, 13, `worker-${i}`, 60_000),
-        ),
-      );
-      const seen = results.flat().map((intent) => intent.id);
-      assert.equal(new Set(seen).size, seen.length, 'an intent was leased twice');
-      assert.deepEqual(new Set(seen), ids);
-      for (const [i, claimed] of results.entries()) {
-        for (const intent of claimed) assert.equal(intent.leaseOwner, `worker-${i}`);
-      }
-      assert.deepEqual(await a.claimDue(1_000, 100, 'late', 60_000), []);
-    });
-
-    it('pass an expired lease to the other instance, as when a process dies mid-check', async () => {
-      const s = schema();
-      const dead = ledger(s);
-      const alive = ledger(s);
-      const intent = await dead.create(newIntent({ nextCheckAt: 100 }), 1);
-      assert.equal((await dead.claimDue(100, 10, 'dead', 5_000)).length, 1);
-      await dead.close();
-      assert.deepEqual(await alive.claimDue(5_099, 10, 'alive', 5_000), []);
-      const [again] = await alive.claimDue(5_100, 10, 'alive', 5_000);
-      assert.equal(again?.id, intent.id);
-      assert.equal(again?.leaseOwner, 'alive');
-      // The dead owner's late release must not free the new owner's lease.
-      await ledger(s).release(intent.id, 'dead');
-      assert.equal((await alive.get(intent.id))?.leaseOwner, 'alive');
-    });
-
-    it('see each other’s writes at once', async () => {
-      const s = schema();
-      const a = ledger(s);
-      const b = ledger(s);
-      const created = await a.create(newIntent());
-      await a.transition(created.id, 'creating', 'pending', { patch: { remoteId: 'wr-9' } });
-      assert.equal((await b.byCallbackToken(created.callbackToken as string))?.id, created.id);
-      assert.equal((await b.byRemoteId('reward', 'wr-9'))?.id, created.id);
-      assert.equal((await b.openByRoom(created.roomId as string)).length, 1);
-      await b.transition(created.id, 'pending', 'completed');
-      assert.deepEqual(await a.openByPlayer(created.playerId), []);
-    });
-
+  describe('two instances, two pools: limits and webhooks', () => {
     it('hold a player limit and a game budget across instances', async () => {
       const s = schema();
       const writers = [ledger(s), ledger(s), ledger(s)];

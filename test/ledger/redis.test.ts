@@ -11,14 +11,12 @@ import type { Redis } from 'ioredis';
 import {
   DuplicateIntentError,
   IncompatibleLedgerError,
-  type Intent,
-  type IntentStatus,
   RedisLedger,
 } from '../../src/ledger/index.js';
 import { needRedis } from '../support/needs.js';
 import { type RedisServer, startRedis } from '../support/redis.js';
 import { startReplyDropper } from '../support/reply-dropper.js';
-import { describeLedgerContract, newIntent } from './contract.js';
+import { describeLedgerContract, describeSharedStorage, newIntent } from './contract.js';
 
 describe('RedisLedger', function () {
   this.timeout(30_000);
@@ -62,82 +60,16 @@ describe('RedisLedger', function () {
     return { store, cleanup: () => store.close() };
   });
 
-  describe('two instances, two connections', () => {
-    it('let exactly one of many racing transitions win, over many rounds', async () => {
+  describeSharedStorage(
+    'two instances, two connections',
+    () => {
       const p = prefix();
-      const a = ledger(p);
-      const b = ledger(p);
-      for (let round = 0; round < 50; round++) {
-        const created = await a.create(newIntent());
-        await b.transition(created.id, 'creating', 'pending');
-        const targets: IntentStatus[] = ['completed', 'expired', 'failed'];
-        const results = await Promise.all(
-          Array.from({ length: 10 }, (_, i) =>
-            (i % 2 ? a : b).transition(created.id, 'pending', targets[i % 3] as IntentStatus, {
-              note: `writer ${i}`,
-            }),
-          ),
-        );
-        const winners = results.filter((r): r is Intent => r !== null);
-        assert.equal(winners.length, 1, `round ${round}`);
-        const stored = await a.get(created.id);
-        assert.deepEqual(stored, winners[0]);
-        assert.equal(stored?.history.length, 3);
-      }
-    });
+      return () => ledger(p);
+    },
+    { rounds: 50 },
+  );
 
-    it('hand out disjoint leases to racing claimers, and every due intent once', async () => {
-      const p = prefix();
-      const a = ledger(p);
-      const b = ledger(p);
-      const ids = new Set<string>();
-      for (let i = 0; i < 200; i++) {
-        ids.add((await a.create(newIntent({ nextCheckAt: i }), 1)).id);
-      }
-      const results = await Promise.all(
-        Array.from({ length: 20 }, (_, i) =>
-          (i % 2 ? a : b).claimDue(1_000, 13, `worker-${i}`, 60_000),
-        ),
-      );
-      const seen = results.flat().map((intent) => intent.id);
-      assert.equal(new Set(seen).size, seen.length, 'an intent was leased twice');
-      assert.deepEqual(new Set(seen), ids);
-      for (const [i, claimed] of results.entries()) {
-        for (const intent of claimed) assert.equal(intent.leaseOwner, `worker-${i}`);
-      }
-      assert.deepEqual(await a.claimDue(1_000, 100, 'late', 60_000), []);
-    });
-
-    it('pass an expired lease to the other instance, as when a process dies mid-check', async () => {
-      const p = prefix();
-      const dead = ledger(p);
-      const alive = ledger(p);
-      const intent = await dead.create(newIntent({ nextCheckAt: 100 }), 1);
-      assert.equal((await dead.claimDue(100, 10, 'dead', 5_000)).length, 1);
-      await dead.close();
-      assert.deepEqual(await alive.claimDue(5_099, 10, 'alive', 5_000), []);
-      const [again] = await alive.claimDue(5_100, 10, 'alive', 5_000);
-      assert.equal(again?.id, intent.id);
-      assert.equal(again?.leaseOwner, 'alive');
-      // The dead owner's late release must not free the new owner's lease.
-      const late = ledger(p);
-      await late.release(intent.id, 'dead');
-      assert.equal((await alive.get(intent.id))?.leaseOwner, 'alive');
-    });
-
-    it('see each other’s writes at once: indexes are shared', async () => {
-      const p = prefix();
-      const a = ledger(p);
-      const b = ledger(p);
-      const created = await a.create(newIntent());
-      await a.transition(created.id, 'creating', 'pending', { patch: { remoteId: 'wr-9' } });
-      assert.equal((await b.byCallbackToken(created.callbackToken as string))?.id, created.id);
-      assert.equal((await b.byRemoteId('reward', 'wr-9'))?.id, created.id);
-      assert.equal((await b.openByRoom(created.roomId as string)).length, 1);
-      await b.transition(created.id, 'pending', 'completed');
-      assert.deepEqual(await a.openByPlayer(created.playerId), []);
-    });
-
+  describe('two instances, two connections: webhooks', () => {
     it('deduplicate a webhook event across instances for a week', async () => {
       const p = prefix();
       const a = ledger(p);
