@@ -19,7 +19,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'undici';
-import { type Child, startChild } from './support/child.js';
+import { type CallbackItem, postCallback } from './support/callback.js';
+import { startChild } from './support/child.js';
 import { median } from './support/stats.js';
 import { int, ms, type Row, ratio } from './support/table.js';
 
@@ -32,10 +33,7 @@ export interface LoopBenchOptions {
   rate?: number;
 }
 
-interface Item {
-  token: string;
-  remoteId: string;
-}
+type Item = CallbackItem;
 interface Phase {
   p50: number;
   p99: number;
@@ -76,25 +74,14 @@ const MODES = [
 /** The goal of issue 17: money traffic adds at most this to the loop's p99. */
 const GOAL_ADDED_MS = 2;
 
-async function ask<T>(child: Child<unknown>, command: unknown): Promise<T> {
-  child.send(command);
-  return (await child.next()) as T;
-}
-
 /** POSTs each item's callback, paced evenly over `ms`; every one must be answered 200. */
 async function callbacks(pool: Pool, items: Item[], ms: number): Promise<void> {
   const started = performance.now();
   const posts = items.map(async (item, i) => {
     const wait = started + (i * ms) / items.length - performance.now();
     if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-    const res = await pool.request({
-      path: `/lightning/callbacks/${item.token}`,
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ id: item.remoteId, status: 'completed' }),
-    });
-    await res.body.dump();
-    if (res.statusCode !== 200) throw new Error(`callback answered ${res.statusCode}`);
+    const status = await postCallback(pool, item);
+    if (status !== 200) throw new Error(`callback answered ${status}`);
   });
   await Promise.all(posts);
 }
@@ -111,7 +98,7 @@ export async function benchLoop(options: LoopBenchOptions = {}): Promise<Row[]> 
     ['--drop-callbacks'],
   );
   const claim = async (items: Item[]) => {
-    const { failed } = await ask<{ failed: number }>(emulator, {
+    const { failed } = await emulator.ask<{ failed: number }>({
       cmd: 'claim',
       ids: items.map((i) => i.remoteId),
     });
@@ -136,16 +123,16 @@ export async function benchLoop(options: LoopBenchOptions = {}): Promise<Row[]> 
         const quiet: Phase[] = [];
         const busy: Phase[] = [];
         // Warm-up: JIT, ledger pages, and the first rewards, whose callbacks the first round sends.
-        await ask<Phase>(server, { cmd: 'phase', ms: phaseMs / 2, rate: 0 });
-        let backlog = (await ask<Phase>(server, { cmd: 'phase', ms: phaseMs, rate })).items;
+        await server.ask<Phase>({ cmd: 'phase', ms: phaseMs / 2, rate: 0 });
+        let backlog = (await server.ask<Phase>({ cmd: 'phase', ms: phaseMs, rate })).items;
         await claim(backlog);
         for (let round = 0; round < rounds; round++) {
           const runQuiet = async () => {
-            quiet.push(await ask<Phase>(server, { cmd: 'phase', ms: phaseMs, rate: 0 }));
+            quiet.push(await server.ask<Phase>({ cmd: 'phase', ms: phaseMs, rate: 0 }));
           };
           const runBusy = async () => {
             const [phase] = await Promise.all([
-              ask<Phase>(server, { cmd: 'phase', ms: phaseMs, rate }),
+              server.ask<Phase>({ cmd: 'phase', ms: phaseMs, rate }),
               callbacks(pool, backlog, phaseMs),
             ]);
             busy.push(phase);

@@ -90,8 +90,7 @@ export async function benchPresence(options: PresenceBenchOptions = {}): Promise
         run: async (n) => {
           await publishPaced(publisher, 'room-', rooms, n);
           await sleep(50);
-          child.send({ cmd: 'report' });
-          return ((await child.next()) as { delays: number[] }).delays;
+          return (await child.ask<{ delays: number[] }>({ cmd: 'report' })).delays;
         },
       },
     ];

@@ -8,6 +8,7 @@
  * delivery to the room plugin, which updates the owner's entry in the room state. A last batch runs under the CPU profiler to name the top costs.
  */
 import { Pool } from 'undici';
+import { type CallbackItem, postCallback } from './support/callback.js';
 import { type Child, startChild } from './support/child.js';
 import { median } from './support/stats.js';
 import { int, type Row, ratio } from './support/table.js';
@@ -19,10 +20,7 @@ export interface ScaleBenchOptions {
   concurrency?: number;
 }
 
-interface Item {
-  token: string;
-  remoteId: string;
-}
+type Item = CallbackItem;
 interface Memory {
   heapUsed: number;
   heapTotal: number;
@@ -40,11 +38,6 @@ const GOAL_RATE = 5_000;
 const GOAL_OF_FLOOR = 0.35;
 const GOAL_BYTES = 1_536;
 
-async function ask<T>(child: Child<unknown>, command: unknown): Promise<T> {
-  child.send(command);
-  return (await child.next()) as T;
-}
-
 /** POSTs one callback per item, `concurrency` in flight; returns callbacks per second. */
 async function fire(
   pool: Pool,
@@ -58,14 +51,7 @@ async function fire(
   const worker = async () => {
     while (next < items.length) {
       const item = items[next++] as Item;
-      const res = await pool.request({
-        path: `/lightning/callbacks/${item.token}`,
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ id: item.remoteId, status: 'completed' }),
-      });
-      await res.body.dump();
-      if (res.statusCode !== expected) failures++;
+      if ((await postCallback(pool, item)) !== expected) failures++;
     }
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
@@ -94,52 +80,52 @@ export async function benchScale(options: ScaleBenchOptions = {}): Promise<{
       ['--expose-gc'],
     );
     // What the rooms cost with nothing happening: each patches 20 times a second.
-    const idleBefore = await ask<Stats>(server, { cmd: 'stats' });
+    const idleBefore = await server.ask<Stats>({ cmd: 'stats' });
     const idleStarted = performance.now();
     await new Promise((r) => setTimeout(r, 1_000));
-    const idleAfter = await ask<Stats>(server, { cmd: 'stats' });
+    const idleAfter = await server.ask<Stats>({ cmd: 'stats' });
     const idleShare =
       (idleAfter.cpu.user + idleAfter.cpu.system - idleBefore.cpu.user - idleBefore.cpu.system) /
       1_000 /
       (performance.now() - idleStarted);
     // Warm-up intents first: JIT, ledger pages, and the V8 heap grown to its working size (V8
     // keeps the pages a burst grew into, which would otherwise count as per-intent RSS).
-    const warm = await ask<{ items: Item[] }>(server, {
+    const warm = await server.ask<{ items: Item[] }>({
       cmd: 'create',
       n: Math.ceil(intents / 4),
       concurrency: 32,
     });
-    const before = await ask<Memory>(server, { cmd: 'memory' });
-    const open = await ask<{ items: Item[]; ms: number }>(server, {
+    const before = await server.ask<Memory>({ cmd: 'memory' });
+    const open = await server.ask<{ items: Item[]; ms: number }>({
       cmd: 'create',
       n: intents,
       concurrency: 32,
     });
-    const after = await ask<Memory>(server, { cmd: 'memory' });
+    const after = await server.ask<Memory>({ cmd: 'memory' });
     const heapPerIntent = (after.heapUsed - before.heapUsed) / intents;
     const rssPerIntent = (after.rss - before.rss) / intents;
     const ledgerPerIntent = (after.ledgerBytes - before.ledgerBytes) / intents;
     const reservedPerIntent = (after.heapTotal - before.heapTotal) / intents;
 
     const all = [...warm.items, ...open.items];
-    const claim = await ask<{ claimed: number; failed: number }>(emulator, {
+    const claim = await emulator.ask<{ claimed: number; failed: number }>({
       cmd: 'claim',
       ids: all.map((i) => i.remoteId),
     });
     if (claim.failed > 0) throw new Error(`${claim.failed} claims failed`);
 
     pool = new Pool(server.info.url, { connections: 16 });
-    const bareUrl = (await ask<{ url: string }>(server, { cmd: 'bare' })).url;
+    const bareUrl = (await server.ask<{ url: string }>({ cmd: 'bare' })).url;
     barePool = new Pool(bareUrl, { connections: 16 });
     const game = server;
     const viaListener = async (on: boolean) => {
-      await ask(game, { cmd: 'listener', on });
+      await game.ask({ cmd: 'listener', on });
     };
     /** One run of `fire`: its rate, and the game server's CPU per POST meanwhile. */
     const measured = async (run: () => Promise<number>, n: number) => {
-      const before = await ask<Stats>(game, { cmd: 'stats' });
+      const before = await game.ask<Stats>({ cmd: 'stats' });
       const rate = await run();
-      const after = await ask<Stats>(game, { cmd: 'stats' });
+      const after = await game.ask<Stats>({ cmd: 'stats' });
       const cpu = after.cpu.user + after.cpu.system - before.cpu.user - before.cpu.system;
       return { rate, cpuUs: cpu / n };
     };
@@ -200,7 +186,7 @@ export async function benchScale(options: ScaleBenchOptions = {}): Promise<{
     // and on the same store, between the route runs.
     const moveRuns: { rate: number; cpuUs: number }[] = [];
     for (let b = 0; b < 3; b++) {
-      moveRuns.push(await ask<{ rate: number; cpuUs: number }>(server, { cmd: 'moves', n: 1000 }));
+      moveRuns.push(await server.ask<{ rate: number; cpuUs: number }>({ cmd: 'moves', n: 1000 }));
     }
     const move = med(moveRuns);
     const bareRoute = med(bareRuns);
@@ -209,11 +195,11 @@ export async function benchScale(options: ScaleBenchOptions = {}): Promise<{
     // The profiled batch goes through the listener: the lightest route, so what it shows is
     // the verification's own cost.
     await viaListener(true);
-    await ask(server, { cmd: 'profile', on: true });
+    await server.ask({ cmd: 'profile', on: true });
     await fire(pool, open.items.slice(batches * size), concurrency);
-    const { top } = await ask<{ top: string[] }>(server, { cmd: 'profile', on: false });
+    const { top } = await server.ask<{ top: string[] }>({ cmd: 'profile', on: false });
     await viaListener(false);
-    const stats = await ask<Stats>(server, { cmd: 'stats' });
+    const stats = await server.ask<Stats>({ cmd: 'stats' });
     if (stats.settled !== all.length) {
       throw new Error(`${stats.settled} settled of ${all.length} claimed`);
     }
@@ -221,7 +207,7 @@ export async function benchScale(options: ScaleBenchOptions = {}): Promise<{
     let heard = stats.heard;
     for (let i = 0; i < 50 && heard < all.length; i++) {
       await new Promise((r) => setTimeout(r, 100));
-      heard = (await ask<Stats>(server, { cmd: 'stats' })).heard;
+      heard = (await server.ask<Stats>({ cmd: 'stats' })).heard;
     }
     if (heard !== all.length) throw new Error(`rooms heard ${heard} of ${all.length} settlements`);
     const rate = median(rates);

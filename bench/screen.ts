@@ -15,6 +15,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client as Sdk, type Room as SdkRoom } from '@colyseus/sdk';
 import { request } from 'undici';
+import { type CallbackItem, callbackPost } from './support/callback.js';
 import { type Child, startChild } from './support/child.js';
 import { percentile } from './support/stats.js';
 import { ms, type Row, ratio } from './support/table.js';
@@ -26,10 +27,8 @@ export interface ScreenBenchOptions {
   rounds?: number;
 }
 
-interface Item {
+interface Item extends CallbackItem {
   id: string;
-  token: string;
-  remoteId: string;
 }
 
 interface Target {
@@ -45,11 +44,6 @@ interface Target {
 type Rewards = { get(id: string): { status: string } | undefined; size: number } | undefined;
 const rewardsOf = (room: SdkRoom) =>
   (room.state as { lightning?: { rewards?: Rewards } } | undefined)?.lightning?.rewards;
-
-async function ask<T>(child: Child<unknown>, command: unknown): Promise<T> {
-  child.send(command);
-  return (await child.next()) as T;
-}
 
 /** Resolves once `check` holds after some state change of `room` (or already holds). */
 function until(room: SdkRoom, check: () => boolean, what: string, ms = 10_000): Promise<void> {
@@ -77,11 +71,8 @@ async function settleOne(target: Target, item: Item): Promise<void> {
     `completed ${item.id}`,
   );
   const started = performance.now();
-  const res = await request(`${target.url}/lightning/callbacks/${item.token}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ id: item.remoteId, status: 'completed' }),
-  });
+  const { path, ...post } = callbackPost(item);
+  const res = await request(`${target.url}${path}`, post);
   await res.body.dump();
   if (res.statusCode !== 200) throw new Error(`callback answered ${res.statusCode}`);
   target.verify.push(performance.now() - started);
@@ -132,7 +123,7 @@ export async function benchScreen(options: ScreenBenchOptions = {}): Promise<Row
     // until they are all on screen, the wallet claims them, and the callbacks go one by one.
     const perRound = Math.ceil(settlements / rounds);
     const prepare = async (target: Target, n: number) => {
-      const { items } = await ask<{ items: Item[] }>(target.child, {
+      const { items } = await target.child.ask<{ items: Item[] }>({
         cmd: 'create',
         n,
         concurrency: 8,
@@ -143,7 +134,7 @@ export async function benchScreen(options: ScreenBenchOptions = {}): Promise<Row
         () => items.every((i) => rewardsOf(target.room)?.get(i.id) !== undefined),
         'the owner to hold every new entry',
       );
-      const claim = await ask<{ failed: number }>(emulator, {
+      const claim = await emulator.ask<{ failed: number }>({
         cmd: 'claim',
         ids: items.map((i) => i.remoteId),
       });

@@ -13,6 +13,8 @@ export interface Child<Info> {
   /** Further JSON lines the child prints (answers to `send`). */
   next(): Promise<unknown>;
   send(message: unknown): void;
+  /** `send`, then the child's next line: a command and its answer. */
+  ask<T>(command: unknown): Promise<T>;
   stop(): Promise<void>;
 }
 
@@ -57,6 +59,10 @@ export async function startChild<Info>(
     next,
     send(message) {
       child.stdin?.write(`${JSON.stringify(message)}\n`);
+    },
+    async ask<T>(command: unknown): Promise<T> {
+      child.stdin?.write(`${JSON.stringify(command)}\n`);
+      return (await next()) as T;
     },
     async stop() {
       if (child.exitCode === null && child.signalCode === null) {
