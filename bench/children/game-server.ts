@@ -1,5 +1,5 @@
 /**
- * The measured game server of the scale and screen benchmarks: Colyseus (through
+ * The measured game server of the scale and screen benchmarks (set up by bench-game.ts): Colyseus (through
  * @colyseus/testing, on a free loopback port) with the lightning routes, an in-memory ledger,
  * the reconciler off, and `--rooms` rooms with the room plugin (`lightning.plugin()`) and a
  * LightningState, patching every `--patch-rate` ms. Players say who they are on join
@@ -30,14 +30,11 @@ import { Session } from 'node:inspector/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { DatabaseSync } from 'node:sqlite';
-import { type Client, createRouter, definePlugins, defineRoom, Room } from '@colyseus/core';
-import { schema } from '@colyseus/schema';
-import { boot } from '@colyseus/testing';
-import type { ConfigOptions } from '@colyseus/tools';
-import { createLightning } from '../../src/lightning.js';
-import { LightningState } from '../../src/room/state.js';
 import { freePort } from '../../test/support/ports.js';
 import { summarize } from '../support/profile-summary.js';
+import { reply, startBenchGame } from './bench-game.js';
+
+type BenchRoom = Awaited<ReturnType<typeof startBenchGame>>['rooms'][number];
 
 const [emulatorUrl, apiKey] = process.argv.slice(2);
 const arg = (name: string, fallback: number) => {
@@ -47,50 +44,16 @@ const arg = (name: string, fallback: number) => {
 const roomCount = arg('--rooms', 1000);
 const patchRate = arg('--patch-rate', 50);
 const immediatePush = process.argv.includes('--immediate-push');
-const quiet = { info: () => {}, warn: () => {}, error: () => {} };
-
-const BenchState = schema({ lightning: LightningState }, 'BenchState');
-
-const port = await freePort();
-const lightning = createLightning({
+const game = await startBenchGame({
+  emulatorUrl: emulatorUrl as string,
   apiKey: apiKey as string,
-  baseUrl: emulatorUrl as string,
-  publicUrl: `http://127.0.0.1:${port}`,
   ledger: ':memory:',
-  logger: quiet,
-  reconciler: { enabled: false },
+  rooms: roomCount,
+  patchRate,
+  immediatePush,
 });
-await lightning.ready();
-let settled = 0;
-lightning.on('settled', () => {
-  settled++;
-});
-let heard = 0;
-
-class BenchRoom extends Room<{ state: InstanceType<typeof BenchState> }> {
-  override state = new BenchState();
-  override plugins = definePlugins([lightning.plugin({ immediatePush })]);
-  override autoDispose = false;
-  override onCreate() {
-    this.setPatchRate(patchRate);
-    this.plugins.lightning.onSettled(() => {
-      heard++;
-    });
-  }
-  override onJoin(client: Client, options: { playerId?: string } = {}) {
-    client.userData = { playerId: options.playerId };
-  }
-}
-const config = {
-  rooms: { bench: defineRoom(BenchRoom) },
-  routes: createRouter({ ...lightning.endpoints() }),
-};
-const colyseus = await boot(config as unknown as ConfigOptions, port);
-const rooms: BenchRoom[] = [];
-for (let i = 0; i < roomCount; i++) rooms.push(await colyseus.createRoom<BenchRoom>('bench', {}));
-
-const reply = (message: unknown) => process.stdout.write(`${JSON.stringify(message)}\n`);
-reply({ url: `http://127.0.0.1:${port}`, roomIds: rooms.map((r) => r.roomId) });
+const { lightning, colyseus, rooms, counts } = game;
+reply({ url: game.url, roomIds: rooms.map((r) => r.roomId) });
 
 let created = 0;
 async function create(n: number, concurrency: number, player?: string) {
@@ -100,17 +63,8 @@ async function create(n: number, concurrency: number, player?: string) {
   const worker = async () => {
     while (next < n) {
       const i = next++;
-      const room = player ? rooms[0] : rooms[(created + i) % rooms.length];
-      const entry = await (room as BenchRoom).plugins.lightning.reward(
-        player ?? `player-${created + i}`,
-        { amountMsat: 10_000, description: 'bench' },
-      );
-      const intent = await lightning.ledger.get(entry.id);
-      items.push({
-        id: entry.id,
-        token: intent?.callbackToken as string,
-        remoteId: intent?.remoteId as string,
-      });
+      const room = (player ? rooms[0] : rooms[(created + i) % rooms.length]) as BenchRoom;
+      items.push(await game.reward(room, player ?? `player-${created + i}`, 'bench'));
     }
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
@@ -198,7 +152,7 @@ for await (const line of createInterface({ input: process.stdin })) {
   } else if (command.cmd === 'memory') {
     reply(memory());
   } else if (command.cmd === 'stats') {
-    reply({ settled, heard, cpu: process.cpuUsage() });
+    reply({ settled: counts.settled, heard: counts.heard, cpu: process.cpuUsage() });
   } else if (command.cmd === 'profile' && command.on) {
     session.connect();
     await session.post('Profiler.enable');
@@ -228,5 +182,4 @@ for await (const line of createInterface({ input: process.stdin })) {
   }
 }
 bare?.close();
-await colyseus.shutdown().catch(() => {});
-await lightning.close();
+await game.stop();

@@ -1,5 +1,5 @@
 /**
- * The measured game server of the loop benchmark (bench/loop.ts): Colyseus (through
+ * The measured game server of the loop benchmark (bench/loop.ts; set up by bench-game.ts): Colyseus (through
  * @colyseus/testing, on a free loopback port) with the lightning routes, `--rooms` rooms with the
  * room plugin and a LightningState patching every 50 ms, and a file SqliteLedger with its
  * durable settings (WAL, synchronous=FULL), on its worker thread or, with `--inline`, on the
@@ -16,67 +16,27 @@
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
-import { createRouter, definePlugins, defineRoom, Room } from '@colyseus/core';
-import { schema } from '@colyseus/schema';
-import { boot } from '@colyseus/testing';
-import type { ConfigOptions } from '@colyseus/tools';
 import { SqliteLedger } from '../../src/ledger/index.js';
-import { createLightning } from '../../src/lightning.js';
-import { LightningState } from '../../src/room/state.js';
-import { freePort } from '../../test/support/ports.js';
+import { reply, startBenchGame } from './bench-game.js';
 
 const [emulatorUrl, apiKey, ledgerFile] = process.argv.slice(2);
 const at = process.argv.indexOf('--rooms');
 const roomCount = at > 0 ? Number(process.argv[at + 1]) : 1000;
 const inline = process.argv.includes('--inline');
-const quiet = { info: () => {}, warn: () => {}, error: () => {} };
-
-const LoopState = schema({ lightning: LightningState }, 'LoopState');
-
-const port = await freePort();
-const lightning = createLightning({
+const game = await startBenchGame({
+  emulatorUrl: emulatorUrl as string,
   apiKey: apiKey as string,
-  baseUrl: emulatorUrl as string,
-  publicUrl: `http://127.0.0.1:${port}`,
   ledger: new SqliteLedger({ path: ledgerFile as string, worker: !inline }),
-  logger: quiet,
-  reconciler: { enabled: false },
+  rooms: roomCount,
+  patchRate: 50,
 });
-await lightning.ready();
-let settled = 0;
-lightning.on('settled', () => {
-  settled++;
-});
-
-class LoopRoom extends Room<{ state: InstanceType<typeof LoopState> }> {
-  override state = new LoopState();
-  override plugins = definePlugins([lightning.plugin()]);
-  override autoDispose = false;
-  override onCreate() {
-    this.setPatchRate(50);
-  }
-}
-const config = {
-  rooms: { loop: defineRoom(LoopRoom) },
-  routes: createRouter({ ...lightning.endpoints() }),
-};
-const colyseus = await boot(config as unknown as ConfigOptions, port);
-const rooms: LoopRoom[] = [];
-for (let i = 0; i < roomCount; i++) rooms.push(await colyseus.createRoom<LoopRoom>('loop', {}));
-
-const reply = (message: unknown) => process.stdout.write(`${JSON.stringify(message)}\n`);
-reply({ url: `http://127.0.0.1:${port}` });
+reply({ url: game.url });
 
 let created = 0;
 async function reward(items: { token: string; remoteId: string }[]): Promise<void> {
   const n = created++;
-  const room = rooms[n % rooms.length] as LoopRoom;
-  const entry = await room.plugins.lightning.reward(`player-${n}`, {
-    amountMsat: 10_000,
-    description: 'loop',
-  });
-  const intent = await lightning.ledger.get(entry.id);
-  items.push({ token: intent?.callbackToken as string, remoteId: intent?.remoteId as string });
+  const room = game.rooms[n % game.rooms.length] as (typeof game.rooms)[number];
+  items.push(await game.reward(room, `player-${n}`, 'loop'));
 }
 
 /** One measured phase: the loop's delay over `ms`, with `rate` rewards a second meanwhile. */
@@ -109,10 +69,9 @@ for await (const line of createInterface({ input: process.stdin })) {
   if (command.cmd === 'phase') {
     reply(await phase(command.ms ?? 2_000, command.rate ?? 0));
   } else if (command.cmd === 'stats') {
-    reply({ settled });
+    reply({ settled: game.counts.settled });
   } else {
     reply({ error: `unknown command ${command.cmd}` });
   }
 }
-await colyseus.shutdown().catch(() => {});
-await lightning.close();
+await game.stop();
