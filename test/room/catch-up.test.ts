@@ -7,7 +7,7 @@
 import { expect } from 'chai';
 import { eventually } from '../support/eventually.js';
 import type { Game } from '../support/game.js';
-import { type Arena, serverClient, startArena } from './support.js';
+import { aliceRewarded, startArena } from './support.js';
 
 type ClientEntry = { status: string };
 
@@ -17,14 +17,7 @@ describe('room: catching up with the ledger', () => {
 
   it('delivers a move it was never told of: the hook fires once, the owner sees it', async () => {
     game = await startArena({ reconciler: { enabled: false } }, { catchUpMs: 100 });
-    const room = await game.colyseus.createRoom<Arena>('arena');
-    const alice = await game.colyseus.connectTo(room, { playerId: 'alice' });
-    const claimed: string[] = [];
-    room.plugins.lightning.onRewardClaimed((entry) => claimed.push(entry.id));
-    const reward = await room.plugins.lightning.reward(serverClient(room, alice), {
-      amountMsat: 21_000,
-      description: 'win',
-    });
+    const { room, alice, claimed, reward } = await aliceRewarded(game);
     // Another process applied the claim; its message to this room was lost.
     const moved = await game.lightning.ledger.transition(reward.id, 'pending', 'completed', {
       note: 'claimed (applied elsewhere)',

@@ -9,7 +9,7 @@ import type { LedgerStore } from '../../src/ledger/store.js';
 import { createLightning, type Lightning } from '../../src/lightning.js';
 import { eventually } from '../support/eventually.js';
 import { type Game, quietLogger } from '../support/game.js';
-import { type Arena, serverClient, startArena } from './support.js';
+import { aliceRewarded, startArena } from './support.js';
 
 type ClientEntry = { status: string };
 
@@ -50,14 +50,7 @@ describe('room: how a move reaches the room', () => {
   it('a move applied in the room’s own process is handed over: no ledger read, the hook fires once', async () => {
     const { ledger, reads } = countingLedger();
     game = await startArena({ reconciler: { enabled: false }, ledger }, { catchUpMs: 0 });
-    const room = await game.colyseus.createRoom<Arena>('arena');
-    const alice = await game.colyseus.connectTo(room, { playerId: 'alice' });
-    const claimed: string[] = [];
-    room.plugins.lightning.onRewardClaimed((entry) => claimed.push(entry.id));
-    const reward = await room.plugins.lightning.reward(serverClient(room, alice), {
-      amountMsat: 21_000,
-      description: 'win',
-    });
+    const { alice, claimed, reward } = await aliceRewarded(game);
     const [remote] = game.emulator.control.withdrawalRequests();
     game.emulator.control.claimWithdrawal(remote?.id as string);
     await eventually(() => claimed.length === 1, 3_000, 'the room hook');
@@ -72,14 +65,7 @@ describe('room: how a move reaches the room', () => {
     game = await startArena({ reconciler: { enabled: false }, ledger }, { catchUpMs: 0 });
     // The callback never reaches this server: the other process settles the reward.
     game.emulator.control.callbacks.set({ drop: true });
-    const room = await game.colyseus.createRoom<Arena>('arena');
-    const alice = await game.colyseus.connectTo(room, { playerId: 'alice' });
-    const claimed: string[] = [];
-    room.plugins.lightning.onRewardClaimed((entry) => claimed.push(entry.id));
-    const reward = await room.plugins.lightning.reward(serverClient(room, alice), {
-      amountMsat: 21_000,
-      description: 'win',
-    });
+    const { alice, claimed, reward } = await aliceRewarded(game);
     // A second server on the same ledger and presence (LocalPresence: this process's), as
     // another process of the game would be with RedisPresence.
     other = createLightning({

@@ -90,6 +90,22 @@ export function serverClient(room: Room, sdkRoom: { sessionId: string }): Client
   return client;
 }
 
+/**
+ * An arena room with alice connected, the reward claims its hook has heard, and a reward of
+ * 21,000 msats the room made for her (pending, its code on her screen).
+ */
+export async function aliceRewarded(game: Game) {
+  const room = await game.colyseus.createRoom<Arena>('arena');
+  const alice = await game.colyseus.connectTo(room, { playerId: 'alice' });
+  const claimed: string[] = [];
+  room.plugins.lightning.onRewardClaimed((entry) => claimed.push(entry.id));
+  const reward = await room.plugins.lightning.reward(serverClient(room, alice), {
+    amountMsat: 21_000,
+    description: 'win',
+  });
+  return { room, alice, claimed, reward };
+}
+
 /** An SDK client of its own, signed in with `token` (sent to the room's onAuth). */
 export function sdkWithToken(game: Game, token: string): ColyseusSDK {
   const sdk = new ColyseusSDK(`ws://127.0.0.1:${game.port}`);
