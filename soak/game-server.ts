@@ -16,39 +16,21 @@
  * channels (`message`). Commands: `createRoom`, `sync` (answered after
  * every report made before it). It exits when the runner goes away (the IPC channel closes).
  */
-import {
-  type Client,
-  createRouter,
-  definePlugins,
-  defineRoom,
-  defineServer,
-  matchMaker,
-  Room,
-} from '@colyseus/core';
-import { RedisDriver } from '@colyseus/redis-driver';
-import { RedisPresence } from '@colyseus/redis-presence';
+import { type Client, definePlugins, Room } from '@colyseus/core';
 import { schema } from '@colyseus/schema';
-import { WebSocketTransport } from '@colyseus/ws-transport';
 import type { Intent } from '../src/ledger/intent.js';
 import { PostgresLedger } from '../src/ledger/postgres.js';
 import { RedisLedger } from '../src/ledger/redis.js';
 import { createLightning, type Lightning } from '../src/lightning.js';
 import { LightningState } from '../src/room/state.js';
-import { roomChannel, type SettlementMessage } from '../src/server/settlement.js';
-
-const env = (name: string): string => {
-  const value = process.env[name];
-  if (value === undefined) throw new Error(`${name} is not set`);
-  return value;
-};
-
-const name = env('NODE_NAME');
-const port = Number(env('PORT'));
-const redisUrl = env('REDIS_URL');
-
-function report(message: Record<string, unknown>): void {
-  if (process.connected) process.send?.({ node: name, ...message });
-}
+import {
+  env,
+  nodeName as name,
+  redisUrl,
+  report,
+  reportRoom,
+  serveGameProcess,
+} from '../test/cluster/fixtures/game-process.js';
 
 const lightning: Lightning = createLightning({
   apiKey: env('API_KEY'),
@@ -98,23 +80,17 @@ class SoakRoom extends Room {
     }),
   ]);
 
+  #unreport: (() => void) | undefined;
+
   override onCreate(): void {
     this.state.lightning = new LightningState();
-    this.plugins.lightning.onSettled((_entry, intent) =>
-      report({ event: 'room', ...summary(intent), heardBy: this.roomId }),
-    );
+    this.#unreport = reportRoom(this, this.plugins.lightning, summary);
     this.onMessage('op', (client, op: Op) => void this.#run(client, op));
-    // Beside the plugin's own subscription: says whether a settlement's message reached this
-    // room's process at all, when a hook is missing.
-    void this.presence.subscribe(roomChannel(this.roomId), this.#heard);
   }
 
   override onDispose(): void {
-    void this.presence.unsubscribe(roomChannel(this.roomId), this.#heard);
+    this.#unreport?.();
   }
-
-  #heard = (message: SettlementMessage) =>
-    report({ event: 'message', id: message.id, status: message.status, heardBy: this.roomId });
 
   override onJoin(client: Client, options: { playerId?: string; email?: string } = {}): void {
     client.userData = { playerId: options.playerId, email: options.email };
@@ -147,40 +123,4 @@ class SoakRoom extends Room {
   }
 }
 
-const server = defineServer({
-  rooms: { soak: defineRoom(SoakRoom) },
-  routes: createRouter({ ...lightning.endpoints() }),
-  presence: new RedisPresence(redisUrl),
-  driver: new RedisDriver(redisUrl),
-  publicAddress: `127.0.0.1:${port}`,
-  transport: new WebSocketTransport(),
-  gracefullyShutdown: false,
-});
-await server.listen(port, '127.0.0.1');
-
-type Command = { cmd: 'createRoom' } | { cmd: 'sync' };
-
-async function handle(command: Command): Promise<unknown> {
-  switch (command.cmd) {
-    case 'createRoom':
-      // On this process, not wherever the matchmaker would put it.
-      return (await matchMaker.handleCreateRoom('soak', {})).roomId;
-    case 'sync':
-      // A ledger read on the connection every apply of this process writes on: it answers
-      // after each of them, and its answer travels behind every report made before it.
-      await lightning.ledger.get('00000000-0000-7000-8000-000000000000');
-      return true;
-  }
-}
-
-process.on('message', (message: { rid: number } & Command) => {
-  handle(message).then(
-    (result) => process.connected && process.send?.({ rid: message.rid, ok: true, result }),
-    (err: Error) =>
-      process.connected && process.send?.({ rid: message.rid, ok: false, error: err.message }),
-  );
-});
-// The runner is gone (or dropped us): leave at once, whatever is in flight.
-process.on('disconnect', () => process.exit(0));
-
-report({ event: 'ready', processId: matchMaker.processId });
+await serveGameProcess('soak', SoakRoom, lightning);
