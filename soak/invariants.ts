@@ -292,7 +292,7 @@ function heardOnce(r: Records): Check[] {
       if (lost.has(intent.id)) excusedHooks++;
       else
         rooms.violations.push(
-          `${intent.id} (${intent.kind} ${intent.status}) never reached the hook of its live room; ended ${sinceCrash(endedAt(intent), r)}; its room's process heard [${(messages.get(intent.id) ?? []).map((m) => m.status)}] on the room's channel`,
+          `${intent.id} (${intent.kind} ${intent.status}) never reached the hook of its live room; ended ${sinceCrash(endedAt(intent), r)}; its room's process heard [${(messages.get(intent.id) ?? []).map((m) => m.status)}] on the room's channel; settled by [${heard.map((h) => h.node)}]; history ${intent.history.map((h) => `${h.to}${h.note ? ` (${h.note})` : ''}`).join(' > ')}`,
         );
     }
   }

@@ -427,8 +427,23 @@ export class LightningPlugin extends RoomPlugin {
     }
   };
 
+  /**
+   * A helper's intent, as its call returned it, on its owner's screen. It may have ended
+   * already, moved by another process whose message this room never got (a Redis restart):
+   * then its end is applied here, as a delivery would, hooks included, once.
+   */
   #show(intent: Intent, state: ReturnType<RoomEntries['require']>): Entry {
-    return this.#roomEntries().upsert(intent, state, this.#ownerOf);
+    const entry = this.#roomEntries().upsert(intent, state, this.#ownerOf);
+    if (isTerminal(intent.status)) this.#end(entry, intent);
+    return entry;
+  }
+
+  /** An entry's end: its hooks, once however often the end is delivered, then its linger. */
+  #end(entry: Entry, intent: Intent): void {
+    if (this.#ended.has(intent.id)) return;
+    this.#remember(intent.id);
+    this.#hooks.ended(entry, intent);
+    this.#roomEntries().lingerThenRemove(intent);
   }
 
   /** The region gate: refuses a player the service would refuse, before anything is sent. */
@@ -534,11 +549,7 @@ export class LightningPlugin extends RoomPlugin {
       if (!state) return;
       const entry = entries.upsert(intent, state, this.#ownerOf);
       if (this.#settings.immediatePush) this.#pushSoon();
-      if (!isTerminal(intent.status)) return;
-      // A repeated delivery of the same end must not fire the hooks again.
-      this.#remember(intent.id);
-      this.#hooks.ended(entry, intent);
-      entries.lingerThenRemove(intent);
+      if (isTerminal(intent.status)) this.#end(entry, intent);
     } catch (err) {
       this.#host.logger.warn(
         `delivering ${intent.id} to room ${this.room.roomId}: ${(err as Error).message}`,

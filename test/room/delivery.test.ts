@@ -32,6 +32,32 @@ function countingLedger(): { ledger: LedgerStore; reads: Map<string, number> } {
   return { ledger, reads };
 }
 
+/**
+ * A SQLite ledger on which "another process" ends every intent while this one's create answer
+ * is on its way: just before this process moves it `creating -> pending`, the other moves it
+ * there and on to `completed` straight in the store, and no message of it reaches any room (as
+ * when a Redis restart drops them). This process's move then loses, and reads what won.
+ */
+function outrunLedger(): LedgerStore {
+  const inner = new SqliteLedger(':memory:');
+  return new Proxy(inner, {
+    get(target, name) {
+      if (name === 'transition') {
+        return async (...args: Parameters<LedgerStore['transition']>) => {
+          const [id, from, to, options] = args;
+          if (from === 'creating' && to === 'pending') {
+            await target.transition(id, 'creating', 'pending', { patch: options?.patch });
+            await target.transition(id, 'pending', 'completed', { note: 'claimed (elsewhere)' });
+          }
+          return target.transition(...args);
+        };
+      }
+      const value = Reflect.get(target, name, target) as unknown;
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
+
 function statusSeenBy(sdkRoom: { state: unknown }, id: string): string | undefined {
   const state = sdkRoom.state as { lightning?: { rewards?: Map<string, ClientEntry> } };
   return state.lightning?.rewards?.get(id)?.status;
@@ -84,6 +110,18 @@ describe('room: how a move reaches the room', () => {
     await eventually(() => statusSeenBy(alice, reward.id) === 'completed', 3_000, 'the screen');
     // refresh read it once; the room read it once more, on the other process's message.
     expect((reads.get(reward.id) ?? 0) - before).to.equal(2);
+    expect(claimed).to.deep.equal([reward.id]);
+  });
+
+  it('an intent another process ended before the helper answered reaches the hook once', async () => {
+    game = await startArena(
+      { reconciler: { enabled: false }, ledger: outrunLedger() },
+      { catchUpMs: 0 },
+    );
+    const { alice, claimed, reward } = await aliceRewarded(game);
+    expect(reward.status).to.equal('completed');
+    await eventually(() => claimed.length === 1, 3_000, 'the room hook');
+    await eventually(() => statusSeenBy(alice, reward.id) === 'completed', 3_000, 'the screen');
     expect(claimed).to.deep.equal([reward.id]);
   });
 });
