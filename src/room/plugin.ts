@@ -428,14 +428,11 @@ export class LightningPlugin extends RoomPlugin {
   };
 
   /**
-   * A helper's intent, as its call returned it, on its owner's screen. It may have ended
-   * already, moved by another process whose message this room never got (a Redis restart):
-   * then its end is applied here, as a delivery would, hooks included, once.
+   * A helper's intent, as its call returned it, on its owner's screen. One that another
+   * process ended first was handed to this room already (Engine.handToRoom), hooks and all.
    */
   #show(intent: Intent, state: ReturnType<RoomEntries['require']>): Entry {
-    const entry = this.#roomEntries().upsert(intent, state, this.#ownerOf);
-    if (isTerminal(intent.status)) this.#end(entry, intent);
-    return entry;
+    return this.#roomEntries().upsert(intent, state, this.#ownerOf);
   }
 
   /** An entry's end: its hooks, once however often the end is delivered, then its linger. */

@@ -434,16 +434,26 @@ export class Engine {
     return moved;
   }
 
+  /**
+   * Hands a reading of an intent to its room when this process hosts it; true if it did. Every
+   * move this process applies goes through here (#publish), and so does a reading made after
+   * losing a move to another process (operations/create.ts): that process's message may never
+   * come (a Redis restart), and the room must not miss the end of an intent it asked for.
+   */
+  handToRoom(intent: Intent): boolean {
+    const local = intent.roomId === null ? undefined : this.#rooms.get(intent.roomId);
+    if (!local) return false;
+    try {
+      local(intent);
+    } catch (err) {
+      this.logger.warn(`delivering ${intent.id} to its room: ${(err as Error).message}`);
+    }
+    return true;
+  }
+
   #publish(intent: Intent): void {
     if (intent.roomId === null) return;
-    const local = this.#rooms.get(intent.roomId);
-    if (local) {
-      try {
-        local(intent);
-      } catch (err) {
-        this.logger.warn(`delivering ${intent.id} to its room: ${(err as Error).message}`);
-      }
-    }
+    const local = this.handToRoom(intent);
     const presence = this.presence();
     if (!presence) return;
     const warn = (err: unknown) =>
@@ -452,7 +462,7 @@ export class Engine {
       // RedisPresence publishes asynchronously: a rejection must not become an unhandled one.
       const published = presence.publish(
         roomChannel(intent.roomId),
-        settlementMessage(intent, local !== undefined),
+        settlementMessage(intent, local),
       );
       if (typeof (published as PromiseLike<unknown> | null)?.then === 'function') {
         Promise.resolve(published).catch(warn);

@@ -4,12 +4,13 @@
  * The ledger here counts its reads of each intent, as an operator's metrics would.
  */
 import { expect } from 'chai';
+import type { IntentPatch } from '../../src/ledger/intent.js';
 import { SqliteLedger } from '../../src/ledger/sqlite.js';
 import type { LedgerStore } from '../../src/ledger/store.js';
 import { createLightning, type Lightning } from '../../src/lightning.js';
 import { eventually } from '../support/eventually.js';
 import { type Game, quietLogger } from '../support/game.js';
-import { aliceRewarded, startArena } from './support.js';
+import { type Arena, aliceRewarded, serverClient, startArena } from './support.js';
 
 type ClientEntry = { status: string };
 
@@ -33,22 +34,21 @@ function countingLedger(): { ledger: LedgerStore; reads: Map<string, number> } {
 }
 
 /**
- * A SQLite ledger on which "another process" ends every intent while this one's create answer
- * is on its way: just before this process moves it `creating -> pending`, the other moves it
- * there and on to `completed` straight in the store, and no message of it reaches any room (as
- * when a Redis restart drops them). This process's move then loses, and reads what won.
+ * A SQLite ledger on which "another process" ends every intent first: just before this process
+ * makes its first move of an intent (out of `creating`), `elsewhere` moves it straight in the
+ * store, and no message of it reaches any room (as when a Redis restart drops them). This
+ * process's move then loses, and reads what won.
  */
-function outrunLedger(): LedgerStore {
+function outrunLedger(
+  elsewhere: (store: LedgerStore, id: string, patch: IntentPatch | undefined) => Promise<unknown>,
+): LedgerStore {
   const inner = new SqliteLedger(':memory:');
   return new Proxy(inner, {
     get(target, name) {
       if (name === 'transition') {
         return async (...args: Parameters<LedgerStore['transition']>) => {
-          const [id, from, to, options] = args;
-          if (from === 'creating' && to === 'pending') {
-            await target.transition(id, 'creating', 'pending', { patch: options?.patch });
-            await target.transition(id, 'pending', 'completed', { note: 'claimed (elsewhere)' });
-          }
+          const [id, from, , options] = args;
+          if (from === 'creating') await elsewhere(target, id, options?.patch);
           return target.transition(...args);
         };
       }
@@ -114,14 +114,43 @@ describe('room: how a move reaches the room', () => {
   });
 
   it('an intent another process ended before the helper answered reaches the hook once', async () => {
-    game = await startArena(
-      { reconciler: { enabled: false }, ledger: outrunLedger() },
-      { catchUpMs: 0 },
-    );
+    const ledger = outrunLedger(async (store, id, patch) => {
+      await store.transition(id, 'creating', 'pending', { patch });
+      await store.transition(id, 'pending', 'completed', { note: 'claimed (elsewhere)' });
+    });
+    game = await startArena({ reconciler: { enabled: false }, ledger }, { catchUpMs: 0 });
     const { alice, claimed, reward } = await aliceRewarded(game);
     expect(reward.status).to.equal('completed');
     await eventually(() => claimed.length === 1, 3_000, 'the room hook');
     await eventually(() => statusSeenBy(alice, reward.id) === 'completed', 3_000, 'the screen');
     expect(claimed).to.deep.equal([reward.id]);
+  });
+
+  it('an intent another process failed while the helper’s create was refused reaches the hook once', async () => {
+    const ledger = outrunLedger((store, id) =>
+      store.transition(id, 'creating', 'failed', { note: 'refused (elsewhere)' }),
+    );
+    game = await startArena({ reconciler: { enabled: false }, ledger }, { catchUpMs: 0 });
+    game.emulator.control.faults.add({
+      method: 'POST',
+      path: '/v0/withdrawal-requests',
+      status: 400,
+    });
+    const room = await game.colyseus.createRoom<Arena>('arena');
+    const alice = await game.colyseus.connectTo(room, { playerId: 'alice' });
+    const ended: [string, string][] = [];
+    room.plugins.lightning.onSettled((entry) => ended.push([entry.id, entry.status]));
+    const refused = await room.plugins.lightning
+      .reward(serverClient(room, alice), { amountMsat: 21_000, description: 'win' })
+      .then(
+        () => null,
+        (e: unknown) => e,
+      );
+    expect(refused).to.be.instanceOf(Error);
+    await eventually(() => ended.length === 1, 3_000, 'the room hook');
+    const [id, status] = ended[0] as [string, string];
+    expect(status).to.equal('failed');
+    await eventually(() => statusSeenBy(alice, id) === 'failed', 3_000, 'the screen');
+    expect(ended).to.have.length(1);
   });
 });

@@ -63,6 +63,8 @@ export async function recordThenSend<T>(
     if (failed) throw err;
     const won = await engine.ledger.get(intent.id);
     if (won === null) throw lost(engine, intent, null, err);
+    // Another process moved it first; its message to the room may be lost: hand it over.
+    engine.handToRoom(won);
     if (won.status === 'unknown' && !isAmbiguous(err) && won.remoteId === null) {
       // The grace period ran out first, but this failure is certain: nothing was created.
       await recordCreateFailure(engine, won, err, null);
@@ -77,6 +79,7 @@ export async function recordThenSend<T>(
   const moved = await engine.apply(intent, 'pending', patch, note);
   if (moved) return moved;
   const won = await engine.ledger.get(intent.id);
+  if (won !== null) engine.handToRoom(won);
   if (won === null) {
     throw lost(
       engine,
