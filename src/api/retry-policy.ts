@@ -20,7 +20,9 @@
  * `keyed`: every attempt carries the same idempotency key, so the service applies it once;
  * when the answer is still unclear after the last attempt, the result is ambiguous, but
  * re-sending with that key is safe (`AmbiguousResultError.retryable`).
- * `ambiguous`: `AmbiguousResultError`; the caller must look before acting again.
+ * `ambiguous`: `AmbiguousResultError`; the caller must look before acting again. A call one of
+ * whose attempts ended ambiguous stays ambiguous even if its last attempt was only refused
+ * (429, no connection): that refusal says nothing of the earlier attempt (transport.ts).
  *
  * Costs one property read per failed attempt.
  */

@@ -131,6 +131,10 @@ export class Transport {
     const headers =
       body === undefined ? this.#headers : { ...this.#headers, 'content-type': 'application/json' };
     const maxAttempts = this.#options.maxRetries + 1;
+    // An attempt that may have been processed (a keyed one is sent again): a later attempt that
+    // was only refused (429, no connection) cannot tell whether it was, so the call stays
+    // ambiguous whatever the last attempt met.
+    let mayHaveApplied = false;
 
     for (let attempt = 1; ; attempt++) {
       const started = performance.now();
@@ -151,6 +155,7 @@ export class Transport {
 
       const failure = outcome.failure;
       const decision = decide(call.safety, failure.kind);
+      if (decision.final === 'ambiguous') mayHaveApplied = true;
       if (decision.retry && attempt < maxAttempts) {
         const delay = retryDelay(attempt - 1, this.#options.backoff, failure.retryAfterMs);
         if (delay !== null) {
@@ -158,7 +163,8 @@ export class Transport {
           continue;
         }
       }
-      throw this.#finalError(call, path, failure, decision.final, attempt);
+      const final = mayHaveApplied ? 'ambiguous' : decision.final;
+      throw this.#finalError(call, path, failure, final, attempt);
     }
   }
 

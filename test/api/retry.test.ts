@@ -231,6 +231,19 @@ describe('PaymentsApi: the retry policy, row by row', () => {
       expect(service.requests).to.have.length(3);
     });
 
+    it('stays ambiguous when a later attempt is only refused (429): the first may have applied', async () => {
+      // Found by the soak: a deplete that timed out (applied, its answer lost), then met 429s,
+      // ended RateLimitError, so its spend was marked failed while the points had left.
+      service.reply('hang', { status: 429, body: {} }, { status: 429, body: {} });
+      const error = await failure(() => api.widgetUsers.deplete({ user_id: 'u1', amount: 10 }));
+      expect(error).to.be.instanceOf(AmbiguousResultError);
+      expect(error.retryable).to.equal(true);
+      expect((error as AmbiguousResultError).idempotencyKey).to.equal(
+        service.sent(0).idempotency_key,
+      );
+      expect(service.requests).to.have.length(3);
+    });
+
     it('is not retried on a 4xx', async () => {
       service.reply({ status: 400, body: { error: { code: 'X1', message: 'bad' } } });
       const error = await failure(() => api.widgetUsers.deplete({ user_id: 'u1', amount: 10 }));
