@@ -329,10 +329,10 @@ export const roomReward: ObjectSpec = {
 
 export const roomEntryFee: ObjectSpec = {
   good: fc.record(
-    { ...roomMoney, successMessage: text(0, 144) },
+    { ...roomMoney, successMessage: text(0, 144), key: text(1, 200) },
     { requiredKeys: ['amountMsat', 'description'] },
   ),
-  bad: { ...badRoomMoney, successMessage: badText(0, 144) },
+  bad: { ...badRoomMoney, successMessage: badText(0, 144), key: badText(1, 200) },
   required: ['amountMsat', 'description'],
 };
 
