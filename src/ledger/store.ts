@@ -4,6 +4,7 @@
  * compare-and-set, so two processes or two callbacks can never both apply one.
  */
 import type { Intent, IntentPatch, IntentStatus, NewIntent } from './intent.js';
+import type { AccountBalance, JournalPage, JournalQuery, Posting } from './journal.js';
 
 /** How long every store remembers a webhook event id (deliveries retry for hours, not days). */
 export const EVENT_MEMORY_MS = 7 * 24 * 3600 * 1000;
@@ -15,6 +16,11 @@ export interface TransitionOptions {
   note?: string;
   /** epoch ms; defaults to the store's clock (Date.now() unless configured). */
   now?: number;
+  /**
+   * Journal postings written in the same atomic step as the move, and only if it is made
+   * (see `LedgerStore.create` for the rules they follow).
+   */
+  postings?: readonly Posting[];
 }
 
 /** A payout cap over a rolling window, for one scope of a payout (PAYOUT_KINDS). */
@@ -49,8 +55,21 @@ export interface LedgerStore {
    * holds (DuplicateIntentError with `existingId`), an invalid intent, e.g. an amount that is
    * not a decimal string (InvalidIntentError), and a create its guards refuse
    * (LimitExceededError, BudgetExceededError); in every case nothing is stored.
+   *
+   * `postings` (here, and on `transition` and `update`) are journal entries written in the same
+   * atomic step as the intent, and only with it: each becomes the entry `<intent id>:<tag>`,
+   * stamped with the intent's player and group and the write's time, and moves the balances
+   * of its two accounts. They are checked before anything is written (InvalidIntentError for a
+   * bad account, tag or amount, two postings with one tag, or debit equal to credit). A move or
+   * update whose posting's id is already in the journal is refused whole: nothing is written
+   * and it answers null, so a step is journaled at most once, whoever races to write it.
    */
-  create(intent: NewIntent, now?: number, guards?: CreateGuards): Promise<Intent>;
+  create(
+    intent: NewIntent,
+    now?: number,
+    guards?: CreateGuards,
+    postings?: readonly Posting[],
+  ): Promise<Intent>;
 
   /**
    * Connects and checks that the store can keep its promise: a layout it can read, and storage
@@ -87,14 +106,31 @@ export interface LedgerStore {
   /**
    * Writes non-status fields while the status is still `status`. Returns the updated intent,
    * or null when the status had changed. A terminal intent may be annotated (error, meta) but
-   * never scheduled or leased.
+   * never scheduled or leased. `postings` as for `create`: written only with the update, and an
+   * update whose posting is already journaled answers null and writes nothing.
    */
   update(
     id: string,
     status: IntentStatus,
     patch: IntentPatch,
     now?: number,
+    postings?: readonly Posting[],
   ): Promise<Intent | null>;
+
+  /**
+   * Journal entries, oldest first (by `seq`), filtered by every field given (player, match,
+   * intent, written since), a page of `limit` (1 to 1000, default 100) at a time.
+   */
+  journal(query?: JournalQuery): Promise<JournalPage>;
+
+  /**
+   * Balances: of the named accounts (every one named is answered, '0' when it never moved,
+   * once per unit it moved in, and 'msats' for one that never moved), or, with no names, of
+   * every account class summed over its owners (`claimable` is every player's codes), one row
+   * per class and unit that ever moved. Kept by the store as it writes postings, so a read
+   * costs no scan of the journal.
+   */
+  balances(accounts?: readonly string[]): Promise<AccountBalance[]>;
 
   /**
    * Atomically takes up to `limit` open intents whose `nextCheckAt` is due (<= now) and whose

@@ -16,6 +16,12 @@ import {
   isTerminal,
   type NewIntent,
 } from './intent.js';
+import {
+  ACCOUNT_PATTERN,
+  type JournalQuery,
+  POSTING_TAG_PATTERN,
+  type Posting,
+} from './journal.js';
 import type { BudgetWindow, CreateGuards, TransitionOptions } from './store.js';
 
 /**
@@ -220,4 +226,67 @@ function assertJson(value: Record<string, unknown>): void {
   } catch (err) {
     throw new InvalidIntentError('invalid meta: not serialisable as JSON', { cause: err });
   }
+}
+
+/** The largest amount one posting may carry, and any balance may reach: a signed 64-bit integer. */
+export const MAX_POSTING_AMOUNT = 2n ** 63n - 1n;
+
+const postingSchema = z.strictObject({
+  tag: z.string().regex(POSTING_TAG_PATTERN, 'must be 1 to 40 of a-z, 0-9 and -'),
+  debit: z.string().regex(ACCOUNT_PATTERN, 'must be an account (class or class:owner)'),
+  credit: z.string().regex(ACCOUNT_PATTERN, 'must be an account (class or class:owner)'),
+  amount: z
+    .string()
+    .regex(/^[1-9][0-9]{0,18}$/, 'must be a positive integer as a decimal string')
+    .refine((a) => BigInt(a) <= MAX_POSTING_AMOUNT, 'must fit a signed 64-bit integer'),
+  unit: z.string().min(1).max(32),
+  why: z.string().max(500),
+});
+
+/**
+ * A write's postings as every store checks them, before anything is written: each well formed,
+ * its two accounts different, no tag twice.
+ */
+export function parsePostings(postings: readonly Posting[] | undefined): Posting[] {
+  if (postings === undefined) return [];
+  const parsed = parse(z.array(postingSchema).max(16), postings, 'postings');
+  const tags = new Set<string>();
+  for (const posting of parsed) {
+    if (posting.debit === posting.credit) {
+      throw new InvalidIntentError(
+        `invalid postings: ${posting.tag} debits and credits one account`,
+      );
+    }
+    if (tags.has(posting.tag)) {
+      throw new InvalidIntentError(`invalid postings: the tag ${posting.tag} is given twice`);
+    }
+    tags.add(posting.tag);
+  }
+  return parsed;
+}
+
+const journalQuerySchema = z.strictObject({
+  playerId: nonEmpty.max(255).optional(),
+  matchId: nonEmpty.max(255).optional(),
+  intentId: nonEmpty.max(255).optional(),
+  since: epochMs.optional(),
+  after: z
+    .string()
+    .regex(/^(0|[1-9][0-9]{0,15})$/, 'must be the next of an earlier page')
+    .optional(),
+  limit: z.int().min(1).max(1000).optional(),
+});
+
+/** A journal query as every store checks it; `limit` defaults to 100, `after` becomes a seq. */
+export function parseJournalQuery(
+  query: JournalQuery | undefined,
+): Omit<JournalQuery, 'after' | 'limit'> & { after: number; limit: number } {
+  const parsed = parse(journalQuerySchema, query ?? {}, 'journal query');
+  return { ...parsed, after: Number(parsed.after ?? 0), limit: parsed.limit ?? 100 };
+}
+
+/** Account names for `balances`: at most 1,000, each an account. */
+export function parseAccounts(accounts: readonly string[] | undefined): string[] | undefined {
+  if (accounts === undefined) return undefined;
+  return parse(z.array(z.string().regex(ACCOUNT_PATTERN)).max(1000), accounts, 'accounts');
 }

@@ -1,0 +1,305 @@
+/**
+ * The journal: every msat (and every point) the game moves, as balanced double-entry postings
+ * between named accounts, written by each store in the same atomic step as the intent write
+ * that causes them. Nothing here does I/O: it says where an intent's money sits in each of its
+ * states (`positionOf`), and so which postings a write makes (`postingsFor`). Balances are
+ * sums of postings; the stores keep them as they write.
+ *
+ * The chart of accounts (an account is `class` or `class:owner`; a class never holds a colon):
+ *
+ *   wallet                 the service wallet: money in and out of the game (an asset)
+ *   inflight               sent or being sent, not settled (a create in flight, an unknown,
+ *                          a payment to an address on its way)
+ *   claimable:<player>     claim codes a player holds and has not claimed yet
+ *   owed:<player>          a payout that failed every attempt: to be paid by hand
+ *   escrow:<match>         a match's pot, from its paid fees to its payouts, refunds and rake
+ *   house:rewards          what the game's own rewards cost (an expense)
+ *   house:fees             what entry fees outside matches earned
+ *   house:rake             what matches' rake earned
+ *   house:unclaimed        match payouts whose code was shown and never claimed
+ *   points:<player>        points a player spent (in their currency, never mixed with msats)
+ *   house:points           points the game took in spends
+ *
+ * A posting moves `amount` of `unit` from `debit` to `credit`, as money moves between pockets:
+ * a paid fee is `wallet -> escrow:m`, a claimed code `claimable:p -> wallet`. An account's
+ * balance is its credits minus its debits, so what an account holds is positive (escrow,
+ * claimable) and the wallet's balance is minus what the journal says came in. Every posting
+ * adds as much as it takes: all balances of a unit sum to zero, always.
+ */
+import type { Intent, IntentStatus } from './intent.js';
+
+/** How many times a match's payout or refund is issued before it is left to an operator. */
+export const MAX_PAYOUT_ATTEMPTS = 3;
+
+/** One move of money, as a caller hands it to a store with the write that causes it. */
+export interface Posting {
+  /**
+   * Names the step within its intent (`[a-z0-9-]+`, at most 40 characters). The entry's id is
+   * `<intent id>:<tag>`, unique in the journal: a write that carries a posting whose id is
+   * already there is refused whole (it answers null), so a step is journaled at most once.
+   */
+  tag: string;
+  /** The account the money leaves (`class` or `class:owner`). */
+  debit: string;
+  /** The account the money reaches. */
+  credit: string;
+  /** A positive integer as a decimal string (msats, or points in minor units). */
+  amount: string;
+  /** 'msats', or a point currency code. */
+  unit: string;
+  /** Why it moved, for people (never a secret). */
+  why: string;
+}
+
+/** A posting as the journal keeps it. */
+export interface JournalEntry extends Posting {
+  /** `<intentId>:<tag>`. */
+  id: string;
+  /** The store's order of writes: increases with every entry (a cursor for paging). */
+  seq: number;
+  intentId: string;
+  /** The intent's player (a match's own entries: `match:<id>`). */
+  playerId: string;
+  /** The intent's group: the match it belongs to, or null. */
+  matchId: string | null;
+  /** epoch ms of the write. */
+  at: number;
+}
+
+/** Which entries `LedgerStore.journal` lists; every filter given must hold. */
+export interface JournalQuery {
+  playerId?: string;
+  matchId?: string;
+  intentId?: string;
+  /** Entries written at or after this time (epoch ms). */
+  since?: number;
+  /** The `next` of an earlier page: entries after it, in `seq` order. */
+  after?: string;
+  /** 1 to 1000; default 100. */
+  limit?: number;
+}
+
+export interface JournalPage {
+  /** Oldest first (by `seq`). */
+  entries: JournalEntry[];
+  /** Pass as `after` for the next page; null when this page is the last. */
+  next: string | null;
+}
+
+/** An account's balance: its credits minus its debits, as a signed decimal string. */
+export interface AccountBalance {
+  account: string;
+  unit: string;
+  balance: string;
+}
+
+export const ACCOUNT_CLASSES = [
+  'wallet',
+  'inflight',
+  'claimable',
+  'owed',
+  'escrow',
+  'house',
+  'points',
+] as const;
+
+/** `class` or `class:owner`: a class from ACCOUNT_CLASSES, an owner of 1 to 255 characters. */
+export const ACCOUNT_PATTERN =
+  /^(wallet|inflight|claimable|owed|escrow|house|points)(:[^\s]{1,255})?$/;
+export const POSTING_TAG_PATTERN = /^[a-z0-9-]{1,40}$/;
+
+/** The class of an account: the part before its first colon. */
+export function accountClass(account: string): string {
+  const colon = account.indexOf(':');
+  return colon === -1 ? account : account.slice(0, colon);
+}
+
+export const accounts = {
+  wallet: 'wallet',
+  inflight: 'inflight',
+  claimable: (playerId: string) => `claimable:${playerId}`,
+  owed: (playerId: string) => `owed:${playerId}`,
+  escrow: (matchId: string) => `escrow:${matchId}`,
+  rewards: 'house:rewards',
+  fees: 'house:fees',
+  rake: 'house:rake',
+  unclaimed: 'house:unclaimed',
+  points: (playerId: string) => `points:${playerId}`,
+  housePoints: 'house:points',
+} as const;
+
+/** Was the intent's code ever given out (to its room, its caller)? A fact recorded when it was. */
+export function wasShown(intent: Pick<Intent, 'meta' | 'history'>): boolean {
+  return typeof intent.meta.shownAt === 'number' || intent.history.some((h) => h.to === 'pending');
+}
+
+/** Which attempt at a match's payout or refund this intent is (1 for anything else). */
+export function attemptOf(intent: Pick<Intent, 'meta' | 'id'>): number {
+  const recorded = intent.meta.attempt;
+  if (typeof recorded === 'number' && Number.isInteger(recorded) && recorded > 0) return recorded;
+  const suffix = /:(\d+)$/.exec(intent.id);
+  return typeof intent.meta.payKey === 'string' && suffix ? Number(suffix[1]) : 1;
+}
+
+/** A payout or refund paid from a match's pot (its fixed key names the step it pays). */
+export function fromPot(intent: Pick<Intent, 'groupId' | 'meta'>): boolean {
+  return intent.groupId !== null && typeof intent.meta.payKey === 'string';
+}
+
+/**
+ * May a match's payout or refund that ended unpaid be issued again? Only when nobody can have
+ * its code: refused by the service, or expired without ever being shown. A code that was shown
+ * may still be in a player's hands until its deadline, so it is never issued twice.
+ */
+export function mayReissue(intent: Intent): boolean {
+  if (!fromPot(intent) || attemptOf(intent) >= MAX_PAYOUT_ATTEMPTS) return false;
+  return intent.status === 'failed' || (intent.status === 'expired' && !wasShown(intent));
+}
+
+/** Where an intent's amount sits, and under which step name it got there. */
+export interface Position {
+  /** The account holding the intent's amount now. */
+  account: string;
+  /** Where the amount comes from (and returns to when nothing moved in the end). */
+  source: string;
+  /** The amount (a positive decimal string) or '0'. */
+  amount: string;
+  unit: string;
+  /** Why it is here, for the journal. */
+  why: string;
+}
+
+const OPEN: readonly IntentStatus[] = ['creating', 'pending', 'unknown'];
+
+/**
+ * Where an intent's money sits in its current state: the journal's whole rule, one case per
+ * kind. A write moves the amount from the position before it to the position after it.
+ */
+export function positionOf(intent: Intent): Position {
+  const { status, playerId, amount, unit } = intent;
+  switch (intent.kind) {
+    case 'reward':
+    case 'payment': {
+      const source = fromPot(intent) ? accounts.escrow(intent.groupId as string) : accounts.rewards;
+      const at = (account: string, why: string): Position => ({
+        account,
+        source,
+        amount,
+        unit,
+        why,
+      });
+      if (status === 'creating' || status === 'unknown') return at(accounts.inflight, status);
+      if (status === 'pending') {
+        return intent.kind === 'reward'
+          ? at(accounts.claimable(playerId), 'code shown')
+          : at(accounts.inflight, 'payment sent');
+      }
+      if (status === 'completed') {
+        return at(accounts.wallet, intent.kind === 'reward' ? 'claimed' : 'paid');
+      }
+      if (source === accounts.rewards || mayReissue(intent)) return at(source, status);
+      return status === 'expired'
+        ? at(accounts.unclaimed, 'expired unclaimed')
+        : at(accounts.owed(playerId), `failed ${attemptOf(intent)} times: to be paid by hand`);
+    }
+    case 'entryFee': {
+      const paidTo = intent.groupId !== null ? accounts.escrow(intent.groupId) : accounts.fees;
+      const at = (account: string, why: string): Position => ({
+        account,
+        source: accounts.wallet,
+        amount,
+        unit,
+        why,
+      });
+      if (status === 'completed') return at(paidTo, 'paid');
+      if (status === 'expired' && intent.meta.latePaymentReported === true) {
+        return at(paidTo, 'paid after its deadline');
+      }
+      return at(accounts.wallet, OPEN.includes(status) ? 'not paid yet' : status);
+    }
+    case 'spend': {
+      const source = accounts.points(playerId);
+      const at = (account: string, why: string): Position => ({
+        account,
+        source,
+        amount,
+        unit,
+        why,
+      });
+      if (status === 'completed') return at(accounts.housePoints, 'spent');
+      if (OPEN.includes(status)) return at(accounts.inflight, status);
+      return at(source, status);
+    }
+    case 'match': {
+      // A match's own money is its rake: taken from the pot when it is settled.
+      const escrow = accounts.escrow(intent.id);
+      const decision = intent.meta.decision as { kind?: unknown; rakeMsat?: unknown } | undefined;
+      const rake =
+        decision?.kind === 'settle' && typeof decision.rakeMsat === 'string'
+          ? decision.rakeMsat
+          : '0';
+      return rake === '0'
+        ? { account: escrow, source: escrow, amount: '0', unit: 'msats', why: 'pot' }
+        : { account: accounts.rake, source: escrow, amount: rake, unit: 'msats', why: 'rake' };
+    }
+  }
+}
+
+/**
+ * The postings of a write that takes an intent from `before` (null: it is being created) to
+ * `after`. Tagged by the step's name: the status it reached, `late` for a fee paid after its
+ * deadline. At most one posting: an intent's amount is in one place at a time.
+ */
+export function postingsFor(before: Intent | null, after: Intent): Posting[] {
+  const to = positionOf(after);
+  const from = before === null ? { ...to, account: to.source } : positionOf(before);
+  if (from.account === to.account) return [];
+  const amount = to.account === to.source ? from.amount : to.amount;
+  if (amount === '0') return [];
+  const tag =
+    before === null
+      ? 'created'
+      : before.status !== after.status
+        ? after.status
+        : after.kind === 'entryFee'
+          ? 'late'
+          : 'moved';
+  return [{ tag, debit: from.account, credit: to.account, amount, unit: to.unit, why: to.why }];
+}
+
+/**
+ * What a store writes for an intent recorded before the journal existed (a migration): its
+ * amount from its source to where it sits now, tagged `opening`.
+ */
+export function openingPostings(intent: Intent): Posting[] {
+  const position = positionOf(intent);
+  if (position.account === position.source || position.amount === '0') return [];
+  return [
+    {
+      tag: 'opening',
+      debit: position.source,
+      credit: position.account,
+      amount: position.amount,
+      unit: position.unit,
+      why: `opening: ${position.why}`,
+    },
+  ];
+}
+
+/** The intent a move or update will leave, for computing its postings before it is written. */
+export function afterWrite(
+  intent: Intent,
+  to: IntentStatus,
+  patch: Partial<Intent>,
+  now: number,
+): Intent {
+  return {
+    ...intent,
+    ...patch,
+    status: to,
+    history:
+      to === intent.status
+        ? intent.history
+        : [...intent.history, { at: now, from: intent.status, to }],
+  };
+}
