@@ -1,6 +1,6 @@
 /**
  * The soak's bad weather at the emulator: fault rules on the routes the game calls (creates,
- * re-reads, the fee's close) and callback delivery that drops, duplicates, delays and
+ * re-reads, the fee's close, payments to Lightning addresses) and callback delivery that drops, duplicates, delays and
  * reorders. Faults are added a few at a time, each for one to three requests, so that they
  * land on whichever process calls next; the callback weather changes every `weatherMs`.
  * Every rule is kept, so that the figures can say how many requests each kind of fault hit.
@@ -48,6 +48,13 @@ const TARGETS: readonly Target[] = [
     kinds: READ_KINDS,
   },
   { name: 're-read fee', method: 'GET', path: '/v0/static-charges/:id', kinds: READ_KINDS },
+  {
+    name: 'pay address',
+    method: 'POST',
+    path: '/v0/ln-address/send-payment',
+    kinds: CREATE_KINDS,
+  },
+  { name: 're-read payment', method: 'GET', path: '/v0/payments/:id', kinds: READ_KINDS },
   {
     name: 'close fee',
     method: 'PATCH',

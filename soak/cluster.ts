@@ -4,6 +4,8 @@
  * GameProcess). Callbacks go round a ring: process i gives the service process i+1's address,
  * so every callback lands on a process that does not host the intent's room, as behind a load
  * balancer. A process can be killed (SIGKILL) and started again on its port; so can Redis.
+ * The emulator and every process read one soak clock (soak/clock.ts): `jump` moves all of them
+ * forward together.
  *
  * Cost: three Node processes and a redis-server besides this one.
  */
@@ -12,6 +14,7 @@ import { GameProcess, type NodeConfig, type Report } from '../test/cluster/proce
 import { freePort } from '../test/support/ports.js';
 import { type PostgresServer, startPostgres } from '../test/support/postgres.js';
 import { type RedisServer, startRedis } from '../test/support/redis.js';
+import { SoakClock } from './clock.js';
 
 const FIXTURE = new URL('./game-server.ts', import.meta.url).pathname;
 
@@ -42,6 +45,8 @@ export class Cluster {
   readonly emulator: Emulator;
   readonly nodes: Node[];
   readonly reports: Report[];
+  /** The emulator's clock; each process keeps its own at the same offset. */
+  readonly clock: SoakClock;
   readonly #past: string[] = [];
 
   private constructor(
@@ -50,19 +55,22 @@ export class Cluster {
     emulator: Emulator,
     nodes: Node[],
     reports: Report[],
+    clock: SoakClock,
   ) {
     this.redis = redis;
     this.postgres = postgres;
     this.emulator = emulator;
     this.nodes = nodes;
     this.reports = reports;
+    this.clock = clock;
   }
 
   static async start(options: ClusterOptions): Promise<Cluster> {
     const reports: Report[] = [];
     const redis = await startRedis();
     const postgres = options.ledger === 'postgres' ? await startPostgres() : null;
-    const emulator = await startEmulator({ walletMsat: 10 ** 13 });
+    const clock = new SoakClock();
+    const emulator = await startEmulator({ walletMsat: 10 ** 13, clock });
     const ports = new Set<number>();
     while (ports.size < options.processes) ports.add(await freePort());
     const list = [...ports];
@@ -92,7 +100,7 @@ export class Cluster {
         incarnation: 0,
         rooms: [],
       }));
-      return new Cluster(redis, postgres, emulator, nodes, reports);
+      return new Cluster(redis, postgres, emulator, nodes, reports, clock);
     } catch (err) {
       await emulator.close();
       await redis.stop();
@@ -118,9 +126,32 @@ export class Cluster {
   /** Starts a fresh process in the slot, on the same port; it has no rooms yet. */
   async restart(node: Node): Promise<void> {
     this.#past.push(node.process.output);
-    node.process = await GameProcess.start(node.config, this.reports);
+    const env = { ...node.config.env, SOAK_CLOCK_OFFSET: String(this.clock.offset) };
+    node.process = await GameProcess.start({ ...node.config, env }, this.reports);
     node.incarnation++;
     node.rooms = [];
+  }
+
+  /**
+   * Time passes `ms` in an instant, for the emulator and every live process alike; then the
+   * emulator applies the expiries that fell due (and sends their callbacks).
+   */
+  async jump(ms: number): Promise<void> {
+    const offset = this.clock.offset + ms;
+    this.clock.setOffset(offset);
+    await Promise.all(
+      this.nodes
+        .filter((n) => n.process.alive)
+        .map((n) => n.process.request({ cmd: 'clock', offset })),
+    );
+    this.emulator.control.tick();
+  }
+
+  /** Asks one live process (the first) to run a command: an operator's or the game's. */
+  request<T>(command: Record<string, unknown>): Promise<T> {
+    const node = this.nodes.find((n) => n.process.alive);
+    if (!node) throw new Error('no game process is alive');
+    return node.process.request<T>(command);
   }
 
   /** Every live process has made every report it made before this call's answer. */

@@ -10,12 +10,23 @@
  * kill, and that no process reported, are excused (`lostInKill`); an event missing for any
  * other move is a violation.
  *
+ * Matches and the journal (pots, payouts, refunds, escrow, balances against the intents and the
+ * service) are checked by soak/money.ts, called from here.
+ *
  * Pure: no I/O; a few passes over the records.
  */
 
 import type { TransferRecord } from '../src/emulator/index.js';
 import type { Intent, IntentStatus } from '../src/ledger/intent.js';
 import type { Report } from '../test/cluster/processes.js';
+import {
+  type Books,
+  byOperator,
+  escrowsEmpty,
+  journalChecks,
+  payoutsHeld,
+  refundsAndPots,
+} from './money.js';
 
 export interface ServiceResource {
   id: string;
@@ -38,7 +49,11 @@ export interface Records {
   intents: Intent[];
   withdrawalRequests: ServiceResource[];
   staticCharges: ServiceResource[];
+  /** Payments to players' Lightning addresses (match payouts and refunds). */
+  payments: ServiceResource[];
   transfers: TransferRecord[];
+  /** The journal the store kept (soak/books.ts). */
+  books: Books;
   points: PointBalance[];
   reports: readonly Report[];
   /** Rooms that exist at the end (their process lives): they must have heard every end. */
@@ -47,6 +62,8 @@ export interface Records {
   kills: readonly number[];
   /** Every crash (process or Redis), to say when a violation happened relative to them. */
   crashes: readonly { what: string; at: number }[];
+  /** The clocks' jumps (game time, from and to): time that passed in an instant. */
+  jumps: readonly { from: number; to: number }[];
   settings: {
     creatingGraceMs: number;
     expiryMarginMs: number;
@@ -94,7 +111,7 @@ function group<T>(items: Iterable<T>, key: (item: T) => string | undefined): Map
  */
 function resourcesBelong(
   name: string,
-  kind: 'reward' | 'entryFee',
+  kind: 'reward' | 'entryFee' | 'payment',
   resources: ServiceResource[],
   intents: Intent[],
 ): Check {
@@ -123,7 +140,9 @@ function resourcesBelong(
     if (intent.remoteId !== null && !ids.has(intent.remoteId)) {
       violations.push(`${intent.id} names ${intent.remoteId}, which the service does not hold`);
     }
-    if ((intent.status === 'pending' || intent.status === 'completed') && intent.remoteId === null)
+    const known = intent.status === 'pending' || intent.status === 'completed';
+    // An operator who resolved a lost answer from the service's records names no resource.
+    if (known && intent.remoteId === null && !byOperator(intent))
       violations.push(`${intent.id} is ${intent.status} without a resource`);
   }
   return { name, checked: resources.length + mine.length, violations };
@@ -159,6 +178,28 @@ function outcomesAgree(r: Records): Check {
       violations.push(
         `fee ${intent.id} is ${intent.status}, its charge ${charge.id} has ${charge.slots} payments`,
       );
+    }
+  }
+  // A payment to an address: completed or failed at the service exactly as in the ledger (one
+  // still unknown there, or resolved by an operator, must agree with what the service did).
+  const paidBy = new Map<string, ServiceResource>();
+  for (const payment of r.payments) {
+    const intent = owner('payment', payment);
+    if (intent) paidBy.set(intent.id, payment);
+  }
+  for (const intent of r.intents) {
+    if (intent.kind !== 'payment') continue;
+    checked++;
+    const payment = paidBy.get(intent.id);
+    const service = payment?.status ?? 'never sent';
+    const agrees =
+      intent.status === 'completed'
+        ? service === 'completed'
+        : intent.status === 'failed'
+          ? service !== 'completed'
+          : false;
+    if (!agrees) {
+      violations.push(`payment ${intent.id} is ${intent.status}, at the service ${service}`);
     }
   }
   return {
@@ -264,8 +305,30 @@ function heardOnce(r: Records): Check[] {
   const rooms: Check = { name: 'room hook exactly once per end', checked: 0, violations: [] };
   let excusedEvents = 0;
   let excusedHooks = 0;
+  const matchEnds = group(
+    r.reports.filter((x) => x.event === 'match'),
+    (x) => x.id,
+  );
+  const matches: Check = {
+    name: '`match.settled` or `match.aborted` exactly once per ended match',
+    checked: 0,
+    violations: [],
+    excused: 0,
+  };
   for (const intent of r.intents) {
     if (!TERMINAL.has(intent.status)) continue;
+    if (intent.kind === 'match') {
+      // A match is a record of ours: its own events say how it ended, it has no room hook.
+      matches.checked++;
+      const heard = matchEnds.get(intent.id) ?? [];
+      const status = intent.status === 'completed' ? 'settled' : 'aborted';
+      if (heard.length === 0 && lost.has(intent.id)) matches.excused = (matches.excused ?? 0) + 1;
+      else if (heard.length !== 1 || heard[0]?.status !== status)
+        matches.violations.push(
+          `match ${intent.id} ${status}: heard [${heard.map((h) => `${h.status} by ${h.node}`)}]`,
+        );
+      continue;
+    }
     events.checked++;
     const heard = settled.get(intent.id) ?? [];
     if (heard.length > 1) events.violations.push(`${intent.id} settled ${heard.length} times`);
@@ -305,7 +368,7 @@ function heardOnce(r: Records): Check[] {
   }
   events.excused = excusedEvents;
   rooms.excused = excusedHooks;
-  return [events, rooms];
+  return [events, rooms, matches];
 }
 
 /**
@@ -314,6 +377,9 @@ function heardOnce(r: Records): Check[] {
  * margin; a spend: its re-send), beyond `latenessMs`.
  */
 function nothingStuck(r: Records): Check[] {
+  // How long passed between two readings of the jumped clocks, without the jumps themselves.
+  const elapsed = (a: number, b: number) =>
+    r.jumps.reduce((ms, j) => ms - Math.max(0, Math.min(b, j.to) - Math.max(a, j.from)), b - a);
   const { creatingGraceMs, expiryMarginMs, resendMs, latenessMs } = r.settings;
   const ended: Check = { name: 'every intent ended', checked: r.intents.length, violations: [] };
   const creating: Check = {
@@ -324,6 +390,7 @@ function nothingStuck(r: Records): Check[] {
   const unknown: Check = { name: 'no unknown past its deadline', checked: 0, violations: [] };
   let worstCreating = 0;
   let worstUnknown = Number.NEGATIVE_INFINITY;
+  let operated = 0;
   const now = Date.now();
   for (const intent of r.intents) {
     if (!TERMINAL.has(intent.status)) ended.violations.push(`${intent.id} is ${intent.status}`);
@@ -332,15 +399,21 @@ function nothingStuck(r: Records): Check[] {
       const entry = h[k];
       if (!entry) continue;
       const left = h[k + 1]?.at ?? now;
-      if (entry.to === 'creating') {
+      // A match's `creating` is its being open: its timeout, not a grace period, ends it.
+      if (entry.to === 'creating' && intent.kind !== 'match') {
         creating.checked++;
-        const age = left - entry.at;
+        const age = elapsed(entry.at, left);
         worstCreating = Math.max(worstCreating, age);
         if (age > creatingGraceMs + latenessMs)
           creating.violations.push(`${intent.id} was creating for ${age} ms`);
       }
       if (entry.to === 'unknown') {
         unknown.checked++;
+        if (intent.kind === 'payment') {
+          // Never re-sent, no deadline: a proven callback or an operator ends it.
+          if (byOperator(intent)) operated++;
+          continue;
+        }
         const deadline =
           intent.kind === 'spend'
             ? entry.at + resendMs
@@ -351,7 +424,8 @@ function nothingStuck(r: Records): Check[] {
           unknown.violations.push(`${intent.id} became unknown with no deadline`);
           continue;
         }
-        const late = left - Math.max(deadline, entry.at);
+        const since = Math.max(deadline, entry.at);
+        const late = left >= since ? elapsed(since, left) : left - since;
         worstUnknown = Math.max(worstUnknown, late);
         if (late > latenessMs)
           unknown.violations.push(
@@ -361,8 +435,12 @@ function nothingStuck(r: Records): Check[] {
     }
   }
   creating.note = `longest ${worstCreating} ms`;
-  unknown.note =
-    unknown.checked === 0 ? 'none became unknown' : `latest end ${worstUnknown} ms after deadline`;
+  unknown.note = [
+    unknown.checked === 0 ? 'none became unknown' : `latest end ${worstUnknown} ms after deadline`,
+    operated > 0 ? `${operated} payments resolved by the operator` : '',
+  ]
+    .filter((x) => x !== '')
+    .join('; ');
   return [ended, creating, unknown];
 }
 
@@ -380,9 +458,27 @@ export function checkInvariants(r: Records): Check[] {
       r.staticCharges,
       r.intents,
     ),
+    resourcesBelong(
+      'each payment to an address belongs to exactly one payment intent',
+      'payment',
+      r.payments,
+      r.intents,
+    ),
     depletesOnce(r),
     outcomesAgree(r),
     ...heardOnce(r),
     ...nothingStuck(r),
+    payoutsHeld(r.intents, 'at the end'),
+    ...refundsAndPots(r.intents, r.staticCharges.map(chargeMoney), 'at the end'),
+    escrowsEmpty(r.intents, r.books),
+    ...journalChecks(r.intents, r.books, {
+      staticCharges: r.staticCharges.map(chargeMoney),
+      withdrawalRequests: r.withdrawalRequests,
+      payments: r.payments,
+    }),
   ];
+}
+
+function chargeMoney(c: ServiceResource): { id: string; slots: number; amount: string } {
+  return { id: c.id, slots: c.slots ?? 0, amount: c.amount };
 }

@@ -1,10 +1,12 @@
 /**
  * The soak's players: real @colyseus/sdk clients, each in one room of one game process. A
- * player asks its room for money movements by message and waits for the answer; its wallet
- * watches the entries that reach its own screen (its StateView), and pays or claims some of
- * them from the code it was shown, as a phone wallet scanning the QR code would (LNURL
- * decoded, then the emulator's wallet calls). Everything a player sees is kept for the
- * invariants: a player must never see another player's entry.
+ * player asks its room for money movements and match steps by message and waits for the
+ * answer; its wallet watches the entries that reach its own screen (its StateView), and pays or
+ * claims some of them from the code it was shown, as a phone wallet scanning the QR code would
+ * (LNURL decoded, then the emulator's wallet calls). A match's claim codes (payouts, refunds)
+ * live a minute or more: the late ones are claimed only once the runner has moved time past
+ * their deadline (`actAfterDeadline`). Everything a player sees is kept for the invariants: a
+ * player must never see another player's entry.
  *
  * Cost per player: one WebSocket and its decoded state; the wallet is one shared poll.
  */
@@ -12,7 +14,7 @@ import { ColyseusSDK, type Room as SdkRoom } from '@colyseus/sdk';
 import { decodeLnurl, type Emulator } from '../src/emulator/index.js';
 import type { Random } from './random.js';
 
-export type OpKind = 'reward' | 'fee' | 'spend';
+export type OpKind = 'reward' | 'fee' | 'spend' | 'match';
 
 export interface OpResult {
   seq: number;
@@ -22,6 +24,9 @@ export interface OpResult {
   status?: string;
   /** An error code (LN_...) or why no answer came (`no answer`, `left`). */
   error?: string;
+  /** A match step: what the room did (open, enter, settle, abort, abandon), and in which match. */
+  did?: string;
+  matchId?: string;
   ms: number;
 }
 
@@ -31,11 +36,19 @@ export interface SeenEntry {
   kind: string;
   status: string;
   code?: string;
+  description: string;
+  /** epoch ms, 0 when none. */
+  expiresAt: number;
 }
 
 type EntryMap = { forEach(cb: (value: Omit<SeenEntry, 'id'>, key: string) => void): void };
 interface ClientState {
-  lightning?: { rewards?: EntryMap; entryFees?: EntryMap; pointSpends?: EntryMap };
+  lightning?: {
+    rewards?: EntryMap;
+    entryFees?: EntryMap;
+    pointSpends?: EntryMap;
+    payments?: EntryMap;
+  };
 }
 
 /** What the wallet did with a code, for the figures. */
@@ -48,12 +61,16 @@ export interface WalletAct {
   /** Acted after the entry's deadline, on purpose. */
   late: boolean;
   second: boolean;
+  /** A match's fee, payout or refund. */
+  match: boolean;
 }
 
 let seqs = 0;
 
 export class Player {
   readonly playerId: string;
+  /** From the player's account: their match payouts and refunds are paid to it. */
+  readonly lnAddress: string | undefined;
   readonly node: string;
   readonly roomId: string;
   readonly room: SdkRoom;
@@ -63,8 +80,14 @@ export class Player {
   /** Entries whose code the wallet has already decided about. */
   readonly decided = new Set<string>();
 
-  private constructor(playerId: string, node: string, room: SdkRoom) {
+  private constructor(
+    playerId: string,
+    lnAddress: string | undefined,
+    node: string,
+    room: SdkRoom,
+  ) {
     this.playerId = playerId;
+    this.lnAddress = lnAddress;
     this.node = node;
     this.roomId = room.roomId;
     this.room = room;
@@ -82,14 +105,30 @@ export class Player {
     room.onDrop(gone);
   }
 
-  static async join(url: string, node: string, roomId: string, playerId: string) {
+  static async join(
+    url: string,
+    node: string,
+    roomId: string,
+    playerId: string,
+    lnAddress?: string,
+  ) {
     const sdk = new ColyseusSDK(url.replace(/^http/, 'ws'));
-    const room = await sdk.joinById(roomId, { playerId, email: emailOf(playerId) });
-    return new Player(playerId, node, room);
+    const room = await sdk.joinById(roomId, {
+      playerId,
+      email: emailOf(playerId),
+      ...(lnAddress ? { lnAddress } : {}),
+    });
+    return new Player(playerId, lnAddress, node, room);
   }
 
-  /** Sends one op and resolves with its answer (never rejects). */
-  op(kind: OpKind, amount: number, expiresIn: number, timeoutMs: number): Promise<OpResult> {
+  /** Sends one op and resolves with its answer (never rejects); `dice` for a match step. */
+  op(
+    kind: OpKind,
+    amount: number,
+    expiresIn: number,
+    timeoutMs: number,
+    dice: number[] = [],
+  ): Promise<OpResult> {
     const seq = ++seqs;
     const started = performance.now();
     return new Promise<OpResult>((resolve) => {
@@ -103,7 +142,7 @@ export class Player {
       }, timeoutMs);
       if (!this.connected) return done({ seq, ok: false, error: 'left' });
       this.#waiting.set(seq, done);
-      this.room.send('op', { seq, kind, amount, expiresIn });
+      this.room.send('op', { seq, kind, amount, expiresIn, dice });
     });
   }
 
@@ -111,9 +150,17 @@ export class Player {
   entries(): SeenEntry[] {
     const lightning = (this.room.state as ClientState | undefined)?.lightning;
     const all: SeenEntry[] = [];
-    for (const map of [lightning?.rewards, lightning?.entryFees, lightning?.pointSpends]) {
+    const maps = [lightning?.rewards, lightning?.entryFees, lightning?.pointSpends];
+    for (const map of [...maps, lightning?.payments]) {
       map?.forEach((entry, id) => {
-        all.push({ id, kind: entry.kind, status: entry.status, code: entry.code });
+        all.push({
+          id,
+          kind: entry.kind,
+          status: entry.status,
+          code: entry.code,
+          description: entry.description,
+          expiresAt: entry.expiresAt,
+        });
       });
     }
     return all;
@@ -141,6 +188,15 @@ export interface WalletOptions {
   maxDelayMs: number;
   /** Entries' lifetime, ms (for the late acts). */
   expiresInMs: number;
+  /** Share of a match's fees paid after their deadline (of those paid). */
+  matchLateRate: number;
+  /** Share of a match's claim codes claimed after their deadline (of those claimed). */
+  potLateRate: number;
+}
+
+/** A match's fee, payout or refund: the game names its matches `match ...` (game-server.ts). */
+export function isMatchEntry(entry: Pick<SeenEntry, 'description'>): boolean {
+  return entry.description.startsWith('match ');
 }
 
 /**
@@ -156,6 +212,8 @@ export class Wallets {
   readonly #random: Random;
   readonly #options: WalletOptions;
   readonly #timers = new Set<NodeJS.Timeout>();
+  /** Claims of match codes kept for after their deadline. */
+  #afterDeadline: (() => void)[] = [];
 
   constructor(emulator: Emulator, random: Random, options: WalletOptions) {
     this.#emulator = emulator;
@@ -171,7 +229,8 @@ export class Wallets {
         const seen = this.sightings.get(player.playerId) ?? new Set<string>();
         this.sightings.set(player.playerId, seen);
         seen.add(entry.id);
-        if (entry.kind === 'spend' || !entry.code || player.decided.has(entry.id)) continue;
+        if (entry.kind === 'spend' || entry.kind === 'payment') continue;
+        if (!entry.code || player.decided.has(entry.id)) continue;
         // A code first seen on an ended entry is not one a player would scan.
         if (entry.status !== 'pending') continue;
         player.decided.add(entry.id);
@@ -184,10 +243,18 @@ export class Wallets {
     const r = this.#random;
     const o = this.#options;
     if (!r.chance(o.payRate)) return;
-    const late = r.chance(o.lateRate);
-    const delay = late ? o.expiresInMs + r.int(200, 1_500) : r.int(0, o.maxDelayMs);
+    const match = isMatchEntry(entry);
+    const late = r.chance(
+      !match ? o.lateRate : entry.kind === 'reward' ? o.potLateRate : o.matchLateRate,
+    );
     const resourceId = resourceOf(entry.code as string);
     const act = (second: boolean) => this.#act(entry, resourceId, late, second);
+    if (late && match && entry.kind === 'reward') {
+      // A match's code lives a minute or more: claimed once time has passed its deadline.
+      this.#afterDeadline.push(() => act(false));
+      return;
+    }
+    const delay = late ? o.expiresInMs + r.int(200, 1_500) : r.int(0, o.maxDelayMs);
     this.#later(delay, () => {
       act(false);
       if (entry.kind === 'entryFee' && r.chance(o.secondRate))
@@ -209,7 +276,16 @@ export class Wallets {
       ...(result.status === 'OK' ? {} : { reason: (result as { reason?: string }).reason }),
       late,
       second,
+      match: isMatchEntry(entry),
     });
+  }
+
+  /** Time has passed the match codes' deadlines: the late claims are made now (refused). */
+  actAfterDeadline(): number {
+    const due = this.#afterDeadline;
+    this.#afterDeadline = [];
+    for (const act of due) act();
+    return due.length;
   }
 
   #later(ms: number, fn: () => void): void {

@@ -1,9 +1,15 @@
 /**
  * Turns a soak run into its figures: what was asked and answered, how the ledger ended every
- * intent and by which road, what the service holds, which faults hit how many requests, what
- * became of the callbacks, the two crashes, what the game heard, and each invariant's verdict.
+ * intent and by which road, the matches (opened, ended, pots, payouts and refunds by road, late
+ * fees, the operator, the time jumps), what the service holds, which faults hit how many
+ * requests, what became of the callbacks, the two crashes, what the game heard, the journal's
+ * balances, and each invariant's verdict.
  */
+import type { Intent } from '../src/ledger/intent.js';
+import { attemptOf, fromPot, wasShown } from '../src/ledger/journal.js';
+import type { MatchMeta } from '../src/server/match/terms.js';
 import { count, type Figure, percentile, seconds, tally, tallyOf } from './figures.js';
+import type { Books } from './money.js';
 import type { SoakRun } from './runner.js';
 
 export function soakFigures(run: SoakRun): Figure[] {
@@ -36,21 +42,26 @@ export function soakFigures(run: SoakRun): Figure[] {
   );
 
   add('ops', 'asked', count(ops.length));
-  for (const kind of ['reward', 'fee', 'spend'] as const) {
+  for (const kind of ['reward', 'fee', 'spend', 'match'] as const) {
     const mine = ops.filter((x) => x.kind === kind);
-    const ok = mine.filter((x) => x.ok).length;
+    const ok = mine.filter((x) => x.ok);
+    const did = kind === 'match' ? ` (${tally(tallyOf(ok.map((x) => x.did ?? '?')))})` : '';
     const errors = tallyOf(mine.filter((x) => !x.ok).map((x) => x.error ?? '?'));
-    add('ops', kind, `${count(mine.length)}: ok ${count(ok)}; refused or lost: ${tally(errors)}`);
+    add(
+      'ops',
+      kind === 'match' ? 'match step' : kind,
+      `${count(mine.length)}: ok ${count(ok.length)}${did}; refused or lost: ${tally(errors)}`,
+    );
   }
-  const latency = ops.filter((x) => x.ok).map((x) => x.ms);
-  add(
-    'ops',
-    'answer time (ok)',
-    `p50 ${percentile(latency, 0.5).toFixed(0)} ms, p99 ${percentile(latency, 0.99).toFixed(0)} ms, max ${Math.max(0, ...latency).toFixed(0)} ms`,
-  );
+  const timing = (list: typeof ops) => {
+    const ms = list.filter((x) => x.ok).map((x) => x.ms);
+    return `p50 ${percentile(ms, 0.5).toFixed(0)} ms, p99 ${percentile(ms, 0.99).toFixed(0)} ms, max ${Math.max(0, ...ms).toFixed(0)} ms`;
+  };
+  add('ops', 'answer time (ok)', timing(ops));
+  add('ops', '  ... of match steps', timing(ops.filter((x) => x.kind === 'match')));
 
   add('ledger', 'intents', count(intents.length));
-  for (const kind of ['reward', 'entryFee', 'spend'] as const) {
+  for (const kind of ['reward', 'entryFee', 'spend', 'payment', 'match'] as const) {
     const mine = intents.filter((i) => i.kind === kind);
     add('ledger', kind, `${count(mine.length)}: ${tally(tallyOf(mine.map((i) => i.status)))}`);
   }
@@ -84,6 +95,8 @@ export function soakFigures(run: SoakRun): Figure[] {
   );
   add('ledger', 'reconciler re-reads', count(intents.reduce((s, i) => s + i.checks, 0)));
 
+  matchFigures(run, add);
+
   const wrs = control.withdrawalRequests();
   const charges = control.staticCharges();
   const transfers = control.transfers();
@@ -98,6 +111,12 @@ export function soakFigures(run: SoakRun): Figure[] {
     `${count(charges.length)}: paid ${count(charges.filter((c) => c.slots > 0).length)}, ${tally(
       tallyOf(charges.filter((c) => c.slots === 0).map((c) => `unpaid ${c.status}`)),
     )}`,
+  );
+  const payments = control.payments();
+  add(
+    'service',
+    'payments to addresses',
+    `${count(payments.length)}: ${tally(tallyOf(payments.map((p) => p.status)))}`,
   );
   add(
     'service',
@@ -154,6 +173,8 @@ export function soakFigures(run: SoakRun): Figure[] {
     `settled ${count(events.settled ?? 0)}, room hooks ${count(events.room ?? 0)}, unknown ${count(events.unknown ?? 0)}`,
   );
 
+  journalFigures(run.books, add);
+
   for (const check of run.checks) {
     const verdict =
       check.violations.length === 0 ? 'ok' : `${count(check.violations.length)} VIOLATIONS`;
@@ -170,4 +191,146 @@ export function soakFigures(run: SoakRun): Figure[] {
     );
   }
   return f;
+}
+
+type Add = (section: string, name: string, value: string) => void;
+
+function msats(n: bigint): string {
+  return `${n.toLocaleString('en-US')} msats`;
+}
+
+/** How a match ended: settled, or aborted and why (its timeout, the game, closing time). */
+function endOf(match: Intent): string {
+  const decision = (match.meta as unknown as MatchMeta).decision;
+  if (match.status === 'completed') return 'settled';
+  if (match.status !== 'failed') return `still ${match.status}`;
+  const reason = decision?.reason ?? '';
+  return reason.startsWith('timed out') ? 'timed out' : `aborted (${reason})`;
+}
+
+/** The matches: how many, how they ended, their money, and by which road it went. */
+function matchFigures(run: SoakRun, add: Add): void {
+  const { intents, endgame } = run;
+  const matches = intents.filter((i) => i.kind === 'match');
+  const byId = new Map(intents.map((i) => [i.id, i]));
+  const roadOf = (m: Intent) =>
+    m.description.startsWith('match api') ? 'server API' : 'room helper';
+  add(
+    'matches',
+    'opened',
+    `${count(matches.length)}: ${tally(tallyOf(matches.map((m) => `by the ${roadOf(m)}`)))}`,
+  );
+  add('matches', 'ended', tally(tallyOf(matches.map(endOf))));
+  const decisions = matches
+    .map((m) => (m.meta as unknown as MatchMeta).decision)
+    .filter((d) => d !== undefined);
+  const pot = decisions.reduce((s, d) => s + BigInt(d.potMsat), 0n);
+  const rake = decisions.reduce((s, d) => s + BigInt(d.rakeMsat), 0n);
+  const raked = decisions.filter((d) => d.rakeMsat !== '0').length;
+  add(
+    'matches',
+    'pots',
+    `${msats(pot)} in ${count(decisions.length)} decided matches; rake ${msats(rake)} from ${count(raked)}`,
+  );
+
+  const fees = intents.filter((i) => i.kind === 'entryFee' && i.groupId !== null);
+  const withAddress = fees.filter((f) => typeof f.meta.lnAddress === 'string').length;
+  add(
+    'matches',
+    'fees',
+    `${count(fees.length)} (${count(withAddress)} with an address): ${tally(tallyOf(fees.map((f) => f.status)))}`,
+  );
+  const matchActs = run.wallets.acts.filter((a) => a.match && a.kind === 'pay');
+  const lateActs = matchActs.filter((a) => a.late && !a.second);
+  const lateFate = lateActs.map((a) => {
+    if (!a.ok) return 'refused by the service';
+    const fee = byId.get(a.intentId);
+    if (fee?.status === 'completed') {
+      const match = fee.groupId === null ? undefined : byId.get(fee.groupId);
+      const decision = match ? (match.meta as unknown as MatchMeta).decision : undefined;
+      return decision?.paidFeeIds.includes(fee.id) ? 'accepted, in the pot' : 'accepted, refunded';
+    }
+    return `accepted, fee ${fee?.status ?? '?'}${fee?.meta.latePaymentReported === true ? ' (reported late)' : ''}`;
+  });
+  add(
+    'matches',
+    'fees paid late (after their deadline)',
+    `${count(lateActs.length)}: ${tally(tallyOf(lateFate))}`,
+  );
+  const reportedLate = intents.filter((i) => i.meta.latePaymentReported === true).length;
+  add('matches', 'fees reported paid after they expired', count(reportedLate));
+
+  const pot2 = intents.filter((i) => fromPot(i));
+  const road = (i: Intent) => (i.kind === 'payment' ? 'address' : 'claim code');
+  const fate = (i: Intent) => {
+    if (i.kind === 'payment') return `${road(i)} ${i.status}`;
+    if (i.status === 'expired')
+      return wasShown(i) ? 'code lapsed unclaimed' : 'code lost, never shown';
+    return `code ${i.status === 'completed' ? 'claimed' : i.status}`;
+  };
+  for (const role of ['payout', 'refund'] as const) {
+    const mine = pot2.filter((i) => i.meta.matchRole === role);
+    const again = mine.filter((i) => attemptOf(i) > 1);
+    add(
+      'matches',
+      `${role}s (attempts)`,
+      `${count(mine.length)}: ${tally(tallyOf(mine.map(fate)))}; issued again: ${count(again.length)}`,
+    );
+    if (role === 'refund') {
+      const why = mine
+        .filter((i) => attemptOf(i) === 1)
+        .map((i) => String(i.meta.why ?? '?').replace(/^match aborted: /, 'aborted: '));
+      add('matches', '  ... why', tally(tallyOf(why)));
+    }
+  }
+  const claimed = run.wallets.acts.filter((a) => a.match && a.kind === 'claim');
+  add(
+    'matches',
+    'codes claimed from screens',
+    `${tally(tallyOf(claimed.map((a) => `${a.late ? 'after the deadline ' : ''}${a.ok ? 'ok' : 'refused'}`)))}`,
+  );
+  add('matches', 'closing time (live rooms decide)', tally(tallyOf(endgame.closings)));
+  add(
+    'matches',
+    'operator (unknown payments)',
+    endgame.resolved.length === 0
+      ? 'none'
+      : tally(
+          tallyOf(
+            endgame.resolved.map(
+              (r) =>
+                `${r.status} (${r.note.startsWith('the service holds no') ? 'never reached the service' : 'as the service says'})`,
+            ),
+          ),
+        ),
+  );
+  add(
+    'matches',
+    "time jumps (past the codes' deadlines)",
+    endgame.jumps.length === 0
+      ? 'none'
+      : endgame.jumps.map((j) => seconds(j.to - j.from)).join(', '),
+  );
+}
+
+/** What the journal holds at the end: its size and every class's balance. */
+function journalFigures(books: Books, add: Add): void {
+  if (books.error) {
+    add('journal', 'entries', `none: ${books.error}`);
+    return;
+  }
+  add(
+    'journal',
+    'entries',
+    `${count(books.entries.length)}, ${count(books.byIntent.size)} intents read by id`,
+  );
+  const units = [...new Set(books.classes.map((b) => b.unit))];
+  for (const unit of units) {
+    const rows = books.classes.filter((b) => b.unit === unit);
+    add(
+      'journal',
+      `balances (${unit})`,
+      rows.map((b) => `${b.account} ${BigInt(b.balance).toLocaleString('en-US')}`).join(', '),
+    );
+  }
 }

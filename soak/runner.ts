@@ -1,30 +1,39 @@
 /**
- * The fault soak: thousands of rewards, entry fees and point spends asked for by real SDK
- * clients in many rooms of three game processes that share one Redis (AOF on), against one
- * emulator that answers 5xx and 429, hangs, processes and then drops or hangs the connection,
- * and drops, duplicates, delays and reorders its callbacks. Midway one game process is
- * SIGKILLed with creates in flight and started again; later Redis itself is SIGKILLed and
- * started again. Players' wallets pay and claim from the codes on their screens.
+ * The fault soak: thousands of rewards, entry fees, point spends and match steps asked for by
+ * real SDK clients in many rooms of three game processes that share one Redis (AOF on), against
+ * one emulator that answers 5xx and 429, hangs, processes and then drops or hangs the
+ * connection, and drops, duplicates, delays and reorders its callbacks. Midway one game process
+ * is SIGKILLed with creates in flight and started again (its open matches time out); later the
+ * ledger's server is SIGKILLed and started again. Players' wallets pay and claim from the codes
+ * on their screens; some players have a Lightning address, so their payouts are payments.
  *
- * When the ops are done and every intent had time to end (their short deadlines, the
- * reconciler's short grace period and margin), the invariants of soak/invariants.ts are
- * checked against the emulator's records and the ledger, and every figure is returned for
- * printing. `runSoak` never throws for a broken invariant: the result says `ok: false`.
+ * When the ops are done: closing time (every live room decides its current match), then every
+ * intent gets time to end (their short deadlines, the reconciler's short grace period and
+ * margin); an operator resolves the address payments whose answer was lost, from the service's
+ * records; then time jumps past the match codes' deadlines (a minute at least) for the emulator
+ * and every process at once, the late claims are made, and the unclaimed codes expire. Then the
+ * invariants of soak/invariants.ts and soak/money.ts are checked against the emulator's records,
+ * the ledger and its journal, and every figure is returned for printing. `runSoak` never throws
+ * for a broken invariant: the result says `ok: false`.
  *
  * Cost: a few seconds of start-up, then about `ops / opsPerSecond` seconds of load, then the
- * entries' lifetime (10 s) and the margin while the last ones end.
+ * entries' lifetime (10 s) and the margin while the last ones end, a second or two per time
+ * jump, and the reading of the journal.
  */
 import type { Redis } from 'ioredis';
 import type pg from 'pg';
+import { LN_ADDRESS_DOMAIN } from '../src/emulator/index.js';
 import type { Intent } from '../src/ledger/intent.js';
+import { fromPot } from '../src/ledger/journal.js';
 import { PostgresLedger } from '../src/ledger/postgres.js';
 import { RedisLedger } from '../src/ledger/redis.js';
 import type { LedgerStore } from '../src/ledger/store.js';
 import type { Report } from '../test/cluster/processes.js';
 import { eventually } from '../test/support/eventually.js';
+import { readBooks, readLedger } from './books.js';
 import { Chaos, type ChaosOptions } from './chaos.js';
 import { Cluster, type Node } from './cluster.js';
-import type { Figure } from './figures.js';
+import { type Figure, seconds } from './figures.js';
 import {
   type Check,
   checkInvariants,
@@ -32,6 +41,7 @@ import {
   type PointBalance,
   type Records,
 } from './invariants.js';
+import { type Books, payoutsHeld, refundsAndPots } from './money.js';
 import {
   emailOf,
   foreignSightings,
@@ -55,6 +65,13 @@ export interface SoakOptions {
   mix: Record<OpKind, number>;
   /** Lifetime of rewards and fees, seconds (10 is the least the helpers accept). */
   expiresIn: number;
+  /** A match's entry fee, in sats: the least and the most. */
+  matchFeeSats: [number, number];
+  /** Share of players with a Lightning address (their payouts and refunds are payments). */
+  addressShare: number;
+  /** Of those, the shares whose address does not resolve, and whose payments fail after acceptance. */
+  addressInvalidShare: number;
+  addressFailShare: number;
   pointsPerPlayer: number;
   /** When, as a share of the ops asked for, a game process is SIGKILLed (then restarted). */
   killProcessAt: number;
@@ -85,6 +102,8 @@ export interface SoakOptions {
   killWindowMs: number;
   /** After the last op and the last deadline, how long the run may take to end everything. */
   settleMs: number;
+  /** After each time jump, how long the run may take to end what fell due. */
+  jumpSettleMs: number;
   /** Progress lines; default silent. */
   log: (line: string) => void;
 }
@@ -96,7 +115,7 @@ export function soakOptions(overrides: Partial<SoakOptions> & { ops: number }): 
   const roomsPerProcess = overrides.roomsPerProcess ?? (long ? 8 : 4);
   const playersPerRoom = overrides.playersPerRoom ?? 3;
   const players = 3 * roomsPerProcess * playersPerRoom;
-  const mix = overrides.mix ?? { reward: 0.4, fee: 0.35, spend: 0.25 };
+  const mix = overrides.mix ?? { reward: 0.3, fee: 0.25, spend: 0.2, match: 0.25 };
   return {
     seed: Date.now() % 1_000_000,
     processes: 3,
@@ -105,6 +124,11 @@ export function soakOptions(overrides: Partial<SoakOptions> & { ops: number }): 
     opsPerSecond: long ? 150 : 40,
     mix,
     expiresIn: 10,
+    // At least 20 sats: a share of a two-fee pot stays above the service's 10-sat withdrawal.
+    matchFeeSats: [20, 50],
+    addressShare: 0.3,
+    addressInvalidShare: 0.15,
+    addressFailShare: 0.2,
     // Enough for most spends; the last ones of a busy player run short (refused, not debited).
     pointsPerPlayer: Math.round((ops / players) * mix.spend * 25),
     killProcessAt: 0.35,
@@ -127,11 +151,19 @@ export function soakOptions(overrides: Partial<SoakOptions> & { ops: number }): 
       retry: { baseDelayMs: 10, maxDelayMs: 100, maxRetryAfterMs: 1_500 },
     },
     chaos: { faultsPerSecond: long ? 15 : 10, maxActive: 6, weatherMs: 1_500 },
-    wallet: { payRate: 0.75, lateRate: 0.05, secondRate: 0.1, maxDelayMs: 3_000 },
+    wallet: {
+      payRate: 0.75,
+      lateRate: 0.05,
+      secondRate: 0.1,
+      maxDelayMs: 3_000,
+      matchLateRate: 0.15,
+      potLateRate: 0.2,
+    },
     opTimeoutMs: 30_000,
     latenessMs: 8_000,
     killWindowMs: 1_000,
     settleMs: 20_000,
+    jumpSettleMs: 20_000,
     log: () => {},
     ...overrides,
   };
@@ -155,6 +187,18 @@ export interface Crash {
   downMs: number;
 }
 
+/** What the run did after the ops: closing time, the operator, the time jumps. */
+export interface Endgame {
+  /** What each live room did with its current match at closing time (`settle`, `abort`, errors). */
+  closings: string[];
+  /** Unknown address payments an operator resolved from the service's records. */
+  resolved: { id: string; status: string; note: string }[];
+  /** Each jump of the clocks: from and to, in the jumped clocks' time (epoch ms). */
+  jumps: { from: number; to: number }[];
+  /** Match codes claimed after their deadline (once time had passed it). */
+  lateClaims: number;
+}
+
 /** Everything a run saw; soak/report.ts turns it into figures. */
 export interface SoakRun {
   options: SoakOptions;
@@ -168,6 +212,8 @@ export interface SoakRun {
   wallets: Wallets;
   players: Player[];
   points: PointBalance[];
+  endgame: Endgame;
+  books: Books;
   times: { start: number; opsStart: number; opsEnd: number; settled: number | null; end: number };
 }
 
@@ -227,6 +273,8 @@ async function soak(
   const crashes: Crash[] = [];
   const inflight = new Map<string, number>();
   const loops: Promise<void>[] = [];
+  /** Every room ever created, the killed process's included. */
+  const rooms: string[] = [];
   let issued = 0;
   let nextPlayer = 0;
 
@@ -240,7 +288,9 @@ async function soak(
       ? random.int(10, 60) * 1_000
       : kind === 'fee'
         ? random.int(1, 30) * 1_000
-        : random.int(1, 40);
+        : kind === 'match'
+          ? random.int(...o.matchFeeSats) * 1_000
+          : random.int(1, 40);
 
   let onIssued = () => {};
   const loop = async (player: Player, node: Node) => {
@@ -250,24 +300,37 @@ async function soak(
       const kind = random.weighted(o.mix);
       const incarnation = node.incarnation;
       inflight.set(node.name, (inflight.get(node.name) ?? 0) + 1);
-      const result = await player.op(kind, amount(kind), o.expiresIn, o.opTimeoutMs);
+      const dice = kind === 'match' ? [random.next(), random.next(), random.next()] : [];
+      const result = await player.op(kind, amount(kind), o.expiresIn, o.opTimeoutMs, dice);
       inflight.set(node.name, (inflight.get(node.name) ?? 1) - 1);
       ops.push({ ...result, node: node.name, incarnation });
       await pause(random.int(Math.round(thinkMs * 0.5), Math.round(thinkMs * 1.5)));
     }
   };
 
+  /** Some players have a Lightning address; some of those cannot be paid (refused, or failing). */
+  const addressOf = (playerId: string): string | undefined => {
+    if (!random.chance(o.addressShare)) return undefined;
+    const address = `${playerId}@${LN_ADDRESS_DOMAIN}`;
+    const roll = random.next();
+    if (roll < o.addressInvalidShare) control.setLnAddress(address, { valid: false });
+    else if (roll < o.addressInvalidShare + o.addressFailShare)
+      control.setLnAddress(address, { failPayments: true });
+    return address;
+  };
+
   /** New rooms on the node, each with its players, who start asking at once. */
   const populate = async (node: Node) => {
-    const rooms = await cluster.createRooms(node, o.roomsPerProcess);
+    const created = await cluster.createRooms(node, o.roomsPerProcess);
+    rooms.push(...created);
     const joined = await Promise.all(
-      rooms.flatMap((roomId) =>
+      created.flatMap((roomId) =>
         Array.from({ length: o.playersPerRoom }, async () => {
           const playerId = `player-${++nextPlayer}`;
           const userId = control.createUser({ email: emailOf(playerId), referenceId: playerId });
           control.setPoints(userId, CURRENCY, o.pointsPerPlayer);
           points.push({ playerId, userId, initial: o.pointsPerPlayer, now: o.pointsPerPlayer });
-          return Player.join(node.process.url, node.name, roomId, playerId);
+          return Player.join(node.process.url, node.name, roomId, playerId, addressOf(playerId));
         }),
       ),
     );
@@ -355,23 +418,139 @@ async function soak(
     `soak: ${ops.length} ops answered in ${((opsEnd - opsStart) / 1000).toFixed(1)} s; waiting for every intent to end`,
   );
 
-  // Every intent ends by its deadline plus the margin; the wallets' late acts come after it.
-  const ids = points.map((p) => p.playerId);
-  const openCount = async () => {
-    const open = await Promise.all(ids.map((id) => ledger.openByPlayer(id)));
-    return open.reduce((sum, list) => sum + list.length, 0);
+  // Closing time: every live room decides its current match (settled among those who paid, or
+  // aborted); abandoned matches and the killed process's are left to time out.
+  const endgame: Endgame = { closings: [], resolved: [], jumps: [], lateClaims: 0 };
+  const closeMatches = async () => {
+    const answers = await Promise.all(
+      cluster.nodes
+        .filter((n) => n.process.alive)
+        .map((n) =>
+          n.process
+            .request<(string | null)[]>({ cmd: 'closeMatches' })
+            .catch((err: Error) => [`error ${err.message}`]),
+        ),
+    );
+    endgame.closings.push(...answers.flat().filter((a): a is string => a !== null));
   };
+  await closeMatches();
+
+  // What may stay open until time passes: a match's claim code (a minute at least: pending, or
+  // unknown until its deadline), and the match that waits for one; an address payment whose
+  // answer was lost stays unknown until an operator looks.
+  const openIntents = async () =>
+    (await Promise.all(rooms.map((roomId) => ledger.openByRoom(roomId)))).flat();
+  const waitsForTime = (i: Intent) =>
+    fromPot(i) && i.kind === 'reward' && (i.status === 'pending' || i.status === 'unknown');
+  const forOperator = (i: Intent) => i.kind === 'payment' && i.status === 'unknown';
+  const quiet = (open: Intent[]) =>
+    open.every(
+      (i) =>
+        waitsForTime(i) ||
+        forOperator(i) ||
+        (i.kind === 'match' &&
+          i.status === 'pending' &&
+          open.some((j) => j.groupId === i.id && waitsForTime(j))),
+    );
+  /** Waits until only what waits for time or an operator is open; false if `until` came first. */
+  const settleUntil = async (label: string, until: number, done = quiet): Promise<boolean> => {
+    let open: Intent[] = [];
+    let closedAt = Date.now();
+    try {
+      await eventually(
+        async () => {
+          open = await openIntents();
+          // A room whose decision failed (an error at closing time) is asked again.
+          if (
+            Date.now() - closedAt > 3_000 &&
+            open.some((i) => i.kind === 'match' && i.status === 'creating')
+          ) {
+            closedAt = Date.now();
+            await closeMatches();
+          }
+          return wallets.waiting === 0 && done(open);
+        },
+        Math.max(0, until - Date.now()),
+        label,
+      );
+      return true;
+    } catch {
+      o.log(
+        `soak: ${label}: ${open.length} intents still open (${[...new Set(open.map((i) => `${i.kind} ${i.status}`))].join(', ')})`,
+      );
+      return false;
+    }
+  };
+  // The operator: an address payment whose answer was lost is resolved from the service's records.
+  const operate = async () => {
+    const payments = control.payments();
+    for (const intent of (await openIntents()).filter(forOperator)) {
+      const token = `/callbacks/${intent.callbackToken}`;
+      const payment = payments.find((p) => p.callbackUrl?.endsWith(token) === true);
+      if (payment && payment.status !== 'completed' && payment.status !== 'failed') continue;
+      const status = payment?.status === 'completed' ? 'completed' : 'failed';
+      const note = payment
+        ? `the service's payment ${payment.id} is ${payment.status}`
+        : 'the service holds no payment of it';
+      try {
+        await cluster.request({ cmd: 'resolve', id: intent.id, status, note });
+        endgame.resolved.push({ id: intent.id, status, note });
+      } catch (err) {
+        o.log(`soak: the operator could not resolve ${intent.id}: ${(err as Error).message}`);
+      }
+    }
+  };
+
   const settleBy = opsEnd + o.expiresIn * 1000 + o.reconciler.expiryMarginMs + o.settleMs;
   let settled: number | null = null;
-  try {
-    await eventually(
-      async () => wallets.waiting === 0 && (await openCount()) === 0,
-      Math.max(0, settleBy - Date.now()),
-      'every intent to end',
+  const phase = (what: string) =>
+    o.log(`soak: ${what} ${seconds(Date.now() - opsEnd)} after the last op`);
+  let calm = await settleUntil('every intent to end or wait for time', settleBy);
+  phase('all but the match codes ended');
+  await operate();
+  calm =
+    calm && (await settleUntil("the operator's resolutions to end", Date.now() + o.jumpSettleMs));
+
+  phase('the operator resolved what was left unknown');
+  // Before time passes: each settled match's winners hold their codes, listed by claims().
+  const before = await readLedger(redis, ledger, pool);
+  const early: Check[] = [
+    payoutsHeld(before, 'before the deadlines'),
+    ...refundsAndPots(before, [], 'before the deadlines').slice(0, 1),
+    await claimsListed(cluster, before),
+  ];
+
+  // Time passes the match codes' deadlines, for the emulator and every process at once; the late
+  // claims are made; the unclaimed codes expire, lost ones are issued again (up to 3 attempts).
+  const margin = o.reconciler.expiryMarginMs;
+  const overdue = (i: Intent) =>
+    waitsForTime(i) && (i.expiresAt ?? 0) + margin <= cluster.clock.now();
+  for (let round = 0; round < 4; round++) {
+    const waiting = (await openIntents()).filter(waitsForTime);
+    if (waiting.length === 0) break;
+    const from = cluster.clock.now();
+    const to = Math.max(from, ...waiting.map((i) => (i.expiresAt ?? 0) + margin + 1_000));
+    await cluster.jump(to - from);
+    endgame.jumps.push({ from, to });
+    endgame.lateClaims += wallets.actAfterDeadline();
+    o.log(`soak: time jumped ${seconds(to - from)} past ${waiting.length} match codes' deadlines`);
+    const ended = await settleUntil(
+      `time jump ${round + 1}`,
+      Date.now() + o.jumpSettleMs,
+      (open) => quiet(open) && !open.some(overdue),
     );
-    settled = Date.now();
-  } catch {
-    o.log(`soak: ${await openCount()} intents still open at the deadline`);
+    calm = ended && calm;
+    await operate();
+    phase(`what fell due at jump ${round + 1} ended`);
+  }
+  if (
+    await settleUntil(
+      'every intent to end',
+      Date.now() + o.jumpSettleMs,
+      (open) => open.length === 0,
+    )
+  ) {
+    if (calm) settled = Date.now();
   }
   clearInterval(look);
   wallets.stop();
@@ -400,16 +579,29 @@ async function soak(
   intents = await readLedger(redis, ledger, pool);
 
   for (const p of points) p.now = control.points(p.userId, CURRENCY);
+  const books = await readBooks(ledger, intents);
+  if (process.env.SOAK_DEBUG_DIR) {
+    const { writeFileSync } = await import('node:fs');
+    writeFileSync(`${process.env.SOAK_DEBUG_DIR}/intents.json`, JSON.stringify(intents, null, 1));
+    writeFileSync(`${process.env.SOAK_DEBUG_DIR}/reports.json`, JSON.stringify(cluster.reports));
+    writeFileSync(
+      `${process.env.SOAK_DEBUG_DIR}/endgame.json`,
+      JSON.stringify({ endgame, offset: cluster.clock.offset, opsEnd }),
+    );
+  }
   const records: Records = {
     intents,
     withdrawalRequests: control.withdrawalRequests(),
     staticCharges: control.staticCharges().map((c) => ({ ...c, amount: c.minAmount })),
+    payments: control.payments(),
+    books,
     transfers: control.transfers(),
     points,
     reports: cluster.reports,
     liveRooms,
     kills: crashes.filter((c) => c.what === 'game process').map((c) => c.at),
     crashes,
+    jumps: endgame.jumps,
     settings: {
       creatingGraceMs: o.reconciler.creatingGraceMs,
       expiryMarginMs: o.reconciler.expiryMarginMs,
@@ -418,7 +610,7 @@ async function soak(
       killWindowMs: o.killWindowMs,
     },
   };
-  const checks = checkInvariants(records);
+  const checks = [...early, ...checkInvariants(records)];
   // Screens: each connected player sees exactly its room's intents of its own, as the ledger has them.
   const screens = await screensAgree(players, intents, lostInKill(records));
   checks.push(screens, {
@@ -439,6 +631,8 @@ async function soak(
     wallets,
     players,
     points,
+    endgame,
+    books,
     times: { start, opsStart, opsEnd, settled, end: Date.now() },
   };
   return {
@@ -465,31 +659,32 @@ function pause(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/** Every intent in the ledger, read one by one (the soak's ledger holds nothing else). */
-async function readLedger(
-  redis: Redis,
-  ledger: LedgerStore,
-  pool: pg.Pool | undefined,
-): Promise<Intent[]> {
-  const ids: string[] = [];
-  if (pool) {
-    const { rows } = await pool.query<{ id: string }>('SELECT id FROM lightning.intents');
-    for (const row of rows) ids.push(row.id);
-  } else {
-    const prefix = `${(ledger as RedisLedger).prefix}intent:`;
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-      cursor = next;
-      for (const key of keys) ids.push(key.slice(prefix.length));
-    } while (cursor !== '0');
+/**
+ * Every match claim code still pending is among `lightning.claims(playerId)` of its player, as a
+ * lobby or a web page would list it.
+ */
+async function claimsListed(cluster: Cluster, intents: Intent[]): Promise<Check> {
+  const codes = intents.filter((i) => fromPot(i) && i.kind === 'reward' && i.status === 'pending');
+  const playerIds = [...new Set(codes.map((i) => i.playerId))];
+  const violations: string[] = [];
+  const listed =
+    playerIds.length === 0
+      ? {}
+      : await cluster
+          .request<Record<string, string[]>>({ cmd: 'claims', playerIds })
+          .catch((err: Error) => {
+            violations.push(`claims() failed: ${err.message}`);
+            return {} as Record<string, string[]>;
+          });
+  for (const code of codes) {
+    if (!(listed[code.playerId] ?? []).includes(code.id) && violations.length === 0)
+      violations.push(`${code.playerId}'s claims() lacks ${code.id}`);
   }
-  const intents: Intent[] = [];
-  for (let k = 0; k < ids.length; k += 200) {
-    const batch = await Promise.all(ids.slice(k, k + 200).map((id) => ledger.get(id)));
-    for (const intent of batch) if (intent) intents.push(intent);
-  }
-  return intents;
+  return {
+    name: "every pending match code is listed by its player's claims()",
+    checked: codes.length,
+    violations,
+  };
 }
 
 /**
