@@ -38,20 +38,21 @@ import {
   SafeEmitter,
   type SettledStatus,
 } from './server/events.js';
+import { KINDS } from './server/kinds/index.js';
 import { attachRoutes } from './server/listener.js';
 import { Matches } from './server/match/matches.js';
 import type { EnterInput, OpenMatchInput, Shares } from './server/match/terms.js';
 import type { MatchView } from './server/match/view.js';
-import { startEntryFee } from './server/operations/entry-fee.js';
+import { startEntryFee } from './server/kinds/entry-fee.js';
 import type {
   AddressPaymentInput,
   EntryFeeInput,
   RewardInput,
   SpendInput,
 } from './server/operations/inputs.js';
-import { startAddressPayment } from './server/operations/payment.js';
-import { startReward } from './server/operations/reward.js';
-import { startSpend } from './server/operations/spend.js';
+import { startAddressPayment } from './server/kinds/payment.js';
+import { startReward } from './server/kinds/reward.js';
+import { startSpend } from './server/kinds/spend.js';
 import { type LightningOptions, resolveOptions, type Settings } from './server/options.js';
 import { newProbeToken, probeCallbackRoute } from './server/probe.js';
 import { Reconciler } from './server/reconciler.js';
@@ -354,6 +355,7 @@ export class Lightning {
         api: runtime.api,
         ledger: runtime.ledger,
         events: this.#events,
+        kinds: KINDS,
         settings: this.#settings,
       });
       const reconciler = new Reconciler(engine);
