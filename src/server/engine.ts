@@ -65,6 +65,7 @@ export interface EngineDeps {
     | 'publicUrl'
     | 'prefix'
     | 'reconciler'
+    | 'audit'
     | 'breaker'
     | 'limits'
     | 'budgets'
