@@ -23,8 +23,10 @@ describe('facts win by what they prove (issue 21)', function () {
   this.timeout(30_000);
   const games: Game[] = [];
   const dirs: string[] = [];
+  const owned: { close(): Promise<unknown> }[] = [];
   afterEach(async () => {
     for (const game of games.splice(0).reverse()) await game.stop();
+    for (const thing of owned.splice(0)) await thing.close();
     for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
   });
 
@@ -46,6 +48,7 @@ describe('facts win by what they prove (issue 21)', function () {
     // deadline plus the expiry margin.
     const clock = new ManualClock(Date.now());
     const emulator = await startEmulator({ clock });
+    owned.push(emulator);
     const game = await startGame(
       { empty: EmptyRoom },
       { emulator, clock, reconciler: { intervalMs: 20 }, api: { timeoutMs: 300, maxRetries: 0 } },
@@ -86,6 +89,7 @@ describe('facts win by what they prove (issue 21)', function () {
     // it was `creating`; the create's failure made it `unknown` before the check could move it.
     const emulator = await startEmulator({});
     const ledger = new HeldLedger();
+    owned.push(emulator, ledger);
     const game = await startGame(
       { empty: EmptyRoom },
       { emulator, ledger, reconciler: { enabled: false }, api: { timeoutMs: 400, maxRetries: 0 } },
