@@ -12,8 +12,18 @@
  * is one hash plus one member in each of up to five sorted sets; webhook event ids are keys
  * that expire after a week.
  *
+ * The journal is written by the same scripts, in the same step as the intent: an entry is one
+ * hash plus a member in three or four sorted sets by seq (every entry, its intent's, its
+ * player's, its match's), kept for good. Balances are kept as they are written, one hash per
+ * account (a field per unit) and one of class totals, so `balances` reads a few hashes and
+ * never the journal. `journal` reads the most selective index from its cursor, in steps that
+ * look at no more than 1,000 entries each, so a sparse filter never holds Redis for long.
+ * Opening a layout-2 keyspace migrates it once: a SCAN of every intent, two round trips per
+ * intent that holds money somewhere (its hash, then its opening entries).
+ *
  * `ioredis` is loaded only when this store creates its own connection, so importing the ledger
- * never requires it. Amounts stay decimal strings end to end; Lua never does arithmetic on them.
+ * never requires it. Amounts stay decimal strings end to end; Lua never does arithmetic on
+ * them (balances are added by HINCRBY, exact in 64 bits).
  *
  * Durability: an intent is written so that it outlives the API call that follows it, so on
  * first use (`open()`, or the first call) the store reads `INFO persistence` and refuses a Redis
@@ -544,8 +554,8 @@ export class RedisLedger implements LedgerStore {
   /**
    * WAIT for the replicas. A create they did not all acknowledge is failed at once (nothing has
    * been sent for it yet) and the call rejects, so the service is never asked to create what a
-   * failover could forget; its postings are reversed in the same move, so the journal holds
-   * nothing for it. A later move is kept: it records what the service already did, and a
+   * failover could forget; its postings are reversed in that same move, so its balances are
+   * back where they were. A later move is kept: it records what the service already did, and a
    * failover that loses it only makes the reconciler read the resource again.
    */
   private async awaitReplicas(

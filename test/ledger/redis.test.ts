@@ -551,6 +551,33 @@ describe('RedisLedger', function () {
         `token:${created.callbackToken}`,
         'version',
       ]);
+      // A journaled intent of a match adds its entries, their indexes and the balances.
+      const input = { ...newIntent({ groupId: 'm1' }), id: randomUUID() };
+      const journaled = await journaledCreate(store, input);
+      const shown = afterWrite(journaled, 'pending', {}, 2);
+      await store.transition(journaled.id, 'creating', 'pending', {
+        postings: postingsFor(journaled, shown),
+      });
+      const added = (await admin.keys(`${p}*`))
+        .map((k) => k.slice(p.length))
+        .filter((k) => !keys.includes(k) && !k.includes(journaled.id) && !k.includes('m1'))
+        .sort();
+      assert.deepEqual(added, [
+        'balance-by-class',
+        `balance:claimable:${journaled.playerId}`,
+        'balance:house:rewards',
+        'balance:inflight',
+        'journal',
+        `journal:player:${journaled.playerId}`,
+        'journal:seq',
+        `player:${journaled.playerId}`,
+        `room:${journaled.roomId}`,
+        `token:${journaled.callbackToken}`,
+      ]);
+      for (const key of ['entry:{id}:created', 'entry:{id}:pending', 'journal:intent:{id}']) {
+        assert.equal(await admin.exists(p + key.replace('{id}', journaled.id)), 1, key);
+      }
+      assert.equal(await admin.exists(`${p}journal:match:m1`), 1);
     });
 
     it('refuses keys laid out by a newer version of the library', async () => {
