@@ -57,11 +57,13 @@ import {
 import {
   type AccountBalance,
   accountClass,
+  afterWrite,
   type JournalEntry,
   type JournalPage,
   type JournalQuery,
   openingPostings,
   type Posting,
+  postingsFor,
 } from './journal.js';
 import {
   ADVANCE,
@@ -244,29 +246,25 @@ export class RedisLedger implements LedgerStore {
     for (const [field, value] of Object.entries(fields)) {
       if (value !== null && value !== undefined) pairs.push(field, String(value));
     }
-    const reply = await this.run(
-      SCRIPTS.create,
-      [
-        id,
-        input.callbackToken ?? '',
-        String(now).padStart(16, '0'),
-        input.openKey ?? '',
-        checks.maxOpenPerPlayer === undefined ? '' : String(checks.maxOpenPerPlayer),
-        String(budgets.length),
-        ...budgets.flatMap((b) => [
-          b.scope === 'game'
-            ? 'game'
-            : b.scope === 'room'
-              ? `room:${input.roomId}`
-              : `player:${input.playerId}`,
-          String(b.limitMsat),
-          String(now - b.windowMs),
-        ]),
-        ...postingArgs(journaled),
-        ...pairs,
-      ],
-      journaled,
-    );
+    const reply = await this.run(SCRIPTS.create, [
+      id,
+      input.callbackToken ?? '',
+      String(now).padStart(16, '0'),
+      input.openKey ?? '',
+      checks.maxOpenPerPlayer === undefined ? '' : String(checks.maxOpenPerPlayer),
+      String(budgets.length),
+      ...budgets.flatMap((b) => [
+        b.scope === 'game'
+          ? 'game'
+          : b.scope === 'room'
+            ? `room:${input.roomId}`
+            : `player:${input.playerId}`,
+        String(b.limitMsat),
+        String(now - b.windowMs),
+      ]),
+      ...postingArgs(journaled),
+      ...pairs,
+    ]);
     if (typeof reply === 'string') {
       // Only a posting whose entry outlived its intent can be journaled already.
       if (reply === 'JOURNALED') throw new DuplicateIntentError('id');
@@ -522,16 +520,12 @@ export class RedisLedger implements LedgerStore {
    * The one declared key only routes the call: a Redis Cluster client sends it to the node of
    * the prefix's slot, where every key of this ledger lives when the prefix has a hash tag.
    */
-  private async run(
-    s: Script,
-    args: readonly string[],
-    created: readonly Posting[] = [],
-  ): Promise<unknown> {
+  private async run(s: Script, args: readonly string[]): Promise<unknown> {
     await this.checkLayout();
     const client = await this.#client;
     const reply = await this.evaluate(client, s, args);
     if (this.replicas > 0 && INTENT_WRITES.has(s)) {
-      await this.awaitReplicas(client, s, reply, args, created);
+      await this.awaitReplicas(client, s, reply, args);
     }
     return reply;
   }
@@ -563,7 +557,6 @@ export class RedisLedger implements LedgerStore {
     s: Script,
     reply: unknown,
     args: readonly string[],
-    created: readonly Posting[],
   ): Promise<void> {
     const acked = Number(await client.call('WAIT', this.replicas, this.replicaTimeoutMs));
     if (acked >= this.replicas) return;
@@ -573,17 +566,13 @@ export class RedisLedger implements LedgerStore {
       return;
     }
     const id = args[0] as string;
-    // Tagged as the move to failed would be tagged: the status it reached.
-    const undo = created.map((p, i) => ({
-      ...p,
-      tag: created.length === 1 ? 'failed' : `failed-${i + 1}`,
-      debit: p.credit,
-      credit: p.debit,
-      why: 'not replicated: nothing was sent to the service',
-    }));
+    // The journal's own rule for the move: the amount goes back where a failed create puts it.
+    const created = toIntent(reply);
+    const now = this.clock.now();
     await this.transition(id, 'creating', 'failed', {
       note: 'not replicated: nothing was sent to the service',
-      postings: undo,
+      now,
+      postings: postingsFor(created, afterWrite(created, 'failed', {}, now)),
     }).catch(() => null);
     throw new LedgerNotDurableError(`${message}: intent ${id} was not sent to the service`);
   }
