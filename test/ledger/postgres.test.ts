@@ -78,7 +78,10 @@ describe('PostgresLedger', function () {
     return async () => {
       const store = new PostgresLedger(connection(), { schema: s, ...options });
       await store.open();
-      await admin.query(`DELETE FROM "${s}".intents; DELETE FROM "${s}".events`);
+      await admin.query(
+        `DELETE FROM "${s}".intents; DELETE FROM "${s}".events;
+         DELETE FROM "${s}".journal; DELETE FROM "${s}".balances`,
+      );
       return { store, cleanup: () => store.close() };
     };
   }
@@ -181,10 +184,10 @@ describe('PostgresLedger', function () {
       );
       assert.deepEqual(
         tables.rows.map((r) => r.tablename),
-        ['events', 'intents', 'schema_version'],
+        ['balances', 'events', 'intents', 'journal', 'schema_version'],
       );
       const version = await admin.query(`SELECT version FROM "${s}".schema_version`);
-      assert.deepEqual(version.rows, [{ version: 2 }]);
+      assert.deepEqual(version.rows, [{ version: 3 }]);
       const created = await (writers[3] as PostgresLedger).create(newIntent());
       assert.equal((await (writers[5] as PostgresLedger).get(created.id))?.id, created.id);
     });
@@ -197,7 +200,7 @@ describe('PostgresLedger', function () {
       const err = await rejection(store.open(), IncompatibleLedgerError);
       assert.equal(err.code, 'LN_LEDGER_INCOMPATIBLE');
       assert.match(err.message, /version 99/);
-      assert.match(err.message, /reads up to version 2/);
+      assert.match(err.message, /reads up to version 3/);
       assert.match(err.message, /Upgrade colyseus-lightning/);
       // Refused for good: every later call says the same, and nothing was written.
       await rejection(store.create(newIntent()), IncompatibleLedgerError);
@@ -339,12 +342,13 @@ describe('PostgresLedger', function () {
       const created = await old.create(newIntent());
       await old.close();
       await admin.query(`ALTER TABLE "${s}".intents DROP COLUMN last_call`);
+      await admin.query(`DROP TABLE "${s}".journal, "${s}".balances`);
       await admin.query(`UPDATE "${s}".schema_version SET version = 1`);
       const store = ledger(s);
       assert.equal((await store.get(created.id))?.status, 'creating');
       assert.equal((await store.transition(created.id, 'creating', 'pending'))?.status, 'pending');
       const version = await admin.query(`SELECT version FROM "${s}".schema_version`);
-      assert.equal(Number(version.rows[0]?.version), 2);
+      assert.equal(Number(version.rows[0]?.version), 3);
     });
   });
 
