@@ -491,8 +491,8 @@ export class PostgresLedger implements LedgerStore {
     const pool = await this.ready();
     const rows = await this.run(
       pool,
-      `SELECT ${ENTRY_COLUMNS} FROM ${this.s}.journal WHERE ${where.join(' AND ')}
-      ORDER BY seq LIMIT $2`,
+      `SELECT ${ENTRY_COLUMNS} FROM ${this.s}.journal AS j WHERE ${where.join(' AND ')}
+      ORDER BY j.seq LIMIT $2`,
       values,
     ).catch((err: unknown) => {
       throw mapError(err);
