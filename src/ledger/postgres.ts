@@ -829,10 +829,10 @@ function statements(s: string, movesLock: string) {
     movesCte,
     withMovesLock,
     accountBalances: `SELECT account, unit, balance::text AS balance FROM ${s}.balances
-      WHERE account = ANY($1::text[]) ORDER BY account, unit`,
+      WHERE account = ANY($1::text[]) ORDER BY unit COLLATE "C"`,
     // Class totals: a GROUP BY of the balances (one row per account), never of the journal.
     classBalances: `SELECT class AS account, unit, sum(balance)::text AS balance
-      FROM ${s}.balances GROUP BY class, unit ORDER BY class, unit`,
+      FROM ${s}.balances GROUP BY class, unit ORDER BY class COLLATE "C", unit COLLATE "C"`,
     insert: `INSERT INTO ${s}.intents (id, kind, status, room_id, player_id, amount, unit,
         description, callback_token, idempotency_key, open_key, expires_at, created_at,
         updated_at, next_check_at, checks, meta, history, group_id, last_call)
