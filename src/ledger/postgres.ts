@@ -8,7 +8,11 @@
  *
  * Footprint: one pg.Pool (none when given one; node-postgres's default of up to 10
  * connections), no timers. A move, an update, a release and a read are one statement each (one
- * round trip); a create is one INSERT, or four round trips when it has guards; a claim is three.
+ * round trip), journal postings included; a create is one INSERT, or four round trips when it
+ * has guards; a claim is three. A write with postings holds the journal lock and its balance
+ * rows (`inflight`, `wallet`: nearly every posting touches one) until it commits, so such writes
+ * commit one at a time: on a 2-core test machine, 16 moves in flight made about 2,100 moves/s
+ * with a posting each against 4,800 without.
  * Statements are prepared once per connection (`preparedStatements: false` for poolers that
  * cannot keep them). `pg` is loaded only when this store opens its own pool, so importing the
  * ledger never requires it.
@@ -29,7 +33,12 @@
  *   other write to an existing intent takes shared, so a claim sees every write acknowledged
  *   before it and none half done: concurrent claims, moves and releases act as some order of
  *   them, as on the other stores (a bare SKIP LOCKED would pass over an intent whose move is
- *   still committing, and hand out fewer than any order of the calls would).
+ *   still committing, and hand out fewer than any order of the calls would);
+ * - postings are CTEs of the intent's own INSERT or UPDATE (postgres-schema.ts `journaled`),
+ *   written only from the row it wrote; an entry id already journaled fails the statement on
+ *   the journal's primary key, so the write is refused whole and answers null. Entries take
+ *   their seq under an advisory lock held to COMMIT, so seq order is commit order and a reader
+ *   paging by `after` never passes over an entry; balance rows are upserted in one sorted order.
  *
  * Durability: on first use the store reads `fsync` and `synchronous_commit` and refuses a server
  * with fsync off (LedgerNotDurableError: a crash could lose or corrupt acknowledged intents);
@@ -38,8 +47,9 @@
  * server's business (`synchronous_standby_names`): every commit then waits for the standby.
  *
  * PostgreSQL text cannot hold the NUL character: a value to store containing one is refused
- * with InvalidIntentError, except in `error` and history notes (diagnostics), where it becomes
- * U+FFFD; a lookup by such a key finds nothing.
+ * with InvalidIntentError, except in `error`, history notes and a posting's `why` (text for
+ * people), where it becomes U+FFFD; a lookup by such a key finds nothing, and an account so
+ * named never moved.
  */
 
 import { createHash } from 'node:crypto';

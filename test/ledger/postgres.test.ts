@@ -278,6 +278,24 @@ describe('PostgresLedger', function () {
       assert.deepEqual(await store.openByPlayer('a\u0000b'), []);
       assert.equal(await store.transition('a\u0000b', 'creating', 'failed'), null);
       await rejection(store.claimDue(1, 1, 'owner\u0000', 1_000), InvalidIntentError);
+      // A posting's why is for people, like a note; an account or unit is a key.
+      const noted = await store.create(newIntent(), 1, undefined, [
+        { ...step('created'), why: 'a \u0000 b' },
+      ]);
+      const [entry] = (await store.journal({ intentId: noted.id })).entries;
+      assert.equal(entry?.why, 'a \uFFFD b');
+      for (const bad of [{ credit: 'owed:a\u0000b' }, { unit: 'US\u0000' }]) {
+        const input = newIntent({ id: randomUUID() });
+        await rejection(
+          store.create(input, 1, undefined, [{ ...step('created'), ...bad }]),
+          InvalidIntentError,
+        );
+        assert.equal(await store.get(input.id as string), null);
+      }
+      assert.deepEqual(await store.balances(['owed:a\u0000b']), [
+        { account: 'owed:a\u0000b', unit: 'msats', balance: '0' },
+      ]);
+      assert.deepEqual(await store.journal({ playerId: 'a\u0000b' }), { entries: [], next: null });
     });
   });
 
