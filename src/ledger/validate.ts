@@ -237,7 +237,7 @@ const postingSchema = z.strictObject({
   credit: z.string().regex(ACCOUNT_PATTERN, 'must be an account (class or class:owner)'),
   amount: z
     .string()
-    // abort: BigInt() below must only ever see digits.
+    // abort: zod runs later checks after a failed one, and BigInt('1.5') throws a SyntaxError.
     .regex(/^[1-9][0-9]{0,18}$/, {
       error: 'must be a positive integer as a decimal string',
       abort: true,

@@ -891,7 +891,7 @@ export function describeLedgerContract(name: string, factory: LedgerFactory): vo
           'house msats 1',
           `wallet msats -${2n * P - 3n}`,
         ]);
-        // m1 and m2 are random: the expected rows are sorted as rows() sorts.
+        // rows() sorts, and m1 and m2 are random: sort the expected rows too.
         assert.deepEqual(
           rows(await store.balances([`escrow:${m1}`, `escrow:${m2}`, 'wallet'])),
           [
