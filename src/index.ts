@@ -57,6 +57,13 @@ export type {
   IntentStatus,
   NewIntent,
 } from './ledger/intent.js';
+export type {
+  AccountBalance,
+  JournalEntry,
+  JournalPage,
+  JournalQuery,
+  Posting,
+} from './ledger/journal.js';
 export {
   type PostgresConnection,
   PostgresLedger,
@@ -108,6 +115,8 @@ export {
   Reward,
 } from './room/state.js';
 export type { PurchaseSession, WidgetSession } from './room/widget-access.js';
+export type { AuditReport } from './server/audit.js';
+export type { Balances, WalletReading } from './server/balances.js';
 export type {
   LightningEventName,
   LightningEvents,
@@ -115,6 +124,7 @@ export type {
   SettledStatus,
   WebhookEvent,
 } from './server/events.js';
+export type { AuditFinding } from './server/findings.js';
 export type { LightningLogger } from './server/logger.js';
 export type { EnterInput, OpenMatchInput, Shares } from './server/match/terms.js';
 export type { MatchMoney, MatchPlayer, MatchStatus, MatchView } from './server/match/view.js';
@@ -125,6 +135,7 @@ export type {
   SpendInput,
 } from './server/operations/inputs.js';
 export type {
+  AuditOptions,
   BreakerOptions,
   BudgetsOptions,
   LightningOptions,

@@ -25,10 +25,13 @@ import { parseInput } from './api/inputs.js';
 import type { Emulator } from './emulator/index.js';
 import { ConfigurationError } from './errors.js';
 import type { Intent } from './ledger/intent.js';
+import type { JournalPage, JournalQuery } from './ledger/journal.js';
 import type { LedgerStore } from './ledger/store.js';
 import type { PluginHost } from './room/host.js';
 import type { LightningPluginOptions } from './room/options.js';
 import { LightningPlugin } from './room/plugin.js';
+import { Auditor, type AuditReport } from './server/audit.js';
+import type { Balances } from './server/balances.js';
 import { lightningEndpoints } from './server/endpoints.js';
 import { Engine } from './server/engine.js';
 import {
@@ -38,20 +41,21 @@ import {
   SafeEmitter,
   type SettledStatus,
 } from './server/events.js';
+import { startEntryFee } from './server/kinds/entry-fee.js';
+import { KINDS } from './server/kinds/index.js';
+import { startAddressPayment } from './server/kinds/payment.js';
+import { startReward } from './server/kinds/reward.js';
+import { startSpend } from './server/kinds/spend.js';
 import { attachRoutes } from './server/listener.js';
 import { Matches } from './server/match/matches.js';
 import type { EnterInput, OpenMatchInput, Shares } from './server/match/terms.js';
 import type { MatchView } from './server/match/view.js';
-import { startEntryFee } from './server/operations/entry-fee.js';
 import type {
   AddressPaymentInput,
   EntryFeeInput,
   RewardInput,
   SpendInput,
 } from './server/operations/inputs.js';
-import { startAddressPayment } from './server/operations/payment.js';
-import { startReward } from './server/operations/reward.js';
-import { startSpend } from './server/operations/spend.js';
 import { type LightningOptions, resolveOptions, type Settings } from './server/options.js';
 import { newProbeToken, probeCallbackRoute } from './server/probe.js';
 import { Reconciler } from './server/reconciler.js';
@@ -62,6 +66,20 @@ import { type Runtime, startRuntime } from './server/runtime.js';
 type Listener<E extends LightningEventName> = (...args: LightningEvents[E]) => void;
 
 const claimsInput = z.string().min(1, 'must not be empty').max(255);
+
+const journalQuery = z
+  .strictObject({
+    playerId: z.string().min(1).max(255).optional(),
+    matchId: z.string().min(1).max(255).optional(),
+    intentId: z.string().min(1).max(255).optional(),
+    since: z.number().int().nonnegative().optional(),
+    after: z
+      .string()
+      .regex(/^(0|[1-9][0-9]{0,15})$/, 'must be the `next` of an earlier page')
+      .optional(),
+    limit: z.number().int().min(1).max(1000).optional(),
+  })
+  .default({});
 
 /** Run, pause or step the reconciler (it runs by itself unless `reconciler.enabled` is false). */
 export interface ReconcilerControl {
@@ -74,6 +92,7 @@ export interface ReconcilerControl {
 interface Running {
   runtime: Runtime;
   engine: Engine;
+  auditor: Auditor;
   reconciler: Reconciler;
   matches: Matches;
   regions: RegionCache;
@@ -315,6 +334,33 @@ export class Lightning {
     return (await this.#start()).engine.resolve(id, status, note);
   }
 
+  /**
+   * What the game's money adds up to, from the journal: escrow, owed to players, in flight, the
+   * house's revenue, rake, reward expense and net, the last wallet reading and the cover
+   * (wallet - owed - escrow - in flight). Amounts are decimal strings of msats.
+   */
+  async balances(): Promise<Balances> {
+    return (await this.#start()).auditor.balances();
+  }
+
+  /**
+   * The journal's entries, oldest first, filtered by player, match, intent or time, a page at a
+   * time (`limit` 1 to 1,000, default 100; pass the answer's `next` as `after` for the next).
+   * Every msat the game moved is in it, between named accounts (see docs/ACCOUNTING.md).
+   */
+  async journal(query?: JournalQuery): Promise<JournalPage> {
+    const parsed = parseInput(journalQuery, query, 'query');
+    return (await this.#start()).engine.ledger.journal(parsed as JournalQuery);
+  }
+
+  /**
+   * Runs the live audit now (the reconciler runs it every `audit.intervalMs`): resolves with
+   * what it found; findings not reported before are also logged and emitted (`audit`).
+   */
+  async audit(): Promise<AuditReport> {
+    return (await this.#start()).auditor.run();
+  }
+
   /** Why payouts are paused (the circuit breaker tripped), or null while they run. */
   get paused(): PayoutPause | null {
     return this.#running?.engine.breaker.paused ?? null;
@@ -354,12 +400,14 @@ export class Lightning {
         api: runtime.api,
         ledger: runtime.ledger,
         events: this.#events,
+        kinds: KINDS,
         settings: this.#settings,
       });
-      const reconciler = new Reconciler(engine);
+      const auditor = new Auditor(engine);
+      const reconciler = new Reconciler(engine, () => auditor.run());
       const matches = new Matches(engine);
       const regions = new RegionCache(runtime.api, this.#settings.clock);
-      this.#running = { runtime, engine, reconciler, matches, regions };
+      this.#running = { runtime, engine, auditor, reconciler, matches, regions };
       // The sweep runs whether or not this process reconciles: some process will.
       void reconciler.sweep().then(() => {
         if (this.#settings.reconciler.enabled && !this.#closed) reconciler.start();

@@ -8,15 +8,22 @@
  *   S.schema_version  one row: the layout version, read and written under an advisory lock
  *   S.intents         one row per intent; `seq` (identity) is insertion order, the last tie-break
  *   S.events          webhook event ids already seen, forgotten after a week
+ *   S.journal         one row per posting (entry), never changed; `seq` (identity) is its order
+ *   S.balances        one row per account and unit that ever moved: credits minus debits, with
+ *                     the account's class, so that class totals are a GROUP BY of this table
  *
- * Amounts are `numeric` (exact at any size, summed exactly for budgets, returned as text);
- * times are epoch ms in `bigint`; `meta` is `json` (kept as written), `history` is `jsonb`
- * (appended to by each move).
+ * Intent amounts are `numeric` (exact at any size, summed exactly for budgets, returned as
+ * text); journal amounts and balances are `bigint` (the journal's signed 64-bit promise: a write
+ * that would pass it fails whole); times are epoch ms in `bigint`; `meta` is `json` (kept as
+ * written), `history` is `jsonb` (appended to by each move).
  */
 import { INTENT_KINDS, INTENT_STATUSES, OPEN_STATUSES, PAYOUT_KINDS } from './intent.js';
 
 /** Bumped whenever the layout changes; an older library refuses a newer schema. */
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
+
+/** The version whose migration writes the opening entries of the intents already there. */
+export const JOURNAL_VERSION = 3;
 
 /** A PostgreSQL identifier we create ourselves: letters, digits, underscores, at most 63 bytes. */
 export const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
@@ -109,7 +116,110 @@ export function migrations(s: string): string[][] {
     // 1 -> 2: the token of the last write, so that a writer whose answer a dropped connection
     // lost can tell whether its own write committed (PostgresLedger.recover).
     [`ALTER TABLE ${s}.intents ADD COLUMN IF NOT EXISTS last_call text`],
+    // 2 -> 3: the journal and its balances. postgres.ts then writes the opening entries of the
+    // intents already there (openingPostings), in the same transaction.
+    [
+      `CREATE TABLE IF NOT EXISTS ${s}.journal (
+        seq       bigint GENERATED ALWAYS AS IDENTITY,
+        id        text   NOT NULL,
+        intent_id text   NOT NULL,
+        player_id text   NOT NULL,
+        match_id  text,
+        debit     text   NOT NULL,
+        credit    text   NOT NULL CHECK (credit <> debit),
+        amount    bigint NOT NULL CHECK (amount > 0),
+        unit      text   NOT NULL,
+        why       text   NOT NULL,
+        at        bigint NOT NULL,
+        CONSTRAINT journal_id PRIMARY KEY (id),
+        CONSTRAINT journal_seq UNIQUE (seq)
+      )`,
+      // One per filter of LedgerStore.journal, each ending in seq: a page is a range scan.
+      `CREATE INDEX IF NOT EXISTS journal_player ON ${s}.journal (player_id, seq)`,
+      `CREATE INDEX IF NOT EXISTS journal_match
+        ON ${s}.journal (match_id, seq) WHERE match_id IS NOT NULL`,
+      `CREATE INDEX IF NOT EXISTS journal_intent ON ${s}.journal (intent_id, seq)`,
+      `CREATE INDEX IF NOT EXISTS journal_at ON ${s}.journal (at, seq)`,
+      `CREATE TABLE IF NOT EXISTS ${s}.balances (
+        account text   NOT NULL,
+        unit    text   NOT NULL,
+        class   text   NOT NULL,
+        balance bigint NOT NULL,
+        CONSTRAINT balances_account PRIMARY KEY (account, unit)
+      )`,
+    ],
   ];
+}
+
+/** The columns of a journal entry, in the shape `rowToEntry` reads (64-bit values as text). */
+export const ENTRY_COLUMNS = `seq::text AS seq, id, intent_id, player_id, match_id, debit, credit,
+  amount::text AS amount, unit, why, at::text AS at`;
+
+/**
+ * The postings of a write, journaled in the same statement as the write and only from the rows
+ * it wrote: `write` is an INSERT or UPDATE of one intent that returns COLUMNS, `ctes` the CTEs it
+ * reads (or ''), and parameters $first to $first+6 are the postings' tags, debits, credits, amounts,
+ * units and whys (arrays, in order) and the write's time.
+ *
+ * - The journal lock (exclusive, held to COMMIT) is taken only once the intent row is written,
+ *   so entries get their seq and commit in one order: a reader paging by seq never passes over
+ *   an entry that commits after a later one.
+ * - An entry id already in the journal breaks its primary key: the statement fails whole,
+ *   intent write included (the caller answers null).
+ * - Balances are upserted in (account, unit) order, each once per write (deltas summed first),
+ *   so two writes never lock two balance rows in opposite orders.
+ */
+export function journaled(
+  s: string,
+  ctes: string,
+  write: string,
+  first: number,
+  lock: string,
+): string {
+  const arg = (i: number) => `$${first + i}`;
+  return `WITH ${ctes ? `${ctes},` : ''}
+    written AS (${write}),
+    journal_lock AS (SELECT pg_advisory_xact_lock(${lock}) AS held FROM written),
+    entries AS (
+      INSERT INTO ${s}.journal (id, intent_id, player_id, match_id, debit, credit, amount, unit,
+        why, at)
+      SELECT w.id || ':' || p.tag, w.id, w.player_id, w.group_id, p.debit, p.credit, p.amount,
+        p.unit, p.why, ${arg(6)}::bigint
+      FROM written w CROSS JOIN journal_lock
+        CROSS JOIN unnest(${arg(0)}::text[], ${arg(1)}::text[], ${arg(2)}::text[], ${arg(3)}::bigint[],
+          ${arg(4)}::text[], ${arg(5)}::text[]) WITH ORDINALITY AS p(tag, debit, credit, amount, unit, why, ord)
+      ORDER BY p.ord
+      RETURNING debit, credit, amount, unit),
+    balanced AS (
+      INSERT INTO ${s}.balances AS b (account, unit, class, balance)
+      SELECT account, unit, split_part(account, ':', 1), sum(delta)::bigint
+      FROM (SELECT debit AS account, unit, -amount AS delta FROM entries
+            UNION ALL SELECT credit, unit, amount FROM entries) AS d
+      GROUP BY account, unit
+      ORDER BY account, unit
+      ON CONFLICT (account, unit) DO UPDATE SET balance = b.balance + EXCLUDED.balance)
+    SELECT * FROM written`;
+}
+
+/** Opening entries of many intents at once (the 2 -> 3 migration): one array per column. */
+export function openingInsert(s: string): string {
+  return `INSERT INTO ${s}.journal (id, intent_id, player_id, match_id, debit, credit, amount,
+      unit, why, at)
+    SELECT p.intent_id || ':' || p.tag, p.intent_id, p.player_id, p.match_id, p.debit, p.credit,
+      p.amount, p.unit, p.why, $10::bigint
+    FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
+      $7::bigint[], $8::text[], $9::text[])
+      WITH ORDINALITY AS p(intent_id, player_id, match_id, tag, debit, credit, amount, unit, why, ord)
+    ORDER BY p.ord`;
+}
+
+/** The balances of a journal that has only opening entries (the 2 -> 3 migration). */
+export function openingBalances(s: string): string {
+  return `INSERT INTO ${s}.balances (account, unit, class, balance)
+    SELECT account, unit, split_part(account, ':', 1), sum(delta)::bigint
+    FROM (SELECT debit AS account, unit, -amount AS delta FROM ${s}.journal
+          UNION ALL SELECT credit, unit, amount FROM ${s}.journal) AS d
+    GROUP BY account, unit`;
 }
 
 /** The version table: created first, so that even version 0 can be recorded and read. */

@@ -22,6 +22,24 @@
  *   P event:<eventId>              string with a TTL: a webhook event already seen
  *   P version                      the data layout version
  *
+ * The journal (layout 3):
+ *   P entry:<intentId>:<tag>       hash: one journal entry; matchId absent when null
+ *   P journal:seq                  counter: the entries' seq
+ *   P journal                      zset by seq: every entry id
+ *   P journal:intent:<intentId>    zset by seq: an intent's entries
+ *   P journal:player:<playerId>    zset by seq: the entries of a player's intents
+ *   P journal:match:<groupId>      zset by seq: the entries of a match's intents
+ *   P balance:<account>            hash: unit -> the account's balance (HINCRBY, int64)
+ *   P balance-by-class             hash: '<class>|<unit>' -> the class's balance, summed
+ *
+ * A write's postings come as a block of ARGV (see `postingArgs` in redis.ts): the postings,
+ * then each balance it changes with the bounds its current value must lie in for the result to
+ * fit a signed 64-bit integer, and the HINCRBY steps that apply the change. Lua numbers are
+ * doubles, so amounts are never added in Lua: the bounds and steps are computed in JS with
+ * BigInt, and Lua only compares decimal strings and hands them to HINCRBY, which adds exactly.
+ * Every check runs before the script's first write: Redis does not roll a script back, and a
+ * HINCRBY that overflowed midway would leave half a write behind.
+ *
  * Every write stores the random `call` token its caller sent in the intent's hash. ioredis
  * sends a command again after a reconnect when its reply was lost (autoResendUnfulfilledCommands),
  * and Redis with AOF may have applied it before the connection dropped: a create or a move whose
@@ -49,6 +67,79 @@ local function hash(key)
   return h
 end
 local function idOf(member) return string.sub(member, ${ORD_PREFIX_LENGTH + 1}) end
+-- Compares two integers given as canonical decimal strings (no '+', no leading zeros, no '-0').
+local function cmpint(a, b)
+  local na, nb = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
+  if na ~= nb then return na and -1 or 1 end
+  local x = na and string.sub(a, 2) or a
+  local y = nb and string.sub(b, 2) or b
+  local c = 0
+  if #x ~= #y then
+    c = #x < #y and -1 or 1
+  elseif x ~= y then
+    c = x < y and -1 or 1
+  end
+  return na and -c or c
+end
+-- The postings block starting at ARGV[i]; .next is the index after it.
+local function postingsAt(i)
+  local b = { postings = {}, changes = {} }
+  local np = tonumber(ARGV[i])
+  i = i + 1
+  for _ = 1, np do
+    b.postings[#b.postings + 1] = { tag = ARGV[i], debit = ARGV[i + 1], credit = ARGV[i + 2],
+      amount = ARGV[i + 3], unit = ARGV[i + 4], why = ARGV[i + 5] }
+    i = i + 6
+  end
+  local nc = tonumber(ARGV[i])
+  i = i + 1
+  for _ = 1, nc do
+    local c = { key = p .. ARGV[i], field = ARGV[i + 1], lo = ARGV[i + 2], hi = ARGV[i + 3], steps = {} }
+    local ns = tonumber(ARGV[i + 4])
+    i = i + 5
+    for _ = 1, ns do
+      c.steps[#c.steps + 1] = ARGV[i]
+      i = i + 1
+    end
+    b.changes[#b.changes + 1] = c
+  end
+  b.next = i
+  return b
+end
+-- Why the block cannot be written for intent id, or nil: 'JOURNALED' when one of its entries
+-- exists, 'OVERFLOW' when a balance would leave the signed 64-bit range. Reads only.
+local function refusal(b, id)
+  for _, x in ipairs(b.postings) do
+    if redis.call('EXISTS', p .. 'entry:' .. id .. ':' .. x.tag) == 1 then return 'JOURNALED' end
+  end
+  for _, c in ipairs(b.changes) do
+    local balance = redis.call('HGET', c.key, c.field) or '0'
+    if cmpint(balance, c.lo) < 0 or cmpint(balance, c.hi) > 0 then return 'OVERFLOW' end
+  end
+  return nil
+end
+-- Writes the block's entries, stamped with intent n and time at, and moves its balances.
+local function journal(b, n, at)
+  for _, x in ipairs(b.postings) do
+    local eid = n.id .. ':' .. x.tag
+    local seq = redis.call('INCR', p .. 'journal:seq')
+    local fields = { 'id', eid, 'seq', seq, 'intentId', n.id, 'playerId', n.playerId,
+      'tag', x.tag, 'debit', x.debit, 'credit', x.credit, 'amount', x.amount, 'unit', x.unit,
+      'why', x.why, 'at', at }
+    if n.groupId then
+      fields[#fields + 1] = 'matchId'
+      fields[#fields + 1] = n.groupId
+    end
+    redis.call('HSET', p .. 'entry:' .. eid, unpack(fields))
+    redis.call('ZADD', p .. 'journal', seq, eid)
+    redis.call('ZADD', p .. 'journal:intent:' .. n.id, seq, eid)
+    redis.call('ZADD', p .. 'journal:player:' .. n.playerId, seq, eid)
+    if n.groupId then redis.call('ZADD', p .. 'journal:match:' .. n.groupId, seq, eid) end
+  end
+  for _, c in ipairs(b.changes) do
+    for _, step in ipairs(c.steps) do redis.call('HINCRBY', c.key, c.field, step) end
+  end
+end
 -- Moves the intent between indexes to match its new state; o is {} for a new intent.
 local function reindex(o, n)
   local m = n.ord
@@ -96,16 +187,18 @@ end
 /**
  * ARGV: prefix, id, callbackToken ('' for none), padded createdAt, openKey ('' for none),
  * maxOpenPerPlayer ('' for none), number of budgets k, then k triples (spent key suffix, cap,
- * window start), then field/value pairs. Every check runs before the first write, so a refusal
- * writes nothing. Returns the stored hash (flat), or 'DUP id', 'DUP callbackToken',
- * 'DUP openKey <holder id>', 'LIMIT', 'BUDGET <n> <reserved>' (n: the budget's 1-based index).
+ * window start), then the postings block, then field/value pairs. Every check runs before the
+ * first write, so a refusal writes nothing. Returns the stored hash (flat), or 'DUP id',
+ * 'DUP callbackToken', 'DUP openKey <holder id>', 'LIMIT', 'JOURNALED', 'OVERFLOW',
+ * 'BUDGET <n> <reserved>' (n: the budget's 1-based index).
  * Budget sums are Lua numbers: exact up to 2^53 msats, the largest cap the store accepts.
  */
 export const CREATE = `${HELPERS}
 local id, token, okey = ARGV[2], ARGV[3], ARGV[5]
 local key = ikey(id)
 local nbudgets = tonumber(ARGV[7])
-local first = 8 + 3 * nbudgets
+local block = postingsAt(8 + 3 * nbudgets)
+local first = block.next
 local n = {}
 for i = first, #ARGV, 2 do n[ARGV[i]] = ARGV[i + 1] end
 if redis.call('EXISTS', key) == 1 then
@@ -124,6 +217,8 @@ end
 if ARGV[6] ~= '' and redis.call('ZCARD', p .. 'player:' .. n.playerId) >= tonumber(ARGV[6]) then
   return 'LIMIT'
 end
+local refused = refusal(block, id)
+if refused then return refused end
 local amount = tonumber(n.amount)
 for b = 1, nbudgets do
   local spent = p .. 'spent:' .. ARGV[5 + 3 * b]
@@ -152,29 +247,34 @@ for b = 1, nbudgets do
 end
 if n.groupId then redis.call('ZADD', p .. 'group:' .. n.groupId, ARGV[4], n.ord) end
 reindex({}, n)
+journal(block, n, n.createdAt)
 return redis.call('HGETALL', key)
 `;
 
 /**
  * The compare-and-set behind `transition` (mode 't') and `update` (mode 'u').
  * ARGV: prefix, id, mode, accepted statuses (comma-separated), target status, now,
- * note fragment for the history entry ('' or ',"note":<json>'), the call token, number of
- * fields to set, then those field/value pairs, then the fields to clear.
- * Returns the stored hash (flat), or false when the intent is missing or in another status;
- * a move sent again whose token the hash already carries returns the hash (its first run won).
+ * note fragment for the history entry ('' or ',"note":<json>'), the call token, the postings
+ * block, number of fields to set, then those field/value pairs, then the fields to clear.
+ * Returns the stored hash (flat), or false when the intent is missing or in another status,
+ * 'JOURNALED' when one of its postings is already in the journal, 'OVERFLOW' when a balance
+ * would leave the signed 64-bit range; in each case nothing is written. A write sent again
+ * whose token the hash already carries returns the hash, as its first run did, and writes
+ * nothing more (its postings are journaled once).
  */
 export const WRITE = `${HELPERS}
 local key = ikey(ARGV[2])
 local o = hash(key)
 if o.status == nil then return false end
+if o.call == ARGV[8] then return redis.call('HGETALL', key) end
 local accepted = false
 for s in string.gmatch(ARGV[4], '[^,]+') do
   if s == o.status then accepted = true end
 end
-if not accepted then
-  if o.call == ARGV[8] then return redis.call('HGETALL', key) end
-  return false
-end
+if not accepted then return false end
+local block = postingsAt(9)
+local refused = refusal(block, o.id)
+if refused then return refused end
 local n = {}
 for k, v in pairs(o) do n[k] = v end
 local now = ARGV[6]
@@ -191,9 +291,9 @@ if ARGV[3] == 't' then
   sets[#sets + 1] = 'history'
   sets[#sets + 1] = n.history
 end
-local nset = tonumber(ARGV[9])
-local last = 9 + 2 * nset
-for i = 10, last, 2 do
+local nset = tonumber(ARGV[block.next])
+local last = block.next + 2 * nset
+for i = block.next + 1, last, 2 do
   n[ARGV[i]] = ARGV[i + 1]
   sets[#sets + 1] = ARGV[i]
   sets[#sets + 1] = ARGV[i + 1]
@@ -206,6 +306,7 @@ end
 redis.call('HSET', key, unpack(sets))
 if #dels > 0 then redis.call('HDEL', key, unpack(dels)) end
 reindex(o, n)
+journal(block, n, now)
 return redis.call('HGETALL', key)
 `;
 
@@ -269,6 +370,87 @@ for _, id in ipairs(ids) do
   if #flat > 0 then out[#out + 1] = flat end
 end
 return out
+`;
+
+/**
+ * One step of a journal read: walks the index ARGV[2] (a key suffix: 'journal', or
+ * 'journal:<intent|match|player>:<id>') in seq order from after seq ARGV[3], and keeps the
+ * entries every given filter holds for (ARGV 6 to 9: playerId, matchId, intentId, since; ''
+ * for none), until it has ARGV[4] of them or has looked at ARGV[5] entries: a sparse filter
+ * never holds the server for long, the caller asks again from where the step stopped.
+ * Returns { the last seq looked at, 1 when the index ended (else 0), flat entries... }.
+ */
+export const JOURNAL = `${HELPERS}
+local idx, want, budget = p .. ARGV[2], tonumber(ARGV[4]), tonumber(ARGV[5])
+local player, match, intent, since = ARGV[6], ARGV[7], ARGV[8], tonumber(ARGV[9])
+local last = ARGV[3]
+local out = { last, 0 }
+local seen, kept = 0, 0
+while kept < want and seen < budget do
+  local ids = redis.call('ZRANGEBYSCORE', idx, '(' .. last, '+inf', 'LIMIT', 0, math.min(256, budget - seen))
+  if #ids == 0 then
+    out[1], out[2] = last, 1
+    return out
+  end
+  for _, eid in ipairs(ids) do
+    local flat = redis.call('HGETALL', p .. 'entry:' .. eid)
+    local e = {}
+    for i = 1, #flat, 2 do e[flat[i]] = flat[i + 1] end
+    last = e.seq
+    seen = seen + 1
+    if (player == '' or e.playerId == player) and (match == '' or e.matchId == match)
+      and (intent == '' or e.intentId == intent) and (since == nil or tonumber(e.at) >= since) then
+      out[#out + 1] = flat
+      kept = kept + 1
+      if kept >= want then break end
+    end
+  end
+end
+out[1] = last
+return out
+`;
+
+/**
+ * Balances, read in one step so that they are seen at one instant. ARGV: prefix, then account
+ * names: each account's hash of unit -> balance (flat); with no names, the class totals.
+ */
+export const BALANCES = `
+local p = ARGV[1]
+if #ARGV == 1 then return { redis.call('HGETALL', p .. 'balance-by-class') } end
+local out = {}
+for i = 2, #ARGV do out[#out + 1] = redis.call('HGETALL', p .. 'balance:' .. ARGV[i]) end
+return out
+`;
+
+/**
+ * Layout 2 -> 3, one intent at a time: writes an intent's opening entries and balances.
+ * ARGV: prefix, the layout being migrated from, id, the meta and history the postings were
+ * computed from, the migration's time, the postings block. Returns 'DONE' when another
+ * process finished the migration (every intent it found then has its opening, and intents
+ * written since carry their own postings), 'STALE' when the intent changed since it was read,
+ * 'JOURNALED' when its opening is already written (another process migrating at the same
+ * time), 'OVERFLOW', or 'OK'.
+ */
+export const OPENING = `${HELPERS}
+if redis.call('GET', p .. 'version') ~= ARGV[2] then return 'DONE' end
+local id = ARGV[3]
+local f = redis.call('HMGET', ikey(id), 'meta', 'history', 'playerId', 'groupId')
+if f[1] ~= ARGV[4] or f[2] ~= ARGV[5] then return 'STALE' end
+local block = postingsAt(7)
+local refused = refusal(block, id)
+if refused then return refused end
+journal(block, { id = id, playerId = f[3], groupId = f[4] or nil }, ARGV[6])
+return 'OK'
+`;
+
+/**
+ * ARGV: prefix, the layout migrated from, the layout migrated to. Ends a migration: sets the
+ * new version unless another process already did. Returns the stored version.
+ */
+export const MIGRATED = `
+local key = ARGV[1] .. 'version'
+if redis.call('GET', key) == ARGV[2] then redis.call('SET', key, ARGV[3]) end
+return redis.call('GET', key)
 `;
 
 /**

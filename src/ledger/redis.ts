@@ -12,8 +12,18 @@
  * is one hash plus one member in each of up to five sorted sets; webhook event ids are keys
  * that expire after a week.
  *
+ * The journal is written by the same scripts, in the same step as the intent: an entry is one
+ * hash plus a member in three or four sorted sets by seq (every entry, its intent's, its
+ * player's, its match's), kept for good. Balances are kept as they are written, one hash per
+ * account (a field per unit) and one of class totals, so `balances` reads a few hashes and
+ * never the journal. `journal` reads the most selective index from its cursor, in steps that
+ * look at no more than 1,000 entries each, so a sparse filter never holds Redis for long.
+ * Opening a layout-2 keyspace migrates it once: a SCAN of every intent, two round trips per
+ * intent that holds money somewhere (its hash, then its opening entries).
+ *
  * `ioredis` is loaded only when this store creates its own connection, so importing the ledger
- * never requires it. Amounts stay decimal strings end to end; Lua never does arithmetic on them.
+ * never requires it. Amounts stay decimal strings end to end; Lua never does arithmetic on
+ * them (balances are added by HINCRBY, exact in 64 bits).
  *
  * Durability: an intent is written so that it outlives the API call that follows it, so on
  * first use (`open()`, or the first call) the store reads `INFO persistence` and refuses a Redis
@@ -32,6 +42,7 @@ import { BudgetExceededError, LimitExceededError } from '../errors.js';
 import {
   DuplicateIntentError,
   IncompatibleLedgerError,
+  InvalidIntentError,
   LedgerClosedError,
   LedgerNotDurableError,
 } from './errors.js';
@@ -44,10 +55,25 @@ import {
   type NewIntent,
 } from './intent.js';
 import {
+  type AccountBalance,
+  accountClass,
+  afterWrite,
+  type JournalEntry,
+  type JournalPage,
+  type JournalQuery,
+  openingPostings,
+  type Posting,
+  postingsFor,
+} from './journal.js';
+import {
   ADVANCE,
+  BALANCES,
   CLAIM,
   CREATE,
+  JOURNAL,
   MIGRATE_1_TO_2,
+  MIGRATED,
+  OPENING,
   READ,
   RELEASE,
   VERSION,
@@ -61,12 +87,16 @@ import {
   type TransitionOptions,
 } from './store.js';
 import {
+  MAX_POSTING_AMOUNT,
+  parseAccounts,
   parseClaim,
   parseCreate,
   parseEpochMs,
   parseEventId,
+  parseJournalQuery,
   parseLimit,
   parseMove,
+  parsePostings,
   parseUpdate,
   SCHEDULE_FIELDS,
 } from './validate.js';
@@ -106,7 +136,12 @@ export interface RedisLedgerOptions {
 }
 
 /** Bumped whenever the key layout changes; an older library refuses newer data. */
-const LAYOUT_VERSION = 2;
+const LAYOUT_VERSION = 3;
+
+/** How many entries one step of a journal read looks at, at most (see JOURNAL). */
+const JOURNAL_STEP = 1000;
+/** How many times the migration reads an intent again that changed under it. */
+const OPENING_ATTEMPTS = 5;
 
 interface Script {
   source: string;
@@ -124,6 +159,9 @@ const SCRIPTS = {
   release: script(RELEASE),
   read: script(READ),
   advance: script(ADVANCE),
+  journal: script(JOURNAL),
+  balances: script(BALANCES),
+  opening: script(OPENING),
 };
 
 /** Scripts that write an intent: with `replicas`, each waits until the replicas have it. */
@@ -175,9 +213,11 @@ export class RedisLedger implements LedgerStore {
     intent: NewIntent,
     now: number = this.clock.now(),
     guards: CreateGuards = {},
+    postings?: readonly Posting[],
   ): Promise<Intent> {
     this.assertOpen();
     const { input, checks, budgets } = parseCreate(intent, now, guards);
+    const journaled = parsePostings(postings);
     const id = input.id ?? uuidv7();
     const history: IntentHistoryEntry[] = [{ at: now, from: null, to: 'creating' }];
     const fields: Record<string, string | number | null | undefined> = {
@@ -206,8 +246,7 @@ export class RedisLedger implements LedgerStore {
     for (const [field, value] of Object.entries(fields)) {
       if (value !== null && value !== undefined) pairs.push(field, String(value));
     }
-    const reply = await this.run(
-      SCRIPTS.create,
+    const reply = await this.run(SCRIPTS.create, [
       id,
       input.callbackToken ?? '',
       String(now).padStart(16, '0'),
@@ -223,9 +262,13 @@ export class RedisLedger implements LedgerStore {
         String(b.limitMsat),
         String(now - b.windowMs),
       ]),
+      ...postingArgs(journaled),
       ...pairs,
-    );
+    ]);
     if (typeof reply === 'string') {
+      // Only a posting whose entry outlived its intent can be journaled already.
+      if (reply === 'JOURNALED') throw new DuplicateIntentError('id');
+      if (reply === 'OVERFLOW') throw overflow();
       const [what, field, detail] = reply.split(' ');
       if (what === 'DUP' && field === 'openKey') {
         throw new DuplicateIntentError('openKey', { existingId: detail ?? null });
@@ -291,19 +334,21 @@ export class RedisLedger implements LedgerStore {
   ): Promise<Intent | null> {
     this.assertOpen();
     const { sources, now, patch } = parseMove(from, to, options, () => this.clock.now());
+    const postings = parsePostings(options.postings);
     const note = options.note === undefined ? '' : `,"note":${JSON.stringify(options.note)}`;
-    const reply = await this.run(
-      SCRIPTS.write,
-      id,
-      't',
-      sources.join(','),
-      to,
-      String(now),
-      note,
-      writeToken(),
-      ...patchArgs(patch, isTerminal(to)),
+    return written(
+      await this.run(SCRIPTS.write, [
+        id,
+        't',
+        sources.join(','),
+        to,
+        String(now),
+        note,
+        writeToken(),
+        ...postingArgs(postings),
+        ...patchArgs(patch, isTerminal(to)),
+      ]),
     );
-    return reply ? toIntent(reply) : null;
   }
 
   async update(
@@ -311,21 +356,95 @@ export class RedisLedger implements LedgerStore {
     status: IntentStatus,
     patch: IntentPatch,
     now: number = this.clock.now(),
+    postings?: readonly Posting[],
   ): Promise<Intent | null> {
     this.assertOpen();
     const input = parseUpdate(status, patch, now);
-    const reply = await this.run(
-      SCRIPTS.write,
-      id,
-      'u',
-      status,
-      status,
-      String(now),
-      '',
-      writeToken(),
-      ...patchArgs(input, isTerminal(status)),
+    const journaled = parsePostings(postings);
+    return written(
+      await this.run(SCRIPTS.write, [
+        id,
+        'u',
+        status,
+        status,
+        String(now),
+        '',
+        writeToken(),
+        ...postingArgs(journaled),
+        ...patchArgs(input, isTerminal(status)),
+      ]),
     );
-    return reply ? toIntent(reply) : null;
+  }
+
+  async journal(query?: JournalQuery): Promise<JournalPage> {
+    this.assertOpen();
+    const q = parseJournalQuery(query);
+    // The most selective index given; the other filters are checked entry by entry.
+    const index =
+      q.intentId !== undefined
+        ? `journal:intent:${q.intentId}`
+        : q.matchId !== undefined
+          ? `journal:match:${q.matchId}`
+          : q.playerId !== undefined
+            ? `journal:player:${q.playerId}`
+            : 'journal';
+    const filters = [
+      q.playerId ?? '',
+      q.matchId ?? '',
+      q.intentId ?? '',
+      q.since === undefined ? '' : String(q.since),
+    ];
+    // One more than a page, to know whether another page follows.
+    const want = q.limit + 1;
+    const entries: JournalEntry[] = [];
+    let after = String(q.after);
+    for (;;) {
+      const reply = (await this.run(SCRIPTS.journal, [
+        index,
+        after,
+        String(want - entries.length),
+        String(JOURNAL_STEP),
+        ...filters,
+      ])) as [string, number, ...string[][]];
+      const [last, ended, ...found] = reply;
+      for (const flat of found) entries.push(toEntry(flat));
+      if (ended === 1 || entries.length >= want) break;
+      after = String(last);
+    }
+    const page = entries.slice(0, q.limit);
+    const next = entries.length > q.limit ? String(page.at(-1)?.seq) : null;
+    return { entries: page, next };
+  }
+
+  async balances(accounts?: readonly string[]): Promise<AccountBalance[]> {
+    this.assertOpen();
+    const names = parseAccounts(accounts);
+    if (names === undefined) {
+      const [flat] = (await this.run(SCRIPTS.balances, [])) as [string[]];
+      const rows: AccountBalance[] = [];
+      for (let i = 0; i < flat.length; i += 2) {
+        const field = flat[i] as string;
+        const bar = field.indexOf('|');
+        rows.push({
+          account: field.slice(0, bar),
+          unit: field.slice(bar + 1),
+          balance: flat[i + 1] as string,
+        });
+      }
+      return rows.sort(byAccountAndUnit);
+    }
+    const unique = [...new Set(names)];
+    if (unique.length === 0) return [];
+    const reply = (await this.run(SCRIPTS.balances, unique)) as string[][];
+    return unique.flatMap((account, i) => {
+      const flat = reply[i] ?? [];
+      if (flat.length === 0) return [{ account, unit: 'msats', balance: '0' }];
+      const rows: AccountBalance[] = [];
+      for (let j = 0; j < flat.length; j += 2) {
+        rows.push({ account, unit: flat[j] as string, balance: flat[j + 1] as string });
+      }
+      return rows.sort(byAccountAndUnit);
+    });
   }
 
   async claimDue(now: number, limit: number, owner: string, leaseMs: number): Promise<Intent[]> {
@@ -333,19 +452,18 @@ export class RedisLedger implements LedgerStore {
     parseEpochMs(now, 'now');
     parseClaim(limit, owner, leaseMs);
     if (limit === 0) return [];
-    const reply = await this.run(
-      SCRIPTS.claim,
+    const reply = await this.run(SCRIPTS.claim, [
       String(now),
       String(limit),
       owner,
       String(now + leaseMs),
-    );
+    ]);
     return (reply as string[][]).map(toIntent);
   }
 
   async release(id: string, owner: string): Promise<void> {
     this.assertOpen();
-    await this.run(SCRIPTS.release, id, owner);
+    await this.run(SCRIPTS.release, [id, owner]);
   }
 
   async unknowns(limit = 100): Promise<Intent[]> {
@@ -358,7 +476,7 @@ export class RedisLedger implements LedgerStore {
   async advanceChecks(at: number): Promise<number> {
     this.assertOpen();
     parseEpochMs(at, 'at');
-    return Number(await this.run(SCRIPTS.advance, String(at)));
+    return Number(await this.run(SCRIPTS.advance, [String(at)]));
   }
 
   async recordEvent(eventId: string, now: number = this.clock.now()): Promise<boolean> {
@@ -393,7 +511,7 @@ export class RedisLedger implements LedgerStore {
     suffix: string,
     ...limit: string[]
   ): Promise<Intent[]> {
-    const reply = (await this.run(SCRIPTS.read, mode, suffix, ...limit)) as string[][];
+    const reply = (await this.run(SCRIPTS.read, [mode, suffix, ...limit])) as string[][];
     return reply.map(toIntent);
   }
 
@@ -402,32 +520,43 @@ export class RedisLedger implements LedgerStore {
    * The one declared key only routes the call: a Redis Cluster client sends it to the node of
    * the prefix's slot, where every key of this ledger lives when the prefix has a hash tag.
    */
-  private async run(s: Script, ...args: string[]): Promise<unknown> {
+  private async run(s: Script, args: readonly string[]): Promise<unknown> {
     await this.checkLayout();
-    const route = `${this.prefix}seq`;
     const client = await this.#client;
-    let reply: unknown;
+    const reply = await this.evaluate(client, s, args);
+    if (this.replicas > 0 && INTENT_WRITES.has(s)) {
+      await this.awaitReplicas(client, s, reply, args);
+    }
+    return reply;
+  }
+
+  /** `run` without the layout check and the replicas: what the migration itself runs. */
+  private async evaluate(
+    client: RedisClientLike,
+    s: Script,
+    args: readonly string[],
+  ): Promise<unknown> {
+    const route = `${this.prefix}seq`;
     try {
-      reply = await client.evalsha(s.sha, 1, route, this.prefix, ...args);
+      return await client.evalsha(s.sha, 1, route, this.prefix, ...args);
     } catch (err) {
       if (!String((err as Error).message).startsWith('NOSCRIPT')) throw err;
-      reply = await client.eval(s.source, 1, route, this.prefix, ...args);
+      return client.eval(s.source, 1, route, this.prefix, ...args);
     }
-    if (this.replicas > 0 && INTENT_WRITES.has(s)) await this.awaitReplicas(client, s, reply, args);
-    return reply;
   }
 
   /**
    * WAIT for the replicas. A create they did not all acknowledge is failed at once (nothing has
    * been sent for it yet) and the call rejects, so the service is never asked to create what a
-   * failover could forget. A later move is kept: it records what the service already did, and a
+   * failover could forget; its postings are reversed in that same move, so its balances are
+   * back where they were. A later move is kept: it records what the service already did, and a
    * failover that loses it only makes the reconciler read the resource again.
    */
   private async awaitReplicas(
     client: RedisClientLike,
     s: Script,
     reply: unknown,
-    args: string[],
+    args: readonly string[],
   ): Promise<void> {
     const acked = Number(await client.call('WAIT', this.replicas, this.replicaTimeoutMs));
     if (acked >= this.replicas) return;
@@ -437,8 +566,13 @@ export class RedisLedger implements LedgerStore {
       return;
     }
     const id = args[0] as string;
+    // The journal's own rule for the move: the amount goes back where a failed create puts it.
+    const created = toIntent(reply);
+    const now = this.clock.now();
     await this.transition(id, 'creating', 'failed', {
       note: 'not replicated: nothing was sent to the service',
+      now,
+      postings: postingsFor(created, afterWrite(created, 'failed', {}, now)),
     }).catch(() => null);
     throw new LedgerNotDurableError(`${message}: intent ${id} was not sent to the service`);
   }
@@ -459,12 +593,13 @@ export class RedisLedger implements LedgerStore {
           `ledger keys under '${this.prefix}' have layout version ${String(stored)}; this library reads up to ${LAYOUT_VERSION}`,
         );
       }
+      const pattern = this.prefix.replace(/[*?[\]\\]/g, '\\$&');
       if (stored === 1) {
-        const pattern = this.prefix.replace(/[*?[\]\\]/g, '\\$&');
         stored = Number(
           await client.eval(MIGRATE_1_TO_2, 1, `${this.prefix}version`, this.prefix, pattern, '2'),
         );
       }
+      if (stored === 2) await this.openJournal(client, pattern);
     })().catch((err: unknown) => {
       // A connection failure is retried on the next call; a refusal is not.
       if (!(err instanceof IncompatibleLedgerError) && !(err instanceof LedgerNotDurableError)) {
@@ -473,6 +608,72 @@ export class RedisLedger implements LedgerStore {
       throw err;
     });
     return this.opened;
+  }
+
+  /**
+   * Layout 2 -> 3: every intent gets its opening entries (`openingPostings`) and their
+   * balances, one intent per script, read in SCAN pages. Two processes may migrate at once: an
+   * opening already written is not written again, and once either has written the new version
+   * (after its last intent) the other stops, since every intent that existed then has its
+   * opening and no process writes postings before its own migration ended. An intent whose
+   * opening cannot be journaled (an amount beyond 64 bits, a balance that would overflow) is
+   * left out with a warning: refusing to open would stop the game for a record of the past.
+   */
+  private async openJournal(client: RedisClientLike, pattern: string): Promise<void> {
+    const at = String(this.clock.now());
+    let cursor = '0';
+    do {
+      const [next, keys] = (await client.call(
+        'SCAN',
+        cursor,
+        'MATCH',
+        `${pattern}intent:*`,
+        'COUNT',
+        1000,
+      )) as [string, string[]];
+      cursor = next;
+      const outcomes = await Promise.all(keys.map((key) => this.openIntent(client, key, at)));
+      if (outcomes.includes('DONE')) return;
+    } while (cursor !== '0');
+    await client.eval(MIGRATED, 1, `${this.prefix}version`, this.prefix, '2', '3');
+  }
+
+  /** Writes one intent's opening entries; resolves with what OPENING answered. */
+  private async openIntent(client: RedisClientLike, key: string, at: string): Promise<string> {
+    for (let attempt = 1; ; attempt++) {
+      const hash = await client.hgetall(key);
+      if (hash.id === undefined) return 'GONE';
+      let block: string[];
+      try {
+        const postings = parsePostings(openingPostings(recordToIntent(hash)));
+        if (postings.length === 0) return 'OK';
+        block = postingArgs(postings);
+      } catch (err) {
+        this.logger.warn(
+          `RedisLedger: intent ${hash.id} has no opening entry in the journal: ${(err as Error).message}`,
+        );
+        return 'SKIPPED';
+      }
+      const outcome = String(
+        await this.evaluate(client, SCRIPTS.opening, [
+          '2',
+          hash.id,
+          hash.meta ?? '',
+          hash.history ?? '',
+          at,
+          ...block,
+        ]),
+      );
+      if (outcome === 'STALE' && attempt < OPENING_ATTEMPTS) continue;
+      if (outcome === 'STALE' || outcome === 'OVERFLOW') {
+        this.logger.warn(
+          `RedisLedger: intent ${hash.id} has no opening entry in the journal: ${
+            outcome === 'STALE' ? 'it kept changing during the migration' : overflow().message
+          }`,
+        );
+      }
+      return outcome;
+    }
   }
 
   private async checkDurability(client: RedisClientLike): Promise<void> {
@@ -523,6 +724,90 @@ function patchArgs(patch: IntentPatch, terminal: boolean): string[] {
   }
   if (terminal) for (const field of SCHEDULE_FIELDS) clears.add(field);
   return [String(sets.length / 2), ...sets, ...clears];
+}
+
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = MAX_POSTING_AMOUNT;
+
+/**
+ * A write's postings as the scripts read them (see redis-scripts.ts): the count and each
+ * posting's six fields; then every balance it changes (an account's, per unit, and its
+ * class's), each once with its net change: the key and field, the lowest and highest value the
+ * balance may hold now for the result to fit a signed 64-bit integer, and the HINCRBY steps
+ * (one, unless the net change itself is beyond 64 bits). A change that nets zero is still a
+ * step: the account moved, and answers a row.
+ */
+function postingArgs(postings: readonly Posting[]): string[] {
+  const args = [String(postings.length)];
+  const changes = new Map<string, { key: string; field: string; delta: bigint }>();
+  const move = (key: string, field: string, delta: bigint): void => {
+    const at = JSON.stringify([key, field]);
+    const change = changes.get(at);
+    if (change) change.delta += delta;
+    else changes.set(at, { key, field, delta });
+  };
+  for (const p of postings) {
+    args.push(p.tag, p.debit, p.credit, p.amount, p.unit, p.why);
+    const amount = BigInt(p.amount);
+    move(`balance:${p.debit}`, p.unit, -amount);
+    move(`balance:${p.credit}`, p.unit, amount);
+    move('balance-by-class', `${accountClass(p.debit)}|${p.unit}`, -amount);
+    move('balance-by-class', `${accountClass(p.credit)}|${p.unit}`, amount);
+  }
+  args.push(String(changes.size));
+  for (const { key, field, delta } of changes.values()) {
+    const steps: string[] = [];
+    let rest = delta;
+    do {
+      // BigInt has no Math.min or Math.max.
+      let step = rest;
+      if (step > INT64_MAX) step = INT64_MAX;
+      if (step < -INT64_MAX) step = -INT64_MAX;
+      steps.push(String(step));
+      rest -= step;
+    } while (rest !== 0n);
+    args.push(key, field, String(INT64_MIN - delta), String(INT64_MAX - delta));
+    args.push(String(steps.length), ...steps);
+  }
+  return args;
+}
+
+function overflow(): InvalidIntentError {
+  return new InvalidIntentError(
+    'invalid postings: a balance would pass the range of a signed 64-bit integer',
+  );
+}
+
+/** What a WRITE answers, as `transition` and `update` resolve. */
+function written(reply: unknown): Intent | null {
+  if (reply === 'OVERFLOW') throw overflow();
+  // 'JOURNALED': a posting of this write is already in the journal, so nothing was written.
+  if (!Array.isArray(reply)) return null;
+  return toIntent(reply);
+}
+
+function byAccountAndUnit(a: AccountBalance, b: AccountBalance): number {
+  if (a.account !== b.account) return a.account < b.account ? -1 : 1;
+  return a.unit < b.unit ? -1 : a.unit > b.unit ? 1 : 0;
+}
+
+function toEntry(flat: readonly string[]): JournalEntry {
+  const e: Record<string, string> = {};
+  for (let i = 0; i < flat.length; i += 2) e[flat[i] as string] = flat[i + 1] as string;
+  return {
+    id: e.id as string,
+    seq: Number(e.seq),
+    intentId: e.intentId as string,
+    playerId: e.playerId as string,
+    matchId: e.matchId ?? null,
+    tag: e.tag as string,
+    debit: e.debit as string,
+    credit: e.credit as string,
+    amount: e.amount as string,
+    unit: e.unit as string,
+    why: e.why as string,
+    at: Number(e.at),
+  };
 }
 
 function toIntent(reply: unknown): Intent {

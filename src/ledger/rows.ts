@@ -1,9 +1,11 @@
 /**
  * An intent as PostgresLedger keeps it: one row, snake_case columns, meta and history as JSON
  * text (PostgreSQL hands 64-bit integers over as text: they become numbers). SqliteLedger's
- * schema 3 keeps its history in a table of its own and reads its rows in sqlite-core.ts.
+ * schema 3 keeps its history in a table of its own and reads its rows in sqlite-core.ts. A
+ * journal entry is one row too (`rowToEntry`).
  */
 import type { Intent, IntentHistoryEntry, IntentStatus } from './intent.js';
+import type { JournalEntry } from './journal.js';
 
 type Int = number | string;
 
@@ -66,5 +68,37 @@ export function rowToIntent(value: unknown): Intent {
     error: row.error,
     meta: JSON.parse(row.meta) as Record<string, unknown>,
     history: JSON.parse(row.history) as IntentHistoryEntry[],
+  };
+}
+
+export interface EntryRow {
+  seq: Int;
+  id: string;
+  intent_id: string;
+  player_id: string;
+  match_id: string | null;
+  debit: string;
+  credit: string;
+  amount: string;
+  unit: string;
+  why: string;
+  at: Int;
+}
+
+export function rowToEntry(value: unknown): JournalEntry {
+  const row = value as EntryRow;
+  return {
+    id: row.id,
+    seq: Number(row.seq),
+    intentId: row.intent_id,
+    playerId: row.player_id,
+    matchId: row.match_id,
+    tag: row.id.slice(row.intent_id.length + 1),
+    debit: row.debit,
+    credit: row.credit,
+    amount: row.amount,
+    unit: row.unit,
+    why: row.why,
+    at: Number(row.at),
   };
 }

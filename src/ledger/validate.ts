@@ -237,7 +237,11 @@ const postingSchema = z.strictObject({
   credit: z.string().regex(ACCOUNT_PATTERN, 'must be an account (class or class:owner)'),
   amount: z
     .string()
-    .regex(/^[1-9][0-9]{0,18}$/, 'must be a positive integer as a decimal string')
+    // abort: zod runs later checks after a failed one, and BigInt('1.5') throws a SyntaxError.
+    .regex(/^[1-9][0-9]{0,18}$/, {
+      error: 'must be a positive integer as a decimal string',
+      abort: true,
+    })
     .refine((a) => BigInt(a) <= MAX_POSTING_AMOUNT, 'must fit a signed 64-bit integer'),
   unit: z.string().min(1).max(32),
   why: z.string().max(500),

@@ -17,6 +17,8 @@ import {
   type IntentStatus,
   isTerminal,
 } from '../ledger/intent.js';
+import { KINDS } from '../server/kinds/index.js';
+import type { RoomMap } from '../server/kinds/kind.js';
 import type { PluginSettings } from './options.js';
 import {
   AddressPayment,
@@ -157,17 +159,24 @@ function keysAsDictionary(map: EntryMap): void {
   }
 }
 
-function mapOf(state: LightningState, kind: IntentKind): EntryMap {
-  const map =
-    kind === 'reward'
-      ? state.rewards
-      : kind === 'entryFee'
-        ? state.entryFees
-        : kind === 'payment'
-          ? state.payments
-          : state.pointSpends;
-  return map as unknown as EntryMap;
+/** The room map a kind's entries live in (its rules say which, kinds/). */
+function roomMapOf(kind: IntentKind): RoomMap {
+  const map = KINDS[kind].room;
+  if (map === null) throw new Error(`a ${kind} never appears in a room as an entry`);
+  return map;
 }
+
+function mapOf(state: LightningState, kind: IntentKind): EntryMap {
+  return state[roomMapOf(kind)] as unknown as EntryMap;
+}
+
+/** The synced class of each room map's entries. */
+const ENTRY_CLASS: Record<RoomMap, new () => Entry> = {
+  rewards: Reward,
+  entryFees: EntryFee,
+  payments: AddressPayment,
+  pointSpends: PointSpend,
+};
 
 /**
  * The one copy of each status and kind word: an intent read from a store carries its own copy
@@ -188,14 +197,7 @@ const KIND_TEXT = Object.fromEntries(INTENT_KINDS.map((k) => [k, k])) as Record<
  * set, and a first write at a high index makes it larger for the entry's whole life.
  */
 function newEntry(intent: Intent): Entry {
-  const entry =
-    intent.kind === 'reward'
-      ? new Reward()
-      : intent.kind === 'entryFee'
-        ? new EntryFee()
-        : intent.kind === 'payment'
-          ? new AddressPayment()
-          : new PointSpend();
+  const entry = new ENTRY_CLASS[roomMapOf(intent.kind)]();
   entry.status = STATUS_TEXT[intent.status];
   entry.amount = intent.amount;
   entry.unit = intent.unit === 'msats' ? 'msats' : intent.unit;

@@ -22,12 +22,14 @@ import {
   type IntentStatus,
   isPayout,
   isTerminal,
+  type NewIntent,
 } from '../ledger/intent.js';
+import { afterWrite, postingsFor } from '../ledger/journal.js';
 import type { BudgetWindow, CreateGuards, LedgerStore } from '../ledger/store.js';
 import { PayoutBreaker } from './breaker.js';
 import type { LightningEventName, LightningEvents, SafeEmitter } from './events.js';
+import type { KindHost, KindRules, KindTable, Observation } from './kinds/kind.js';
 import type { LightningLogger } from './logger.js';
-import { observe } from './observe.js';
 import type { Settings } from './options.js';
 import { nextCheckAt, retryAfterErrorMs } from './schedule.js';
 import { type PresenceLike, roomChannel, settlementMessage } from './settlement.js';
@@ -48,16 +50,22 @@ const resolveInput = z.object({
   note: z.string().trim().min(1, 'must say why').max(500),
 });
 
+/** How many times a proven reading is applied again after losing a race to another writer. */
+const MAX_REAPPLY = 4;
+
 /** What the engine is built from: everything it uses, nothing it does not. */
 export interface EngineDeps {
   api: PaymentsApi;
   ledger: LedgerStore;
   events: SafeEmitter;
+  /** The rules of every kind (kinds/index.ts). */
+  kinds: KindTable;
   settings: Pick<
     Settings,
     | 'publicUrl'
     | 'prefix'
     | 'reconciler'
+    | 'audit'
     | 'breaker'
     | 'limits'
     | 'budgets'
@@ -68,7 +76,7 @@ export interface EngineDeps {
   >;
 }
 
-export class Engine {
+export class Engine implements KindHost {
   readonly api: PaymentsApi;
   readonly ledger: LedgerStore;
   readonly clock: Clock;
@@ -79,6 +87,7 @@ export class Engine {
   /** Who may send callbacks, when `callbackSources` is set. */
   readonly sources: CallbackSources | null;
   readonly #events: SafeEmitter;
+  readonly #kinds: KindTable;
   #presence: PresenceLike | undefined;
   /** The rooms of this process, by id: each move of theirs is handed to them, not read back. */
   readonly #rooms = new Map<string, (intent: Intent) => void>();
@@ -93,6 +102,7 @@ export class Engine {
     this.api = deps.api;
     this.ledger = deps.ledger;
     this.#events = deps.events;
+    this.#kinds = deps.kinds;
     this.settings = deps.settings;
     this.clock = deps.settings.clock;
     this.logger = deps.settings.logger;
@@ -252,16 +262,18 @@ export class Engine {
    * forged callbacks cannot delay the recovery of a real one that was dropped.
    */
   async check(intent: Intent, hintedRemoteId?: string): Promise<Intent> {
-    const own = this.#checkers.get(intent.kind);
-    if (own) return own(intent);
+    const rules = this.rulesOf(intent.kind);
+    if (rules.reads === 'own') {
+      const own = this.#checkers.get(intent.kind);
+      return own ? own(intent) : intent;
+    }
     if (isTerminal(intent.status)) {
-      if (intent.kind === 'entryFee' && intent.status === 'expired' && intent.remoteId) {
-        await this.#detectLatePayment(intent);
-      }
+      await rules.afterEnd?.(this, intent);
       return intent;
     }
     const now = this.now();
-    const hint = intent.remoteId === null && intent.kind !== 'spend' ? hintedRemoteId : undefined;
+    const byKey = rules.reads === 'key';
+    const hint = intent.remoteId === null && !byKey ? hintedRemoteId : undefined;
     if (intent.status === 'creating' && hint === undefined) {
       // Its create call is still in flight in some process, or that process died mid-call.
       const graceEnds = intent.createdAt + this.settings.reconciler.creatingGraceMs;
@@ -274,19 +286,19 @@ export class Engine {
       );
       if (!stale) return (await this.ledger.get(intent.id)) ?? intent;
       this.emit('unknown', stale, new Error('the create call never answered (process stopped?)'));
-      return stale.kind === 'spend' ? this.check(stale) : stale;
+      return rules.lostAnswer === 'resend' ? this.check(stale) : stale;
     }
-    if (intent.status === 'unknown' && intent.remoteId === null && intent.kind !== 'spend') {
-      if (hint === undefined) return this.#expireIfNeverShown(intent, now);
+    if (intent.status === 'unknown' && intent.remoteId === null && !byKey && hint === undefined) {
+      return this.#lostAnswer(intent, rules, now);
     }
-    const remoteId = intent.remoteId ?? (intent.kind === 'spend' ? '' : hint);
-    if (remoteId === undefined) {
+    const remoteId = intent.remoteId ?? (byKey ? '' : hint);
+    if (remoteId === undefined || rules.observe === undefined) {
       // Nothing to read until a callback names the resource; polling would find nothing.
       return (await this.ledger.update(intent.id, intent.status, { nextCheckAt: null })) ?? intent;
     }
     const due = intent.nextCheckAt !== null && intent.nextCheckAt <= now;
-    const counted = { checks: due ? intent.checks + 1 : intent.checks };
-    let observation: Awaited<ReturnType<typeof observe>>;
+    const checks = due ? intent.checks + 1 : intent.checks;
+    let observation: Observation | null;
     try {
       // A hinted resource must prove that it is this intent's before anything is written.
       const proof =
@@ -295,14 +307,14 @@ export class Engine {
           : hint !== undefined
             ? ''
             : undefined;
-      observation = await observe(this.api, intent, remoteId, now, proof);
+      observation = await rules.observe(this.api, intent, remoteId, now, proof);
     } catch (err) {
       this.logger.warn(`check of ${intent.kind} ${intent.id} failed: ${(err as Error).message}`);
       this.breaker.recordFailure(err, false);
       const retryAt = now + retryAfterErrorMs(intent, this.settings.reconciler);
       await this.ledger.update(intent.id, intent.status, {
         nextCheckAt: due ? retryAt : this.#noLater(intent, retryAt),
-        ...counted,
+        checks,
         error: (err as Error).message,
       });
       return intent;
@@ -311,16 +323,44 @@ export class Engine {
       this.logger.warn(`callback for ${intent.id} named ${remoteId}, which is not this intent's`);
       return intent;
     }
-    const patch: IntentPatch = { ...unchangedLeftOut(intent, observation.patch), ...counted };
-    if (intent.error !== null) patch.error = null;
+    // A reading proves what the service holds, whatever route brought it: when another writer
+    // moved the intent meanwhile (the create's own answer, a process that gave up waiting), it
+    // is read again and the reading applied to what is there now, never dropped.
+    let current = intent;
+    for (let round = 0; ; round++) {
+      const applied = await this.#applyReading(current, observation, { due, checks, now });
+      if (applied !== null) return applied;
+      const fresh = await this.ledger.get(current.id);
+      if (fresh === null || isTerminal(fresh.status) || round >= MAX_REAPPLY) {
+        return fresh ?? current;
+      }
+      current = fresh;
+    }
+  }
+
+  /**
+   * Applies one reading to `intent` as it is; null when another writer moved it first (the
+   * caller reads it again and retries).
+   */
+  async #applyReading(
+    intent: Intent,
+    observation: Observation,
+    look: { due: boolean; checks: number; now: number },
+  ): Promise<Intent | null> {
+    const { due, checks, now } = look;
     // Only an intent that stays open needs its next check (a settlement does not).
     const nextCheck = (): number => {
       const scheduled = nextCheckAt(
-        { checks: counted.checks, expiresAt: intent.expiresAt },
+        { checks, expiresAt: intent.expiresAt },
         now,
         this.settings.reconciler,
       );
       return due ? scheduled : this.#noLater(intent, scheduled);
+    };
+    const patchFor = (of: Intent): IntentPatch => {
+      const patch: IntentPatch = { ...unchangedLeftOut(of, observation.patch), checks };
+      if (of.error !== null) patch.error = null;
+      return patch;
     };
     let to: IntentStatus | null = observation.to;
     if (intent.status === 'creating' && to !== null && to !== 'pending' && to !== 'failed') {
@@ -329,46 +369,57 @@ export class Engine {
       const pending = await this.apply(
         intent,
         'pending',
-        { ...patch, nextCheckAt: nextCheck() },
+        { ...patchFor(intent), nextCheckAt: nextCheck() },
         'created (seen by callback)',
       );
-      if (!pending) return (await this.ledger.get(intent.id)) ?? intent;
+      if (!pending) return null;
       intent = pending;
     }
-    if (to === null && (intent.status === 'unknown' || intent.status === 'creating'))
+    const patch = patchFor(intent);
+    if (to === null && (intent.status === 'unknown' || intent.status === 'creating')) {
       to = 'pending';
+    }
     if (to === null || to === intent.status) {
       patch.nextCheckAt = nextCheck();
-      return (await this.ledger.update(intent.id, intent.status, patch, now)) ?? intent;
+      return this.ledger.update(intent.id, intent.status, patch, now);
     }
     if (!isTerminal(to)) patch.nextCheckAt = nextCheck();
-    return (await this.apply(intent, to, patch, observation.note)) ?? intent;
+    return this.apply(intent, to, patch, observation.note);
+  }
+
+  /** The rules of a kind (kinds/). */
+  rulesOf(kind: IntentKind): KindRules {
+    return this.#kinds[kind];
   }
 
   /**
-   * When an `unknown` intent should be looked at next. A spend is re-sent with its key after
-   * `resendMs`; a reward or fee that never got an answer is due when it can be called expired.
+   * When an `unknown` intent should be looked at next. A keyed one is sent again after
+   * `resendMs`; one whose code was only in the lost answer is due when it can be called expired.
    */
   unknownCheckAt(intent: Intent, resendMs: number | null): number | null {
-    if (intent.kind === 'spend') return this.now() + (resendMs ?? 0);
-    if (intent.remoteId === null && intent.code === null && intent.expiresAt !== null) {
+    const { lostAnswer } = this.rulesOf(intent.kind);
+    if (lostAnswer === 'resend') return this.now() + (resendMs ?? 0);
+    if (
+      lostAnswer === 'deadline' &&
+      intent.remoteId === null &&
+      intent.code === null &&
+      intent.expiresAt !== null
+    ) {
       return intent.expiresAt + this.settings.reconciler.expiryMarginMs;
     }
     return resendMs === null ? null : this.now() + resendMs;
   }
 
   /**
-   * A reward or entry fee whose create answer was lost: the service may hold its resource,
-   * but the code to claim or pay it was only ever in that answer, so no player has it. Once
-   * the deadline has passed (plus a margin for clock skew), the service's own expiry (a
-   * withdrawal request) or ours (a fee) means that it can never be claimed or paid: expired.
-   * Until then, a callback naming the resource can still prove it and move it.
+   * An `unknown` whose create answer was lost and that no callback has named yet. When its code
+   * was only in that answer (a reward, a fee), no player has it: once the deadline has passed
+   * (plus a margin for clock skew), the service's own expiry (a withdrawal request) or ours (a
+   * fee) means that it can never be claimed or paid: expired. Until then, a callback naming the
+   * resource can still prove it and move it. Otherwise (money that may have left with no code,
+   * a payment to an address) only a proven callback or an operator ends it.
    */
-  async #expireIfNeverShown(intent: Intent, now: number): Promise<Intent> {
-    // Only a code that nobody saw can be reasoned away. A payment to a Lightning address needs
-    // no code: its money may have left, so only a proven callback or an operator ends it.
-    const byCode = intent.kind === 'reward' || intent.kind === 'entryFee';
-    if (!byCode || intent.code !== null || intent.expiresAt === null) {
+  async #lostAnswer(intent: Intent, rules: KindRules, now: number): Promise<Intent> {
+    if (rules.lostAnswer !== 'deadline' || intent.code !== null || intent.expiresAt === null) {
       return (await this.ledger.update(intent.id, 'unknown', { nextCheckAt: null })) ?? intent;
     }
     const at = intent.expiresAt + this.settings.reconciler.expiryMarginMs;
@@ -418,10 +469,19 @@ export class Engine {
     patch: IntentPatch,
     note: string,
   ): Promise<Intent | null> {
+    const now = this.now();
+    let written = patch;
+    if (to === 'pending' && this.rulesOf(intent.kind).showsCode && (patch.code ?? intent.code)) {
+      // The code is given out from here on (to its room, to the caller): the fact that decides
+      // whether it may ever be issued again.
+      written = { ...patch, meta: { ...(patch.meta ?? intent.meta), shownAt: now } };
+    }
+    const postings = postingsFor(intent, afterWrite(intent, to, written, now));
     const moved = await this.ledger.transition(intent.id, intent.status, to, {
-      patch,
+      patch: written,
       note,
-      now: this.now(),
+      now,
+      postings,
     });
     if (!moved) return null;
     this.#publish(moved);
@@ -432,6 +492,58 @@ export class Engine {
     }
     this.#tell(moved, 'moved');
     return moved;
+  }
+
+  /**
+   * Records a new intent (status `creating`) with its journal postings, in the ledger's one
+   * atomic step with the guards.
+   */
+  async record(fields: NewIntent, now: number, guards: CreateGuards): Promise<Intent> {
+    const draft: Intent = {
+      id: fields.id ?? '',
+      kind: fields.kind,
+      status: 'creating',
+      roomId: fields.roomId,
+      playerId: fields.playerId,
+      amount: fields.amount,
+      unit: fields.unit,
+      description: fields.description,
+      remoteId: null,
+      code: null,
+      uri: null,
+      callbackToken: fields.callbackToken ?? null,
+      idempotencyKey: fields.idempotencyKey ?? null,
+      openKey: fields.openKey ?? null,
+      groupId: fields.groupId ?? null,
+      expiresAt: fields.expiresAt ?? null,
+      createdAt: now,
+      updatedAt: now,
+      nextCheckAt: fields.nextCheckAt ?? null,
+      checks: 0,
+      leaseOwner: null,
+      leaseUntil: null,
+      error: null,
+      meta: fields.meta ?? {},
+      history: [],
+    };
+    return this.ledger.create(fields, now, guards, postingsFor(null, draft));
+  }
+
+  /**
+   * Writes non-status fields of `intent` with the postings the change makes (a fee found paid
+   * after its deadline holds money again); null when its status changed meanwhile or the
+   * journal already holds that step.
+   */
+  async update(intent: Intent, patch: IntentPatch): Promise<Intent | null> {
+    const now = this.now();
+    const postings = postingsFor(intent, afterWrite(intent, intent.status, patch, now));
+    return this.ledger.update(intent.id, intent.status, patch, now, postings);
+  }
+
+  /** A fact about an ended intent that the game must hear (a late payment): emitted, followed. */
+  tell(intent: Intent, what: 'latePayment'): void {
+    this.emit(what, intent);
+    this.#tell(intent, what);
   }
 
   /**
@@ -485,27 +597,6 @@ export class Engine {
       `${this.#strays.count} callback(s) named a token this ledger does not hold: a ledger that lost intents, another server's callbacks, or a probe`,
     );
     this.#strays = { count: 0, reportedAt: now };
-  }
-
-  async #detectLatePayment(intent: Intent): Promise<void> {
-    try {
-      const charge = await this.api.staticCharges.get(intent.remoteId as string);
-      const baseline = Number(intent.meta.slotsBaseline ?? 0);
-      if (charge.slots > baseline && intent.meta.latePaymentReported !== true) {
-        await this.ledger.update(intent.id, 'expired', {
-          meta: { ...intent.meta, latePaymentReported: true },
-        });
-        this.logger.warn(
-          intent.groupId === null
-            ? `entry fee ${intent.id} was paid after it expired: refund it`
-            : `entry fee ${intent.id} was paid after it expired: its match refunds it`,
-        );
-        this.emit('latePayment', intent);
-        this.#tell(intent, 'latePayment');
-      }
-    } catch (err) {
-      this.logger.warn(`late-payment check of ${intent.id} failed: ${(err as Error).message}`);
-    }
   }
 }
 

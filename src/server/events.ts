@@ -5,6 +5,7 @@
  */
 import { EventEmitter } from 'node:events';
 import type { Intent, IntentKind } from '../ledger/intent.js';
+import type { AuditFinding } from './findings.js';
 import type { LightningLogger } from './logger.js';
 import type { MatchView } from './match/view.js';
 
@@ -39,6 +40,11 @@ export type LightningEvents = {
   webhook: [event: WebhookEvent];
   /** Payouts are paused until `lightning.resume()`: once each time the breaker trips. */
   paused: [pause: PayoutPause];
+  /**
+   * The live audit found rules of the game's money broken (server/audit.ts): each finding is
+   * reported once, across processes, and logged in one line.
+   */
+  audit: [findings: AuditFinding[]];
   /** Every entered player of a match has paid. */
   'match.funded': [match: MatchView];
   /** A match was settled and its payouts created (each exactly once). */

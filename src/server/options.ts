@@ -43,6 +43,30 @@ const reconcilerSchema = z.strictObject({
   expiryMarginMs: ms.default(60_000),
 });
 
+const auditSchema = z.strictObject({
+  /** Run the live audit with the reconciler. Default true. */
+  enabled: z.boolean().default(true),
+  /** How often the reconciler audits the journal and the wallet. Default 60,000 ms. */
+  intervalMs: ms.default(60_000),
+  /**
+   * How long after its last journal entry an ended match is checked (its last payouts and
+   * refunds are being made until then), and how far past its deadline an unknown is overdue.
+   * Default 30,000 ms.
+   */
+  settleMs: ms.default(30_000),
+  /** How far back the first audit of a process reads the journal. Default one day. */
+  lookbackMs: ms.default(86_400_000),
+  /**
+   * How long the wallet may stay off what the journal says before it is a finding: money can
+   * move at the service before its callback or re-read reaches the journal. Default 600,000 ms.
+   */
+  walletSettleMs: ms.default(600_000),
+  /** What the wallet may differ by anyway: it is read in whole sats. Default 10,000 msats. */
+  walletToleranceMsat: z.number().int().min(0).default(10_000),
+  /** The service's fees, in basis points of what left the wallet. Default 100 (1 %). */
+  feeToleranceBps: z.number().int().min(0).max(10_000).default(100),
+});
+
 const breakerSchema = z.strictObject({
   /** Ambiguous or 5xx answers within `windowMs` that pause payouts; 0 never pauses. Default 5. */
   failures: z.number().int().min(0).default(5),
@@ -123,6 +147,8 @@ export const lightningOptionsSchema = z.strictObject({
   reconciler: reconcilerSchema.prefault({}),
   /** The payout circuit breaker (see server/breaker.ts). */
   breaker: breakerSchema.prefault({}),
+  /** The live audit of the journal and the wallet (see server/audit.ts). */
+  audit: auditSchema.prefault({}),
   /** Per-player limits, enforced in the ledger so that they hold across processes. */
   limits: limitsSchema.prefault({}),
   /** Payout budgets, checked and reserved in the ledger with each payout. Default none. */
@@ -179,6 +205,8 @@ export const lightningOptionsSchema = z.strictObject({
 export type LightningOptions = z.input<typeof lightningOptionsSchema>;
 export type ReconcilerOptions = z.input<typeof reconcilerSchema>;
 export type ReconcilerSettings = z.output<typeof reconcilerSchema>;
+export type AuditOptions = z.input<typeof auditSchema>;
+export type AuditSettings = z.output<typeof auditSchema>;
 export type BreakerOptions = z.input<typeof breakerSchema>;
 export type BreakerSettings = z.output<typeof breakerSchema>;
 export type LimitsOptions = z.input<typeof limitsSchema>;

@@ -6,7 +6,9 @@
  * intent's expiry, stay under a global rate cap, and are leased in the ledger so that two
  * processes never poll one intent at once; a lease outlives a dead process only by `leaseMs`.
  *
- * Footprint: one interval timer; per tick one ledger query, plus the re-reads that are due.
+ * It also runs the live audit (audit.ts) every `audit.intervalMs`, on a timer of its own.
+ *
+ * Footprint: two interval timers; per tick one ledger query, plus the re-reads that are due.
  */
 import { randomUUID } from 'node:crypto';
 import type { Intent } from '../ledger/intent.js';
@@ -28,14 +30,19 @@ export class Reconciler {
   readonly #engine: Engine;
   readonly #settings: ReconcilerSettings;
   #timer: NodeJS.Timeout | undefined;
+  #auditTimer: NodeJS.Timeout | undefined;
+  readonly #audit: (() => Promise<unknown>) | undefined;
+  #auditing: Promise<unknown> | undefined;
   #running: Promise<number> | undefined;
   /** The timer's checks still in flight. */
   readonly #inFlight = new Set<Promise<void>>();
   #claiming = false;
 
-  constructor(engine: Engine) {
+  /** `audit` is run every `audit.intervalMs` while the reconciler runs. */
+  constructor(engine: Engine, audit?: () => Promise<unknown>) {
     this.#engine = engine;
     this.#settings = engine.settings.reconciler;
+    this.#audit = audit;
   }
 
   start(): void {
@@ -43,6 +50,20 @@ export class Reconciler {
     this.#timer = setInterval(() => void this.#tick(), this.#settings.intervalMs);
     this.#timer.unref();
     void this.#tick();
+    const audit = this.#engine.settings.audit;
+    if (this.#audit && audit.enabled) {
+      this.#auditTimer = setInterval(() => this.#runAudit(), audit.intervalMs);
+      this.#auditTimer.unref();
+    }
+  }
+
+  #runAudit(): void {
+    if (this.#auditing || !this.#audit) return;
+    this.#auditing = this.#audit()
+      .catch((err: unknown) => this.#engine.logger.warn(`audit failed: ${(err as Error).message}`))
+      .finally(() => {
+        this.#auditing = undefined;
+      });
   }
 
   /**
@@ -65,8 +86,10 @@ export class Reconciler {
 
   async stop(): Promise<void> {
     clearInterval(this.#timer);
+    clearInterval(this.#auditTimer);
     this.#timer = undefined;
-    await Promise.all([this.#running, ...this.#inFlight]);
+    this.#auditTimer = undefined;
+    await Promise.all([this.#running, this.#auditing, ...this.#inFlight]);
   }
 
   /**

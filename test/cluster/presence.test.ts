@@ -10,7 +10,8 @@ import { startEmulator } from '../../src/emulator/index.js';
 import { SqliteLedger } from '../../src/ledger/sqlite.js';
 import { Engine } from '../../src/server/engine.js';
 import { SafeEmitter } from '../../src/server/events.js';
-import { startReward } from '../../src/server/operations/reward.js';
+import { KINDS } from '../../src/server/kinds/index.js';
+import { startReward } from '../../src/server/kinds/reward.js';
 import { resolveOptions } from '../../src/server/options.js';
 import { eventually } from '../support/eventually.js';
 
@@ -30,6 +31,7 @@ describe('cluster: presence publishing', () => {
       api,
       ledger,
       events: new SafeEmitter(() => settings.logger),
+      kinds: KINDS,
       settings,
     });
     const unhandled: unknown[] = [];

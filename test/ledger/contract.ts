@@ -1,7 +1,8 @@
 /**
  * The behaviour every LedgerStore promises, as one mocha suite that any store runs through:
  * `describeLedgerContract('sqlite :memory:', async () => ({ store, cleanup }))`. Each test gets
- * a fresh store from the factory. Costs a few milliseconds per test on an embedded store.
+ * a fresh store from the factory, on an empty ledger (no intents, no journal: the journal tests
+ * read every balance). Costs a few milliseconds per test on an embedded store.
  */
 
 import assert from 'node:assert/strict';
@@ -12,6 +13,7 @@ import {
   IllegalTransitionError,
   INTENT_STATUSES,
   type Intent,
+  type IntentPatch,
   type IntentStatus,
   InvalidIntentError,
   isTerminal,
@@ -22,6 +24,14 @@ import {
   TERMINAL_STATUSES,
   TRANSITIONS,
 } from '../../src/ledger/index.js';
+import {
+  type AccountBalance,
+  afterWrite,
+  type JournalEntry,
+  type JournalQuery,
+  type Posting,
+  postingsFor,
+} from '../../src/ledger/journal.js';
 
 export type LedgerFactory = () => Promise<{ store: LedgerStore; cleanup(): Promise<void> }>;
 
@@ -41,6 +51,34 @@ export function newIntent(overrides: Partial<NewIntent> = {}): NewIntent {
     description: 'Level 3 cleared',
     callbackToken: token(),
     ...overrides,
+  };
+}
+
+/**
+ * The intent a create of `input` records, as the store will fill it in: for computing the
+ * create's postings (journal.ts `postingsFor(null, ...)`) before the intent exists.
+ */
+export function asCreated(input: NewIntent & { id: string }, now: number): Intent {
+  return {
+    remoteId: null,
+    code: null,
+    uri: null,
+    callbackToken: null,
+    idempotencyKey: null,
+    openKey: null,
+    groupId: null,
+    expiresAt: null,
+    nextCheckAt: null,
+    meta: {},
+    ...input,
+    status: 'creating',
+    createdAt: now,
+    updatedAt: now,
+    checks: 0,
+    leaseOwner: null,
+    leaseUntil: null,
+    error: null,
+    history: [{ at: now, from: null, to: 'creating' }],
   };
 }
 
@@ -544,6 +582,540 @@ export function describeLedgerContract(name: string, factory: LedgerFactory): vo
       });
     });
 
+    describe('journal', () => {
+      const P = 2n ** 62n;
+
+      /** A posting; by default the reward's first step (the game's money in flight). */
+      function posting(overrides: Partial<Posting> = {}): Posting {
+        return {
+          tag: 'created',
+          debit: 'house:rewards',
+          credit: 'inflight',
+          amount: '21000',
+          unit: 'msats',
+          why: 'creating',
+          ...overrides,
+        };
+      }
+
+      /** The entry a posting of `intent` written at `at` becomes, without its seq. */
+      function entryOf(intent: Intent, p: Posting, at: number): Omit<JournalEntry, 'seq'> {
+        return {
+          ...p,
+          id: `${intent.id}:${p.tag}`,
+          intentId: intent.id,
+          playerId: intent.playerId,
+          matchId: intent.groupId,
+          at,
+        };
+      }
+
+      async function entriesOf(intentId: string): Promise<JournalEntry[]> {
+        return (await store.journal({ intentId })).entries;
+      }
+
+      /** Every entry, following `next` until it is null. */
+      async function everyEntry(query: JournalQuery = {}): Promise<JournalEntry[]> {
+        const entries: JournalEntry[] = [];
+        let after: string | undefined;
+        for (;;) {
+          const page = await store.journal({ ...query, ...(after ? { after } : {}) });
+          entries.push(...page.entries);
+          if (page.next === null) return entries;
+          after = page.next;
+        }
+      }
+
+      function withoutSeq(entries: readonly JournalEntry[]): Omit<JournalEntry, 'seq'>[] {
+        return entries.map(({ seq: _, ...rest }) => rest);
+      }
+
+      function assertSeqIncreasing(entries: readonly JournalEntry[]): void {
+        for (const e of entries) assert.ok(Number.isSafeInteger(e.seq), `seq ${e.seq}`);
+        for (let i = 1; i < entries.length; i++) {
+          assert.ok(
+            (entries[i] as JournalEntry).seq > (entries[i - 1] as JournalEntry).seq,
+            'seq must increase',
+          );
+        }
+      }
+
+      /** Balances as a sorted list of `account unit balance`, for order-free comparison. */
+      function rows(balances: readonly AccountBalance[]): string[] {
+        return balances.map((b) => `${b.account} ${b.unit} ${b.balance}`).sort();
+      }
+
+      /** Class balances summed per unit, as bigint: zero for every unit, always. */
+      async function assertConserved(): Promise<void> {
+        const sums = new Map<string, bigint>();
+        for (const b of await store.balances()) {
+          sums.set(b.unit, (sums.get(b.unit) ?? 0n) + BigInt(b.balance));
+        }
+        for (const [unit, sum] of sums) assert.equal(sum, 0n, `${unit} sums to ${sum}`);
+      }
+
+      /** Creates with the postings journal.ts computes. */
+      async function journaledCreate(overrides: Partial<NewIntent>, now: number) {
+        const input = { ...newIntent(overrides), id: overrides.id ?? randomUUID() };
+        const postings = postingsFor(null, asCreated(input, now));
+        return store.create(input, now, undefined, postings);
+      }
+
+      /** Moves with the postings journal.ts computes; the move must be made. */
+      async function journaledMove(
+        intent: Intent,
+        to: IntentStatus,
+        now: number,
+        patch: IntentPatch = {},
+      ): Promise<Intent> {
+        const postings = postingsFor(intent, afterWrite(intent, to, patch, now));
+        const moved = await store.transition(intent.id, intent.status, to, {
+          patch,
+          now,
+          postings,
+        });
+        if (!moved) assert.fail(`could not move ${intent.status} -> ${to}`);
+        return moved;
+      }
+
+      it('writes the postings of create, transition and update as entries of their intent', async () => {
+        const groupId = `match-${randomUUID()}`;
+        const input = newIntent({ kind: 'reward', groupId, meta: { payKey: 'payout:alice' } });
+        const created = posting({ debit: `escrow:${groupId}` });
+        const intent = await store.create(input, 1_000, undefined, [created]);
+        const shown = posting({
+          tag: 'pending',
+          debit: 'inflight',
+          credit: `claimable:${intent.playerId}`,
+          why: 'code shown',
+        });
+        const pending = await store.transition(intent.id, 'creating', 'pending', {
+          patch: { remoteId: 'wr-1' },
+          now: 2_000,
+          postings: [shown],
+        });
+        assert.equal(pending?.status, 'pending');
+        const a = posting({ tag: 'a', debit: 'wallet', credit: 'owed:x', amount: '5', why: '' });
+        const b = posting({ tag: 'b', debit: 'owed:x', credit: 'house:fees', amount: '3' });
+        const noted = await store.update(intent.id, 'pending', { checks: 1 }, 3_000, [a, b]);
+        assert.equal(noted?.checks, 1);
+        // Another intent, with no group: its entries name no match.
+        const other = await store.create(newIntent(), 4_000, undefined, [posting()]);
+
+        const entries = await entriesOf(intent.id);
+        assert.deepEqual(withoutSeq(entries), [
+          entryOf(intent, created, 1_000),
+          entryOf(intent, shown, 2_000),
+          entryOf(intent, a, 3_000),
+          entryOf(intent, b, 3_000),
+        ]);
+        assert.equal(entries[0]?.matchId, groupId);
+        const all = await everyEntry();
+        assertSeqIncreasing(all);
+        assert.deepEqual(withoutSeq(all), [
+          ...withoutSeq(entries),
+          { ...entryOf(other, posting(), 4_000), matchId: null },
+        ]);
+        // A write without postings writes no entries.
+        await store.update(intent.id, 'pending', { checks: 2 }, 5_000);
+        await store.transition(intent.id, 'pending', 'completed', { now: 6_000, postings: [] });
+        assert.equal((await everyEntry()).length, 5);
+      });
+
+      it('writes no entries and moves no balances for a write that is not made', async () => {
+        const pending = await intentIn('pending');
+        const move = posting({ tag: 'failed', debit: 'inflight', credit: 'house:rewards' });
+        const names = ['inflight', 'house:rewards'];
+        const before = rows(await store.balances(names));
+        // A lost compare-and-set, a lost update, an intent that does not exist.
+        assert.equal(
+          await store.transition(pending.id, 'creating', 'failed', { postings: [move] }),
+          null,
+        );
+        assert.equal(await store.update(pending.id, 'unknown', { checks: 1 }, 1, [move]), null);
+        const missing = randomUUID();
+        assert.equal(
+          await store.transition(missing, 'pending', 'failed', { postings: [move] }),
+          null,
+        );
+        assert.equal(await store.update(missing, 'pending', {}, 1, [move]), null);
+        // A create its guards or its duplicate id refuse.
+        const input = newIntent({ id: randomUUID(), callbackToken: pending.callbackToken });
+        await rejection(store.create(input, 1, undefined, [posting()]), DuplicateIntentError);
+        await rejection(
+          store.create(newIntent({ id: pending.id }), 1, undefined, [posting()]),
+          DuplicateIntentError,
+        );
+        const playerId = `player-${randomUUID()}`;
+        await store.create(newIntent({ playerId }), 1, { maxOpenPerPlayer: 1 });
+        const limited = newIntent({ playerId, id: randomUUID() });
+        await rejection(
+          store.create(limited, 1, { maxOpenPerPlayer: 1 }, [posting()]),
+          LimitExceededError,
+        );
+        assert.deepEqual(await everyEntry(), []);
+        assert.deepEqual(rows(await store.balances(names)), before);
+        assert.deepEqual(rows(await store.balances(names)), [
+          'house:rewards msats 0',
+          'inflight msats 0',
+        ]);
+        assert.deepEqual(await store.balances(), []);
+        assert.deepEqual(await store.get(pending.id), pending);
+      });
+
+      it('refuses a transition or update whose posting is already journaled, writing nothing', async () => {
+        const first = posting();
+        const intent = await store.create(newIntent({ meta: { a: 1 } }), 1_000, undefined, [first]);
+        const again = posting({ debit: 'inflight', credit: 'wallet', amount: '7' });
+        const fresh = posting({ tag: 'pending', debit: 'inflight', credit: 'claimable:p' });
+        const balances = rows(await store.balances());
+        // The whole write is refused: status, patch, history, and its other, new postings.
+        assert.equal(
+          await store.transition(intent.id, 'creating', 'pending', {
+            patch: { remoteId: 'wr-1', meta: { b: 2 } },
+            note: 'should not be kept',
+            now: 2_000,
+            postings: [fresh, again],
+          }),
+          null,
+        );
+        assert.equal(
+          await store.update(intent.id, 'creating', { meta: { b: 2 }, checks: 4 }, 2_000, [again]),
+          null,
+        );
+        assert.deepEqual(await store.get(intent.id), intent);
+        assert.deepEqual(withoutSeq(await entriesOf(intent.id)), [entryOf(intent, first, 1_000)]);
+        assert.deepEqual(rows(await store.balances()), balances);
+
+        // A step journaled by a move is refused to a later update, whatever its status.
+        const moved = await store.transition(intent.id, 'creating', 'pending', {
+          now: 3_000,
+          postings: [fresh],
+        });
+        assert.equal(moved?.status, 'pending');
+        assert.equal(await store.update(intent.id, 'pending', { checks: 9 }, 4_000, [fresh]), null);
+        assert.equal(
+          await store.transition(intent.id, 'pending', 'completed', { postings: [fresh] }),
+          null,
+        );
+        assert.deepEqual(await store.get(intent.id), moved);
+        assert.equal((await entriesOf(intent.id)).length, 2);
+        await assertConserved();
+      });
+
+      const invalid: [string, Posting[]][] = [
+        ['an unknown account class', [posting({ debit: 'bank' })]],
+        ['an account with an empty owner', [posting({ credit: 'claimable:' })]],
+        ['an account with a space', [posting({ credit: 'escrow:a b' })]],
+        ['an uppercase tag', [posting({ tag: 'Created' })]],
+        ['an empty tag', [posting({ tag: '' })]],
+        ['a tag of 41 characters', [posting({ tag: 'a'.repeat(41) })]],
+        ['the amount 0', [posting({ amount: '0' })]],
+        ['the amount 01', [posting({ amount: '01' })]],
+        ['the amount -5', [posting({ amount: '-5' })]],
+        ['the amount 1.5', [posting({ amount: '1.5' })]],
+        ['an amount of 2^63', [posting({ amount: String(2n ** 63n) })]],
+        ['a numeric amount', [posting({ amount: 5 as unknown as string })]],
+        ['an empty unit', [posting({ unit: '' })]],
+        ['a debit equal to its credit', [posting({ credit: 'house:rewards' })]],
+        ['one tag twice', [posting(), posting({ credit: 'wallet' })]],
+        ['an unknown field', [{ ...posting(), note: 'x' } as Posting]],
+      ];
+      for (const [what, postings] of invalid) {
+        it(`rejects postings with ${what} on every write, storing nothing`, async () => {
+          const input = newIntent({ id: randomUUID() });
+          await rejection(store.create(input, 1, undefined, postings), InvalidIntentError);
+          assert.equal(await store.get(input.id as string), null);
+          const pending = await intentIn('pending');
+          await rejection(
+            store.transition(pending.id, 'pending', 'completed', { postings }),
+            InvalidIntentError,
+          );
+          await rejection(
+            store.update(pending.id, 'pending', { checks: 1 }, 1, postings),
+            InvalidIntentError,
+          );
+          assert.deepEqual(await store.get(pending.id), pending);
+          assert.deepEqual(await everyEntry(), []);
+          assert.deepEqual(await store.balances(), []);
+        });
+      }
+
+      it('keeps the largest amount a posting may carry exactly, and refuses one more', async () => {
+        const max = String(2n ** 63n - 1n);
+        await store.create(newIntent(), 1, undefined, [posting({ amount: max })]);
+        assert.deepEqual(rows(await store.balances(['house:rewards', 'inflight'])), [
+          `house:rewards msats -${max}`,
+          `inflight msats ${max}`,
+        ]);
+      });
+
+      it('answers every named account, 0 in msats when it never moved, once per unit it moved in', async () => {
+        const alice = `player-${randomUUID()}`;
+        const intent = await store.create(newIntent({ playerId: alice }), 1, undefined, [
+          posting({ tag: 'a', debit: 'wallet', credit: `claimable:${alice}`, amount: '300' }),
+          posting({ tag: 'b', debit: `claimable:${alice}`, credit: 'wallet', amount: '300' }),
+          posting({ tag: 'c', debit: `points:${alice}`, credit: 'inflight', unit: 'USDZ' }),
+        ]);
+        assert.equal((await entriesOf(intent.id)).length, 3);
+        const named = [`claimable:${alice}`, `points:${alice}`, 'owed:nobody', 'escrow:none'];
+        assert.deepEqual(rows(await store.balances(named)), [
+          `claimable:${alice} msats 0`,
+          'escrow:none msats 0',
+          'owed:nobody msats 0',
+          `points:${alice} USDZ -21000`,
+        ]);
+        assert.deepEqual(rows(await store.balances(['owed:nobody'])), ['owed:nobody msats 0']);
+      });
+
+      it('sums balances per class over owners, signed and exact beyond 2^53', async () => {
+        const [m1, m2] = [`match-${randomUUID()}`, `match-${randomUUID()}`];
+        // Around 2^62 each: a double would round every one of these sums.
+        const fee1 = await store.create(newIntent({ kind: 'entryFee', groupId: m1 }), 1);
+        await store.transition(fee1.id, 'creating', 'pending');
+        await store.transition(fee1.id, 'pending', 'completed', {
+          postings: [
+            posting({ tag: 'completed', debit: 'wallet', credit: `escrow:${m1}`, amount: `${P}` }),
+          ],
+        });
+        const fee2 = await store.create(newIntent({ kind: 'entryFee', groupId: m2 }), 1);
+        await store.update(fee2.id, 'creating', { checks: 1 }, 2, [
+          posting({ tag: 'x', debit: 'wallet', credit: `escrow:${m2}`, amount: `${P - 3n}` }),
+          posting({ tag: 'y', debit: `escrow:${m2}`, credit: 'house:rake', amount: '1' }),
+          posting({ tag: 'z', debit: `escrow:${m2}`, credit: 'claimable:p', amount: `${P / 2n}` }),
+        ]);
+        const escrow = 2n * P - 3n - 1n - P / 2n;
+        assert.deepEqual(rows(await store.balances()), [
+          `claimable msats ${P / 2n}`,
+          `escrow msats ${escrow}`,
+          'house msats 1',
+          `wallet msats -${2n * P - 3n}`,
+        ]);
+        // rows() sorts, and m1 and m2 are random: sort the expected rows too.
+        assert.deepEqual(
+          rows(await store.balances([`escrow:${m1}`, `escrow:${m2}`, 'wallet'])),
+          [
+            `escrow:${m1} msats ${P}`,
+            `escrow:${m2} msats ${P - 3n - 1n - P / 2n}`,
+            `wallet msats -${2n * P - 3n}`,
+          ].sort(),
+        );
+        // A class that moved and came back to zero is still answered.
+        await store.update(fee2.id, 'creating', {}, 3, [
+          posting({ tag: 'back', debit: 'claimable:p', credit: 'wallet', amount: `${P / 2n}` }),
+        ]);
+        assert.ok(rows(await store.balances()).includes('claimable msats 0'));
+        await assertConserved();
+      });
+
+      it('keeps units apart: points never mix with msats', async () => {
+        const alice = `player-${randomUUID()}`;
+        const spend = await store.create(
+          newIntent({ kind: 'spend', playerId: alice, unit: 'USDZ', amount: '500' }),
+          1,
+          undefined,
+          [posting({ debit: `points:${alice}`, amount: '500', unit: 'USDZ' })],
+        );
+        await store.create(newIntent({ playerId: alice }), 1, undefined, [posting()]);
+        await store.transition(spend.id, 'creating', 'pending');
+        await store.transition(spend.id, 'pending', 'completed', {
+          postings: [
+            posting({
+              tag: 'completed',
+              debit: 'inflight',
+              credit: 'house:points',
+              amount: '200',
+              unit: 'USDZ',
+            }),
+          ],
+        });
+        assert.deepEqual(rows(await store.balances(['inflight', `points:${alice}`])), [
+          'inflight USDZ 300',
+          'inflight msats 21000',
+          `points:${alice} USDZ -500`,
+        ]);
+        assert.deepEqual(rows(await store.balances()), [
+          'house USDZ 200',
+          'house msats -21000',
+          'inflight USDZ 300',
+          'inflight msats 21000',
+          'points USDZ -500',
+        ]);
+        await assertConserved();
+      });
+
+      it('lists entries by player, match, intent and time, AND-ed, in seq order', async () => {
+        const [alice, bob] = [`player-${randomUUID()}`, `player-${randomUUID()}`];
+        const match = `match-${randomUUID()}`;
+        const write = async (playerId: string, groupId: string | null, now: number) => {
+          const intent = await store.create(newIntent({ playerId, groupId }), now, undefined, [
+            posting(),
+          ]);
+          await store.update(intent.id, 'creating', {}, now + 1, [
+            posting({ tag: 'moved', debit: 'inflight', credit: 'wallet' }),
+          ]);
+          return intent;
+        };
+        const a1 = await write(alice, match, 1_000);
+        const b1 = await write(bob, match, 2_000);
+        const a2 = await write(alice, null, 3_000);
+        const b2 = await write(bob, null, 4_000);
+        const ids = async (query: JournalQuery) => (await everyEntry(query)).map((e) => e.id);
+        const both = (i: Intent) => [`${i.id}:created`, `${i.id}:moved`];
+        assert.deepEqual(await ids({ playerId: alice }), [...both(a1), ...both(a2)]);
+        assert.deepEqual(await ids({ matchId: match }), [...both(a1), ...both(b1)]);
+        assert.deepEqual(await ids({ intentId: b2.id }), both(b2));
+        assert.deepEqual(await ids({ since: 2_001 }), [`${b1.id}:moved`, ...both(a2), ...both(b2)]);
+        assert.deepEqual(await ids({ playerId: bob, matchId: match }), both(b1));
+        assert.deepEqual(await ids({ playerId: alice, since: 3_000 }), both(a2));
+        assert.deepEqual(await ids({ playerId: alice, intentId: b1.id }), []);
+        assert.deepEqual(await ids({ matchId: `match-${randomUUID()}` }), []);
+        assert.deepEqual(await ids({ since: 4_002 }), []);
+        assertSeqIncreasing(await everyEntry());
+      });
+
+      it('pages through entries with limit and next, to a last page whose next is null', async () => {
+        const alice = `player-${randomUUID()}`;
+        const intents: Intent[] = [];
+        // 7 intents of 15 entries each: 105 entries, the default page is 100.
+        for (let i = 0; i < 7; i++) {
+          const tags = Array.from({ length: 15 }, (_, t) => posting({ tag: `t${t}` }));
+          intents.push(await store.create(newIntent({ playerId: alice }), i, undefined, tags));
+        }
+        await store.create(newIntent(), 9, undefined, [posting()]);
+        const all = await everyEntry({ playerId: alice });
+        assert.equal(all.length, 105);
+        assertSeqIncreasing(all);
+        const first = await store.journal({ playerId: alice });
+        assert.equal(first.entries.length, 100);
+        assert.equal(typeof first.next, 'string');
+        const rest = await store.journal({ playerId: alice, after: first.next as string });
+        assert.deepEqual([...first.entries, ...rest.entries], all);
+        assert.equal(rest.next, null);
+
+        const sizes: number[] = [];
+        let after: string | undefined;
+        const paged: JournalEntry[] = [];
+        for (;;) {
+          const page = await store.journal({
+            intentId: (intents[3] as Intent).id,
+            limit: 4,
+            ...(after ? { after } : {}),
+          });
+          sizes.push(page.entries.length);
+          paged.push(...page.entries);
+          if (page.next === null) break;
+          after = page.next;
+        }
+        assert.deepEqual(sizes, [4, 4, 4, 3]);
+        assert.deepEqual(paged, await entriesOf((intents[3] as Intent).id));
+        const one = await store.journal({ limit: 1 });
+        assert.equal(one.entries.length, 1);
+        assert.deepEqual(one.entries[0], all[0]);
+        assert.deepEqual((await store.journal({ limit: 1000 })).entries.length, 106);
+      });
+
+      it('rejects nonsense queries and account names', async () => {
+        const bad: JournalQuery[] = [
+          { limit: 0 },
+          { limit: 1001 },
+          { limit: 1.5 },
+          { after: 'abc' },
+          { after: '-1' },
+          { after: '01' },
+          { since: -1 },
+          { playerId: '' },
+          { player: 'x' } as JournalQuery,
+        ];
+        for (const query of bad) {
+          const err = await rejection(store.journal(query), InvalidIntentError);
+          assert.equal(err.code, 'LN_LEDGER_INVALID');
+        }
+        for (const names of [['bank'], ['wallet:'], [''], [5 as unknown as string]]) {
+          await rejection(store.balances(names), InvalidIntentError);
+        }
+      });
+
+      it('keeps every unit summing to zero over the class balances after a mix of writes', async () => {
+        const match = `match-${randomUUID()}`;
+        const [alice, bob] = [`player-${randomUUID()}`, `player-${randomUUID()}`];
+        // A match and its pot: two fees in, a payout that fails and is reissued, rake out.
+        const pot = await journaledCreate({ kind: 'match', groupId: match, id: match }, 1);
+        for (const playerId of [alice, bob]) {
+          const fee = await journaledCreate(
+            { kind: 'entryFee', playerId, groupId: match, amount: '50000' },
+            2,
+          );
+          await journaledMove(await journaledMove(fee, 'pending', 3), 'completed', 4);
+        }
+        const key = `${match}:payout:${alice}`;
+        const payout = await journaledCreate(
+          {
+            kind: 'reward',
+            playerId: alice,
+            groupId: match,
+            id: key,
+            amount: '90000',
+            meta: { payKey: key },
+          },
+          5,
+        );
+        await journaledMove(payout, 'failed', 6);
+        const second = await journaledCreate(
+          {
+            kind: 'reward',
+            playerId: alice,
+            groupId: match,
+            id: `${key}:2`,
+            amount: '90000',
+            meta: { payKey: key },
+          },
+          7,
+        );
+        await journaledMove(await journaledMove(second, 'pending', 8), 'completed', 9);
+        const decision = { kind: 'settle', rakeMsat: '10000' };
+        await journaledMove(await journaledMove(pot, 'pending', 10), 'completed', 11, {
+          meta: { decision },
+        });
+        // A fee outside any match paid after its deadline; a reward shown and expired; a spend.
+        const late = await journaledMove(
+          await journaledMove(await journaledCreate({ kind: 'entryFee' }, 12), 'pending', 13),
+          'expired',
+          14,
+        );
+        const meta = { latePaymentReported: true };
+        const postings = postingsFor(late, { ...late, meta });
+        assert.equal(postings[0]?.tag, 'late');
+        await store.update(late.id, 'expired', { meta }, 15, postings);
+        await journaledMove(
+          await journaledMove(await journaledCreate({ kind: 'reward' }, 16), 'pending', 17),
+          'expired',
+          18,
+        );
+        const spend = await journaledCreate({ kind: 'spend', unit: 'USDZ', amount: '700' }, 19);
+        await journaledMove(await journaledMove(spend, 'unknown', 20), 'completed', 21);
+
+        await assertConserved();
+        assert.deepEqual(rows(await store.balances([`escrow:${match}`, 'house:rake'])), [
+          `escrow:${match} msats 0`,
+          'house:rake msats 10000',
+        ]);
+        const potEntries = (await everyEntry({ matchId: match })).map(
+          (e) => `${e.tag} ${e.debit} ${e.credit} ${e.amount}`,
+        );
+        assert.deepEqual(potEntries, [
+          `completed wallet escrow:${match} 50000`,
+          `completed wallet escrow:${match} 50000`,
+          `created escrow:${match} inflight 90000`,
+          `failed inflight escrow:${match} 90000`,
+          `created escrow:${match} inflight 90000`,
+          `pending inflight claimable:${alice} 90000`,
+          `completed claimable:${alice} wallet 90000`,
+          `completed escrow:${match} house:rake 10000`,
+        ]);
+      });
+    });
+
     describe('claimDue and release', () => {
       async function due(nextCheckAt: number, status: IntentStatus = 'pending'): Promise<Intent> {
         const created = await store.create(newIntent({ nextCheckAt }), 1);
@@ -995,6 +1567,67 @@ export function describeSharedStorage(
       // The dead owner's late release must not free the new owner's lease.
       await open().release(intent.id, 'dead');
       assert.equal((await alive.get(intent.id))?.leaseOwner, 'alive');
+    });
+
+    it('journal one racing step once: one entry, whichever instance wins', async () => {
+      const open = storage();
+      const a = open();
+      const b = open();
+      const step = (tag: string, debit: string, credit: string): Posting => ({
+        tag,
+        debit,
+        credit,
+        amount: '21000',
+        unit: 'msats',
+        why: tag,
+      });
+      for (let round = 0; round < options.rounds; round++) {
+        const created = await a.create(newIntent(), 1, undefined, [
+          step('created', 'house:rewards', 'inflight'),
+        ]);
+        const claimable = `claimable:${created.playerId}`;
+        await b.transition(created.id, 'creating', 'pending', {
+          postings: [step('pending', 'inflight', claimable)],
+        });
+        // Many writers make the same move with the same posting: one wins, one entry.
+        const moves = await Promise.all(
+          Array.from({ length: 6 }, (_, i) =>
+            (i % 2 ? a : b).transition(created.id, 'pending', 'completed', {
+              note: `writer ${i}`,
+              postings: [step('completed', claimable, 'wallet')],
+            }),
+          ),
+        );
+        assert.equal(moves.filter((r) => r !== null).length, 1, `round ${round}`);
+        // Many updates carry one posting id: one is written, with its patch, the rest are not.
+        const updates = await Promise.all(
+          Array.from({ length: 6 }, (_, i) =>
+            (i % 2 ? a : b).update(created.id, 'completed', { meta: { writer: i } }, 2, [
+              step('late', 'wallet', 'house:fees'),
+            ]),
+          ),
+        );
+        const won = updates.filter((r): r is Intent => r !== null);
+        assert.equal(won.length, 1, `round ${round}`);
+        assert.deepEqual(await b.get(created.id), won[0]);
+        const entries = (await a.journal({ intentId: created.id })).entries;
+        assert.deepEqual(
+          entries.map((e) => e.id),
+          ['created', 'pending', 'completed', 'late'].map((tag) => `${created.id}:${tag}`),
+        );
+        for (const row of await b.balances([claimable, 'inflight'])) {
+          assert.deepEqual(row, { account: row.account, unit: 'msats', balance: '0' });
+        }
+      }
+      const sums = new Map<string, bigint>();
+      for (const row of await b.balances()) {
+        sums.set(row.unit, (sums.get(row.unit) ?? 0n) + BigInt(row.balance));
+      }
+      assert.deepEqual([...sums], [['msats', 0n]]);
+      const fees = await a.balances(['house:fees']);
+      assert.deepEqual(fees, [
+        { account: 'house:fees', unit: 'msats', balance: String(21_000 * options.rounds) },
+      ]);
     });
 
     it('see each other’s writes at once: indexes are shared', async () => {

@@ -4,7 +4,9 @@
  * pool and with a given one (the latter without prepared statements, as behind PgBouncer); then what only a networked store must show: two instances never
  * both win a move or a lease, an expired lease passes over, the schema is created by the store,
  * concurrently, and a newer one refused, a server killed with SIGKILL keeps every intent, and a
- * game pays a reward on it.
+ * game pays a reward on it. The journal: entries commit in seq order across instances, crossing
+ * balance rows never deadlock, a schema-2 ledger gets its opening entries, and a move whose
+ * answer was lost is journaled once.
  */
 
 import assert from 'node:assert/strict';
@@ -14,6 +16,7 @@ import type pg from 'pg';
 import {
   IncompatibleLedgerError,
   type Intent,
+  type IntentStatus,
   InvalidIntentError,
   LedgerNotDurableError,
   LedgerUnavailableError,
@@ -21,6 +24,7 @@ import {
   PostgresLedger,
   type PostgresLedgerOptions,
 } from '../../src/ledger/index.js';
+import { type JournalEntry, openingPostings, type Posting } from '../../src/ledger/journal.js';
 import { eventually } from '../support/eventually.js';
 import { startGame } from '../support/game.js';
 import { needPostgres } from '../support/needs.js';
@@ -78,7 +82,10 @@ describe('PostgresLedger', function () {
     return async () => {
       const store = new PostgresLedger(connection(), { schema: s, ...options });
       await store.open();
-      await admin.query(`DELETE FROM "${s}".intents; DELETE FROM "${s}".events`);
+      await admin.query(
+        `DELETE FROM "${s}".intents; DELETE FROM "${s}".events;
+         DELETE FROM "${s}".journal; DELETE FROM "${s}".balances`,
+      );
       return { store, cleanup: () => store.close() };
     };
   }
@@ -148,6 +155,26 @@ describe('PostgresLedger', function () {
     });
   });
 
+  /** A posting, by default a reward's first step. */
+  function step(
+    tag: string,
+    debit = 'house:rewards',
+    credit = 'inflight',
+    amount = '21000',
+  ): Posting {
+    return { tag, debit, credit, amount, unit: 'msats', why: tag };
+  }
+
+  async function everyEntry(store: PostgresLedger): Promise<JournalEntry[]> {
+    const entries: JournalEntry[] = [];
+    for (let after: string | null = '0'; after !== null; ) {
+      const page = await store.journal({ after, limit: 1000 });
+      entries.push(...page.entries);
+      after = page.next;
+    }
+    return entries;
+  }
+
   describe('connections and schema', () => {
     it('accepts a URL, pool options or a ready pool, and ends only its own pool', async () => {
       const s = schema();
@@ -181,10 +208,10 @@ describe('PostgresLedger', function () {
       );
       assert.deepEqual(
         tables.rows.map((r) => r.tablename),
-        ['events', 'intents', 'schema_version'],
+        ['balances', 'events', 'intents', 'journal', 'schema_version'],
       );
       const version = await admin.query(`SELECT version FROM "${s}".schema_version`);
-      assert.deepEqual(version.rows, [{ version: 2 }]);
+      assert.deepEqual(version.rows, [{ version: 3 }]);
       const created = await (writers[3] as PostgresLedger).create(newIntent());
       assert.equal((await (writers[5] as PostgresLedger).get(created.id))?.id, created.id);
     });
@@ -197,7 +224,7 @@ describe('PostgresLedger', function () {
       const err = await rejection(store.open(), IncompatibleLedgerError);
       assert.equal(err.code, 'LN_LEDGER_INCOMPATIBLE');
       assert.match(err.message, /version 99/);
-      assert.match(err.message, /reads up to version 2/);
+      assert.match(err.message, /reads up to version 3/);
       assert.match(err.message, /Upgrade colyseus-lightning/);
       // Refused for good: every later call says the same, and nothing was written.
       await rejection(store.create(newIntent()), IncompatibleLedgerError);
@@ -251,6 +278,24 @@ describe('PostgresLedger', function () {
       assert.deepEqual(await store.openByPlayer('a\u0000b'), []);
       assert.equal(await store.transition('a\u0000b', 'creating', 'failed'), null);
       await rejection(store.claimDue(1, 1, 'owner\u0000', 1_000), InvalidIntentError);
+      // A posting's why is for people, like a note; an account or unit is a key.
+      const noted = await store.create(newIntent(), 1, undefined, [
+        { ...step('created'), why: 'a \u0000 b' },
+      ]);
+      const [entry] = (await store.journal({ intentId: noted.id })).entries;
+      assert.equal(entry?.why, 'a \uFFFD b');
+      for (const bad of [{ credit: 'owed:a\u0000b' }, { unit: 'US\u0000' }]) {
+        const input = newIntent({ id: randomUUID() });
+        await rejection(
+          store.create(input, 1, undefined, [{ ...step('created'), ...bad }]),
+          InvalidIntentError,
+        );
+        assert.equal(await store.get(input.id as string), null);
+      }
+      assert.deepEqual(await store.balances(['owed:a\u0000b']), [
+        { account: 'owed:a\u0000b', unit: 'msats', balance: '0' },
+      ]);
+      assert.deepEqual(await store.journal({ playerId: 'a\u0000b' }), { entries: [], next: null });
     });
   });
 
@@ -339,12 +384,334 @@ describe('PostgresLedger', function () {
       const created = await old.create(newIntent());
       await old.close();
       await admin.query(`ALTER TABLE "${s}".intents DROP COLUMN last_call`);
+      await admin.query(`DROP TABLE "${s}".journal, "${s}".balances`);
       await admin.query(`UPDATE "${s}".schema_version SET version = 1`);
       const store = ledger(s);
       assert.equal((await store.get(created.id))?.status, 'creating');
       assert.equal((await store.transition(created.id, 'creating', 'pending'))?.status, 'pending');
       const version = await admin.query(`SELECT version FROM "${s}".schema_version`);
-      assert.equal(Number(version.rows[0]?.version), 2);
+      assert.equal(Number(version.rows[0]?.version), 3);
+      // Migrated on to 3 in the same open: the intent that was there has its opening entry.
+      const [opening] = (await store.journal({ intentId: created.id })).entries;
+      assert.equal(opening?.tag, 'opening');
+      assert.deepEqual([opening?.debit, opening?.credit], ['house:rewards', 'inflight']);
+    });
+
+    it('journals a move whose answer was lost once, and gives it to its writer', async () => {
+      const { proxy, store } = await behindDropper(schema());
+      try {
+        const created = await store.create(newIntent(), 1, undefined, [step('created')]);
+        const claimable = `claimable:${created.playerId}`;
+        const shown = step('pending', 'inflight', claimable);
+        await store.update(created.id, 'creating', { checks: 1 }, 2, [step('noted', 'wallet')]);
+        // Each statement is prepared on the connection before its answer is dropped: the drop
+        // then hits the answer of a statement that ran, not of its preparation.
+        const other = await store.create(newIntent(), 1, undefined, [step('created')]);
+        const warm = (tag: string) => step(tag, 'inflight', `claimable:${other.playerId}`);
+        await store.transition(other.id, 'creating', 'pending', { postings: [warm('pending')] });
+        proxy.arm();
+        const moved = await store.transition(created.id, 'creating', 'pending', {
+          now: 3,
+          postings: [shown],
+        });
+        assert.equal(proxy.dropped(), 1, 'the answer was dropped');
+        assert.equal(moved?.status, 'pending', 'the writer learns that its move won');
+        // Made again (a caller's retry), it is refused: the status moved, the entry is there.
+        assert.equal(
+          await store.transition(created.id, 'creating', 'pending', { postings: [shown] }),
+          null,
+        );
+        assert.equal(await store.update(created.id, 'pending', {}, 3, [shown]), null);
+        // An update that journals is read back the same way.
+        await store.update(other.id, 'pending', { checks: 1 }, 4, [warm('noted')]);
+        proxy.arm();
+        const noted = await store.update(created.id, 'pending', { checks: 2 }, 4, [
+          step('late', claimable, 'wallet'),
+        ]);
+        assert.equal(proxy.dropped(), 2, 'the second answer was dropped');
+        assert.equal(noted?.checks, 2);
+        assert.deepEqual(
+          (await store.journal({ intentId: created.id })).entries.map((e) => [e.tag, e.at]),
+          [
+            ['created', 1],
+            ['noted', 2],
+            ['pending', 3],
+            ['late', 4],
+          ],
+        );
+        assert.deepEqual(await store.balances([claimable, 'inflight', 'wallet']), [
+          { account: claimable, unit: 'msats', balance: '0' },
+          { account: 'inflight', unit: 'msats', balance: '0' },
+          { account: 'wallet', unit: 'msats', balance: '0' },
+        ]);
+      } finally {
+        proxy.close();
+      }
+    });
+  });
+
+  describe('the journal across instances', () => {
+    it('commits entries in seq order: a reader continuing from its cursor misses none', async () => {
+      const s = schema();
+      const [a, b, reader] = [ledger(s), ledger(s), ledger(s)];
+      const first = await a.create(newIntent(), 1, undefined, [step('created', 'owed:blocker')]);
+      const second = await b.create(newIntent(), 1, undefined, [step('created')]);
+      const cursor = String((await reader.journal()).entries.at(-1)?.seq);
+      // An operator's transaction holds a balance row the first write will need: that write
+      // takes its seq, then waits.
+      const holder = await admin.connect();
+      try {
+        await holder.query('BEGIN');
+        await holder.query(
+          `SELECT * FROM "${s}".balances WHERE account = 'owed:blocker' FOR UPDATE`,
+        );
+        const waiting = async () =>
+          Number(
+            (await admin.query('SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted')).rows[0]
+              ?.n,
+          );
+        const blocked = a.update(first.id, 'creating', {}, 2, [
+          step('x', 'inflight', 'owed:blocker'),
+        ]);
+        await eventually(async () => (await waiting()) === 1, 5_000, 'the first write waiting');
+        // A later write on other balance rows: it must not commit an entry past the waiting one.
+        let later = false;
+        const after = b
+          .update(second.id, 'creating', {}, 3, [step('y', 'wallet', 'house:fees')])
+          .finally(() => {
+            later = true;
+          });
+        await eventually(async () => later || (await waiting()) === 2, 5_000, 'the second write');
+        const seen = (await reader.journal({ after: cursor })).entries;
+        await holder.query('ROLLBACK');
+        await Promise.all([blocked, after]);
+        const rest = (await reader.journal({ after: String(seen.at(-1)?.seq ?? cursor) })).entries;
+        assert.deepEqual(
+          [...seen, ...rest].map((e) => e.id),
+          [`${first.id}:x`, `${second.id}:y`],
+        );
+      } finally {
+        await holder.query('ROLLBACK').catch(() => {});
+        holder.release();
+      }
+    });
+
+    it('keeps balances exact under writes that cross balance rows in opposite orders, without deadlock', async () => {
+      const s = schema();
+      const writers = [ledger(s), ledger(s), ledger(s)];
+      const intents = await Promise.all(
+        Array.from({ length: 24 }, (_, i) =>
+          (writers[i % 3] as PostgresLedger).create(newIntent(), 1),
+        ),
+      );
+      // Half go a -> b and c -> d, half d -> c and b -> a: four rows each, in crossing orders.
+      const [pa, pb, pc, pd] = ['owed:a', 'owed:b', 'escrow:c', 'claimable:d'];
+      const results = await Promise.all(
+        intents.map((intent, i) => {
+          const postings =
+            i % 2 === 0
+              ? [step('one', pa, pb, '3'), step('two', pc, pd, '5')]
+              : [step('one', pd, pc, '7'), step('two', pb, pa, '11')];
+          const to: IntentStatus = i % 4 < 2 ? 'pending' : 'failed';
+          return (writers[i % 3] as PostgresLedger).transition(intent.id, 'creating', to, {
+            postings,
+          });
+        }),
+      );
+      assert.ok(results.every((r) => r !== null));
+      const entries = await everyEntry(writers[0] as PostgresLedger);
+      assert.equal(entries.length, 48);
+      assert.deepEqual(await (writers[1] as PostgresLedger).balances([pa, pb, pc, pd]), [
+        { account: pa, unit: 'msats', balance: String(12 * (11 - 3)) },
+        { account: pb, unit: 'msats', balance: String(12 * (3 - 11)) },
+        { account: pc, unit: 'msats', balance: String(12 * (7 - 5)) },
+        { account: pd, unit: 'msats', balance: String(12 * (5 - 7)) },
+      ]);
+    });
+
+    it('refuses a write that would take a balance past a signed 64-bit integer, whole', async () => {
+      const store = ledger(schema());
+      const max = String(2n ** 63n - 1n);
+      const one = await store.create(newIntent(), 1, undefined, [
+        step('created', 'wallet', 'inflight', max),
+      ]);
+      const two = await store.create(newIntent(), 1);
+      const err = await rejection(
+        store.transition(two.id, 'creating', 'pending', {
+          postings: [step('pending', 'wallet', 'inflight', '1')],
+        }),
+        InvalidIntentError,
+      );
+      assert.match(err.message, /balance/);
+      assert.equal((await store.get(two.id))?.status, 'creating');
+      assert.deepEqual(
+        (await everyEntry(store)).map((e) => e.id),
+        [`${one.id}:created`],
+      );
+    });
+  });
+
+  describe('the 2 -> 3 migration', () => {
+    /** Walks a new intent along `path`, each move with `patch` of its own (no postings). */
+    async function walk(
+      store: PostgresLedger,
+      input: Parameters<PostgresLedger['create']>[0],
+      path: [IntentStatus, Record<string, unknown>?][],
+    ): Promise<Intent> {
+      let intent = await store.create(input, 1);
+      for (const [to, meta] of path) {
+        const moved = await store.transition(intent.id, intent.status, to, {
+          patch: meta ? { meta: { ...intent.meta, ...meta } } : {},
+        });
+        assert.ok(moved, `${intent.status} -> ${to}`);
+        intent = moved;
+      }
+      return intent;
+    }
+
+    it('writes the opening entries and balances of every intent, once, however many processes open it', async () => {
+      const s = schema();
+      const old = ledger(s);
+      const match = `match-${randomUUID()}`;
+      const [alice, bob] = [`player-${randomUUID()}`, `player-${randomUUID()}`];
+      const key = `${match}:payout:${bob}`;
+      const intents = [
+        await walk(old, newIntent({ playerId: alice }), []),
+        await walk(old, newIntent({ playerId: alice }), [['pending']]),
+        await walk(old, newIntent({ playerId: bob }), [['pending'], ['completed']]),
+        await walk(old, newIntent({ playerId: bob }), [['failed']]),
+        await walk(old, newIntent({ kind: 'payment', playerId: bob }), [['pending']]),
+        await walk(old, newIntent({ kind: 'entryFee', playerId: alice, groupId: match }), [
+          ['pending'],
+          ['completed'],
+        ]),
+        await walk(old, newIntent({ kind: 'entryFee', playerId: bob }), [['pending']]),
+        await walk(old, newIntent({ kind: 'entryFee', playerId: bob }), [
+          ['pending'],
+          ['expired', { latePaymentReported: true }],
+        ]),
+        await walk(old, newIntent({ kind: 'spend', playerId: alice, unit: 'USDZ' }), [
+          ['pending'],
+          ['completed'],
+        ]),
+        await walk(old, newIntent({ kind: 'spend', playerId: bob, unit: 'USDZ' }), [['unknown']]),
+        await walk(
+          old,
+          newIntent({ id: `${key}:3`, playerId: bob, groupId: match, meta: { payKey: key } }),
+          [['failed']],
+        ),
+        await walk(old, newIntent({ kind: 'match', id: match, playerId: `match:${match}` }), [
+          ['pending'],
+          ['completed', { decision: { kind: 'settle', rakeMsat: '1000' } }],
+        ]),
+        // Past the journal's 64 bits: no opening entry, and a warning.
+        await walk(old, newIntent({ amount: String(2n ** 64n) }), [['pending']]),
+      ];
+      // Many intents more than the migration reads at once: copies of alice's pending reward.
+      const pending = intents[1] as Intent;
+      const copies = 2_345;
+      await admin.query(
+        `INSERT INTO "${s}".intents (id, kind, status, room_id, player_id, amount, unit,
+           description, created_at, updated_at, checks, meta, history)
+         SELECT id || '-' || g, kind, status, room_id, player_id, amount, unit, description,
+           created_at, updated_at, checks, meta, history
+         FROM "${s}".intents, generate_series(1, ${copies}) AS g WHERE id = $1`,
+        [pending.id],
+      );
+      await old.close();
+      // Back to layout 2: no journal.
+      await admin.query(`DROP TABLE "${s}".journal, "${s}".balances`);
+      await admin.query(`UPDATE "${s}".schema_version SET version = 2`);
+
+      const said: string[] = [];
+      const options = {
+        clock: { now: () => 77_000 },
+        logger: { warn: (m: string) => said.push(m) },
+      };
+      const stores = Array.from({ length: 4 }, () => ledger(s, server.url, options));
+      await Promise.all(stores.map((store) => store.open()));
+      const store = stores[2] as PostgresLedger;
+      const version = await admin.query(`SELECT version FROM "${s}".schema_version`);
+      assert.equal(Number(version.rows[0]?.version), 3);
+
+      const expected = intents.flatMap((intent) =>
+        openingPostings(intent)
+          .filter((p) => BigInt(p.amount) < 2n ** 63n)
+          .map((p) => ({
+            ...p,
+            id: `${intent.id}:opening`,
+            intentId: intent.id,
+            playerId: intent.playerId,
+            matchId: intent.groupId,
+            at: 77_000,
+          })),
+      );
+      const entries = await everyEntry(store);
+      assert.equal(entries.length, expected.length + copies);
+      const ours = new Set(intents.map((i) => i.id));
+      assert.deepEqual(
+        entries.filter((e) => ours.has(e.intentId)).map(({ seq: _, ...e }) => e),
+        expected,
+      );
+      // A sample that journal.ts's own rules are what was written, one per kind of state.
+      assert.deepEqual(
+        expected.map((e) => `${e.debit} ${e.credit} ${e.amount} ${e.unit}`),
+        [
+          'house:rewards inflight 21000 msats',
+          `house:rewards claimable:${alice} 21000 msats`,
+          'house:rewards wallet 21000 msats',
+          'house:rewards inflight 21000 msats',
+          `wallet escrow:${match} 21000 msats`,
+          'wallet house:fees 21000 msats',
+          `points:${alice} house:points 21000 USDZ`,
+          `points:${bob} inflight 21000 USDZ`,
+          `escrow:${match} owed:${bob} 21000 msats`,
+          `escrow:${match} house:rake 1000 msats`,
+        ],
+      );
+      assert.equal(said.length, 1, said.join('\n'));
+      assert.match(said[0] as string, /64-bit/);
+
+      const n = (k: number) => String(k * 21_000);
+      assert.deepEqual(
+        await store.balances([
+          `claimable:${alice}`,
+          'inflight',
+          'wallet',
+          `escrow:${match}`,
+          `owed:${bob}`,
+          'house:rake',
+          `points:${bob}`,
+        ]),
+        [
+          { account: `claimable:${alice}`, unit: 'msats', balance: n(copies + 1) },
+          { account: 'inflight', unit: 'USDZ', balance: n(1) },
+          { account: 'inflight', unit: 'msats', balance: n(2) },
+          { account: 'wallet', unit: 'msats', balance: n(1 - 2) },
+          { account: `escrow:${match}`, unit: 'msats', balance: String(21_000 - 21_000 - 1_000) },
+          { account: `owed:${bob}`, unit: 'msats', balance: n(1) },
+          { account: 'house:rake', unit: 'msats', balance: '1000' },
+          { account: `points:${bob}`, unit: 'USDZ', balance: n(-1) },
+        ],
+      );
+      const sums = new Map<string, bigint>();
+      for (const b of await store.balances()) {
+        sums.set(b.unit, (sums.get(b.unit) ?? 0n) + BigInt(b.balance));
+      }
+      assert.deepEqual([...sums].sort(), [
+        ['USDZ', 0n],
+        ['msats', 0n],
+      ]);
+
+      // The journal carries on from its openings: a later move with a posting is journaled.
+      const claimed = await store.transition(pending.id, 'pending', 'completed', {
+        postings: [step('completed', `claimable:${alice}`, 'wallet')],
+      });
+      assert.equal(claimed?.status, 'completed');
+      assert.deepEqual(
+        (await store.journal({ intentId: pending.id })).entries.map((e) => e.tag),
+        ['opening', 'completed'],
+      );
     });
   });
 

@@ -8,8 +8,8 @@
  * - `appendfsync everysec`: one warning, however many calls;
  * - AOF always: a SIGKILLed redis-server, started again, still has every intent;
  * - `replicas: 1`: a create resolves only once the replica has it; with no replica to ask, it
- *   rejects, the intent is failed and the service is never called;
- * - data laid out by layout 1 is migrated: its unknowns are listed.
+ *   rejects, the intent is failed (its postings reversed) and the service is never called;
+ * - data laid out by layout 1 is migrated: its unknowns are listed, and journaled (layout 3).
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -20,12 +20,13 @@ import {
   RedisLedger,
   type RedisLedgerOptions,
 } from '../../src/ledger/index.js';
+import { postingsFor } from '../../src/ledger/journal.js';
 import { createLightning } from '../../src/lightning.js';
 import { eventually } from '../support/eventually.js';
 import { quietLogger } from '../support/game.js';
 import { needRedis } from '../support/needs.js';
 import { type RedisServer, startRedis } from '../support/redis.js';
-import { newIntent, rejection } from './contract.js';
+import { asCreated, newIntent, rejection } from './contract.js';
 
 describe('RedisLedger durability', function () {
   this.timeout(30_000);
@@ -202,7 +203,26 @@ describe('RedisLedger durability', function () {
     }
   });
 
-  it('migrates layout 1: intents already unknown are listed', async () => {
+  it('with replicas: 1 and no replica, the failed create journals its postings reversed', async () => {
+    const primary = await server();
+    const store = ledger(primary.url, { replicas: 1, replicaTimeoutMs: 100, logger: warnings() });
+    const input = { ...newIntent(), id: randomUUID() };
+    const postings = postingsFor(null, asCreated(input, 10));
+    await rejection(store.create(input, 10, undefined, postings), LedgerNotDurableError);
+    assert.equal((await store.get(input.id))?.status, 'failed');
+    assert.deepEqual(
+      (await store.journal({ intentId: input.id })).entries.map(
+        (e) => `${e.tag} ${e.debit} ${e.credit} ${e.amount}`,
+      ),
+      ['created house:rewards inflight 21000', 'failed inflight house:rewards 21000'],
+    );
+    assert.deepEqual(await store.balances(['inflight', 'house:rewards']), [
+      { account: 'inflight', unit: 'msats', balance: '0' },
+      { account: 'house:rewards', unit: 'msats', balance: '0' },
+    ]);
+  });
+
+  it('migrates layout 1: intents already unknown are listed, and journaled in flight', async () => {
     const redis = await server();
     const store = ledger(redis.url);
     const a = await store.create(newIntent(), 10);
@@ -222,9 +242,13 @@ describe('RedisLedger durability', function () {
       (await upgraded.unknowns()).map((i) => i.id),
       [a.id, b.id],
     );
+    assert.deepEqual(await upgraded.balances(['inflight']), [
+      { account: 'inflight', unit: 'msats', balance: String(2 * Number(a.amount)) },
+    ]);
     const check = redis.client();
     try {
-      assert.equal(await check.get(`${store.prefix}version`), '2');
+      // Then on to layout 3, the journal: each unknown reward's amount is in flight.
+      assert.equal(await check.get(`${store.prefix}version`), '3');
     } finally {
       check.disconnect();
     }

@@ -2,7 +2,9 @@
  * RedisLedger: the shared contract against a real redis-server (started here on a free port),
  * then what only a networked store must show: two instances with their own connections never
  * both win a move or a lease, an expired lease passes to another instance, the connection
- * forms RedisPresence accepts, scripts surviving SCRIPT FLUSH, and keys kept under the prefix.
+ * forms RedisPresence accepts, scripts surviving SCRIPT FLUSH, and keys kept under the prefix;
+ * a write whose reply was lost journals its postings once, and a layout-2 keyspace gets its
+ * opening entries and balances when a layout-3 library first meets it, however many migrate.
  */
 
 import assert from 'node:assert/strict';
@@ -11,12 +13,30 @@ import type { Redis } from 'ioredis';
 import {
   DuplicateIntentError,
   IncompatibleLedgerError,
+  type Intent,
+  type IntentStatus,
+  InvalidIntentError,
+  type NewIntent,
   RedisLedger,
 } from '../../src/ledger/index.js';
+import {
+  type AccountBalance,
+  accountClass,
+  afterWrite,
+  type JournalEntry,
+  openingPostings,
+  postingsFor,
+} from '../../src/ledger/journal.js';
 import { needRedis } from '../support/needs.js';
 import { type RedisServer, startRedis } from '../support/redis.js';
 import { startReplyDropper } from '../support/reply-dropper.js';
-import { describeLedgerContract, describeSharedStorage, newIntent } from './contract.js';
+import {
+  asCreated,
+  describeLedgerContract,
+  describeSharedStorage,
+  newIntent,
+  rejection,
+} from './contract.js';
 
 describe('RedisLedger', function () {
   this.timeout(30_000);
@@ -48,6 +68,24 @@ describe('RedisLedger', function () {
     const instance = new RedisLedger(connection, { prefix: p });
     open.push(instance);
     return instance;
+  }
+
+  /** Every entry, following `next` until it is null. */
+  async function everyEntry(store: RedisLedger): Promise<JournalEntry[]> {
+    const entries: JournalEntry[] = [];
+    let after: string | undefined;
+    for (;;) {
+      const page = await store.journal(after ? { after } : {});
+      entries.push(...page.entries);
+      if (page.next === null) return entries;
+      after = page.next;
+    }
+  }
+
+  /** Creates with the postings journal.ts computes, as the engine does. */
+  async function journaledCreate(store: RedisLedger, input: NewIntent, now = 1): Promise<Intent> {
+    const withId = { ...input, id: input.id ?? randomUUID() };
+    return store.create(withId, now, undefined, postingsFor(null, asCreated(withId, now)));
   }
 
   describeLedgerContract('RedisLedger (own connection)', async () => {
@@ -116,6 +154,71 @@ describe('RedisLedger', function () {
       }
     });
 
+    it('journals the postings of a create, a move and an update whose reply was lost once', async () => {
+      const proxy = await replyDropper();
+      try {
+        const store = ledger(prefix(), proxy.url);
+        // Load the scripts first, so the dropped replies are the writes', not NOSCRIPT's.
+        const warm = await journaledCreate(store, newIntent());
+        await store.update(warm.id, 'creating', { checks: 1 });
+        const input = { ...newIntent(), id: randomUUID() };
+        const createdPostings = postingsFor(null, asCreated(input, 10));
+        proxy.arm();
+        const created = await store.create(input, 10, undefined, createdPostings);
+        assert.equal(proxy.dropped(), 1, "the create's reply was dropped");
+
+        const patch = { remoteId: 'wr-1' };
+        const movePostings = postingsFor(created, afterWrite(created, 'pending', patch, 20));
+        proxy.arm();
+        const moved = await store.transition(created.id, 'creating', 'pending', {
+          patch,
+          now: 20,
+          postings: movePostings,
+        });
+        assert.equal(proxy.dropped(), 2, "the move's reply was dropped");
+        assert.equal(moved?.status, 'pending', 'the writer learns that its move won');
+
+        // An update sent again must not find its own posting journaled and answer null.
+        const noted = {
+          ...movePostings[0],
+          tag: 'noted',
+          debit: `claimable:${created.playerId}`,
+          credit: 'owed:nobody',
+          amount: '1',
+        } as (typeof movePostings)[number];
+        proxy.arm();
+        const updated = await store.update(created.id, 'pending', { checks: 3 }, 30, [noted]);
+        assert.equal(proxy.dropped(), 3, "the update's reply was dropped");
+        assert.equal(updated?.checks, 3, 'the writer learns that its update was made');
+
+        const entries = (await store.journal({ intentId: created.id })).entries;
+        assert.deepEqual(
+          entries.map((e) => `${e.tag} ${e.debit} ${e.credit} ${e.amount} ${e.at}`),
+          [
+            `created house:rewards inflight 21000 10`,
+            `pending inflight claimable:${created.playerId} 21000 20`,
+            `noted claimable:${created.playerId} owed:nobody 1 30`,
+          ],
+          'each posting journaled once',
+        );
+        assert.deepEqual(
+          await store.balances([`claimable:${created.playerId}`, 'inflight', 'owed:nobody']),
+          [
+            { account: `claimable:${created.playerId}`, unit: 'msats', balance: '20999' },
+            { account: 'inflight', unit: 'msats', balance: '21000' },
+            { account: 'owed:nobody', unit: 'msats', balance: '1' },
+          ],
+          "inflight holds the warm-up's 21000: the lost create's was moved on once",
+        );
+        assert.deepEqual(
+          (await store.get(created.id))?.history.map((h) => h.to),
+          ['creating', 'pending'],
+        );
+      } finally {
+        proxy.close();
+      }
+    });
+
     it('still gives the create to its caller when its reply is lost', async () => {
       const proxy = await replyDropper();
       try {
@@ -135,6 +238,274 @@ describe('RedisLedger', function () {
       } finally {
         proxy.close();
       }
+    });
+  });
+
+  describe('layout 3: the journal of a ledger written before it', () => {
+    /**
+     * Intents in every place money can sit, written as a layout-2 library wrote them (no
+     * postings, version 2): rewards and payouts open, shown, claimed, failed and expired, fees
+     * paid in and out of a match and late, a spend, a settled match with its rake; and what
+     * `more` writes.
+     */
+    async function layout2(
+      p: string,
+      more: (store: RedisLedger) => Promise<Intent[]> = async () => [],
+    ): Promise<Intent[]> {
+      const store = ledger(p);
+      const match = `match-${randomUUID()}`;
+      const [alice, bob] = [`player-${randomUUID()}`, `player-${randomUUID()}`];
+      const walk = async (input: NewIntent, path: IntentStatus[], meta?: object) => {
+        let intent = await store.create(input, 100);
+        for (const to of path) {
+          const patch = to === path.at(-1) && meta ? { meta: { ...intent.meta, ...meta } } : {};
+          const moved = await store.transition(intent.id, intent.status, to, { patch, now: 200 });
+          if (!moved) assert.fail(`could not move ${intent.status} -> ${to}`);
+          intent = moved;
+        }
+        return intent;
+      };
+      const payKey = `${match}:payout:${alice}`;
+      const pot = { groupId: match, meta: { payKey } };
+      const intents = [
+        await walk(newIntent({ playerId: alice }), []),
+        await walk(newIntent({ playerId: alice }), ['pending']),
+        await walk(newIntent({ playerId: bob }), ['pending', 'completed']),
+        await walk(newIntent({ playerId: bob }), ['failed']),
+        await walk(newIntent({ playerId: bob }), ['unknown']),
+        await walk(newIntent({ kind: 'payment', playerId: alice }), ['pending']),
+        await walk(newIntent({ playerId: alice, id: payKey, amount: '90000', ...pot }), ['failed']),
+        await walk(newIntent({ playerId: alice, id: `${payKey}:3`, amount: '90000', ...pot }), [
+          'failed',
+        ]),
+        await walk(newIntent({ playerId: bob, id: `${payKey}:2`, amount: '7', ...pot }), [
+          'pending',
+          'expired',
+        ]),
+        await walk(newIntent({ kind: 'entryFee', playerId: alice, groupId: match }), [
+          'pending',
+          'completed',
+        ]),
+        await walk(newIntent({ kind: 'entryFee', playerId: bob, groupId: match }), ['pending']),
+        await walk(newIntent({ kind: 'entryFee', playerId: bob }), ['pending', 'expired'], {
+          latePaymentReported: true,
+        }),
+        await walk(newIntent({ kind: 'spend', playerId: alice, unit: 'USDZ', amount: '500' }), [
+          'pending',
+          'completed',
+        ]),
+        await walk(
+          newIntent({ kind: 'match', playerId: `match:${match}`, id: match, groupId: match }),
+          ['pending', 'completed'],
+          { decision: { kind: 'settle', rakeMsat: '4000' } },
+        ),
+        ...(await more(store)),
+      ];
+      assert.deepEqual(await everyEntry(store), [], 'written without postings');
+      await admin.set(`${p}version`, '2');
+      return intents;
+    }
+
+    /** Each intent's opening entries, as the migration must have written them at `at`. */
+    function openings(intents: readonly Intent[], at: number): Omit<JournalEntry, 'seq'>[] {
+      return intents.flatMap((intent) =>
+        openingPostings(intent).map((p) => ({
+          ...p,
+          id: `${intent.id}:${p.tag}`,
+          intentId: intent.id,
+          playerId: intent.playerId,
+          matchId: intent.groupId,
+          at,
+        })),
+      );
+    }
+
+    /** The balances the openings make, per account and per class, summed as bigint. */
+    function sums(entries: readonly Omit<JournalEntry, 'seq'>[]) {
+      const accounts = new Map<string, bigint>();
+      const classes = new Map<string, bigint>();
+      const add = (map: Map<string, bigint>, key: string, amount: bigint) =>
+        map.set(key, (map.get(key) ?? 0n) + amount);
+      for (const e of entries) {
+        const amount = BigInt(e.amount);
+        add(accounts, `${e.debit} ${e.unit}`, -amount);
+        add(accounts, `${e.credit} ${e.unit}`, amount);
+        add(classes, `${accountClass(e.debit)} ${e.unit}`, -amount);
+        add(classes, `${accountClass(e.credit)} ${e.unit}`, amount);
+      }
+      const rows = (map: Map<string, bigint>) => [...map].map(([k, v]) => `${k} ${v}`).sort();
+      return { accounts: rows(accounts), classes: rows(classes), names: [...accounts.keys()] };
+    }
+
+    const rows = (balances: readonly AccountBalance[]) =>
+      balances.map((b) => `${b.account} ${b.unit} ${b.balance}`).sort();
+    const byId = (a: { id: string }, b: { id: string }) => (a.id < b.id ? -1 : 1);
+
+    it('writes every intent its opening entries and balances, and journals on from there', async () => {
+      const p = prefix();
+      const intents = await layout2(p);
+      const expected = openings(intents, 5_000);
+      assert.ok(expected.length >= 10, `${expected.length} openings`);
+      assert.ok(
+        intents.some((i) => openingPostings(i).length === 0),
+        'some intents sit where they started, and have none',
+      );
+
+      const store = new RedisLedger(redis.url, { prefix: p, clock: { now: () => 5_000 } });
+      open.push(store);
+      await store.open();
+      assert.equal(await admin.get(`${p}version`), '3');
+      const entries = await everyEntry(store);
+      assert.deepEqual(entries.map(({ seq: _, ...e }) => e).sort(byId), [...expected].sort(byId));
+      assert.ok(entries.every((e) => e.tag === 'opening' && e.why.startsWith('opening: ')));
+      const want = sums(expected);
+      const names = want.names.map((n) => n.split(' ')[0] as string);
+      assert.deepEqual(rows(await store.balances(names)), want.accounts);
+      assert.deepEqual(rows(await store.balances()), want.classes);
+      for (const sum of want.classes) {
+        if (sum.startsWith('house USDZ')) assert.equal(sum, 'house USDZ 500');
+      }
+
+      // The journal goes on from the openings: a shown code claimed leaves claimable empty.
+      const shown = intents[1] as Intent;
+      const claimed = afterWrite(shown, 'completed', {}, 6_000);
+      await store.transition(shown.id, 'pending', 'completed', {
+        now: 6_000,
+        postings: postingsFor(shown, claimed),
+      });
+      assert.deepEqual(await store.balances([`claimable:${shown.playerId}`]), [
+        { account: `claimable:${shown.playerId}`, unit: 'msats', balance: '0' },
+      ]);
+      assert.deepEqual(
+        (await store.journal({ intentId: shown.id })).entries.map((e) => e.tag),
+        ['opening', 'completed'],
+      );
+    });
+
+    it('writes each opening once when several processes migrate at the same time', async () => {
+      const p = prefix();
+      // Enough intents for the migrations to overlap.
+      const intents = await layout2(p, async (store) => {
+        const shown: Intent[] = [];
+        for (let i = 0; i < 300; i++) {
+          const created = await store.create(newIntent(), 100);
+          shown.push((await store.transition(created.id, 'creating', 'pending')) as Intent);
+        }
+        return shown;
+      });
+      const migrators = Array.from({ length: 4 }, () => {
+        const store = new RedisLedger(redis.url, { prefix: p, clock: { now: () => 5_000 } });
+        open.push(store);
+        return store;
+      });
+      await Promise.all(migrators.map((m) => m.open()));
+      assert.equal(await admin.get(`${p}version`), '3');
+      const expected = openings(intents, 5_000);
+      const entries = await everyEntry(migrators[0] as RedisLedger);
+      assert.deepEqual(entries.map(({ seq: _, ...e }) => e).sort(byId), [...expected].sort(byId));
+      assert.deepEqual(
+        rows(await (migrators[1] as RedisLedger).balances()),
+        sums(expected).classes,
+      );
+    });
+
+    it('leaves out an intent whose opening cannot be journaled, saying so, and migrates the rest', async () => {
+      const p = prefix();
+      const intents = await layout2(p, async (store) => [
+        await store.create(newIntent({ amount: String(2n ** 64n) }), 100),
+      ]);
+      const huge = intents.at(-1) as Intent;
+      const said: string[] = [];
+      const store = new RedisLedger(redis.url, {
+        prefix: p,
+        clock: { now: () => 5_000 },
+        logger: { warn: (m) => said.push(m) },
+      });
+      open.push(store);
+      await store.open();
+      assert.equal(said.length, 1);
+      assert.match(said[0] as string, new RegExp(`intent ${huge.id} has no opening entry`));
+      assert.deepEqual(await store.journal({ intentId: huge.id }), { entries: [], next: null });
+      const others = intents.filter((i) => i !== huge);
+      assert.equal((await everyEntry(store)).length, openings(others, 5_000).length);
+      assert.equal(await admin.get(`${p}version`), '3');
+    });
+  });
+
+  describe('the journal in Redis', () => {
+    const step = (tag: string, debit: string, credit: string, amount: string) => ({
+      tag,
+      debit,
+      credit,
+      amount,
+      unit: 'msats',
+      why: tag,
+    });
+    const MAX = String(2n ** 63n - 1n);
+
+    it('refuses a write that would take a balance or a class total past 64 bits, writing nothing', async () => {
+      const store = ledger(prefix());
+      const full = await store.create(newIntent(), 1, undefined, [
+        step('created', 'wallet', 'claimable:a', MAX),
+      ]);
+      const balances = await store.balances();
+      // claimable:b holds 1, but the class claimable would hold 2^63.
+      const input = { ...newIntent(), id: randomUUID() };
+      const err = await rejection(
+        store.create(input, 2, undefined, [step('created', 'house:rewards', 'claimable:b', '1')]),
+        InvalidIntentError,
+      );
+      assert.match(err.message, /64-bit/);
+      assert.equal(await store.get(input.id), null);
+      // A move whose posting would take the wallet below -2^63.
+      await rejection(
+        store.transition(full.id, 'creating', 'pending', {
+          patch: { remoteId: 'wr-1' },
+          postings: [step('pending', 'wallet', 'inflight', '2')],
+        }),
+        InvalidIntentError,
+      );
+      assert.deepEqual(await store.get(full.id), full);
+      assert.deepEqual(await store.balances(), balances);
+      assert.deepEqual(
+        (await everyEntry(store)).map((e) => e.id),
+        [`${full.id}:created`],
+      );
+      // Back from the edge, both directions fit again: the check is on the result.
+      const back = await store.update(full.id, 'creating', {}, 3, [
+        step('back', 'claimable:a', 'wallet', MAX),
+        step('again', 'wallet', 'claimable:b', MAX),
+      ]);
+      assert.equal(back?.id, full.id);
+      assert.deepEqual(await store.balances(['claimable:a', 'claimable:b', 'wallet']), [
+        { account: 'claimable:a', unit: 'msats', balance: '0' },
+        { account: 'claimable:b', unit: 'msats', balance: MAX },
+        { account: 'wallet', unit: 'msats', balance: `-${MAX}` },
+      ]);
+    });
+
+    it('finds the few entries a filter keeps among thousands, over several steps', async () => {
+      const store = ledger(prefix());
+      // 1,280 entries written at 1, then two at 50: more than one step (1,000) looks at.
+      for (let i = 0; i < 80; i++) {
+        const tags = Array.from({ length: 16 }, (_, t) => step(`t${t}`, 'wallet', 'inflight', '1'));
+        await store.create(newIntent(), 1, undefined, tags);
+      }
+      const late = await store.create(newIntent(), 50, undefined, [
+        step('a', 'wallet', 'inflight', '1'),
+        step('b', 'wallet', 'inflight', '1'),
+      ]);
+      const page = await store.journal({ since: 50, limit: 1 });
+      assert.deepEqual(
+        page.entries.map((e) => e.id),
+        [`${late.id}:a`],
+      );
+      const rest = await store.journal({ since: 50, after: page.next as string });
+      assert.deepEqual(rest, {
+        entries: [{ ...(rest.entries[0] as JournalEntry), id: `${late.id}:b` }],
+        next: null,
+      });
+      assert.deepEqual(await store.journal({ since: 51 }), { entries: [], next: null });
     });
   });
 
@@ -180,6 +551,33 @@ describe('RedisLedger', function () {
         `token:${created.callbackToken}`,
         'version',
       ]);
+      // A journaled intent of a match adds its entries, their indexes and the balances.
+      const input = { ...newIntent({ groupId: 'm1' }), id: randomUUID() };
+      const journaled = await journaledCreate(store, input);
+      const shown = afterWrite(journaled, 'pending', {}, 2);
+      await store.transition(journaled.id, 'creating', 'pending', {
+        postings: postingsFor(journaled, shown),
+      });
+      const added = (await admin.keys(`${p}*`))
+        .map((k) => k.slice(p.length))
+        .filter((k) => !keys.includes(k) && !k.includes(journaled.id) && !k.includes('m1'))
+        .sort();
+      assert.deepEqual(added, [
+        'balance-by-class',
+        `balance:claimable:${journaled.playerId}`,
+        'balance:house:rewards',
+        'balance:inflight',
+        'journal',
+        `journal:player:${journaled.playerId}`,
+        'journal:seq',
+        `player:${journaled.playerId}`,
+        `room:${journaled.roomId}`,
+        `token:${journaled.callbackToken}`,
+      ]);
+      for (const key of ['entry:{id}:created', 'entry:{id}:pending', 'journal:intent:{id}']) {
+        assert.equal(await admin.exists(p + key.replace('{id}', journaled.id)), 1, key);
+      }
+      assert.equal(await admin.exists(`${p}journal:match:m1`), 1);
     });
 
     it('refuses keys laid out by a newer version of the library', async () => {

@@ -30,10 +30,11 @@ import { parseInput } from '../../api/inputs.js';
 import { InvalidArgumentError, MatchClosedError } from '../../errors.js';
 import { DuplicateIntentError } from '../../ledger/errors.js';
 import { type Intent, isTerminal } from '../../ledger/intent.js';
+import { attemptOf, MAX_PAYOUT_ATTEMPTS, wasShown } from '../../ledger/journal.js';
 import type { Engine } from '../engine.js';
-import { startEntryFee } from '../operations/entry-fee.js';
-import { startAddressPayment } from '../operations/payment.js';
-import { startReward } from '../operations/reward.js';
+import { startEntryFee } from '../kinds/entry-fee.js';
+import { startAddressPayment } from '../kinds/payment.js';
+import { startReward } from '../kinds/reward.js';
 import {
   type EnterInput,
   enterInput,
@@ -51,15 +52,11 @@ import { latestFees, type MatchView, matchStatus, viewOf } from './view.js';
 
 const matchIdInput = z.string().min(1, 'must not be empty').max(255);
 
-/** Attempts at one payout or refund whose earlier create was never shown to anyone. */
-const MAX_ATTEMPTS = 3;
 /** How soon a decided match that could not finish is looked at again. */
 const RETRY_MS = 15_000;
 
 export class Matches {
   readonly #engine: Engine;
-  /** Matches whose funded event this process fired (the flag in the ledger is the lasting one). */
-  readonly #fundedHere = new Set<string>();
   /** The finish running for each match in this process. */
   readonly #finishing = new Map<string, Promise<MatchView>>();
 
@@ -82,7 +79,7 @@ export class Matches {
       claimExpiresIn: args.claimExpiresIn,
       description: args.description,
     };
-    const match = await this.#engine.ledger.create(
+    const match = await this.#engine.record(
       {
         id,
         kind: 'match',
@@ -97,6 +94,7 @@ export class Matches {
         meta: { terms } satisfies MatchMeta as unknown as Record<string, unknown>,
       },
       now,
+      {},
     );
     return viewOf(match, [match]);
   }
@@ -343,14 +341,16 @@ export class Matches {
       // A payment whose answer was lost may have paid: never sent again, it waits for a proven
       // callback or an operator (lightning.unknowns()), and the match goes on without it.
       if (last.status === 'unknown') return last.kind === 'payment';
-      // Refused, or lost and never shown to anyone (so never claimable): issue it again, as a
-      // claim code (a refused address is not tried twice).
-      const reissue = last.status === 'failed' || (last.status === 'expired' && last.code === null);
-      if (!reissue) return true;
-      if (attempts.length >= MAX_ATTEMPTS) {
-        this.#engine.logger.error(
-          `match ${match.id}: the ${what.role} of ${what.amountMsat} msats to ${what.playerId} failed ${attempts.length} times; pay it by hand`,
-        );
+      if (last.status === 'pending' || last.status === 'completed') return true;
+      // Ended unpaid. Issued again only when nobody can hold its code (refused, or expired
+      // never shown), whatever route brought the news and whatever code is stored now.
+      if (!this.#engine.rulesOf(last.kind).mayReissue(last)) {
+        const unpaid = last.status === 'failed' || !wasShown(last);
+        if (unpaid && attemptOf(last) >= MAX_PAYOUT_ATTEMPTS) {
+          this.#engine.logger.error(
+            `match ${match.id}: the ${what.role} of ${what.amountMsat} msats to ${what.playerId} failed ${attempts.length} times; pay it by hand`,
+          );
+        }
         return true;
       }
     }
@@ -367,6 +367,7 @@ export class Matches {
         meta: {
           matchRole: what.role,
           payKey: key,
+          attempt: attempts.length + 1,
           why: what.why,
           ...(what.feeId ? { feeId: what.feeId } : {}),
         },
@@ -442,16 +443,24 @@ export class Matches {
   }
 
   /**
-   * A payout or refund of an ended match that ended without paying (a Lightning-address payment
-   * that failed after it was accepted, a refund of a late fee whose create was refused or lost
-   * unshown) is issued again, as a claim code. A match still deciding retries on its own timer;
-   * an ended one has none, so the process that saw the attempt end does it. Fixed ids make two
-   * processes that both saw it issue it once.
+   * A payout or refund that ended without paying (a Lightning-address payment that failed after
+   * it was accepted, a code refused or lost unshown) is issued again, as a claim code: by the
+   * match's finish while it is deciding, and for an ended one (which has no timer) by the
+   * process that saw the attempt end. Fixed ids make two processes that both saw it issue it
+   * once.
    */
   async #repay(attempt: Intent): Promise<void> {
-    if (!isTerminal(attempt.status) || attempt.groupId === null) return;
+    const unpaid = attempt.status === 'failed' || attempt.status === 'expired';
+    if (!unpaid || attempt.groupId === null) return;
     const match = await this.#engine.ledger.get(attempt.groupId);
-    if (match?.kind !== 'match' || !isTerminal(match.status)) return;
+    if (match?.kind !== 'match') return;
+    // A deciding match goes on at once with what the attempt's end left it to do (issuing it
+    // again, or ending), not at its next timer.
+    if (match.status === 'pending') {
+      await this.#finish(match);
+      return;
+    }
+    if (!isTerminal(match.status)) return;
     const group = await this.#engine.ledger.byGroup(match.id);
     const key = attempt.meta.payKey as string;
     if (group.filter((i) => i.meta.payKey === key).at(-1)?.id !== attempt.id) return;
@@ -468,18 +477,23 @@ export class Matches {
     });
   }
 
-  /** Every entered player has paid: the funded flag in the ledger, and the event, once. */
+  /**
+   * Every entered player has paid: the funded flag in the ledger, and the event, once, by a
+   * compare-and-set in the ledger (two fees paid together, in one process or two, both get here).
+   */
   async #checkFunded(match: Intent): Promise<void> {
-    const meta = matchMeta(match.meta);
-    if (meta.funded || this.#fundedHere.has(match.id)) return;
+    if (matchMeta(match.meta).funded) return;
     const group = await this.#engine.ledger.byGroup(match.id);
     const entered = [...latestFees(group).values()].filter(
       (fee) => fee.status !== 'expired' && fee.status !== 'failed',
     );
     if (entered.length === 0 || !entered.every((fee) => fee.status === 'completed')) return;
-    this.#fundedHere.add(match.id);
+    const current = await this.#engine.ledger.get(match.id);
+    if (current?.status !== 'creating' || matchMeta(current.meta).funded) return;
+    // Whoever records this first fires the event; the others see it taken.
+    if (!(await this.#engine.ledger.recordEvent(`once:match.funded:${match.id}`))) return;
     const updated = await this.#engine.ledger.update(match.id, 'creating', {
-      meta: { ...meta, funded: true } as unknown as Record<string, unknown>,
+      meta: { ...current.meta, funded: true },
     });
     if (!updated) return;
     this.#engine.announce(updated);

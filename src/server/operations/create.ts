@@ -115,7 +115,7 @@ async function record(
   for (let attempt = 0; ; attempt++) {
     const now = engine.now();
     try {
-      const intent = await engine.ledger.create(
+      const intent = await engine.record(
         { ...fields, nextCheckAt: now + engine.settings.reconciler.creatingGraceMs },
         now,
         guards,

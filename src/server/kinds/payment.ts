@@ -7,15 +7,37 @@
  * a success leaves the intent `unknown` (outcome.ts). Unlike a reward's, the money of a lost
  * payment may have left without any code to show for it, so nothing expires it by itself: a
  * callback proven by its callback URL settles it, or an operator does (`lightning.resolve`).
+ *
+ *   a re-read: completed -> completed, failed -> failed, processing -> still open
  */
+import type { PaymentsApi } from '../../api/client.js';
 import { parseInput } from '../../api/inputs.js';
 import { BudgetExceededError } from '../../errors.js';
 import { IntentLostError } from '../../ledger/errors.js';
 import type { Intent } from '../../ledger/intent.js';
+import { mayReissue } from '../../ledger/journal.js';
 import type { Engine } from '../engine.js';
+import { type OnBehalf, recordThenSend } from '../operations/create.js';
+import { type AddressPaymentInput, addressPaymentInput } from '../operations/inputs.js';
 import { newCallbackToken } from '../tokens.js';
-import { type OnBehalf, recordThenSend } from './create.js';
-import { type AddressPaymentInput, addressPaymentInput } from './inputs.js';
+import { type KindRules, notProvenBy, type Observation } from './kind.js';
+
+export const payment: KindRules = {
+  kind: 'payment',
+  reads: 'resource',
+  lostAnswer: 'proof',
+  showsCode: false,
+  room: 'payments',
+  mayReissue,
+  async observe(api: PaymentsApi, _intent, remoteId, _now, proof): Promise<Observation | null> {
+    const sent = await api.payments.get(remoteId);
+    if (notProvenBy(proof, sent.callbackUrl)) return null;
+    const seen = { patch: { remoteId }, note: `payment ${sent.status}` };
+    if (sent.status === 'completed') return { ...seen, to: 'completed' };
+    if (sent.status === 'failed') return { ...seen, to: 'failed' };
+    return { ...seen, to: null };
+  },
+};
 
 export async function startAddressPayment(
   engine: Engine,

@@ -1,14 +1,43 @@
 /**
- * A reward: a withdrawal request for one player, recorded in the ledger before the service
- * is called, with a callback URL that carries the intent's secret token.
+ * The reward kind: a withdrawal request for one player, recorded in the ledger before the
+ * service is called, with a callback URL that carries the intent's secret token. Its code is a
+ * bearer secret shown to its player only; a re-read reports the request's own status:
+ *
+ *   completed -> completed (claimed), expired -> expired, error -> failed, pending -> still open
+ *
+ * A create answer that was lost held the only copy of the code, so an `unknown` reward ends
+ * expired at its deadline. A match's payout or refund that ended unpaid is issued again only
+ * when nobody can hold its code (journal.ts, `mayReissue`).
  */
+import type { PaymentsApi } from '../../api/client.js';
 import { parseInput } from '../../api/inputs.js';
 import { BudgetExceededError } from '../../errors.js';
 import type { Intent } from '../../ledger/intent.js';
+import { mayReissue } from '../../ledger/journal.js';
 import type { Engine } from '../engine.js';
+import { type OnBehalf, recordThenSend } from '../operations/create.js';
+import { type RewardInput, rewardInput } from '../operations/inputs.js';
 import { newCallbackToken } from '../tokens.js';
-import { type OnBehalf, recordThenSend } from './create.js';
-import { type RewardInput, rewardInput } from './inputs.js';
+import { type KindRules, notProvenBy, type Observation } from './kind.js';
+
+export const reward: KindRules = {
+  kind: 'reward',
+  reads: 'resource',
+  lostAnswer: 'deadline',
+  showsCode: true,
+  room: 'rewards',
+  mayReissue,
+  async observe(api: PaymentsApi, _intent, remoteId, _now, proof): Promise<Observation | null> {
+    const request = await api.withdrawalRequests.get(remoteId);
+    if (notProvenBy(proof, request.callbackUrl)) return null;
+    const patch = { remoteId, code: request.invoice.request, uri: request.invoice.uri ?? null };
+    const seen = { patch, note: `withdrawal request ${request.status}` };
+    if (request.status === 'completed') return { ...seen, to: 'completed' };
+    if (request.status === 'expired') return { ...seen, to: 'expired' };
+    if (request.status === 'error') return { ...seen, to: 'failed' };
+    return { ...seen, to: null };
+  },
+};
 
 export async function startReward(
   engine: Engine,

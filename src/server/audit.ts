@@ -1,0 +1,307 @@
+/**
+ * The live audit: run by the reconciler every `audit.intervalMs` and by `lightning.audit()`, it
+ * checks what must always hold of the game's money and reports what does not, once:
+ *
+ * - the journal sums to zero, in every unit;
+ * - every ended match's escrow is zero, and every winner of a settled match holds a payout that
+ *   is claimable, claimed, was shown and let expire, or was resolved by an operator;
+ * - no `unknown` past its deadline (one whose code was only in a lost answer ends by then);
+ * - the wallet at the service moved by what the journal says moved since the first reading
+ *   (within the service's fees, and allowing for money that moved at the service before its
+ *   callback reached the journal, for `walletSettleMs`);
+ * - cover (wallet - owed to players - escrow - in flight) is not below zero.
+ *
+ * A finding is logged in one line, emitted in an `audit` event, and never reported again: not by
+ * this process (a memory of what it reported) nor by another (a once-marker in the ledger).
+ *
+ * Cost per run: the journal entries written since the last run (read in pages of 1,000), two
+ * balance reads, one wallet read at the service, one read of the unknowns, and for each match
+ * that moved, its record, its group and its escrow.
+ */
+import { createHash } from 'node:crypto';
+import { type Intent, isTerminal } from '../ledger/intent.js';
+import { accounts, type JournalEntry, wasShown } from '../ledger/journal.js';
+import { type Balances, readBalances, sumsByUnit, type WalletReading } from './balances.js';
+import type { Engine } from './engine.js';
+import type { AuditFinding } from './findings.js';
+import { matchMeta } from './match/terms.js';
+
+export type { AuditFinding } from './findings.js';
+
+export interface AuditReport {
+  /** epoch ms */
+  at: number;
+  /** Everything found wrong by this run, reported before or not. */
+  findings: AuditFinding[];
+  /** What this run reported for the first time (logged and emitted). */
+  reported: AuditFinding[];
+  balances: Balances;
+}
+
+/** Journal pages one run reads at most; the rest is read by the next run. */
+const MAX_PAGES = 50;
+/** Findings this process remembers having reported. */
+const MEMORY = 10_000;
+
+export class Auditor {
+  readonly #engine: Engine;
+  #after: string | undefined;
+  /** Matches whose money moved, by id, with when their latest entry was written. */
+  readonly #matches = new Map<string, number>();
+  #wallet: WalletReading | null = null;
+  #baseline: { walletMsat: bigint; journalIn: bigint; at: number; outflow: bigint } | null = null;
+  #mismatchSince: number | null = null;
+  #shortSince: number | null = null;
+  readonly #reported = new Set<string>();
+  #running: Promise<AuditReport> | undefined;
+
+  constructor(engine: Engine) {
+    this.#engine = engine;
+  }
+
+  /** The last reading of the wallet at the service. */
+  get wallet(): WalletReading | null {
+    return this.#wallet;
+  }
+
+  /** Balances now, with the last wallet reading (read once if there is none yet). */
+  async balances(): Promise<Balances> {
+    if (this.#wallet === null) await this.#readWallet();
+    return readBalances(this.#engine.ledger, this.#wallet);
+  }
+
+  /** One audit now; a run in progress is shared, not started twice. */
+  run(): Promise<AuditReport> {
+    this.#running ??= this.#run().finally(() => {
+      this.#running = undefined;
+    });
+    return this.#running;
+  }
+
+  async #run(): Promise<AuditReport> {
+    const engine = this.#engine;
+    const now = engine.now();
+    const findings: AuditFinding[] = [];
+    const outflow = await this.#readJournal(now);
+    const wallet = await this.#readWallet();
+    const balances = await readBalances(engine.ledger, this.#wallet);
+
+    for (const [unit, sum] of sumsByUnit(await engine.ledger.balances())) {
+      if (sum === 0n) continue;
+      findings.push({
+        type: 'journal-unbalanced',
+        unit,
+        sum: sum.toString(),
+        message: `the journal does not sum to zero in ${unit}: ${sum}`,
+      });
+    }
+    findings.push(...(await this.#checkMatches(now)));
+    findings.push(...(await this.#checkUnknowns(now)));
+    if (wallet !== null) {
+      findings.push(...this.#checkWallet(wallet, balances, outflow, now));
+      findings.push(...this.#checkCover(balances, now));
+    }
+
+    const reported: AuditFinding[] = [];
+    for (const finding of findings) {
+      if (await this.#firstReport(finding)) reported.push(finding);
+    }
+    for (const finding of reported) engine.logger.error(`audit: ${finding.message}`);
+    if (reported.length > 0) engine.emit('audit', reported);
+    return { at: now, findings, reported, balances };
+  }
+
+  /**
+   * Reads the entries written since the last run: which matches' money moved, and how much left
+   * the wallet (the service's fees are a share of it).
+   */
+  async #readJournal(now: number): Promise<bigint> {
+    const { lookbackMs } = this.#engine.settings.audit;
+    let outflow = 0n;
+    for (let page = 0; page < MAX_PAGES; page++) {
+      const query =
+        this.#after === undefined
+          ? { since: Math.max(0, now - lookbackMs), limit: 1000 }
+          : { after: this.#after, limit: 1000 };
+      const { entries, next } = await this.#engine.ledger.journal(query);
+      for (const entry of entries) outflow += this.#note(entry);
+      const last = entries.at(-1);
+      // Until the first entry is seen, each run reads from the look-back window again.
+      if (last) this.#after = String(last.seq);
+      if (next === null) break;
+    }
+    return outflow;
+  }
+
+  #note(entry: JournalEntry): bigint {
+    const escrow = [entry.debit, entry.credit].find((a) => a.startsWith('escrow:'));
+    const matchId = entry.matchId ?? escrow?.slice('escrow:'.length);
+    if (matchId !== undefined) this.#matches.set(matchId, entry.at);
+    return entry.credit === accounts.wallet && entry.unit === 'msats' ? BigInt(entry.amount) : 0n;
+  }
+
+  async #checkMatches(now: number): Promise<AuditFinding[]> {
+    const { ledger, settings } = this.#engine;
+    const findings: AuditFinding[] = [];
+    for (const [matchId, lastAt] of [...this.#matches]) {
+      if (lastAt > now - settings.audit.settleMs) continue;
+      const match = await ledger.get(matchId);
+      if (match?.kind !== 'match') {
+        this.#matches.delete(matchId);
+        continue;
+      }
+      if (!isTerminal(match.status)) continue;
+      this.#matches.delete(matchId);
+      const [escrow] = await ledger.balances([accounts.escrow(matchId)]);
+      const left = BigInt(escrow?.balance ?? '0');
+      if (left !== 0n) {
+        findings.push({
+          type: 'escrow-left',
+          matchId,
+          escrowMsat: left.toString(),
+          message: `match ${matchId} ended with ${left} msats left in its escrow`,
+        });
+      }
+      if (match.status === 'completed') findings.push(...(await this.#checkWinners(match)));
+    }
+    return findings;
+  }
+
+  async #checkWinners(match: Intent): Promise<AuditFinding[]> {
+    const decision = matchMeta(match.meta).decision;
+    if (decision?.kind !== 'settle') return [];
+    const group = await this.#engine.ledger.byGroup(match.id);
+    const findings: AuditFinding[] = [];
+    for (const { playerId } of decision.payouts) {
+      const last = group
+        .filter((i) => i.meta.matchRole === 'payout' && i.playerId === playerId)
+        .at(-1);
+      if (last !== undefined && holdsPayout(last)) continue;
+      findings.push({
+        type: 'winner-unpaid',
+        matchId: match.id,
+        playerId,
+        intentId: last?.id ?? null,
+        status: last?.status ?? null,
+        message: `match ${match.id} settled, but its winner ${playerId} holds no claimable or paid payout (${last ? `${last.id} is ${last.status}` : 'none was made'})`,
+      });
+    }
+    return findings;
+  }
+
+  async #checkUnknowns(now: number): Promise<AuditFinding[]> {
+    const { ledger, settings } = this.#engine;
+    const findings: AuditFinding[] = [];
+    for (const intent of await ledger.unknowns(1000)) {
+      if (this.#engine.rulesOf(intent.kind).lostAnswer !== 'deadline') continue;
+      if (intent.expiresAt === null) continue;
+      const deadline = intent.expiresAt + settings.reconciler.expiryMarginMs;
+      if (now <= deadline + settings.audit.settleMs) continue;
+      findings.push({
+        type: 'unknown-overdue',
+        intentId: intent.id,
+        kind: intent.kind,
+        deadline,
+        message: `${intent.kind} ${intent.id} is still unknown ${Math.round((now - deadline) / 1000)} s after its deadline`,
+      });
+    }
+    return findings;
+  }
+
+  #checkWallet(wallet: bigint, balances: Balances, outflow: bigint, now: number): AuditFinding[] {
+    const journalIn = BigInt(balances.walletNetMsat);
+    if (this.#baseline === null) {
+      this.#baseline = { walletMsat: wallet, journalIn, at: now, outflow: 0n };
+      return [];
+    }
+    const base = this.#baseline;
+    base.outflow += outflow;
+    const { walletToleranceMsat, feeToleranceBps, walletSettleMs } = this.#engine.settings.audit;
+    const expected = base.walletMsat + (journalIn - base.journalIn);
+    const difference = wallet - expected;
+    const tolerance =
+      BigInt(walletToleranceMsat) + (base.outflow * BigInt(feeToleranceBps)) / 10_000n;
+    // Codes claimed and payments sent leave the wallet before their callback reaches the journal.
+    const notYetJournaled = BigInt(balances.claimableMsat) + BigInt(balances.inFlightMsat);
+    if (difference >= -(notYetJournaled + tolerance) && difference <= tolerance) {
+      this.#mismatchSince = null;
+      return [];
+    }
+    this.#mismatchSince ??= now;
+    if (now - this.#mismatchSince < walletSettleMs) return [];
+    const since = this.#mismatchSince;
+    // Reported once; later moves are measured from here (a deposit is one finding, not many).
+    this.#baseline = { walletMsat: wallet, journalIn, at: now, outflow: 0n };
+    this.#mismatchSince = null;
+    return [
+      {
+        type: 'wallet-mismatch',
+        walletMsat: wallet.toString(),
+        expectedMsat: expected.toString(),
+        differenceMsat: difference.toString(),
+        since,
+        message: `the wallet holds ${wallet} msats where the journal says ${expected} (${difference > 0n ? '+' : ''}${difference}) since ${new Date(since).toISOString()}: money moved at the service without a record here`,
+      },
+    ];
+  }
+
+  #checkCover(balances: Balances, now: number): AuditFinding[] {
+    const cover = BigInt(balances.coverMsat ?? '0');
+    if (cover >= 0n) {
+      this.#shortSince = null;
+      return [];
+    }
+    this.#shortSince ??= now;
+    return [
+      {
+        type: 'cover-short',
+        coverMsat: cover.toString(),
+        message: `the wallet does not cover what the game owes: short by ${-cover} msats (owed to players ${balances.owedToPlayersMsat}, escrow ${balances.escrowMsat}, in flight ${balances.inFlightMsat})`,
+      },
+    ];
+  }
+
+  /** The wallet at the service, in msats; null when it cannot be read now (logged). */
+  async #readWallet(): Promise<bigint | null> {
+    try {
+      const wallet = await this.#engine.api.wallet.get();
+      // The service states the balance in satoshis.
+      const msat = BigInt(Math.floor(Number(wallet.balance) * 1000));
+      this.#wallet = { msat: msat.toString(), at: this.#engine.now() };
+      return msat;
+    } catch (err) {
+      this.#engine.logger.warn(`audit: the wallet could not be read: ${(err as Error).message}`);
+      return null;
+    }
+  }
+
+  /** True the first time any process reports this finding. */
+  async #firstReport(finding: AuditFinding): Promise<boolean> {
+    const key = findingKey(finding, this.#shortSince);
+    if (this.#reported.has(key)) return false;
+    this.#reported.add(key);
+    if (this.#reported.size > MEMORY) {
+      this.#reported.delete(this.#reported.values().next().value as string);
+    }
+    try {
+      return await this.#engine.ledger.recordEvent(`once:audit:${key}`);
+    } catch {
+      return true;
+    }
+  }
+}
+
+/** A winner's payout that counts as paid: claimable, claimed, shown and let expire, or resolved. */
+function holdsPayout(payout: Intent): boolean {
+  if (payout.status === 'pending' || payout.status === 'completed') return true;
+  if (payout.status === 'expired' && wasShown(payout)) return true;
+  return payout.history.some((h) => h.note?.startsWith('resolved by operator') === true);
+}
+
+/** What makes a finding the same finding: hashed, so that a key stays short whatever ids it holds. */
+function findingKey(finding: AuditFinding, shortSince: number | null): string {
+  const { message: _message, ...fields } = finding;
+  const identity =
+    finding.type === 'cover-short' ? { type: finding.type, since: shortSince } : fields;
+  return createHash('sha256').update(JSON.stringify(identity)).digest('base64url');
+}

@@ -1,0 +1,138 @@
+/**
+ * The entry-fee kind: a single-use static charge (min = max = the fee, one slot). The service
+ * gives static charges no expiry of their own, so the fee's deadline is ours: when it passes,
+ * the reconciler closes the charge and reads it once more before calling the fee expired.
+ *
+ *   slots above the baseline -> completed; charge disabled, or our deadline passed (the charge
+ *   is then closed) -> expired; otherwise still open
+ *
+ * A fee that ended expired is looked at once more when a callback names it: money paid after
+ * its deadline is still money in (the journal's `late` step), and the game or its match must
+ * give it back.
+ */
+import { createHash } from 'node:crypto';
+import type { PaymentsApi } from '../../api/client.js';
+import { parseInput } from '../../api/inputs.js';
+import type { Intent } from '../../ledger/intent.js';
+import type { Engine } from '../engine.js';
+import { type OnBehalf, recordThenSend } from '../operations/create.js';
+import { type EntryFeeInput, entryFeeInput } from '../operations/inputs.js';
+import { newCallbackToken } from '../tokens.js';
+import { type KindHost, type KindRules, notProvenBy, type Observation } from './kind.js';
+
+/** Statuses of a static charge that accept no more payments. */
+const CLOSED_CHARGE = new Set(['inactive', 'disabled', 'expired']);
+
+export const entryFee: KindRules = {
+  kind: 'entryFee',
+  reads: 'resource',
+  lostAnswer: 'deadline',
+  showsCode: true,
+  room: 'entryFees',
+  // A fee is the player's money coming in: never issued again by us.
+  mayReissue: () => false,
+  async observe(api: PaymentsApi, intent, remoteId, now, proof): Promise<Observation | null> {
+    const charge = await api.staticCharges.get(remoteId);
+    if (notProvenBy(proof, charge.callbackUrl)) return null;
+    const baseline = Number(intent.meta.slotsBaseline ?? 0);
+    const patch = { remoteId, code: charge.invoice.request, uri: charge.invoice.uri ?? null };
+    const paid = (slots: number): Observation => ({
+      to: 'completed',
+      patch,
+      note: `paid (${slots} slots)`,
+    });
+    if (charge.slots > baseline) return paid(charge.slots);
+    if (CLOSED_CHARGE.has(charge.status)) {
+      return { to: 'expired', patch, note: `charge ${charge.status}` };
+    }
+    if (intent.expiresAt !== null && now >= intent.expiresAt) {
+      // Our deadline passed: close the charge so no late payment lands on an expired fee.
+      // Its own creation time is in the past on the service's clock, whatever the skew
+      // between our clocks. The answer is the closed charge: a payment that arrived just
+      // before shows in its slots, and none can arrive after.
+      const closeAt = charge.createdAt ?? new Date(now - 60_000).toISOString();
+      const closed = await api.staticCharges.update(remoteId, { expiresAt: closeAt });
+      if (closed.slots > baseline) return paid(closed.slots);
+      return { to: 'expired', patch, note: 'fee deadline passed; charge closed' };
+    }
+    return { to: null, patch, note: `charge ${charge.status}, ${charge.slots} slots` };
+  },
+  afterEnd: detectLatePayment,
+};
+
+/**
+ * An expired fee whose charge was paid anyway (a payment that raced the close): recorded once,
+ * by the journal's `late` step (a second process's write is refused), then told.
+ */
+async function detectLatePayment(host: KindHost, intent: Intent): Promise<void> {
+  if (intent.status !== 'expired' || intent.remoteId === null) return;
+  if (intent.meta.latePaymentReported === true) return;
+  try {
+    const charge = await host.api.staticCharges.get(intent.remoteId);
+    const baseline = Number(intent.meta.slotsBaseline ?? 0);
+    if (charge.slots <= baseline) return;
+    const marked = await host.update(intent, {
+      meta: { ...intent.meta, latePaymentReported: true },
+    });
+    if (!marked) return;
+    host.logger.warn(
+      intent.groupId === null
+        ? `entry fee ${intent.id} was paid after it expired: refund it`
+        : `entry fee ${intent.id} was paid after it expired: its match refunds it`,
+    );
+    host.tell(marked, 'latePayment');
+  } catch (err) {
+    host.logger.warn(`late-payment check of ${intent.id} failed: ${(err as Error).message}`);
+  }
+}
+
+export async function startEntryFee(
+  engine: Engine,
+  input: EntryFeeInput,
+  behalf: OnBehalf = {},
+): Promise<Intent> {
+  const args = parseInput(entryFeeInput, input);
+  const token = newCallbackToken();
+  return recordThenSend(
+    engine,
+    {
+      kind: 'entryFee',
+      roomId: args.roomId,
+      playerId: args.playerId,
+      amount: args.amountMsat,
+      unit: 'msats',
+      description: args.description,
+      callbackToken: token,
+      expiresAt: engine.now() + args.expiresIn * 1000,
+      openKey: openKeyOf(args.roomId, args.playerId, args.key),
+      meta: { ...behalf.meta, slotsBaseline: 0 },
+      ...(behalf.groupId === undefined ? {} : { groupId: behalf.groupId }),
+    },
+    () =>
+      engine.api.staticCharges.create({
+        minAmount: args.amountMsat,
+        maxAmount: args.amountMsat,
+        description: args.description,
+        allowedSlots: 1,
+        internalId: args.playerId,
+        callbackUrl: engine.callbackUrl(token),
+        ...(args.successMessage === undefined ? {} : { successMessage: args.successMessage }),
+      }),
+    (created, intent) => ({
+      patch: {
+        remoteId: created.id,
+        code: created.invoice.request,
+        uri: created.invoice.uri ?? `lightning:${created.invoice.request}`,
+        meta: { ...intent.meta, slotsBaseline: created.slots },
+        nextCheckAt: engine.nextCheckAt(intent),
+      },
+      note: `static charge ${created.status}`,
+    }),
+  );
+}
+
+/** One open fee per player per room (and per key, when the game names one). */
+function openKeyOf(roomId: string | null, playerId: string, key: string | undefined): string {
+  const seat = JSON.stringify(['entryFee', roomId, playerId, key ?? null]);
+  return `fee:${createHash('sha256').update(seat).digest('base64url')}`;
+}

@@ -1,0 +1,95 @@
+/**
+ * What an intent's kind means, as one object per kind (reward.ts, entry-fee.ts, spend.ts,
+ * payment.ts, match.ts): how the engine re-reads one, what the service's answer means for it,
+ * what a lost create answer leaves, what it still does once ended, whether it may be issued
+ * again, and where it appears in a room. The engine applies these rules and names no kind;
+ * index.ts registers them. Where an intent's money sits in each state is the journal's rule,
+ * beside the ledger (ledger/journal.ts), because the stores' migrations need it too.
+ *
+ * Nothing here may import the engine: the engine imports this file's types.
+ */
+import type { PaymentsApi } from '../../api/client.js';
+import type { Intent, IntentKind, IntentPatch, IntentStatus } from '../../ledger/intent.js';
+import type { LightningLogger } from '../logger.js';
+
+/** What a re-read of the service's resource says the intent should become. */
+export interface Observation {
+  /** The status the intent should move to, or null: still open, look again later. */
+  to: IntentStatus | null;
+  /** Fields learned on the way (the remote id and code of an intent that was `unknown`). */
+  patch: IntentPatch;
+  /** The service's own status word, for the history. */
+  note: string;
+}
+
+/** What a kind may use of the engine when it looks at an ended intent again. */
+export interface KindHost {
+  readonly api: PaymentsApi;
+  readonly logger: LightningLogger;
+  now(): number;
+  /**
+   * Writes non-status fields of `intent` with the journal postings the change makes, in one
+   * step; null when its status changed meanwhile, or when the journal already holds the step
+   * (another process wrote it first).
+   */
+  update(intent: Intent, patch: IntentPatch): Promise<Intent | null>;
+  /** Tells the game, and the layers that follow moves, of a fact about an ended intent. */
+  tell(intent: Intent, what: 'latePayment'): void;
+}
+
+/**
+ * With `proof` (the callback URL of an intent that learned its resource's id from a callback's
+ * body), true when the resource read is someone else's: its callback URL is not `proof`, or the
+ * intent had no token to prove it with (`proof` is '').
+ */
+export function notProvenBy(proof: string | undefined, callbackUrl: string | null | undefined) {
+  return proof !== undefined && (proof === '' || callbackUrl !== proof);
+}
+
+/** The map of a room's LightningState an intent's entry lives in. */
+export type RoomMap = 'rewards' | 'entryFees' | 'pointSpends' | 'payments';
+
+export interface KindRules {
+  readonly kind: IntentKind;
+  /**
+   * How the engine re-reads one:
+   * - `resource`: by the service's id; a callback's body may name it before the create answered
+   *   (it is then proven by the resource's callback URL before anything is written);
+   * - `key`: the same keyed call is sent again (the service applies it once);
+   * - `own`: a record of ours with nothing to read at the service; the layer that owns it checks
+   *   it (Engine.checkWith).
+   */
+  readonly reads: 'resource' | 'key' | 'own';
+  /**
+   * Reads the service (by `remoteId`; for `key` kinds, sends the keyed call again) and says what
+   * the intent should become. With `proof`, a resource whose callback URL is not `proof` is
+   * someone else's: the answer is null, and nothing was written at the service.
+   */
+  observe?(
+    api: PaymentsApi,
+    intent: Intent,
+    remoteId: string,
+    now: number,
+    proof?: string,
+  ): Promise<Observation | null>;
+  /**
+   * What an `unknown` whose create answer was lost waits for:
+   * - `deadline`: its code was only in that answer, so nobody has it; once its deadline has
+   *   passed it can never be claimed or paid, and it ends expired by reasoning;
+   * - `proof`: its money may have left with no code to show for it: only a proven callback or an
+   *   operator ends it;
+   * - `resend`: keyed, so it is sent again (`resendMs` after the loss).
+   */
+  readonly lostAnswer: 'deadline' | 'proof' | 'resend';
+  /** Whether its pending state shows the player a code (recorded as `meta.shownAt`). */
+  readonly showsCode: boolean;
+  /** After it ended, one more look (a fee paid after its deadline is still money in). */
+  afterEnd?(host: KindHost, intent: Intent): Promise<void>;
+  /** May it be issued again having ended unpaid? (journal.ts's `mayReissue` for payouts) */
+  mayReissue(intent: Intent): boolean;
+  /** The room map its entry appears in; null: it never appears in a room. */
+  readonly room: RoomMap | null;
+}
+
+/** The rules of every kind, by kind: built once (kinds/index.ts) and handed to the engine. */
+export type KindTable = Readonly<Record<IntentKind, KindRules>>;

@@ -1,0 +1,99 @@
+/**
+ * The spend kind: a player's points debited by a deplete whose UUID idempotency key is stored
+ * in the intent before the first attempt, so every retry (the client's, the reconciler's after
+ * a restart) carries the same key and the service debits once. There is no read of a deplete:
+ * a re-read sends the same keyed call again (COMPLETED -> completed, TX3017 -> failed).
+ * Points are journaled in their own currency, never mixed with msats.
+ */
+import { randomUUID } from 'node:crypto';
+import type { PaymentsApi } from '../../api/client.js';
+import { InsufficientPointsError } from '../../api/errors.js';
+import { parseInput } from '../../api/inputs.js';
+import { IntentLostError } from '../../ledger/errors.js';
+import type { Intent } from '../../ledger/intent.js';
+import type { Engine } from '../engine.js';
+import { recordThenSend } from '../operations/create.js';
+import { type SpendInput, spendInput } from '../operations/inputs.js';
+import type { KindRules, Observation } from './kind.js';
+
+/** After a lost answer, the reconciler re-sends the same deplete this soon. */
+const RESEND_AFTER_MS = 2_000;
+
+export const spend: KindRules = {
+  kind: 'spend',
+  reads: 'key',
+  lostAnswer: 'resend',
+  showsCode: false,
+  room: 'pointSpends',
+  mayReissue: () => false,
+  observe: resendDeplete,
+};
+
+/** A deplete whose answer was lost: the same key makes the service apply it at most once. */
+async function resendDeplete(api: PaymentsApi, intent: Intent): Promise<Observation> {
+  const userId = intent.meta.userId;
+  if (typeof userId !== 'string' || intent.idempotencyKey === null) {
+    return { to: 'failed', patch: { error: 'spend intent without user or key' }, note: 'invalid' };
+  }
+  try {
+    const transfer = await api.widgetUsers.deplete({
+      user_id: userId,
+      amount: Number(intent.amount),
+      currency: intent.unit,
+      idempotency_key: intent.idempotencyKey,
+    });
+    const to = transfer.status === 'COMPLETED' ? 'completed' : null;
+    return { to, patch: { remoteId: transfer.transfer_id }, note: `transfer ${transfer.status}` };
+  } catch (err) {
+    if (err instanceof InsufficientPointsError) {
+      return { to: 'failed', patch: { error: 'insufficient point balance' }, note: 'TX3017' };
+    }
+    throw err;
+  }
+}
+
+export async function startSpend(engine: Engine, input: SpendInput): Promise<Intent> {
+  const args = parseInput(spendInput, input);
+  const key = randomUUID();
+  let transferStatus = '';
+  const pending = await recordThenSend(
+    engine,
+    {
+      kind: 'spend',
+      roomId: args.roomId,
+      playerId: args.playerId,
+      amount: String(args.amount),
+      unit: args.currency,
+      description: args.description,
+      idempotencyKey: key,
+      meta: { userId: args.userId },
+    },
+    () =>
+      engine.api.widgetUsers.deplete({
+        user_id: args.userId,
+        amount: args.amount,
+        currency: args.currency,
+        idempotency_key: key,
+      }),
+    (transfer) => {
+      transferStatus = transfer.status;
+      return {
+        patch: { remoteId: transfer.transfer_id, nextCheckAt: engine.now() + RESEND_AFTER_MS },
+        note: `transfer ${transfer.status}`,
+      };
+    },
+    // The same key makes a re-send safe: the reconciler sends it again after a lost answer.
+    { retryAfterAmbiguousMs: RESEND_AFTER_MS },
+  );
+  if (pending.status !== 'pending' || transferStatus !== 'COMPLETED') return pending;
+  const done = await engine.apply(
+    pending,
+    'completed',
+    { nextCheckAt: null },
+    'transfer COMPLETED',
+  );
+  if (done) return done;
+  const won = await engine.ledger.get(pending.id);
+  if (won === null) throw new IntentLostError(pending.id, pending.remoteId);
+  return won;
+}
