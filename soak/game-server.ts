@@ -17,12 +17,12 @@
  * have one), wait for the others to pay, or end it: settle among those who paid (some with
  * rake), abort, or abandon it (nobody keeps it alive: it times out).
  *
- * Reports to the runner: `ready`; `settled`, `unknown`, `latePayment` and the matches' ends
- * (`match`) from its Lightning core; every settlement its rooms' hooks deliver (`room`), and
+ * Reports to the runner: `ready`; `settled`, `unknown`, `latePayment`, the matches' ends
+ * (`match`) and the live audit's findings (`audit`) from its Lightning core; every settlement its rooms' hooks deliver (`room`), and
  * every message on its rooms' settlement channels (`message`). Commands: `createRoom`, `sync`
  * (answered after every report made before it), `closeMatches` (every room decides its current
  * match: closing time), `resolve` (an operator resolves an unknown intent), `claims` (the
- * claim codes waiting for players), `clock` (time jumps forward). It exits when the runner goes
+ * claim codes waiting for players), `clock` (time jumps forward), `audit` (the live audit now). It exits when the runner goes
  * away (the IPC channel closes).
  */
 import { type Client, definePlugins, Room } from '@colyseus/core';
@@ -74,6 +74,9 @@ lightning.on('unknown', (intent) => report({ event: 'unknown', ...summary(intent
 lightning.on('latePayment', (intent) => report({ event: 'latePayment', ...summary(intent) }));
 lightning.on('match.settled', (view) => report({ event: 'match', id: view.id, status: 'settled' }));
 lightning.on('match.aborted', (view) => report({ event: 'match', id: view.id, status: 'aborted' }));
+lightning.on('audit', (findings) =>
+  report({ event: 'audit', findings: findings.map((f) => `${f.type}: ${f.message}`) }),
+);
 
 const SoakState = schema({ lightning: LightningState }, 'SoakState');
 
@@ -327,7 +330,8 @@ type Command =
   | { cmd: 'closeMatches' }
   | { cmd: 'resolve'; id: string; status: 'completed' | 'expired' | 'failed'; note: string }
   | { cmd: 'claims'; playerIds: string[] }
-  | { cmd: 'clock'; offset: number };
+  | { cmd: 'clock'; offset: number }
+  | { cmd: 'audit' };
 
 await serveGameProcess<Command>('soak', SoakRoom, lightning, async (command) => {
   switch (command.cmd) {
@@ -346,5 +350,7 @@ await serveGameProcess<Command>('soak', SoakRoom, lightning, async (command) => 
     case 'clock':
       clock.setOffset(command.offset);
       return clock.offset;
+    case 'audit':
+      return (await lightning.audit()).findings.map((f) => `${f.type}: ${f.message}`);
   }
 });

@@ -17,13 +17,14 @@
  * Pure: no I/O; a few passes over the records. `books.error` (a store that keeps no journal)
  * makes every journal check fail with it.
  */
-import type { Intent } from '../src/ledger/intent.js';
+import { type Intent, isTerminal } from '../src/ledger/intent.js';
 import {
   type AccountBalance,
   accountClass,
   attemptOf,
   fromPot,
   type JournalEntry,
+  mayReissue,
   positionOf,
   wasShown,
 } from '../src/ledger/journal.js';
@@ -89,17 +90,15 @@ function reached(attempt: Intent): boolean {
 
 /** How a payout or refund ended up for its player, or null when that is not a right end. */
 function held(attempt: Intent, phase: Phase): string | null {
-  if (attempt.status === 'completed') return 'claimed or paid';
-  if (byOperator(attempt)) return 'resolved by an operator';
+  if (attempt.status === 'completed') {
+    return byOperator(attempt) ? 'paid (resolved by an operator)' : 'claimed or paid';
+  }
   if (attempt.status === 'pending' && attempt.kind === 'reward') return 'claimable';
-  if (phase === 'at the end') {
-    if (attempt.status === 'expired' && wasShown(attempt)) return 'shown, never claimed (lapsed)';
-    if (
-      (attempt.status === 'failed' || attempt.status === 'expired') &&
-      positionOf(attempt).account.startsWith('owed:')
-    ) {
-      return 'failed every attempt: owed, for an operator';
-    }
+  if (isTerminal(attempt.status) && positionOf(attempt).account.startsWith('owed:')) {
+    return 'refused every attempt: owed, for an operator';
+  }
+  if (phase === 'at the end' && attempt.status === 'expired' && wasShown(attempt)) {
+    return 'shown, never claimed (lapsed)';
   }
   return null;
 }
@@ -512,4 +511,19 @@ export function accountsOf(intents: readonly Intent[]): string[] {
     }
   }
   return [...names];
+}
+
+/**
+ * Attempts at a payout or refund that ended unpaid and are to be issued again, and are not yet:
+ * the game is still at work (the process that saw the attempt end issues the next one).
+ */
+export function reissuesDue(intents: readonly Intent[]): Intent[] {
+  const next = new Set(
+    intents
+      .filter((i) => fromPot(i) && attemptOf(i) > 1)
+      .map((i) => `${String(i.meta.payKey)}#${attemptOf(i) - 1}`),
+  );
+  return intents.filter(
+    (i) => mayReissue(i) && !next.has(`${String(i.meta.payKey)}#${attemptOf(i)}`),
+  );
 }

@@ -41,7 +41,7 @@ import {
   type PointBalance,
   type Records,
 } from './invariants.js';
-import { type Books, payoutsHeld, refundsAndPots } from './money.js';
+import { type Books, payoutsHeld, refundsAndPots, reissuesDue } from './money.js';
 import {
   emailOf,
   foreignSightings,
@@ -453,9 +453,22 @@ async function soak(
           open.some((j) => j.groupId === i.id && waitsForTime(j))),
     );
   /** Waits until only what waits for time or an operator is open; false if `until` came first. */
+  /**
+   * Waits until `done` holds of the open intents, the wallets have acted, and no payout or
+   * refund that ended unpaid still waits to be issued again (a read of the whole ledger, made
+   * only once the rest holds, at most five times a second); false if `until` came first.
+   */
   const settleUntil = async (label: string, until: number, done = quiet): Promise<boolean> => {
     let open: Intent[] = [];
     let closedAt = Date.now();
+    let scannedAt = 0;
+    let due: Intent[] = [];
+    const reissued = async () => {
+      if (Date.now() - scannedAt < 200) return false;
+      scannedAt = Date.now();
+      due = reissuesDue(await readLedger(redis, ledger, pool));
+      return due.length === 0;
+    };
     try {
       await eventually(
         async () => {
@@ -468,7 +481,7 @@ async function soak(
             closedAt = Date.now();
             await closeMatches();
           }
-          return wallets.waiting === 0 && done(open);
+          return wallets.waiting === 0 && done(open) && (await reissued());
         },
         Math.max(0, until - Date.now()),
         label,
@@ -476,7 +489,7 @@ async function soak(
       return true;
     } catch {
       o.log(
-        `soak: ${label}: ${open.length} intents still open (${[...new Set(open.map((i) => `${i.kind} ${i.status}`))].join(', ')})`,
+        `soak: ${label}: ${open.length} intents still open (${[...new Set(open.map((i) => `${i.kind} ${i.status}`))].join(', ')}), ${due.length} attempts not yet issued again`,
       );
       return false;
     }
@@ -575,6 +588,16 @@ async function soak(
     );
   };
   await eventually(hooked, 10_000, 'room hooks').catch(() => {});
+  // The game's own audit, run now by every live process: it must find what the soak finds.
+  const audits = await Promise.all(
+    cluster.nodes
+      .filter((n) => n.process.alive)
+      .map((n) =>
+        n.process
+          .request<string[]>({ cmd: 'audit' })
+          .catch((err: Error) => [`the audit failed: ${err.message}`]),
+      ),
+  );
   await cluster.sync();
   intents = await readLedger(redis, ledger, pool);
 
@@ -611,6 +634,12 @@ async function soak(
     },
   };
   const checks = [...early, ...checkInvariants(records)];
+  const during = cluster.reports.filter((r) => r.event === 'audit');
+  checks.push({
+    name: "the game's live audit found nothing (during the run, and lightning.audit() at the end)",
+    checked: audits.length + during.length,
+    violations: [...new Set([...during.flatMap((r) => r.findings as string[]), ...audits.flat()])],
+  });
   // Screens: each connected player sees exactly its room's intents of its own, as the ledger has them.
   const screens = await screensAgree(players, intents, lostInKill(records));
   checks.push(screens, {

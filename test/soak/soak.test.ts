@@ -1,18 +1,19 @@
 /**
  * The fault soak, short form (soak/runner.ts; the long form is `npm run soak -- --ops 10000`):
- * 400 ops by real SDK clients over three game processes on one durable Redis, with emulator
- * faults, bad callback weather, a game process SIGKILLed with creates in flight and Redis
- * SIGKILLed, then every invariant checked against the emulator's records and the ledger.
- * About 25 s on 2 cores; the figures are printed either way, the violations when one broke.
+ * 400 ops (rewards, fees, spends and match steps) by real SDK clients over three game processes
+ * on one durable Redis, with emulator faults, bad callback weather, a game process SIGKILLed
+ * with creates in flight and Redis SIGKILLed, then every invariant checked against the
+ * emulator's records, the ledger and its journal. About 35 s on 2 cores; the figures are
+ * printed either way, the violations when one broke.
  */
 import { expect } from 'chai';
 import { printFigures } from '../../soak/figures.js';
 import { runSoak } from '../../soak/runner.js';
 
-describe('soak: rewards, fees and spends through faults, a process kill and a Redis kill', function () {
+describe('soak: rewards, fees, spends and matches through faults, a process kill and a Redis kill', function () {
   this.timeout(60_000);
 
-  it('keeps every invariant, checked against the service and the ledger', async () => {
+  it('keeps every invariant, checked against the service, the ledger and its journal', async () => {
     const result = await runSoak({ ops: 400 });
     const lines: string[] = [];
     printFigures(result.figures, (line) => lines.push(`      ${line}`));
@@ -29,5 +30,9 @@ describe('soak: rewards, fees and spends through faults, a process kill and a Re
       result.figures.some((f) => f.section === 'crashes' && f.name.includes('redis')),
     ).to.equal(true);
     expect(figure('node2 SIGKILL')).to.match(/^[1-9]/);
+    // Matches were played and paid: some settled, some codes claimed, the journal written.
+    expect(figure('ended')).to.match(/settled [1-9]/);
+    expect(figure('payouts (attempts)')).to.match(/code claimed [1-9]/);
+    expect(figure('entries')).to.match(/^[1-9]/);
   });
 });
