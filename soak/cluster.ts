@@ -161,6 +161,20 @@ export class Cluster {
     );
   }
 
+  /**
+   * Processes that died without being killed by the soak (each slot's current process: a killed
+   * one was replaced), with how they ended and their last words.
+   */
+  deaths(): string[] {
+    return this.nodes
+      .filter((n) => !n.process.alive)
+      .map((n) => {
+        const { exitCode, signalCode } = n.process.child;
+        const last = n.process.output.trim().split('\n').slice(-12).join('\n    ');
+        return `${n.name} (incarnation ${n.incarnation}) exited (${signalCode ?? `code ${exitCode}`}); its last output:\n    ${last}`;
+      });
+  }
+
   /** What the processes' loggers printed (`[nodeN] ...`), every incarnation's. */
   output(): string {
     return [...this.#past, ...this.nodes.map((n) => n.process.output)]

@@ -224,13 +224,13 @@ function matchFigures(run: SoakRun, add: Add): void {
   const decisions = matches
     .map((m) => (m.meta as unknown as MatchMeta).decision)
     .filter((d) => d !== undefined);
-  const pot = decisions.reduce((s, d) => s + BigInt(d.potMsat), 0n);
-  const rake = decisions.reduce((s, d) => s + BigInt(d.rakeMsat), 0n);
+  const sum = (kind: 'settle' | 'abort', field: 'potMsat' | 'rakeMsat') =>
+    decisions.filter((d) => d.kind === kind).reduce((s, d) => s + BigInt(d[field]), 0n);
   const raked = decisions.filter((d) => d.rakeMsat !== '0').length;
   add(
     'matches',
     'pots',
-    `${msats(pot)} in ${count(decisions.length)} decided matches; rake ${msats(rake)} from ${count(raked)}`,
+    `settled ${msats(sum('settle', 'potMsat'))} (rake ${msats(sum('settle', 'rakeMsat'))} from ${count(raked)} matches), aborted ${msats(sum('abort', 'potMsat'))} (refunded)`,
   );
 
   const fees = intents.filter((i) => i.kind === 'entryFee' && i.groupId !== null);

@@ -634,6 +634,11 @@ async function soak(
     },
   };
   const checks = [...early, ...checkInvariants(records)];
+  checks.push({
+    name: 'no game process died but the one the soak killed',
+    checked: cluster.nodes.length,
+    violations: cluster.deaths(),
+  });
   const during = cluster.reports.filter((r) => r.event === 'audit');
   checks.push({
     name: "the game's live audit found nothing (during the run, and lightning.audit() at the end)",
@@ -695,20 +700,19 @@ function pause(ms: number): Promise<void> {
 async function claimsListed(cluster: Cluster, intents: Intent[]): Promise<Check> {
   const codes = intents.filter((i) => fromPot(i) && i.kind === 'reward' && i.status === 'pending');
   const playerIds = [...new Set(codes.map((i) => i.playerId))];
-  const violations: string[] = [];
-  const listed =
-    playerIds.length === 0
-      ? {}
-      : await cluster
-          .request<Record<string, string[]>>({ cmd: 'claims', playerIds })
-          .catch((err: Error) => {
-            violations.push(`claims() failed: ${err.message}`);
-            return {} as Record<string, string[]>;
-          });
-  for (const code of codes) {
-    if (!(listed[code.playerId] ?? []).includes(code.id) && violations.length === 0)
-      violations.push(`${code.playerId}'s claims() lacks ${code.id}`);
+  let listed: Record<string, string[]> = {};
+  try {
+    if (playerIds.length > 0) listed = await cluster.request({ cmd: 'claims', playerIds });
+  } catch (err) {
+    return {
+      name: "every pending match code is listed by its player's claims()",
+      checked: codes.length,
+      violations: [`claims() failed: ${(err as Error).message}`],
+    };
   }
+  const violations = codes
+    .filter((code) => !(listed[code.playerId] ?? []).includes(code.id))
+    .map((code) => `${code.playerId}'s claims() lacks ${code.id}`);
   return {
     name: "every pending match code is listed by its player's claims()",
     checked: codes.length,
