@@ -170,7 +170,7 @@ export class Cluster {
       .filter((n) => !n.process.alive)
       .map((n) => {
         const { exitCode, signalCode } = n.process.child;
-        const last = n.process.output.trim().split('\n').slice(-12).join('\n    ');
+        const last = n.process.output.trim().split('\n').slice(-40).join('\n    ');
         return `${n.name} (incarnation ${n.incarnation}) exited (${signalCode ?? `code ${exitCode}`}); its last output:\n    ${last}`;
       });
   }
