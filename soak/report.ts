@@ -41,6 +41,12 @@ export function soakFigures(run: SoakRun): Figure[] {
       : `${seconds(times.settled - times.opsEnd)} after the last op`,
   );
 
+  add(
+    'run',
+    '  ... steps of the end',
+    run.endgame.steps.map((st) => `${st.what} ${seconds(st.ms)}`).join(', '),
+  );
+
   add('ops', 'asked', count(ops.length));
   for (const kind of ['reward', 'fee', 'spend', 'match'] as const) {
     const mine = ops.filter((x) => x.kind === kind);

@@ -197,6 +197,8 @@ export interface Endgame {
   jumps: { from: number; to: number }[];
   /** Match codes claimed after their deadline (once time had passed it). */
   lateClaims: number;
+  /** When each step of the end was done, ms after the last op. */
+  steps: { what: string; ms: number }[];
 }
 
 /** Everything a run saw; soak/report.ts turns it into figures. */
@@ -420,7 +422,13 @@ async function soak(
 
   // Closing time: every live room decides its current match (settled among those who paid, or
   // aborted); abandoned matches and the killed process's are left to time out.
-  const endgame: Endgame = { closings: [], resolved: [], jumps: [], lateClaims: 0 };
+  const endgame: Endgame = {
+    closings: [],
+    resolved: [],
+    jumps: [],
+    lateClaims: 0,
+    steps: [],
+  };
   const closeMatches = async () => {
     const answers = await Promise.all(
       cluster.nodes
@@ -516,8 +524,10 @@ async function soak(
 
   const settleBy = opsEnd + o.expiresIn * 1000 + o.reconciler.expiryMarginMs + o.settleMs;
   let settled: number | null = null;
-  const phase = (what: string) =>
+  const phase = (what: string) => {
+    endgame.steps.push({ what, ms: Date.now() - opsEnd });
     o.log(`soak: ${what} ${seconds(Date.now() - opsEnd)} after the last op`);
+  };
   let calm = await settleUntil('every intent to end or wait for time', settleBy);
   phase('all but the match codes ended');
   await operate();
@@ -554,7 +564,7 @@ async function soak(
     );
     calm = ended && calm;
     await operate();
-    phase(`what fell due at jump ${round + 1} ended`);
+    phase(`jump ${round + 1} settled`);
   }
   if (
     await settleUntil(
@@ -565,6 +575,7 @@ async function soak(
   ) {
     if (calm) settled = Date.now();
   }
+  phase('every intent ended');
   clearInterval(look);
   wallets.stop();
   await control.callbacks.idle();
