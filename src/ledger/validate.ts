@@ -238,7 +238,11 @@ const postingSchema = z.strictObject({
   amount: z
     .string()
     .regex(/^[1-9][0-9]{0,18}$/, 'must be a positive integer as a decimal string')
-    .refine((a) => BigInt(a) <= MAX_POSTING_AMOUNT, 'must fit a signed 64-bit integer'),
+    // zod runs this check even when the pattern failed: BigInt('1.5') would throw a SyntaxError.
+    .refine(
+      (a) => !/^[0-9]+$/.test(a) || BigInt(a) <= MAX_POSTING_AMOUNT,
+      'must fit a signed 64-bit integer',
+    ),
   unit: z.string().min(1).max(32),
   why: z.string().max(500),
 });
