@@ -147,9 +147,7 @@ export class PayoutBreaker {
       cause: 'payouts',
       reason: `${recent.length} ambiguous or 5xx answers within ${windowMs} ms to the payouts of ${who.length} players (${named}${more})`,
       players: who,
-      recipients: [
-        ...new Set(recent.flatMap((f) => (f.lnAddress === null ? [] : [f.lnAddress]))),
-      ],
+      recipients: [...new Set(recent.flatMap((f) => (f.lnAddress === null ? [] : [f.lnAddress])))],
     });
   }
 

@@ -315,7 +315,7 @@ describe('server: a payment to a Lightning address', () => {
     ).to.equal('completed');
   });
 
-  it("a match pays a player whose address fails its check by claim code instead", async () => {
+  it('a match pays a player whose address fails its check by claim code instead', async () => {
     game = await startGame({ empty: EmptyRoom }, { reconciler: { enabled: false } });
     const frank = `frank@${LN_ADDRESS_DOMAIN}`;
     const match = await game.lightning.openMatch({ entryFeeMsat: 30_000 });
@@ -325,9 +325,7 @@ describe('server: a payment to a Lightning address', () => {
       lnAddress: frank,
     });
     expect(game.emulator.control.payStaticCharge(fee.remoteId as string).status).to.equal('OK');
-    await eventually(
-      async () => (await game.lightning.ledger.get(fee.id))?.status === 'completed',
-    );
+    await eventually(async () => (await game.lightning.ledger.get(fee.id))?.status === 'completed');
     // The address stopped resolving after frank entered.
     game.emulator.control.setLnAddress(frank, { valid: false });
     const settled = await game.lightning.settleMatch(match.id, { frank: 1 });

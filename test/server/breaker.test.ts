@@ -142,9 +142,9 @@ describe('payout circuit breaker', () => {
       }
       const settled = await game.lightning.settleMatch(match.id, { alice: 1 });
       expect(settled.status).to.equal('settled');
-      expect(settled.payouts.map((p) => [p.playerId, p.kind, p.status, p.amountMsat])).to.deep.equal(
-        [['alice', 'reward', 'pending', '60000']],
-      );
+      expect(
+        settled.payouts.map((p) => [p.playerId, p.kind, p.status, p.amountMsat]),
+      ).to.deep.equal([['alice', 'reward', 'pending', '60000']]);
     }
 
     it('an address whose server hangs: its refunds become claim codes, honest payouts go on', async function () {
@@ -174,9 +174,9 @@ describe('payout circuit breaker', () => {
         ]);
       }
       expect(game.emulator.control.count('POST', SEND)).to.equal(0);
-      expect(
-        game.emulator.control.count('GET', /^\/v0\/ln-address\/validate\/mallory/),
-      ).to.equal(1);
+      expect(game.emulator.control.count('GET', /^\/v0\/ln-address\/validate\/mallory/)).to.equal(
+        1,
+      );
       expect((await game.lightning.claims('mallory')).length).to.equal(5);
     });
 

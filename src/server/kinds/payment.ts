@@ -14,7 +14,6 @@
  *   a re-read: completed -> completed, failed -> failed, processing -> still open
  */
 import type { PaymentsApi } from '../../api/client.js';
-import { parseInput } from '../../api/inputs.js';
 import {
   AuthenticationError,
   InvalidRequestError,
@@ -22,11 +21,8 @@ import {
   PermissionError,
   RateLimitError,
 } from '../../api/errors.js';
-import {
-  BudgetExceededError,
-  InvalidArgumentError,
-  LnAddressRefusedError,
-} from '../../errors.js';
+import { parseInput } from '../../api/inputs.js';
+import { BudgetExceededError, InvalidArgumentError, LnAddressRefusedError } from '../../errors.js';
 import { IntentLostError } from '../../ledger/errors.js';
 import type { Intent } from '../../ledger/intent.js';
 import { mayReissue } from '../../ledger/journal.js';
