@@ -132,8 +132,9 @@ export class InvalidArgumentError extends LightningError {
 }
 
 /**
- * Payouts are paused by the circuit breaker (too many ambiguous or 5xx answers, or a wallet
- * under its floor): nothing was recorded or sent. `lightning.resume()` lifts the pause.
+ * Payouts are paused by the circuit breaker (ambiguous or 5xx answers for several players or
+ * to the service's reads, or a wallet under its floor): nothing was recorded or sent.
+ * `lightning.resume()` lifts the pause.
  */
 export class PayoutsPausedError extends LightningError {
   static override readonly code: LightningErrorCode = 'LN_PAYOUTS_PAUSED';
