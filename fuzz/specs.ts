@@ -108,6 +108,20 @@ export const lnAddressPayment: ObjectSpec = {
   required: ['lnAddress', 'amount'],
 };
 
+/** The bounds of one call (`lnAddress.validate(address, limits)`); absent is valid. */
+export const callLimits: ObjectSpec = {
+  good: fc.record(
+    {
+      timeoutMs: fc.integer({ min: 1, max: 600_000 }),
+      maxRetries: fc.integer({ min: 0, max: 10 }),
+    },
+    { requiredKeys: [] },
+  ),
+  bad: { timeoutMs: badIntIn(1, 600_000), maxRetries: badIntIn(0, 10) },
+  required: [],
+  optional: true,
+};
+
 const chargeFields = {
   description: text(0, 50),
   successMessage: text(0, 144),

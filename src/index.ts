@@ -32,6 +32,8 @@ export {
   LightningError,
   type LightningErrorCode,
   LimitExceededError,
+  type LnAddressRefusal,
+  LnAddressRefusedError,
   MatchClosedError,
   PayoutsPausedError,
   RegionRefusedError,

@@ -239,10 +239,13 @@ export class Lightning {
   /**
    * Pays a player straight to their Lightning address (`name@domain`), once. Resolves with the
    * intent once the service took it: `pending` while it is processing, or already `completed`
-   * or `failed`; the `payment.completed` event follows a pending one. An address the service
-   * cannot pay rejects (InvalidRequestError, nothing paid). A send whose answer was lost
-   * rejects with AmbiguousResultError and leaves the intent `unknown`: it is never sent again,
-   * a callback that proves it settles it, or an operator does (`unknowns()`, `resolve()`).
+   * or `failed`; the `payment.completed` event follows a pending one. The address is checked
+   * first, briefly: one the service cannot pay, whose check does not answer, or to which a
+   * payment just failed rejects with LnAddressRefusedError, nothing recorded or sent (one the
+   * service still refuses at the send: InvalidRequestError, nothing paid). A send whose answer
+   * was lost rejects with AmbiguousResultError and leaves the intent `unknown`: it is never
+   * sent again, a callback that proves it settles it, or an operator does (`unknowns()`,
+   * `resolve()`).
    */
   async payAddress(input: AddressPaymentInput): Promise<Intent> {
     return startAddressPayment((await this.#start()).engine, input);
@@ -361,7 +364,11 @@ export class Lightning {
     return (await this.#start()).auditor.run();
   }
 
-  /** Why payouts are paused (the circuit breaker tripped), or null while they run. */
+  /**
+   * Why payouts are paused (the circuit breaker tripped): its `reason`, its `cause` (`payouts`
+   * failing for several players, the service failing `reads`, the `wallet` floor) and whose
+   * payouts failed; null while they run.
+   */
   get paused(): PayoutPause | null {
     return this.#running?.engine.breaker.paused ?? null;
   }

@@ -310,7 +310,8 @@ export class Engine implements KindHost {
       observation = await rules.observe(this.api, intent, remoteId, now, proof);
     } catch (err) {
       this.logger.warn(`check of ${intent.kind} ${intent.id} failed: ${(err as Error).message}`);
-      this.breaker.recordFailure(err, false);
+      // A keyed kind's "read" is its write sent again (a spend, money coming in): not a read.
+      if (!byKey) this.breaker.readFailed(err, intent.id);
       const retryAt = now + retryAfterErrorMs(intent, this.settings.reconciler);
       await this.ledger.update(intent.id, intent.status, {
         nextCheckAt: due ? retryAt : this.#noLater(intent, retryAt),

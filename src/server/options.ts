@@ -68,10 +68,32 @@ const auditSchema = z.strictObject({
 });
 
 const breakerSchema = z.strictObject({
-  /** Ambiguous or 5xx answers within `windowMs` that pause payouts; 0 never pauses. Default 5. */
+  /**
+   * Ambiguous or 5xx answers to payout creates within `windowMs` that pause payouts, once they
+   * come from `players` different players; also 5xx answers to reads of the service, from
+   * anyone. Entry fees and spends never count, nor does a 429. 0 never pauses. Default 5.
+   */
   failures: z.number().int().min(0).default(5),
   /** The window those failures are counted in. Default 60,000 ms. */
   windowMs: ms.default(60_000),
+  /**
+   * How many different players (and, for payments to Lightning addresses, different address
+   * domains) the failing payouts must come from before they pause everyone's: one player (or
+   * one address server) cannot pause the game. 1 counts any. Default 3.
+   */
+  players: z.number().int().min(1).max(1000).default(3),
+  /**
+   * Failed payments (ambiguous or 5xx, or a check of the address that did not answer) to one
+   * Lightning address within `windowMs` after which nothing more is sent to it until the window
+   * has passed: a match pays its player by claim code, `payAddress` rejects with
+   * LnAddressRefusedError (`failing`). 0 never holds an address. Default 1.
+   */
+  recipientFailures: z.number().int().min(0).default(1),
+  /**
+   * How long the check of a Lightning address before each payment to it may take (one attempt,
+   * `GET /v0/ln-address/validate/{address}`). Default 3,000 ms.
+   */
+  validateTimeoutMs: ms.max(600_000).default(3_000),
   /** Pause payouts rather than let the wallet fall below this many msats. Default: no floor. */
   walletFloorMsat: z.number().int().min(0).optional(),
   /** How long a wallet balance read is trusted (payouts since are subtracted). Default 30,000 ms. */

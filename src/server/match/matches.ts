@@ -27,7 +27,7 @@ import { v7 as uuidv7 } from 'uuid';
 import { z } from 'zod';
 import { AmbiguousResultError } from '../../api/errors.js';
 import { parseInput } from '../../api/inputs.js';
-import { InvalidArgumentError, MatchClosedError } from '../../errors.js';
+import { InvalidArgumentError, LnAddressRefusedError, MatchClosedError } from '../../errors.js';
 import { DuplicateIntentError } from '../../ledger/errors.js';
 import { type Intent, isTerminal } from '../../ledger/intent.js';
 import { attemptOf, MAX_PAYOUT_ATTEMPTS, wasShown } from '../../ledger/journal.js';
@@ -374,6 +374,18 @@ export class Matches {
         // Paid from the pot, not the game's own money: no budget or open-intent limit applies.
         guards: {},
       };
+      const byCode = () =>
+        startReward(
+          this.#engine,
+          {
+            playerId: what.playerId,
+            roomId: match.roomId,
+            amountMsat: what.amountMsat,
+            description: what.description.slice(0, 1000),
+            expiresIn: terms.claimExpiresIn,
+          },
+          behalf,
+        );
       const made = toAddress
         ? await startAddressPayment(
             this.#engine,
@@ -385,18 +397,16 @@ export class Matches {
               comment: what.description.slice(0, 255),
             },
             behalf,
-          )
-        : await startReward(
-            this.#engine,
-            {
-              playerId: what.playerId,
-              roomId: match.roomId,
-              amountMsat: what.amountMsat,
-              description: what.description.slice(0, 1000),
-              expiresIn: terms.claimExpiresIn,
-            },
-            behalf,
-          );
+          ).catch((err: unknown) => {
+            // The address failed its check (or payments to it just failed): nothing was
+            // recorded or sent, so this first attempt is a claim code instead.
+            if (!(err instanceof LnAddressRefusedError)) throw err;
+            this.#engine.logger.warn(
+              `match ${match.id}: ${what.role} to ${what.playerId} by claim code: ${err.message}`,
+            );
+            return byCode();
+          })
+        : await byCode();
       if (what.role === 'refund') this.#engine.emit('match.refund', made, what.why);
       return made.status === 'pending' || made.status === 'completed';
     } catch (err) {
