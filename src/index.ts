@@ -32,6 +32,7 @@ export {
   LightningError,
   type LightningErrorCode,
   LimitExceededError,
+  type MatchClosedDecision,
   MatchClosedError,
   PayoutsPausedError,
   RegionRefusedError,
