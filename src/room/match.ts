@@ -68,7 +68,8 @@ export class RoomMatch {
   }
 
   /**
-   * Charges the player's entry fee, once: an open or paid fee of theirs is returned. With
+   * Charges the player's entry fee, once: an open or paid fee of theirs is returned; once the
+   * match is decided (also while this call runs) it rejects with `MatchClosedError`. With
    * `lnAddress` (from the player's own account, never a room message), their payout or refund is
    * paid straight to it instead of a claim code.
    */
@@ -86,14 +87,17 @@ export class RoomMatch {
     };
   }
 
-  /** Pays shares of the pot minus the rake, e.g. `{ [winnerId]: 1 }`; idempotent. */
+  /**
+   * Pays shares of the pot minus the rake, e.g. `{ [winnerId]: 1 }`; the same shares again are
+   * the same settlement, other shares once it is decided a `MatchClosedError` naming the decision.
+   */
   async settle(shares: Shares): Promise<MatchView> {
     const view = await this.#deps.calls.settle(this.id, shares);
     this.update(view);
     return view;
   }
 
-  /** Refunds every paid fee and closes every open one; idempotent. */
+  /** Refunds every paid fee and closes every open one; idempotent (refused once settled). */
   async abort(reason: string): Promise<MatchView> {
     const view = await this.#deps.calls.abort(this.id, reason);
     this.update(view);

@@ -470,7 +470,8 @@ describe('matches: pots in escrow, paid out or refunded exactly once', function 
     expect(settled.payouts.map((p) => [p.playerId, p.amountMsat])).to.deep.equal([
       ['alice', '100000'],
     ]);
-    for (const other of [{ bob: 1 }, { alice: 1, bob: 1 }, { alice: 2 }]) {
+    const others: Record<string, number>[] = [{ bob: 1 }, { alice: 1, bob: 1 }, { alice: 2 }];
+    for (const other of others) {
       const err = await game.lightning.settleMatch(match.id, other).catch((e: unknown) => e);
       expect(err, JSON.stringify(other)).to.be.instanceOf(MatchClosedError);
       expect(err).to.deep.include({
@@ -599,11 +600,12 @@ describe('matches: pots in escrow, paid out or refunded exactly once', function 
     for (const playerId of ['alice', 'frank']) {
       await pay(game, await game.lightning.enterMatch({ matchId: match.id, playerId }));
     }
-    for (const shares of [
+    const tiny: Record<string, number>[] = [
       { frank: 1e-7 },
       { alice: 1, frank: 4e-7 },
       { frank: Number.MIN_VALUE },
-    ]) {
+    ];
+    for (const shares of tiny) {
       const err = await game.lightning.settleMatch(match.id, shares).catch((e: unknown) => e);
       expect(err, JSON.stringify(shares)).to.be.instanceOf(InvalidArgumentError);
       expect(err).to.have.property('field', 'shares.frank');

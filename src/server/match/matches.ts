@@ -14,13 +14,18 @@
  *   attempt (another process, the reconciler after a crash) is a duplicate the ledger refuses,
  *   never a second payment. One whose create answer was lost and whose code nobody saw ends
  *   expired by the ledger's own rule; it is then issued again (`...:2`, at most 3 attempts).
+ * - The first decision stands: the same settle (same shares) or abort again is answered with
+ *   it, anything else is refused with a MatchClosedError naming it, in whichever process.
+ * - An entry is returned only if the match was still open once its fee was in the ledger (read
+ *   again after the create); one that lost the race to a decision has its charge closed and is
+ *   refused, and a payment that slipped in is refunded as paid into a decided match.
  * - A decided match is due in the reconciler until it is finished, so a process that dies
  *   halfway is finished by another. An open match is due at its timeout: while its room lives,
  *   the room pushes the timeout forward; once nobody does, the reconciler aborts it and every
  *   paid fee is refunded.
  *
- * Footprint: per call a few ledger reads of the match's group; no timers (the reconciler and
- * the rooms drive it).
+ * Footprint: per call a few ledger reads of the match's group (an entry one more read of the
+ * match); no timers (the reconciler and the rooms drive it).
  */
 import { createHash } from 'node:crypto';
 import { v7 as uuidv7 } from 'uuid';
@@ -157,7 +162,10 @@ export class Matches {
     throw closedError(match);
   }
 
-  /** Pays the pot minus the rake by shares to players who paid in; idempotent. */
+  /**
+   * Pays the pot minus the rake by shares to players who paid in. The same shares again are
+   * answered with the settlement; other shares, once decided, are refused (MatchClosedError).
+   */
   async settle(matchId: unknown, shares: unknown): Promise<MatchView> {
     const id = parseInput(matchIdInput, matchId, 'matchId');
     const wanted = parseInput(sharesInput, shares, 'shares');
