@@ -14,9 +14,11 @@
  * after its timeout. Either way every paid fee is refunded.
  */
 import type { Client, Clock as RoomClock } from '@colyseus/core';
+import { parseInput } from '../api/inputs.js';
 import type { Shares } from '../server/match/terms.js';
 import type { MatchView } from '../server/match/view.js';
 import type { MatchCalls } from './host.js';
+import { matchEntryArgs } from './inputs.js';
 import { type ChargedEntryFee, type LightningState, Match } from './state.js';
 
 type Delayed = ReturnType<RoomClock['setInterval']>;
@@ -73,8 +75,11 @@ export class RoomMatch {
    * `lnAddress` (from the player's own account, never a room message), their payout or refund is
    * paid straight to it instead of a claim code.
    */
-  enter(client: Client, options: MatchEntryOptions = {}): Promise<ChargedEntryFee> {
-    return this.#deps.enter(this, client, options);
+  async enter(client: Client, options?: MatchEntryOptions): Promise<ChargedEntryFee> {
+    // Parsed here, before the plugin spreads the options into the call: a Set or a Date would
+    // spread to nothing and pass as "no address".
+    const args = parseInput(matchEntryArgs, options, 'options');
+    return this.#deps.enter(this, client, args);
   }
 
   /** Called once every entered player has paid (at once if that is already so). */
