@@ -470,7 +470,8 @@ export const goodShares = goodShare.map((w) => ({ [MATCH_PAYER]: w }));
 
 /**
  * Shares no settle of the fixture may take: not a plain object, none at all, more than 1000
- * winners, or beside the payer's a bad share or a winner who never paid in.
+ * winners, a bad share for the payer, or beside the payer's a bad share or a winner who never
+ * paid in.
  */
 export const badShares: fc.Arbitrary<unknown> = fc.oneof(
   anything.filter((v) => {
@@ -479,6 +480,8 @@ export const badShares: fc.Arbitrary<unknown> = fc.oneof(
     return proto !== Object.prototype && proto !== null ? true : Object.keys(v).length === 0;
   }),
   fc.constant({}),
+  // The payer's own share bad (too small to weigh anything: the whole pot to the house).
+  badShare.map((bad) => ({ [MATCH_PAYER]: bad })),
   fc
     .tuple(fc.option(goodShare, { nil: undefined }), badShare)
     .map(([mine, bad]) => ({ ...(mine === undefined ? {} : { [MATCH_PAYER]: mine }), bob: bad })),
