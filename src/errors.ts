@@ -235,21 +235,45 @@ export class BudgetExceededError extends LightningError {
   }
 }
 
+/** The one decision a match took, as a `MatchClosedError` names it. */
+export interface MatchClosedDecision {
+  kind: 'settle' | 'abort';
+  /** The shares it was settled with (a settle). */
+  shares: Record<string, number> | null;
+  /** Why it was aborted (an abort). */
+  reason: string | null;
+}
+
 /**
- * A match that no longer takes this call: entering one that was settled or aborted, or
- * settling one that was aborted (and the other way round). Nothing was recorded or sent.
+ * A match that no longer takes this call: entering one that was decided (settled or aborted,
+ * also when the decision came while the entry was being made: its charge is then closed, and
+ * a payment that slipped in is refunded), settling one that was aborted (and the other way
+ * round), or settling one again with other shares. `decision` names what the match was
+ * decided with. Nothing more is paid than that decision says.
  */
 export class MatchClosedError extends LightningError {
   static override readonly code: LightningErrorCode = 'LN_MATCH_CLOSED';
   readonly matchId: string;
   /** What the match is now: settling, aborting, settled or aborted. */
   readonly matchStatus: string;
+  /** The decision that stands; null when the match could not be read whole. */
+  readonly decision: MatchClosedDecision | null;
 
-  constructor(matchId: string, matchStatus: string) {
-    super(`match ${matchId} is ${matchStatus}: it takes no more entries or decisions`);
+  constructor(matchId: string, matchStatus: string, decision: MatchClosedDecision | null = null) {
+    super(
+      `match ${matchId} is ${matchStatus}${decision ? ` (${describeDecision(decision)})` : ''}: it takes no more entries or other decisions`,
+    );
     this.matchId = matchId;
     this.matchStatus = matchStatus;
+    this.decision = decision;
   }
+}
+
+/** A decision in a few words, the shares cut short: a message, not a record. */
+function describeDecision(decision: MatchClosedDecision): string {
+  if (decision.kind === 'abort') return `aborted: ${decision.reason ?? ''}`.slice(0, 200);
+  const shares = JSON.stringify(decision.shares ?? {});
+  return `settled with shares ${shares.length > 200 ? `${shares.slice(0, 200)}…` : shares}`;
 }
 
 /**

@@ -34,6 +34,7 @@ export {
   LimitExceededError,
   type LnAddressRefusal,
   LnAddressRefusedError,
+  type MatchClosedDecision,
   MatchClosedError,
   PayoutsPausedError,
   RegionRefusedError,

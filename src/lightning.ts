@@ -271,12 +271,18 @@ export class Lightning {
     return (await this.#start()).matches.open(input);
   }
 
-  /** Charges a player's fee into a match; an open or paid fee of theirs is returned instead. */
+  /**
+   * Charges a player's fee into a match; an open or paid fee of theirs is returned instead. A
+   * match decided before the fee was recorded refuses it (`MatchClosedError`, its charge closed).
+   */
   async enterMatch(input: EnterInput): Promise<Intent> {
     return (await this.#start()).matches.enter(input);
   }
 
-  /** Shares of the pot minus the rake, e.g. `{ [winnerId]: 1 }`; idempotent. */
+  /**
+   * Shares of the pot minus the rake, e.g. `{ [winnerId]: 1 }`; the same shares again are the
+   * same settlement, other shares a `MatchClosedError` naming the one that stands.
+   */
   async settleMatch(matchId: string, shares: Shares): Promise<MatchView> {
     return (await this.#start()).matches.settle(matchId, shares);
   }
