@@ -26,9 +26,9 @@ export function isLoopbackHost(host: string): boolean {
 /** What a refused host is told, after its option's name. */
 export function remoteHostProblem(host: string, remedy: string): string {
   return (
-    `${JSON.stringify(host)} is not a loopback address: anyone who can reach it could call the ` +
-    `emulator's LNURL and session routes. ${remedy} to listen there anyway (development only, ` +
-    'never on a machine the internet can reach)'
+    `${JSON.stringify(host)} is not a loopback address: other machines could reach the ` +
+    `emulator, over plain HTTP. ${remedy} to listen there anyway (development only; never on ` +
+    'a machine the internet can reach)'
   );
 }
 
@@ -60,8 +60,8 @@ export const plainHttpUrl = z
             ? 'must not carry a user name or password'
             : url.search !== '' || url.hash !== '' || text.includes('?') || text.includes('#')
               ? 'must not have a query or a fragment'
-              : UNSAFE_IN_URL.test(text)
-                ? 'must not hold quotes, backslashes, spaces or angle brackets'
+              : /\p{Cc}/u.test(text) || UNSAFE_IN_URL.test(text)
+                ? 'must not hold quotes, backslashes, spaces, angle brackets or control characters'
                 : undefined;
     if (problem) {
       ctx.addIssue({ code: 'custom', message: problem });

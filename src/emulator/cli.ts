@@ -120,6 +120,41 @@ function printable(text: string): string {
   return text.replace(/\p{Cc}/gu, '?');
 }
 
+/** node:util's parseArgs error as ours: the argument it names, and what is wrong, on one line. */
+function argumentError(err: unknown): InvalidArgumentError {
+  const code = (err as { code?: unknown } | null)?.code;
+  const first = (err instanceof Error ? err.message : String(err)).split('\n')[0] ?? '';
+  const message = printable(first).slice(0, 200).trim();
+  // node quotes what it refuses: "Unknown option '--prot'", "Unexpected argument 'now'".
+  // "Option '-h, --help' does not take an argument": the long name.
+  const quoted =
+    /'([^']*)/
+      .exec(message)?.[1]
+      ?.replace(/ <value>$/, '')
+      .split(', ')
+      .pop() ?? '';
+  switch (code) {
+    case 'ERR_PARSE_ARGS_UNKNOWN_OPTION':
+      return new InvalidArgumentError(quoted, 'unknown option');
+    case 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL':
+      return new InvalidArgumentError(
+        'arguments',
+        `unexpected argument ${JSON.stringify(quoted.slice(0, 60))} (every option starts with --)`,
+      );
+    case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE':
+      return new InvalidArgumentError(
+        quoted,
+        /does not take/.test(message)
+          ? 'takes no value'
+          : /ambiguous/.test(message)
+            ? `needs a value (write ${quoted}=<value> for one that starts with a dash)`
+            : 'needs a value',
+      );
+    default:
+      return new InvalidArgumentError('arguments', message || 'bad arguments');
+  }
+}
+
 /**
  * Reads a command line (without `node` and the script): the help text, or the emulator's
  * options. Starts nothing. Anything it cannot honour is an InvalidArgumentError whose field
@@ -142,12 +177,7 @@ export function parseCommandLine(argv: readonly string[]): CliCommand {
     parsed = parseArgs({ args: rest, options: OPTIONS, strict: true, allowPositionals: false })
       .values as Record<string, string | boolean | undefined>;
   } catch (err) {
-    // node:util's own words, on one line: "Unknown option '--prot'", "Option '--port <value>'
-    // argument missing", "Unexpected argument 'x'".
-    const first = (err instanceof Error ? err.message : String(err)).split('\n')[0] ?? '';
-    const message = printable(first).slice(0, 200).trim();
-    const named = /'(-{1,2}[^' ]*)/.exec(message)?.[1];
-    throw new InvalidArgumentError(named ?? 'arguments', message || 'bad arguments');
+    throw argumentError(err);
   }
   if (parsed.help) return { command: 'help' };
   const checked = values.safeParse(parsed);
