@@ -47,7 +47,7 @@ const good: fc.Arbitrary<string[]> = fc.oneof(
   word(1, 40).map((k) => ['--api-key', k]),
   word(1, 40).map((k) => ['--sandbox-key', k]),
   word(16, 64).map((k) => ['--webhook-secret', k]),
-  fc.constant(['--json']),
+  fc.constant<string[]>(['--json']),
   fc.nat(65_535).map((n) => [`--port=${n}`]),
 );
 

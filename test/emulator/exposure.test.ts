@@ -163,7 +163,12 @@ describe('emulator: /_emulator/ answers only its own page', () => {
   it('answers the state (reward codes) and claims only with the key of this start', async () => {
     const wr = await reward();
     const before = t.emu.control.wallet();
-    for (const headers of [{}, { 'x-emulator-key': 'guess' }, { 'x-emulator-key': '' }]) {
+    const wrong: Record<string, string>[] = [
+      {},
+      { 'x-emulator-key': 'guess' },
+      { 'x-emulator-key': '' },
+    ];
+    for (const headers of wrong) {
       const state = await call(t.emu, 'GET', '/_emulator/state', { key: null, headers });
       expect(state.status).to.equal(401);
       expect(JSON.stringify(state.body)).to.not.include(wr.id);
@@ -172,7 +177,7 @@ describe('emulator: /_emulator/ answers only its own page', () => {
         headers,
       });
       expect(claim.status).to.equal(401);
-      const pay = await call(t.emu, "POST", "/_emulator/pay-invoice", {
+      const pay = await call(t.emu, 'POST', '/_emulator/pay-invoice', {
         key: null,
         headers,
         body: { pr: 'lnbc1' },
