@@ -128,7 +128,10 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     throw new RangeError('userPoints must be a non-negative integer');
   }
   const host = options.host ?? '127.0.0.1';
-  if (!options.allowRemote && !isLoopbackHost(host)) {
+  if (typeof host !== 'string' || host === '') {
+    throw new ConfigurationError('host', 'must be an IP address or a host name');
+  }
+  if (options.allowRemote !== true && !isLoopbackHost(host)) {
     throw new ConfigurationError('host', remoteHostProblem(host, 'Pass allowRemote: true'));
   }
   let publicUrl: string | undefined;
