@@ -1,10 +1,11 @@
 /**
  * Every fuzz target, in the order they run: the client, the server helpers, the room, the
- * routes, the matches.
+ * routes, the matches, the CLI.
  */
 import type { FuzzEnvironment } from '../environment.js';
 import type { Target } from '../harness.js';
 import { apiTargets, roomTargets, serverTargets } from './calls.js';
+import { cliTargets } from './cli.js';
 import { matchTargets } from './matches.js';
 import { routeTargets } from './routes.js';
 
@@ -15,5 +16,6 @@ export function allTargets(env: FuzzEnvironment): Target[] {
     ...roomTargets(env),
     ...routeTargets(env),
     ...matchTargets(env),
+    ...cliTargets(),
   ];
 }

@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { parseInput } from '../api/inputs.js';
 import { type Clock, systemClock } from '../clock.js';
+import { isLoopbackHost, remoteHostProblem } from '../emulator/bind.js';
 import { ConfigurationError } from '../errors.js';
 import type { LedgerStore } from '../ledger/store.js';
 import { consoleLogger, type LightningLogger } from './logger.js';
@@ -175,11 +176,25 @@ export const lightningOptionsSchema = z.strictObject({
   limits: limitsSchema.prefault({}),
   /** Payout budgets, checked and reserved in the ledger with each payout. Default none. */
   budgets: budgetsSchema.prefault({}),
-  /** The embedded emulator (when there is no apiKey). Default port 0 (free), host 127.0.0.1. */
+  /**
+   * The embedded emulator (when there is no apiKey). Default port 0 (free), host 127.0.0.1. A
+   * host other than loopback (127.0.0.0/8, ::1, `localhost`), such as '0.0.0.0', is refused
+   * unless `allowRemote: true` (development only: never on a machine the internet can reach).
+   */
   emulator: z
     .strictObject({
       port: z.number().int().min(0).max(65535).default(0),
       host: z.string().min(1).default('127.0.0.1'),
+      allowRemote: z.boolean().default(false),
+    })
+    .superRefine((e, ctx) => {
+      if (!e.allowRemote && !isLoopbackHost(e.host)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['host'],
+          message: remoteHostProblem(e.host, 'Set emulator.allowRemote: true'),
+        });
+      }
     })
     .prefault({}),
   /**

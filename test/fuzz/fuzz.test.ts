@@ -6,9 +6,9 @@ import { allTargets } from '../../fuzz/targets/index.js';
 /**
  * The short form of `npm run fuzz` (which feeds 10,000 inputs per target): a few hundred bad
  * inputs to every PaymentsApi method that takes one, every server and room helper, every
- * route and every match call. Each must be refused (InvalidArgumentError, or a 4xx), with nothing sent to the
- * service, written to the ledger or emitted, and no rejection left unhandled. FUZZ_RUNS and
- * FUZZ_SEED work here too.
+ * route, every match call and the CLI's arguments. Each must be refused (InvalidArgumentError,
+ * or a 4xx), with nothing sent to the service, written to the ledger or emitted, and no
+ * rejection left unhandled. FUZZ_RUNS and FUZZ_SEED work here too.
  */
 const RUNS = Number(process.env.FUZZ_RUNS ?? 300);
 const SEED = process.env.FUZZ_SEED === undefined ? undefined : Number(process.env.FUZZ_SEED);
@@ -27,8 +27,8 @@ describe('fuzz (short): bad input is refused and goes nowhere', () => {
   it(`every target, ${RUNS} inputs each`, async function () {
     this.timeout(120_000);
     const targets = allTargets(env);
-    // 15 client methods, 7 server helpers, 8 room helpers, 3 routes, 9 match calls.
-    expect(targets).to.have.length(42);
+    // 15 client methods, 7 server helpers, 8 room helpers, 3 routes, 9 match calls, the CLI.
+    expect(targets).to.have.length(43);
     for (const target of targets) {
       reports.push(await runTarget(target, env.counters, { runs: RUNS, seed: SEED }));
     }
