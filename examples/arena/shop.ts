@@ -74,7 +74,10 @@ export class Shop {
     let shops = Shop.#shops.get(host.lightning);
     if (!shops) {
       const byRoom = new Map<string, Shop>();
-      const listener = (intent: Intent) => byRoom.get(intent.roomId ?? '')?.#onUnknown(intent);
+      const listener = (intent: Intent) => {
+        const shop = intent.roomId === null ? undefined : byRoom.get(intent.roomId);
+        if (shop) shop.#onUnknown(intent);
+      };
       shops = { byRoom, listener };
       Shop.#shops.set(host.lightning, shops);
       host.lightning.on('unknown', listener);

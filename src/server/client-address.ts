@@ -70,8 +70,9 @@ export class ClientAddresses {
     const from = peerAddress(peer);
     if (this.proxies === 0) return from;
     // The socket is known: a request that did not come from a proxy of the game went around
-    // them, and its forwarding headers are its own claim.
-    if (from !== null && !inList(this.#proxyList, from)) return null;
+    // them, and its forwarding headers are its own claim. A socket address that is no address
+    // at all is no proxy either.
+    if (peer !== null && (from === null || !inList(this.#proxyList, from))) return null;
     if (this.header !== undefined) return singleAddress(headers?.get(this.header) ?? null);
     return senderAddress(headers?.get('x-forwarded-for') ?? null, this.proxies);
   }

@@ -124,11 +124,12 @@ describe('room: the region gate', () => {
     game = await startArena({ reconciler: { enabled: false } });
     refuseThisMachine(game); // 8.8.8.8 is served
     const room = await game.colyseus.createRoom<Arena>('gatedArena');
-    for (const [i, headers] of [
+    const forged: Record<string, string>[] = [
       { 'x-forwarded-for': '8.8.8.8' },
       { 'x-real-ip': '8.8.8.8' },
       { 'x-client-ip': '8.8.8.8', 'x-forwarded-for': '8.8.8.8, 127.0.0.1' },
-    ].entries()) {
+    ];
+    for (const [i, headers] of forged.entries()) {
       const sdkRoom = await sdkWith(game, headers).joinById(room.roomId, { playerId: `p${i}` });
       const err = await room.plugins.lightning
         .chargeEntryFee(clientOf(room, sdkRoom.sessionId), FEE)
