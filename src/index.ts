@@ -138,6 +138,7 @@ export type {
   AuditOptions,
   BreakerOptions,
   BudgetsOptions,
+  ClientAddressOptions,
   LightningOptions,
   LimitsOptions,
   ReconcilerOptions,

@@ -67,8 +67,9 @@ export function contextPeer(context: AuthContext | undefined): string | null {
   const ip = context?.ip;
   if (typeof ip !== 'string' || ip === '') return null;
   try {
-    for (const [, value] of context?.headers ?? []) {
-      if (value.split(',')[0]?.trim() === ip) return null;
+    for (const [name, value] of context?.headers ?? []) {
+      // Host names this server, never the client (`127.0.0.1` for a local game on port 80).
+      if (name !== 'host' && value.split(',')[0]?.trim() === ip) return null;
     }
   } catch {
     return null;

@@ -106,6 +106,39 @@ const budgetsSchema = z.strictObject({
   game: budgetWindow.optional(),
 });
 
+/** Who the client is, by address (see `clientAddress` below and server/client-address.ts). */
+const clientAddressSchema = z
+  .strictObject({
+    /**
+     * How many proxies of the game's own append to X-Forwarded-For before this server (1
+     * behind one load balancer). 0: none, the socket's peer. Default 0.
+     */
+    proxies: z.number().int().min(0).max(10).default(0),
+    /**
+     * A header the game's proxy sets to the client's address (`x-real-ip`,
+     * `cf-connecting-ip`), read instead of X-Forwarded-For; only with `proxies` of 1 or more.
+     */
+    header: z
+      .string()
+      .regex(/^[A-Za-z0-9-]{1,64}$/, 'must be a header name')
+      .transform((h) => h.toLowerCase())
+      .refine((h) => h !== 'x-forwarded-for', 'leave it out to read X-Forwarded-For')
+      .optional(),
+    /**
+     * Where the game's proxies connect from (addresses or CIDR subnets). Where the socket is
+     * known (`lightning.attach(server)`), a request through proxies from anywhere else went
+     * around them and has no address. Default: loopback and private networks.
+     */
+    proxyAddresses: z
+      .array(z.string().refine(isAddressOrSubnet, 'must be an IP address or a CIDR subnet'))
+      .max(100)
+      .default([...PRIVATE_NETWORKS]),
+  })
+  .refine((c) => c.header === undefined || c.proxies > 0, {
+    message: 'header needs proxies of 1 or more: a client sets any header it likes',
+    path: ['header'],
+  });
+
 export const lightningOptionsSchema = z.strictObject({
   /** The service's API key. Absent: an embedded emulator is started (not in production). */
   apiKey: z.string().min(1, 'must not be empty').optional(),
@@ -167,38 +200,7 @@ export const lightningOptionsSchema = z.strictObject({
    * X-Forwarded-For entry `proxies` places from the right (or the `header` they set), never
    * what the client claims. Default: no proxy.
    */
-  clientAddress: z
-    .strictObject({
-      /**
-       * How many proxies of the game's own append to X-Forwarded-For before this server (1
-       * behind one load balancer). 0: none, the socket's peer. Default 0.
-       */
-      proxies: z.number().int().min(0).max(10).default(0),
-      /**
-       * A header the game's proxy sets to the client's address (`x-real-ip`,
-       * `cf-connecting-ip`), read instead of X-Forwarded-For; only with `proxies` of 1 or more.
-       */
-      header: z
-        .string()
-        .regex(/^[A-Za-z0-9-]{1,64}$/, 'must be a header name')
-        .transform((h) => h.toLowerCase())
-        .refine((h) => h !== 'x-forwarded-for', 'leave it out to read X-Forwarded-For')
-        .optional(),
-      /**
-       * Where the game's proxies connect from (addresses or CIDR subnets). Where the socket is
-       * known (`lightning.attach(server)`), a request through proxies from anywhere else went
-       * around them and has no address. Default: loopback and private networks.
-       */
-      proxyAddresses: z
-        .array(z.string().refine(isAddressOrSubnet, 'must be an IP address or a CIDR subnet'))
-        .max(100)
-        .default([...PRIVATE_NETWORKS]),
-    })
-    .refine((c) => c.header === undefined || c.proxies > 0, {
-      message: 'header needs proxies of 1 or more: a client sets any header it likes',
-      path: ['header'],
-    })
-    .prefault({}),
+  clientAddress: clientAddressSchema.prefault({}),
   /**
    * Accept status callbacks only from the service's published addresses (`GET /v0/prod-ips`,
    * read again every `refreshMs`) and from `also`; others get an empty 403. The sender is the
@@ -250,7 +252,7 @@ export type BreakerSettings = z.output<typeof breakerSchema>;
 export type LimitsOptions = z.input<typeof limitsSchema>;
 export type BudgetsOptions = z.input<typeof budgetsSchema>;
 export type BudgetsSettings = z.output<typeof budgetsSchema>;
-export type ClientAddressOptions = z.input<typeof lightningOptionsSchema>['clientAddress'];
+export type ClientAddressOptions = z.input<typeof clientAddressSchema>;
 
 /** Every option with its default applied; `publicUrl` known, without a trailing slash. */
 export type Settings = z.output<typeof lightningOptionsSchema> & { publicUrl: string };
