@@ -15,7 +15,11 @@
  * went around the proxies, and whatever it says in its headers is no address. Only strings that
  * node's `isIP` accepts are returned, without port, brackets or IPv4-mapped prefix.
  *
- * Cost per request: a header split and, with a known socket, one BlockList lookup.
+ * ConnectionAddresses (below) hands the rooms that ask (the region gate) the address of each
+ * websocket upgrade `lightning.attach(server)` sees, keyed by session.
+ *
+ * Cost per request: a header split and, with a known socket, one BlockList lookup; per
+ * websocket upgrade through attach, a map lookup (and the reading, for a watched room).
  */
 import { BlockList, isIP } from 'node:net';
 
