@@ -1,7 +1,8 @@
 /**
  * What the fuzz targets run against: a real emulator (with a webhook secret), a real Colyseus
- * server with the lightning routes and an arena room, one connected player with an email, and
- * the counters the harness reads: requests at the emulator's HTTP server, calls of the ledger's
+ * server with the lightning routes and an arena room, one connected player with an email, a
+ * room with the region gate where this machine's region is refused (and already read, so that
+ * the targets ask the service nothing), and the counters the harness reads: requests at the emulator's HTTP server, calls of the ledger's
  * writing methods, events of the lightning object, and unhandled rejections in the process.
  * Two open matches (one on the server, one in the room) that alice paid into, so that a match
  * target can aim a bad argument at a real match (a settle naming who never paid in, a share
@@ -14,6 +15,7 @@ import type { Client } from '@colyseus/core';
 import fc from 'fast-check';
 import { Pool } from 'undici';
 import { type Emulator, startEmulator } from '../src/emulator/index.js';
+import { RegionRefusedError } from '../src/errors.js';
 import { INTENT_KINDS } from '../src/ledger/intent.js';
 import type { Lightning } from '../src/lightning.js';
 import type { RoomMatch } from '../src/room/match.js';
@@ -33,6 +35,8 @@ export interface FuzzEnvironment {
   room: Arena;
   /** A connected player (`alice`, with an email) of the room. */
   client: Client;
+  /** A room with the region gate; the service refuses this machine's region. */
+  gated: Arena;
   /** Keep-alive connections to the game server, for the route targets. */
   routes: Pool;
   /** Open matches that only `MATCH_PAYER` (alice) paid into: one on the server, one in the room. */
@@ -107,6 +111,18 @@ export async function startFuzzEnvironment(): Promise<FuzzEnvironment> {
       `the fuzz fixture's fee ${fee.id} paid`,
     );
   }
+  for (const ip of ['127.0.0.1', '::ffff:127.0.0.1', '::1']) {
+    emulator.control.setRegion(ip, { country: 'XX', region: 'Fuzz' });
+  }
+  const gated = await game.colyseus.createRoom<Arena>('gatedArena');
+  const probe = await game.colyseus.connectTo(gated, { playerId: 'fuzz' });
+  await gated.plugins.lightning
+    .chargeEntryFee(serverClient(gated, probe), { amountMsat: 21_000, description: 'probe' })
+    .then(
+      () => Promise.reject(new Error('the gated room charged a player of a refused region')),
+      (err: unknown) => (err instanceof RegionRefusedError ? undefined : Promise.reject(err)),
+    );
+  await probe.leave();
 
   return {
     emulator,
@@ -114,6 +130,7 @@ export async function startFuzzEnvironment(): Promise<FuzzEnvironment> {
     lightning,
     room,
     client,
+    gated,
     routes,
     matches: { server: serverMatch.id, room: roomMatch },
     counters: () => ({ ...counts }),

@@ -141,6 +141,7 @@ export type {
   AuditOptions,
   BreakerOptions,
   BudgetsOptions,
+  ClientAddressOptions,
   LightningOptions,
   LimitsOptions,
   ReconcilerOptions,

@@ -32,6 +32,7 @@ import type { LightningPluginOptions } from './room/options.js';
 import { LightningPlugin } from './room/plugin.js';
 import { Auditor, type AuditReport } from './server/audit.js';
 import type { Balances } from './server/balances.js';
+import { ClientAddresses, ConnectionAddresses } from './server/client-address.js';
 import { lightningEndpoints } from './server/endpoints.js';
 import { Engine } from './server/engine.js';
 import {
@@ -117,6 +118,8 @@ export class Lightning {
   readonly #settings: Settings;
   readonly #events: SafeEmitter;
   readonly #host: PluginHost;
+  readonly #addresses: ClientAddresses;
+  readonly #connections: ConnectionAddresses;
   #starting: Promise<Running> | undefined;
   #running: Running | undefined;
   #closed = false;
@@ -130,6 +133,8 @@ export class Lightning {
   constructor(options: LightningOptions = {}) {
     this.#settings = resolveOptions(options);
     this.#events = new SafeEmitter(() => this.#settings.logger);
+    this.#addresses = new ClientAddresses(this.#settings.clientAddress);
+    this.#connections = new ConnectionAddresses(this.#addresses);
     this.#host = this.#pluginHost();
     const running = () => this.#start().then((r) => r.reconciler);
     this.reconciler = {
@@ -183,9 +188,9 @@ export class Lightning {
 
   /** Colyseus router endpoints (callbacks and webhooks): spread into `createRouter({ ... })`. */
   endpoints() {
-    if (this.#settings.callbackSources?.proxies === 0) {
+    if (this.#settings.callbackSources && this.#settings.clientAddress.proxies === 0) {
       this.#settings.logger.warn(
-        'callbackSources.proxies is 0 but the router cannot see the socket: its callback route refuses every callback; use lightning.attach(server) instead',
+        'callbackSources with clientAddress.proxies 0 (no proxy), but the router cannot see the socket: its callback route refuses every callback; use lightning.attach(server) instead',
       );
     }
     return lightningEndpoints(this.#routesHost());
@@ -220,6 +225,7 @@ export class Lightning {
       engine: async () => (await this.#start()).engine,
       running: () => (this.#closed ? undefined : this.#running?.engine),
       probeToken: this.#probeToken,
+      upgrade: (url, headers, peer) => this.#connections.upgrade(url, headers, peer),
     };
   }
 
@@ -467,6 +473,8 @@ export class Lightning {
       spendPoints: (input) => this.spendPoints(input),
       matches: async () => (await this.#start()).matches,
       regionOf: async (ip) => (await this.#start()).regions.support(ip),
+      clientAddress: (headers, peer) => this.#addresses.of(headers, peer),
+      watchConnections: (roomId, sink) => this.#connections.watch(roomId, sink),
       intent: async (id) => (await engine()).ledger.get(id),
       openIntents: async (roomId) => (await engine()).ledger.openByRoom(roomId),
       api: () => this.api,

@@ -27,6 +27,7 @@ import {
 import { afterWrite, postingsFor } from '../ledger/journal.js';
 import type { BudgetWindow, CreateGuards, LedgerStore } from '../ledger/store.js';
 import { PayoutBreaker } from './breaker.js';
+import { ClientAddresses } from './client-address.js';
 import type { LightningEventName, LightningEvents, SafeEmitter } from './events.js';
 import type { KindHost, KindRules, KindTable, Observation } from './kinds/kind.js';
 import type { LightningLogger } from './logger.js';
@@ -73,6 +74,7 @@ export interface EngineDeps {
     | 'logger'
     | 'webhookSecret'
     | 'callbackSources'
+    | 'clientAddress'
   >;
 }
 
@@ -118,6 +120,7 @@ export class Engine implements KindHost {
       ? new CallbackSources(
           async () => (await this.api.utility.prodIps()).ips,
           sources,
+          new ClientAddresses(deps.settings.clientAddress),
           this.clock,
           this.logger,
         )
