@@ -3,7 +3,7 @@
  * 400 ops (rewards, fees, spends and match steps) by real SDK clients over three game processes
  * on one durable Redis, with emulator faults, bad callback weather, a game process SIGKILLed
  * with creates in flight and Redis SIGKILLed, then every invariant checked against the
- * emulator's records, the ledger and its journal. About 35 s on 2 cores; the figures are
+ * emulator's records, the ledger and its journal. About 30 s on 2 cores; the figures are
  * printed either way, the violations when one broke.
  */
 import { expect } from 'chai';
