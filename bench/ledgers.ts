@@ -57,9 +57,35 @@ interface Series {
   time: number[];
 }
 
+/** Both forms under one load; `extra` per round is (journaled - plain) / plain time per move. */
+interface Load {
+  plain: Series;
+  journaled: Series;
+  extra: number[];
+  /** The same for the p50 latency: the ratio of a typical move, without the tails. */
+  extraP50: number[];
+}
+
 interface Figures {
-  alone: { plain: Series; journaled: Series; extra: number[] };
-  busy: { plain: Series; journaled: Series; extra: number[] };
+  alone: Load;
+  busy: Load;
+}
+
+const load = (): Load => ({ plain: series(), journaled: series(), extra: [], extraP50: [] });
+
+/** Records one round of both forms. */
+function compare(
+  l: Load,
+  plain: Float64Array,
+  plainMs: number,
+  journaled: Float64Array,
+  journaledMs: number,
+): void {
+  record(l.plain, plain, plainMs);
+  record(l.journaled, journaled, journaledMs);
+  l.extra.push((journaledMs - plainMs) / plainMs);
+  const p50 = (s: Series) => s.p50.at(-1) as number;
+  l.extraP50.push((p50(l.journaled) - p50(l.plain)) / p50(l.plain));
 }
 
 const series = (): Series => ({ rate: [], p50: [], p99: [], time: [] });
@@ -220,8 +246,8 @@ export async function benchLedgers(options: LedgersBenchOptions = {}): Promise<R
       await moveAll(store, warm, inFlight);
       for (const job of warm.slice(-2)) await expectJournal(store, job, name);
       figures.set(name, {
-        alone: { plain: series(), journaled: series(), extra: [] },
-        busy: { plain: series(), journaled: series(), extra: [] },
+        alone: load(),
+        busy: load(),
       });
     }
     for (let round = 0; round < rounds; round++) {
@@ -232,23 +258,35 @@ export async function benchLedgers(options: LedgersBenchOptions = {}): Promise<R
         const one = await moveAll(store, paired, 1);
         const plainMs = sum(one.plain) / one.plain.length;
         const journaledMs = sum(one.journaled) / one.journaled.length;
-        record(f.alone.plain, one.plain, plainMs);
-        record(f.alone.journaled, one.journaled, journaledMs);
-        f.alone.extra.push((journaledMs - plainMs) / plainMs);
-        // Busy: one batch of each form back to back, the first one swapped every round.
-        const plainJobs = jobs(await createMany(store, busy), () => false);
-        const journaledJobs = jobs(await createMany(store, busy), () => true);
-        const order = round % 2 === 0 ? [plainJobs, journaledJobs] : [journaledJobs, plainJobs];
-        const batches = new Map<Job[], Timed>();
-        for (const batch of order) batches.set(batch, await moveAll(store, batch, inFlight));
-        const plain = batches.get(plainJobs) as Timed;
-        const journaled = batches.get(journaledJobs) as Timed;
-        const plainBusyMs = (1000 * plain.seconds) / busy;
-        const journaledBusyMs = (1000 * journaled.seconds) / busy;
-        record(f.busy.plain, plain.plain, plainBusyMs);
-        record(f.busy.journaled, journaled.journaled, journaledBusyMs);
-        f.busy.extra.push((journaledBusyMs - plainBusyMs) / plainBusyMs);
-        for (const job of [...paired.slice(-2), plainJobs.at(-1), journaledJobs.at(-1)]) {
+        compare(f.alone, one.plain, plainMs, one.journaled, journaledMs);
+        // Busy: two batches of each form in the order ABBA, so a drift in the machine's load
+        // weighs on both; which form is A swaps every round.
+        const half = Math.ceil(busy / 2);
+        const batches: Job[][] = [];
+        for (const journaled of [false, true, true, false].map((b) => b !== (round % 2 === 1))) {
+          batches.push(jobs(await createMany(store, half), () => journaled));
+        }
+        const timed: Timed[] = [];
+        for (const batch of batches) timed.push(await moveAll(store, batch, inFlight));
+        const plain = { latencies: new Samples(), seconds: 0, moves: 0 };
+        const journaled = { latencies: new Samples(), seconds: 0, moves: 0 };
+        timed.forEach((t, i) => {
+          const form = batches[i]?.[0]?.journaled ? journaled : plain;
+          for (const l of t.journaled) form.latencies.push(l);
+          for (const l of t.plain) form.latencies.push(l);
+          form.seconds += t.seconds;
+          form.moves += t.journaled.length + t.plain.length;
+        });
+        const plainBusyMs = (1000 * plain.seconds) / plain.moves;
+        const journaledBusyMs = (1000 * journaled.seconds) / journaled.moves;
+        compare(
+          f.busy,
+          plain.latencies.values(),
+          plainBusyMs,
+          journaled.latencies.values(),
+          journaledBusyMs,
+        );
+        for (const job of [...paired.slice(-2), ...batches.map((b) => b.at(-1))]) {
           await expectJournal(store, job as Job, name);
         }
       }
@@ -278,7 +316,7 @@ export async function benchLedgers(options: LedgersBenchOptions = {}): Promise<R
           limit: `${plainRate} (alone)`,
           ratio: ratio(extra),
           goal: { text: `<= ${JOURNAL_LIMIT} more time per move`, met: extra <= JOURNAL_LIMIT },
-          detail: `p50 ${ms(median(g.journaled.p50), 3)}, p99 ${ms(median(g.journaled.p99), 3)}; ${int(addedUs)} µs more per move`,
+          detail: `p50 ${ms(median(g.journaled.p50), 3)}, p99 ${ms(median(g.journaled.p99), 3)}; ${addedUs >= 0 ? '+' : ''}${int(addedUs)} µs per move; p50 ratio ${ratio(median(g.extraP50))}`,
           note: `ratio: (with - without) / without, time per move; ${rounds}x${n} moves, medians`,
         });
       }
