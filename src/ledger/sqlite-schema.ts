@@ -1,8 +1,9 @@
 /**
- * The SQLite ledger's file layout (schema 3) and the one function that opens a connection on
- * it: pragmas, the version check, and the migration of files written by schemas 1 and 2. Used
+ * The SQLite ledger's file layout (schema 4) and the one function that opens a connection on
+ * it: pragmas, the version check, and the migration of files written by schemas 1 to 3. Used
  * by the inline store and by its worker thread alike. Costs one transaction when a file is
- * opened (a table rebuild, once, for an older file), nothing afterwards.
+ * opened (a table rebuild, once, for a schema 1 or 2 file; one pass over the intents to write
+ * their opening entries, once, for anything older than schema 4), nothing afterwards.
  *
  * Schema 3 keeps the hot row small and a move cheap:
  * - the history lives in its own table (`moves`), one short row appended per move, keyed by
@@ -15,19 +16,30 @@
  * - `id` and `remote_id` hold a canonical (lowercase) UUID as its 16 bytes, any other string as
  *   text (packId): 20 bytes less in the row and in each of their indexes; `callback_token` its
  *   base64url bytes (packToken): a quarter less.
+ *
+ * Schema 4 adds the journal (journal.ts): one row per entry in `journal`, naming its intent by
+ * the intent's seq, its accounts by their id in `accounts` and its why by its id in `notes`
+ * (the moves' notes table: both are short texts that repeat), so an entry costs about 40 bytes
+ * plus its indexes. An entry's player and match are its intent's, read by a join, found by
+ * `intents_player` and `intents_group` (by time: `journal_at`). `balances` (per account and
+ * unit) and `class_balances` (per class and unit) are kept by each write, so no read sums the
+ * journal; a balance past a signed 64-bit integer is refused by STRICT, never rounded.
  */
 import type { DatabaseSync } from 'node:sqlite';
 import { IncompatibleLedgerError } from './errors.js';
 import {
   INTENT_STATUSES,
+  type Intent,
+  type IntentHistoryEntry,
   type IntentStatus,
   OPEN_STATUSES,
   PAYOUT_KINDS,
   TRANSITIONS,
 } from './intent.js';
+import { openingPostings } from './journal.js';
 
 /** Bumped whenever the tables change shape; an older library refuses a newer file. */
-export const SCHEMA_VERSION = 3;
+export const SCHEMA_VERSION = 4;
 
 /**
  * A move's step: the rank of its target status. TRANSITIONS only ever moves up this order
@@ -105,6 +117,34 @@ CREATE TABLE IF NOT EXISTS events (
   id      TEXT    PRIMARY KEY,
   seen_at INTEGER NOT NULL
 ) STRICT, WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS journal (
+  seq     INTEGER PRIMARY KEY,
+  intent  INTEGER NOT NULL,
+  tag     TEXT    NOT NULL,
+  debit   INTEGER NOT NULL,
+  credit  INTEGER NOT NULL,
+  amount  INTEGER NOT NULL,
+  unit    TEXT    NOT NULL,
+  why     INTEGER NOT NULL,
+  at      INTEGER NOT NULL,
+  UNIQUE (intent, tag)
+) STRICT;
+CREATE TABLE IF NOT EXISTS accounts (
+  id   INTEGER PRIMARY KEY,
+  name TEXT    NOT NULL UNIQUE
+) STRICT;
+CREATE TABLE IF NOT EXISTS balances (
+  account INTEGER NOT NULL,
+  unit    TEXT    NOT NULL,
+  balance INTEGER NOT NULL,
+  PRIMARY KEY (account, unit)
+) STRICT, WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS class_balances (
+  class   TEXT    NOT NULL,
+  unit    TEXT    NOT NULL,
+  balance INTEGER NOT NULL,
+  PRIMARY KEY (class, unit)
+) STRICT, WITHOUT ROWID;
 `;
 
 /**
@@ -141,6 +181,8 @@ CREATE INDEX IF NOT EXISTS intents_open_player
 CREATE INDEX IF NOT EXISTS intents_due
   ON intents (next_check_at) WHERE next_check_at IS NOT NULL AND ${LIVE_SQL};
 CREATE INDEX IF NOT EXISTS events_seen ON events (seen_at);
+CREATE INDEX IF NOT EXISTS intents_player ON intents (player_id);
+CREATE INDEX IF NOT EXISTS journal_at ON journal (at);
 `;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -174,6 +216,87 @@ export function packToken(value: string): string | Uint8Array {
 export function unpackToken(value: string | Uint8Array): string {
   if (typeof value === 'string') return value;
   return Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64url');
+}
+
+/** The columns of an intent's row, as every statement that reads one selects them. */
+export const COLUMNS = `seq, id, kind, status, room_id, player_id, amount, unit, description, remote_id,
+  code, uri, callback_token, idempotency_key, open_key, group_id, expires_at, created_at,
+  updated_at, next_check_at, checks, lease_owner, lease_until, error, meta`;
+
+/** One intent's row as the statements return it (node:sqlite hands integers over as numbers). */
+export interface Row {
+  seq: number;
+  id: string | Uint8Array;
+  kind: Intent['kind'];
+  status: IntentStatus;
+  room_id: string | null;
+  player_id: string;
+  amount: string;
+  unit: string;
+  description: string;
+  remote_id: string | Uint8Array | null;
+  code: string | null;
+  uri: string | null;
+  callback_token: string | Uint8Array | null;
+  idempotency_key: string | null;
+  open_key: string | null;
+  group_id: string | null;
+  expires_at: number | null;
+  created_at: number;
+  updated_at: number;
+  next_check_at: number | null;
+  checks: number;
+  lease_owner: string | null;
+  lease_until: number | null;
+  error: string | null;
+  meta: string | null;
+}
+
+export interface Move {
+  step: number;
+  at: number;
+  note: string | null;
+}
+
+/** An intent from its row and its moves, in step order (the history's first entry is the row's). */
+export function rowToIntent(row: Row, moves: readonly Move[]): Intent {
+  const history: IntentHistoryEntry[] = [{ at: row.created_at, from: null, to: 'creating' }];
+  for (const move of moves) {
+    const entry: IntentHistoryEntry = {
+      at: move.at,
+      from: (history.at(-1) as IntentHistoryEntry).to,
+      to: STEPS[move.step] as IntentStatus,
+    };
+    if (move.note !== null) entry.note = move.note;
+    history.push(entry);
+  }
+  return {
+    id: unpackId(row.id),
+    kind: row.kind,
+    status: row.status,
+    roomId: row.room_id,
+    playerId: row.player_id,
+    amount: row.amount,
+    unit: row.unit,
+    description: row.description,
+    remoteId: row.remote_id === null ? null : unpackId(row.remote_id),
+    code: row.code,
+    uri: row.uri === '' ? `lightning:${row.code}` : row.uri,
+    callbackToken: row.callback_token === null ? null : unpackToken(row.callback_token),
+    idempotencyKey: row.idempotency_key,
+    openKey: row.open_key,
+    groupId: row.group_id,
+    expiresAt: row.expires_at,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    nextCheckAt: row.next_check_at,
+    checks: row.checks,
+    leaseOwner: row.lease_owner,
+    leaseUntil: row.lease_until,
+    error: row.error,
+    meta: row.meta === null ? {} : (JSON.parse(row.meta) as Record<string, unknown>),
+    history,
+  };
 }
 
 /** packId in SQL, for the migration. */
@@ -224,8 +347,53 @@ function migrateFromJsonHistory(db: DatabaseSync): void {
   `);
 }
 
+/** The class of an account name, in SQL (accountClass). */
+const CLASS_SQL = "substr(name, 1, instr(name || ':', ':') - 1)";
+
 /**
- * Opens `path` (a file, or ':memory:') ready for schema 3: WAL and synchronous=FULL for a file,
+ * Before schema 4 there was no journal: every intent gets its opening entry (openingPostings,
+ * tag `opening`, written at `now`: where its money sits today), and the balances are those
+ * entries' sums. One pass over the intents and their moves, inside the opening transaction.
+ */
+function writeOpenings(db: DatabaseSync, now: number): void {
+  const moves = db.prepare(`SELECT m.step, m.at, n.text AS note
+    FROM moves AS m LEFT JOIN notes AS n ON n.id = m.note WHERE m.intent = ? ORDER BY m.step`);
+  db.exec(`CREATE TEMP TABLE openings (intent INTEGER NOT NULL, debit TEXT NOT NULL,
+    credit TEXT NOT NULL, amount INTEGER NOT NULL, unit TEXT NOT NULL, why TEXT NOT NULL)`);
+  const add = db.prepare('INSERT INTO openings VALUES (?, ?, ?, ?, ?, ?)');
+  for (const row of db.prepare(`SELECT ${COLUMNS} FROM intents ORDER BY seq`).iterate()) {
+    const seq = (row as unknown as Row).seq;
+    const intent = rowToIntent(row as unknown as Row, moves.all(seq) as unknown as Move[]);
+    for (const p of openingPostings(intent)) {
+      add.run(seq, p.debit, p.credit, BigInt(p.amount), p.unit, p.why);
+    }
+  }
+  db.exec(`
+    INSERT OR IGNORE INTO accounts (name)
+      SELECT debit FROM temp.openings UNION SELECT credit FROM temp.openings;
+    INSERT OR IGNORE INTO notes (text) SELECT why FROM temp.openings;
+    INSERT INTO journal (intent, tag, debit, credit, amount, unit, why, at)
+      SELECT o.intent, 'opening', d.id, c.id, o.amount, o.unit, n.id, ${now}
+      FROM temp.openings AS o
+      JOIN accounts AS d ON d.name = o.debit
+      JOIN accounts AS c ON c.name = o.credit
+      JOIN notes AS n ON n.text = o.why
+      ORDER BY o.intent;
+    INSERT INTO balances (account, unit, balance)
+      SELECT account, unit, SUM(amount) FROM (
+        SELECT credit AS account, unit, amount FROM journal
+        UNION ALL SELECT debit, unit, -amount FROM journal)
+      GROUP BY account, unit;
+    INSERT INTO class_balances (class, unit, balance)
+      SELECT ${CLASS_SQL}, b.unit, SUM(b.balance)
+      FROM balances AS b JOIN accounts AS a ON a.id = b.account
+      GROUP BY 1, 2;
+    DROP TABLE temp.openings;
+  `);
+}
+
+/**
+ * Opens `path` (a file, or ':memory:') ready for schema 4: WAL and synchronous=FULL for a file,
  * the tables and indexes created or migrated under the write lock. Throws
  * IncompatibleLedgerError for a file of a newer schema. `busyTimeoutMs` is SQLite's own wait for
  * another process's lock, here and on every later statement of the connection.
@@ -259,6 +427,7 @@ export function openLedgerDatabase(path: string, busyTimeoutMs: number): Databas
         if (old !== undefined) migrateFromJsonHistory(db);
         db.exec(TABLES);
         db.exec(INDEXES);
+        if (version < 4) writeOpenings(db, Date.now());
         db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
       }
       db.exec('COMMIT');

@@ -8,6 +8,7 @@ import { BudgetExceededError, type BudgetScope, LimitExceededError } from '../er
 import {
   DuplicateIntentError,
   IncompatibleLedgerError,
+  InvalidIntentError,
   LedgerBusyError,
   LedgerClosedError,
 } from './errors.js';
@@ -30,6 +31,7 @@ export type WireError =
   | { type: 'busy' }
   | { type: 'closed' }
   | { type: 'incompatible'; message: string }
+  | { type: 'invalid'; message: string }
   | { type: 'other'; message: string; code?: unknown; errcode?: unknown };
 
 export type Answer =
@@ -63,6 +65,7 @@ export function encodeError(err: unknown): WireError {
   if (err instanceof LedgerBusyError) return { type: 'busy' };
   if (err instanceof LedgerClosedError) return { type: 'closed' };
   if (err instanceof IncompatibleLedgerError) return { type: 'incompatible', message: err.message };
+  if (err instanceof InvalidIntentError) return { type: 'invalid', message: err.message };
   const fields = (err ?? {}) as { code?: unknown; errcode?: unknown };
   return {
     type: 'other',
@@ -86,6 +89,8 @@ export function decodeError(wire: WireError): Error {
       return new LedgerClosedError();
     case 'incompatible':
       return new IncompatibleLedgerError(wire.message);
+    case 'invalid':
+      return new InvalidIntentError(wire.message);
     case 'other':
       // SQLite's own errors (a full disk, a corrupt file): message and codes, as node:sqlite gave them.
       return Object.assign(new Error(wire.message), { code: wire.code, errcode: wire.errcode });

@@ -31,18 +31,22 @@ import { v7 as uuidv7 } from 'uuid';
 import { type Clock, systemClock } from '../clock.js';
 import { LedgerBusyError, LedgerClosedError } from './errors.js';
 import type { Intent, IntentPatch, IntentStatus, NewIntent } from './intent.js';
+import type { AccountBalance, JournalPage, JournalQuery, Posting } from './journal.js';
 import { SqliteCore } from './sqlite-core.js';
 import { openLedgerDatabase } from './sqlite-schema.js';
 import { SqliteThread } from './sqlite-thread.js';
 import type { CoreMethod } from './sqlite-wire.js';
 import type { CreateGuards, LedgerStore, TransitionOptions } from './store.js';
 import {
+  parseAccounts,
   parseClaim,
   parseCreate,
   parseEpochMs,
   parseEventId,
+  parseJournalQuery,
   parseLimit,
   parseMove,
+  parsePostings,
   parseUpdate,
 } from './validate.js';
 
@@ -115,11 +119,13 @@ export class SqliteLedger implements LedgerStore {
     intent: NewIntent,
     now: number = this.clock.now(),
     guards: CreateGuards = {},
+    postings?: readonly Posting[],
   ): Promise<Intent> {
     this.assertOpen();
     const { input, checks, budgets } = parseCreate(intent, now, guards);
     const applied: CreateGuards = { ...checks, budgets };
-    return this.run('create', [{ ...input, id: input.id ?? uuidv7() }, now, applied]);
+    const entries = parsePostings(postings);
+    return this.run('create', [{ ...input, id: input.id ?? uuidv7() }, now, applied, entries]);
   }
 
   async get(id: string): Promise<Intent | null> {
@@ -160,7 +166,8 @@ export class SqliteLedger implements LedgerStore {
   ): Promise<Intent | null> {
     this.assertOpen();
     const { sources, now, patch } = parseMove(from, to, options, () => this.clock.now());
-    return this.run('transition', [id, sources, to, patch, now, options.note ?? null]);
+    const postings = parsePostings(options.postings);
+    return this.run('transition', [id, sources, to, patch, now, options.note ?? null, postings]);
   }
 
   async update(
@@ -168,10 +175,22 @@ export class SqliteLedger implements LedgerStore {
     status: IntentStatus,
     patch: IntentPatch,
     now: number = this.clock.now(),
+    postings?: readonly Posting[],
   ): Promise<Intent | null> {
     this.assertOpen();
     const input = parseUpdate(status, patch, now);
-    return this.run('update', [id, status, input, now]);
+    const entries = parsePostings(postings);
+    return this.run('update', [id, status, input, now, entries]);
+  }
+
+  async journal(query?: JournalQuery): Promise<JournalPage> {
+    this.assertOpen();
+    return this.run('journal', [parseJournalQuery(query)]);
+  }
+
+  async balances(accounts?: readonly string[]): Promise<AccountBalance[]> {
+    this.assertOpen();
+    return this.run('balances', [parseAccounts(accounts)]);
   }
 
   async claimDue(now: number, limit: number, owner: string, leaseMs: number): Promise<Intent[]> {

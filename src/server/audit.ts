@@ -51,7 +51,6 @@ export class Auditor {
   #wallet: WalletReading | null = null;
   #baseline: { walletMsat: bigint; journalIn: bigint; at: number; outflow: bigint } | null = null;
   #mismatchSince: number | null = null;
-  #shortSince: number | null = null;
   readonly #reported = new Set<string>();
   #running: Promise<AuditReport> | undefined;
 
@@ -99,7 +98,7 @@ export class Auditor {
     findings.push(...(await this.#checkUnknowns(now)));
     if (wallet !== null) {
       findings.push(...this.#checkWallet(wallet, balances, outflow, now));
-      findings.push(...this.#checkCover(balances, now));
+      findings.push(...this.#checkCover(balances));
     }
 
     const reported: AuditFinding[] = [];
@@ -245,13 +244,9 @@ export class Auditor {
     ];
   }
 
-  #checkCover(balances: Balances, now: number): AuditFinding[] {
+  #checkCover(balances: Balances): AuditFinding[] {
     const cover = BigInt(balances.coverMsat ?? '0');
-    if (cover >= 0n) {
-      this.#shortSince = null;
-      return [];
-    }
-    this.#shortSince ??= now;
+    if (cover >= 0n) return [];
     return [
       {
         type: 'cover-short',
@@ -277,7 +272,7 @@ export class Auditor {
 
   /** True the first time any process reports this finding. */
   async #firstReport(finding: AuditFinding): Promise<boolean> {
-    const key = findingKey(finding, this.#shortSince);
+    const key = findingKey(finding);
     if (this.#reported.has(key)) return false;
     this.#reported.add(key);
     if (this.#reported.size > MEMORY) {
@@ -298,10 +293,11 @@ function holdsPayout(payout: Intent): boolean {
   return payout.history.some((h) => h.note?.startsWith('resolved by operator') === true);
 }
 
-/** What makes a finding the same finding: hashed, so that a key stays short whatever ids it holds. */
-function findingKey(finding: AuditFinding, shortSince: number | null): string {
+/**
+ * What makes a finding the same finding, in every process: its fields (a shortfall of another
+ * size is another finding), hashed so that a key stays short whatever ids it holds.
+ */
+function findingKey(finding: AuditFinding): string {
   const { message: _message, ...fields } = finding;
-  const identity =
-    finding.type === 'cover-short' ? { type: finding.type, since: shortSince } : fields;
-  return createHash('sha256').update(JSON.stringify(identity)).digest('base64url');
+  return createHash('sha256').update(JSON.stringify(fields)).digest('base64url');
 }

@@ -60,7 +60,7 @@ const auditSchema = z.strictObject({
    * How long the wallet may stay off what the journal says before it is a finding: money can
    * move at the service before its callback or re-read reaches the journal. Default 600,000 ms.
    */
-  walletSettleMs: ms.default(600_000),
+  walletSettleMs: z.number().int().min(0).default(600_000),
   /** What the wallet may differ by anyway: it is read in whole sats. Default 10,000 msats. */
   walletToleranceMsat: z.number().int().min(0).default(10_000),
   /** The service's fees, in basis points of what left the wallet. Default 100 (1 %). */

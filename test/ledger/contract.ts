@@ -1484,6 +1484,8 @@ export function describeLedgerContract(name: string, factory: LedgerFactory): vo
           store.open(),
           store.unknowns(),
           store.advanceChecks(0),
+          store.journal(),
+          store.balances(),
         ];
         for (const call of calls) {
           const err = await rejection(call, LedgerClosedError);

@@ -3,7 +3,8 @@
  * from several writers at once; the clock moving on), the arbitraries that generate them, and
  * `checkModel`, which runs random sequences of them on fresh writers against ./model.ts.
  * Concurrent calls pass when some order of them, applied to the model, gives every answer and
- * the state read back afterwards (at most 3! orders, one read of every intent each).
+ * the state read back afterwards, journal included (at most 3! orders, one read of every intent
+ * and of its entries each).
  */
 
 import { isDeepStrictEqual } from 'node:util';
@@ -17,21 +18,29 @@ import {
   TRANSITIONS,
 } from '../../src/ledger/index.js';
 import {
+  AMOUNTS,
   type Answer,
   assertNoLeaseTaken,
   type Call,
+  checkJournal,
   describeCall,
   describeOp,
   expected,
   MAX_INTENTS,
+  type MetaSpec,
   type Model,
+  modelJournal,
   needsIntent,
   type Op,
   OWNERS,
   type PatchSpec,
+  PLAYERS,
+  PROFILES,
   perform,
   readAll,
+  readJournal,
   resolve,
+  SHARED_ACCOUNTS,
   T0,
   verify,
   WRITERS,
@@ -120,12 +129,16 @@ class Together implements Cmd {
       if (!isDeepStrictEqual(wants, answers)) continue;
       const stored = await readAll(writers, candidate, reader);
       if (!isDeepStrictEqual(stored, candidate.intents)) continue;
+      const journal = await readJournal(writers, candidate, reader);
+      if (!isDeepStrictEqual(journal, modelJournal(candidate))) continue;
       Object.assign(model, candidate);
+      await checkJournal(writers, model, reader);
       return;
     }
     const stored = await readAll(writers, model, reader);
+    const journal = await readJournal(writers, model, reader);
     expect.fail(
-      `${what}no order of these calls gives these answers and this state:\n  ${stored.map((m) => JSON.stringify(m)).join('\n  ')}\nthe model before:\n  ${model.intents.map((m) => JSON.stringify(m)).join('\n  ')}`,
+      `${what}no order of these calls gives these answers and this state:\n  ${stored.map((m) => JSON.stringify(m)).join('\n  ')}\n  journal ${JSON.stringify(journal)}\nthe model before:\n  ${model.intents.map((m) => JSON.stringify(m)).join('\n  ')}\n  journal ${JSON.stringify(modelJournal(model))}`,
     );
   }
 
@@ -191,13 +204,24 @@ const patch: fc.Arbitrary<PatchSpec> = fc.record({
   ),
   checks: fc.option(fc.nat({ max: 9 }), { nil: undefined }),
   error: fc.option(fc.constantFrom('timeout', 'HTTP 502', null), { nil: undefined }),
+  meta: fc.option(fc.constantFrom<MetaSpec>('shown', 'late', 'settle', 'none'), {
+    nil: undefined,
+  }),
 });
+
+/** What the new intent is (PROFILES), whose (PLAYERS), and how much (AMOUNTS). */
+const profile = fc.nat({ max: PROFILES.length - 1 });
+const player = fc.nat({ max: PLAYERS.length - 1 });
+const amount = fc.nat({ max: AMOUNTS.length - 1 });
 
 const create = fc.record({
   op: fc.constant('create' as const),
   writer,
   due: fc.option(due, { nil: null, freq: 6 }),
   reuse: fc.oneof({ arbitrary: fc.constant(null), weight: 6 }, { arbitrary: pick, weight: 1 }),
+  profile,
+  player,
+  amount,
 });
 
 const legalTransition = fc.constantFrom(...TARGETS).chain((to) =>
@@ -277,16 +301,21 @@ const sameMove = fc
     return new Together(ops, 'sameMove');
   });
 
-/** Every writer creates one new id at once. */
-const sameId = fc.option(due, { nil: null, freq: 6 }).map((d) => {
-  const ops: Op[] = Array.from({ length: WRITERS }, (_, w) => ({
-    op: 'create',
-    writer: w,
-    due: d,
-    reuse: null,
-  }));
-  return new Together(ops, 'sameId');
-});
+/** Every writer creates one new id at once (the same intent, with the same postings). */
+const sameId = fc
+  .tuple(fc.option(due, { nil: null, freq: 6 }), profile, player, amount)
+  .map(([d, profile, player, amount]) => {
+    const ops: Op[] = Array.from({ length: WRITERS }, (_, w) => ({
+      op: 'create',
+      writer: w,
+      due: d,
+      reuse: null,
+      profile,
+      player,
+      amount,
+    }));
+    return new Together(ops, 'sameId');
+  });
 
 /** Every writer claims at once, each for its own owner. */
 const sameClaim = fc
@@ -345,6 +374,9 @@ export interface ModelRunOptions {
   replayPath?: string | undefined;
 }
 
+/** Sequences run by this process: names each one's ids, players and match (Model.run). */
+let sequences = 0;
+
 /**
  * Runs `numRuns` random command sequences, each on fresh writers from `open`, and at the end
  * of each reads every intent through every writer.
@@ -362,7 +394,19 @@ export async function checkModel(
     async (commands) => {
       const writers = await open();
       try {
-        const model: Model = { now: T0, intents: [], ids: 0 };
+        const first = writers.writers[0] as Writers['writers'][number];
+        const model: Model = {
+          now: T0,
+          intents: [],
+          ids: 0,
+          run: `s${sequences++}-`,
+          journal: {},
+          stale: [],
+          baseline: {
+            accounts: await first.balances(SHARED_ACCOUNTS),
+            classes: await first.balances(),
+          },
+        };
         await fc.asyncModelRun(() => ({ model, real: writers }), commands);
         for (let reader = 0; reader < WRITERS; reader++) await verify(writers, model, reader);
       } finally {

@@ -6,7 +6,9 @@
  * PostgreSQL), checked after every command against the model in ./model.ts. They show
  * that no sequence breaks TRANSITIONS, applies a move twice (of writers racing one
  * compare-and-set exactly one wins, and history has one entry per applied move) or hands a
- * running lease to a second owner, and that calls fired together act as some order of them.
+ * running lease to a second owner, and that calls fired together act as some order of them;
+ * and that the journal holds the postings of exactly the writes applied, its balances their sums
+ * (conserved: every unit's class balances sum to zero).
  *
  * Runs MODEL_RUNS sequences per store (default 100, about a second per store); for a longer hunt:
  *   MODEL_RUNS=2000 npx mocha test/ledger/model.test.ts

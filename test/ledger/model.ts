@@ -9,12 +9,20 @@
  * - calls fired together from different writers (Promise.all) must answer, and leave the
  *   store, as the model does for SOME order of them: every store call is atomic;
  * - after every command each intent, read back through another writer, equals the model, and
- *   its history is a chain of moves that TRANSITIONS allows, one entry per applied move.
+ *   its history is a chain of moves that TRANSITIONS allows, one entry per applied move;
+ * - every create, move and update carries the postings journal.ts computes from the model's
+ *   view of its intent (`postingsFor`), and after every command the journal holds exactly the
+ *   postings of the writes the model applied (a loser of a race, a refused write, or a write
+ *   whose posting is already journaled adds none), each intent's entries chain its positions,
+ *   each account's balance is the sum of its postings, and every unit's class balances sum to
+ *   zero (checkJournal).
  *
  * Time is the model's logical clock, passed as `now` to every call, so leases expire exactly
- * when the model says. Costs one store call per operation plus one read per intent per command.
+ * when the model says. Costs one store call per operation, and per command one read of each
+ * intent and of its journal entries, and two balance reads.
  */
 
+import { isDeepStrictEqual } from 'node:util';
 import { expect } from 'chai';
 import {
   canMove,
@@ -29,7 +37,16 @@ import {
   type LedgerStore,
   OPEN_STATUSES,
 } from '../../src/ledger/index.js';
-import { newIntent } from './contract.js';
+import {
+  type AccountBalance,
+  accountClass,
+  afterWrite,
+  type JournalEntry,
+  type Posting,
+  positionOf,
+  postingsFor,
+} from '../../src/ledger/journal.js';
+import { asCreated, newIntent } from './contract.js';
 
 /** The model clock's start; times in messages are printed relative to it (t+1200). */
 export const T0 = 1_700_000_000_000;
@@ -38,6 +55,43 @@ export const WRITERS = 3;
 /** Few intents and few owners, so that writers and claimers keep colliding. */
 export const MAX_INTENTS = 8;
 export const OWNERS = ['alpha', 'beta', 'gamma'] as const;
+/** Players, named within a sequence (Model.run), so that stores may share accounts' storage. */
+export const PLAYERS = ['ann', 'bo', 'cy'] as const;
+/**
+ * What an intent is, so that its money sits in varied places: rewards and payments paid by the
+ * house or from a match's pot (meta.payKey; a last attempt, meta.attempt 3, is owed by hand when
+ * it fails), entry fees in and out of a match, spends in points, matches that take a rake.
+ */
+export const PROFILES = [
+  { kind: 'reward', unit: 'msats', pot: false },
+  { kind: 'reward', unit: 'msats', pot: true },
+  { kind: 'reward', unit: 'msats', pot: true, attempt: 3 },
+  { kind: 'payment', unit: 'msats', pot: false },
+  { kind: 'payment', unit: 'msats', pot: true },
+  { kind: 'entryFee', unit: 'msats', pot: true },
+  { kind: 'entryFee', unit: 'msats', pot: false },
+  { kind: 'spend', unit: 'USDZ', pot: false },
+  { kind: 'match', unit: 'msats', pot: false },
+] as const satisfies readonly {
+  kind: Intent['kind'];
+  unit: string;
+  pot: boolean;
+  attempt?: number;
+}[];
+/** Amounts around 2^59 too: eight of them still fit a balance, and none fits a double. */
+export const AMOUNTS = ['1', '21000', String(2n ** 59n + 7n)] as const;
+/** Accounts every sequence of a shared database moves: read before it starts (Model.baseline). */
+export const SHARED_ACCOUNTS = [
+  'wallet',
+  'inflight',
+  'house:rewards',
+  'house:fees',
+  'house:rake',
+  'house:unclaimed',
+  'house:points',
+] as const;
+/** What a patch does to meta (on top of what the intent's profile keeps there). */
+export type MetaSpec = 'shown' | 'late' | 'settle' | 'none';
 
 /** The part of an intent the model predicts; everything a call may change. */
 export interface Modelled {
@@ -51,7 +105,16 @@ export interface Modelled {
   leaseOwner: string | null;
   leaseUntil: number | null;
   history: IntentHistoryEntry[];
+  kind: Intent['kind'];
+  playerId: string;
+  groupId: string | null;
+  amount: string;
+  unit: string;
+  meta: Record<string, unknown>;
 }
+
+/** A journal entry as the model predicts it: all but its seq. */
+export type ModelEntry = Omit<JournalEntry, 'seq'>;
 
 export interface Model {
   now: number;
@@ -59,6 +122,17 @@ export interface Model {
   intents: Modelled[];
   /** Ids handed out so far, so that every fresh id is new. */
   ids: number;
+  /** Names this sequence's ids, players and match, so that none is an earlier sequence's. */
+  run: string;
+  /** The entries of each intent, in the order their writes were applied. */
+  journal: Record<string, ModelEntry[]>;
+  /**
+   * Intents a write of which carried postings computed from a state it did not write over (two
+   * writes of one intent fired together, both applied): their entries need not chain.
+   */
+  stale: string[];
+  /** Balances before the sequence: of SHARED_ACCOUNTS, and of every class (balances()). */
+  baseline: { accounts: AccountBalance[]; classes: AccountBalance[] };
 }
 
 /** Several instances of one store on one database. */
@@ -72,11 +146,21 @@ export interface PatchSpec {
   nextCheckAt?: number | null | undefined;
   checks?: number | undefined;
   error?: string | null | undefined;
+  meta?: MetaSpec | undefined;
 }
 
 /** An operation as generated: intents are named by `pick` (modulo how many exist). */
 export type Op =
-  | { op: 'create'; writer: number; due: number | null; reuse: number | null }
+  | {
+      op: 'create';
+      writer: number;
+      due: number | null;
+      reuse: number | null;
+      /** Indexes of PROFILES, PLAYERS and AMOUNTS (modulo their length). */
+      profile: number;
+      player: number;
+      amount: number;
+    }
   | {
       op: 'transition';
       writer: number;
@@ -99,7 +183,15 @@ export type Op =
 
 /** An operation made concrete against the model: ids, statuses, times. */
 export type Call =
-  | { op: 'create'; writer: number; now: number; id: string; nextCheckAt: number | null }
+  | {
+      op: 'create';
+      writer: number;
+      now: number;
+      id: string;
+      nextCheckAt: number | null;
+      intent: Pick<Modelled, 'kind' | 'playerId' | 'groupId' | 'amount' | 'unit' | 'meta'>;
+      postings: Posting[];
+    }
   | {
       op: 'transition';
       writer: number;
@@ -109,6 +201,7 @@ export type Call =
       to: IntentStatus;
       patch: IntentPatch;
       note: string;
+      postings: Posting[];
     }
   | {
       op: 'update';
@@ -117,6 +210,7 @@ export type Call =
       id: string;
       status: IntentStatus;
       patch: IntentPatch;
+      postings: Posting[];
     }
   | { op: 'claim'; writer: number; now: number; owner: string; limit: number; leaseMs: number }
   | { op: 'release'; writer: number; now: number; id: string; owner: string };
@@ -142,6 +236,29 @@ export function project(intent: Intent): Modelled {
     leaseOwner: intent.leaseOwner,
     leaseUntil: intent.leaseUntil,
     history: intent.history,
+    kind: intent.kind,
+    playerId: intent.playerId,
+    groupId: intent.groupId,
+    amount: intent.amount,
+    unit: intent.unit,
+    meta: intent.meta,
+  };
+}
+
+/** The model's view of an intent as a whole Intent, for journal.ts's rules. */
+export function asIntent(m: Modelled): Intent {
+  return {
+    ...asCreated(
+      {
+        ...newIntent({ id: m.id, kind: m.kind, playerId: m.playerId, groupId: m.groupId }),
+        id: m.id,
+        amount: m.amount,
+        unit: m.unit,
+        meta: m.meta,
+      },
+      m.createdAt,
+    ),
+    ...m,
   };
 }
 
@@ -157,8 +274,22 @@ function pickIntent(model: Model, pick: number, prefer?: (m: Modelled) => boolea
   return pool[pick % pool.length] as Modelled;
 }
 
-function resolvePatch(spec: PatchSpec, now: number): IntentPatch {
+/** Meta as a patch leaves it: what the profile keeps (payKey, attempt), and what `spec` adds. */
+function metaOf(kept: Record<string, unknown>, spec: MetaSpec, now: number) {
+  const { payKey, attempt } = kept;
+  const meta: Record<string, unknown> = {
+    ...(payKey === undefined ? {} : { payKey }),
+    ...(attempt === undefined ? {} : { attempt }),
+  };
+  if (spec === 'shown') meta.shownAt = now;
+  if (spec === 'late') meta.latePaymentReported = true;
+  if (spec === 'settle') meta.decision = { kind: 'settle', rakeMsat: '500' };
+  return meta;
+}
+
+function resolvePatch(spec: PatchSpec, now: number, target?: Modelled): IntentPatch {
   const patch: IntentPatch = {};
+  if (spec.meta !== undefined && target) patch.meta = metaOf(target.meta, spec.meta, now);
   if (spec.nextCheckAt !== undefined) {
     patch.nextCheckAt = spec.nextCheckAt === null ? null : now + spec.nextCheckAt;
   }
@@ -174,8 +305,31 @@ export function resolve(model: Model, op: Op, sharedId?: string): Call {
   switch (op.op) {
     case 'create': {
       const id =
-        op.reuse !== null ? pickIntent(model, op.reuse).id : (sharedId ?? `i${model.ids++}`);
-      return { op: 'create', writer, now, id, nextCheckAt: op.due === null ? null : now + op.due };
+        op.reuse !== null
+          ? pickIntent(model, op.reuse).id
+          : (sharedId ?? `${model.run}i${model.ids++}`);
+      const profile = PROFILES[op.profile % PROFILES.length] as (typeof PROFILES)[number];
+      const match = `${model.run}m`;
+      const intent = {
+        kind: profile.kind,
+        playerId:
+          profile.kind === 'match'
+            ? `match:${id}`
+            : `${model.run}${PLAYERS[op.player % PLAYERS.length]}`,
+        groupId: profile.kind === 'match' ? id : profile.pot ? match : null,
+        amount: AMOUNTS[op.amount % AMOUNTS.length] as string,
+        unit: profile.unit,
+        meta: {
+          ...(profile.pot && profile.kind !== 'entryFee' ? { payKey: `${match}:${id}` } : {}),
+          ...('attempt' in profile ? { attempt: profile.attempt } : {}),
+        },
+      };
+      const nextCheckAt = op.due === null ? null : now + op.due;
+      const postings = postingsFor(
+        null,
+        asCreated({ ...newIntent({ id, ...intent }), id, nextCheckAt }, now),
+      );
+      return { op: 'create', writer, now, id, nextCheckAt, intent, postings };
     }
     case 'transition': {
       const target = pickIntent(
@@ -183,7 +337,8 @@ export function resolve(model: Model, op: Op, sharedId?: string): Call {
         op.pick,
         op.aim ? (m) => op.from.includes(m.status) : undefined,
       );
-      const patch = resolvePatch(op.patch, now);
+      const patch = resolvePatch(op.patch, now, target);
+      const before = asIntent(target);
       return {
         op: 'transition',
         writer,
@@ -193,18 +348,22 @@ export function resolve(model: Model, op: Op, sharedId?: string): Call {
         to: op.to,
         patch,
         note: `w${writer}`,
+        postings: postingsFor(before, afterWrite(before, op.to, patch, now)),
       };
     }
     case 'update': {
       const target = pickIntent(model, op.pick);
       const status = op.status === 'current' ? target.status : op.status;
+      const patch = resolvePatch(op.patch, now, target);
+      const before = asIntent(target);
       return {
         op: 'update',
         writer,
         now,
         id: target.id,
         status,
-        patch: resolvePatch(op.patch, now),
+        patch,
+        postings: postingsFor(before, afterWrite(before, before.status, patch, now)),
       };
     }
     case 'claim':
@@ -223,6 +382,7 @@ function schedules(patch: IntentPatch): boolean {
 }
 
 function applyPatch(m: Modelled, patch: IntentPatch, terminal: boolean): void {
+  if (patch.meta !== undefined) m.meta = structuredClone(patch.meta);
   if (patch.nextCheckAt !== undefined) m.nextCheckAt = patch.nextCheckAt;
   if (patch.checks !== undefined) m.checks = patch.checks;
   if (patch.error !== undefined) m.error = patch.error;
@@ -230,6 +390,37 @@ function applyPatch(m: Modelled, patch: IntentPatch, terminal: boolean): void {
     m.nextCheckAt = null;
     m.leaseOwner = null;
     m.leaseUntil = null;
+  }
+}
+
+/** Is any of a write's postings already journaled? Then the write is refused whole (null). */
+function journaled(model: Model, id: string, postings: readonly Posting[]): boolean {
+  const tags = new Set((model.journal[id] ?? []).map((e) => e.id));
+  return postings.some((p) => tags.has(`${id}:${p.tag}`));
+}
+
+/**
+ * Journals a write the model applies. `before` is the intent as the write found it: postings
+ * that are not the ones journal.ts computes from it were computed from another state (a write
+ * fired together with this one, on the same intent, went first).
+ */
+function post(model: Model, m: Modelled, before: Intent | null, call: Call): void {
+  if (call.op !== 'create' && call.op !== 'transition' && call.op !== 'update') return;
+  const fresh = postingsFor(before, asIntent(m));
+  if (!isDeepStrictEqual(fresh, call.postings) && !model.stale.includes(m.id)) {
+    model.stale.push(m.id);
+  }
+  const entries = model.journal[m.id] ?? [];
+  model.journal[m.id] = entries;
+  for (const p of call.postings) {
+    entries.push({
+      ...p,
+      id: `${m.id}:${p.tag}`,
+      intentId: m.id,
+      playerId: m.playerId,
+      matchId: m.groupId,
+      at: call.now,
+    });
   }
 }
 
@@ -251,8 +442,10 @@ export function expected(model: Model, call: Call): Answer {
         leaseOwner: null,
         leaseUntil: null,
         history: [{ at: now, from: null, to: 'creating' }],
+        ...structuredClone(call.intent),
       };
       model.intents.push(m);
+      post(model, m, null, call);
       return { intent: structuredClone(m) };
     }
     case 'transition': {
@@ -260,18 +453,24 @@ export function expected(model: Model, call: Call): Answer {
       if (isTerminal(call.to) && schedules(call.patch)) return { error: 'InvalidIntentError' };
       const m = find(call.id);
       if (!m || !call.from.includes(m.status)) return { intent: null };
+      if (journaled(model, m.id, call.postings)) return { intent: null };
+      const before = asIntent(m);
       m.history.push({ at: now, from: m.status, to: call.to, note: call.note });
       m.status = call.to;
       m.updatedAt = now;
       applyPatch(m, call.patch, isTerminal(call.to));
+      post(model, m, before, call);
       return { intent: structuredClone(m) };
     }
     case 'update': {
       if (isTerminal(call.status) && schedules(call.patch)) return { error: 'InvalidIntentError' };
       const m = find(call.id);
       if (!m || m.status !== call.status) return { intent: null };
+      if (journaled(model, m.id, call.postings)) return { intent: null };
+      const before = asIntent(m);
       m.updatedAt = now;
       applyPatch(m, call.patch, isTerminal(call.status));
+      post(model, m, before, call);
       return { intent: structuredClone(m) };
     }
     case 'claim': {
@@ -316,8 +515,10 @@ export async function perform(writers: Writers, call: Call): Promise<Answer> {
     switch (call.op) {
       case 'create': {
         const intent = await store.create(
-          newIntent({ id: call.id, nextCheckAt: call.nextCheckAt }),
+          newIntent({ id: call.id, nextCheckAt: call.nextCheckAt, ...call.intent }),
           now,
+          {},
+          call.postings,
         );
         return { intent: project(intent) };
       }
@@ -326,11 +527,12 @@ export async function perform(writers: Writers, call: Call): Promise<Answer> {
           patch: call.patch,
           note: call.note,
           now,
+          postings: call.postings,
         });
         return { intent: moved && project(moved) };
       }
       case 'update': {
-        const updated = await store.update(call.id, call.status, call.patch, now);
+        const updated = await store.update(call.id, call.status, call.patch, now, call.postings);
         return { intent: updated && project(updated) };
       }
       case 'claim': {
@@ -348,15 +550,21 @@ export async function perform(writers: Writers, call: Call): Promise<Answer> {
   }
 }
 
+/** A write's postings, short: `[created house:rewards->inflight 21000 msats]`. */
+function describePostings(postings: readonly Posting[]): string {
+  const each = postings.map((p) => `${p.tag} ${p.debit}->${p.credit} ${p.amount} ${p.unit}`);
+  return each.length === 0 ? '' : ` [${each.join(', ')}]`;
+}
+
 export function describeCall(call: Call): string {
   const w = `w${call.writer}`;
   switch (call.op) {
     case 'create':
-      return `${w}.create(${call.id}, next ${call.nextCheckAt === null ? 'none' : t(call.nextCheckAt)}, ${t(call.now)})`;
+      return `${w}.create(${call.id}, ${call.intent.kind} of ${call.intent.playerId}${call.intent.groupId ? ` in ${call.intent.groupId}` : ''}, ${JSON.stringify(call.intent.meta)}, next ${call.nextCheckAt === null ? 'none' : t(call.nextCheckAt)}, ${t(call.now)})${describePostings(call.postings)}`;
     case 'transition':
-      return `${w}.transition(${call.id}, [${call.from}] -> ${call.to}, ${JSON.stringify(call.patch)}, ${t(call.now)})`;
+      return `${w}.transition(${call.id}, [${call.from}] -> ${call.to}, ${JSON.stringify(call.patch)}, ${t(call.now)})${describePostings(call.postings)}`;
     case 'update':
-      return `${w}.update(${call.id}, ${call.status}, ${JSON.stringify(call.patch)}, ${t(call.now)})`;
+      return `${w}.update(${call.id}, ${call.status}, ${JSON.stringify(call.patch)}, ${t(call.now)})${describePostings(call.postings)}`;
     case 'claim':
       return `${w}.claimDue(${t(call.now)}, ${call.limit}, ${call.owner}, ${call.leaseMs}ms)`;
     case 'release':
@@ -369,7 +577,7 @@ export function describeOp(op: Op): string {
   const patch = (p: PatchSpec) => JSON.stringify(p);
   switch (op.op) {
     case 'create':
-      return `${w}.create(${op.reuse === null ? 'new' : `#${op.reuse}`}, due ${op.due ?? 'none'})`;
+      return `${w}.create(${op.reuse === null ? 'new' : `#${op.reuse}`}, due ${op.due ?? 'none'}, profile ${op.profile % PROFILES.length}, player ${op.player % PLAYERS.length}, amount ${op.amount % AMOUNTS.length})`;
     case 'transition':
       return `${w}.transition(#${op.pick}${op.aim ? '*' : ''}, [${op.from}] -> ${op.to}, ${patch(op.patch)})`;
     case 'update':
@@ -425,12 +633,17 @@ export async function readAll(writers: Writers, model: Model, reader: number): P
   });
 }
 
-/** The store, read through `reader`, holds what the model holds. */
+/** The store, read through `reader`, holds what the model holds, its journal included. */
 export async function verify(writers: Writers, model: Model, reader: number): Promise<void> {
   const stored = await readAll(writers, model, reader);
   expect(stored, `every intent as w${reader} reads it at ${t(model.now)}`).to.deep.equal(
     model.intents,
   );
+  const journal = await readJournal(writers, model, reader);
+  expect(journal, `every intent's entries as w${reader} reads them`).to.deep.equal(
+    modelJournal(model),
+  );
+  await checkJournal(writers, model, reader);
 }
 
 /** The explicit form of "never two owners": no claim returns an intent whose lease runs. */
@@ -444,4 +657,106 @@ export function assertNoLeaseTaken(before: Model, call: Call, answer: Answer): v
       );
     }
   }
+}
+
+/** Every unit's sum over `rows`, as bigint. */
+function sums(rows: readonly AccountBalance[], key: (row: AccountBalance) => string) {
+  const out = new Map<string, bigint>();
+  for (const row of rows) out.set(key(row), (out.get(key(row)) ?? 0n) + BigInt(row.balance));
+  return out;
+}
+
+/** Balances as `account unit` -> amount, zeros left out (a store answers those or not). */
+function nonZero(map: Map<string, bigint>): Record<string, string> {
+  return Object.fromEntries(
+    [...map]
+      .filter(([, v]) => v !== 0n)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([k, v]) => [k, String(v)]),
+  );
+}
+
+/** Each intent's journal entries, as `reader` sees them (seq checked, then left out). */
+export async function readJournal(
+  writers: Writers,
+  model: Model,
+  reader: number,
+): Promise<Record<string, ModelEntry[]>> {
+  const store = writers.writers[reader] as LedgerStore;
+  const pages = await Promise.all(model.intents.map((m) => store.journal({ intentId: m.id })));
+  const journal: Record<string, ModelEntry[]> = {};
+  for (const [i, page] of pages.entries()) {
+    const m = model.intents[i] as Modelled;
+    expect(page.next, `${m.id}: its entries fit one page`).to.equal(null);
+    for (let k = 1; k < page.entries.length; k++) {
+      expect((page.entries[k] as JournalEntry).seq, `${m.id}: seq increases`).to.be.greaterThan(
+        (page.entries[k - 1] as JournalEntry).seq,
+      );
+    }
+    if (page.entries.length > 0) journal[m.id] = page.entries.map(({ seq: _, ...rest }) => rest);
+  }
+  return journal;
+}
+
+/** The model's journal, without intents that have no entries (as readJournal leaves it). */
+export function modelJournal(model: Model): Record<string, ModelEntry[]> {
+  return Object.fromEntries(Object.entries(model.journal).filter(([, e]) => e.length > 0));
+}
+
+/**
+ * The journal's promises, read through `reader` (readJournal has matched the entries to the
+ * model's): each intent's entries chain its positions (from its source, each from where the
+ * last left it, to where it sits now) unless it is stale; each account's balance is its
+ * postings' sum; every unit's class balances sum to zero, and move by the model's postings.
+ */
+export async function checkJournal(writers: Writers, model: Model, reader: number): Promise<void> {
+  const store = writers.writers[reader] as LedgerStore;
+  for (const m of model.intents) {
+    if (model.stale.includes(m.id)) continue;
+    const position = positionOf(asIntent(m));
+    let at = position.source;
+    for (const entry of model.journal[m.id] ?? []) {
+      expect(entry.debit, `${entry.id} leaves where ${m.id}'s money was`).to.equal(at);
+      at = entry.credit;
+    }
+    if (position.amount !== '0') {
+      expect(at, `${m.id}'s entries end where its money is`).to.equal(position.account);
+    }
+  }
+  const moved = new Map<string, bigint>();
+  const byClass = new Map<string, bigint>();
+  for (const entry of Object.values(model.journal).flat()) {
+    const amount = BigInt(entry.amount);
+    for (const [account, delta] of [
+      [entry.credit, amount],
+      [entry.debit, -amount],
+    ] as const) {
+      const key = `${account} ${entry.unit}`;
+      moved.set(key, (moved.get(key) ?? 0n) + delta);
+      const cls = `${accountClass(account)} ${entry.unit}`;
+      byClass.set(cls, (byClass.get(cls) ?? 0n) + delta);
+    }
+  }
+  const base = sums(model.baseline.accounts, (r) => `${r.account} ${r.unit}`);
+  const names = [...new Set([...moved.keys()].map((k) => k.split(' ')[0] as string))];
+  const read = await store.balances([...new Set([...names, ...SHARED_ACCOUNTS])]);
+  const now = sums(read, (r) => `${r.account} ${r.unit}`);
+  const delta = new Map([...now].map(([k, v]) => [k, v - (base.get(k) ?? 0n)]));
+  expect(nonZero(delta), 'every account moved by the sum of its postings').to.deep.equal(
+    nonZero(moved),
+  );
+  const classes = await store.balances();
+  for (const [unit, sum] of sums(classes, (r) => r.unit)) {
+    expect(sum, `the class balances of ${unit} sum to zero`).to.equal(0n);
+  }
+  const baseClasses = sums(model.baseline.classes, (r) => `${r.account} ${r.unit}`);
+  const classDelta = new Map(
+    [...sums(classes, (r) => `${r.account} ${r.unit}`)].map(([k, v]) => [
+      k,
+      v - (baseClasses.get(k) ?? 0n),
+    ]),
+  );
+  expect(nonZero(classDelta), 'every class moved by the sum of its postings').to.deep.equal(
+    nonZero(byClass),
+  );
 }

@@ -6,6 +6,8 @@
 
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,14 +23,19 @@ import {
   IllegalTransitionError,
   IncompatibleLedgerError,
   type Intent,
+  type IntentStatus,
+  InvalidIntentError,
   LedgerBusyError,
   LedgerUnavailableError,
+  type NewIntent,
   SqliteLedger,
 } from '../../src/ledger/index.js';
+import { openingPostings, type Posting } from '../../src/ledger/journal.js';
 import {
   assertIncludes,
   assertMembers,
   describeLedgerContract,
+  describeSharedStorage,
   newIntent,
   rejection,
 } from './contract.js';
@@ -62,6 +69,31 @@ for (const worker of [true, false]) {
     };
   });
 }
+
+// What every shared store shows, on a file two instances (two worker threads) open.
+describe('SqliteLedger: instances sharing a file', () => {
+  const made: SqliteLedger[] = [];
+  const dirs: string[] = [];
+
+  afterEach(async () => {
+    await Promise.all(made.splice(0).map((l) => l.close()));
+    await Promise.all(dirs.splice(0).map((d) => rm(d, { recursive: true, force: true })));
+  });
+
+  describeSharedStorage(
+    'two instances, one file',
+    () => {
+      const dir = mkdtempSync(join(tmpdir(), 'ledger-test-'));
+      dirs.push(dir);
+      return () => {
+        const store = new SqliteLedger(join(dir, 'ledger.sqlite'));
+        made.push(store);
+        return store;
+      };
+    },
+    { rounds: 20 },
+  );
+});
 
 describe('SqliteLedger', () => {
   let dir: string;
@@ -222,6 +254,7 @@ describe('SqliteLedger', () => {
         'intents_open_player',
         'intents_due',
         'intents_open_key',
+        'intents_player',
       ]);
       // A game without budgets keeps no budget index; the first create that checks one builds it.
       assert.deepEqual(
@@ -370,7 +403,7 @@ describe('SqliteLedger', () => {
 
     const db = new DatabaseSync(file, { readOnly: true });
     try {
-      assertIncludes(db.prepare('PRAGMA user_version').get(), { user_version: 3 });
+      assertIncludes(db.prepare('PRAGMA user_version').get(), { user_version: 4 });
       const names = db
         .prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'intents'")
         .all()
@@ -381,6 +414,148 @@ describe('SqliteLedger', () => {
       db.close();
     }
   });
+
+  it('migrates a schema 3 file: every intent gets its opening entry, and the balances theirs', async () => {
+    // A schema 3 file: written by this store, then stripped of what schema 4 added.
+    const writer = ledger();
+    const match = `match-${randomUUID()}`;
+    const [alice, bob] = ['alice', 'bob'];
+    /** Creates and moves along `path`; `meta` is written by the last move. */
+    const walk = async (input: Partial<NewIntent>, path: IntentStatus[], meta?: object) => {
+      let intent = await writer.create(newIntent(input), 10);
+      for (const to of path) {
+        const patch = meta && to === path.at(-1) ? { meta: { ...intent.meta, ...meta } } : {};
+        intent = (await writer.transition(intent.id, intent.status, to, {
+          now: 20,
+          patch,
+        })) as Intent;
+      }
+      return intent;
+    };
+    const inFlight = await walk({ playerId: alice, amount: '1000' }, []);
+    const shown = await walk({ playerId: alice, amount: '2000' }, ['pending']);
+    const claimed = await walk({ playerId: bob, amount: '4000' }, ['pending', 'completed']);
+    await walk({ playerId: bob, amount: '8000' }, ['pending', 'expired']); // back to the house
+    const fee = { kind: 'entryFee', groupId: match, amount: '50000' } as const;
+    await walk({ ...fee, playerId: alice }, ['pending', 'completed']);
+    await walk({ ...fee, playerId: bob }, ['pending', 'completed']);
+    await walk({ ...fee, playerId: 'carol' }, ['pending']); // not paid: nothing moved
+    await walk({ kind: 'entryFee', playerId: bob, amount: '300' }, ['pending', 'expired'], {
+      latePaymentReported: true,
+    });
+    const key = `${match}:payout:alice`;
+    const payout = { playerId: alice, groupId: match, amount: '30000', meta: { payKey: key } };
+    await walk({ ...payout, id: key }, ['failed']); // back in the pot, to be issued again
+    await walk({ ...payout, id: `${key}:3` }, ['failed']); // the last attempt: owed by hand
+    await walk(
+      { kind: 'match', id: match, groupId: match, playerId: `match:${match}` },
+      ['pending', 'completed'],
+      { decision: { kind: 'settle', rakeMsat: '5000' } },
+    );
+    await walk({ kind: 'spend', playerId: bob, amount: '70', unit: 'USDZ' }, ['unknown']);
+    const intents = await writer.byGroup(match);
+    await writer.close();
+    const old = new DatabaseSync(file);
+    old.exec(`DROP TABLE journal; DROP TABLE accounts; DROP TABLE balances;
+      DROP TABLE class_balances; DROP INDEX intents_player; PRAGMA user_version = 3`);
+    old.close();
+
+    const opened = Date.now();
+    const store = ledger();
+    const entries = (await store.journal({ limit: 1000 })).entries;
+    assert.deepEqual(
+      entries.map((e) => `${e.tag} ${e.debit} ${e.credit} ${e.amount} ${e.unit}`),
+      [
+        'opening house:rewards inflight 1000 msats',
+        `opening house:rewards claimable:${alice} 2000 msats`,
+        'opening house:rewards wallet 4000 msats',
+        `opening wallet escrow:${match} 50000 msats`,
+        `opening wallet escrow:${match} 50000 msats`,
+        'opening wallet house:fees 300 msats',
+        `opening escrow:${match} owed:${alice} 30000 msats`,
+        `opening escrow:${match} house:rake 5000 msats`,
+        `opening points:${bob} inflight 70 USDZ`,
+      ],
+    );
+    for (const entry of entries) {
+      const intent = (await store.get(entry.intentId)) as Intent;
+      assert.deepEqual(entry, {
+        ...(openingPostings(intent)[0] as Posting),
+        id: `${intent.id}:opening`,
+        seq: entry.seq,
+        intentId: intent.id,
+        playerId: intent.playerId,
+        matchId: intent.groupId,
+        at: entry.at,
+      });
+      assert.ok(entry.at >= opened && entry.at <= Date.now());
+    }
+    assert.deepEqual(entries[0]?.intentId, inFlight.id);
+    assert.deepEqual(entries[1]?.why, 'opening: code shown');
+    assert.deepEqual(entries[2]?.intentId, claimed.id);
+    assert.equal(intents.length, 6);
+    assert.deepEqual(await store.balances(), [
+      { account: 'claimable', unit: 'msats', balance: '2000' },
+      { account: 'escrow', unit: 'msats', balance: '65000' },
+      { account: 'house', unit: 'msats', balance: '-1700' },
+      { account: 'inflight', unit: 'USDZ', balance: '70' },
+      { account: 'inflight', unit: 'msats', balance: '1000' },
+      { account: 'owed', unit: 'msats', balance: '30000' },
+      { account: 'points', unit: 'USDZ', balance: '-70' },
+      { account: 'wallet', unit: 'msats', balance: '-96300' },
+    ]);
+    assert.deepEqual(await store.balances([`escrow:${match}`, 'house:rewards', 'house:rake']), [
+      { account: `escrow:${match}`, unit: 'msats', balance: '65000' },
+      { account: 'house:rewards', unit: 'msats', balance: '-7000' },
+      { account: 'house:rake', unit: 'msats', balance: '5000' },
+    ]);
+    // The journal goes on: the shown code is claimed, its step journaled once.
+    const claim = [
+      {
+        tag: 'completed',
+        debit: `claimable:${alice}`,
+        credit: 'wallet',
+        amount: '2000',
+        unit: 'msats',
+        why: 'claimed',
+      },
+    ];
+    assert.equal(
+      (await store.transition(shown.id, 'pending', 'completed', { postings: claim }))?.status,
+      'completed',
+    );
+    assert.deepEqual(await store.balances([`claimable:${alice}`]), [
+      { account: `claimable:${alice}`, unit: 'msats', balance: '0' },
+    ]);
+    const db = new DatabaseSync(file, { readOnly: true });
+    try {
+      assertIncludes(db.prepare('PRAGMA user_version').get(), { user_version: 4 });
+    } finally {
+      db.close();
+    }
+  });
+
+  for (const worker of [false, true]) {
+    it(`refuses a posting that would take a balance past 2^63 - 1, writing nothing (${worker ? 'worker' : 'inline'})`, async () => {
+      const store = ledger({ worker });
+      const max = String(2n ** 63n - 1n);
+      const posting = { debit: 'wallet', credit: 'house:fees', unit: 'msats', why: '' };
+      const intent = await store.create(newIntent(), 1, undefined, [
+        { ...posting, tag: 'a', amount: max },
+      ]);
+      await rejection(
+        store.update(intent.id, 'creating', { checks: 1 }, 2, [
+          { ...posting, tag: 'b', amount: '1' },
+        ]),
+        InvalidIntentError,
+      );
+      assert.deepEqual(await store.get(intent.id), intent);
+      assert.equal((await store.journal()).entries.length, 1);
+      assert.deepEqual(await store.balances(['house:fees']), [
+        { account: 'house:fees', unit: 'msats', balance: max },
+      ]);
+    });
+  }
 
   it('refuses a file written by a newer schema version', async () => {
     const db = new DatabaseSync(file);
