@@ -13,15 +13,16 @@
  *   store's own latency (a round trip, a commit and its fsync) and each form's time per move is
  *   its mean latency;
  * - busy: 16 moves in flight (a process answering many callbacks at once), so the servers can
- *   commit several moves with one fsync; one batch of each form back to back, the order swapped
- *   every round; time per move is the batch's wall time over its moves.
+ *   commit several moves with one fsync; two batches of each form in the order ABBA (which form
+ *   is A swaps every round), and a form's time per move is its batches' wall time over their
+ *   moves.
  *
  * Interleaved rounds (each round runs every store once, in rotating order), medians across
  * rounds; the ratio is the median over rounds of (journaled - alone) / alone time per move in the
  * same round. Every intent is created with its creation posting (`house:rewards -> inflight`),
  * beforehand and untimed, so the two forms differ by the move's posting only, and the journal
  * grows as it does in a game. After each round the last moves are read back from the journal:
- * a store that dropped a posting fails the run. Costs about 45 s.
+ * a store that dropped a posting fails the run. Costs about 35 s on a quiet machine.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -245,10 +246,7 @@ export async function benchLedgers(options: LedgersBenchOptions = {}): Promise<R
       const warm = jobs(await createMany(store, 200), (i) => i % 2 === 1);
       await moveAll(store, warm, inFlight);
       for (const job of warm.slice(-2)) await expectJournal(store, job, name);
-      figures.set(name, {
-        alone: load(),
-        busy: load(),
-      });
+      figures.set(name, { alone: load(), busy: load() });
     }
     for (let round = 0; round < rounds; round++) {
       for (const { name, store } of rotate(stores, round)) {
@@ -262,21 +260,20 @@ export async function benchLedgers(options: LedgersBenchOptions = {}): Promise<R
         // Busy: two batches of each form in the order ABBA, so a drift in the machine's load
         // weighs on both; which form is A swaps every round.
         const half = Math.ceil(busy / 2);
+        const forms = [false, true, true, false].map((b) => b !== (round % 2 === 1));
         const batches: Job[][] = [];
-        for (const journaled of [false, true, true, false].map((b) => b !== (round % 2 === 1))) {
+        for (const journaled of forms) {
           batches.push(jobs(await createMany(store, half), () => journaled));
         }
-        const timed: Timed[] = [];
-        for (const batch of batches) timed.push(await moveAll(store, batch, inFlight));
         const plain = { latencies: new Samples(), seconds: 0, moves: 0 };
         const journaled = { latencies: new Samples(), seconds: 0, moves: 0 };
-        timed.forEach((t, i) => {
-          const form = batches[i]?.[0]?.journaled ? journaled : plain;
-          for (const l of t.journaled) form.latencies.push(l);
-          for (const l of t.plain) form.latencies.push(l);
+        for (const [i, batch] of batches.entries()) {
+          const t = await moveAll(store, batch, inFlight);
+          const form = forms[i] ? journaled : plain;
+          for (const l of forms[i] ? t.journaled : t.plain) form.latencies.push(l);
           form.seconds += t.seconds;
-          form.moves += t.journaled.length + t.plain.length;
-        });
+          form.moves += batch.length;
+        }
         const plainBusyMs = (1000 * plain.seconds) / plain.moves;
         const journaledBusyMs = (1000 * journaled.seconds) / journaled.moves;
         compare(
