@@ -34,4 +34,6 @@ if (existsSync(fileURLToPath(built))) {
   tsx.register();
   cli = await import(new URL('src/emulator/cli.ts', root).href);
 }
-await cli.main(process.argv.slice(2));
+// main resolves with the exit code (2: a bad argument, printed as one line and a usage line).
+const code = await cli.main(process.argv.slice(2));
+if (typeof code === 'number') process.exitCode = code;

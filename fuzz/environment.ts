@@ -1,21 +1,30 @@
 /**
  * What the fuzz targets run against: a real emulator (with a webhook secret), a real Colyseus
- * server with the lightning routes and an arena room, one connected player with an email, and
- * the counters the harness reads: requests at the emulator's HTTP server, calls of the ledger's
+ * server with the lightning routes and an arena room, one connected player with an email, a
+ * room with the region gate where this machine's region is refused (and already read, so that
+ * the targets ask the service nothing), and the counters the harness reads: requests at the emulator's HTTP server, calls of the ledger's
  * writing methods, events of the lightning object, and unhandled rejections in the process.
+ * Two open matches (one on the server, one in the room) that alice paid into, so that a match
+ * target can aim a bad argument at a real match (a settle naming who never paid in, a share
+ * too small to weigh anything).
  *
- * Cost: one emulator, one game server and one SDK connection, started once for every target.
+ * Cost: one emulator, one game server and one SDK connection, started once for every target,
+ * and two matches with a paid fee each.
  */
 import type { Client } from '@colyseus/core';
 import fc from 'fast-check';
 import { Pool } from 'undici';
 import { type Emulator, startEmulator } from '../src/emulator/index.js';
+import { RegionRefusedError } from '../src/errors.js';
 import { INTENT_KINDS } from '../src/ledger/intent.js';
 import type { Lightning } from '../src/lightning.js';
+import type { RoomMatch } from '../src/room/match.js';
 import type { LightningEventName } from '../src/server/events.js';
 import { type Arena, serverClient, startArena } from '../test/room/support.js';
+import { eventually } from '../test/support/eventually.js';
 import type { Game } from '../test/support/game.js';
 import type { Counters } from './harness.js';
+import { MATCH_PAYER } from './specs.js';
 
 export const WEBHOOK_SECRET = 'whsec_fuzz_0123456789abcdef';
 
@@ -26,8 +35,12 @@ export interface FuzzEnvironment {
   room: Arena;
   /** A connected player (`alice`, with an email) of the room. */
   client: Client;
+  /** A room with the region gate; the service refuses this machine's region. */
+  gated: Arena;
   /** Keep-alive connections to the game server, for the route targets. */
   routes: Pool;
+  /** Open matches that only `MATCH_PAYER` (alice) paid into: one on the server, one in the room. */
+  matches: { server: string; room: RoomMatch };
   counters(): Counters;
   stop(): Promise<void>;
 }
@@ -81,13 +94,45 @@ export async function startFuzzEnvironment(): Promise<FuzzEnvironment> {
   Object.defineProperty(client, fc.toStringMethod, { value: () => 'client(alice)' });
   const routes = new Pool(`http://127.0.0.1:${game.port}`, { connections: 4 });
 
+  // Open for the whole run: no reconciler, and a timeout far beyond it.
+  const timeoutMs = 7 * 24 * 3600 * 1000;
+  const serverMatch = await lightning.openMatch({ entryFeeMsat: 10_000, timeoutMs });
+  const roomMatch = await room.plugins.lightning.openMatch({ entryFeeMsat: 10_000, timeoutMs });
+  const fees = [
+    await lightning.enterMatch({ matchId: serverMatch.id, playerId: MATCH_PAYER }),
+    (await roomMatch.enter(client)).entry,
+  ];
+  for (const fee of fees) {
+    const remoteId = (await lightning.ledger.get(fee.id))?.remoteId as string;
+    emulator.control.payStaticCharge(remoteId);
+    await eventually(
+      async () => (await lightning.ledger.get(fee.id))?.status === 'completed',
+      5_000,
+      `the fuzz fixture's fee ${fee.id} paid`,
+    );
+  }
+  for (const ip of ['127.0.0.1', '::ffff:127.0.0.1', '::1']) {
+    emulator.control.setRegion(ip, { country: 'XX', region: 'Fuzz' });
+  }
+  const gated = await game.colyseus.createRoom<Arena>('gatedArena');
+  const probe = await game.colyseus.connectTo(gated, { playerId: 'fuzz' });
+  await gated.plugins.lightning
+    .chargeEntryFee(serverClient(gated, probe), { amountMsat: 21_000, description: 'probe' })
+    .then(
+      () => Promise.reject(new Error('the gated room charged a player of a refused region')),
+      (err: unknown) => (err instanceof RegionRefusedError ? undefined : Promise.reject(err)),
+    );
+  await probe.leave();
+
   return {
     emulator,
     game,
     lightning,
     room,
     client,
+    gated,
     routes,
+    matches: { server: serverMatch.id, room: roomMatch },
     counters: () => ({ ...counts }),
     async stop() {
       await routes.close();

@@ -108,6 +108,20 @@ export const lnAddressPayment: ObjectSpec = {
   required: ['lnAddress', 'amount'],
 };
 
+/** The bounds of one call (`lnAddress.validate(address, limits)`); absent is valid. */
+export const callLimits: ObjectSpec = {
+  good: fc.record(
+    {
+      timeoutMs: fc.integer({ min: 1, max: 600_000 }),
+      maxRetries: fc.integer({ min: 0, max: 10 }),
+    },
+    { requiredKeys: [] },
+  ),
+  bad: { timeoutMs: badIntIn(1, 600_000), maxRetries: badIntIn(0, 10) },
+  required: [],
+  optional: true,
+};
+
 const chargeFields = {
   description: text(0, 50),
   successMessage: text(0, 144),
@@ -380,4 +394,125 @@ export const badIntentId: fc.Arbitrary<unknown> = fc.oneof(
   anything.filter((v) => typeof v !== 'string'),
   fc.constant(''),
   fc.string({ minLength: 201, maxLength: 260 }),
+);
+
+// ---- matches (docs/MATCHES.md) -------------------------------------------------------------
+
+/** The one player who paid into each fuzz fixture match (environment.ts). */
+export const MATCH_PAYER = 'alice';
+
+/** A match id that names no match: not a string, empty, too long, or one the ledger lacks. */
+export const badMatchId: fc.Arbitrary<unknown> = fc.oneof(
+  notOfType('string'),
+  fc.constant(''),
+  fc.string({ minLength: 256, maxLength: 300 }),
+  fc.oneof(fc.uuid(), text(1, 40)),
+);
+
+const openFields = {
+  entryFeeMsat: goodMsat,
+  rake: fc.double({ min: 0, max: 0.5, noNaN: true }),
+  feeExpiresIn: fc.integer({ min: 10, max: 86_400 }),
+  timeoutMs: fc.integer({ min: 10_000, max: 7 * 24 * 3600 * 1000 }),
+  claimExpiresIn: fc.integer({ min: 60, max: 7 * 24 * 3600 }),
+  description: text(1, 50),
+};
+const badOpenFields = {
+  entryFeeMsat: badMsat,
+  rake: fc.oneof(
+    notOfType('number'),
+    fc.double().filter((r) => !(r >= 0 && r <= 0.5)),
+  ),
+  feeExpiresIn: badIntIn(10, 86_400),
+  timeoutMs: badIntIn(10_000, 7 * 24 * 3600 * 1000),
+  claimExpiresIn: badIntIn(60, 7 * 24 * 3600),
+  description: badText(1, 200),
+};
+
+export const openMatch: ObjectSpec = {
+  good: fc.record(
+    { ...openFields, roomId: fc.option(text(1, 40)) },
+    { requiredKeys: ['entryFeeMsat'] },
+  ),
+  bad: { ...badOpenFields, roomId: badText(1, 255).filter((v) => v !== null) },
+  required: ['entryFeeMsat'],
+};
+
+export const roomOpenMatch: ObjectSpec = {
+  good: fc.record(openFields, { requiredKeys: ['entryFeeMsat'] }),
+  bad: badOpenFields,
+  required: ['entryFeeMsat'],
+};
+
+/** `enterMatch` on the fixture match `matchId`. */
+export function enterMatch(matchId: string): ObjectSpec {
+  return {
+    good: fc.record(
+      { matchId: fc.constant(matchId), playerId: text(1, 40), lnAddress: goodLnAddress },
+      { requiredKeys: ['matchId', 'playerId'] },
+    ),
+    bad: { matchId: badMatchId, playerId: badText(1, 255), lnAddress: badLnAddress },
+    required: ['matchId', 'playerId'],
+  };
+}
+
+/** A room match's `enter` options. */
+export const roomMatchEntry: ObjectSpec = {
+  good: fc.record({ lnAddress: goodLnAddress }, { requiredKeys: [] }),
+  bad: { lnAddress: badLnAddress },
+  required: [],
+  optional: true,
+};
+
+/** A share that weighs something (at least a millionth), at most 1e9. */
+const goodShare = fc.double({ min: 1e-6, max: 1e9, noNaN: true });
+/** Not a share: not a positive finite number up to 1e9, or too small to weigh a millionth. */
+const badShare: fc.Arbitrary<unknown> = fc.oneof(
+  notOfType('number'),
+  fc.double().filter((v) => !(v > 0 && v <= 1e9)),
+  fc.double({ min: Number.MIN_VALUE, max: 4.9e-7, noNaN: true }),
+);
+/** Not a winner: an empty or too long id, or a player who never paid into the fixture. */
+const badWinner: fc.Arbitrary<string> = fc.oneof(
+  fc.constant(''),
+  fc.string({ minLength: 256, maxLength: 300 }),
+  text(1, 40).filter((id) => id !== MATCH_PAYER),
+);
+
+/** Shares the fixture can be settled with: its one payer, any weight. */
+export const goodShares = goodShare.map((w) => ({ [MATCH_PAYER]: w }));
+
+/**
+ * Shares no settle of the fixture may take: not a plain object, none at all, more than 1000
+ * winners, a bad share for the payer, or beside the payer's a bad share or a winner who never
+ * paid in.
+ */
+export const badShares: fc.Arbitrary<unknown> = fc.oneof(
+  anything.filter((v) => {
+    if (typeof v !== 'object' || v === null || Array.isArray(v)) return true;
+    const proto = Object.getPrototypeOf(v);
+    return proto !== Object.prototype && proto !== null ? true : Object.keys(v).length === 0;
+  }),
+  fc.constant({}),
+  // The payer's own share bad (too small to weigh anything: the whole pot to the house).
+  badShare.map((bad) => ({ [MATCH_PAYER]: bad })),
+  fc
+    .tuple(fc.option(goodShare, { nil: undefined }), badShare)
+    .map(([mine, bad]) => ({ ...(mine === undefined ? {} : { [MATCH_PAYER]: mine }), bob: bad })),
+  fc
+    .tuple(fc.option(goodShare, { nil: undefined }), badWinner, goodShare)
+    .map(([mine, who, share]) => ({
+      ...(mine === undefined ? {} : { [MATCH_PAYER]: mine }),
+      [who]: share,
+    })),
+  fc.constant(Object.fromEntries(Array.from({ length: 1001 }, (_, i) => [`p${i}`, 1] as const))),
+);
+
+/** A reason for an abort: some words. */
+export const goodReason = text(1, 50).filter((s) => s.trim() !== '');
+/** Not a reason: not a string, only spaces, or more than 500 characters after trimming. */
+export const badReason: fc.Arbitrary<unknown> = fc.oneof(
+  notOfType('string'),
+  fc.stringMatching(/^\s*$/),
+  fc.string({ minLength: 501, maxLength: 560 }).filter((s) => s.trim().length > 500),
 );

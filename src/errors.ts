@@ -42,6 +42,7 @@ export type LightningErrorCode =
   | 'LN_LEDGER_NOT_DURABLE'
   | 'LN_LEDGER_UNAVAILABLE'
   | 'LN_PAYOUTS_PAUSED'
+  | 'LN_ADDRESS_REFUSED'
   | 'LN_LIMIT_EXCEEDED'
   | 'LN_BUDGET_EXCEEDED'
   | 'LN_MATCH_CLOSED'
@@ -131,14 +132,48 @@ export class InvalidArgumentError extends LightningError {
 }
 
 /**
- * Payouts are paused by the circuit breaker (too many ambiguous or 5xx answers, or a wallet
- * under its floor): nothing was recorded or sent. `lightning.resume()` lifts the pause.
+ * Payouts are paused by the circuit breaker (ambiguous or 5xx answers for several players or
+ * to the service's reads, or a wallet under its floor): nothing was recorded or sent.
+ * `lightning.resume()` lifts the pause.
  */
 export class PayoutsPausedError extends LightningError {
   static override readonly code: LightningErrorCode = 'LN_PAYOUTS_PAUSED';
   readonly reason: string;
   constructor(reason: string) {
     super(`payouts are paused (${reason}); nothing was sent`);
+    this.reason = reason;
+  }
+}
+
+/**
+ * Why a payment to a Lightning address was not sent: the service says it cannot pay the
+ * address (`invalid`), its check did not answer in time or failed (`unverified`), or payments
+ * to it failed just before (`failing`, see the breaker's `recipientFailures`).
+ */
+export type LnAddressRefusal = 'invalid' | 'unverified' | 'failing';
+
+/**
+ * A payment to a Lightning address was refused before anything was recorded or sent: the
+ * address is checked first (`GET /v0/ln-address/validate/{address}`, with a short timeout).
+ * A match pays such a player by claim code instead. Retryable unless the address is `invalid`.
+ */
+export class LnAddressRefusedError extends LightningError {
+  static override readonly code: LightningErrorCode = 'LN_ADDRESS_REFUSED';
+  /** The address, in lower case. */
+  readonly address: string;
+  readonly reason: LnAddressRefusal;
+
+  constructor(address: string, reason: LnAddressRefusal, cause?: unknown) {
+    const why = {
+      invalid: 'the service says it cannot be paid',
+      unverified: 'its check did not answer in time, or failed',
+      failing: 'payments to it failed just now',
+    }[reason];
+    super(`Lightning address ${address}: ${why}; nothing was sent`, {
+      retryable: reason !== 'invalid',
+      cause,
+    });
+    this.address = address;
     this.reason = reason;
   }
 }
@@ -200,21 +235,45 @@ export class BudgetExceededError extends LightningError {
   }
 }
 
+/** The one decision a match took, as a `MatchClosedError` names it. */
+export interface MatchClosedDecision {
+  kind: 'settle' | 'abort';
+  /** The shares it was settled with (a settle). */
+  shares: Record<string, number> | null;
+  /** Why it was aborted (an abort). */
+  reason: string | null;
+}
+
 /**
- * A match that no longer takes this call: entering one that was settled or aborted, or
- * settling one that was aborted (and the other way round). Nothing was recorded or sent.
+ * A match that no longer takes this call: entering one that was decided (settled or aborted,
+ * also when the decision came while the entry was being made: its charge is then closed, and
+ * a payment that slipped in is refunded), settling one that was aborted (and the other way
+ * round), or settling one again with other shares. `decision` names what the match was
+ * decided with. Nothing more is paid than that decision says.
  */
 export class MatchClosedError extends LightningError {
   static override readonly code: LightningErrorCode = 'LN_MATCH_CLOSED';
   readonly matchId: string;
   /** What the match is now: settling, aborting, settled or aborted. */
   readonly matchStatus: string;
+  /** The decision that stands; null when the match could not be read whole. */
+  readonly decision: MatchClosedDecision | null;
 
-  constructor(matchId: string, matchStatus: string) {
-    super(`match ${matchId} is ${matchStatus}: it takes no more entries or decisions`);
+  constructor(matchId: string, matchStatus: string, decision: MatchClosedDecision | null = null) {
+    super(
+      `match ${matchId} is ${matchStatus}${decision ? ` (${describeDecision(decision)})` : ''}: it takes no more entries or other decisions`,
+    );
     this.matchId = matchId;
     this.matchStatus = matchStatus;
+    this.decision = decision;
   }
+}
+
+/** A decision in a few words, the shares cut short: a message, not a record. */
+function describeDecision(decision: MatchClosedDecision): string {
+  if (decision.kind === 'abort') return `aborted: ${decision.reason ?? ''}`.slice(0, 200);
+  const shares = JSON.stringify(decision.shares ?? {});
+  return `settled with shares ${shares.length > 200 ? `${shares.slice(0, 200)}…` : shares}`;
 }
 
 /**

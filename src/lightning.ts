@@ -32,6 +32,7 @@ import type { LightningPluginOptions } from './room/options.js';
 import { LightningPlugin } from './room/plugin.js';
 import { Auditor, type AuditReport } from './server/audit.js';
 import type { Balances } from './server/balances.js';
+import { ClientAddresses, ConnectionAddresses } from './server/client-address.js';
 import { lightningEndpoints } from './server/endpoints.js';
 import { Engine } from './server/engine.js';
 import {
@@ -117,6 +118,8 @@ export class Lightning {
   readonly #settings: Settings;
   readonly #events: SafeEmitter;
   readonly #host: PluginHost;
+  readonly #addresses: ClientAddresses;
+  readonly #connections: ConnectionAddresses;
   #starting: Promise<Running> | undefined;
   #running: Running | undefined;
   #closed = false;
@@ -130,6 +133,8 @@ export class Lightning {
   constructor(options: LightningOptions = {}) {
     this.#settings = resolveOptions(options);
     this.#events = new SafeEmitter(() => this.#settings.logger);
+    this.#addresses = new ClientAddresses(this.#settings.clientAddress);
+    this.#connections = new ConnectionAddresses(this.#addresses);
     this.#host = this.#pluginHost();
     const running = () => this.#start().then((r) => r.reconciler);
     this.reconciler = {
@@ -183,9 +188,9 @@ export class Lightning {
 
   /** Colyseus router endpoints (callbacks and webhooks): spread into `createRouter({ ... })`. */
   endpoints() {
-    if (this.#settings.callbackSources?.proxies === 0) {
+    if (this.#settings.callbackSources && this.#settings.clientAddress.proxies === 0) {
       this.#settings.logger.warn(
-        'callbackSources.proxies is 0 but the router cannot see the socket: its callback route refuses every callback; use lightning.attach(server) instead',
+        'callbackSources with clientAddress.proxies 0 (no proxy), but the router cannot see the socket: its callback route refuses every callback; use lightning.attach(server) instead',
       );
     }
     return lightningEndpoints(this.#routesHost());
@@ -220,6 +225,7 @@ export class Lightning {
       engine: async () => (await this.#start()).engine,
       running: () => (this.#closed ? undefined : this.#running?.engine),
       probeToken: this.#probeToken,
+      upgrade: (url, headers, peer) => this.#connections.upgrade(url, headers, peer),
     };
   }
 
@@ -239,10 +245,13 @@ export class Lightning {
   /**
    * Pays a player straight to their Lightning address (`name@domain`), once. Resolves with the
    * intent once the service took it: `pending` while it is processing, or already `completed`
-   * or `failed`; the `payment.completed` event follows a pending one. An address the service
-   * cannot pay rejects (InvalidRequestError, nothing paid). A send whose answer was lost
-   * rejects with AmbiguousResultError and leaves the intent `unknown`: it is never sent again,
-   * a callback that proves it settles it, or an operator does (`unknowns()`, `resolve()`).
+   * or `failed`; the `payment.completed` event follows a pending one. The address is checked
+   * first, briefly: one the service cannot pay, whose check does not answer, or to which a
+   * payment just failed rejects with LnAddressRefusedError, nothing recorded or sent (one the
+   * service still refuses at the send: InvalidRequestError, nothing paid). A send whose answer
+   * was lost rejects with AmbiguousResultError and leaves the intent `unknown`: it is never
+   * sent again, a callback that proves it settles it, or an operator does (`unknowns()`,
+   * `resolve()`).
    */
   async payAddress(input: AddressPaymentInput): Promise<Intent> {
     return startAddressPayment((await this.#start()).engine, input);
@@ -268,12 +277,18 @@ export class Lightning {
     return (await this.#start()).matches.open(input);
   }
 
-  /** Charges a player's fee into a match; an open or paid fee of theirs is returned instead. */
+  /**
+   * Charges a player's fee into a match; an open or paid fee of theirs is returned instead. A
+   * match decided before the fee was recorded refuses it (`MatchClosedError`, its charge closed).
+   */
   async enterMatch(input: EnterInput): Promise<Intent> {
     return (await this.#start()).matches.enter(input);
   }
 
-  /** Shares of the pot minus the rake, e.g. `{ [winnerId]: 1 }`; idempotent. */
+  /**
+   * Shares of the pot minus the rake, e.g. `{ [winnerId]: 1 }`; the same shares again are the
+   * same settlement, other shares a `MatchClosedError` naming the one that stands.
+   */
   async settleMatch(matchId: string, shares: Shares): Promise<MatchView> {
     return (await this.#start()).matches.settle(matchId, shares);
   }
@@ -361,7 +376,11 @@ export class Lightning {
     return (await this.#start()).auditor.run();
   }
 
-  /** Why payouts are paused (the circuit breaker tripped), or null while they run. */
+  /**
+   * Why payouts are paused (the circuit breaker tripped): its `reason`, its `cause` (`payouts`
+   * failing for several players, the service failing `reads`, the `wallet` floor) and whose
+   * payouts failed; null while they run.
+   */
   get paused(): PayoutPause | null {
     return this.#running?.engine.breaker.paused ?? null;
   }
@@ -454,6 +473,8 @@ export class Lightning {
       spendPoints: (input) => this.spendPoints(input),
       matches: async () => (await this.#start()).matches,
       regionOf: async (ip) => (await this.#start()).regions.support(ip),
+      clientAddress: (headers, peer) => this.#addresses.of(headers, peer),
+      watchConnections: (roomId, sink) => this.#connections.watch(roomId, sink),
       intent: async (id) => (await engine()).ledger.get(id),
       openIntents: async (roomId) => (await engine()).ledger.openByRoom(roomId),
       api: () => this.api,

@@ -49,7 +49,8 @@ describe('docs', () => {
     const table = readme.slice(readme.indexOf('| option | default | meaning |'));
     const rows = new Set([...table.matchAll(/^\| `([\w.]+)` \|/gm)].map((m) => m[1]));
     for (const key of Object.keys(lightningOptionsSchema.shape)) {
-      const nested = key === 'emulator' ? ['emulator.port', 'emulator.host'] : [key];
+      const nested =
+        key === 'emulator' ? ['emulator.port', 'emulator.host', 'emulator.allowRemote'] : [key];
       for (const row of nested) expect(rows.has(row), `a row for \`${row}\``).to.equal(true);
     }
   });

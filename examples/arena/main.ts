@@ -10,6 +10,7 @@ import { createLightning, type LightningOptions } from 'colyseus-lightning';
 import { ArenaAuth, type ArenaAuthOptions } from './auth.js';
 import { systemClock } from './clock.js';
 import { type ArenaConfig, arenaConfig } from './config.js';
+import { devWalletEndpoints } from './dev-wallet.js';
 import { MoneyHistory } from './history.js';
 import { logMoney } from './money-log.js';
 import { arenaRoom } from './room.js';
@@ -71,7 +72,12 @@ export async function startArena(options: ArenaOptions = {}) {
     transport: new WebSocketTransport(),
     greet: false,
     rooms: { arena: defineRoom(room) },
-    routes: createRouter({ ...lightning.endpoints(), ...auth.endpoints() }),
+    routes: createRouter({
+      ...lightning.endpoints(),
+      ...auth.endpoints(),
+      // The page's dev wallet buttons, through this server (the emulator answers no page).
+      ...(emulator ? devWalletEndpoints(emulator, auth) : {}),
+    }),
   });
   // Colyseus shuts down on SIGINT/SIGTERM by itself; the ledger closes as its last step.
   server.onShutdown(() => lightning.close());

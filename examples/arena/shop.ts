@@ -16,8 +16,9 @@
  * (its `unknown` event, emitted before the helper rejects); any other failure left nothing
  * at the service, because an intent is recorded before the call and sent only after.
  *
- * Costs: one listener on the server's `unknown` event per room, one map entry per purchase
- * in flight.
+ * Costs: one listener on the server's `unknown` event per Lightning, shared by every room's
+ * shop (a listener per room would pass node's 10-listener warning at the 11th room), one map
+ * entry per room and one per purchase in flight.
  */
 import type { Client } from '@colyseus/core';
 import { InsufficientPointsError, type Intent, type Lightning } from 'colyseus-lightning';
@@ -56,18 +57,43 @@ interface Purchase {
   done: boolean;
 }
 
+/** The shops of one Lightning, by room id, and the one listener that serves them all. */
+interface Shops {
+  byRoom: Map<string, Shop>;
+  listener: (intent: Intent) => void;
+}
+
 export class Shop {
+  static readonly #shops = new WeakMap<Lightning, Shops>();
   readonly #host: ShopHost;
   readonly #inFlight = new Map<string, Purchase>();
   #orders = 0;
 
   constructor(host: ShopHost) {
     this.#host = host;
-    host.lightning.on('unknown', this.#onUnknown);
+    let shops = Shop.#shops.get(host.lightning);
+    if (!shops) {
+      const byRoom = new Map<string, Shop>();
+      const listener = (intent: Intent) => {
+        const shop = intent.roomId === null ? undefined : byRoom.get(intent.roomId);
+        if (shop) shop.#onUnknown(intent);
+      };
+      shops = { byRoom, listener };
+      Shop.#shops.set(host.lightning, shops);
+      host.lightning.on('unknown', listener);
+    }
+    shops.byRoom.set(host.roomId, this);
   }
 
   close(): void {
-    this.#host.lightning.off('unknown', this.#onUnknown);
+    const { lightning, roomId } = this.#host;
+    const shops = Shop.#shops.get(lightning);
+    if (shops?.byRoom.get(roomId) !== this) return;
+    shops.byRoom.delete(roomId);
+    if (shops.byRoom.size === 0) {
+      lightning.off('unknown', shops.listener);
+      Shop.#shops.delete(lightning);
+    }
   }
 
   async buy(client: Client, playerId: string, item: unknown): Promise<void> {
@@ -113,11 +139,11 @@ export class Shop {
     if (purchase?.intentId === intent.id) this.#end(purchase, intent.status);
   }
 
-  #onUnknown = (intent: Intent): void => {
+  #onUnknown(intent: Intent): void {
     if (intent.kind !== 'spend' || intent.roomId !== this.#host.roomId) return;
     const purchase = this.#inFlight.get(intent.playerId);
     if (purchase && purchase.order === intent.description) purchase.intentId = intent.id;
-  };
+  }
 
   /** Says so, then reads the ledger once in case it settled before anyone listened. */
   async #wait(purchase: Purchase): Promise<void> {

@@ -64,7 +64,17 @@ export function apiTargets(env: FuzzEnvironment): Target[] {
       'sendPayment',
       one(badObject(spec.lnAddressPayment)),
     ),
-    call('api.lnAddress.validate', api.lnAddress, 'validate', one(badLnAddress)),
+    call(
+      'api.lnAddress.validate',
+      api.lnAddress,
+      'validate',
+      pair(
+        spec.goodLnAddress,
+        badLnAddress,
+        fc.option(spec.callLimits.good, { nil: undefined }),
+        badObject(spec.callLimits),
+      ),
+    ),
     call(
       'api.withdrawalRequests.create',
       api.withdrawalRequests,

@@ -43,6 +43,7 @@ export {
   UnexpectedResponseError,
 } from './errors.js';
 export {
+  type CallLimits,
   type DepleteInput,
   DISCLOSURE_TYPES,
   type LnAddressPaymentInput,

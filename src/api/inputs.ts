@@ -87,6 +87,23 @@ export const lnAddress = z
   )
   .transform((address) => address.toLowerCase());
 
+/** Bounds of one call, in place of the client's own (`timeoutMs`, `maxRetries`). */
+export const callLimits = z
+  .strictObject({
+    /** The longest wait for each attempt's answer, in ms (at most 600,000). */
+    timeoutMs: z.number().int().positive().max(600_000).optional(),
+    /** How many times a failed attempt may be retried (0 to 10). */
+    maxRetries: z.number().int().min(0).max(10).optional(),
+  })
+  .optional()
+  .transform((limits) => {
+    const out: { timeoutMs?: number; maxRetries?: number } = {};
+    if (limits?.timeoutMs !== undefined) out.timeoutMs = limits.timeoutMs;
+    if (limits?.maxRetries !== undefined) out.maxRetries = limits.maxRetries;
+    return out;
+  });
+export type CallLimits = z.input<typeof callLimits>;
+
 export const lnAddressPaymentInput = z.strictObject({
   lnAddress,
   amount: msat,

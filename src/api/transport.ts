@@ -62,6 +62,10 @@ export interface Call<S extends z.ZodType> {
   idempotencyKey?: string;
   /** Validates the envelope's `data`. */
   data: S;
+  /** This call's limit per attempt, instead of the client's `timeoutMs`. */
+  timeoutMs?: number;
+  /** This call's retries, instead of the client's `maxRetries`. */
+  maxRetries?: number;
 }
 
 /** How one attempt ended. */
@@ -130,7 +134,7 @@ export class Transport {
     const body = call.body === undefined ? undefined : JSON.stringify(call.body);
     const headers =
       body === undefined ? this.#headers : { ...this.#headers, 'content-type': 'application/json' };
-    const maxAttempts = this.#options.maxRetries + 1;
+    const maxAttempts = (call.maxRetries ?? this.#options.maxRetries) + 1;
     // An attempt that may have been processed (a keyed one is sent again): a later attempt that
     // was only refused (429, no connection) cannot tell whether it was, so the call stays
     // ambiguous whatever the last attempt met.
@@ -184,8 +188,9 @@ export class Transport {
     let text: string;
     // undici checks its own timeouts on a coarse (about 1 s) tick; one timer per attempt
     // makes `timeoutMs` a precise deadline for the whole answer, headers and body.
+    const timeoutMs = call.timeoutMs ?? this.#options.timeoutMs;
     const deadline = new Deadline();
-    const timer = setTimeout(expire, this.#options.timeoutMs, deadline);
+    const timer = setTimeout(expire, timeoutMs, deadline);
     try {
       const response = await this.#dispatcher.request({
         origin: this.#origin,
@@ -194,16 +199,16 @@ export class Transport {
         headers,
         body,
         signal: deadline as unknown as EventEmitter,
-        headersTimeout: this.#options.timeoutMs,
-        bodyTimeout: this.#options.timeoutMs,
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
       });
       status = response.statusCode;
       responseHeaders = response.headers;
       text = await response.body.text();
     } catch (err) {
       const failure = deadline.expired
-        ? { kind: 'timeout' as const, message: `no answer within ${this.#options.timeoutMs} ms` }
-        : this.#transportFailure(err);
+        ? { kind: 'timeout' as const, message: `no answer within ${timeoutMs} ms` }
+        : this.#transportFailure(err, timeoutMs);
       return { kind: 'failure', status: undefined, failure };
     } finally {
       clearTimeout(timer);
@@ -236,7 +241,7 @@ export class Transport {
     };
   }
 
-  #transportFailure(err: unknown): Failure {
+  #transportFailure(err: unknown, timeoutMs: number): Failure {
     const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : '';
     const codeText = typeof code === 'string' ? code : '';
     const cause = this.#scrubbedCause(err);
@@ -252,7 +257,7 @@ export class Transport {
       };
     }
     if (TIMEOUT_CODES.has(codeText)) {
-      return { kind: 'timeout', message: `no answer within ${this.#options.timeoutMs} ms`, cause };
+      return { kind: 'timeout', message: `no answer within ${timeoutMs} ms`, cause };
     }
     // Anything else (reset, socket closed mid-answer, an unknown fault) may have happened
     // after the request was sent; the policy treats it as possibly processed.

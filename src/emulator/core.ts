@@ -21,6 +21,11 @@ export interface EmulatorCore {
   baseUrl: string;
   /** HS256 secret of session tokens. */
   readonly sessionSecret: string;
+  /**
+   * The dev wallet's key, new at each start: the `/_emulator/` control routes answer only a
+   * request that carries it (header x-emulator-key).
+   */
+  readonly controlKey: string;
   /** Signs ramp and widget webhooks when set. */
   webhookSecret: string | undefined;
   /** Points (in the project's point currency) each new widget user starts with; 0: none. */

@@ -2,9 +2,14 @@
  * The dev wallet: a page at /_emulator/ listing the withdrawal requests (rewards) and static
  * charges (fees) of every project, newest first, each with its player (`internalId`), kind,
  * amount in sats (msats on hover) and status, with Claim and Pay buttons on the open ones; the
- * players' point balances with a Grant button; and the JSON routes behind it. No API key and
- * permissive CORS, so a game's browser client can call them too: the emulator is for
- * development only and must never face the internet. Cost: the page polls `state` every 3 s.
+ * players' point balances with a Grant button; and the JSON routes behind it.
+ *
+ * The routes hand out reward codes and move money, so only the page may call them: each needs
+ * the key of this start (header x-emulator-key), which the page reads from its URL's fragment
+ * (`devWalletUrl`, `#key=...`), and none sends CORS headers, so another web page the developer
+ * opens can neither read an answer nor send the header. A game's own browser client goes
+ * through its server instead (the arena's dev-wallet route). Cost: the page polls `state`
+ * every 3 s.
  */
 
 import { z } from 'zod';
@@ -24,13 +29,6 @@ import {
   refreshWithdrawalRequest,
   withdrawalRequestView,
 } from './withdrawals.js';
-
-export const CORS_HEADERS: Record<string, string> = {
-  'access-control-allow-origin': '*',
-  'access-control-allow-methods': 'GET, POST, OPTIONS',
-  'access-control-allow-headers': 'content-type',
-  'access-control-max-age': '600',
-};
 
 /**
  * Claims as a wallet would: an invoice for the full amount signed by the dev wallet's key,
@@ -179,12 +177,14 @@ body{font:15px system-ui;margin:2em;max-width:72em;color:#222}table{border-colla
 td,th{border-bottom:1px solid #ddd;padding:.4em;text-align:left}th{font-weight:600;color:#555}
 td.amount{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}abbr{text-decoration:none;cursor:help}
 .status{font-size:13px;padding:.1em .5em;border-radius:1em;background:#eee}.status.open{background:#fff3c4}
-.status.done{background:#d8f5d8}.status.gone{background:#f3d6d6}.kind{color:#555}.none{color:#999}
+.status.done{background:#d8f5d8}.status.gone{background:#f3d6d6}.kind{color:#555}.none{color:#999}.bad{color:#b00;font-weight:600}
 #log{white-space:pre-wrap;background:#f4f4f4;padding:.5em;min-height:2em;font-size:13px}
 </style></head><body>
 <h1>Dev wallet</h1>
 <p>Every reward (withdrawal request) and fee (static charge) of every project of this emulator, newest first.
-Claim and Pay do what the player's wallet would. Development only: these routes need no API key.</p>
+Claim and Pay do what the player's wallet would. Development only.</p>
+<p id="nokey" hidden class="bad">This page needs the key of this emulator's start: open the dev wallet URL
+the emulator printed (it ends in <code>#key=...</code>). A restarted emulator has a new key.</p>
 <h2>Entries</h2><table id="entries"></table>
 <h2>Players' points</h2><table id="users"></table>
 <h2>Pay a BOLT11 invoice</h2>
@@ -210,14 +210,26 @@ const statusText = (e) => e.kind === 'staticCharge' && e.status === 'inactive' &
 const action = (e) => !e.open ? '' : e.kind === 'withdrawalRequest'
   ? '<button data-claim="' + esc(e.id) + '">Claim</button>'
   : '<input size="9" id="amt-' + esc(e.id) + '" value="' + esc(e.minMsat) + '" title="msats"> <button data-pay="' + esc(e.id) + '">Pay</button>';
+// The key of this start, from the fragment: never sent in a URL, sent in a header that no
+// other origin may set on a request to this one.
+const KEY = new URLSearchParams(location.hash.slice(1)).get('key') ?? '';
+const keyed = (headers) => ({ ...headers, 'x-emulator-key': KEY });
+const refused = (res) => {
+  if (res.status !== 401) return false;
+  document.getElementById('nokey').hidden = false;
+  return true;
+};
 async function post(path, body) {
-  const res = await fetch(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body ?? {}) });
+  const res = await fetch(path, { method: 'POST', headers: keyed({ 'content-type': 'application/json' }), body: JSON.stringify(body ?? {}) });
+  if (refused(res)) return;
   const data = await res.json();
   log(path + ' -> ' + JSON.stringify(data));
   await refresh();
 }
 async function refresh() {
-  const state = await (await fetch('state')).json();
+  const res = await fetch('state', { headers: keyed({}) });
+  if (refused(res)) return;
+  const state = await res.json();
   document.getElementById('entries').innerHTML = '<tr><th>player</th><th>kind</th><th>amount</th><th>description</th><th>status</th><th></th></tr>' +
     (state.entries.length === 0 ? '<tr><td colspan="6" class="none">Nothing yet.</td></tr>' : '') +
     state.entries.map((e) => '<tr><td>' + (e.player ? esc(e.player) : '<span class="none">none</span>') + '</td><td class="kind">' + KIND[e.kind] +

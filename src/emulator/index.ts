@@ -9,8 +9,10 @@
  *   emu.control.claimWithdrawal(id); // the player's wallet
  *   await emu.close();
  *
- * Development only: the /_emulator/ and /lnurl/ routes need no key, and anyone who can
- * reach the port can claim every reward. Bind it to loopback (the default).
+ * Development only. It listens on loopback unless `allowRemote: true`; the /lnurl/ routes and
+ * the session pages need no key (as on the service: their ids and tokens are the secret), the
+ * dev wallet's control routes (/_emulator/) need the key new at each start that `devWalletUrl`
+ * carries, and /_emulator/ sends no CORS headers, so no other web page can read or use them.
  */
 
 // First: on an older Node, fail here with the version needed, not deep in a dependency.
@@ -20,6 +22,8 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type Clock, systemClock } from '../clock.js';
+import { ConfigurationError } from '../errors.js';
+import { isLoopbackHost, plainHttpUrl, remoteHostProblem } from './bind.js';
 import { CallbackDispatcher, type CallbackOptions } from './callbacks.js';
 import { Scheduler } from './clock.js';
 import { createControl, type EmulatorControl } from './control.js';
@@ -36,11 +40,19 @@ export const DEFAULT_WALLET_MSAT = 1_000_000_000;
 export interface EmulatorOptions {
   /** 0 (default) picks a free port. */
   port?: number;
-  /** Default '127.0.0.1'. */
+  /**
+   * Default '127.0.0.1'. Any address other than loopback (127.0.0.0/8, ::1, `localhost`), such
+   * as '0.0.0.0', is refused (ConfigurationError) unless `allowRemote` is true.
+   */
   host?: string;
   /**
+   * Listen on a `host` other than loopback (a phone on the same network). Default false.
+   * Development only: never on a machine the internet can reach.
+   */
+  allowRemote?: boolean;
+  /**
    * The address LNURL codes and widget URLs point at, when it differs from the listening
-   * address (a tunnel to test with a phone wallet). Default `http://host:port`.
+   * address (a tunnel to test with a phone wallet): an http(s) URL. Default `http://host:port`.
    */
   publicUrl?: string;
   /** Default: the system clock with real timers. A ManualClock drives expiries in tests. */
@@ -76,15 +88,33 @@ export interface EmulatorOptions {
 }
 
 export interface Emulator {
-  /** Base URL of the API, e.g. http://127.0.0.1:43123 (no trailing slash). */
+  /**
+   * Base URL of the API, e.g. http://127.0.0.1:43123 (no trailing slash). On a wildcard host
+   * ('0.0.0.0', '::') the loopback address of the same port, which always answers.
+   */
   readonly url: string;
+  /**
+   * The address and port the server actually bound, as the system reports them:
+   * `127.0.0.1:43123`, `0.0.0.0:43123` (every interface), `[::1]:43123`.
+   */
+  readonly listening: string;
+  /** Whether `listening` is a loopback address (the default); false only with allowRemote. */
+  readonly loopbackOnly: boolean;
   /** Production-scope key of the default project. */
   readonly apiKey: string;
   /** Sandbox-scope key of the default project (widget calls answer 403 with it). */
   readonly sandboxKey: string;
   readonly projectId: string;
-  /** The dev wallet page. */
+  /**
+   * The dev wallet page, with its key in the fragment (`/_emulator/#key=...`, never sent to a
+   * server nor in a Referer): open this URL, not `/_emulator/` alone.
+   */
   readonly devWalletUrl: string;
+  /**
+   * The key of the `/_emulator/` control routes, new at each start: send it in the
+   * `x-emulator-key` header to call them from a script. In-process code uses `control` instead.
+   */
+  readonly controlKey: string;
   readonly control: EmulatorControl;
   readonly server: Server;
   close(): Promise<void>;
@@ -96,6 +126,21 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     !(Number.isSafeInteger(options.userPoints) && options.userPoints >= 0)
   ) {
     throw new RangeError('userPoints must be a non-negative integer');
+  }
+  const host = options.host ?? '127.0.0.1';
+  if (typeof host !== 'string' || host === '') {
+    throw new ConfigurationError('host', 'must be an IP address or a host name');
+  }
+  if (options.allowRemote !== true && !isLoopbackHost(host)) {
+    throw new ConfigurationError('host', remoteHostProblem(host, 'Pass allowRemote: true'));
+  }
+  let publicUrl: string | undefined;
+  if (options.publicUrl !== undefined) {
+    const parsed = plainHttpUrl.safeParse(options.publicUrl);
+    if (!parsed.success) {
+      throw new ConfigurationError('publicUrl', parsed.error.issues[0]?.message ?? 'invalid');
+    }
+    publicUrl = parsed.data;
   }
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? { warn: (m: string) => console.warn(`[emulator] ${m}`) };
@@ -110,6 +155,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     faults: new FaultSet(options.faults),
     baseUrl: '',
     sessionSecret: options.sessionSecret ?? randomBytes(32).toString('hex'),
+    controlKey: randomBytes(24).toString('base64url'),
     webhookSecret: options.webhookSecret,
     userPoints: options.userPoints ?? 0,
     paymentDelayMs: options.paymentDelayMs ?? 0,
@@ -139,7 +185,6 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     { keepAliveTimeout: 30_000 },
     createRequestHandler(core, log, options),
   );
-  const host = options.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, host, () => {
@@ -147,18 +192,24 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       resolve();
     });
   });
-  const { port } = server.address() as AddressInfo;
-  const shownHost = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host;
-  const url = `http://${shownHost}:${port}`;
-  core.baseUrl = (options.publicUrl ?? url).replace(/\/+$/, '');
+  const bound = server.address() as AddressInfo;
+  const { port } = bound;
+  const bracket = (address: string) => (address.includes(':') ? `[${address}]` : address);
+  // A wildcard accepts on loopback too: the URL the game's own client can always reach.
+  const wildcard = { '0.0.0.0': '127.0.0.1', '::': '::1' }[bound.address];
+  const url = `http://${bracket(wildcard ?? (host.toLowerCase() === 'localhost' ? 'localhost' : bound.address))}:${port}`;
+  core.baseUrl = publicUrl ?? url;
 
   let closing: Promise<void> | undefined;
   return {
     url,
+    listening: `${bracket(bound.address)}:${port}`,
+    loopbackOnly: isLoopbackHost(bound.address),
     apiKey: defaultProject.apiKey,
     sandboxKey: defaultProject.sandboxKeyValue,
     projectId: defaultProject.projectId,
-    devWalletUrl: `${core.baseUrl}/_emulator/`,
+    devWalletUrl: `${core.baseUrl}/_emulator/#key=${core.controlKey}`,
+    controlKey: core.controlKey,
     control,
     server,
     close() {
@@ -175,6 +226,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
 }
 
 export { type Clock, ManualClock } from '../clock.js';
+export { CONTROL_KEY_HEADER, isLoopbackHost } from './bind.js';
 export { type Bolt11, type Bolt11Input, decodeBolt11, encodeBolt11 } from './bolt11.js';
 export type {
   CallbackKind,

@@ -1,13 +1,16 @@
 /**
- * Routing and the request pipeline on plain node:http: log, CORS preflight, injected
- * faults, body, API key, handler, answer (or a destroyed socket). Every route of the
- * emulator is in the one table below. Unknown routes answer 404 JSON.
+ * Routing and the request pipeline on plain node:http: log, CORS preflight (LNURL only),
+ * injected faults, body, API key or dev wallet key, handler, answer (or a destroyed socket).
+ * Every route of the emulator is in the one table below. Unknown routes answer 404 JSON.
+ *
+ * `/_emulator/` sends no CORS headers: no other web page may read the dev wallet's answers
+ * (reward codes) or call its control routes, which besides need the key of this start.
  */
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { CONTROL_KEY_HEADER, isControlKey } from './bind.js';
 import type { EmulatorCore } from './core.js';
 import {
-  CORS_HEADERS,
   DEV_WALLET_HTML,
   devClaim,
   devGrantPoints,
@@ -37,8 +40,11 @@ import type { Project } from './store.js';
 import { acceptDisclosures, createUser, deplete, updateUser } from './widget-users.js';
 import { createWithdrawalRequest, getWithdrawalRequest } from './withdrawals.js';
 
-/** 'key': any key of the project; 'production': a production-scope key. */
-type Auth = 'none' | 'key' | 'production';
+/**
+ * 'key': any key of the project; 'production': a production-scope key; 'control': the dev
+ * wallet's key of this start (header x-emulator-key).
+ */
+type Auth = 'none' | 'key' | 'production' | 'control';
 
 interface Ctx {
   core: EmulatorCore;
@@ -152,20 +158,24 @@ const ROUTES: Route[] = [
   r('GET', '/lnurl/pay/:id/callback', 'lnurl', 'none', (c) =>
     payCallback(c.core, c.params.id as string, c.query),
   ),
-  r('GET', '/_emulator/', 'emulator', 'none', () => html(200, DEV_WALLET_HTML)),
+  // The page holds no secret: its key comes in the URL's fragment, which no request carries.
+  r('GET', '/_emulator/', 'emulator', 'none', () => ({
+    ...html(200, DEV_WALLET_HTML),
+    headers: { 'referrer-policy': 'no-referrer', 'x-frame-options': 'DENY' },
+  })),
   r('GET', '/_emulator', 'emulator', 'none', () => ({
     status: 302,
     headers: { location: '/_emulator/' },
   })),
-  r('GET', '/_emulator/state', 'emulator', 'none', (c) => devState(c.core)),
-  r('POST', '/_emulator/withdrawal-requests/:id/claim', 'emulator', 'none', (c) =>
+  r('GET', '/_emulator/state', 'emulator', 'control', (c) => devState(c.core)),
+  r('POST', '/_emulator/withdrawal-requests/:id/claim', 'emulator', 'control', (c) =>
     devClaim(c.core, c.params.id as string),
   ),
-  r('POST', '/_emulator/static-charges/:id/pay', 'emulator', 'none', (c) =>
+  r('POST', '/_emulator/static-charges/:id/pay', 'emulator', 'control', (c) =>
     devPay(c.core, c.params.id as string, c.body),
   ),
-  r('POST', '/_emulator/pay-invoice', 'emulator', 'none', (c) => devPayInvoice(c.core, c.body)),
-  r('POST', '/_emulator/users/:id/points', 'emulator', 'none', (c) =>
+  r('POST', '/_emulator/pay-invoice', 'emulator', 'control', (c) => devPayInvoice(c.core, c.body)),
+  r('POST', '/_emulator/users/:id/points', 'emulator', 'control', (c) =>
     devGrantPoints(c.core, c.params.id as string, c.body),
   ),
   r('GET', '/_emulator/widget', 'emulator', 'none', (c) => sessionPage(c.core, 'widget', c.query)),
@@ -194,8 +204,16 @@ function familyOf(path: string): Family {
   return 'v0';
 }
 
+/** LNURL only: a web wallet fetches these from its own origin, as from the service. */
+const LNURL_CORS_HEADERS: Record<string, string> = {
+  'access-control-allow-origin': '*',
+  'access-control-allow-methods': 'GET, OPTIONS',
+  'access-control-allow-headers': 'content-type',
+  'access-control-max-age': '600',
+};
+
 function withCors(reply: Reply): Reply {
-  return { ...reply, headers: { ...CORS_HEADERS, ...reply.headers } };
+  return { ...reply, headers: { ...LNURL_CORS_HEADERS, ...reply.headers } };
 }
 
 export interface ServerOptions {
@@ -216,7 +234,7 @@ export function createRequestHandler(
     const path = q === -1 ? rawUrl : rawUrl.slice(0, q);
     log.record(method, path);
     const family = familyOf(path);
-    const cors = family === 'emulator' || family === 'lnurl';
+    const cors = family === 'lnurl';
 
     if (method === 'OPTIONS' && cors) {
       send(res, withCors({ status: 204 }));
@@ -258,6 +276,21 @@ export function createRequestHandler(
       return;
     }
 
+    // Before the body: a request without the key costs nothing more.
+    if (
+      route.auth === 'control' &&
+      !isControlKey(req.headers[CONTROL_KEY_HEADER], core.controlKey)
+    ) {
+      send(
+        res,
+        json(401, {
+          status: 'ERROR',
+          reason: `missing or wrong dev wallet key (header ${CONTROL_KEY_HEADER}): open the dev wallet URL this emulator printed at its start`,
+        }),
+      );
+      return;
+    }
+
     let body: unknown;
     if (method === 'POST' || method === 'PATCH' || method === 'PUT') {
       try {
@@ -277,7 +310,7 @@ export function createRequestHandler(
     }
 
     let project: Project | undefined;
-    if (route.auth !== 'none') {
+    if (route.auth !== 'none' && route.auth !== 'control') {
       const header = req.headers.apikey;
       const key = typeof header === 'string' ? core.store.keys.get(header) : undefined;
       if (!key) {

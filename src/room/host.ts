@@ -7,6 +7,7 @@
 import type { RegionSupport } from '../api/answers.js';
 import type { PaymentsApi } from '../api/client.js';
 import type { Intent } from '../ledger/intent.js';
+import type { HeaderReader } from '../server/client-address.js';
 import type { LightningLogger } from '../server/logger.js';
 import type { EnterInput, OpenMatchInput, Shares } from '../server/match/terms.js';
 import type { MatchView } from '../server/match/view.js';
@@ -37,6 +38,19 @@ export interface PluginHost {
   spendPoints(input: SpendInput): Promise<Intent>;
   /** Whether the service serves the region of `ip` (cached; see server/regions.ts). */
   regionOf(ip: string): Promise<RegionSupport>;
+  /**
+   * The client's address for these headers and this socket peer (null when the transport hides
+   * it), as `clientAddress` says to read it; null when it cannot be told.
+   */
+  clientAddress(headers: HeaderReader | undefined, peer: string | null): string | null;
+  /**
+   * Calls `sink` with the session id and address of each websocket upgrade for room `roomId`
+   * that `lightning.attach(server)` sees; returns the function that stops it.
+   */
+  watchConnections(
+    roomId: string,
+    sink: (sessionId: string, address: string | null) => void,
+  ): () => void;
   /** The match operations (server/match/matches.ts). */
   matches(): Promise<MatchCalls>;
   /** The intent as the ledger holds it now. */

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { disclosureTypeIdsInput, rampSessionInput } from '../api/inputs.js';
-import { openMatchInput } from '../server/match/terms.js';
+import { enterInput, openMatchInput } from '../server/match/terms.js';
 import {
   addressPaymentInput,
   entryFeeInput,
@@ -27,6 +27,9 @@ export type EntryFeeArgs = z.input<typeof entryFeeArgs>;
 
 export const matchArgs = openMatchInput.omit({ roomId: true });
 export type MatchArgs = z.input<typeof matchArgs>;
+
+/** A room match's `enter` options: the player's Lightning address, or nothing. */
+export const matchEntryArgs = enterInput.pick({ lnAddress: true }).default({});
 
 export const spendArgs = spendInput.omit({ ...filled, userId: true });
 export type SpendArgs = z.input<typeof spendArgs>;

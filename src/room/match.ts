@@ -14,9 +14,11 @@
  * after its timeout. Either way every paid fee is refunded.
  */
 import type { Client, Clock as RoomClock } from '@colyseus/core';
+import { parseInput } from '../api/inputs.js';
 import type { Shares } from '../server/match/terms.js';
 import type { MatchView } from '../server/match/view.js';
 import type { MatchCalls } from './host.js';
+import { matchEntryArgs } from './inputs.js';
 import { type ChargedEntryFee, type LightningState, Match } from './state.js';
 
 type Delayed = ReturnType<RoomClock['setInterval']>;
@@ -68,12 +70,16 @@ export class RoomMatch {
   }
 
   /**
-   * Charges the player's entry fee, once: an open or paid fee of theirs is returned. With
+   * Charges the player's entry fee, once: an open or paid fee of theirs is returned; once the
+   * match is decided (also while this call runs) it rejects with `MatchClosedError`. With
    * `lnAddress` (from the player's own account, never a room message), their payout or refund is
    * paid straight to it instead of a claim code.
    */
-  enter(client: Client, options: MatchEntryOptions = {}): Promise<ChargedEntryFee> {
-    return this.#deps.enter(this, client, options);
+  async enter(client: Client, options?: MatchEntryOptions): Promise<ChargedEntryFee> {
+    // Parsed here, before the plugin spreads the options into the call: a Set or a Date would
+    // spread to nothing and pass as "no address".
+    const args = parseInput(matchEntryArgs, options, 'options');
+    return this.#deps.enter(this, client, args);
   }
 
   /** Called once every entered player has paid (at once if that is already so). */
@@ -86,14 +92,17 @@ export class RoomMatch {
     };
   }
 
-  /** Pays shares of the pot minus the rake, e.g. `{ [winnerId]: 1 }`; idempotent. */
+  /**
+   * Pays shares of the pot minus the rake, e.g. `{ [winnerId]: 1 }`; the same shares again are
+   * the same settlement, other shares once it is decided a `MatchClosedError` naming the decision.
+   */
   async settle(shares: Shares): Promise<MatchView> {
     const view = await this.#deps.calls.settle(this.id, shares);
     this.update(view);
     return view;
   }
 
-  /** Refunds every paid fee and closes every open one; idempotent. */
+  /** Refunds every paid fee and closes every open one; idempotent (refused once settled). */
   async abort(reason: string): Promise<MatchView> {
     const view = await this.#deps.calls.abort(this.id, reason);
     this.update(view);

@@ -28,11 +28,14 @@ const schema = z.strictObject({
   lingerMs: z.number().int().min(0).default(30_000),
   /**
    * Refuse money helpers (reward, chargeEntryFee, spendPoints, a match's enter) to players whose
-   * address, as Colyseus saw it at join (`context.ip` of onAuth), is in a region the service
-   * does not serve: RegionRefusedError, nothing recorded or sent. Default false. Use one setting
-   * per room class (Colyseus lays out plugin hooks once per class). A room authenticated by a
-   * static onAuth (@colyseus/auth) gets no instance onAuth call, so no address: the gate then
-   * refuses every money helper; behind a proxy, Colyseus takes the address from X-Forwarded-For.
+   * address is in a region the service does not serve: RegionRefusedError, nothing recorded or
+   * sent. The address is the client's as `clientAddress` of createLightning reads it (the
+   * socket, or the entry the game's own proxies wrote; never a header the client sent), taken
+   * once the room's own onAuth accepted the client, from the socket where `lightning.attach`
+   * sees it, else from Colyseus's auth context. A room authenticated by a static onAuth
+   * (@colyseus/auth) gets no instance onAuth call: it needs `lightning.attach(server)`. A player
+   * with no address the gate trusts is refused. Default false. Use one setting per room class
+   * (Colyseus lays out plugin hooks once per class).
    */
   regionGate: z.boolean().default(false),
   /**

@@ -27,6 +27,7 @@ import { ErrorCode, RoomPlugin, ServerError } from '@colyseus/core';
 import { parseInput } from '../api/inputs.js';
 import { RegionRefusedError } from '../errors.js';
 import { type Intent, isTerminal } from '../ledger/intent.js';
+import { AddressBook, contextPeer } from './addresses.js';
 import { RoomEntries } from './entries.js';
 import { SettlementFeed } from './feed.js';
 import { RoomHooks, type RoomListener } from './hooks.js';
@@ -71,7 +72,8 @@ const ENDED_MEMORY_MS = 5 * 60_000;
 
 export class LightningPlugin extends RoomPlugin {
   override readonly pluginName = 'lightning' as const;
-  protected override order = { onJoin: 'after' as const };
+  // onAuth after the room's own: a client the room refuses costs the gate nothing.
+  protected override order = { onJoin: 'after' as const, onAuth: 'after' as const };
 
   readonly #host: PluginHost;
   readonly #settings: PluginSettings;
@@ -91,9 +93,10 @@ export class LightningPlugin extends RoomPlugin {
   /** Stops the engine handing this room its moves (set once attached). */
   #unhost: (() => void) | undefined;
   #attached: Promise<void> | undefined;
-  /** With the region gate: each joining client's address, then each player's. */
-  readonly #addresses = new Map<string, string | undefined>();
-  readonly #playerAddresses = new Map<string, string | undefined>();
+  /** With the region gate: where each player joined from (bounded: room/addresses.ts). */
+  readonly #addresses = new AddressBook();
+  /** With the region gate: stops the socket addresses of `lightning.attach` coming. */
+  #unwatch: (() => void) | undefined;
   /** The room's matches, by id: kept alive while the room lives, aborted when it goes. */
   readonly #matches = new Map<string, RoomMatch>();
   /** With immediatePush: a patch is scheduled for this turn's settlements, or the room is gone. */
@@ -292,30 +295,38 @@ export class LightningPlugin extends RoomPlugin {
         throw new ServerError(ErrorCode.APPLICATION_ERROR, (err as Error).message);
       }
     }
+    if (this.#settings.regionGate) {
+      // Only a session with a seat reserved here: a stranger's upgrades cannot fill the book.
+      this.#unwatch = this.#host.watchConnections(this.room.roomId, (sessionId, address) => {
+        if (this.room.hasReservedSeat(sessionId)) this.#addresses.noteSocket(sessionId, address);
+      });
+    }
     await this.#attach('onCreate');
   }
 
   /**
    * With the region gate only (Colyseus wraps a room's onAuth for every plugin that has one, and
-   * decides which plugins have one once per room class: give one room class one regionGate):
-   * keeps the address Colyseus resolved for the joining client, and asks about its region now,
-   * so that the player's first helper call does not wait for the answer.
+   * decides which plugins have one once per room class: give one room class one regionGate).
+   * Runs after the room's own onAuth accepted the client (one that throws stops here), and only
+   * reads the client's address from Colyseus's context: nothing is asked of the service before
+   * the client has joined. A room authenticated by a static onAuth never gets here (Colyseus
+   * skips the instance onAuth); `lightning.attach(server)` gives its sockets' addresses.
    */
   #noteAddress = (client: Client, _options: unknown, context: AuthContext): void => {
-    this.#addresses.set(client.sessionId, context?.ip);
-    if (context?.ip) void this.#host.regionOf(context.ip).catch(() => {});
+    this.#addresses.noteContext(
+      client,
+      this.#host.clientAddress(context?.headers, contextPeer(context)),
+    );
   };
-
-  protected override onLeave(client: Client): void {
-    this.#addresses.delete(client.sessionId);
-  }
 
   protected override onJoin(client: Client): void {
     if (this.#settings.regionGate) {
       // Our onAuth makes Colyseus call the room's instance onAuth, whose default answer `true`
       // would otherwise become `client.auth` in a room that authenticates nobody.
       if (client.auth === true) client.auth = undefined;
-      this.#playerAddresses.set(this.#playerId(client), this.#addresses.get(client.sessionId));
+      const address = this.#addresses.joined(client, this.#playerId(client));
+      // Asked now, so that the player's first helper call does not wait for the answer.
+      if (address !== null) void this.#host.regionOf(address).catch(() => {});
     }
     // Runs after the room's own onJoin, so a view the room created is kept, not replaced, and
     // the identity the room set (userData, auth) is the one read here.
@@ -324,6 +335,7 @@ export class LightningPlugin extends RoomPlugin {
 
   protected override onDispose(): void {
     this.#disposed = true;
+    this.#unwatch?.();
     this.#feed?.unsubscribe();
     this.#unhost?.();
     this.#hooks.clear();
@@ -446,13 +458,21 @@ export class LightningPlugin extends RoomPlugin {
   /** The region gate: refuses a player the service would refuse, before anything is sent. */
   async #admit(playerId: string): Promise<void> {
     if (!this.#settings.regionGate) return;
-    const ip = this.#playerAddresses.get(playerId);
+    const ip = this.#addresses.of(playerId);
     if (ip === undefined) {
       throw new RegionRefusedError(
         playerId,
         null,
         null,
-        `player ${playerId} has no known address in room ${this.room.roomId} (regionGate); nothing was sent`,
+        `player ${playerId} has not joined room ${this.room.roomId} (regionGate: its address is unknown); nothing was sent`,
+      );
+    }
+    if (ip === null) {
+      throw new RegionRefusedError(
+        playerId,
+        null,
+        null,
+        `player ${playerId} joined room ${this.room.roomId} with no address the gate can trust (regionGate): behind proxies, set clientAddress.proxies; with a static onAuth, or a client sending forwarding headers to a game with no proxy, use lightning.attach(server), which sees the socket; nothing was sent`,
       );
     }
     const support = await this.#host.regionOf(ip);

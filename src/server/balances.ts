@@ -80,7 +80,8 @@ export async function readBalances(
   const points: Balances['points'] = {};
   for (const row of named) {
     if (row.unit === 'msats') continue;
-    const entry = (points[row.unit] ??= { spent: '0', inFlight: '0' });
+    const entry = points[row.unit] ?? { spent: '0', inFlight: '0' };
+    points[row.unit] = entry;
     if (row.account === accounts.housePoints) entry.spent = row.balance;
     if (row.account === accounts.inflight) entry.inFlight = row.balance;
   }

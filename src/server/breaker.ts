@@ -1,18 +1,40 @@
 /**
  * The payout circuit breaker: when the service starts answering badly (ambiguous creates,
  * 5xx) or the wallet runs low, stop paying out until an operator has looked. A payout that is
- * refused here records nothing and sends nothing; entry fees and spends (money coming in)
- * are never paused.
+ * refused here records nothing and sends nothing.
  *
- * It trips when `failures` ambiguous or 5xx answers arrive within `windowMs`, or when a
- * payout would leave the wallet under `walletFloorMsat` (the balance is read at most every
- * `walletCheckMs`, and the amounts paid out since are subtracted from it). It stays open until
- * `resume()`. The state is per process: each process trips on what it sees.
+ * What counts, and against whom, so that no player can pause everyone's payouts:
  *
- * Footprint: one timestamp per counted failure within the window; one wallet read per
- * `walletCheckMs` while a floor is set.
+ * - A payout's create (a reward's withdrawal request, a payment to a Lightning address) that
+ *   ended ambiguous or 5xx counts against its player and its recipient: the address's domain
+ *   (the server that answers for it), or the player for a claim code. Payouts pause only when
+ *   `failures` of them within `windowMs` come from `players` different players and
+ *   recipients: a player whose own address hangs fails their own payouts, never the game's.
+ * - A read of the service (the re-read of an intent) answered 5xx counts against the service:
+ *   `failures` of them within `windowMs`, of `players` different intents, pause payouts,
+ *   whoever's intents they were.
+ * - Entry fees and spends (money coming in) never count; nor does a 429 (the service's rate
+ *   limit, not a failure of it).
+ * - A payment to an address that failed (ambiguous or 5xx), or whose check did not answer,
+ *   holds that address once it happened `recipientFailures` times within `windowMs`: nothing
+ *   more is sent to it until the window has passed (a match pays by claim code instead).
+ *
+ * The wallet: payouts pause when one would leave it under `walletFloorMsat` (the balance is
+ * read at most every `walletCheckMs`, and the amounts paid out since are subtracted from it).
+ * A pause lasts until `resume()`. The state is per process: each process trips on what it sees.
+ *
+ * Footprint: one small record per counted failure within the window, at most `failures` per
+ * player, recipient or intent (so about `failures` × `players` before it trips); a few
+ * timestamps per held address, at most 10,000 addresses; one wallet read per `walletCheckMs`
+ * while a floor is set.
  */
 import type { PaymentsApi } from '../api/client.js';
+import {
+  RateLimitError,
+  ServiceError,
+  TimeoutError,
+  UnexpectedResponseError,
+} from '../api/errors.js';
 import type { Clock } from '../clock.js';
 import { PayoutsPausedError } from '../errors.js';
 import type { PayoutPause } from './events.js';
@@ -28,9 +50,52 @@ export interface BreakerDeps {
   onPause(pause: PayoutPause): void;
 }
 
+/** Whose payout failed: its player, and the Lightning address it went to (none: a claim code). */
+export interface PayoutParty {
+  playerId: string;
+  lnAddress?: string | null | undefined;
+}
+
+interface PayoutFailure {
+  at: number;
+  playerId: string;
+  /** The recipient: `domain:<the address's domain>`, or `player:<id>` for a claim code. */
+  recipient: string;
+  lnAddress: string | null;
+}
+
+interface ReadFailure {
+  at: number;
+  intentId: string;
+}
+
+/** Held addresses remembered at most: the oldest is forgotten first. */
+const MAX_HELD_ADDRESSES = 10_000;
+/** Player ids named in a pause's reason at most (all of them are in `players`). */
+const NAMED_IN_REASON = 10;
+
+/** Whether a failed call says the service (or a recipient) answered badly: never a 429. */
+function isBadAnswer(err: unknown, ambiguous: boolean): boolean {
+  const status = statusOf(err);
+  if (status === 429 || err instanceof RateLimitError) return false;
+  return ambiguous || (status !== undefined && status >= 500);
+}
+
+function statusOf(err: unknown): number | undefined {
+  const status = (err as { status?: unknown } | null)?.status;
+  return typeof status === 'number' ? status : undefined;
+}
+
+function domainOf(address: string): string {
+  return address.slice(address.lastIndexOf('@') + 1).toLowerCase();
+}
+
 export class PayoutBreaker {
   readonly #deps: BreakerDeps;
-  #failures: number[] = [];
+  #payouts: PayoutFailure[] = [];
+  #reads: ReadFailure[] = [];
+  /** Failure times per Lightning address (lower case), least recently failed first. */
+  readonly #addresses = new Map<string, number[]>();
   #paused: PayoutPause | null = null;
   #balance: { msat: bigint; readAt: number } | null = null;
 
@@ -43,45 +108,150 @@ export class PayoutBreaker {
     return this.#paused;
   }
 
-  /** Counts a failed call if it is one that trips the breaker (ambiguous, or a 5xx). */
-  recordFailure(err: unknown, ambiguous: boolean): void {
-    const { failures, windowMs } = this.#deps.settings;
-    if (failures === 0) return;
-    const status = (err as { status?: unknown } | null)?.status;
-    if (!ambiguous && !(typeof status === 'number' && status >= 500)) return;
+  /** Rejects with PayoutsPausedError while payouts are paused; nothing else is checked. */
+  refuseIfPaused(): void {
+    if (this.#paused) throw new PayoutsPausedError(this.#paused.reason);
+  }
+
+  /**
+   * A payout's create failed: counted against its player and recipient when the answer was
+   * ambiguous or a 5xx (never a 429). Entry fees and spends must not be given here.
+   */
+  payoutFailed(err: unknown, ambiguous: boolean, party: PayoutParty): void {
+    if (!isBadAnswer(err, ambiguous)) return;
     const now = this.#deps.clock.now();
-    this.#failures = this.#failures.filter((at) => at > now - windowMs);
-    this.#failures.push(now);
-    if (this.#failures.length >= failures) {
-      this.#trip(`${this.#failures.length} ambiguous or 5xx answers within ${windowMs} ms`);
+    const lnAddress = party.lnAddress ? party.lnAddress.toLowerCase() : null;
+    if (lnAddress !== null) this.#addressFailed(lnAddress, now);
+    const { failures, windowMs, players } = this.#deps.settings;
+    if (failures === 0 || this.#paused) return;
+    const recipient =
+      lnAddress === null ? `player:${party.playerId}` : `domain:${domainOf(lnAddress)}`;
+    const recent = this.#payouts.filter((f) => f.at > now - windowMs);
+    // More failures of one player, or of one recipient, than `failures` change nothing: the
+    // oldest of theirs goes, which bounds the list whoever keeps failing.
+    for (const same of [
+      (f: PayoutFailure) => f.playerId === party.playerId,
+      (f: PayoutFailure) => f.recipient === recipient,
+    ]) {
+      const theirs = recent.filter(same);
+      if (theirs.length >= failures) recent.splice(recent.indexOf(theirs[0] as PayoutFailure), 1);
     }
+    recent.push({ at: now, playerId: party.playerId, recipient, lnAddress });
+    this.#payouts = recent;
+    const who = [...new Set(recent.map((f) => f.playerId))];
+    const recipients = new Set(recent.map((f) => f.recipient));
+    if (recent.length < failures || who.length < players || recipients.size < players) return;
+    const named = who.slice(0, NAMED_IN_REASON).join(', ');
+    const more = who.length > NAMED_IN_REASON ? ` and ${who.length - NAMED_IN_REASON} more` : '';
+    this.#trip({
+      cause: 'payouts',
+      reason: `${recent.length} ambiguous or 5xx answers within ${windowMs} ms to the payouts of ${who.length} players (${named}${more})`,
+      players: who,
+      recipients: [...new Set(recent.flatMap((f) => (f.lnAddress === null ? [] : [f.lnAddress])))],
+    });
+  }
+
+  /**
+   * A read of the service (of the intent `intentId`) failed: a 5xx counts against the service
+   * itself, once reads of `players` different intents failed (one broken record is not an
+   * outage).
+   */
+  readFailed(err: unknown, intentId: string): void {
+    const { failures, windowMs, players } = this.#deps.settings;
+    if (failures === 0 || this.#paused || !isBadAnswer(err, false)) return;
+    const now = this.#deps.clock.now();
+    const recent = this.#reads.filter((r) => r.at > now - windowMs);
+    const same = recent.filter((r) => r.intentId === intentId);
+    if (same.length >= failures) recent.splice(recent.indexOf(same[0] as ReadFailure), 1);
+    recent.push({ at: now, intentId });
+    this.#reads = recent;
+    const intents = new Set(recent.map((r) => r.intentId)).size;
+    if (recent.length < failures || intents < players) return;
+    this.#trip({
+      cause: 'reads',
+      reason: `the service answered ${recent.length} reads of ${intents} intents with 5xx within ${windowMs} ms`,
+      players: [],
+      recipients: [],
+    });
+  }
+
+  /**
+   * The check of a Lightning address before a payment failed. One that did not answer (a
+   * timeout, a 5xx, a garbled answer) counts against that address only: its server may hang.
+   */
+  addressUnchecked(lnAddress: string, err: unknown): void {
+    const unanswered =
+      err instanceof TimeoutError ||
+      err instanceof ServiceError ||
+      err instanceof UnexpectedResponseError ||
+      isBadAnswer(err, false);
+    if (unanswered && !(err instanceof RateLimitError)) {
+      this.#addressFailed(lnAddress.toLowerCase(), this.#deps.clock.now());
+    }
+  }
+
+  /** Whether payments to `lnAddress` are held: they failed `recipientFailures` times just now. */
+  addressFailing(lnAddress: string): boolean {
+    const { recipientFailures, windowMs } = this.#deps.settings;
+    if (recipientFailures === 0) return false;
+    const key = lnAddress.toLowerCase();
+    const times = this.#addresses.get(key);
+    if (!times) return false;
+    const since = this.#deps.clock.now() - windowMs;
+    const recent = times.filter((at) => at > since);
+    if (recent.length === 0) this.#addresses.delete(key);
+    return recent.length >= recipientFailures;
   }
 
   /** Resolves when a payout of `amountMsat` may go ahead; rejects with PayoutsPausedError. */
   async admit(amountMsat: bigint): Promise<void> {
-    if (this.#paused) throw new PayoutsPausedError(this.#paused.reason);
+    this.refuseIfPaused();
     const floor = this.#deps.settings.walletFloorMsat;
     if (floor === undefined) return;
     const balance = await this.#walletMsat();
     if (balance - amountMsat < BigInt(floor)) {
-      this.#trip(`the wallet would fall below its floor of ${floor} msat`);
+      this.#trip({
+        cause: 'wallet',
+        reason: `the wallet would fall below its floor of ${floor} msat`,
+        players: [],
+        recipients: [],
+      });
       throw new PayoutsPausedError((this.#paused as PayoutPause | null)?.reason ?? 'paused');
     }
     if (this.#balance) this.#balance.msat -= amountMsat;
   }
 
-  /** Payouts run again; the failure count starts afresh. */
+  /** Payouts run again; every count starts afresh, and no address is held. */
   resume(): void {
     if (this.#paused) this.#deps.logger.info('payouts resumed');
     this.#paused = null;
-    this.#failures = [];
+    this.#payouts = [];
+    this.#reads = [];
+    this.#addresses.clear();
     this.#balance = null;
   }
 
-  #trip(reason: string): void {
+  #addressFailed(key: string, now: number): void {
+    const { recipientFailures, windowMs } = this.#deps.settings;
+    if (recipientFailures === 0) return;
+    const times = (this.#addresses.get(key) ?? []).filter((at) => at > now - windowMs);
+    times.push(now);
+    if (times.length > recipientFailures) times.shift();
+    // Deleted and set again: the map stays in the order addresses last failed.
+    this.#addresses.delete(key);
+    this.#addresses.set(key, times);
+    if (this.#addresses.size > MAX_HELD_ADDRESSES) {
+      const oldest = this.#addresses.keys().next().value;
+      if (oldest !== undefined) this.#addresses.delete(oldest);
+    }
+  }
+
+  #trip(pause: Omit<PayoutPause, 'at'>): void {
     if (this.#paused) return;
-    this.#paused = { reason, at: this.#deps.clock.now() };
-    this.#deps.logger.error(`PAYOUTS PAUSED: ${reason}; call lightning.resume() once resolved`);
+    this.#paused = { ...pause, at: this.#deps.clock.now() };
+    this.#deps.logger.error(
+      `PAYOUTS PAUSED: ${pause.reason}; call lightning.resume() once resolved`,
+    );
     this.#deps.onPause(this.#paused);
   }
 

@@ -27,6 +27,7 @@ import {
 import { afterWrite, postingsFor } from '../ledger/journal.js';
 import type { BudgetWindow, CreateGuards, LedgerStore } from '../ledger/store.js';
 import { PayoutBreaker } from './breaker.js';
+import { ClientAddresses } from './client-address.js';
 import type { LightningEventName, LightningEvents, SafeEmitter } from './events.js';
 import type { KindHost, KindRules, KindTable, Observation } from './kinds/kind.js';
 import type { LightningLogger } from './logger.js';
@@ -73,6 +74,7 @@ export interface EngineDeps {
     | 'logger'
     | 'webhookSecret'
     | 'callbackSources'
+    | 'clientAddress'
   >;
 }
 
@@ -118,6 +120,7 @@ export class Engine implements KindHost {
       ? new CallbackSources(
           async () => (await this.api.utility.prodIps()).ips,
           sources,
+          new ClientAddresses(deps.settings.clientAddress),
           this.clock,
           this.logger,
         )
@@ -310,7 +313,8 @@ export class Engine implements KindHost {
       observation = await rules.observe(this.api, intent, remoteId, now, proof);
     } catch (err) {
       this.logger.warn(`check of ${intent.kind} ${intent.id} failed: ${(err as Error).message}`);
-      this.breaker.recordFailure(err, false);
+      // A keyed kind's "read" is its write sent again (a spend, money coming in): not a read.
+      if (!byKey) this.breaker.readFailed(err, intent.id);
       const retryAt = now + retryAfterErrorMs(intent, this.settings.reconciler);
       await this.ledger.update(intent.id, intent.status, {
         nextCheckAt: due ? retryAt : this.#noLater(intent, retryAt),

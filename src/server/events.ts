@@ -23,9 +23,18 @@ export interface WebhookEvent {
   data: unknown;
 }
 
-/** Why payouts stopped (the circuit breaker tripped), and when. */
+/** Why payouts stopped (the circuit breaker tripped), who or what it was, and when. */
 export interface PayoutPause {
   reason: string;
+  /**
+   * What tripped it: payouts failing for several players (`payouts`), the service answering
+   * 5xx to reads (`reads`), or the wallet about to fall under its floor (`wallet`).
+   */
+  cause: 'payouts' | 'reads' | 'wallet';
+  /** The players whose payouts failed in the window (cause `payouts`); otherwise empty. */
+  players: string[];
+  /** The Lightning addresses those payouts went to (none for claim codes); otherwise empty. */
+  recipients: string[];
   /** epoch ms */
   at: number;
 }

@@ -10,8 +10,11 @@
  * (Colyseus adds its own in `listen()`), so it can be attached before or after listening.
  *
  * Cost: per request a method check and a prefix compare; per route request, none of the
- * router's allocations. It also knows the socket's peer, so `callbackSources.proxies: 0`
- * works here.
+ * router's allocations. It also knows the socket's peer, so the callback allowlist reads the
+ * client address from it (`clientAddress`: the peer itself with no proxy, else a peer that must
+ * be one of the game's proxies). It watches websocket upgrades too, without answering them:
+ * rooms with the region gate learn each joining socket's address there (ConnectionAddresses),
+ * for a map lookup per upgrade.
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
@@ -130,6 +133,14 @@ export function attachRoutes(server: Server | HttpsServer, host: RoutesHost): ()
   ): boolean {
     if (event === 'request' && answer(args[0] as IncomingMessage, args[1] as ServerResponse)) {
       return true;
+    }
+    if (event === 'upgrade' && host.upgrade) {
+      const req = args[0] as IncomingMessage;
+      try {
+        host.upgrade(req.url ?? '/', headerReader(req), req.socket.remoteAddress ?? null);
+      } catch {
+        // Watching must never cost the upgrade: the room reads Colyseus's context instead.
+      }
     }
     return original.apply(this, [event, ...args] as Parameters<typeof original>);
   };

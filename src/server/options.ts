@@ -7,10 +7,11 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { parseInput } from '../api/inputs.js';
 import { type Clock, systemClock } from '../clock.js';
+import { isLoopbackHost, remoteHostProblem } from '../emulator/bind.js';
 import { ConfigurationError } from '../errors.js';
 import type { LedgerStore } from '../ledger/store.js';
+import { isAddressOrSubnet, PRIVATE_NETWORKS } from './client-address.js';
 import { consoleLogger, type LightningLogger } from './logger.js';
-import { isAddressOrSubnet } from './sources.js';
 
 const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
 const ms = z.number().int().positive();
@@ -68,10 +69,32 @@ const auditSchema = z.strictObject({
 });
 
 const breakerSchema = z.strictObject({
-  /** Ambiguous or 5xx answers within `windowMs` that pause payouts; 0 never pauses. Default 5. */
+  /**
+   * Ambiguous or 5xx answers to payout creates within `windowMs` that pause payouts, once they
+   * come from `players` different players; also 5xx answers to reads of the service, from
+   * anyone. Entry fees and spends never count, nor does a 429. 0 never pauses. Default 5.
+   */
   failures: z.number().int().min(0).default(5),
   /** The window those failures are counted in. Default 60,000 ms. */
   windowMs: ms.default(60_000),
+  /**
+   * How many different players (and, for payments to Lightning addresses, different address
+   * domains) the failing payouts must come from before they pause everyone's: one player (or
+   * one address server) cannot pause the game. 1 counts any. Default 3.
+   */
+  players: z.number().int().min(1).max(1000).default(3),
+  /**
+   * Failed payments (ambiguous or 5xx, or a check of the address that did not answer) to one
+   * Lightning address within `windowMs` after which nothing more is sent to it until the window
+   * has passed: a match pays its player by claim code, `payAddress` rejects with
+   * LnAddressRefusedError (`failing`). 0 never holds an address. Default 1.
+   */
+  recipientFailures: z.number().int().min(0).default(1),
+  /**
+   * How long the check of a Lightning address before each payment to it may take (one attempt,
+   * `GET /v0/ln-address/validate/{address}`). Default 3,000 ms.
+   */
+  validateTimeoutMs: ms.max(600_000).default(3_000),
   /** Pause payouts rather than let the wallet fall below this many msats. Default: no floor. */
   walletFloorMsat: z.number().int().min(0).optional(),
   /** How long a wallet balance read is trusted (payouts since are subtracted). Default 30,000 ms. */
@@ -105,6 +128,39 @@ const budgetsSchema = z.strictObject({
   /** Every payout of the game over a rolling window. */
   game: budgetWindow.optional(),
 });
+
+/** Who the client is, by address (see `clientAddress` below and server/client-address.ts). */
+const clientAddressSchema = z
+  .strictObject({
+    /**
+     * How many proxies of the game's own append to X-Forwarded-For before this server (1
+     * behind one load balancer). 0: none, the socket's peer. Default 0.
+     */
+    proxies: z.number().int().min(0).max(10).default(0),
+    /**
+     * A header the game's proxy sets to the client's address (`x-real-ip`,
+     * `cf-connecting-ip`), read instead of X-Forwarded-For; only with `proxies` of 1 or more.
+     */
+    header: z
+      .string()
+      .regex(/^[A-Za-z0-9-]{1,64}$/, 'must be a header name')
+      .transform((h) => h.toLowerCase())
+      .refine((h) => h !== 'x-forwarded-for', 'leave it out to read X-Forwarded-For')
+      .optional(),
+    /**
+     * Where the game's proxies connect from (addresses or CIDR subnets). Where the socket is
+     * known (`lightning.attach(server)`), a request through proxies from anywhere else went
+     * around them and has no address. Default: loopback and private networks.
+     */
+    proxyAddresses: z
+      .array(z.string().refine(isAddressOrSubnet, 'must be an IP address or a CIDR subnet'))
+      .max(100)
+      .default([...PRIVATE_NETWORKS]),
+  })
+  .refine((c) => c.header === undefined || c.proxies > 0, {
+    message: 'header needs proxies of 1 or more: a client sets any header it likes',
+    path: ['header'],
+  });
 
 export const lightningOptionsSchema = z.strictObject({
   /** The service's API key. Absent: an embedded emulator is started (not in production). */
@@ -153,27 +209,44 @@ export const lightningOptionsSchema = z.strictObject({
   limits: limitsSchema.prefault({}),
   /** Payout budgets, checked and reserved in the ledger with each payout. Default none. */
   budgets: budgetsSchema.prefault({}),
-  /** The embedded emulator (when there is no apiKey). Default port 0 (free), host 127.0.0.1. */
+  /**
+   * The embedded emulator (when there is no apiKey). Default port 0 (free), host 127.0.0.1. A
+   * host other than loopback (127.0.0.0/8, ::1, `localhost`), such as '0.0.0.0', is refused
+   * unless `allowRemote: true` (development only: never on a machine the internet can reach).
+   */
   emulator: z
     .strictObject({
       port: z.number().int().min(0).max(65535).default(0),
       host: z.string().min(1).default('127.0.0.1'),
+      allowRemote: z.boolean().default(false),
+    })
+    .superRefine((e, ctx) => {
+      if (!e.allowRemote && !isLoopbackHost(e.host)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['host'],
+          message: remoteHostProblem(e.host, 'Set emulator.allowRemote: true'),
+        });
+      }
     })
     .prefault({}),
   /**
+   * Who the client is, by address: the callback allowlist (`callbackSources`) and the room
+   * plugin's region gate read it the same way (server/client-address.ts). With no proxy in
+   * front of the game, the socket's own peer; behind proxies of the game's own, the
+   * X-Forwarded-For entry `proxies` places from the right (or the `header` they set), never
+   * what the client claims. Default: no proxy.
+   */
+  clientAddress: clientAddressSchema.prefault({}),
+  /**
    * Accept status callbacks only from the service's published addresses (`GET /v0/prod-ips`,
-   * read again every `refreshMs`) and from `also`; others get an empty 403. The sender is read
-   * from X-Forwarded-For, `proxies` entries from the right, so the game must be reachable only
-   * through those proxies. `proxies: 0` (no proxy: the socket's own peer) works only with
-   * `lightning.attach(server)`: the router does not expose the socket. Default: off.
+   * read again every `refreshMs`) and from `also`; others get an empty 403. The sender is the
+   * client address of `clientAddress`, so behind proxies the game must be reachable only
+   * through them; with no proxy (`clientAddress.proxies` 0) only `lightning.attach(server)`
+   * sees the sender: the router does not expose the socket. Default: off.
    */
   callbackSources: z
     .strictObject({
-      /**
-       * How many proxies of the game's own append to X-Forwarded-For (1 behind one load
-       * balancer); 0 with no proxy, only through `lightning.attach(server)`.
-       */
-      proxies: z.number().int().min(0).max(10),
       /** How often the service's list is read again. Default 3,600,000 ms. */
       refreshMs: ms.default(3_600_000),
       /** More addresses or subnets to accept (`10.0.0.0/8`). */
@@ -181,6 +254,10 @@ export const lightningOptionsSchema = z.strictObject({
         .array(z.string().refine(isAddressOrSubnet, 'must be an IP address or a CIDR subnet'))
         .max(100)
         .default([]),
+      /** Moved to `clientAddress.proxies`, which the region gate shares. */
+      proxies: z
+        .never({ error: 'moved to clientAddress.proxies (shared with the region gate)' })
+        .optional(),
     })
     .optional(),
   /** Largest callback or webhook body accepted. Default 64 KiB. */
@@ -212,6 +289,7 @@ export type BreakerSettings = z.output<typeof breakerSchema>;
 export type LimitsOptions = z.input<typeof limitsSchema>;
 export type BudgetsOptions = z.input<typeof budgetsSchema>;
 export type BudgetsSettings = z.output<typeof budgetsSchema>;
+export type ClientAddressOptions = z.input<typeof clientAddressSchema>;
 
 /** Every option with its default applied; `publicUrl` known, without a trailing slash. */
 export type Settings = z.output<typeof lightningOptionsSchema> & { publicUrl: string };

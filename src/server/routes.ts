@@ -12,10 +12,10 @@
  * what the engine does per callback or webhook.
  */
 import { BodyTooLargeError, parseJson } from './body.js';
+import type { HeaderReader } from './client-address.js';
 import type { Engine } from './engine.js';
 import type { LightningLogger } from './logger.js';
 import { PROBE_HEADER } from './probe.js';
-import type { HeaderReader } from './sources.js';
 import { receiveWebhook } from './webhooks.js';
 
 export interface RoutesHost {
@@ -28,6 +28,8 @@ export interface RoutesHost {
   running?(): Engine | undefined;
   /** The token of this server's set-up probe (server/probe.ts), answered without the engine. */
   probeToken: string;
+  /** A websocket upgrade the listener saw (its URL, headers and socket peer): not answered. */
+  upgrade?(url: string, headers: HeaderReader, peer: string | null): void;
 }
 
 /** Which of the routes a request is for. */

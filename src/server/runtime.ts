@@ -28,13 +28,18 @@ export async function startRuntime(settings: Settings): Promise<Runtime> {
     emulator = await startEmulator({
       port: settings.emulator.port,
       host: settings.emulator.host,
+      allowRemote: settings.emulator.allowRemote,
       logger: settings.logger,
       ...(settings.webhookSecret ? { webhookSecret: settings.webhookSecret } : {}),
     });
     apiKey = emulator.apiKey;
     baseUrl = emulator.url;
-    settings.logger.info(
-      `no apiKey: using the embedded payments emulator at ${emulator.url} (no real money moves); dev wallet: ${emulator.devWalletUrl}`,
+    // Off loopback (emulator.allowRemote), the line says where it really listens, as a warning.
+    const where = emulator.loopbackOnly
+      ? ''
+      : `, listening on ${emulator.listening}: other machines can reach it`;
+    settings.logger[emulator.loopbackOnly ? 'info' : 'warn'](
+      `no apiKey: using the embedded payments emulator at ${emulator.url}${where} (no real money moves); dev wallet: ${emulator.devWalletUrl}`,
     );
   }
   const { timeoutMs, maxRetries, retry, paths } = settings.api;

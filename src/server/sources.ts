@@ -4,13 +4,12 @@
  * (`GET /v0/prod-ips`); with `callbackSources` set, the callback route answers an empty 403 to
  * any other sender, before it reads the body or touches the ledger.
  *
- * Colyseus's router hands a route a WHATWG Request without the peer's socket, so there the
- * sender is read from `X-Forwarded-For` as the game's own proxies wrote it: the entry `proxies`
- * places from the right (each proxy appends the address it saw, so entries further left are
- * whatever the sender claimed). The game must then be reachable only through those proxies.
- * The `node:http` listener (server/listener.ts) sees the socket, so there `proxies: 0` means
- * "no proxy: the peer's own address"; the router, which cannot see it, refuses every callback
- * under `proxies: 0`.
+ * The sender is the client address of server/client-address.ts (`clientAddress` of
+ * createLightning, shared with the region gate): the socket's peer with no proxy, else the
+ * entry of X-Forwarded-For the game's own proxies wrote (or the header they set). Colyseus's
+ * router hands a route a WHATWG Request without the peer's socket, so there `proxies: 0`
+ * refuses every callback and a request through proxies cannot be checked to come from one;
+ * the `node:http` listener (server/listener.ts) sees the socket and checks both.
  *
  * The list is fetched on first use and again every `refreshMs` in the background, keeping the
  * last good list when a refresh fails. With no list at all (the first fetch failed) callbacks
@@ -18,8 +17,9 @@
  *
  * Footprint: one API read per `refreshMs`; per callback a header split and a BlockList lookup.
  */
-import { BlockList, isIP } from 'node:net';
+import type { BlockList } from 'node:net';
 import type { Clock } from '../clock.js';
+import { blockListOf, type ClientAddresses, type HeaderReader, inList } from './client-address.js';
 import type { LightningLogger } from './logger.js';
 
 export interface SourcesSettings {
@@ -27,21 +27,12 @@ export interface SourcesSettings {
   refreshMs: number;
   /** Addresses or subnets (`10.0.0.0/8`) allowed besides the service's. */
   also: readonly string[];
-  /**
-   * How many proxies of the game's own append to X-Forwarded-For before the route; 0: none,
-   * the sender is the socket's peer (known only to the `node:http` listener).
-   */
-  proxies: number;
-}
-
-/** The one header read here: a WHATWG `Headers`, or the listener's view of node's headers. */
-export interface HeaderReader {
-  get(name: string): string | null;
 }
 
 export class CallbackSources {
   readonly #fetch: () => Promise<readonly string[]>;
   readonly #settings: SourcesSettings;
+  readonly #addresses: ClientAddresses;
   readonly #clock: Clock;
   readonly #logger: LightningLogger;
   #list: BlockList | null = null;
@@ -52,11 +43,13 @@ export class CallbackSources {
   constructor(
     fetchIps: () => Promise<readonly string[]>,
     settings: SourcesSettings,
+    addresses: ClientAddresses,
     clock: Clock,
     logger: LightningLogger,
   ) {
     this.#fetch = fetchIps;
     this.#settings = settings;
+    this.#addresses = addresses;
     this.#clock = clock;
     this.#logger = logger;
   }
@@ -68,16 +61,10 @@ export class CallbackSources {
   async admits(headers: HeaderReader | undefined, peer: string | null = null): Promise<boolean> {
     if (this.#list === null) await this.#refresh();
     else if (this.#clock.now() - this.#fetchedAt >= this.#settings.refreshMs) void this.#refresh();
-    const { proxies } = this.#settings;
-    const address =
-      proxies === 0
-        ? peerAddress(peer)
-        : senderAddress(headers?.get('x-forwarded-for') ?? null, proxies);
+    const address = this.#addresses.of(headers, peer);
     const list = this.#list;
-    const family = address === null ? 0 : isIP(address);
-    const ok =
-      list !== null && address !== null && list.check(address, family === 6 ? 'ipv6' : 'ipv4');
-    if (!ok) this.#reportRefused(address);
+    const ok = list !== null && address !== null && inList(list, address);
+    if (!ok) this.#reportRefused(address, peer);
     return ok;
   }
 
@@ -102,72 +89,22 @@ export class CallbackSources {
   }
 
   /** At most one line a minute, however many are refused: a flood cannot flood the log. */
-  #reportRefused(address: string | null): void {
+  #reportRefused(address: string | null, peer: string | null): void {
     this.#refused.count++;
     const now = this.#clock.now();
     if (now - this.#refused.reportedAt < 60_000) return;
+    const { proxies, header } = this.#addresses;
+    const none =
+      proxies === 0
+        ? 'no socket address: proxies 0 needs lightning.attach(server)'
+        : peer !== null && !this.#addresses.isProxy(peer)
+          ? `a socket not among clientAddress.proxyAddresses: ${peer}`
+          : `no ${header ?? 'X-Forwarded-For'} entry`;
     this.#logger.warn(
       `${this.#refused.count} callback(s) refused: not from the service's addresses (last from ${
-        address ??
-        (this.#settings.proxies === 0
-          ? 'no socket address: proxies 0 needs lightning.attach(server)'
-          : 'no X-Forwarded-For entry')
-      }; callbackSources.proxies is ${this.#settings.proxies})`,
+        address ?? none
+      }; clientAddress.proxies is ${proxies})`,
     );
     this.#refused = { count: 0, reportedAt: now };
   }
-}
-
-/**
- * The sender as the game's proxies saw it: the entry `proxies` places from the right of
- * X-Forwarded-For, without brackets, port or IPv4-mapped prefix. Null when there is none or it
- * is not an address.
- */
-export function senderAddress(forwardedFor: string | null, proxies: number): string | null {
-  if (forwardedFor === null || forwardedFor.length > 2048) return null;
-  const entries = forwardedFor.split(',').map((e) => e.trim());
-  const entry = entries[entries.length - proxies];
-  if (entry === undefined) return null;
-  const address = normalise(entry);
-  return isIP(address) === 0 ? null : address;
-}
-
-/** The socket's peer without the IPv4-mapped prefix; null when unknown (the router's case). */
-export function peerAddress(peer: string | null | undefined): string | null {
-  if (!peer) return null;
-  const address = normalise(peer);
-  return isIP(address) === 0 ? null : address;
-}
-
-function normalise(entry: string): string {
-  let address = entry;
-  const bracketed = /^\[([^\]]+)\](?::\d+)?$/.exec(address);
-  if (bracketed) address = bracketed[1] as string;
-  else if (/^\d+\.\d+\.\d+\.\d+:\d+$/.test(address)) address = address.replace(/:\d+$/, '');
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  return mapped ? (mapped[1] as string) : address;
-}
-
-/** True for an address or a subnet in CIDR form (`10.0.0.0/8`, `2001:db8::/32`). */
-export function isAddressOrSubnet(value: string): boolean {
-  const [address, bits, extra] = value.split('/');
-  if (extra !== undefined || address === undefined) return false;
-  const family = isIP(address);
-  if (family === 0) return false;
-  if (bits === undefined) return true;
-  const n = Number(bits);
-  return /^\d{1,3}$/.test(bits) && n <= (family === 4 ? 32 : 128);
-}
-
-function blockListOf(entries: readonly string[]): BlockList {
-  const list = new BlockList();
-  for (const entry of entries) {
-    if (!isAddressOrSubnet(entry)) continue;
-    const [raw, bits] = entry.split('/') as [string, string | undefined];
-    const address = bits === undefined ? normalise(raw) : raw;
-    const family = isIP(address) === 6 ? 'ipv6' : 'ipv4';
-    if (bits === undefined) list.addAddress(address, family);
-    else list.addSubnet(address, Number(bits), family);
-  }
-  return list;
 }

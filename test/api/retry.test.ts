@@ -84,6 +84,27 @@ describe('PaymentsApi: the retry policy, row by row', () => {
       expect(Date.now() - started).to.be.within(850, 1500);
     });
 
+    it("lnAddress.validate with limits: one attempt of that call's own timeout", async () => {
+      service.always('hang');
+      const started = Date.now();
+      const error = await failure(() =>
+        api.lnAddress.validate('slow@pay.example', { timeoutMs: 80, maxRetries: 0 }),
+      );
+      expect(error).to.be.instanceOf(TimeoutError);
+      expect(error.message).to.match(/no answer within 80 ms/);
+      expect(error.attempts).to.equal(1);
+      expect(service.requests).to.have.length(1);
+      expect(Date.now() - started).to.be.below(290);
+      // Bad limits are refused before anything is sent.
+      for (const limits of [{ timeoutMs: 0 }, { maxRetries: 11 }, { other: 1 }, 'fast']) {
+        const refused = await api.lnAddress
+          .validate('slow@pay.example', limits as never)
+          .catch((e: unknown) => e);
+        expect(refused, JSON.stringify(limits)).to.have.property('code', 'LN_INVALID_ARGUMENT');
+      }
+      expect(service.requests).to.have.length(1);
+    });
+
     it('wait out the backoff on the client clock, not on real time', async () => {
       const clock = new ManualClock();
       const slow = new PaymentsApi({

@@ -6,7 +6,7 @@
  * left before GO, or did not pay in time) refunds whoever paid, each code to its player
  * alone; a fee paid after its round was called off is refunded too.
  */
-import type { Room } from '@colyseus/core';
+import { matchMaker, type Room } from '@colyseus/core';
 import { expect } from 'chai';
 import { caughtUp, sawText } from '../room/support.js';
 import { eventually } from '../support/eventually.js';
@@ -77,6 +77,38 @@ describe('example arena: the shop and the rounds (issues 13 and 14)', function (
     expect(spend).to.include({ status: 'completed', description: first.order });
     expect(t.emulator.control.points(user.id, 'USDZ')).to.equal(850);
     expect(t.emulator.control.transfers().filter((x) => x.userId === user.id)).to.have.length(1);
+  });
+
+  it('a dozen rooms share one listener on the server, and each shop still hears its own (issue 22, finding 11)', async () => {
+    t = await startArenaUnderTest({ lightning: { api: { maxRetries: 0 } } });
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on('warning', onWarning);
+    try {
+      const rooms = [];
+      for (let i = 0; i < 12; i++) rooms.push(await matchMaker.createRoom('arena', {}));
+      const bob = await joinArena(t, { name: 'Bob', roomId: rooms[11]?.roomId as string });
+      const user = t.emulator.control.users().find((u) => u.reference_id === bob.id);
+      if (!user) throw new Error('bob has no widget user');
+      t.emulator.control.faults.add({
+        method: 'POST',
+        path: DEPLETE,
+        mode: 'process-then-destroy',
+        times: 1,
+      });
+      bob.room.send('buy', 'golden hat');
+      const first = await eventually(() => bob.shop[0], 5_000, 'the shop to answer');
+      // The room's shop heard the spend become unknown: "not confirmed", then the item.
+      expect(first.message).to.contain('not confirmed yet');
+      t.clock.advance(3_000);
+      await eventually(() => bob.shop.length === 2, 5_000, 'the outcome');
+      expect(bob.shop[1]).to.deep.include({ ok: true, message: 'You bought the golden hat.' });
+      // Node warns on the tick after the listener that passes the limit is added.
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings.map((w) => w.name)).to.not.include('MaxListenersExceededWarning');
+    } finally {
+      process.off('warning', onWarning);
+    }
   });
 
   it('a round: the pot and the rake on every screen, the payout to the winner alone, once', async () => {

@@ -4,8 +4,15 @@
  * each row says its kind and status, and the buttons do what a wallet (or the dashboard)
  * would. The page's screenshot is saved under test-artifacts/, and as docs/dev-wallet.png when
  * UPDATE_SCREENSHOT=1.
+ *
+ * And what any other web page the developer opens can do to it (issue 22, finding 7): nothing.
+ * A page of another origin can neither read the reward codes nor claim; a page that rebinds
+ * its own name to 127.0.0.1 (DNS rebinding: the emulator's origin under another name) has no
+ * key; the page opened without its key says so and shows nothing.
  */
 import { mkdirSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import { type Browser, chromium } from 'playwright-core';
 import { PaymentsApi } from '../../src/api/client.js';
@@ -93,5 +100,85 @@ describe('emulator: the dev wallet page in a browser', function () {
     expect(control.staticCharges().map((c) => c.slots)).to.deep.equal([1, 1]);
     expect(control.withdrawalRequests()[0]?.status).to.equal('completed');
     await page.waitForSelector('#users td:has-text("2,500 USDZ")');
+  });
+
+  it('lets no other web page read a reward code or claim one, not even under a rebound name', async () => {
+    const target = await startEmulator({ logger: { warn() {} } });
+    const evil: Server = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>x</title>');
+    });
+    await new Promise<void>((resolve) => evil.listen(0, '127.0.0.1', resolve));
+    // rebound.test resolves to 127.0.0.1, as an attacker's name does after DNS rebinding.
+    const rebinding = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: [...CHROMIUM_ARGS, '--host-resolver-rules=MAP rebound.test 127.0.0.1'],
+    });
+    const client = new PaymentsApi({ apiKey: target.apiKey, baseUrl: target.url });
+    try {
+      const prize = await client.withdrawalRequests.create({
+        amount: 50_000n,
+        description: 'Duel prize',
+        internalId: 'alice',
+      });
+      const before = target.control.wallet();
+      const page = await rebinding.newPage();
+
+      // Another origin: what its script could get out of the emulator, every way a page can ask.
+      await page.goto(`http://127.0.0.1:${(evil.address() as AddressInfo).port}/`);
+      const attempts = (await page.evaluate(`(async (base, id) => {
+        const tries = {
+          state: () => fetch(base + '/_emulator/state').then((r) => r.text()),
+          stateWithHeader: () =>
+            fetch(base + '/_emulator/state', { headers: { 'x-emulator-key': 'guess' } }).then((r) => r.text()),
+          claim: () =>
+            fetch(base + '/_emulator/withdrawal-requests/' + id + '/claim', { method: 'POST', body: '{}' }).then((r) => r.text()),
+          claimNoCors: () =>
+            fetch(base + '/_emulator/withdrawal-requests/' + id + '/claim', { method: 'POST', mode: 'no-cors', body: '{}' })
+              .then((r) => 'opaque:' + r.type),
+        };
+        const out = {};
+        for (const [name, run] of Object.entries(tries)) {
+          out[name] = await run().then((text) => 'read:' + text, (e) => 'failed:' + e.name);
+        }
+        return out;
+      })(${JSON.stringify(target.url)}, ${JSON.stringify(prize.id)})`)) as Record<string, string>;
+      expect(attempts).to.deep.equal({
+        state: 'failed:TypeError',
+        stateWithHeader: 'failed:TypeError',
+        claim: 'failed:TypeError',
+        claimNoCors: 'read:opaque:opaque',
+      });
+
+      // The emulator's own origin under the rebound name: same origin, but no key.
+      const port = new URL(target.url).port;
+      await page.goto(`http://rebound.test:${port}/_emulator/`);
+      await page.waitForSelector('#nokey:not([hidden])');
+      const rebound = (await page.evaluate(`(async (id) => {
+        const state = await fetch('/_emulator/state');
+        const claim = await fetch('/_emulator/withdrawal-requests/' + id + '/claim', { method: 'POST' });
+        return { state: state.status, stateText: await state.text(), claim: claim.status };
+      })(${JSON.stringify(prize.id)})`)) as { state: number; stateText: string; claim: number };
+      expect(rebound.state).to.equal(401);
+      expect(rebound.stateText).to.not.include(prize.id);
+      expect(rebound.claim).to.equal(401);
+      expect(await page.locator('#entries tr').count()).to.equal(0);
+
+      // Nothing was claimed; the developer's own page (its URL carries the key) still claims.
+      expect(target.control.withdrawalRequests()[0]?.status).to.equal('pending');
+      expect(target.control.wallet()).to.equal(before);
+      await page.goto(target.devWalletUrl);
+      await page.click(`button[data-claim="${prize.id}"]`);
+      await eventually(
+        () => target.control.withdrawalRequests()[0]?.status === 'completed',
+        5000,
+        'the claim from the dev wallet page',
+      );
+    } finally {
+      await rebinding.close();
+      await client.close();
+      evil.closeAllConnections();
+      await new Promise<void>((resolve) => evil.close(() => resolve()));
+      await target.close();
+    }
   });
 });

@@ -3,7 +3,10 @@ import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import { request } from 'undici';
 import { InsufficientPointsError } from '../../src/api/errors.js';
+import { parseCommandLine } from '../../src/emulator/cli.js';
 import { ManualClock, startEmulator } from '../../src/emulator/index.js';
+import { decodeLnurl } from '../../src/emulator/lnurl.js';
+import { InvalidArgumentError } from '../../src/errors.js';
 import { createLightning } from '../../src/lightning.js';
 import { quietLogger } from '../support/game.js';
 import { freePort } from '../support/ports.js';
@@ -122,6 +125,121 @@ describe('emulator: CLI, connecting a game', () => {
       } finally {
         await lightning.close();
       }
+    } finally {
+      child.kill('SIGTERM');
+    }
+  });
+});
+
+const BIN = fileURLToPath(new URL('../../bin/colyseus-lightning.js', import.meta.url));
+
+/**
+ * Runs the CLI and waits for it to exit, as a user's shell does; one that is still running
+ * after `ms` (it started an emulator) is stopped and reported as `running`.
+ */
+function runCli(
+  args: string[],
+  ms = 15_000,
+): Promise<{ code: number | 'running'; out: string; err: string }> {
+  const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout.setEncoding('utf8').on('data', (c: string) => {
+    out += c;
+  });
+  child.stderr.setEncoding('utf8').on('data', (c: string) => {
+    err += c;
+  });
+  return new Promise((resolve) => {
+    const deadline = setTimeout(() => child.kill('SIGKILL'), ms);
+    child.on('exit', (code) => {
+      clearTimeout(deadline);
+      resolve({ code: code ?? 'running', out, err });
+    });
+  });
+}
+
+describe('emulator: CLI, bad arguments (issue 22, finding 10)', () => {
+  it('says what is wrong and prints one usage line, exit code 2, no stack trace, nothing started', async function () {
+    this.timeout(60_000);
+    const cases: [string[], string][] = [
+      [['emulator', '--public-url', 'javascript:alert(1)'], '--public-url: must be an http(s) URL'],
+      [['emulator', '--public-url', 'data:text/html,<b>x</b>'], '--public-url: must be an http(s)'],
+      [['emulator', '--game-url', 'javascript:alert(1)//'], '--game-url: must be an http(s) URL'],
+      [['emulator', '--prot', '1'], '--prot: unknown option'],
+      [['emulator', '--port', 'abc'], '--port: must be a non-negative integer'],
+      [['emulator', '--port', '70000'], '--port: must be at most 65535'],
+      [['emulator', '--port'], '--port: needs a value'],
+      [['emulator', '--host', '0.0.0.0'], '--host: "0.0.0.0" is not a loopback address'],
+      [['emulator', '--points', '-5'], '--points: needs a value'],
+      [['emulator', '--json=yes'], '--json: takes no value'],
+      [['emulator', 'now'], 'arguments: unexpected argument "now"'],
+      [['emulatr'], 'command: unknown command "emulatr"'],
+    ];
+    const runs = await Promise.all(cases.map(([args]) => runCli(args)));
+    runs.forEach((run, i) => {
+      const [args, problem] = cases[i] as [string[], string];
+      const what = args.join(' ');
+      expect(run.code, what).to.equal(2);
+      expect(run.out, what).to.equal('');
+      const lines = run.err.trimEnd().split('\n');
+      expect(lines, what).to.have.length(2);
+      expect(lines[0], what).to.include(`colyseus-lightning: ${problem}`);
+      expect(lines[1], what).to.match(/^Usage: colyseus-lightning emulator \[--port <n>\]/);
+      expect(run.err, what).to.not.match(/\n\s+at /);
+    });
+  });
+
+  it('keeps an argument from writing to the terminal: control characters are shown as ?', () => {
+    const err = (() => {
+      try {
+        parseCommandLine(['emulator', '--x\u001b[2J\nfake line']);
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(err).to.be.instanceOf(InvalidArgumentError);
+    expect((err as Error).message).to.not.match(/\p{Cc}/u);
+  });
+
+  it('takes an http(s) --public-url: the codes point at it', async () => {
+    const parsed = parseCommandLine(['emulator', '--public-url', 'https://tunnel.example.com/']);
+    if (parsed.command !== 'emulator') throw new Error('expected the emulator');
+    expect(parsed.options.publicUrl).to.equal('https://tunnel.example.com');
+    const emu = await startEmulator({ ...parsed.options, port: 0, logger: { warn() {} } });
+    try {
+      const res = await request(`${emu.url}/v0/withdrawal-requests`, {
+        method: 'POST',
+        headers: { apikey: emu.apiKey, 'content-type': 'application/json' },
+        body: JSON.stringify({ amount: '10000', description: 'x' }),
+      });
+      const { data } = (await res.body.json()) as { data: { invoice: { request: string } } };
+      expect(decodeLnurl(data.invoice.request)).to.match(
+        /^https:\/\/tunnel\.example\.com\/lnurl\//,
+      );
+    } finally {
+      await emu.close();
+    }
+  });
+
+  it('--host 0.0.0.0 --allow-remote prints the address it bound, 0.0.0.0, not 127.0.0.1', async () => {
+    const child = spawn(
+      process.execPath,
+      [BIN, 'emulator', '--port', '0', '--host', '0.0.0.0', '--allow-remote'],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    try {
+      let out = '';
+      child.stdout.setEncoding('utf8');
+      for await (const chunk of child.stdout) {
+        out += chunk;
+        if (out.includes('Press Ctrl+C')) break;
+      }
+      const url = out.match(/ {2}url +(\S+)/)?.[1] ?? '';
+      const port = new URL(url).port;
+      expect(out).to.include(
+        `listening on   0.0.0.0:${port} (NOT loopback: other machines can reach it (--allow-remote))`,
+      );
     } finally {
       child.kill('SIGTERM');
     }

@@ -186,8 +186,13 @@ describe('emulator: LNURL', () => {
 
 describe('emulator: dev wallet', () => {
   const t = useEmulator();
+  /** What the dev wallet page sends: no API key, the key of this start. */
+  let keyed: { key: null; headers: Record<string, string> };
+  beforeEach(() => {
+    keyed = { key: null, headers: { 'x-emulator-key': t.emu.controlKey } };
+  });
 
-  it('claims and pays over HTTP under /_emulator/ without a key, with permissive CORS', async () => {
+  it('claims and pays over HTTP under /_emulator/ with the dev wallet key, and sends no CORS headers', async () => {
     const wr = (
       await call(t.emu, 'POST', '/v0/withdrawal-requests', {
         body: { amount: '15000', description: 'r' },
@@ -199,63 +204,66 @@ describe('emulator: dev wallet', () => {
       })
     ).body.data;
 
-    const state = await call(t.emu, 'GET', '/_emulator/state', { key: null });
+    const state = await call(t.emu, 'GET', '/_emulator/state', keyed);
     expect(state.body.withdrawalRequests.map((w: { id: string }) => w.id)).to.deep.equal([wr.id]);
     expect(state.body.staticCharges.map((c: { id: string }) => c.id)).to.deep.equal([sc.id]);
 
+    // No other origin may call it: a browser's preflight gets no CORS headers.
     const preflight = await call(
       t.emu,
       'OPTIONS',
       `/_emulator/withdrawal-requests/${wr.id}/claim`,
       {
         key: null,
-        headers: { origin: 'http://game.local', 'access-control-request-method': 'POST' },
+        headers: {
+          origin: 'http://game.local',
+          'access-control-request-method': 'POST',
+          'access-control-request-headers': 'x-emulator-key',
+        },
       },
     );
-    expect(preflight.status).to.equal(204);
-    expect(preflight.headers['access-control-allow-origin']).to.equal('*');
+    expect(preflight.headers['access-control-allow-origin']).to.equal(undefined);
 
     const before = t.emu.control.wallet();
-    const claim = await call(t.emu, 'POST', `/_emulator/withdrawal-requests/${wr.id}/claim`, {
-      key: null,
-    });
+    const claim = await call(t.emu, 'POST', `/_emulator/withdrawal-requests/${wr.id}/claim`, keyed);
     expect(claim.status).to.equal(200);
     expect(claim.body).to.deep.equal({ status: 'OK' });
-    expect(claim.headers['access-control-allow-origin']).to.equal('*');
-    const second = await call(t.emu, 'POST', `/_emulator/withdrawal-requests/${wr.id}/claim`, {
-      key: null,
-    });
+    expect(claim.headers['access-control-allow-origin']).to.equal(undefined);
+    const second = await call(
+      t.emu,
+      'POST',
+      `/_emulator/withdrawal-requests/${wr.id}/claim`,
+      keyed,
+    );
     expect(second.status).to.equal(400);
     expect(second.body.status).to.equal('ERROR');
 
     const pay = await call(t.emu, 'POST', `/_emulator/static-charges/${sc.id}/pay`, {
-      key: null,
+      ...keyed,
       body: { amountMsat: 4000 },
     });
     expect(pay.body.status).to.equal('OK');
-    const payDefault = await call(t.emu, 'POST', `/_emulator/static-charges/${sc.id}/pay`, {
-      key: null,
-    });
+    const payDefault = await call(t.emu, 'POST', `/_emulator/static-charges/${sc.id}/pay`, keyed);
     expect(payDefault.body).to.include({ status: 'OK', amountMsat: 3000 });
     expect(t.emu.control.wallet()).to.equal(before - 15000 + 4000 + 3000);
 
     const params = await getJson(lnurlToUrl(sc.invoice.request));
     const { pr } = await getJson(`${params.callback}?amount=5000`);
     const paidByHttp = await call(t.emu, 'POST', '/_emulator/pay-invoice', {
-      key: null,
+      ...keyed,
       body: { pr },
     });
     expect(paidByHttp.body.status).to.equal('OK');
     const unknown = await call(t.emu, 'POST', '/_emulator/pay-invoice', {
-      key: null,
+      ...keyed,
       body: { pr: encodeBolt11({ amountMsat: 5000 }) },
     });
     expect(unknown.body.status).to.equal('ERROR');
     expect(t.emu.control.staticCharges()[0]?.slots).to.equal(3);
 
-    const after = await call(t.emu, 'GET', '/_emulator/state', { key: null });
+    const after = await call(t.emu, 'GET', '/_emulator/state', keyed);
     expect(after.body.withdrawalRequests).to.have.length(0);
-    const page = await call(t.emu, 'GET', '/_emulator/', { key: null });
+    const page = await call(t.emu, 'GET', '/_emulator/', keyed);
     expect(page.status).to.equal(200);
     expect(page.headers['content-type']).to.match(/html/);
     expect(page.body).to.match(/Claim/);
@@ -275,7 +283,7 @@ describe('emulator: dev wallet', () => {
     const alices = (await fee('alice')).body.data;
     const bobs = (await fee('bob')).body.data;
     t.emu.control.payStaticCharge(bobs.id);
-    const state = (await call(t.emu, 'GET', '/_emulator/state', { key: null })).body;
+    const state = (await call(t.emu, 'GET', '/_emulator/state', keyed)).body;
     expect(
       state.entries.map((e: Loose) => [e.player, e.kind, e.minMsat, e.status, e.open]),
     ).to.deep.equal([
@@ -286,7 +294,7 @@ describe('emulator: dev wallet', () => {
 
     const userId = t.emu.control.createUser({ email: 'a@example.com', referenceId: 'alice' });
     const grant = (body: unknown) =>
-      call(t.emu, 'POST', `/_emulator/users/${userId}/points`, { key: null, body });
+      call(t.emu, 'POST', `/_emulator/users/${userId}/points`, { ...keyed, body });
     expect((await grant({ amount: 1500 })).body).to.deep.equal({
       status: 'OK',
       currency: 'USDZ',
@@ -295,7 +303,7 @@ describe('emulator: dev wallet', () => {
     expect((await grant({ amount: '500' })).body.points).to.equal(2000);
     expect((await grant({ amount: -1 })).status).to.equal(400);
     expect(t.emu.control.points(userId, 'USDZ')).to.equal(2000);
-    const users = (await call(t.emu, 'GET', '/_emulator/state', { key: null })).body.users;
+    const users = (await call(t.emu, 'GET', '/_emulator/state', keyed)).body.users;
     expect(users).to.deep.equal([
       {
         id: userId,

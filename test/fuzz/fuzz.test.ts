@@ -5,10 +5,11 @@ import { allTargets } from '../../fuzz/targets/index.js';
 
 /**
  * The short form of `npm run fuzz` (which feeds 10,000 inputs per target): a few hundred bad
- * inputs to every PaymentsApi method that takes one, every server and room helper and every
- * route. Each must be refused (InvalidArgumentError, or a 4xx), with nothing sent to the
- * service, written to the ledger or emitted, and no rejection left unhandled. FUZZ_RUNS and
- * FUZZ_SEED work here too.
+ * inputs to every PaymentsApi method that takes one, every server and room helper, every
+ * route, every match call, the region gate (forged forwarding headers at join, the client
+ * address, upgrade URLs) and the CLI's arguments. Each must be refused (InvalidArgumentError,
+ * or a 4xx), with nothing sent to the service, written to the ledger or emitted, and no
+ * rejection left unhandled. FUZZ_RUNS and FUZZ_SEED work here too.
  */
 const RUNS = Number(process.env.FUZZ_RUNS ?? 300);
 const SEED = process.env.FUZZ_SEED === undefined ? undefined : Number(process.env.FUZZ_SEED);
@@ -27,8 +28,9 @@ describe('fuzz (short): bad input is refused and goes nowhere', () => {
   it(`every target, ${RUNS} inputs each`, async function () {
     this.timeout(120_000);
     const targets = allTargets(env);
-    // 15 client methods, 7 server helpers, 8 room helpers, 3 routes.
-    expect(targets).to.have.length(33);
+    // 15 client methods, 7 server helpers, 8 room helpers, 3 routes, 9 match calls, 3 of the
+    // region gate, the CLI.
+    expect(targets).to.have.length(46);
     for (const target of targets) {
       reports.push(await runTarget(target, env.counters, { runs: RUNS, seed: SEED }));
     }

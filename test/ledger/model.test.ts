@@ -151,7 +151,9 @@ describe('ledger stores against the model, several writers on one database', fun
           (pool) => new PostgresLedger(pool, { schema: 'model', durability: 'none' }),
         );
         await (writers[0] as PostgresLedger).open();
-        await (pools[0] as pg.Pool).query('DELETE FROM model.intents; DELETE FROM model.events');
+        await (pools[0] as pg.Pool).query(
+          'DELETE FROM model.intents; DELETE FROM model.events; DELETE FROM model.journal; DELETE FROM model.balances',
+        );
         return {
           writers,
           async close() {

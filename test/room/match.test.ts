@@ -5,6 +5,7 @@
  * each paid player, whose claim code only they see; a disposed room aborts its open match.
  */
 import { expect } from 'chai';
+import { InvalidArgumentError } from '../../src/errors.js';
 import { eventually } from '../support/eventually.js';
 import type { Game } from '../support/game.js';
 import { type Arena, caughtUp, sawText, serverClient, startArena } from './support.js';
@@ -140,5 +141,22 @@ describe('room: matches', function () {
     expect(aborted[0]).to.equal('room disposed');
     const [claim] = await game.lightning.claims('alice');
     expect(claim).to.include({ amountMsat: '30000', matchId: match.id });
+  });
+
+  it('refuses an entry whose options are not a plain object (null, a Set, a Date): nothing charged', async () => {
+    game = await startArena({ reconciler: { enabled: false } });
+    const room = await game.colyseus.createRoom<Arena>('arena');
+    const alice = await game.colyseus.connectTo(room, { playerId: 'alice' });
+    const match = await room.plugins.lightning.openMatch({ entryFeeMsat: 30_000 });
+    const enter = match.enter.bind(match) as (
+      client: unknown,
+      options: unknown,
+    ) => Promise<unknown>;
+    for (const options of [null, new Set(), new Date(), ['alice@emulator.test'], 'x']) {
+      const err = await enter(serverClient(room, alice), options).catch((e: unknown) => e);
+      expect(err, String(options)).to.be.instanceOf(InvalidArgumentError);
+    }
+    expect(game.emulator.control.staticCharges()).to.deep.equal([]);
+    expect((await match.refresh()).players).to.deep.equal([]);
   });
 });

@@ -4,7 +4,7 @@
  * recorder of the raw bytes every SDK room receives, and a way to know that a client has
  * received everything sent to it so far (together: to prove what a client never got).
  */
-import { type Client, definePlugins, Room } from '@colyseus/core';
+import { type Client, definePlugins, Room, ServerError } from '@colyseus/core';
 import { schema, t } from '@colyseus/schema';
 import { ColyseusSDK, Room as SdkRoom } from '@colyseus/sdk';
 import type { Lightning } from '../../src/lightning.js';
@@ -70,12 +70,55 @@ export class GatedArena extends Room<{ state: ArenaState }> {
   }
 }
 
+/**
+ * A gated room whose own onAuth checks a token: throws on a bad one, answers false to 'refuse'.
+ * Each gated room class is its own (Colyseus lays out plugin hooks per class, wrapping what it
+ * inherits).
+ */
+export class GatedAuthArena extends Room<{ state: ArenaState }> {
+  override state = new ArenaState();
+  override plugins = definePlugins([
+    theLightning().plugin({ ...current.plugin, regionGate: true }),
+  ]);
+  override autoDispose = false;
+
+  override onAuth(_client: Client, options: { token?: string }) {
+    if (options.token === 'refuse') return false;
+    if (!options.token?.startsWith('token-of-')) throw new ServerError(4401, 'not signed in');
+    return { id: options.token.slice('token-of-'.length) };
+  }
+}
+
+/**
+ * The gated room signed in as the README's sign-in does it: a static onAuth (as
+ * `@colyseus/auth`'s JWT check), which makes Colyseus skip every instance onAuth.
+ */
+export class StaticGatedArena extends Room<{ state: ArenaState }> {
+  override state = new ArenaState();
+  override plugins = definePlugins([
+    theLightning().plugin({ ...current.plugin, regionGate: true }),
+  ]);
+  override autoDispose = false;
+
+  static override async onAuth(token: string) {
+    if (!token?.startsWith('token-of-')) throw new ServerError(4401, 'not signed in');
+    return { id: token.slice('token-of-'.length) };
+  }
+}
+
 export async function startArena(
   options: Parameters<typeof startGame>[1] = {},
   plugin: LightningPluginOptions = {},
 ): Promise<Game> {
   const game = await startGame(
-    { arena: Arena, authArena: AuthArena, guardedArena: GuardedArena, gatedArena: GatedArena },
+    {
+      arena: Arena,
+      authArena: AuthArena,
+      guardedArena: GuardedArena,
+      gatedArena: GatedArena,
+      gatedAuthArena: GatedAuthArena,
+      staticGatedArena: StaticGatedArena,
+    },
     options,
   );
   current.lightning = game.lightning;

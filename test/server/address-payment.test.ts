@@ -7,7 +7,7 @@
 import { Room } from '@colyseus/core';
 import { expect } from 'chai';
 import { request } from 'undici';
-import { AmbiguousResultError, InvalidRequestError } from '../../src/api/errors.js';
+import { AmbiguousResultError } from '../../src/api/errors.js';
 import {
   type CallbackOptions,
   type Emulator,
@@ -15,7 +15,11 @@ import {
   ManualClock,
   startEmulator,
 } from '../../src/emulator/index.js';
-import { BudgetExceededError, InvalidArgumentError } from '../../src/errors.js';
+import {
+  BudgetExceededError,
+  InvalidArgumentError,
+  LnAddressRefusedError,
+} from '../../src/errors.js';
 import type { Intent } from '../../src/ledger/intent.js';
 import { eventually } from '../support/eventually.js';
 import { type Game, startGame } from '../support/game.js';
@@ -244,26 +248,93 @@ describe('server: a payment to a Lightning address', () => {
     });
   });
 
-  it('an address the service cannot pay: refused (4xx), failed, nothing debited', async () => {
+  it('an address the service cannot pay: refused before anything is recorded or sent (issue 22)', async () => {
     game = await startGame({ empty: EmptyRoom }, { reconciler: { enabled: false } });
     game.emulator.control.setLnAddress(`frank@${LN_ADDRESS_DOMAIN}`, { valid: false });
-    const failed: Intent[] = [];
-    game.lightning.on('payment.failed', (i) => failed.push(i));
+    const settled: Intent[] = [];
+    game.lightning.on('settled', (i) => settled.push(i));
     const before = game.emulator.control.wallet();
     for (const lnAddress of [`frank@${LN_ADDRESS_DOMAIN}`, 'frank@unreachable.example']) {
       const err = await game.lightning
         .payAddress({ playerId: 'frank', lnAddress, amountMsat: 5_000 })
         .catch((e: unknown) => e);
-      expect(err, lnAddress).to.be.instanceOf(InvalidRequestError);
+      expect(err, lnAddress).to.be.instanceOf(LnAddressRefusedError);
+      expect(err, lnAddress).to.include({
+        code: 'LN_ADDRESS_REFUSED',
+        address: lnAddress,
+        reason: 'invalid',
+        retryable: false,
+      });
     }
-    expect(failed.map((i) => [i.status, i.meta.lnAddress, i.history.at(-1)?.note])).to.deep.equal([
-      ['failed', `frank@${LN_ADDRESS_DOMAIN}`, 'create refused'],
-      ['failed', 'frank@unreachable.example', 'create refused'],
-    ]);
+    // Asked about, never paid: nothing in the ledger, nothing sent, nothing debited.
+    expect(game.emulator.control.count('GET', /^\/v0\/ln-address\/validate\//)).to.equal(2);
+    expect(game.emulator.control.count('POST', SEND)).to.equal(0);
     expect(await game.lightning.ledger.openByPlayer('frank')).to.deep.equal([]);
+    expect(settled).to.deep.equal([]);
     expect(game.emulator.control.wallet()).to.equal(before);
     expect(game.emulator.control.payments()).to.deep.equal([]);
-    expect(await game.lightning.unknowns()).to.deep.equal([]);
+  });
+
+  it('an address whose check hangs is refused within validateTimeoutMs, then held', async () => {
+    game = await startGame(
+      { empty: EmptyRoom },
+      { reconciler: { enabled: false }, breaker: { validateTimeoutMs: 200 } },
+    );
+    const slow = `slow@${LN_ADDRESS_DOMAIN}`;
+    game.emulator.control.faults.add({
+      method: 'GET',
+      path: /^\/v0\/ln-address\/validate\/slow/,
+      mode: 'hang',
+    });
+    const started = Date.now();
+    const err = await game.lightning
+      .payAddress({ playerId: 'sam', lnAddress: slow, amountMsat: 5_000 })
+      .catch((e: unknown) => e);
+    // One attempt of 200 ms, not the client's 10 s with its retries.
+    expect(Date.now() - started).to.be.below(5_000);
+    expect(err).to.be.instanceOf(LnAddressRefusedError);
+    expect(err).to.include({ reason: 'unverified', retryable: true });
+    // Held: the next payment to it is refused without asking the service again.
+    const again = await game.lightning
+      .payAddress({ playerId: 'sam', lnAddress: slow, amountMsat: 5_000 })
+      .catch((e: unknown) => e);
+    expect(again).to.include({ reason: 'failing' });
+    expect(game.emulator.control.count('GET', /^\/v0\/ln-address\/validate\//)).to.equal(1);
+    expect(game.emulator.control.count('POST', SEND)).to.equal(0);
+    expect(await game.lightning.ledger.openByPlayer('sam')).to.deep.equal([]);
+    // Another address is not held; resume() forgets the held ones.
+    expect(
+      (await game.lightning.payAddress({ playerId: 'sam', lnAddress: alice, amountMsat: 5_000 }))
+        .status,
+    ).to.equal('completed');
+    game.lightning.resume();
+    game.emulator.control.faults.clear();
+    expect(
+      (await game.lightning.payAddress({ playerId: 'sam', lnAddress: slow, amountMsat: 5_000 }))
+        .status,
+    ).to.equal('completed');
+  });
+
+  it('a match pays a player whose address fails its check by claim code instead', async () => {
+    game = await startGame({ empty: EmptyRoom }, { reconciler: { enabled: false } });
+    const frank = `frank@${LN_ADDRESS_DOMAIN}`;
+    const match = await game.lightning.openMatch({ entryFeeMsat: 30_000 });
+    const fee = await game.lightning.enterMatch({
+      matchId: match.id,
+      playerId: 'frank',
+      lnAddress: frank,
+    });
+    expect(game.emulator.control.payStaticCharge(fee.remoteId as string).status).to.equal('OK');
+    await eventually(async () => (await game.lightning.ledger.get(fee.id))?.status === 'completed');
+    // The address stopped resolving after frank entered.
+    game.emulator.control.setLnAddress(frank, { valid: false });
+    const settled = await game.lightning.settleMatch(match.id, { frank: 1 });
+    expect(settled.status).to.equal('settled');
+    expect(settled.payouts.map((p) => [p.kind, p.status, p.amountMsat])).to.deep.equal([
+      ['reward', 'pending', '30000'],
+    ]);
+    expect(game.emulator.control.count('POST', SEND)).to.equal(0);
+    expect(await game.lightning.claims('frank')).to.have.length(1);
   });
 
   it('a payment the recipient cannot take ends failed, and the wallet has it back', async () => {

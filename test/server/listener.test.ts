@@ -226,10 +226,10 @@ describe('lightning.attach(server): the routes in front of Colyseus', () => {
     }
   });
 
-  it('with callbackSources.proxies 0, admits by the socket peer and ignores X-Forwarded-For', async () => {
+  it('with no proxy (clientAddress.proxies 0), admits by the socket peer and ignores X-Forwarded-For', async () => {
     game = await startGame(
       { empty: EmptyRoom },
-      { routes: 'listener', reconciler: { enabled: false }, callbackSources: { proxies: 0 } },
+      { routes: 'listener', reconciler: { enabled: false }, callbackSources: {} },
     );
     const reward = await game.lightning.reward({
       playerId: 'alice',
@@ -252,11 +252,44 @@ describe('lightning.attach(server): the routes in front of Colyseus', () => {
     expect((await game.lightning.ledger.get(reward.id))?.status).to.equal('completed');
   });
 
+  it('behind proxies (issue 22, finding 9), a sender that is not one of them is refused, whatever it claims', async () => {
+    game = await startGame(
+      { empty: EmptyRoom },
+      {
+        routes: 'listener',
+        reconciler: { enabled: false },
+        // One proxy of the game's own, at 127.0.0.1; the service's address (as the emulator
+        // publishes it) is 127.0.0.1 too, which is what a stranger claims.
+        clientAddress: { proxies: 1, proxyAddresses: ['127.0.0.1'] },
+        callbackSources: {},
+      },
+    );
+    const reward = await game.lightning.reward({
+      playerId: 'alice',
+      amountMsat: 21_000,
+      description: 'win',
+    });
+    game.emulator.control.claimWithdrawal(reward.remoteId as string);
+    const url = game.callbackUrl(reward.callbackToken as string);
+    const reads = () => game?.emulator.control.count('GET', /^\/v0\/withdrawal-requests\//) ?? 0;
+    const body = JSON.stringify({ id: reward.remoteId });
+    // Straight to the game from 127.0.0.2, around the proxy, claiming the service's address.
+    const around = await postFrom('127.0.0.2', url, body, { 'x-forwarded-for': '127.0.0.1' });
+    expect(around).to.deep.equal({ status: 403, text: '' });
+    expect(reads()).to.equal(0);
+    expect((await game.lightning.ledger.get(reward.id))?.status).to.equal('pending');
+    // Through the proxy, which appended the service's address to what the sender claimed.
+    const through = await post(url, body, { 'x-forwarded-for': '203.0.113.9, 127.0.0.1' });
+    expect(through.status).to.equal(200);
+    expect(reads()).to.equal(1);
+    expect((await game.lightning.ledger.get(reward.id))?.status).to.equal('completed');
+  });
+
   it('the router, which cannot see the socket, refuses every callback under proxies 0, and says why', async () => {
     const { lines, logger } = recordingLogger();
     game = await startGame(
       { empty: EmptyRoom },
-      { reconciler: { enabled: false }, callbackSources: { proxies: 0 }, logger },
+      { reconciler: { enabled: false }, callbackSources: {}, logger },
     );
     expect(lines.some((l) => l.level === 'warn' && /lightning\.attach/.test(l.message))).to.equal(
       true,

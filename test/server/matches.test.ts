@@ -10,12 +10,14 @@ import { join } from 'node:path';
 import { Room } from '@colyseus/core';
 import { expect } from 'chai';
 import { ManualClock } from '../../src/clock.js';
-import { startEmulator } from '../../src/emulator/index.js';
+import { type Emulator, startEmulator } from '../../src/emulator/index.js';
 import { InvalidArgumentError, MatchClosedError } from '../../src/errors.js';
 import type { Intent } from '../../src/ledger/intent.js';
+import { splitPot } from '../../src/server/match/terms.js';
 import type { MatchView } from '../../src/server/match/view.js';
 import { eventually } from '../support/eventually.js';
-import { type Game, startGame } from '../support/game.js';
+import { type Game, quietLogger, startGame } from '../support/game.js';
+import { type HoldingProxy, startHoldingProxy } from '../support/holding-proxy.js';
 
 class EmptyRoom extends Room {}
 
@@ -24,10 +26,14 @@ const quiet = { enabled: false } as const;
 describe('matches: pots in escrow, paid out or refunded exactly once', function () {
   this.timeout(30_000);
   const games: Game[] = [];
+  const proxies: HoldingProxy[] = [];
+  const emulators: Emulator[] = [];
   let dir: string | undefined;
 
   afterEach(async () => {
     for (const game of games.splice(0).reverse()) await game.stop();
+    for (const proxy of proxies.splice(0)) await proxy.close();
+    for (const emulator of emulators.splice(0)) await emulator.close();
     if (dir) rmSync(dir, { recursive: true, force: true });
     dir = undefined;
   });
@@ -443,5 +449,194 @@ describe('matches: pots in escrow, paid out or refunded exactly once', function 
     expect(requestsOf(game, 'alice')).to.have.length(2);
     await game.lightning.reconciler.runOnce();
     expect(requestsOf(game, 'alice')).to.have.length(2);
+  });
+
+  // ---- issue 22: the first decision stands, a late entry is refused, shares weigh something --
+
+  /** A match with alice and bob paid in (`entryFeeMsat` each). */
+  async function paidMatch(game: Game, entryFeeMsat = 50_000): Promise<MatchView> {
+    const match = await game.lightning.openMatch({ entryFeeMsat });
+    for (const playerId of ['alice', 'bob']) {
+      await pay(game, await game.lightning.enterMatch({ matchId: match.id, playerId }));
+    }
+    return match;
+  }
+
+  it('a second settle with other shares is refused, naming the decision; the same shares again are the same settlement', async () => {
+    const game = await start();
+    const seen = record(game);
+    const match = await paidMatch(game);
+    const settled = await game.lightning.settleMatch(match.id, { alice: 1 });
+    expect(settled.payouts.map((p) => [p.playerId, p.amountMsat])).to.deep.equal([
+      ['alice', '100000'],
+    ]);
+    const others: Record<string, number>[] = [{ bob: 1 }, { alice: 1, bob: 1 }, { alice: 2 }];
+    for (const other of others) {
+      const err = await game.lightning.settleMatch(match.id, other).catch((e: unknown) => e);
+      expect(err, JSON.stringify(other)).to.be.instanceOf(MatchClosedError);
+      expect(err).to.deep.include({
+        matchId: match.id,
+        matchStatus: 'settled',
+        decision: { kind: 'settle', shares: { alice: 1 }, reason: null },
+      });
+      expect((err as Error).message).to.include('settled with shares {"alice":1}');
+    }
+    const again = await game.lightning.settleMatch(match.id, { alice: 1 });
+    expect(again.payouts).to.deep.equal(settled.payouts);
+    // An abort after it names the settlement too.
+    const abort = await game.lightning.abortMatch(match.id, 'no').catch((e: unknown) => e);
+    expect(abort).to.be.instanceOf(MatchClosedError);
+    expect((abort as MatchClosedError).decision?.kind).to.equal('settle');
+    expect(requestsOf(game, 'alice')).to.have.length(1);
+    expect(requestsOf(game, 'bob')).to.deep.equal([]);
+    expect(seen.settled).to.have.length(1);
+  });
+
+  it('two processes settling one match with other shares: one settlement stands, the other is refused, each winner paid once', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'match-'));
+    const ledger = join(dir, 'ledger.sqlite');
+    const first = await start({ ledger });
+    const second = await start({ ledger, emulator: first.emulator });
+    const match = await paidMatch(first);
+    const results = await Promise.allSettled([
+      first.lightning.settleMatch(match.id, { alice: 1 }),
+      second.lightning.settleMatch(match.id, { bob: 1 }),
+    ]);
+    const won = results.filter((r) => r.status === 'fulfilled');
+    const lost = results.filter((r) => r.status === 'rejected');
+    expect(won, 'exactly one settle resolves').to.have.length(1);
+    expect(lost).to.have.length(1);
+    const view = (won[0] as PromiseFulfilledResult<MatchView>).value;
+    const winner = view.payouts[0]?.playerId as string;
+    const refused = (lost[0] as PromiseRejectedResult).reason as MatchClosedError;
+    expect(refused).to.be.instanceOf(MatchClosedError);
+    expect(refused.decision).to.deep.equal({
+      kind: 'settle',
+      shares: { [winner]: 1 },
+      reason: null,
+    });
+    // The settlement that stands, asked of either process, is the same one; the other shares
+    // are refused in both.
+    const loser = winner === 'alice' ? 'bob' : 'alice';
+    for (const game of [first, second]) {
+      const again = await game.lightning.settleMatch(match.id, { [winner]: 1 });
+      expect(again.payouts.map((p) => p.intentId)).to.deep.equal(
+        view.payouts.map((p) => p.intentId),
+      );
+      const other = await game.lightning
+        .settleMatch(match.id, { [loser]: 1 })
+        .catch((e: unknown) => e);
+      expect(other).to.be.instanceOf(MatchClosedError);
+    }
+    const ended = await first.lightning.match(match.id);
+    expect(ended.status).to.equal('settled');
+    expect(ended.payouts.map((p) => [p.playerId, p.amountMsat])).to.deep.equal([
+      [winner, '100000'],
+    ]);
+    expect(requestsOf(first, winner)).to.have.length(1);
+    expect(requestsOf(first, loser)).to.deep.equal([]);
+  });
+
+  it('an entry whose fee is recorded while the match is being settled is refused, its charge closed, nothing paid twice', async () => {
+    const emulator = await startEmulator({ logger: quietLogger });
+    emulators.push(emulator);
+    const proxy = await startHoldingProxy(emulator.url);
+    proxies.push(proxy);
+    const game = await start({ emulator, baseUrl: proxy.url });
+    const seen = record(game);
+    const match = await game.lightning.openMatch({ entryFeeMsat: 50_000 });
+    await pay(game, await game.lightning.enterMatch({ matchId: match.id, playerId: 'alice' }));
+    // Bob's entry is recorded, and its charge is on its way to the service when the game settles.
+    proxy.hold('POST', '/v0/static-charges');
+    const entering = game.lightning.enterMatch({ matchId: match.id, playerId: 'bob' }).then(
+      (fee) => ({ fee }),
+      (err: unknown) => ({ err }),
+    );
+    await proxy.held();
+    const settling = await game.lightning.settleMatch(match.id, { alice: 1 });
+    expect(settling.potMsat).to.equal('50000');
+    proxy.release();
+    const entered = await entering;
+    expect(entered, 'the late entry is refused, not returned open').to.have.property('err');
+    const err = (entered as { err: unknown }).err as MatchClosedError;
+    expect(err).to.be.instanceOf(MatchClosedError);
+    expect(err.decision).to.deep.include({ kind: 'settle', shares: { alice: 1 } });
+
+    // Bob's charge was created and is closed: his payment is refused, nothing to refund.
+    const [bobFee] = (await game.lightning.ledger.byGroup(match.id)).filter(
+      (i) => i.kind === 'entryFee' && i.playerId === 'bob',
+    );
+    await eventually(
+      async () => (await game.lightning.ledger.get(bobFee?.id as string))?.status === 'expired',
+      5_000,
+      "bob's fee closed",
+    );
+    expect(game.emulator.control.payStaticCharge(bobFee?.remoteId as string).status).to.equal(
+      'ERROR',
+    );
+    await eventually(
+      async () => (await game.lightning.match(match.id)).status === 'settled',
+      5_000,
+      'the match settled',
+    );
+    const ended = await game.lightning.match(match.id);
+    expect(ended.payouts.map((p) => [p.playerId, p.amountMsat])).to.deep.equal([
+      ['alice', '50000'],
+    ]);
+    expect(ended.refunds).to.deep.equal([]);
+    expect(requestsOf(game, 'alice')).to.have.length(1);
+    expect(requestsOf(game, 'bob')).to.deep.equal([]);
+    expect(seen.settled).to.have.length(1);
+    // Entering again is refused at once.
+    const again = await game.lightning
+      .enterMatch({ matchId: match.id, playerId: 'bob' })
+      .catch((e: unknown) => e);
+    expect(again).to.be.instanceOf(MatchClosedError);
+  });
+
+  it('refuses shares that round to nothing, naming the player: the pot never goes to the house alone', async () => {
+    const game = await start();
+    const match = await game.lightning.openMatch({ entryFeeMsat: 20_000 });
+    for (const playerId of ['alice', 'frank']) {
+      await pay(game, await game.lightning.enterMatch({ matchId: match.id, playerId }));
+    }
+    const tiny: Record<string, number>[] = [
+      { frank: 1e-7 },
+      { alice: 1, frank: 4e-7 },
+      { frank: Number.MIN_VALUE },
+    ];
+    for (const shares of tiny) {
+      const err = await game.lightning.settleMatch(match.id, shares).catch((e: unknown) => e);
+      expect(err, JSON.stringify(shares)).to.be.instanceOf(InvalidArgumentError);
+      expect(err).to.have.property('field', 'shares.frank');
+    }
+    const open = await game.lightning.match(match.id);
+    expect(open).to.include({ status: 'open', rakeMsat: null });
+    expect(open.payouts).to.deep.equal([]);
+    // The finest share that weighs something, alone, takes the pot.
+    const settled = await game.lightning.settleMatch(match.id, { frank: 1e-6 });
+    expect(settled.payouts.map((p) => [p.playerId, p.amountMsat])).to.deep.equal([
+      ['frank', '40000'],
+    ]);
+  });
+
+  it('refuses a split in which every part rounds down to 0 msats', () => {
+    // Two msats after the rake, three winners: each part is 0.
+    const refused = (() => {
+      try {
+        return splitPot(4n, 5_000, { a: 1, b: 1, c: 1 });
+      } catch (err) {
+        return err;
+      }
+    })();
+    expect(refused).to.be.instanceOf(InvalidArgumentError);
+    expect((refused as Error).message).to.match(/would pay nobody/);
+    expect(splitPot(4n, 5_000, { a: 1, b: 1 })).to.deep.equal({
+      rakeMsat: 2n,
+      payouts: [
+        { playerId: 'a', amountMsat: '1' },
+        { playerId: 'b', amountMsat: '1' },
+      ],
+    });
   });
 });

@@ -96,7 +96,7 @@ describe('secrets: the API key and the webhook secret never show', () => {
         emulator,
         webhookSecret: SECRET,
         logger,
-        breaker: { failures: 2 },
+        breaker: { failures: 2, players: 1 },
         reconciler: { enabled: false },
       },
     );

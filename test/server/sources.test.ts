@@ -8,10 +8,19 @@ import { expect } from 'chai';
 import { request } from 'undici';
 import { ManualClock } from '../../src/clock.js';
 import { createLightning } from '../../src/lightning.js';
-import { CallbackSources, isAddressOrSubnet, senderAddress } from '../../src/server/sources.js';
+import {
+  ClientAddresses,
+  isAddressOrSubnet,
+  PRIVATE_NETWORKS,
+  senderAddress,
+} from '../../src/server/client-address.js';
+import { CallbackSources } from '../../src/server/sources.js';
 import { type Game, startGame } from '../support/game.js';
 
 class EmptyRoom extends Room {}
+
+const behind = (proxies: number, proxyAddresses = PRIVATE_NETWORKS) =>
+  new ClientAddresses({ proxies, proxyAddresses });
 
 function headers(forwardedFor?: string): Headers {
   const h = new Headers();
@@ -37,7 +46,8 @@ describe('callback sources', () => {
   it('with proxies 0, admits by the socket peer alone, and refuses when no peer is known', async () => {
     const sources = new CallbackSources(
       async () => ['198.51.100.7'],
-      { refreshMs: 60_000, also: [], proxies: 0 },
+      { refreshMs: 60_000, also: [] },
+      behind(0),
       new ManualClock(0),
       { info() {}, warn() {}, error() {} },
     );
@@ -46,6 +56,58 @@ describe('callback sources', () => {
     // The router's case: no socket, whatever X-Forwarded-For claims.
     expect(await sources.admits(headers('198.51.100.7'), null)).to.equal(false);
     expect(await sources.admits(headers('198.51.100.7'))).to.equal(false);
+  });
+
+  it('behind proxies, a known socket must be one of them (issue 22, finding 9)', async () => {
+    const warned: string[] = [];
+    const sources = new CallbackSources(
+      async () => ['198.51.100.7'],
+      { refreshMs: 60_000, also: [] },
+      behind(1),
+      new ManualClock(0),
+      { info() {}, warn: (m: string) => warned.push(m), error() {} },
+    );
+    // Through a proxy on the private network: the entry it appended.
+    expect(await sources.admits(headers('203.0.113.9, 198.51.100.7'), '10.0.0.5')).to.equal(true);
+    // Around the proxy, straight from the internet, claiming the service's address.
+    expect(await sources.admits(headers('198.51.100.7'), '203.0.113.50')).to.equal(false);
+    expect(await sources.admits(headers('198.51.100.7'), '::ffff:203.0.113.50')).to.equal(false);
+    expect(warned).to.have.length(1);
+    expect(warned[0]).to.match(/not among clientAddress\.proxyAddresses: 203\.0\.113\.50/);
+    // The router does not know the socket: the proxies' entry is all there is.
+    expect(await sources.admits(headers('198.51.100.7'), null)).to.equal(true);
+  });
+
+  it('reads one client address: the socket, the proxies, or a header only when named', () => {
+    const h = new Headers({
+      'x-forwarded-for': '8.8.8.8, 203.0.113.9',
+      'x-real-ip': '1.1.1.1',
+      'cf-connecting-ip': '203.0.113.77',
+    });
+    // No proxy: the socket alone, whatever the headers say.
+    expect(behind(0).of(h, '::ffff:198.51.100.1')).to.equal('198.51.100.1');
+    expect(behind(0).of(h, null)).to.equal(null);
+    // One proxy: the entry it appended; X-Real-IP is a client's claim unless named.
+    expect(behind(1).of(h, '127.0.0.1')).to.equal('203.0.113.9');
+    expect(behind(2).of(h, '127.0.0.1')).to.equal('8.8.8.8');
+    const named = new ClientAddresses({
+      proxies: 1,
+      header: 'cf-connecting-ip',
+      proxyAddresses: ['173.245.48.0/20'],
+    });
+    expect(named.of(h, '173.245.48.9')).to.equal('203.0.113.77');
+    expect(named.of(h, '127.0.0.1')).to.equal(null);
+    // Only what isIP accepts, never a long or listed value.
+    const odd = (value: string) => behind(1).of(new Headers({ 'x-forwarded-for': value }), null);
+    expect(odd('x'.repeat(12_000))).to.equal(null);
+    expect(odd('not-an-ip')).to.equal(null);
+    expect(odd(' 2001:DB8::1 ')).to.equal('2001:DB8::1');
+    expect(
+      new ClientAddresses({ proxies: 1, header: 'x-real-ip', proxyAddresses: [] }).of(
+        new Headers({ 'x-real-ip': '1.1.1.1, 2.2.2.2' }),
+        null,
+      ),
+    ).to.equal(null);
   });
 
   it('tells addresses and subnets from anything else', () => {
@@ -62,7 +124,8 @@ describe('callback sources', () => {
     const logger = { info() {}, warn: (m: string) => warned.push(m), error() {} };
     const sources = new CallbackSources(
       async () => ['198.51.100.7', '2001:db8::7'],
-      { refreshMs: 60_000, also: ['10.1.0.0/16'], proxies: 1 },
+      { refreshMs: 60_000, also: ['10.1.0.0/16'] },
+      behind(1),
       new ManualClock(0),
       logger,
     );
@@ -86,7 +149,8 @@ describe('callback sources', () => {
         fetches++;
         return answer();
       },
-      { refreshMs: 1_000, also: [], proxies: 1 },
+      { refreshMs: 1_000, also: [] },
+      behind(1),
       clock,
       { info() {}, warn() {}, error() {} },
     );
@@ -113,7 +177,8 @@ describe('callback sources', () => {
       async () => {
         throw new Error('down');
       },
-      { refreshMs: 1_000, also: ['10.0.0.1'], proxies: 1 },
+      { refreshMs: 1_000, also: ['10.0.0.1'] },
+      behind(1),
       new ManualClock(0),
       { info() {}, warn() {}, error() {} },
     );
@@ -141,7 +206,7 @@ describe('callback sources on the route', () => {
   it("refuses a callback from outside the service's addresses before touching anything", async () => {
     game = await startGame(
       { empty: EmptyRoom },
-      { reconciler: { enabled: false }, callbackSources: { proxies: 1 } },
+      { reconciler: { enabled: false }, clientAddress: { proxies: 1 }, callbackSources: {} },
     );
     const reward = await game.lightning.reward({
       playerId: 'alice',
@@ -166,9 +231,20 @@ describe('callback sources on the route', () => {
   });
 
   it('refuses nonsense settings at start, naming the option', () => {
+    expect(() => createLightning({ callbackSources: { also: ['example.com'] } })).to.throw(
+      /callbackSources/,
+    );
+    expect(() => createLightning({ clientAddress: { proxies: -1 } })).to.throw(/proxies/);
+    // Moved: one count for the callbacks and the region gate.
+    expect(() => createLightning({ callbackSources: { proxies: 1 } } as never)).to.throw(
+      /clientAddress\.proxies/,
+    );
+    // A header the client could set itself, with no proxy to overwrite it.
+    expect(() => createLightning({ clientAddress: { header: 'x-real-ip' } })).to.throw(
+      /clientAddress.*header/,
+    );
     expect(() =>
-      createLightning({ callbackSources: { proxies: 1, also: ['example.com'] } }),
-    ).to.throw(/callbackSources/);
-    expect(() => createLightning({ callbackSources: { proxies: -1 } })).to.throw(/proxies/);
+      createLightning({ clientAddress: { proxies: 1, proxyAddresses: ['proxy.internal'] } }),
+    ).to.throw(/proxyAddresses/);
   });
 });

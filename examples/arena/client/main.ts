@@ -372,7 +372,11 @@ function statusText(row: MoneyRow): string {
   return words[row.what]?.[row.status] ?? row.status;
 }
 
-/** On the emulator, a button that does what the player's wallet would do. */
+/**
+ * On the emulator, a button that does what the player's wallet would do. It asks the arena's
+ * own server (examples/arena/dev-wallet.ts), as this player: the emulator's dev wallet routes
+ * answer no web page but its own.
+ */
 function devWalletAction(entry: Entry): HTMLElement | undefined {
   const url = lnurlTarget(entry.code ?? '');
   if (!url || !['127.0.0.1', 'localhost'].includes(url.hostname)) return undefined;
@@ -383,13 +387,12 @@ function devWalletAction(entry: Entry): HTMLElement | undefined {
   button.textContent = kind === 'pay' ? 'Pay with dev wallet' : 'Claim with dev wallet';
   button.addEventListener('click', async () => {
     button.disabled = true;
-    const path = kind === 'pay' ? `static-charges/${id}/pay` : `withdrawal-requests/${id}/claim`;
-    const res = await fetch(`${url.origin}/_emulator/${path}`, {
+    const action = kind === 'pay' ? 'pay' : 'claim';
+    const res = await fetch(`/dev-wallet/${action}/${encodeURIComponent(id ?? '')}`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: '{}',
+      headers: { authorization: `Bearer ${sessionStorage.getItem('arena.token') ?? ''}` },
     });
-    const answer = (await res.json()) as { status?: string; reason?: string };
+    const answer = (await res.json().catch(() => ({}))) as { status?: string; reason?: string };
     if (answer.status !== 'OK') {
       button.disabled = false;
       button.textContent = `Dev wallet: ${answer.reason ?? 'failed'}`;

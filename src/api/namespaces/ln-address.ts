@@ -12,6 +12,8 @@ import {
   payment,
 } from '../answers.js';
 import {
+  type CallLimits,
+  callLimits,
   type LnAddressPaymentInput,
   lnAddress,
   lnAddressPaymentInput,
@@ -36,15 +38,21 @@ export class LnAddressCalls {
     });
   }
 
-  /** Whether the service can pay `address` (it resolves it); `valid` is false when it cannot. */
-  async validate(address: string): Promise<LnAddressValidation> {
+  /**
+   * Whether the service can pay `address` (it resolves it); `valid` is false when it cannot.
+   * The service asks the address's own server, which may be slow or hang: `limits` bounds this
+   * call (`{ timeoutMs: 3_000, maxRetries: 0 }`) without changing the client's other calls.
+   */
+  async validate(address: string, limits?: CallLimits): Promise<LnAddressValidation> {
     const safe = parseInput(lnAddress, address, 'address');
+    const bounds = parseInput(callLimits, limits, 'limits');
     return this.ctx.transport.send({
       operation: 'lnAddress.validate',
       method: 'GET',
       path: fillPath(this.ctx.paths.lnAddressValidate, safe),
       safety: 'read',
       data: lnAddressValidation,
+      ...bounds,
     });
   }
 }

@@ -2,6 +2,9 @@
  * A payment straight to a player's Lightning address (`POST /v0/ln-address/send-payment`),
  * recorded in the ledger before the service is called, with a callback URL that carries the
  * intent's secret token. It counts against the payout budgets and the breaker like a reward.
+ * The address is checked first (`GET /v0/ln-address/validate/{address}`, one short attempt):
+ * one the service cannot pay, or whose check does not answer, or to which payments just
+ * failed, is refused with LnAddressRefusedError before anything is recorded or sent.
  *
  * The send has no idempotency key, so it is sent once and never again: an answer that may hide
  * a success leaves the intent `unknown` (outcome.ts). Unlike a reward's, the money of a lost
@@ -11,8 +14,15 @@
  *   a re-read: completed -> completed, failed -> failed, processing -> still open
  */
 import type { PaymentsApi } from '../../api/client.js';
+import {
+  AuthenticationError,
+  InvalidRequestError,
+  NotFoundError,
+  PermissionError,
+  RateLimitError,
+} from '../../api/errors.js';
 import { parseInput } from '../../api/inputs.js';
-import { BudgetExceededError } from '../../errors.js';
+import { BudgetExceededError, InvalidArgumentError, LnAddressRefusedError } from '../../errors.js';
 import { IntentLostError } from '../../ledger/errors.js';
 import type { Intent } from '../../ledger/intent.js';
 import { mayReissue } from '../../ledger/journal.js';
@@ -50,6 +60,8 @@ export async function startAddressPayment(
   if (max !== undefined && behalf.guards === undefined && BigInt(args.amountMsat) > BigInt(max)) {
     throw new BudgetExceededError('reward', String(max), '0', null);
   }
+  engine.breaker.refuseIfPaused();
+  await checkAddress(engine, args.lnAddress);
   await engine.breaker.admit(BigInt(args.amountMsat));
   const token = newCallbackToken();
   let answered = '';
@@ -96,4 +108,39 @@ export async function startAddressPayment(
   const won = await engine.ledger.get(sent.id);
   if (won === null) throw new IntentLostError(sent.id, sent.remoteId);
   return won;
+}
+
+/**
+ * Resolves when `lnAddress` may be paid: payments to it did not just fail (the breaker holds
+ * it), and the service says it can pay it, within `breaker.validateTimeoutMs` and one attempt.
+ * Otherwise rejects with LnAddressRefusedError, nothing recorded or sent. A refusal of the
+ * call itself that is not about the address (a bad key, a 429) is thrown as it is.
+ */
+async function checkAddress(engine: Engine, lnAddress: string): Promise<void> {
+  if (engine.breaker.addressFailing(lnAddress)) {
+    throw new LnAddressRefusedError(lnAddress, 'failing');
+  }
+  let valid: boolean;
+  try {
+    const answer = await engine.api.lnAddress.validate(lnAddress, {
+      timeoutMs: engine.settings.breaker.validateTimeoutMs,
+      maxRetries: 0,
+    });
+    valid = answer.valid;
+  } catch (err) {
+    if (err instanceof InvalidRequestError || err instanceof NotFoundError) {
+      throw new LnAddressRefusedError(lnAddress, 'invalid', err);
+    }
+    if (
+      err instanceof AuthenticationError ||
+      err instanceof PermissionError ||
+      err instanceof RateLimitError ||
+      err instanceof InvalidArgumentError
+    ) {
+      throw err;
+    }
+    engine.breaker.addressUnchecked(lnAddress, err);
+    throw new LnAddressRefusedError(lnAddress, 'unverified', err);
+  }
+  if (!valid) throw new LnAddressRefusedError(lnAddress, 'invalid');
 }

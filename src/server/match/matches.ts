@@ -14,20 +14,25 @@
  *   attempt (another process, the reconciler after a crash) is a duplicate the ledger refuses,
  *   never a second payment. One whose create answer was lost and whose code nobody saw ends
  *   expired by the ledger's own rule; it is then issued again (`...:2`, at most 3 attempts).
+ * - The first decision stands: the same settle (same shares) or abort again is answered with
+ *   it, anything else is refused with a MatchClosedError naming it, in whichever process.
+ * - An entry is returned only if the match was still open once its fee was in the ledger (read
+ *   again after the create); one that lost the race to a decision has its charge closed and is
+ *   refused, and a payment that slipped in is refunded as paid into a decided match.
  * - A decided match is due in the reconciler until it is finished, so a process that dies
  *   halfway is finished by another. An open match is due at its timeout: while its room lives,
  *   the room pushes the timeout forward; once nobody does, the reconciler aborts it and every
  *   paid fee is refunded.
  *
- * Footprint: per call a few ledger reads of the match's group; no timers (the reconciler and
- * the rooms drive it).
+ * Footprint: per call a few ledger reads of the match's group (an entry one more read of the
+ * match); no timers (the reconciler and the rooms drive it).
  */
 import { createHash } from 'node:crypto';
 import { v7 as uuidv7 } from 'uuid';
 import { z } from 'zod';
 import { AmbiguousResultError } from '../../api/errors.js';
 import { parseInput } from '../../api/inputs.js';
-import { InvalidArgumentError, MatchClosedError } from '../../errors.js';
+import { InvalidArgumentError, LnAddressRefusedError, MatchClosedError } from '../../errors.js';
 import { DuplicateIntentError } from '../../ledger/errors.js';
 import { type Intent, isTerminal } from '../../ledger/intent.js';
 import { attemptOf, MAX_PAYOUT_ATTEMPTS, wasShown } from '../../ledger/journal.js';
@@ -45,6 +50,7 @@ import {
   type OpenMatchInput,
   openMatchInput,
   reasonInput,
+  type Shares,
   sharesInput,
   splitPot,
 } from './terms.js';
@@ -101,12 +107,14 @@ export class Matches {
 
   /**
    * Charges the player's fee into the match, once: a fee of theirs that is open or paid is
-   * returned instead of charging again.
+   * returned instead of charging again. A fee is only ever returned from a match that was
+   * still open once the fee was in the ledger: when a decision came first (a `settle` racing
+   * this call, in this process or another), the fee's charge is closed and the entry refused.
    */
   async enter(input: EnterInput): Promise<Intent> {
     const args = parseInput(enterInput, input);
     const match = await this.#match(args.matchId);
-    if (match.status !== 'creating') throw new MatchClosedError(match.id, matchStatus(match));
+    if (match.status !== 'creating') throw closedError(match);
     const terms = matchMeta(match.meta).terms;
     const group = await this.#engine.ledger.byGroup(match.id);
     const held = group.filter(
@@ -115,26 +123,49 @@ export class Matches {
         i.playerId === args.playerId &&
         (i.status === 'completed' || !isTerminal(i.status)),
     );
-    const kept = held.find((i) => i.status === 'completed') ?? held.at(-1);
-    if (kept) return kept;
-    return startEntryFee(
-      this.#engine,
-      {
-        playerId: args.playerId,
-        roomId: match.roomId,
-        amountMsat: terms.entryFeeMsat,
-        description: terms.description,
-        expiresIn: terms.feeExpiresIn,
-        key: match.id,
-      },
-      {
-        groupId: match.id,
-        meta: { matchRole: 'fee', ...(args.lnAddress ? { lnAddress: args.lnAddress } : {}) },
-      },
-    );
+    const fee =
+      held.find((i) => i.status === 'completed') ??
+      held.at(-1) ??
+      (await startEntryFee(
+        this.#engine,
+        {
+          playerId: args.playerId,
+          roomId: match.roomId,
+          amountMsat: terms.entryFeeMsat,
+          description: terms.description,
+          expiresIn: terms.feeExpiresIn,
+          key: match.id,
+        },
+        {
+          groupId: match.id,
+          meta: { matchRole: 'fee', ...(args.lnAddress ? { lnAddress: args.lnAddress } : {}) },
+        },
+      ));
+    return this.#stillOpen(match.id, fee);
   }
 
-  /** Pays the pot minus the rake by shares to players who paid in; idempotent. */
+  /**
+   * The fee `enter` is about to return, if its match is still open now that the fee is in the
+   * ledger. The decision reads the ledger when it is taken, so a fee recorded before it is one
+   * of its group (closed by the finish, like any open fee) and a fee recorded after it is not
+   * of its pot: either way the entry came too late. Its charge is closed here (the finish of
+   * an ended match never comes back to it), and a payment that slipped in before the close
+   * is refunded by the match, once ("paid after the match was decided"). A fee the decision
+   * counted in its pot is the player's stake and is returned as it is.
+   */
+  async #stillOpen(matchId: string, fee: Intent): Promise<Intent> {
+    const match = await this.#match(matchId);
+    if (match.status === 'creating') return fee;
+    if (matchMeta(match.meta).decision?.paidFeeIds.includes(fee.id)) return fee;
+    const current = (await this.#engine.ledger.get(fee.id)) ?? fee;
+    if (!isTerminal(current.status)) await this.#close(current);
+    throw closedError(match);
+  }
+
+  /**
+   * Pays the pot minus the rake by shares to players who paid in. The same shares again are
+   * answered with the settlement; other shares, once decided, are refused (MatchClosedError).
+   */
   async settle(matchId: unknown, shares: unknown): Promise<MatchView> {
     const id = parseInput(matchIdInput, matchId, 'matchId');
     const wanted = parseInput(sharesInput, shares, 'shares');
@@ -226,8 +257,15 @@ export class Matches {
       );
       match = moved ?? (await this.#match(id));
     }
+    // The first decision stands: the same one again is answered with it; any other (an abort
+    // of a settled match, a settle with other shares, from this process or another) is refused.
     const decision = matchMeta(match.meta).decision;
-    if (decision?.kind !== kind) throw new MatchClosedError(id, matchStatus(match));
+    if (
+      decision?.kind !== kind ||
+      (kind === 'settle' && !sameShares(decision.shares, wanted.shares))
+    ) {
+      throw closedError(match);
+    }
     return this.#finish(match);
   }
 
@@ -262,14 +300,8 @@ export class Matches {
 
     // No one may pay into a decided match: each open fee's deadline becomes now, and its
     // check closes the charge (a payment that came just before shows, and is refunded below).
-    const now = engine.now();
     for (const fee of group.filter((i) => i.kind === 'entryFee' && !isTerminal(i.status))) {
-      const closing =
-        fee.expiresAt !== null && fee.expiresAt <= now
-          ? fee
-          : await engine.ledger.update(fee.id, fee.status, { expiresAt: now, nextCheckAt: now });
-      const checked = closing ? await engine.check(closing).catch(() => closing) : fee;
-      if (!isTerminal(checked.status)) done = false;
+      if (!isTerminal((await this.#close(fee)).status)) done = false;
     }
     group = await engine.ledger.byGroup(match.id);
 
@@ -374,6 +406,18 @@ export class Matches {
         // Paid from the pot, not the game's own money: no budget or open-intent limit applies.
         guards: {},
       };
+      const byCode = () =>
+        startReward(
+          this.#engine,
+          {
+            playerId: what.playerId,
+            roomId: match.roomId,
+            amountMsat: what.amountMsat,
+            description: what.description.slice(0, 1000),
+            expiresIn: terms.claimExpiresIn,
+          },
+          behalf,
+        );
       const made = toAddress
         ? await startAddressPayment(
             this.#engine,
@@ -385,18 +429,16 @@ export class Matches {
               comment: what.description.slice(0, 255),
             },
             behalf,
-          )
-        : await startReward(
-            this.#engine,
-            {
-              playerId: what.playerId,
-              roomId: match.roomId,
-              amountMsat: what.amountMsat,
-              description: what.description.slice(0, 1000),
-              expiresIn: terms.claimExpiresIn,
-            },
-            behalf,
-          );
+          ).catch((err: unknown) => {
+            // The address failed its check (or payments to it just failed): nothing was
+            // recorded or sent, so this first attempt is a claim code instead.
+            if (!(err instanceof LnAddressRefusedError)) throw err;
+            this.#engine.logger.warn(
+              `match ${match.id}: ${what.role} to ${what.playerId} by claim code: ${err.message}`,
+            );
+            return byCode();
+          })
+        : await byCode();
       if (what.role === 'refund') this.#engine.emit('match.refund', made, what.why);
       return made.status === 'pending' || made.status === 'completed';
     } catch (err) {
@@ -500,6 +542,23 @@ export class Matches {
     this.#engine.emit('match.funded', viewOf(updated, group));
   }
 
+  /**
+   * Closes an open fee of a decided match: its deadline becomes now, and its check closes the
+   * charge at the service. Resolves with what the check left (still open when the service could
+   * not be reached, or the fee's create is in flight: the reconciler closes it at its next look).
+   */
+  async #close(fee: Intent): Promise<Intent> {
+    const now = this.#engine.now();
+    const closing =
+      fee.expiresAt !== null && fee.expiresAt <= now
+        ? fee
+        : await this.#engine.ledger.update(fee.id, fee.status, {
+            expiresAt: now,
+            nextCheckAt: now,
+          });
+    return closing ? await this.#engine.check(closing).catch(() => closing) : fee;
+  }
+
   async #match(id: string): Promise<Intent> {
     const match = await this.#engine.ledger.get(id);
     if (match?.kind !== 'match') {
@@ -507,6 +566,26 @@ export class Matches {
     }
     return match;
   }
+}
+
+/** The error for a call the match no longer takes, naming the decision that stands. */
+function closedError(match: Intent): MatchClosedError {
+  const decision = matchMeta(match.meta).decision;
+  return new MatchClosedError(
+    match.id,
+    matchStatus(match),
+    decision ? { kind: decision.kind, shares: decision.shares, reason: decision.reason } : null,
+  );
+}
+
+/** Whether two settles name the same winners with the same shares (in any order). */
+function sameShares(a: Shares | null, b: Shares | null): boolean {
+  if (a === null || b === null) return a === b;
+  const keys = Object.keys(a);
+  return (
+    keys.length === Object.keys(b).length &&
+    keys.every((key) => Object.hasOwn(b, key) && a[key] === b[key])
+  );
 }
 
 /** Why a fee of a decided match is owed back to its player, or null when it is not. */

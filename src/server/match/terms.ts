@@ -5,10 +5,13 @@
  * The split, in integer msats: the rake is `floor(pot * rakeBps / 10000)`; what remains is
  * shared in proportion to the shares, each payout rounded down; the few msats that rounding
  * leaves (fewer than the number of winners) go to the house with the rake. So payouts never
- * exceed pot minus rake, and pot = rake + payouts exactly.
+ * exceed pot minus rake, and pot = rake + payouts exactly. A share too small to weigh anything
+ * is refused at the edge, and so is a split in which every part rounds down to 0 msats: naming
+ * winners never sends the whole pot to the house.
  */
 import { z } from 'zod';
 import { lnAddress, msat } from '../../api/inputs.js';
+import { InvalidArgumentError } from '../../errors.js';
 
 const id = z.string().min(1, 'must not be empty').max(255);
 
@@ -48,9 +51,27 @@ export const enterInput = z.strictObject({
 });
 export type EnterInput = z.input<typeof enterInput>;
 
-/** Shares of the pot by player id, e.g. `{ alice: 2, bob: 1 }`: alice gets two thirds. */
+/** Shares count in millionths: a share this small would weigh nothing. */
+const MIN_SHARE = 5e-7;
+
+/**
+ * Shares of the pot by player id, e.g. `{ alice: 2, bob: 1 }`: alice gets two thirds. A share
+ * that rounds to no millionth at all is refused (its winner would be paid nothing, and alone
+ * it would send the whole pot to the house).
+ */
 export const sharesInput = z
-  .record(id, z.number().positive().finite().max(1e9))
+  .record(
+    id,
+    z
+      .number()
+      .positive()
+      .finite()
+      .max(1e9)
+      .refine(
+        (share) => Math.round(share * 1e6) >= 1,
+        `is too small: shares count in millionths, and one under ${MIN_SHARE} rounds to nothing`,
+      ),
+  )
   .refine((shares) => Object.keys(shares).length > 0, 'must name at least one winner')
   .refine((shares) => Object.keys(shares).length <= 1000, 'must name at most 1000 winners');
 export type Shares = z.output<typeof sharesInput>;
@@ -97,7 +118,10 @@ export function matchMeta(meta: Record<string, unknown>): MatchMeta {
   return meta as unknown as MatchMeta;
 }
 
-/** Splits `pot` (msats) by `shares` after the rake, as the module header says. */
+/**
+ * Splits `pot` (msats) by `shares` after the rake, as the module header says. A split that
+ * pays nobody is refused (`InvalidArgumentError`).
+ */
 export function splitPot(
   pot: bigint,
   rakeBps: number,
@@ -117,6 +141,14 @@ export function splitPot(
     if (amount === 0n) continue;
     paid += amount;
     payouts.push({ playerId, amountMsat: amount.toString() });
+  }
+  if (payouts.length === 0) {
+    // Every part rounds down to 0 msats (a pot smaller than the number of winners): the whole
+    // pot would go to the house, which no game means by naming winners.
+    throw new InvalidArgumentError(
+      'shares',
+      `would pay nobody: ${shared} msats shared by these shares round down to 0 msats each`,
+    );
   }
   rake += shared - paid;
   return { rakeMsat: rake, payouts };

@@ -2,14 +2,15 @@
  * What a failed create call means for its intent. A failure the service certainly did not
  * act on (a refusal, a connection never made) ends the intent as `failed`. A failure that may
  * hide a success (a timeout after sending, a 5xx, a garbled answer) makes it `unknown`: it
- * is never re-sent, and the `unknown` event tells the game and its operator.
+ * is never re-sent, and the `unknown` event tells the game and its operator. A payout's
+ * failure is told to the breaker, with its player and address (breaker.ts).
  */
 import {
   AmbiguousResultError,
   InsufficientPointsError,
   UnexpectedResponseError,
 } from '../../api/errors.js';
-import type { Intent } from '../../ledger/intent.js';
+import { type Intent, isPayout } from '../../ledger/intent.js';
 import type { Engine } from '../engine.js';
 
 /** Whether a failed call may hide a success at the service. */
@@ -29,7 +30,14 @@ export async function recordCreateFailure(
   retryLaterMs: number | null,
 ): Promise<boolean> {
   const message = err instanceof Error ? err.message : String(err);
-  engine.breaker.recordFailure(err, isAmbiguous(err));
+  // Only money going out can pause money going out; a fee or a spend that failed cannot.
+  if (isPayout(intent.kind)) {
+    const lnAddress = intent.meta.lnAddress;
+    engine.breaker.payoutFailed(err, isAmbiguous(err), {
+      playerId: intent.playerId,
+      lnAddress: intent.kind === 'payment' && typeof lnAddress === 'string' ? lnAddress : null,
+    });
+  }
   if (isAmbiguous(err)) {
     if (intent.status !== 'creating') return false;
     const moved = await engine.apply(
