@@ -4,94 +4,219 @@
  * (`worker: false`), RedisLedger on a throwaway redis-server (AOF, appendfsync always) and
  * PostgresLedger on a throwaway PostgreSQL (fsync, synchronous_commit on), all on this machine's
  * disk. The measured call is a move, `creating -> pending` with the service's id and code (what
- * every reward's answer makes), timed from the call to its answer:
+ * every reward's answer makes), timed from the call to its answer, in two forms side by side:
+ * the move alone, and the same move carrying its journal posting (`inflight ->
+ * claimable:<player>`, from `postingsFor`, as the engine writes it; computing it is timed too).
+ * Issue 21's goal: the posting adds at most 25 % to the move's time.
  *
- * - alone: one move at a time, so p50/p99 are the store's own latency (a round trip, a commit
- *   and its fsync);
+ * - alone: one move at a time, the two forms alternating move by move, so p50/p99 are the
+ *   store's own latency (a round trip, a commit and its fsync) and each form's time per move is
+ *   its mean latency;
  * - busy: 16 moves in flight (a process answering many callbacks at once), so the servers can
- *   commit several moves with one fsync; moves per second and the latency under that load.
+ *   commit several moves with one fsync; two batches of each form in the order ABBA (which form
+ *   is A swaps every round), and a form's time per move is its batches' wall time over their
+ *   moves.
  *
  * Interleaved rounds (each round runs every store once, in rotating order), medians across
- * rounds. The intents a round moves are created beforehand, untimed. Costs about 30 s.
+ * rounds; the ratio is the median over rounds of (journaled - alone) / alone time per move in the
+ * same round. Every intent is created with its creation posting (`house:rewards -> inflight`),
+ * beforehand and untimed, so the two forms differ by the move's posting only, and the journal
+ * grows as it does in a game. After each round the last moves are read back from the journal:
+ * a store that dropped a posting fails the run. Costs about 35 s on a quiet machine.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { v4 as uuidv4 } from 'uuid';
 import { PostgresLedger, RedisLedger, SqliteLedger } from '../src/ledger/index.js';
+import type { Intent, IntentPatch, NewIntent } from '../src/ledger/intent.js';
+import { afterWrite, postingsFor } from '../src/ledger/journal.js';
 import type { LedgerStore } from '../src/ledger/store.js';
 import { startPostgres } from '../test/support/postgres.js';
 import { startRedis } from '../test/support/redis.js';
 import { median, percentile, rotate, Samples } from './support/stats.js';
-import { int, ms, type Row } from './support/table.js';
+import { int, ms, type Row, ratio } from './support/table.js';
 
 export interface LedgersBenchOptions {
   rounds?: number;
-  /** Moves per round, one at a time. */
+  /** Moves per round and form, one at a time. */
   alone?: number;
-  /** Moves per round with `inFlight` at once. */
+  /** Moves per round and form with `inFlight` at once. */
   busy?: number;
   inFlight?: number;
 }
 
-interface Figures {
-  aloneRate: number[];
-  aloneP50: number[];
-  aloneP99: number[];
-  busyRate: number[];
-  busyP50: number[];
-  busyP99: number[];
+/** Issue 21: a journal entry costs at most this share of a move's time. */
+const JOURNAL_LIMIT = 0.25;
+
+/** One form of the move under one load, per round. */
+interface Series {
+  rate: number[];
+  p50: number[];
+  p99: number[];
+  /** ms per move. */
+  time: number[];
 }
 
-async function createMany(store: LedgerStore, n: number): Promise<string[]> {
-  const ids: string[] = [];
+/** Both forms under one load; `extra` per round is (journaled - plain) / plain time per move. */
+interface Load {
+  plain: Series;
+  journaled: Series;
+  extra: number[];
+  /** The same for the p50 latency: the ratio of a typical move, without the tails. */
+  extraP50: number[];
+}
+
+interface Figures {
+  alone: Load;
+  busy: Load;
+}
+
+const load = (): Load => ({ plain: series(), journaled: series(), extra: [], extraP50: [] });
+
+/** Records one round of both forms. */
+function compare(
+  l: Load,
+  plain: Float64Array,
+  plainMs: number,
+  journaled: Float64Array,
+  journaledMs: number,
+): void {
+  record(l.plain, plain, plainMs);
+  record(l.journaled, journaled, journaledMs);
+  l.extra.push((journaledMs - plainMs) / plainMs);
+  const p50 = (s: Series) => s.p50.at(-1) as number;
+  l.extraP50.push((p50(l.journaled) - p50(l.plain)) / p50(l.plain));
+}
+
+const series = (): Series => ({ rate: [], p50: [], p99: [], time: [] });
+
+let players = 0;
+
+/** The intent as the engine drafts it before its create, for the creation's posting. */
+function draft(fields: NewIntent, now: number): Intent {
+  return {
+    id: '',
+    kind: fields.kind,
+    status: 'creating',
+    roomId: fields.roomId,
+    playerId: fields.playerId,
+    amount: fields.amount,
+    unit: fields.unit,
+    description: fields.description,
+    remoteId: null,
+    code: null,
+    uri: null,
+    callbackToken: fields.callbackToken ?? null,
+    idempotencyKey: null,
+    openKey: null,
+    groupId: null,
+    expiresAt: null,
+    createdAt: now,
+    updatedAt: now,
+    nextCheckAt: fields.nextCheckAt ?? null,
+    checks: 0,
+    leaseOwner: null,
+    leaseUntil: null,
+    error: null,
+    meta: {},
+    history: [],
+  };
+}
+
+/** Rewards in `creating`, each recorded with its creation posting, for 1,000 players in turn. */
+async function createMany(store: LedgerStore, n: number): Promise<Intent[]> {
+  const intents: Intent[] = [];
   for (let i = 0; i < n; i++) {
-    const intent = await store.create({
+    const now = Date.now();
+    const fields: NewIntent = {
       kind: 'reward',
       roomId: `room-${i % 100}`,
-      playerId: `player-${i}`,
+      playerId: `player-${players++ % 1_000}`,
       amount: '21000',
       unit: 'msats',
       description: 'bench',
       callbackToken: uuidv4().replaceAll('-', ''),
-      nextCheckAt: Date.now() + 60_000,
-    });
-    ids.push(intent.id);
+      nextCheckAt: now + 60_000,
+    };
+    intents.push(await store.create(fields, now, {}, postingsFor(null, draft(fields, now))));
   }
-  return ids;
+  return intents;
 }
 
-/** Moves every id, `inFlight` at a time; returns each move's latency (ms) and the wall time. */
-async function moveAll(
-  store: LedgerStore,
-  ids: string[],
-  inFlight: number,
-): Promise<{ latencies: Float64Array; seconds: number }> {
-  const samples = new Samples();
+interface Job {
+  intent: Intent;
+  journaled: boolean;
+}
+
+interface Timed {
+  /** Latencies (ms) of the plain moves and of the journaled ones. */
+  plain: Float64Array;
+  journaled: Float64Array;
+  seconds: number;
+}
+
+/** Moves every job's intent to pending, `inFlight` at a time, each with its posting or without. */
+async function moveAll(store: LedgerStore, jobs: Job[], inFlight: number): Promise<Timed> {
+  const plain = new Samples();
+  const journaled = new Samples();
   let next = 0;
   const started = performance.now();
   const worker = async () => {
-    while (next < ids.length) {
-      const id = ids[next++] as string;
+    while (next < jobs.length) {
+      const job = jobs[next++] as Job;
+      const { id } = job.intent;
+      const patch: IntentPatch = {
+        remoteId: `wr-${id}`,
+        code: `LNURL1${id}`,
+        uri: `lightning:LNURL1${id}`,
+      };
       const t = performance.now();
+      const now = Date.now();
       const moved = await store.transition(id, 'creating', 'pending', {
-        patch: { remoteId: `wr-${id}`, code: `LNURL1${id}`, uri: `lightning:LNURL1${id}` },
+        patch,
+        now,
+        ...(job.journaled
+          ? { postings: postingsFor(job.intent, afterWrite(job.intent, 'pending', patch, now)) }
+          : {}),
       });
-      samples.push(performance.now() - t);
+      (job.journaled ? journaled : plain).push(performance.now() - t);
       if (moved?.status !== 'pending') throw new Error(`move of ${id} did not apply`);
     }
   };
   await Promise.all(Array.from({ length: inFlight }, worker));
   return {
-    latencies: Float64Array.from(samples.values()),
+    plain: Float64Array.from(plain.values()),
+    journaled: Float64Array.from(journaled.values()),
     seconds: (performance.now() - started) / 1000,
   };
 }
 
+const sum = (values: Float64Array) => values.reduce((a, b) => a + b, 0);
+
+function record(s: Series, latencies: Float64Array, msPerMove: number): void {
+  s.rate.push(1000 / msPerMove);
+  s.p50.push(percentile(latencies, 0.5));
+  s.p99.push(percentile(latencies, 0.99));
+  s.time.push(msPerMove);
+}
+
+/** Fails the run unless the journal holds the move's posting (or not) for this intent. */
+async function expectJournal(store: LedgerStore, job: Job, name: string): Promise<void> {
+  const { entries } = await store.journal({ intentId: job.intent.id });
+  const tags = entries.map((e) => e.tag).join(',');
+  const want = job.journaled ? 'created,pending' : 'created';
+  if (tags !== want) {
+    throw new Error(
+      `${name}: intent ${job.intent.id} has journal entries [${tags}], not [${want}]`,
+    );
+  }
+}
+
 export async function benchLedgers(options: LedgersBenchOptions = {}): Promise<Row[]> {
-  const rounds = options.rounds ?? 4;
-  const alone = options.alone ?? 300;
-  const busy = options.busy ?? 1_000;
+  const rounds = options.rounds ?? 8;
+  const alone = options.alone ?? 150;
+  const busy = options.busy ?? 500;
   const inFlight = options.inFlight ?? 16;
   // On the disk, not tmpfs: fsync must reach storage for the figures to mean durable.
   const dir = mkdtempSync(join(tmpdir(), 'lightning-bench-ledgers-'));
@@ -112,50 +237,86 @@ export async function benchLedgers(options: LedgersBenchOptions = {}): Promise<R
       store: new PostgresLedger({ connectionString: postgres.url, max: inFlight }),
     },
   ];
+  const jobs = (intents: Intent[], journaled: (i: number) => boolean): Job[] =>
+    intents.map((intent, i) => ({ intent, journaled: journaled(i) }));
   try {
     const figures = new Map<string, Figures>();
     for (const { name, store } of stores) {
       await store.open();
-      await moveAll(store, await createMany(store, 200), inFlight); // warm-up
-      figures.set(name, {
-        aloneRate: [],
-        aloneP50: [],
-        aloneP99: [],
-        busyRate: [],
-        busyP50: [],
-        busyP99: [],
-      });
+      const warm = jobs(await createMany(store, 200), (i) => i % 2 === 1);
+      await moveAll(store, warm, inFlight);
+      for (const job of warm.slice(-2)) await expectJournal(store, job, name);
+      figures.set(name, { alone: load(), busy: load() });
     }
     for (let round = 0; round < rounds; round++) {
       for (const { name, store } of rotate(stores, round)) {
         const f = figures.get(name) as Figures;
-        const one = await moveAll(store, await createMany(store, alone), 1);
-        f.aloneRate.push(alone / one.seconds);
-        f.aloneP50.push(percentile(one.latencies, 0.5));
-        f.aloneP99.push(percentile(one.latencies, 0.99));
-        const many = await moveAll(store, await createMany(store, busy), inFlight);
-        f.busyRate.push(busy / many.seconds);
-        f.busyP50.push(percentile(many.latencies, 0.5));
-        f.busyP99.push(percentile(many.latencies, 0.99));
+        // Alone: the forms alternate move by move, the first one swapped every round.
+        const paired = jobs(await createMany(store, 2 * alone), (i) => i % 2 === round % 2);
+        const one = await moveAll(store, paired, 1);
+        const plainMs = sum(one.plain) / one.plain.length;
+        const journaledMs = sum(one.journaled) / one.journaled.length;
+        compare(f.alone, one.plain, plainMs, one.journaled, journaledMs);
+        // Busy: two batches of each form in the order ABBA, so a drift in the machine's load
+        // weighs on both; which form is A swaps every round.
+        const half = Math.ceil(busy / 2);
+        const forms = [false, true, true, false].map((b) => b !== (round % 2 === 1));
+        const batches: Job[][] = [];
+        for (const journaled of forms) {
+          batches.push(jobs(await createMany(store, half), () => journaled));
+        }
+        const plain = { latencies: new Samples(), seconds: 0, moves: 0 };
+        const journaled = { latencies: new Samples(), seconds: 0, moves: 0 };
+        for (const [i, batch] of batches.entries()) {
+          const t = await moveAll(store, batch, inFlight);
+          const form = forms[i] ? journaled : plain;
+          for (const l of forms[i] ? t.journaled : t.plain) form.latencies.push(l);
+          form.seconds += t.seconds;
+          form.moves += batch.length;
+        }
+        const plainBusyMs = (1000 * plain.seconds) / plain.moves;
+        const journaledBusyMs = (1000 * journaled.seconds) / journaled.moves;
+        compare(
+          f.busy,
+          plain.latencies.values(),
+          plainBusyMs,
+          journaled.latencies.values(),
+          journaledBusyMs,
+        );
+        for (const job of [...paired.slice(-2), ...batches.map((b) => b.at(-1))]) {
+          await expectJournal(store, job as Job, name);
+        }
       }
     }
     const rows: Row[] = [];
     for (const { name } of stores) {
       const f = figures.get(name) as Figures;
-      rows.push({
-        bench: '5 ledgers',
-        subject: `${name}, one move at a time`,
-        value: `${int(median(f.aloneRate))} moves/s`,
-        detail: `p50 ${ms(median(f.aloneP50), 3)}, p99 ${ms(median(f.aloneP99), 3)}`,
-        note: `${rounds}x${alone} moves, medians`,
-      });
-      rows.push({
-        bench: '5 ledgers',
-        subject: `${name}, ${inFlight} in flight`,
-        value: `${int(median(f.busyRate))} moves/s`,
-        detail: `p50 ${ms(median(f.busyP50), 3)}, p99 ${ms(median(f.busyP99), 3)}`,
-        note: `${rounds}x${busy} moves, medians`,
-      });
+      const loads = [
+        { load: 'one move at a time', figures: f.alone, n: alone },
+        { load: `${inFlight} in flight`, figures: f.busy, n: busy },
+      ];
+      for (const { load, figures: g, n } of loads) {
+        const plainRate = `${int(median(g.plain.rate))} moves/s`;
+        const extra = median(g.extra);
+        const addedUs = 1000 * (median(g.journaled.time) - median(g.plain.time));
+        rows.push({
+          bench: '5 ledgers',
+          subject: `${name}, ${load}`,
+          value: plainRate,
+          detail: `p50 ${ms(median(g.plain.p50), 3)}, p99 ${ms(median(g.plain.p99), 3)}`,
+          note: `the move alone; ${rounds}x${n} moves, medians`,
+        });
+        rows.push({
+          bench: '5 ledgers',
+          subject: `${name}, ${load}, with its journal entry`,
+          value: `${int(median(g.journaled.rate))} moves/s`,
+          limit: `${plainRate} (alone)`,
+          ratio: ratio(extra),
+          goal: { text: `<= ${JOURNAL_LIMIT} more time per move`, met: extra <= JOURNAL_LIMIT },
+          detail: `p50 ${ms(median(g.journaled.p50), 3)}, p99 ${ms(median(g.journaled.p99), 3)}; ${addedUs >= 0 ? '+' : ''}${int(addedUs)} µs per move; p50 ratio ${ratio(median(g.extraP50))}`,
+          note: `ratio: (with - without) / without, time per move; ${rounds}x${n} moves, medians`,
+        });
+      }
     }
     return rows;
   } finally {
