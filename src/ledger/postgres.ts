@@ -212,6 +212,7 @@ export class PostgresLedger implements LedgerStore {
     this.sql = statements(this.s, this.movesLock);
     if (isPool(connection)) {
       this.ownsPool = false;
+      guardClients(connection);
       this.#pool = Promise.resolve(connection);
     } else {
       this.ownsPool = true;
@@ -1055,5 +1056,18 @@ async function openPool(connection: string | PoolConfig | undefined): Promise<Po
   // An idle connection that breaks (a server restart) is dropped and replaced on the next call;
   // without a listener node-postgres would throw it at the process.
   pool.on('error', () => {});
+  guardClients(pool);
   return pool;
+}
+
+/**
+ * Every client the pool connects keeps a listener for 'error' from its birth. pg-pool removes its
+ * own idle listener when it hands a client to a waiting `connect()`, and a server that dies
+ * (SIGKILL: 57P01) can deliver its FATAL in the same read, before the caller has added its own:
+ * node would throw it at the process. The query in flight still rejects with the error.
+ */
+function guardClients(pool: Pool): void {
+  pool.on('connect', (client) => {
+    client.on('error', () => {});
+  });
 }

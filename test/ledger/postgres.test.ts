@@ -176,6 +176,23 @@ describe('PostgresLedger', function () {
   }
 
   describe('connections and schema', () => {
+    it('gives every client its pool connects an error listener from birth, so a dying server never throws at the process', async () => {
+      // Found by the soak: pg-pool drops its idle listener when it hands a client to a waiting
+      // connect(), and a SIGKILLed server's FATAL could arrive before the caller's listener.
+      const given = server.pool({ max: 2 });
+      const store = ledger(schema(), given);
+      await store.open();
+      const client = await given.connect();
+      try {
+        assert.ok(client.listenerCount('error') >= 1, 'a listener is there while checked out');
+        assert.doesNotThrow(() => client.emit('error', new Error('57P01: the server died')));
+      } finally {
+        client.release();
+      }
+      await store.close();
+      await given.end();
+    });
+
     it('accepts a URL, pool options or a ready pool, and ends only its own pool', async () => {
       const s = schema();
       const given = server.pool({ max: 2 });

@@ -417,6 +417,64 @@ describe('matches: pots in escrow, paid out or refunded exactly once', function 
     expect(requestsOf(second, 'bob')).to.have.length(1);
   });
 
+  it('refuses a fee or a payout below the least claim code the service makes (10 sats): neither could ever be paid back', async () => {
+    // Found by the soak: a 5-sat fee was taken, then its refund refused three times by the
+    // service ("The minimum withdrawal amount is 10 sats") and left to be paid by hand.
+    const game = await start();
+    const small = await game.lightning
+      .openMatch({ entryFeeMsat: 5_000 })
+      .catch((err: unknown) => err);
+    expect(small).to.be.instanceOf(InvalidArgumentError);
+    expect((small as InvalidArgumentError).message).to.match(/10,000 msats/);
+    const match = await game.lightning.openMatch({ entryFeeMsat: 10_000, rake: 0.1 });
+    await pay(game, await game.lightning.enterMatch({ matchId: match.id, playerId: 'alice' }));
+    await pay(game, await game.lightning.enterMatch({ matchId: match.id, playerId: 'bob' }));
+    // 18,000 msats shared 4:1: bob's 3,600 msats could never be claimed.
+    const refused = await game.lightning
+      .settleMatch(match.id, { alice: 4, bob: 1 })
+      .catch((err: unknown) => err);
+    expect(refused).to.be.instanceOf(InvalidArgumentError);
+    expect((refused as InvalidArgumentError).message).to.match(/bob 3600 msats/);
+    expect((await game.lightning.match(match.id)).status).to.equal('open');
+    const even = await game.lightning
+      .settleMatch(match.id, { alice: 1, bob: 1 })
+      .catch((err: unknown) => err);
+    expect(even, '9,000 msats each').to.be.instanceOf(InvalidArgumentError);
+    const settled = await game.lightning.settleMatch(match.id, { alice: 1 });
+    expect(settled.payouts.map((p) => p.amountMsat)).to.deep.equal(['18000']);
+  });
+
+  it('a payout another process made and lost the answer of does not count as made: the match is not settled without it', async () => {
+    // Found by the soak: A's finish hit B's fixed payout id (DuplicateIntentError), counted it as
+    // made and ended the match `settled` while that payout was unknown, its code shown to nobody.
+    dir = mkdtempSync(join(tmpdir(), 'match-'));
+    const ledger = join(dir, 'ledger.sqlite');
+    const a = await start({ ledger, api: { timeoutMs: 5_000, maxRetries: 0 } });
+    const b = await start({
+      ledger,
+      emulator: a.emulator,
+      api: { timeoutMs: 5_000, maxRetries: 0 },
+    });
+    const match = await a.lightning.openMatch({ entryFeeMsat: 20_000 });
+    await pay(a, await a.lightning.enterMatch({ matchId: match.id, playerId: 'p1' }));
+    await pay(a, await a.lightning.enterMatch({ matchId: match.id, playerId: 'p2' }));
+    const create = { method: 'POST', path: '/v0/withdrawal-requests' } as const;
+    a.emulator.control.faults.add({ ...create, latencyMs: 1_500, times: 1 });
+    a.emulator.control.faults.add({ ...create, mode: 'process-then-destroy', times: 1 });
+    const byA = a.lightning.settleMatch(match.id, { p1: 1, p2: 1 });
+    // A is making the first payout (slowly): B finishes the same match meanwhile.
+    await eventually(
+      async () => (await a.lightning.match(match.id)).payouts.length === 1,
+      5_000,
+      "A's first payout recorded",
+    );
+    const byB = await b.lightning.settleMatch(match.id, { p1: 1, p2: 1 });
+    expect(byB.payouts.map((p) => p.status).sort()).to.deep.equal(['creating', 'unknown']);
+    const view = await byA;
+    expect(view.payouts.map((p) => p.status).sort()).to.deep.equal(['pending', 'unknown']);
+    expect(view.status, 'a winner has no code yet').to.equal('settling');
+  });
+
   it('a payout whose create answer was lost is never sent twice, and issued again once it could not have been claimed', async () => {
     const clock = new ManualClock(Date.now());
     const game = await start({ clock, api: { timeoutMs: 300, maxRetries: 0 } });
@@ -631,11 +689,16 @@ describe('matches: pots in escrow, paid out or refunded exactly once', function 
     })();
     expect(refused).to.be.instanceOf(InvalidArgumentError);
     expect((refused as Error).message).to.match(/would pay nobody/);
-    expect(splitPot(4n, 5_000, { a: 1, b: 1 })).to.deep.equal({
-      rakeMsat: 2n,
+    // Parts above 0 but below the least claim code (10,000 msats) are refused too, by name.
+    expect(() => splitPot(40_000n, 5_000, { a: 1, b: 1, c: 1 })).to.throw(
+      InvalidArgumentError,
+      /would pay a 6666 msats/,
+    );
+    expect(splitPot(40_004n, 5_000, { a: 1, b: 1 })).to.deep.equal({
+      rakeMsat: 20_002n,
       payouts: [
-        { playerId: 'a', amountMsat: '1' },
-        { playerId: 'b', amountMsat: '1' },
+        { playerId: 'a', amountMsat: '10001' },
+        { playerId: 'b', amountMsat: '10001' },
       ],
     });
   });

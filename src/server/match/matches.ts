@@ -369,22 +369,8 @@ export class Matches {
     const attempts = group.filter((i) => i.meta.payKey === key);
     const last = attempts.at(-1);
     if (last) {
-      if (last.status === 'creating') return false;
-      // A payment whose answer was lost may have paid: never sent again, it waits for a proven
-      // callback or an operator (lightning.unknowns()), and the match goes on without it.
-      if (last.status === 'unknown') return last.kind === 'payment';
-      if (last.status === 'pending' || last.status === 'completed') return true;
-      // Ended unpaid. Issued again only when nobody can hold its code (refused, or expired
-      // never shown), whatever route brought the news and whatever code is stored now.
-      if (!this.#engine.rulesOf(last.kind).mayReissue(last)) {
-        const unpaid = last.status === 'failed' || !wasShown(last);
-        if (unpaid && attemptOf(last) >= MAX_PAYOUT_ATTEMPTS) {
-          this.#engine.logger.error(
-            `match ${match.id}: the ${what.role} of ${what.amountMsat} msats to ${what.playerId} failed ${attempts.length} times; pay it by hand`,
-          );
-        }
-        return true;
-      }
+      const made = this.#made(match, last, what, attempts.length);
+      if (made !== 'again') return made;
     }
     const id = attempts.length === 0 ? key : `${key}:${attempts.length + 1}`;
     const terms = matchMeta(match.meta).terms;
@@ -442,7 +428,13 @@ export class Matches {
       if (what.role === 'refund') this.#engine.emit('match.refund', made, what.why);
       return made.status === 'pending' || made.status === 'completed';
     } catch (err) {
-      if (err instanceof DuplicateIntentError && err.field === 'id') return true;
+      if (err instanceof DuplicateIntentError && err.field === 'id') {
+        // Another process made this attempt first: it counts as made only once it is, by the
+        // same rules as any attempt (its create answer may have been lost in that process).
+        const other = await this.#engine.ledger.get(id);
+        if (other === null) return false;
+        return this.#made(match, other, what, attempts.length + 1) === true;
+      }
       // A lost payment answer: the intent is unknown; the next look decides (see above).
       if (!(err instanceof AmbiguousResultError)) {
         this.#engine.logger.warn(
@@ -451,6 +443,34 @@ export class Matches {
       }
       return false;
     }
+  }
+
+  /**
+   * Whether the latest attempt at a payout or refund has made it: true (pending or claimed, a
+   * payment waiting for an operator, or ended for good), false (look again: a create in flight,
+   * an unknown code), or 'again' (ended unpaid and nobody can hold its code: issue it again).
+   */
+  #made(
+    match: Intent,
+    last: Intent,
+    what: { playerId: string; amountMsat: string; role: string },
+    attempts: number,
+  ): boolean | 'again' {
+    if (last.status === 'creating') return false;
+    // A payment whose answer was lost may have paid: never sent again, it waits for a proven
+    // callback or an operator (lightning.unknowns()), and the match goes on without it.
+    if (last.status === 'unknown') return last.kind === 'payment';
+    if (last.status === 'pending' || last.status === 'completed') return true;
+    // Ended unpaid. Issued again only when nobody can hold its code (refused, or expired never
+    // shown), whatever route brought the news and whatever code is stored now.
+    if (this.#engine.rulesOf(last.kind).mayReissue(last)) return 'again';
+    const unpaid = last.status === 'failed' || !wasShown(last);
+    if (unpaid && attemptOf(last) >= MAX_PAYOUT_ATTEMPTS) {
+      this.#engine.logger.error(
+        `match ${match.id}: the ${what.role} of ${what.amountMsat} msats to ${what.playerId} failed ${attempts} times; pay it by hand`,
+      );
+    }
+    return true;
   }
 
   /** A fee of a match moved, or was paid after it expired; or a payout or refund ended. */

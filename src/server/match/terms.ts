@@ -15,9 +15,18 @@ import { InvalidArgumentError } from '../../errors.js';
 
 const id = z.string().min(1, 'must not be empty').max(255);
 
+/**
+ * The least claim code the service makes (a withdrawal request of 10 sats): every fee may have to
+ * be refunded as one, and every payout may end as one, so neither may be smaller.
+ */
+export const MIN_PAYOUT_MSAT = 10_000n;
+
 export const openMatchInput = z.strictObject({
   roomId: id.nullable().default(null),
-  entryFeeMsat: msat,
+  entryFeeMsat: msat.refine(
+    (fee) => BigInt(fee) >= MIN_PAYOUT_MSAT,
+    'must be at least 10,000 msats (10 sats): a fee may be refunded as a claim code, and the service makes none smaller',
+  ),
   /** The house's part of the pot, 0 to 0.5 (0.1 is 10%). */
   rake: z.number().min(0).max(0.5).default(0),
   /** Seconds each player has to pay their fee. */
@@ -139,6 +148,12 @@ export function splitPot(
   for (const [playerId, weight] of weights) {
     const amount = total === 0n ? 0n : (shared * weight) / total;
     if (amount === 0n) continue;
+    if (amount < MIN_PAYOUT_MSAT) {
+      throw new InvalidArgumentError(
+        `shares.${playerId}`,
+        `would pay ${playerId} ${amount} msats, below the least claim code the service makes (10,000 msats)`,
+      );
+    }
     paid += amount;
     payouts.push({ playerId, amountMsat: amount.toString() });
   }
