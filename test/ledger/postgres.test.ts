@@ -408,7 +408,7 @@ describe('PostgresLedger', function () {
       await old.recordEvent('ramp:seen-long-ago', 1_000);
       await old.close();
       // Back to layout 3: the purge's index by time.
-      await admin.query(`CREATE INDEX events_seen ON "${s}".events (seen_at)`);
+      await admin.query(`CREATE INDEX IF NOT EXISTS events_seen ON "${s}".events (seen_at)`);
       await admin.query(`UPDATE "${s}".schema_version SET version = 3`);
       const store = ledger(s);
       const far = 1_000 + 10 * 365 * 24 * 3600 * 1000;

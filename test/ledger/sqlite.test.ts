@@ -562,7 +562,7 @@ describe('SqliteLedger', () => {
     await writer.recordEvent('ramp:seen-long-ago', 1_000);
     await writer.close();
     const old = new DatabaseSync(file);
-    old.exec('CREATE INDEX events_seen ON events (seen_at); PRAGMA user_version = 4');
+    old.exec('CREATE INDEX IF NOT EXISTS events_seen ON events (seen_at); PRAGMA user_version = 4');
     old.close();
 
     const store = ledger();
