@@ -28,7 +28,8 @@
  * Schema 5 keeps event ids for good (LedgerStore.recordEvent): `events` is never purged, so its
  * index by time (`events_seen`, which only the purge read) is dropped. One id is one row of the
  * WITHOUT ROWID table, keyed by the id itself: a webhook's (`ramp:` and a 43-character hash)
- * takes about 70 bytes of the file, a million of them about 70 MB.
+ * takes about 70 bytes of the file (measured over 100,000 of them; the dropped index took as
+ * much again), a million of them about 70 MB.
  */
 import type { DatabaseSync } from 'node:sqlite';
 import { IncompatibleLedgerError } from './errors.js';

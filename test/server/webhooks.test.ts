@@ -68,6 +68,26 @@ describe('server core: ramp and widget webhooks', () => {
         await post(widget, delivery.body, { ...delivery.headers, 'x-zbd-event-id': 'x' }),
       ).to.equal(422);
       expect(events.map((e) => e.source)).to.deep.equal(['ramp']);
+      // The emulator's own deliveries of a type to the other source's route: refused, and said.
+      const widgetSession = await game.lightning.api.widgetSessions.create({
+        email: 'p@example.com',
+        webhook_url: widget,
+        reference_id: 'player-7',
+      });
+      const misrouted = await game.emulator.control.fireWidgetWebhook(
+        widgetSession.session_token,
+        'ramp.purchase.completed',
+      );
+      expect(misrouted).to.include({ httpStatus: 422, ok: false });
+      const own = await game.emulator.control.fireWidgetWebhook(
+        widgetSession.session_token,
+        'widget.cashout.completed',
+      );
+      expect(own).to.include({ httpStatus: 200, ok: true });
+      expect(events.map((e) => [e.source, e.type])).to.deep.equal([
+        ['ramp', 'ramp.purchase.completed'],
+        ['widget', 'widget.cashout.completed'],
+      ]);
     } finally {
       await game.stop();
       await emulator.close();
