@@ -1,9 +1,9 @@
 /**
  * The route targets: the callback route and the two webhook routes, over real HTTP to the game
  * server. Every request is one that must be refused: a token the ledger does not hold, a
- * forged or missing signature, a signed body that is not a webhook, an oversized body, a header
- * past its cap, a method the route does not take. Each must answer 4xx, and record, send and
- * emit nothing.
+ * forged or missing signature, a signed body that is not a webhook, a signed webhook of the other
+ * route's types, an oversized body, a header past its cap, a method the route does not take.
+ * Each must answer 4xx, and record, send and emit nothing.
  */
 import fc from 'fast-check';
 import { signBody } from '../../src/server/webhook-signature.js';
@@ -134,18 +134,46 @@ export function routeTargets(env: FuzzEnvironment): Target[] {
         Buffer.from(signBody(WEBHOOK_SECRET, raw), 'hex').toString('base64'),
       ),
     );
+  // A signed webhook of the other route's types: `ramp.*` belongs to the ramp route, every
+  // other type to the widget route.
+  const misrouted = (source: 'ramp' | 'widget') =>
+    fc
+      .record({
+        method: fc.constant('POST'),
+        body: fc
+          .record({
+            type:
+              source === 'widget'
+                ? fc.string({ maxLength: 100 }).map((t) => `ramp.${t}`)
+                : fc.string({ minLength: 1, maxLength: 200 }).filter((t) => !t.startsWith('ramp.')),
+            data: fc.jsonValue(),
+          })
+          .map((v) => Buffer.from(JSON.stringify(v))),
+        type: contentType,
+        eventId: fc.option(headerText(100), { nil: undefined }),
+      })
+      .chain((r) => fc.constantFrom(...signedForms(r.body)).map((sig) => ({ ...r, sig })));
   const webhook = (source: 'ramp' | 'widget'): Target<HttpInput> => ({
     name: `route /webhooks/${source}`,
     inputs: fc
-      .record({
-        method,
-        body,
-        type: contentType,
-        eventId: fc.option(headerText(600), { nil: undefined }),
-      })
-      .chain((r) => signature(r.body).map((sig) => ({ ...r, sig })))
-      // A correctly signed webhook is a real one: only signed bodies that are not webhooks.
-      .filter((r) => !(isWebhookShape(r.body) && signedForms(r.body).includes(r.sig as string)))
+      .oneof(
+        {
+          weight: 9,
+          arbitrary: fc
+            .record({
+              method,
+              body,
+              type: contentType,
+              eventId: fc.option(headerText(600), { nil: undefined }),
+            })
+            .chain((r) => signature(r.body).map((sig) => ({ ...r, sig })))
+            // A correctly signed webhook is a real one: only signed bodies that are not webhooks.
+            .filter(
+              (r) => !(isWebhookShape(r.body) && signedForms(r.body).includes(r.sig as string)),
+            ),
+        },
+        { weight: 1, arbitrary: misrouted(source) },
+      )
       .map(({ method, body, type, eventId, sig }) => ({
         method,
         path: `/lightning/webhooks/${source}`,

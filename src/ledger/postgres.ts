@@ -98,13 +98,7 @@ import {
   versionTable,
 } from './postgres-schema.js';
 import { type IntentRow, rowToEntry, rowToIntent as toIntent } from './rows.js';
-import {
-  type BudgetWindow,
-  type CreateGuards,
-  EVENT_MEMORY_MS,
-  type LedgerStore,
-  type TransitionOptions,
-} from './store.js';
+import type { BudgetWindow, CreateGuards, LedgerStore, TransitionOptions } from './store.js';
 import {
   MAX_POSTING_AMOUNT,
   parseAccounts,
@@ -150,9 +144,6 @@ export interface PostgresLedgerOptions {
 
 /** Intents read per page by the migration that writes opening entries. */
 const OPENING_BATCH = 1_000;
-
-/** Old event ids forgotten per recordEvent, at most: the purge never holds up a delivery. */
-const EVENT_PURGE_BATCH = 100;
 
 /** Patchable fields, their columns and the cast their parameter needs. */
 const PATCH_COLUMNS: Record<keyof IntentPatch, [string, string]> = {
@@ -590,7 +581,7 @@ export class PostgresLedger implements LedgerStore {
     this.assertOpen();
     parseEventId(eventId);
     parseEpochMs(now, 'now');
-    const values = [eventId, now, now - EVENT_MEMORY_MS];
+    const values = [eventId, now];
     assertNoNul(values);
     const pool = await this.ready();
     const rows = await this.run(pool, this.sql.recordEvent, values).catch((err: unknown) => {
@@ -883,15 +874,9 @@ function statements(s: string, movesLock: string) {
       UPDATE ${s}.intents SET next_check_at = $1::bigint FROM moves
       WHERE next_check_at IS NOT NULL AND ${OPEN_SQL} AND next_check_at > $1::bigint
         AND kind <> 'match'`,
-    // Remembers an id unless it was seen within the week; forgets a bounded batch of old ids on
-    // the way, never waiting for a row another delivery is forgetting.
-    recordEvent: `WITH forgotten AS (
-        DELETE FROM ${s}.events WHERE id IN (
-          SELECT id FROM ${s}.events WHERE seen_at < $3::bigint AND id <> $1
-          LIMIT ${EVENT_PURGE_BATCH} FOR UPDATE SKIP LOCKED))
-      INSERT INTO ${s}.events AS e (id, seen_at) VALUES ($1, $2::bigint)
-      ON CONFLICT (id) DO UPDATE SET seen_at = EXCLUDED.seen_at WHERE e.seen_at < $3::bigint
-      RETURNING id`,
+    // Remembers an id for good: a signed event has no timestamp, so only its id tells a replay.
+    recordEvent: `INSERT INTO ${s}.events (id, seen_at) VALUES ($1, $2::bigint)
+      ON CONFLICT (id) DO NOTHING RETURNING id`,
   };
 }
 

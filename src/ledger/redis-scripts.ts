@@ -19,7 +19,7 @@
  *   P spent:room:<roomId>          the same for a room's payouts
  *   P spent:game                   the same for every payout
  *   P seq                          counter: insertion order, the last tie-breaker
- *   P event:<eventId>              string with a TTL: a webhook event already seen
+ *   P event:<eventId>              string, no TTL: an event id already seen (when, in epoch ms)
  *   P version                      the data layout version
  *
  * The journal (layout 3):
@@ -491,6 +491,16 @@ repeat
 until cursor == '0'
 redis.call('SET', p .. 'version', ARGV[3])
 return ARGV[3]
+`;
+
+/**
+ * Layout 3 -> 4, one SCAN page at a time: event ids were kept a week (a TTL) and are now kept
+ * for good. ARGV: prefix, then the page's `event:` keys. Returns how many lost their TTL.
+ */
+export const PERSIST_EVENTS = `
+local n = 0
+for i = 2, #ARGV do n = n + redis.call('PERSIST', ARGV[i]) end
+return n
 `;
 
 /**

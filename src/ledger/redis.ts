@@ -9,8 +9,10 @@
  * Footprint: one connection (none extra when given a client), no timers. Every write is one
  * Lua script (EVALSHA, loaded on first use) that does the compare-and-set, the history entry
  * and the index upkeep atomically, in one round trip; reads are one round trip too. An intent
- * is one hash plus one member in each of up to five sorted sets; webhook event ids are keys
- * that expire after a week.
+ * is one hash plus one member in each of up to five sorted sets. Event ids (recordEvent) are
+ * string keys without a TTL, kept for good: a webhook's (`event:ramp:` and a 43-character hash
+ * under the default prefix) takes about 140 bytes of Redis memory (used_memory over 100,000 of
+ * them; MEMORY USAGE says 120 per key), a million of them about 140 MB.
  *
  * The journal is written by the same scripts, in the same step as the intent: an entry is one
  * hash plus a member in three or four sorted sets by seq (every entry, its intent's, its
@@ -19,7 +21,8 @@
  * never the journal. `journal` reads the most selective index from its cursor, in steps that
  * look at no more than 1,000 entries each, so a sparse filter never holds Redis for long.
  * Opening a layout-2 keyspace migrates it once: a SCAN of every intent, two round trips per
- * intent that holds money somewhere (its hash, then its opening entries).
+ * intent that holds money somewhere (its hash, then its opening entries). Opening a layout-3
+ * one takes the TTL off every event id it kept (a SCAN, one round trip per page of 1,000).
  *
  * `ioredis` is loaded only when this store creates its own connection, so importing the ledger
  * never requires it. Amounts stay decimal strings end to end; Lua never does arithmetic on
@@ -74,18 +77,13 @@ import {
   MIGRATE_1_TO_2,
   MIGRATED,
   OPENING,
+  PERSIST_EVENTS,
   READ,
   RELEASE,
   VERSION,
   WRITE,
 } from './redis-scripts.js';
-import {
-  type BudgetWindow,
-  type CreateGuards,
-  EVENT_MEMORY_MS,
-  type LedgerStore,
-  type TransitionOptions,
-} from './store.js';
+import type { BudgetWindow, CreateGuards, LedgerStore, TransitionOptions } from './store.js';
 import {
   MAX_POSTING_AMOUNT,
   parseAccounts,
@@ -136,7 +134,7 @@ export interface RedisLedgerOptions {
 }
 
 /** Bumped whenever the key layout changes; an older library refuses newer data. */
-const LAYOUT_VERSION = 3;
+const LAYOUT_VERSION = 4;
 
 /** How many entries one step of a journal read looks at, at most (see JOURNAL). */
 const JOURNAL_STEP = 1000;
@@ -162,6 +160,7 @@ const SCRIPTS = {
   journal: script(JOURNAL),
   balances: script(BALANCES),
   opening: script(OPENING),
+  persistEvents: script(PERSIST_EVENTS),
 };
 
 /** Scripts that write an intent: with `replicas`, each waits until the replicas have it. */
@@ -484,14 +483,8 @@ export class RedisLedger implements LedgerStore {
     parseEventId(eventId);
     parseEpochMs(now, 'now');
     await this.checkLayout();
-    // The TTL runs on Redis's clock, not `now`: an id must outlive its retries in real time.
-    const set = await (await this.#client).set(
-      `${this.prefix}event:${eventId}`,
-      String(now),
-      'PX',
-      EVENT_MEMORY_MS,
-      'NX',
-    );
+    // No TTL: a signed event has no timestamp, so only its id tells a late replay.
+    const set = await (await this.#client).set(`${this.prefix}event:${eventId}`, String(now), 'NX');
     return set === 'OK';
   }
 
@@ -599,7 +592,11 @@ export class RedisLedger implements LedgerStore {
           await client.eval(MIGRATE_1_TO_2, 1, `${this.prefix}version`, this.prefix, pattern, '2'),
         );
       }
-      if (stored === 2) await this.openJournal(client, pattern);
+      if (stored === 2) {
+        await this.openJournal(client, pattern);
+        stored = 3;
+      }
+      if (stored === 3) await this.persistEvents(client, pattern);
     })().catch((err: unknown) => {
       // A connection failure is retried on the next call; a refusal is not.
       if (!(err instanceof IncompatibleLedgerError) && !(err instanceof LedgerNotDurableError)) {
@@ -636,6 +633,27 @@ export class RedisLedger implements LedgerStore {
       if (outcomes.includes('DONE')) return;
     } while (cursor !== '0');
     await client.eval(MIGRATED, 1, `${this.prefix}version`, this.prefix, '2', '3');
+  }
+
+  /**
+   * Layout 3 -> 4: every event id kept so far loses its TTL (layout 3 forgot them after a week),
+   * a SCAN page at a time. Two processes may do it at once: PERSIST twice is harmless.
+   */
+  private async persistEvents(client: RedisClientLike, pattern: string): Promise<void> {
+    let cursor = '0';
+    do {
+      const [next, keys] = (await client.call(
+        'SCAN',
+        cursor,
+        'MATCH',
+        `${pattern}event:*`,
+        'COUNT',
+        1000,
+      )) as [string, string[]];
+      cursor = next;
+      if (keys.length > 0) await this.evaluate(client, SCRIPTS.persistEvents, keys);
+    } while (cursor !== '0');
+    await client.eval(MIGRATED, 1, `${this.prefix}version`, this.prefix, '3', '4');
   }
 
   /** Writes one intent's opening entries; resolves with what OPENING answered. */

@@ -45,7 +45,7 @@ import {
   STEPS,
   unpackId,
 } from './sqlite-schema.js';
-import { type BudgetWindow, type CreateGuards, EVENT_MEMORY_MS } from './store.js';
+import type { BudgetWindow, CreateGuards } from './store.js';
 import { SCHEDULE_FIELDS } from './validate.js';
 
 /** A journal query as parseJournalQuery leaves it. */
@@ -364,10 +364,8 @@ export class SqliteCore {
   }
 
   recordEvent(eventId: string, now: number): boolean {
-    return this.write(() => {
-      this.sql.forgetEvents.run(now - EVENT_MEMORY_MS);
-      return this.sql.recordEvent.run(eventId, now).changes === 1;
-    });
+    // Kept for good: a signed event has no timestamp, so only its id tells a late replay.
+    return this.write(() => this.sql.recordEvent.run(eventId, now).changes === 1);
   }
 
   close(): void {
@@ -597,7 +595,6 @@ function prepareStatements(db: DatabaseSync) {
     ),
     byId: db.prepare(`SELECT ${COLUMNS} FROM intents WHERE id = ?`),
     recordEvent: db.prepare('INSERT OR IGNORE INTO events (id, seen_at) VALUES (?, ?)'),
-    forgetEvents: db.prepare('DELETE FROM events WHERE seen_at < ?'),
     byToken: db.prepare(`SELECT ${COLUMNS} FROM intents WHERE callback_token = ?`),
     byRemote: db.prepare(
       `SELECT ${COLUMNS} FROM intents WHERE kind = ? AND remote_id = ? ORDER BY created_at, seq LIMIT 1`,

@@ -1,6 +1,6 @@
 /**
- * The SQLite ledger's file layout (schema 4) and the one function that opens a connection on
- * it: pragmas, the version check, and the migration of files written by schemas 1 to 3. Used
+ * The SQLite ledger's file layout (schema 5) and the one function that opens a connection on
+ * it: pragmas, the version check, and the migration of files written by schemas 1 to 4. Used
  * by the inline store and by its worker thread alike. Costs one transaction when a file is
  * opened (a table rebuild, once, for a schema 1 or 2 file; one pass over the intents to write
  * their opening entries, once, for anything older than schema 4), nothing afterwards.
@@ -24,6 +24,12 @@
  * `intents_player` and `intents_group` (by time: `journal_at`). `balances` (per account and
  * unit) and `class_balances` (per class and unit) are kept by each write, so no read sums the
  * journal; a balance past a signed 64-bit integer is refused by STRICT, never rounded.
+ *
+ * Schema 5 keeps event ids for good (LedgerStore.recordEvent): `events` is never purged, so its
+ * index by time (`events_seen`, which only the purge read) is dropped. One id is one row of the
+ * WITHOUT ROWID table, keyed by the id itself: a webhook's (`ramp:` and a 43-character hash)
+ * takes about 70 bytes of the file (measured over 100,000 of them; the dropped index took as
+ * much again), a million of them about 70 MB.
  */
 import type { DatabaseSync } from 'node:sqlite';
 import { IncompatibleLedgerError } from './errors.js';
@@ -39,7 +45,7 @@ import {
 import { openingPostings } from './journal.js';
 
 /** Bumped whenever the tables change shape; an older library refuses a newer file. */
-export const SCHEMA_VERSION = 4;
+export const SCHEMA_VERSION = 5;
 
 /**
  * A move's step: the rank of its target status. TRANSITIONS only ever moves up this order
@@ -180,7 +186,6 @@ CREATE INDEX IF NOT EXISTS intents_open_player
   ON intents (player_id) WHERE ${LIVE_SQL};
 CREATE INDEX IF NOT EXISTS intents_due
   ON intents (next_check_at) WHERE next_check_at IS NOT NULL AND ${LIVE_SQL};
-CREATE INDEX IF NOT EXISTS events_seen ON events (seen_at);
 CREATE INDEX IF NOT EXISTS intents_player ON intents (player_id);
 CREATE INDEX IF NOT EXISTS journal_at ON journal (at);
 `;
@@ -393,7 +398,7 @@ function writeOpenings(db: DatabaseSync, now: number): void {
 }
 
 /**
- * Opens `path` (a file, or ':memory:') ready for schema 4: WAL and synchronous=FULL for a file,
+ * Opens `path` (a file, or ':memory:') ready for schema 5: WAL and synchronous=FULL for a file,
  * the tables and indexes created or migrated under the write lock. Throws
  * IncompatibleLedgerError for a file of a newer schema. `busyTimeoutMs` is SQLite's own wait for
  * another process's lock, here and on every later statement of the connection.
@@ -428,6 +433,8 @@ export function openLedgerDatabase(path: string, busyTimeoutMs: number): Databas
         db.exec(TABLES);
         db.exec(INDEXES);
         if (version < 4) writeOpenings(db, Date.now());
+        // Event ids are no longer forgotten: nothing reads them by time.
+        if (version < 5) db.exec('DROP INDEX IF EXISTS events_seen');
         db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
       }
       db.exec('COMMIT');

@@ -6,9 +6,6 @@
 import type { Intent, IntentPatch, IntentStatus, NewIntent } from './intent.js';
 import type { AccountBalance, JournalPage, JournalQuery, Posting } from './journal.js';
 
-/** How long every store remembers a webhook event id (deliveries retry for hours, not days). */
-export const EVENT_MEMORY_MS = 7 * 24 * 3600 * 1000;
-
 export interface TransitionOptions {
   /** Fields written in the same atomic step as the status. */
   patch?: IntentPatch;
@@ -157,8 +154,13 @@ export interface LedgerStore {
   advanceChecks(at: number): Promise<number>;
 
   /**
-   * Remembers a webhook event id; true the first time it is seen, false for a repeat
-   * delivery. Ids are forgotten after a week (deliveries retry for hours, not days).
+   * Remembers an event id for good: true the first time it is seen, false for every repeat,
+   * however much later (and from whichever process) it comes; of many racing calls with one id,
+   * exactly one gets true. Used for signed webhook events (`ramp:` or `widget:` and a hash of
+   * the signed body: the service signs no timestamp, so an old body can only be told by its id)
+   * and as a once-marker (`once:...`, e.g. a match's `match.funded`, an audit finding). Ids are
+   * never forgotten, so a replay a year later is still a repeat; each costs one short row or key
+   * (its size is in each store's header). `now` is recorded as when it was first seen.
    */
   recordEvent(eventId: string, now?: number): Promise<boolean>;
 

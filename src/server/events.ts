@@ -12,7 +12,11 @@ import type { MatchView } from './match/view.js';
 /** The statuses an intent ends in. */
 export type SettledStatus = 'completed' | 'expired' | 'failed';
 
-/** A ramp or widget webhook whose signature matched `webhookSecret`, seen for the first time. */
+/**
+ * A ramp or widget webhook whose signature matched `webhookSecret`, received on its own route
+ * (`ramp.*` types on the ramp route, every other type on the widget route), seen for the first
+ * time ever: a repeat is acknowledged and never emitted again, however late it comes.
+ */
 export interface WebhookEvent {
   source: 'ramp' | 'widget';
   /** A hash of the route and the signed body: the same for every delivery of one event. */

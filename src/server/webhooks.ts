@@ -1,13 +1,21 @@
 /**
  * Ramp and widget webhooks: verified against `webhookSecret` (HMAC of the raw body), parsed,
- * deduplicated in the ledger (delivery is at least once), then emitted once as `webhook`.
- * Returns the HTTP status to answer; the route only adapts HTTP to this.
+ * bound to their route, deduplicated in the ledger (delivery is at least once), then emitted
+ * once as `webhook`. Returns the HTTP status to answer; the route only adapts HTTP to this.
  *
  * Without a secret nothing can tell the service from anyone else, so nothing is stored or
  * emitted (503). Duplicates are found by a hash of the route and the signed raw body, never by
  * the unsigned `X-ZBD-Event-Id` header: a replayed body under a new header is the same event.
- * The dedupe table holds only signed events, each for a week, so it stays as small as the
- * service's own traffic.
+ * The service signs no timestamp, so nothing tells an old body from a new one: the ledger keeps
+ * every signed event's hash for good (LedgerStore.recordEvent), and a replay months later is
+ * still a duplicate. That costs one short row or key per signed event (about 70 bytes in a
+ * SQLite file, 140 in Redis, 200 in PostgreSQL: see each store's header), as many as the
+ * service's distinct events, never more: only a body that passed the signature is stored.
+ *
+ * A signed body is also bound to its route: `ramp.*` types belong to the ramp route and every
+ * other type (the service publishes no list of widget types) to the widget route. A body on the
+ * other source's route is answered 422 with nothing stored or emitted, so a ramp event replayed
+ * at the widget route never reaches the game as a widget event (or the other way round).
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
@@ -20,6 +28,11 @@ const webhookBody = z.looseObject({ type: z.string().min(1).max(200), data: z.un
 /** Longest header values accepted: a signature (hex, base64 or `sha256=`) and a delivery id. */
 export const MAX_SIGNATURE_CHARS = 256;
 export const MAX_DELIVERY_ID_CHARS = 200;
+
+/** Which route a signed event type belongs to: `ramp.*` to the ramp route, any other to the widget's. */
+function sourceOfType(type: string): WebhookDelivery['source'] {
+  return type.startsWith('ramp.') ? 'ramp' : 'widget';
+}
 
 export interface WebhookDelivery {
   source: 'ramp' | 'widget';
@@ -38,8 +51,11 @@ export async function receiveWebhook(engine: Engine, delivery: WebhookDelivery):
   if (!verifySignature(secret, raw, delivery.signature)) return 401;
   const parsed = webhookBody.safeParse(parseJson(raw));
   if (!parsed.success) return 400;
+  // Signed by the service but meant for the other route: a replay or a miswired session.
+  if (sourceOfType(parsed.data.type) !== source) return 422;
   const id = createHash('sha256').update(`${source}\n`).update(raw).digest('base64url');
-  // At-least-once delivery: the same signed event is acknowledged, not handled twice.
+  // At-least-once delivery: the same signed event is acknowledged, never handled twice, however
+  // late it comes back (the ledger never forgets an id).
   if (await engine.ledger.recordEvent(`${source}:${id}`, engine.now())) {
     engine.emit('webhook', {
       source,

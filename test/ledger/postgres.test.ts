@@ -133,7 +133,7 @@ describe('PostgresLedger', function () {
       assert.equal(paid.filter((r) => r.status === 'fulfilled').length, 8); // 48,000 of 50,000
     });
 
-    it('deduplicate a webhook event across instances, for a week', async () => {
+    it('deduplicate a webhook event across instances, for good', async () => {
       const s = schema();
       const a = ledger(s);
       const b = ledger(s);
@@ -143,14 +143,19 @@ describe('PostgresLedger', function () {
       assert.equal(results.filter(Boolean).length, 1);
       const week = 7 * 24 * 3600 * 1000;
       assert.equal(await a.recordEvent('widget:evt-1', 1_000 + week), false);
-      // Past the week the id is forgotten, and a later event purges what has expired.
-      assert.equal(await b.recordEvent('widget:evt-1', 1_001 + week), true);
+      // Past the week, and ids recorded years later, forget nothing.
+      assert.equal(await b.recordEvent('widget:evt-1', 1_001 + week), false);
       await a.recordEvent('widget:evt-0', 1);
-      await a.recordEvent('widget:evt-2', 1_002 + 2 * week);
-      const left = await admin.query(`SELECT id FROM "${s}".events ORDER BY id`);
+      await a.recordEvent('widget:evt-2', 1_002 + 500 * week);
+      assert.equal(await b.recordEvent('widget:evt-1', 1_003 + 500 * week), false);
+      const left = await admin.query(`SELECT id, seen_at FROM "${s}".events ORDER BY id`);
       assert.deepEqual(
-        left.rows.map((r) => r.id),
-        ['widget:evt-2'],
+        left.rows.map((r) => [r.id, Number(r.seen_at)]),
+        [
+          ['widget:evt-0', 1],
+          ['widget:evt-1', 1_000],
+          ['widget:evt-2', 1_002 + 500 * week],
+        ],
       );
     });
   });
@@ -228,7 +233,7 @@ describe('PostgresLedger', function () {
         ['balances', 'events', 'intents', 'journal', 'schema_version'],
       );
       const version = await admin.query(`SELECT version FROM "${s}".schema_version`);
-      assert.deepEqual(version.rows, [{ version: 3 }]);
+      assert.deepEqual(version.rows, [{ version: 4 }]);
       const created = await (writers[3] as PostgresLedger).create(newIntent());
       assert.equal((await (writers[5] as PostgresLedger).get(created.id))?.id, created.id);
     });
@@ -241,7 +246,7 @@ describe('PostgresLedger', function () {
       const err = await rejection(store.open(), IncompatibleLedgerError);
       assert.equal(err.code, 'LN_LEDGER_INCOMPATIBLE');
       assert.match(err.message, /version 99/);
-      assert.match(err.message, /reads up to version 3/);
+      assert.match(err.message, /reads up to version 4/);
       assert.match(err.message, /Upgrade colyseus-lightning/);
       // Refused for good: every later call says the same, and nothing was written.
       await rejection(store.create(newIntent()), IncompatibleLedgerError);
@@ -407,11 +412,35 @@ describe('PostgresLedger', function () {
       assert.equal((await store.get(created.id))?.status, 'creating');
       assert.equal((await store.transition(created.id, 'creating', 'pending'))?.status, 'pending');
       const version = await admin.query(`SELECT version FROM "${s}".schema_version`);
-      assert.equal(Number(version.rows[0]?.version), 3);
-      // Migrated on to 3 in the same open: the intent that was there has its opening entry.
+      assert.equal(Number(version.rows[0]?.version), 4);
+      // Migrated on to 4 in the same open: the intent that was there has its opening entry.
       const [opening] = (await store.journal({ intentId: created.id })).entries;
       assert.equal(opening?.tag, 'opening');
       assert.deepEqual([opening?.debit, opening?.credit], ['house:rewards', 'inflight']);
+    });
+
+    it('opens a schema-3 ledger: keeps the event ids it holds for good, without their index by time', async () => {
+      const s = schema();
+      const old = ledger(s);
+      await old.recordEvent('ramp:seen-long-ago', 1_000);
+      await old.close();
+      // Back to layout 3: the purge's index by time.
+      await admin.query(`CREATE INDEX IF NOT EXISTS events_seen ON "${s}".events (seen_at)`);
+      await admin.query(`UPDATE "${s}".schema_version SET version = 3`);
+      const store = ledger(s);
+      const far = 1_000 + 10 * 365 * 24 * 3600 * 1000;
+      assert.equal(await store.recordEvent('ramp:seen-long-ago', far), false);
+      assert.equal(await store.recordEvent('ramp:new', far), true);
+      const version = await admin.query(`SELECT version FROM "${s}".schema_version`);
+      assert.equal(Number(version.rows[0]?.version), 4);
+      const indexes = await admin.query(
+        'SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename = $2',
+        [s, 'events'],
+      );
+      assert.deepEqual(
+        indexes.rows.map((r) => r.indexname),
+        ['events_pkey'],
+      );
     });
 
     it('journals a move whose answer was lost once, and gives it to its writer', async () => {
@@ -649,7 +678,7 @@ describe('PostgresLedger', function () {
       await Promise.all(stores.map((store) => store.open()));
       const store = stores[2] as PostgresLedger;
       const version = await admin.query(`SELECT version FROM "${s}".schema_version`);
-      assert.equal(Number(version.rows[0]?.version), 3);
+      assert.equal(Number(version.rows[0]?.version), 4);
 
       const expected = intents.flatMap((intent) =>
         openingPostings(intent)

@@ -108,17 +108,41 @@ describe('RedisLedger', function () {
   );
 
   describe('two instances, two connections: webhooks', () => {
-    it('deduplicate a webhook event across instances for a week', async () => {
+    it('deduplicate a webhook event across instances for good: its key has no TTL', async () => {
       const p = prefix();
       const a = ledger(p);
       const b = ledger(p);
       const results = await Promise.all(
-        Array.from({ length: 20 }, (_, i) => (i % 2 ? a : b).recordEvent('widget:evt-1')),
+        Array.from({ length: 20 }, (_, i) => (i % 2 ? a : b).recordEvent('widget:evt-1', 1_000)),
       );
       assert.equal(results.filter(Boolean).length, 1);
-      const ttl = await admin.pttl(`${p}event:widget:evt-1`);
+      // Redis would expire a key with a TTL on its own clock, whatever `now` says: none is set.
+      assert.equal(await admin.pttl(`${p}event:widget:evt-1`), -1);
+      assert.equal(await admin.get(`${p}event:widget:evt-1`), '1000');
+      assert.equal(await b.recordEvent('widget:evt-1', 1_000 + 10 * 365 * 24 * 3600 * 1000), false);
+    });
+
+    it('migrates layout 3: every event id it kept (with a week’s TTL) is kept for good', async () => {
+      const p = prefix();
+      const other = prefix();
+      const store = ledger(p);
+      await store.open();
+      // As a layout-3 library left them: ids with a week's TTL, more than one SCAN page.
       const week = 7 * 24 * 3600 * 1000;
-      assert.ok(ttl > week - 60_000 && ttl <= week, `ttl ${ttl}`);
+      const ids = Array.from({ length: 2_500 }, (_, i) => `ramp:old-${i}`);
+      const batch = admin.pipeline();
+      for (const id of ids) batch.set(`${p}event:${id}`, '1000', 'PX', week);
+      batch.set(`${other}event:ramp:old-0`, '1000', 'PX', week);
+      await batch.exec();
+      await admin.set(`${p}version`, '3');
+      const upgraded = ledger(p);
+      await upgraded.open();
+      assert.equal(await admin.get(`${p}version`), '4');
+      const ttls = await Promise.all(ids.map((id) => admin.pttl(`${p}event:${id}`)));
+      assert.deepEqual(new Set(ttls), new Set([-1]));
+      assert.equal(await upgraded.recordEvent('ramp:old-7'), false);
+      // Another ledger's keys are left as they were.
+      assert.ok((await admin.pttl(`${other}event:ramp:old-0`)) > 0);
     });
   });
 
@@ -354,7 +378,7 @@ describe('RedisLedger', function () {
       const store = new RedisLedger(redis.url, { prefix: p, clock: { now: () => 5_000 } });
       open.push(store);
       await store.open();
-      assert.equal(await admin.get(`${p}version`), '3');
+      assert.equal(await admin.get(`${p}version`), '4');
       const entries = await everyEntry(store);
       assert.deepEqual(entries.map(({ seq: _, ...e }) => e).sort(byId), [...expected].sort(byId));
       assert.ok(entries.every((e) => e.tag === 'opening' && e.why.startsWith('opening: ')));
@@ -399,7 +423,7 @@ describe('RedisLedger', function () {
         return store;
       });
       await Promise.all(migrators.map((m) => m.open()));
-      assert.equal(await admin.get(`${p}version`), '3');
+      assert.equal(await admin.get(`${p}version`), '4');
       const expected = openings(intents, 5_000);
       const entries = await everyEntry(migrators[0] as RedisLedger);
       assert.deepEqual(entries.map(({ seq: _, ...e }) => e).sort(byId), [...expected].sort(byId));
@@ -428,7 +452,7 @@ describe('RedisLedger', function () {
       assert.deepEqual(await store.journal({ intentId: huge.id }), { entries: [], next: null });
       const others = intents.filter((i) => i !== huge);
       assert.equal((await everyEntry(store)).length, openings(others, 5_000).length);
-      assert.equal(await admin.get(`${p}version`), '3');
+      assert.equal(await admin.get(`${p}version`), '4');
     });
   });
 

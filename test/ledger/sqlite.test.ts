@@ -403,7 +403,7 @@ describe('SqliteLedger', () => {
 
     const db = new DatabaseSync(file, { readOnly: true });
     try {
-      assertIncludes(db.prepare('PRAGMA user_version').get(), { user_version: 4 });
+      assertIncludes(db.prepare('PRAGMA user_version').get(), { user_version: 5 });
       const names = db
         .prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'intents'")
         .all()
@@ -529,7 +529,7 @@ describe('SqliteLedger', () => {
     ]);
     const db = new DatabaseSync(file, { readOnly: true });
     try {
-      assertIncludes(db.prepare('PRAGMA user_version').get(), { user_version: 4 });
+      assertIncludes(db.prepare('PRAGMA user_version').get(), { user_version: 5 });
     } finally {
       db.close();
     }
@@ -556,6 +556,46 @@ describe('SqliteLedger', () => {
       ]);
     });
   }
+
+  it('migrates a schema 4 file: the event ids it kept are kept for good, without an index by time', async () => {
+    const writer = ledger();
+    await writer.recordEvent('ramp:seen-long-ago', 1_000);
+    await writer.close();
+    const old = new DatabaseSync(file);
+    old.exec('CREATE INDEX IF NOT EXISTS events_seen ON events (seen_at); PRAGMA user_version = 4');
+    old.close();
+
+    const store = ledger();
+    const far = 1_000 + 10 * 365 * 24 * 3600 * 1000;
+    assert.equal(await store.recordEvent('ramp:seen-long-ago', far), false);
+    assert.equal(await store.recordEvent('ramp:new', far), true);
+    await store.close();
+    const db = new DatabaseSync(file, { readOnly: true });
+    try {
+      assertIncludes(db.prepare('PRAGMA user_version').get(), { user_version: 5 });
+      const indexes = db
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events'")
+        .all()
+        .map((r) => r.name);
+      // Only the primary key's own (automatic) index of the WITHOUT ROWID table, if any.
+      assert.deepEqual(
+        indexes.filter((n) => !String(n).startsWith('sqlite_autoindex')),
+        [],
+      );
+      assert.deepEqual(
+        db
+          .prepare('SELECT id, seen_at FROM events ORDER BY id')
+          .all()
+          .map((r) => [r.id, r.seen_at]),
+        [
+          ['ramp:new', far],
+          ['ramp:seen-long-ago', 1_000],
+        ],
+      );
+    } finally {
+      db.close();
+    }
+  });
 
   it('refuses a file written by a newer schema version', async () => {
     const db = new DatabaseSync(file);

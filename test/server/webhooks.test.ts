@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { Room } from '@colyseus/core';
 import { expect } from 'chai';
 import { request } from 'undici';
+import { ManualClock } from '../../src/clock.js';
 import { startEmulator } from '../../src/emulator/index.js';
 import type { WebhookEvent } from '../../src/server/events.js';
 import { signBody, verifySignature } from '../../src/server/webhook-signature.js';
@@ -60,17 +61,93 @@ describe('server core: ramp and widget webhooks', () => {
         expect(await post(url, delivery.body, headers)).to.equal(200);
       }
       expect(events).to.have.length(1);
-      // The same signed body on the widget route is that route's event, once.
+      // The same signed body on the widget route is refused: a ramp event is never a widget one.
       const widget = `http://127.0.0.1:${game.port}/lightning/webhooks/widget`;
-      expect(await post(widget, delivery.body, delivery.headers)).to.equal(200);
+      expect(await post(widget, delivery.body, delivery.headers)).to.equal(422);
       expect(
         await post(widget, delivery.body, { ...delivery.headers, 'x-zbd-event-id': 'x' }),
-      ).to.equal(200);
-      expect(events.map((e) => e.source)).to.deep.equal(['ramp', 'widget']);
+      ).to.equal(422);
+      expect(events.map((e) => e.source)).to.deep.equal(['ramp']);
+      // The emulator's own deliveries of a type to the other source's route: refused, and said.
+      const widgetSession = await game.lightning.api.widgetSessions.create({
+        email: 'p@example.com',
+        webhook_url: widget,
+        reference_id: 'player-7',
+      });
+      const misrouted = await game.emulator.control.fireWidgetWebhook(
+        widgetSession.session_token,
+        'ramp.purchase.completed',
+      );
+      expect(misrouted).to.include({ httpStatus: 422, ok: false });
+      const own = await game.emulator.control.fireWidgetWebhook(
+        widgetSession.session_token,
+        'widget.cashout.completed',
+      );
+      expect(own).to.include({ httpStatus: 200, ok: true });
+      expect(events.map((e) => [e.source, e.type])).to.deep.equal([
+        ['ramp', 'ramp.purchase.completed'],
+        ['widget', 'widget.cashout.completed'],
+      ]);
     } finally {
       await game.stop();
       await emulator.close();
     }
+  });
+
+  it('answers a signed event on the other source’s route 422, storing and emitting nothing', async () => {
+    game = await startGame(
+      { empty: EmptyRoom },
+      { webhookSecret: SECRET, reconciler: { enabled: false } },
+    );
+    const events: WebhookEvent[] = [];
+    game.lightning.on('webhook', (e) => events.push(e));
+    const route = (source: string) => `http://127.0.0.1:${game.port}/lightning/webhooks/${source}`;
+    const signed = (body: string) => ({ 'x-zbd-signature': signBody(SECRET, body) });
+    const ramp = JSON.stringify({ type: 'ramp.purchase.completed', data: { reference_id: 'p1' } });
+    const widget = JSON.stringify({ type: 'widget.cashout.completed', data: { user_id: 'u1' } });
+    // Each body on the wrong route, twice: refused every time, never a 200.
+    for (let i = 0; i < 2; i++) {
+      expect(await post(route('widget'), ramp, signed(ramp))).to.equal(422);
+      expect(await post(route('ramp'), widget, signed(widget))).to.equal(422);
+    }
+    expect(events).to.have.length(0);
+    // Nothing was remembered: on its own route each is new, once.
+    expect(await post(route('ramp'), ramp, signed(ramp))).to.equal(200);
+    expect(await post(route('widget'), widget, signed(widget))).to.equal(200);
+    expect(await post(route('widget'), widget, signed(widget))).to.equal(200);
+    expect(events.map((e) => [e.source, e.type])).to.deep.equal([
+      ['ramp', 'ramp.purchase.completed'],
+      ['widget', 'widget.cashout.completed'],
+    ]);
+    // A signature is checked before the route: an unsigned misrouted body is still a 401.
+    expect(await post(route('widget'), ramp, {})).to.equal(401);
+  });
+
+  it('never accepts a signed event twice: a replay 8 days or 10 years later is acknowledged, not emitted', async () => {
+    const clock = new ManualClock(Date.now());
+    game = await startGame(
+      { empty: EmptyRoom },
+      { clock, webhookSecret: SECRET, reconciler: { enabled: false } },
+    );
+    const events: WebhookEvent[] = [];
+    game.lightning.on('webhook', (e) => events.push(e));
+    const url = `http://127.0.0.1:${game.port}/lightning/webhooks/ramp`;
+    const body = JSON.stringify({ type: 'ramp.purchase.completed', data: { reference_id: 'p1' } });
+    const headers = { 'x-zbd-signature': signBody(SECRET, body) };
+    expect(await post(url, body, headers)).to.equal(200);
+    expect(events).to.have.length(1);
+    const day = 24 * 3600 * 1000;
+    clock.advance(8 * day);
+    // Other events meanwhile, as a live game gets them.
+    const other = JSON.stringify({ type: 'ramp.kyc.completed', data: { user_id: 'u1' } });
+    expect(await post(url, other, { 'x-zbd-signature': signBody(SECRET, other) })).to.equal(200);
+    expect(await post(url, body, headers)).to.equal(200);
+    clock.advance(3652 * day);
+    expect(await post(url, body, headers)).to.equal(200);
+    expect(events.map((e) => e.type)).to.deep.equal([
+      'ramp.purchase.completed',
+      'ramp.kyc.completed',
+    ]);
   });
 
   it('refuses a missing or wrong signature with 401, and a malformed body with 400', async () => {
