@@ -30,7 +30,7 @@ import { join } from 'node:path';
 import { v4 as uuidv4 } from 'uuid';
 import { PostgresLedger, RedisLedger, SqliteLedger } from '../src/ledger/index.js';
 import type { Intent, IntentPatch, NewIntent } from '../src/ledger/intent.js';
-import { afterWrite, postingsFor } from '../src/ledger/journal.js';
+import { afterWrite, draftOf, postingsFor } from '../src/ledger/journal.js';
 import type { LedgerStore } from '../src/ledger/store.js';
 import { startPostgres } from '../test/support/postgres.js';
 import { startRedis } from '../test/support/redis.js';
@@ -93,37 +93,6 @@ const series = (): Series => ({ rate: [], p50: [], p99: [], time: [] });
 
 let players = 0;
 
-/** The intent as the engine drafts it before its create, for the creation's posting. */
-function draft(fields: NewIntent, now: number): Intent {
-  return {
-    id: '',
-    kind: fields.kind,
-    status: 'creating',
-    roomId: fields.roomId,
-    playerId: fields.playerId,
-    amount: fields.amount,
-    unit: fields.unit,
-    description: fields.description,
-    remoteId: null,
-    code: null,
-    uri: null,
-    callbackToken: fields.callbackToken ?? null,
-    idempotencyKey: null,
-    openKey: null,
-    groupId: null,
-    expiresAt: null,
-    createdAt: now,
-    updatedAt: now,
-    nextCheckAt: fields.nextCheckAt ?? null,
-    checks: 0,
-    leaseOwner: null,
-    leaseUntil: null,
-    error: null,
-    meta: {},
-    history: [],
-  };
-}
-
 /** Rewards in `creating`, each recorded with its creation posting, for 1,000 players in turn. */
 async function createMany(store: LedgerStore, n: number): Promise<Intent[]> {
   const intents: Intent[] = [];
@@ -139,7 +108,7 @@ async function createMany(store: LedgerStore, n: number): Promise<Intent[]> {
       callbackToken: uuidv4().replaceAll('-', ''),
       nextCheckAt: now + 60_000,
     };
-    intents.push(await store.create(fields, now, {}, postingsFor(null, draft(fields, now))));
+    intents.push(await store.create(fields, now, {}, postingsFor(null, draftOf(fields, now))));
   }
   return intents;
 }

@@ -26,7 +26,7 @@
  * claimable) and the wallet's balance is minus what the journal says came in. Every posting
  * adds as much as it takes: all balances of a unit sum to zero, always.
  */
-import type { Intent, IntentStatus } from './intent.js';
+import type { Intent, IntentStatus, NewIntent } from './intent.js';
 
 /** How many times a match's payout or refund is issued before it is left to an operator. */
 export const MAX_PAYOUT_ATTEMPTS = 3;
@@ -301,5 +301,36 @@ export function afterWrite(
       to === intent.status
         ? intent.history
         : [...intent.history, { at: now, from: intent.status, to }],
+  };
+}
+
+/** The intent a create will record (status `creating`), for computing its postings first. */
+export function draftOf(fields: NewIntent, now: number): Intent {
+  return {
+    id: fields.id ?? '',
+    kind: fields.kind,
+    status: 'creating',
+    roomId: fields.roomId,
+    playerId: fields.playerId,
+    amount: fields.amount,
+    unit: fields.unit,
+    description: fields.description,
+    remoteId: null,
+    code: null,
+    uri: null,
+    callbackToken: fields.callbackToken ?? null,
+    idempotencyKey: fields.idempotencyKey ?? null,
+    openKey: fields.openKey ?? null,
+    groupId: fields.groupId ?? null,
+    expiresAt: fields.expiresAt ?? null,
+    createdAt: now,
+    updatedAt: now,
+    nextCheckAt: fields.nextCheckAt ?? null,
+    checks: 0,
+    leaseOwner: null,
+    leaseUntil: null,
+    error: null,
+    meta: fields.meta ?? {},
+    history: [],
   };
 }

@@ -24,7 +24,7 @@ import {
   isTerminal,
   type NewIntent,
 } from '../ledger/intent.js';
-import { afterWrite, postingsFor } from '../ledger/journal.js';
+import { afterWrite, draftOf, postingsFor } from '../ledger/journal.js';
 import type { BudgetWindow, CreateGuards, LedgerStore } from '../ledger/store.js';
 import { PayoutBreaker } from './breaker.js';
 import { ClientAddresses } from './client-address.js';
@@ -503,34 +503,7 @@ export class Engine implements KindHost {
    * atomic step with the guards.
    */
   async record(fields: NewIntent, now: number, guards: CreateGuards): Promise<Intent> {
-    const draft: Intent = {
-      id: fields.id ?? '',
-      kind: fields.kind,
-      status: 'creating',
-      roomId: fields.roomId,
-      playerId: fields.playerId,
-      amount: fields.amount,
-      unit: fields.unit,
-      description: fields.description,
-      remoteId: null,
-      code: null,
-      uri: null,
-      callbackToken: fields.callbackToken ?? null,
-      idempotencyKey: fields.idempotencyKey ?? null,
-      openKey: fields.openKey ?? null,
-      groupId: fields.groupId ?? null,
-      expiresAt: fields.expiresAt ?? null,
-      createdAt: now,
-      updatedAt: now,
-      nextCheckAt: fields.nextCheckAt ?? null,
-      checks: 0,
-      leaseOwner: null,
-      leaseUntil: null,
-      error: null,
-      meta: fields.meta ?? {},
-      history: [],
-    };
-    return this.ledger.create(fields, now, guards, postingsFor(null, draft));
+    return this.ledger.create(fields, now, guards, postingsFor(null, draftOf(fields, now)));
   }
 
   /**
