@@ -651,10 +651,14 @@ async function soak(
     violations: cluster.deaths(),
   });
   const during = cluster.reports.filter((r) => r.event === 'audit');
+  // A true alarm the operator then answered (a winner's address payment left unknown) is what
+  // the audit is for: excused, and counted; anything else it found is a violation.
+  const found = [...new Set([...during.flatMap((r) => r.findings as string[]), ...audits.flat()])];
+  const answered = (f: string) => endgame.resolved.some((r) => f.includes(r.id));
   checks.push({
-    name: "the game's live audit found nothing (during the run, and lightning.audit() at the end)",
+    name: `the game's live audit found nothing but what the operator then resolved (${found.filter(answered).length} such)`,
     checked: audits.length + during.length,
-    violations: [...new Set([...during.flatMap((r) => r.findings as string[]), ...audits.flat()])],
+    violations: found.filter((f) => !answered(f)),
   });
   // Screens: each connected player sees exactly its room's intents of its own, as the ledger has them.
   const screens = await screensAgree(players, intents, lostInKill(records));
