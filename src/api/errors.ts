@@ -20,6 +20,10 @@ export interface ErrorDetails extends LightningErrorOptions {
   path?: string | undefined;
   /** How many attempts were made before giving up. */
   attempts?: number | undefined;
+  /** The service's id for the answer (`x-request-id` or `request-id`), when it sent one. */
+  requestId?: string | undefined;
+  /** The last answer's headers (lower-case names; no cookies), when there was an answer. */
+  headers?: Readonly<Record<string, string>> | undefined;
 }
 
 export class PaymentsApiError extends LightningError {
@@ -27,12 +31,21 @@ export class PaymentsApiError extends LightningError {
   readonly method: string | undefined;
   readonly path: string | undefined;
   readonly attempts: number | undefined;
+  /**
+   * The service's id for its answer, to quote to its support: from the last answer's
+   * `x-request-id` (or `request-id`) header. Undefined when no answer came or it sent none.
+   */
+  readonly requestId: string | undefined;
+  /** The last answer's headers, as the service sent them (set-cookie left out). */
+  readonly headers: Readonly<Record<string, string>> | undefined;
 
   constructor(message: string, details: ErrorDetails = {}) {
     super(message, details);
     this.method = details.method;
     this.path = details.path;
     this.attempts = details.attempts;
+    this.requestId = details.requestId;
+    this.headers = details.headers;
   }
 }
 

@@ -5,7 +5,6 @@
  * says what a failure means, this file only builds the error it names. One undici Pool with
  * keep-alive per client; per-attempt cost is one request, one JSON.parse and one zod parse.
  */
-import type { EventEmitter } from 'node:events';
 import { type Dispatcher, Pool } from 'undici';
 import type { z } from 'zod';
 import { type Clock, sleep } from '../clock.js';
@@ -70,7 +69,7 @@ export interface Call<S extends z.ZodType> {
 
 /** How one attempt ended. */
 type Outcome =
-  | { kind: 'ok'; status: number; text: string }
+  | { kind: 'ok'; status: number; text: string; headers: AnswerHeaders }
   | { kind: 'http-error'; status: number; error: PaymentsApiError }
   | { kind: 'failure'; status: number | undefined; failure: Failure };
 
@@ -81,7 +80,11 @@ interface Failure {
   retryAfterMs?: number;
   message: string;
   cause?: Error;
+  /** The answer's headers, when the service answered. */
+  headers?: AnswerHeaders;
 }
+
+type AnswerHeaders = Dispatcher.ResponseData['headers'];
 
 const CONNECT_CODES = new Set([
   'ECONNREFUSED',
@@ -155,7 +158,7 @@ export class Transport {
         });
       }
       if (outcome.kind === 'http-error') throw outcome.error;
-      if (outcome.kind === 'ok') return this.#unwrap(call, path, outcome.text, outcome.status);
+      if (outcome.kind === 'ok') return this.#unwrap(call, path, outcome);
 
       const failure = outcome.failure;
       const decision = decide(call.safety, failure.kind);
@@ -189,7 +192,7 @@ export class Transport {
     // undici checks its own timeouts on a coarse (about 1 s) tick; one timer per attempt
     // makes `timeoutMs` a precise deadline for the whole answer, headers and body.
     const timeoutMs = call.timeoutMs ?? this.#options.timeoutMs;
-    const deadline = new Deadline();
+    const deadline = new AbortController();
     const timer = setTimeout(expire, timeoutMs, deadline);
     try {
       const response = await this.#dispatcher.request({
@@ -198,7 +201,7 @@ export class Transport {
         method: call.method,
         headers,
         body,
-        signal: deadline as unknown as EventEmitter,
+        signal: deadline.signal,
         headersTimeout: timeoutMs,
         bodyTimeout: timeoutMs,
       });
@@ -206,7 +209,7 @@ export class Transport {
       responseHeaders = response.headers;
       text = await response.body.text();
     } catch (err) {
-      const failure = deadline.expired
+      const failure = deadline.signal.aborted
         ? { kind: 'timeout' as const, message: `no answer within ${timeoutMs} ms` }
         : this.#transportFailure(err, timeoutMs);
       return { kind: 'failure', status: undefined, failure };
@@ -214,7 +217,8 @@ export class Transport {
       clearTimeout(timer);
     }
 
-    if (status >= 200 && status < 300) return { kind: 'ok', status, text };
+    if (status >= 200 && status < 300)
+      return { kind: 'ok', status, text, headers: responseHeaders };
     const { message, serviceCode } = this.#errorBody(text, status);
     if (status === 429 || status >= 500) {
       // Retry-After is honoured wherever the service sends it (429, and 503 during upkeep).
@@ -226,7 +230,13 @@ export class Transport {
       return {
         kind: 'failure',
         status,
-        failure: { kind, status, message, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) },
+        failure: {
+          kind,
+          status,
+          message,
+          headers: responseHeaders,
+          ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+        },
       };
     }
     return {
@@ -237,6 +247,7 @@ export class Transport {
         serviceCode,
         method: call.method,
         path,
+        ...this.#answerDetails(responseHeaders),
       }),
     };
   }
@@ -278,6 +289,7 @@ export class Transport {
       path,
       attempts,
       cause: failure.cause,
+      ...this.#answerDetails(failure.headers),
     };
     const what = `${call.operation}: ${failure.message}`;
     switch (final) {
@@ -305,8 +317,12 @@ export class Transport {
     }
   }
 
-  #unwrap<S extends z.ZodType>(call: Call<S>, path: string, text: string, status: number) {
-    const details = { status, method: call.method, path };
+  #unwrap<S extends z.ZodType>(
+    call: Call<S>,
+    path: string,
+    { status, text, headers }: { status: number; text: string; headers: AnswerHeaders },
+  ) {
+    const details = { status, method: call.method, path, ...this.#answerDetails(headers) };
     let envelope: unknown;
     try {
       envelope = JSON.parse(text);
@@ -358,6 +374,27 @@ export class Transport {
     return { message: this.#scrub(message).slice(0, 500), serviceCode };
   }
 
+  /**
+   * What an error quotes of the service's answer: its request id and its headers (scrubbed of
+   * every secret, cookies left out, each value cut at 500 characters, at most 64 of them).
+   * Built only when an error is, never for an answer that is used.
+   */
+  #answerDetails(raw: AnswerHeaders | undefined): Pick<ErrorDetails, 'requestId' | 'headers'> {
+    if (raw === undefined) return {};
+    const headers: Record<string, string> = {};
+    let kept = 0;
+    for (const [name, value] of Object.entries(raw)) {
+      if (value === undefined || name === 'set-cookie' || kept >= 64) continue;
+      const text = Array.isArray(value) ? value.join(', ') : String(value);
+      headers[name.toLowerCase()] = this.#scrub(text).slice(0, 500);
+      kept++;
+    }
+    const said = headers['x-request-id'] ?? headers['request-id'];
+    // An id is a short token: anything else is not one, and is left in `headers` alone.
+    const requestId = said !== undefined && /^[\w.:-]{1,128}$/.test(said) ? said : undefined;
+    return { requestId, headers: Object.freeze(headers) };
+  }
+
   /** A plain copy of a transport error, so no socket, header or key rides along. */
   #scrubbedCause(err: unknown): Error {
     const source = err instanceof Error ? err : new Error(String(err));
@@ -375,43 +412,9 @@ export class Transport {
   }
 }
 
-/**
- * The per-attempt abort handle, in the smallest shape undici accepts as a `signal` (an
- * EventEmitter's `on`/`once`/`removeListener`). An AbortController per attempt (an
- * EventTarget, and undici's native abort listener on it) cost about 4.7 µs per call, most of
- * what the client added to a call (bench/client.ts); this costs a few hundred nanoseconds.
- * It must not have an `aborted` property, or undici takes it for an AbortSignal.
- */
-class Deadline {
-  expired = false;
-  reason: Error | undefined;
-  #listener: (() => void) | undefined;
-
-  on(_event: 'abort', listener: () => void): this {
-    this.#listener = listener;
-    return this;
-  }
-
-  once(event: 'abort', listener: () => void): this {
-    return this.on(event, listener);
-  }
-
-  removeListener(_event: 'abort', listener: () => void): this {
-    if (this.#listener === listener) this.#listener = undefined;
-    return this;
-  }
-
-  fire(): void {
-    this.expired = true;
-    this.reason = new Error('deadline');
-    const listener = this.#listener;
-    this.#listener = undefined;
-    listener?.();
-  }
-}
-
-function expire(deadline: Deadline): void {
-  deadline.fire();
+/** Ends an attempt at its deadline: undici rejects the request when its signal aborts. */
+function expire(deadline: AbortController): void {
+  deadline.abort();
 }
 
 function httpError(status: number, message: string, details: ErrorDetails): PaymentsApiError {

@@ -7,6 +7,7 @@
  * (reward codes) or call its control routes, which besides need the key of this start.
  */
 
+import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { CONTROL_KEY_HEADER, isControlKey } from './bind.js';
 import type { EmulatorCore } from './core.js';
@@ -233,6 +234,8 @@ export function createRequestHandler(
     const q = rawUrl.indexOf('?');
     const path = q === -1 ? rawUrl : rawUrl.slice(0, q);
     log.record(method, path);
+    // Every answer carries an id, as the service's do: what a developer quotes to its support.
+    res.setHeader('x-request-id', randomUUID());
     const family = familyOf(path);
     const cors = family === 'lnurl';
 

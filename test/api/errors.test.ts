@@ -123,6 +123,59 @@ describe('PaymentsApi: errors', () => {
     });
   }
 
+  it("carries the service's request id and answer headers, to quote to its support", async () => {
+    service.reply({
+      status: 404,
+      headers: {
+        'x-request-id': 'req_7f3a9',
+        'x-ratelimit-remaining': '41',
+        'set-cookie': 'session=abc',
+      },
+      body: { success: false, message: 'Not found' },
+    });
+    const error = await failure(() => api.withdrawalRequests.get('wr_1'));
+    expect(error.requestId).to.equal('req_7f3a9');
+    expect(error.headers?.['x-ratelimit-remaining']).to.equal('41');
+    expect(error.headers, 'cookies are never kept').not.to.have.property('set-cookie');
+
+    // After the retries, the last answer's: a 5xx on a read, then a 503 with another id.
+    service.reply(
+      { status: 500, headers: { 'request-id': 'req_first' }, body: { success: false } },
+      { status: 503, headers: { 'request-id': 'req_last' }, body: { success: false } },
+    );
+    const once = new PaymentsApi({
+      apiKey: KEY,
+      baseUrl: service.url,
+      maxRetries: 1,
+      retry: { baseDelayMs: 1 },
+    });
+    const retried = await failure(() => once.withdrawalRequests.get('wr_1'));
+    await once.close();
+    expect(retried.attempts).to.equal(2);
+    expect(retried.requestId).to.equal('req_last');
+
+    // A 2xx the contract does not allow names the answer too; a header that is no id is not one.
+    service.reply({ status: 200, headers: { 'x-request-id': 'not an id <b>' }, raw: '<html>' });
+    const garbled = await failure(() => api.withdrawalRequests.get('wr_1'));
+    expect(garbled).to.be.instanceOf(UnexpectedResponseError);
+    expect(garbled.requestId).to.equal(undefined);
+    expect(garbled.headers?.['x-request-id']).to.equal('not an id <b>');
+  });
+
+  it('has no request id or headers when no answer came', async () => {
+    const port = await freePort();
+    const closed = new PaymentsApi({
+      apiKey: KEY,
+      baseUrl: `http://127.0.0.1:${port}`,
+      maxRetries: 0,
+    });
+    const error = await failure(() => closed.withdrawalRequests.get('wr_1'));
+    await closed.close();
+    expect(error).to.be.instanceOf(ConnectionError);
+    expect(error.requestId).to.equal(undefined);
+    expect(error.headers).to.equal(undefined);
+  });
+
   it('an error body that is not JSON still gives the right class', async () => {
     service.reply({ status: 403, raw: 'Forbidden' });
     const error = await failure(() => api.wallet.get());

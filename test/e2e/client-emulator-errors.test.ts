@@ -43,6 +43,16 @@ describe('e2e client -> emulator: errors', () => {
       expect(t.emu.control.users()).to.have.length(0);
     });
 
+    it("carries the emulator's request id, a different one for each answer", async () => {
+      const api = t.client({ apiKey: 'emu_live_not_a_key_of_this_emulator' });
+      const first = await failure(() => api.wallet.get());
+      const second = await failure(() => api.wallet.get());
+      expect(first.requestId).to.match(/^[0-9a-f-]{36}$/);
+      expect(second.requestId).to.match(/^[0-9a-f-]{36}$/);
+      expect(first.requestId).not.to.equal(second.requestId);
+      expect(first.headers?.['x-request-id']).to.equal(first.requestId);
+    });
+
     it('a revoked key: AuthenticationError at once', async () => {
       expect((await t.api.wallet.get()).balance).to.equal(1_000_000);
       t.emu.control.revokeKey(t.emu.apiKey);
