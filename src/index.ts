@@ -83,6 +83,7 @@ export type {
   BudgetWindow,
   CreateGuards,
   LedgerStore,
+  LedgerView,
   TransitionOptions,
 } from './ledger/store.js';
 // The server-level object and its events.

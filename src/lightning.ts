@@ -26,7 +26,7 @@ import type { Emulator } from './emulator/index.js';
 import { ConfigurationError } from './errors.js';
 import type { Intent } from './ledger/intent.js';
 import type { JournalPage, JournalQuery } from './ledger/journal.js';
-import type { LedgerStore } from './ledger/store.js';
+import { type LedgerView, readOnlyView } from './ledger/store.js';
 import type { PluginHost } from './room/host.js';
 import type { LightningPluginOptions } from './room/options.js';
 import { LightningPlugin } from './room/plugin.js';
@@ -92,6 +92,8 @@ export interface ReconcilerControl {
 
 interface Running {
   runtime: Runtime;
+  /** The ledger's reads, the one face of it a game gets. */
+  view: LedgerView;
   engine: Engine;
   auditor: Auditor;
   reconciler: Reconciler;
@@ -161,9 +163,14 @@ export class Lightning {
     return this.#ready('api').runtime.api;
   }
 
-  /** The ledger store. Available once `ready()` has resolved. */
-  get ledger(): LedgerStore {
-    return this.#ready('ledger').runtime.ledger;
+  /**
+   * The ledger's reads (an intent, a player's, room's or match's intents, the unknowns, the
+   * journal, balances). Every write goes through the engine: a move, a resolve or a settle made
+   * here would skip its events, its journal entries and the rooms. Available once `ready()` has
+   * resolved.
+   */
+  get ledger(): LedgerView {
+    return this.#ready('ledger').view;
   }
 
   /** The embedded emulator (null with a real key). Available once `ready()` has resolved. */
@@ -426,7 +433,8 @@ export class Lightning {
       const reconciler = new Reconciler(engine, () => auditor.run());
       const matches = new Matches(engine);
       const regions = new RegionCache(runtime.api, this.#settings.clock);
-      this.#running = { runtime, engine, auditor, reconciler, matches, regions };
+      const view = readOnlyView(runtime.ledger);
+      this.#running = { runtime, view, engine, auditor, reconciler, matches, regions };
       // The sweep runs whether or not this process reconciles: some process will.
       void reconciler.sweep().then(() => {
         if (this.#settings.reconciler.enabled && !this.#closed) reconciler.start();

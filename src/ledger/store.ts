@@ -167,3 +167,35 @@ export interface LedgerStore {
   /** Idempotent; every other call afterwards rejects with LedgerClosedError. */
   close(): Promise<void>;
 }
+
+/** The reads of a ledger: what the public face hands a game (`lightning.ledger`). */
+export type LedgerView = Pick<
+  LedgerStore,
+  | 'get'
+  | 'byRemoteId'
+  | 'openByRoom'
+  | 'openByPlayer'
+  | 'byGroup'
+  | 'unknowns'
+  | 'journal'
+  | 'balances'
+>;
+
+/**
+ * A read-only view of `store`: a frozen object of its reads alone, so that no cast reaches a
+ * write (a move, a create, a close) the engine did not make. Token lookups are left out too: a
+ * callback token is a bearer secret of the route.
+ */
+export function readOnlyView(store: LedgerStore): LedgerView {
+  return Object.freeze({
+    get: (id: string) => store.get(id),
+    byRemoteId: (kind: Parameters<LedgerStore['byRemoteId']>[0], remoteId: string) =>
+      store.byRemoteId(kind, remoteId),
+    openByRoom: (roomId: string) => store.openByRoom(roomId),
+    openByPlayer: (playerId: string) => store.openByPlayer(playerId),
+    byGroup: (groupId: string) => store.byGroup(groupId),
+    unknowns: (limit?: number) => store.unknowns(limit),
+    journal: (query?: Parameters<LedgerStore['journal']>[0]) => store.journal(query),
+    balances: (accounts?: readonly string[]) => store.balances(accounts),
+  });
+}

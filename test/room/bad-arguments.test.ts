@@ -100,7 +100,7 @@ describe('room: bad arguments', () => {
       playerId: 'alice',
       email: 'alice@example.com',
     });
-    const ledger = game.lightning.ledger;
+    const ledger = game.store;
     let recorded = 0;
     const create = ledger.create.bind(ledger);
     ledger.create = (...args) => {

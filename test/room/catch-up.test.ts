@@ -19,7 +19,7 @@ describe('room: catching up with the ledger', () => {
     game = await startArena({ reconciler: { enabled: false } }, { catchUpMs: 100 });
     const { room, alice, claimed, reward } = await aliceRewarded(game);
     // Another process applied the claim; its message to this room was lost.
-    const moved = await game.lightning.ledger.transition(reward.id, 'pending', 'completed', {
+    const moved = await game.store.transition(reward.id, 'pending', 'completed', {
       note: 'claimed (applied elsewhere)',
     });
     expect(moved?.status).to.equal('completed');

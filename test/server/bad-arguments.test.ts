@@ -71,7 +71,7 @@ describe('server: bad arguments to the helpers', () => {
 
   it('reject with InvalidArgumentError, record nothing and send nothing', async () => {
     game = await startGame({ empty: EmptyRoom }, { reconciler: { enabled: false } });
-    const ledger = game.lightning.ledger;
+    const ledger = game.store;
     let recorded = 0;
     const create = ledger.create.bind(ledger);
     ledger.create = (...args) => {

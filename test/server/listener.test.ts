@@ -141,7 +141,7 @@ describe('lightning.attach(server): the routes in front of Colyseus', () => {
       amountMsat: 20_000,
       description: 'x',
     });
-    await game.lightning.ledger.close(); // the ledger unreachable from here on
+    await game.store.close(); // the ledger unreachable from here on
     const answer = await post(game.callbackUrl(reward.callbackToken as string), '{}');
     expect(answer).to.deep.equal({ status: 500, text: '' });
     const errors = lines.filter((l) => l.level === 'error');

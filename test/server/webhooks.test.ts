@@ -213,7 +213,7 @@ describe('server core: ramp and widget webhooks', () => {
     expect(events).to.have.length(0);
     // Nothing was remembered: the event would still be new.
     const id = createHash('sha256').update('ramp\n').update(body).digest('base64url');
-    expect(await game.lightning.ledger.recordEvent(`ramp:${id}`)).to.equal(true);
+    expect(await game.store.recordEvent(`ramp:${id}`)).to.equal(true);
   });
 
   it('verifySignature accepts hex, base64 and sha256= forms, and nothing else', () => {

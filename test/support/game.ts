@@ -9,6 +9,8 @@ import { boot, type ColyseusTestServer } from '@colyseus/testing';
 import type { ConfigOptions } from '@colyseus/tools';
 import { WebSocketTransport } from '@colyseus/ws-transport';
 import { type Emulator, startEmulator } from '../../src/emulator/index.js';
+import { SqliteLedger } from '../../src/ledger/sqlite.js';
+import type { LedgerStore } from '../../src/ledger/store.js';
 import { createLightning, type Lightning } from '../../src/lightning.js';
 import type { LightningOptions } from '../../src/server/options.js';
 import { freePort } from './ports.js';
@@ -16,6 +18,11 @@ import { freePort } from './ports.js';
 export interface Game {
   colyseus: ColyseusTestServer;
   lightning: Lightning;
+  /**
+   * The writable store under `lightning.ledger` (which only reads), for a test that plays
+   * another process writing to the same ledger. Throws for a game started on a file path.
+   */
+  readonly store: LedgerStore;
   emulator: Emulator;
   port: number;
   /** With `routes: 'listener'`: takes `lightning.attach(server)` away again. */
@@ -34,14 +41,18 @@ export async function startGame(
   const port = await freePort();
   const emulator = options.emulator ?? (await startEmulator({ logger: quietLogger }));
   const { emulator: _unused, routes = 'router', ...lightningOptions } = options;
+  // The default in-memory ledger is made here, so that a test can write to it as another
+  // process would; a store a test passes is its own to close.
+  const made = options.ledger === undefined ? new SqliteLedger({ path: ':memory:' }) : undefined;
+  const given = made ?? options.ledger;
   const lightning = await createLightning({
     apiKey: emulator.apiKey,
     baseUrl: emulator.url,
     publicUrl: `http://127.0.0.1:${port}`,
     logger: quietLogger,
     api: { retry: { baseDelayMs: 1, maxDelayMs: 5 } },
-    ledger: ':memory:',
     ...lightningOptions,
+    ledger: given,
   } as LightningOptions);
   await lightning.ready();
   const defined = Object.fromEntries(
@@ -66,6 +77,10 @@ export async function startGame(
   return {
     colyseus,
     lightning,
+    get store(): LedgerStore {
+      if (typeof given !== 'object') throw new Error(`the game's ledger is the file ${given}`);
+      return given;
+    },
     emulator,
     port,
     ...(detachRoutes ? { detachRoutes } : {}),
@@ -74,6 +89,7 @@ export async function startGame(
       await colyseus.cleanup().catch(() => {});
       await colyseus.shutdown().catch(() => {});
       await lightning.close();
+      await made?.close();
       if (!options.emulator) await emulator.close();
     },
   };
