@@ -125,6 +125,7 @@ export class Lightning {
   #starting: Promise<Running> | undefined;
   #running: Running | undefined;
   #closed = false;
+  #readyWatch: NodeJS.Timeout | undefined;
   readonly #probeToken = newProbeToken();
   readonly #probe = new AbortController();
 
@@ -195,6 +196,7 @@ export class Lightning {
 
   /** Colyseus router endpoints (callbacks and webhooks): spread into `createRouter({ ... })`. */
   endpoints() {
+    this.#expectReady('lightning.endpoints()');
     if (this.#settings.callbackSources && this.#settings.clientAddress.proxies === 0) {
       this.#settings.logger.warn(
         'callbackSources with clientAddress.proxies 0 (no proxy), but the router cannot see the socket: its callback route refuses every callback; use lightning.attach(server) instead',
@@ -220,6 +222,7 @@ export class Lightning {
         "needs the game's node:http server (a WebSocketTransport's `server`)",
       );
     }
+    this.#expectReady('lightning.attach(server)');
     return attachRoutes(server, this.#routesHost());
   }
 
@@ -241,6 +244,7 @@ export class Lightning {
    * `this.plugins.lightning.reward(client, ...)` inside the room.
    */
   plugin(options: LightningPluginOptions = {}): LightningPlugin {
+    this.#expectReady('lightning.plugin()');
     return new LightningPlugin(this.#host, options);
   }
 
@@ -401,6 +405,7 @@ export class Lightning {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    clearTimeout(this.#readyWatch);
     this.#probe.abort();
     const running = await this.#starting?.catch(() => undefined);
     if (!running) return;
@@ -460,6 +465,27 @@ export class Lightning {
       firstCheckMs: reconciler.firstCheckMs,
       signal: this.#probe.signal,
     });
+  }
+
+  /**
+   * The routes or the plugin were made (`what`): the server is about to listen. Unless
+   * `ready()` (or a first use) starts it within `startWithoutReadyMs`, it starts then, and says
+   * so outside production, once: a forgotten `ready()` would leave a restarted server's open
+   * payments unrecovered and the dev wallet URL unprinted until a player's first payment.
+   */
+  #expectReady(what: string): void {
+    const { startWithoutReadyMs: after, logger } = this.#settings;
+    if (after === 0 || this.#readyWatch !== undefined || this.#starting || this.#closed) return;
+    this.#readyWatch = setTimeout(() => {
+      if (this.#starting || this.#closed) return;
+      if (process.env.NODE_ENV !== 'production') {
+        logger.warn(
+          `lightning.ready() was not called within ${after} ms of ${what}: starting now. Until it starts, a restarted server does not recover its open payments and the dev wallet URL is not printed; call \`await lightning.ready()\` before the server listens (e.g. in beforeListen)`,
+        );
+      }
+      this.#start().catch((err: Error) => logger.error(`lightning did not start: ${err.message}`));
+    }, after);
+    this.#readyWatch.unref();
   }
 
   #ready(what: string): Running {

@@ -260,6 +260,13 @@ export const lightningOptionsSchema = z.strictObject({
         .optional(),
     })
     .optional(),
+  /**
+   * A game that mounts the routes or the room plugin and never calls `lightning.ready()` starts
+   * this long after the first of them anyway (with a warning outside production): until then a
+   * restarted server would not recover its open payments. 0: wait for the first use. Default
+   * 5,000 ms.
+   */
+  startWithoutReadyMs: ms.max(600_000).default(5_000),
   /** Largest callback or webhook body accepted. Default 64 KiB. */
   maxBodyBytes: z
     .number()

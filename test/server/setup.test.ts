@@ -214,3 +214,79 @@ describe('server set-up probe', () => {
     }
   });
 });
+
+describe('server set-up: a forgotten ready() (issue 23, finding 5)', () => {
+  it('starts anyway soon after the routes are made, says so once with the fix, and prints the dev wallet', async () => {
+    const { lines, logger } = recordingLogger();
+    const lightning = createLightning({ logger, startWithoutReadyMs: 200 });
+    try {
+      lightning.endpoints();
+      lightning.plugin();
+      await eventually(
+        () => lines.some((l) => l.message.includes('dev wallet')),
+        5_000,
+        'the start line with the dev wallet',
+      );
+      const warned = lines.filter((l) => l.message.includes('lightning.ready() was not called'));
+      expect(warned).to.have.length(1);
+      expect(warned[0]?.level).to.equal('warn');
+      expect(warned[0]?.message).to.include('lightning.endpoints()').and.include('beforeListen');
+      // Started: the ledger's reads answer without a ready() of the game's.
+      expect(await lightning.ledger.unknowns()).to.deep.equal([]);
+    } finally {
+      await lightning.close();
+    }
+  });
+
+  it('says nothing when ready() is called, and nothing in production', async () => {
+    const { lines, logger } = recordingLogger();
+    const lightning = createLightning({ logger, startWithoutReadyMs: 100 });
+    // A witness armed just after, that nobody readies: once it has spoken, the first one's
+    // watch (armed earlier, as long) has run too.
+    const witness = recordingLogger();
+    const forgotten = createLightning({ logger: witness.logger, startWithoutReadyMs: 100 });
+    const previous = process.env.NODE_ENV;
+    try {
+      lightning.endpoints();
+      forgotten.endpoints();
+      await lightning.ready();
+      await eventually(
+        () => witness.lines.some((l) => l.message.includes('ready()')),
+        5_000,
+        "the witness's warning",
+      );
+      expect(lines.filter((l) => l.message.includes('ready()'))).to.deep.equal([]);
+    } finally {
+      await lightning.close();
+      await forgotten.close();
+    }
+    const { lines: quiet, logger: quietOne } = recordingLogger();
+    process.env.NODE_ENV = 'production';
+    const port = await freePort();
+    const prod = createLightning({
+      logger: quietOne,
+      startWithoutReadyMs: 100,
+      apiKey: 'a_production_key_for_this_test',
+      baseUrl: `http://127.0.0.1:${port}`,
+      publicUrl: 'https://game.example.com',
+      ledger: ':memory:',
+    });
+    try {
+      prod.endpoints();
+      await eventually(() => quiet.length > 0 || hasStarted(prod), 5_000, 'the start');
+      expect(quiet.filter((l) => l.message.includes('ready()'))).to.deep.equal([]);
+    } finally {
+      if (previous === undefined) delete process.env.NODE_ENV;
+      else process.env.NODE_ENV = previous;
+      await prod.close();
+    }
+  });
+});
+
+function hasStarted(lightning: Lightning): boolean {
+  try {
+    return lightning.ledger !== undefined;
+  } catch {
+    return false;
+  }
+}
