@@ -198,8 +198,11 @@ export class LimitExceededError extends LightningError {
   }
 }
 
-/** Which payout budget refused a payout (`reward`: the single-payout cap, maxRewardMsat). */
-export type BudgetScope = 'reward' | 'player' | 'room' | 'game';
+/**
+ * Which payout budget refused a payout: `payout`, the single-payout cap (`maxRewardMsat`, for a
+ * reward and a payment to an address alike), or a rolling window of a player, room or the game.
+ */
+export type BudgetScope = 'payout' | 'player' | 'room' | 'game';
 
 /**
  * A payout budget refused a payout (a reward, or a payment to a Lightning address): it is
@@ -212,9 +215,9 @@ export class BudgetExceededError extends LightningError {
   readonly scope: BudgetScope;
   /** The cap, in msats. */
   readonly limitMsat: string;
-  /** What the window already holds, in msats (0 for `reward`). */
+  /** What the window already holds, in msats (0 for `payout`). */
   readonly reservedMsat: string;
-  /** The rolling window, in ms; null for `reward`. */
+  /** The rolling window, in ms; null for `payout`. */
   readonly windowMs: number | null;
 
   constructor(
@@ -224,7 +227,7 @@ export class BudgetExceededError extends LightningError {
     windowMs: number | null,
   ) {
     super(
-      scope === 'reward'
+      scope === 'payout'
         ? `the payout exceeds budgets.maxRewardMsat (${limitMsat} msats); nothing was sent`
         : `the ${scope} payout budget (${limitMsat} msats per ${windowMs} ms) holds ${reservedMsat} msats already: this payout would exceed it; nothing was sent`,
     );

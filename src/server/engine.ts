@@ -14,7 +14,7 @@ import { z } from 'zod';
 import type { PaymentsApi } from '../api/client.js';
 import { parseInput } from '../api/inputs.js';
 import type { Clock } from '../clock.js';
-import { InvalidArgumentError } from '../errors.js';
+import { BudgetExceededError, InvalidArgumentError } from '../errors.js';
 import {
   type Intent,
   type IntentKind,
@@ -177,6 +177,19 @@ export class Engine implements KindHost {
       budgets.push({ scope: 'room', limitMsat: perRoom.msat, windowMs: perRoom.windowMs });
     if (game) budgets.push({ scope: 'game', limitMsat: game.msat, windowMs: game.windowMs });
     return { maxOpenPerPlayer, budgets };
+  }
+
+  /**
+   * The single-payout cap (`budgets.maxRewardMsat`), for a reward or a payment to an address
+   * the game pays out of its own money; a payout of a match's pot (`ownMoney` false) was paid in
+   * by its players and is not capped. Refuses with BudgetExceededError (scope `payout`) before
+   * anything is recorded or sent.
+   */
+  capPayout(amountMsat: string, ownMoney: boolean): void {
+    const max = this.settings.budgets.maxRewardMsat;
+    if (ownMoney && max !== undefined && BigInt(amountMsat) > BigInt(max)) {
+      throw new BudgetExceededError('payout', String(max), '0', null);
+    }
   }
 
   /** The URL the service POSTs an intent's status updates to. */

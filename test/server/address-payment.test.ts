@@ -395,7 +395,7 @@ describe('server: a payment to a Lightning address', () => {
       .payAddress({ playerId: 'ivy', lnAddress: `ivy@${LN_ADDRESS_DOMAIN}`, amountMsat: 50_001 })
       .catch((e: unknown) => e);
     expect(big).to.be.instanceOf(BudgetExceededError);
-    expect(big).to.include({ scope: 'reward' });
+    expect(big).to.include({ scope: 'payout' });
     expect(game.emulator.control.count('POST', SEND)).to.equal(0);
     // Within the budget it goes.
     const ok = await game.lightning.payAddress({

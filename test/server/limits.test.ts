@@ -152,7 +152,7 @@ describe('limits and budgets: money is never taken', function () {
     const lightning = await server({ budgets: { maxRewardMsat: 100_000 } });
     const err = await lightning.reward(prize('alice', 100_001)).catch((e: unknown) => e);
     expect(err).to.be.instanceOf(BudgetExceededError);
-    expect(err).to.include({ scope: 'reward', limitMsat: '100000', code: 'LN_BUDGET_EXCEEDED' });
+    expect(err).to.include({ scope: 'payout', limitMsat: '100000', code: 'LN_BUDGET_EXCEEDED' });
     expect(await lightning.ledger.openByPlayer('alice')).to.deep.equal([]);
     expect(requests()).to.equal(0);
     await lightning.reward(prize('alice', 100_000));

@@ -22,7 +22,7 @@ import {
   RateLimitError,
 } from '../../api/errors.js';
 import { parseInput } from '../../api/inputs.js';
-import { BudgetExceededError, InvalidArgumentError, LnAddressRefusedError } from '../../errors.js';
+import { InvalidArgumentError, LnAddressRefusedError } from '../../errors.js';
 import { IntentLostError } from '../../ledger/errors.js';
 import type { Intent } from '../../ledger/intent.js';
 import { mayReissue } from '../../ledger/journal.js';
@@ -55,11 +55,8 @@ export async function startAddressPayment(
   behalf: OnBehalf = {},
 ): Promise<Intent> {
   const args = parseInput(addressPaymentInput, input);
-  const max = engine.settings.budgets.maxRewardMsat;
   // A payout of a match's pot was paid in by its players: budgets guard the game's own money.
-  if (max !== undefined && behalf.guards === undefined && BigInt(args.amountMsat) > BigInt(max)) {
-    throw new BudgetExceededError('reward', String(max), '0', null);
-  }
+  engine.capPayout(args.amountMsat, behalf.guards === undefined);
   engine.breaker.refuseIfPaused();
   await checkAddress(engine, args.lnAddress);
   await engine.breaker.admit(BigInt(args.amountMsat));

@@ -11,7 +11,6 @@
  */
 import type { PaymentsApi } from '../../api/client.js';
 import { parseInput } from '../../api/inputs.js';
-import { BudgetExceededError } from '../../errors.js';
 import type { Intent } from '../../ledger/intent.js';
 import { mayReissue } from '../../ledger/journal.js';
 import type { Engine } from '../engine.js';
@@ -45,11 +44,8 @@ export async function startReward(
   behalf: OnBehalf = {},
 ): Promise<Intent> {
   const args = parseInput(rewardInput, input);
-  const max = engine.settings.budgets.maxRewardMsat;
   // A payout of a match's pot was paid in by its players: budgets guard the game's own money.
-  if (max !== undefined && behalf.guards === undefined && BigInt(args.amountMsat) > BigInt(max)) {
-    throw new BudgetExceededError('reward', String(max), '0', null);
-  }
+  engine.capPayout(args.amountMsat, behalf.guards === undefined);
   await engine.breaker.admit(BigInt(args.amountMsat));
   const token = newCallbackToken();
   return recordThenSend(
