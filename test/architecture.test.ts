@@ -110,6 +110,17 @@ describe('architecture of src/', () => {
     expect(upward).to.deep.equal([]);
   });
 
+  it('hands the room narrow calls: no room module sees the API client, the engine or a store', () => {
+    const whole = ['api/client.ts', 'server/engine.ts', 'ledger/store.ts'];
+    const reached: string[] = [];
+    for (const [file, imports] of graph) {
+      if (!file.startsWith('room/')) continue;
+      for (const target of imports)
+        if (whole.includes(target)) reached.push(`${file} -> ${target}`);
+    }
+    expect(reached).to.deep.equal([]);
+  });
+
   it('keeps Colyseus out of the layers below the server', () => {
     const offenders = [...graph.keys()].filter(
       (file) =>
