@@ -91,39 +91,45 @@ export class RoomEntries {
     for (const entry of mine) client.view.add(entry);
   }
 
+  /** The intent's entry in the state, if it is there. */
+  get(intent: Pick<Intent, 'id' | 'kind'>): Entry | undefined {
+    const state = this.find();
+    return state ? mapOf(state, intent.kind).get(intent.id) : undefined;
+  }
+
   /**
-   * Puts the intent's entry in the state, or updates it, and shows a new one to its owner's
-   * clients. `owner` tells which connected client is whose.
+   * A reading of the intent as an entry of no state: for an intent whose entry already left the
+   * state (it ended, and `lingerMs` passed). Nothing updates it.
    */
-  upsert(intent: Intent, state: LightningState, owner: (c: Client) => string | undefined): Entry {
+  copyOf(intent: Intent): Entry {
+    const entry = newEntry(intent);
+    write(entry, intent);
+    return entry;
+  }
+
+  /**
+   * Writes a reading of the intent into its entry, or puts a new entry in the state and shows it
+   * to its owner's clients (`owner` tells which connected client is whose). Returns the entry,
+   * or null when the reading changes nothing the entry shows: an older one (settlements may
+   * arrive out of order: a create answer after its own callback), one that would leave a
+   * terminal status, or the reading the entry already holds (a repeated delivery).
+   */
+  upsert(
+    intent: Intent,
+    state: LightningState,
+    owner: (c: Client) => string | undefined,
+  ): Entry | null {
     const map = mapOf(state, intent.kind);
-    let entry = map.get(intent.id);
-    const isNew = entry === undefined;
-    if (!entry) entry = newEntry(intent);
-    // Settlements may arrive out of order (a create answer after its own callback): an older
-    // reading never overwrites a newer one, and a terminal status is never left.
-    const stale =
-      intent.updatedAt < entry.updatedAt ||
-      (!isNew && isTerminal(entry.status) && !isTerminal(intent.status));
-    if (stale) return entry;
-    entry.status = STATUS_TEXT[intent.status];
-    entry.expiresAt = intent.expiresAt ?? 0;
-    entry.updatedAt = intent.updatedAt;
-    if (entry instanceof Reward || entry instanceof EntryFee) {
-      entry.code = intent.code ?? '';
-    }
-    if (entry instanceof AddressPayment) {
-      const address = intent.meta.lnAddress;
-      entry.lnAddress = typeof address === 'string' ? address : '';
-    }
-    if (isNew) {
-      if (map.size === 0) keysAsDictionary(map);
-      map.set(intent.id, entry);
-      for (const client of this.#room.clients) {
-        if (owner(client) !== intent.playerId) continue;
-        client.view ??= new StateView();
-        client.view.add(entry);
-      }
+    const known = map.get(intent.id);
+    if (known !== undefined) return update(known, intent) ? known : null;
+    const entry = newEntry(intent);
+    write(entry, intent);
+    if (map.size === 0) keysAsDictionary(map);
+    map.set(intent.id, entry);
+    for (const client of this.#room.clients) {
+      if (owner(client) !== intent.playerId) continue;
+      client.view ??= new StateView();
+      client.view.add(entry);
     }
     return entry;
   }
@@ -157,6 +163,45 @@ function keysAsDictionary(map: EntryMap): void {
   ) {
     journal.indexByKey = Object.create(null);
   }
+}
+
+/**
+ * A newer reading into an existing entry; false when it is older than the entry's, would leave
+ * a terminal status, or shows nothing new (then only its time is kept, to order later readings).
+ */
+function update(entry: Entry, intent: Intent): boolean {
+  if (intent.updatedAt < entry.updatedAt) return false;
+  if (isTerminal(entry.status) && !isTerminal(intent.status)) return false;
+  const same =
+    entry.status === intent.status &&
+    entry.expiresAt === (intent.expiresAt ?? 0) &&
+    (!(entry instanceof Reward || entry instanceof EntryFee) ||
+      entry.code === (intent.code ?? '')) &&
+    (!(entry instanceof AddressPayment) || entry.lnAddress === lnAddressOf(intent));
+  if (same) {
+    entry.updatedAt = intent.updatedAt;
+    return false;
+  }
+  write(entry, intent);
+  return true;
+}
+
+/** The fields a reading changes: status, deadline, time, and the code or the address paid. */
+function write(entry: Entry, intent: Intent): void {
+  entry.status = STATUS_TEXT[intent.status];
+  entry.expiresAt = intent.expiresAt ?? 0;
+  entry.updatedAt = intent.updatedAt;
+  if (entry instanceof Reward || entry instanceof EntryFee) {
+    entry.code = intent.code ?? '';
+  }
+  if (entry instanceof AddressPayment) {
+    entry.lnAddress = lnAddressOf(intent);
+  }
+}
+
+function lnAddressOf(intent: Intent): string {
+  const address = intent.meta.lnAddress;
+  return typeof address === 'string' ? address : '';
 }
 
 /** The room map a kind's entries live in (its rules say which, kinds/). */

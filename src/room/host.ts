@@ -84,14 +84,14 @@ export interface PluginHost {
   webhookUrl(source: 'ramp' | 'widget'): string;
   readonly logger: LightningLogger;
   /**
-   * Settlements are published on the room's presence from now on; returns the presence the
-   * room should subscribe on (the same one, or the matchmaker's).
+   * Settlements for rooms of other processes are published on the room's presence from now on;
+   * returns the presence the room should subscribe on (the same one, or the matchmaker's).
    */
   attachPresence(presence: PresenceLike | undefined): PresenceLike | undefined;
   /**
-   * Every move this process applies to an intent of `roomId` is given to `deliver` in hand (its
-   * presence message is then marked `delivered`); only after `ready()`. Returns the function
-   * that stops it.
+   * Every move this process applies to an intent of `roomId` is given to `deliver` in hand, and
+   * none is published (only other processes' moves come on presence); only after `ready()`.
+   * Returns the function that stops it.
    */
   hostRoom(roomId: string, deliver: (intent: Intent) => void): () => void;
 }
