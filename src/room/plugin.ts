@@ -101,6 +101,8 @@ export class LightningPlugin extends RoomPlugin {
   readonly #matches = new Map<string, RoomMatch>();
   /** With immediatePush: a patch is scheduled for this turn's settlements, or the room is gone. */
   #pushPending = false;
+  /** A catch-up round is running (rounds never overlap). */
+  #catchingUp = false;
   #disposed = false;
 
   /** Use `lightning.plugin(options)`. */
@@ -385,9 +387,25 @@ export class LightningPlugin extends RoomPlugin {
       return feed.subscribe(this.#host.attachPresence(this.room.presence as never));
     });
     if (this.#settings.catchUpMs > 0) {
-      this.room.clock.setInterval(() => void this.#catchUp(), this.#settings.catchUpMs);
+      this.room.clock.setInterval(() => this.#catchUpRound(), this.#settings.catchUpMs);
     }
     return this.#attached;
+  }
+
+  /**
+   * Starts a catch-up round unless the last one is still running: over a slow ledger, rounds
+   * wait for each other rather than pile up and read the same intents at once.
+   */
+  #catchUpRound(): void {
+    if (this.#catchingUp) return;
+    this.#catchingUp = true;
+    this.#catchUp()
+      .catch((err: Error) =>
+        this.#host.logger.warn(`catching up room ${this.room.roomId}: ${err.message}`),
+      )
+      .finally(() => {
+        this.#catchingUp = false;
+      });
   }
 
   /**
