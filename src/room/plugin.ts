@@ -15,8 +15,8 @@
  * Footprint: one presence subscription per room; per entry one schema instance, added to its
  * owner's StateView; per move one write of the entry: a move applied in this process is handed
  * over by the engine (nothing read, nothing published), one applied by another process comes
- * as a presence message and costs one ledger read; with `immediatePush`, one patch per
- * event-loop turn that changed entries. Nothing runs per message or per tick.
+ * as a presence message and costs one ledger read; with `immediatePush` (the default), one
+ * patch per event-loop turn that changed entries. Nothing runs per message or per tick.
  *
  * What players observe: the owner's client gets the entry (with the QR `code` for rewards and
  * fees) and sees its `status` move from `pending` to `completed`/`expired`/`failed`; no other
