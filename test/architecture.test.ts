@@ -121,6 +121,21 @@ describe('architecture of src/', () => {
     expect(reached).to.deep.equal([]);
   });
 
+  it('reaches into no private field of @colyseus/schema: the room writes its state through the public API', () => {
+    // MapSchema's journal and key index, the change tracker and the symbols that hold an
+    // instance's values: what issue 17 swapped to save bytes, and a minor release may change.
+    const PRIVATE =
+      /\b(journal|indexByKey|changeTree|ChangeTree)\b|\$(changes|items|indexes|values|refId)\b/;
+    const offenders = [...graph.keys()].filter((file) => {
+      if (!file.startsWith('room/')) return false;
+      const code = readFileSync(join(SRC, file), 'utf8')
+        .replace(/\/\*[\s\S]*?\*\//g, '')
+        .replace(/\/\/.*$/gm, '');
+      return PRIVATE.test(code);
+    });
+    expect(offenders).to.deep.equal([]);
+  });
+
   it('keeps Colyseus out of the layers below the server', () => {
     const offenders = [...graph.keys()].filter(
       (file) =>
