@@ -34,9 +34,13 @@ interface Stats {
 }
 
 const GOAL_RATE = 5_000;
-/** Issue 17: verified callbacks at 0.35 of the bare node:http floor, at most 1.5 KB per open intent. */
+/**
+ * Issue 17: verified callbacks at 0.35 of the bare node:http floor. Issue 23: at most 2 KB per
+ * open intent, where the bytes go shown (bench/README.md): issue 17's 1.5 KB leaned on a
+ * private field of @colyseus/schema, which the room no longer touches.
+ */
 const GOAL_OF_FLOOR = 0.35;
-const GOAL_BYTES = 1_536;
+const GOAL_BYTES = 2_048;
 
 /** POSTs one callback per item, `concurrency` in flight; returns callbacks per second. */
 async function fire(
@@ -283,10 +287,10 @@ export async function benchScale(options: ScaleBenchOptions = {}): Promise<{
         subject: 'memory per open intent',
         value: `${int(retained)} B`,
         detail: `JS heap ${int(heapPerIntent)} B + SQLite pages ${int(ledgerPerIntent)} B; RSS delta ${int(rssPerIntent)} B (V8 heap reserved +${int(reservedPerIntent)} B)`,
-        limit: `${int(GOAL_BYTES)} B (1.5 KB)`,
+        limit: `${int(GOAL_BYTES)} B (2 KB)`,
         ratio: ratio(retained / GOAL_BYTES),
-        goal: { text: '<= 1.5 KB retained', met: retained <= GOAL_BYTES },
-        note: 'ratio: retained / 1.5 KB',
+        goal: { text: '<= 2 KB retained', met: retained <= GOAL_BYTES },
+        note: 'ratio: retained / 2 KB',
       },
       {
         bench: '3 scale',

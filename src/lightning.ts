@@ -498,6 +498,7 @@ export class Lightning {
 
   #pluginHost(): PluginHost {
     const engine = async () => (await this.#start()).engine;
+    const api = () => this.#ready('api').runtime.api;
     return {
       logger: this.#settings.logger,
       ready: () => this.#start(),
@@ -511,7 +512,14 @@ export class Lightning {
       watchConnections: (roomId, sink) => this.#connections.watch(roomId, sink),
       intent: async (id) => (await engine()).ledger.get(id),
       openIntents: async (roomId) => (await engine()).ledger.openByRoom(roomId),
-      api: () => this.api,
+      widget: {
+        createUser: (input) => api().widgetUsers.create(input),
+        openWidget: (input) => api().widgetSessions.create(input),
+        openPurchase: (input) => api().ramp.createSession(input),
+        acceptDisclosures: (userId, typeIds) =>
+          api().widgetUsers.acceptDisclosures(userId, typeIds),
+        updateEmail: (userId, email) => api().widgetUsers.update(userId, { email }),
+      },
       webhookUrl: (source) => this.#ready('webhookUrl').engine.webhookUrl(source),
       attachPresence: (presence) => {
         const e = this.#ready('presence').engine;

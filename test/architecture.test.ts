@@ -110,6 +110,32 @@ describe('architecture of src/', () => {
     expect(upward).to.deep.equal([]);
   });
 
+  it('hands the room narrow calls: no room module sees the API client, the engine or a store', () => {
+    const whole = ['api/client.ts', 'server/engine.ts', 'ledger/store.ts'];
+    const reached: string[] = [];
+    for (const [file, imports] of graph) {
+      if (!file.startsWith('room/')) continue;
+      for (const target of imports)
+        if (whole.includes(target)) reached.push(`${file} -> ${target}`);
+    }
+    expect(reached).to.deep.equal([]);
+  });
+
+  it('reaches into no private field of @colyseus/schema: the room writes its state through the public API', () => {
+    // MapSchema's journal and key index, the change tracker and the symbols that hold an
+    // instance's values: what issue 17 swapped to save bytes, and a minor release may change.
+    const PRIVATE =
+      /\b(journal|indexByKey|changeTree|ChangeTree)\b|\$(changes|items|indexes|values|refId)\b/;
+    const offenders = [...graph.keys()].filter((file) => {
+      if (!file.startsWith('room/')) return false;
+      const code = readFileSync(join(SRC, file), 'utf8')
+        .replace(/\/\*[\s\S]*?\*\//g, '')
+        .replace(/\/\/.*$/gm, '');
+      return PRIVATE.test(code);
+    });
+    expect(offenders).to.deep.equal([]);
+  });
+
   it('keeps Colyseus out of the layers below the server', () => {
     const offenders = [...graph.keys()].filter(
       (file) =>

@@ -3,20 +3,14 @@
  * StateView only (a reward's code is a bearer secret), updated as settlements arrive, and
  * taken out `lingerMs` after it ended so the owner sees the outcome first.
  *
- * Cost: per entry one schema instance (about 1.1 KB of heap with a reward's ~200-character code,
- * bench/README.md) and one StateView add per connected owner client.
+ * Cost: per entry one schema instance (about 1.1 KB of heap with a reward's code, where each
+ * byte goes in bench/README.md) and one StateView add per connected owner client. Only
+ * @colyseus/schema's public API is used: no saving here reaches into its private fields.
  */
 import type { Client, Room } from '@colyseus/core';
 import { StateView } from '@colyseus/schema';
 import { ConfigurationError } from '../errors.js';
-import {
-  INTENT_KINDS,
-  INTENT_STATUSES,
-  type Intent,
-  type IntentKind,
-  type IntentStatus,
-  isTerminal,
-} from '../ledger/intent.js';
+import { type Intent, type IntentKind, isTerminal } from '../ledger/intent.js';
 import { KINDS } from '../server/kinds/index.js';
 import type { RoomMap } from '../server/kinds/kind.js';
 import type { PluginSettings } from './options.js';
@@ -34,7 +28,6 @@ type EntryMap = {
   set(id: string, entry: Entry): unknown;
   delete(id: string): unknown;
   values(): Iterable<Entry>;
-  readonly size: number;
 };
 
 export class RoomEntries {
@@ -91,39 +84,44 @@ export class RoomEntries {
     for (const entry of mine) client.view.add(entry);
   }
 
+  /** The intent's entry in the state, if it is there. */
+  get(intent: Pick<Intent, 'id' | 'kind'>): Entry | undefined {
+    const state = this.find();
+    return state ? mapOf(state, intent.kind).get(intent.id) : undefined;
+  }
+
   /**
-   * Puts the intent's entry in the state, or updates it, and shows a new one to its owner's
-   * clients. `owner` tells which connected client is whose.
+   * A reading of the intent as an entry of no state: for an intent whose entry already left the
+   * state (it ended, and `lingerMs` passed). Nothing updates it.
    */
-  upsert(intent: Intent, state: LightningState, owner: (c: Client) => string | undefined): Entry {
+  copyOf(intent: Intent): Entry {
+    const entry = newEntry(intent);
+    write(entry, intent);
+    return entry;
+  }
+
+  /**
+   * Writes a reading of the intent into its entry, or puts a new entry in the state and shows it
+   * to its owner's clients (`owner` tells which connected client is whose). Returns the entry,
+   * or null when the reading changes nothing the entry shows: an older one (settlements may
+   * arrive out of order: a create answer after its own callback), one that would leave a
+   * terminal status, or the reading the entry already holds (a repeated delivery).
+   */
+  upsert(
+    intent: Intent,
+    state: LightningState,
+    owner: (c: Client) => string | undefined,
+  ): Entry | null {
     const map = mapOf(state, intent.kind);
-    let entry = map.get(intent.id);
-    const isNew = entry === undefined;
-    if (!entry) entry = newEntry(intent);
-    // Settlements may arrive out of order (a create answer after its own callback): an older
-    // reading never overwrites a newer one, and a terminal status is never left.
-    const stale =
-      intent.updatedAt < entry.updatedAt ||
-      (!isNew && isTerminal(entry.status) && !isTerminal(intent.status));
-    if (stale) return entry;
-    entry.status = STATUS_TEXT[intent.status];
-    entry.expiresAt = intent.expiresAt ?? 0;
-    entry.updatedAt = intent.updatedAt;
-    if (entry instanceof Reward || entry instanceof EntryFee) {
-      entry.code = intent.code ?? '';
-    }
-    if (entry instanceof AddressPayment) {
-      const address = intent.meta.lnAddress;
-      entry.lnAddress = typeof address === 'string' ? address : '';
-    }
-    if (isNew) {
-      if (map.size === 0) keysAsDictionary(map);
-      map.set(intent.id, entry);
-      for (const client of this.#room.clients) {
-        if (owner(client) !== intent.playerId) continue;
-        client.view ??= new StateView();
-        client.view.add(entry);
-      }
+    const known = map.get(intent.id);
+    if (known !== undefined) return update(known, intent) ? known : null;
+    const entry = newEntry(intent);
+    write(entry, intent);
+    map.set(intent.id, entry);
+    for (const client of this.#room.clients) {
+      if (owner(client) !== intent.playerId) continue;
+      client.view ??= new StateView();
+      client.view.add(entry);
     }
     return entry;
   }
@@ -138,25 +136,42 @@ export class RoomEntries {
 }
 
 /**
- * Colyseus's MapSchema keeps each key's wire index in a plain object (`journal.indexByKey`).
- * Every new key (a UUID, never seen before) gives such an object a new V8 hidden class, about
- * 65 B per entry that no other room shares, until the first delete turns it into a dictionary.
- * An empty map's object is swapped for a dictionary at once (a null-prototype object is one),
- * which holds the same keys for less. Internal to @colyseus/schema 5: anything else is left
- * alone, and a map it cannot recognise works as before.
+ * A newer reading into an existing entry; false when it is older than the entry's, would leave
+ * a terminal status, or shows nothing new (then only its time is kept, to order later readings).
  */
-function keysAsDictionary(map: EntryMap): void {
-  const journal = (map as unknown as { journal?: { indexByKey?: unknown } }).journal;
-  const keys = journal?.indexByKey;
-  if (
-    journal !== undefined &&
-    typeof keys === 'object' &&
-    keys !== null &&
-    Object.getPrototypeOf(keys) === Object.prototype &&
-    Object.keys(keys).length === 0
-  ) {
-    journal.indexByKey = Object.create(null);
+function update(entry: Entry, intent: Intent): boolean {
+  if (intent.updatedAt < entry.updatedAt) return false;
+  if (isTerminal(entry.status) && !isTerminal(intent.status)) return false;
+  const same =
+    entry.status === intent.status &&
+    entry.expiresAt === (intent.expiresAt ?? 0) &&
+    (!(entry instanceof Reward || entry instanceof EntryFee) ||
+      entry.code === (intent.code ?? '')) &&
+    (!(entry instanceof AddressPayment) || entry.lnAddress === lnAddressOf(intent));
+  if (same) {
+    entry.updatedAt = intent.updatedAt;
+    return false;
   }
+  write(entry, intent);
+  return true;
+}
+
+/** The fields a reading changes: status, deadline, time, and the code or the address paid. */
+function write(entry: Entry, intent: Intent): void {
+  entry.status = intent.status;
+  entry.expiresAt = intent.expiresAt ?? 0;
+  entry.updatedAt = intent.updatedAt;
+  if (entry instanceof Reward || entry instanceof EntryFee) {
+    entry.code = intent.code ?? '';
+  }
+  if (entry instanceof AddressPayment) {
+    entry.lnAddress = lnAddressOf(intent);
+  }
+}
+
+function lnAddressOf(intent: Intent): string {
+  const address = intent.meta.lnAddress;
+  return typeof address === 'string' ? address : '';
 }
 
 /** The room map a kind's entries live in (its rules say which, kinds/). */
@@ -179,31 +194,18 @@ const ENTRY_CLASS: Record<RoomMap, new () => Entry> = {
 };
 
 /**
- * The one copy of each status and kind word: an intent read from a store carries its own copy
- * of `'pending'` or `'reward'`, which an entry would otherwise keep alive as long as it lives.
- */
-const STATUS_TEXT = Object.fromEntries(INTENT_STATUSES.map((s) => [s, s])) as Record<
-  IntentStatus,
-  IntentStatus
->;
-const KIND_TEXT = Object.fromEntries(INTENT_KINDS.map((k) => [k, k])) as Record<
-  IntentKind,
-  IntentKind
->;
-
-/**
  * A new entry for the intent, its synced fields written in their declared order, `status`
  * (field 0) first: Colyseus keeps an instance's values in an array that grows as fields are
  * set, and a first write at a high index makes it larger for the entry's whole life.
  */
 function newEntry(intent: Intent): Entry {
   const entry = new ENTRY_CLASS[roomMapOf(intent.kind)]();
-  entry.status = STATUS_TEXT[intent.status];
+  entry.status = intent.status;
   entry.amount = intent.amount;
-  entry.unit = intent.unit === 'msats' ? 'msats' : intent.unit;
+  entry.unit = intent.unit;
   entry.description = intent.description;
   entry.expiresAt = intent.expiresAt ?? 0;
-  entry.kind = KIND_TEXT[intent.kind] as never;
+  entry.kind = intent.kind as never;
   entry.id = intent.id;
   entry.playerId = intent.playerId;
   return entry;

@@ -1,10 +1,11 @@
 /**
- * The room's settlement feed: one presence subscription on the room's channel, on which
- * whichever process applied a change (callback, reconciler, create answer) publishes it. Each
- * message is only a pointer: the plugin reads the intent back from the ledger before it acts,
- * unless the message says the intent was already handed over in this process (`delivered`).
+ * The room's settlement feed: one presence subscription on the room's channel, on which a
+ * process that applied a change to one of the room's intents (callback, reconciler, create
+ * answer) publishes it when the room is not its own (its own rooms are handed the change:
+ * Engine.hostRoom). Each message is only a pointer: the plugin reads the intent back from the
+ * ledger before it acts.
  *
- * Cost: one subscription per room; per message from another process one ledger read.
+ * Cost: one subscription per room; per message one ledger read.
  */
 import type { SettlementMessage } from '../server/settlement.js';
 import { type PresenceLike, roomChannel } from '../server/settlement.js';

@@ -1,11 +1,18 @@
 /**
  * What the room plugin needs from the server, and nothing more: the money operations, a read
- * of one intent, the API client for widget calls, presence to hear settlements on, and a way
- * to be handed the moves this process applies to the room's intents. The
- * server's public face implements it; the plugin never sees the engine behind it.
+ * of one intent, the five widget calls it makes to the service, presence to hear other
+ * processes' settlements on, and a way to be handed the moves this process applies to the
+ * room's intents. The server's public face implements it; the plugin never sees the engine or
+ * the API client behind it.
  */
-import type { RegionSupport } from '../api/answers.js';
-import type { PaymentsApi } from '../api/client.js';
+import type {
+  DisclosureAcceptance,
+  RampSessionAnswer,
+  RegionSupport,
+  WidgetSessionAnswer,
+  WidgetUser,
+} from '../api/answers.js';
+import type { RampSessionInput, WidgetSessionInput, WidgetUserInput } from '../api/inputs.js';
 import type { Intent } from '../ledger/intent.js';
 import type { HeaderReader } from '../server/client-address.js';
 import type { LightningLogger } from '../server/logger.js';
@@ -27,6 +34,21 @@ export interface MatchCalls {
   abort(matchId: string, reason: string): Promise<MatchView>;
   view(matchId: string): Promise<MatchView>;
   keepAlive(matchId: string): Promise<void>;
+}
+
+/**
+ * The service calls a room makes for its players' widget (room/widget-access.ts), each one call
+ * of the API client; nothing else of the client reaches the room.
+ */
+export interface WidgetCalls {
+  /** Creates the player's widget user, or returns the one with this reference_id. */
+  createUser(input: WidgetUserInput): Promise<WidgetUser>;
+  /** A widget session for one user. */
+  openWidget(input: WidgetSessionInput): Promise<WidgetSessionAnswer>;
+  /** A purchase (ramp) session for one user. */
+  openPurchase(input: RampSessionInput): Promise<RampSessionAnswer>;
+  acceptDisclosures(userId: string, typeIds: readonly number[]): Promise<DisclosureAcceptance>;
+  updateEmail(userId: string, email: string): Promise<WidgetUser>;
 }
 
 export interface PluginHost {
@@ -57,19 +79,19 @@ export interface PluginHost {
   intent(id: string): Promise<Intent | null>;
   /** The room's open intents (creating, pending, unknown) as the ledger holds them now. */
   openIntents(roomId: string): Promise<Intent[]>;
-  /** The API client; only after `ready()`. */
-  api(): PaymentsApi;
+  /** The widget calls; each one fails before `ready()`. */
+  readonly widget: WidgetCalls;
   webhookUrl(source: 'ramp' | 'widget'): string;
   readonly logger: LightningLogger;
   /**
-   * Settlements are published on the room's presence from now on; returns the presence the
-   * room should subscribe on (the same one, or the matchmaker's).
+   * Settlements for rooms of other processes are published on the room's presence from now on;
+   * returns the presence the room should subscribe on (the same one, or the matchmaker's).
    */
   attachPresence(presence: PresenceLike | undefined): PresenceLike | undefined;
   /**
-   * Every move this process applies to an intent of `roomId` is given to `deliver` in hand (its
-   * presence message is then marked `delivered`); only after `ready()`. Returns the function
-   * that stops it.
+   * Every move this process applies to an intent of `roomId` is given to `deliver` in hand, and
+   * none is published (only other processes' moves come on presence); only after `ready()`.
+   * Returns the function that stops it.
    */
   hostRoom(roomId: string, deliver: (intent: Intent) => void): () => void;
 }

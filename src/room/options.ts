@@ -48,9 +48,10 @@ const schema = z.strictObject({
    * Send the room's patch as soon as a settlement changed an entry, rather than at the next
    * patch tick, so the owner's screen updates in about the verification time. Settlements that
    * arrive in the same turn of the event loop share one patch (setImmediate). Costs one extra
-   * patch per batch of settlements (the next tick then finds nothing new to send). Default false.
+   * patch per batch of settlements (the next tick then finds nothing new to send). `false`
+   * leaves every change to the patch tick. Default true.
    */
-  immediatePush: z.boolean().default(false),
+  immediatePush: z.boolean().default(true),
 });
 
 export type LightningPluginOptions = z.input<typeof schema>;

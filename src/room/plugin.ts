@@ -13,10 +13,10 @@
  *   }
  *
  * Footprint: one presence subscription per room; per entry one schema instance, added to its
- * owner's StateView; per settlement applied in this process nothing more (the engine hands the
- * moved intent over), per settlement applied by another process one ledger read (and with
- * `immediatePush`, one patch per event-loop turn that applied settlements). Nothing runs per
- * message or per tick.
+ * owner's StateView; per move one write of the entry: a move applied in this process is handed
+ * over by the engine (nothing read, nothing published), one applied by another process comes
+ * as a presence message and costs one ledger read; with `immediatePush` (the default), one
+ * patch per event-loop turn that changed entries. Nothing runs per message or per tick.
  *
  * What players observe: the owner's client gets the entry (with the QR `code` for rewards and
  * fees) and sees its `status` move from `pending` to `completed`/`expired`/`failed`; no other
@@ -79,8 +79,8 @@ export class LightningPlugin extends RoomPlugin {
   readonly #settings: PluginSettings;
   readonly #widget: WidgetAccess;
   /**
-   * Intents whose end this room has applied: a repeated delivery of an end (the engine's
-   * hand-over and a presence message, a catch-up) must not fire the hooks again, even after the
+   * Intents whose end this room has applied: a repeated delivery of an end (a lost race's
+   * hand-over and the winner's message, a catch-up) must not fire the hooks again, even after the
    * entry left the state. Every delivery of one end comes within moments of its move, so an id
    * is forgotten ENDED_MEMORY_MS after its entry left: a long-lived room does not grow with
    * every settlement it ever had. Kept in the order they ended, each with when it may be
@@ -101,6 +101,8 @@ export class LightningPlugin extends RoomPlugin {
   readonly #matches = new Map<string, RoomMatch>();
   /** With immediatePush: a patch is scheduled for this turn's settlements, or the room is gone. */
   #pushPending = false;
+  /** A catch-up round is running (rounds never overlap). */
+  #catchingUp = false;
   #disposed = false;
 
   /** Use `lightning.plugin(options)`. */
@@ -124,11 +126,11 @@ export class LightningPlugin extends RoomPlugin {
   async reward(player: PlayerRef, args: RewardArgs): Promise<Reward> {
     const input = parseInput(rewardArgs, args, 'reward');
     const playerId = this.#playerId(player);
-    const state = this.#roomEntries().require();
+    this.#roomEntries().require();
     await this.#attach('helper');
     await this.#admit(playerId);
     const intent = await this.#host.reward({ ...input, playerId, roomId: this.room.roomId });
-    return this.#show(intent, state) as Reward;
+    return this.#entryOf(intent) as Reward;
   }
 
   /**
@@ -140,11 +142,11 @@ export class LightningPlugin extends RoomPlugin {
   async payAddress(player: PlayerRef, args: PayAddressArgs): Promise<AddressPayment> {
     const input = parseInput(payAddressArgs, args, 'payAddress');
     const playerId = this.#playerId(player);
-    const state = this.#roomEntries().require();
+    this.#roomEntries().require();
     await this.#attach('helper');
     await this.#admit(playerId);
     const intent = await this.#host.payAddress({ ...input, playerId, roomId: this.room.roomId });
-    return this.#show(intent, state) as AddressPayment;
+    return this.#entryOf(intent) as AddressPayment;
   }
 
   /**
@@ -154,7 +156,7 @@ export class LightningPlugin extends RoomPlugin {
   async chargeEntryFee(player: PlayerRef, args: EntryFeeArgs): Promise<ChargedEntryFee> {
     const input = parseInput(entryFeeArgs, args, 'chargeEntryFee');
     const playerId = this.#playerId(player);
-    const state = this.#roomEntries().require();
+    this.#roomEntries().require();
     await this.#attach('helper');
     await this.#admit(playerId);
     const intent = await this.#host.chargeEntryFee({
@@ -162,7 +164,7 @@ export class LightningPlugin extends RoomPlugin {
       playerId,
       roomId: this.room.roomId,
     });
-    const entry = this.#show(intent, state) as EntryFee;
+    const entry = this.#entryOf(intent) as EntryFee;
     // A settlement delivered before this line already ended the entry: read the entry, which
     // holds the latest status, rather than the intent as the create call returned it.
     const settled = isTerminal(entry.status)
@@ -179,7 +181,7 @@ export class LightningPlugin extends RoomPlugin {
   async spendPoints(client: Client, args: SpendArgs): Promise<PointSpend> {
     const input = parseInput(spendArgs, args, 'spendPoints');
     const playerId = this.#playerId(clientOf(client));
-    const state = this.#roomEntries().require();
+    this.#roomEntries().require();
     await this.#attach('helper');
     await this.#admit(playerId);
     const userId = await this.#widget.userId(client, playerId);
@@ -189,7 +191,7 @@ export class LightningPlugin extends RoomPlugin {
       userId,
       roomId: this.room.roomId,
     });
-    return this.#show(intent, state) as PointSpend;
+    return this.#entryOf(intent) as PointSpend;
   }
 
   /**
@@ -375,11 +377,9 @@ export class LightningPlugin extends RoomPlugin {
         `room ${this.room.roomId}: the lightning plugin's onCreate did not run (a room with onUncaughtException, Colyseus 0.18); rejoining players of this room will not get their entries back`,
       );
     }
-    // A message says which intent moved; one whose move this process applied was handed to
-    // the room already (hostRoom), so only the others are read back from the ledger.
-    const feed = new SettlementFeed(this.room.roomId, (m) => {
-      if (m.delivered !== true) void this.#readAndDeliver(m.id);
-    });
+    // A move this process applies is handed to the room (hostRoom) and never published; so a
+    // message is another process's move, and says only which intent moved: it is read back.
+    const feed = new SettlementFeed(this.room.roomId, (m) => void this.#readAndDeliver(m.id));
     this.#feed = feed;
     this.#attached = this.#host.ready().then(() => {
       if (this.#disposed) return;
@@ -387,9 +387,25 @@ export class LightningPlugin extends RoomPlugin {
       return feed.subscribe(this.#host.attachPresence(this.room.presence as never));
     });
     if (this.#settings.catchUpMs > 0) {
-      this.room.clock.setInterval(() => void this.#catchUp(), this.#settings.catchUpMs);
+      this.room.clock.setInterval(() => this.#catchUpRound(), this.#settings.catchUpMs);
     }
     return this.#attached;
+  }
+
+  /**
+   * Starts a catch-up round unless the last one is still running: over a slow ledger, rounds
+   * wait for each other rather than pile up and read the same intents at once.
+   */
+  #catchUpRound(): void {
+    if (this.#catchingUp) return;
+    this.#catchingUp = true;
+    this.#catchUp()
+      .catch((err: Error) =>
+        this.#host.logger.warn(`catching up room ${this.room.roomId}: ${err.message}`),
+      )
+      .finally(() => {
+        this.#catchingUp = false;
+      });
   }
 
   /**
@@ -440,11 +456,18 @@ export class LightningPlugin extends RoomPlugin {
   };
 
   /**
-   * A helper's intent, as its call returned it, on its owner's screen. One that another
-   * process ended first was handed to this room already (Engine.handToRoom), hooks and all.
+   * The entry of the intent a helper's call returned. The helper writes nothing: every reading
+   * that call made or met was handed to this room by the engine (Engine.handToRoom, hooks and
+   * all), so the entry holds it, or a newer one. One that is missing (its hand-over threw, and
+   * the engine logged why) is delivered now, as a catch-up round would; one that already ended
+   * and left the state (lingerMs 0) is given as a copy.
    */
-  #show(intent: Intent, state: ReturnType<RoomEntries['require']>): Entry {
-    return this.#roomEntries().upsert(intent, state, this.#ownerOf);
+  #entryOf(intent: Intent): Entry {
+    const entries = this.#roomEntries();
+    const shown = entries.get(intent);
+    if (shown) return shown;
+    void this.#deliver(intent);
+    return entries.get(intent) ?? entries.copyOf(intent);
   }
 
   /** An entry's end: its hooks, once however often the end is delivered, then its linger. */
@@ -488,11 +511,11 @@ export class LightningPlugin extends RoomPlugin {
     options: MatchEntryOptions,
   ): Promise<ChargedEntryFee> {
     const playerId = this.#playerId(client);
-    const state = this.#roomEntries().require();
+    this.#roomEntries().require();
     await this.#admit(playerId);
     const calls = await this.#host.matches();
     const intent = await calls.enter({ matchId: match.id, playerId, ...options });
-    const entry = this.#show(intent, state) as EntryFee;
+    const entry = this.#entryOf(intent) as EntryFee;
     void match.refresh().catch(() => {});
     const settled = isTerminal(entry.status)
       ? Promise.resolve(entry)
@@ -546,10 +569,12 @@ export class LightningPlugin extends RoomPlugin {
   }
 
   /**
-   * Applies one reading of an intent to the room: its entry (an older reading never overwrites
-   * a newer one: RoomEntries.upsert), its match, and the hooks on its first end. Up to the
-   * upsert it runs synchronously, so an intent handed over by the engine is on the entry when
-   * the move's `apply` returns.
+   * The one way a reading of an intent gets into the room, whatever brought it (the engine's
+   * hand-over, another process's message read back, a catch-up round): its entry, written only
+   * when the reading shows something new (RoomEntries.upsert: never an older one, never the same
+   * one twice), its match, and the hooks on its first end. Up to the write it runs
+   * synchronously, so an intent handed over by the engine is on its entry when the move's
+   * `apply` returns.
    */
   async #deliver(intent: Intent): Promise<void> {
     try {
@@ -565,6 +590,7 @@ export class LightningPlugin extends RoomPlugin {
       const state = entries.find();
       if (!state) return;
       const entry = entries.upsert(intent, state, this.#ownerOf);
+      if (entry === null) return;
       if (this.#settings.immediatePush) this.#pushSoon();
       if (isTerminal(intent.status)) this.#end(entry, intent);
     } catch (err) {

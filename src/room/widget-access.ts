@@ -59,9 +59,8 @@ export class WidgetAccess {
         ),
       );
     }
-    const created = this.#host
-      .api()
-      .widgetUsers.create({ reference_id: playerId, email })
+    const created = this.#host.widget
+      .createUser({ reference_id: playerId, email })
       .then((user) => user.id);
     cache.set(playerId, created);
     created.catch(() => cache.delete(playerId));
@@ -75,7 +74,7 @@ export class WidgetAccess {
     args: { metadata?: Record<string, unknown> | undefined },
   ): Promise<WidgetSession> {
     const email = this.email(client);
-    const session = await this.#host.api().widgetSessions.create({
+    const session = await this.#host.widget.openWidget({
       ...(email ? { email } : {}),
       reference_id: playerId,
       webhook_url: this.#webhookUrl('widget'),
@@ -93,7 +92,7 @@ export class WidgetAccess {
     const email = args.email ?? this.email(client);
     if (!email)
       throw new InvalidArgumentError('email', 'a purchase session needs the player email');
-    const session = await this.#host.api().ramp.createSession({
+    const session = await this.#host.widget.openPurchase({
       email,
       webhook_url: this.#webhookUrl('ramp'),
       reference_id: playerId,
@@ -111,12 +110,12 @@ export class WidgetAccess {
 
   async acceptDisclosures(client: Client, playerId: string, typeIds: readonly number[]) {
     const userId = await this.userId(client, playerId);
-    return this.#host.api().widgetUsers.acceptDisclosures(userId, typeIds);
+    return this.#host.widget.acceptDisclosures(userId, typeIds);
   }
 
   async updateEmail(client: Client, playerId: string, email: string) {
     const userId = await this.userId(client, playerId);
-    return this.#host.api().widgetUsers.update(userId, { email });
+    return this.#host.widget.updateEmail(userId, email);
   }
 
   #webhookUrl(source: 'ramp' | 'widget'): string {

@@ -6,8 +6,9 @@
  * it knows none of them, and nothing above the server sees it (the public face is
  * `Lightning`, in ../lightning.ts).
  *
- * Footprint: per settlement one ledger write, one API read and one presence publish; a room of
- * this process gets the moved intent in hand (`hostRoom`), with no ledger read.
+ * Footprint: per settlement one ledger write, one API read, and one delivery to the intent's
+ * room: in hand to a room of this process (`hostRoom`: nothing read back, nothing published),
+ * else one presence publish.
  */
 import { matchMaker } from '@colyseus/core';
 import { z } from 'zod';
@@ -91,7 +92,7 @@ export class Engine implements KindHost {
   readonly #events: SafeEmitter;
   readonly #kinds: KindTable;
   #presence: PresenceLike | undefined;
-  /** The rooms of this process, by id: each move of theirs is handed to them, not read back. */
+  /** The rooms of this process, by id: each move of theirs is handed to them, not published. */
   readonly #rooms = new Map<string, (intent: Intent) => void>();
   #strays = { count: 0, reportedAt: Number.NEGATIVE_INFINITY };
   /** Told of every move after it is applied, and of late payments (server/match/). */
@@ -224,8 +225,8 @@ export class Engine implements KindHost {
 
   /**
    * A room of this process: every move of its intents applied here is given to `deliver` as
-   * the ledger returned it, before the presence message goes out (marked `delivered`, so the
-   * room does not read it back). Moves applied by other processes still come as messages only.
+   * the ledger returned it, and nothing is published for it (a room lives in one process, so
+   * no other process hears its channel). Moves applied by other processes come as messages.
    * Returns the function that forgets the room (on dispose).
    */
   hostRoom(roomId: string, deliver: (intent: Intent) => void): () => void {
@@ -538,9 +539,10 @@ export class Engine implements KindHost {
 
   /**
    * Hands a reading of an intent to its room when this process hosts it; true if it did. Every
-   * move this process applies goes through here (#publish), and so does a reading made after
-   * losing a move to another process (operations/create.ts): that process's message may never
-   * come (a Redis restart), and the room must not miss the end of an intent it asked for.
+   * move this process applies goes through here first (#publish), and so does a reading a
+   * create returns without having made it (operations/create.ts: a lost race, whose winner's
+   * message may never come, or the open intent that holds the create's key), so that the room
+   * holds every intent a helper's call returns.
    */
   handToRoom(intent: Intent): boolean {
     const local = intent.roomId === null ? undefined : this.#rooms.get(intent.roomId);
@@ -553,19 +555,16 @@ export class Engine implements KindHost {
     return true;
   }
 
+  /** Tells the intent's room of a move: in hand when it is a room of this process, else by presence. */
   #publish(intent: Intent): void {
-    if (intent.roomId === null) return;
-    const local = this.handToRoom(intent);
+    if (intent.roomId === null || this.handToRoom(intent)) return;
     const presence = this.presence();
     if (!presence) return;
     const warn = (err: unknown) =>
       this.logger.warn(`could not publish settlement ${intent.id}: ${(err as Error).message}`);
     try {
       // RedisPresence publishes asynchronously: a rejection must not become an unhandled one.
-      const published = presence.publish(
-        roomChannel(intent.roomId),
-        settlementMessage(intent, local),
-      );
+      const published = presence.publish(roomChannel(intent.roomId), settlementMessage(intent));
       if (typeof (published as PromiseLike<unknown> | null)?.then === 'function') {
         Promise.resolve(published).catch(warn);
       }

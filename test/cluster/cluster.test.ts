@@ -124,28 +124,32 @@ describe('cluster: three processes on one Redis', function () {
    *   after applying it: `settled` reported, room told);
    * - no live process holds a lease on one of them (a check reports what it did, then its
    *   release), and none can take one again (ended intents are never due);
-   * - each live room's process has heard every message published for them, one per move in
-   *   the ledger's history;
-   * - then every live process answers a `sync`: after the deliveries it had started, and
-   *   behind every report it made before, on the same IPC channel.
+   * - every live process answers a `sync`: after the deliveries it had started, and behind
+   *   every report it made before (its `published` messages too), on the same IPC channel;
+   * - then each live room's process has heard every message a live process published for them
+   *   (a process publishes only the moves of another process's rooms: its own rooms are
+   *   handed theirs).
    */
   async function quiet(intents: Started[]): Promise<void> {
     const alive = nodes.filter((node) => node.alive);
     const ids = intents.map((s) => s.id);
+    const living = new Set(alive.map((node) => node.name));
     await emulator.control.callbacks.idle();
     await eventually(
       async () => {
+        if (!leasesReturned(ids, alive)) return false;
+        await Promise.all(alive.map((node) => node.request({ cmd: 'sync' })));
         for (const s of intents) {
           const home = nodes[s.home] as GameProcess;
           if (!home.alive) continue;
-          const moves = ((await ledger.get(s.id))?.history.length ?? 1) - 1;
+          const published = reports.filter(
+            (r) => r.event === 'published' && r.id === s.id && living.has(r.node),
+          );
           const heard = reports.filter(
             (r) => r.event === 'message' && r.id === s.id && r.node === home.name,
           );
-          if (heard.length < moves) return false;
+          if (heard.length < published.length) return false;
         }
-        if (!leasesReturned(ids, alive)) return false;
-        await Promise.all(alive.map((node) => node.request({ cmd: 'sync' })));
         // A lease reported just before the sync answer may still be out.
         return leasesReturned(ids, alive);
       },

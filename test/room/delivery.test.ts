@@ -1,16 +1,20 @@
 /**
- * How a move reaches the room: a move this process applies is handed to the room in hand (no
- * ledger read), a move another process applies comes as a presence message and is read back.
- * The ledger here counts its reads of each intent, as an operator's metrics would.
+ * How a move reaches the room: by one route per move. A move this process applies is handed to
+ * the room in hand (no ledger read, no presence message); a move another process applies comes
+ * as a presence message and is read back. The ledger here counts its reads of each intent, as
+ * an operator's metrics would; the room's writes of its entries are counted at RoomEntries.
  */
+import { matchMaker } from '@colyseus/core';
 import { expect } from 'chai';
-import type { IntentPatch } from '../../src/ledger/intent.js';
+import type { Intent, IntentPatch } from '../../src/ledger/intent.js';
 import { SqliteLedger } from '../../src/ledger/sqlite.js';
 import type { LedgerStore } from '../../src/ledger/store.js';
 import { createLightning, type Lightning } from '../../src/lightning.js';
+import { RoomEntries } from '../../src/room/entries.js';
+import { roomChannel } from '../../src/server/settlement.js';
 import { eventually } from '../support/eventually.js';
 import { type Game, quietLogger } from '../support/game.js';
-import { type Arena, aliceRewarded, serverClient, startArena } from './support.js';
+import { type Arena, aliceRewarded, caughtUp, serverClient, startArena } from './support.js';
 
 type ClientEntry = { status: string };
 
@@ -58,6 +62,20 @@ function outrunLedger(
   });
 }
 
+/** Records each reading RoomEntries.upsert is given (`id status`) until `restore()`. */
+function countUpserts(): { seen: string[]; restore(): void } {
+  const upsert = RoomEntries.prototype.upsert;
+  const seen: string[] = [];
+  RoomEntries.prototype.upsert = function (this: RoomEntries, intent: Intent, ...rest) {
+    seen.push(`${intent.id} ${intent.status}`);
+    return upsert.call(this, intent, ...rest);
+  } as typeof upsert;
+  const restore = () => {
+    RoomEntries.prototype.upsert = upsert;
+  };
+  return { seen, restore };
+}
+
 function statusSeenBy(sdkRoom: { state: unknown }, id: string): string | undefined {
   const state = sdkRoom.state as { lightning?: { rewards?: Map<string, ClientEntry> } };
   return state.lightning?.rewards?.get(id)?.status;
@@ -71,6 +89,37 @@ describe('room: how a move reaches the room', () => {
     other = undefined;
     await game?.stop();
     game = undefined;
+  });
+
+  it('one reward’s create and its claim reach the room once each: one write per move, no echo on presence', async () => {
+    game = await startArena({ reconciler: { enabled: false } }, { catchUpMs: 0 });
+    const room = await game.colyseus.createRoom<Arena>('arena');
+    const messages: unknown[] = [];
+    await matchMaker.presence.subscribe(roomChannel(room.roomId), (m: unknown) => messages.push(m));
+    const alice = await game.colyseus.connectTo(room, { playerId: 'alice' });
+    const claimed: string[] = [];
+    room.plugins.lightning.onRewardClaimed((entry) => claimed.push(entry.id));
+    const upserts = countUpserts();
+    try {
+      const reward = await room.plugins.lightning.reward(serverClient(room, alice), {
+        amountMsat: 21_000,
+        description: 'win',
+      });
+      expect(upserts.seen).to.deep.equal([`${reward.id} pending`]);
+      const [remote] = game.emulator.control.withdrawalRequests();
+      game.emulator.control.claimWithdrawal(remote?.id as string);
+      await eventually(() => claimed.length === 1, 3_000, 'the room hook');
+      await eventually(() => statusSeenBy(alice, reward.id) === 'completed', 3_000, 'the screen');
+      // Whatever else was on its way has arrived: a message published with the claim's move
+      // travels through LocalPresence at once, and the callback was answered after the move.
+      await game.emulator.control.callbacks.idle();
+      await caughtUp(room, alice);
+      expect(upserts.seen).to.deep.equal([`${reward.id} pending`, `${reward.id} completed`]);
+      expect(messages, 'the room is in this process: nothing to publish').to.deep.equal([]);
+      expect(claimed).to.deep.equal([reward.id]);
+    } finally {
+      upserts.restore();
+    }
   });
 
   it('a move applied in the room’s own process is handed over: no ledger read, the hook fires once', async () => {

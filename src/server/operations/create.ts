@@ -48,7 +48,12 @@ export async function recordThenSend<T>(
   options: RecordOptions = {},
 ): Promise<Intent> {
   const recorded = await record(engine, fields, options.guards ?? engine.guards(fields.kind));
-  if (recorded.existing) return recorded.intent;
+  if (recorded.existing) {
+    // Nothing moved, so nothing reached the room: the open intent that holds the key is handed
+    // over, so that the helper finds its entry (one still being created appears as such).
+    engine.handToRoom(recorded.intent);
+    return recorded.intent;
+  }
   const intent = recorded.intent;
   let answer: T;
   try {
