@@ -499,8 +499,14 @@ export class Lightning {
   #pluginHost(): PluginHost {
     const engine = async () => (await this.#start()).engine;
     const api = () => this.#ready('api').runtime.api;
+    const said = new Set<string>();
     return {
       logger: this.#settings.logger,
+      devWarn: (key, message) => {
+        if (process.env.NODE_ENV === 'production' || said.has(key)) return;
+        said.add(key);
+        this.#settings.logger.warn(message);
+      },
       ready: () => this.#start(),
       reward: (input) => this.reward(input),
       payAddress: (input) => this.payAddress(input),

@@ -84,6 +84,11 @@ export interface PluginHost {
   webhookUrl(source: 'ramp' | 'widget'): string;
   readonly logger: LightningLogger;
   /**
+   * Says `message` once per `key` for the life of the server, outside production only: a
+   * development warning that names the fix (a player with no stable id, a room without state).
+   */
+  devWarn(key: string, message: string): void;
+  /**
    * Settlements for rooms of other processes are published on the room's presence from now on;
    * returns the presence the room should subscribe on (the same one, or the matchmaker's).
    */

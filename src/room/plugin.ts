@@ -56,7 +56,7 @@ import {
   type PluginSettings,
   resolvePluginOptions,
 } from './options.js';
-import { clientOf, type PlayerRef, playerOf } from './players.js';
+import { clientOf, defaultPlayerId, type PlayerRef, playerOf } from './players.js';
 import type {
   AddressPayment,
   ChargedEntryFee,
@@ -125,7 +125,7 @@ export class LightningPlugin extends RoomPlugin {
    */
   async reward(player: PlayerRef, args: RewardArgs): Promise<Reward> {
     const input = parseInput(rewardArgs, args, 'reward');
-    const playerId = this.#playerId(player);
+    const playerId = this.#payerId(player);
     this.#roomEntries().require();
     await this.#attach('helper');
     await this.#admit(playerId);
@@ -141,7 +141,7 @@ export class LightningPlugin extends RoomPlugin {
    */
   async payAddress(player: PlayerRef, args: PayAddressArgs): Promise<AddressPayment> {
     const input = parseInput(payAddressArgs, args, 'payAddress');
-    const playerId = this.#playerId(player);
+    const playerId = this.#payerId(player);
     this.#roomEntries().require();
     await this.#attach('helper');
     await this.#admit(playerId);
@@ -155,7 +155,7 @@ export class LightningPlugin extends RoomPlugin {
    */
   async chargeEntryFee(player: PlayerRef, args: EntryFeeArgs): Promise<ChargedEntryFee> {
     const input = parseInput(entryFeeArgs, args, 'chargeEntryFee');
-    const playerId = this.#playerId(player);
+    const playerId = this.#payerId(player);
     this.#roomEntries().require();
     await this.#attach('helper');
     await this.#admit(playerId);
@@ -180,7 +180,7 @@ export class LightningPlugin extends RoomPlugin {
    */
   async spendPoints(client: Client, args: SpendArgs): Promise<PointSpend> {
     const input = parseInput(spendArgs, args, 'spendPoints');
-    const playerId = this.#playerId(clientOf(client));
+    const playerId = this.#payerId(clientOf(client));
     this.#roomEntries().require();
     await this.#attach('helper');
     await this.#admit(playerId);
@@ -292,6 +292,10 @@ export class LightningPlugin extends RoomPlugin {
       try {
         this.#roomEntries().require();
       } catch (err) {
+        // Colyseus tells only the joining client: the developer reads the server's log.
+        this.#host.logger.error(
+          `room ${this.room.roomName} not created: ${(err as Error).message}`,
+        );
         // Colyseus sends a creation error's `code` to the client as its status: a numeric one,
         // so the client reads this message and not "seat reservation expired".
         throw new ServerError(ErrorCode.APPLICATION_ERROR, (err as Error).message);
@@ -446,6 +450,26 @@ export class LightningPlugin extends RoomPlugin {
     return playerOf(player, this.#settings.playerId);
   }
 
+  /**
+   * The player a money helper moves money for. A client the default rule can tell only by its
+   * session id (no `client.auth`, no `userData.playerId`) is paid and charged under an id that
+   * changes on every join: said once, with the fix, outside production.
+   */
+  #payerId(player: PlayerRef): string {
+    const playerId = this.#playerId(player);
+    if (
+      typeof player !== 'string' &&
+      this.#settings.playerId === defaultPlayerId &&
+      playerId === player.sessionId
+    ) {
+      this.#host.devWarn(
+        'player-without-auth',
+        `room ${this.room.roomId}: player ${playerId} has no client.auth (nor userData.playerId), so money moves under their session id, which changes on every join: a rejoining player loses their entries and per-player limits count each session apart. Return { id } from the room's onAuth (or pass options.playerId)`,
+      );
+    }
+    return playerId;
+  }
+
   /** The player id of a connected client, or undefined when options.playerId cannot tell. */
   #ownerOf = (client: Client): string | undefined => {
     try {
@@ -510,7 +534,7 @@ export class LightningPlugin extends RoomPlugin {
     client: Client,
     options: MatchEntryOptions,
   ): Promise<ChargedEntryFee> {
-    const playerId = this.#playerId(client);
+    const playerId = this.#payerId(client);
     this.#roomEntries().require();
     await this.#admit(playerId);
     const calls = await this.#host.matches();

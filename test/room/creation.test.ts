@@ -23,7 +23,9 @@ describe('room: creation', () => {
   });
 
   it('fails a room whose state has no LightningState when it is created, saying how to fix it', async () => {
-    game = await startGame({ forgetful: Forgetful });
+    const lines: string[] = [];
+    const logger = { info: () => {}, warn: () => {}, error: (m: string) => void lines.push(m) };
+    game = await startGame({ forgetful: Forgetful }, { logger });
     current.lightning = game.lightning;
     const sdk = new ColyseusSDK(`ws://127.0.0.1:${game.port}`);
     const failure = await sdk.joinOrCreate('forgetful').then(
@@ -34,5 +36,10 @@ describe('room: creation', () => {
       .to.include('has no LightningState')
       .and.include('lightning: LightningState');
     expect(await game.lightning.ledger.unknowns()).to.deep.equal([]);
+    // The server's log says it too, once (issue 23, finding 5): the client is not the developer.
+    expect(lines).to.have.length(1);
+    expect(lines[0])
+      .to.include('room forgetful not created')
+      .and.include('lightning: LightningState');
   });
 });

@@ -59,3 +59,32 @@ describe('room: reward', () => {
     expect(sawText(winner, String(amountMsat))).to.equal(true);
   });
 });
+
+describe('room: a money helper for a player with no stable id (issue 23, finding 5)', () => {
+  let game: Game | undefined;
+  afterEach(async () => game?.stop());
+
+  it('warns once, naming the fix, when a player is known only by their session id', async () => {
+    const warnings: string[] = [];
+    const logger = { info: () => {}, warn: (m: string) => void warnings.push(m), error: () => {} };
+    game = await startArena({ reconciler: { enabled: false }, logger });
+    const room = await game.colyseus.createRoom<Arena>('arena');
+    const alice = await game.colyseus.connectTo(room, { playerId: 'alice' });
+    await room.plugins.lightning.reward(serverClient(room, alice), {
+      amountMsat: 20_000,
+      description: 'named',
+    });
+    const about = () => warnings.filter((w) => w.includes('has no client.auth'));
+    expect(about(), 'a player with an id').to.deep.equal([]);
+
+    const guests = [await game.colyseus.connectTo(room), await game.colyseus.connectTo(room)];
+    for (const guest of guests) {
+      await room.plugins.lightning.reward(serverClient(room, guest), {
+        amountMsat: 20_000,
+        description: 'anonymous',
+      });
+    }
+    expect(about()).to.have.length(1);
+    expect(about()[0]).to.include(guests[0]?.sessionId).and.include("room's onAuth");
+  });
+});
