@@ -13,6 +13,7 @@ const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '../src');
 /** Lower layers first; a module may import its own layer and the ones before it. */
 const LAYERS: [string, number][] = [
   ['clock.ts', 0],
+  ['parse.ts', 0],
   ['errors.ts', 0],
   ['version.ts', 0],
   ['node-version.ts', 0],

@@ -13,7 +13,7 @@
 import type { Dispatcher } from 'undici';
 import { z } from 'zod';
 import { type Clock, systemClock } from '../clock.js';
-import { parseInput } from './inputs.js';
+import { parseInput } from '../parse.js';
 import { LnAddressCalls } from './namespaces/ln-address.js';
 import { PaymentCalls } from './namespaces/payments.js';
 import { RampCalls, WidgetSessionCalls } from './namespaces/sessions.js';

@@ -6,7 +6,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { InvalidArgumentError } from './errors.js';
 
 /** 21 million bitcoin in millisatoshis: no amount can be larger. */
 export const MAX_MSAT = 2_100_000_000_000_000_000n;
@@ -254,36 +253,3 @@ export const rampSessionInput = z.strictObject({
   metadata: metadata.optional(),
 });
 export type RampSessionInput = z.input<typeof rampSessionInput>;
-
-/**
- * Parses `value` or throws naming the first bad field: an InvalidArgumentError for a call's
- * arguments, or the error class given (a ConfigurationError for options).
- */
-export function parseInput<S extends z.ZodType>(
-  schema: S,
-  value: unknown,
-  field = '',
-  Failure: new (field: string, problem: string) => Error = InvalidArgumentError,
-): z.output<S> {
-  // zod takes any object for an object schema, so a Date, a Map or a class instance would pass
-  // as `{}` wherever every field is optional: arguments are plain objects (or arrays, or values).
-  if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
-    const proto = Object.getPrototypeOf(value);
-    if (proto !== Object.prototype && proto !== null) {
-      throw new Failure(field, 'must be a plain object');
-    }
-  }
-  const result = schema.safeParse(value);
-  if (result.success) return result.data;
-  const issue = result.error.issues[0];
-  if (!issue) throw new Failure(field, 'is invalid');
-  const path = issue.path.map(String);
-  let problem = issue.message;
-  if (issue.code === 'unrecognized_keys') {
-    path.push(issue.keys[0] ?? '');
-    problem = 'is not a field of this call';
-  } else if (issue.code === 'invalid_type' && /received undefined$/.test(issue.message)) {
-    problem = 'is required';
-  }
-  throw new Failure([field, ...path].filter(Boolean).join('.'), problem);
-}

@@ -14,7 +14,7 @@
  * after its timeout. Either way every paid fee is refunded.
  */
 import type { Client, Clock as RoomClock } from '@colyseus/core';
-import { parseInput } from '../api/inputs.js';
+import { parseInput } from '../parse.js';
 import type { Shares } from '../server/match/terms.js';
 import type { MatchView } from '../server/match/view.js';
 import type { MatchCalls } from './host.js';

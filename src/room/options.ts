@@ -4,8 +4,8 @@
  */
 import type { Client, Room } from '@colyseus/core';
 import { z } from 'zod';
-import { parseInput } from '../api/inputs.js';
 import { ConfigurationError } from '../errors.js';
+import { parseInput } from '../parse.js';
 import { defaultPlayerId } from './players.js';
 import type { LightningState } from './state.js';
 

@@ -24,9 +24,9 @@
  */
 import type { AuthContext, Client } from '@colyseus/core';
 import { ErrorCode, RoomPlugin, ServerError } from '@colyseus/core';
-import { parseInput } from '../api/inputs.js';
 import { RegionRefusedError } from '../errors.js';
 import { type Intent, isTerminal } from '../ledger/intent.js';
+import { parseInput } from '../parse.js';
 import { AddressBook, contextPeer } from './addresses.js';
 import { RoomEntries } from './entries.js';
 import { SettlementFeed } from './feed.js';

@@ -13,7 +13,6 @@
 import { matchMaker } from '@colyseus/core';
 import { z } from 'zod';
 import type { PaymentsApi } from '../api/client.js';
-import { parseInput } from '../api/inputs.js';
 import type { Clock } from '../clock.js';
 import { BudgetExceededError, InvalidArgumentError } from '../errors.js';
 import {
@@ -27,6 +26,7 @@ import {
 } from '../ledger/intent.js';
 import { afterWrite, draftOf, postingsFor } from '../ledger/journal.js';
 import type { BudgetWindow, CreateGuards, LedgerStore } from '../ledger/store.js';
+import { parseInput } from '../parse.js';
 import { PayoutBreaker } from './breaker.js';
 import { ClientAddresses } from './client-address.js';
 import type { LightningEventName, LightningEvents, SafeEmitter } from './events.js';

@@ -5,11 +5,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import { parseInput } from '../api/inputs.js';
 import { type Clock, systemClock } from '../clock.js';
 import { isLoopbackHost, remoteHostProblem } from '../emulator/bind.js';
 import { ConfigurationError } from '../errors.js';
 import type { LedgerStore } from '../ledger/store.js';
+import { parseInput } from '../parse.js';
 import { isAddressOrSubnet, PRIVATE_NETWORKS } from './client-address.js';
 import { consoleLogger, type LightningLogger } from './logger.js';
 

@@ -5,6 +5,8 @@
  * may have reached the service (see retry-policy.ts): a lost answer is for the caller to
  * resolve, by callback or by `payments.get` once the payment's id is known.
  */
+
+import { parseInput } from '../../parse.js';
 import {
   type LnAddressValidation,
   lnAddressValidation,
@@ -17,7 +19,6 @@ import {
   type LnAddressPaymentInput,
   lnAddress,
   lnAddressPaymentInput,
-  parseInput,
 } from '../inputs.js';
 import { fillPath } from '../paths.js';
 import type { ApiContext } from './context.js';

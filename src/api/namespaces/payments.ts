@@ -2,8 +2,10 @@
  * Outgoing payments. `send` has no idempotency key on the service's side, so it is never
  * re-sent once it may have reached the service (see retry-policy.ts).
  */
+
+import { parseInput } from '../../parse.js';
 import { type Payment, payment } from '../answers.js';
-import { type PaymentInput, parseInput, paymentInput, resourceIdInput } from '../inputs.js';
+import { type PaymentInput, paymentInput, resourceIdInput } from '../inputs.js';
 import { fillPath } from '../paths.js';
 import type { ApiContext } from './context.js';
 

@@ -1,4 +1,6 @@
 /** Widget sessions and purchase (ramp) sessions: short-lived tokens for one user. */
+
+import { parseInput } from '../../parse.js';
 import {
   type RampSessionAnswer,
   rampSession,
@@ -6,7 +8,6 @@ import {
   widgetSession,
 } from '../answers.js';
 import {
-  parseInput,
   type RampSessionInput,
   rampSessionInput,
   type WidgetSessionInput,

@@ -1,7 +1,8 @@
 /** Static charges: reusable LNURL-pay codes with an amount range and an optional slot cap. */
+
+import { parseInput } from '../../parse.js';
 import { type StaticCharge, staticCharge } from '../answers.js';
 import {
-  parseInput,
   resourceIdInput,
   type StaticChargeInput,
   type StaticChargeUpdateInput,

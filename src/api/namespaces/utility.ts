@@ -4,8 +4,8 @@
  */
 import { isIP } from 'node:net';
 import { z } from 'zod';
+import { parseInput } from '../../parse.js';
 import { type ProdIps, prodIps, type RegionSupport, regionSupport } from '../answers.js';
-import { parseInput } from '../inputs.js';
 import { fillPath } from '../paths.js';
 import type { ApiContext } from './context.js';
 

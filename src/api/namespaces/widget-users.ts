@@ -2,6 +2,8 @@
  * Widget users: creation (idempotent on the service's side), point debits (deplete, keyed by
  * a UUID that every attempt re-sends), email changes and disclosure acceptance.
  */
+
+import { parseInput } from '../../parse.js';
 import {
   type DisclosureAcceptance,
   disclosureAcceptance,
@@ -14,7 +16,6 @@ import {
   type DepleteInput,
   depleteInput,
   disclosureTypeIdsInput,
-  parseInput,
   updateEmailInput,
   userIdInput,
   type WidgetUserInput,

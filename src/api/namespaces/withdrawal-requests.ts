@@ -2,13 +2,10 @@
  * Withdrawal requests: codes a player claims with a wallet. The code in `invoice.request`
  * is a bearer secret: whoever holds it can claim the funds.
  */
+
+import { parseInput } from '../../parse.js';
 import { type WithdrawalRequest, withdrawalRequest } from '../answers.js';
-import {
-  parseInput,
-  resourceIdInput,
-  type WithdrawalRequestInput,
-  withdrawalRequestInput,
-} from '../inputs.js';
+import { resourceIdInput, type WithdrawalRequestInput, withdrawalRequestInput } from '../inputs.js';
 import { fillPath } from '../paths.js';
 import type { ApiContext } from './context.js';
 

@@ -12,8 +12,8 @@
  */
 import { createHash } from 'node:crypto';
 import type { PaymentsApi } from '../../api/client.js';
-import { parseInput } from '../../api/inputs.js';
 import type { Intent } from '../../ledger/intent.js';
+import { parseInput } from '../../parse.js';
 import type { Engine } from '../engine.js';
 import { type OnBehalf, recordThenSend } from '../operations/create.js';
 import { type EntryFeeInput, entryFeeInput } from '../operations/inputs.js';

@@ -21,11 +21,11 @@ import {
   PermissionError,
   RateLimitError,
 } from '../../api/errors.js';
-import { parseInput } from '../../api/inputs.js';
 import { InvalidArgumentError, LnAddressRefusedError } from '../../errors.js';
 import { IntentLostError } from '../../ledger/errors.js';
 import type { Intent } from '../../ledger/intent.js';
 import { mayReissue } from '../../ledger/journal.js';
+import { parseInput } from '../../parse.js';
 import type { Engine } from '../engine.js';
 import { type OnBehalf, recordThenSend } from '../operations/create.js';
 import { type AddressPaymentInput, addressPaymentInput } from '../operations/inputs.js';

@@ -10,9 +10,9 @@
  * when nobody can hold its code (journal.ts, `mayReissue`).
  */
 import type { PaymentsApi } from '../../api/client.js';
-import { parseInput } from '../../api/inputs.js';
 import type { Intent } from '../../ledger/intent.js';
 import { mayReissue } from '../../ledger/journal.js';
+import { parseInput } from '../../parse.js';
 import type { Engine } from '../engine.js';
 import { type OnBehalf, recordThenSend } from '../operations/create.js';
 import { type RewardInput, rewardInput } from '../operations/inputs.js';

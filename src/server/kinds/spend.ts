@@ -8,9 +8,9 @@
 import { randomUUID } from 'node:crypto';
 import type { PaymentsApi } from '../../api/client.js';
 import { InsufficientPointsError } from '../../api/errors.js';
-import { parseInput } from '../../api/inputs.js';
 import { IntentLostError } from '../../ledger/errors.js';
 import type { Intent } from '../../ledger/intent.js';
+import { parseInput } from '../../parse.js';
 import type { Engine } from '../engine.js';
 import { recordThenSend } from '../operations/create.js';
 import { type SpendInput, spendInput } from '../operations/inputs.js';

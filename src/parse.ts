@@ -1,0 +1,41 @@
+/**
+ * The one way every layer parses what comes in from outside (a call's arguments, options, a
+ * room's message): a zod schema, and an error that names the first bad field. Below every
+ * layer, so that the API client, the ledger, the server and the room share it without
+ * importing one another. Costs one zod parse; a plain-object check first.
+ */
+import type { z } from 'zod';
+import { InvalidArgumentError } from './errors.js';
+
+/**
+ * Parses `value` or throws naming the first bad field: an InvalidArgumentError for a call's
+ * arguments, or the error class given (a ConfigurationError for options).
+ */
+export function parseInput<S extends z.ZodType>(
+  schema: S,
+  value: unknown,
+  field = '',
+  Failure: new (field: string, problem: string) => Error = InvalidArgumentError,
+): z.output<S> {
+  // zod takes any object for an object schema, so a Date, a Map or a class instance would pass
+  // as `{}` wherever every field is optional: arguments are plain objects (or arrays, or values).
+  if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
+    const proto = Object.getPrototypeOf(value);
+    if (proto !== Object.prototype && proto !== null) {
+      throw new Failure(field, 'must be a plain object');
+    }
+  }
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  if (!issue) throw new Failure(field, 'is invalid');
+  const path = issue.path.map(String);
+  let problem = issue.message;
+  if (issue.code === 'unrecognized_keys') {
+    path.push(issue.keys[0] ?? '');
+    problem = 'is not a field of this call';
+  } else if (issue.code === 'invalid_type' && /received undefined$/.test(issue.message)) {
+    problem = 'is required';
+  }
+  throw new Failure([field, ...path].filter(Boolean).join('.'), problem);
+}
