@@ -11,6 +11,8 @@
  *   S.journal         one row per posting (entry), never changed; `seq` (identity) is its order
  *   S.balances        one row per account and unit that ever moved: credits minus debits, with
  *                     the account's class, so that class totals are a GROUP BY of this table
+ *   S.open_count      17 rows whose sum is the number of open intents, matches aside (the
+ *                     game's cap, maxOpenPerGame), kept by triggers on S.intents (version 5)
  *
  * Intent amounts are `numeric` (exact at any size, summed exactly for budgets, returned as
  * text); journal amounts and balances are `bigint` (the journal's signed 64-bit promise: a write
@@ -25,7 +27,7 @@
 import { INTENT_KINDS, INTENT_STATUSES, OPEN_STATUSES, PAYOUT_KINDS } from './intent.js';
 
 /** Bumped whenever the layout changes; an older library refuses a newer schema. */
-export const SCHEMA_VERSION = 4;
+export const SCHEMA_VERSION = 5;
 
 /** The version whose migration writes the opening entries of the intents already there. */
 export const JOURNAL_VERSION = 3;
@@ -40,6 +42,78 @@ const list = (values: readonly string[]): string => values.map((v) => `'${v}'`).
 export const OPEN_SQL = `status IN (${list(OPEN_STATUSES)})`;
 /** Payouts (rewards, address payments): what the budget windows count. */
 export const PAYOUT_SQL = `kind IN (${list(PAYOUT_KINDS)})`;
+
+/** The rows of S.open_count that take the ends; row 0 takes the opens. */
+const END_STRIPES = 16;
+
+/** Whether the row (`NEW` or `OLD`) is an open intent that the game's cap counts. */
+const counted = (row: 'NEW' | 'OLD') =>
+  `(${row}.kind <> 'match' AND ${row}.status IN (${list(OPEN_STATUSES)}))`;
+
+/**
+ * The game's open intents, matches aside: the sum of S.open_count. Read after the create's own
+ * insert, by the transaction that then holds row 0 (see postgres.ts `create`).
+ */
+export const OPEN_COUNT_SQL = (s: string) => `SELECT sum(n)::bigint AS open FROM ${s}.open_count`;
+
+/**
+ * The count behind the game's cap, kept by the intents table itself, in the transaction of the
+ * write that opens or ends an intent: an insert of an open intent adds one to row 0, a move that
+ * ends one (or a delete of an open one) takes one from one of rows 1 to 16, chosen by the
+ * backend's pid. Creates thus queue for row 0 from their insert to their COMMIT, so that two can
+ * never both take the last place; ends spread over sixteen rows and wait for neither creates
+ * nor, mostly, each other. A create that reads the sum sees its own row 0 and every committed
+ * end: an end not yet committed is not seen, which can only refuse early, never admit one too
+ * many. The WHEN clauses keep every other write (a lease, a move between open statuses) from
+ * calling the function at all.
+ */
+function openCount(s: string): string[] {
+  const name = (n: string) => `${s}.${n}`;
+  return [
+    `CREATE TABLE IF NOT EXISTS ${name('open_count')} (
+      stripe smallint PRIMARY KEY CHECK (stripe BETWEEN 0 AND ${END_STRIPES}),
+      n      bigint   NOT NULL
+    )`,
+    `CREATE OR REPLACE FUNCTION ${name('count_open')}() RETURNS trigger
+      LANGUAGE plpgsql AS $fn$
+      DECLARE
+        d integer := 0;
+      BEGIN
+        -- OLD is not there for an INSERT, nor NEW for a DELETE: each is read only when it is.
+        IF TG_OP <> 'INSERT' THEN
+          IF ${counted('OLD')} THEN d := d - 1; END IF;
+        END IF;
+        IF TG_OP <> 'DELETE' THEN
+          IF ${counted('NEW')} THEN d := d + 1; END IF;
+        END IF;
+        IF d > 0 THEN
+          UPDATE ${name('open_count')} SET n = n + d WHERE stripe = 0;
+        ELSIF d < 0 THEN
+          UPDATE ${name('open_count')} SET n = n + d
+            WHERE stripe = 1 + pg_backend_pid() % ${END_STRIPES};
+        END IF;
+        RETURN NULL;
+      END
+      $fn$`,
+    `DROP TRIGGER IF EXISTS intents_count_insert ON ${name('intents')}`,
+    `CREATE TRIGGER intents_count_insert AFTER INSERT ON ${name('intents')}
+      FOR EACH ROW WHEN ${counted('NEW')} EXECUTE FUNCTION ${name('count_open')}()`,
+    `DROP TRIGGER IF EXISTS intents_count_update ON ${name('intents')}`,
+    `CREATE TRIGGER intents_count_update AFTER UPDATE OF status, kind ON ${name('intents')}
+      FOR EACH ROW WHEN (${counted('OLD')} IS DISTINCT FROM ${counted('NEW')})
+      EXECUTE FUNCTION ${name('count_open')}()`,
+    `DROP TRIGGER IF EXISTS intents_count_delete ON ${name('intents')}`,
+    `CREATE TRIGGER intents_count_delete AFTER DELETE ON ${name('intents')}
+      FOR EACH ROW WHEN ${counted('OLD')} EXECUTE FUNCTION ${name('count_open')}()`,
+    // After the triggers: CREATE TRIGGER holds off every write to the table until this
+    // transaction ends, so no intent opens or ends between this count and them.
+    `INSERT INTO ${name('open_count')} (stripe, n)
+      SELECT g, CASE WHEN g = 0 THEN (SELECT count(*) FROM ${name('intents')}
+        WHERE kind <> 'match' AND ${OPEN_SQL}) ELSE 0 END
+      FROM generate_series(0, ${END_STRIPES}) AS g
+      ON CONFLICT (stripe) DO NOTHING`,
+  ];
+}
 
 /**
  * What every read and every RETURNING yields, in the shape `toIntent` reads. Amounts, meta and
@@ -154,6 +228,8 @@ export function migrations(s: string): string[][] {
     ],
     // 3 -> 4: event ids are kept for good, so the index by time that the purge read goes.
     [`DROP INDEX IF EXISTS ${s}.events_seen`],
+    // 4 -> 5: the count of open intents that the game's cap reads (openCount).
+    openCount(s),
   ];
 }
 

@@ -9,7 +9,7 @@
  * Footprint: one pg.Pool (none when given one; node-postgres's default of up to 10
  * connections), no timers. A move, an update, a release and a read are one statement each (one
  * round trip), journal postings included; a create is one INSERT, or four round trips when it
- * has guards; a claim is three. A write with postings holds the journal lock and its balance
+ * has guards (five with the game's cap); a claim is three. A write with postings holds the journal lock and its balance
  * rows (`inflight`, `wallet`: nearly every posting touches one) until it commits, so such writes
  * commit one at a time: on a 2-core test machine, 16 moves in flight made about 2,100 moves/s
  * with a posting each against 4,800 without.
@@ -29,6 +29,14 @@
  * - `create` with guards takes transaction-level advisory locks on the player, room and game it
  *   counts against (in one global order, so two creates never deadlock), sums and counts under
  *   them, then inserts; open keys are a partial unique index;
+ * - the game's cap (`maxOpenPerGame`) takes no lock of its own: triggers on the intents table
+ *   count open intents into `open_count` (postgres-schema.ts), and a create reads the count
+ *   after its insert, which has bumped row 0 and holds it until COMMIT. So creates of open
+ *   intents commit one at a time from their insert on (each waits for the previous one's
+ *   COMMIT and fsync, a group commit cannot merge them), whether or not they carry the cap;
+ *   what comes before the insert (the locks and sums above) still runs side by side, and ends
+ *   are spread over sixteen other rows, so they wait neither for creates nor for each other.
+ *   Every lock a create or a move takes precedes the row, so it cannot join a deadlock;
  * - `claimDue` leases with `FOR UPDATE SKIP LOCKED` under an exclusive advisory lock that every
  *   other write to an existing intent takes shared, so a claim sees every write acknowledged
  *   before it and none half done: concurrent claims, moves and releases act as some order of
@@ -89,6 +97,7 @@ import {
   JOURNAL_VERSION,
   journaled,
   migrations,
+  OPEN_COUNT_SQL,
   OPEN_SQL,
   openingBalances,
   openingInsert,
@@ -261,13 +270,21 @@ export class PostgresLedger implements LedgerStore {
     assertNoNul(values);
     const pool = await this.ready();
     try {
-      const guarded = checks.maxOpenPerPlayer !== undefined || budgets.length > 0;
-      const rows = guarded
-        ? await this.transaction(pool, this.guardLocks(input, checks, budgets), async (client) => {
-            await this.guard(client, input, now, checks.maxOpenPerPlayer, budgets);
-            return this.run(client, insert, values);
-          })
-        : await this.run(pool, insert, values);
+      const counted = checks.maxOpenPerPlayer !== undefined || budgets.length > 0;
+      const capped = checks.maxOpenPerGame !== undefined;
+      const rows =
+        counted || capped
+          ? await this.transaction(
+              pool,
+              this.guardLocks(input, checks, budgets),
+              async (client) => {
+                if (counted) await this.guard(client, input, now, checks.maxOpenPerPlayer, budgets);
+                const inserted = await this.run(client, insert, values);
+                if (capped) await this.gameGuard(client, input, checks.maxOpenPerGame as number);
+                return inserted;
+              },
+            )
+          : await this.run(pool, insert, values);
       return toIntent(rows[0]);
     } catch (err) {
       const mapped = mapError(err);
@@ -340,6 +357,17 @@ export class PostgresLedger implements LedgerStore {
         throw new BudgetExceededError(b.scope, String(b.limitMsat), held, b.windowMs);
       }
     }
+  }
+
+  /**
+   * The game's cap, after the insert: the triggers have counted it (row 0 of open_count, held by
+   * this transaction until it ends), so the sum read now is exact for creates, and refusing
+   * rolls the insert back. Last before COMMIT, so that the row is held for as short as can be.
+   */
+  private async gameGuard(client: Queryable, input: NewIntent, max: number): Promise<void> {
+    const [row] = await this.run(client, this.sql.openCount, []);
+    const before = Number(row?.open ?? 0) - (input.kind === 'match' ? 0 : 1);
+    if (before >= max) throw new LimitExceededError('maxOpenPerGame', max, input.playerId);
   }
 
   async get(id: string): Promise<Intent | null> {
@@ -842,6 +870,7 @@ function statements(s: string, movesLock: string) {
         $12::bigint, $12::bigint, $13::bigint, 0, $14::json, $15::jsonb, $16, $17)
       RETURNING ${COLUMNS}`,
     openKeyHolder: `SELECT id FROM ${s}.intents WHERE open_key = $1 AND ${OPEN_SQL}`,
+    openCount: OPEN_COUNT_SQL(s),
     byId: `SELECT ${COLUMNS} FROM ${s}.intents WHERE id = $1`,
     byCall: `SELECT ${COLUMNS} FROM ${s}.intents WHERE id = $1 AND last_call = $2`,
     byToken: `SELECT ${COLUMNS} FROM ${s}.intents WHERE callback_token = $1`,
