@@ -27,7 +27,7 @@
  *
  * The game's cap (`maxOpenPerGame`) is the size of one sorted set, `open`, that the scripts
  * keep as intents open and end: a create's check is one ZCARD, and an open intent (matches
- * aside) costs one more member, about 100 bytes, until it ends.
+ * aside) costs one more member until it ends, about 175 bytes (MEMORY USAGE over 10,000).
  *
  * `ioredis` is loaded only when this store creates its own connection, so importing the ledger
  * never requires it. Amounts stay decimal strings end to end; Lua never does arithmetic on

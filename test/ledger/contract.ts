@@ -1349,16 +1349,19 @@ export function describeLedgerContract(name: string, factory: LedgerFactory): vo
       });
 
       it('holds maxOpenPerGame under concurrent creates of many players', async () => {
+        // A cap well above the creates in flight at first, reached only at the end: a store may
+        // count cheaply far from its cap and exactly near it (PostgresLedger does).
+        const cap = { maxOpenPerGame: 40 };
         const results = await Promise.allSettled(
-          Array.from({ length: 40 }, (_, i) =>
+          Array.from({ length: 70 }, (_, i) =>
             store.create(newIntent({ kind: i % 2 ? 'entryFee' : 'reward' }), 1, {
-              maxOpenPerGame: 15,
+              ...cap,
               maxOpenPerPlayer: 3,
             }),
           ),
         );
         const won = results.filter((r) => r.status === 'fulfilled');
-        assert.equal(won.length, 15);
+        assert.equal(won.length, 40);
         for (const r of results) {
           if (r.status === 'rejected') {
             assert.ok(r.reason instanceof LimitExceededError, String(r.reason));
@@ -1369,13 +1372,12 @@ export function describeLedgerContract(name: string, factory: LedgerFactory): vo
         const ids = won.map((r) => (r as PromiseFulfilledResult<Intent>).value.id);
         const mixed = await Promise.allSettled([
           ...ids.slice(0, 5).map((id) => store.transition(id, 'creating', 'failed')),
-          ...Array.from({ length: 20 }, () => store.create(newIntent(), 1, { maxOpenPerGame: 15 })),
+          ...Array.from({ length: 20 }, () => store.create(newIntent(), 1, cap)),
         ]);
         const created = mixed.slice(5).filter((r) => r.status === 'fulfilled').length;
         assert.ok(created <= 5, `${created} created into 5 free places`);
-        const fill = 5 - created;
-        for (let i = 0; i < fill; i++) await store.create(newIntent(), 1, { maxOpenPerGame: 15 });
-        await rejection(store.create(newIntent(), 1, { maxOpenPerGame: 15 }), LimitExceededError);
+        for (let i = created; i < 5; i++) await store.create(newIntent(), 1, cap);
+        await rejection(store.create(newIntent(), 1, cap), LimitExceededError);
       });
 
       it('reserves reward budgets per player, room and game over rolling windows', async () => {
@@ -1793,25 +1795,28 @@ export function describeSharedStorage(
     });
 
     it('hold the game’s cap together: racing creates and ends never pass it', async () => {
-      const open = storage();
-      const a = open();
-      const b = open();
-      const cap = { maxOpenPerGame: 10 };
-      const first = await Promise.allSettled(
-        Array.from({ length: 30 }, (_, i) => (i % 2 ? a : b).create(newIntent(), 1, cap)),
-      );
-      const made = first.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
-      assert.equal(made.length, 10);
-      // One instance ends four while both create: at most four get in, and the rest are refused.
-      const second = await Promise.allSettled([
-        ...made.slice(0, 4).map((i) => a.transition(i.id, 'creating', 'failed')),
-        ...Array.from({ length: 16 }, (_, i) => (i % 2 ? a : b).create(newIntent(), 1, cap)),
-      ]);
-      const added = second.slice(4).filter((r) => r.status === 'fulfilled').length;
-      assert.ok(added <= 4, `${added} created into 4 free places`);
-      for (let i = added; i < 4; i++) await b.create(newIntent(), 1, cap);
-      await rejection(a.create(newIntent(), 1, cap), LimitExceededError);
-      await rejection(b.create(newIntent(), 1, cap), LimitExceededError);
+      // A small cap, and one well above the creates in flight at first (see the contract's own).
+      for (const max of [10, 45]) {
+        const open = storage();
+        const a = open();
+        const b = open();
+        const cap = { maxOpenPerGame: max };
+        const first = await Promise.allSettled(
+          Array.from({ length: max + 20 }, (_, i) => (i % 2 ? a : b).create(newIntent(), 1, cap)),
+        );
+        const made = first.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+        assert.equal(made.length, max);
+        // One instance ends four while both create: at most four get in.
+        const second = await Promise.allSettled([
+          ...made.slice(0, 4).map((i) => a.transition(i.id, 'creating', 'failed')),
+          ...Array.from({ length: 16 }, (_, i) => (i % 2 ? a : b).create(newIntent(), 1, cap)),
+        ]);
+        const added = second.slice(4).filter((r) => r.status === 'fulfilled').length;
+        assert.ok(added <= 4, `${added} created into 4 free places`);
+        for (let i = added; i < 4; i++) await b.create(newIntent(), 1, cap);
+        await rejection(a.create(newIntent(), 1, cap), LimitExceededError);
+        await rejection(b.create(newIntent(), 1, cap), LimitExceededError);
+      }
     });
 
     it('see each other’s writes at once: indexes are shared', async () => {
