@@ -14,8 +14,8 @@
  * router because the router cannot see the socket. An IPv6 client holds a whole /64, so its
  * addresses count as one; requests whose address cannot be told share one window.
  *
- * Footprint: one map entry per address seen within the last window (about 150 bytes), at most
- * `maxAddresses` (10,000 by default, about 1.5 MB): past it the oldest window is dropped first,
+ * Footprint: one map entry per address seen within the last window (about 170 bytes of heap,
+ * measured over 10,000 IPv6 keys), at most `maxAddresses` (10,000 by default, about 1.7 MB): past it the oldest window is dropped first,
  * which gives that address a fresh one early, never a longer wait to anyone. Per request to
  * `/auth`: a map lookup, and the token's HMAC when it brings one. Other requests: a string
  * compare.
