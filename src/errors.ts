@@ -178,20 +178,29 @@ export class LnAddressRefusedError extends LightningError {
   }
 }
 
+/** The limit on open intents that refused a create: the player's own, or the whole game's. */
+export type OpenLimit = 'maxOpenPerPlayer' | 'maxOpenPerGame';
+
 /**
- * A per-player limit refused the call (`maxOpenPerPlayer` open intents already). Checked in the
- * same atomic step that would have recorded the intent, so it holds across processes: nothing
- * was recorded and nothing was sent. Retryable once some of the player's intents have ended.
+ * A limit on open intents refused the call: the player already has `maxOpenPerPlayer` open, or
+ * the whole game has `maxOpenPerGame` (matches aside), whoever holds them. Checked in the same
+ * atomic step that would have recorded the intent, so it holds across processes: nothing was
+ * recorded and nothing was sent. `playerId` is the player whose call was refused. Retryable once
+ * some intents (the player's, or for the game's cap anyone's) have ended.
  */
 export class LimitExceededError extends LightningError {
   static override readonly code: LightningErrorCode = 'LN_LIMIT_EXCEEDED';
   static override readonly retryable: boolean = true;
-  readonly limit: 'maxOpenPerPlayer';
+  readonly limit: OpenLimit;
   readonly max: number;
   readonly playerId: string;
 
-  constructor(limit: 'maxOpenPerPlayer', max: number, playerId: string) {
-    super(`player ${playerId} already has ${max} open intents (limits.${limit}); nothing was sent`);
+  constructor(limit: OpenLimit, max: number, playerId: string) {
+    super(
+      limit === 'maxOpenPerGame'
+        ? `the game already has ${max} open intents, its cap (limits.maxOpenPerGame); player ${playerId}'s was refused and nothing was sent`
+        : `player ${playerId} already has ${max} open intents (limits.${limit}); nothing was sent`,
+    );
     this.limit = limit;
     this.max = max;
     this.playerId = playerId;

@@ -17,7 +17,7 @@
  * This is the public face only: the engine behind it (server/engine.ts) moves the intents,
  * and neither it nor the runtime's secrets are reachable from here.
  */
-import type { Server as HttpServer } from 'node:http';
+import type { Server as HttpServer, IncomingMessage } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
 import { z } from 'zod';
 import type { PaymentsApi } from './api/client.js';
@@ -224,6 +224,16 @@ export class Lightning {
     }
     this.#expectReady('lightning.attach(server)');
     return attachRoutes(server, this.#routesHost());
+  }
+
+  /**
+   * The address of the client behind a `node:http` request, read as `clientAddress` says: the
+   * socket's peer, or the entry the game's own proxies wrote (from a peer that is one of them);
+   * null when it cannot be told. Never a header the client merely sent, so a game's own routes
+   * (a rate limit on sign-ups, a log line) can key on it. Costs a header split.
+   */
+  clientAddress(request: Pick<IncomingMessage, 'headers' | 'socket'>): string | null {
+    return this.#addresses.ofNodeRequest(request);
   }
 
   #routesHost(): RoutesHost {

@@ -38,6 +38,9 @@ export async function startBenchGame(o: BenchGameOptions) {
     ledger: o.ledger,
     logger: quiet,
     reconciler: { enabled: false },
+    // benchScale holds 12,500 open rewards at once, past the game's default cap of 10,000: it
+    // measures what they cost, not the cap.
+    limits: { maxOpenPerGame: 1_000_000 },
   });
   await lightning.ready();
   const counts = { settled: 0, heard: 0 };

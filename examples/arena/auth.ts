@@ -8,6 +8,9 @@
  * a reconnect finds its entries again. A studio with accounts issues the token at its login
  * instead and keeps the same `verify`.
  *
+ * A new guest is a new player for the game's money limits (a per-player limit bounds one id),
+ * so how many one address may make is limited in front of this route (sign-in-limit.ts).
+ *
  * Set ARENA_AUTH_SECRET (32 bytes or more) in production: without it each start picks a random
  * secret and every earlier token stops working. Costs one HMAC per token issued or verified.
  */
@@ -90,19 +93,28 @@ export class ArenaAuth {
     return parsed.body.data.sub;
   }
 
-  /** `POST /auth` -> `{ token }`, as a router endpoint to spread into `createRouter`. */
+  /**
+   * The player an `Authorization` header signs in again (a valid `Bearer` token of ours), or
+   * undefined: then `POST /auth` makes a new guest. An expired or foreign token is no error.
+   */
+  returning(authorization: string | null | undefined): string | undefined {
+    const presented = bearer.safeParse(authorization);
+    if (!presented.success) return undefined;
+    try {
+      return this.verify(presented.data.slice('Bearer '.length));
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * `POST /auth` -> `{ token }`, as a router endpoint to spread into `createRouter`. The router
+   * cannot see the socket: new guests are limited per address in front of it (sign-in-limit.ts).
+   */
   endpoints() {
     return {
       arenaSignIn: createEndpoint('/auth', { method: 'POST', disableBody: true }, async (ctx) => {
-        const presented = bearer.safeParse(ctx.request?.headers.get('authorization'));
-        let playerId: string | undefined;
-        if (presented.success) {
-          try {
-            playerId = this.verify(presented.data.slice('Bearer '.length));
-          } catch {
-            // An expired or foreign token: a new guest, not an error.
-          }
-        }
+        const playerId = this.returning(ctx.request?.headers.get('authorization'));
         return Response.json(
           { token: this.issue(playerId) },
           { headers: { 'cache-control': 'no-store' } },

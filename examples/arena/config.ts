@@ -23,6 +23,13 @@ export interface ArenaConfig {
    * clicking as fast as they can stays far below; a script sending thousands does not.
    */
   maxMessagesPerSecond: number;
+  /**
+   * New guests `POST /auth` makes for one address per minute (an IPv6 client: per /64); past
+   * it, 429 with Retry-After. A player who brings a valid token is signed in again without
+   * counting. Each guest is a new player to every per-player limit, and can be charged: this
+   * (and `limits.maxOpenPerGame` of the library) is what bounds a script making guests.
+   */
+  signInsPerMinute: number;
   /** The shop: item -> price in points (USDZ minor units: 100 = 1.00). */
   shop: Readonly<Record<string, number>>;
   /** Points each new player gets on the emulator, to try the shop. */
@@ -38,6 +45,7 @@ export const arenaConfig: ArenaConfig = {
   claimExpiresIn: 600,
   matchTimeoutMs: 10 * 60_000,
   maxMessagesPerSecond: 20,
+  signInsPerMinute: 5,
   shop: { 'golden hat': 150, 'speed boots': 400, 'lucky charm': 900 },
   startingPoints: 1_000,
 };

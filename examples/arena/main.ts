@@ -1,7 +1,8 @@
 /**
  * `npm start`: the arena on the embedded emulator (no key, no network), or on the real
  * service when LIGHTNING_API_KEY and PUBLIC_URL are set. Players sign in at `POST /auth`
- * (auth.ts); set ARENA_AUTH_SECRET so that their tokens outlive a restart.
+ * (auth.ts); set ARENA_AUTH_SECRET so that their tokens outlive a restart. One address makes at
+ * most `signInsPerMinute` new guests (sign-in-limit.ts).
  */
 import type { Server as HttpServer } from 'node:http';
 import { createRouter, defineRoom, defineServer } from '@colyseus/core';
@@ -15,6 +16,7 @@ import { MoneyHistory } from './history.js';
 import { logMoney } from './money-log.js';
 import { arenaRoom } from './room.js';
 import { clientFiles, serveInFront } from './serve.js';
+import { GuestLimit, limitSignIns } from './sign-in-limit.js';
 
 export interface ArenaOptions {
   /** Default PORT, else 2567. */
@@ -57,13 +59,14 @@ export async function startArena(options: ArenaOptions = {}) {
       }
     : undefined;
   const auth = new ArenaAuth(options.auth);
+  const clock = options.lightning?.clock ?? systemClock;
   const history = new MoneyHistory(lightning);
   logMoney(lightning, log);
   const room = arenaRoom({
     lightning,
     auth,
     history,
-    clock: options.lightning?.clock ?? systemClock,
+    clock,
     config,
     log,
     ...(grantPoints ? { onPlayerJoined: grantPoints } : {}),
@@ -83,7 +86,15 @@ export async function startArena(options: ArenaOptions = {}) {
   server.onShutdown(() => lightning.close());
   const files = options.serveClient === false ? undefined : await clientFiles();
   await server.listen(port);
-  if (files) serveInFront(server.transport.server as HttpServer, files);
+  const http = server.transport.server as HttpServer;
+  if (files) serveInFront(http, files);
+  // New guests per address, by the address the library reads (its `clientAddress` option:
+  // behind a proxy, pass `lightning: { clientAddress: { proxies: 1 } }`).
+  limitSignIns(http, {
+    auth,
+    limit: new GuestLimit({ perWindow: config.signInsPerMinute, now: () => clock.now() }),
+    addressOf: (req) => lightning.clientAddress(req),
+  });
   return {
     server,
     lightning,

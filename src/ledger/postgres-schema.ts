@@ -11,6 +11,8 @@
  *   S.journal         one row per posting (entry), never changed; `seq` (identity) is its order
  *   S.balances        one row per account and unit that ever moved: credits minus debits, with
  *                     the account's class, so that class totals are a GROUP BY of this table
+ *   S.open_count      32 rows whose sum is the number of open intents, matches aside (the
+ *                     game's cap, maxOpenPerGame), kept by triggers on S.intents (version 5)
  *
  * Intent amounts are `numeric` (exact at any size, summed exactly for budgets, returned as
  * text); journal amounts and balances are `bigint` (the journal's signed 64-bit promise: a write
@@ -25,7 +27,7 @@
 import { INTENT_KINDS, INTENT_STATUSES, OPEN_STATUSES, PAYOUT_KINDS } from './intent.js';
 
 /** Bumped whenever the layout changes; an older library refuses a newer schema. */
-export const SCHEMA_VERSION = 4;
+export const SCHEMA_VERSION = 5;
 
 /** The version whose migration writes the opening entries of the intents already there. */
 export const JOURNAL_VERSION = 3;
@@ -40,6 +42,96 @@ const list = (values: readonly string[]): string => values.map((v) => `'${v}'`).
 export const OPEN_SQL = `status IN (${list(OPEN_STATUSES)})`;
 /** Payouts (rewards, address payments): what the budget windows count. */
 export const PAYOUT_SQL = `kind IN (${list(PAYOUT_KINDS)})`;
+
+/**
+ * How many rows of S.open_count take the opens (0 to 15) and, as many again, the ends (16 to
+ * 31): a write takes the row of its backend (`pg_backend_pid()`), so writes on different
+ * connections rarely wait for one another.
+ */
+export const OPEN_STRIPES = 16;
+
+/** Whether the row (`NEW` or `OLD`) is an open intent that the game's cap counts. */
+const counted = (row: 'NEW' | 'OLD') =>
+  `(${row}.kind <> 'match' AND ${row}.status IN (${list(OPEN_STATUSES)}))`;
+
+/** The game's open intents, matches aside: the sum of S.open_count. */
+export const OPEN_COUNT_SQL = (s: string) => `SELECT sum(n)::bigint AS open FROM ${s}.open_count`;
+
+/**
+ * What a create near the game's cap runs before anything else, after its advisory locks: the
+ * journal lock, then every row that takes opens, in order. It then waits for every create in
+ * flight to commit, and none can start until it ends, so the count it reads is exact. The
+ * journal lock first, because a create's own row is taken after its journal entries (the trigger
+ * runs at the end of the insert): holding the rows, it could otherwise wait for a create that
+ * waits for them.
+ */
+export const EXACT_COUNT_LOCKS = (s: string, journalLock: string) =>
+  `SELECT pg_advisory_xact_lock(${journalLock});
+  SELECT stripe FROM ${s}.open_count WHERE stripe < ${OPEN_STRIPES} ORDER BY stripe FOR UPDATE`;
+
+/**
+ * The count behind the game's cap (version 5), kept by the intents table itself in the
+ * transaction of the write that opens or ends an intent: an insert of an open intent adds one
+ * to the opening rows, a move that ends one (or a delete of an open one) takes one from the
+ * ending rows, each on the row of its backend. The sum of all 32 is the count.
+ *
+ * A create holds its row from its insert to its COMMIT, so at most 15 other creates are in
+ * flight (not yet counted in what it reads) while it holds it: a create that reads a count of
+ * at most cap - 15 (itself included) is admitted at once, in parallel with the others. Nearer
+ * the cap it takes EXACT_COUNT_LOCKS, reads again and is admitted only if the count is within
+ * the cap: near the cap, creates commit one at a time. An end not yet committed is not seen,
+ * which can only refuse early, never admit one too many. The WHEN clauses keep every other
+ * write (a lease, a move between open statuses) from calling the function at all.
+ */
+function openCount(s: string): string[] {
+  const name = (n: string) => `${s}.${n}`;
+  const stripes = 2 * OPEN_STRIPES;
+  return [
+    `CREATE TABLE IF NOT EXISTS ${name('open_count')} (
+      stripe smallint PRIMARY KEY CHECK (stripe BETWEEN 0 AND ${stripes - 1}),
+      n      bigint   NOT NULL
+    )`,
+    `CREATE OR REPLACE FUNCTION ${name('count_open')}() RETURNS trigger
+      LANGUAGE plpgsql AS $fn$
+      DECLARE
+        d integer := 0;
+      BEGIN
+        -- OLD is not there for an INSERT, nor NEW for a DELETE: each is read only when it is.
+        IF TG_OP <> 'INSERT' THEN
+          IF ${counted('OLD')} THEN d := d - 1; END IF;
+        END IF;
+        IF TG_OP <> 'DELETE' THEN
+          IF ${counted('NEW')} THEN d := d + 1; END IF;
+        END IF;
+        IF d > 0 THEN
+          UPDATE ${name('open_count')} SET n = n + d
+            WHERE stripe = pg_backend_pid() % ${OPEN_STRIPES};
+        ELSIF d < 0 THEN
+          UPDATE ${name('open_count')} SET n = n + d
+            WHERE stripe = ${OPEN_STRIPES} + pg_backend_pid() % ${OPEN_STRIPES};
+        END IF;
+        RETURN NULL;
+      END
+      $fn$`,
+    `DROP TRIGGER IF EXISTS intents_count_insert ON ${name('intents')}`,
+    `CREATE TRIGGER intents_count_insert AFTER INSERT ON ${name('intents')}
+      FOR EACH ROW WHEN ${counted('NEW')} EXECUTE FUNCTION ${name('count_open')}()`,
+    `DROP TRIGGER IF EXISTS intents_count_update ON ${name('intents')}`,
+    `CREATE TRIGGER intents_count_update AFTER UPDATE OF status, kind ON ${name('intents')}
+      FOR EACH ROW WHEN (${counted('OLD')} IS DISTINCT FROM ${counted('NEW')})
+      EXECUTE FUNCTION ${name('count_open')}()`,
+    `DROP TRIGGER IF EXISTS intents_count_delete ON ${name('intents')}`,
+    `CREATE TRIGGER intents_count_delete AFTER DELETE ON ${name('intents')}
+      FOR EACH ROW WHEN ${counted('OLD')} EXECUTE FUNCTION ${name('count_open')}()`,
+    // After the triggers: CREATE TRIGGER holds off every write to the table until this
+    // transaction ends, so no intent opens or ends between this count and them.
+    `INSERT INTO ${name('open_count')} (stripe, n)
+      SELECT g, CASE WHEN g = 0 THEN (SELECT count(*) FROM ${name('intents')}
+        WHERE kind <> 'match' AND ${OPEN_SQL}) ELSE 0 END
+      FROM generate_series(0, ${stripes - 1}) AS g
+      ON CONFLICT (stripe) DO NOTHING`,
+  ];
+}
 
 /**
  * What every read and every RETURNING yields, in the shape `toIntent` reads. Amounts, meta and
@@ -154,6 +246,8 @@ export function migrations(s: string): string[][] {
     ],
     // 3 -> 4: event ids are kept for good, so the index by time that the purge read goes.
     [`DROP INDEX IF EXISTS ${s}.events_seen`],
+    // 4 -> 5: the count of open intents that the game's cap reads (openCount).
+    openCount(s),
   ];
 }
 

@@ -9,7 +9,8 @@
  * Footprint: one pg.Pool (none when given one; node-postgres's default of up to 10
  * connections), no timers. A move, an update, a release and a read are one statement each (one
  * round trip), journal postings included; a create is one INSERT, or four round trips when it
- * has guards; a claim is three. A write with postings holds the journal lock and its balance
+ * has guards (five with the game's cap, and near that cap the create may run twice); a claim
+ * is three. A write with postings holds the journal lock and its balance
  * rows (`inflight`, `wallet`: nearly every posting touches one) until it commits, so such writes
  * commit one at a time: on a 2-core test machine, 16 moves in flight made about 2,100 moves/s
  * with a posting each against 4,800 without.
@@ -29,6 +30,15 @@
  * - `create` with guards takes transaction-level advisory locks on the player, room and game it
  *   counts against (in one global order, so two creates never deadlock), sums and counts under
  *   them, then inserts; open keys are a partial unique index;
+ * - the game's cap (`maxOpenPerGame`) takes no game-wide lock far from the cap: triggers count
+ *   open intents into `open_count` (postgres-schema.ts), each write on its backend's row, and a
+ *   create reads the sum after its insert, holding its own row until COMMIT. Up to 15 other
+ *   creates can then be in flight unseen, so a create is admitted at once while the count has
+ *   that margin (creates on different connections commit side by side, as before); within 16
+ *   of the cap it runs again under the journal lock and every opening row, reads the exact
+ *   count and commits alone. Ends take other rows and never wait for creates. Measured on the
+ *   2-core test machine (busy), 16 guarded creates in flight: 960 to 1,360/s, against 1,250 to
+ *   1,650/s before the count existed, and 400 to 520/s when every create took one shared row;
  * - `claimDue` leases with `FOR UPDATE SKIP LOCKED` under an exclusive advisory lock that every
  *   other write to an existing intent takes shared, so a claim sees every write acknowledged
  *   before it and none half done: concurrent claims, moves and releases act as some order of
@@ -86,10 +96,13 @@ import {
 import {
   COLUMNS,
   ENTRY_COLUMNS,
+  EXACT_COUNT_LOCKS,
   JOURNAL_VERSION,
   journaled,
   migrations,
+  OPEN_COUNT_SQL,
   OPEN_SQL,
+  OPEN_STRIPES,
   openingBalances,
   openingInsert,
   PAYOUT_SQL,
@@ -159,6 +172,12 @@ const PATCH_COLUMNS: Record<keyof IntentPatch, [string, string]> = {
   meta: ['meta', '::json'],
 };
 
+/**
+ * What a capped create throws (and `create` catches, to run it again exactly) when the count it
+ * read is too near its cap to admit it without the exact count. Never leaves the store.
+ */
+class NearCap extends Error {}
+
 /** SQLSTATEs after which nothing was written and the call may simply be made again. */
 const BUSY_CODES = new Set(['40001', '40P01', '55P03']);
 
@@ -182,6 +201,8 @@ export class PostgresLedger implements LedgerStore {
   private readonly sql: ReturnType<typeof statements>;
   private closed = false;
   private opened: Promise<void> | undefined;
+  /** The game's open intents as the last capped create read them: a hint, never a proof. */
+  private lastOpen = 0;
 
   constructor(connection?: PostgresConnection, options: PostgresLedgerOptions = {}) {
     this.schema = options.schema ?? 'lightning';
@@ -261,13 +282,31 @@ export class PostgresLedger implements LedgerStore {
     assertNoNul(values);
     const pool = await this.ready();
     try {
-      const guarded = checks.maxOpenPerPlayer !== undefined || budgets.length > 0;
-      const rows = guarded
-        ? await this.transaction(pool, this.guardLocks(input, checks, budgets), async (client) => {
-            await this.guard(client, input, now, checks.maxOpenPerPlayer, budgets);
-            return this.run(client, insert, values);
-          })
-        : await this.run(pool, insert, values);
+      const counted = checks.maxOpenPerPlayer !== undefined || budgets.length > 0;
+      const cap = checks.maxOpenPerGame;
+      const guarded = (exact: boolean) =>
+        this.transaction(
+          pool,
+          this.guardLocks(input, checks, budgets),
+          exact ? EXACT_COUNT_LOCKS(this.s, this.journalLock) : undefined,
+          async (client) => {
+            if (counted) await this.guard(client, input, now, checks.maxOpenPerPlayer, budgets);
+            const inserted = await this.run(client, insert, values);
+            if (cap !== undefined) await this.gameGuard(client, input, cap, exact);
+            return inserted;
+          },
+        );
+      let rows: Record<string, unknown>[];
+      if (!counted && cap === undefined) rows = await this.run(pool, insert, values);
+      else if (cap === undefined) rows = await guarded(false);
+      else {
+        // Where the last count seen was near this cap, straight to the exact count.
+        const near = this.lastOpen + OPEN_STRIPES > cap;
+        rows = await guarded(near).catch((err: unknown) => {
+          if (!(err instanceof NearCap)) throw err;
+          return guarded(true);
+        });
+      }
       return toIntent(rows[0]);
     } catch (err) {
       const mapped = mapError(err);
@@ -340,6 +379,28 @@ export class PostgresLedger implements LedgerStore {
         throw new BudgetExceededError(b.scope, String(b.limitMsat), held, b.windowMs);
       }
     }
+  }
+
+  /**
+   * The game's cap, after the insert: the trigger has counted it on its backend's row of
+   * open_count (postgres-schema.ts `openCount`), held until this transaction ends, so at most
+   * OPEN_STRIPES - 1 other creates are in flight, uncounted in the sum read now. With that margin
+   * to spare the create is admitted at once; nearer the cap it rejects with NearCap, and the
+   * create runs again `exact` (under EXACT_COUNT_LOCKS, no other create in flight). A refusal
+   * rolls the insert back.
+   */
+  private async gameGuard(
+    client: Queryable,
+    input: NewIntent,
+    max: number,
+    exact: boolean,
+  ): Promise<void> {
+    const [row] = await this.run(client, this.sql.openCount, []);
+    const open = Number(row?.open ?? 0);
+    this.lastOpen = open;
+    const mine = input.kind === 'match' ? 0 : 1;
+    if (open - mine >= max) throw new LimitExceededError('maxOpenPerGame', max, input.playerId);
+    if (!exact && mine === 1 && open + OPEN_STRIPES - 1 > max) throw new NearCap();
   }
 
   async get(id: string): Promise<Intent | null> {
@@ -537,7 +598,7 @@ export class PostgresLedger implements LedgerStore {
     const values = [owner, now + leaseMs, now, limit];
     assertNoNul(values);
     const pool = await this.ready();
-    const rows = await this.transaction(pool, [this.movesLock], (client) =>
+    const rows = await this.transaction(pool, [this.movesLock], undefined, (client) =>
       this.run(client, this.sql.claim, values),
     ).catch((err: unknown) => {
       throw mapError(err);
@@ -646,6 +707,7 @@ export class PostgresLedger implements LedgerStore {
   private async transaction<T>(
     pool: Pool,
     locks: string[],
+    first: string | undefined,
     fn: (client: PoolClient) => Promise<T>,
   ): Promise<T> {
     const client = await pool.connect();
@@ -658,7 +720,8 @@ export class PostgresLedger implements LedgerStore {
     try {
       // Keys are our own 64-bit hashes (decimal digits), safe to inline: one round trip.
       const lockSql = locks.map((k) => `pg_advisory_xact_lock(${k})`).join(', ');
-      await client.query(locks.length > 0 ? `BEGIN; SELECT ${lockSql}` : 'BEGIN');
+      const begin = locks.length > 0 ? `BEGIN; SELECT ${lockSql}` : 'BEGIN';
+      await client.query(first === undefined ? begin : `${begin}; ${first}`);
       const result = await fn(client);
       await client.query('COMMIT');
       return result;
@@ -842,6 +905,7 @@ function statements(s: string, movesLock: string) {
         $12::bigint, $12::bigint, $13::bigint, 0, $14::json, $15::jsonb, $16, $17)
       RETURNING ${COLUMNS}`,
     openKeyHolder: `SELECT id FROM ${s}.intents WHERE open_key = $1 AND ${OPEN_SQL}`,
+    openCount: OPEN_COUNT_SQL(s),
     byId: `SELECT ${COLUMNS} FROM ${s}.intents WHERE id = $1`,
     byCall: `SELECT ${COLUMNS} FROM ${s}.intents WHERE id = $1 AND last_call = $2`,
     byToken: `SELECT ${COLUMNS} FROM ${s}.intents WHERE callback_token = $1`,

@@ -11,6 +11,8 @@
  *   P remote:<kind>:<remoteId>     zset by createdAt: intents with that resource
  *   P room:<roomId>                zset by createdAt: open intents of a room
  *   P player:<playerId>            zset by createdAt: open intents of a player
+ *   P open                         zset by createdAt: open intents of every kind but match, so
+ *                                  that the game's cap (maxOpenPerGame) is one ZCARD (layout 5)
  *   P due                          zset by nextCheckAt: open intents with a nextCheckAt
  *   P unknown                      zset by createdAt: intents in status unknown (layout 2)
  *   P openkey:<openKey>            string: the id of the open intent that holds the key
@@ -149,12 +151,16 @@ local function reindex(o, n)
   end
   local wasOpen = OPEN[o.status or ''] or false
   local isOpen = OPEN[n.status] or false
+  -- A match moves no money by itself: the game's cap counts its fees and payouts, not it.
+  local counted = n.kind ~= 'match'
   if wasOpen and not isOpen then
     if n.roomId then redis.call('ZREM', p .. 'room:' .. n.roomId, m) end
     redis.call('ZREM', p .. 'player:' .. n.playerId, m)
+    if counted then redis.call('ZREM', p .. 'open', m) end
   elseif isOpen and not wasOpen then
     if n.roomId then redis.call('ZADD', p .. 'room:' .. n.roomId, n.createdAt, m) end
     redis.call('ZADD', p .. 'player:' .. n.playerId, n.createdAt, m)
+    if counted then redis.call('ZADD', p .. 'open', n.createdAt, m) end
   end
   if o.status ~= n.status then
     if n.status == 'unknown' then
@@ -186,18 +192,19 @@ end
 
 /**
  * ARGV: prefix, id, callbackToken ('' for none), padded createdAt, openKey ('' for none),
- * maxOpenPerPlayer ('' for none), number of budgets k, then k triples (spent key suffix, cap,
- * window start), then the postings block, then field/value pairs. Every check runs before the
- * first write, so a refusal writes nothing. Returns the stored hash (flat), or 'DUP id',
- * 'DUP callbackToken', 'DUP openKey <holder id>', 'LIMIT', 'JOURNALED', 'OVERFLOW',
- * 'BUDGET <n> <reserved>' (n: the budget's 1-based index).
+ * maxOpenPerPlayer ('' for none), maxOpenPerGame ('' for none), number of budgets k, then k
+ * triples (spent key suffix, cap, window start), then the postings block, then field/value
+ * pairs. Every check runs before the first write, so a refusal writes nothing. Returns the
+ * stored hash (flat), or 'DUP id', 'DUP callbackToken', 'DUP openKey <holder id>',
+ * 'LIMIT player', 'LIMIT game', 'JOURNALED', 'OVERFLOW', 'BUDGET <n> <reserved>' (n: the
+ * budget's 1-based index).
  * Budget sums are Lua numbers: exact up to 2^53 msats, the largest cap the store accepts.
  */
 export const CREATE = `${HELPERS}
 local id, token, okey = ARGV[2], ARGV[3], ARGV[5]
 local key = ikey(id)
-local nbudgets = tonumber(ARGV[7])
-local block = postingsAt(8 + 3 * nbudgets)
+local nbudgets = tonumber(ARGV[8])
+local block = postingsAt(9 + 3 * nbudgets)
 local first = block.next
 local n = {}
 for i = first, #ARGV, 2 do n[ARGV[i]] = ARGV[i + 1] end
@@ -215,19 +222,22 @@ if okey ~= '' then
   end
 end
 if ARGV[6] ~= '' and redis.call('ZCARD', p .. 'player:' .. n.playerId) >= tonumber(ARGV[6]) then
-  return 'LIMIT'
+  return 'LIMIT player'
+end
+if ARGV[7] ~= '' and redis.call('ZCARD', p .. 'open') >= tonumber(ARGV[7]) then
+  return 'LIMIT game'
 end
 local refused = refusal(block, id)
 if refused then return refused end
 local amount = tonumber(n.amount)
 for b = 1, nbudgets do
-  local spent = p .. 'spent:' .. ARGV[5 + 3 * b]
-  redis.call('ZREMRANGEBYSCORE', spent, '-inf', ARGV[7 + 3 * b])
+  local spent = p .. 'spent:' .. ARGV[6 + 3 * b]
+  redis.call('ZREMRANGEBYSCORE', spent, '-inf', ARGV[8 + 3 * b])
   local sum = 0
   for _, m in ipairs(redis.call('ZRANGE', spent, 0, -1)) do
     sum = sum + tonumber(string.match(m, '|(%d+)$'))
   end
-  if sum + amount > tonumber(ARGV[6 + 3 * b]) then
+  if sum + amount > tonumber(ARGV[7 + 3 * b]) then
     return 'BUDGET ' .. b .. ' ' .. string.format('%.0f', sum)
   end
 end
@@ -243,7 +253,7 @@ for i = first, #ARGV, 2 do
 end
 redis.call('HSET', key, unpack(args))
 for b = 1, nbudgets do
-  redis.call('ZADD', p .. 'spent:' .. ARGV[5 + 3 * b], ARGV[4], n.ord .. '|' .. n.amount)
+  redis.call('ZADD', p .. 'spent:' .. ARGV[6 + 3 * b], ARGV[4], n.ord .. '|' .. n.amount)
 end
 if n.groupId then redis.call('ZADD', p .. 'group:' .. n.groupId, ARGV[4], n.ord) end
 reindex({}, n)
@@ -501,6 +511,26 @@ export const PERSIST_EVENTS = `
 local n = 0
 for i = 2, #ARGV do n = n + redis.call('PERSIST', ARGV[i]) end
 return n
+`;
+
+/**
+ * Layout 4 -> 5, one SCAN page at a time: the open intents (matches aside) join the `open`
+ * index that the game's cap counts. ARGV: prefix, then the page's `intent:` keys. Each
+ * intent's status is read here, in the same step as its ZADD, so a page that meets an intent
+ * another process (already on layout 5) created or ended just now agrees with what that
+ * process wrote; two processes migrating at once add the same members. Returns how many it
+ * found open.
+ */
+export const INDEX_OPEN = `${HELPERS}
+local added = 0
+for i = 2, #ARGV do
+  local f = redis.call('HMGET', ARGV[i], 'status', 'kind', 'createdAt', 'ord')
+  if OPEN[f[1] or ''] and f[2] ~= 'match' and f[4] then
+    redis.call('ZADD', p .. 'open', f[3], f[4])
+    added = added + 1
+  end
+end
+return added
 `;
 
 /**

@@ -9,7 +9,7 @@
  * Footprint: one connection (none extra when given a client), no timers. Every write is one
  * Lua script (EVALSHA, loaded on first use) that does the compare-and-set, the history entry
  * and the index upkeep atomically, in one round trip; reads are one round trip too. An intent
- * is one hash plus one member in each of up to five sorted sets. Event ids (recordEvent) are
+ * is one hash plus one member in each of up to six sorted sets. Event ids (recordEvent) are
  * string keys without a TTL, kept for good: a webhook's (`event:ramp:` and a 43-character hash
  * under the default prefix) takes about 140 bytes of Redis memory (used_memory over 100,000 of
  * them; MEMORY USAGE says 120 per key), a million of them about 140 MB.
@@ -22,7 +22,12 @@
  * look at no more than 1,000 entries each, so a sparse filter never holds Redis for long.
  * Opening a layout-2 keyspace migrates it once: a SCAN of every intent, two round trips per
  * intent that holds money somewhere (its hash, then its opening entries). Opening a layout-3
- * one takes the TTL off every event id it kept (a SCAN, one round trip per page of 1,000).
+ * one takes the TTL off every event id it kept (a SCAN, one round trip per page of 1,000);
+ * opening a layout-4 one indexes its open intents (a SCAN, one script per page of 1,000).
+ *
+ * The game's cap (`maxOpenPerGame`) is the size of one sorted set, `open`, that the scripts
+ * keep as intents open and end: a create's check is one ZCARD, and an open intent (matches
+ * aside) costs one more member until it ends, about 175 bytes (MEMORY USAGE over 10,000).
  *
  * `ioredis` is loaded only when this store creates its own connection, so importing the ledger
  * never requires it. Amounts stay decimal strings end to end; Lua never does arithmetic on
@@ -73,6 +78,7 @@ import {
   BALANCES,
   CLAIM,
   CREATE,
+  INDEX_OPEN,
   JOURNAL,
   MIGRATE_1_TO_2,
   MIGRATED,
@@ -134,7 +140,7 @@ export interface RedisLedgerOptions {
 }
 
 /** Bumped whenever the key layout changes; an older library refuses newer data. */
-const LAYOUT_VERSION = 4;
+const LAYOUT_VERSION = 5;
 
 /** How many entries one step of a journal read looks at, at most (see JOURNAL). */
 const JOURNAL_STEP = 1000;
@@ -161,6 +167,7 @@ const SCRIPTS = {
   balances: script(BALANCES),
   opening: script(OPENING),
   persistEvents: script(PERSIST_EVENTS),
+  indexOpen: script(INDEX_OPEN),
 };
 
 /** Scripts that write an intent: with `replicas`, each waits until the replicas have it. */
@@ -251,6 +258,7 @@ export class RedisLedger implements LedgerStore {
       String(now).padStart(16, '0'),
       input.openKey ?? '',
       checks.maxOpenPerPlayer === undefined ? '' : String(checks.maxOpenPerPlayer),
+      checks.maxOpenPerGame === undefined ? '' : String(checks.maxOpenPerGame),
       String(budgets.length),
       ...budgets.flatMap((b) => [
         b.scope === 'game'
@@ -274,8 +282,8 @@ export class RedisLedger implements LedgerStore {
       }
       if (what === 'DUP') throw new DuplicateIntentError(field as 'id' | 'callbackToken');
       if (what === 'LIMIT') {
-        const max = checks.maxOpenPerPlayer as number;
-        throw new LimitExceededError('maxOpenPerPlayer', max, input.playerId);
+        const limit = field === 'game' ? 'maxOpenPerGame' : 'maxOpenPerPlayer';
+        throw new LimitExceededError(limit, checks[limit] as number, input.playerId);
       }
       const budget = budgets[Number(field) - 1] as BudgetWindow;
       throw new BudgetExceededError(
@@ -596,7 +604,11 @@ export class RedisLedger implements LedgerStore {
         await this.openJournal(client, pattern);
         stored = 3;
       }
-      if (stored === 3) await this.persistEvents(client, pattern);
+      if (stored === 3) {
+        await this.persistEvents(client, pattern);
+        stored = 4;
+      }
+      if (stored === 4) await this.indexOpen(client, pattern);
     })().catch((err: unknown) => {
       // A connection failure is retried on the next call; a refusal is not.
       if (!(err instanceof IncompatibleLedgerError) && !(err instanceof LedgerNotDurableError)) {
@@ -654,6 +666,28 @@ export class RedisLedger implements LedgerStore {
       if (keys.length > 0) await this.evaluate(client, SCRIPTS.persistEvents, keys);
     } while (cursor !== '0');
     await client.eval(MIGRATED, 1, `${this.prefix}version`, this.prefix, '3', '4');
+  }
+
+  /**
+   * Layout 4 -> 5: every open intent (matches aside) joins the `open` index that the game's cap
+   * counts, a SCAN page at a time. Two processes may do it at once: a member added twice is one
+   * member, and each page reads its intents' status in the script that adds them.
+   */
+  private async indexOpen(client: RedisClientLike, pattern: string): Promise<void> {
+    let cursor = '0';
+    do {
+      const [next, keys] = (await client.call(
+        'SCAN',
+        cursor,
+        'MATCH',
+        `${pattern}intent:*`,
+        'COUNT',
+        1000,
+      )) as [string, string[]];
+      cursor = next;
+      if (keys.length > 0) await this.evaluate(client, SCRIPTS.indexOpen, keys);
+    } while (cursor !== '0');
+    await client.eval(MIGRATED, 1, `${this.prefix}version`, this.prefix, '4', '5');
   }
 
   /** Writes one intent's opening entries; resolves with what OPENING answered. */

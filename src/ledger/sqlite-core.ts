@@ -11,6 +11,10 @@
  * back: AlreadyJournaled) and four balance upserts (its two accounts, their two classes), with
  * indexed reads of its accounts' and its why's ids: a few microseconds more.
  *
+ * A create's guards read in its transaction: the player's open intents by their index, the
+ * game's from the one row the schema's triggers keep (and bump as the insert lands), a budget
+ * window's sum by its index.
+ *
  * Every write is one `BEGIN IMMEDIATE ... COMMIT` (or a savepoint inside a batch, see batch()),
  * so a status change is a compare-and-set on the status column: of two writers moving the same
  * intent, in this process or another, exactly one gets a row back.
@@ -36,6 +40,7 @@ import {
   COLUMNS,
   LIVE_SQL,
   type Move,
+  OPEN_COUNT_SQL,
   PAYOUT_INDEXES,
   PAYOUT_SQL,
   packId,
@@ -168,6 +173,13 @@ export class SqliteCore {
       const { open } = this.sql.countOpen.get(input.playerId) as { open: number };
       if (open >= guards.maxOpenPerPlayer) {
         throw new LimitExceededError('maxOpenPerPlayer', guards.maxOpenPerPlayer, input.playerId);
+      }
+    }
+    if (guards.maxOpenPerGame !== undefined) {
+      // One row the schema's triggers keep (sqlite-schema.ts), not a count of the open intents.
+      const { n } = this.sql.openInGame.get() as { n: number };
+      if (n >= guards.maxOpenPerGame) {
+        throw new LimitExceededError('maxOpenPerGame', guards.maxOpenPerGame, input.playerId);
       }
     }
     for (const budget of guards.budgets ?? []) {
@@ -620,6 +632,7 @@ function prepareStatements(db: DatabaseSync) {
     countOpen: db.prepare(
       `SELECT COUNT(*) AS open FROM intents WHERE player_id = ? AND ${LIVE_SQL}`,
     ),
+    openInGame: db.prepare(OPEN_COUNT_SQL),
     openKeyHolder: db.prepare(`SELECT id FROM intents WHERE open_key = ? AND ${LIVE_SQL}`),
     payoutIndex: {
       player: db.prepare(PAYOUT_INDEXES.player),

@@ -4,7 +4,12 @@
  * turns back into the same classes (a structured clone keeps an Error's message, not its class
  * or fields). Costs one small object per call.
  */
-import { BudgetExceededError, type BudgetScope, LimitExceededError } from '../errors.js';
+import {
+  BudgetExceededError,
+  type BudgetScope,
+  LimitExceededError,
+  type OpenLimit,
+} from '../errors.js';
 import {
   DuplicateIntentError,
   IncompatibleLedgerError,
@@ -26,7 +31,7 @@ export type Call = MethodCall | { id: number; close: true };
 
 export type WireError =
   | { type: 'duplicate'; field: DuplicateIntentError['field']; existingId: string | null }
-  | { type: 'limit'; max: number; playerId: string }
+  | { type: 'limit'; limit: OpenLimit; max: number; playerId: string }
   | { type: 'budget'; scope: BudgetScope; limit: string; reserved: string; windowMs: number | null }
   | { type: 'busy' }
   | { type: 'closed' }
@@ -51,7 +56,7 @@ export function encodeError(err: unknown): WireError {
     return { type: 'duplicate', field: err.field, existingId: err.existingId };
   }
   if (err instanceof LimitExceededError) {
-    return { type: 'limit', max: err.max, playerId: err.playerId };
+    return { type: 'limit', limit: err.limit, max: err.max, playerId: err.playerId };
   }
   if (err instanceof BudgetExceededError) {
     return {
@@ -80,7 +85,7 @@ export function decodeError(wire: WireError): Error {
     case 'duplicate':
       return new DuplicateIntentError(wire.field, { existingId: wire.existingId });
     case 'limit':
-      return new LimitExceededError('maxOpenPerPlayer', wire.max, wire.playerId);
+      return new LimitExceededError(wire.limit, wire.max, wire.playerId);
     case 'budget':
       return new BudgetExceededError(wire.scope, wire.limit, wire.reserved, wire.windowMs);
     case 'busy':

@@ -37,6 +37,13 @@ export interface CreateGuards {
   /** Refuse with LimitExceededError when the player already has this many open intents. */
   maxOpenPerPlayer?: number;
   /**
+   * Refuse with LimitExceededError when the whole game already has this many open intents,
+   * whoever holds them. Matches (kind `match`) are not counted: a match's record moves no money
+   * by itself, while its fees, payouts and refunds are intents of their own that count. Each
+   * store keeps this count as it writes, in the same atomic step, so a check reads one number.
+   */
+  maxOpenPerGame?: number;
+  /**
    * Payout budgets, over the payout kinds (rewards and payments, PAYOUT_KINDS): refuse with
    * BudgetExceededError when the new payout would take a window past its cap. Its amount is
    * reserved by its very record, and given back when it ends expired or failed. Other kinds

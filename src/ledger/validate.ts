@@ -66,6 +66,7 @@ const newIntentSchema = z.strictObject({
 
 const guardsSchema = z.strictObject({
   maxOpenPerPlayer: z.int().positive().optional(),
+  maxOpenPerGame: z.int().positive().optional(),
   budgets: z
     .array(
       z.strictObject({

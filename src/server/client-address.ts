@@ -1,8 +1,8 @@
 /**
  * Who is on the other end of a request: the client's address, read from the socket and a
  * trusted proxy count (`clientAddress` of createLightning), never from what the client claims.
- * One reading, shared by the callback allowlist (server/sources.ts) and the region gate
- * (room/plugin.ts).
+ * One reading, shared by the callback allowlist (server/sources.ts), the region gate
+ * (room/plugin.ts) and the game's own routes (`lightning.clientAddress(req)`: a rate limit).
  *
  *   proxies 0 (the default)  the socket's peer; every forwarding header is ignored
  *   proxies N                the X-Forwarded-For entry N places from the right: each of the
@@ -26,6 +26,23 @@ import { BlockList, isIP } from 'node:net';
 /** The one header read here: a WHATWG `Headers`, or the listener's view of node's headers. */
 export interface HeaderReader {
   get(name: string): string | null;
+}
+
+/** A `node:http` request as far as its client's address goes: its headers and its socket. */
+export interface NodeRequestLike {
+  headers: Record<string, string | string[] | undefined>;
+  socket?: { remoteAddress?: string | undefined } | null;
+}
+
+/** Node's headers through the one-method reader (repeats joined, as fetch does). */
+export function nodeHeaders(headers: NodeRequestLike['headers']): HeaderReader {
+  return {
+    get(name: string): string | null {
+      const value = headers[name];
+      if (value === undefined) return null;
+      return Array.isArray(value) ? value.join(', ') : value;
+    },
+  };
 }
 
 export interface ClientAddressSettings {
@@ -64,6 +81,11 @@ export class ClientAddresses {
     this.proxies = settings.proxies;
     this.header = settings.header;
     this.#proxyList = blockListOf(settings.proxyAddresses);
+  }
+
+  /** The client's address of a `node:http` request (its socket is known), or null. */
+  ofNodeRequest(req: NodeRequestLike): string | null {
+    return this.of(nodeHeaders(req.headers), req.socket?.remoteAddress ?? null);
   }
 
   /**

@@ -164,12 +164,13 @@ export class Engine implements KindHost {
   }
 
   /**
-   * The checks the ledger makes with the record of a new intent of `kind`: the per-player limit
-   * for every kind, and the budgets for payouts (rewards and payments to Lightning addresses).
+   * The checks the ledger makes with the record of a new intent of `kind`: the per-player and
+   * game-wide limits on open intents for every kind, and the budgets for payouts (rewards and
+   * payments to Lightning addresses).
    */
   guards(kind: IntentKind): CreateGuards {
-    const { maxOpenPerPlayer } = this.settings.limits;
-    if (!isPayout(kind)) return { maxOpenPerPlayer };
+    const { maxOpenPerPlayer, maxOpenPerGame } = this.settings.limits;
+    if (!isPayout(kind)) return { maxOpenPerPlayer, maxOpenPerGame };
     const { perPlayer, perRoom, game } = this.settings.budgets;
     const budgets: BudgetWindow[] = [];
     if (perPlayer)
@@ -177,7 +178,7 @@ export class Engine implements KindHost {
     if (perRoom)
       budgets.push({ scope: 'room', limitMsat: perRoom.msat, windowMs: perRoom.windowMs });
     if (game) budgets.push({ scope: 'game', limitMsat: game.msat, windowMs: game.windowMs });
-    return { maxOpenPerPlayer, budgets };
+    return { maxOpenPerPlayer, maxOpenPerGame, budgets };
   }
 
   /**

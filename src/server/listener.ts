@@ -20,18 +20,8 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
 import { ConfigurationError } from '../errors.js';
 import { BodyTooLargeError } from './body.js';
+import { nodeHeaders } from './client-address.js';
 import { answerRoute, matchRoute, type RouteRequest, type RoutesHost } from './routes.js';
-
-/** Node's headers through the one-method reader the routes use (repeats joined, as fetch does). */
-function headerReader(req: IncomingMessage) {
-  return {
-    get(name: string): string | null {
-      const value = req.headers[name];
-      if (value === undefined) return null;
-      return Array.isArray(value) ? value.join(', ') : value;
-    },
-  };
-}
 
 /** Reads the body up to `maxBytes`; past it, stops reading and rejects (the answer closes). */
 function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
@@ -76,7 +66,7 @@ function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
 
 function routeRequest(req: IncomingMessage): RouteRequest {
   return {
-    headers: headerReader(req),
+    headers: nodeHeaders(req.headers),
     peer: req.socket.remoteAddress ?? null,
     body: (maxBytes) => readBody(req, maxBytes),
   };
@@ -137,7 +127,7 @@ export function attachRoutes(server: Server | HttpsServer, host: RoutesHost): ()
     if (event === 'upgrade' && host.upgrade) {
       const req = args[0] as IncomingMessage;
       try {
-        host.upgrade(req.url ?? '/', headerReader(req), req.socket.remoteAddress ?? null);
+        host.upgrade(req.url ?? '/', nodeHeaders(req.headers), req.socket.remoteAddress ?? null);
       } catch {
         // Watching must never cost the upgrade: the room reads Colyseus's context instead.
       }

@@ -107,6 +107,13 @@ const limitsSchema = z.strictObject({
    * of the game; one more is refused with LimitExceededError, nothing recorded or sent. Default 20.
    */
   maxOpenPerPlayer: z.number().int().positive().default(20),
+  /**
+   * Open intents the whole game may hold at once, whoever holds them (matches aside: a match's
+   * record moves no money, its fees and payouts count), across every process; one more is
+   * refused with LimitExceededError (`limit: 'maxOpenPerGame'`), nothing recorded or sent. What
+   * bounds a crowd of new players, which per-player limits cannot. Default 10,000.
+   */
+  maxOpenPerGame: z.number().int().positive().default(10_000),
 });
 
 /** Budgets are summed exactly up to 2^53 msats (90,000 BTC) in every store. */
@@ -205,7 +212,10 @@ export const lightningOptionsSchema = z.strictObject({
   breaker: breakerSchema.prefault({}),
   /** The live audit of the journal and the wallet (see server/audit.ts). */
   audit: auditSchema.prefault({}),
-  /** Per-player limits, enforced in the ledger so that they hold across processes. */
+  /**
+   * Limits on open intents, per player and game-wide, enforced in the ledger so that they hold
+   * across processes.
+   */
   limits: limitsSchema.prefault({}),
   /** Payout budgets, checked and reserved in the ledger with each payout. Default none. */
   budgets: budgetsSchema.prefault({}),

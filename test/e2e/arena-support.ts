@@ -30,7 +30,11 @@ export interface ArenaUnderTest {
   authSecret: string;
 }
 
-/** The arena with a manual clock, a quiet library logger and no browser bundle. */
+/**
+ * The arena with a manual clock, a quiet library logger and no browser bundle. Every test player
+ * signs in from 127.0.0.1, one address: new guests are not limited unless `config` says
+ * `signInsPerMinute` (arena-sign-in.test.ts).
+ */
 export async function startArenaUnderTest(
   options: Pick<ArenaOptions, 'config' | 'lightning'> = {},
 ): Promise<ArenaUnderTest> {
@@ -43,7 +47,7 @@ export async function startArenaUnderTest(
     serveClient: false,
     auth: { secret: authSecret },
     log: (line) => lines.push(line),
-    ...(options.config ? { config: options.config } : {}),
+    config: { signInsPerMinute: 1_000_000, ...options.config },
     lightning: {
       clock,
       logger: quietLogger,

@@ -1265,6 +1265,121 @@ export function describeLedgerContract(name: string, factory: LedgerFactory): vo
         assert.equal((await store.openByPlayer(playerId)).length, 5);
       });
 
+      it('refuses a create past maxOpenPerGame, storing nothing, whoever asks', async () => {
+        const cap = { maxOpenPerGame: 4 };
+        const made: Intent[] = [];
+        // Four players, one open intent each: the game's cap, exactly.
+        for (let i = 0; i < 4; i++) made.push(await store.create(newIntent(), 1, cap));
+        const refused = newIntent({ description: 'fifth', openKey: 'seat-5' });
+        const err = await rejection(store.create(refused, 1, cap), LimitExceededError);
+        assert.equal(err.code, 'LN_LIMIT_EXCEEDED');
+        assert.equal(err.limit, 'maxOpenPerGame');
+        assert.equal(err.max, 4);
+        // The player refused, though they held nothing: the cap is the game's.
+        assert.equal(err.playerId, refused.playerId);
+        assert.match(err.message, /game/);
+        assert.deepEqual(await store.openByPlayer(refused.playerId), []);
+        assert.deepEqual(await store.openByRoom(refused.roomId as string), []);
+        // Nothing of it was kept: not its open key, not an entry.
+        const again = await rejection(store.create(refused, 1, cap), LimitExceededError);
+        assert.equal(again.limit, 'maxOpenPerGame');
+        assert.deepEqual((await store.journal()).entries, []);
+        // Without the guard a create is not held back, and what it records counts.
+        const unguarded = await store.create(newIntent(), 1);
+        await rejection(store.create(newIntent(), 1, { maxOpenPerGame: 5 }), LimitExceededError);
+        // A larger cap lets one more through.
+        await store.create(newIntent(), 1, { maxOpenPerGame: 6 });
+        await store.transition(unguarded.id, 'creating', 'failed');
+        await store.transition((made[0] as Intent).id, 'creating', 'pending');
+        await rejection(store.create(newIntent(), 1, cap), LimitExceededError);
+        assert.equal(
+          (await rejection(store.create(newIntent(), 1, { maxOpenPerGame: 5 }), LimitExceededError))
+            .max,
+          5,
+        );
+      });
+
+      it('frees a place in the game as soon as an intent ends, whatever its end', async () => {
+        const cap = { maxOpenPerGame: 3 };
+        const [a, b, c] = [
+          await store.create(newIntent(), 1, cap),
+          await store.create(newIntent({ kind: 'entryFee' }), 1, cap),
+          await store.create(newIntent({ kind: 'spend' }), 1, cap),
+        ] as [Intent, Intent, Intent];
+        await rejection(store.create(newIntent(), 1, cap), LimitExceededError);
+        // Moves between open statuses free nothing.
+        await store.transition(a.id, 'creating', 'pending');
+        await store.transition(b.id, 'creating', 'unknown');
+        await rejection(store.create(newIntent(), 1, cap), LimitExceededError);
+        // Each end frees one place: completed, expired, failed.
+        await store.transition(a.id, 'pending', 'completed');
+        const d = await store.create(newIntent(), 1, cap);
+        await rejection(store.create(newIntent(), 1, cap), LimitExceededError);
+        await store.transition(b.id, 'unknown', 'expired');
+        await store.transition(c.id, 'creating', 'failed');
+        await store.create(newIntent(), 1, cap);
+        await store.create(newIntent(), 1, cap);
+        await rejection(store.create(newIntent(), 1, cap), LimitExceededError);
+        // A lost compare-and-set, an update and a lease change nothing.
+        assert.equal(await store.transition(a.id, 'pending', 'failed'), null);
+        await store.update(d.id, 'creating', { checks: 1 });
+        await rejection(store.create(newIntent(), 1, cap), LimitExceededError);
+      });
+
+      it('does not count matches against maxOpenPerGame: their fees and payouts count', async () => {
+        const cap = { maxOpenPerGame: 2 };
+        const matchId = randomUUID();
+        const match = newIntent({
+          id: matchId,
+          kind: 'match',
+          playerId: `match:${matchId}`,
+          groupId: matchId,
+          callbackToken: null,
+        });
+        await store.create(match, 1);
+        await store.create({ ...match, id: randomUUID(), groupId: randomUUID() }, 1, cap);
+        const fee = await store.create(newIntent({ kind: 'entryFee', groupId: matchId }), 1, cap);
+        await store.create(newIntent({ groupId: matchId }), 1, cap);
+        await rejection(store.create(newIntent(), 1, cap), LimitExceededError);
+        // A match that ends frees nothing (it held no place); its fee does.
+        await store.transition(matchId, 'creating', 'failed');
+        await rejection(store.create(newIntent(), 1, cap), LimitExceededError);
+        await store.transition(fee.id, 'creating', 'failed');
+        await store.create(newIntent(), 1, cap);
+      });
+
+      it('holds maxOpenPerGame under concurrent creates of many players', async () => {
+        // A cap well above the creates in flight at first, reached only at the end: a store may
+        // count cheaply far from its cap and exactly near it (PostgresLedger does).
+        const cap = { maxOpenPerGame: 40 };
+        const results = await Promise.allSettled(
+          Array.from({ length: 70 }, (_, i) =>
+            store.create(newIntent({ kind: i % 2 ? 'entryFee' : 'reward' }), 1, {
+              ...cap,
+              maxOpenPerPlayer: 3,
+            }),
+          ),
+        );
+        const won = results.filter((r) => r.status === 'fulfilled');
+        assert.equal(won.length, 40);
+        for (const r of results) {
+          if (r.status === 'rejected') {
+            assert.ok(r.reason instanceof LimitExceededError, String(r.reason));
+            assert.equal(r.reason.limit, 'maxOpenPerGame');
+          }
+        }
+        // Ending some while others create: the cap is never passed, and the count stays exact.
+        const ids = won.map((r) => (r as PromiseFulfilledResult<Intent>).value.id);
+        const mixed = await Promise.allSettled([
+          ...ids.slice(0, 5).map((id) => store.transition(id, 'creating', 'failed')),
+          ...Array.from({ length: 20 }, () => store.create(newIntent(), 1, cap)),
+        ]);
+        const created = mixed.slice(5).filter((r) => r.status === 'fulfilled').length;
+        assert.ok(created <= 5, `${created} created into 5 free places`);
+        for (let i = created; i < 5; i++) await store.create(newIntent(), 1, cap);
+        await rejection(store.create(newIntent(), 1, cap), LimitExceededError);
+      });
+
       it('reserves reward budgets per player, room and game over rolling windows', async () => {
         const playerId = `player-${randomUUID()}`;
         const roomId = `room-${randomUUID()}`;
@@ -1349,6 +1464,10 @@ export function describeLedgerContract(name: string, factory: LedgerFactory): vo
         const playerId = `player-${randomUUID()}`;
         await rejection(
           store.create(newIntent({ playerId }), 1, { maxOpenPerPlayer: 0 }),
+          InvalidIntentError,
+        );
+        await rejection(
+          store.create(newIntent({ playerId }), 1, { maxOpenPerGame: 1.5 }),
           InvalidIntentError,
         );
         await rejection(
@@ -1673,6 +1792,31 @@ export function describeSharedStorage(
       assert.deepEqual(fees, [
         { account: 'house:fees', unit: 'msats', balance: String(21_000 * options.rounds) },
       ]);
+    });
+
+    it('hold the game’s cap together: racing creates and ends never pass it', async () => {
+      // A small cap, and one well above the creates in flight at first (see the contract's own).
+      for (const max of [10, 45]) {
+        const open = storage();
+        const a = open();
+        const b = open();
+        const cap = { maxOpenPerGame: max };
+        const first = await Promise.allSettled(
+          Array.from({ length: max + 20 }, (_, i) => (i % 2 ? a : b).create(newIntent(), 1, cap)),
+        );
+        const made = first.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+        assert.equal(made.length, max);
+        // One instance ends four while both create: at most four get in.
+        const second = await Promise.allSettled([
+          ...made.slice(0, 4).map((i) => a.transition(i.id, 'creating', 'failed')),
+          ...Array.from({ length: 16 }, (_, i) => (i % 2 ? a : b).create(newIntent(), 1, cap)),
+        ]);
+        const added = second.slice(4).filter((r) => r.status === 'fulfilled').length;
+        assert.ok(added <= 4, `${added} created into 4 free places`);
+        for (let i = added; i < 4; i++) await b.create(newIntent(), 1, cap);
+        await rejection(a.create(newIntent(), 1, cap), LimitExceededError);
+        await rejection(b.create(newIntent(), 1, cap), LimitExceededError);
+      }
     });
 
     it('see each other’s writes at once: indexes are shared', async () => {

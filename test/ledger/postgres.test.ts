@@ -13,6 +13,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { Room } from '@colyseus/core';
 import type pg from 'pg';
+import { LimitExceededError } from '../../src/errors.js';
 import {
   IncompatibleLedgerError,
   type Intent,
@@ -230,10 +231,10 @@ describe('PostgresLedger', function () {
       );
       assert.deepEqual(
         tables.rows.map((r) => r.tablename),
-        ['balances', 'events', 'intents', 'journal', 'schema_version'],
+        ['balances', 'events', 'intents', 'journal', 'open_count', 'schema_version'],
       );
       const version = await admin.query(`SELECT version FROM "${s}".schema_version`);
-      assert.deepEqual(version.rows, [{ version: 4 }]);
+      assert.deepEqual(version.rows, [{ version: 5 }]);
       const created = await (writers[3] as PostgresLedger).create(newIntent());
       assert.equal((await (writers[5] as PostgresLedger).get(created.id))?.id, created.id);
     });
@@ -246,7 +247,7 @@ describe('PostgresLedger', function () {
       const err = await rejection(store.open(), IncompatibleLedgerError);
       assert.equal(err.code, 'LN_LEDGER_INCOMPATIBLE');
       assert.match(err.message, /version 99/);
-      assert.match(err.message, /reads up to version 4/);
+      assert.match(err.message, /reads up to version 5/);
       assert.match(err.message, /Upgrade colyseus-lightning/);
       // Refused for good: every later call says the same, and nothing was written.
       await rejection(store.create(newIntent()), IncompatibleLedgerError);
@@ -412,11 +413,46 @@ describe('PostgresLedger', function () {
       assert.equal((await store.get(created.id))?.status, 'creating');
       assert.equal((await store.transition(created.id, 'creating', 'pending'))?.status, 'pending');
       const version = await admin.query(`SELECT version FROM "${s}".schema_version`);
-      assert.equal(Number(version.rows[0]?.version), 4);
+      assert.equal(Number(version.rows[0]?.version), 5);
       // Migrated on to 4 in the same open: the intent that was there has its opening entry.
       const [opening] = (await store.journal({ intentId: created.id })).entries;
       assert.equal(opening?.tag, 'opening');
       assert.deepEqual([opening?.debit, opening?.credit], ['house:rewards', 'inflight']);
+    });
+
+    it('opens a schema-4 ledger: counts the open intents it holds for the game cap, matches aside', async () => {
+      const s = schema();
+      const old = ledger(s);
+      const ended = await old.create(newIntent());
+      await old.transition(ended.id, 'creating', 'failed');
+      const pending = await old.create(newIntent({ kind: 'entryFee' }));
+      await old.transition(pending.id, 'creating', 'pending');
+      await old.create(newIntent({ kind: 'spend' }));
+      const matchId = randomUUID();
+      await old.create(
+        newIntent({ id: matchId, kind: 'match', groupId: matchId, callbackToken: null }),
+      );
+      await old.close();
+      // Back to layout 4: no count, no triggers.
+      await admin.query(`DROP TABLE "${s}".open_count`);
+      await admin.query(`DROP FUNCTION "${s}".count_open() CASCADE`);
+      await admin.query(`UPDATE "${s}".schema_version SET version = 4`);
+      const [a, b] = [ledger(s), ledger(s)];
+      await Promise.all([a.open(), b.open()]);
+      const version = await admin.query(`SELECT version FROM "${s}".schema_version`);
+      assert.equal(Number(version.rows[0]?.version), 5);
+      // Two open: the fee and the spend.
+      const err = await rejection(
+        a.create(newIntent(), 1, { maxOpenPerGame: 2 }),
+        LimitExceededError,
+      );
+      assert.equal(err.limit, 'maxOpenPerGame');
+      await b.create(newIntent(), 1, { maxOpenPerGame: 3 });
+      await b.transition(pending.id, 'pending', 'expired');
+      await a.create(newIntent(), 1, { maxOpenPerGame: 3 });
+      await rejection(b.create(newIntent(), 1, { maxOpenPerGame: 3 }), LimitExceededError);
+      const sum = await admin.query(`SELECT sum(n)::int AS n FROM "${s}".open_count`);
+      assert.equal(sum.rows[0]?.n, 3);
     });
 
     it('opens a schema-3 ledger: keeps the event ids it holds for good, without their index by time', async () => {
@@ -432,7 +468,7 @@ describe('PostgresLedger', function () {
       assert.equal(await store.recordEvent('ramp:seen-long-ago', far), false);
       assert.equal(await store.recordEvent('ramp:new', far), true);
       const version = await admin.query(`SELECT version FROM "${s}".schema_version`);
-      assert.equal(Number(version.rows[0]?.version), 4);
+      assert.equal(Number(version.rows[0]?.version), 5);
       const indexes = await admin.query(
         'SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename = $2',
         [s, 'events'],
@@ -678,7 +714,7 @@ describe('PostgresLedger', function () {
       await Promise.all(stores.map((store) => store.open()));
       const store = stores[2] as PostgresLedger;
       const version = await admin.query(`SELECT version FROM "${s}".schema_version`);
-      assert.equal(Number(version.rows[0]?.version), 4);
+      assert.equal(Number(version.rows[0]?.version), 5);
 
       const expected = intents.flatMap((intent) =>
         openingPostings(intent)

@@ -10,6 +10,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { LimitExceededError } from '../../src/errors.js';
 import {
   DuplicateIntentError,
   IncompatibleLedgerError,
@@ -137,12 +138,44 @@ describe('RedisLedger', function () {
       await admin.set(`${p}version`, '3');
       const upgraded = ledger(p);
       await upgraded.open();
-      assert.equal(await admin.get(`${p}version`), '4');
+      assert.equal(await admin.get(`${p}version`), '5');
       const ttls = await Promise.all(ids.map((id) => admin.pttl(`${p}event:${id}`)));
       assert.deepEqual(new Set(ttls), new Set([-1]));
       assert.equal(await upgraded.recordEvent('ramp:old-7'), false);
       // Another ledger's keys are left as they were.
       assert.ok((await admin.pttl(`${other}event:ramp:old-0`)) > 0);
+    });
+  });
+
+  describe('layout 5: the game cap’s index of a ledger written before it', () => {
+    it('indexes the open intents a layout-4 keyspace holds, matches aside, however many migrate', async () => {
+      const p = prefix();
+      const writer = ledger(p);
+      const ended = await writer.create(newIntent());
+      await writer.transition(ended.id, 'creating', 'failed');
+      const pending = await writer.create(newIntent({ kind: 'entryFee' }));
+      await writer.transition(pending.id, 'creating', 'pending');
+      // More than one SCAN page of open intents.
+      const open = await Promise.all(
+        Array.from({ length: 1_200 }, () => writer.create(newIntent())),
+      );
+      const matchId = randomUUID();
+      await writer.create(
+        newIntent({ id: matchId, kind: 'match', groupId: matchId, callbackToken: null }),
+      );
+      // As a layout-4 library left it: no `open` index.
+      await admin.del(`${p}open`);
+      await admin.set(`${p}version`, '4');
+      const [a, b] = [ledger(p), ledger(p)];
+      await Promise.all([a.open(), b.open()]);
+      assert.equal(await admin.get(`${p}version`), '5');
+      assert.equal(await admin.zcard(`${p}open`), 1 + open.length);
+      const cap = { maxOpenPerGame: 2 + open.length };
+      await a.create(newIntent(), 1, cap);
+      const err = await rejection(b.create(newIntent(), 1, cap), LimitExceededError);
+      assert.equal(err.limit, 'maxOpenPerGame');
+      await b.transition(pending.id, 'pending', 'expired');
+      await b.create(newIntent(), 1, cap);
     });
   });
 
@@ -378,7 +411,7 @@ describe('RedisLedger', function () {
       const store = new RedisLedger(redis.url, { prefix: p, clock: { now: () => 5_000 } });
       open.push(store);
       await store.open();
-      assert.equal(await admin.get(`${p}version`), '4');
+      assert.equal(await admin.get(`${p}version`), '5');
       const entries = await everyEntry(store);
       assert.deepEqual(entries.map(({ seq: _, ...e }) => e).sort(byId), [...expected].sort(byId));
       assert.ok(entries.every((e) => e.tag === 'opening' && e.why.startsWith('opening: ')));
@@ -423,7 +456,7 @@ describe('RedisLedger', function () {
         return store;
       });
       await Promise.all(migrators.map((m) => m.open()));
-      assert.equal(await admin.get(`${p}version`), '4');
+      assert.equal(await admin.get(`${p}version`), '5');
       const expected = openings(intents, 5_000);
       const entries = await everyEntry(migrators[0] as RedisLedger);
       assert.deepEqual(entries.map(({ seq: _, ...e }) => e).sort(byId), [...expected].sort(byId));
@@ -452,7 +485,7 @@ describe('RedisLedger', function () {
       assert.deepEqual(await store.journal({ intentId: huge.id }), { entries: [], next: null });
       const others = intents.filter((i) => i !== huge);
       assert.equal((await everyEntry(store)).length, openings(others, 5_000).length);
-      assert.equal(await admin.get(`${p}version`), '4');
+      assert.equal(await admin.get(`${p}version`), '5');
     });
   });
 
@@ -594,6 +627,7 @@ describe('RedisLedger', function () {
         'journal',
         `journal:player:${journaled.playerId}`,
         'journal:seq',
+        'open',
         `player:${journaled.playerId}`,
         `room:${journaled.roomId}`,
         `token:${journaled.callbackToken}`,

@@ -17,7 +17,7 @@ import { DatabaseSync } from 'node:sqlite';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { ManualClock } from '../../src/clock.js';
-import { BudgetExceededError } from '../../src/errors.js';
+import { BudgetExceededError, LimitExceededError } from '../../src/errors.js';
 import {
   DuplicateIntentError,
   IllegalTransitionError,
@@ -403,7 +403,7 @@ describe('SqliteLedger', () => {
 
     const db = new DatabaseSync(file, { readOnly: true });
     try {
-      assertIncludes(db.prepare('PRAGMA user_version').get(), { user_version: 5 });
+      assertIncludes(db.prepare('PRAGMA user_version').get(), { user_version: 6 });
       const names = db
         .prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'intents'")
         .all()
@@ -529,7 +529,7 @@ describe('SqliteLedger', () => {
     ]);
     const db = new DatabaseSync(file, { readOnly: true });
     try {
-      assertIncludes(db.prepare('PRAGMA user_version').get(), { user_version: 5 });
+      assertIncludes(db.prepare('PRAGMA user_version').get(), { user_version: 6 });
     } finally {
       db.close();
     }
@@ -572,7 +572,7 @@ describe('SqliteLedger', () => {
     await store.close();
     const db = new DatabaseSync(file, { readOnly: true });
     try {
-      assertIncludes(db.prepare('PRAGMA user_version').get(), { user_version: 5 });
+      assertIncludes(db.prepare('PRAGMA user_version').get(), { user_version: 6 });
       const indexes = db
         .prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events'")
         .all()
@@ -592,6 +592,46 @@ describe('SqliteLedger', () => {
           ['ramp:seen-long-ago', 1_000],
         ],
       );
+    } finally {
+      db.close();
+    }
+  });
+
+  it('migrates a schema 5 file: counts the open intents it holds for the game cap, matches aside', async () => {
+    const writer = ledger();
+    const ended = await writer.create(newIntent());
+    await writer.transition(ended.id, 'creating', 'failed');
+    const pending = await writer.create(newIntent({ kind: 'entryFee' }));
+    await writer.transition(pending.id, 'creating', 'pending');
+    await writer.create(newIntent({ kind: 'spend' }));
+    const matchId = randomUUID();
+    await writer.create(
+      newIntent({ id: matchId, kind: 'match', groupId: matchId, callbackToken: null }),
+    );
+    await writer.close();
+    // As a schema 5 library left it: no counter, no triggers.
+    const old = new DatabaseSync(file);
+    old.exec(`DROP TRIGGER intents_count_insert; DROP TRIGGER intents_count_live;
+      DROP TRIGGER intents_count_delete; DROP TABLE counters; PRAGMA user_version = 5`);
+    old.close();
+
+    const store = ledger();
+    // Two open (the fee and the spend): the match and the failed reward are not counted.
+    const refused = await rejection(
+      store.create(newIntent(), 1, { maxOpenPerGame: 2 }),
+      LimitExceededError,
+    );
+    assert.equal(refused.limit, 'maxOpenPerGame');
+    const third = await store.create(newIntent(), 1, { maxOpenPerGame: 3 });
+    await rejection(store.create(newIntent(), 1, { maxOpenPerGame: 3 }), LimitExceededError);
+    await store.transition(pending.id, 'pending', 'expired');
+    await store.transition(third.id, 'creating', 'failed');
+    await store.create(newIntent(), 1, { maxOpenPerGame: 2 });
+    await store.close();
+    const db = new DatabaseSync(file, { readOnly: true });
+    try {
+      assertIncludes(db.prepare('PRAGMA user_version').get(), { user_version: 6 });
+      assertIncludes(db.prepare("SELECT n FROM counters WHERE name = 'open'").get(), { n: 2 });
     } finally {
       db.close();
     }

@@ -9,6 +9,10 @@
  * - a named `key` holds one open fee per key;
  * - `limits.maxOpenPerPlayer` refuses with LimitExceededError, nothing recorded or sent, across
  *   two processes;
+ * - `limits.maxOpenPerGame` (issue 22, finding 8: 40 free guests made 40 charges, and each
+ *   per-player limit bounds one identity only) refuses a new player's charge or reward once the
+ *   game holds that many open intents, nothing recorded or sent, across two processes; an
+ *   ended intent frees a place, and a settled match still pays its players;
  * - budgets refuse with BudgetExceededError before anything is sent: the largest reward, and a
  *   player's, a room's and the game's rolling windows, across two processes.
  *
@@ -148,6 +152,98 @@ describe('limits and budgets: money is never taken', function () {
     expect(requests()).to.equal(4);
   });
 
+  it('refuses the charge past maxOpenPerGame from a new player: nothing recorded, nothing sent', async () => {
+    const lightning = await server({ limits: { maxOpenPerGame: 3 } });
+    const fees = [];
+    for (const playerId of ['guest-1', 'guest-2', 'guest-3']) {
+      fees.push(await lightning.chargeEntryFee({ ...fee, playerId }));
+    }
+    expect(charges()).to.equal(3);
+    const err = await lightning
+      .chargeEntryFee({ ...fee, playerId: 'guest-4' })
+      .catch((e: unknown) => e);
+    expect(err).to.be.instanceOf(LimitExceededError);
+    expect(err).to.include({
+      code: 'LN_LIMIT_EXCEEDED',
+      limit: 'maxOpenPerGame',
+      max: 3,
+      playerId: 'guest-4',
+    });
+    expect((err as Error).message).to.match(/game/);
+    // A reward to a new player is held back the same way.
+    const reward = await lightning.reward(prize('guest-5', 10_000)).catch((e: unknown) => e);
+    expect(reward).to.include({ limit: 'maxOpenPerGame' });
+    // Nothing reached the service, nothing was recorded or journaled.
+    expect(charges()).to.equal(3);
+    expect(requests()).to.equal(0);
+    expect(emulator.control.staticCharges().map((c) => c.internalId)).to.have.members([
+      'guest-1',
+      'guest-2',
+      'guest-3',
+    ]);
+    for (const playerId of ['guest-4', 'guest-5']) {
+      expect(await lightning.ledger.openByPlayer(playerId)).to.deep.equal([]);
+      expect((await lightning.journal({ playerId })).entries).to.deep.equal([]);
+    }
+    // A fee that ends (paid) frees its place for the next player.
+    emulator.control.payStaticCharge(fees[0]?.remoteId as string);
+    expect((await lightning.refresh(fees[0]?.id as string))?.status).to.equal('completed');
+    await lightning.chargeEntryFee({ ...fee, playerId: 'guest-4' });
+    expect(charges()).to.equal(4);
+  });
+
+  it('refuses past maxOpenPerGame across two processes: nothing recorded, nothing sent', async function () {
+    needRedis(this);
+    const [a, b] = (await twoProcesses({ limits: { maxOpenPerGame: 5 } })) as [
+      Lightning,
+      Lightning,
+    ];
+    // 12 guests at once, each a new player, half of them through each process.
+    const results = await Promise.allSettled(
+      Array.from({ length: 12 }, (_, i) =>
+        (i % 2 ? a : b).chargeEntryFee({ ...fee, playerId: `guest-${i}` }),
+      ),
+    );
+    expect(results.filter((r) => r.status === 'fulfilled')).to.have.length(5);
+    for (const r of results.filter((r) => r.status === 'rejected')) {
+      const reason = (r as PromiseRejectedResult).reason;
+      expect(reason).to.be.instanceOf(LimitExceededError);
+      expect(reason).to.include({ limit: 'maxOpenPerGame', max: 5 });
+    }
+    expect(charges()).to.equal(5);
+    expect(emulator.control.staticCharges()).to.have.length(5);
+    const open = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => b.ledger.openByPlayer(`guest-${i}`)),
+    );
+    expect(open.flat()).to.have.length(5);
+  });
+
+  it('lets a settled match pay its players at the cap, and counts its fees, not the match', async () => {
+    const lightning = await server({ limits: { maxOpenPerGame: 3 } });
+    const match = await lightning.openMatch({ roomId: null, entryFeeMsat: 21_000, rake: 0 });
+    const entered = [];
+    for (const playerId of ['alice', 'bob']) {
+      entered.push(await lightning.enterMatch({ matchId: match.id, playerId }));
+    }
+    for (const paid of entered) {
+      emulator.control.payStaticCharge(paid.remoteId as string);
+      expect((await lightning.refresh(paid.id))?.status).to.equal('completed');
+    }
+    // Three other seats fill the game: the open match takes no place of its own.
+    for (const playerId of ['p1', 'p2', 'p3']) {
+      await lightning.chargeEntryFee({ ...fee, playerId });
+    }
+    const late = await lightning
+      .enterMatch({ matchId: match.id, playerId: 'carol' })
+      .catch((e: unknown) => e);
+    expect(late).to.include({ limit: 'maxOpenPerGame' });
+    // The pot is the players' money: its payout is not held back by the cap.
+    const settled = await lightning.settleMatch(match.id, { alice: 1 });
+    expect(settled.payouts).to.have.length(1);
+    expect(settled.payouts[0]).to.include({ playerId: 'alice', amountMsat: '42000' });
+    expect(requests()).to.equal(1);
+  });
+
   it('refuses a reward above maxRewardMsat before anything is recorded', async () => {
     const lightning = await server({ budgets: { maxRewardMsat: 100_000 } });
     const err = await lightning.reward(prize('alice', 100_001)).catch((e: unknown) => e);
@@ -205,6 +301,7 @@ describe('limits and budgets: money is never taken', function () {
 
   it('refuses nonsense limits and budgets at start, naming the option', () => {
     expect(() => createLightning({ limits: { maxOpenPerPlayer: 0 } })).to.throw(/maxOpenPerPlayer/);
+    expect(() => createLightning({ limits: { maxOpenPerGame: 0.5 } })).to.throw(/maxOpenPerGame/);
     expect(() =>
       createLightning({ budgets: { perPlayer: { msat: 2 ** 60, windowMs: 1_000 } } }),
     ).to.throw(/perPlayer/);

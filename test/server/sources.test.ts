@@ -3,6 +3,7 @@
  * game's proxies wrote it, checked against the service's published addresses and the game's
  * own, refreshed on a clock, refused when no list could ever be read.
  */
+import type { IncomingMessage } from 'node:http';
 import { Room } from '@colyseus/core';
 import { expect } from 'chai';
 import { request } from 'undici';
@@ -108,6 +109,26 @@ describe('callback sources', () => {
         null,
       ),
     ).to.equal(null);
+  });
+
+  it("hands the game's own routes the same reading: lightning.clientAddress(req)", async () => {
+    const request = (peer: string | undefined, h: Record<string, string> = {}) =>
+      ({ headers: h, socket: { remoteAddress: peer } }) as unknown as IncomingMessage;
+    const direct = createLightning({ ledger: ':memory:' });
+    const proxied = createLightning({ ledger: ':memory:', clientAddress: { proxies: 1 } });
+    try {
+      // No proxy: the socket, whatever the client claims.
+      const claims = { 'x-forwarded-for': '198.51.100.1', 'x-real-ip': '198.51.100.2' };
+      expect(direct.clientAddress(request('::ffff:203.0.113.9', claims))).to.equal('203.0.113.9');
+      expect(direct.clientAddress(request(undefined, claims))).to.equal(null);
+      // One proxy: the entry it appended, only from a socket that is the proxy.
+      const forwarded = { 'x-forwarded-for': '198.51.100.1, 203.0.113.9' };
+      expect(proxied.clientAddress(request('10.0.0.2', forwarded))).to.equal('203.0.113.9');
+      expect(proxied.clientAddress(request('198.51.100.7', forwarded))).to.equal(null);
+    } finally {
+      await direct.close();
+      await proxied.close();
+    }
   });
 
   it('tells addresses and subnets from anything else', () => {

@@ -95,6 +95,11 @@ async function signIn(): Promise<string> {
     method: 'POST',
     headers: kept ? { authorization: `Bearer ${kept}` } : {},
   });
+  if (res.status === 429) {
+    // Too many new players from this address: the server says for how long.
+    const { error } = (await res.json().catch(() => ({}))) as { error?: string };
+    throw new Error(error ?? `too many sign-ins; try again in ${res.headers.get('retry-after')} s`);
+  }
   if (!res.ok) throw new Error(`sign-in answered ${res.status}`);
   const { token } = (await res.json()) as { token: string };
   sessionStorage.setItem('arena.token', token);
