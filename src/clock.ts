@@ -25,51 +25,51 @@ interface ManualTimer {
 
 /** A clock that moves only when told to; due timers run synchronously in `advance`. */
 export class ManualClock implements Clock {
-  private current: number;
-  private timers: ManualTimer[] = [];
-  private seq = 0;
+  #current: number;
+  #timers: ManualTimer[] = [];
+  #seq = 0;
 
   constructor(start: number | Date = Date.UTC(2025, 0, 1)) {
-    this.current = typeof start === 'number' ? start : start.getTime();
+    this.#current = typeof start === 'number' ? start : start.getTime();
   }
 
   now(): number {
-    return this.current;
+    return this.#current;
   }
 
   setTimer(at: number, fn: () => void): () => void {
-    const timer: ManualTimer = { at, seq: this.seq++, fn };
-    this.timers.push(timer);
+    const timer: ManualTimer = { at, seq: this.#seq++, fn };
+    this.#timers.push(timer);
     return () => {
-      this.timers = this.timers.filter((t) => t !== timer);
+      this.#timers = this.#timers.filter((t) => t !== timer);
     };
   }
 
   /** Moves time forward by `ms` and runs every timer that fell due, oldest deadline first. */
   advance(ms: number): void {
-    this.set(this.current + ms);
+    this.set(this.#current + ms);
   }
 
   /** Jumps to an absolute time (never backwards) and runs what fell due. */
   set(at: number | Date): void {
     const target = typeof at === 'number' ? at : at.getTime();
-    if (target < this.current) throw new RangeError('ManualClock cannot move backwards');
+    if (target < this.#current) throw new RangeError('ManualClock cannot move backwards');
     for (;;) {
-      const due = this.timers
+      const due = this.#timers
         .filter((t) => t.at <= target)
         .sort((a, b) => a.at - b.at || a.seq - b.seq)[0];
       if (!due) break;
-      this.timers = this.timers.filter((t) => t !== due);
+      this.#timers = this.#timers.filter((t) => t !== due);
       // Timers see the time they were due at, so that chained timers keep their order.
-      this.current = Math.max(this.current, due.at);
+      this.#current = Math.max(this.#current, due.at);
       due.fn();
     }
-    this.current = target;
+    this.#current = target;
   }
 
   /** Timers still waiting; useful to assert that nothing is armed. */
   get pendingTimers(): number {
-    return this.timers.length;
+    return this.#timers.length;
   }
 }
 

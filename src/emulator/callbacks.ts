@@ -50,42 +50,42 @@ export interface CallbackRecord {
 export class CallbackDispatcher {
   readonly log: CallbackRecord[] = [];
   failures = 0;
-  private options: CallbackOptions;
-  private seq = 0;
-  private readonly inflight = new Set<Promise<void>>();
-  private held: Array<{ record: CallbackRecord; release: () => void; done: Promise<void> }> = [];
-  private reorderTimer: NodeJS.Timeout | undefined;
-  private readonly delayTimers = new Map<NodeJS.Timeout, () => void>();
-  private closed = false;
+  #options: CallbackOptions;
+  #seq = 0;
+  readonly #inflight = new Set<Promise<void>>();
+  #held: Array<{ record: CallbackRecord; release: () => void; done: Promise<void> }> = [];
+  #reorderTimer: NodeJS.Timeout | undefined;
+  readonly #delayTimers = new Map<NodeJS.Timeout, () => void>();
+  #closed = false;
 
-  private readonly warn: (message: string) => void;
+  readonly #warn: (message: string) => void;
 
   constructor(options: CallbackOptions = {}, warn: (message: string) => void = () => {}) {
-    this.options = { ...options };
-    this.warn = warn;
+    this.#options = { ...options };
+    this.#warn = warn;
   }
 
   set(options: CallbackOptions): void {
-    this.options = { ...this.options, ...options };
+    this.#options = { ...this.#options, ...options };
   }
 
   get(): CallbackOptions {
-    return { ...this.options };
+    return { ...this.#options };
   }
 
   /** Back to faithful delivery. */
   resetOptions(): void {
-    this.options = {};
+    this.#options = {};
   }
 
   send(kind: CallbackKind, resourceId: string, status: string, url: string | null, body: unknown) {
-    if (!url || this.closed) return;
-    const copies = 1 + Math.max(0, Math.floor(this.options.duplicate ?? 0));
-    const dropped = this.shouldDrop(url, body);
+    if (!url || this.#closed) return;
+    const copies = 1 + Math.max(0, Math.floor(this.#options.duplicate ?? 0));
+    const dropped = this.#shouldDrop(url, body);
     const text = JSON.stringify(body);
     for (let copy = 0; copy < copies; copy++) {
       const record: CallbackRecord = {
-        seq: ++this.seq,
+        seq: ++this.#seq,
         kind,
         resourceId,
         status,
@@ -99,18 +99,18 @@ export class CallbackDispatcher {
         error: null,
       };
       this.log.push(record);
-      if (!dropped) this.track(this.deliver(record, text));
+      if (!dropped) this.#track(this.#deliver(record, text));
     }
   }
 
   /** Resolves when nothing is delayed, held or in flight. */
   async idle(): Promise<void> {
-    while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
+    while (this.#inflight.size > 0) await Promise.allSettled([...this.#inflight]);
   }
 
   /** Releases held (reordered) callbacks now, then waits for every delivery. */
   async flush(): Promise<void> {
-    this.releaseHeld();
+    this.#releaseHeld();
     await this.idle();
   }
 
@@ -125,40 +125,40 @@ export class CallbackDispatcher {
   }
 
   close(): void {
-    this.closed = true;
-    clearTimeout(this.reorderTimer);
-    for (const [timer, cancel] of this.delayTimers) {
+    this.#closed = true;
+    clearTimeout(this.#reorderTimer);
+    for (const [timer, cancel] of this.#delayTimers) {
       clearTimeout(timer);
       cancel();
     }
-    this.delayTimers.clear();
-    for (const { record, release } of this.held) {
+    this.#delayTimers.clear();
+    for (const { record, release } of this.#held) {
       record.outcome = 'cancelled';
       release();
     }
-    this.held = [];
+    this.#held = [];
   }
 
-  private shouldDrop(url: string, body: unknown): boolean {
-    const drop = this.options.drop;
+  #shouldDrop(url: string, body: unknown): boolean {
+    const drop = this.#options.drop;
     if (typeof drop === 'function') return drop(url, body);
     if (typeof drop === 'number') return Math.random() < drop;
     return drop === true;
   }
 
-  private track(promise: Promise<void>): void {
-    this.inflight.add(promise);
-    void promise.finally(() => this.inflight.delete(promise));
+  #track(promise: Promise<void>): void {
+    this.#inflight.add(promise);
+    void promise.finally(() => this.#inflight.delete(promise));
   }
 
-  private async deliver(record: CallbackRecord, text: string): Promise<void> {
-    const delayMs = this.options.delayMs ?? 0;
-    if (delayMs > 0 && !(await this.wait(delayMs))) {
+  async #deliver(record: CallbackRecord, text: string): Promise<void> {
+    const delayMs = this.#options.delayMs ?? 0;
+    if (delayMs > 0 && !(await this.#wait(delayMs))) {
       record.outcome = 'cancelled';
       return;
     }
-    if (!this.options.reorder) {
-      await this.post(record, text);
+    if (!this.#options.reorder) {
+      await this.#post(record, text);
       return;
     }
     let finished = () => {};
@@ -166,32 +166,32 @@ export class CallbackDispatcher {
       finished = resolve;
     });
     await new Promise<void>((release) => {
-      this.held.push({ record, release, done });
-      this.reorderTimer ??= setTimeout(
-        () => this.releaseHeld(),
-        this.options.reorderWindowMs ?? 50,
+      this.#held.push({ record, release, done });
+      this.#reorderTimer ??= setTimeout(
+        () => this.#releaseHeld(),
+        this.#options.reorderWindowMs ?? 50,
       );
     });
-    if (record.outcome !== 'cancelled') await this.post(record, text);
+    if (record.outcome !== 'cancelled') await this.#post(record, text);
     finished();
   }
 
   /** Resolves true after `ms`, or false if the dispatcher closes first. */
-  private wait(ms: number): Promise<boolean> {
+  #wait(ms: number): Promise<boolean> {
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
-        this.delayTimers.delete(timer);
+        this.#delayTimers.delete(timer);
         resolve(true);
       }, ms);
-      this.delayTimers.set(timer, () => resolve(false));
+      this.#delayTimers.set(timer, () => resolve(false));
     });
   }
 
-  private releaseHeld(): void {
-    clearTimeout(this.reorderTimer);
-    this.reorderTimer = undefined;
-    const held = this.held.reverse();
-    this.held = [];
+  #releaseHeld(): void {
+    clearTimeout(this.#reorderTimer);
+    this.#reorderTimer = undefined;
+    const held = this.#held.reverse();
+    this.#held = [];
     // Release one at a time in reverse order so the receiver sees them newest first.
     let chain = Promise.resolve();
     for (const { release, done } of held) {
@@ -202,9 +202,9 @@ export class CallbackDispatcher {
     }
   }
 
-  private async post(record: CallbackRecord, text: string): Promise<void> {
+  async #post(record: CallbackRecord, text: string): Promise<void> {
     record.sentAt = Date.now();
-    const timeout = this.options.timeoutMs ?? 10_000;
+    const timeout = this.#options.timeoutMs ?? 10_000;
     try {
       const res = await request(record.url, {
         method: 'POST',
@@ -228,7 +228,7 @@ export class CallbackDispatcher {
       // The token in the URL authenticates the callback: the log shows where, not the token.
       const where = record.url.replace(/\/[^/]*$/, '/…');
       const why = record.error ?? `answered ${record.httpStatus}`;
-      this.warn(
+      this.#warn(
         `callback not delivered: POST ${where} (${record.kind} ${record.resourceId} ${record.status}): ${why}. The game learns of it only when it re-reads it: is it listening there, with lightning.endpoints() mounted?`,
       );
     }

@@ -6,24 +6,24 @@
 import { type Clock, timerAt } from '../clock.js';
 
 export class Scheduler {
-  private cancels = new Set<() => void>();
+  #cancels = new Set<() => void>();
 
   constructor(private readonly clock: Clock) {}
 
   at(at: number, fn: () => void): () => void {
     const cancel = () => {
-      this.cancels.delete(cancel);
+      this.#cancels.delete(cancel);
       stop();
     };
     const stop = timerAt(this.clock, at, () => {
-      this.cancels.delete(cancel);
+      this.#cancels.delete(cancel);
       fn();
     });
-    this.cancels.add(cancel);
+    this.#cancels.add(cancel);
     return cancel;
   }
 
   cancelAll(): void {
-    for (const cancel of [...this.cancels]) cancel();
+    for (const cancel of [...this.#cancels]) cancel();
   }
 }

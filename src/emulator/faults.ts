@@ -71,8 +71,8 @@ interface Entry {
 }
 
 export class FaultSet {
-  private entries: Entry[] = [];
-  private nextId = 1;
+  #entries: Entry[] = [];
+  #nextId = 1;
 
   constructor(rules: FaultRule[] = []) {
     for (const rule of rules) this.add(rule);
@@ -80,12 +80,12 @@ export class FaultSet {
 
   add(rule: FaultRule): ActiveFault {
     const fault: ActiveFault = {
-      id: this.nextId++,
+      id: this.#nextId++,
       rule: { ...rule },
       hits: 0,
       remove: () => this.remove(fault),
     };
-    this.entries.push({
+    this.#entries.push({
       fault,
       method: rule.method?.toUpperCase() ?? null,
       test: compile(rule.path),
@@ -95,21 +95,21 @@ export class FaultSet {
 
   remove(fault: ActiveFault | number): void {
     const id = typeof fault === 'number' ? fault : fault.id;
-    this.entries = this.entries.filter((e) => e.fault.id !== id);
+    this.#entries = this.#entries.filter((e) => e.fault.id !== id);
   }
 
   clear(): void {
-    this.entries = [];
+    this.#entries = [];
   }
 
   list(): ActiveFault[] {
-    return this.entries.map((e) => e.fault);
+    return this.#entries.map((e) => e.fault);
   }
 
   /** The first rule that matches, consumed once; undefined when none applies. */
   match(method: string, path: string): FaultDecision | undefined {
-    if (this.entries.length === 0) return undefined;
-    for (const entry of this.entries) {
+    if (this.#entries.length === 0) return undefined;
+    for (const entry of this.#entries) {
       if (entry.method && entry.method !== method) continue;
       if (entry.test && !entry.test(path)) continue;
       const { fault } = entry;

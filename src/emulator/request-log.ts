@@ -15,13 +15,13 @@ export const REQUEST_LOG_CAP = 10_000;
 
 export class RequestLog {
   readonly entries: LoggedRequest[] = [];
-  private readonly counts = new Map<string, number>();
+  readonly #counts = new Map<string, number>();
   total = 0;
 
   record(method: string, path: string): void {
     this.total++;
     const key = `${method} ${path}`;
-    this.counts.set(key, (this.counts.get(key) ?? 0) + 1);
+    this.#counts.set(key, (this.#counts.get(key) ?? 0) + 1);
     if (this.entries.length >= REQUEST_LOG_CAP) this.entries.shift();
     this.entries.push({ method, path, at: Date.now() });
   }
@@ -30,9 +30,9 @@ export class RequestLog {
   count(method: string, path: string | RegExp): number {
     const wanted = method.toUpperCase();
     if (typeof path === 'string' && wanted !== '*')
-      return this.counts.get(`${wanted} ${path}`) ?? 0;
+      return this.#counts.get(`${wanted} ${path}`) ?? 0;
     let n = 0;
-    for (const [key, value] of this.counts) {
+    for (const [key, value] of this.#counts) {
       const space = key.indexOf(' ');
       const m = key.slice(0, space);
       const p = key.slice(space + 1);
@@ -44,7 +44,7 @@ export class RequestLog {
 
   clear(): void {
     this.entries.length = 0;
-    this.counts.clear();
+    this.#counts.clear();
     this.total = 0;
   }
 }
