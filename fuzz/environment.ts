@@ -64,7 +64,8 @@ export async function startFuzzEnvironment(): Promise<FuzzEnvironment> {
     reconciler: { enabled: false },
   });
   const lightning = game.lightning;
-  const ledger = lightning.ledger as unknown as Record<string, (...a: unknown[]) => unknown>;
+  // The game's own store: `lightning.ledger` only reads, and every write goes through this one.
+  const ledger = game.store as unknown as Record<string, (...a: unknown[]) => unknown>;
   for (const name of WRITES) {
     const write = (ledger[name] as (...a: unknown[]) => unknown).bind(ledger);
     ledger[name] = (...args: unknown[]) => {
