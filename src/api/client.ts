@@ -101,7 +101,11 @@ const optionsSchema = z.strictObject({
     .default(systemClock),
 });
 
-/** Reads a client's send steps: set by the class itself, for `paymentsService` alone. */
+/**
+ * Reads a client's send steps. They stay a private field (a game's client offers only calls
+ * that parse); the class hands this module the reader in its static block, for
+ * `paymentsService` alone.
+ */
 let callsOf: (api: PaymentsApi) => ServiceCalls;
 
 export class PaymentsApi {
