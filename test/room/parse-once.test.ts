@@ -3,7 +3,7 @@
  * and neither its host, the operation nor the API client parses them again; a server method or
  * an API call made directly is parsed once by itself. Counted on the parse channel of
  * src/parse.ts. Before this, a room's reward was parsed three times (room, operation,
- * namespace), a match entry four.
+ * namespace), a match entry six.
  *
  * The types hold the inner layers to it: the host takes what a parse returns, so handing it
  * a game's unparsed input does not compile.
