@@ -49,13 +49,26 @@ import { startReward } from './server/kinds/reward.js';
 import { startSpend } from './server/kinds/spend.js';
 import { attachRoutes } from './server/listener.js';
 import { Matches } from './server/match/matches.js';
-import type { EnterInput, OpenMatchInput, Shares } from './server/match/terms.js';
+import {
+  type EnterInput,
+  enterInput,
+  matchIdInput,
+  type OpenMatchInput,
+  openMatchInput,
+  reasonInput,
+  type Shares,
+  sharesInput,
+} from './server/match/terms.js';
 import type { MatchView } from './server/match/view.js';
-import type {
-  AddressPaymentInput,
-  EntryFeeInput,
-  RewardInput,
-  SpendInput,
+import {
+  type AddressPaymentInput,
+  addressPaymentInput,
+  type EntryFeeInput,
+  entryFeeInput,
+  type RewardInput,
+  rewardInput,
+  type SpendInput,
+  spendInput,
 } from './server/operations/inputs.js';
 import { type LightningOptions, resolveOptions, type Settings } from './server/options.js';
 import { newProbeToken, probeCallbackRoute } from './server/probe.js';
@@ -260,7 +273,8 @@ export class Lightning {
 
   /** Pays a player a reward they claim with a wallet; resolves once created (`pending`). */
   async reward(input: RewardInput): Promise<Intent> {
-    return startReward((await this.#start()).engine, input);
+    const args = parseInput(rewardInput, input);
+    return startReward((await this.#start()).engine, args);
   }
 
   /**
@@ -275,17 +289,20 @@ export class Lightning {
    * `resolve()`).
    */
   async payAddress(input: AddressPaymentInput): Promise<Intent> {
-    return startAddressPayment((await this.#start()).engine, input);
+    const args = parseInput(addressPaymentInput, input);
+    return startAddressPayment((await this.#start()).engine, args);
   }
 
   /** Charges an entry fee (a single-use static charge); resolves once created (`pending`). */
   async chargeEntryFee(input: EntryFeeInput): Promise<Intent> {
-    return startEntryFee((await this.#start()).engine, input);
+    const args = parseInput(entryFeeInput, input);
+    return startEntryFee((await this.#start()).engine, args);
   }
 
   /** Debits a widget user's points, once, whatever is retried. Resolves `completed`. */
   async spendPoints(input: SpendInput): Promise<Intent> {
-    return startSpend((await this.#start()).engine, input);
+    const args = parseInput(spendInput, input);
+    return startSpend((await this.#start()).engine, args);
   }
 
   /**
@@ -295,7 +312,8 @@ export class Lightning {
    * is disposed.
    */
   async openMatch(input: OpenMatchInput): Promise<MatchView> {
-    return (await this.#start()).matches.open(input);
+    const args = parseInput(openMatchInput, input);
+    return (await this.#start()).matches.open(args);
   }
 
   /**
@@ -303,7 +321,8 @@ export class Lightning {
    * match decided before the fee was recorded refuses it (`MatchClosedError`, its charge closed).
    */
   async enterMatch(input: EnterInput): Promise<Intent> {
-    return (await this.#start()).matches.enter(input);
+    const args = parseInput(enterInput, input);
+    return (await this.#start()).matches.enter(args);
   }
 
   /**
@@ -311,17 +330,22 @@ export class Lightning {
    * same settlement, other shares a `MatchClosedError` naming the one that stands.
    */
   async settleMatch(matchId: string, shares: Shares): Promise<MatchView> {
-    return (await this.#start()).matches.settle(matchId, shares);
+    const id = parseInput(matchIdInput, matchId, 'matchId');
+    const wanted = parseInput(sharesInput, shares, 'shares');
+    return (await this.#start()).matches.settle(id, wanted);
   }
 
   /** Refunds every paid fee and closes every open one; idempotent. */
   async abortMatch(matchId: string, reason: string): Promise<MatchView> {
-    return (await this.#start()).matches.abort(matchId, reason);
+    const id = parseInput(matchIdInput, matchId, 'matchId');
+    const why = parseInput(reasonInput, reason, 'reason');
+    return (await this.#start()).matches.abort(id, why);
   }
 
   /** A match as the ledger holds it now. */
   async match(matchId: string): Promise<MatchView> {
-    return (await this.#start()).matches.view(matchId);
+    const id = parseInput(matchIdInput, matchId, 'matchId');
+    return (await this.#start()).matches.view(id);
   }
 
   /**
@@ -438,7 +462,7 @@ export class Lightning {
     }
     this.#starting ??= startRuntime(this.#settings).then((runtime) => {
       const engine = new Engine({
-        api: runtime.api,
+        api: runtime.calls,
         ledger: runtime.ledger,
         events: this.#events,
         kinds: KINDS,
@@ -447,7 +471,7 @@ export class Lightning {
       const auditor = new Auditor(engine);
       const reconciler = new Reconciler(engine, () => auditor.run());
       const matches = new Matches(engine);
-      const regions = new RegionCache(runtime.api, this.#settings.clock);
+      const regions = new RegionCache(runtime.calls, this.#settings.clock);
       const view = readOnlyView(runtime.ledger);
       this.#running = { runtime, view, engine, auditor, reconciler, matches, regions };
       // The sweep runs whether or not this process reconciles: some process will.
@@ -506,9 +530,14 @@ export class Lightning {
     );
   }
 
+  /**
+   * The room's host. What the room hands it was parsed by the room (its own arguments, and the
+   * player and room it fills in), so it goes to the operations and the service's send steps
+   * as it is: nothing is parsed twice (the types say so: each call takes a parsed type).
+   */
   #pluginHost(): PluginHost {
     const engine = async () => (await this.#start()).engine;
-    const api = () => this.#ready('api').runtime.api;
+    const calls = () => this.#ready('api').runtime.calls;
     const said = new Set<string>();
     return {
       logger: this.#settings.logger,
@@ -518,10 +547,10 @@ export class Lightning {
         this.#settings.logger.warn(message);
       },
       ready: () => this.#start(),
-      reward: (input) => this.reward(input),
-      payAddress: (input) => this.payAddress(input),
-      chargeEntryFee: (input) => this.chargeEntryFee(input),
-      spendPoints: (input) => this.spendPoints(input),
+      reward: async (args) => startReward(await engine(), args),
+      payAddress: async (args) => startAddressPayment(await engine(), args),
+      chargeEntryFee: async (args) => startEntryFee(await engine(), args),
+      spendPoints: async (args) => startSpend(await engine(), args),
       matches: async () => (await this.#start()).matches,
       regionOf: async (ip) => (await this.#start()).regions.support(ip),
       clientAddress: (headers, peer) => this.#addresses.of(headers, peer),
@@ -529,12 +558,12 @@ export class Lightning {
       intent: async (id) => (await engine()).ledger.get(id),
       openIntents: async (roomId) => (await engine()).ledger.openByRoom(roomId),
       widget: {
-        createUser: (input) => api().widgetUsers.create(input),
-        openWidget: (input) => api().widgetSessions.create(input),
-        openPurchase: (input) => api().ramp.createSession(input),
-        acceptDisclosures: (userId, typeIds) =>
-          api().widgetUsers.acceptDisclosures(userId, typeIds),
-        updateEmail: (userId, email) => api().widgetUsers.update(userId, { email }),
+        createUser: async (body) => calls().widgetUsers.create(body),
+        openWidget: async (body) => calls().widgetSessions.create(body),
+        openPurchase: async (body) => calls().ramp.createSession(body),
+        acceptDisclosures: async (userId, typeIds) =>
+          calls().widgetUsers.acceptDisclosures(userId, typeIds),
+        updateEmail: async (userId, email) => calls().widgetUsers.update(userId, { email }),
       },
       webhookUrl: (source) => this.#ready('webhookUrl').engine.webhookUrl(source),
       attachPresence: (presence) => {

@@ -3,9 +3,26 @@
  * room's message): a zod schema, and an error that names the first bad field. Below every
  * layer, so that the API client, the ledger, the server and the room share it without
  * importing one another. Costs one zod parse; a plain-object check first.
+ *
+ * A call is parsed once, where it enters (docs/ARCHITECTURE.md, "Where input is parsed"); each
+ * parse is told on a `node:diagnostics_channel` so that a test can count them. Costs one
+ * `hasSubscribers` read when nobody listens.
+ *
+ *   subscribe(PARSE_CHANNEL, (m) => count((m as ParseEvent).schema));
  */
+import { channel } from 'node:diagnostics_channel';
 import type { z } from 'zod';
 import { InvalidArgumentError } from './errors.js';
+
+export const PARSE_CHANNEL = 'colyseus-lightning:parse';
+
+/** One parse: the schema (compare it with the one you expect) and the field it was named. */
+export interface ParseEvent {
+  schema: z.ZodType;
+  field: string;
+}
+
+const parses = channel(PARSE_CHANNEL);
 
 /**
  * Parses `value` or throws naming the first bad field: an InvalidArgumentError for a call's
@@ -17,6 +34,7 @@ export function parseInput<S extends z.ZodType>(
   field = '',
   Failure: new (field: string, problem: string) => Error = InvalidArgumentError,
 ): z.output<S> {
+  if (parses.hasSubscribers) parses.publish({ schema, field } satisfies ParseEvent);
   // zod takes any object for an object schema, so a Date, a Map or a class instance would pass
   // as `{}` wherever every field is optional: arguments are plain objects (or arrays, or values).
   if (typeof value === 'object' && value !== null && !Array.isArray(value)) {

@@ -9,6 +9,10 @@
  * answer (UnexpectedResponseError), and retries only what is safe to retry (retry-policy.ts).
  * Every method is `async`: a bad argument is a rejected promise, like any other failure, so
  * `.catch()` sees it; no method throws synchronously.
+ *
+ * Each method is two steps: its namespace parses the game's input, then the send step
+ * (service-calls.ts) sends it. The server makes its own calls through the send steps alone
+ * (`paymentsService`), since what it sends was parsed where it entered.
  */
 import type { Dispatcher } from 'undici';
 import { z } from 'zod';
@@ -19,11 +23,12 @@ import { PaymentCalls } from './namespaces/payments.js';
 import { RampCalls, WidgetSessionCalls } from './namespaces/sessions.js';
 import { StaticChargeCalls } from './namespaces/static-charges.js';
 import { UtilityCalls } from './namespaces/utility.js';
-import { WalletCalls } from './namespaces/wallet.js';
+import type { WalletCalls } from './namespaces/wallet.js';
 import { WidgetUserCalls } from './namespaces/widget-users.js';
 import { WithdrawalRequestCalls } from './namespaces/withdrawal-requests.js';
 import { DEFAULT_BASE_URL, DEFAULT_PATHS, type PathTable, resolvePaths } from './paths.js';
 import { type BackoffOptions, DEFAULT_BACKOFF } from './retry-policy.js';
+import { ServiceCalls } from './service-calls.js';
 import { Transport } from './transport.js';
 
 export interface PaymentsApiOptions {
@@ -96,6 +101,13 @@ const optionsSchema = z.strictObject({
     .default(systemClock),
 });
 
+/**
+ * Reads a client's send steps. They stay a private field (a game's client offers only calls
+ * that parse); the class hands this module the reader in its static block, for
+ * `paymentsService` alone.
+ */
+let callsOf: (api: PaymentsApi) => ServiceCalls;
+
 export class PaymentsApi {
   readonly wallet: WalletCalls;
   readonly payments: PaymentCalls;
@@ -111,6 +123,12 @@ export class PaymentsApi {
   readonly baseUrl: string;
 
   readonly #transport: Transport;
+  /** The send steps the namespaces parse for, on the same transport. */
+  readonly #calls: ServiceCalls;
+
+  static {
+    callsOf = (api) => api.#calls;
+  }
 
   constructor(options: PaymentsApiOptions) {
     const o = parseInput(optionsSchema, options, 'options');
@@ -131,15 +149,17 @@ export class PaymentsApi {
       dispatcher: o.dispatcher,
     });
     const ctx = { transport: this.#transport, paths: resolvePaths(o.paths as Partial<PathTable>) };
-    this.wallet = new WalletCalls(ctx);
-    this.payments = new PaymentCalls(ctx);
-    this.lnAddress = new LnAddressCalls(ctx);
-    this.withdrawalRequests = new WithdrawalRequestCalls(ctx);
-    this.staticCharges = new StaticChargeCalls(ctx);
-    this.widgetUsers = new WidgetUserCalls(ctx);
-    this.widgetSessions = new WidgetSessionCalls(ctx);
-    this.ramp = new RampCalls(ctx);
-    this.utility = new UtilityCalls(ctx);
+    const calls = new ServiceCalls(ctx);
+    this.#calls = calls;
+    this.wallet = calls.wallet;
+    this.payments = new PaymentCalls(calls.payments);
+    this.lnAddress = new LnAddressCalls(calls.lnAddress);
+    this.withdrawalRequests = new WithdrawalRequestCalls(calls.withdrawalRequests);
+    this.staticCharges = new StaticChargeCalls(calls.staticCharges);
+    this.widgetUsers = new WidgetUserCalls(calls.widgetUsers);
+    this.widgetSessions = new WidgetSessionCalls(calls.widgetSessions);
+    this.ramp = new RampCalls(calls.ramp);
+    this.utility = new UtilityCalls(calls.utility);
   }
 
   /** Closes the connection pool the client opened (not a dispatcher you passed in). */
@@ -155,4 +175,17 @@ export class PaymentsApi {
   toJSON(): { baseUrl: string } {
     return { baseUrl: this.baseUrl };
   }
+}
+
+/**
+ * A client and its send steps over one transport (one pool, one retry policy): the server's
+ * runtime makes both, gives the game `api` (which parses what the game hands it) and its
+ * engine `calls` (for what it parsed where it entered). Closing `api` closes both.
+ */
+export function paymentsService(options: PaymentsApiOptions): {
+  api: PaymentsApi;
+  calls: ServiceCalls;
+} {
+  const api = new PaymentsApi(options);
+  return { api, calls: callsOf(api) };
 }

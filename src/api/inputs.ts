@@ -3,6 +3,9 @@
  * millisatoshis travel as decimal strings of positive integers, so a float, a negative, a
  * zero or a stray character is refused here rather than guessed at. A failed check throws
  * `InvalidArgumentError` naming the field.
+ *
+ * Each schema's input type (`...Input`) is what a game may hand the client; its output type
+ * (`...Body`) is what a parse returns and what the typed send step (service-calls.ts) takes.
  */
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
@@ -61,6 +64,7 @@ export const withdrawalRequestInput = z.strictObject({
   expiresIn: positiveInt.optional(),
 });
 export type WithdrawalRequestInput = z.input<typeof withdrawalRequestInput>;
+export type WithdrawalRequestBody = z.output<typeof withdrawalRequestInput>;
 
 export const paymentInput = z.strictObject({
   amount: msat,
@@ -71,6 +75,7 @@ export const paymentInput = z.strictObject({
   invoice: text.min(1).optional(),
 });
 export type PaymentInput = z.input<typeof paymentInput>;
+export type PaymentBody = z.output<typeof paymentInput>;
 
 /**
  * A Lightning address (LUD-16): `name@domain`, the name of `a-z 0-9 . _ + -` (at most 64), the
@@ -102,6 +107,7 @@ export const callLimits = z
     return out;
   });
 export type CallLimits = z.input<typeof callLimits>;
+export type Limits = z.output<typeof callLimits>;
 
 export const lnAddressPaymentInput = z.strictObject({
   lnAddress,
@@ -112,6 +118,7 @@ export const lnAddressPaymentInput = z.strictObject({
   callbackUrl: httpUrl.optional(),
 });
 export type LnAddressPaymentInput = z.input<typeof lnAddressPaymentInput>;
+export type LnAddressPaymentBody = z.output<typeof lnAddressPaymentInput>;
 
 const staticChargeFields = {
   minAmount: msat,
@@ -137,6 +144,7 @@ function minNotAboveMax(
 
 export const staticChargeInput = z.strictObject(staticChargeFields).superRefine(minNotAboveMax);
 export type StaticChargeInput = z.input<typeof staticChargeInput>;
+export type StaticChargeBody = z.output<typeof staticChargeInput>;
 
 export const staticChargeUpdateInput = z
   .strictObject({
@@ -150,12 +158,14 @@ export const staticChargeUpdateInput = z
   })
   .superRefine(minNotAboveMax);
 export type StaticChargeUpdateInput = z.input<typeof staticChargeUpdateInput>;
+export type StaticChargeUpdateBody = z.output<typeof staticChargeUpdateInput>;
 
 export const widgetUserInput = z.strictObject({
   reference_id: text.min(1).max(255),
   email: z.email(),
 });
 export type WidgetUserInput = z.input<typeof widgetUserInput>;
+export type WidgetUserBody = z.output<typeof widgetUserInput>;
 
 export const depleteInput = z
   .strictObject({
@@ -169,6 +179,7 @@ export const depleteInput = z
   })
   .transform((value) => ({ ...value, idempotency_key: value.idempotency_key ?? randomUUID() }));
 export type DepleteInput = z.input<typeof depleteInput>;
+export type DepleteBody = z.output<typeof depleteInput>;
 
 /**
  * An id the client puts in a path (`/v0/payments/{id}`). It is URL-encoded, but `.` and `..`
@@ -205,6 +216,7 @@ export const userIdInput = pathId;
 export const resourceIdInput = pathId;
 
 export const updateEmailInput = z.strictObject({ email: z.email() });
+export type UpdateEmailBody = z.output<typeof updateEmailInput>;
 
 export const disclosureTypeIdsInput = z
   .array(z.number().int(), { error: 'must be an array of disclosure type ids' })
@@ -215,7 +227,7 @@ export const disclosureTypeIdsInput = z
   .transform((ids) => [...new Set(ids)]);
 
 /** Free-form metadata, refused here if it cannot travel as JSON (a bigint, a cycle). */
-const metadata = z.record(z.string(), z.unknown()).superRefine((value, ctx) => {
+export const metadata = z.record(z.string(), z.unknown()).superRefine((value, ctx) => {
   try {
     JSON.stringify(value);
   } catch {
@@ -236,6 +248,7 @@ export const widgetSessionInput = z
     message: 'is required unless access_token is given',
   });
 export type WidgetSessionInput = z.input<typeof widgetSessionInput>;
+export type WidgetSessionBody = z.output<typeof widgetSessionInput>;
 
 export const rampSessionInput = z.strictObject({
   email: z.email(),
@@ -253,3 +266,4 @@ export const rampSessionInput = z.strictObject({
   metadata: metadata.optional(),
 });
 export type RampSessionInput = z.input<typeof rampSessionInput>;
+export type RampSessionBody = z.output<typeof rampSessionInput>;

@@ -4,6 +4,10 @@
  * processes' settlements on, and a way to be handed the moves this process applies to the
  * room's intents. The server's public face implements it; the plugin never sees the engine or
  * the API client behind it.
+ *
+ * Every call takes what a parse returns (`Parsed...`, `...Body`): the room parses its helpers'
+ * arguments once and fills in what it knows to be valid (the player, the room), and nothing
+ * behind the host parses them again. A game's unparsed input does not type-check here.
  */
 import type {
   DisclosureAcceptance,
@@ -12,24 +16,27 @@ import type {
   WidgetSessionAnswer,
   WidgetUser,
 } from '../api/answers.js';
-import type { RampSessionInput, WidgetSessionInput, WidgetUserInput } from '../api/inputs.js';
+import type { RampSessionBody, WidgetSessionBody, WidgetUserBody } from '../api/inputs.js';
 import type { Intent } from '../ledger/intent.js';
 import type { HeaderReader } from '../server/client-address.js';
 import type { LightningLogger } from '../server/logger.js';
-import type { EnterInput, OpenMatchInput, Shares } from '../server/match/terms.js';
+import type { ParsedEnter, ParsedOpenMatch, Shares } from '../server/match/terms.js';
 import type { MatchView } from '../server/match/view.js';
 import type {
-  AddressPaymentInput,
-  EntryFeeInput,
-  RewardInput,
-  SpendInput,
+  ParsedAddressPayment,
+  ParsedEntryFee,
+  ParsedReward,
+  ParsedSpend,
 } from '../server/operations/inputs.js';
 import type { PresenceLike } from '../server/settlement.js';
 
-/** What a room does with matches; the server's Matches implements it. */
+/**
+ * What a room does with matches; the server's Matches implements it. `shares` and `reason` as
+ * `sharesInput` and `reasonInput` (server/match/terms.ts) return them.
+ */
 export interface MatchCalls {
-  open(input: OpenMatchInput): Promise<MatchView>;
-  enter(input: EnterInput): Promise<Intent>;
+  open(args: ParsedOpenMatch): Promise<MatchView>;
+  enter(args: ParsedEnter): Promise<Intent>;
   settle(matchId: string, shares: Shares): Promise<MatchView>;
   abort(matchId: string, reason: string): Promise<MatchView>;
   view(matchId: string): Promise<MatchView>;
@@ -42,22 +49,24 @@ export interface MatchCalls {
  */
 export interface WidgetCalls {
   /** Creates the player's widget user, or returns the one with this reference_id. */
-  createUser(input: WidgetUserInput): Promise<WidgetUser>;
+  createUser(body: WidgetUserBody): Promise<WidgetUser>;
   /** A widget session for one user. */
-  openWidget(input: WidgetSessionInput): Promise<WidgetSessionAnswer>;
+  openWidget(body: WidgetSessionBody): Promise<WidgetSessionAnswer>;
   /** A purchase (ramp) session for one user. */
-  openPurchase(input: RampSessionInput): Promise<RampSessionAnswer>;
+  openPurchase(body: RampSessionBody): Promise<RampSessionAnswer>;
+  /** `typeIds` as `disclosureTypeIdsInput` returns them; the user id is checked (a path). */
   acceptDisclosures(userId: string, typeIds: readonly number[]): Promise<DisclosureAcceptance>;
+  /** `email` as `z.email()` returns it; the user id is checked (a path). */
   updateEmail(userId: string, email: string): Promise<WidgetUser>;
 }
 
 export interface PluginHost {
   /** Resolves once the server is running (emulator started, ledger open). */
   ready(): Promise<unknown>;
-  reward(input: RewardInput): Promise<Intent>;
-  payAddress(input: AddressPaymentInput): Promise<Intent>;
-  chargeEntryFee(input: EntryFeeInput): Promise<Intent>;
-  spendPoints(input: SpendInput): Promise<Intent>;
+  reward(args: ParsedReward): Promise<Intent>;
+  payAddress(args: ParsedAddressPayment): Promise<Intent>;
+  chargeEntryFee(args: ParsedEntryFee): Promise<Intent>;
+  spendPoints(args: ParsedSpend): Promise<Intent>;
   /** Whether the service serves the region of `ip` (cached; see server/regions.ts). */
   regionOf(ip: string): Promise<RegionSupport>;
   /**

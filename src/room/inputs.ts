@@ -3,9 +3,12 @@
  * a description too long or a stray field is an InvalidArgumentError at the call site, and
  * neither the ledger nor the service hears of it. The money fields are the server core's own
  * schemas (one definition of a valid amount), without the fields the plugin fills in.
+ *
+ * This is the one parse of a room helper's call: the plugin adds the player and the room to
+ * what it returns and hands the host the server's parsed type, which nothing parses again.
  */
 import { z } from 'zod';
-import { disclosureTypeIdsInput, rampSessionInput } from '../api/inputs.js';
+import { disclosureTypeIdsInput, metadata, rampSessionInput } from '../api/inputs.js';
 import { enterInput, openMatchInput } from '../server/match/terms.js';
 import {
   addressPaymentInput,
@@ -34,10 +37,9 @@ export const matchEntryArgs = enterInput.pick({ lnAddress: true }).default({});
 export const spendArgs = spendInput.omit({ ...filled, userId: true });
 export type SpendArgs = z.input<typeof spendArgs>;
 
-export const widgetArgs = z
-  .strictObject({ metadata: z.record(z.string(), z.unknown()).optional() })
-  .default({});
+export const widgetArgs = z.strictObject({ metadata: metadata.optional() }).default({});
 export type WidgetArgs = z.input<typeof widgetArgs>;
+export type ParsedWidgetArgs = z.output<typeof widgetArgs>;
 
 const ramp = rampSessionInput.shape;
 export const purchaseArgs = z
@@ -49,6 +51,7 @@ export const purchaseArgs = z
   })
   .default({});
 export type PurchaseArgs = z.input<typeof purchaseArgs>;
+export type ParsedPurchaseArgs = z.output<typeof purchaseArgs>;
 
 export const disclosureArgs = disclosureTypeIdsInput;
 export const emailArg = z.email();

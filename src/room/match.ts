@@ -15,7 +15,7 @@
  */
 import type { Client, Clock as RoomClock } from '@colyseus/core';
 import { parseInput } from '../parse.js';
-import type { Shares } from '../server/match/terms.js';
+import { reasonInput, type Shares, sharesInput } from '../server/match/terms.js';
 import type { MatchView } from '../server/match/view.js';
 import type { MatchCalls } from './host.js';
 import { matchEntryArgs } from './inputs.js';
@@ -97,14 +97,17 @@ export class RoomMatch {
    * the same settlement, other shares once it is decided a `MatchClosedError` naming the decision.
    */
   async settle(shares: Shares): Promise<MatchView> {
-    const view = await this.#deps.calls.settle(this.id, shares);
+    // Parsed here, the call's one edge: the match's calls behind the host parse nothing again.
+    const wanted = parseInput(sharesInput, shares, 'shares');
+    const view = await this.#deps.calls.settle(this.id, wanted);
     this.update(view);
     return view;
   }
 
   /** Refunds every paid fee and closes every open one; idempotent (refused once settled). */
   async abort(reason: string): Promise<MatchView> {
-    const view = await this.#deps.calls.abort(this.id, reason);
+    const why = parseInput(reasonInput, reason, 'reason');
+    const view = await this.#deps.calls.abort(this.id, why);
     this.update(view);
     return view;
   }

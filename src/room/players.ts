@@ -4,6 +4,7 @@
  */
 import type { Client } from '@colyseus/core';
 import { InvalidArgumentError } from '../errors.js';
+import { MAX_ID_LENGTH } from '../server/operations/inputs.js';
 
 export type PlayerRef = Client | string;
 
@@ -30,6 +31,21 @@ export function playerOf(
   const id = (resolve ?? defaultPlayerId)(player);
   if (typeof id !== 'string' || id === '') {
     throw new InvalidArgumentError('player', 'options.playerId returned no id for this client');
+  }
+  return id;
+}
+
+/**
+ * An id the room fills into a call (the player's, the room's, a widget user's), as the ledger
+ * and the service take it: a string of 1 to 255 characters. Checked here, where the room fills
+ * it in, because nothing behind the host parses the call again.
+ */
+export function recordableId(id: unknown, field: string): string {
+  if (typeof id !== 'string' || id === '') {
+    throw new InvalidArgumentError(field, 'must be a non-empty string id');
+  }
+  if (id.length > MAX_ID_LENGTH) {
+    throw new InvalidArgumentError(field, `must be at most ${MAX_ID_LENGTH} characters`);
   }
   return id;
 }

@@ -56,7 +56,7 @@ import {
   type PluginSettings,
   resolvePluginOptions,
 } from './options.js';
-import { clientOf, defaultPlayerId, type PlayerRef, playerOf } from './players.js';
+import { clientOf, defaultPlayerId, type PlayerRef, playerOf, recordableId } from './players.js';
 import type {
   AddressPayment,
   ChargedEntryFee,
@@ -118,6 +118,8 @@ export class LightningPlugin extends RoomPlugin {
   }
 
   // ---- money helpers --------------------------------------------------------------------
+  // Each parses its arguments once and fills in the player and the room, checked as it fills
+  // them in: the host takes the parsed type, and nothing behind it parses the call again.
 
   /**
    * Pays a player a reward they claim with a wallet (a withdrawal request whose `internalId` is
@@ -129,7 +131,7 @@ export class LightningPlugin extends RoomPlugin {
     this.#roomEntries().require();
     await this.#attach('helper');
     await this.#admit(playerId);
-    const intent = await this.#host.reward({ ...input, playerId, roomId: this.room.roomId });
+    const intent = await this.#host.reward({ ...input, playerId, roomId: this.#roomId() });
     return this.#entryOf(intent) as Reward;
   }
 
@@ -145,7 +147,7 @@ export class LightningPlugin extends RoomPlugin {
     this.#roomEntries().require();
     await this.#attach('helper');
     await this.#admit(playerId);
-    const intent = await this.#host.payAddress({ ...input, playerId, roomId: this.room.roomId });
+    const intent = await this.#host.payAddress({ ...input, playerId, roomId: this.#roomId() });
     return this.#entryOf(intent) as AddressPayment;
   }
 
@@ -159,11 +161,7 @@ export class LightningPlugin extends RoomPlugin {
     this.#roomEntries().require();
     await this.#attach('helper');
     await this.#admit(playerId);
-    const intent = await this.#host.chargeEntryFee({
-      ...input,
-      playerId,
-      roomId: this.room.roomId,
-    });
+    const intent = await this.#host.chargeEntryFee({ ...input, playerId, roomId: this.#roomId() });
     const entry = this.#entryOf(intent) as EntryFee;
     // A settlement delivered before this line already ended the entry: read the entry, which
     // holds the latest status, rather than the intent as the create call returned it.
@@ -189,7 +187,7 @@ export class LightningPlugin extends RoomPlugin {
       ...input,
       playerId,
       userId,
-      roomId: this.room.roomId,
+      roomId: this.#roomId(),
     });
     return this.#entryOf(intent) as PointSpend;
   }
@@ -204,7 +202,7 @@ export class LightningPlugin extends RoomPlugin {
     entries.require();
     await this.#attach('helper');
     const calls = await this.#host.matches();
-    const view = await calls.open({ ...input, roomId: this.room.roomId });
+    const view = await calls.open({ ...input, roomId: this.#roomId() });
     const match = new RoomMatch(
       view,
       {
@@ -225,7 +223,7 @@ export class LightningPlugin extends RoomPlugin {
   /** Opens the service's widget for this player: sent to that client only (`lightning:widget`). */
   async openWidget(client: Client, args?: WidgetArgs): Promise<WidgetSession> {
     const input = parseInput(widgetArgs, args, 'openWidget');
-    const playerId = this.#playerId(clientOf(client));
+    const playerId = this.#widgetPlayerId(client);
     await this.#host.ready();
     const session = await this.#widget.openWidget(client, playerId, this.room.roomId, input);
     client.send('lightning:widget', session);
@@ -235,7 +233,7 @@ export class LightningPlugin extends RoomPlugin {
   /** Opens a purchase (ramp) session for this player: sent to that client only (`lightning:purchase`). */
   async openPurchase(client: Client, args?: PurchaseArgs): Promise<PurchaseSession> {
     const input = parseInput(purchaseArgs, args, 'openPurchase');
-    const playerId = this.#playerId(clientOf(client));
+    const playerId = this.#widgetPlayerId(client);
     await this.#host.ready();
     const session = await this.#widget.openPurchase(client, playerId, this.room.roomId, input);
     client.send('lightning:purchase', session);
@@ -245,7 +243,7 @@ export class LightningPlugin extends RoomPlugin {
   /** Records the player's acceptance of disclosures (2 terms, 3 privacy, 6 EFT), server-side. */
   async acceptDisclosures(client: Client, typeIds: readonly number[]) {
     const ids = parseInput(disclosureArgs, typeIds, 'typeIds');
-    const playerId = this.#playerId(clientOf(client));
+    const playerId = this.#widgetPlayerId(client);
     await this.#host.ready();
     return this.#widget.acceptDisclosures(client, playerId, ids);
   }
@@ -253,7 +251,7 @@ export class LightningPlugin extends RoomPlugin {
   /** Changes the email the widget sends this player's one-time codes to. */
   async updateEmail(client: Client, email: string) {
     const address = parseInput(emailArg, email, 'email');
-    const playerId = this.#playerId(clientOf(client));
+    const playerId = this.#widgetPlayerId(client);
     await this.#host.ready();
     return this.#widget.updateEmail(client, playerId, address);
   }
@@ -456,7 +454,7 @@ export class LightningPlugin extends RoomPlugin {
    * changes on every join: said once, with the fix, outside production.
    */
   #payerId(player: PlayerRef): string {
-    const playerId = this.#playerId(player);
+    const playerId = recordableId(this.#playerId(player), 'player');
     if (
       typeof player !== 'string' &&
       this.#settings.playerId === defaultPlayerId &&
@@ -468,6 +466,16 @@ export class LightningPlugin extends RoomPlugin {
       );
     }
     return playerId;
+  }
+
+  /** The player a widget helper acts for: a connected client, whose id the service takes. */
+  #widgetPlayerId(client: unknown): string {
+    return recordableId(this.#playerId(clientOf(client)), 'player');
+  }
+
+  /** The room's id as the ledger records it (a game may set its own). */
+  #roomId(): string {
+    return recordableId(this.room.roomId, 'roomId');
   }
 
   /** The player id of a connected client, or undefined when options.playerId cannot tell. */

@@ -3,12 +3,18 @@
  * which the service treats idempotently, then cached), sessions for the widget and for
  * purchases, disclosures and email. Session tokens go to the one client they belong to,
  * never into shared state.
+ *
+ * The host's widget calls take what a parse returns and parse nothing again, so what this
+ * file adds to the helper's parsed arguments is checked as it comes in: the player's email
+ * from the game (`options.email`), and the widget user id from the game or the service.
  */
 import type { Client } from '@colyseus/core';
 import { InvalidArgumentError } from '../errors.js';
+import { parseInput } from '../parse.js';
 import type { PluginHost } from './host.js';
-import type { PurchaseArgs } from './inputs.js';
+import { emailArg, type ParsedPurchaseArgs, type ParsedWidgetArgs } from './inputs.js';
 import type { PluginSettings } from './options.js';
+import { recordableId } from './players.js';
 
 /** What `openWidget` sends to the player's client as `lightning:widget`. */
 export interface WidgetSession {
@@ -37,12 +43,17 @@ export class WidgetAccess {
     this.#settings = settings;
   }
 
+  /** The player's email as the game tells it (`options.email`), checked; undefined: none. */
   email(client: Client): string | undefined {
-    return this.#settings.email(client);
+    const email = this.#settings.email(client);
+    if (email === undefined || email === '') return undefined;
+    return parseInput(emailArg, email, 'email');
   }
 
   userId(client: Client, playerId: string): Promise<string> {
-    if (this.#settings.widgetUser) return this.#settings.widgetUser(client, playerId);
+    if (this.#settings.widgetUser) {
+      return this.#settings.widgetUser(client, playerId).then((id) => recordableId(id, 'userId'));
+    }
     let cache = userIds.get(this.#host);
     if (!cache) {
       cache = new Map();
@@ -61,7 +72,7 @@ export class WidgetAccess {
     }
     const created = this.#host.widget
       .createUser({ reference_id: playerId, email })
-      .then((user) => user.id);
+      .then((user) => recordableId(user.id, 'userId'));
     cache.set(playerId, created);
     created.catch(() => cache.delete(playerId));
     return created;
@@ -71,11 +82,17 @@ export class WidgetAccess {
     client: Client,
     playerId: string,
     roomId: string,
-    args: { metadata?: Record<string, unknown> | undefined },
+    args: ParsedWidgetArgs,
   ): Promise<WidgetSession> {
     const email = this.email(client);
+    if (!email) {
+      throw new InvalidArgumentError(
+        'email',
+        'a widget session needs the player email: set client.userData.email, or pass options.email',
+      );
+    }
     const session = await this.#host.widget.openWidget({
-      ...(email ? { email } : {}),
+      email,
       reference_id: playerId,
       webhook_url: this.#webhookUrl('widget'),
       metadata: { ...args.metadata, roomId, playerId },
@@ -87,7 +104,7 @@ export class WidgetAccess {
     client: Client,
     playerId: string,
     roomId: string,
-    args: Exclude<PurchaseArgs, undefined>,
+    args: ParsedPurchaseArgs,
   ): Promise<PurchaseSession> {
     const email = args.email ?? this.email(client);
     if (!email)

@@ -28,13 +28,13 @@
  * timestamps per held address, at most 10,000 addresses; one wallet read per `walletCheckMs`
  * while a floor is set.
  */
-import type { PaymentsApi } from '../api/client.js';
 import {
   RateLimitError,
   ServiceError,
   TimeoutError,
   UnexpectedResponseError,
 } from '../api/errors.js';
+import type { ServiceCalls } from '../api/service-calls.js';
 import type { Clock } from '../clock.js';
 import { PayoutsPausedError } from '../errors.js';
 import type { PayoutPause } from './events.js';
@@ -45,7 +45,7 @@ export interface BreakerDeps {
   settings: BreakerSettings;
   clock: Clock;
   logger: LightningLogger;
-  api: PaymentsApi;
+  api: ServiceCalls;
   /** Told once each time the breaker trips. */
   onPause(pause: PayoutPause): void;
 }

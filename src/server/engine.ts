@@ -12,7 +12,7 @@
  */
 import { matchMaker } from '@colyseus/core';
 import { z } from 'zod';
-import type { PaymentsApi } from '../api/client.js';
+import type { ServiceCalls } from '../api/service-calls.js';
 import type { Clock } from '../clock.js';
 import { BudgetExceededError, InvalidArgumentError } from '../errors.js';
 import {
@@ -57,7 +57,8 @@ const MAX_REAPPLY = 4;
 
 /** What the engine is built from: everything it uses, nothing it does not. */
 export interface EngineDeps {
-  api: PaymentsApi;
+  /** The service's send steps: what the engine sends was parsed where its call entered. */
+  api: ServiceCalls;
   ledger: LedgerStore;
   events: SafeEmitter;
   /** The rules of every kind (kinds/index.ts). */
@@ -80,7 +81,7 @@ export interface EngineDeps {
 }
 
 export class Engine implements KindHost {
-  readonly api: PaymentsApi;
+  readonly api: ServiceCalls;
   readonly ledger: LedgerStore;
   readonly clock: Clock;
   readonly logger: LightningLogger;

@@ -7,7 +7,7 @@
  */
 
 import type { RegionSupport } from '../api/answers.js';
-import type { PaymentsApi } from '../api/client.js';
+import type { ServiceCalls } from '../api/service-calls.js';
 import type { Clock } from '../clock.js';
 
 const KEEP_MS = 3_600_000;
@@ -15,11 +15,12 @@ const KEEP_MS = 3_600_000;
 const MAX_ENTRIES = 100_000;
 
 export class RegionCache {
-  readonly #api: PaymentsApi;
+  readonly #api: ServiceCalls;
   readonly #clock: Clock;
   readonly #known = new Map<string, { at: number; support: Promise<RegionSupport> }>();
 
-  constructor(api: PaymentsApi, clock: Clock) {
+  /** `api`'s isSupportedRegion takes an address as node's `isIP` accepts it (client-address.ts). */
+  constructor(api: ServiceCalls, clock: Clock) {
     this.#api = api;
     this.#clock = clock;
   }

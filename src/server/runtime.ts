@@ -1,18 +1,23 @@
 /**
- * What the server runs on, started once on first use: the API client (pointed at the embedded
- * emulator when there is no key, which starts here) and the ledger (opened here unless the
+ * What the server runs on, started once on first use: the API client and its send steps over
+ * one transport (pointed at the embedded emulator when there is no key, which starts here;
+ * the game gets the client, the engine the send steps) and the ledger (opened here unless the
  * game passed its own store). Everything that needs I/O happens in `startRuntime`, so that
  * `createLightning` itself can return at once, in a room's module, with no top-level await.
  */
-import { PaymentsApi, type PaymentsApiOptions } from '../api/client.js';
+import { type PaymentsApi, type PaymentsApiOptions, paymentsService } from '../api/client.js';
 import type { PathTable } from '../api/paths.js';
+import type { ServiceCalls } from '../api/service-calls.js';
 import type { Emulator } from '../emulator/index.js';
 import { SqliteLedger } from '../ledger/sqlite.js';
 import type { LedgerStore } from '../ledger/store.js';
 import type { Settings } from './options.js';
 
 export interface Runtime {
+  /** The client the game gets (`lightning.api`): it parses what the game hands it. */
   api: PaymentsApi;
+  /** The same calls over the same transport, for the engine: input already parsed. */
+  calls: ServiceCalls;
   ledger: LedgerStore;
   /** The embedded emulator, when there is no API key. */
   emulator: Emulator | null;
@@ -52,7 +57,7 @@ export async function startRuntime(settings: Settings): Promise<Runtime> {
     ...(retry ? { retry } : {}),
     ...(paths ? { paths: paths as Partial<PathTable> } : {}),
   };
-  const api = new PaymentsApi(apiOptions);
+  const { api, calls } = paymentsService(apiOptions);
   const given = settings.ledger;
   const ledger =
     typeof given === 'object'
@@ -73,6 +78,7 @@ export async function startRuntime(settings: Settings): Promise<Runtime> {
   }
   return {
     api,
+    calls,
     ledger,
     emulator,
     async close() {

@@ -5,7 +5,7 @@
  * stops a Node process).
  */
 import assert from 'node:assert/strict';
-import { PaymentsApi } from '../../src/api/client.js';
+import { paymentsService } from '../../src/api/client.js';
 import { startEmulator } from '../../src/emulator/index.js';
 import { SqliteLedger } from '../../src/ledger/sqlite.js';
 import { Engine } from '../../src/server/engine.js';
@@ -25,10 +25,10 @@ describe('cluster: presence publishing', () => {
       publicUrl: 'http://127.0.0.1:9',
       logger: { info: () => {}, warn: (m) => warnings.push(m), error: () => {} },
     });
-    const api = new PaymentsApi({ apiKey: emulator.apiKey, baseUrl: emulator.url });
+    const { api, calls } = paymentsService({ apiKey: emulator.apiKey, baseUrl: emulator.url });
     const ledger = new SqliteLedger();
     const engine = new Engine({
-      api,
+      api: calls,
       ledger,
       events: new SafeEmitter(() => settings.logger),
       kinds: KINDS,
@@ -46,8 +46,9 @@ describe('cluster: presence publishing', () => {
       const reward = await startReward(engine, {
         playerId: 'p',
         roomId: 'room-1',
-        amountMsat: 20_000,
+        amountMsat: '20000',
         description: 'x',
+        expiresIn: 600,
       });
       assert.equal(reward.status, 'pending');
       await eventually(() => warnings.some((w) => w.includes('redis is down')), 2_000, 'warning');

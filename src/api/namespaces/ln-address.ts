@@ -16,6 +16,8 @@ import {
 import {
   type CallLimits,
   callLimits,
+  type Limits,
+  type LnAddressPaymentBody,
   type LnAddressPaymentInput,
   lnAddress,
   lnAddressPaymentInput,
@@ -23,12 +25,12 @@ import {
 import { fillPath } from '../paths.js';
 import type { ApiContext } from './context.js';
 
-export class LnAddressCalls {
+/** The send step: input already parsed, by the calls below or by the server's own edge. */
+export class LnAddressSends {
   constructor(private readonly ctx: ApiContext) {}
 
   /** Pays `amount` msats to `lnAddress`. Answers the payment, usually `processing`. */
-  async sendPayment(input: LnAddressPaymentInput): Promise<Payment> {
-    const body = parseInput(lnAddressPaymentInput, input);
+  async sendPayment(body: LnAddressPaymentBody): Promise<Payment> {
     return this.ctx.transport.send({
       operation: 'lnAddress.sendPayment',
       method: 'POST',
@@ -39,6 +41,32 @@ export class LnAddressCalls {
     });
   }
 
+  /** `address` as the `lnAddress` schema returns it (lower case, one path segment). */
+  async validate(address: string, limits: Limits = {}): Promise<LnAddressValidation> {
+    return this.ctx.transport.send({
+      operation: 'lnAddress.validate',
+      method: 'GET',
+      path: fillPath(this.ctx.paths.lnAddressValidate, address),
+      safety: 'read',
+      data: lnAddressValidation,
+      ...limits,
+    });
+  }
+}
+
+/** The client's calls: each parses what the game hands it, then sends. */
+export class LnAddressCalls {
+  readonly #send: LnAddressSends;
+
+  constructor(send: LnAddressSends) {
+    this.#send = send;
+  }
+
+  /** Pays `amount` msats to `lnAddress`. Answers the payment, usually `processing`. */
+  async sendPayment(input: LnAddressPaymentInput): Promise<Payment> {
+    return this.#send.sendPayment(parseInput(lnAddressPaymentInput, input));
+  }
+
   /**
    * Whether the service can pay `address` (it resolves it); `valid` is false when it cannot.
    * The service asks the address's own server, which may be slow or hang: `limits` bounds this
@@ -46,14 +74,6 @@ export class LnAddressCalls {
    */
   async validate(address: string, limits?: CallLimits): Promise<LnAddressValidation> {
     const safe = parseInput(lnAddress, address, 'address');
-    const bounds = parseInput(callLimits, limits, 'limits');
-    return this.ctx.transport.send({
-      operation: 'lnAddress.validate',
-      method: 'GET',
-      path: fillPath(this.ctx.paths.lnAddressValidate, safe),
-      safety: 'read',
-      data: lnAddressValidation,
-      ...bounds,
-    });
+    return this.#send.validate(safe, parseInput(callLimits, limits, 'limits'));
   }
 }

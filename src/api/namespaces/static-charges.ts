@@ -4,7 +4,9 @@ import { parseInput } from '../../parse.js';
 import { type StaticCharge, staticCharge } from '../answers.js';
 import {
   resourceIdInput,
+  type StaticChargeBody,
   type StaticChargeInput,
+  type StaticChargeUpdateBody,
   type StaticChargeUpdateInput,
   staticChargeInput,
   staticChargeUpdateInput,
@@ -12,11 +14,14 @@ import {
 import { fillPath } from '../paths.js';
 import type { ApiContext } from './context.js';
 
-export class StaticChargeCalls {
+/**
+ * The send step: a body already parsed, by the calls below or by the server's own edge. An id
+ * is checked here, where it goes into a path: it may come from a callback's body.
+ */
+export class StaticChargeSends {
   constructor(private readonly ctx: ApiContext) {}
 
-  async create(input: StaticChargeInput): Promise<StaticCharge> {
-    const body = parseInput(staticChargeInput, input);
+  async create(body: StaticChargeBody): Promise<StaticCharge> {
     return this.ctx.transport.send({
       operation: 'staticCharges.create',
       method: 'POST',
@@ -39,9 +44,8 @@ export class StaticChargeCalls {
   }
 
   /** Changes the given fields; the code (QR) stays the same. */
-  async update(id: string, input: StaticChargeUpdateInput): Promise<StaticCharge> {
+  async update(id: string, body: StaticChargeUpdateBody): Promise<StaticCharge> {
     const safeId = parseInput(resourceIdInput, id, 'id');
-    const body = parseInput(staticChargeUpdateInput, input);
     return this.ctx.transport.send({
       operation: 'staticCharges.update',
       method: 'PATCH',
@@ -50,5 +54,27 @@ export class StaticChargeCalls {
       safety: 'unkeyed',
       data: staticCharge,
     });
+  }
+}
+
+/** The client's calls: each parses what the game hands it, then sends. */
+export class StaticChargeCalls {
+  readonly #send: StaticChargeSends;
+
+  constructor(send: StaticChargeSends) {
+    this.#send = send;
+  }
+
+  async create(input: StaticChargeInput): Promise<StaticCharge> {
+    return this.#send.create(parseInput(staticChargeInput, input));
+  }
+
+  async get(id: string): Promise<StaticCharge> {
+    return this.#send.get(id);
+  }
+
+  /** Changes the given fields; the code (QR) stays the same. */
+  async update(id: string, input: StaticChargeUpdateInput): Promise<StaticCharge> {
+    return this.#send.update(id, parseInput(staticChargeUpdateInput, input));
   }
 }

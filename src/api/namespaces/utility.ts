@@ -11,7 +11,8 @@ import type { ApiContext } from './context.js';
 
 const ipInput = z.string().refine((ip) => isIP(ip) !== 0, 'must be an IPv4 or IPv6 address');
 
-export class UtilityCalls {
+/** The send step: input already parsed, by the calls below or by the server's own edge. */
+export class UtilitySends {
   constructor(private readonly ctx: ApiContext) {}
 
   /** The addresses the service sends callbacks from. */
@@ -25,15 +26,33 @@ export class UtilityCalls {
     });
   }
 
-  /** Whether the service serves the region of `ip` (a player's address). */
+  /** `ip` as node's `isIP` accepts it (the server reads addresses only that way). */
   async isSupportedRegion(ip: string): Promise<RegionSupport> {
-    const address = parseInput(ipInput, ip, 'ip');
     return this.ctx.transport.send({
       operation: 'utility.isSupportedRegion',
       method: 'GET',
-      path: fillPath(this.ctx.paths.isSupportedRegion, address),
+      path: fillPath(this.ctx.paths.isSupportedRegion, ip),
       safety: 'read',
       data: regionSupport,
     });
+  }
+}
+
+/** The client's calls: each parses what the game hands it, then sends. */
+export class UtilityCalls {
+  readonly #send: UtilitySends;
+
+  constructor(send: UtilitySends) {
+    this.#send = send;
+  }
+
+  /** The addresses the service sends callbacks from. */
+  async prodIps(): Promise<ProdIps> {
+    return this.#send.prodIps();
+  }
+
+  /** Whether the service serves the region of `ip` (a player's address). */
+  async isSupportedRegion(ip: string): Promise<RegionSupport> {
+    return this.#send.isSupportedRegion(parseInput(ipInput, ip, 'ip'));
   }
 }

@@ -5,16 +5,21 @@
 
 import { parseInput } from '../../parse.js';
 import { type WithdrawalRequest, withdrawalRequest } from '../answers.js';
-import { resourceIdInput, type WithdrawalRequestInput, withdrawalRequestInput } from '../inputs.js';
+import {
+  resourceIdInput,
+  type WithdrawalRequestBody,
+  type WithdrawalRequestInput,
+  withdrawalRequestInput,
+} from '../inputs.js';
 import { fillPath } from '../paths.js';
 import type { ApiContext } from './context.js';
 
-export class WithdrawalRequestCalls {
+/** The send step: a body already parsed, by the calls below or by the server's own edge. */
+export class WithdrawalRequestSends {
   constructor(private readonly ctx: ApiContext) {}
 
   /** Creates a request in status `pending`. Never re-sent once it may have been processed. */
-  async create(input: WithdrawalRequestInput): Promise<WithdrawalRequest> {
-    const body = parseInput(withdrawalRequestInput, input);
+  async create(body: WithdrawalRequestBody): Promise<WithdrawalRequest> {
     return this.ctx.transport.send({
       operation: 'withdrawalRequests.create',
       method: 'POST',
@@ -25,6 +30,7 @@ export class WithdrawalRequestCalls {
     });
   }
 
+  /** The id is checked here, where it goes into a path: it may come from a callback's body. */
   async get(id: string): Promise<WithdrawalRequest> {
     const safeId = parseInput(resourceIdInput, id, 'id');
     return this.ctx.transport.send({
@@ -34,5 +40,23 @@ export class WithdrawalRequestCalls {
       safety: 'read',
       data: withdrawalRequest,
     });
+  }
+}
+
+/** The client's calls: each parses what the game hands it, then sends. */
+export class WithdrawalRequestCalls {
+  readonly #send: WithdrawalRequestSends;
+
+  constructor(send: WithdrawalRequestSends) {
+    this.#send = send;
+  }
+
+  /** Creates a request in status `pending`. Never re-sent once it may have been processed. */
+  async create(input: WithdrawalRequestInput): Promise<WithdrawalRequest> {
+    return this.#send.create(parseInput(withdrawalRequestInput, input));
+  }
+
+  async get(id: string): Promise<WithdrawalRequest> {
+    return this.#send.get(id);
   }
 }

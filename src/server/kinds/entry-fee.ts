@@ -11,12 +11,11 @@
  * give it back.
  */
 import { createHash } from 'node:crypto';
-import type { PaymentsApi } from '../../api/client.js';
+import type { ServiceCalls } from '../../api/service-calls.js';
 import type { Intent } from '../../ledger/intent.js';
-import { parseInput } from '../../parse.js';
 import type { Engine } from '../engine.js';
 import { type OnBehalf, recordThenSend } from '../operations/create.js';
-import { type EntryFeeInput, entryFeeInput } from '../operations/inputs.js';
+import type { ParsedEntryFee } from '../operations/inputs.js';
 import { newCallbackToken } from '../tokens.js';
 import { type KindHost, type KindRules, notProvenBy, type Observation } from './kind.js';
 
@@ -31,7 +30,7 @@ export const entryFee: KindRules = {
   room: 'entryFees',
   // A fee is the player's money coming in: never issued again by us.
   mayReissue: () => false,
-  async observe(api: PaymentsApi, intent, remoteId, now, proof): Promise<Observation | null> {
+  async observe(api: ServiceCalls, intent, remoteId, now, proof): Promise<Observation | null> {
     const charge = await api.staticCharges.get(remoteId);
     if (notProvenBy(proof, charge.callbackUrl)) return null;
     const baseline = Number(intent.meta.slotsBaseline ?? 0);
@@ -86,12 +85,12 @@ async function detectLatePayment(host: KindHost, intent: Intent): Promise<void> 
   }
 }
 
+/** Starts an entry fee from arguments parsed where the call entered (`entryFeeInput`). */
 export async function startEntryFee(
   engine: Engine,
-  input: EntryFeeInput,
+  args: ParsedEntryFee,
   behalf: OnBehalf = {},
 ): Promise<Intent> {
-  const args = parseInput(entryFeeInput, input);
   const token = newCallbackToken();
   return recordThenSend(
     engine,

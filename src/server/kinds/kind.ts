@@ -8,7 +8,7 @@
  *
  * Nothing here may import the engine: the engine imports this file's types.
  */
-import type { PaymentsApi } from '../../api/client.js';
+import type { ServiceCalls } from '../../api/service-calls.js';
 import type { Intent, IntentKind, IntentPatch, IntentStatus } from '../../ledger/intent.js';
 import type { LightningLogger } from '../logger.js';
 
@@ -24,7 +24,7 @@ export interface Observation {
 
 /** What a kind may use of the engine when it looks at an ended intent again. */
 export interface KindHost {
-  readonly api: PaymentsApi;
+  readonly api: ServiceCalls;
   readonly logger: LightningLogger;
   now(): number;
   /**
@@ -66,7 +66,7 @@ export interface KindRules {
    * someone else's: the answer is null, and nothing was written at the service.
    */
   observe?(
-    api: PaymentsApi,
+    api: ServiceCalls,
     intent: Intent,
     remoteId: string,
     now: number,

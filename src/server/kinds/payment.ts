@@ -13,7 +13,6 @@
  *
  *   a re-read: completed -> completed, failed -> failed, processing -> still open
  */
-import type { PaymentsApi } from '../../api/client.js';
 import {
   AuthenticationError,
   InvalidRequestError,
@@ -21,14 +20,14 @@ import {
   PermissionError,
   RateLimitError,
 } from '../../api/errors.js';
-import { InvalidArgumentError, LnAddressRefusedError } from '../../errors.js';
+import type { ServiceCalls } from '../../api/service-calls.js';
+import { LnAddressRefusedError } from '../../errors.js';
 import { IntentLostError } from '../../ledger/errors.js';
 import type { Intent } from '../../ledger/intent.js';
 import { mayReissue } from '../../ledger/journal.js';
-import { parseInput } from '../../parse.js';
 import type { Engine } from '../engine.js';
 import { type OnBehalf, recordThenSend } from '../operations/create.js';
-import { type AddressPaymentInput, addressPaymentInput } from '../operations/inputs.js';
+import type { ParsedAddressPayment } from '../operations/inputs.js';
 import { newCallbackToken } from '../tokens.js';
 import { type KindRules, notProvenBy, type Observation } from './kind.js';
 
@@ -39,7 +38,7 @@ export const payment: KindRules = {
   showsCode: false,
   room: 'payments',
   mayReissue,
-  async observe(api: PaymentsApi, _intent, remoteId, _now, proof): Promise<Observation | null> {
+  async observe(api: ServiceCalls, _intent, remoteId, _now, proof): Promise<Observation | null> {
     const sent = await api.payments.get(remoteId);
     if (notProvenBy(proof, sent.callbackUrl)) return null;
     const seen = { patch: { remoteId }, note: `payment ${sent.status}` };
@@ -49,12 +48,12 @@ export const payment: KindRules = {
   },
 };
 
+/** Starts a payment from arguments parsed where the call entered (`addressPaymentInput`). */
 export async function startAddressPayment(
   engine: Engine,
-  input: AddressPaymentInput,
+  args: ParsedAddressPayment,
   behalf: OnBehalf = {},
 ): Promise<Intent> {
-  const args = parseInput(addressPaymentInput, input);
   // A payout of a match's pot was paid in by its players: budgets guard the game's own money.
   engine.capPayout(args.amountMsat, behalf.guards === undefined);
   engine.breaker.refuseIfPaused();
@@ -131,8 +130,7 @@ async function checkAddress(engine: Engine, lnAddress: string): Promise<void> {
     if (
       err instanceof AuthenticationError ||
       err instanceof PermissionError ||
-      err instanceof RateLimitError ||
-      err instanceof InvalidArgumentError
+      err instanceof RateLimitError
     ) {
       throw err;
     }

@@ -9,13 +9,12 @@
  * expired at its deadline. A match's payout or refund that ended unpaid is issued again only
  * when nobody can hold its code (journal.ts, `mayReissue`).
  */
-import type { PaymentsApi } from '../../api/client.js';
+import type { ServiceCalls } from '../../api/service-calls.js';
 import type { Intent } from '../../ledger/intent.js';
 import { mayReissue } from '../../ledger/journal.js';
-import { parseInput } from '../../parse.js';
 import type { Engine } from '../engine.js';
 import { type OnBehalf, recordThenSend } from '../operations/create.js';
-import { type RewardInput, rewardInput } from '../operations/inputs.js';
+import type { ParsedReward } from '../operations/inputs.js';
 import { newCallbackToken } from '../tokens.js';
 import { type KindRules, notProvenBy, type Observation } from './kind.js';
 
@@ -26,7 +25,7 @@ export const reward: KindRules = {
   showsCode: true,
   room: 'rewards',
   mayReissue,
-  async observe(api: PaymentsApi, _intent, remoteId, _now, proof): Promise<Observation | null> {
+  async observe(api: ServiceCalls, _intent, remoteId, _now, proof): Promise<Observation | null> {
     const request = await api.withdrawalRequests.get(remoteId);
     if (notProvenBy(proof, request.callbackUrl)) return null;
     const patch = { remoteId, code: request.invoice.request, uri: request.invoice.uri ?? null };
@@ -38,12 +37,12 @@ export const reward: KindRules = {
   },
 };
 
+/** Starts a reward from arguments parsed where the call entered (`rewardInput`). */
 export async function startReward(
   engine: Engine,
-  input: RewardInput,
+  args: ParsedReward,
   behalf: OnBehalf = {},
 ): Promise<Intent> {
-  const args = parseInput(rewardInput, input);
   // A payout of a match's pot was paid in by its players: budgets guard the game's own money.
   engine.capPayout(args.amountMsat, behalf.guards === undefined);
   await engine.breaker.admit(BigInt(args.amountMsat));

@@ -6,14 +6,13 @@
  * Points are journaled in their own currency, never mixed with msats.
  */
 import { randomUUID } from 'node:crypto';
-import type { PaymentsApi } from '../../api/client.js';
 import { InsufficientPointsError } from '../../api/errors.js';
+import type { ServiceCalls } from '../../api/service-calls.js';
 import { IntentLostError } from '../../ledger/errors.js';
 import type { Intent } from '../../ledger/intent.js';
-import { parseInput } from '../../parse.js';
 import type { Engine } from '../engine.js';
 import { recordThenSend } from '../operations/create.js';
-import { type SpendInput, spendInput } from '../operations/inputs.js';
+import type { ParsedSpend } from '../operations/inputs.js';
 import type { KindRules, Observation } from './kind.js';
 
 /** After a lost answer, the reconciler re-sends the same deplete this soon. */
@@ -30,7 +29,7 @@ export const spend: KindRules = {
 };
 
 /** A deplete whose answer was lost: the same key makes the service apply it at most once. */
-async function resendDeplete(api: PaymentsApi, intent: Intent): Promise<Observation> {
+async function resendDeplete(api: ServiceCalls, intent: Intent): Promise<Observation> {
   const userId = intent.meta.userId;
   if (typeof userId !== 'string' || intent.idempotencyKey === null) {
     return { to: 'failed', patch: { error: 'spend intent without user or key' }, note: 'invalid' };
@@ -52,8 +51,8 @@ async function resendDeplete(api: PaymentsApi, intent: Intent): Promise<Observat
   }
 }
 
-export async function startSpend(engine: Engine, input: SpendInput): Promise<Intent> {
-  const args = parseInput(spendInput, input);
+/** Starts a spend from arguments parsed where the call entered (`spendInput`). */
+export async function startSpend(engine: Engine, args: ParsedSpend): Promise<Intent> {
   const key = randomUUID();
   let transferStatus = '';
   const pending = await recordThenSend(

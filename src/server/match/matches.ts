@@ -24,39 +24,35 @@
  *   the room pushes the timeout forward; once nobody does, the reconciler aborts it and every
  *   paid fee is refunded.
  *
+ * Its calls take what the schemas of terms.ts return, parsed once where the call entered (a
+ * method of `lightning`, the room); the fees, payouts and refunds it starts are built from the
+ * match's record of those terms, and their operations parse nothing again.
+ *
  * Footprint: per call a few ledger reads of the match's group (an entry one more read of the
  * match); no timers (the reconciler and the rooms drive it).
  */
 import { createHash } from 'node:crypto';
 import { v7 as uuidv7 } from 'uuid';
-import { z } from 'zod';
 import { AmbiguousResultError } from '../../api/errors.js';
 import { InvalidArgumentError, LnAddressRefusedError, MatchClosedError } from '../../errors.js';
 import { DuplicateIntentError } from '../../ledger/errors.js';
 import { type Intent, isTerminal } from '../../ledger/intent.js';
 import { attemptOf, MAX_PAYOUT_ATTEMPTS, wasShown } from '../../ledger/journal.js';
-import { parseInput } from '../../parse.js';
 import type { Engine } from '../engine.js';
 import { startEntryFee } from '../kinds/entry-fee.js';
 import { startAddressPayment } from '../kinds/payment.js';
 import { startReward } from '../kinds/reward.js';
 import {
-  type EnterInput,
-  enterInput,
   type MatchDecision,
   type MatchMeta,
   type MatchTerms,
   matchMeta,
-  type OpenMatchInput,
-  openMatchInput,
-  reasonInput,
+  type ParsedEnter,
+  type ParsedOpenMatch,
   type Shares,
-  sharesInput,
   splitPot,
 } from './terms.js';
 import { latestFees, type MatchView, matchStatus, viewOf } from './view.js';
-
-const matchIdInput = z.string().min(1, 'must not be empty').max(255);
 
 /** How soon a decided match that could not finish is looked at again. */
 const RETRY_MS = 15_000;
@@ -73,8 +69,7 @@ export class Matches {
   }
 
   /** Opens a match: a record in the ledger, due at its timeout. */
-  async open(input: OpenMatchInput): Promise<MatchView> {
-    const args = parseInput(openMatchInput, input);
+  async open(args: ParsedOpenMatch): Promise<MatchView> {
     const now = this.#engine.now();
     const id = uuidv7();
     const terms: MatchTerms = {
@@ -111,8 +106,7 @@ export class Matches {
    * still open once the fee was in the ledger: when a decision came first (a `settle` racing
    * this call, in this process or another), the fee's charge is closed and the entry refused.
    */
-  async enter(input: EnterInput): Promise<Intent> {
-    const args = parseInput(enterInput, input);
+  async enter(args: ParsedEnter): Promise<Intent> {
     const match = await this.#match(args.matchId);
     if (match.status !== 'creating') throw closedError(match);
     const terms = matchMeta(match.meta).terms;
@@ -166,23 +160,18 @@ export class Matches {
    * Pays the pot minus the rake by shares to players who paid in. The same shares again are
    * answered with the settlement; other shares, once decided, are refused (MatchClosedError).
    */
-  async settle(matchId: unknown, shares: unknown): Promise<MatchView> {
-    const id = parseInput(matchIdInput, matchId, 'matchId');
-    const wanted = parseInput(sharesInput, shares, 'shares');
-    return this.#decide(id, 'settle', { shares: wanted, reason: null });
+  async settle(matchId: string, shares: Shares): Promise<MatchView> {
+    return this.#decide(matchId, 'settle', { shares, reason: null });
   }
 
   /** Refunds every paid fee and closes every open one; idempotent. */
-  async abort(matchId: unknown, reason: unknown): Promise<MatchView> {
-    const id = parseInput(matchIdInput, matchId, 'matchId');
-    const why = parseInput(reasonInput, reason, 'reason');
-    return this.#decide(id, 'abort', { shares: null, reason: why });
+  async abort(matchId: string, reason: string): Promise<MatchView> {
+    return this.#decide(matchId, 'abort', { shares: null, reason });
   }
 
-  async view(matchId: unknown): Promise<MatchView> {
-    const id = parseInput(matchIdInput, matchId, 'matchId');
-    const match = await this.#match(id);
-    return viewOf(match, await this.#engine.ledger.byGroup(id));
+  async view(matchId: string): Promise<MatchView> {
+    const match = await this.#match(matchId);
+    return viewOf(match, await this.#engine.ledger.byGroup(matchId));
   }
 
   /** Pushes an open match's timeout forward: its room still lives. */

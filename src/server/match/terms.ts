@@ -1,6 +1,7 @@
 /**
- * A match's terms and arithmetic: what `openMatch`, `enter` and `settle` accept (zod, at the
- * edge), what the match record keeps in its `meta`, and how a pot is split.
+ * A match's terms and arithmetic: what `openMatch`, `enter`, `settle` and `abort` accept (zod,
+ * parsed once at the edge: a method of `lightning`, or the room; matches.ts takes the parsed
+ * types), what the match record keeps in its `meta`, and how a pot is split.
  *
  * The split, in integer msats: the rake is `floor(pot * rakeBps / 10000)`; what remains is
  * shared in proportion to the shares, each payout rounded down; the few msats that rounding
@@ -14,6 +15,9 @@ import { lnAddress, msat } from '../../api/inputs.js';
 import { InvalidArgumentError } from '../../errors.js';
 
 const id = z.string().min(1, 'must not be empty').max(255);
+
+/** A match's id, as a game hands it back. */
+export const matchIdInput = id;
 
 /**
  * The least claim code the service makes (a withdrawal request of 10 sats): every fee may have to
@@ -48,6 +52,7 @@ export const openMatchInput = z.strictObject({
   description: z.string().min(1).max(200).default('Match'),
 });
 export type OpenMatchInput = z.input<typeof openMatchInput>;
+export type ParsedOpenMatch = z.output<typeof openMatchInput>;
 
 export const enterInput = z.strictObject({
   matchId: id,
@@ -59,6 +64,7 @@ export const enterInput = z.strictObject({
   lnAddress: lnAddress.optional(),
 });
 export type EnterInput = z.input<typeof enterInput>;
+export type ParsedEnter = z.output<typeof enterInput>;
 
 /** Shares count in millionths: a share this small would weigh nothing. */
 const MIN_SHARE = 5e-7;

@@ -1,12 +1,19 @@
 /**
  * Arguments of the money helpers, checked before anything is recorded or sent: a bad amount
  * is a clear error at the call site, never a half-written intent.
+ *
+ * Each is parsed once, where the call enters (a method of `lightning`, or a room helper that
+ * parses its own part and fills in the player and the room); the operations take the parsed
+ * type (`Parsed...`) and parse nothing again.
  */
 import { z } from 'zod';
 import { lnAddress, msat } from '../../api/inputs.js';
 
-const playerId = z.string().min(1, 'must not be empty').max(255);
-const roomId = z.string().min(1).max(255).nullable().default(null);
+/** The longest player, room or widget user id the ledger and the service take. */
+export const MAX_ID_LENGTH = 255;
+
+const playerId = z.string().min(1, 'must not be empty').max(MAX_ID_LENGTH);
+const roomId = z.string().min(1).max(MAX_ID_LENGTH).nullable().default(null);
 const description = z.string().min(1, 'must not be empty').max(1000);
 /** Seconds; at most a week, at least 10 seconds (a code nobody can scan in time helps nobody). */
 const expiresIn = z
@@ -24,6 +31,7 @@ export const rewardInput = z.strictObject({
   expiresIn,
 });
 export type RewardInput = z.input<typeof rewardInput>;
+export type ParsedReward = z.output<typeof rewardInput>;
 
 export const entryFeeInput = z.strictObject({
   playerId,
@@ -39,6 +47,7 @@ export const entryFeeInput = z.strictObject({
   key: z.string().min(1, 'must not be empty').max(200).optional(),
 });
 export type EntryFeeInput = z.input<typeof entryFeeInput>;
+export type ParsedEntryFee = z.output<typeof entryFeeInput>;
 
 export const addressPaymentInput = z.strictObject({
   playerId,
@@ -50,12 +59,13 @@ export const addressPaymentInput = z.strictObject({
   comment: z.string().min(1, 'must not be empty').max(255).optional(),
 });
 export type AddressPaymentInput = z.input<typeof addressPaymentInput>;
+export type ParsedAddressPayment = z.output<typeof addressPaymentInput>;
 
 export const spendInput = z.strictObject({
   playerId,
   roomId,
   /** The service's widget user id. */
-  userId: z.string().min(1).max(255),
+  userId: z.string().min(1).max(MAX_ID_LENGTH),
   amount: z.number().int().positive().max(Number.MAX_SAFE_INTEGER),
   currency: z
     .string()
@@ -64,3 +74,4 @@ export const spendInput = z.strictObject({
   description: z.string().max(1000).default('points spent'),
 });
 export type SpendInput = z.input<typeof spendInput>;
+export type ParsedSpend = z.output<typeof spendInput>;
