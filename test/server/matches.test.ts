@@ -330,8 +330,12 @@ describe('matches: pots in escrow, paid out or refunded exactly once', function 
         ['payment', 'pending'],
       ]);
       emuClock.advance(2_000); // the payment fails; its callback tells the game
+      // Its reward is in the match's view once its create answered (the request exists before).
       await eventually(
-        () => requestsOf(game, 'alice').length === 1,
+        async () =>
+          (await game.lightning.match(match.id)).payouts.some(
+            (p) => p.kind === 'reward' && p.status === 'pending',
+          ),
         5_000,
         'a claim code issued in place of the failed payment',
       );
