@@ -233,7 +233,7 @@ describe('PostgresLedger', function () {
         ['balances', 'events', 'intents', 'journal', 'schema_version'],
       );
       const version = await admin.query(`SELECT version FROM "${s}".schema_version`);
-      assert.deepEqual(version.rows, [{ version: 4 }]);
+      assert.deepEqual(version.rows, [{ version: 5 }]);
       const created = await (writers[3] as PostgresLedger).create(newIntent());
       assert.equal((await (writers[5] as PostgresLedger).get(created.id))?.id, created.id);
     });
@@ -246,7 +246,7 @@ describe('PostgresLedger', function () {
       const err = await rejection(store.open(), IncompatibleLedgerError);
       assert.equal(err.code, 'LN_LEDGER_INCOMPATIBLE');
       assert.match(err.message, /version 99/);
-      assert.match(err.message, /reads up to version 4/);
+      assert.match(err.message, /reads up to version 5/);
       assert.match(err.message, /Upgrade colyseus-lightning/);
       // Refused for good: every later call says the same, and nothing was written.
       await rejection(store.create(newIntent()), IncompatibleLedgerError);
@@ -412,7 +412,7 @@ describe('PostgresLedger', function () {
       assert.equal((await store.get(created.id))?.status, 'creating');
       assert.equal((await store.transition(created.id, 'creating', 'pending'))?.status, 'pending');
       const version = await admin.query(`SELECT version FROM "${s}".schema_version`);
-      assert.equal(Number(version.rows[0]?.version), 4);
+      assert.equal(Number(version.rows[0]?.version), 5);
       // Migrated on to 4 in the same open: the intent that was there has its opening entry.
       const [opening] = (await store.journal({ intentId: created.id })).entries;
       assert.equal(opening?.tag, 'opening');
@@ -432,7 +432,7 @@ describe('PostgresLedger', function () {
       assert.equal(await store.recordEvent('ramp:seen-long-ago', far), false);
       assert.equal(await store.recordEvent('ramp:new', far), true);
       const version = await admin.query(`SELECT version FROM "${s}".schema_version`);
-      assert.equal(Number(version.rows[0]?.version), 4);
+      assert.equal(Number(version.rows[0]?.version), 5);
       const indexes = await admin.query(
         'SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename = $2',
         [s, 'events'],
@@ -678,7 +678,7 @@ describe('PostgresLedger', function () {
       await Promise.all(stores.map((store) => store.open()));
       const store = stores[2] as PostgresLedger;
       const version = await admin.query(`SELECT version FROM "${s}".schema_version`);
-      assert.equal(Number(version.rows[0]?.version), 4);
+      assert.equal(Number(version.rows[0]?.version), 5);
 
       const expected = intents.flatMap((intent) =>
         openingPostings(intent)
