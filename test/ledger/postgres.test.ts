@@ -4,9 +4,11 @@
  * pool and with a given one (the latter without prepared statements, as behind PgBouncer); then what only a networked store must show: two instances never
  * both win a move or a lease, an expired lease passes over, the schema is created by the store,
  * concurrently, and a newer one refused, a server killed with SIGKILL keeps every intent, and a
- * game pays a reward on it. The journal: entries commit in seq order across instances, crossing
- * balance rows never deadlock, a schema-2 ledger gets its opening entries, and a move whose
- * answer was lost is journaled once.
+ * game pays a reward on it. The journal: a reader paging while writes commit out of order
+ * never skips an entry, and transactions that journal nothing hold none back; the house's
+ * balance shards stay exact under load and refuse exactly what would pass 64 bits; crossing
+ * balance rows never deadlock; a schema-2 ledger gets its opening entries, a schema-4 one
+ * keeps its entries and balances; a move whose answer was lost is journaled once.
  */
 
 import assert from 'node:assert/strict';
