@@ -378,16 +378,18 @@ export function journalExactly(s: string): string {
  * PostgreSQL drops it only after the id's own lock), or the snapshot's xmax.
  */
 export function journalPage(s: string, filters: readonly string[], writers: number): string {
+  // Each part is computed once (an InitPlan), so that the page is a range scan of an index.
   return `WITH snap AS MATERIALIZED (SELECT pg_current_snapshot() AS s),
     held AS MATERIALIZED (
       SELECT locktype, transactionid, pid, classid, objsubid, database, mode, granted
       FROM pg_catalog.pg_locks WHERE locktype IN ('transactionid', 'advisory')),
-    horizon AS (
+    horizon AS MATERIALIZED (
       SELECT CASE
-        WHEN NOT EXISTS (SELECT 1 FROM ${s}.journal WHERE xid >= pg_snapshot_xmin(snap.s))
-          THEN pg_snapshot_xmin(snap.s)
-        ELSE least(pg_snapshot_xmax(snap.s), (
-          SELECT min(x) FROM pg_snapshot_xip(snap.s) AS x
+        WHEN COALESCE((SELECT xid FROM ${s}.journal ORDER BY xid DESC LIMIT 1), '0'::xid8)
+             < (SELECT pg_snapshot_xmin(s) FROM snap)
+          THEN (SELECT pg_snapshot_xmin(s) FROM snap)
+        ELSE (SELECT least(pg_snapshot_xmax(s), (
+          SELECT min(x) FROM pg_snapshot_xip(s) AS x
           WHERE NOT EXISTS (
             SELECT 1 FROM held t
             WHERE t.locktype = 'transactionid' AND t.mode = 'ExclusiveLock' AND t.granted
@@ -398,13 +400,14 @@ export function journalPage(s: string, filters: readonly string[], writers: numb
                   AND w.classid = ${writers}::oid
                   AND w.database = (SELECT oid FROM pg_catalog.pg_database
                                     WHERE datname = current_database())))))
-        END AS h
-      FROM snap),
-    cursor AS (
+          FROM snap)
+        END AS h),
+    cursor AS MATERIALIZED (
       SELECT COALESCE((SELECT xid FROM ${s}.journal WHERE seq <= $1::bigint
                        ORDER BY seq DESC LIMIT 1), '0'::xid8) AS xid)
-    SELECT ${ENTRY_COLUMNS} FROM ${s}.journal AS j, cursor AS c, horizon AS z
-    WHERE (j.xid, j.seq) > (c.xid, $1::bigint) AND j.xid < z.h${filters.map((f) => ` AND ${f}`).join('')}
+    SELECT ${ENTRY_COLUMNS} FROM ${s}.journal AS j
+    WHERE (j.xid, j.seq) > ((SELECT xid FROM cursor), $1::bigint)
+      AND j.xid < (SELECT h FROM horizon)${filters.map((f) => ` AND ${f}`).join('')}
     ORDER BY j.xid, j.seq LIMIT $2`;
 }
 
