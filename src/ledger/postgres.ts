@@ -903,7 +903,6 @@ function statements(s: string, movesLock: string, writerKey: number) {
   const insertMarked = `INSERT INTO ${s}.intents ${columns} SELECT ${row} FROM mark
     RETURNING ${COLUMNS}`;
   return {
-    movesCte,
     withMovesLock,
     journalingMovesCte: `moves AS (SELECT pg_advisory_xact_lock_shared(${movesLock}) AS held,
       ${mark} AS mine)`,
