@@ -30,12 +30,15 @@
  *   a prefix of the order for good and a reader paging by `after` never passes over an entry.
  *   The horizon is the reader's snapshot's xmin, unless entries it can see wait above it: then
  *   the lowest id, of those the snapshot saw running, that still runs and holds a journal
- *   writer's lock or has ended since the snapshot (`horizon` below). Every write that journals
+ *   writer's lock or has ended since the snapshot (`journalPage`). Every write that journals
  *   takes that lock (`pg_advisory_xact_lock(key, hashtext(intent id))`) before its first row
  *   gets a transaction id, so a transaction that runs without it journals nothing: another
  *   application's long transaction, or an autovacuum's, holds nothing back, and a write is
  *   listed once it commits unless an older journaled write is still in flight (a few ms; one
  *   blocked behind an operator's row lock holds the journal's tail until it ends, as it must).
+ *   The xmin alone would be as sound, but any transaction with an id anywhere in the cluster
+ *   (another database's, a session left idle in a transaction) would hold every page back for
+ *   as long as it stays open, and a reader right after its own write could miss it.
  *   The same lock, exclusive per intent, orders one intent's writes: the second takes its
  *   transaction id only once the first has committed, so an intent's entries are listed in the
  *   order its moves were made. Entries of writes that ran at once are listed in the order their
@@ -49,6 +52,10 @@
  *   shards that each keep to their share never sum past it. A write that would take a shard past
  *   its share is made again on the exact path (postgres.ts): all the account's shard rows locked
  *   in order, their sum checked whole, and the total and the shares dealt out afresh.
+ *
+ * What that costs: a journaled write takes one more advisory lock (its intent's); a balance
+ * read sums up to BALANCE_SHARDS rows per house account; a journal page reads pg_locks (the
+ * whole lock table, briefly) only when entries it can see wait above its snapshot's xmin.
  *
  * An event id is one row of `events` and one entry of its primary key: a webhook's (`ramp:` and
  * a 43-character hash) takes about 200 bytes (table and index pages together, measured over
