@@ -55,7 +55,12 @@ export interface Posting {
 export interface JournalEntry extends Posting {
   /** `<intentId>:<tag>`. */
   id: string;
-  /** The store's order of writes: increases with every entry (a cursor for paging). */
+  /**
+   * Names the entry (unique, growing with each write) and is the cursor for paging (`after`).
+   * Pages list entries in seq order on SQLite and Redis; on PostgreSQL in the order their
+   * writes' transactions took ids, which differs only for writes that ran at once (seq may then
+   * step back within a page; one intent's entries are always in the order of its moves).
+   */
   seq: number;
   intentId: string;
   /** The intent's player (a match's own entries: `match:<id>`). */
@@ -73,14 +78,14 @@ export interface JournalQuery {
   intentId?: string;
   /** Entries written at or after this time (epoch ms). */
   since?: number;
-  /** The `next` of an earlier page: entries after it, in `seq` order. */
+  /** The `next` of an earlier page (an entry's `seq`): the entries listed after it. */
   after?: string;
   /** 1 to 1000; default 100. */
   limit?: number;
 }
 
 export interface JournalPage {
-  /** Oldest first (by `seq`). */
+  /** Oldest first (see `JournalEntry.seq`). */
   entries: JournalEntry[];
   /** Pass as `after` for the next page; null when this page is the last. */
   next: string | null;

@@ -1,23 +1,63 @@
 /**
  * The SQL behind PostgresLedger: the tables and indexes of one ledger in its own PostgreSQL
- * schema (namespace), the migrations that build them, and the column list every read returns.
- * No I/O here: postgres.ts runs these strings. Every table name is qualified with the quoted
- * schema, so nothing depends on the connection's search_path.
+ * schema (namespace), the migrations that build them, the statements that journal a write and
+ * page the journal, and the column list every read returns. No I/O here: postgres.ts runs these
+ * strings. Every table name is qualified with the quoted schema, so nothing depends on the
+ * connection's search_path.
  *
  * Layout (S = the schema):
  *   S.schema_version  one row: the layout version, read and written under an advisory lock
  *   S.intents         one row per intent; `seq` (identity) is insertion order, the last tie-break
  *   S.events          event ids already seen (webhooks, once-markers), kept for good
- *   S.journal         one row per posting (entry), never changed; `seq` (identity) is its order
- *   S.balances        one row per account and unit that ever moved: credits minus debits, with
- *                     the account's class, so that class totals are a GROUP BY of this table
+ *   S.journal         one row per posting (entry), never changed; `seq` (identity) names it, and
+ *                     `xid` is the id of the transaction that wrote it: (xid, seq) is its order
+ *   S.balances        per account and unit that ever moved, its credits minus its debits, with
+ *                     the account's class, so that class totals are a GROUP BY of this table;
+ *                     the house's accounts (`wallet`, `inflight`, `house:*`) in BALANCE_SHARDS
+ *                     rows each, summed on read, every other account in one
  *   S.open_count      32 rows whose sum is the number of open intents, matches aside (the
  *                     game's cap, maxOpenPerGame), kept by triggers on S.intents (version 5)
  *
  * Intent amounts are `numeric` (exact at any size, summed exactly for budgets, returned as
  * text); journal amounts and balances are `bigint` (the journal's signed 64-bit promise: a write
- * that would pass it fails whole); times are epoch ms in `bigint`; `meta` is `json` (kept as
- * written), `history` is `jsonb` (appended to by each move).
+ * that would take an account past it fails whole); times are epoch ms in `bigint`; `meta` is
+ * `json` (kept as written), `history` is `jsonb` (appended to by each move).
+ *
+ * Why journaled writes need no lock held to COMMIT (layout 6; before it, one advisory lock and
+ * the hot balance rows made them commit one at a time, 2 to 4 times a move's time under load):
+ *
+ * - Order. An entry records its transaction's id (`pg_current_xact_id()`), and pages list
+ *   entries by (xid, seq) only below a horizon: every transaction whose id is under it has
+ *   ended, and every one that may still write has an id at or above it, so what a page lists is
+ *   a prefix of the order for good and a reader paging by `after` never passes over an entry.
+ *   The horizon is the reader's snapshot's xmin, unless entries it can see wait above it: then
+ *   the lowest id, of those the snapshot saw running, that still runs and holds a journal
+ *   writer's lock or has ended since the snapshot (`journalPage`). Every write that journals
+ *   takes that lock (`pg_advisory_xact_lock(key, hashtext(intent id))`) before its first row
+ *   gets a transaction id, so a transaction that runs without it journals nothing: another
+ *   application's long transaction, or an autovacuum's, holds nothing back, and a write is
+ *   listed once it commits unless an older journaled write is still in flight (a few ms; one
+ *   blocked behind an operator's row lock holds the journal's tail until it ends, as it must).
+ *   The xmin alone would be as sound, but any transaction with an id anywhere in the cluster
+ *   (another database's, a session left idle in a transaction) would hold every page back for
+ *   as long as it stays open, and a reader right after its own write could miss it.
+ *   The same lock, exclusive per intent, orders one intent's writes: the second takes its
+ *   transaction id only once the first has committed, so an intent's entries are listed in the
+ *   order its moves were made. Entries of writes that ran at once are listed in the order their
+ *   transactions took ids, so seq may step back within a page; a cursor is an entry's seq, and
+ *   the page after it starts past that entry's (xid, seq).
+ * - Balances. A write adds its deltas to the shard `pg_backend_pid() % BALANCE_SHARDS` of each
+ *   house account (a connection writes its own rows), one shard for other accounts, in (account,
+ *   unit) order as before, so two writes never wait on each other in opposite orders. A balance
+ *   stays within 64 bits by quotas: each shard row holds `lim`, its share of 2^63 - 1, and the
+ *   shares of an account sum to no more (`balances_within` checks a row against its own), so
+ *   shards that each keep to their share never sum past it. A write that would take a shard past
+ *   its share is made again on the exact path (postgres.ts): all the account's shard rows locked
+ *   in order, their sum checked whole, and the total and the shares dealt out afresh.
+ *
+ * What that costs: a journaled write takes one more advisory lock (its intent's); a balance
+ * read sums up to BALANCE_SHARDS rows per house account; a journal page reads pg_locks (the
+ * whole lock table, briefly) only when entries it can see wait above its snapshot's xmin.
  *
  * An event id is one row of `events` and one entry of its primary key: a webhook's (`ramp:` and
  * a 43-character hash) takes about 200 bytes (table and index pages together, measured over
@@ -27,7 +67,7 @@
 import { INTENT_KINDS, INTENT_STATUSES, OPEN_STATUSES, PAYOUT_KINDS } from './intent.js';
 
 /** Bumped whenever the layout changes; an older library refuses a newer schema. */
-export const SCHEMA_VERSION = 5;
+export const SCHEMA_VERSION = 6;
 
 /** The version whose migration writes the opening entries of the intents already there. */
 export const JOURNAL_VERSION = 3;
@@ -36,6 +76,31 @@ export const JOURNAL_VERSION = 3;
 export const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 
 const list = (values: readonly string[]): string => values.map((v) => `'${v}'`).join(', ');
+
+/**
+ * Rows per house account in `balances`. Part of the layout: the shares of 2^63 - 1 (`lim`) are
+ * dealt for this many rows, so changing it takes a migration.
+ */
+export const BALANCE_SHARDS = 16;
+
+/** The classes whose accounts nearly every write names, so each is spread over shards. */
+export const SHARDED_CLASSES = ['wallet', 'inflight', 'house'] as const;
+
+/** The largest balance (2^63 - 1), inlined as SQL. */
+const MAX = '9223372036854775807';
+/** A new shard row's share of MAX: BALANCE_SHARDS of them sum to no more. */
+const SHARE = String((2n ** 63n - 1n) / BigInt(BALANCE_SHARDS));
+const SHARDED_SQL = (cls: string) => `${cls} IN (${list(SHARDED_CLASSES)})`;
+
+/**
+ * Each shard row's share (`lim`) once an account's total `total` (numeric) sits in shard 0:
+ * the other rows get an equal part of what the total leaves, shard 0 the rest. An account with
+ * one row keeps the whole range.
+ */
+const shareOf = (total: string, shard: string, cls: string) => `CASE
+    WHEN NOT ${SHARDED_SQL(cls)} THEN ${MAX}
+    WHEN ${shard} = 0 THEN ${MAX} - ${BALANCE_SHARDS - 1} * div(${MAX} - least(abs(${total}), ${MAX}), ${BALANCE_SHARDS})
+    ELSE div(${MAX} - least(abs(${total}), ${MAX}), ${BALANCE_SHARDS}) END::bigint`;
 
 // Constants, not input: safe to inline, and a partial index serves only queries that repeat
 // its WHERE term, which they do by using this same text.
@@ -58,16 +123,16 @@ const counted = (row: 'NEW' | 'OLD') =>
 export const OPEN_COUNT_SQL = (s: string) => `SELECT sum(n)::bigint AS open FROM ${s}.open_count`;
 
 /**
- * What a create near the game's cap runs before anything else, after its advisory locks: the
- * journal lock, then every row that takes opens, in order. It then waits for every create in
- * flight to commit, and none can start until it ends, so the count it reads is exact. The
- * journal lock first, because a create's own row is taken after its journal entries (the trigger
- * runs at the end of the insert): holding the rows, it could otherwise wait for a create that
- * waits for them.
+ * What a create near the game's cap runs after its own insert, holding the store's count lock
+ * (so such creates run one at a time): every row that takes opens, in order. It waits for every
+ * create in flight to commit, and none can start until it ends, so the count it reads is exact.
+ * After the insert, not before: the insert takes the journal writer's lock before its
+ * transaction gets an id, which these row locks would give it first. No deadlock: a create in
+ * flight holds only its own row and its own shard of each house balance, and waits for nothing
+ * this one holds but a row of the same backend number, which it then does not hold itself.
  */
-export const EXACT_COUNT_LOCKS = (s: string, journalLock: string) =>
-  `SELECT pg_advisory_xact_lock(${journalLock});
-  SELECT stripe FROM ${s}.open_count WHERE stripe < ${OPEN_STRIPES} ORDER BY stripe FOR UPDATE`;
+export const EXACT_COUNT_LOCKS = (s: string) =>
+  `SELECT stripe FROM ${s}.open_count WHERE stripe < ${OPEN_STRIPES} ORDER BY stripe FOR UPDATE`;
 
 /**
  * The count behind the game's cap (version 5), kept by the intents table itself in the
@@ -248,6 +313,43 @@ export function migrations(s: string): string[][] {
     [`DROP INDEX IF EXISTS ${s}.events_seen`],
     // 4 -> 5: the count of open intents that the game's cap reads (openCount).
     openCount(s),
+    // 5 -> 6: entries in (xid, seq) order, balances of the house in shards (see the header).
+    // Entries already there were written one at a time in seq order: xid 0 keeps them first,
+    // in that order. The default is for any other writer; ours name the column.
+    [
+      `ALTER TABLE ${s}.journal ADD COLUMN IF NOT EXISTS xid xid8 NOT NULL DEFAULT '0'`,
+      `ALTER TABLE ${s}.journal ALTER COLUMN xid SET DEFAULT pg_current_xact_id()`,
+      `DROP INDEX IF EXISTS ${s}.journal_player`,
+      `DROP INDEX IF EXISTS ${s}.journal_match`,
+      `DROP INDEX IF EXISTS ${s}.journal_intent`,
+      `CREATE INDEX IF NOT EXISTS journal_order ON ${s}.journal (xid, seq)`,
+      `CREATE INDEX IF NOT EXISTS journal_player ON ${s}.journal (player_id, xid, seq)`,
+      `CREATE INDEX IF NOT EXISTS journal_match
+        ON ${s}.journal (match_id, xid, seq) WHERE match_id IS NOT NULL`,
+      `CREATE INDEX IF NOT EXISTS journal_intent ON ${s}.journal (intent_id, xid, seq)`,
+      `ALTER TABLE ${s}.balances
+        ADD COLUMN IF NOT EXISTS shard smallint NOT NULL DEFAULT 0,
+        ADD COLUMN IF NOT EXISTS lim bigint NOT NULL DEFAULT ${MAX}`,
+      `ALTER TABLE ${s}.balances DROP CONSTRAINT IF EXISTS balances_within,
+        DROP CONSTRAINT IF EXISTS balances_account,
+        ADD CONSTRAINT balances_account PRIMARY KEY (account, unit, shard)`,
+      // Every house account gets its shard rows; its whole balance goes to shard 0 and the
+      // shares are dealt from it (on a layout 5 table, where it is all in shard 0 already).
+      `INSERT INTO ${s}.balances (account, unit, shard, class, balance, lim)
+        SELECT b.account, b.unit, g.n, b.class, 0, 0
+        FROM ${s}.balances AS b CROSS JOIN generate_series(1, ${BALANCE_SHARDS - 1}) AS g(n)
+        WHERE b.shard = 0 AND ${SHARDED_SQL('b.class')}
+        ON CONFLICT (account, unit, shard) DO NOTHING`,
+      `UPDATE ${s}.balances AS b
+        SET balance = (CASE WHEN b.shard = 0 THEN t.total ELSE 0 END)::bigint,
+          lim = ${shareOf('t.total', 'b.shard', 'b.class')}
+        FROM (SELECT account, unit, sum(balance) AS total FROM ${s}.balances
+              GROUP BY account, unit) AS t
+        WHERE b.account = t.account AND b.unit = t.unit`,
+      `ALTER TABLE ${s}.balances ADD CONSTRAINT balances_within CHECK (
+        shard >= 0 AND shard < ${BALANCE_SHARDS}
+        AND balance <= lim AND balance >= -lim - (shard = 0)::int)`,
+    ],
   ];
 }
 
@@ -255,50 +357,159 @@ export function migrations(s: string): string[][] {
 export const ENTRY_COLUMNS = `seq::text AS seq, id, intent_id, player_id, match_id, debit, credit,
   amount::text AS amount, unit, why, at::text AS at`;
 
+/** An entry row's columns, in the order `postingRows` yields them. */
+const ENTRY_INSERT =
+  'xid, id, intent_id, player_id, match_id, debit, credit, amount, unit, why, at';
+
+/**
+ * The postings at parameters $first to $first+6 (tags, debits, credits, amounts, units, whys,
+ * as arrays in order, then the write's time) as entry rows of the intent whose id, player and
+ * group are the SQL expressions given, stamped with this transaction's id.
+ */
+function postingRows(first: number, id: string, player: string, group: string, from: string) {
+  const arg = (i: number) => `$${first + i}`;
+  return `SELECT pg_current_xact_id(), ${id} || ':' || p.tag, ${id}, ${player}, ${group}, p.debit,
+      p.credit, p.amount, p.unit, p.why, ${arg(6)}::bigint
+    FROM ${from}unnest(${arg(0)}::text[], ${arg(1)}::text[], ${arg(2)}::text[], ${arg(3)}::bigint[],
+      ${arg(4)}::text[], ${arg(5)}::text[]) WITH ORDINALITY AS p(tag, debit, credit, amount, unit, why, ord)
+    ORDER BY p.ord`;
+}
+
+/** Each account's and unit's delta (numeric) from the rows of the CTE `entries`. */
+const DELTAS = `SELECT account, unit, sum(delta) AS delta
+    FROM (SELECT debit AS account, unit, -amount AS delta FROM entries
+          UNION ALL SELECT credit, unit, amount FROM entries) AS d
+    GROUP BY account, unit`;
+
 /**
  * The postings of a write, journaled in the same statement as the write and only from the rows
  * it wrote: `write` is an INSERT or UPDATE of one intent that returns COLUMNS, `ctes` the CTEs it
- * reads (or ''), and parameters $first to $first+6 are the postings' tags, debits, credits, amounts,
- * units and whys (arrays, in order) and the write's time.
+ * reads (one of them takes the journal writer's lock, `writerLock`, before the write gives the
+ * transaction its id), and parameters $first to $first+6 are the postings (`postingRows`).
  *
- * - The journal lock (exclusive, held to COMMIT) is taken only once the intent row is written,
- *   so entries get their seq and commit in one order: a reader paging by seq never passes over
- *   an entry that commits after a later one.
  * - An entry id already in the journal breaks its primary key: the statement fails whole,
  *   intent write included (the caller answers null).
  * - Balances are upserted in (account, unit) order, each once per write (deltas summed first),
- *   so two writes never lock two balance rows in opposite orders.
+ *   into this connection's shard of a house account, so two writes never lock two balance rows
+ *   in opposite orders and writes on other connections rarely share one. A row taken past its
+ *   share breaks `balances_within` (or bigint's range): the statement fails whole, and the
+ *   caller makes the write again on the exact path (`lockBalances`, `journalExactly`).
  */
-export function journaled(
-  s: string,
-  ctes: string,
-  write: string,
-  first: number,
-  lock: string,
-): string {
-  const arg = (i: number) => `$${first + i}`;
-  return `WITH ${ctes ? `${ctes},` : ''}
+export function journaled(s: string, ctes: string, write: string, first: number): string {
+  return `WITH ${ctes},
     written AS (${write}),
-    journal_lock AS (SELECT pg_advisory_xact_lock(${lock}) AS held FROM written),
     entries AS (
-      INSERT INTO ${s}.journal (id, intent_id, player_id, match_id, debit, credit, amount, unit,
-        why, at)
-      SELECT w.id || ':' || p.tag, w.id, w.player_id, w.group_id, p.debit, p.credit, p.amount,
-        p.unit, p.why, ${arg(6)}::bigint
-      FROM written w CROSS JOIN journal_lock
-        CROSS JOIN unnest(${arg(0)}::text[], ${arg(1)}::text[], ${arg(2)}::text[], ${arg(3)}::bigint[],
-          ${arg(4)}::text[], ${arg(5)}::text[]) WITH ORDINALITY AS p(tag, debit, credit, amount, unit, why, ord)
-      ORDER BY p.ord
+      INSERT INTO ${s}.journal (${ENTRY_INSERT})
+      ${postingRows(first, 'w.id', 'w.player_id', 'w.group_id', 'written w CROSS JOIN ')}
       RETURNING debit, credit, amount, unit),
     balanced AS (
-      INSERT INTO ${s}.balances AS b (account, unit, class, balance)
-      SELECT account, unit, split_part(account, ':', 1), sum(delta)::bigint
-      FROM (SELECT debit AS account, unit, -amount AS delta FROM entries
-            UNION ALL SELECT credit, unit, amount FROM entries) AS d
-      GROUP BY account, unit
+      INSERT INTO ${s}.balances AS b (account, unit, shard, class, balance, lim)
+      SELECT account, unit,
+        CASE WHEN ${SHARDED_SQL("split_part(account, ':', 1)")}
+          THEN pg_backend_pid() % ${BALANCE_SHARDS} ELSE 0 END,
+        split_part(account, ':', 1), delta::bigint,
+        CASE WHEN ${SHARDED_SQL("split_part(account, ':', 1)")} THEN ${SHARE} ELSE ${MAX} END
+      FROM (${DELTAS}) AS d
       ORDER BY account, unit
-      ON CONFLICT (account, unit) DO UPDATE SET balance = b.balance + EXCLUDED.balance)
+      ON CONFLICT (account, unit, shard) DO UPDATE SET balance = b.balance + EXCLUDED.balance)
     SELECT * FROM written`;
+}
+
+/**
+ * The journal writer's lock of the intent whose id is parameter $1 (an expression for a CTE
+ * that the write reads, so that it is held before the write's first row takes a transaction
+ * id). `key` is the store's own (a non-negative 32-bit number): with the intent's hash, a
+ * two-part advisory lock, which pg_locks shows with objsubid 2 and classid = key.
+ */
+export function writerLock(key: number): string {
+  return `pg_advisory_xact_lock(${key}, hashtext($1::text))`;
+}
+
+/**
+ * The exact path, first step (after the intent's own write, in the same transaction): locks
+ * every balance row the postings name, each of a house account's BALANCE_SHARDS rows, creating
+ * those missing, in (account, unit, shard) order: the order the fast path locks them in, so the
+ * two paths never wait on each other crosswise. $1 and $2: the accounts and units (arrays).
+ */
+export function lockBalances(s: string): string {
+  const sharded = SHARDED_SQL('a.class');
+  return `INSERT INTO ${s}.balances AS b (account, unit, shard, class, balance, lim)
+    SELECT a.account, a.unit, g.shard, a.class, 0, CASE WHEN ${sharded} THEN ${SHARE} ELSE ${MAX} END
+    FROM (SELECT DISTINCT p.account, p.unit, split_part(p.account, ':', 1) AS class
+          FROM unnest($1::text[], $2::text[]) AS p(account, unit)) AS a
+      CROSS JOIN LATERAL generate_series(0, CASE WHEN ${sharded} THEN ${BALANCE_SHARDS - 1} ELSE 0 END)
+        AS g(shard)
+    ORDER BY a.account, a.unit, g.shard
+    ON CONFLICT (account, unit, shard) DO UPDATE SET balance = b.balance`;
+}
+
+/**
+ * The exact path, second step, under the locks of `lockBalances`: journals the postings
+ * (parameters $4 to $10, as `postingRows`) of intent $1 (player $2, group $3) and sets each
+ * account it names to its whole total, checked against 64 bits at once (a total past them fails
+ * the statement, and the transaction, with numeric_value_out_of_range), in shard 0, its shares
+ * dealt afresh (`shareOf`).
+ */
+export function journalExactly(s: string): string {
+  return `WITH entries AS (
+      INSERT INTO ${s}.journal (${ENTRY_INSERT})
+      ${postingRows(4, '$1::text', '$2::text', '$3::text', '')}
+      RETURNING debit, credit, amount, unit),
+    totals AS (
+      SELECT d.account, d.unit, d.delta + (SELECT COALESCE(sum(z.balance), 0) FROM ${s}.balances z
+        WHERE z.account = d.account AND z.unit = d.unit) AS total
+      FROM (${DELTAS}) AS d)
+    UPDATE ${s}.balances AS b
+    SET balance = (CASE WHEN b.shard = 0 THEN t.total ELSE 0 END)::bigint,
+      lim = ${shareOf('t.total', 'b.shard', 'b.class')}
+    FROM totals t
+    WHERE b.account = t.account AND b.unit = t.unit`;
+}
+
+/**
+ * A page of the journal: entries after the cursor $1 (an entry's seq: the page resumes past
+ * the (xid, seq) of the entry with the largest seq up to it), matching `filters` (SQL terms on
+ * `j`), below the horizon, in (xid, seq) order, at most $2. `writers` is the journal writer's
+ * lock key (`writerLock`).
+ *
+ * The horizon (see the header): its snapshot's xmin, when no entry it can see waits above it;
+ * else the lowest id among those its snapshot saw running that is still running under the
+ * journal writer's lock, or has ended since (`pg_locks` is read once, after the snapshot, so
+ * "running" and "holds the lock" are read together: a writer takes the lock before its id, and
+ * PostgreSQL drops it only after the id's own lock), or the snapshot's xmax.
+ */
+export function journalPage(s: string, filters: readonly string[], writers: number): string {
+  // Each part is computed once (an InitPlan), so that the page is a range scan of an index.
+  return `WITH snap AS MATERIALIZED (SELECT pg_current_snapshot() AS s),
+    held AS MATERIALIZED (
+      SELECT locktype, transactionid, pid, classid, objsubid, database, mode, granted
+      FROM pg_catalog.pg_locks WHERE locktype IN ('transactionid', 'advisory')),
+    horizon AS MATERIALIZED (
+      SELECT CASE
+        WHEN COALESCE((SELECT xid FROM ${s}.journal ORDER BY xid DESC LIMIT 1), '0'::xid8)
+             < (SELECT pg_snapshot_xmin(s) FROM snap)
+          THEN (SELECT pg_snapshot_xmin(s) FROM snap)
+        ELSE (SELECT least(pg_snapshot_xmax(s), (
+          SELECT min(x) FROM pg_snapshot_xip(s) AS x
+          WHERE NOT EXISTS (
+            SELECT 1 FROM held t
+            WHERE t.locktype = 'transactionid' AND t.mode = 'ExclusiveLock' AND t.granted
+              AND t.transactionid = xid(x)
+              AND NOT EXISTS (
+                SELECT 1 FROM held w
+                WHERE w.locktype = 'advisory' AND w.pid = t.pid AND w.objsubid = 2
+                  AND w.classid = ${writers}::oid
+                  AND w.database = (SELECT oid FROM pg_catalog.pg_database
+                                    WHERE datname = current_database())))))
+          FROM snap)
+        END AS h),
+    cursor AS MATERIALIZED (
+      SELECT COALESCE((SELECT xid FROM ${s}.journal WHERE seq <= $1::bigint
+                       ORDER BY seq DESC LIMIT 1), '0'::xid8) AS xid)
+    SELECT ${ENTRY_COLUMNS} FROM ${s}.journal AS j
+    WHERE (j.xid, j.seq) > ((SELECT xid FROM cursor), $1::bigint)
+      AND j.xid < (SELECT h FROM horizon)${filters.map((f) => ` AND ${f}`).join('')}
+    ORDER BY j.xid, j.seq LIMIT $2`;
 }
 
 /** Opening entries of many intents at once (the 2 -> 3 migration): one array per column. */

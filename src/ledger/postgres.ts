@@ -10,10 +10,15 @@
  * connections), no timers. A move, an update, a release and a read are one statement each (one
  * round trip), journal postings included; a create is one INSERT, or four round trips when it
  * has guards (five with the game's cap, and near that cap the create may run twice); a claim
- * is three. A write with postings holds the journal lock and its balance
- * rows (`inflight`, `wallet`: nearly every posting touches one) until it commits, so such writes
- * commit one at a time: on a 2-core test machine, 16 moves in flight made about 2,100 moves/s
- * with a posting each against 4,800 without.
+ * is three. A write with postings holds no lock that other writes wait on
+ * but its intent's and its balance rows (a house account's are split in shards, one per
+ * connection: postgres-schema.ts), so writes on different intents commit together; a write
+ * that would take a shard past its share of 64 bits is made again on the exact path, a
+ * transaction of three statements more (only near 2^63 / 16, about 5.8e17 msats). On a 2-core
+ * test machine shared with other work, 16 moves in flight made about 1,600 moves/s with a
+ * posting each against 2,200 without (one posting committing at a time, before: 300 against
+ * 1,700; bench/README.md, 5). A journal page is one statement; it reads pg_locks only when
+ * entries it can see wait above its snapshot's xmin.
  * Statements are prepared once per connection (`preparedStatements: false` for poolers that
  * cannot keep them). `pg` is loaded only when this store opens its own pool, so importing the
  * ledger never requires it.
@@ -46,9 +51,17 @@
  *   still committing, and hand out fewer than any order of the calls would);
  * - postings are CTEs of the intent's own INSERT or UPDATE (postgres-schema.ts `journaled`),
  *   written only from the row it wrote; an entry id already journaled fails the statement on
- *   the journal's primary key, so the write is refused whole and answers null. Entries take
- *   their seq under an advisory lock held to COMMIT, so seq order is commit order and a reader
- *   paging by `after` never passes over an entry; balance rows are upserted in one sorted order.
+ *   the journal's primary key, so the write is refused whole and answers null. Entries record
+ *   their transaction's id and are listed in (xid, seq) order below a horizon no transaction
+ *   that may still journal is under, so a reader paging by `after` never passes over an entry
+ *   (postgres-schema.ts, header); balance rows are upserted in one sorted order.
+ *
+ * Journal reads: a write is listed as soon as it commits, unless a journaled write that took its
+ * transaction id earlier is still running; then both are listed once it ends. Transactions that
+ * journal nothing (another application's, a long report's, an autovacuum's) hold nothing back.
+ * Entries of writes that ran at once are listed in the order their transactions took ids, one
+ * intent's in the order of its moves; `seq` names an entry and is the cursor, and may step back
+ * within a page.
  *
  * Durability: on first use the store reads `fsync` and `synchronous_commit` and refuses a server
  * with fsync off (LedgerNotDurableError: a crash could lose or corrupt acknowledged intents);
@@ -95,10 +108,12 @@ import {
 } from './journal.js';
 import {
   COLUMNS,
-  ENTRY_COLUMNS,
   EXACT_COUNT_LOCKS,
   JOURNAL_VERSION,
+  journalExactly,
   journaled,
+  journalPage,
+  lockBalances,
   migrations,
   OPEN_COUNT_SQL,
   OPEN_SQL,
@@ -109,6 +124,7 @@ import {
   SCHEMA_NAME,
   SCHEMA_VERSION,
   versionTable,
+  writerLock,
 } from './postgres-schema.js';
 import { type IntentRow, rowToEntry, rowToIntent as toIntent } from './rows.js';
 import type { BudgetWindow, CreateGuards, LedgerStore, TransitionOptions } from './store.js';
@@ -196,8 +212,13 @@ export class PostgresLedger implements LedgerStore {
   private readonly s: string;
   /** The advisory lock that orders claims (exclusive) against other writes (shared). */
   private readonly movesLock: string;
-  /** The advisory lock a write with postings holds from its first entry to COMMIT. */
-  private readonly journalLock: string;
+  /** The advisory lock creates near the game's cap take, one at a time, to count exactly. */
+  private readonly countLock: string;
+  /**
+   * The first half of the journal writer's lock (`writerLock`), which every write with postings
+   * holds on its intent from before its transaction has an id until it ends.
+   */
+  private readonly writerKey: number;
   private readonly sql: ReturnType<typeof statements>;
   private closed = false;
   private opened: Promise<void> | undefined;
@@ -220,8 +241,10 @@ export class PostgresLedger implements LedgerStore {
     this.prepare = options.preparedStatements ?? true;
     this.s = `"${this.schema}"`;
     this.movesLock = this.lockKey('moves');
-    this.journalLock = this.lockKey('journal');
-    this.sql = statements(this.s, this.movesLock);
+    this.countLock = this.lockKey('open count');
+    // Non-negative, so that pg_locks (which shows it as an oid) shows the same number.
+    this.writerKey = Number(BigInt(this.lockKey('journal writers')) & 0x7fffffffn);
+    this.sql = statements(this.s, this.movesLock, this.writerKey);
     if (isPool(connection)) {
       this.ownsPool = false;
       guardClients(connection);
@@ -269,43 +292,55 @@ export class PostgresLedger implements LedgerStore {
       writeToken(),
     ];
     const call = values.at(-1) as string;
-    const insert =
-      entries.length === 0
-        ? this.sql.insert
-        : journaled(
-            this.s,
-            '',
-            this.sql.insert,
-            postingValues(entries, now, values),
-            this.journalLock,
-          );
-    assertNoNul(values);
+    const journaling = entries.length > 0;
+    const insert = journaling
+      ? journaled(this.s, this.sql.markCte, this.sql.insertMarked, values.length + 1)
+      : this.sql.insert;
+    const params = journaling ? [...values, ...postingParams(entries, now)] : values;
+    assertNoNul(params);
     const pool = await this.ready();
+    const counted = checks.maxOpenPerPlayer !== undefined || budgets.length > 0;
+    const cap = checks.maxOpenPerGame;
+    const locks = counted || cap !== undefined ? this.guardLocks(input, checks, budgets) : [];
+    // One attempt: `exactCount` near the game's cap (no other create in flight uncounted),
+    // `exactShares` past a house balance shard's share of 64 bits (the exact path of the
+    // journal). A refused attempt rolled back whole: the guards are counted again.
+    const attempt = (exactCount: boolean, exactShares: boolean) => {
+      if (!counted && cap === undefined && !exactShares) return this.run(pool, insert, params);
+      return this.transaction(
+        pool,
+        exactCount ? [...locks, this.countLock] : locks,
+        async (client) => {
+          if (counted) await this.guard(client, input, now, checks.maxOpenPerPlayer, budgets);
+          let rows: Record<string, unknown>[];
+          if (exactShares) {
+            const row = await this.exactly(client, this.sql.insertExact, values, entries, now);
+            rows = row === null ? [] : [row];
+          } else {
+            rows = await this.run(client, insert, params);
+          }
+          // After the insert, which took the journal writer's lock before its transaction got
+          // an id: the stripes' row locks would give it one first (postgres-schema.ts).
+          if (exactCount) await client.query(EXACT_COUNT_LOCKS(this.s));
+          if (cap !== undefined) await this.gameGuard(client, input, cap, exactCount);
+          return rows;
+        },
+      );
+    };
     try {
-      const counted = checks.maxOpenPerPlayer !== undefined || budgets.length > 0;
-      const cap = checks.maxOpenPerGame;
-      const guarded = (exact: boolean) =>
-        this.transaction(
-          pool,
-          this.guardLocks(input, checks, budgets),
-          exact ? EXACT_COUNT_LOCKS(this.s, this.journalLock) : undefined,
-          async (client) => {
-            if (counted) await this.guard(client, input, now, checks.maxOpenPerPlayer, budgets);
-            const inserted = await this.run(client, insert, values);
-            if (cap !== undefined) await this.gameGuard(client, input, cap, exact);
-            return inserted;
-          },
-        );
+      // Where the last count seen was near this cap, straight to the exact count.
+      let exactCount = cap !== undefined && this.lastOpen + OPEN_STRIPES > cap;
+      let exactShares = false;
       let rows: Record<string, unknown>[];
-      if (!counted && cap === undefined) rows = await this.run(pool, insert, values);
-      else if (cap === undefined) rows = await guarded(false);
-      else {
-        // Where the last count seen was near this cap, straight to the exact count.
-        const near = this.lastOpen + OPEN_STRIPES > cap;
-        rows = await guarded(near).catch((err: unknown) => {
-          if (!(err instanceof NearCap)) throw err;
-          return guarded(true);
-        });
+      for (;;) {
+        try {
+          rows = await attempt(exactCount, exactShares);
+          break;
+        } catch (err) {
+          if (err instanceof NearCap && !exactCount) exactCount = true;
+          else if (journaling && !exactShares && pastShare(err)) exactShares = true;
+          else throw err;
+        }
       }
       return toIntent(rows[0]);
     } catch (err) {
@@ -386,7 +421,8 @@ export class PostgresLedger implements LedgerStore {
    * open_count (postgres-schema.ts `openCount`), held until this transaction ends, so at most
    * OPEN_STRIPES - 1 other creates are in flight, uncounted in the sum read now. With that margin
    * to spare the create is admitted at once; nearer the cap it rejects with NearCap, and the
-   * create runs again `exact` (under EXACT_COUNT_LOCKS, no other create in flight). A refusal
+   * create runs again `exact` (under the count lock and EXACT_COUNT_LOCKS: no other create in
+   * flight). A refusal
    * rolls the insert back.
    */
   private async gameGuard(
@@ -454,31 +490,41 @@ export class PostgresLedger implements LedgerStore {
     const write = `UPDATE ${this.s}.intents SET ${sets.join(', ')} FROM moves
       WHERE id = $1 AND status = ANY($2::text[])
       RETURNING ${COLUMNS}`;
-    return this.write(id, call, this.withEntries(write, entries, now, values), values);
+    return this.write(id, call, write, values, entries, now);
   }
 
   /**
-   * `write` (an UPDATE of one intent that reads the `moves` CTE), as one statement: alone, or
-   * with the statements that journal `entries` (their values appended to `values`).
-   */
-  private withEntries(write: string, entries: Posting[], now: number, values: unknown[]): string {
-    if (entries.length === 0) return `${this.sql.withMovesLock}\n${write}`;
-    const first = postingValues(entries, now, values);
-    return journaled(this.s, this.sql.movesCte, write, first, this.journalLock);
-  }
-
-  /**
-   * Runs a write to intent `id` that sets `last_call = call`. An entry already journaled refuses
-   * it whole (null); an answer lost with the connection is read back by its token.
+   * Runs `write` (an UPDATE of intent `id` that reads the `moves` CTE and sets `last_call =
+   * call`) as one statement, alone or with the statements that journal `entries`; when that
+   * would take a balance shard past its share, again on the exact path. An entry already
+   * journaled refuses it whole (null); an answer lost with the connection is read back by its
+   * token.
    */
   private async write(
     id: string,
     call: string,
-    sql: string,
+    write: string,
     values: unknown[],
+    entries: Posting[],
+    now: number,
   ): Promise<Intent | null> {
+    const journaling = entries.length > 0;
     try {
-      return await this.one(sql, values, 1);
+      if (!journaling) return await this.one(`${this.sql.withMovesLock}\n${write}`, values, 1);
+      const sql = journaled(this.s, this.sql.journalingMovesCte, write, values.length + 1);
+      try {
+        return await this.one(sql, [...values, ...postingParams(entries, now)], 1);
+      } catch (err) {
+        if (!pastShare(err)) throw err;
+        const pool = await this.ready();
+        const first = `WITH ${this.sql.journalingMovesCte}\n${write}`;
+        const row = await this.transaction(pool, [], (client) =>
+          this.exactly(client, first, values, entries, now),
+        ).catch((e: unknown) => {
+          throw mapError(e);
+        });
+        return row === null ? null : toIntent(row);
+      }
     } catch (err) {
       if (isJournaledAlready(err)) return null;
       if (!(err instanceof LedgerUnavailableError) || !maybeSent(err.cause)) throw err;
@@ -530,8 +576,37 @@ export class PostgresLedger implements LedgerStore {
     const write = `UPDATE ${this.s}.intents SET ${sets.join(', ')} FROM moves
       WHERE id = $1 AND status = $2
       RETURNING ${COLUMNS}`;
-    const sql = this.withEntries(write, entries, now, values);
-    return entries.length > 0 ? this.write(id, call, sql, values) : this.one(sql, values, 1);
+    return entries.length > 0
+      ? this.write(id, call, write, values, entries, now)
+      : this.one(`${this.sql.withMovesLock}\n${write}`, values, 1);
+  }
+
+  /**
+   * The exact path of a write with postings, inside the caller's transaction: `first` writes
+   * the intent (taking the journal writer's lock), then every balance row the postings name is
+   * locked (a house account's every shard) and the entries and whole totals are written
+   * (postgres-schema.ts `lockBalances`, `journalExactly`). Null when `first` wrote no row.
+   */
+  private async exactly(
+    client: PoolClient,
+    first: string,
+    values: unknown[],
+    entries: Posting[],
+    now: number,
+  ): Promise<Record<string, unknown> | null> {
+    const [row] = await this.run(client, first, values);
+    if (row === undefined) return null;
+    const accounts = entries.flatMap((p) => [p.debit, p.credit]);
+    const units = entries.flatMap((p) => [p.unit, p.unit]);
+    await this.run(client, this.sql.lockBalances, [accounts, units]);
+    const { id, player_id, group_id } = row as unknown as IntentRow;
+    await this.run(client, this.sql.journalExactly, [
+      id,
+      player_id,
+      group_id,
+      ...postingParams(entries, now),
+    ]);
+    return row;
   }
 
   async journal(query?: JournalQuery): Promise<JournalPage> {
@@ -541,25 +616,22 @@ export class PostgresLedger implements LedgerStore {
     // A key PostgreSQL text cannot hold matches no entry.
     if (keys.some((k) => k?.includes('\u0000'))) return { entries: [], next: null };
     const values: unknown[] = [after, limit + 1];
-    const where = ['seq > $1::bigint'];
+    const where: string[] = [];
     const filter = (column: string, value: unknown, cast = '') => {
       if (value === undefined) return;
       values.push(value);
-      where.push(`${column} ${column === 'at' ? '>=' : '='} $${values.length}${cast}`);
+      where.push(`j.${column} ${column === 'at' ? '>=' : '='} $${values.length}${cast}`);
     };
     filter('player_id', filters.playerId);
     filter('match_id', filters.matchId);
     filter('intent_id', filters.intentId);
     filter('at', filters.since, '::bigint');
     const pool = await this.ready();
-    const rows = await this.run(
-      pool,
-      `SELECT ${ENTRY_COLUMNS} FROM ${this.s}.journal AS j WHERE ${where.join(' AND ')}
-      ORDER BY j.seq LIMIT $2`,
-      values,
-    ).catch((err: unknown) => {
-      throw mapError(err);
-    });
+    const rows = await this.run(pool, journalPage(this.s, where, this.writerKey), values).catch(
+      (err: unknown) => {
+        throw mapError(err);
+      },
+    );
     const entries: JournalEntry[] = rows.slice(0, limit).map(rowToEntry);
     const last = entries.at(-1);
     return { entries, next: rows.length > limit && last ? String(last.seq) : null };
@@ -598,7 +670,7 @@ export class PostgresLedger implements LedgerStore {
     const values = [owner, now + leaseMs, now, limit];
     assertNoNul(values);
     const pool = await this.ready();
-    const rows = await this.transaction(pool, [this.movesLock], undefined, (client) =>
+    const rows = await this.transaction(pool, [this.movesLock], (client) =>
       this.run(client, this.sql.claim, values),
     ).catch((err: unknown) => {
       throw mapError(err);
@@ -707,7 +779,6 @@ export class PostgresLedger implements LedgerStore {
   private async transaction<T>(
     pool: Pool,
     locks: string[],
-    first: string | undefined,
     fn: (client: PoolClient) => Promise<T>,
   ): Promise<T> {
     const client = await pool.connect();
@@ -720,8 +791,7 @@ export class PostgresLedger implements LedgerStore {
     try {
       // Keys are our own 64-bit hashes (decimal digits), safe to inline: one round trip.
       const lockSql = locks.map((k) => `pg_advisory_xact_lock(${k})`).join(', ');
-      const begin = locks.length > 0 ? `BEGIN; SELECT ${lockSql}` : 'BEGIN';
-      await client.query(first === undefined ? begin : `${begin}; ${first}`);
+      await client.query(locks.length > 0 ? `BEGIN; SELECT ${lockSql}` : 'BEGIN');
       const result = await fn(client);
       await client.query('COMMIT');
       return result;
@@ -883,27 +953,40 @@ export class PostgresLedger implements LedgerStore {
 }
 
 /** The statements whose text is fixed for an instance (per schema). */
-function statements(s: string, movesLock: string) {
+function statements(s: string, movesLock: string, writerKey: number) {
   const open = (col: string) =>
     `SELECT ${COLUMNS} FROM ${s}.intents WHERE ${col} = $1 AND ${OPEN_SQL} ORDER BY created_at, seq`;
   // Every write to an existing intent holds the moves lock shared until it commits, so that a
   // claim (exclusive) starts only once no such write is in flight.
   const movesCte = `moves AS (SELECT pg_advisory_xact_lock_shared(${movesLock}) AS held)`;
   const withMovesLock = `WITH ${movesCte}`;
+  // A write that journals takes the journal writer's lock of its intent too (after the moves
+  // lock, always in this order), in a CTE the write reads: held before its first row.
+  const mark = writerLock(writerKey);
+  const markCte = `mark AS (SELECT ${mark} AS held)`;
+  const columns = `(id, kind, status, room_id, player_id, amount, unit, description,
+    callback_token, idempotency_key, open_key, expires_at, created_at, updated_at, next_check_at,
+    checks, meta, history, group_id, last_call)`;
+  const row = `$1, $2, 'creating', $3, $4, $5::numeric, $6, $7, $8, $9, $10, $11::bigint,
+    $12::bigint, $12::bigint, $13::bigint, 0, $14::json, $15::jsonb, $16, $17`;
+  const insertMarked = `INSERT INTO ${s}.intents ${columns} SELECT ${row} FROM mark
+    RETURNING ${COLUMNS}`;
   return {
-    movesCte,
     withMovesLock,
-    accountBalances: `SELECT account, unit, balance::text AS balance FROM ${s}.balances
-      WHERE account = ANY($1::text[]) ORDER BY unit COLLATE "C"`,
-    // Class totals: a GROUP BY of the balances (one row per account), never of the journal.
+    journalingMovesCte: `moves AS (SELECT pg_advisory_xact_lock_shared(${movesLock}) AS held,
+      ${mark} AS mine)`,
+    markCte,
+    insertMarked,
+    insertExact: `WITH ${markCte}\n${insertMarked}`,
+    lockBalances: lockBalances(s),
+    journalExactly: journalExactly(s),
+    // A house account's shards summed: each of its rows holds a part of its balance.
+    accountBalances: `SELECT account, unit, sum(balance)::text AS balance FROM ${s}.balances
+      WHERE account = ANY($1::text[]) GROUP BY account, unit ORDER BY unit COLLATE "C"`,
+    // Class totals: a GROUP BY of the balances (a few rows per account), never of the journal.
     classBalances: `SELECT class AS account, unit, sum(balance)::text AS balance
       FROM ${s}.balances GROUP BY class, unit ORDER BY class COLLATE "C", unit COLLATE "C"`,
-    insert: `INSERT INTO ${s}.intents (id, kind, status, room_id, player_id, amount, unit,
-        description, callback_token, idempotency_key, open_key, expires_at, created_at,
-        updated_at, next_check_at, checks, meta, history, group_id, last_call)
-      VALUES ($1, $2, 'creating', $3, $4, $5::numeric, $6, $7, $8, $9, $10, $11::bigint,
-        $12::bigint, $12::bigint, $13::bigint, 0, $14::json, $15::jsonb, $16, $17)
-      RETURNING ${COLUMNS}`,
+    insert: `INSERT INTO ${s}.intents ${columns} VALUES (${row}) RETURNING ${COLUMNS}`,
     openKeyHolder: `SELECT id FROM ${s}.intents WHERE open_key = $1 AND ${OPEN_SQL}`,
     openCount: OPEN_COUNT_SQL(s),
     byId: `SELECT ${COLUMNS} FROM ${s}.intents WHERE id = $1`,
@@ -1069,13 +1152,12 @@ function isJournaledAlready(err: unknown): boolean {
 }
 
 /**
- * Appends a write's postings to `values` as the parameters `journaled` reads (six arrays and
- * the write's time); returns the number of the first. A note for people may hold any text:
- * NUL becomes U+FFFD, as in history notes.
+ * A write's postings as the parameters `journaled` and `journalExactly` read (six arrays and
+ * the write's time). A note for people may hold any text: NUL becomes U+FFFD, as in history
+ * notes.
  */
-function postingValues(postings: readonly Posting[], now: number, values: unknown[]): number {
-  const first = values.length + 1;
-  values.push(
+function postingParams(postings: readonly Posting[], now: number): unknown[] {
+  return [
     postings.map((p) => p.tag),
     postings.map((p) => p.debit),
     postings.map((p) => p.credit),
@@ -1083,8 +1165,21 @@ function postingValues(postings: readonly Posting[], now: number, values: unknow
     postings.map((p) => p.unit),
     postings.map((p) => diagnostic(p.why)),
     now,
-  );
-  return first;
+  ];
+}
+
+/**
+ * A write refused whole because a balance row would pass its share of 64 bits (or a bigint
+ * sum would overflow): made again on the exact path, which decides on the account's whole
+ * total. Raw or mapped (InvalidIntentError keeps the database's error as its cause).
+ */
+function pastShare(err: unknown): boolean {
+  for (const e of [err, (err as { cause?: unknown } | null)?.cause]) {
+    if (!isDatabaseError(e)) continue;
+    if (e.code === '22003') return true;
+    if (e.code === '23514' && e.constraint === 'balances_within') return true;
+  }
+  return false;
 }
 
 function isPool(connection: PostgresConnection | undefined): connection is Pool {

@@ -122,8 +122,9 @@ export interface LedgerStore {
   ): Promise<Intent | null>;
 
   /**
-   * Journal entries, oldest first (by `seq`), filtered by every field given (player, match,
-   * intent, written since), a page of `limit` (1 to 1000, default 100) at a time.
+   * Journal entries, oldest first (see `JournalEntry.seq`), filtered by every field given
+   * (player, match, intent, written since), a page of `limit` (1 to 1000, default 100) at a
+   * time; paging with `after` never skips or repeats one.
    */
   journal(query?: JournalQuery): Promise<JournalPage>;
 

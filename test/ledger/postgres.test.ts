@@ -4,9 +4,11 @@
  * pool and with a given one (the latter without prepared statements, as behind PgBouncer); then what only a networked store must show: two instances never
  * both win a move or a lease, an expired lease passes over, the schema is created by the store,
  * concurrently, and a newer one refused, a server killed with SIGKILL keeps every intent, and a
- * game pays a reward on it. The journal: entries commit in seq order across instances, crossing
- * balance rows never deadlock, a schema-2 ledger gets its opening entries, and a move whose
- * answer was lost is journaled once.
+ * game pays a reward on it. The journal: a reader paging while writes commit out of order
+ * never skips an entry, and transactions that journal nothing hold none back; the house's
+ * balance shards stay exact under load and refuse exactly what would pass 64 bits; crossing
+ * balance rows never deadlock; a schema-2 ledger gets its opening entries, a schema-4 one
+ * keeps its entries and balances; a move whose answer was lost is journaled once.
  */
 
 import assert from 'node:assert/strict';
@@ -181,6 +183,22 @@ describe('PostgresLedger', function () {
     return entries;
   }
 
+  /**
+   * The balances' 64-bit promise as stored: every row within its share (`lim`), and the shares
+   * of an account summing to at most 2^63 - 1, so its rows never sum past it.
+   */
+  async function assertShares(s: string): Promise<void> {
+    const { rows } = await admin.query(
+      `SELECT account, unit, sum(lim)::text AS shares,
+         bool_and(balance <= lim AND balance >= -lim - (shard = 0)::int) AS within
+       FROM "${s}".balances GROUP BY account, unit`,
+    );
+    for (const row of rows) {
+      assert.ok(BigInt(row.shares) <= 2n ** 63n - 1n, `${row.account}: shares ${row.shares}`);
+      assert.equal(row.within, true, row.account);
+    }
+  }
+
   describe('connections and schema', () => {
     it('gives every client its pool connects an error listener from birth, so a dying server never throws at the process', async () => {
       // Found by the soak: pg-pool drops its idle listener when it hands a client to a waiting
@@ -234,7 +252,7 @@ describe('PostgresLedger', function () {
         ['balances', 'events', 'intents', 'journal', 'open_count', 'schema_version'],
       );
       const version = await admin.query(`SELECT version FROM "${s}".schema_version`);
-      assert.deepEqual(version.rows, [{ version: 5 }]);
+      assert.deepEqual(version.rows, [{ version: 6 }]);
       const created = await (writers[3] as PostgresLedger).create(newIntent());
       assert.equal((await (writers[5] as PostgresLedger).get(created.id))?.id, created.id);
     });
@@ -247,7 +265,7 @@ describe('PostgresLedger', function () {
       const err = await rejection(store.open(), IncompatibleLedgerError);
       assert.equal(err.code, 'LN_LEDGER_INCOMPATIBLE');
       assert.match(err.message, /version 99/);
-      assert.match(err.message, /reads up to version 5/);
+      assert.match(err.message, /reads up to version 6/);
       assert.match(err.message, /Upgrade colyseus-lightning/);
       // Refused for good: every later call says the same, and nothing was written.
       await rejection(store.create(newIntent()), IncompatibleLedgerError);
@@ -413,7 +431,7 @@ describe('PostgresLedger', function () {
       assert.equal((await store.get(created.id))?.status, 'creating');
       assert.equal((await store.transition(created.id, 'creating', 'pending'))?.status, 'pending');
       const version = await admin.query(`SELECT version FROM "${s}".schema_version`);
-      assert.equal(Number(version.rows[0]?.version), 5);
+      assert.equal(Number(version.rows[0]?.version), 6);
       // Migrated on to 4 in the same open: the intent that was there has its opening entry.
       const [opening] = (await store.journal({ intentId: created.id })).entries;
       assert.equal(opening?.tag, 'opening');
@@ -440,7 +458,7 @@ describe('PostgresLedger', function () {
       const [a, b] = [ledger(s), ledger(s)];
       await Promise.all([a.open(), b.open()]);
       const version = await admin.query(`SELECT version FROM "${s}".schema_version`);
-      assert.equal(Number(version.rows[0]?.version), 5);
+      assert.equal(Number(version.rows[0]?.version), 6);
       // Two open: the fee and the spend.
       const err = await rejection(
         a.create(newIntent(), 1, { maxOpenPerGame: 2 }),
@@ -468,7 +486,7 @@ describe('PostgresLedger', function () {
       assert.equal(await store.recordEvent('ramp:seen-long-ago', far), false);
       assert.equal(await store.recordEvent('ramp:new', far), true);
       const version = await admin.query(`SELECT version FROM "${s}".schema_version`);
-      assert.equal(Number(version.rows[0]?.version), 5);
+      assert.equal(Number(version.rows[0]?.version), 6);
       const indexes = await admin.query(
         'SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename = $2',
         [s, 'events'],
@@ -533,14 +551,14 @@ describe('PostgresLedger', function () {
   });
 
   describe('the journal across instances', () => {
-    it('commits entries in seq order: a reader continuing from its cursor misses none', async () => {
+    it('lists no entry past a journaled write still in flight: a reader continuing from its cursor misses none', async () => {
       const s = schema();
       const [a, b, reader] = [ledger(s), ledger(s), ledger(s)];
       const first = await a.create(newIntent(), 1, undefined, [step('created', 'owed:blocker')]);
       const second = await b.create(newIntent(), 1, undefined, [step('created')]);
       const cursor = String((await reader.journal()).entries.at(-1)?.seq);
       // An operator's transaction holds a balance row the first write will need: that write
-      // takes its seq, then waits.
+      // takes its transaction id and seq, then waits.
       const holder = await admin.connect();
       try {
         await holder.query('BEGIN');
@@ -576,6 +594,202 @@ describe('PostgresLedger', function () {
         await holder.query('ROLLBACK').catch(() => {});
         holder.release();
       }
+    });
+
+    it('pages the journal while writers commit out of order, and never skips or repeats an entry', async () => {
+      const s = schema();
+      const [slow, ...fast] = [ledger(s), ledger(s), ledger(s)] as [
+        PostgresLedger,
+        ...PostgresLedger[],
+      ];
+      const reader = ledger(s);
+      const blockers = ['owed:b0', 'owed:b1', 'owed:b2'];
+      await slow.create(
+        newIntent(),
+        1,
+        undefined,
+        blockers.map((b, i) => step(`b${i}`, 'house:rewards', b)),
+      );
+      // Each write's second entry, and when the write returned (1, 2, ...).
+      const finished = new Map<string, number>();
+      let passed = 0;
+      let racing = true;
+      const write = async (store: PostgresLedger, credit: (intent: Intent) => string) => {
+        const intent = await store.create(newIntent(), 1, undefined, [step('created')]);
+        await store.update(intent.id, 'creating', {}, 2, [
+          step('moved', 'inflight', credit(intent)),
+        ]);
+        finished.set(`${intent.id}:moved`, finished.size + 1);
+      };
+      // An operator's transaction holds one blocker row at a time, until one of the slow
+      // writer's writes waits on it and two of the others have committed past that one: writes
+      // commit out of the order of their transaction ids, again and again, while a reader pages.
+      const holder = await admin.connect();
+      const hold = async () => {
+        for (let i = 0; racing; i++) {
+          await holder.query('BEGIN');
+          try {
+            await holder.query(`SELECT 1 FROM "${s}".balances WHERE account = $1 FOR UPDATE`, [
+              blockers[i % blockers.length],
+            ]);
+            await eventually(async () => {
+              if (!racing) return true;
+              const { rows } = await admin.query(
+                'SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted',
+              );
+              return Number(rows[0]?.n) > 0;
+            });
+            const past = passed + 2;
+            await eventually(() => !racing || passed >= past, 10_000, 'writes past');
+          } finally {
+            await holder.query('COMMIT');
+          }
+        }
+      };
+      const seen: JournalEntry[] = [];
+      let cursor = '0';
+      const page = async () => {
+        const { entries } = await reader.journal({ after: cursor, limit: 7 });
+        seen.push(...entries);
+        if (entries.length > 0) cursor = String(entries.at(-1)?.seq);
+        return entries.length;
+      };
+      const held = hold();
+      try {
+        const others = Promise.all(
+          fast.map(async (store) => {
+            for (let i = 0; i < 40; i++) {
+              await write(store, (intent) => `owed:${intent.playerId}`);
+              passed++;
+            }
+          }),
+        ).finally(() => {
+          racing = false;
+        });
+        const slowly = (async () => {
+          for (let i = 0; i < 40; i++) {
+            await write(slow, () => blockers[i % blockers.length] as string);
+          }
+        })();
+        while (racing) await page();
+        await Promise.all([others, slowly, held]);
+      } finally {
+        racing = false;
+        await held.catch(() => {});
+        holder.release();
+      }
+      while ((await page()) > 0);
+      const all = await everyEntry(reader);
+      assert.equal(all.length, 3 + 2 * 120);
+      assert.deepEqual(
+        seen.map((e) => e.id),
+        all.map((e) => e.id),
+      );
+      // The run did what it is for: some write returned before one whose entry came earlier.
+      const order = all.filter((e) => finished.has(e.id)).map((e) => finished.get(e.id) as number);
+      assert.ok(
+        order.some((f, i) => i > 0 && f < (order[i - 1] as number)),
+        'writes committed in the order of their entries',
+      );
+    });
+
+    it('lists a write as soon as it commits, whatever transactions that journal nothing hold open', async () => {
+      const s = schema();
+      const store = ledger(s);
+      await store.create(newIntent(), 1, undefined, [step('created')]);
+      // Another application's transaction with an id (it wrote something), left open.
+      const other = await admin.connect();
+      try {
+        await other.query('BEGIN');
+        await other.query('SELECT pg_current_xact_id()');
+        const later = await store.create(newIntent(), 2, undefined, [step('created')]);
+        assert.deepEqual(
+          (await store.journal({ intentId: later.id })).entries.map((e) => e.id),
+          [`${later.id}:created`],
+        );
+        assert.equal((await store.journal()).entries.length, 2);
+      } finally {
+        await other.query('ROLLBACK');
+        other.release();
+      }
+    });
+
+    it('spreads the house accounts over shard rows, and keeps every balance exact under load', async () => {
+      const s = schema();
+      const writers = Array.from({ length: 4 }, () => ledger(s, server.url, {}));
+      const intents = await Promise.all(
+        Array.from({ length: 160 }, (_, i) =>
+          (writers[i % 4] as PostgresLedger).create(newIntent({ playerId: `p${i % 5}` }), 1, {}, [
+            step('created'),
+          ]),
+        ),
+      );
+      await Promise.all(
+        intents.map((intent, i) =>
+          (writers[(i + 1) % 4] as PostgresLedger).transition(intent.id, 'creating', 'pending', {
+            postings: [step('pending', 'inflight', `claimable:${intent.playerId}`, '1000')],
+          }),
+        ),
+      );
+      const store = writers[0] as PostgresLedger;
+      assert.deepEqual(await store.balances(['house:rewards', 'inflight', 'claimable:p0']), [
+        { account: 'house:rewards', unit: 'msats', balance: String(-160 * 21_000) },
+        { account: 'inflight', unit: 'msats', balance: String(160 * 20_000) },
+        { account: 'claimable:p0', unit: 'msats', balance: String(32 * 1_000) },
+      ]);
+      const rows = await admin.query(
+        `SELECT account, count(*)::int AS n FROM "${s}".balances GROUP BY account ORDER BY account`,
+      );
+      const counts = Object.fromEntries(rows.rows.map((r) => [r.account, r.n]));
+      assert.ok(counts.inflight > 1, `inflight in ${counts.inflight} row(s)`);
+      assert.equal(counts['claimable:p0'], 1);
+      await assertShares(s);
+    });
+
+    it('refuses, among racing writers, exactly the writes that would take a house account past 64 bits', async () => {
+      const s = schema();
+      const writers = [ledger(s), ledger(s), ledger(s)];
+      const store = writers[0] as PostgresLedger;
+      const max = 2n ** 63n - 1n;
+      await store.create(newIntent(), 1, undefined, [
+        step('created', 'wallet', 'inflight', String(max - 95n)),
+      ]);
+      const results = await Promise.allSettled(
+        Array.from({ length: 30 }, (_, i) =>
+          (writers[i % 3] as PostgresLedger).create(newIntent(), 1, undefined, [
+            step('created', 'wallet', 'inflight', '10'),
+          ]),
+        ),
+      );
+      const refused = results.filter((r) => r.status === 'rejected');
+      assert.equal(results.length - refused.length, 9);
+      for (const r of refused) assert.ok(r.reason instanceof InvalidIntentError, String(r.reason));
+      assert.deepEqual(await store.balances(['inflight', 'wallet']), [
+        { account: 'inflight', unit: 'msats', balance: String(max - 5n) },
+        { account: 'wallet', unit: 'msats', balance: String(-(max - 5n)) },
+      ]);
+      await assertShares(s);
+      // Back down, the shares are dealt afresh and writes spread over the shards again.
+      const out = await store.create(newIntent(), 2, undefined, [
+        step('created', 'inflight', 'wallet', String(max - 5n)),
+      ]);
+      assert.equal(out.status, 'creating');
+      await Promise.all(
+        Array.from({ length: 30 }, (_, i) =>
+          (writers[i % 3] as PostgresLedger).create(newIntent(), 3, undefined, [
+            step('created', 'wallet', 'inflight', '10'),
+          ]),
+        ),
+      );
+      assert.deepEqual(await store.balances(['inflight', 'wallet']), [
+        { account: 'inflight', unit: 'msats', balance: '300' },
+        { account: 'wallet', unit: 'msats', balance: '-300' },
+      ]);
+      const spread = await admin.query(
+        `SELECT count(*)::int AS n FROM "${s}".balances WHERE account = 'inflight' AND balance <> 0`,
+      );
+      assert.ok(spread.rows[0]?.n > 1, 'inflight in one shard');
+      await assertShares(s);
     });
 
     it('keeps balances exact under writes that cross balance rows in opposite orders, without deadlock', async () => {
@@ -714,7 +928,7 @@ describe('PostgresLedger', function () {
       await Promise.all(stores.map((store) => store.open()));
       const store = stores[2] as PostgresLedger;
       const version = await admin.query(`SELECT version FROM "${s}".schema_version`);
-      assert.equal(Number(version.rows[0]?.version), 5);
+      assert.equal(Number(version.rows[0]?.version), 6);
 
       const expected = intents.flatMap((intent) =>
         openingPostings(intent)
