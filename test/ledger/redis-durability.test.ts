@@ -247,8 +247,8 @@ describe('RedisLedger durability', function () {
     ]);
     const check = redis.client();
     try {
-      // Then on to layout 3, the journal (each unknown reward's amount is in flight), and 4.
-      assert.equal(await check.get(`${store.prefix}version`), '4');
+      // Then on to layout 3, the journal (each unknown reward's amount is in flight), 4 and 5.
+      assert.equal(await check.get(`${store.prefix}version`), '5');
     } finally {
       check.disconnect();
     }
