@@ -677,6 +677,37 @@ describe('RedisLedger', function () {
       ]);
     });
 
+    it('tells most balances fit by their length, and compares the long ones exactly', async () => {
+      const store = ledger(prefix());
+      const E18 = 10n ** 18n;
+      const [a, b] = ['owed:a', 'owed:b'];
+      // 18 digits each, told by length: the sum (under 2 * 10^18) fits.
+      const big = await store.create(newIntent(), 1, undefined, [
+        step('one', 'wallet', a, String(E18 - 1n)),
+        step('two', 'house:fees', a, String(E18 - 1n)),
+      ]);
+      // 19 digits: compared exactly, up to the last msat of 2^63 - 1 in the account and its class.
+      const room = 2n ** 63n - 1n - 2n * (E18 - 1n);
+      await rejection(
+        store.update(big.id, 'creating', {}, 2, [step('over', 'wallet', a, String(room + 1n))]),
+        InvalidIntentError,
+      );
+      await rejection(
+        store.update(big.id, 'creating', {}, 2, [step('over', 'wallet', b, String(room + 1n))]),
+        InvalidIntentError,
+      );
+      await store.update(big.id, 'creating', {}, 2, [step('full', 'wallet', a, String(room))]);
+      assert.deepEqual(await store.balances([a]), [{ account: a, unit: 'msats', balance: MAX }]);
+      await rejection(
+        store.update(big.id, 'creating', {}, 3, [step('past', 'house:fees', a, '1')]),
+        InvalidIntentError,
+      );
+      assert.deepEqual(
+        (await store.journal({ intentId: big.id })).entries.map((e) => e.tag),
+        ['one', 'two', 'full'],
+      );
+    });
+
     it('stores a write’s entries over two journal hashes, and texts as Redis keeps strings', async () => {
       const p = prefix();
       const store = ledger(p);
