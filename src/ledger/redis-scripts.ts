@@ -93,28 +93,16 @@ local function cmpint(a, b)
   end
   return na and -c or c
 end
--- The postings block starting at ARGV[i]; .next is the index after it.
+-- The postings block starting at ARGV[i], as indexes into ARGV rather than copies (tables cost
+-- a script more than the commands it saves them for): .np postings from .at, each its tag then
+-- its text; .nc balance changes from .ch, each its key, field, lo, hi, number of steps, steps.
+-- .next is the index after the block.
 local function postingsAt(i)
-  local b = { postings = {}, changes = {} }
   local np = tonumber(ARGV[i])
-  i = i + 1
-  for _ = 1, np do
-    b.postings[#b.postings + 1] = { tag = ARGV[i], body = ARGV[i + 1] }
-    i = i + 2
-  end
-  local nc = tonumber(ARGV[i])
-  i = i + 1
-  for _ = 1, nc do
-    local c = { key = p .. ARGV[i], field = ARGV[i + 1], lo = ARGV[i + 2], hi = ARGV[i + 3], steps = {} }
-    local ns = tonumber(ARGV[i + 4])
-    i = i + 5
-    for _ = 1, ns do
-      c.steps[#c.steps + 1] = ARGV[i]
-      i = i + 1
-    end
-    b.changes[#b.changes + 1] = c
-  end
-  b.next = i
+  local b = { np = np, at = i + 1, nc = tonumber(ARGV[i + 1 + 2 * np]), ch = i + 2 + 2 * np }
+  local j = b.ch
+  for _ = 1, b.nc do j = j + 5 + tonumber(ARGV[j + 4]) end
+  b.next = j
   return b
 end
 -- The hash that holds entry seq (a decimal string).
@@ -128,18 +116,21 @@ end
 local function refusal(b, entries)
   if entries ~= '' then
     local list = ',' .. entries
-    for _, x in ipairs(b.postings) do
-      if string.find(list, ',' .. x.tag .. ':', 1, true) then return 'JOURNALED' end
+    for k = 0, b.np - 1 do
+      if string.find(list, ',' .. ARGV[b.at + 2 * k] .. ':', 1, true) then return 'JOURNALED' end
     end
   end
-  for _, c in ipairs(b.changes) do
-    local balance = redis.call('HGET', c.key, c.field) or '0'
+  local j = b.ch
+  for _ = 1, b.nc do
+    local balance = redis.call('HGET', p .. ARGV[j], ARGV[j + 1]) or '0'
+    local steps = tonumber(ARGV[j + 4])
     -- Below 10^18 both (18 characters, a sign included), the sum fits: 2^63 > 9.2 * 10^18. So
     -- the exact comparison, three times the cost of the read, is for the rare large ones.
-    if (#balance > 18 or #c.steps > 1 or #c.steps[1] > 18)
-      and (cmpint(balance, c.lo) < 0 or cmpint(balance, c.hi) > 0) then
+    if (#balance > 18 or steps > 1 or #ARGV[j + 5] > 18)
+      and (cmpint(balance, ARGV[j + 2]) < 0 or cmpint(balance, ARGV[j + 3]) > 0) then
       return 'OVERFLOW'
     end
+    j = j + 5 + steps
   end
   return nil
 end
@@ -147,14 +138,14 @@ end
 -- Returns the intent's entries list with them, for the caller to store in the intent's hash
 -- (nil when the block has no postings).
 local function journal(b, n, at)
-  local np = #b.postings
+  local np = b.np
   if np == 0 then return nil end
   local first = redis.call('INCRBY', p .. 'journal:seq', np) - np
   local head = ',' .. at .. ',' .. cjson.encode(n.id) .. ',' .. cjson.encode(n.playerId) .. ',' ..
     (n.groupId and cjson.encode(n.groupId) or 'null') .. ','
   local list = n.entries or ''
   local key, fields, seqs = nil, {}, {}
-  for k, x in ipairs(b.postings) do
+  for k = 1, np do
     local seq = string.format('%d', first + k)
     -- Seqs of one write are consecutive: they span one hash, or two.
     local into = bucket(seq)
@@ -163,16 +154,19 @@ local function journal(b, n, at)
       key, fields = into, {}
     end
     fields[#fields + 1] = seq
-    fields[#fields + 1] = '[' .. seq .. head .. x.body .. ']'
+    fields[#fields + 1] = '[' .. seq .. head .. ARGV[b.at + 2 * k - 1] .. ']'
     seqs[#seqs + 1] = seq
     seqs[#seqs + 1] = seq
-    list = (list == '' and '' or list .. ',') .. x.tag .. ':' .. seq
+    list = (list == '' and '' or list .. ',') .. ARGV[b.at + 2 * k - 2] .. ':' .. seq
   end
   redis.call('HSET', key, unpack(fields))
   redis.call('ZADD', p .. 'journal:player:' .. n.playerId, unpack(seqs))
   if n.groupId then redis.call('ZADD', p .. 'journal:match:' .. n.groupId, unpack(seqs)) end
-  for _, c in ipairs(b.changes) do
-    for _, step in ipairs(c.steps) do redis.call('HINCRBY', c.key, c.field, step) end
+  local j = b.ch
+  for _ = 1, b.nc do
+    local steps = tonumber(ARGV[j + 4])
+    for s = j + 5, j + 4 + steps do redis.call('HINCRBY', p .. ARGV[j], ARGV[j + 1], ARGV[s]) end
+    j = j + 5 + steps
   end
   return list
 end
