@@ -43,8 +43,9 @@
  *
  * A write's postings come as a block of ARGV (see `postingArgs` in redis.ts): per posting its
  * tag and the JSON text of [tag, debit, credit, amount, unit, why] without the brackets, then
- * each balance it changes with the bounds its current value must lie in for the result to
- * fit a signed 64-bit integer, and the HINCRBY steps that apply the change. Lua numbers are
+ * each balance it changes with the bound its current value must not pass for the result to
+ * fit a signed 64-bit integer (the highest it may be for a change up, the lowest for one
+ * down), and the HINCRBY steps that apply the change, joined by ','. Lua numbers are
  * doubles, so amounts are never added in Lua: the bounds and steps are computed in JS with
  * BigInt, and Lua only compares decimal strings (most by their length alone) and hands them to
  * HINCRBY, which adds exactly.
@@ -95,14 +96,12 @@ local function cmpint(a, b)
 end
 -- The postings block starting at ARGV[i], as indexes into ARGV rather than copies (tables cost
 -- a script more than the commands it saves them for): .np postings from .at, each its tag then
--- its text; .nc balance changes from .ch, each its key, field, lo, hi, number of steps, steps.
--- .next is the index after the block.
+-- its text; .nc balance changes from .ch, each its key, field, bound and steps. .next is the
+-- index after the block.
 local function postingsAt(i)
   local np = tonumber(ARGV[i])
   local b = { np = np, at = i + 1, nc = tonumber(ARGV[i + 1 + 2 * np]), ch = i + 2 + 2 * np }
-  local j = b.ch
-  for _ = 1, b.nc do j = j + 5 + tonumber(ARGV[j + 4]) end
-  b.next = j
+  b.next = b.ch + 4 * b.nc
   return b
 end
 -- The hash that holds entry seq (a decimal string).
@@ -120,17 +119,19 @@ local function refusal(b, entries)
       if string.find(list, ',' .. ARGV[b.at + 2 * k] .. ':', 1, true) then return 'JOURNALED' end
     end
   end
-  local j = b.ch
-  for _ = 1, b.nc do
+  for j = b.ch, b.next - 1, 4 do
     local balance = redis.call('HGET', p .. ARGV[j], ARGV[j + 1]) or '0'
-    local steps = tonumber(ARGV[j + 4])
+    local steps = ARGV[j + 3]
     -- Below 10^18 both (18 characters, a sign included), the sum fits: 2^63 > 9.2 * 10^18. So
     -- the exact comparison, three times the cost of the read, is for the rare large ones.
-    if (#balance > 18 or steps > 1 or #ARGV[j + 5] > 18)
-      and (cmpint(balance, ARGV[j + 2]) < 0 or cmpint(balance, ARGV[j + 3]) > 0) then
-      return 'OVERFLOW'
+    if #balance > 18 or #steps > 18 then
+      local c = cmpint(balance, ARGV[j + 2])
+      if string.sub(steps, 1, 1) == '-' then
+        if c < 0 then return 'OVERFLOW' end
+      elseif c > 0 then
+        return 'OVERFLOW'
+      end
     end
-    j = j + 5 + steps
   end
   return nil
 end
@@ -162,11 +163,13 @@ local function journal(b, n, at)
   redis.call('HSET', key, unpack(fields))
   redis.call('ZADD', p .. 'journal:player:' .. n.playerId, unpack(seqs))
   if n.groupId then redis.call('ZADD', p .. 'journal:match:' .. n.groupId, unpack(seqs)) end
-  local j = b.ch
-  for _ = 1, b.nc do
-    local steps = tonumber(ARGV[j + 4])
-    for s = j + 5, j + 4 + steps do redis.call('HINCRBY', p .. ARGV[j], ARGV[j + 1], ARGV[s]) end
-    j = j + 5 + steps
+  for j = b.ch, b.next - 1, 4 do
+    local key, field, steps = p .. ARGV[j], ARGV[j + 1], ARGV[j + 3]
+    if string.find(steps, ',', 1, true) then
+      for step in string.gmatch(steps, '[^,]+') do redis.call('HINCRBY', key, field, step) end
+    else
+      redis.call('HINCRBY', key, field, steps)
+    end
   end
   return list
 end

@@ -792,10 +792,11 @@ const INT64_MAX = MAX_POSTING_AMOUNT;
  * A write's postings as the scripts read them (see redis-scripts.ts): the count and, per
  * posting, its tag and the JSON text of its fields (the entry the script stores is that text
  * with the seq, time and intent put before it); then every balance it changes (an account's,
- * per unit, and its class's), each once with its net change: the key and field, the lowest and
- * highest value the balance may hold now for the result to fit a signed 64-bit integer, and the
- * HINCRBY steps (one, unless the net change itself is beyond 64 bits). A change that nets zero
- * is still a step: the account moved, and answers a row.
+ * per unit, and its class's), each once with its net change: the key and field, the bound the
+ * balance must not pass now for the result to fit a signed 64-bit integer (the highest it may
+ * be for a change up, the lowest for one down: the other side cannot be passed), and the
+ * HINCRBY steps joined by ',' (one, unless the net change itself is beyond 64 bits). A change
+ * that nets zero is still a step: the account moved, and answers a row.
  */
 function postingArgs(postings: readonly Posting[]): string[] {
   const args = [String(postings.length)];
@@ -827,8 +828,8 @@ function postingArgs(postings: readonly Posting[]): string[] {
       steps.push(String(step));
       rest -= step;
     } while (rest !== 0n);
-    args.push(key, field, String(INT64_MIN - delta), String(INT64_MAX - delta));
-    args.push(String(steps.length), ...steps);
+    const bound = delta < 0n ? INT64_MIN - delta : INT64_MAX - delta;
+    args.push(key, field, String(bound), steps.join(','));
   }
   return args;
 }

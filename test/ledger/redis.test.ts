@@ -708,6 +708,31 @@ describe('RedisLedger', function () {
       );
     });
 
+    it('moves a balance by more than 64 bits in one write, in steps, when the result fits', async () => {
+      const store = ledger(prefix());
+      const [x, y] = ['owed:x', 'owed:y'];
+      const intent = await store.create(newIntent(), 1, undefined, [step('a', x, y, MAX)]);
+      // x goes from -MAX to MAX and y back: each a net change of 2 * MAX, the class's none.
+      await store.update(intent.id, 'creating', {}, 2, [
+        step('b', y, x, MAX),
+        step('c', y, x, MAX),
+      ]);
+      assert.deepEqual(await store.balances([x, y]), [
+        { account: x, unit: 'msats', balance: MAX },
+        { account: y, unit: 'msats', balance: `-${MAX}` },
+      ]);
+      await rejection(
+        store.update(intent.id, 'creating', {}, 3, [step('d', 'wallet', x, '1')]),
+        InvalidIntentError,
+      );
+      await rejection(
+        // -MAX - 1 is the lowest a balance may hold; two below it is not.
+        store.update(intent.id, 'creating', {}, 3, [step('d', y, 'wallet', '2')]),
+        InvalidIntentError,
+      );
+      assert.equal((await store.journal({ intentId: intent.id })).entries.length, 3);
+    });
+
     it('stores a write’s entries over two journal hashes, and texts as Redis keeps strings', async () => {
       const p = prefix();
       const store = ledger(p);
