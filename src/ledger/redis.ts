@@ -20,11 +20,11 @@
  * match's sorted sets of seqs, kept for good; no key of its own. Balances are kept as they are
  * written, one hash per account (a field per unit) and one of class totals, so `balances`
  * reads a few hashes and never the journal. What that costs Redis's one thread, measured
- * (bench/README.md, benchmark 5): a move's script takes about 20 µs more with its posting
- * (INCRBY, HSET, ZADD, four HGETs and four HINCRBYs; 30 µs and 14 commands in layout 4), and
- * the AOF about 650 bytes more. `journal` reads the most selective index from its cursor, in
- * steps that look at no more than 1,000 entries each, so a sparse filter never holds Redis for
- * long. Opening a layout-2 keyspace migrates it once: a SCAN of every intent, two round trips
+ * (bench/README.md, benchmark 5): a move's script takes about 15 µs more with its posting
+ * (INCRBY, HSET, ZADD, four HGETs and four HINCRBYs; 27 µs and 14 commands in layout 4), and
+ * the AOF about 670 bytes more (1,100). `journal` reads the most selective index from its
+ * cursor, in steps that look at no more than 1,000 entries each, so a sparse filter never holds
+ * Redis for long. Opening a layout-2 keyspace migrates it once: a SCAN of every intent, two round trips
  * per intent that holds money somewhere (its hash, then its opening entries). Opening a
  * layout-3 one takes the TTL off every event id it kept (a SCAN, one round trip per page of
  * 1,000). Opening a layout-4 one moves every intent's entries into layout 5's shape: a SCAN,
