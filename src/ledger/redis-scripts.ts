@@ -24,21 +24,33 @@
  *   P event:<eventId>              string, no TTL: an event id already seen (when, in epoch ms)
  *   P version                      the data layout version
  *
- * The journal (layout 3):
- *   P entry:<intentId>:<tag>       hash: one journal entry; matchId absent when null
- *   P journal:seq                  counter: the entries' seq
- *   P journal                      zset by seq: every entry id
- *   P journal:intent:<intentId>    zset by seq: an intent's entries
- *   P journal:player:<playerId>    zset by seq: the entries of a player's intents
- *   P journal:match:<groupId>      zset by seq: the entries of a match's intents
+ * The journal (layout 6; layouts 3 to 5 kept an entry as its own hash, in four sorted sets):
+ *   P journal:seq                  counter: the entries' seq, dense (each is taken by the write
+ *                                  that stores its entry, in the same script)
+ *   P journal:<n>                  hash: seq -> one entry, for seqs n*1000 to n*1000+999; an
+ *                                  entry is the JSON array [seq, at, intentId, playerId, matchId
+ *                                  or null, tag, debit, credit, amount, unit, why]
+ *   P intent:<id> field entries    the intent's own entries, 'tag:seq' joined by ',' in seq
+ *                                  order: its index, and what refuses a tag journaled twice
+ *   P journal:player:<playerId>    zset: the seqs of a player's intents' entries (member = score)
+ *   P journal:match:<groupId>      zset: the seqs of a match's intents' entries (member = score)
  *   P balance:<account>            hash: unit -> the account's balance (HINCRBY, int64)
  *   P balance-by-class             hash: '<class>|<unit>' -> the class's balance, summed
  *
- * A write's postings come as a block of ARGV (see `postingArgs` in redis.ts): the postings,
- * then each balance it changes with the bounds its current value must lie in for the result to
- * fit a signed 64-bit integer, and the HINCRBY steps that apply the change. Lua numbers are
+ * Why this shape: a script's cost in Redis is mostly its write commands (each is also copied
+ * into the AOF) and the keys it creates. A posting costs one field in a hash that holds a
+ * thousand entries, a member in its player's (and match's) sorted set, the intent's own hash
+ * (written by the move anyway) and its balances: no key of its own. All postings of one write
+ * share one INCRBY, one HSET and one ZADD per index.
+ *
+ * A write's postings come as a block of ARGV (see `postingArgs` in redis.ts): per posting its
+ * tag and the JSON text of [tag, debit, credit, amount, unit, why] without the brackets, then
+ * each balance it changes with the bound its current value must not pass for the result to
+ * fit a signed 64-bit integer (the highest it may be for a change up, the lowest for one
+ * down), and the HINCRBY steps that apply the change, joined by ','. Lua numbers are
  * doubles, so amounts are never added in Lua: the bounds and steps are computed in JS with
- * BigInt, and Lua only compares decimal strings and hands them to HINCRBY, which adds exactly.
+ * BigInt, and Lua only compares decimal strings (most by their length alone) and hands them to
+ * HINCRBY, which adds exactly.
  * Every check runs before the script's first write: Redis does not roll a script back, and a
  * HINCRBY that overflowed midway would leave half a write behind.
  *
@@ -48,8 +60,9 @@
  * hash already carries the same token answers with the row, as the first run would have, instead
  * of 'DUP id' or a lost compare-and-set that would hide the move from the process that made it.
  *
- * Every zset member is the intent's `ord`: zero-padded createdAt, zero-padded seq, then the id,
- * so that members with equal scores sort by age and then by insertion, as SQLite orders them.
+ * Every member of an index of intents is the intent's `ord`: zero-padded createdAt, zero-padded
+ * seq, then the id, so that members with equal scores sort by age and then by insertion, as
+ * SQLite orders them.
  */
 
 import { PAYOUT_KINDS } from './intent.js';
@@ -83,64 +96,84 @@ local function cmpint(a, b)
   end
   return na and -c or c
 end
--- The postings block starting at ARGV[i]; .next is the index after it.
+-- The postings block starting at ARGV[i], as indexes into ARGV rather than copies (tables cost
+-- a script more than the commands it saves them for): .np postings from .at, each its tag then
+-- its text; .nc balance changes from .ch, each its key, field, bound and steps. .next is the
+-- index after the block.
 local function postingsAt(i)
-  local b = { postings = {}, changes = {} }
   local np = tonumber(ARGV[i])
-  i = i + 1
-  for _ = 1, np do
-    b.postings[#b.postings + 1] = { tag = ARGV[i], debit = ARGV[i + 1], credit = ARGV[i + 2],
-      amount = ARGV[i + 3], unit = ARGV[i + 4], why = ARGV[i + 5] }
-    i = i + 6
-  end
-  local nc = tonumber(ARGV[i])
-  i = i + 1
-  for _ = 1, nc do
-    local c = { key = p .. ARGV[i], field = ARGV[i + 1], lo = ARGV[i + 2], hi = ARGV[i + 3], steps = {} }
-    local ns = tonumber(ARGV[i + 4])
-    i = i + 5
-    for _ = 1, ns do
-      c.steps[#c.steps + 1] = ARGV[i]
-      i = i + 1
-    end
-    b.changes[#b.changes + 1] = c
-  end
-  b.next = i
+  local b = { np = np, at = i + 1, nc = tonumber(ARGV[i + 1 + 2 * np]), ch = i + 2 + 2 * np }
+  b.next = b.ch + 4 * b.nc
   return b
 end
--- Why the block cannot be written for intent id, or nil: 'JOURNALED' when one of its entries
--- exists, 'OVERFLOW' when a balance would leave the signed 64-bit range. Reads only.
-local function refusal(b, id)
-  for _, x in ipairs(b.postings) do
-    if redis.call('EXISTS', p .. 'entry:' .. id .. ':' .. x.tag) == 1 then return 'JOURNALED' end
+-- The hash that holds entry seq (a decimal string).
+local function bucket(seq)
+  local n = string.sub(seq, 1, -4)
+  return p .. 'journal:' .. (n == '' and '0' or n)
+end
+-- Why the block cannot be written for an intent whose entries list is given ('' for none), or
+-- nil: 'JOURNALED' when one of its tags is in the list, 'OVERFLOW' when a balance would leave
+-- the signed 64-bit range. Reads only.
+local function refusal(b, entries)
+  if entries ~= '' then
+    local list = ',' .. entries
+    for k = 0, b.np - 1 do
+      if string.find(list, ',' .. ARGV[b.at + 2 * k] .. ':', 1, true) then return 'JOURNALED' end
+    end
   end
-  for _, c in ipairs(b.changes) do
-    local balance = redis.call('HGET', c.key, c.field) or '0'
-    if cmpint(balance, c.lo) < 0 or cmpint(balance, c.hi) > 0 then return 'OVERFLOW' end
+  for j = b.ch, b.next - 1, 4 do
+    local balance = redis.call('HGET', p .. ARGV[j], ARGV[j + 1]) or '0'
+    local steps = ARGV[j + 3]
+    -- Below 10^18 both (18 characters, a sign included), the sum fits: 2^63 > 9.2 * 10^18. So
+    -- the exact comparison, three times the cost of the read, is for the rare large ones.
+    if #balance > 18 or #steps > 18 then
+      local c = cmpint(balance, ARGV[j + 2])
+      if string.sub(steps, 1, 1) == '-' then
+        if c < 0 then return 'OVERFLOW' end
+      elseif c > 0 then
+        return 'OVERFLOW'
+      end
+    end
   end
   return nil
 end
 -- Writes the block's entries, stamped with intent n and time at, and moves its balances.
+-- Returns the intent's entries list with them, for the caller to store in the intent's hash
+-- (nil when the block has no postings).
 local function journal(b, n, at)
-  for _, x in ipairs(b.postings) do
-    local eid = n.id .. ':' .. x.tag
-    local seq = redis.call('INCR', p .. 'journal:seq')
-    local fields = { 'id', eid, 'seq', seq, 'intentId', n.id, 'playerId', n.playerId,
-      'tag', x.tag, 'debit', x.debit, 'credit', x.credit, 'amount', x.amount, 'unit', x.unit,
-      'why', x.why, 'at', at }
-    if n.groupId then
-      fields[#fields + 1] = 'matchId'
-      fields[#fields + 1] = n.groupId
+  local np = b.np
+  if np == 0 then return nil end
+  local first = redis.call('INCRBY', p .. 'journal:seq', np) - np
+  local head = ',' .. at .. ',' .. cjson.encode(n.id) .. ',' .. cjson.encode(n.playerId) .. ',' ..
+    (n.groupId and cjson.encode(n.groupId) or 'null') .. ','
+  local list = n.entries or ''
+  local key, fields, seqs = nil, {}, {}
+  for k = 1, np do
+    local seq = string.format('%d', first + k)
+    -- Seqs of one write are consecutive: they span one hash, or two.
+    local into = bucket(seq)
+    if into ~= key then
+      if key then redis.call('HSET', key, unpack(fields)) end
+      key, fields = into, {}
     end
-    redis.call('HSET', p .. 'entry:' .. eid, unpack(fields))
-    redis.call('ZADD', p .. 'journal', seq, eid)
-    redis.call('ZADD', p .. 'journal:intent:' .. n.id, seq, eid)
-    redis.call('ZADD', p .. 'journal:player:' .. n.playerId, seq, eid)
-    if n.groupId then redis.call('ZADD', p .. 'journal:match:' .. n.groupId, seq, eid) end
+    fields[#fields + 1] = seq
+    fields[#fields + 1] = '[' .. seq .. head .. ARGV[b.at + 2 * k - 1] .. ']'
+    seqs[#seqs + 1] = seq
+    seqs[#seqs + 1] = seq
+    list = (list == '' and '' or list .. ',') .. ARGV[b.at + 2 * k - 2] .. ':' .. seq
   end
-  for _, c in ipairs(b.changes) do
-    for _, step in ipairs(c.steps) do redis.call('HINCRBY', c.key, c.field, step) end
+  redis.call('HSET', key, unpack(fields))
+  redis.call('ZADD', p .. 'journal:player:' .. n.playerId, unpack(seqs))
+  if n.groupId then redis.call('ZADD', p .. 'journal:match:' .. n.groupId, unpack(seqs)) end
+  for j = b.ch, b.next - 1, 4 do
+    local key, field, steps = p .. ARGV[j], ARGV[j + 1], ARGV[j + 3]
+    if string.find(steps, ',', 1, true) then
+      for step in string.gmatch(steps, '[^,]+') do redis.call('HINCRBY', key, field, step) end
+    else
+      redis.call('HINCRBY', key, field, steps)
+    end
   end
+  return list
 end
 -- Moves the intent between indexes to match its new state; o is {} for a new intent.
 local function reindex(o, n)
@@ -196,8 +229,8 @@ end
  * triples (spent key suffix, cap, window start), then the postings block, then field/value
  * pairs. Every check runs before the first write, so a refusal writes nothing. Returns the
  * stored hash (flat), or 'DUP id', 'DUP callbackToken', 'DUP openKey <holder id>',
- * 'LIMIT player', 'LIMIT game', 'JOURNALED', 'OVERFLOW', 'BUDGET <n> <reserved>' (n: the
- * budget's 1-based index).
+ * 'LIMIT player', 'LIMIT game', 'OVERFLOW', 'BUDGET <n> <reserved>' (n: the budget's
+ * 1-based index).
  * Budget sums are Lua numbers: exact up to 2^53 msats, the largest cap the store accepts.
  */
 export const CREATE = `${HELPERS}
@@ -227,7 +260,8 @@ end
 if ARGV[7] ~= '' and redis.call('ZCARD', p .. 'open') >= tonumber(ARGV[7]) then
   return 'LIMIT game'
 end
-local refused = refusal(block, id)
+-- A new intent has no entries yet: only the balances can refuse its postings.
+local refused = refusal(block, '')
 if refused then return refused end
 local amount = tonumber(n.amount)
 for b = 1, nbudgets do
@@ -251,13 +285,17 @@ for i = first, #ARGV, 2 do
   args[#args + 1] = ARGV[i]
   args[#args + 1] = ARGV[i + 1]
 end
+local entries = journal(block, n, n.createdAt)
+if entries then
+  args[#args + 1] = 'entries'
+  args[#args + 1] = entries
+end
 redis.call('HSET', key, unpack(args))
 for b = 1, nbudgets do
   redis.call('ZADD', p .. 'spent:' .. ARGV[6 + 3 * b], ARGV[4], n.ord .. '|' .. n.amount)
 end
 if n.groupId then redis.call('ZADD', p .. 'group:' .. n.groupId, ARGV[4], n.ord) end
 reindex({}, n)
-journal(block, n, n.createdAt)
 return redis.call('HGETALL', key)
 `;
 
@@ -283,7 +321,7 @@ for s in string.gmatch(ARGV[4], '[^,]+') do
 end
 if not accepted then return false end
 local block = postingsAt(9)
-local refused = refusal(block, o.id)
+local refused = refusal(block, o.entries or '')
 if refused then return refused end
 local n = {}
 for k, v in pairs(o) do n[k] = v end
@@ -313,10 +351,15 @@ for i = last + 1, #ARGV do
   n[ARGV[i]] = nil
   dels[#dels + 1] = ARGV[i]
 end
+local entries = journal(block, n, now)
+if entries then
+  n.entries = entries
+  sets[#sets + 1] = 'entries'
+  sets[#sets + 1] = entries
+end
 redis.call('HSET', key, unpack(sets))
 if #dels > 0 then redis.call('HDEL', key, unpack(dels)) end
 reindex(o, n)
-journal(block, n, now)
 return redis.call('HGETALL', key)
 `;
 
@@ -383,37 +426,77 @@ return out
 `;
 
 /**
- * One step of a journal read: walks the index ARGV[2] (a key suffix: 'journal', or
- * 'journal:<intent|match|player>:<id>') in seq order from after seq ARGV[3], and keeps the
- * entries every given filter holds for (ARGV 6 to 9: playerId, matchId, intentId, since; ''
- * for none), until it has ARGV[4] of them or has looked at ARGV[5] entries: a sparse filter
- * never holds the server for long, the caller asks again from where the step stopped.
- * Returns { the last seq looked at, 1 when the index ended (else 0), flat entries... }.
+ * One step of a journal read, in seq order from after seq ARGV[4]: ARGV[2] says where the seqs
+ * come from ('all': every entry; 'zset': the index ARGV[3], 'journal:player:<id>' or
+ * 'journal:match:<id>'; 'intent': the entries list of intent ARGV[3]). Keeps the entries every
+ * given filter holds for (ARGV 7 to 10: playerId, matchId, intentId, since; '' for none; an
+ * entry is decoded only when a filter is given), until it has ARGV[5] of them or has looked at
+ * ARGV[6] entries: a sparse filter never holds the server for long, the caller asks again from
+ * where the step stopped. Returns { the last seq looked at, 1 when the seqs ended (else 0),
+ * entries (JSON text)... }.
  */
 export const JOURNAL = `${HELPERS}
-local idx, want, budget = p .. ARGV[2], tonumber(ARGV[4]), tonumber(ARGV[5])
-local player, match, intent, since = ARGV[6], ARGV[7], ARGV[8], tonumber(ARGV[9])
-local last = ARGV[3]
+local mode, from = ARGV[2], ARGV[3]
+local want, budget = tonumber(ARGV[5]), tonumber(ARGV[6])
+local player, match, intent, since = ARGV[7], ARGV[8], ARGV[9], tonumber(ARGV[10])
+local filtered = player ~= '' or match ~= '' or intent ~= '' or since ~= nil
+local last = ARGV[4]
+local top, listed
+if mode == 'all' then
+  top = tonumber(redis.call('GET', p .. 'journal:seq') or '0')
+elseif mode == 'intent' then
+  listed = {}
+  for seq in string.gmatch(redis.call('HGET', ikey(from), 'entries') or '', ':(%d+)') do
+    listed[#listed + 1] = seq
+  end
+end
+-- The next seqs after last, at most n of them.
+local function following(n)
+  local seqs = {}
+  if mode == 'all' then
+    for s = tonumber(last) + 1, math.min(top, tonumber(last) + n) do
+      seqs[#seqs + 1] = string.format('%d', s)
+    end
+  elseif mode == 'zset' then
+    seqs = redis.call('ZRANGEBYSCORE', p .. from, '(' .. last, '+inf', 'LIMIT', 0, n)
+  else
+    for _, s in ipairs(listed) do
+      if #seqs < n and tonumber(s) > tonumber(last) then seqs[#seqs + 1] = s end
+    end
+  end
+  return seqs
+end
 local out = { last, 0 }
 local seen, kept = 0, 0
 while kept < want and seen < budget do
-  local ids = redis.call('ZRANGEBYSCORE', idx, '(' .. last, '+inf', 'LIMIT', 0, math.min(256, budget - seen))
-  if #ids == 0 then
+  local seqs = following(math.min(256, budget - seen))
+  if #seqs == 0 then
     out[1], out[2] = last, 1
     return out
   end
-  for _, eid in ipairs(ids) do
-    local flat = redis.call('HGETALL', p .. 'entry:' .. eid)
-    local e = {}
-    for i = 1, #flat, 2 do e[flat[i]] = flat[i + 1] end
-    last = e.seq
-    seen = seen + 1
-    if (player == '' or e.playerId == player) and (match == '' or e.matchId == match)
-      and (intent == '' or e.intentId == intent) and (since == nil or tonumber(e.at) >= since) then
-      out[#out + 1] = flat
-      kept = kept + 1
-      if kept >= want then break end
+  -- One HMGET per hash the seqs span.
+  local i = 1
+  while i <= #seqs and kept < want do
+    local key, j = bucket(seqs[i]), i
+    while j < #seqs and bucket(seqs[j + 1]) == key do j = j + 1 end
+    local values = redis.call('HMGET', key, unpack(seqs, i, j))
+    for k = i, j do
+      local v = values[k - i + 1]
+      last = seqs[k]
+      seen = seen + 1
+      local keep = v ~= false
+      if keep and filtered then
+        local e = cjson.decode(v)
+        keep = (player == '' or e[4] == player) and (match == '' or e[5] == match)
+          and (intent == '' or e[3] == intent) and (since == nil or e[2] >= since)
+      end
+      if keep then
+        out[#out + 1] = v
+        kept = kept + 1
+        if kept >= want then break end
+      end
     end
+    i = j + 1
   end
 end
 out[1] = last
@@ -433,7 +516,8 @@ return out
 `;
 
 /**
- * Layout 2 -> 3, one intent at a time: writes an intent's opening entries and balances.
+ * Layout 2 -> 3, one intent at a time: writes an intent's opening entries and balances (in
+ * the layout this library writes, 5).
  * ARGV: prefix, the layout being migrated from, id, the meta and history the postings were
  * computed from, the migration's time, the postings block. Returns 'DONE' when another
  * process finished the migration (every intent it found then has its opening, and intents
@@ -444,13 +528,73 @@ return out
 export const OPENING = `${HELPERS}
 if redis.call('GET', p .. 'version') ~= ARGV[2] then return 'DONE' end
 local id = ARGV[3]
-local f = redis.call('HMGET', ikey(id), 'meta', 'history', 'playerId', 'groupId')
+local f = redis.call('HMGET', ikey(id), 'meta', 'history', 'playerId', 'groupId', 'entries')
 if f[1] ~= ARGV[4] or f[2] ~= ARGV[5] then return 'STALE' end
 local block = postingsAt(7)
-local refused = refusal(block, id)
+local refused = refusal(block, f[5] or '')
 if refused then return refused end
-journal(block, { id = id, playerId = f[3], groupId = f[4] or nil }, ARGV[6])
+local entries = journal(block, { id = id, playerId = f[3], groupId = f[4] or nil, entries = f[5] or nil }, ARGV[6])
+if entries then redis.call('HSET', ikey(id), 'entries', entries) end
 return 'OK'
+`;
+
+/**
+ * Layout 5 -> 6, one intent at a time: moves the entries of intent ARGV[3] from layouts 3 to 5's
+ * shape (a hash per entry, P entry:<intentId>:<tag>; sorted sets by seq of entry ids, P journal,
+ * P journal:intent:<id>, P journal:player:<id>, P journal:match:<id>) to layout 6's, keeping
+ * their seqs: each becomes a field of its journal hash, a seq in its player's and match's
+ * sets, and a 'tag:seq' in its intent's entries list. ARGV: prefix, the layout being migrated
+ * from. Returns 'DONE' when another process finished the migration, 'GONE' when the intent's
+ * entries were moved already (by another process migrating at the same time), or 'OK'. The
+ * global set P journal is dropped when the migration ends (MIGRATED_4_TO_5).
+ */
+export const CONVERT = `${HELPERS}
+if redis.call('GET', p .. 'version') ~= ARGV[2] then return 'DONE' end
+local id = ARGV[3]
+local index = p .. 'journal:intent:' .. id
+local eids = redis.call('ZRANGE', index, 0, -1)
+if #eids == 0 then return 'GONE' end
+local list = {}
+local function enc(v) return v and cjson.encode(v) or 'null' end
+for _, eid in ipairs(eids) do
+  local key = p .. 'entry:' .. eid
+  local e = hash(key)
+  if e.seq then
+    local s = e.seq
+    redis.call('HSET', bucket(s), s, '[' .. s .. ',' .. e.at .. ',' .. enc(e.intentId) .. ',' ..
+      enc(e.playerId) .. ',' .. enc(e.matchId) .. ',' .. enc(e.tag) .. ',' .. enc(e.debit) .. ',' ..
+      enc(e.credit) .. ',' .. enc(e.amount) .. ',' .. enc(e.unit) .. ',' .. enc(e.why) .. ']')
+    local player = p .. 'journal:player:' .. e.playerId
+    redis.call('ZREM', player, eid)
+    redis.call('ZADD', player, s, s)
+    if e.matchId then
+      local m = p .. 'journal:match:' .. e.matchId
+      redis.call('ZREM', m, eid)
+      redis.call('ZADD', m, s, s)
+    end
+    list[#list + 1] = e.tag .. ':' .. s
+    redis.call('DEL', key)
+  end
+end
+if redis.call('EXISTS', ikey(id)) == 1 then
+  redis.call('HSET', ikey(id), 'entries', table.concat(list, ','))
+end
+redis.call('DEL', index)
+return 'OK'
+`;
+
+/**
+ * Ends layout 5 -> 6 once every intent's entries moved: drops layout 5's set of every entry
+ * and sets the new version, unless another process already did. ARGV: prefix. Returns the
+ * stored version.
+ */
+export const MIGRATED_5_TO_6 = `
+local p = ARGV[1]
+if redis.call('GET', p .. 'version') == '5' then
+  redis.call('UNLINK', p .. 'journal')
+  redis.call('SET', p .. 'version', '6')
+end
+return redis.call('GET', p .. 'version')
 `;
 
 /**

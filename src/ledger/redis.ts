@@ -15,15 +15,21 @@
  * them; MEMORY USAGE says 120 per key), a million of them about 140 MB.
  *
  * The journal is written by the same scripts, in the same step as the intent: an entry is one
- * hash plus a member in three or four sorted sets by seq (every entry, its intent's, its
- * player's, its match's), kept for good. Balances are kept as they are written, one hash per
- * account (a field per unit) and one of class totals, so `balances` reads a few hashes and
- * never the journal. `journal` reads the most selective index from its cursor, in steps that
- * look at no more than 1,000 entries each, so a sparse filter never holds Redis for long.
- * Opening a layout-2 keyspace migrates it once: a SCAN of every intent, two round trips per
- * intent that holds money somewhere (its hash, then its opening entries). Opening a layout-3
- * one takes the TTL off every event id it kept (a SCAN, one round trip per page of 1,000);
- * opening a layout-4 one indexes its open intents (a SCAN, one script per page of 1,000).
+ * field (its JSON) in a hash of a thousand entries by seq, a 'tag:seq' in its intent's own hash
+ * (which refuses a step journaled twice without a read) and a member in its player's and its
+ * match's sorted sets of seqs, kept for good; no key of its own. Balances are kept as they are
+ * written, one hash per account (a field per unit) and one of class totals, so `balances`
+ * reads a few hashes and never the journal. What that costs Redis's one thread, measured
+ * (bench/README.md, benchmark 5): a move's script takes about 15 µs more with its posting
+ * (INCRBY, HSET, ZADD, four HGETs and four HINCRBYs; 27 µs and 14 commands in layouts 3 to 5), and
+ * the AOF about 670 bytes more (1,100). `journal` reads the most selective index from its
+ * cursor, in steps that look at no more than 1,000 entries each, so a sparse filter never holds
+ * Redis for long. Opening a layout-2 keyspace migrates it once: a SCAN of every intent, two round trips
+ * per intent that holds money somewhere (its hash, then its opening entries). Opening a
+ * layout-3 one takes the TTL off every event id it kept (a SCAN, one round trip per page of
+ * 1,000); opening a layout-4 one indexes its open intents (a SCAN, one script per page of
+ * 1,000); opening a layout-5 one moves every intent's entries into layout 6's shape: a SCAN,
+ * one round trip per intent with entries.
  *
  * The game's cap (`maxOpenPerGame`) is the size of one sorted set, `open`, that the scripts
  * keep as intents open and end: a create's check is one ZCARD, and an open intent (matches
@@ -77,11 +83,13 @@ import {
   ADVANCE,
   BALANCES,
   CLAIM,
+  CONVERT,
   CREATE,
   INDEX_OPEN,
   JOURNAL,
   MIGRATE_1_TO_2,
   MIGRATED,
+  MIGRATED_5_TO_6,
   OPENING,
   PERSIST_EVENTS,
   READ,
@@ -140,7 +148,7 @@ export interface RedisLedgerOptions {
 }
 
 /** Bumped whenever the key layout changes; an older library refuses newer data. */
-const LAYOUT_VERSION = 5;
+const LAYOUT_VERSION = 6;
 
 /** How many entries one step of a journal read looks at, at most (see JOURNAL). */
 const JOURNAL_STEP = 1000;
@@ -166,6 +174,7 @@ const SCRIPTS = {
   journal: script(JOURNAL),
   balances: script(BALANCES),
   opening: script(OPENING),
+  convert: script(CONVERT),
   persistEvents: script(PERSIST_EVENTS),
   indexOpen: script(INDEX_OPEN),
 };
@@ -273,8 +282,6 @@ export class RedisLedger implements LedgerStore {
       ...pairs,
     ]);
     if (typeof reply === 'string') {
-      // Only a posting whose entry outlived its intent can be journaled already.
-      if (reply === 'JOURNALED') throw new DuplicateIntentError('id');
       if (reply === 'OVERFLOW') throw overflow();
       const [what, field, detail] = reply.split(' ');
       if (what === 'DUP' && field === 'openKey') {
@@ -386,19 +393,18 @@ export class RedisLedger implements LedgerStore {
   async journal(query?: JournalQuery): Promise<JournalPage> {
     this.assertOpen();
     const q = parseJournalQuery(query);
-    // The most selective index given; the other filters are checked entry by entry.
-    const index =
+    // The most selective index given; the other filters are checked entry by entry, and the
+    // index's own is not (it holds for every entry the index names).
+    const [mode, from, filters] =
       q.intentId !== undefined
-        ? `journal:intent:${q.intentId}`
+        ? ['intent', q.intentId, [q.playerId, q.matchId, undefined]]
         : q.matchId !== undefined
-          ? `journal:match:${q.matchId}`
+          ? ['zset', `journal:match:${q.matchId}`, [q.playerId, undefined, undefined]]
           : q.playerId !== undefined
-            ? `journal:player:${q.playerId}`
-            : 'journal';
-    const filters = [
-      q.playerId ?? '',
-      q.matchId ?? '',
-      q.intentId ?? '',
+            ? ['zset', `journal:player:${q.playerId}`, [undefined, undefined, undefined]]
+            : ['all', '', [undefined, undefined, undefined]];
+    const filterArgs = [
+      ...filters.map((f) => f ?? ''),
       q.since === undefined ? '' : String(q.since),
     ];
     // One more than a page, to know whether another page follows.
@@ -407,14 +413,15 @@ export class RedisLedger implements LedgerStore {
     let after = String(q.after);
     for (;;) {
       const reply = (await this.run(SCRIPTS.journal, [
-        index,
+        mode,
+        from,
         after,
         String(want - entries.length),
         String(JOURNAL_STEP),
-        ...filters,
-      ])) as [string, number, ...string[][]];
+        ...filterArgs,
+      ])) as [string, number, ...string[]];
       const [last, ended, ...found] = reply;
-      for (const flat of found) entries.push(toEntry(flat));
+      for (const text of found) entries.push(toEntry(text));
       if (ended === 1 || entries.length >= want) break;
       after = String(last);
     }
@@ -608,7 +615,11 @@ export class RedisLedger implements LedgerStore {
         await this.persistEvents(client, pattern);
         stored = 4;
       }
-      if (stored === 4) await this.indexOpen(client, pattern);
+      if (stored === 4) {
+        await this.indexOpen(client, pattern);
+        stored = 5;
+      }
+      if (stored === 5) await this.convertJournal(client, pattern);
     })().catch((err: unknown) => {
       // A connection failure is retried on the next call; a refusal is not.
       if (!(err instanceof IncompatibleLedgerError) && !(err instanceof LedgerNotDurableError)) {
@@ -688,6 +699,36 @@ export class RedisLedger implements LedgerStore {
       if (keys.length > 0) await this.evaluate(client, SCRIPTS.indexOpen, keys);
     } while (cursor !== '0');
     await client.eval(MIGRATED, 1, `${this.prefix}version`, this.prefix, '4', '5');
+  }
+
+  /**
+   * Layout 5 -> 6: each intent's entries move from their own hashes and sorted sets into the
+   * shared journal hashes, its player's and match's sets of seqs and its own entries list
+   * (CONVERT), one intent per script, found by a SCAN of layout 5's per-intent sets. Two
+   * processes may do it at once: an intent's entries move once, and once either has set the
+   * new version (after its last intent) the other stops, as in `openJournal`.
+   */
+  private async convertJournal(client: RedisClientLike, pattern: string): Promise<void> {
+    const from = `${this.prefix}journal:intent:`;
+    let cursor = '0';
+    do {
+      const [next, keys] = (await client.call(
+        'SCAN',
+        cursor,
+        'MATCH',
+        `${pattern}journal:intent:*`,
+        'COUNT',
+        1000,
+      )) as [string, string[]];
+      cursor = next;
+      const outcomes = await Promise.all(
+        keys.map(async (key) =>
+          String(await this.evaluate(client, SCRIPTS.convert, ['5', key.slice(from.length)])),
+        ),
+      );
+      if (outcomes.includes('DONE')) return;
+    } while (cursor !== '0');
+    await client.eval(MIGRATED_5_TO_6, 1, `${this.prefix}version`, this.prefix);
   }
 
   /** Writes one intent's opening entries; resolves with what OPENING answered. */
@@ -782,24 +823,27 @@ const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = MAX_POSTING_AMOUNT;
 
 /**
- * A write's postings as the scripts read them (see redis-scripts.ts): the count and each
- * posting's six fields; then every balance it changes (an account's, per unit, and its
- * class's), each once with its net change: the key and field, the lowest and highest value the
- * balance may hold now for the result to fit a signed 64-bit integer, and the HINCRBY steps
- * (one, unless the net change itself is beyond 64 bits). A change that nets zero is still a
- * step: the account moved, and answers a row.
+ * A write's postings as the scripts read them (see redis-scripts.ts): the count and, per
+ * posting, its tag and the JSON text of its fields (the entry the script stores is that text
+ * with the seq, time and intent put before it); then every balance it changes (an account's,
+ * per unit, and its class's), each once with its net change: the key and field, the bound the
+ * balance must not pass now for the result to fit a signed 64-bit integer (the highest it may
+ * be for a change up, the lowest for one down: the other side cannot be passed), and the
+ * HINCRBY steps joined by ',' (one, unless the net change itself is beyond 64 bits). A change
+ * that nets zero is still a step: the account moved, and answers a row.
  */
 function postingArgs(postings: readonly Posting[]): string[] {
   const args = [String(postings.length)];
   const changes = new Map<string, { key: string; field: string; delta: bigint }>();
   const move = (key: string, field: string, delta: bigint): void => {
-    const at = JSON.stringify([key, field]);
+    // Neither part holds a newline (keys are accounts, fields units or 'class|unit').
+    const at = `${key}\n${field}`;
     const change = changes.get(at);
     if (change) change.delta += delta;
     else changes.set(at, { key, field, delta });
   };
   for (const p of postings) {
-    args.push(p.tag, p.debit, p.credit, p.amount, p.unit, p.why);
+    args.push(p.tag, postingText(p));
     const amount = BigInt(p.amount);
     move(`balance:${p.debit}`, p.unit, -amount);
     move(`balance:${p.credit}`, p.unit, amount);
@@ -818,10 +862,26 @@ function postingArgs(postings: readonly Posting[]): string[] {
       steps.push(String(step));
       rest -= step;
     } while (rest !== 0n);
-    args.push(key, field, String(INT64_MIN - delta), String(INT64_MAX - delta));
-    args.push(String(steps.length), ...steps);
+    const bound = delta < 0n ? INT64_MIN - delta : INT64_MAX - delta;
+    args.push(key, field, String(bound), steps.join(','));
   }
   return args;
+}
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/**
+ * A posting's fields as JSON text without the brackets. JSON.stringify writes a lone surrogate
+ * as an escape that Lua's cjson refuses to decode (and reads would filter with it): such a
+ * string is stored as Redis stored it before, each lone surrogate as U+FFFD.
+ */
+function postingText(p: Posting): string {
+  const fields = [p.tag, p.debit, p.credit, p.amount, p.unit, p.why];
+  let text = JSON.stringify(fields);
+  if (text.includes('\\u')) {
+    text = JSON.stringify(fields.map((f) => f.replace(LONE_SURROGATE, '\uFFFD')));
+  }
+  return text.slice(1, -1);
 }
 
 function overflow(): InvalidIntentError {
@@ -843,23 +903,26 @@ function byAccountAndUnit(a: AccountBalance, b: AccountBalance): number {
   return a.unit < b.unit ? -1 : a.unit > b.unit ? 1 : 0;
 }
 
-function toEntry(flat: readonly string[]): JournalEntry {
-  const e: Record<string, string> = {};
-  for (let i = 0; i < flat.length; i += 2) e[flat[i] as string] = flat[i + 1] as string;
-  return {
-    id: e.id as string,
-    seq: Number(e.seq),
-    intentId: e.intentId as string,
-    playerId: e.playerId as string,
-    matchId: e.matchId ?? null,
-    tag: e.tag as string,
-    debit: e.debit as string,
-    credit: e.credit as string,
-    amount: e.amount as string,
-    unit: e.unit as string,
-    why: e.why as string,
-    at: Number(e.at),
-  };
+/** An entry as the scripts store it (see redis-scripts.ts). */
+type StoredEntry = [
+  seq: number,
+  at: number,
+  intentId: string,
+  playerId: string,
+  matchId: string | null,
+  tag: string,
+  debit: string,
+  credit: string,
+  amount: string,
+  unit: string,
+  why: string,
+];
+
+function toEntry(text: string): JournalEntry {
+  const stored = JSON.parse(text) as StoredEntry;
+  const [seq, at, intentId, playerId, matchId, tag, debit, credit, amount, unit, why] = stored;
+  const id = `${intentId}:${tag}`;
+  return { id, seq, intentId, playerId, matchId, tag, debit, credit, amount, unit, why, at };
 }
 
 function toIntent(reply: unknown): Intent {

@@ -3,8 +3,10 @@
  * then what only a networked store must show: two instances with their own connections never
  * both win a move or a lease, an expired lease passes to another instance, the connection
  * forms RedisPresence accepts, scripts surviving SCRIPT FLUSH, and keys kept under the prefix;
- * a write whose reply was lost journals its postings once, and a layout-2 keyspace gets its
- * opening entries and balances when a layout-3 library first meets it, however many migrate.
+ * a write whose reply was lost journals its postings once, a layout-2 keyspace gets its
+ * opening entries and balances when a layout-3 library first meets it, and a layout-4 journal
+ * moves into layout 5's shape with every read answering as before, however many migrate; the
+ * journal's own shape (entries over two of its hashes, texts kept as Redis keeps strings).
  */
 
 import assert from 'node:assert/strict';
@@ -25,7 +27,9 @@ import {
   accountClass,
   afterWrite,
   type JournalEntry,
+  type JournalQuery,
   openingPostings,
+  type Posting,
   postingsFor,
 } from '../../src/ledger/journal.js';
 import { needRedis } from '../support/needs.js';
@@ -38,6 +42,9 @@ import {
   newIntent,
   rejection,
 } from './contract.js';
+
+/** The layout this library writes, and every migration ends at. */
+const LAYOUT = '6';
 
 describe('RedisLedger', function () {
   this.timeout(30_000);
@@ -82,6 +89,16 @@ describe('RedisLedger', function () {
       after = page.next;
     }
   }
+
+  /** A posting in msats, its tag for its reason. */
+  const step = (tag: string, debit: string, credit: string, amount: string): Posting => ({
+    tag,
+    debit,
+    credit,
+    amount,
+    unit: 'msats',
+    why: tag,
+  });
 
   /** Creates with the postings journal.ts computes, as the engine does. */
   async function journaledCreate(store: RedisLedger, input: NewIntent, now = 1): Promise<Intent> {
@@ -138,7 +155,7 @@ describe('RedisLedger', function () {
       await admin.set(`${p}version`, '3');
       const upgraded = ledger(p);
       await upgraded.open();
-      assert.equal(await admin.get(`${p}version`), '5');
+      assert.equal(await admin.get(`${p}version`), LAYOUT);
       const ttls = await Promise.all(ids.map((id) => admin.pttl(`${p}event:${id}`)));
       assert.deepEqual(new Set(ttls), new Set([-1]));
       assert.equal(await upgraded.recordEvent('ramp:old-7'), false);
@@ -168,7 +185,7 @@ describe('RedisLedger', function () {
       await admin.set(`${p}version`, '4');
       const [a, b] = [ledger(p), ledger(p)];
       await Promise.all([a.open(), b.open()]);
-      assert.equal(await admin.get(`${p}version`), '5');
+      assert.equal(await admin.get(`${p}version`), LAYOUT);
       assert.equal(await admin.zcard(`${p}open`), 1 + open.length);
       const cap = { maxOpenPerGame: 2 + open.length };
       await a.create(newIntent(), 1, cap);
@@ -411,7 +428,7 @@ describe('RedisLedger', function () {
       const store = new RedisLedger(redis.url, { prefix: p, clock: { now: () => 5_000 } });
       open.push(store);
       await store.open();
-      assert.equal(await admin.get(`${p}version`), '5');
+      assert.equal(await admin.get(`${p}version`), LAYOUT);
       const entries = await everyEntry(store);
       assert.deepEqual(entries.map(({ seq: _, ...e }) => e).sort(byId), [...expected].sort(byId));
       assert.ok(entries.every((e) => e.tag === 'opening' && e.why.startsWith('opening: ')));
@@ -456,7 +473,7 @@ describe('RedisLedger', function () {
         return store;
       });
       await Promise.all(migrators.map((m) => m.open()));
-      assert.equal(await admin.get(`${p}version`), '5');
+      assert.equal(await admin.get(`${p}version`), LAYOUT);
       const expected = openings(intents, 5_000);
       const entries = await everyEntry(migrators[0] as RedisLedger);
       assert.deepEqual(entries.map(({ seq: _, ...e }) => e).sort(byId), [...expected].sort(byId));
@@ -485,19 +502,171 @@ describe('RedisLedger', function () {
       assert.deepEqual(await store.journal({ intentId: huge.id }), { entries: [], next: null });
       const others = intents.filter((i) => i !== huge);
       assert.equal((await everyEntry(store)).length, openings(others, 5_000).length);
-      assert.equal(await admin.get(`${p}version`), '5');
+      assert.equal(await admin.get(`${p}version`), LAYOUT);
+    });
+  });
+
+  describe('layout 6: the journal of a ledger written by layout 4', () => {
+    /**
+     * Journaled intents of several players, some in a match, one write with three postings,
+     * texts JSON must escape, and `more` intents of fresh players; each moved once more.
+     */
+    async function journaled(store: RedisLedger, more = 0): Promise<Intent[]> {
+      const match = `match-${randomUUID()}`;
+      const [alice, bob] = [`player-${randomUUID()}`, `player-${randomUUID()}`];
+      const inputs = [
+        newIntent({ playerId: alice }),
+        newIntent({ playerId: alice, groupId: match, id: `${match}:payout:${alice}` }),
+        newIntent({ playerId: bob, groupId: match }),
+        newIntent({ playerId: bob, description: 'a "quoted" \\ ünï \n text' }),
+        ...Array.from({ length: more }, () => newIntent()),
+      ];
+      const intents: Intent[] = [];
+      for (const [i, input] of inputs.entries()) {
+        const created = await journaledCreate(store, input, 10 + i);
+        const shown = afterWrite(created, 'pending', {}, 20 + i);
+        intents.push(
+          (await store.transition(created.id, 'creating', 'pending', {
+            now: 20 + i,
+            postings: postingsFor(created, shown),
+          })) as Intent,
+        );
+      }
+      const first = intents[0] as Intent;
+      await store.update(first.id, 'pending', {}, 30, [
+        step('a', 'wallet', 'house:fees', '5'),
+        step('b', 'house:fees', 'escrow:x', '3'),
+        { ...step('c', 'points:p', 'house:points', '7'), unit: 'USDZ', why: 'said "so"\n' },
+      ]);
+      return intents;
+    }
+
+    /**
+     * Rewrites a layout-5 keyspace as a layout-4 library left it: each entry a hash of its own
+     * and a member (its id) of the sets by seq of every entry, of its intent, player and match;
+     * no journal hashes, no entries lists; version 4.
+     */
+    async function toLayout4(p: string): Promise<void> {
+      const buckets = (await admin.keys(`${p}journal:*`)).filter((k) =>
+        /^journal:\d+$/.test(k.slice(p.length)),
+      );
+      assert.ok(buckets.length > 0);
+      for (const bucket of buckets) {
+        for (const text of Object.values(await admin.hgetall(bucket))) {
+          const [seq, at, intentId, playerId, matchId, tag, debit, credit, amount, unit, why] =
+            JSON.parse(text) as [number, number, string, string, string | null, ...string[]];
+          const id = `${intentId}:${tag}`;
+          const fields = { id, seq, intentId, playerId, tag, debit, credit, amount, unit, why, at };
+          await admin.hset(`${p}entry:${id}`, matchId === null ? fields : { ...fields, matchId });
+          await admin.zadd(`${p}journal`, seq, id);
+          await admin.zadd(`${p}journal:intent:${intentId}`, seq, id);
+          for (const set of [`journal:player:${playerId}`, `journal:match:${matchId}`]) {
+            if (set.endsWith(':null') && matchId === null) continue;
+            await admin.zrem(`${p}${set}`, String(seq));
+            await admin.zadd(`${p}${set}`, seq, id);
+          }
+        }
+        await admin.del(bucket);
+      }
+      for (const key of await admin.keys(`${p}intent:*`)) await admin.hdel(key, 'entries');
+      await admin.set(`${p}version`, '4');
+    }
+
+    /** Every page of a query, `limit` entries a page. */
+    async function pages(
+      store: RedisLedger,
+      query: JournalQuery = {},
+      limit = 2,
+    ): Promise<JournalEntry[]> {
+      const entries: JournalEntry[] = [];
+      let after: string | undefined;
+      for (;;) {
+        const page = await store.journal({ ...query, limit, ...(after ? { after } : {}) });
+        entries.push(...page.entries);
+        if (page.next === null) return entries;
+        after = page.next;
+      }
+    }
+
+    /** What every read of the journal and the balances answers. */
+    async function reading(store: RedisLedger) {
+      const all = await pages(store);
+      const of = (pick: (e: JournalEntry) => string | null) =>
+        [...new Set(all.map(pick))].filter((v): v is string => v !== null);
+      const reads: Record<string, unknown> = { all, since: await pages(store, { since: 21 }) };
+      for (const playerId of of((e) => e.playerId)) {
+        reads[`player ${playerId}`] = await pages(store, { playerId });
+      }
+      for (const matchId of of((e) => e.matchId)) {
+        reads[`match ${matchId}`] = await pages(store, { matchId });
+      }
+      for (const intentId of of((e) => e.intentId)) {
+        reads[`intent ${intentId}`] = await pages(store, { intentId });
+      }
+      const accounts = of((e) => e.debit).concat(of((e) => e.credit));
+      reads.balances = await store.balances(accounts);
+      reads.classes = await store.balances();
+      return reads;
+    }
+
+    it('moves every entry into the journal hashes, keeping its seq, and journals on from there', async () => {
+      const p = prefix();
+      const store = ledger(p);
+      const intents = await journaled(store);
+      const before = await reading(store);
+      assert.ok((before.all as JournalEntry[]).length >= 11);
+      await toLayout4(p);
+      assert.ok((await admin.keys(`${p}entry:*`)).length >= 11, 'layout 4 written');
+
+      const upgraded = ledger(p);
+      await upgraded.open();
+      assert.equal(await admin.get(`${p}version`), LAYOUT);
+      assert.deepEqual(await reading(upgraded), before);
+      const left = (await admin.keys(`${p}*`)).filter((k) =>
+        /(entry|journal:intent):|journal$/.test(k),
+      );
+      assert.deepEqual(left, [], 'nothing of layout 4 is left');
+
+      // A step journaled before is refused; the next ones take the next seqs.
+      const shown = intents[2] as Intent;
+      const claimed = afterWrite(shown, 'completed', {}, 40);
+      const postings = postingsFor(shown, claimed);
+      assert.equal(
+        await upgraded.update(shown.id, 'pending', {}, 40, [
+          { ...(postings[0] as Posting), tag: 'pending' },
+        ]),
+        null,
+      );
+      await upgraded.transition(shown.id, 'pending', 'completed', { now: 40, postings });
+      const entries = (await upgraded.journal({ intentId: shown.id })).entries;
+      assert.deepEqual(
+        entries.map((e) => e.tag),
+        ['created', 'pending', 'completed'],
+      );
+      const last = (before.all as JournalEntry[]).at(-1) as JournalEntry;
+      assert.equal(entries.at(-1)?.seq, last.seq + 1);
+    });
+
+    it('moves each entry once when several processes migrate at the same time', async () => {
+      const p = prefix();
+      // Intents over more than one SCAN page, for the migrations to overlap.
+      await journaled(ledger(p), 600);
+      const store = ledger(p);
+      const before = { all: await pages(store, {}, 1000), classes: await store.balances() };
+      await toLayout4(p);
+      const migrators = Array.from({ length: 4 }, () => ledger(p));
+      await Promise.all(migrators.map((m) => m.open()));
+      assert.equal(await admin.get(`${p}version`), LAYOUT);
+      const after = migrators[1] as RedisLedger;
+      assert.deepEqual(
+        { all: await pages(after, {}, 1000), classes: await after.balances() },
+        before,
+      );
+      assert.deepEqual(await admin.keys(`${p}entry:*`), []);
     });
   });
 
   describe('the journal in Redis', () => {
-    const step = (tag: string, debit: string, credit: string, amount: string) => ({
-      tag,
-      debit,
-      credit,
-      amount,
-      unit: 'msats',
-      why: tag,
-    });
     const MAX = String(2n ** 63n - 1n);
 
     it('refuses a write that would take a balance or a class total past 64 bits, writing nothing', async () => {
@@ -539,6 +708,105 @@ describe('RedisLedger', function () {
         { account: 'claimable:b', unit: 'msats', balance: MAX },
         { account: 'wallet', unit: 'msats', balance: `-${MAX}` },
       ]);
+    });
+
+    it('tells most balances fit by their length, and compares the long ones exactly', async () => {
+      const store = ledger(prefix());
+      const E18 = 10n ** 18n;
+      const [a, b] = ['owed:a', 'owed:b'];
+      // 18 digits each, told by length: the sum (under 2 * 10^18) fits.
+      const big = await store.create(newIntent(), 1, undefined, [
+        step('one', 'wallet', a, String(E18 - 1n)),
+        step('two', 'house:fees', a, String(E18 - 1n)),
+      ]);
+      // 19 digits: compared exactly, up to the last msat of 2^63 - 1 in the account and its class.
+      const room = 2n ** 63n - 1n - 2n * (E18 - 1n);
+      await rejection(
+        store.update(big.id, 'creating', {}, 2, [step('over', 'wallet', a, String(room + 1n))]),
+        InvalidIntentError,
+      );
+      await rejection(
+        store.update(big.id, 'creating', {}, 2, [step('over', 'wallet', b, String(room + 1n))]),
+        InvalidIntentError,
+      );
+      await store.update(big.id, 'creating', {}, 2, [step('full', 'wallet', a, String(room))]);
+      assert.deepEqual(await store.balances([a]), [{ account: a, unit: 'msats', balance: MAX }]);
+      await rejection(
+        store.update(big.id, 'creating', {}, 3, [step('past', 'house:fees', a, '1')]),
+        InvalidIntentError,
+      );
+      assert.deepEqual(
+        (await store.journal({ intentId: big.id })).entries.map((e) => e.tag),
+        ['one', 'two', 'full'],
+      );
+    });
+
+    it('moves a balance by more than 64 bits in one write, in steps, when the result fits', async () => {
+      const store = ledger(prefix());
+      const [x, y] = ['owed:x', 'owed:y'];
+      const intent = await store.create(newIntent(), 1, undefined, [step('a', x, y, MAX)]);
+      // x goes from -MAX to MAX and y back: each a net change of 2 * MAX, the class's none.
+      await store.update(intent.id, 'creating', {}, 2, [
+        step('b', y, x, MAX),
+        step('c', y, x, MAX),
+      ]);
+      assert.deepEqual(await store.balances([x, y]), [
+        { account: x, unit: 'msats', balance: MAX },
+        { account: y, unit: 'msats', balance: `-${MAX}` },
+      ]);
+      await rejection(
+        store.update(intent.id, 'creating', {}, 3, [step('d', 'wallet', x, '1')]),
+        InvalidIntentError,
+      );
+      await rejection(
+        // -MAX - 1 is the lowest a balance may hold; two below it is not.
+        store.update(intent.id, 'creating', {}, 3, [step('d', y, 'wallet', '2')]),
+        InvalidIntentError,
+      );
+      assert.equal((await store.journal({ intentId: intent.id })).entries.length, 3);
+    });
+
+    it('stores a write’s entries over two journal hashes, and texts as Redis keeps strings', async () => {
+      const p = prefix();
+      const store = ledger(p);
+      await store.open();
+      // The next write's seqs are 999, 1000 and 1001: the last of journal:0, two of journal:1.
+      await admin.set(`${p}journal:seq`, '998');
+      const odd = '"q" \\ \n ü 🎲 \ud800';
+      const input = { ...newIntent({ groupId: 'm1' }), id: randomUUID() };
+      const created = await store.create(input, 7, undefined, [
+        step('x', 'wallet', 'inflight', '1'),
+        { ...step('y', 'inflight', 'claimable:b', '1'), why: odd },
+        { ...step('z', 'claimable:b', 'wallet', '1'), unit: odd },
+      ]);
+      assert.deepEqual((await admin.hkeys(`${p}journal:1`)).sort(), ['1000', '1001']);
+      const [x, y, z] = (await store.journal()).entries;
+      assert.deepEqual(
+        [x, y, z].map((e) => [e?.seq, e?.id]),
+        [999, 1000, 1001].map((seq, i) => [seq, `${created.id}:${'xyz'[i]}`]),
+      );
+      // What Redis made of the lone surrogate before (UTF-8 has none), and nothing else changed.
+      const kept = odd.replace('\ud800', '\ufffd');
+      assert.equal(y?.why, kept);
+      assert.equal(z?.unit, kept);
+      assert.deepEqual(await store.balances(['claimable:b']), [
+        { account: 'claimable:b', unit: kept, balance: '-1' },
+        { account: 'claimable:b', unit: 'msats', balance: '1' },
+      ]);
+      // Every index and filter finds them, the filters decoding each entry in Lua.
+      const want = [x, y, z];
+      for (const query of [
+        { intentId: created.id },
+        { playerId: created.playerId },
+        { matchId: 'm1' },
+        { matchId: 'm1', playerId: created.playerId, since: 7 },
+        { intentId: created.id, matchId: 'm1', playerId: created.playerId },
+      ]) {
+        assert.deepEqual((await store.journal(query)).entries, want, JSON.stringify(query));
+      }
+      assert.deepEqual((await store.journal({ playerId: 'else' })).entries, []);
+      assert.deepEqual((await store.journal({ intentId: created.id, matchId: 'm2' })).entries, []);
+      assert.deepEqual((await store.journal({ intentId: created.id, since: 8 })).entries, []);
     });
 
     it('finds the few entries a filter keeps among thousands, over several steps', async () => {
@@ -624,7 +892,7 @@ describe('RedisLedger', function () {
         `balance:claimable:${journaled.playerId}`,
         'balance:house:rewards',
         'balance:inflight',
-        'journal',
+        'journal:0',
         `journal:player:${journaled.playerId}`,
         'journal:seq',
         'open',
@@ -632,10 +900,14 @@ describe('RedisLedger', function () {
         `room:${journaled.roomId}`,
         `token:${journaled.callbackToken}`,
       ]);
-      for (const key of ['entry:{id}:created', 'entry:{id}:pending', 'journal:intent:{id}']) {
-        assert.equal(await admin.exists(p + key.replace('{id}', journaled.id)), 1, key);
-      }
-      assert.equal(await admin.exists(`${p}journal:match:m1`), 1);
+      // The entries have no keys of their own: fields of the journal's hash, listed in their
+      // intent's hash.
+      assert.deepEqual((await admin.hkeys(`${p}journal:0`)).sort(), ['1', '2']);
+      assert.equal(
+        await admin.hget(`${p}intent:${journaled.id}`, 'entries'),
+        'created:1,pending:2',
+      );
+      assert.deepEqual(await admin.zrange(`${p}journal:match:m1`, '0', '-1'), ['1', '2']);
     });
 
     it('refuses keys laid out by a newer version of the library', async () => {
