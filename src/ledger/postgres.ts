@@ -79,7 +79,7 @@ import { createHash } from 'node:crypto';
 import type { Pool, PoolClient, PoolConfig } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import { type Clock, systemClock } from '../clock.js';
-import { BudgetExceededError, LimitExceededError } from '../errors.js';
+import { BudgetExceededError, ConfigurationError, LimitExceededError } from '../errors.js';
 import { VERSION } from '../version.js';
 import {
   DuplicateIntentError,
@@ -228,14 +228,18 @@ export class PostgresLedger implements LedgerStore {
   constructor(connection?: PostgresConnection, options: PostgresLedgerOptions = {}) {
     this.schema = options.schema ?? 'lightning';
     if (typeof this.schema !== 'string' || !SCHEMA_NAME.test(this.schema)) {
-      throw new TypeError(
-        'PostgresLedger: schema must be letters, digits and underscores (at most 63), not starting with a digit',
+      throw new ConfigurationError(
+        'PostgresLedger options.schema',
+        'must be letters, digits and underscores (at most 63), not starting with a digit',
       );
     }
     this.clock = options.clock ?? systemClock;
     this.durability = options.durability ?? 'fsync';
     if (this.durability !== 'fsync' && this.durability !== 'none') {
-      throw new TypeError(`PostgresLedger: durability must be 'fsync' or 'none'`);
+      throw new ConfigurationError(
+        'PostgresLedger options.durability',
+        "must be 'fsync' or 'none'",
+      );
     }
     this.logger = options.logger ?? { warn: (m) => console.warn(`[lightning] ${m}`) };
     this.prepare = options.preparedStatements ?? true;
@@ -1187,7 +1191,10 @@ function isPool(connection: PostgresConnection | undefined): connection is Pool 
   const candidate = connection as Partial<Pool>;
   if (typeof candidate.connect !== 'function') return false;
   if (typeof candidate.query !== 'function' || !('totalCount' in candidate)) {
-    throw new TypeError('PostgresLedger: pass a pg.Pool (not a pg.Client), a URL or pool options');
+    throw new ConfigurationError(
+      'PostgresLedger connection',
+      'pass a pg.Pool (not a pg.Client), a URL or pool options',
+    );
   }
   return true;
 }

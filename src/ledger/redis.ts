@@ -52,7 +52,7 @@ import { createHash } from 'node:crypto';
 import type { Redis, RedisOptions } from 'ioredis';
 import { v7 as uuidv7 } from 'uuid';
 import { type Clock, systemClock } from '../clock.js';
-import { BudgetExceededError, LimitExceededError } from '../errors.js';
+import { BudgetExceededError, ConfigurationError, LimitExceededError } from '../errors.js';
 import {
   DuplicateIntentError,
   IncompatibleLedgerError,
@@ -208,13 +208,19 @@ export class RedisLedger implements LedgerStore {
     this.replicaTimeoutMs = options.replicaTimeoutMs ?? 1000;
     this.logger = options.logger ?? { warn: (m) => console.warn(`[lightning] ${m}`) };
     if (this.durability !== 'aof' && this.durability !== 'none') {
-      throw new TypeError(`RedisLedger: durability must be 'aof' or 'none'`);
+      throw new ConfigurationError('RedisLedger options.durability', "must be 'aof' or 'none'");
     }
     if (!Number.isSafeInteger(this.replicas) || this.replicas < 0) {
-      throw new TypeError('RedisLedger: replicas must be a whole number, 0 or more');
+      throw new ConfigurationError(
+        'RedisLedger options.replicas',
+        'must be a whole number, 0 or more',
+      );
     }
     if (!Number.isSafeInteger(this.replicaTimeoutMs) || this.replicaTimeoutMs <= 0) {
-      throw new TypeError('RedisLedger: replicaTimeoutMs must be a positive whole number');
+      throw new ConfigurationError(
+        'RedisLedger options.replicaTimeoutMs',
+        'must be a positive whole number',
+      );
     }
     this.ownsClient = !isClient(connection);
     this.#client = isClient(connection)

@@ -29,6 +29,7 @@
 import type { DatabaseSync } from 'node:sqlite';
 import { v7 as uuidv7 } from 'uuid';
 import { type Clock, systemClock } from '../clock.js';
+import { ConfigurationError } from '../errors.js';
 import { LedgerBusyError, LedgerClosedError } from './errors.js';
 import type { Intent, IntentPatch, IntentStatus, NewIntent } from './intent.js';
 import type { AccountBalance, JournalPage, JournalQuery, Posting } from './journal.js';
@@ -100,6 +101,18 @@ export class SqliteLedger implements LedgerStore {
     this.path = opts.path ?? ':memory:';
     this.clock = opts.clock ?? systemClock;
     this.busyTimeoutMs = opts.busyTimeoutMs ?? 5000;
+    if (typeof this.path !== 'string') {
+      throw new ConfigurationError(
+        'SqliteLedger options.path',
+        "must be a file path or ':memory:'",
+      );
+    }
+    if (!Number.isSafeInteger(this.busyTimeoutMs) || this.busyTimeoutMs < 0) {
+      throw new ConfigurationError(
+        'SqliteLedger options.busyTimeoutMs',
+        'must be a whole number of ms, 0 or more',
+      );
+    }
     const memory = this.path === ':memory:' || this.path === '';
     if (opts.worker ?? !memory) {
       // A file is opened (created, migrated, checked) here first, so that a file this library

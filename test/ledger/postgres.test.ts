@@ -15,7 +15,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { Room } from '@colyseus/core';
 import type pg from 'pg';
-import { LimitExceededError } from '../../src/errors.js';
+import { ConfigurationError, LimitExceededError } from '../../src/errors.js';
 import {
   IncompatibleLedgerError,
   type Intent,
@@ -236,7 +236,7 @@ describe('PostgresLedger', function () {
       assert.equal((await given.query('SELECT 1 AS one')).rows[0]?.one, 1);
       await given.end();
       assert.equal(new PostgresLedger(admin).schema, 'lightning');
-      assert.throws(() => new PostgresLedger(admin, { schema: 'bad"name' }), TypeError);
+      assert.throws(() => new PostgresLedger(admin, { schema: 'bad"name' }), ConfigurationError);
     });
 
     it('creates its schema on an empty database, once, however many processes open it together', async () => {
