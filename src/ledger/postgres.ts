@@ -203,27 +203,27 @@ export class PostgresLedger implements LedgerStore {
   /** The schema that holds the tables (unquoted). */
   readonly schema: string;
   readonly #pool: Promise<Pool>;
-  private readonly ownsPool: boolean;
-  private readonly clock: Clock;
-  private readonly durability: 'fsync' | 'none';
-  private readonly logger: { warn(message: string): void };
-  private readonly prepare: boolean;
+  readonly #ownsPool: boolean;
+  readonly #clock: Clock;
+  readonly #durability: 'fsync' | 'none';
+  readonly #logger: { warn(message: string): void };
+  readonly #prepare: boolean;
   /** The quoted schema, ready to prefix table names. */
-  private readonly s: string;
+  readonly #s: string;
   /** The advisory lock that orders claims (exclusive) against other writes (shared). */
-  private readonly movesLock: string;
+  readonly #movesLock: string;
   /** The advisory lock creates near the game's cap take, one at a time, to count exactly. */
-  private readonly countLock: string;
+  readonly #countLock: string;
   /**
    * The first half of the journal writer's lock (`writerLock`), which every write with postings
    * holds on its intent from before its transaction has an id until it ends.
    */
-  private readonly writerKey: number;
-  private readonly sql: ReturnType<typeof statements>;
-  private closed = false;
-  private opened: Promise<void> | undefined;
+  readonly #writerKey: number;
+  readonly #sql: ReturnType<typeof statements>;
+  #closed = false;
+  #opened: Promise<void> | undefined;
   /** The game's open intents as the last capped create read them: a hint, never a proof. */
-  private lastOpen = 0;
+  #lastOpen = 0;
 
   constructor(connection?: PostgresConnection, options: PostgresLedgerOptions = {}) {
     this.schema = options.schema ?? 'lightning';
@@ -233,28 +233,28 @@ export class PostgresLedger implements LedgerStore {
         'must be letters, digits and underscores (at most 63), not starting with a digit',
       );
     }
-    this.clock = options.clock ?? systemClock;
-    this.durability = options.durability ?? 'fsync';
-    if (this.durability !== 'fsync' && this.durability !== 'none') {
+    this.#clock = options.clock ?? systemClock;
+    this.#durability = options.durability ?? 'fsync';
+    if (this.#durability !== 'fsync' && this.#durability !== 'none') {
       throw new ConfigurationError(
         'PostgresLedger options.durability',
         "must be 'fsync' or 'none'",
       );
     }
-    this.logger = options.logger ?? { warn: (m) => console.warn(`[lightning] ${m}`) };
-    this.prepare = options.preparedStatements ?? true;
-    this.s = `"${this.schema}"`;
-    this.movesLock = this.lockKey('moves');
-    this.countLock = this.lockKey('open count');
+    this.#logger = options.logger ?? { warn: (m) => console.warn(`[lightning] ${m}`) };
+    this.#prepare = options.preparedStatements ?? true;
+    this.#s = `"${this.schema}"`;
+    this.#movesLock = this.#lockKey('moves');
+    this.#countLock = this.#lockKey('open count');
     // Non-negative, so that pg_locks (which shows it as an oid) shows the same number.
-    this.writerKey = Number(BigInt(this.lockKey('journal writers')) & 0x7fffffffn);
-    this.sql = statements(this.s, this.movesLock, this.writerKey);
+    this.#writerKey = Number(BigInt(this.#lockKey('journal writers')) & 0x7fffffffn);
+    this.#sql = statements(this.#s, this.#movesLock, this.#writerKey);
     if (isPool(connection)) {
-      this.ownsPool = false;
+      this.#ownsPool = false;
       guardClients(connection);
       this.#pool = Promise.resolve(connection);
     } else {
-      this.ownsPool = true;
+      this.#ownsPool = true;
       this.#pool = openPool(connection);
       // A failed import (pg not installed) surfaces on the first call, not as an unhandled rejection.
       this.#pool.catch(() => {});
@@ -262,17 +262,17 @@ export class PostgresLedger implements LedgerStore {
   }
 
   async open(): Promise<void> {
-    this.assertOpen();
-    await this.ready();
+    this.#assertOpen();
+    await this.#ready();
   }
 
   async create(
     intent: NewIntent,
-    now: number = this.clock.now(),
+    now: number = this.#clock.now(),
     guards: CreateGuards = {},
     postings?: readonly Posting[],
   ): Promise<Intent> {
-    this.assertOpen();
+    this.#assertOpen();
     const { input, checks, budgets } = parseCreate(intent, now, guards);
     const entries = parsePostings(postings);
     const history: IntentHistoryEntry[] = [{ at: now, from: null, to: 'creating' }];
@@ -298,42 +298,42 @@ export class PostgresLedger implements LedgerStore {
     const call = values.at(-1) as string;
     const journaling = entries.length > 0;
     const insert = journaling
-      ? journaled(this.s, this.sql.markCte, this.sql.insertMarked, values.length + 1)
-      : this.sql.insert;
+      ? journaled(this.#s, this.#sql.markCte, this.#sql.insertMarked, values.length + 1)
+      : this.#sql.insert;
     const params = journaling ? [...values, ...postingParams(entries, now)] : values;
     assertNoNul(params);
-    const pool = await this.ready();
+    const pool = await this.#ready();
     const counted = checks.maxOpenPerPlayer !== undefined || budgets.length > 0;
     const cap = checks.maxOpenPerGame;
-    const locks = counted || cap !== undefined ? this.guardLocks(input, checks, budgets) : [];
+    const locks = counted || cap !== undefined ? this.#guardLocks(input, checks, budgets) : [];
     // One attempt: `exactCount` near the game's cap (no other create in flight uncounted),
     // `exactShares` past a house balance shard's share of 64 bits (the exact path of the
     // journal). A refused attempt rolled back whole: the guards are counted again.
     const attempt = (exactCount: boolean, exactShares: boolean) => {
-      if (!counted && cap === undefined && !exactShares) return this.run(pool, insert, params);
-      return this.transaction(
+      if (!counted && cap === undefined && !exactShares) return this.#run(pool, insert, params);
+      return this.#transaction(
         pool,
-        exactCount ? [...locks, this.countLock] : locks,
+        exactCount ? [...locks, this.#countLock] : locks,
         async (client) => {
-          if (counted) await this.guard(client, input, now, checks.maxOpenPerPlayer, budgets);
+          if (counted) await this.#guard(client, input, now, checks.maxOpenPerPlayer, budgets);
           let rows: Record<string, unknown>[];
           if (exactShares) {
-            const row = await this.exactly(client, this.sql.insertExact, values, entries, now);
+            const row = await this.#exactly(client, this.#sql.insertExact, values, entries, now);
             rows = row === null ? [] : [row];
           } else {
-            rows = await this.run(client, insert, params);
+            rows = await this.#run(client, insert, params);
           }
           // After the insert, which took the journal writer's lock before its transaction got
           // an id: the stripes' row locks would give it one first (postgres-schema.ts).
-          if (exactCount) await client.query(EXACT_COUNT_LOCKS(this.s));
-          if (cap !== undefined) await this.gameGuard(client, input, cap, exactCount);
+          if (exactCount) await client.query(EXACT_COUNT_LOCKS(this.#s));
+          if (cap !== undefined) await this.#gameGuard(client, input, cap, exactCount);
           return rows;
         },
       );
     };
     try {
       // Where the last count seen was near this cap, straight to the exact count.
-      let exactCount = cap !== undefined && this.lastOpen + OPEN_STRIPES > cap;
+      let exactCount = cap !== undefined && this.#lastOpen + OPEN_STRIPES > cap;
       let exactShares = false;
       let rows: Record<string, unknown>[];
       for (;;) {
@@ -350,11 +350,11 @@ export class PostgresLedger implements LedgerStore {
     } catch (err) {
       const mapped = mapError(err);
       if (mapped instanceof LedgerUnavailableError && maybeSent(err)) {
-        const mine = await this.recover(values[0] as string, call);
+        const mine = await this.#recover(values[0] as string, call);
         if (mine) return mine;
       }
       if (mapped instanceof DuplicateIntentError && mapped.field === 'openKey') {
-        const holder = await this.run(pool, this.sql.openKeyHolder, [input.openKey]);
+        const holder = await this.#run(pool, this.#sql.openKeyHolder, [input.openKey]);
         throw new DuplicateIntentError('openKey', {
           cause: err,
           existingId: (holder[0]?.id as string | undefined) ?? null,
@@ -365,20 +365,20 @@ export class PostgresLedger implements LedgerStore {
   }
 
   /** The advisory locks a guarded create holds: one per player, room or game it counts against. */
-  private guardLocks(input: NewIntent, checks: CreateGuards, budgets: BudgetWindow[]): string[] {
+  #guardLocks(input: NewIntent, checks: CreateGuards, budgets: BudgetWindow[]): string[] {
     const keys = new Set<string>();
-    if (checks.maxOpenPerPlayer !== undefined) keys.add(this.lockKey('player', input.playerId));
+    if (checks.maxOpenPerPlayer !== undefined) keys.add(this.#lockKey('player', input.playerId));
     for (const b of budgets) {
-      if (b.scope === 'player') keys.add(this.lockKey('player', input.playerId));
-      else if (b.scope === 'room') keys.add(this.lockKey('room', input.roomId as string));
-      else keys.add(this.lockKey('game'));
+      if (b.scope === 'player') keys.add(this.#lockKey('player', input.playerId));
+      else if (b.scope === 'room') keys.add(this.#lockKey('room', input.roomId as string));
+      else keys.add(this.#lockKey('game'));
     }
     // One global order: two creates that share two keys take them in the same order.
     return [...keys].sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : BigInt(a) > BigInt(b) ? 1 : 0));
   }
 
   /** The guards of a create, under its locks: a refusal rolls the transaction back. */
-  private async guard(
+  async #guard(
     client: Queryable,
     input: NewIntent,
     now: number,
@@ -392,7 +392,7 @@ export class PostgresLedger implements LedgerStore {
     };
     const columns = ['1 AS one'];
     if (maxOpen !== undefined) {
-      columns.push(`(SELECT count(*) FROM ${this.s}.intents
+      columns.push(`(SELECT count(*) FROM ${this.#s}.intents
         WHERE player_id = ${param(input.playerId)} AND ${OPEN_SQL}) AS open`);
     }
     // The rewards a window holds: created after its start, unless they ended unpaid.
@@ -403,12 +403,12 @@ export class PostgresLedger implements LedgerStore {
           : b.scope === 'room'
             ? `room_id = ${param(input.roomId)} AND `
             : '';
-      columns.push(`(SELECT COALESCE(sum(amount), 0)::text FROM ${this.s}.intents
+      columns.push(`(SELECT COALESCE(sum(amount), 0)::text FROM ${this.#s}.intents
         WHERE ${who}${PAYOUT_SQL} AND created_at > ${param(now - b.windowMs, '::bigint')}
           AND status NOT IN ('expired', 'failed')) AS b${i}`);
     }
     const sql = `SELECT ${columns.join(',\n')}`;
-    const [row] = await this.run(client, sql, values);
+    const [row] = await this.#run(client, sql, values);
     if (maxOpen !== undefined && Number(row?.open) >= maxOpen) {
       throw new LimitExceededError('maxOpenPerPlayer', maxOpen, input.playerId);
     }
@@ -429,42 +429,42 @@ export class PostgresLedger implements LedgerStore {
    * flight). A refusal
    * rolls the insert back.
    */
-  private async gameGuard(
+  async #gameGuard(
     client: Queryable,
     input: NewIntent,
     max: number,
     exact: boolean,
   ): Promise<void> {
-    const [row] = await this.run(client, this.sql.openCount, []);
+    const [row] = await this.#run(client, this.#sql.openCount, []);
     const open = Number(row?.open ?? 0);
-    this.lastOpen = open;
+    this.#lastOpen = open;
     const mine = input.kind === 'match' ? 0 : 1;
     if (open - mine >= max) throw new LimitExceededError('maxOpenPerGame', max, input.playerId);
     if (!exact && mine === 1 && open + OPEN_STRIPES - 1 > max) throw new NearCap();
   }
 
   async get(id: string): Promise<Intent | null> {
-    return this.one(this.sql.byId, [id], 1);
+    return this.#one(this.#sql.byId, [id], 1);
   }
 
   async byCallbackToken(token: string): Promise<Intent | null> {
-    return this.one(this.sql.byToken, [token], 1);
+    return this.#one(this.#sql.byToken, [token], 1);
   }
 
   async byRemoteId(kind: Intent['kind'], remoteId: string): Promise<Intent | null> {
-    return this.one(this.sql.byRemote, [kind, remoteId], 2);
+    return this.#one(this.#sql.byRemote, [kind, remoteId], 2);
   }
 
   async openByRoom(roomId: string): Promise<Intent[]> {
-    return this.many(this.sql.openByRoom, [roomId], 1);
+    return this.#many(this.#sql.openByRoom, [roomId], 1);
   }
 
   async openByPlayer(playerId: string): Promise<Intent[]> {
-    return this.many(this.sql.openByPlayer, [playerId], 1);
+    return this.#many(this.#sql.openByPlayer, [playerId], 1);
   }
 
   async byGroup(groupId: string): Promise<Intent[]> {
-    return this.many(this.sql.byGroup, [groupId], 1);
+    return this.#many(this.#sql.byGroup, [groupId], 1);
   }
 
   async transition(
@@ -473,8 +473,8 @@ export class PostgresLedger implements LedgerStore {
     to: IntentStatus,
     options: TransitionOptions = {},
   ): Promise<Intent | null> {
-    this.assertOpen();
-    const { sources, now, patch } = parseMove(from, to, options, () => this.clock.now());
+    this.#assertOpen();
+    const { sources, now, patch } = parseMove(from, to, options, () => this.#clock.now());
     const entries = parsePostings(options.postings);
     const values: unknown[] = [id, sources, to, now];
     let entry = `jsonb_build_object('at', $4::bigint, 'from', status, 'to', $3::text)`;
@@ -491,10 +491,10 @@ export class PostgresLedger implements LedgerStore {
       `history = history || jsonb_build_array(${entry})`,
       ...patchSets(patch, isTerminal(to), values),
     ];
-    const write = `UPDATE ${this.s}.intents SET ${sets.join(', ')} FROM moves
+    const write = `UPDATE ${this.#s}.intents SET ${sets.join(', ')} FROM moves
       WHERE id = $1 AND status = ANY($2::text[])
       RETURNING ${COLUMNS}`;
-    return this.write(id, call, write, values, entries, now);
+    return this.#write(id, call, write, values, entries, now);
   }
 
   /**
@@ -504,7 +504,7 @@ export class PostgresLedger implements LedgerStore {
    * journaled refuses it whole (null); an answer lost with the connection is read back by its
    * token.
    */
-  private async write(
+  async #write(
     id: string,
     call: string,
     write: string,
@@ -514,16 +514,16 @@ export class PostgresLedger implements LedgerStore {
   ): Promise<Intent | null> {
     const journaling = entries.length > 0;
     try {
-      if (!journaling) return await this.one(`${this.sql.withMovesLock}\n${write}`, values, 1);
-      const sql = journaled(this.s, this.sql.journalingMovesCte, write, values.length + 1);
+      if (!journaling) return await this.#one(`${this.#sql.withMovesLock}\n${write}`, values, 1);
+      const sql = journaled(this.#s, this.#sql.journalingMovesCte, write, values.length + 1);
       try {
-        return await this.one(sql, [...values, ...postingParams(entries, now)], 1);
+        return await this.#one(sql, [...values, ...postingParams(entries, now)], 1);
       } catch (err) {
         if (!pastShare(err)) throw err;
-        const pool = await this.ready();
-        const first = `WITH ${this.sql.journalingMovesCte}\n${write}`;
-        const row = await this.transaction(pool, [], (client) =>
-          this.exactly(client, first, values, entries, now),
+        const pool = await this.#ready();
+        const first = `WITH ${this.#sql.journalingMovesCte}\n${write}`;
+        const row = await this.#transaction(pool, [], (client) =>
+          this.#exactly(client, first, values, entries, now),
         ).catch((e: unknown) => {
           throw mapError(e);
         });
@@ -532,7 +532,7 @@ export class PostgresLedger implements LedgerStore {
     } catch (err) {
       if (isJournaledAlready(err)) return null;
       if (!(err instanceof LedgerUnavailableError) || !maybeSent(err.cause)) throw err;
-      const mine = await this.recover(id, call);
+      const mine = await this.#recover(id, call);
       if (mine) return mine;
       throw err;
     }
@@ -545,14 +545,14 @@ export class PostgresLedger implements LedgerStore {
    * fresh connections for up to RECOVER_MS, while a restarting server comes back; null when the
    * write did not commit, or the server stays away (the caller gets the original error).
    */
-  private async recover(id: string, call: string): Promise<Intent | null> {
+  async #recover(id: string, call: string): Promise<Intent | null> {
     const deadline = Date.now() + RECOVER_MS;
     for (let pause = 25; ; pause = Math.min(pause * 2, 400)) {
       try {
-        const rows = await this.run(await this.#pool, this.sql.byCall, [id, call]);
+        const rows = await this.#run(await this.#pool, this.#sql.byCall, [id, call]);
         return rows[0] ? toIntent(rows[0]) : null;
       } catch (err) {
-        if (!lostConnection(err) || Date.now() + pause > deadline || this.closed) return null;
+        if (!lostConnection(err) || Date.now() + pause > deadline || this.#closed) return null;
         await new Promise((resolve) => setTimeout(resolve, pause));
       }
     }
@@ -562,10 +562,10 @@ export class PostgresLedger implements LedgerStore {
     id: string,
     status: IntentStatus,
     patch: IntentPatch,
-    now: number = this.clock.now(),
+    now: number = this.#clock.now(),
     postings?: readonly Posting[],
   ): Promise<Intent | null> {
-    this.assertOpen();
+    this.#assertOpen();
     const input = parseUpdate(status, patch, now);
     const entries = parsePostings(postings);
     const values: unknown[] = [id, status, now];
@@ -577,12 +577,12 @@ export class PostgresLedger implements LedgerStore {
       values.push(call);
       sets.push(`last_call = $${values.length}`);
     }
-    const write = `UPDATE ${this.s}.intents SET ${sets.join(', ')} FROM moves
+    const write = `UPDATE ${this.#s}.intents SET ${sets.join(', ')} FROM moves
       WHERE id = $1 AND status = $2
       RETURNING ${COLUMNS}`;
     return entries.length > 0
-      ? this.write(id, call, write, values, entries, now)
-      : this.one(`${this.sql.withMovesLock}\n${write}`, values, 1);
+      ? this.#write(id, call, write, values, entries, now)
+      : this.#one(`${this.#sql.withMovesLock}\n${write}`, values, 1);
   }
 
   /**
@@ -591,20 +591,20 @@ export class PostgresLedger implements LedgerStore {
    * locked (a house account's every shard) and the entries and whole totals are written
    * (postgres-schema.ts `lockBalances`, `journalExactly`). Null when `first` wrote no row.
    */
-  private async exactly(
+  async #exactly(
     client: PoolClient,
     first: string,
     values: unknown[],
     entries: Posting[],
     now: number,
   ): Promise<Record<string, unknown> | null> {
-    const [row] = await this.run(client, first, values);
+    const [row] = await this.#run(client, first, values);
     if (row === undefined) return null;
     const accounts = entries.flatMap((p) => [p.debit, p.credit]);
     const units = entries.flatMap((p) => [p.unit, p.unit]);
-    await this.run(client, this.sql.lockBalances, [accounts, units]);
+    await this.#run(client, this.#sql.lockBalances, [accounts, units]);
     const { id, player_id, group_id } = row as unknown as IntentRow;
-    await this.run(client, this.sql.journalExactly, [
+    await this.#run(client, this.#sql.journalExactly, [
       id,
       player_id,
       group_id,
@@ -614,7 +614,7 @@ export class PostgresLedger implements LedgerStore {
   }
 
   async journal(query?: JournalQuery): Promise<JournalPage> {
-    this.assertOpen();
+    this.#assertOpen();
     const { after, limit, ...filters } = parseJournalQuery(query);
     const keys = [filters.playerId, filters.matchId, filters.intentId];
     // A key PostgreSQL text cannot hold matches no entry.
@@ -630,8 +630,8 @@ export class PostgresLedger implements LedgerStore {
     filter('match_id', filters.matchId);
     filter('intent_id', filters.intentId);
     filter('at', filters.since, '::bigint');
-    const pool = await this.ready();
-    const rows = await this.run(pool, journalPage(this.s, where, this.writerKey), values).catch(
+    const pool = await this.#ready();
+    const rows = await this.#run(pool, journalPage(this.#s, where, this.#writerKey), values).catch(
       (err: unknown) => {
         throw mapError(err);
       },
@@ -642,12 +642,12 @@ export class PostgresLedger implements LedgerStore {
   }
 
   async balances(accounts?: readonly string[]): Promise<AccountBalance[]> {
-    this.assertOpen();
+    this.#assertOpen();
     const names = parseAccounts(accounts);
-    const pool = await this.ready();
+    const pool = await this.#ready();
     try {
       if (names === undefined) {
-        const rows = await this.run(pool, this.sql.classBalances, []);
+        const rows = await this.#run(pool, this.#sql.classBalances, []);
         return rows as unknown as AccountBalance[];
       }
       const unique = [...new Set(names)];
@@ -655,7 +655,9 @@ export class PostgresLedger implements LedgerStore {
       const stored = unique.filter((n) => !n.includes('\u0000'));
       const rows = (stored.length === 0
         ? []
-        : await this.run(pool, this.sql.accountBalances, [stored])) as unknown as AccountBalance[];
+        : await this.#run(pool, this.#sql.accountBalances, [
+            stored,
+          ])) as unknown as AccountBalance[];
       const found = new Map<string, AccountBalance[]>();
       for (const row of rows) found.set(row.account, [...(found.get(row.account) ?? []), row]);
       return unique.flatMap(
@@ -667,15 +669,15 @@ export class PostgresLedger implements LedgerStore {
   }
 
   async claimDue(now: number, limit: number, owner: string, leaseMs: number): Promise<Intent[]> {
-    this.assertOpen();
+    this.#assertOpen();
     parseEpochMs(now, 'now');
     parseClaim(limit, owner, leaseMs);
     if (limit === 0) return [];
     const values = [owner, now + leaseMs, now, limit];
     assertNoNul(values);
-    const pool = await this.ready();
-    const rows = await this.transaction(pool, [this.movesLock], (client) =>
-      this.run(client, this.sql.claim, values),
+    const pool = await this.#ready();
+    const rows = await this.#transaction(pool, [this.#movesLock], (client) =>
+      this.#run(client, this.#sql.claim, values),
     ).catch((err: unknown) => {
       throw mapError(err);
     });
@@ -692,45 +694,45 @@ export class PostgresLedger implements LedgerStore {
   }
 
   async release(id: string, owner: string): Promise<void> {
-    await this.many(this.sql.release, [id, owner], 2);
+    await this.#many(this.#sql.release, [id, owner], 2);
   }
 
   async unknowns(limit = 100): Promise<Intent[]> {
-    this.assertOpen();
+    this.#assertOpen();
     parseLimit(limit);
     if (limit === 0) return [];
-    return this.many(this.sql.unknowns, [limit], 0);
+    return this.#many(this.#sql.unknowns, [limit], 0);
   }
 
   async advanceChecks(at: number): Promise<number> {
-    this.assertOpen();
+    this.#assertOpen();
     parseEpochMs(at, 'at');
-    const pool = await this.ready();
+    const pool = await this.#ready();
     const result = await pool
-      .query(this.statement(this.sql.advance, [at]))
+      .query(this.#statement(this.#sql.advance, [at]))
       .catch((err: unknown) => {
         throw mapError(err);
       });
     return result.rowCount ?? 0;
   }
 
-  async recordEvent(eventId: string, now: number = this.clock.now()): Promise<boolean> {
-    this.assertOpen();
+  async recordEvent(eventId: string, now: number = this.#clock.now()): Promise<boolean> {
+    this.#assertOpen();
     parseEventId(eventId);
     parseEpochMs(now, 'now');
     const values = [eventId, now];
     assertNoNul(values);
-    const pool = await this.ready();
-    const rows = await this.run(pool, this.sql.recordEvent, values).catch((err: unknown) => {
+    const pool = await this.#ready();
+    const rows = await this.#run(pool, this.#sql.recordEvent, values).catch((err: unknown) => {
       throw mapError(err);
     });
     return rows.length === 1;
   }
 
   async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    if (!this.ownsPool) return;
+    if (this.#closed) return;
+    this.#closed = true;
+    if (!this.#ownsPool) return;
     try {
       await (await this.#pool).end();
     } catch {
@@ -739,8 +741,8 @@ export class PostgresLedger implements LedgerStore {
   }
 
   /** A read or a single-statement write that returns at most one intent. */
-  private async one(sql: string, values: unknown[], keys: number): Promise<Intent | null> {
-    return (await this.many(sql, values, keys))[0] ?? null;
+  async #one(sql: string, values: unknown[], keys: number): Promise<Intent | null> {
+    return (await this.#many(sql, values, keys))[0] ?? null;
   }
 
   /**
@@ -748,15 +750,15 @@ export class PostgresLedger implements LedgerStore {
    * hold (NUL) matches no stored intent, so the answer is empty, as on the other stores; the
    * other values are written, so NUL there is refused.
    */
-  private async many(sql: string, values: unknown[], keys: number): Promise<Intent[]> {
-    this.assertOpen();
+  async #many(sql: string, values: unknown[], keys: number): Promise<Intent[]> {
+    this.#assertOpen();
     if (values.slice(0, keys).some((v) => typeof v === 'string' && v.includes('\u0000'))) {
       return [];
     }
     assertNoNul(values.slice(keys));
-    const pool = await this.ready();
+    const pool = await this.#ready();
     try {
-      const rows = await this.run(pool, sql, values);
+      const rows = await this.#run(pool, sql, values);
       return rows.map(toIntent);
     } catch (err) {
       throw mapError(err);
@@ -764,23 +766,19 @@ export class PostgresLedger implements LedgerStore {
   }
 
   /** One statement, prepared once per connection under a name derived from its text. */
-  private async run(
-    on: Queryable,
-    text: string,
-    values: unknown[],
-  ): Promise<Record<string, unknown>[]> {
-    return (await on.query(this.statement(text, values))).rows as Record<string, unknown>[];
+  async #run(on: Queryable, text: string, values: unknown[]): Promise<Record<string, unknown>[]> {
+    return (await on.query(this.#statement(text, values))).rows as Record<string, unknown>[];
   }
 
-  private statement(text: string, values: unknown[]) {
-    return this.prepare ? { name: statementName(text), text, values } : { text, values };
+  #statement(text: string, values: unknown[]) {
+    return this.#prepare ? { name: statementName(text), text, values } : { text, values };
   }
 
   /**
    * BEGIN, the advisory locks (transaction-level: they end with it), `fn`, COMMIT; ROLLBACK on
    * any failure. A connection that broke mid-way is destroyed rather than handed back.
    */
-  private async transaction<T>(
+  async #transaction<T>(
     pool: Pool,
     locks: string[],
     fn: (client: PoolClient) => Promise<T>,
@@ -813,7 +811,7 @@ export class PostgresLedger implements LedgerStore {
   }
 
   /** A 64-bit advisory lock key (decimal) for this schema and `parts`. */
-  private lockKey(...parts: string[]): string {
+  #lockKey(...parts: string[]): string {
     const digest = createHash('sha256')
       .update(['colyseus-lightning', this.schema, ...parts].join('\u0000'))
       .digest();
@@ -825,16 +823,16 @@ export class PostgresLedger implements LedgerStore {
    * advisory lock, refusing one a newer library wrote. A connection failure is retried on the
    * next call; a refusal is not.
    */
-  private ready(): Promise<Pool> {
-    this.opened ??= (async () => {
+  #ready(): Promise<Pool> {
+    this.#opened ??= (async () => {
       const pool = await this.#pool;
       const client = await pool.connect();
       const ignore = () => {};
       client.on('error', ignore);
       let broken: Error | undefined;
       try {
-        await this.checkDurability(client);
-        await this.migrate(client);
+        await this.#checkDurability(client);
+        await this.#migrate(client);
       } catch (err) {
         if (!isDatabaseError(err) && !(err instanceof IncompatibleLedgerError)) {
           broken = err as Error;
@@ -846,15 +844,15 @@ export class PostgresLedger implements LedgerStore {
       }
     })().catch((err: unknown) => {
       if (!(err instanceof IncompatibleLedgerError) && !(err instanceof LedgerNotDurableError)) {
-        this.opened = undefined;
+        this.#opened = undefined;
       }
       throw err;
     });
-    return this.opened.then(() => this.#pool);
+    return this.#opened.then(() => this.#pool);
   }
 
-  private async migrate(client: PoolClient): Promise<void> {
-    await client.query(`BEGIN; SELECT pg_advisory_xact_lock(${this.lockKey('migrate')})`);
+  async #migrate(client: PoolClient): Promise<void> {
+    await client.query(`BEGIN; SELECT pg_advisory_xact_lock(${this.#lockKey('migrate')})`);
     try {
       const found = await client.query(
         `SELECT (SELECT true FROM pg_catalog.pg_namespace WHERE nspname = $1) AS schema,
@@ -865,7 +863,7 @@ export class PostgresLedger implements LedgerStore {
       const { schema, versioned } = found.rows[0] as { schema: boolean; versioned: boolean };
       let version = 0;
       if (versioned) {
-        const row = await client.query(`SELECT version FROM ${this.s}.schema_version`);
+        const row = await client.query(`SELECT version FROM ${this.#s}.schema_version`);
         version = Number(row.rows[0]?.version ?? 0);
       }
       if (version > SCHEMA_VERSION) {
@@ -875,14 +873,14 @@ export class PostgresLedger implements LedgerStore {
       }
       if (version < SCHEMA_VERSION) {
         // Only a missing schema is created: CREATE SCHEMA needs a right a runtime role may lack.
-        if (!schema) await client.query(`CREATE SCHEMA ${this.s}`);
-        await client.query(versionTable(this.s));
-        for (const [i, step] of migrations(this.s).slice(version, SCHEMA_VERSION).entries()) {
+        if (!schema) await client.query(`CREATE SCHEMA ${this.#s}`);
+        await client.query(versionTable(this.#s));
+        for (const [i, step] of migrations(this.#s).slice(version, SCHEMA_VERSION).entries()) {
           for (const statement of step) await client.query(statement);
-          if (version + i + 1 === JOURNAL_VERSION) await this.openJournal(client);
+          if (version + i + 1 === JOURNAL_VERSION) await this.#openJournal(client);
         }
         await client.query(
-          `INSERT INTO ${this.s}.schema_version (version) VALUES ($1)
+          `INSERT INTO ${this.#s}.schema_version (version) VALUES ($1)
            ON CONFLICT (only_row) DO UPDATE SET version = EXCLUDED.version`,
           [SCHEMA_VERSION],
         );
@@ -900,13 +898,13 @@ export class PostgresLedger implements LedgerStore {
    * read in pages of OPENING_BATCH; processes still on the old layout wait to write until the
    * migration commits, so the openings are of one state of the ledger.
    */
-  private async openJournal(client: PoolClient): Promise<void> {
-    await client.query(`LOCK TABLE ${this.s}.intents IN SHARE MODE`);
-    const at = this.clock.now();
+  async #openJournal(client: PoolClient): Promise<void> {
+    await client.query(`LOCK TABLE ${this.#s}.intents IN SHARE MODE`);
+    const at = this.#clock.now();
     let after = '0';
     for (;;) {
       const { rows } = await client.query(
-        `SELECT ${COLUMNS} FROM ${this.s}.intents WHERE seq > $1::bigint ORDER BY seq LIMIT $2`,
+        `SELECT ${COLUMNS} FROM ${this.#s}.intents WHERE seq > $1::bigint ORDER BY seq LIMIT $2`,
         [after, OPENING_BATCH],
       );
       const last = rows.at(-1) as IntentRow | undefined;
@@ -917,7 +915,7 @@ export class PostgresLedger implements LedgerStore {
         const intent = toIntent(row);
         for (const p of openingPostings(intent)) {
           if (BigInt(p.amount) > MAX_POSTING_AMOUNT) {
-            this.logger.warn(
+            this.#logger.warn(
               `PostgresLedger: intent ${intent.id} holds ${p.amount} ${p.unit}, past the journal's signed 64-bit range: it has no opening entry`,
             );
             continue;
@@ -927,13 +925,13 @@ export class PostgresLedger implements LedgerStore {
           for (const [c, value] of fields.entries()) columns[c]?.push(value);
         }
       }
-      if (columns[0]?.length) await client.query(openingInsert(this.s), [...columns, at]);
+      if (columns[0]?.length) await client.query(openingInsert(this.#s), [...columns, at]);
     }
-    await client.query(openingBalances(this.s));
+    await client.query(openingBalances(this.#s));
   }
 
-  private async checkDurability(client: PoolClient): Promise<void> {
-    if (this.durability === 'none') return;
+  async #checkDurability(client: PoolClient): Promise<void> {
+    if (this.#durability === 'none') return;
     const result = await client.query(
       `SELECT current_setting('fsync') AS fsync,
               current_setting('synchronous_commit') AS synchronous_commit`,
@@ -945,14 +943,14 @@ export class PostgresLedger implements LedgerStore {
       );
     }
     if (row.synchronous_commit === 'off') {
-      this.logger.warn(
+      this.#logger.warn(
         'PostgresLedger runs with synchronous_commit off: a crash of the server may forget the last commits (up to 3 x wal_writer_delay); `synchronous_commit = on` keeps every acknowledged write',
       );
     }
   }
 
-  private assertOpen(): void {
-    if (this.closed) throw new LedgerClosedError();
+  #assertOpen(): void {
+    if (this.#closed) throw new LedgerClosedError();
   }
 }
 

@@ -191,38 +191,38 @@ export class RedisLedger implements LedgerStore {
   /** The connection; yours if you passed one (then `close()` leaves it open). */
   /** The connection: the caller's client, or one this store opens on first use. */
   readonly #client: Promise<RedisClientLike>;
-  private readonly ownsClient: boolean;
-  private readonly clock: Clock;
-  private readonly durability: 'aof' | 'none';
-  private readonly replicas: number;
-  private readonly replicaTimeoutMs: number;
-  private readonly logger: { warn(message: string): void };
-  private closed = false;
-  private opened: Promise<void> | undefined;
+  readonly #ownsClient: boolean;
+  readonly #clock: Clock;
+  readonly #durability: 'aof' | 'none';
+  readonly #replicas: number;
+  readonly #replicaTimeoutMs: number;
+  readonly #logger: { warn(message: string): void };
+  #closed = false;
+  #opened: Promise<void> | undefined;
 
   constructor(connection?: RedisConnection, options: RedisLedgerOptions = {}) {
     this.prefix = options.prefix ?? 'lightning:';
-    this.clock = options.clock ?? systemClock;
-    this.durability = options.durability ?? 'aof';
-    this.replicas = options.replicas ?? 0;
-    this.replicaTimeoutMs = options.replicaTimeoutMs ?? 1000;
-    this.logger = options.logger ?? { warn: (m) => console.warn(`[lightning] ${m}`) };
-    if (this.durability !== 'aof' && this.durability !== 'none') {
+    this.#clock = options.clock ?? systemClock;
+    this.#durability = options.durability ?? 'aof';
+    this.#replicas = options.replicas ?? 0;
+    this.#replicaTimeoutMs = options.replicaTimeoutMs ?? 1000;
+    this.#logger = options.logger ?? { warn: (m) => console.warn(`[lightning] ${m}`) };
+    if (this.#durability !== 'aof' && this.#durability !== 'none') {
       throw new ConfigurationError('RedisLedger options.durability', "must be 'aof' or 'none'");
     }
-    if (!Number.isSafeInteger(this.replicas) || this.replicas < 0) {
+    if (!Number.isSafeInteger(this.#replicas) || this.#replicas < 0) {
       throw new ConfigurationError(
         'RedisLedger options.replicas',
         'must be a whole number, 0 or more',
       );
     }
-    if (!Number.isSafeInteger(this.replicaTimeoutMs) || this.replicaTimeoutMs <= 0) {
+    if (!Number.isSafeInteger(this.#replicaTimeoutMs) || this.#replicaTimeoutMs <= 0) {
       throw new ConfigurationError(
         'RedisLedger options.replicaTimeoutMs',
         'must be a positive whole number',
       );
     }
-    this.ownsClient = !isClient(connection);
+    this.#ownsClient = !isClient(connection);
     this.#client = isClient(connection)
       ? Promise.resolve(connection)
       : openClient(connection as number | string | RedisOptions | undefined);
@@ -232,11 +232,11 @@ export class RedisLedger implements LedgerStore {
 
   async create(
     intent: NewIntent,
-    now: number = this.clock.now(),
+    now: number = this.#clock.now(),
     guards: CreateGuards = {},
     postings?: readonly Posting[],
   ): Promise<Intent> {
-    this.assertOpen();
+    this.#assertOpen();
     const { input, checks, budgets } = parseCreate(intent, now, guards);
     const journaled = parsePostings(postings);
     const id = input.id ?? uuidv7();
@@ -267,7 +267,7 @@ export class RedisLedger implements LedgerStore {
     for (const [field, value] of Object.entries(fields)) {
       if (value !== null && value !== undefined) pairs.push(field, String(value));
     }
-    const reply = await this.run(SCRIPTS.create, [
+    const reply = await this.#run(SCRIPTS.create, [
       id,
       input.callbackToken ?? '',
       String(now).padStart(16, '0'),
@@ -310,40 +310,40 @@ export class RedisLedger implements LedgerStore {
   }
 
   async open(): Promise<void> {
-    this.assertOpen();
-    await this.checkLayout();
+    this.#assertOpen();
+    await this.#checkLayout();
   }
 
   async get(id: string): Promise<Intent | null> {
-    this.assertOpen();
-    await this.checkLayout();
+    this.#assertOpen();
+    await this.#checkLayout();
     const hash = await (await this.#client).hgetall(`${this.prefix}intent:${id}`);
     return hash.id === undefined ? null : recordToIntent(hash);
   }
 
   async byCallbackToken(token: string): Promise<Intent | null> {
-    this.assertOpen();
-    return (await this.read('token', token))[0] ?? null;
+    this.#assertOpen();
+    return (await this.#read('token', token))[0] ?? null;
   }
 
   async byRemoteId(kind: Intent['kind'], remoteId: string): Promise<Intent | null> {
-    this.assertOpen();
-    return (await this.read('first', `remote:${kind}:${remoteId}`))[0] ?? null;
+    this.#assertOpen();
+    return (await this.#read('first', `remote:${kind}:${remoteId}`))[0] ?? null;
   }
 
   async openByRoom(roomId: string): Promise<Intent[]> {
-    this.assertOpen();
-    return this.read('all', `room:${roomId}`);
+    this.#assertOpen();
+    return this.#read('all', `room:${roomId}`);
   }
 
   async openByPlayer(playerId: string): Promise<Intent[]> {
-    this.assertOpen();
-    return this.read('all', `player:${playerId}`);
+    this.#assertOpen();
+    return this.#read('all', `player:${playerId}`);
   }
 
   async byGroup(groupId: string): Promise<Intent[]> {
-    this.assertOpen();
-    return this.read('all', `group:${groupId}`);
+    this.#assertOpen();
+    return this.#read('all', `group:${groupId}`);
   }
 
   async transition(
@@ -352,12 +352,12 @@ export class RedisLedger implements LedgerStore {
     to: IntentStatus,
     options: TransitionOptions = {},
   ): Promise<Intent | null> {
-    this.assertOpen();
-    const { sources, now, patch } = parseMove(from, to, options, () => this.clock.now());
+    this.#assertOpen();
+    const { sources, now, patch } = parseMove(from, to, options, () => this.#clock.now());
     const postings = parsePostings(options.postings);
     const note = options.note === undefined ? '' : `,"note":${JSON.stringify(options.note)}`;
     return written(
-      await this.run(SCRIPTS.write, [
+      await this.#run(SCRIPTS.write, [
         id,
         't',
         sources.join(','),
@@ -375,14 +375,14 @@ export class RedisLedger implements LedgerStore {
     id: string,
     status: IntentStatus,
     patch: IntentPatch,
-    now: number = this.clock.now(),
+    now: number = this.#clock.now(),
     postings?: readonly Posting[],
   ): Promise<Intent | null> {
-    this.assertOpen();
+    this.#assertOpen();
     const input = parseUpdate(status, patch, now);
     const journaled = parsePostings(postings);
     return written(
-      await this.run(SCRIPTS.write, [
+      await this.#run(SCRIPTS.write, [
         id,
         'u',
         status,
@@ -397,7 +397,7 @@ export class RedisLedger implements LedgerStore {
   }
 
   async journal(query?: JournalQuery): Promise<JournalPage> {
-    this.assertOpen();
+    this.#assertOpen();
     const q = parseJournalQuery(query);
     // The most selective index given; the other filters are checked entry by entry, and the
     // index's own is not (it holds for every entry the index names).
@@ -418,7 +418,7 @@ export class RedisLedger implements LedgerStore {
     const entries: JournalEntry[] = [];
     let after = String(q.after);
     for (;;) {
-      const reply = (await this.run(SCRIPTS.journal, [
+      const reply = (await this.#run(SCRIPTS.journal, [
         mode,
         from,
         after,
@@ -437,10 +437,10 @@ export class RedisLedger implements LedgerStore {
   }
 
   async balances(accounts?: readonly string[]): Promise<AccountBalance[]> {
-    this.assertOpen();
+    this.#assertOpen();
     const names = parseAccounts(accounts);
     if (names === undefined) {
-      const [flat] = (await this.run(SCRIPTS.balances, [])) as [string[]];
+      const [flat] = (await this.#run(SCRIPTS.balances, [])) as [string[]];
       const rows: AccountBalance[] = [];
       for (let i = 0; i < flat.length; i += 2) {
         const field = flat[i] as string;
@@ -455,7 +455,7 @@ export class RedisLedger implements LedgerStore {
     }
     const unique = [...new Set(names)];
     if (unique.length === 0) return [];
-    const reply = (await this.run(SCRIPTS.balances, unique)) as string[][];
+    const reply = (await this.#run(SCRIPTS.balances, unique)) as string[][];
     return unique.flatMap((account, i) => {
       const flat = reply[i] ?? [];
       if (flat.length === 0) return [{ account, unit: 'msats', balance: '0' }];
@@ -468,11 +468,11 @@ export class RedisLedger implements LedgerStore {
   }
 
   async claimDue(now: number, limit: number, owner: string, leaseMs: number): Promise<Intent[]> {
-    this.assertOpen();
+    this.#assertOpen();
     parseEpochMs(now, 'now');
     parseClaim(limit, owner, leaseMs);
     if (limit === 0) return [];
-    const reply = await this.run(SCRIPTS.claim, [
+    const reply = await this.#run(SCRIPTS.claim, [
       String(now),
       String(limit),
       owner,
@@ -482,37 +482,37 @@ export class RedisLedger implements LedgerStore {
   }
 
   async release(id: string, owner: string): Promise<void> {
-    this.assertOpen();
-    await this.run(SCRIPTS.release, [id, owner]);
+    this.#assertOpen();
+    await this.#run(SCRIPTS.release, [id, owner]);
   }
 
   async unknowns(limit = 100): Promise<Intent[]> {
-    this.assertOpen();
+    this.#assertOpen();
     parseLimit(limit);
     if (limit === 0) return [];
-    return this.read('all', 'unknown', String(limit));
+    return this.#read('all', 'unknown', String(limit));
   }
 
   async advanceChecks(at: number): Promise<number> {
-    this.assertOpen();
+    this.#assertOpen();
     parseEpochMs(at, 'at');
-    return Number(await this.run(SCRIPTS.advance, [String(at)]));
+    return Number(await this.#run(SCRIPTS.advance, [String(at)]));
   }
 
-  async recordEvent(eventId: string, now: number = this.clock.now()): Promise<boolean> {
-    this.assertOpen();
+  async recordEvent(eventId: string, now: number = this.#clock.now()): Promise<boolean> {
+    this.#assertOpen();
     parseEventId(eventId);
     parseEpochMs(now, 'now');
-    await this.checkLayout();
+    await this.#checkLayout();
     // No TTL: a signed event has no timestamp, so only its id tells a late replay.
     const set = await (await this.#client).set(`${this.prefix}event:${eventId}`, String(now), 'NX');
     return set === 'OK';
   }
 
   async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    if (!this.ownsClient) return;
+    if (this.#closed) return;
+    this.#closed = true;
+    if (!this.#ownsClient) return;
     try {
       await (await this.#client).quit();
     } catch {
@@ -520,12 +520,12 @@ export class RedisLedger implements LedgerStore {
     }
   }
 
-  private async read(
+  async #read(
     mode: 'token' | 'first' | 'all',
     suffix: string,
     ...limit: string[]
   ): Promise<Intent[]> {
-    const reply = (await this.run(SCRIPTS.read, [mode, suffix, ...limit])) as string[][];
+    const reply = (await this.#run(SCRIPTS.read, [mode, suffix, ...limit])) as string[][];
     return reply.map(toIntent);
   }
 
@@ -534,22 +534,18 @@ export class RedisLedger implements LedgerStore {
    * The one declared key only routes the call: a Redis Cluster client sends it to the node of
    * the prefix's slot, where every key of this ledger lives when the prefix has a hash tag.
    */
-  private async run(s: Script, args: readonly string[]): Promise<unknown> {
-    await this.checkLayout();
+  async #run(s: Script, args: readonly string[]): Promise<unknown> {
+    await this.#checkLayout();
     const client = await this.#client;
-    const reply = await this.evaluate(client, s, args);
-    if (this.replicas > 0 && INTENT_WRITES.has(s)) {
-      await this.awaitReplicas(client, s, reply, args);
+    const reply = await this.#evaluate(client, s, args);
+    if (this.#replicas > 0 && INTENT_WRITES.has(s)) {
+      await this.#awaitReplicas(client, s, reply, args);
     }
     return reply;
   }
 
   /** `run` without the layout check and the replicas: what the migration itself runs. */
-  private async evaluate(
-    client: RedisClientLike,
-    s: Script,
-    args: readonly string[],
-  ): Promise<unknown> {
+  async #evaluate(client: RedisClientLike, s: Script, args: readonly string[]): Promise<unknown> {
     const route = `${this.prefix}seq`;
     try {
       return await client.evalsha(s.sha, 1, route, this.prefix, ...args);
@@ -566,23 +562,23 @@ export class RedisLedger implements LedgerStore {
    * back where they were. A later move is kept: it records what the service already did, and a
    * failover that loses it only makes the reconciler read the resource again.
    */
-  private async awaitReplicas(
+  async #awaitReplicas(
     client: RedisClientLike,
     s: Script,
     reply: unknown,
     args: readonly string[],
   ): Promise<void> {
-    const acked = Number(await client.call('WAIT', this.replicas, this.replicaTimeoutMs));
-    if (acked >= this.replicas) return;
-    const message = `a ledger write reached ${acked} of ${this.replicas} replicas within ${this.replicaTimeoutMs} ms`;
+    const acked = Number(await client.call('WAIT', this.#replicas, this.#replicaTimeoutMs));
+    if (acked >= this.#replicas) return;
+    const message = `a ledger write reached ${acked} of ${this.#replicas} replicas within ${this.#replicaTimeoutMs} ms`;
     if (s !== SCRIPTS.create || !Array.isArray(reply)) {
-      this.logger.warn(`${message}; a failover may undo it until the next check`);
+      this.#logger.warn(`${message}; a failover may undo it until the next check`);
       return;
     }
     const id = args[0] as string;
     // The journal's own rule for the move: the amount goes back where a failed create puts it.
     const created = toIntent(reply);
-    const now = this.clock.now();
+    const now = this.#clock.now();
     await this.transition(id, 'creating', 'failed', {
       note: 'not replicated: nothing was sent to the service',
       now,
@@ -595,10 +591,10 @@ export class RedisLedger implements LedgerStore {
    * Once per instance: refuses data laid out by a newer library and a Redis that forgets on
    * restart; migrates data laid out by an older one.
    */
-  private checkLayout(): Promise<void> {
-    this.opened ??= (async () => {
+  #checkLayout(): Promise<void> {
+    this.#opened ??= (async () => {
       const client = await this.#client;
-      await this.checkDurability(client);
+      await this.#checkDurability(client);
       let stored = Number(
         await client.eval(VERSION, 1, `${this.prefix}version`, this.prefix, String(LAYOUT_VERSION)),
       );
@@ -614,26 +610,26 @@ export class RedisLedger implements LedgerStore {
         );
       }
       if (stored === 2) {
-        await this.openJournal(client, pattern);
+        await this.#openJournal(client, pattern);
         stored = 3;
       }
       if (stored === 3) {
-        await this.persistEvents(client, pattern);
+        await this.#persistEvents(client, pattern);
         stored = 4;
       }
       if (stored === 4) {
-        await this.indexOpen(client, pattern);
+        await this.#indexOpen(client, pattern);
         stored = 5;
       }
-      if (stored === 5) await this.convertJournal(client, pattern);
+      if (stored === 5) await this.#convertJournal(client, pattern);
     })().catch((err: unknown) => {
       // A connection failure is retried on the next call; a refusal is not.
       if (!(err instanceof IncompatibleLedgerError) && !(err instanceof LedgerNotDurableError)) {
-        this.opened = undefined;
+        this.#opened = undefined;
       }
       throw err;
     });
-    return this.opened;
+    return this.#opened;
   }
 
   /**
@@ -645,8 +641,8 @@ export class RedisLedger implements LedgerStore {
    * opening cannot be journaled (an amount beyond 64 bits, a balance that would overflow) is
    * left out with a warning: refusing to open would stop the game for a record of the past.
    */
-  private async openJournal(client: RedisClientLike, pattern: string): Promise<void> {
-    const at = String(this.clock.now());
+  async #openJournal(client: RedisClientLike, pattern: string): Promise<void> {
+    const at = String(this.#clock.now());
     let cursor = '0';
     do {
       const [next, keys] = (await client.call(
@@ -658,7 +654,7 @@ export class RedisLedger implements LedgerStore {
         1000,
       )) as [string, string[]];
       cursor = next;
-      const outcomes = await Promise.all(keys.map((key) => this.openIntent(client, key, at)));
+      const outcomes = await Promise.all(keys.map((key) => this.#openIntent(client, key, at)));
       if (outcomes.includes('DONE')) return;
     } while (cursor !== '0');
     await client.eval(MIGRATED, 1, `${this.prefix}version`, this.prefix, '2', '3');
@@ -668,7 +664,7 @@ export class RedisLedger implements LedgerStore {
    * Layout 3 -> 4: every event id kept so far loses its TTL (layout 3 forgot them after a week),
    * a SCAN page at a time. Two processes may do it at once: PERSIST twice is harmless.
    */
-  private async persistEvents(client: RedisClientLike, pattern: string): Promise<void> {
+  async #persistEvents(client: RedisClientLike, pattern: string): Promise<void> {
     let cursor = '0';
     do {
       const [next, keys] = (await client.call(
@@ -680,7 +676,7 @@ export class RedisLedger implements LedgerStore {
         1000,
       )) as [string, string[]];
       cursor = next;
-      if (keys.length > 0) await this.evaluate(client, SCRIPTS.persistEvents, keys);
+      if (keys.length > 0) await this.#evaluate(client, SCRIPTS.persistEvents, keys);
     } while (cursor !== '0');
     await client.eval(MIGRATED, 1, `${this.prefix}version`, this.prefix, '3', '4');
   }
@@ -690,7 +686,7 @@ export class RedisLedger implements LedgerStore {
    * counts, a SCAN page at a time. Two processes may do it at once: a member added twice is one
    * member, and each page reads its intents' status in the script that adds them.
    */
-  private async indexOpen(client: RedisClientLike, pattern: string): Promise<void> {
+  async #indexOpen(client: RedisClientLike, pattern: string): Promise<void> {
     let cursor = '0';
     do {
       const [next, keys] = (await client.call(
@@ -702,7 +698,7 @@ export class RedisLedger implements LedgerStore {
         1000,
       )) as [string, string[]];
       cursor = next;
-      if (keys.length > 0) await this.evaluate(client, SCRIPTS.indexOpen, keys);
+      if (keys.length > 0) await this.#evaluate(client, SCRIPTS.indexOpen, keys);
     } while (cursor !== '0');
     await client.eval(MIGRATED, 1, `${this.prefix}version`, this.prefix, '4', '5');
   }
@@ -714,7 +710,7 @@ export class RedisLedger implements LedgerStore {
    * processes may do it at once: an intent's entries move once, and once either has set the
    * new version (after its last intent) the other stops, as in `openJournal`.
    */
-  private async convertJournal(client: RedisClientLike, pattern: string): Promise<void> {
+  async #convertJournal(client: RedisClientLike, pattern: string): Promise<void> {
     const from = `${this.prefix}journal:intent:`;
     let cursor = '0';
     do {
@@ -729,7 +725,7 @@ export class RedisLedger implements LedgerStore {
       cursor = next;
       const outcomes = await Promise.all(
         keys.map(async (key) =>
-          String(await this.evaluate(client, SCRIPTS.convert, ['5', key.slice(from.length)])),
+          String(await this.#evaluate(client, SCRIPTS.convert, ['5', key.slice(from.length)])),
         ),
       );
       if (outcomes.includes('DONE')) return;
@@ -738,7 +734,7 @@ export class RedisLedger implements LedgerStore {
   }
 
   /** Writes one intent's opening entries; resolves with what OPENING answered. */
-  private async openIntent(client: RedisClientLike, key: string, at: string): Promise<string> {
+  async #openIntent(client: RedisClientLike, key: string, at: string): Promise<string> {
     for (let attempt = 1; ; attempt++) {
       const hash = await client.hgetall(key);
       if (hash.id === undefined) return 'GONE';
@@ -748,13 +744,13 @@ export class RedisLedger implements LedgerStore {
         if (postings.length === 0) return 'OK';
         block = postingArgs(postings);
       } catch (err) {
-        this.logger.warn(
+        this.#logger.warn(
           `RedisLedger: intent ${hash.id} has no opening entry in the journal: ${(err as Error).message}`,
         );
         return 'SKIPPED';
       }
       const outcome = String(
-        await this.evaluate(client, SCRIPTS.opening, [
+        await this.#evaluate(client, SCRIPTS.opening, [
           '2',
           hash.id,
           hash.meta ?? '',
@@ -765,7 +761,7 @@ export class RedisLedger implements LedgerStore {
       );
       if (outcome === 'STALE' && attempt < OPENING_ATTEMPTS) continue;
       if (outcome === 'STALE' || outcome === 'OVERFLOW') {
-        this.logger.warn(
+        this.#logger.warn(
           `RedisLedger: intent ${hash.id} has no opening entry in the journal: ${
             outcome === 'STALE' ? 'it kept changing during the migration' : overflow().message
           }`,
@@ -775,8 +771,8 @@ export class RedisLedger implements LedgerStore {
     }
   }
 
-  private async checkDurability(client: RedisClientLike): Promise<void> {
-    if (this.durability === 'none') return;
+  async #checkDurability(client: RedisClientLike): Promise<void> {
+    if (this.#durability === 'none') return;
     const info = await client.info('persistence');
     if (!/^aof_enabled:1\s*$/m.test(info)) {
       throw new LedgerNotDurableError(
@@ -791,7 +787,7 @@ export class RedisLedger implements LedgerStore {
       // Managed Redis often disables CONFIG: say what could not be checked, once.
     }
     if (fsync !== 'always') {
-      this.logger.warn(
+      this.#logger.warn(
         fsync === undefined
           ? 'RedisLedger could not read appendfsync (CONFIG is disabled): make sure it is `always`, or a crash of the machine may lose the last writes'
           : `RedisLedger runs on a Redis with appendfsync ${fsync}: a crash of the machine may lose up to a second of intents; \`appendfsync always\` keeps every acknowledged write`,
@@ -799,8 +795,8 @@ export class RedisLedger implements LedgerStore {
     }
   }
 
-  private assertOpen(): void {
-    if (this.closed) throw new LedgerClosedError();
+  #assertOpen(): void {
+    if (this.#closed) throw new LedgerClosedError();
   }
 }
 
