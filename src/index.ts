@@ -119,6 +119,7 @@ export {
   Reward,
 } from './room/state.js';
 export type { PurchaseSession, WidgetSession } from './room/widget-access.js';
+export type { Alert, AlertCondition, AlertKind } from './server/alert-kinds.js';
 export type { AuditReport } from './server/audit.js';
 export type { Balances, WalletReading } from './server/balances.js';
 export type {
@@ -139,6 +140,7 @@ export type {
   SpendInput,
 } from './server/operations/inputs.js';
 export type {
+  AlertsOptions,
   AuditOptions,
   BreakerOptions,
   BudgetsOptions,

@@ -19,6 +19,7 @@
  */
 import type { Server as HttpServer, IncomingMessage } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
+import { metrics as otelMetrics } from '@opentelemetry/api';
 import { z } from 'zod';
 import type { PaymentsApi } from './api/client.js';
 import type { Emulator } from './emulator/index.js';
@@ -30,8 +31,9 @@ import { parseInput } from './parse.js';
 import type { PluginHost } from './room/host.js';
 import type { LightningPluginOptions } from './room/options.js';
 import { LightningPlugin } from './room/plugin.js';
+import { type Alert, Alerts } from './server/alerts.js';
 import { Auditor, type AuditReport } from './server/audit.js';
-import type { Balances } from './server/balances.js';
+import { type Balances, readBalances } from './server/balances.js';
 import { ClientAddresses, ConnectionAddresses } from './server/client-address.js';
 import { lightningEndpoints } from './server/endpoints.js';
 import { Engine } from './server/engine.js';
@@ -60,6 +62,7 @@ import {
   sharesInput,
 } from './server/match/terms.js';
 import type { MatchView } from './server/match/view.js';
+import { LightningMetrics } from './server/metrics.js';
 import {
   type AddressPaymentInput,
   addressPaymentInput,
@@ -109,6 +112,11 @@ interface Running {
   view: LedgerView;
   engine: Engine;
   auditor: Auditor;
+  /** One audit run, then the alerts checked against it. */
+  audit(): Promise<AuditReport>;
+  /** Null unless `alerts` is set. */
+  alerts: Alerts | null;
+  metrics: LightningMetrics;
   reconciler: Reconciler;
   matches: Matches;
   regions: RegionCache;
@@ -257,6 +265,7 @@ export class Lightning {
       logger,
       engine: async () => (await this.#start()).engine,
       running: () => (this.#closed ? undefined : this.#running?.engine),
+      callbackAnswered: (status) => this.#running?.metrics.callback(status),
       probeToken: this.#probeToken,
       upgrade: (url, headers, peer) => this.#connections.upgrade(url, headers, peer),
     };
@@ -418,7 +427,16 @@ export class Lightning {
    * what it found; findings not reported before are also logged and emitted (`audit`).
    */
   async audit(): Promise<AuditReport> {
-    return (await this.#start()).auditor.run();
+    return (await this.#start()).audit();
+  }
+
+  /**
+   * The alerts raised now in this process (with `alerts` set; see the `alert` event), oldest
+   * first, for a console: cover low, an old unknown, payouts paused, an audit finding, the
+   * service failing. Empty before the server starts.
+   */
+  alerts(): Alert[] {
+    return this.#running?.alerts?.list() ?? [];
   }
 
   /**
@@ -444,6 +462,8 @@ export class Lightning {
     const running = await this.#starting?.catch(() => undefined);
     if (!running) return;
     await running.reconciler.stop();
+    running.metrics.close();
+    await running.alerts?.close();
     await running.runtime.close();
   }
 
@@ -469,11 +489,51 @@ export class Lightning {
         settings: this.#settings,
       });
       const auditor = new Auditor(engine);
-      const reconciler = new Reconciler(engine, () => auditor.run());
+      // Read as the server starts, so that an SDK the game installed at boot is the one used.
+      const metrics = new LightningMetrics(
+        this.#settings.meterProvider ?? otelMetrics.getMeterProvider(),
+      );
+      engine.follow(async (intent, what) => metrics.moved(intent, what));
+      engine.onCallbackMove = (intent, ms) => metrics.callbackMoved(intent, ms);
+      const reads = {
+        // The last wallet reading, never a call to the service: gauges and checks stay cheap.
+        balances: () => readBalances(runtime.ledger, auditor.wallet),
+        unknowns: (limit: number) => runtime.ledger.unknowns(limit),
+        paused: () => engine.breaker.paused,
+      };
+      metrics.observe(reads);
+      const { alerts: alertSettings, clock, logger } = this.#settings;
+      const alerts = alertSettings
+        ? new Alerts({
+            settings: alertSettings,
+            clock,
+            logger,
+            reads,
+            emit: (alert) => this.#events.emit('alert', alert),
+          })
+        : null;
+      const audit = async () => {
+        const report = await auditor.run();
+        await alerts?.check(report);
+        return report;
+      };
+      const reconciler = new Reconciler(engine, audit, (ok) => metrics.checked(ok));
       const matches = new Matches(engine);
       const regions = new RegionCache(runtime.calls, this.#settings.clock);
       const view = readOnlyView(runtime.ledger);
-      this.#running = { runtime, view, engine, auditor, reconciler, matches, regions };
+      this.#running = {
+        runtime,
+        view,
+        engine,
+        auditor,
+        audit,
+        alerts,
+        metrics,
+        reconciler,
+        matches,
+        regions,
+      };
+      alerts?.start();
       // The sweep runs whether or not this process reconciles: some process will.
       void reconciler.sweep().then(() => {
         if (this.#settings.reconciler.enabled && !this.#closed) reconciler.start();

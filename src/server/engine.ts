@@ -101,6 +101,8 @@ export class Engine implements KindHost {
   /** Kinds that are our own records, not the service's resources (a match), and their checks. */
   readonly #checkers = new Map<IntentKind, (intent: Intent) => Promise<Intent>>();
   #warnedNoSecret = false;
+  /** Told when a callback moved its intent, and how long after it arrived (server/metrics.ts). */
+  onCallbackMove: ((intent: Intent, ms: number) => void) | undefined;
 
   constructor(deps: EngineDeps) {
     this.api = deps.api;
@@ -241,9 +243,14 @@ export class Engine implements KindHost {
   /**
    * A status callback arrived for `token`. Returns the HTTP status to answer: 404 for a token
    * that is not ours, 200 otherwise. The body is only a hint: it may name the resource of an
-   * intent whose create was ambiguous, but the status comes from the API.
+   * intent whose create was ambiguous, but the status comes from the API. `arrivedAt`
+   * (`performance.now()` as the request came in) times the move it proves, for the metrics.
    */
-  async handleCallback(token: string, hint: unknown): Promise<number> {
+  async handleCallback(
+    token: string,
+    hint: unknown,
+    arrivedAt = performance.now(),
+  ): Promise<number> {
     if (!looksLikeToken(token)) return 404;
     const intent = await this.ledger.byCallbackToken(token);
     if (!intent || intent.callbackToken === null || !sameToken(intent.callbackToken, token)) {
@@ -254,7 +261,8 @@ export class Engine implements KindHost {
       typeof hint === 'object' && hint !== null && typeof (hint as { id?: unknown }).id === 'string'
         ? (hint as { id: string }).id
         : undefined;
-    await this.check(intent, hintedId);
+    const after = await this.check(intent, hintedId);
+    if (after.status !== intent.status) this.onCallbackMove?.(after, performance.now() - arrivedAt);
     return 200;
   }
 

@@ -5,6 +5,7 @@
  */
 import { EventEmitter } from 'node:events';
 import type { Intent, IntentKind } from '../ledger/intent.js';
+import type { Alert } from './alert-kinds.js';
 import type { AuditFinding } from './findings.js';
 import type { LightningLogger } from './logger.js';
 import type { MatchView } from './match/view.js';
@@ -58,6 +59,11 @@ export type LightningEvents = {
    * reported once, across processes, and logged in one line.
    */
   audit: [findings: AuditFinding[]];
+  /**
+   * An alert was raised or cleared (with `alerts` set: server/alerts.ts): each condition once
+   * when it starts to hold (`state: 'raised'`), once when it stops (`'cleared'`).
+   */
+  alert: [alert: Alert];
   /** Every entered player of a match has paid. */
   'match.funded': [match: MatchView];
   /** A match was settled and its payouts created (each exactly once). */

@@ -4,6 +4,7 @@
  * `resolveOptions`, once, so a mistake is a clear error before the first player joins.
  */
 import { randomBytes } from 'node:crypto';
+import type { MeterProvider } from '@opentelemetry/api';
 import { z } from 'zod';
 import { type Clock, systemClock } from '../clock.js';
 import { isLoopbackHost, remoteHostProblem } from '../emulator/bind.js';
@@ -99,6 +100,25 @@ const breakerSchema = z.strictObject({
   walletFloorMsat: z.number().int().min(0).optional(),
   /** How long a wallet balance read is trusted (payouts since are subtracted). Default 30,000 ms. */
   walletCheckMs: ms.default(30_000),
+});
+
+const alertsSchema = z.strictObject({
+  /** Alert when cover (wallet - owed - escrow - in flight) falls below this. Default: off. */
+  coverBelowMsat: z
+    .number()
+    .int()
+    .min(-Number.MAX_SAFE_INTEGER)
+    .max(Number.MAX_SAFE_INTEGER)
+    .optional(),
+  /** Alert when an intent has been `unknown` for longer than this. Default: off. */
+  unknownAfterMs: ms.optional(),
+  /** Check this often as well as after each audit run. Default: only after audit runs. */
+  intervalMs: ms.optional(),
+  /**
+   * Alert when the service has answered nothing but 5xx for this long (any other answer ends
+   * the run). Default 60,000 ms.
+   */
+  serviceFailingMs: ms.default(60_000),
 });
 
 const limitsSchema = z.strictObject({
@@ -249,6 +269,22 @@ export const lightningOptionsSchema = z.strictObject({
    */
   clientAddress: clientAddressSchema.prefault({}),
   /**
+   * Where the metrics go (server/metrics.ts): an OpenTelemetry `MeterProvider`. Default the
+   * global one as the server starts, a no-op unless the game installed an SDK.
+   */
+  meterProvider: z
+    .custom<MeterProvider>(
+      (v) => isObject(v) && typeof (v as MeterProvider).getMeter === 'function',
+      'must be an OpenTelemetry MeterProvider',
+    )
+    .optional(),
+  /**
+   * Alerts (server/alerts.ts): cover low, an old unknown, payouts paused, an audit finding, the
+   * service failing; each raised once and cleared once (the `alert` event, one log line,
+   * `lightning.alerts()`). Off unless set; `{}` turns on the kinds that need no threshold.
+   */
+  alerts: alertsSchema.optional(),
+  /**
    * Accept status callbacks only from the service's published addresses (`GET /v0/prod-ips`,
    * read again every `refreshMs`) and from `also`; others get an empty 403. The sender is the
    * client address of `clientAddress`, so behind proxies the game must be reachable only
@@ -301,6 +337,8 @@ export type ReconcilerOptions = z.input<typeof reconcilerSchema>;
 export type ReconcilerSettings = z.output<typeof reconcilerSchema>;
 export type AuditOptions = z.input<typeof auditSchema>;
 export type AuditSettings = z.output<typeof auditSchema>;
+export type AlertsOptions = z.input<typeof alertsSchema>;
+export type AlertSettings = z.output<typeof alertsSchema>;
 export type BreakerOptions = z.input<typeof breakerSchema>;
 export type BreakerSettings = z.output<typeof breakerSchema>;
 export type LimitsOptions = z.input<typeof limitsSchema>;

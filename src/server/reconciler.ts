@@ -38,11 +38,17 @@ export class Reconciler {
   readonly #inFlight = new Set<Promise<void>>();
   #claiming = false;
 
-  /** `audit` is run every `audit.intervalMs` while the reconciler runs. */
-  constructor(engine: Engine, audit?: () => Promise<unknown>) {
+  readonly #onChecked: ((ok: boolean) => void) | undefined;
+
+  /**
+   * `audit` is run every `audit.intervalMs` while the reconciler runs; `onChecked` is told of
+   * each re-read of a due intent (whether it threw), for the metrics.
+   */
+  constructor(engine: Engine, audit?: () => Promise<unknown>, onChecked?: (ok: boolean) => void) {
     this.#engine = engine;
     this.#settings = engine.settings.reconciler;
     this.#audit = audit;
+    this.#onChecked = onChecked;
   }
 
   start(): void {
@@ -136,7 +142,9 @@ export class Reconciler {
   async #checkOne(intent: Intent): Promise<void> {
     try {
       await this.#engine.check(intent);
+      this.#onChecked?.(true);
     } catch (err) {
+      this.#onChecked?.(false);
       this.#engine.logger.warn(`reconciling ${intent.id} failed: ${(err as Error).message}`);
     } finally {
       await this.#engine.ledger.release(intent.id, this.owner).catch(() => {});

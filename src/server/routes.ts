@@ -28,6 +28,8 @@ export interface RoutesHost {
   running?(): Engine | undefined;
   /** The token of this server's set-up probe (server/probe.ts), answered without the engine. */
   probeToken: string;
+  /** Told of each callback's answer (not the probe's), for the metrics. */
+  callbackAnswered?(status: number): void;
   /** A websocket upgrade the listener saw (its URL, headers and socket peer): not answered. */
   upgrade?(url: string, headers: HeaderReader, peer: string | null): void;
 }
@@ -81,14 +83,20 @@ export async function answerRoute(
   request: RouteRequest,
 ): Promise<RouteAnswer> {
   const name = route.kind === 'callback' ? 'callback' : `${route.source} webhook`;
+  let answer: RouteAnswer;
   try {
-    return route.kind === 'callback'
-      ? await answerCallback(host, route.token, request)
-      : await answerWebhook(host, route.source, request);
+    answer =
+      route.kind === 'callback'
+        ? await answerCallback(host, route.token, request)
+        : await answerWebhook(host, route.source, request);
   } catch (err) {
     host.logger.error(`${name} failed: ${(err as Error).message}`);
-    return empty(500);
+    answer = empty(500);
   }
+  if (route.kind === 'callback' && route.token !== host.probeToken) {
+    host.callbackAnswered?.(answer.status);
+  }
+  return answer;
 }
 
 async function answerCallback(
@@ -97,6 +105,7 @@ async function answerCallback(
   request: RouteRequest,
 ): Promise<RouteAnswer> {
   if (token === host.probeToken) return { status: 200, headers: { [PROBE_HEADER]: 'ok' } };
+  const arrivedAt = performance.now();
   const engine = host.running?.() ?? (await host.engine());
   // Before the body is read or the ledger touched: a refused sender costs nothing more.
   if (engine.sources && !(await engine.sources.admits(request.headers, request.peer))) {
@@ -104,7 +113,7 @@ async function answerCallback(
   }
   const raw = await read(host, request);
   if (typeof raw === 'number') return empty(raw);
-  return empty(await engine.handleCallback(token, parseJson(raw)));
+  return empty(await engine.handleCallback(token, parseJson(raw), arrivedAt));
 }
 
 async function answerWebhook(

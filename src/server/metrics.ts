@@ -1,0 +1,231 @@
+/**
+ * OpenTelemetry metrics, through `@opentelemetry/api` alone: the game installs an SDK and an
+ * exporter (Prometheus, OTLP) if it wants them; without one every instrument is the API's
+ * no-op and no gauge is ever read. The table of names is in docs/OPERATING.md.
+ *
+ *   createLightning({ meterProvider })   // default: the global one, as the server starts
+ *
+ * Where each figure comes from, so that each is counted once, in the process that saw it:
+ * moves and late payments from the engine (`Engine.follow`: the process that made the move),
+ * callback outcomes from the routes, re-reads from the reconciler, service calls from the
+ * transport's diagnostics channel (api/diagnostics.ts), and the gauges from the ledger's kept
+ * balances, read once per collection.
+ *
+ * Cost: per move, per callback and per re-read one counter add; per request to the service one
+ * diagnostics message and one histogram record; per collection two balance reads and a read of
+ * the oldest 1,000 unknowns. Without an SDK (the API's no-op meter, when the server starts) the
+ * adds are the API's no-ops, and nothing is subscribed or read.
+ */
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import {
+  type BatchObservableResult,
+  type Counter,
+  createNoopMeter,
+  type Histogram,
+  type Meter,
+  type MeterProvider,
+  type Observable,
+  type ObservableGauge,
+} from '@opentelemetry/api';
+import { REQUEST_CHANNEL, type RequestEvent } from '../api/diagnostics.js';
+import type { Intent } from '../ledger/intent.js';
+import { VERSION } from '../version.js';
+import type { Balances } from './balances.js';
+import type { PayoutPause } from './events.js';
+
+/** The meter's (instrumentation scope's) name. */
+export const METER_NAME = 'colyseus-lightning';
+
+/** Unknowns read per collection; the gauge says "at least" beyond it. */
+const UNKNOWNS_READ = 1000;
+
+/** What the gauges read, once per collection. */
+export interface GaugeReads {
+  /** Balances with the last wallet reading (no call to the service). */
+  balances(): Promise<Balances>;
+  unknowns(limit: number): Promise<Intent[]>;
+  paused(): PayoutPause | null;
+}
+
+/** A route's answer to a callback, as the counter names it. */
+function callbackOutcome(status: number): 'verified' | 'refused' | 'failed' {
+  if (status === 200) return 'verified';
+  return status >= 500 ? 'failed' : 'refused';
+}
+
+export class LightningMetrics {
+  readonly #moves: Counter;
+  readonly #moneyIn: Counter;
+  readonly #moneyOut: Counter;
+  readonly #points: Counter;
+  readonly #callbacks: Counter;
+  readonly #checks: Counter;
+  readonly #callbackDuration: Histogram;
+  readonly #serviceDuration: Histogram;
+  readonly #meter: Meter;
+  /** False for the API's no-op meter (no SDK installed): then nothing is subscribed or read. */
+  readonly #live: boolean;
+  readonly #gauges: Record<
+    'unknown' | 'held' | 'escrow' | 'owed' | 'inFlight' | 'cover' | 'paused',
+    ObservableGauge
+  >;
+  #reads: GaugeReads | undefined;
+  readonly #observe = (result: BatchObservableResult) => this.#collect(result);
+  readonly #onRequest = (message: unknown) => this.#request(message as RequestEvent);
+
+  constructor(provider: MeterProvider) {
+    const meter = provider.getMeter(METER_NAME, VERSION);
+    this.#meter = meter;
+    // The API's no-op provider hands out its one no-op meter (createNoopMeter's). Were that ever
+    // another object, this would only subscribe for nothing: never miss a real meter.
+    this.#live = meter !== createNoopMeter();
+    this.#moves = meter.createCounter('lightning.intent.moves', {
+      description: 'Intents moved, by kind and the status they moved to',
+      unit: '{move}',
+    });
+    this.#moneyIn = meter.createCounter('lightning.money.in', {
+      description: 'Money that came into the wallet: paid entry fees',
+      unit: 'msat',
+    });
+    this.#moneyOut = meter.createCounter('lightning.money.out', {
+      description: 'Money that left the wallet: claimed codes, completed address payments',
+      unit: 'msat',
+    });
+    this.#points = meter.createCounter('lightning.points.spent', {
+      description: "Players' points spent, by currency (minor units)",
+      unit: '{point}',
+    });
+    this.#callbacks = meter.createCounter('lightning.callbacks', {
+      description: 'Status callbacks received, by what the route answered',
+      unit: '{callback}',
+    });
+    this.#checks = meter.createCounter('lightning.reconciler.checks', {
+      description: "The reconciler's re-reads of due intents",
+      unit: '{check}',
+    });
+    this.#callbackDuration = meter.createHistogram('lightning.callback.duration', {
+      description: "From a callback's arrival to the move it proved",
+      unit: 's',
+    });
+    this.#serviceDuration = meter.createHistogram('lightning.service.request.duration', {
+      description: 'Requests to the payments service, each attempt, by operation',
+      unit: 's',
+    });
+    this.#gauges = {
+      unknown: meter.createObservableGauge('lightning.intents.unknown', {
+        description: 'Intents whose outcome is unknown (counted up to 1,000)',
+        unit: '{intent}',
+      }),
+      held: meter.createObservableGauge('lightning.payouts.held', {
+        description: 'Payouts held for approval (always 0: there are no approvals yet)',
+        unit: '{payout}',
+      }),
+      escrow: meter.createObservableGauge('lightning.money.escrow', {
+        description: "Matches' pots: paid fees not yet paid out, refunded or raked",
+        unit: 'msat',
+      }),
+      owed: meter.createObservableGauge('lightning.money.owed', {
+        description: 'Owed to players: unclaimed codes and payouts to pay by hand',
+        unit: 'msat',
+      }),
+      inFlight: meter.createObservableGauge('lightning.money.in_flight', {
+        description: 'Sent or being sent, not settled',
+        unit: 'msat',
+      }),
+      cover: meter.createObservableGauge('lightning.money.cover', {
+        description:
+          'The last wallet reading minus owed, escrow and in flight (none before a reading)',
+        unit: 'msat',
+      }),
+      paused: meter.createObservableGauge('lightning.payouts.paused', {
+        description: 'Payouts paused by the breaker: 1 paused, 0 running',
+        unit: '1',
+      }),
+    };
+    // A subscriber makes the transport build a message per request: only for a real meter.
+    if (this.#live) subscribe(REQUEST_CHANNEL, this.#onRequest);
+  }
+
+  /** The gauges read through `reads` from now on (once the server runs). */
+  observe(reads: GaugeReads): void {
+    if (this.#reads || !this.#live) return;
+    this.#reads = reads;
+    this.#meter.addBatchObservableCallback(
+      this.#observe,
+      Object.values(this.#gauges) as Observable[],
+    );
+  }
+
+  close(): void {
+    if (!this.#live) return;
+    unsubscribe(REQUEST_CHANNEL, this.#onRequest);
+    if (!this.#reads) return;
+    this.#meter.removeBatchObservableCallback(
+      this.#observe,
+      Object.values(this.#gauges) as Observable[],
+    );
+  }
+
+  /** A move the engine applied (`what` 'moved'), or money that came for an ended intent. */
+  moved(intent: Intent, what: 'moved' | 'latePayment'): void {
+    const { kind, status } = intent;
+    if (what === 'latePayment') {
+      // A fee paid after it ended: the money did come in.
+      if (intent.unit === 'msats') this.#moneyIn.add(Number(intent.amount), { kind, late: true });
+      return;
+    }
+    this.#moves.add(1, { kind, status });
+    if (status !== 'completed') return;
+    if (kind === 'spend') {
+      this.#points.add(Number(intent.amount), { currency: intent.unit });
+    } else if (kind === 'entryFee') {
+      this.#moneyIn.add(Number(intent.amount), { kind, late: false });
+    } else if (kind === 'reward' || kind === 'payment') {
+      this.#moneyOut.add(Number(intent.amount), { kind });
+    }
+  }
+
+  /** A callback the route answered with `status` (not the set-up probe). */
+  callback(status: number): void {
+    this.#callbacks.add(1, {
+      outcome: callbackOutcome(status),
+      'http.response.status_code': status,
+    });
+  }
+
+  /** A callback moved its intent, `ms` after it arrived. */
+  callbackMoved(intent: Intent, ms: number): void {
+    this.#callbackDuration.record(ms / 1000, { kind: intent.kind, status: intent.status });
+  }
+
+  /** The reconciler re-read a due intent (`ok` false: the check threw). */
+  checked(ok: boolean): void {
+    this.#checks.add(1, { outcome: ok ? 'ok' : 'failed' });
+  }
+
+  #request(event: RequestEvent): void {
+    this.#serviceDuration.record(event.durationMs / 1000, {
+      operation: event.operation,
+      outcome: event.outcome,
+      ...(event.status === undefined ? {} : { 'http.response.status_code': event.status }),
+    });
+  }
+
+  async #collect(result: BatchObservableResult): Promise<void> {
+    const reads = this.#reads;
+    if (!reads) return;
+    const g = this.#gauges;
+    const paused = reads.paused();
+    result.observe(g.paused, paused === null ? 0 : 1);
+    result.observe(g.held, 0);
+    const [balances, unknowns] = await Promise.all([
+      reads.balances(),
+      reads.unknowns(UNKNOWNS_READ),
+    ]);
+    result.observe(g.unknown, unknowns.length);
+    result.observe(g.escrow, Number(balances.escrowMsat));
+    result.observe(g.owed, Number(balances.owedToPlayersMsat));
+    result.observe(g.inFlight, Number(balances.inFlightMsat));
+    if (balances.coverMsat !== null) result.observe(g.cover, Number(balances.coverMsat));
+  }
+}
