@@ -139,7 +139,8 @@ export class LightningMetrics {
       }),
       paused: meter.createObservableGauge('lightning.payouts.paused', {
         description: 'Payouts paused by the breaker: 1 paused, 0 running',
-        unit: '1',
+        // Not '1' (a ratio, to Prometheus): a state.
+        unit: '{state}',
       }),
     };
     // A subscriber makes the transport build a message per request: only for a real meter.

@@ -204,7 +204,7 @@ describe('metrics through the OpenTelemetry API (issue 24)', function () {
 
     expect(total(metric(all, 'lightning.intents.unknown', '{intent}'))).to.equal(0);
     expect(total(metric(all, 'lightning.payouts.held', '{payout}'))).to.equal(0);
-    expect(total(metric(all, 'lightning.payouts.paused', '1'))).to.equal(0);
+    expect(total(metric(all, 'lightning.payouts.paused', '{state}'))).to.equal(0);
     expect(total(metric(all, 'lightning.money.escrow', 'msat'))).to.equal(0);
     expect(total(metric(all, 'lightning.money.owed', 'msat'))).to.equal(30_000);
     expect(total(metric(all, 'lightning.money.in_flight', 'msat'))).to.equal(0);
@@ -229,7 +229,7 @@ describe('metrics through the OpenTelemetry API (issue 24)', function () {
       .catch(() => {});
     expect(game.lightning.paused).to.not.equal(null);
     const all = await collect(reader);
-    expect(total(metric(all, 'lightning.payouts.paused', '1'))).to.equal(1);
+    expect(total(metric(all, 'lightning.payouts.paused', '{state}'))).to.equal(1);
     expect(total(metric(all, 'lightning.intents.unknown', '{intent}'))).to.equal(1);
     expect(total(metric(all, 'lightning.intent.moves', '{move}'), { status: 'unknown' })).to.equal(
       1,
