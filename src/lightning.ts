@@ -493,8 +493,11 @@ export class Lightning {
       const metrics = new LightningMetrics(
         this.#settings.meterProvider ?? otelMetrics.getMeterProvider(),
       );
-      engine.follow(async (intent, what) => metrics.moved(intent, what));
-      engine.onCallbackMove = (intent, ms) => metrics.callbackMoved(intent, ms);
+      if (metrics.live) {
+        // Without an SDK a move costs nothing more: no observer, no timing.
+        engine.follow(async (intent, what) => metrics.moved(intent, what));
+        engine.onCallbackMove = (intent, ms) => metrics.callbackMoved(intent, ms);
+      }
       const reads = {
         // The last wallet reading, never a call to the service: gauges and checks stay cheap.
         balances: () => readBalances(runtime.ledger, auditor.wallet),

@@ -147,6 +147,11 @@ export class LightningMetrics {
     if (this.#live) subscribe(REQUEST_CHANNEL, this.#onRequest);
   }
 
+  /** Whether an SDK is behind the meter (else every figure is dropped by the API anyway). */
+  get live(): boolean {
+    return this.#live;
+  }
+
   /** The gauges read through `reads` from now on (once the server runs). */
   observe(reads: GaugeReads): void {
     if (this.#reads || !this.#live) return;
