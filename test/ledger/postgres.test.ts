@@ -249,10 +249,19 @@ describe('PostgresLedger', function () {
       );
       assert.deepEqual(
         tables.rows.map((r) => r.tablename),
-        ['balances', 'events', 'intents', 'journal', 'open_count', 'schema_version'],
+        [
+          'balances',
+          'blocked',
+          'events',
+          'intents',
+          'journal',
+          'open_count',
+          'operator_log',
+          'schema_version',
+        ],
       );
       const version = await admin.query(`SELECT version FROM "${s}".schema_version`);
-      assert.deepEqual(version.rows, [{ version: 6 }]);
+      assert.deepEqual(version.rows, [{ version: 7 }]);
       const created = await (writers[3] as PostgresLedger).create(newIntent());
       assert.equal((await (writers[5] as PostgresLedger).get(created.id))?.id, created.id);
     });
@@ -265,7 +274,7 @@ describe('PostgresLedger', function () {
       const err = await rejection(store.open(), IncompatibleLedgerError);
       assert.equal(err.code, 'LN_LEDGER_INCOMPATIBLE');
       assert.match(err.message, /version 99/);
-      assert.match(err.message, /reads up to version 6/);
+      assert.match(err.message, /reads up to version 7/);
       assert.match(err.message, /Upgrade colyseus-lightning/);
       // Refused for good: every later call says the same, and nothing was written.
       await rejection(store.create(newIntent()), IncompatibleLedgerError);
@@ -431,7 +440,7 @@ describe('PostgresLedger', function () {
       assert.equal((await store.get(created.id))?.status, 'creating');
       assert.equal((await store.transition(created.id, 'creating', 'pending'))?.status, 'pending');
       const version = await admin.query(`SELECT version FROM "${s}".schema_version`);
-      assert.equal(Number(version.rows[0]?.version), 6);
+      assert.equal(Number(version.rows[0]?.version), 7);
       // Migrated on to 4 in the same open: the intent that was there has its opening entry.
       const [opening] = (await store.journal({ intentId: created.id })).entries;
       assert.equal(opening?.tag, 'opening');
@@ -458,7 +467,7 @@ describe('PostgresLedger', function () {
       const [a, b] = [ledger(s), ledger(s)];
       await Promise.all([a.open(), b.open()]);
       const version = await admin.query(`SELECT version FROM "${s}".schema_version`);
-      assert.equal(Number(version.rows[0]?.version), 6);
+      assert.equal(Number(version.rows[0]?.version), 7);
       // Two open: the fee and the spend.
       const err = await rejection(
         a.create(newIntent(), 1, { maxOpenPerGame: 2 }),
@@ -486,7 +495,7 @@ describe('PostgresLedger', function () {
       assert.equal(await store.recordEvent('ramp:seen-long-ago', far), false);
       assert.equal(await store.recordEvent('ramp:new', far), true);
       const version = await admin.query(`SELECT version FROM "${s}".schema_version`);
-      assert.equal(Number(version.rows[0]?.version), 6);
+      assert.equal(Number(version.rows[0]?.version), 7);
       const indexes = await admin.query(
         'SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename = $2',
         [s, 'events'],
@@ -928,7 +937,7 @@ describe('PostgresLedger', function () {
       await Promise.all(stores.map((store) => store.open()));
       const store = stores[2] as PostgresLedger;
       const version = await admin.query(`SELECT version FROM "${s}".schema_version`);
-      assert.equal(Number(version.rows[0]?.version), 6);
+      assert.equal(Number(version.rows[0]?.version), 7);
 
       const expected = intents.flatMap((intent) =>
         openingPostings(intent)

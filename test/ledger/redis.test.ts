@@ -44,7 +44,7 @@ import {
 } from './contract.js';
 
 /** The layout this library writes, and every migration ends at. */
-const LAYOUT = '6';
+const LAYOUT = '7';
 
 describe('RedisLedger', function () {
   this.timeout(30_000);
