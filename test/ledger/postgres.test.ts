@@ -85,9 +85,14 @@ describe('PostgresLedger', function () {
     return async () => {
       const store = new PostgresLedger(connection(), { schema: s, ...options });
       await store.open();
+      // The operator log refuses every DELETE (its trigger): only its owner, by turning the
+      // trigger off, empties it, as this test's admin does between tests.
       await admin.query(
         `DELETE FROM "${s}".intents; DELETE FROM "${s}".events;
-         DELETE FROM "${s}".journal; DELETE FROM "${s}".balances`,
+         DELETE FROM "${s}".journal; DELETE FROM "${s}".balances; DELETE FROM "${s}".blocked;
+         ALTER TABLE "${s}".operator_log DISABLE TRIGGER operator_log_append_only;
+         DELETE FROM "${s}".operator_log;
+         ALTER TABLE "${s}".operator_log ENABLE TRIGGER operator_log_append_only`,
       );
       return { store, cleanup: () => store.close() };
     };
@@ -480,6 +485,40 @@ describe('PostgresLedger', function () {
       await rejection(b.create(newIntent(), 1, { maxOpenPerGame: 3 }), LimitExceededError);
       const sum = await admin.query(`SELECT sum(n)::int AS n FROM "${s}".open_count`);
       assert.equal(sum.rows[0]?.n, 3);
+    });
+
+    it('opens a schema-6 ledger: an empty operator log that no UPDATE, DELETE or TRUNCATE changes', async () => {
+      const s = schema();
+      const old = ledger(s);
+      const kept = await old.create(newIntent());
+      await old.close();
+      // Back to layout 6: no operator log, no blocks.
+      await admin.query(`DROP TABLE "${s}".operator_log, "${s}".blocked`);
+      await admin.query(`DROP FUNCTION "${s}".operator_log_append_only()`);
+      await admin.query(`UPDATE "${s}".schema_version SET version = 6`);
+      const store = ledger(s);
+      assert.equal((await store.get(kept.id))?.id, kept.id);
+      assert.deepEqual(await store.operatorLog(), { actions: [], next: null });
+      const version = await admin.query(`SELECT version FROM "${s}".schema_version`);
+      assert.equal(Number(version.rows[0]?.version), 7);
+      const line = await store.recordOperatorAction({
+        by: 'alice',
+        action: 'pause',
+        intentId: null,
+        playerId: null,
+        before: 'running',
+        after: 'paused',
+        note: 'maintenance',
+      });
+      for (const statement of [
+        `UPDATE "${s}".operator_log SET by = 'mallory'`,
+        `DELETE FROM "${s}".operator_log`,
+        `TRUNCATE "${s}".operator_log`,
+      ]) {
+        await assert.rejects(admin.query(statement), /append-only/);
+      }
+      assert.deepEqual((await store.operatorLog()).actions, [line]);
+      await store.close();
     });
 
     it('opens a schema-3 ledger: keeps the event ids it holds for good, without their index by time', async () => {
