@@ -63,6 +63,12 @@
  * intent's in the order of its moves; `seq` names an entry and is the cursor, and may step back
  * within a page.
  *
+ * The operator log (schema 7, postgres-schema.ts `operatorLog`): an append is one short
+ * transaction under one advisory lock of its own (so lines commit in seq order, and a reader
+ * paging by `after` never passes over one), a block's INSERT or DELETE of its `blocked` row in the
+ * same transaction; `isBlocked`, which every money helper reads, is one primary-key SELECT (a
+ * round trip). Operators act seldom: the lock never meets a move's.
+ *
  * Durability: on first use the store reads `fsync` and `synchronous_commit` and refuses a server
  * with fsync off (LedgerNotDurableError: a crash could lose or corrupt acknowledged intents);
  * `synchronous_commit = off` is allowed with one warning (a crash may forget the last commits).
