@@ -46,7 +46,9 @@ export type LightningErrorCode =
   | 'LN_LIMIT_EXCEEDED'
   | 'LN_BUDGET_EXCEEDED'
   | 'LN_MATCH_CLOSED'
-  | 'LN_REGION_REFUSED';
+  | 'LN_REGION_REFUSED'
+  | 'LN_PLAYER_BLOCKED'
+  | 'LN_OPERATOR_REFUSED';
 
 /** The codes of an error's class and of every class above it: what `instanceof` checks. */
 const BRAND: unique symbol = Symbol.for('colyseus-lightning.error') as never;
@@ -307,5 +309,37 @@ export class RegionRefusedError extends LightningError {
     this.playerId = playerId;
     this.country = country;
     this.region = region;
+  }
+}
+
+/**
+ * An operator blocked the player (`lightning.block`): their money helpers are refused before
+ * anything is recorded or sent, in every process, until `lightning.unblock`. Codes they already
+ * hold stay valid.
+ */
+export class PlayerBlockedError extends LightningError {
+  static override readonly code: LightningErrorCode = 'LN_PLAYER_BLOCKED';
+  readonly playerId: string;
+
+  constructor(playerId: string) {
+    super(`player ${playerId} is blocked by an operator; nothing was recorded or sent`);
+    this.playerId = playerId;
+  }
+}
+
+/**
+ * An operator's action that does not apply to what the ledger holds now (a resolve of an intent
+ * that is not unknown, a reissue of a claimed code, a second reissue, a pause of paused payouts,
+ * a block of a blocked player): nothing was changed or recorded. An InvalidArgumentError too, so
+ * code that caught a refused `resolve` as one still does.
+ */
+export class OperatorRefusedError extends InvalidArgumentError {
+  static override readonly code: LightningErrorCode = 'LN_OPERATOR_REFUSED';
+  /** The action refused: `resolve`, `pause`, `resume`, `reissue`, `block`, `unblock`. */
+  readonly action: string;
+
+  constructor(action: string, field: string, problem: string) {
+    super(field, `${action} refused: ${problem}`);
+    this.action = action;
   }
 }

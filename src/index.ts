@@ -36,7 +36,9 @@ export {
   LnAddressRefusedError,
   type MatchClosedDecision,
   MatchClosedError,
+  OperatorRefusedError,
   PayoutsPausedError,
+  PlayerBlockedError,
   RegionRefusedError,
 } from './errors.js';
 export {
@@ -67,6 +69,13 @@ export type {
   JournalQuery,
   Posting,
 } from './ledger/journal.js';
+export type {
+  NewOperatorAction,
+  OperatorAction,
+  OperatorActionName,
+  OperatorLogPage,
+  OperatorLogQuery,
+} from './ledger/operator-log.js';
 export {
   type PostgresConnection,
   PostgresLedger,

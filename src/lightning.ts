@@ -26,6 +26,7 @@ import type { Emulator } from './emulator/index.js';
 import { ConfigurationError } from './errors.js';
 import type { Intent } from './ledger/intent.js';
 import type { JournalPage, JournalQuery } from './ledger/journal.js';
+import type { OperatorAction, OperatorLogPage, OperatorLogQuery } from './ledger/operator-log.js';
 import { type LedgerView, readOnlyView } from './ledger/store.js';
 import { parseInput } from './parse.js';
 import type { PluginHost } from './room/host.js';
@@ -73,6 +74,15 @@ import {
   type SpendInput,
   spendInput,
 } from './server/operations/inputs.js';
+import {
+  intentIdInput,
+  Operator,
+  operatorLogQuery,
+  operatorName,
+  operatorNote,
+  playerIdInput,
+  resolveStatus,
+} from './server/operator.js';
 import { type LightningOptions, resolveOptions, type Settings } from './server/options.js';
 import { newProbeToken, probeCallbackRoute } from './server/probe.js';
 import { Reconciler } from './server/reconciler.js';
@@ -119,6 +129,8 @@ interface Running {
   metrics: LightningMetrics;
   reconciler: Reconciler;
   matches: Matches;
+  /** The operator's actions, each a line in the ledger's operator log. */
+  operator: Operator;
   regions: RegionCache;
 }
 
@@ -396,11 +408,92 @@ export class Lightning {
 
   /**
    * Records an operator's decision about an `unknown` intent (after looking at the service's
-   * dashboard, say): it moves to `status`, the note is kept in its history, and `settled`
-   * fires. Rejects with InvalidArgumentError when the intent does not exist or is not unknown.
+   * dashboard, say): it moves to `status`, the note is kept in its history, `settled` fires, and
+   * a line goes to the operator log naming `by` (the operator; omitted, the line says `unnamed
+   * operator`). Rejects with OperatorRefusedError (an InvalidArgumentError) when the intent does
+   * not exist or is not unknown, recording nothing.
    */
-  async resolve(id: string, status: SettledStatus, note: string): Promise<Intent> {
-    return (await this.#start()).engine.resolve(id, status, note);
+  async resolve(id: string, status: SettledStatus, note: string, by?: string): Promise<Intent> {
+    const intent = parseInput(intentIdInput, id, 'id');
+    const to = parseInput(resolveStatus, status, 'status');
+    const why = parseInput(operatorNote, note, 'note');
+    const who = by === undefined ? undefined : parseInput(operatorName, by, 'by');
+    return (await this.#start()).operator.resolve(intent, to, why, who);
+  }
+
+  /**
+   * Pauses this process's payouts, as the breaker does (`paused` says so, its cause `operator`
+   * and `by`; the `paused` event fires), until `resume(by)`. Each process pauses its own: call
+   * it in every process (docs/OPERATING.md). Resolves with the operator log's line; rejects with
+   * OperatorRefusedError when payouts are already paused.
+   */
+  async pause(by: string, why: string): Promise<OperatorAction> {
+    const who = parseInput(operatorName, by, 'by');
+    const reason = parseInput(operatorNote, why, 'why');
+    return (await this.#start()).operator.pause(who, reason);
+  }
+
+  /**
+   * Ends the pause of this process's payouts (the breaker's or an operator's); the breaker
+   * counts afresh. With `by`, the operator's action: one line in the operator log, and
+   * OperatorRefusedError when payouts are not paused. Without it (the call before the log),
+   * it lifts whatever pause there is and records nothing.
+   */
+  resume(): void;
+  resume(by: string): Promise<OperatorAction>;
+  resume(by?: string): undefined | Promise<OperatorAction> {
+    if (by === undefined) {
+      this.#running?.engine.breaker.resume();
+      return;
+    }
+    return (async () => {
+      const who = parseInput(operatorName, by, 'by');
+      return (await this.#start()).operator.resume(who);
+    })();
+  }
+
+  /**
+   * Issues a match's payout or refund once more as a new claim code: one that expired unclaimed
+   * after its code was shown (the match never issues those by itself: the player may have held
+   * the code). Once per payout; the money goes from `house:unclaimed` back out. Resolves with the
+   * new attempt (its entry appears in the room); rejects with OperatorRefusedError for a claimed,
+   * open or never-shown code, or a second reissue.
+   */
+  async reissue(id: string, by: string): Promise<Intent> {
+    const intent = parseInput(intentIdInput, id, 'id');
+    const who = parseInput(operatorName, by, 'by');
+    return (await this.#start()).operator.reissue(intent, who);
+  }
+
+  /**
+   * Blocks a player: every money helper of theirs (reward, chargeEntryFee, spendPoints,
+   * payAddress, a match's enter, the room plugin's) rejects with PlayerBlockedError, in every
+   * process, before anything is recorded or sent, until `unblock`. Codes they hold stay valid,
+   * and a match still pays them what it owes. Rejects with OperatorRefusedError when the player
+   * is blocked already.
+   */
+  async block(playerId: string, by: string, why: string): Promise<OperatorAction> {
+    const player = parseInput(playerIdInput, playerId, 'playerId');
+    const who = parseInput(operatorName, by, 'by');
+    const reason = parseInput(operatorNote, why, 'why');
+    return (await this.#start()).operator.block(player, who, reason);
+  }
+
+  /** Lifts a block; OperatorRefusedError when the player is not blocked. */
+  async unblock(playerId: string, by: string): Promise<OperatorAction> {
+    const player = parseInput(playerIdInput, playerId, 'playerId');
+    const who = parseInput(operatorName, by, 'by');
+    return (await this.#start()).operator.unblock(player, who);
+  }
+
+  /**
+   * The operator log: every action an operator took (who, when, what, on which intent or
+   * player, before -> after, why), oldest first, filtered by intent, player or time, a page at a
+   * time (`limit` 1 to 1,000, default 100; pass the answer's `next` as `after`). Append-only.
+   */
+  async operatorLog(query?: OperatorLogQuery): Promise<OperatorLogPage> {
+    const parsed = parseInput(operatorLogQuery, query, 'query');
+    return (await this.#start()).operator.log(parsed as OperatorLogQuery);
   }
 
   /**
@@ -446,11 +539,6 @@ export class Lightning {
    */
   get paused(): PayoutPause | null {
     return this.#running?.engine.breaker.paused ?? null;
-  }
-
-  /** Lifts a pause of payouts (see the `paused` event); the breaker counts afresh. */
-  resume(): void {
-    this.#running?.engine.breaker.resume();
   }
 
   /** Stops the reconciler, closes the client, the ledger it opened and the emulator it started. */
@@ -524,6 +612,7 @@ export class Lightning {
       const matches = new Matches(engine);
       const regions = new RegionCache(runtime.calls, this.#settings.clock);
       const view = readOnlyView(runtime.ledger);
+      const operator = new Operator(engine, matches);
       this.#running = {
         runtime,
         view,
@@ -534,6 +623,7 @@ export class Lightning {
         metrics,
         reconciler,
         matches,
+        operator,
         regions,
       };
       alerts?.start();

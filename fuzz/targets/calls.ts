@@ -131,6 +131,17 @@ export function serverTargets(env: FuzzEnvironment): Target[] {
     fc.stringMatching(/^\s*$/),
     fc.string({ minLength: 501, maxLength: 560 }).filter((s) => s.trim().length > 500),
   );
+  const name = text(1, 40).filter((s) => s.trim() !== '');
+  const badName = fc.oneof(
+    anything.filter((v) => typeof v !== 'string'),
+    fc.stringMatching(/^\s*$/),
+    fc.string({ minLength: 256, maxLength: 300 }).filter((s) => s.trim().length > 255),
+  );
+  const badPlayer = fc.oneof(
+    anything.filter((v) => typeof v !== 'string'),
+    fc.constant(''),
+    fc.string({ minLength: 256, maxLength: 300 }),
+  );
   return [
     call('lightning.reward', l, 'reward', one(badObject(spec.reward))),
     call('lightning.chargeEntryFee', l, 'chargeEntryFee', one(badObject(spec.entryFee))),
@@ -148,6 +159,30 @@ export function serverTargets(env: FuzzEnvironment): Target[] {
         fc.tuple(text(1, 40), badStatus, note),
         fc.tuple(text(1, 40), status, badNote),
       ),
+    ),
+    // The operator's actions: a name and a note are required; a bad one is refused first.
+    call('lightning.pause', l, 'pause', fc.oneof(fc.tuple(badName, note), fc.tuple(name, badNote))),
+    call(
+      'lightning.reissue',
+      l,
+      'reissue',
+      fc.oneof(fc.tuple(spec.badIntentId, name), fc.tuple(text(1, 40), badName)),
+    ),
+    call(
+      'lightning.block',
+      l,
+      'block',
+      fc.oneof(
+        fc.tuple(badPlayer, name, note),
+        fc.tuple(text(1, 40), badName, note),
+        fc.tuple(text(1, 40), name, badNote),
+      ),
+    ),
+    call(
+      'lightning.unblock',
+      l,
+      'unblock',
+      fc.oneof(fc.tuple(badPlayer, name), fc.tuple(text(1, 40), badName)),
     ),
   ];
 }

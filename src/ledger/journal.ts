@@ -161,6 +161,11 @@ export function mayReissue(intent: Intent): boolean {
   return intent.status === 'failed' || (intent.status === 'expired' && !wasShown(intent));
 }
 
+/** Whether an operator issued this ended payout or refund again (`meta.reissuedBy`, once). */
+export function reissuedByOperator(intent: Pick<Intent, 'meta'>): boolean {
+  return typeof intent.meta.reissuedBy === 'string';
+}
+
 /** Where an intent's amount sits, and under which step name it got there. */
 export interface Position {
   /** The account holding the intent's amount now. */
@@ -203,6 +208,11 @@ export function positionOf(intent: Intent): Position {
         return at(accounts.wallet, intent.kind === 'reward' ? 'claimed' : 'paid');
       }
       if (source === accounts.rewards || mayReissue(intent)) return at(source, status);
+      // An operator issued a shown, expired code again (`lightning.reissue`): its amount went
+      // back to the pot, and the new attempt takes it out.
+      if (status === 'expired' && reissuedByOperator(intent)) {
+        return at(source, 'reissued by an operator');
+      }
       return status === 'expired'
         ? at(accounts.unclaimed, 'expired unclaimed')
         : at(accounts.owed(playerId), `failed ${attemptOf(intent)} times: to be paid by hand`);

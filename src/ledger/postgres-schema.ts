@@ -17,6 +17,10 @@
  *                     rows each, summed on read, every other account in one
  *   S.open_count      32 rows whose sum is the number of open intents, matches aside (the
  *                     game's cap, maxOpenPerGame), kept by triggers on S.intents (version 5)
+ *   S.operator_log    the operator's audit log (version 7): one row per action, kept
+ *                     append-only by a trigger; appends take one advisory lock, so their seqs
+ *                     commit in order and a page by `after` never passes over a line
+ *   S.blocked         one row per player an operator blocked (version 7)
  *
  * Intent amounts are `numeric` (exact at any size, summed exactly for budgets, returned as
  * text); journal amounts and balances are `bigint` (the journal's signed 64-bit promise: a write
@@ -67,7 +71,7 @@
 import { INTENT_KINDS, INTENT_STATUSES, OPEN_STATUSES, PAYOUT_KINDS } from './intent.js';
 
 /** Bumped whenever the layout changes; an older library refuses a newer schema. */
-export const SCHEMA_VERSION = 6;
+export const SCHEMA_VERSION = 7;
 
 /** The version whose migration writes the opening entries of the intents already there. */
 export const JOURNAL_VERSION = 3;
@@ -350,8 +354,55 @@ export function migrations(s: string): string[][] {
         shard >= 0 AND shard < ${BALANCE_SHARDS}
         AND balance <= lim AND balance >= -lim - (shard = 0)::int)`,
     ],
+    // 6 -> 7: the operator's audit log and the blocked players (operatorLog).
+    operatorLog(s),
   ];
 }
+
+/**
+ * The operator's audit log (version 7): a line's seq is taken under the log's advisory lock
+ * (postgres.ts, recordOperatorAction), so lines commit in seq order; a trigger refuses every
+ * UPDATE, DELETE and TRUNCATE of it, whoever connects.
+ */
+function operatorLog(s: string): string[] {
+  return [
+    `CREATE TABLE IF NOT EXISTS ${s}.operator_log (
+      seq       bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+      at        bigint NOT NULL,
+      by        text   NOT NULL,
+      action    text   NOT NULL,
+      intent_id text,
+      player_id text,
+      before    text   NOT NULL,
+      after     text   NOT NULL,
+      note      text   NOT NULL
+    )`,
+    `CREATE INDEX IF NOT EXISTS operator_log_intent
+      ON ${s}.operator_log (intent_id, seq) WHERE intent_id IS NOT NULL`,
+    `CREATE INDEX IF NOT EXISTS operator_log_player
+      ON ${s}.operator_log (player_id, seq) WHERE player_id IS NOT NULL`,
+    `CREATE OR REPLACE FUNCTION ${s}.operator_log_append_only() RETURNS trigger
+      LANGUAGE plpgsql AS $fn$
+      BEGIN
+        RAISE EXCEPTION 'the operator log is append-only';
+      END
+      $fn$`,
+    `DROP TRIGGER IF EXISTS operator_log_append_only ON ${s}.operator_log`,
+    `CREATE TRIGGER operator_log_append_only BEFORE UPDATE OR DELETE ON ${s}.operator_log
+      FOR EACH ROW EXECUTE FUNCTION ${s}.operator_log_append_only()`,
+    `DROP TRIGGER IF EXISTS operator_log_no_truncate ON ${s}.operator_log`,
+    `CREATE TRIGGER operator_log_no_truncate BEFORE TRUNCATE ON ${s}.operator_log
+      FOR EACH STATEMENT EXECUTE FUNCTION ${s}.operator_log_append_only()`,
+    `CREATE TABLE IF NOT EXISTS ${s}.blocked (
+      player_id text   PRIMARY KEY,
+      since     bigint NOT NULL
+    )`,
+  ];
+}
+
+/** The columns of an operator log line, in the shape `toLine` (postgres.ts) reads. */
+export const LINE_COLUMNS = `seq::text AS seq, at::text AS at, by, action, intent_id, player_id,
+  before, after, note`;
 
 /** The columns of a journal entry, in the shape `rowToEntry` reads (64-bit values as text). */
 export const ENTRY_COLUMNS = `seq::text AS seq, id, intent_id, player_id, match_id, debit, credit,

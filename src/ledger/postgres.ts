@@ -63,6 +63,12 @@
  * intent's in the order of its moves; `seq` names an entry and is the cursor, and may step back
  * within a page.
  *
+ * The operator log (schema 7, postgres-schema.ts `operatorLog`): an append is one short
+ * transaction under one advisory lock of its own (so lines commit in seq order, and a reader
+ * paging by `after` never passes over one), a block's INSERT or DELETE of its `blocked` row in the
+ * same transaction; `isBlocked`, which every money helper reads, is one primary-key SELECT (a
+ * round trip). Operators act seldom: the lock never meets a move's.
+ *
  * Durability: on first use the store reads `fsync` and `synchronous_commit` and refuses a server
  * with fsync off (LedgerNotDurableError: a crash could lose or corrupt acknowledged intents);
  * `synchronous_commit = off` is allowed with one warning (a crash may forget the last commits).
@@ -107,12 +113,24 @@ import {
   type Posting,
 } from './journal.js';
 import {
+  type NewOperatorAction,
+  type OperatorAction,
+  type OperatorActionName,
+  type OperatorLogPage,
+  type OperatorLogQuery,
+  parseBlock,
+  parseOperatorAction,
+  parseOperatorLogQuery,
+  parsePlayerId,
+} from './operator-log.js';
+import {
   COLUMNS,
   EXACT_COUNT_LOCKS,
   JOURNAL_VERSION,
   journalExactly,
   journaled,
   journalPage,
+  LINE_COLUMNS,
   lockBalances,
   migrations,
   OPEN_COUNT_SQL,
@@ -729,6 +747,112 @@ export class PostgresLedger implements LedgerStore {
     return rows.length === 1;
   }
 
+  async recordOperatorAction(
+    line: NewOperatorAction,
+    now: number = this.#clock.now(),
+  ): Promise<OperatorAction> {
+    this.#assertOpen();
+    const parsed = parseOperatorAction(line);
+    parseEpochMs(now, 'now');
+    return (await this.#appendLine(parsed, now, null)) as OperatorAction;
+  }
+
+  async recordBlock(
+    line: NewOperatorAction,
+    now: number = this.#clock.now(),
+  ): Promise<OperatorAction | null> {
+    this.#assertOpen();
+    const parsed = parseBlock(line);
+    parseEpochMs(now, 'now');
+    const player = parsed.playerId as string;
+    const change =
+      parsed.action === 'block'
+        ? {
+            text: `INSERT INTO ${this.#s}.blocked (player_id, since) VALUES ($1, $2)
+              ON CONFLICT (player_id) DO NOTHING RETURNING player_id`,
+            values: [player, now],
+          }
+        : {
+            text: `DELETE FROM ${this.#s}.blocked WHERE player_id = $1 RETURNING player_id`,
+            values: [player],
+          };
+    return this.#appendLine(parsed, now, change);
+  }
+
+  /**
+   * One transaction under the log's lock: the block's compare-and-set (`change`, which must
+   * return a row), then the line. The lock makes appends commit in seq order.
+   */
+  async #appendLine(
+    line: NewOperatorAction,
+    now: number,
+    change: { text: string; values: unknown[] } | null,
+  ): Promise<OperatorAction | null> {
+    const values = [now, line.by, line.action, line.intentId, line.playerId, line.before];
+    values.push(line.after, line.note);
+    assertNoNul(values);
+    const pool = await this.#ready();
+    try {
+      return await this.#transaction(pool, [this.#lockKey('operator log')], async (client) => {
+        if (change !== null && (await this.#run(client, change.text, change.values)).length === 0) {
+          return null;
+        }
+        const [row] = await this.#run(
+          client,
+          `INSERT INTO ${this.#s}.operator_log
+            (at, by, action, intent_id, player_id, before, after, note)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${LINE_COLUMNS}`,
+          values,
+        );
+        return toLine(row as Record<string, unknown>);
+      });
+    } catch (err) {
+      throw mapError(err);
+    }
+  }
+
+  async isBlocked(playerId: string): Promise<boolean> {
+    this.#assertOpen();
+    const id = parsePlayerId(playerId);
+    const pool = await this.#ready();
+    const rows = await this.#run(pool, `SELECT 1 FROM ${this.#s}.blocked WHERE player_id = $1`, [
+      id,
+    ]).catch((err: unknown) => {
+      throw mapError(err);
+    });
+    return rows.length === 1;
+  }
+
+  async operatorLog(query?: OperatorLogQuery): Promise<OperatorLogPage> {
+    this.#assertOpen();
+    const q = parseOperatorLogQuery(query);
+    const terms = ['seq > $1'];
+    const values: unknown[] = [q.after, q.limit + 1];
+    for (const [column, value] of [
+      ['intent_id', q.intentId],
+      ['player_id', q.playerId],
+    ] as const) {
+      if (value === undefined) continue;
+      values.push(value);
+      terms.push(`${column} = $${values.length}`);
+    }
+    if (q.since !== undefined) {
+      values.push(q.since);
+      terms.push(`at >= $${values.length}`);
+    }
+    const pool = await this.#ready();
+    const rows = await this.#run(
+      pool,
+      `SELECT ${LINE_COLUMNS} FROM ${this.#s}.operator_log WHERE ${terms.join(' AND ')}
+        ORDER BY seq LIMIT $2`,
+      values,
+    ).catch((err: unknown) => {
+      throw mapError(err);
+    });
+    const actions = rows.slice(0, q.limit).map(toLine);
+    return { actions, next: rows.length > q.limit ? String(actions.at(-1)?.seq) : null };
+  }
+
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
@@ -1219,4 +1343,19 @@ function guardClients(pool: Pool): void {
   pool.on('connect', (client) => {
     client.on('error', () => {});
   });
+}
+
+/** A line as LINE_COLUMNS returns it. */
+function toLine(row: Record<string, unknown>): OperatorAction {
+  return {
+    seq: Number(row.seq),
+    at: Number(row.at),
+    by: row.by as string,
+    action: row.action as OperatorActionName,
+    intentId: (row.intent_id as string | null) ?? null,
+    playerId: (row.player_id as string | null) ?? null,
+    before: row.before as string,
+    after: row.after as string,
+    note: row.note as string,
+  };
 }

@@ -686,3 +686,86 @@ local key = ARGV[1] .. 'version'
 redis.call('SET', key, ARGV[2], 'NX')
 return redis.call('GET', key)
 `;
+
+/*
+ * The operator's audit log (layout 7):
+ *   P oplog                        hash: seq -> one line, the JSON array [seq, at, by, action,
+ *                                  intentId, playerId, before, after, note] (operator-log.ts)
+ *   P oplog:seq                    counter: the lines' seq, dense (taken by the append)
+ *   P oplog:intent:<id>            zset: the seqs of the lines that name the intent
+ *   P oplog:player:<id>            zset: the seqs of the lines that name the player
+ *   P oplog:call                   '<call token>|<seq>' of the last append, so that a resent
+ *                                  append (ioredis after a reconnect) answers its first line
+ *   P blocked                      set: the players an operator blocked
+ * No script changes or removes a line.
+ */
+
+/**
+ * Appends a line, after a block's compare-and-set. ARGV: prefix, mode ('a' append, 'b' block,
+ * 'u' unblock), now, call token, intentId ('' for none), playerId ('' for none), the line's JSON
+ * after its seq and time (by, action, intentId, playerId, before, after, note, without the
+ * brackets). Returns the line, or false when a block or unblock found the player already so.
+ */
+export const OPLOG_APPEND = `
+local p, mode, now, call, intent, player = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
+local last = redis.call('GET', p .. 'oplog:call')
+if last then
+  local token, seq = string.match(last, '^(.*)|(%d+)$')
+  if token == call then return redis.call('HGET', p .. 'oplog', seq) end
+end
+if mode == 'b' and redis.call('SADD', p .. 'blocked', player) == 0 then return false end
+if mode == 'u' and redis.call('SREM', p .. 'blocked', player) == 0 then return false end
+local seq = redis.call('INCR', p .. 'oplog:seq')
+local line = '[' .. seq .. ',' .. now .. ',' .. ARGV[7] .. ']'
+redis.call('HSET', p .. 'oplog', seq, line)
+if intent ~= '' then redis.call('ZADD', p .. 'oplog:intent:' .. intent, seq, seq) end
+if player ~= '' then redis.call('ZADD', p .. 'oplog:player:' .. player, seq, seq) end
+redis.call('SET', p .. 'oplog:call', call .. '|' .. seq)
+return line
+`;
+
+/**
+ * A page of the operator log. ARGV: prefix, the index ('' for every line, else
+ * 'oplog:intent:<id>' or 'oplog:player:<id>'), after (a seq), want, budget, then the filters
+ * intentId, playerId, since ('' for none). Looks at no more than `budget` lines, as JOURNAL does.
+ * Returns { the last seq looked at, 1 when the seqs ended (else 0), lines... }.
+ */
+export const OPLOG_PAGE = `
+local p, from, last = ARGV[1], ARGV[2], ARGV[3]
+local want, budget = tonumber(ARGV[4]), tonumber(ARGV[5])
+local intent, player, since = ARGV[6], ARGV[7], tonumber(ARGV[8])
+local top = tonumber(redis.call('GET', p .. 'oplog:seq') or '0')
+local out = { last, 0 }
+local seen, kept = 0, 0
+while kept < want and seen < budget do
+  local seqs = {}
+  local n = math.min(256, budget - seen)
+  if from == '' then
+    for s = tonumber(last) + 1, math.min(top, tonumber(last) + n) do
+      seqs[#seqs + 1] = string.format('%d', s)
+    end
+  else
+    seqs = redis.call('ZRANGEBYSCORE', p .. from, '(' .. last, '+inf', 'LIMIT', 0, n)
+  end
+  if #seqs == 0 then
+    out[1], out[2] = last, 1
+    return out
+  end
+  local lines = redis.call('HMGET', p .. 'oplog', unpack(seqs))
+  for i, v in ipairs(lines) do
+    last = seqs[i]
+    seen = seen + 1
+    if v then
+      local l = cjson.decode(v)
+      if (intent == '' or l[5] == intent) and (player == '' or l[6] == player)
+        and (since == nil or l[2] >= since) then
+        out[#out + 1] = v
+        kept = kept + 1
+        if kept >= want then break end
+      end
+    end
+  end
+end
+out[1] = last
+return out
+`;

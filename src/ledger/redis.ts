@@ -35,6 +35,12 @@
  * keep as intents open and end: a create's check is one ZCARD, and an open intent (matches
  * aside) costs one more member until it ends, about 175 bytes (MEMORY USAGE over 10,000).
  *
+ * The operator's audit log (layout 7; redis-scripts.ts, OPLOG_APPEND): a line is a field of one
+ * hash and a member in its intent's and player's sorted sets, appended by one script (with a
+ * block's SADD or SREM, the compare-and-set, in the same step); nothing changes or removes it.
+ * `isBlocked`, read by every money helper, is one SISMEMBER (one round trip). Opening a layout-6
+ * keyspace sets the version and nothing else: the log starts empty.
+ *
  * `ioredis` is loaded only when this store creates its own connection, so importing the ledger
  * never requires it. Amounts stay decimal strings end to end; Lua never does arithmetic on
  * them (balances are added by HINCRBY, exact in 64 bits).
@@ -80,6 +86,17 @@ import {
   postingsFor,
 } from './journal.js';
 import {
+  decodeLine,
+  type NewOperatorAction,
+  type OperatorAction,
+  type OperatorLogPage,
+  type OperatorLogQuery,
+  parseBlock,
+  parseOperatorAction,
+  parseOperatorLogQuery,
+  parsePlayerId,
+} from './operator-log.js';
+import {
   ADVANCE,
   BALANCES,
   CLAIM,
@@ -91,6 +108,8 @@ import {
   MIGRATED,
   MIGRATED_5_TO_6,
   OPENING,
+  OPLOG_APPEND,
+  OPLOG_PAGE,
   PERSIST_EVENTS,
   READ,
   RELEASE,
@@ -148,7 +167,7 @@ export interface RedisLedgerOptions {
 }
 
 /** Bumped whenever the key layout changes; an older library refuses newer data. */
-const LAYOUT_VERSION = 6;
+const LAYOUT_VERSION = 7;
 
 /** How many entries one step of a journal read looks at, at most (see JOURNAL). */
 const JOURNAL_STEP = 1000;
@@ -177,6 +196,8 @@ const SCRIPTS = {
   convert: script(CONVERT),
   persistEvents: script(PERSIST_EVENTS),
   indexOpen: script(INDEX_OPEN),
+  oplogAppend: script(OPLOG_APPEND),
+  oplogPage: script(OPLOG_PAGE),
 };
 
 /** Scripts that write an intent: with `replicas`, each waits until the replicas have it. */
@@ -436,6 +457,93 @@ export class RedisLedger implements LedgerStore {
     return { entries: page, next };
   }
 
+  async recordOperatorAction(
+    line: NewOperatorAction,
+    now: number = this.#clock.now(),
+  ): Promise<OperatorAction> {
+    this.#assertOpen();
+    const parsed = parseOperatorAction(line);
+    parseEpochMs(now, 'now');
+    return (await this.#appendLine('a', parsed, now)) as OperatorAction;
+  }
+
+  async recordBlock(
+    line: NewOperatorAction,
+    now: number = this.#clock.now(),
+  ): Promise<OperatorAction | null> {
+    this.#assertOpen();
+    const parsed = parseBlock(line);
+    parseEpochMs(now, 'now');
+    return this.#appendLine(parsed.action === 'block' ? 'b' : 'u', parsed, now);
+  }
+
+  async #appendLine(
+    mode: 'a' | 'b' | 'u',
+    line: NewOperatorAction,
+    now: number,
+  ): Promise<OperatorAction | null> {
+    const tail = JSON.stringify([
+      line.by,
+      line.action,
+      line.intentId,
+      line.playerId,
+      line.before,
+      line.after,
+      line.note,
+    ]).slice(1, -1);
+    const reply = await this.#run(SCRIPTS.oplogAppend, [
+      mode,
+      String(now),
+      writeToken(),
+      line.intentId ?? '',
+      line.playerId ?? '',
+      tail,
+    ]);
+    return typeof reply === 'string' ? decodeLine(reply) : null;
+  }
+
+  async isBlocked(playerId: string): Promise<boolean> {
+    this.#assertOpen();
+    const id = parsePlayerId(playerId);
+    await this.#checkLayout();
+    const client = await this.#client;
+    return Number(await client.call('SISMEMBER', `${this.prefix}blocked`, id)) === 1;
+  }
+
+  async operatorLog(query?: OperatorLogQuery): Promise<OperatorLogPage> {
+    this.#assertOpen();
+    const q = parseOperatorLogQuery(query);
+    // The most selective index given; the other filters are checked line by line.
+    const from =
+      q.intentId !== undefined
+        ? `oplog:intent:${q.intentId}`
+        : q.playerId !== undefined
+          ? `oplog:player:${q.playerId}`
+          : '';
+    const filters = [
+      q.intentId ?? '',
+      q.playerId ?? '',
+      q.since === undefined ? '' : String(q.since),
+    ];
+    const want = q.limit + 1;
+    const lines: OperatorAction[] = [];
+    let after = String(q.after);
+    for (;;) {
+      const [last, ended, ...found] = (await this.#run(SCRIPTS.oplogPage, [
+        from,
+        after,
+        String(want - lines.length),
+        String(JOURNAL_STEP),
+        ...filters,
+      ])) as [string, number, ...string[]];
+      for (const text of found) lines.push(decodeLine(text));
+      if (ended === 1 || lines.length >= want) break;
+      after = String(last);
+    }
+    const actions = lines.slice(0, q.limit);
+    return { actions, next: lines.length > q.limit ? String(actions.at(-1)?.seq) : null };
+  }
+
   async balances(accounts?: readonly string[]): Promise<AccountBalance[]> {
     this.#assertOpen();
     const names = parseAccounts(accounts);
@@ -621,7 +729,14 @@ export class RedisLedger implements LedgerStore {
         await this.#indexOpen(client, pattern);
         stored = 5;
       }
-      if (stored === 5) await this.#convertJournal(client, pattern);
+      if (stored === 5) {
+        await this.#convertJournal(client, pattern);
+        stored = 6;
+      }
+      // Layout 7 adds the operator log's keys, empty: nothing to move.
+      if (stored === 6) {
+        await client.eval(MIGRATED, 1, `${this.prefix}version`, this.prefix, '6', '7');
+      }
     })().catch((err: unknown) => {
       // A connection failure is retried on the next call; a refusal is not.
       if (!(err instanceof IncompatibleLedgerError) && !(err instanceof LedgerNotDurableError)) {

@@ -36,6 +36,13 @@ import {
   type JournalPage,
   type Posting,
 } from './journal.js';
+import type {
+  NewOperatorAction,
+  OperatorAction,
+  OperatorLogFilter,
+  OperatorLogPage,
+} from './operator-log.js';
+import { SqliteOperatorLog } from './sqlite-operator.js';
 import {
   COLUMNS,
   LIVE_SQL,
@@ -114,8 +121,12 @@ export class SqliteCore {
    */
   private readonly payoutIndexed = new Set<BudgetWindow['scope']>();
 
+  /** The operator log's statements (sqlite-operator.ts). */
+  private readonly operator: SqliteOperatorLog;
+
   constructor(readonly db: DatabaseSync) {
     this.sql = prepareStatements(db);
+    this.operator = new SqliteOperatorLog(db);
   }
 
   /**
@@ -378,6 +389,22 @@ export class SqliteCore {
   recordEvent(eventId: string, now: number): boolean {
     // Kept for good: a signed event has no timestamp, so only its id tells a late replay.
     return this.write(() => this.sql.recordEvent.run(eventId, now).changes === 1);
+  }
+
+  recordOperatorAction(line: NewOperatorAction, now: number): OperatorAction {
+    return this.write(() => this.operator.append(line, now));
+  }
+
+  recordBlock(line: NewOperatorAction, now: number): OperatorAction | null {
+    return this.write(() => this.operator.block(line, now));
+  }
+
+  isBlocked(playerId: string): boolean {
+    return this.operator.isBlocked(playerId);
+  }
+
+  operatorLog(query: OperatorLogFilter): OperatorLogPage {
+    return this.operator.page(query);
   }
 
   close(): void {

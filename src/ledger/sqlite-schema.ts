@@ -1,6 +1,6 @@
 /**
- * The SQLite ledger's file layout (schema 6) and the one function that opens a connection on
- * it: pragmas, the version check, and the migration of files written by schemas 1 to 5. Used
+ * The SQLite ledger's file layout (schema 7) and the one function that opens a connection on
+ * it: pragmas, the version check, and the migration of files written by schemas 1 to 6. Used
  * by the inline store and by its worker thread alike. Costs one transaction when a file is
  * opened (a table rebuild, once, for a schema 1 or 2 file; one pass over the intents to write
  * their opening entries, once, for anything older than schema 4; one count of the open
@@ -40,6 +40,11 @@
  * costs an UPDATE of that one row when an intent is created or ends, nothing on the other moves
  * (their `live` does not change). The triggers live in the file, so whatever writes the table
  * keeps the count, and opening an older file counts its open intents once.
+ *
+ * Schema 7 adds the operator's audit log (operator-log.ts, sqlite-operator.ts): `operator_log`,
+ * one row per action, which two triggers keep append-only (an UPDATE or DELETE of a row aborts,
+ * whoever writes the file), and `blocked`, one row per blocked player. Opening an older file
+ * creates both, empty: nothing to carry over.
  */
 import type { DatabaseSync } from 'node:sqlite';
 import { IncompatibleLedgerError } from './errors.js';
@@ -55,7 +60,7 @@ import {
 import { openingPostings } from './journal.js';
 
 /** Bumped whenever the tables change shape; an older library refuses a newer file. */
-export const SCHEMA_VERSION = 6;
+export const SCHEMA_VERSION = 7;
 
 /**
  * A move's step: the rank of its target status. TRANSITIONS only ever moves up this order
@@ -165,6 +170,25 @@ CREATE TABLE IF NOT EXISTS counters (
   name TEXT    PRIMARY KEY,
   n    INTEGER NOT NULL
 ) STRICT, WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS operator_log (
+  seq       INTEGER PRIMARY KEY,
+  at        INTEGER NOT NULL,
+  by        TEXT    NOT NULL,
+  action    TEXT    NOT NULL,
+  intent_id TEXT,
+  player_id TEXT,
+  before    TEXT    NOT NULL,
+  after     TEXT    NOT NULL,
+  note      TEXT    NOT NULL
+) STRICT;
+CREATE TRIGGER IF NOT EXISTS operator_log_no_update BEFORE UPDATE ON operator_log
+  BEGIN SELECT RAISE(ABORT, 'the operator log is append-only'); END;
+CREATE TRIGGER IF NOT EXISTS operator_log_no_delete BEFORE DELETE ON operator_log
+  BEGIN SELECT RAISE(ABORT, 'the operator log is append-only'); END;
+CREATE TABLE IF NOT EXISTS blocked (
+  player_id TEXT    PRIMARY KEY,
+  since     INTEGER NOT NULL
+) STRICT, WITHOUT ROWID;
 `;
 
 /** What the game's cap counts: an open intent of any kind but a match (see store.ts). */
@@ -227,6 +251,10 @@ CREATE INDEX IF NOT EXISTS intents_due
   ON intents (next_check_at) WHERE next_check_at IS NOT NULL AND ${LIVE_SQL};
 CREATE INDEX IF NOT EXISTS intents_player ON intents (player_id);
 CREATE INDEX IF NOT EXISTS journal_at ON journal (at);
+CREATE INDEX IF NOT EXISTS operator_log_intent
+  ON operator_log (intent_id) WHERE intent_id IS NOT NULL;
+CREATE INDEX IF NOT EXISTS operator_log_player
+  ON operator_log (player_id) WHERE player_id IS NOT NULL;
 `;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -437,7 +465,7 @@ function writeOpenings(db: DatabaseSync, now: number): void {
 }
 
 /**
- * Opens `path` (a file, or ':memory:') ready for schema 6: WAL and synchronous=FULL for a file,
+ * Opens `path` (a file, or ':memory:') ready for schema 7: WAL and synchronous=FULL for a file,
  * the tables and indexes created or migrated under the write lock. Throws
  * IncompatibleLedgerError for a file of a newer schema. `busyTimeoutMs` is SQLite's own wait for
  * another process's lock, here and on every later statement of the connection.

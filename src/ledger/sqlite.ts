@@ -33,6 +33,16 @@ import { ConfigurationError } from '../errors.js';
 import { LedgerBusyError, LedgerClosedError } from './errors.js';
 import type { Intent, IntentPatch, IntentStatus, NewIntent } from './intent.js';
 import type { AccountBalance, JournalPage, JournalQuery, Posting } from './journal.js';
+import {
+  type NewOperatorAction,
+  type OperatorAction,
+  type OperatorLogPage,
+  type OperatorLogQuery,
+  parseBlock,
+  parseOperatorAction,
+  parseOperatorLogQuery,
+  parsePlayerId,
+} from './operator-log.js';
 import { SqliteCore } from './sqlite-core.js';
 import { openLedgerDatabase } from './sqlite-schema.js';
 import { SqliteThread } from './sqlite-thread.js';
@@ -84,6 +94,8 @@ const WRITES: ReadonlySet<CoreMethod> = new Set<CoreMethod>([
   'release',
   'advanceChecks',
   'recordEvent',
+  'recordOperatorAction',
+  'recordBlock',
 ]);
 
 export class SqliteLedger implements LedgerStore {
@@ -240,6 +252,36 @@ export class SqliteLedger implements LedgerStore {
     parseEventId(eventId);
     parseEpochMs(now, 'now');
     return this.run('recordEvent', [eventId, now]);
+  }
+
+  async recordOperatorAction(
+    line: NewOperatorAction,
+    now: number = this.clock.now(),
+  ): Promise<OperatorAction> {
+    this.assertOpen();
+    const parsed = parseOperatorAction(line);
+    parseEpochMs(now, 'now');
+    return this.run('recordOperatorAction', [parsed, now]);
+  }
+
+  async recordBlock(
+    line: NewOperatorAction,
+    now: number = this.clock.now(),
+  ): Promise<OperatorAction | null> {
+    this.assertOpen();
+    const parsed = parseBlock(line);
+    parseEpochMs(now, 'now');
+    return this.run('recordBlock', [parsed, now]);
+  }
+
+  async isBlocked(playerId: string): Promise<boolean> {
+    this.assertOpen();
+    return this.run('isBlocked', [parsePlayerId(playerId)]);
+  }
+
+  async operatorLog(query?: OperatorLogQuery): Promise<OperatorLogPage> {
+    this.assertOpen();
+    return this.run('operatorLog', [parseOperatorLogQuery(query)]);
   }
 
   async close(): Promise<void> {

@@ -5,6 +5,12 @@
  */
 import type { Intent, IntentPatch, IntentStatus, NewIntent } from './intent.js';
 import type { AccountBalance, JournalPage, JournalQuery, Posting } from './journal.js';
+import type {
+  NewOperatorAction,
+  OperatorAction,
+  OperatorLogPage,
+  OperatorLogQuery,
+} from './operator-log.js';
 
 export interface TransitionOptions {
   /** Fields written in the same atomic step as the status. */
@@ -172,6 +178,31 @@ export interface LedgerStore {
    */
   recordEvent(eventId: string, now?: number): Promise<boolean>;
 
+  /**
+   * Appends one line to the operator's audit log (operator-log.ts) and answers it with its seq
+   * and time. A line that is not one (an empty `by`, an unknown action, a block naming no player)
+   * is refused with InvalidIntentError and nothing is written. There is no call that changes or
+   * removes a line.
+   */
+  recordOperatorAction(line: NewOperatorAction, now?: number): Promise<OperatorAction>;
+
+  /**
+   * A block or an unblock (`line.action`) of `line.playerId`, as a compare-and-set: the block is
+   * set (or lifted) and the line appended in one atomic step, or, when the player already is
+   * so, nothing is written and it answers null. Other actions are refused (InvalidIntentError).
+   */
+  recordBlock(line: NewOperatorAction, now?: number): Promise<OperatorAction | null>;
+
+  /** Whether an operator blocked the player (and has not unblocked them): one keyed read. */
+  isBlocked(playerId: string): Promise<boolean>;
+
+  /**
+   * The operator log's lines, oldest first (by seq), filtered by every field given (intent,
+   * player, appended since), a page of `limit` (1 to 1000, default 100) at a time; paging with
+   * `after` never skips or repeats one, however appends race.
+   */
+  operatorLog(query?: OperatorLogQuery): Promise<OperatorLogPage>;
+
   /** Idempotent; every other call afterwards rejects with LedgerClosedError. */
   close(): Promise<void>;
 }
@@ -187,6 +218,8 @@ export type LedgerView = Pick<
   | 'unknowns'
   | 'journal'
   | 'balances'
+  | 'operatorLog'
+  | 'isBlocked'
 >;
 
 /**
@@ -205,5 +238,7 @@ export function readOnlyView(store: LedgerStore): LedgerView {
     unknowns: (limit?: number) => store.unknowns(limit),
     journal: (query?: Parameters<LedgerStore['journal']>[0]) => store.journal(query),
     balances: (accounts?: readonly string[]) => store.balances(accounts),
+    operatorLog: (query?: Parameters<LedgerStore['operatorLog']>[0]) => store.operatorLog(query),
+    isBlocked: (playerId: string) => store.isBlocked(playerId),
   });
 }

@@ -36,7 +36,7 @@ export type AlertCondition = { message: string } & (
   | {
       /** The breaker paused payouts (`lightning.paused`) until `lightning.resume()`. */
       kind: 'payouts-paused';
-      cause: 'payouts' | 'reads' | 'wallet';
+      cause: 'payouts' | 'reads' | 'wallet' | 'operator';
       reason: string;
       /** epoch ms */
       pausedAt: number;

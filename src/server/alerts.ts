@@ -165,7 +165,7 @@ export class Alerts {
       cause: pause.cause,
       reason: pause.reason,
       pausedAt: pause.at,
-      message: `payouts are paused (${pause.cause}): ${pause.reason}; lightning.resume() lifts it`,
+      message: `payouts are paused (${pause.cause}): ${pause.reason}; lightning.resume(by) lifts it`,
     });
   }
 

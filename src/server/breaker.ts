@@ -221,6 +221,16 @@ export class PayoutBreaker {
     if (this.#balance) this.#balance.msat -= amountMsat;
   }
 
+  /**
+   * An operator pauses payouts (`lightning.pause`): the pause says so (cause `operator`, `by`).
+   * A compare-and-set: false, and nothing changes, when payouts are already paused.
+   */
+  pauseByOperator(by: string, reason: string): boolean {
+    if (this.#paused) return false;
+    this.#trip({ cause: 'operator', reason, players: [], recipients: [], by });
+    return true;
+  }
+
   /** Payouts run again; every count starts afresh, and no address is held. */
   resume(): void {
     if (this.#paused) this.#deps.logger.info('payouts resumed');

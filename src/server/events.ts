@@ -33,9 +33,12 @@ export interface PayoutPause {
   reason: string;
   /**
    * What tripped it: payouts failing for several players (`payouts`), the service answering
-   * 5xx to reads (`reads`), or the wallet about to fall under its floor (`wallet`).
+   * 5xx to reads (`reads`), the wallet about to fall under its floor (`wallet`), or an
+   * operator's `lightning.pause` (`operator`, who in `by`).
    */
-  cause: 'payouts' | 'reads' | 'wallet';
+  cause: 'payouts' | 'reads' | 'wallet' | 'operator';
+  /** The operator who paused payouts (cause `operator`). */
+  by?: string;
   /** The players whose payouts failed in the window (cause `payouts`); otherwise empty. */
   players: string[];
   /** The Lightning addresses those payouts went to (none for claim codes); otherwise empty. */

@@ -85,9 +85,14 @@ describe('PostgresLedger', function () {
     return async () => {
       const store = new PostgresLedger(connection(), { schema: s, ...options });
       await store.open();
+      // The operator log refuses every DELETE (its trigger): only its owner, by turning the
+      // trigger off, empties it, as this test's admin does between tests.
       await admin.query(
         `DELETE FROM "${s}".intents; DELETE FROM "${s}".events;
-         DELETE FROM "${s}".journal; DELETE FROM "${s}".balances`,
+         DELETE FROM "${s}".journal; DELETE FROM "${s}".balances; DELETE FROM "${s}".blocked;
+         ALTER TABLE "${s}".operator_log DISABLE TRIGGER operator_log_append_only;
+         DELETE FROM "${s}".operator_log;
+         ALTER TABLE "${s}".operator_log ENABLE TRIGGER operator_log_append_only`,
       );
       return { store, cleanup: () => store.close() };
     };
@@ -249,10 +254,19 @@ describe('PostgresLedger', function () {
       );
       assert.deepEqual(
         tables.rows.map((r) => r.tablename),
-        ['balances', 'events', 'intents', 'journal', 'open_count', 'schema_version'],
+        [
+          'balances',
+          'blocked',
+          'events',
+          'intents',
+          'journal',
+          'open_count',
+          'operator_log',
+          'schema_version',
+        ],
       );
       const version = await admin.query(`SELECT version FROM "${s}".schema_version`);
-      assert.deepEqual(version.rows, [{ version: 6 }]);
+      assert.deepEqual(version.rows, [{ version: 7 }]);
       const created = await (writers[3] as PostgresLedger).create(newIntent());
       assert.equal((await (writers[5] as PostgresLedger).get(created.id))?.id, created.id);
     });
@@ -265,7 +279,7 @@ describe('PostgresLedger', function () {
       const err = await rejection(store.open(), IncompatibleLedgerError);
       assert.equal(err.code, 'LN_LEDGER_INCOMPATIBLE');
       assert.match(err.message, /version 99/);
-      assert.match(err.message, /reads up to version 6/);
+      assert.match(err.message, /reads up to version 7/);
       assert.match(err.message, /Upgrade colyseus-lightning/);
       // Refused for good: every later call says the same, and nothing was written.
       await rejection(store.create(newIntent()), IncompatibleLedgerError);
@@ -431,7 +445,7 @@ describe('PostgresLedger', function () {
       assert.equal((await store.get(created.id))?.status, 'creating');
       assert.equal((await store.transition(created.id, 'creating', 'pending'))?.status, 'pending');
       const version = await admin.query(`SELECT version FROM "${s}".schema_version`);
-      assert.equal(Number(version.rows[0]?.version), 6);
+      assert.equal(Number(version.rows[0]?.version), 7);
       // Migrated on to 4 in the same open: the intent that was there has its opening entry.
       const [opening] = (await store.journal({ intentId: created.id })).entries;
       assert.equal(opening?.tag, 'opening');
@@ -458,7 +472,7 @@ describe('PostgresLedger', function () {
       const [a, b] = [ledger(s), ledger(s)];
       await Promise.all([a.open(), b.open()]);
       const version = await admin.query(`SELECT version FROM "${s}".schema_version`);
-      assert.equal(Number(version.rows[0]?.version), 6);
+      assert.equal(Number(version.rows[0]?.version), 7);
       // Two open: the fee and the spend.
       const err = await rejection(
         a.create(newIntent(), 1, { maxOpenPerGame: 2 }),
@@ -471,6 +485,40 @@ describe('PostgresLedger', function () {
       await rejection(b.create(newIntent(), 1, { maxOpenPerGame: 3 }), LimitExceededError);
       const sum = await admin.query(`SELECT sum(n)::int AS n FROM "${s}".open_count`);
       assert.equal(sum.rows[0]?.n, 3);
+    });
+
+    it('opens a schema-6 ledger: an empty operator log that no UPDATE, DELETE or TRUNCATE changes', async () => {
+      const s = schema();
+      const old = ledger(s);
+      const kept = await old.create(newIntent());
+      await old.close();
+      // Back to layout 6: no operator log, no blocks.
+      await admin.query(`DROP TABLE "${s}".operator_log, "${s}".blocked`);
+      await admin.query(`DROP FUNCTION "${s}".operator_log_append_only()`);
+      await admin.query(`UPDATE "${s}".schema_version SET version = 6`);
+      const store = ledger(s);
+      assert.equal((await store.get(kept.id))?.id, kept.id);
+      assert.deepEqual(await store.operatorLog(), { actions: [], next: null });
+      const version = await admin.query(`SELECT version FROM "${s}".schema_version`);
+      assert.equal(Number(version.rows[0]?.version), 7);
+      const line = await store.recordOperatorAction({
+        by: 'alice',
+        action: 'pause',
+        intentId: null,
+        playerId: null,
+        before: 'running',
+        after: 'paused',
+        note: 'maintenance',
+      });
+      for (const statement of [
+        `UPDATE "${s}".operator_log SET by = 'mallory'`,
+        `DELETE FROM "${s}".operator_log`,
+        `TRUNCATE "${s}".operator_log`,
+      ]) {
+        await assert.rejects(admin.query(statement), /append-only/);
+      }
+      assert.deepEqual((await store.operatorLog()).actions, [line]);
+      await store.close();
     });
 
     it('opens a schema-3 ledger: keeps the event ids it holds for good, without their index by time', async () => {
@@ -486,7 +534,7 @@ describe('PostgresLedger', function () {
       assert.equal(await store.recordEvent('ramp:seen-long-ago', far), false);
       assert.equal(await store.recordEvent('ramp:new', far), true);
       const version = await admin.query(`SELECT version FROM "${s}".schema_version`);
-      assert.equal(Number(version.rows[0]?.version), 6);
+      assert.equal(Number(version.rows[0]?.version), 7);
       const indexes = await admin.query(
         'SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename = $2',
         [s, 'events'],
@@ -928,7 +976,7 @@ describe('PostgresLedger', function () {
       await Promise.all(stores.map((store) => store.open()));
       const store = stores[2] as PostgresLedger;
       const version = await admin.query(`SELECT version FROM "${s}".schema_version`);
-      assert.equal(Number(version.rows[0]?.version), 6);
+      assert.equal(Number(version.rows[0]?.version), 7);
 
       const expected = intents.flatMap((intent) =>
         openingPostings(intent)

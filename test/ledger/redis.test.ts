@@ -37,6 +37,7 @@ import { type RedisServer, startRedis } from '../support/redis.js';
 import { startReplyDropper } from '../support/reply-dropper.js';
 import {
   asCreated,
+  assertMembers,
   describeLedgerContract,
   describeSharedStorage,
   newIntent,
@@ -44,7 +45,7 @@ import {
 } from './contract.js';
 
 /** The layout this library writes, and every migration ends at. */
-const LAYOUT = '6';
+const LAYOUT = '7';
 
 describe('RedisLedger', function () {
   this.timeout(30_000);
@@ -908,6 +909,30 @@ describe('RedisLedger', function () {
         'created:1,pending:2',
       );
       assert.deepEqual(await admin.zrange(`${p}journal:match:m1`, '0', '-1'), ['1', '2']);
+    });
+
+    it('opens a layout-6 keyspace at layout 7: its intents kept, the operator log empty, then its keys', async () => {
+      const p = prefix();
+      const old = ledger(p);
+      const kept = await old.create(newIntent());
+      await admin.set(`${p}version`, '6');
+      const store = ledger(p);
+      assert.equal((await store.get(kept.id))?.id, kept.id);
+      assert.equal(await admin.get(`${p}version`), LAYOUT);
+      assert.deepEqual(await store.operatorLog(), { actions: [], next: null });
+      const line = await store.recordBlock({
+        by: 'alice',
+        action: 'block',
+        intentId: null,
+        playerId: 'mallory',
+        before: 'unblocked',
+        after: 'blocked',
+        note: 'chargebacks',
+      });
+      assert.equal(line?.seq, 1);
+      const keys = (await admin.keys(`${p}*`)).map((k) => k.slice(p.length));
+      assertMembers(keys, ['oplog', 'oplog:seq', 'oplog:player:mallory', 'oplog:call', 'blocked']);
+      assert.deepEqual(await admin.smembers(`${p}blocked`), ['mallory']);
     });
 
     it('refuses keys laid out by a newer version of the library', async () => {

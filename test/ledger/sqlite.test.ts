@@ -403,7 +403,7 @@ describe('SqliteLedger', () => {
 
     const db = new DatabaseSync(file, { readOnly: true });
     try {
-      assertIncludes(db.prepare('PRAGMA user_version').get(), { user_version: 6 });
+      assertIncludes(db.prepare('PRAGMA user_version').get(), { user_version: 7 });
       const names = db
         .prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'intents'")
         .all()
@@ -529,7 +529,7 @@ describe('SqliteLedger', () => {
     ]);
     const db = new DatabaseSync(file, { readOnly: true });
     try {
-      assertIncludes(db.prepare('PRAGMA user_version').get(), { user_version: 6 });
+      assertIncludes(db.prepare('PRAGMA user_version').get(), { user_version: 7 });
     } finally {
       db.close();
     }
@@ -572,7 +572,7 @@ describe('SqliteLedger', () => {
     await store.close();
     const db = new DatabaseSync(file, { readOnly: true });
     try {
-      assertIncludes(db.prepare('PRAGMA user_version').get(), { user_version: 6 });
+      assertIncludes(db.prepare('PRAGMA user_version').get(), { user_version: 7 });
       const indexes = db
         .prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events'")
         .all()
@@ -630,8 +630,45 @@ describe('SqliteLedger', () => {
     await store.close();
     const db = new DatabaseSync(file, { readOnly: true });
     try {
-      assertIncludes(db.prepare('PRAGMA user_version').get(), { user_version: 6 });
+      assertIncludes(db.prepare('PRAGMA user_version').get(), { user_version: 7 });
       assertIncludes(db.prepare("SELECT n FROM counters WHERE name = 'open'").get(), { n: 2 });
+    } finally {
+      db.close();
+    }
+  });
+
+  it('migrates a schema 6 file: an empty operator log that no write to the file can change', async () => {
+    const writer = ledger();
+    const kept = await writer.create(newIntent());
+    await writer.close();
+    // As a schema 6 library left it: no operator log, no blocks.
+    const old = new DatabaseSync(file);
+    old.exec(`DROP TABLE operator_log; DROP TABLE blocked; PRAGMA user_version = 6`);
+    old.close();
+
+    const store = ledger();
+    assert.equal((await store.get(kept.id))?.id, kept.id);
+    assert.deepEqual(await store.operatorLog(), { actions: [], next: null });
+    const line = await store.recordOperatorAction({
+      by: 'alice',
+      action: 'pause',
+      intentId: null,
+      playerId: null,
+      before: 'running',
+      after: 'paused',
+      note: 'maintenance',
+    });
+    await store.close();
+    const db = new DatabaseSync(file);
+    try {
+      assertIncludes(db.prepare('PRAGMA user_version').get(), { user_version: 7 });
+      // Append-only in the file itself, whoever writes it.
+      assert.throws(() => db.exec("UPDATE operator_log SET by = 'mallory'"), /append-only/);
+      assert.throws(() => db.exec('DELETE FROM operator_log'), /append-only/);
+      assertIncludes(db.prepare('SELECT seq, by FROM operator_log').get(), {
+        seq: line.seq,
+        by: 'alice',
+      });
     } finally {
       db.close();
     }

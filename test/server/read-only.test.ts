@@ -25,9 +25,11 @@ describe('server: lightning.ledger only reads', () => {
       'byGroup',
       'byRemoteId',
       'get',
+      'isBlocked',
       'journal',
       'openByPlayer',
       'openByRoom',
+      'operatorLog',
       'unknowns',
     ]);
     for (const write of [
@@ -38,6 +40,8 @@ describe('server: lightning.ledger only reads', () => {
       'release',
       'advanceChecks',
       'recordEvent',
+      'recordOperatorAction',
+      'recordBlock',
       'close',
       'byCallbackToken',
     ]) {

@@ -16,6 +16,7 @@ import type { Intent } from '../../ledger/intent.js';
 import type { Engine } from '../engine.js';
 import { type OnBehalf, recordThenSend } from '../operations/create.js';
 import type { ParsedEntryFee } from '../operations/inputs.js';
+import { refuseBlocked } from '../operator.js';
 import { newCallbackToken } from '../tokens.js';
 import { type KindHost, type KindRules, notProvenBy, type Observation } from './kind.js';
 
@@ -91,6 +92,8 @@ export async function startEntryFee(
   args: ParsedEntryFee,
   behalf: OnBehalf = {},
 ): Promise<Intent> {
+  // A match's `enter` checked it already, before reading the match.
+  if (behalf.groupId === undefined) await refuseBlocked(engine, args.playerId);
   const token = newCallbackToken();
   return recordThenSend(
     engine,

@@ -28,6 +28,7 @@ import { mayReissue } from '../../ledger/journal.js';
 import type { Engine } from '../engine.js';
 import { type OnBehalf, recordThenSend } from '../operations/create.js';
 import type { ParsedAddressPayment } from '../operations/inputs.js';
+import { refuseBlocked } from '../operator.js';
 import { newCallbackToken } from '../tokens.js';
 import { type KindRules, notProvenBy, type Observation } from './kind.js';
 
@@ -54,6 +55,9 @@ export async function startAddressPayment(
   args: ParsedAddressPayment,
   behalf: OnBehalf = {},
 ): Promise<Intent> {
+  // A blocked player gets nothing new from the game; a match's payout or refund is the pot's
+  // debt to them, paid whoever they are.
+  if (behalf.guards === undefined) await refuseBlocked(engine, args.playerId);
   // A payout of a match's pot was paid in by its players: budgets guard the game's own money.
   engine.capPayout(args.amountMsat, behalf.guards === undefined);
   engine.breaker.refuseIfPaused();

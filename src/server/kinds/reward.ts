@@ -15,6 +15,7 @@ import { mayReissue } from '../../ledger/journal.js';
 import type { Engine } from '../engine.js';
 import { type OnBehalf, recordThenSend } from '../operations/create.js';
 import type { ParsedReward } from '../operations/inputs.js';
+import { refuseBlocked } from '../operator.js';
 import { newCallbackToken } from '../tokens.js';
 import { type KindRules, notProvenBy, type Observation } from './kind.js';
 
@@ -43,6 +44,9 @@ export async function startReward(
   args: ParsedReward,
   behalf: OnBehalf = {},
 ): Promise<Intent> {
+  // A blocked player gets nothing new from the game; a match's payout or refund is the pot's
+  // debt to them, paid whoever they are.
+  if (behalf.guards === undefined) await refuseBlocked(engine, args.playerId);
   // A payout of a match's pot was paid in by its players: budgets guard the game's own money.
   engine.capPayout(args.amountMsat, behalf.guards === undefined);
   await engine.breaker.admit(BigInt(args.amountMsat));

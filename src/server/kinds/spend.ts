@@ -13,6 +13,7 @@ import type { Intent } from '../../ledger/intent.js';
 import type { Engine } from '../engine.js';
 import { recordThenSend } from '../operations/create.js';
 import type { ParsedSpend } from '../operations/inputs.js';
+import { refuseBlocked } from '../operator.js';
 import type { KindRules, Observation } from './kind.js';
 
 /** After a lost answer, the reconciler re-sends the same deplete this soon. */
@@ -53,6 +54,7 @@ async function resendDeplete(api: ServiceCalls, intent: Intent): Promise<Observa
 
 /** Starts a spend from arguments parsed where the call entered (`spendInput`). */
 export async function startSpend(engine: Engine, args: ParsedSpend): Promise<Intent> {
+  await refuseBlocked(engine, args.playerId);
   const key = randomUUID();
   let transferStatus = '';
   const pending = await recordThenSend(

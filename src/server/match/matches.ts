@@ -37,11 +37,17 @@ import { AmbiguousResultError } from '../../api/errors.js';
 import { InvalidArgumentError, LnAddressRefusedError, MatchClosedError } from '../../errors.js';
 import { DuplicateIntentError } from '../../ledger/errors.js';
 import { type Intent, isTerminal } from '../../ledger/intent.js';
-import { attemptOf, MAX_PAYOUT_ATTEMPTS, wasShown } from '../../ledger/journal.js';
+import {
+  attemptOf,
+  MAX_PAYOUT_ATTEMPTS,
+  reissuedByOperator,
+  wasShown,
+} from '../../ledger/journal.js';
 import type { Engine } from '../engine.js';
 import { startEntryFee } from '../kinds/entry-fee.js';
 import { startAddressPayment } from '../kinds/payment.js';
 import { startReward } from '../kinds/reward.js';
+import { refuseBlocked } from '../operator.js';
 import {
   type MatchDecision,
   type MatchMeta,
@@ -107,6 +113,7 @@ export class Matches {
    * this call, in this process or another), the fee's charge is closed and the entry refused.
    */
   async enter(args: ParsedEnter): Promise<Intent> {
+    await refuseBlocked(this.#engine, args.playerId);
     const match = await this.#match(args.matchId);
     if (match.status !== 'creating') throw closedError(match);
     const terms = matchMeta(match.meta).terms;
@@ -451,8 +458,10 @@ export class Matches {
     if (last.status === 'unknown') return last.kind === 'payment';
     if (last.status === 'pending' || last.status === 'completed') return true;
     // Ended unpaid. Issued again only when nobody can hold its code (refused, or expired never
-    // shown), whatever route brought the news and whatever code is stored now.
+    // shown), whatever route brought the news and whatever code is stored now, or when an
+    // operator said so (operator.ts: a shown code that expired, once).
     if (this.#engine.rulesOf(last.kind).mayReissue(last)) return 'again';
+    if (last.status === 'expired' && reissuedByOperator(last)) return 'again';
     const unpaid = last.status === 'failed' || !wasShown(last);
     if (unpaid && attemptOf(last) >= MAX_PAYOUT_ATTEMPTS) {
       this.#engine.logger.error(
@@ -526,6 +535,18 @@ export class Matches {
       why,
       ...(feeId ? { feeId } : {}),
     });
+  }
+
+  /**
+   * An attempt an operator marked to be issued again (operator.ts, `meta.reissuedBy`): issued
+   * now, by the same rules as any attempt. Resolves with the new attempt, or null when none
+   * could be made now (the service refused for now, payouts paused: the log says why).
+   */
+  async reissue(marked: Intent): Promise<Intent | null> {
+    await this.#repay(marked);
+    const group = await this.#engine.ledger.byGroup(marked.groupId as string);
+    const latest = group.filter((i) => i.meta.payKey === marked.meta.payKey).at(-1);
+    return latest === undefined || latest.id === marked.id ? null : latest;
   }
 
   /**

@@ -1,0 +1,249 @@
+/**
+ * The operator's actions on the game's money, each a compare-and-set through the engine (or, for
+ * a block, in the ledger) and one line in the ledger's append-only operator log (who, when, what,
+ * on which intent or player, before -> after, why), in the same call:
+ *
+ *   resolve(id, status, note, by)  an `unknown` intent -> completed | expired | failed
+ *   pause(by, why) / resume(by)    payouts of this process: running <-> paused
+ *   reissue(id, by)                a match's payout or refund that expired unclaimed after its
+ *                                  code was shown -> a new claim code, once
+ *   block(playerId, by, why)       the player's money helpers refused (PlayerBlockedError), in
+ *   unblock(playerId, by)          every process, until unblocked; codes they hold stay valid
+ *
+ * An action that does not apply to what the ledger holds is refused (OperatorRefusedError) and
+ * records nothing. A line is written once the move it records was made, by the one caller whose
+ * compare-and-set won: a process that dies between the two leaves the move (and, for a resolve or
+ * a reissue, the operator's name in the intent's history or meta) without its line.
+ *
+ * Footprint: an action costs its move and one append; `refuseBlocked`, which every money helper
+ * runs first, one keyed read of the ledger (each store's header says what that read costs).
+ */
+import { z } from 'zod';
+import { OperatorRefusedError, PlayerBlockedError } from '../errors.js';
+import type { Intent } from '../ledger/intent.js';
+import { fromPot, reissuedByOperator, wasShown } from '../ledger/journal.js';
+import type {
+  NewOperatorAction,
+  OperatorAction,
+  OperatorLogPage,
+  OperatorLogQuery,
+} from '../ledger/operator-log.js';
+import type { Engine } from './engine.js';
+
+/** What a reissue needs of the matches (match/matches.ts): to issue a marked attempt again. */
+export interface Reissuer {
+  reissue(marked: Intent): Promise<Intent | null>;
+}
+
+/** Who did it: required of every action (resolve's old signature aside). */
+export const operatorName = z
+  .string({ error: 'must name the operator (a string)' })
+  .trim()
+  .min(1, 'must name the operator')
+  .max(255);
+/** Why: said in the operator's words. */
+export const operatorNote = z.string().trim().min(1, 'must say why').max(500);
+export const intentIdInput = z.string().min(1).max(200);
+export const playerIdInput = z.string().min(1, 'must not be empty').max(255);
+export const resolveStatus = z.enum(['completed', 'expired', 'failed']);
+export const operatorLogQuery = z
+  .strictObject({
+    since: z.number().int().nonnegative().optional(),
+    intentId: z.string().min(1).max(255).optional(),
+    playerId: z.string().min(1).max(255).optional(),
+    after: z
+      .string()
+      .regex(/^(0|[1-9][0-9]{0,15})$/, 'must be the `next` of an earlier page')
+      .optional(),
+    limit: z.number().int().min(1).max(1000).optional(),
+  })
+  .default({});
+
+/** Recorded as `by` when a resolve names no operator (its signature before the log). */
+const UNNAMED = 'unnamed operator';
+
+/** Rejects with PlayerBlockedError when an operator blocked the player; one ledger read. */
+export async function refuseBlocked(engine: Engine, playerId: string): Promise<void> {
+  if (await engine.ledger.isBlocked(playerId)) throw new PlayerBlockedError(playerId);
+}
+
+export class Operator {
+  readonly #engine: Engine;
+  readonly #matches: Reissuer;
+
+  constructor(engine: Engine, matches: Reissuer) {
+    this.#engine = engine;
+    this.#matches = matches;
+  }
+
+  /** An operator's decision about an `unknown` intent: moved, `settled` fired, one line. */
+  async resolve(
+    id: string,
+    status: z.infer<typeof resolveStatus>,
+    note: string,
+    by: string | undefined,
+  ): Promise<Intent> {
+    const engine = this.#engine;
+    const intent = await engine.ledger.get(id);
+    if (!intent) throw new OperatorRefusedError('resolve', 'id', 'names no intent in the ledger');
+    if (intent.status !== 'unknown') {
+      throw new OperatorRefusedError(
+        'resolve',
+        'id',
+        `names a ${intent.status} intent, not an unknown one`,
+      );
+    }
+    const said = by === undefined ? 'resolved by operator' : `resolved by operator ${by}`;
+    const moved = await engine.apply(intent, status, {}, `${said}: ${note}`);
+    if (!moved) {
+      const now = await engine.ledger.get(id);
+      throw new OperatorRefusedError(
+        'resolve',
+        'id',
+        `names an intent that became ${now?.status} meanwhile`,
+      );
+    }
+    await this.#record({
+      by: by ?? UNNAMED,
+      action: 'resolve',
+      intentId: id,
+      playerId: intent.playerId,
+      before: 'unknown',
+      after: status,
+      note,
+    });
+    return moved;
+  }
+
+  /** Pauses this process's payouts (the `paused` event fires, its cause `operator`). */
+  async pause(by: string, why: string): Promise<OperatorAction> {
+    const breaker = this.#engine.breaker;
+    const current = breaker.paused;
+    if (current || !breaker.pauseByOperator(by, why)) {
+      throw new OperatorRefusedError(
+        'pause',
+        'by',
+        `payouts are already paused (${current?.reason ?? 'paused'})`,
+      );
+    }
+    return this.#record({
+      by,
+      action: 'pause',
+      intentId: null,
+      playerId: null,
+      before: 'running',
+      after: 'paused',
+      note: why,
+    });
+  }
+
+  /** Lifts a pause of this process's payouts, whoever paused them. */
+  async resume(by: string): Promise<OperatorAction> {
+    const breaker = this.#engine.breaker;
+    const pause = breaker.paused;
+    if (!pause) throw new OperatorRefusedError('resume', 'by', 'payouts are not paused');
+    breaker.resume();
+    return this.#record({
+      by,
+      action: 'resume',
+      intentId: null,
+      playerId: null,
+      before: `paused (${pause.cause})`,
+      after: 'running',
+      note: '',
+    });
+  }
+
+  /**
+   * Issues a match's payout or refund again as a new claim code, once: only the latest attempt,
+   * a claim code that expired unclaimed after it was shown (one never shown the match issues
+   * again by itself). Its amount goes from `house:unclaimed` back to the pot (a journaled
+   * update of the expired attempt, `meta.reissuedBy`, whose entry is written at most once) and
+   * out again with the new attempt. Resolves with the new attempt.
+   */
+  async reissue(id: string, by: string): Promise<Intent> {
+    const engine = this.#engine;
+    const refuse = (problem: string) => new OperatorRefusedError('reissue', 'id', problem);
+    const last = await engine.ledger.get(id);
+    if (!last || !fromPot(last) || last.kind !== 'reward' || last.groupId === null) {
+      throw refuse("names no claim code of a match's payout or refund");
+    }
+    if (last.status !== 'expired') {
+      throw refuse(`names a ${last.status} ${roleOf(last)}: only an expired one is issued again`);
+    }
+    if (!wasShown(last)) {
+      throw refuse(`names a ${roleOf(last)} whose code was never shown: the match issues it again`);
+    }
+    const group = await engine.ledger.byGroup(last.groupId);
+    const attempts = group.filter((i) => i.meta.payKey === last.meta.payKey);
+    if (attempts.at(-1)?.id !== last.id) throw refuse('names an attempt issued again already');
+    if (attempts.some((a) => a.id !== last.id && reissuedByOperator(a))) {
+      throw refuse(`the ${roleOf(last)} was issued again by an operator once already`);
+    }
+    // The compare-and-set: the amount back to the pot, journaled once. A mark an earlier call
+    // made whose new attempt could not be created then is taken as it is.
+    const marked = reissuedByOperator(last)
+      ? last
+      : await engine.update(last, { meta: { ...last.meta, reissuedBy: by } });
+    if (!marked) throw refuse('names an attempt another call issued again meanwhile');
+    const attempt = await this.#matches.reissue(marked);
+    if (attempt === null) {
+      throw refuse(
+        'the new claim code could not be created now (see the log); the amount is back in the pot: call reissue again',
+      );
+    }
+    await this.#record({
+      by,
+      action: 'reissue',
+      intentId: last.id,
+      playerId: last.playerId,
+      before: 'expired',
+      after: attempt.id,
+      note: `${roleOf(last)} issued again as ${attempt.id}`,
+    });
+    return attempt;
+  }
+
+  /** Blocks a player's money helpers, in every process. */
+  async block(playerId: string, by: string, why: string): Promise<OperatorAction> {
+    const line = await this.#engine.ledger.recordBlock({
+      by,
+      action: 'block',
+      intentId: null,
+      playerId,
+      before: 'unblocked',
+      after: 'blocked',
+      note: why,
+    });
+    if (!line) throw new OperatorRefusedError('block', 'playerId', 'the player is already blocked');
+    this.#engine.logger.warn(`player ${playerId} blocked by ${by}: ${why}`);
+    return line;
+  }
+
+  async unblock(playerId: string, by: string): Promise<OperatorAction> {
+    const line = await this.#engine.ledger.recordBlock({
+      by,
+      action: 'unblock',
+      intentId: null,
+      playerId,
+      before: 'blocked',
+      after: 'unblocked',
+      note: '',
+    });
+    if (!line) throw new OperatorRefusedError('unblock', 'playerId', 'the player is not blocked');
+    this.#engine.logger.info(`player ${playerId} unblocked by ${by}`);
+    return line;
+  }
+
+  async log(query: OperatorLogQuery): Promise<OperatorLogPage> {
+    return this.#engine.ledger.operatorLog(query);
+  }
+
+  async #record(line: NewOperatorAction): Promise<OperatorAction> {
+    return this.#engine.ledger.recordOperatorAction(line, this.#engine.now());
+  }
+}
+
+function roleOf(intent: Intent): string {
+  return intent.meta.matchRole === 'refund' ? 'refund' : 'payout';
+}
