@@ -160,13 +160,13 @@ const hash = (text: string) => `'sha256-${createHash('sha256').update(text).dige
 
 /** Made once: the page holds no data, only the code that fetches it. */
 const PAGE = {
-  html: `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="referrer" content="no-referrer"><title>Lightning console</title><style>${STYLE}</style></head><body>${BODY}<script>${SCRIPT}</script></body></html>`,
+  html: `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="referrer" content="no-referrer"><link rel="icon" href="data:,"><title>Lightning console</title><style>${STYLE}</style></head><body>${BODY}<script>${SCRIPT}</script></body></html>`,
   csp: [
     "default-src 'none'",
     `script-src ${hash(SCRIPT)}`,
     `style-src ${hash(STYLE)}`,
     "connect-src 'self'",
-    "img-src 'self'",
+    "img-src data:",
     "base-uri 'none'",
     "form-action 'none'",
     "frame-ancestors 'none'",
