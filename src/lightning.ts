@@ -28,6 +28,10 @@ import type { Intent } from './ledger/intent.js';
 import type { JournalPage, JournalQuery } from './ledger/journal.js';
 import type { OperatorAction, OperatorLogPage, OperatorLogQuery } from './ledger/operator-log.js';
 import { type LedgerView, readOnlyView } from './ledger/store.js';
+import { type ConsoleOptions, consoleSettings } from './operator/console.js';
+import { consoleEndpoints } from './operator/endpoints.js';
+import { attachConsole } from './operator/listener.js';
+import type { ConsoleHost } from './operator/reads.js';
 import { parseInput } from './parse.js';
 import type { PluginHost } from './room/host.js';
 import type { LightningPluginOptions } from './room/options.js';
@@ -267,6 +271,52 @@ export class Lightning {
    */
   clientAddress(request: Pick<IncomingMessage, 'headers' | 'socket'>): string | null {
     return this.#addresses.ofNodeRequest(request);
+  }
+
+  /**
+   * The operator's console (docs/OPERATING.md): a page with the balances, intents, matches and
+   * what needs a person, its JSON routes and its actions, as router endpoints to spread into
+   * `createRouter({ ... })`. Off unless mounted; `authorize(request)`, the game's own check of
+   * an operator, is required, and every route answers an empty 401 unless it says yes.
+   *
+   *   routes: createRouter({ ...lightning.endpoints(), ...lightning.console({ authorize }) })
+   *
+   * The CSV exports stream through `attachConsole(server, ...)` only (see there).
+   */
+  console(options: ConsoleOptions) {
+    const settings = consoleSettings(options, this.#settings);
+    return consoleEndpoints(this.#consoleHost(), settings);
+  }
+
+  /**
+   * The console as a `node:http` listener in front of Colyseus's (as `attach` is for the
+   * callbacks), with the CSV exports streamed a row at a time, which Colyseus's router cannot
+   * do. Returns a function that removes it.
+   */
+  attachConsole(server: HttpServer | HttpsServer | undefined, options: ConsoleOptions): () => void {
+    const settings = consoleSettings(options, this.#settings);
+    if (!server) {
+      throw new ConfigurationError(
+        'lightning.attachConsole(server)',
+        "needs the game's node:http server (a WebSocketTransport's `server`)",
+      );
+    }
+    return attachConsole(server, this.#consoleHost(), settings);
+  }
+
+  /** What the console calls: this object's public methods, so every action goes through the engine. */
+  #consoleHost(): ConsoleHost {
+    return {
+      balances: () => this.balances(),
+      journal: (query) => this.journal(query),
+      unknowns: (limit) => this.unknowns(limit),
+      intent: async (id) => (await this.#start()).view.get(id),
+      match: (id) => this.match(id),
+      paused: () => this.paused,
+      alerts: () => this.alerts(),
+      resolve: (id, status, note) => this.resolve(id, status, note),
+      resume: () => this.resume(),
+    };
   }
 
   #routesHost(): RoutesHost {

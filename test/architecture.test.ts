@@ -23,6 +23,7 @@ const LAYERS: [string, number][] = [
   ['emulator/', 2],
   ['server/', 3],
   ['room/', 4],
+  ['operator/', 4],
   ['lightning.ts', 5],
   ['index.ts', 6],
 ];

@@ -12,6 +12,7 @@ import { type Emulator, startEmulator } from '../../src/emulator/index.js';
 import { SqliteLedger } from '../../src/ledger/sqlite.js';
 import type { LedgerStore } from '../../src/ledger/store.js';
 import { createLightning, type Lightning } from '../../src/lightning.js';
+import type { ConsoleOptions } from '../../src/operator/console.js';
 import type { LightningOptions } from '../../src/server/options.js';
 import { freePort } from './ports.js';
 
@@ -36,11 +37,17 @@ export const quietLogger = { info: () => {}, warn: () => {}, error: () => {} };
 
 export async function startGame(
   rooms: Record<string, new (...args: never[]) => Room>,
-  options: Partial<LightningOptions> & { emulator?: Emulator; routes?: 'router' | 'listener' } = {},
+  options: Partial<LightningOptions> & {
+    emulator?: Emulator;
+    routes?: 'router' | 'listener';
+    /** Mounts the operator's console too, as router endpoints or as its listener. */
+    console?: ConsoleOptions & { via: 'router' | 'listener' };
+  } = {},
 ): Promise<Game> {
   const port = await freePort();
   const emulator = options.emulator ?? (await startEmulator({ logger: quietLogger }));
-  const { emulator: _unused, routes = 'router', ...lightningOptions } = options;
+  const { emulator: _unused, routes = 'router', console: mounted, ...lightningOptions } = options;
+  const { via, ...operator } = mounted ?? { via: undefined };
   // The default in-memory ledger is made here, so that a test can write to it as another
   // process would; a store a test passes is its own to close.
   const made = options.ledger === undefined ? new SqliteLedger({ path: ':memory:' }) : undefined;
@@ -61,12 +68,16 @@ export async function startGame(
   let detachRoutes: (() => void) | undefined;
   const config = {
     rooms: defined,
-    routes: createRouter(routes === 'router' ? { ...lightning.endpoints() } : {}),
+    routes: createRouter({
+      ...(routes === 'router' ? lightning.endpoints() : {}),
+      ...(via === 'router' ? lightning.console(operator as ConsoleOptions) : {}),
+    }),
     // The listener goes on the HTTP server before it listens, as a game would attach it.
-    ...(routes === 'listener'
+    ...(routes === 'listener' || via === 'listener'
       ? {
           initializeTransport: (o: { server: import('node:http').Server }) => {
-            detachRoutes = lightning.attach(o.server);
+            if (routes === 'listener') detachRoutes = lightning.attach(o.server);
+            if (via === 'listener') lightning.attachConsole(o.server, operator as ConsoleOptions);
             return new WebSocketTransport(o);
           },
         }

@@ -1,0 +1,380 @@
+/**
+ * The operator's console: one page and the JSON and CSV routes behind it, whatever carries
+ * them (Colyseus's router, operator/endpoints.ts; a `node:http` listener, operator/listener.ts).
+ * Off unless the game mounts it: `createRouter({ ...lightning.console({ authorize }) })`.
+ *
+ *   GET  {path}                         the page (operator/page.ts: inline, no CDN, no build)
+ *   GET  {path}/api/overview            balances, paused payouts, alerts, unknowns
+ *   GET  {path}/api/intents?player=&room=&match=&kind=&status=&since=&until=&after=
+ *   GET  {path}/api/intents/:id         an intent, its history and its journal entries
+ *   GET  {path}/api/matches?since=&until=&after=   matches with pot, players, payouts, refunds
+ *   GET  {path}/api/matches/:id         a match and its journal entries
+ *   POST {path}/api/actions/:name       an action of ACTIONS (JSON in, JSON out)
+ *   GET  {path}/export/journal.csv?since=&until=   streamed, row by row
+ *   GET  {path}/export/intents.csv?since=&until=&player=&...
+ *
+ * Every route asks the game's `authorize(request)` first, and refuses with an empty 401 when
+ * it says no or throws: nothing is read before it says yes. An action is a POST only, with the
+ * header `x-lightning-console: action` (a page of another origin cannot send it without a CORS
+ * preflight, which nothing here answers) and, when the browser says where it came from, an
+ * `Origin` of this host and a `Sec-Fetch-Site` of `same-origin`: a cookie alone never acts.
+ *
+ * Cost: nothing until a request; per request the game's check, then the reads it names.
+ */
+import { z } from 'zod';
+import { ConfigurationError, LightningError } from '../errors.js';
+import { INTENT_KINDS, INTENT_STATUSES, type Intent } from '../ledger/intent.js';
+import type { JournalEntry } from '../ledger/journal.js';
+import { parseInput } from '../parse.js';
+import type { HeaderReader } from '../server/client-address.js';
+import type { LightningLogger } from '../server/logger.js';
+import { ACTIONS, type Action, type ActionName } from './actions.js';
+import { csvRows } from './csv.js';
+import { consolePage } from './page.js';
+import {
+  type ConsoleHost,
+  entriesIn,
+  type IntentFilter,
+  intentsIn,
+  matches,
+  shownIntent,
+} from './reads.js';
+
+/** Who the game says the operator is: a name, or true for one it does not name. */
+export type ConsoleAuthorization = string | boolean | null | undefined;
+
+export interface ConsoleOptions {
+  /**
+   * The game's own check of an operator (its admin JWT in a cookie or an `Authorization`
+   * header, say): the request as a WHATWG `Request` (headers, method, URL; no body). A string
+   * answer is the operator's name, `true` an operator it does not name; anything else, or a
+   * throw, refuses with an empty 401. Required.
+   */
+  authorize: (request: Request) => ConsoleAuthorization | Promise<ConsoleAuthorization>;
+  /** Where the page lives (default `<prefix>/console`, `/lightning/console`). */
+  path?: string;
+}
+
+const optionsSchema = z.strictObject({
+  authorize: z.custom<ConsoleOptions['authorize']>((v) => typeof v === 'function', {
+    message: "is required: the game's own check of an operator, e.g. its admin JWT",
+  }),
+  path: z
+    .string()
+    .regex(/^(\/[A-Za-z0-9._~-]+)+$/, 'must be a path such as /admin/lightning (no trailing /)')
+    .optional(),
+});
+
+export interface ConsoleSettings {
+  authorize: ConsoleOptions['authorize'];
+  path: string;
+  logger: LightningLogger;
+  maxBodyBytes: number;
+}
+
+/** The options, checked: a missing `authorize` is a ConfigurationError, not an open page. */
+export function consoleSettings(
+  options: unknown,
+  defaults: { prefix: string; logger: LightningLogger; maxBodyBytes: number },
+): ConsoleSettings {
+  const o = parseInput(optionsSchema, options ?? {}, 'console', ConfigurationError);
+  return {
+    authorize: o.authorize,
+    path: o.path ?? `${defaults.prefix}/console`,
+    logger: defaults.logger,
+    maxBodyBytes: defaults.maxBodyBytes,
+  };
+}
+
+/** A request as the console needs it, from either transport. */
+export interface ConsoleRequest {
+  method: string;
+  /** The path below the console's own (`''` for the page, `/api/overview`). */
+  sub: string;
+  query: URLSearchParams;
+  headers: HeaderReader;
+  /** What `authorize` is given. */
+  request(): Request;
+  body(maxBytes: number): Promise<Buffer>;
+  /** Whether the transport can stream an answer (the router cannot: see endpoints.ts). */
+  streams: boolean;
+}
+
+export interface ConsoleAnswer {
+  status: number;
+  headers: Record<string, string>;
+  /** A whole answer, or rows to write one at a time. */
+  body: string | AsyncIterable<string> | null;
+}
+
+const NO_STORE = { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' };
+const refused = (): ConsoleAnswer => ({ status: 401, headers: { ...NO_STORE }, body: null });
+const json = (status: number, value: unknown): ConsoleAnswer => ({
+  status,
+  headers: { ...NO_STORE, 'content-type': 'application/json; charset=utf-8' },
+  body: JSON.stringify(value),
+});
+
+/** The header every action carries; a page of another origin cannot send it unasked. */
+export const ACTION_HEADER = 'x-lightning-console';
+
+const time = z
+  .string()
+  .regex(
+    /^[0-9]{1,15}$|^[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9:.]+(Z|[+-][0-9:]+)?)?$/,
+    'epoch ms or ISO 8601',
+  )
+  .transform((s, ctx) => {
+    const ms = /^[0-9]+$/.test(s) ? Number(s) : Date.parse(s);
+    if (Number.isNaN(ms)) {
+      ctx.addIssue({ code: 'custom', message: 'is not a time' });
+      return z.NEVER;
+    }
+    return ms;
+  });
+const id = z.string().min(1).max(255);
+const filterSchema = z.strictObject({
+  player: id.optional(),
+  room: id.optional(),
+  match: id.optional(),
+  kind: z.enum(INTENT_KINDS).optional(),
+  status: z.enum(INTENT_STATUSES).optional(),
+  since: time.optional(),
+  until: time.optional(),
+  after: z
+    .string()
+    .regex(/^(0|[1-9][0-9]{0,15})$/)
+    .optional(),
+});
+
+function filterOf(query: URLSearchParams): IntentFilter & { after?: string | undefined } {
+  const q = parseInput(filterSchema, Object.fromEntries(query), 'query');
+  return {
+    playerId: q.player,
+    roomId: q.room,
+    matchId: q.match,
+    kind: q.kind,
+    status: q.status,
+    since: q.since,
+    until: q.until,
+    after: q.after,
+  };
+}
+
+/** Answers one console request; never a stack trace, never a byte before `authorize` says yes. */
+export async function answerConsole(
+  host: ConsoleHost,
+  settings: ConsoleSettings,
+  req: ConsoleRequest,
+): Promise<ConsoleAnswer> {
+  let by: string;
+  try {
+    const who = await settings.authorize(req.request());
+    if (who !== true && (typeof who !== 'string' || who.length === 0)) return refused();
+    by = who === true ? 'operator' : who;
+  } catch (err) {
+    settings.logger.warn(`console: authorize threw, refused: ${(err as Error).message}`);
+    return refused();
+  }
+  try {
+    return await route(host, settings, req, by);
+  } catch (err) {
+    if (err instanceof LightningError) {
+      return json(400, { error: err.message, code: err.code });
+    }
+    settings.logger.error(`console: ${req.method} ${req.sub} failed: ${(err as Error).message}`);
+    return json(500, { error: 'the console could not answer; see the server log' });
+  }
+}
+
+async function route(
+  host: ConsoleHost,
+  settings: ConsoleSettings,
+  req: ConsoleRequest,
+  by: string,
+): Promise<ConsoleAnswer> {
+  const { sub, method } = req;
+  if (method === 'POST') {
+    const action = /^\/api\/actions\/([a-z-]+)$/.exec(sub)?.[1];
+    if (action === undefined) return json(405, { error: 'not an action' });
+    return act(host, settings, req, action, by);
+  }
+  if (method !== 'GET' && method !== 'HEAD') return json(405, { error: 'GET or POST only' });
+  if (sub === '' || sub === '/') return consolePage();
+  if (sub === '/api/overview') return json(200, await overview(host, req.streams));
+  if (sub === '/api/intents') return json(200, await intentPage(host, filterOf(req.query)));
+  if (sub === '/api/matches') return json(200, await matchPage(host, filterOf(req.query)));
+  const one = /^\/api\/(intents|matches)\/([^/]{1,255})$/.exec(sub);
+  if (one) {
+    const which = decodeURIComponent(one[2] as string);
+    return one[1] === 'intents' ? intentDetail(host, which) : matchDetail(host, which);
+  }
+  const file = /^\/export\/(journal|intents)\.csv$/.exec(sub)?.[1];
+  if (file) return exportCsv(host, req, file as 'journal' | 'intents');
+  return json(404, { error: 'no such console route' });
+}
+
+async function overview(host: ConsoleHost, exports: boolean) {
+  const [balances, unknowns] = await Promise.all([host.balances(), host.unknowns(100)]);
+  return {
+    balances,
+    paused: host.paused(),
+    alerts: host.alerts().filter((a) => a.state === 'raised'),
+    unknowns: unknowns.map(shownIntent),
+    actions: Object.keys(ACTIONS),
+    exports,
+  };
+}
+
+/** One journal page's worth of intents (each once), and the cursor of the next page. */
+async function intentPage(
+  host: ConsoleHost,
+  filter: IntentFilter & { after?: string | undefined },
+) {
+  const page = await host.journal(journalQuery(filter));
+  const seen = new Set<string>();
+  const intents: ReturnType<typeof shownIntent>[] = [];
+  for (const entry of inRange(page.entries, filter)) {
+    if (seen.has(entry.intentId)) continue;
+    seen.add(entry.intentId);
+    const intent = await host.intent(entry.intentId);
+    if (intent && matches(intent, filter)) intents.push(shownIntent(intent));
+  }
+  return { intents, next: page.next };
+}
+
+async function matchPage(host: ConsoleHost, filter: IntentFilter & { after?: string | undefined }) {
+  const page = await host.journal(journalQuery(filter));
+  const ids = [...new Set(inRange(page.entries, filter).map((e) => e.matchId))].filter(
+    (m): m is string => m !== null,
+  );
+  return { matches: await Promise.all(ids.map((m) => host.match(m))), next: page.next };
+}
+
+function journalQuery(filter: IntentFilter & { after?: string | undefined }) {
+  return {
+    ...(filter.playerId ? { playerId: filter.playerId } : {}),
+    ...(filter.matchId ? { matchId: filter.matchId } : {}),
+    ...(filter.since !== undefined ? { since: filter.since } : {}),
+    ...(filter.after ? { after: filter.after } : {}),
+    limit: 1000,
+  };
+}
+
+const inRange = (entries: JournalEntry[], filter: IntentFilter) =>
+  filter.until === undefined ? entries : entries.filter((e) => e.at <= (filter.until as number));
+
+async function intentDetail(host: ConsoleHost, which: string): Promise<ConsoleAnswer> {
+  const intent = await host.intent(parseInput(id, which, 'id'));
+  if (!intent) return json(404, { error: 'no such intent' });
+  const { entries } = await host.journal({ intentId: intent.id, limit: 1000 });
+  return json(200, { intent: shownIntent(intent), entries });
+}
+
+async function matchDetail(host: ConsoleHost, which: string): Promise<ConsoleAnswer> {
+  const match = await host.match(parseInput(id, which, 'id'));
+  const { entries } = await host.journal({ matchId: match.id, limit: 1000 });
+  return json(200, { match, entries });
+}
+
+/** A POST that is not same-origin, or lacks the console's header, changes nothing. */
+function crossSite(req: ConsoleRequest): string | null {
+  if (req.headers.get(ACTION_HEADER) !== 'action') return `the ${ACTION_HEADER} header is missing`;
+  const site = req.headers.get('sec-fetch-site');
+  if (site !== null && site !== 'same-origin') return `a ${site} request`;
+  const origin = req.headers.get('origin');
+  if (origin !== null) {
+    let from: string | null = null;
+    try {
+      from = new URL(origin).host;
+    } catch {
+      // An Origin of `null` (a sandboxed frame, a file) is no origin of ours.
+    }
+    if (from === null || from !== req.headers.get('host')) return 'a request from another origin';
+  }
+  return null;
+}
+
+async function act(
+  host: ConsoleHost,
+  settings: ConsoleSettings,
+  req: ConsoleRequest,
+  name: string,
+  by: string,
+): Promise<ConsoleAnswer> {
+  const refusal = crossSite(req);
+  if (refusal) return json(403, { error: `refused: ${refusal}` });
+  if (!Object.hasOwn(ACTIONS, name)) return json(404, { error: 'no such action' });
+  if (!(req.headers.get('content-type') ?? '').startsWith('application/json')) {
+    return json(415, { error: 'send JSON' });
+  }
+  let body: unknown;
+  try {
+    const raw = await req.body(settings.maxBodyBytes);
+    body = raw.length === 0 ? {} : JSON.parse(raw.toString('utf8'));
+  } catch {
+    return json(400, { error: 'the body is not JSON, or too large' });
+  }
+  const action: Action = ACTIONS[name as ActionName];
+  const { result, did } = await action.run(host, body, by);
+  settings.logger.info(`console: ${by} ${name} ${did}`);
+  return json(200, { ok: true, result });
+}
+
+const INTENT_COLUMNS = [
+  { name: 'id', of: (i: Intent) => i.id },
+  { name: 'kind', of: (i: Intent) => i.kind },
+  { name: 'status', of: (i: Intent) => i.status },
+  { name: 'player', of: (i: Intent) => i.playerId },
+  { name: 'room', of: (i: Intent) => i.roomId },
+  { name: 'match', of: (i: Intent) => i.groupId },
+  { name: 'amount', of: (i: Intent) => i.amount },
+  { name: 'unit', of: (i: Intent) => i.unit },
+  { name: 'description', of: (i: Intent) => i.description },
+  { name: 'remote_id', of: (i: Intent) => i.remoteId },
+  { name: 'created_at', of: (i: Intent) => new Date(i.createdAt).toISOString() },
+  { name: 'updated_at', of: (i: Intent) => new Date(i.updatedAt).toISOString() },
+  { name: 'error', of: (i: Intent) => i.error },
+] as const;
+
+const ENTRY_COLUMNS = [
+  { name: 'seq', of: (e: JournalEntry) => e.seq },
+  { name: 'id', of: (e: JournalEntry) => e.id },
+  { name: 'at', of: (e: JournalEntry) => new Date(e.at).toISOString() },
+  { name: 'intent', of: (e: JournalEntry) => e.intentId },
+  { name: 'player', of: (e: JournalEntry) => e.playerId },
+  { name: 'match', of: (e: JournalEntry) => e.matchId },
+  { name: 'debit', of: (e: JournalEntry) => e.debit },
+  { name: 'credit', of: (e: JournalEntry) => e.credit },
+  { name: 'amount', of: (e: JournalEntry) => e.amount },
+  { name: 'unit', of: (e: JournalEntry) => e.unit },
+  { name: 'step', of: (e: JournalEntry) => e.tag },
+  { name: 'why', of: (e: JournalEntry) => e.why },
+] as const;
+
+function exportCsv(
+  host: ConsoleHost,
+  req: ConsoleRequest,
+  file: 'journal' | 'intents',
+): ConsoleAnswer {
+  if (!req.streams) {
+    return json(501, {
+      error:
+        "CSV exports stream through lightning.attachConsole(server) only: Colyseus's router ends a streamed answer after its first chunk",
+    });
+  }
+  const filter = filterOf(req.query);
+  const rows =
+    file === 'journal'
+      ? csvRows(ENTRY_COLUMNS, entriesIn(host, filter))
+      : csvRows(INTENT_COLUMNS, intentsIn(host, filter));
+  return {
+    status: 200,
+    headers: {
+      ...NO_STORE,
+      'content-type': 'text/csv; charset=utf-8',
+      'content-disposition': `attachment; filename="lightning-${file}.csv"`,
+    },
+    body: rows,
+  };
+}

@@ -1,0 +1,116 @@
+/**
+ * The console as a `node:http` listener in front of Colyseus's, the way server/listener.ts
+ * carries the callback routes: `lightning.attachConsole(server, { authorize })`. It answers
+ * every request under the console's path (any method: what is not a route answers 404 or 405,
+ * after `authorize`) and passes every other request on untouched.
+ *
+ * Unlike the router, it streams: a CSV export is written a row at a time as the journal's pages
+ * are read, waiting for the socket to drain, so a long export holds one page in memory. A read
+ * that fails half way destroys the socket, so a cut file never looks complete.
+ */
+
+import { once } from 'node:events';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Server as HttpsServer } from 'node:https';
+import { ConfigurationError } from '../errors.js';
+import { BodyTooLargeError } from '../server/body.js';
+import { nodeHeaders } from '../server/client-address.js';
+import { answerConsole, type ConsoleAnswer, type ConsoleSettings } from './console.js';
+import type { ConsoleHost } from './reads.js';
+
+const attached = Symbol('lightning console attached');
+
+function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > maxBytes) {
+        req.pause();
+        reject(new BodyTooLargeError(`body over ${maxBytes} bytes`));
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks, size)));
+    req.on('error', reject);
+  });
+}
+
+/** The request as `authorize` sees it: a WHATWG Request (headers, method, URL; no body). */
+function webRequest(req: IncomingMessage, url: URL): Request {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+  }
+  return new Request(url, { method: req.method === 'POST' ? 'POST' : 'GET', headers });
+}
+
+async function write(res: ServerResponse, answer: ConsoleAnswer): Promise<void> {
+  const { body } = answer;
+  if (typeof body === 'string' || body === null) {
+    res.writeHead(answer.status, {
+      ...answer.headers,
+      'content-length': String(body === null ? 0 : Buffer.byteLength(body)),
+    });
+    res.end(body ?? undefined);
+    return;
+  }
+  res.writeHead(answer.status, answer.headers);
+  for await (const chunk of body) {
+    if (res.destroyed) return;
+    if (!res.write(chunk)) await Promise.race([once(res, 'drain'), once(res, 'close')]);
+  }
+  res.end();
+}
+
+export function attachConsole(
+  server: Server | HttpsServer,
+  host: ConsoleHost,
+  settings: ConsoleSettings,
+): () => void {
+  const marked = server as (Server | HttpsServer) & { [attached]?: true };
+  if (marked[attached]) {
+    throw new ConfigurationError(
+      'lightning.attachConsole(server)',
+      'is already attached to this server',
+    );
+  }
+  const { path } = settings;
+  const original = server.emit;
+  const answer = (req: IncomingMessage, res: ServerResponse): boolean => {
+    const raw = req.url ?? '/';
+    const pathname = raw.split('?', 1)[0] as string;
+    if (pathname !== path && !pathname.startsWith(`${path}/`)) return false;
+    const url = new URL(raw, `http://${req.headers.host ?? 'localhost'}`);
+    void answerConsole(host, settings, {
+      method: req.method ?? 'GET',
+      sub: pathname.slice(path.length),
+      query: url.searchParams,
+      headers: nodeHeaders(req.headers),
+      request: () => webRequest(req, url),
+      body: (max) => readBody(req, max),
+      streams: true,
+    })
+      .then((a) => write(res, a))
+      .catch(() => res.destroy());
+    return true;
+  };
+  const emit = function (
+    this: Server | HttpsServer,
+    event: string | symbol,
+    ...args: unknown[]
+  ): boolean {
+    if (event === 'request' && answer(args[0] as IncomingMessage, args[1] as ServerResponse)) {
+      return true;
+    }
+    return original.apply(this, [event, ...args] as Parameters<typeof original>);
+  };
+  server.emit = emit as typeof server.emit;
+  marked[attached] = true;
+  return () => {
+    if (server.emit === (emit as typeof server.emit)) server.emit = original;
+    delete marked[attached];
+  };
+}

@@ -1,0 +1,128 @@
+/**
+ * What the console reads, over the ledger's public reads alone. The ledger has no read of
+ * intents by time, kind or status, so intents and matches are found through the journal, which
+ * pages by time (`since`) and cursor: an intent is in a time range when its money moved in it
+ * (an entry of its in the range), and a match when a fee, payout or refund of its did. A match's
+ * own record moves no money, so it is reached through its group's entries.
+ *
+ * Cost: one journal page of up to 1,000 entries per page read, and one `get` per intent (or one
+ * `match` per match) the first time the page names it; a whole export keeps the set of ids it
+ * has written (ids only), so an intent that moved several times is written once.
+ */
+import type { Intent, IntentKind, IntentStatus } from '../ledger/intent.js';
+import type { JournalEntry, JournalPage, JournalQuery } from '../ledger/journal.js';
+import type { Alert } from '../server/alert-kinds.js';
+import type { Balances } from '../server/balances.js';
+import type { PayoutPause, SettledStatus } from '../server/events.js';
+import type { MatchView } from '../server/match/view.js';
+
+/**
+ * The public methods of `Lightning` the console calls, handed down by lightning.ts (a narrow
+ * face: the console never sees the engine or a store). Each action goes through the engine.
+ */
+export interface ConsoleHost {
+  balances(): Promise<Balances>;
+  journal(query: JournalQuery): Promise<JournalPage>;
+  unknowns(limit?: number): Promise<Intent[]>;
+  /** `lightning.ledger.get`. */
+  intent(id: string): Promise<Intent | null>;
+  match(id: string): Promise<MatchView>;
+  paused(): PayoutPause | null;
+  alerts(): Alert[];
+  resolve(id: string, status: SettledStatus, note: string): Promise<Intent>;
+  resume(): void;
+}
+
+/**
+ * On PostgreSQL the journal's order is the order writes began, so an entry written a moment
+ * before another may come after it: past `until`, reading goes on this long before it stops.
+ */
+export const UNTIL_SLACK_MS = 60_000;
+
+export interface Range {
+  /** epoch ms, inclusive */
+  since?: number | undefined;
+  /** epoch ms, inclusive */
+  until?: number | undefined;
+}
+
+/** Journal entries in a range, oldest first, page by page from `after`. */
+export async function* entriesIn(
+  host: ConsoleHost,
+  query: Range & { playerId?: string | undefined; matchId?: string | undefined },
+): AsyncGenerator<JournalEntry> {
+  let after: string | undefined;
+  for (;;) {
+    const page = await host.journal({
+      ...(query.playerId ? { playerId: query.playerId } : {}),
+      ...(query.matchId ? { matchId: query.matchId } : {}),
+      ...(query.since !== undefined ? { since: query.since } : {}),
+      ...(after ? { after } : {}),
+      limit: 1000,
+    });
+    for (const entry of page.entries) {
+      if (query.until !== undefined && entry.at > query.until) {
+        if (entry.at > query.until + UNTIL_SLACK_MS) return;
+        continue;
+      }
+      yield entry;
+    }
+    if (!page.next) return;
+    after = page.next;
+  }
+}
+
+export interface IntentFilter extends Range {
+  playerId?: string | undefined;
+  roomId?: string | undefined;
+  matchId?: string | undefined;
+  kind?: IntentKind | undefined;
+  status?: IntentStatus | undefined;
+}
+
+export function matches(intent: Intent, filter: IntentFilter): boolean {
+  return (
+    (filter.roomId === undefined || intent.roomId === filter.roomId) &&
+    (filter.kind === undefined || intent.kind === filter.kind) &&
+    (filter.status === undefined || intent.status === filter.status) &&
+    (filter.playerId === undefined || intent.playerId === filter.playerId) &&
+    (filter.matchId === undefined || intent.groupId === filter.matchId)
+  );
+}
+
+/** Every intent whose money moved in the range and that passes the filter, each once. */
+export async function* intentsIn(host: ConsoleHost, filter: IntentFilter): AsyncGenerator<Intent> {
+  const seen = new Set<string>();
+  for await (const entry of entriesIn(host, filter)) {
+    if (seen.has(entry.intentId)) continue;
+    seen.add(entry.intentId);
+    const intent = await host.intent(entry.intentId);
+    if (intent && matches(intent, filter)) yield intent;
+  }
+}
+
+/**
+ * What the console shows of an intent: never its callback token (the route's bearer secret),
+ * its claim code (the player's), its idempotency key or its lease.
+ */
+export function shownIntent(i: Intent) {
+  return {
+    id: i.id,
+    kind: i.kind,
+    status: i.status,
+    playerId: i.playerId,
+    roomId: i.roomId,
+    matchId: i.groupId,
+    amount: i.amount,
+    unit: i.unit,
+    description: i.description,
+    remoteId: i.remoteId,
+    expiresAt: i.expiresAt,
+    createdAt: i.createdAt,
+    updatedAt: i.updatedAt,
+    nextCheckAt: i.nextCheckAt,
+    checks: i.checks,
+    error: i.error,
+    history: i.history,
+  };
+}

@@ -1,0 +1,136 @@
+/**
+ * The operator's console in a real browser (issue 24): an operator signed in by a cookie the
+ * game's `authorize` checks opens the page, sees the balances and a settled match with its pot,
+ * players and payouts, resolves an unknown payout, and resumes the payouts the breaker paused
+ * (three players' rewards answered 503). A browser without the cookie gets an empty 401.
+ * Screenshots go to test-artifacts/, and docs/console.png with UPDATE_SCREENSHOT=1.
+ */
+import { mkdirSync } from 'node:fs';
+import { Room } from '@colyseus/core';
+import { expect } from 'chai';
+import { type Browser, chromium } from 'playwright-core';
+import type { Intent } from '../../src/ledger/intent.js';
+import { eventually } from '../support/eventually.js';
+import { type Game, startGame } from '../support/game.js';
+import { CHROMIUM, CHROMIUM_ARGS, needChromium } from '../support/needs.js';
+
+class EmptyRoom extends Room {}
+
+const ARTIFACTS = 'test-artifacts';
+
+/** The game's own check: its admin session cookie. */
+const authorize = (request: Request) =>
+  /(?:^|;\s*)admin=operator-session(?:;|$)/.test(request.headers.get('cookie') ?? '')
+    ? 'alice-the-operator'
+    : false;
+
+describe('operator console in a browser', function () {
+  this.timeout(60_000);
+  let browser: Browser | undefined;
+  let game: Game | undefined;
+
+  before(function () {
+    needChromium(this);
+    mkdirSync(ARTIFACTS, { recursive: true });
+  });
+
+  after(async () => {
+    await browser?.close();
+    await game?.stop();
+  });
+
+  it('an operator sees a match and its money, resolves an unknown and resumes payouts', async () => {
+    game = await startGame(
+      { empty: EmptyRoom },
+      {
+        reconciler: { enabled: false },
+        api: { timeoutMs: 300, maxRetries: 0 },
+        breaker: { failures: 3, windowMs: 60_000 },
+        console: { authorize, via: 'listener' },
+      },
+    );
+    const { lightning, emulator } = game;
+    // A match: two fees paid, settled to its winner.
+    const match = await lightning.openMatch({ entryFeeMsat: 100_000, rake: 0.1 });
+    for (const playerId of ['winner-w', 'loser-l']) {
+      const fee = await lightning.enterMatch({ matchId: match.id, playerId });
+      emulator.control.payStaticCharge(fee.remoteId as string);
+      await eventually(async () => (await lightning.ledger.get(fee.id))?.status === 'completed');
+    }
+    await lightning.settleMatch(match.id, { 'winner-w': 1 });
+    // Three players' rewards answered 503: three unknowns, and payouts paused.
+    emulator.control.faults.add({
+      method: 'POST',
+      path: '/v0/withdrawal-requests',
+      status: 503,
+      times: 3,
+    });
+    for (const playerId of ['p1', 'p2', 'p3']) {
+      await lightning
+        .reward({ playerId, amountMsat: 20_000, description: 'bonus' })
+        .catch(() => {});
+    }
+    const unknown = (await lightning.unknowns())[0] as Intent;
+    expect(lightning.paused).to.not.equal(null);
+
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    const origin = `http://127.0.0.1:${game.port}`;
+    const page$ = `${origin}/lightning/console`;
+
+    // A browser without the cookie (Chromium shows an empty 401 as an error page).
+    const refused = await (await browser.newContext()).request.get(page$);
+    expect(refused.status()).to.equal(401);
+    expect(await refused.text()).to.equal('');
+
+    const context = await browser.newContext({ viewport: { width: 1200, height: 1100 } });
+    await context.addCookies([{ name: 'admin', value: 'operator-session', url: origin }]);
+    const page = await context.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
+    await page.goto(page$);
+
+    // Balances, live: the rake of the settled match, the payout owed to the winner.
+    await page.waitForSelector('#balances .card:has-text("Rake") .value:has-text("20 sats")');
+    await page.waitForSelector(
+      '#balances .card:has-text("Owed to players") .value:has-text("180 sats")',
+    );
+    // The match with its pot, players and payout.
+    const row = page.locator(`#matches tr:has-text("${match.id}")`);
+    await row.waitFor();
+    expect(await row.textContent()).to.contain('200 sats');
+    expect(await row.textContent()).to.contain('winner-w: 180 sats (pending)');
+    expect(await row.textContent()).to.contain('loser-l: fee completed');
+    // What needs a person.
+    await page.waitForSelector('#needs:has-text("Payouts paused")');
+    await page.waitForSelector(`#needs .resolve[data-intent="${unknown.id}"]`);
+    // An intent's history and journal.
+    await page.click(`#intents tr:has-text("winner-w")`);
+    await page.waitForSelector('#detail:has-text("Journal")');
+    await page.screenshot({ path: `${ARTIFACTS}/console-1.png`, fullPage: true });
+    if (process.env.UPDATE_SCREENSHOT)
+      await page.screenshot({ path: 'docs/console.png', fullPage: true });
+
+    // Resolve the unknown: it moves once, with the note.
+    const settled: Intent[] = [];
+    lightning.on('settled', (i) => settled.push(i));
+    const resolve = page.locator(`#needs .resolve[data-intent="${unknown.id}"]`);
+    await resolve.locator('select').selectOption('failed');
+    await resolve.locator('input').fill('no such withdrawal at the service');
+    await resolve.locator('button').click();
+    await page.waitForSelector(`#message:has-text("Resolved ${unknown.id} as failed")`);
+    expect((await lightning.ledger.get(unknown.id))?.status).to.equal('failed');
+    expect(settled.map((i) => i.id)).to.deep.equal([unknown.id]);
+    await page.waitForSelector(`#needs .resolve[data-intent="${unknown.id}"]`, {
+      state: 'detached',
+    });
+
+    // Resume the paused payouts.
+    await page.click('#resume');
+    await page.waitForSelector('#message:has-text("Payouts resumed")');
+    expect(lightning.paused).to.equal(null);
+    await page.waitForSelector('#needs:not(:has-text("Payouts paused"))');
+    await page.screenshot({ path: `${ARTIFACTS}/console-2.png`, fullPage: true });
+    expect(errors).to.deep.equal([]);
+  });
+});

@@ -1,0 +1,247 @@
+/**
+ * The operator's console routes (issue 24): off unless mounted, nothing without the game's
+ * `authorize` (an empty 401 on every route, through the router and the listener alike),
+ * actions only by a same-origin POST that carries the console's header, a resolve through the
+ * console moving its intent once and firing `settled` once, and CSV exports escaped and
+ * streamed a row at a time.
+ */
+import { Room } from '@colyseus/core';
+import { expect } from 'chai';
+import { ConfigurationError } from '../../src/errors.js';
+import type { Intent } from '../../src/ledger/intent.js';
+import { csvCell, csvRow } from '../../src/operator/csv.js';
+import { type Game, startGame } from '../support/game.js';
+
+class EmptyRoom extends Room {}
+
+const TOKEN = 'Bearer operator-secret';
+const authorize = (request: Request) =>
+  request.headers.get('authorization') === TOKEN ? 'alice' : false;
+
+const GETS = [
+  '',
+  '/api/overview',
+  '/api/intents',
+  '/api/intents/some-id',
+  '/api/matches',
+  '/api/matches/some-id',
+  '/export/journal.csv',
+  '/export/intents.csv',
+];
+
+describe('operator console routes', () => {
+  let game: Game;
+  afterEach(async () => game?.stop());
+
+  const start = (via: 'router' | 'listener') =>
+    startGame(
+      { empty: EmptyRoom },
+      {
+        reconciler: { enabled: false },
+        api: { timeoutMs: 300, maxRetries: 0 },
+        breaker: { failures: 3, windowMs: 60_000 },
+        console: { authorize, via },
+      },
+    );
+  const url = (sub: string) => `http://127.0.0.1:${game.port}/lightning/console${sub}`;
+  const origin = () => `http://127.0.0.1:${game.port}`;
+  const post = (sub: string, body: unknown, headers: Record<string, string> = {}) =>
+    fetch(url(sub), {
+      method: 'POST',
+      headers: {
+        authorization: TOKEN,
+        'content-type': 'application/json',
+        'x-lightning-console': 'action',
+        origin: origin(),
+        ...headers,
+      },
+      body: JSON.stringify(body),
+    });
+
+  /** Three players' rewards answered 503: three unknowns, and the breaker trips. */
+  async function unknowns(): Promise<Intent[]> {
+    game.emulator.control.faults.add({
+      method: 'POST',
+      path: '/v0/withdrawal-requests',
+      status: 503,
+      times: 3,
+    });
+    for (const playerId of ['p1', 'p2', 'p3']) {
+      await game.lightning
+        .reward({ playerId, amountMsat: 20_000, description: 'x' })
+        .catch(() => {});
+    }
+    return game.lightning.unknowns();
+  }
+
+  it('needs authorize: without it, a ConfigurationError, and nothing is mounted', async () => {
+    game = await start('router');
+    expect(() => game.lightning.console({} as never)).to.throw(ConfigurationError, /authorize/);
+    expect(() => game.lightning.attachConsole(undefined, {} as never)).to.throw(ConfigurationError);
+  });
+
+  for (const via of ['router', 'listener'] as const) {
+    describe(`through the ${via}`, () => {
+      it('answers every route an empty 401 without authorization, or with a wrong one', async () => {
+        game = await start(via);
+        await unknowns();
+        for (const sub of GETS) {
+          for (const headers of [{}, { authorization: 'Bearer wrong' }]) {
+            const res = await fetch(url(sub), { headers });
+            expect(res.status, sub).to.equal(401);
+            expect(await res.text(), sub).to.equal('');
+          }
+        }
+        const [first] = await game.lightning.unknowns();
+        const res = await post(
+          '/api/actions/resolve',
+          { id: first?.id, status: 'failed', note: 'x' },
+          { authorization: 'Bearer wrong' },
+        );
+        expect(res.status).to.equal(401);
+        expect(await res.text()).to.equal('');
+        expect((await game.lightning.ledger.get(first?.id as string))?.status).to.equal('unknown');
+      });
+
+      it('a resolve through the console moves the intent once and fires settled once', async () => {
+        game = await start(via);
+        const [first] = await unknowns();
+        const settled: Intent[] = [];
+        game.lightning.on('settled', (i) => settled.push(i));
+        const overview = (await (
+          await fetch(url('/api/overview'), { headers: { authorization: TOKEN } })
+        ).json()) as { unknowns: Intent[] };
+        expect(overview.unknowns.map((i: Intent) => i.id)).to.include(first?.id);
+        // Secrets of the route and the player never reach the console.
+        expect(JSON.stringify(overview)).not.to.match(/callbackToken|"code"|idempotencyKey/);
+        const body = { id: first?.id, status: 'failed', note: 'the service has no record' };
+        const answers = await Promise.all([
+          post('/api/actions/resolve', body),
+          post('/api/actions/resolve', body),
+        ]);
+        expect(answers.map((a) => a.status).sort()).to.deep.equal([200, 400]);
+        const moved = await game.lightning.ledger.get(first?.id as string);
+        expect(moved?.status).to.equal('failed');
+        expect(moved?.history.at(-1)?.note).to.match(/the service has no record/);
+        expect(settled.map((i) => i.id)).to.deep.equal([first?.id]);
+      });
+
+      it('acts only on a same-origin POST with the console header; a GET changes nothing', async () => {
+        game = await start(via);
+        const [first] = await unknowns();
+        expect(game.lightning.paused).to.not.equal(null);
+        const body = { id: first?.id, status: 'failed', note: 'x' };
+        const refused = [
+          await post('/api/actions/resolve', body, { 'x-lightning-console': '' }),
+          await post('/api/actions/resolve', body, { origin: 'https://evil.example' }),
+          await post('/api/actions/resolve', body, { 'sec-fetch-site': 'cross-site' }),
+          await post('/api/actions/resume', {}, { origin: 'null' }),
+        ];
+        expect(refused.map((r) => r.status)).to.deep.equal([403, 403, 403, 403]);
+        const asGet = await fetch(url('/api/actions/resume'), {
+          headers: { authorization: TOKEN },
+        });
+        expect(asGet.status).to.be.oneOf([404, 405]);
+        const plain = await post('/api/actions/resume', {}, { 'content-type': 'text/plain' });
+        expect(plain.status).to.equal(415);
+        expect((await game.lightning.ledger.get(first?.id as string))?.status).to.equal('unknown');
+        expect(game.lightning.paused).to.not.equal(null);
+
+        const resumed = await post('/api/actions/resume', {});
+        expect(resumed.status).to.equal(200);
+        expect(await resumed.json()).to.deep.equal({ ok: true, result: { resumed: true } });
+        expect(game.lightning.paused).to.equal(null);
+      });
+
+      it('serves the page with a policy that runs only its own script', async () => {
+        game = await start(via);
+        const res = await fetch(url(''), { headers: { authorization: TOKEN } });
+        expect(res.status).to.equal(200);
+        const csp = res.headers.get('content-security-policy') ?? '';
+        expect(csp).to.match(/script-src 'sha256-[^']+'/);
+        expect(csp).to.contain("frame-ancestors 'none'");
+        const html = await res.text();
+        expect(html).not.to.match(/innerHTML|src="http|href="http/);
+      });
+    });
+  }
+
+  describe('CSV', () => {
+    it('escapes quotes, commas and line breaks, and makes formulas inert', () => {
+      expect(csvCell('plain')).to.equal('plain');
+      expect(csvCell('a,b')).to.equal('"a,b"');
+      expect(csvCell('say "hi"')).to.equal('"say ""hi"""');
+      expect(csvCell('two\nlines')).to.equal('"two\nlines"');
+      expect(csvCell('=HYPERLINK("http://x")')).to.equal(`"'=HYPERLINK(""http://x"")"`);
+      for (const start of ['+', '-', '@', '\t', '\r']) {
+        expect(csvCell(`${start}1`).replace(/^"/, '')).to.match(/^'/);
+      }
+      expect(csvCell(null)).to.equal('');
+      expect(csvRow(['a', 1, null])).to.equal('a,1,\r\n');
+    });
+
+    it('streams the journal and intents of a time range, row by row, past 1,000 rows', async function () {
+      this.timeout(30_000);
+      game = await start('listener');
+      const now = Date.now();
+      // 1,100 intents written as another process would, each with one journal entry.
+      for (let n = 0; n < 1_100; n++) {
+        await game.store.create(
+          {
+            kind: 'reward',
+            roomId: null,
+            playerId: `p${n}`,
+            amount: '1000',
+            unit: 'msats',
+            description: n === 7 ? '=cmd|" /c calc"!A1, then\nmore' : `reward ${n}`,
+          },
+          now,
+          {},
+          [
+            {
+              tag: 'created',
+              debit: 'house:rewards',
+              credit: 'inflight',
+              amount: '1000',
+              unit: 'msats',
+              why: 'reward created',
+            },
+          ],
+        );
+      }
+      const get = (sub: string) => fetch(url(sub), { headers: { authorization: TOKEN } });
+      const journal = await get(`/export/journal.csv?since=${now - 1000}&until=${now + 1000}`);
+      expect(journal.status).to.equal(200);
+      expect(journal.headers.get('content-type')).to.match(/^text\/csv/);
+      expect(journal.headers.get('content-length')).to.equal(null); // streamed, not built whole
+      let chunks = 0;
+      let text = '';
+      const decoder = new TextDecoder();
+      for await (const chunk of journal.body as unknown as AsyncIterable<Uint8Array>) {
+        chunks++;
+        text += decoder.decode(chunk, { stream: true });
+      }
+      expect(chunks).to.be.greaterThan(1);
+      const lines = text.split('\r\n');
+      expect(lines[0]).to.equal('seq,id,at,intent,player,match,debit,credit,amount,unit,step,why');
+      expect(lines.filter((l) => l.length > 0)).to.have.length(1_101);
+
+      const intents = await (await get(`/export/intents.csv?since=${now - 1000}`)).text();
+      const rows = intents.split('\r\n').filter((l) => l.length > 0);
+      expect(rows).to.have.length(1_101); // a cell's own newline is \n, inside quotes: no row
+      expect(intents).to.contain(`"'=cmd|"" /c calc""!A1, then\nmore"`);
+      // Out of range: the header alone.
+      const none = await (await get(`/export/intents.csv?since=${now + 120_000}`)).text();
+      expect(none).to.equal(
+        'id,kind,status,player,room,match,amount,unit,description,remote_id,created_at,updated_at,error\r\n',
+      );
+    });
+
+    it('through the router, refuses to stream rather than cut a file short', async () => {
+      game = await start('router');
+      const res = await fetch(url('/export/journal.csv'), { headers: { authorization: TOKEN } });
+      expect(res.status).to.equal(501);
+      expect(((await res.json()) as { error: string }).error).to.match(/attachConsole/);
+    });
+  });
+});
