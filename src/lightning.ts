@@ -314,8 +314,13 @@ export class Lightning {
       match: (id) => this.match(id),
       paused: () => this.paused,
       alerts: () => this.alerts(),
-      resolve: (id, status, note) => this.resolve(id, status, note),
-      resume: () => this.resume(),
+      resolve: (id, status, note, by) => this.resolve(id, status, note, by),
+      pause: (by, why) => this.pause(by, why),
+      resume: (by) => this.resume(by),
+      reissue: (id, by) => this.reissue(id, by),
+      block: (playerId, by, why) => this.block(playerId, by, why),
+      unblock: (playerId, by) => this.unblock(playerId, by),
+      operatorLog: (query) => this.operatorLog(query),
     };
   }
 

@@ -1,13 +1,17 @@
 /**
  * What an operator can do from the console, one row per action: its input (zod, the console's
  * edge) and the public method of `Lightning` it calls, which goes through the engine (a
- * compare-and-set, its events, its journal entries). An action is a new row here, and a button
- * in the page (operator/page.ts) that posts to `{path}/api/actions/<name>`.
+ * compare-and-set, its events, its journal entries) and appends one line, naming `by`, to the
+ * operator log. An action is a new row here, and a button in the page (operator/page.ts) that
+ * posts to `{path}/api/actions/<name>`.
  *
- * `by` is who `authorize` said the operator is; the methods here take no author yet.
+ * `by` is who `authorize` said the operator is. A method's refusal (OperatorRefusedError,
+ * PlayerBlockedError) reaches the console as is, which answers it 409 with its code (console.ts).
  */
 import { z } from 'zod';
+import type { OperatorAction } from '../ledger/operator-log.js';
 import { parseInput } from '../parse.js';
+import { intentIdInput, operatorNote, playerIdInput, resolveStatus } from '../server/operator.js';
 import type { ConsoleHost } from './reads.js';
 
 export interface Action {
@@ -15,33 +19,69 @@ export interface Action {
   run(host: ConsoleHost, body: unknown, by: string): Promise<{ result: unknown; did: string }>;
 }
 
+// The method parses again; the schemas are the server's own, so both edges agree.
 const resolveInput = z.strictObject({
-  id: z.string().min(1).max(255),
-  status: z.enum(['completed', 'expired', 'failed']),
-  note: z.string().trim().min(1, 'must say why').max(500),
+  id: intentIdInput,
+  status: resolveStatus,
+  note: operatorNote,
 });
-
 const nothing = z.strictObject({});
+const why = z.strictObject({ why: operatorNote });
+const intent = z.strictObject({ id: intentIdInput });
+const player = z.strictObject({ playerId: playerIdInput });
+const playerWhy = z.strictObject({ playerId: playerIdInput, why: operatorNote });
+
+/** What the page is answered for a logged action: the line, as the operator log keeps it. */
+const logged = (line: OperatorAction, did: string) => ({ result: line, did });
 
 export const ACTIONS = {
   /** An `unknown` intent's outcome, as the operator found it at the service. */
   resolve: {
-    async run(host, body) {
+    async run(host, body, by) {
       const a = parseInput(resolveInput, body, 'body');
-      const moved = await host.resolve(a.id, a.status, a.note);
+      const moved = await host.resolve(a.id, a.status, a.note, by);
       return {
         result: { id: moved.id, status: moved.status },
         did: `${moved.id} -> ${moved.status}`,
       };
     },
   },
-  /** Lifts the breaker's pause of payouts. */
+  /** Pauses this process's payouts, with the operator's reason. */
+  pause: {
+    async run(host, body, by) {
+      const a = parseInput(why, body, 'body');
+      return logged(await host.pause(by, a.why), 'payouts');
+    },
+  },
+  /** Lifts a pause of payouts, the breaker's or an operator's; refused when none is on. */
   resume: {
-    async run(host, body) {
+    async run(host, body, by) {
       parseInput(nothing, body, 'body');
-      const was = host.paused();
-      host.resume();
-      return { result: { resumed: was !== null }, did: was ? 'payouts' : '(nothing was paused)' };
+      return logged(await host.resume(by), 'payouts');
+    },
+  },
+  /** A match's payout or refund that expired unclaimed after it was shown: a new code, once. */
+  reissue: {
+    async run(host, body, by) {
+      const a = parseInput(intent, body, 'body');
+      const attempt = await host.reissue(a.id, by);
+      return {
+        result: { id: a.id, attempt: attempt.id, status: attempt.status },
+        did: `${a.id} -> ${attempt.id}`,
+      };
+    },
+  },
+  /** Refuses the player's money helpers, in every process, until unblocked. */
+  block: {
+    async run(host, body, by) {
+      const a = parseInput(playerWhy, body, 'body');
+      return logged(await host.block(a.playerId, by, a.why), a.playerId);
+    },
+  },
+  unblock: {
+    async run(host, body, by) {
+      const a = parseInput(player, body, 'body');
+      return logged(await host.unblock(a.playerId, by), a.playerId);
     },
   },
 } as const satisfies Record<string, Action>;

@@ -9,22 +9,32 @@
  *   GET  {path}/api/intents/:id         an intent, its history and its journal entries
  *   GET  {path}/api/matches?since=&until=&after=   matches with pot, players, payouts, refunds
  *   GET  {path}/api/matches/:id         a match and its journal entries
+ *   GET  {path}/api/oplog?since=&intentId=&playerId=&after=&limit=   the operator log, a page
  *   POST {path}/api/actions/:name       an action of ACTIONS (JSON in, JSON out)
  *   GET  {path}/export/journal.csv?since=&until=   streamed, row by row
  *   GET  {path}/export/intents.csv?since=&until=&player=&...
+ *   GET  {path}/export/oplog.csv?since=&intentId=&playerId=
  *
  * Every route asks the game's `authorize(request)` first, and refuses with an empty 401 when
  * it says no or throws: nothing is read before it says yes. An action is a POST only, with the
  * header `x-lightning-console: action` (a page of another origin cannot send it without a CORS
  * preflight, which nothing here answers) and, when the browser says where it came from, an
- * `Origin` of this host and a `Sec-Fetch-Site` of `same-origin`: a cookie alone never acts.
+ * `Origin` of this host and a `Sec-Fetch-Site` of `same-origin`: a cookie alone never acts. An action the ledger's state refuses
+ * (OperatorRefusedError, PlayerBlockedError) answers 409 with the error's `code`; a bad input
+ * 400 with its code; either way nothing changed.
  *
  * Cost: nothing until a request; per request the game's check, then the reads it names.
  */
 import { z } from 'zod';
-import { ConfigurationError, LightningError } from '../errors.js';
+import {
+  ConfigurationError,
+  LightningError,
+  OperatorRefusedError,
+  PlayerBlockedError,
+} from '../errors.js';
 import { INTENT_KINDS, INTENT_STATUSES, type Intent } from '../ledger/intent.js';
 import type { JournalEntry } from '../ledger/journal.js';
+import type { OperatorAction } from '../ledger/operator-log.js';
 import { parseInput } from '../parse.js';
 import type { HeaderReader } from '../server/client-address.js';
 import type { LightningLogger } from '../server/logger.js';
@@ -37,6 +47,7 @@ import {
   type IntentFilter,
   intentsIn,
   matches,
+  operatorLinesIn,
   shownIntent,
 } from './reads.js';
 
@@ -133,6 +144,10 @@ const time = z
     return ms;
   });
 const id = z.string().min(1).max(255);
+const seq = z
+  .string()
+  .regex(/^(0|[1-9][0-9]{0,15})$/)
+  .optional();
 const filterSchema = z.strictObject({
   player: id.optional(),
   room: id.optional(),
@@ -141,11 +156,31 @@ const filterSchema = z.strictObject({
   status: z.enum(INTENT_STATUSES).optional(),
   since: time.optional(),
   until: time.optional(),
-  after: z
+  after: seq,
+});
+
+/** The operator log's filters, as `lightning.operatorLog` names them. */
+const oplogFilterSchema = z.strictObject({
+  since: time.optional(),
+  intentId: id.optional(),
+  playerId: id.optional(),
+});
+const oplogSchema = oplogFilterSchema.extend({
+  after: seq,
+  limit: z
     .string()
-    .regex(/^(0|[1-9][0-9]{0,15})$/)
+    .regex(/^[1-9][0-9]{0,3}$/, 'must be 1 to 1000')
+    .transform(Number)
+    .pipe(z.number().max(1000, 'must be 1 to 1000'))
     .optional(),
 });
+
+/** A parsed query without its absent keys (the log's query is exact about optional ones). */
+function present<T extends Record<string, unknown>>(q: T) {
+  return Object.fromEntries(Object.entries(q).filter(([, v]) => v !== undefined)) as {
+    [K in keyof T]?: Exclude<T[K], undefined>;
+  };
+}
 
 function filterOf(query: URLSearchParams): IntentFilter & { after?: string | undefined } {
   const q = parseInput(filterSchema, Object.fromEntries(query), 'query');
@@ -179,6 +214,10 @@ export async function answerConsole(
   try {
     return await route(host, settings, req, by);
   } catch (err) {
+    // Refused by what the ledger holds now (not by the input): a conflict, nothing changed.
+    if (err instanceof OperatorRefusedError || err instanceof PlayerBlockedError) {
+      return json(409, { error: err.message, code: err.code });
+    }
     if (err instanceof LightningError) {
       return json(400, { error: err.message, code: err.code });
     }
@@ -204,13 +243,17 @@ async function route(
   if (sub === '/api/overview') return json(200, await overview(host, req.streams));
   if (sub === '/api/intents') return json(200, await intentPage(host, filterOf(req.query)));
   if (sub === '/api/matches') return json(200, await matchPage(host, filterOf(req.query)));
+  if (sub === '/api/oplog') {
+    const q = parseInput(oplogSchema, Object.fromEntries(req.query), 'query');
+    return json(200, await host.operatorLog(present(q)));
+  }
   const one = /^\/api\/(intents|matches)\/([^/]{1,255})$/.exec(sub);
   if (one) {
     const which = decodeURIComponent(one[2] as string);
     return one[1] === 'intents' ? intentDetail(host, which) : matchDetail(host, which);
   }
-  const file = /^\/export\/(journal|intents)\.csv$/.exec(sub)?.[1];
-  if (file) return exportCsv(host, req, file as 'journal' | 'intents');
+  const file = /^\/export\/(journal|intents|oplog)\.csv$/.exec(sub)?.[1];
+  if (file) return exportCsv(host, req, file as CsvFile);
   return json(404, { error: 'no such console route' });
 }
 
@@ -352,22 +395,40 @@ const ENTRY_COLUMNS = [
   { name: 'why', of: (e: JournalEntry) => e.why },
 ] as const;
 
-function exportCsv(
-  host: ConsoleHost,
-  req: ConsoleRequest,
-  file: 'journal' | 'intents',
-): ConsoleAnswer {
+const OPLOG_COLUMNS = [
+  { name: 'seq', of: (l: OperatorAction) => l.seq },
+  { name: 'at', of: (l: OperatorAction) => new Date(l.at).toISOString() },
+  { name: 'by', of: (l: OperatorAction) => l.by },
+  { name: 'action', of: (l: OperatorAction) => l.action },
+  { name: 'intent', of: (l: OperatorAction) => l.intentId },
+  { name: 'player', of: (l: OperatorAction) => l.playerId },
+  { name: 'before', of: (l: OperatorAction) => l.before },
+  { name: 'after', of: (l: OperatorAction) => l.after },
+  { name: 'note', of: (l: OperatorAction) => l.note },
+] as const;
+
+type CsvFile = 'journal' | 'intents' | 'oplog';
+
+function rowsOf(host: ConsoleHost, query: URLSearchParams, file: CsvFile): AsyncIterable<string> {
+  if (file === 'oplog') {
+    const q = parseInput(oplogFilterSchema, Object.fromEntries(query), 'query');
+    return csvRows(OPLOG_COLUMNS, operatorLinesIn(host, present(q)));
+  }
+  const filter = filterOf(query);
+  return file === 'journal'
+    ? csvRows(ENTRY_COLUMNS, entriesIn(host, filter))
+    : csvRows(INTENT_COLUMNS, intentsIn(host, filter));
+}
+
+function exportCsv(host: ConsoleHost, req: ConsoleRequest, file: CsvFile): ConsoleAnswer {
   if (!req.streams) {
     return json(501, {
       error:
         "CSV exports stream through lightning.attachConsole(server) only: Colyseus's router ends a streamed answer after its first chunk",
     });
   }
-  const filter = filterOf(req.query);
-  const rows =
-    file === 'journal'
-      ? csvRows(ENTRY_COLUMNS, entriesIn(host, filter))
-      : csvRows(INTENT_COLUMNS, intentsIn(host, filter));
+  // Parsed here, before the answer starts: a bad filter is a 400, not a cut file.
+  const rows = rowsOf(host, req.query, file);
   return {
     status: 200,
     headers: {

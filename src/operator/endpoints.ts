@@ -52,6 +52,7 @@ export function consoleEndpoints(host: ConsoleHost, settings: ConsoleSettings) {
     lightningConsoleIntent: endpoint('/api/intents/:id', 'GET'),
     lightningConsoleMatches: endpoint('/api/matches', 'GET'),
     lightningConsoleMatch: endpoint('/api/matches/:id', 'GET'),
+    lightningConsoleOplog: endpoint('/api/oplog', 'GET'),
     lightningConsoleAction: endpoint('/api/actions/:name', 'POST'),
     lightningConsoleExport: endpoint('/export/:file', 'GET'),
   };

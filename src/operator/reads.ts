@@ -7,10 +7,12 @@
  *
  * Cost: one journal page of up to 1,000 entries per page read, and one `get` per intent (or one
  * `match` per match) the first time the page names it; a whole export keeps the set of ids it
- * has written (ids only), so an intent that moved several times is written once.
+ * has written (ids only), so an intent that moved several times is written once. The operator
+ * log pages by its own seq: an export of it reads 1,000 lines a page and keeps nothing.
  */
 import type { Intent, IntentKind, IntentStatus } from '../ledger/intent.js';
 import type { JournalEntry, JournalPage, JournalQuery } from '../ledger/journal.js';
+import type { OperatorAction, OperatorLogPage, OperatorLogQuery } from '../ledger/operator-log.js';
 import type { Alert } from '../server/alert-kinds.js';
 import type { Balances } from '../server/balances.js';
 import type { PayoutPause, SettledStatus } from '../server/events.js';
@@ -18,7 +20,8 @@ import type { MatchView } from '../server/match/view.js';
 
 /**
  * The public methods of `Lightning` the console calls, handed down by lightning.ts (a narrow
- * face: the console never sees the engine or a store). Each action goes through the engine.
+ * face: the console never sees the engine or a store). Each action goes through the engine and
+ * names its operator (`by`) in the operator log.
  */
 export interface ConsoleHost {
   balances(): Promise<Balances>;
@@ -29,8 +32,13 @@ export interface ConsoleHost {
   match(id: string): Promise<MatchView>;
   paused(): PayoutPause | null;
   alerts(): Alert[];
-  resolve(id: string, status: SettledStatus, note: string): Promise<Intent>;
-  resume(): void;
+  resolve(id: string, status: SettledStatus, note: string, by: string): Promise<Intent>;
+  pause(by: string, why: string): Promise<OperatorAction>;
+  resume(by: string): Promise<OperatorAction>;
+  reissue(id: string, by: string): Promise<Intent>;
+  block(playerId: string, by: string, why: string): Promise<OperatorAction>;
+  unblock(playerId: string, by: string): Promise<OperatorAction>;
+  operatorLog(query: OperatorLogQuery): Promise<OperatorLogPage>;
 }
 
 /**
@@ -88,6 +96,20 @@ export function matches(intent: Intent, filter: IntentFilter): boolean {
     (filter.playerId === undefined || intent.playerId === filter.playerId) &&
     (filter.matchId === undefined || intent.groupId === filter.matchId)
   );
+}
+
+/** Every operator log line the query names, oldest first, page by page from its `after`. */
+export async function* operatorLinesIn(
+  host: ConsoleHost,
+  query: Omit<OperatorLogQuery, 'limit'>,
+): AsyncGenerator<OperatorAction> {
+  let after = query.after;
+  for (;;) {
+    const page = await host.operatorLog({ ...query, ...(after ? { after } : {}), limit: 1000 });
+    yield* page.actions;
+    if (!page.next) return;
+    after = page.next;
+  }
 }
 
 /** Every intent whose money moved in the range and that passes the filter, each once. */
