@@ -4,8 +4,11 @@
  * origin only. No CDN, no build step for the game, works offline.
  *
  * The script writes every value with `textContent` (never `innerHTML`), so an intent's
- * description or a player's id is text, whatever it holds. It polls `api/overview` every few
- * seconds and posts actions as JSON with the `x-lightning-console` header. Cost: ~12 KB once.
+ * description or a player's id is text, whatever it holds. It polls `api/overview` and the
+ * operator log's new lines (`api/oplog?after=`, the last seq it holds) every few seconds and
+ * posts actions as JSON with the `x-lightning-console` header. Controls whose typed text must
+ * survive a refresh (a pause's or a block's reason) are in the static page, not in what the
+ * refresh rebuilds. Cost: ~16 KB once.
  */
 import { createHash } from 'node:crypto';
 
@@ -36,6 +39,7 @@ button { cursor: pointer; }
 .alert { color: #b3261e; } .ok { color: #2e7d32; } .empty { color: #889; }
 pre { white-space: pre-wrap; font-size: 12px; margin: 0; }
 #detail:empty { display: none; }
+.controls { margin-top: 8px; }
 `;
 
 // Plain browser script, no module: `location` tells it where the console is mounted.
@@ -58,6 +62,9 @@ function table(head, rows) { const t = el('table'); const h = el('tr'); for (con
 const badge = (status) => el('span', status, 'status ' + status);
 function card(label, value, cls) { const c = el('div', undefined, 'card' + (cls ? ' ' + cls : '')); c.append(el('div', label, 'label'), el('div', value, 'value')); return c; }
 function say(text, cls) { $('message').textContent = text; $('message').className = cls || ''; }
+// The engine's refusals already say "<action> refused: ..."; others get the prefix.
+const refused = (what, e) => say(/ refused: /.test(e.message) ? e.message : what + ' refused: ' + e.message, 'alert');
+async function button(b, what, run) { b.disabled = true; try { say(await run(), 'ok'); } catch (e) { refused(what, e); } b.disabled = false; refresh(); }
 
 function showBalances(b) {
   const short = b.coverMsat !== null && BigInt(b.coverMsat) < 0n;
@@ -71,11 +78,10 @@ function showBalances(b) {
 }
 function showNeeds(o) {
   const box = $('needs'); box.replaceChildren();
+  $('resume').hidden = !o.paused; $('pause').hidden = !!o.paused; $('pause-why').hidden = !!o.paused;
   if (o.paused) {
-    const p = el('div', undefined, 'alert'); p.append(el('strong', 'Payouts paused: '), el('span', o.paused.reason + ' (' + o.paused.cause + ', ' + when(o.paused.at) + ') '));
-    const b = el('button', 'Resume payouts'); b.id = 'resume';
-    b.addEventListener('click', async () => { b.disabled = true; try { await act('resume', {}); say('Payouts resumed.', 'ok'); } catch (e) { say('Resume refused: ' + e.message, 'alert'); } refresh(); });
-    p.append(b); box.append(p);
+    const p = el('div', undefined, 'alert'); p.append(el('strong', 'Payouts paused: '), el('span', o.paused.reason + ' (' + o.paused.cause + (o.paused.by ? ' ' + o.paused.by : '') + ', ' + when(o.paused.at) + ')'));
+    box.append(p);
   }
   for (const a of o.alerts) box.append(el('div', 'Alert: ' + a.message, 'alert'));
   if (o.unknowns.length) {
@@ -92,9 +98,26 @@ function showNeeds(o) {
   if (!box.childNodes.length) box.append(el('div', 'Nothing needs a person.', 'empty'));
 }
 async function refresh() {
-  try { const o = await get('/api/overview'); showBalances(o.balances); showNeeds(o); $('exports').hidden = !o.exports; $('updated').textContent = 'updated ' + new Date().toLocaleTimeString(); }
+  try { const o = await get('/api/overview'); showBalances(o.balances); showNeeds(o); $('exports').hidden = !o.exports; await loadOplog(); $('updated').textContent = 'updated ' + new Date().toLocaleTimeString(); }
   catch (e) { $('updated').textContent = 'not updated: ' + e.message; }
 }
+// The log is append-only and paged by seq: the page asks only for lines after the last it holds.
+const oplog = { last: -1, lines: [] };
+async function loadOplog() {
+  const since = Date.now() - 7 * 86400000;
+  for (let pages = 0; pages < 20; pages++) {
+    const q = new URLSearchParams(oplog.last < 0 ? { since: String(since) } : { after: String(oplog.last) }); q.set('limit', '1000');
+    const page = await get('/api/oplog?' + q);
+    for (const a of page.actions) if (a.seq > oplog.last) { oplog.lines.push(a); oplog.last = a.seq; }
+    if (!page.next || !page.actions.length) break;
+  }
+  oplog.lines = oplog.lines.slice(-200);
+  $('oplog').replaceChildren(oplog.lines.length ? table(['At', 'By', 'Action', 'Intent', 'Player', 'Before → after', 'Why'], oplog.lines.slice().reverse().map((a) => {
+    const tr = row([when(a.at), a.by, a.action, a.intentId, a.playerId, a.before + ' → ' + a.after, a.note], a.intentId ? () => showIntent(a.intentId) : undefined); tr.dataset.action = a.action; return tr;
+  })) : el('div', 'No operator action in the last 7 days.', 'empty'));
+}
+$('pause').addEventListener('click', () => button($('pause'), 'Pause', async () => { await act('pause', { why: $('pause-why').value }); $('pause-why').value = ''; return 'Payouts paused.'; }));
+$('resume').addEventListener('click', () => button($('resume'), 'Resume', async () => { await act('resume', {}); return 'Payouts resumed.'; }));
 
 function params(form) { const q = new URLSearchParams(); for (const [k, v] of new FormData(form)) { if (!v) continue; q.set(k, (k === 'since' || k === 'until') ? String(new Date(v).getTime()) : v); } return q; }
 async function loadIntents() {
@@ -107,6 +130,12 @@ async function loadIntents() {
 async function showIntent(id) {
   const d = await get('/api/intents/' + encodeURIComponent(id)); const i = d.intent; const box = $('detail'); box.replaceChildren();
   box.append(el('h2', i.kind + ' ' + i.id), el('div', i.description + ' · ' + i.status + ' · player ' + i.playerId + (i.matchId ? ' · match ' + i.matchId : '') + (i.error ? ' · error: ' + i.error : '')));
+  // A match's payout or refund that expired unclaimed; the engine refuses one that was never shown, or reissued once already.
+  if (i.kind === 'reward' && i.status === 'expired' && i.matchId) {
+    const b = el('button', 'Reissue claim code'); b.id = 'reissue';
+    b.addEventListener('click', () => button(b, 'Reissue', async () => { const r = await act('reissue', { id: i.id }); showIntent(r.attempt).catch((e) => say(e.message, 'alert')); return 'Reissued ' + r.id + ' as ' + r.attempt + '.'; }));
+    const c = el('div', undefined, 'controls'); c.append(b); box.append(c);
+  }
   box.append(el('h3', 'History'), table(['At', 'From', 'To', 'Note'], i.history.map((h) => row([when(h.at), h.from, h.to, h.note]))));
   box.append(el('h3', 'Journal'), table(['Step', 'At', 'Debit', 'Credit', 'Amount', 'Why'], d.entries.map((e) => row([e.tag, when(e.at), e.debit, e.credit, e.unit === 'msats' ? sats(e.amount) : e.amount + ' ' + e.unit, e.why]))));
   box.scrollIntoView({ block: 'nearest' });
@@ -123,6 +152,13 @@ async function loadMatches() {
   })) : el('div', 'No match moved money in this range.', 'empty'));
 }
 function exportLink(which) { const q = params($('filters')); return base + '/export/' + which + '.csv?' + q; }
+// The log's own filters: the form's since and player.
+function oplogLink() { const f = params($('filters')); const q = new URLSearchParams(); if (f.get('since')) q.set('since', f.get('since')); if (f.get('player')) q.set('playerId', f.get('player')); return base + '/export/oplog.csv?' + q; }
+const player = () => $('player').value.trim();
+$('player').addEventListener('input', () => { $('player-actions').hidden = !player(); });
+$('block').addEventListener('click', () => button($('block'), 'Block', async () => { const p = player(); await act('block', { playerId: p, why: $('block-why').value }); $('block-why').value = ''; return 'Blocked ' + p + '.'; }));
+$('unblock').addEventListener('click', () => button($('unblock'), 'Unblock', async () => { const p = player(); await act('unblock', { playerId: p }); return 'Unblocked ' + p + '.'; }));
+$('export-oplog').addEventListener('click', () => { location.href = oplogLink(); });
 $('filters').addEventListener('submit', (ev) => { ev.preventDefault(); loadIntents().catch((e) => say(e.message, 'alert')); loadMatches().catch((e) => say(e.message, 'alert')); });
 $('export-journal').addEventListener('click', () => { location.href = exportLink('journal'); });
 $('export-intents').addEventListener('click', () => { location.href = exportLink('intents'); });
@@ -137,10 +173,13 @@ const BODY = `
 <main>
   <div id="message" role="status"></div>
   <section><h2>Balances</h2><div class="cards" id="balances"></div></section>
-  <section><h2>Needs a person</h2><div id="needs"></div></section>
+  <section><h2>Needs a person</h2><div id="needs"></div>
+    <div class="controls"><input id="pause-why" placeholder="why pause payouts" aria-label="why pause payouts" hidden> <button id="pause" hidden>Pause payouts</button><button id="resume" hidden>Resume payouts</button></div>
+  </section>
   <section><h2>Intents</h2>
     <form class="filters" id="filters">
-      <input name="player" placeholder="player" aria-label="player">
+      <input name="player" id="player" placeholder="player" aria-label="player">
+      <span id="player-actions" hidden><input id="block-why" placeholder="why block" aria-label="why block the player"> <button type="button" id="block">Block player</button> <button type="button" id="unblock">Unblock player</button></span>
       <input name="room" placeholder="room" aria-label="room">
       <input name="match" placeholder="match" aria-label="match">
       <select name="kind" aria-label="kind"><option value="">any kind</option><option>reward</option><option>entryFee</option><option>spend</option><option>payment</option></select>
@@ -148,12 +187,13 @@ const BODY = `
       <input type="datetime-local" name="since" id="since" aria-label="since">
       <input type="datetime-local" name="until" aria-label="until">
       <button type="submit">Show</button>
-      <span id="exports" hidden><button type="button" id="export-journal">Journal CSV</button> <button type="button" id="export-intents">Intents CSV</button></span>
+      <span id="exports" hidden><button type="button" id="export-journal">Journal CSV</button> <button type="button" id="export-intents">Intents CSV</button> <button type="button" id="export-oplog">Operator log CSV</button></span>
     </form>
     <div id="intents"></div>
   </section>
   <section id="detail"></section>
   <section><h2>Matches</h2><div id="matches"></div></section>
+  <section><h2>Operator log</h2><div id="oplog"></div></section>
 </main>`;
 
 const hash = (text: string) => `'sha256-${createHash('sha256').update(text).digest('base64')}'`;
@@ -166,7 +206,7 @@ const PAGE = {
     `script-src ${hash(SCRIPT)}`,
     `style-src ${hash(STYLE)}`,
     "connect-src 'self'",
-    "img-src data:",
+    'img-src data:',
     "base-uri 'none'",
     "form-action 'none'",
     "frame-ancestors 'none'",
