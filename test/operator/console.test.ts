@@ -2,15 +2,20 @@
  * The operator's console routes (issue 24): off unless mounted, nothing without the game's
  * `authorize` (an empty 401 on every route, through the router and the listener alike),
  * actions only by a same-origin POST that carries the console's header, a resolve through the
- * console moving its intent once and firing `settled` once, and CSV exports escaped and
- * streamed a row at a time.
+ * console moving its intent once and firing `settled` once, every other action (pause,
+ * resume, reissue, block, unblock) going through the engine and landing once in the operator
+ * log with the console operator's name, refusals answered 409 with their code and changing
+ * nothing, the operator log's route, and CSV exports escaped and streamed a row at a time.
  */
 import { Room } from '@colyseus/core';
 import { expect } from 'chai';
-import { ConfigurationError } from '../../src/errors.js';
+import { ManualClock, startEmulator } from '../../src/emulator/index.js';
+import { ConfigurationError, PlayerBlockedError } from '../../src/errors.js';
 import type { Intent } from '../../src/ledger/intent.js';
+import type { OperatorAction, OperatorLogPage } from '../../src/ledger/operator-log.js';
 import { csvCell, csvRow } from '../../src/operator/csv.js';
-import { type Game, startGame } from '../support/game.js';
+import { eventually } from '../support/eventually.js';
+import { type Game, quietLogger, startGame } from '../support/game.js';
 
 class EmptyRoom extends Room {}
 
@@ -27,13 +32,21 @@ const GETS = [
   '/api/matches/some-id',
   '/export/journal.csv',
   '/export/intents.csv',
+  '/api/oplog',
+  '/api/oplog?playerId=p1',
+  '/export/oplog.csv',
 ];
+
+/** An answer's JSON, typed as the test reads it. */
+const answerOf = async <T = { ok?: boolean; result?: unknown; error?: string; code?: string }>(
+  res: Response,
+) => (await res.json()) as T;
 
 describe('operator console routes', () => {
   let game: Game;
   afterEach(async () => game?.stop());
 
-  const start = (via: 'router' | 'listener') =>
+  const start = (via: 'router' | 'listener', options: Parameters<typeof startGame>[1] = {}) =>
     startGame(
       { empty: EmptyRoom },
       {
@@ -41,8 +54,12 @@ describe('operator console routes', () => {
         api: { timeoutMs: 300, maxRetries: 0 },
         breaker: { failures: 3, windowMs: 60_000 },
         console: { authorize, via },
+        ...options,
       },
     );
+  /** The whole operator log, as the engine keeps it. */
+  const log = async (): Promise<OperatorAction[]> =>
+    (await game.lightning.operatorLog({ limit: 1000 })).actions;
   const url = (sub: string) => `http://127.0.0.1:${game.port}/lightning/console${sub}`;
   const origin = () => `http://127.0.0.1:${game.port}`;
   const post = (sub: string, body: unknown, headers: Record<string, string> = {}) =>
@@ -119,11 +136,17 @@ describe('operator console routes', () => {
           post('/api/actions/resolve', body),
           post('/api/actions/resolve', body),
         ]);
-        expect(answers.map((a) => a.status).sort()).to.deep.equal([200, 400]);
+        expect(answers.map((a) => a.status).sort()).to.deep.equal([200, 409]);
+        const loser = answers.find((a) => a.status === 409) as Response;
+        expect((await answerOf(loser)).code).to.equal('LN_OPERATOR_REFUSED');
         const moved = await game.lightning.ledger.get(first?.id as string);
         expect(moved?.status).to.equal('failed');
-        expect(moved?.history.at(-1)?.note).to.match(/the service has no record/);
+        expect(moved?.history.at(-1)?.note).to.match(/resolved by operator alice: the service/);
         expect(settled.map((i) => i.id)).to.deep.equal([first?.id]);
+        const lines = await log();
+        expect(lines.map((l) => [l.action, l.by, l.intentId, l.after])).to.deep.equal([
+          ['resolve', 'alice', first?.id, 'failed'],
+        ]);
       });
 
       it('acts only on a same-origin POST with the console header; a GET changes nothing', async () => {
@@ -147,10 +170,139 @@ describe('operator console routes', () => {
         expect((await game.lightning.ledger.get(first?.id as string))?.status).to.equal('unknown');
         expect(game.lightning.paused).to.not.equal(null);
 
+        expect(await log()).to.deep.equal([]);
+
         const resumed = await post('/api/actions/resume', {});
         expect(resumed.status).to.equal(200);
-        expect(await resumed.json()).to.deep.equal({ ok: true, result: { resumed: true } });
+        const answer = await answerOf<{ ok: boolean; result: OperatorAction }>(resumed);
+        expect(answer.ok).to.equal(true);
+        expect(answer.result).to.include({ action: 'resume', by: 'alice', after: 'running' });
         expect(game.lightning.paused).to.equal(null);
+      });
+
+      it('pause, resume, block and unblock: through the engine, one line each naming the operator; refusals 409 and change nothing', async () => {
+        game = await start(via);
+        // Refused by its input before anything is read: a pause must say why.
+        const bare = await post('/api/actions/pause', {});
+        expect(bare.status).to.equal(400);
+        expect((await answerOf(bare)).code).to.equal('LN_INVALID_ARGUMENT');
+        // Refused by the state: nothing is paused.
+        const early = await post('/api/actions/resume', {});
+        expect(early.status).to.equal(409);
+        expect(await answerOf(early)).to.include({ code: 'LN_OPERATOR_REFUSED' });
+        expect(await log()).to.deep.equal([]);
+
+        const paused: unknown[] = [];
+        game.lightning.on('paused', (p) => paused.push(p));
+        const pause = await post('/api/actions/pause', { why: 'wallet top-up' });
+        expect(pause.status).to.equal(200);
+        expect(game.lightning.paused).to.include({ cause: 'operator', by: 'alice' });
+        expect(paused).to.have.length(1);
+        const again = await post('/api/actions/pause', { why: 'twice' });
+        expect(again.status).to.equal(409);
+        expect((await answerOf(again)).code).to.equal('LN_OPERATOR_REFUSED');
+        expect(game.lightning.paused).to.include({ by: 'alice', reason: 'wallet top-up' });
+        expect((await post('/api/actions/resume', {})).status).to.equal(200);
+        expect(game.lightning.paused).to.equal(null);
+
+        const block = await post('/api/actions/block', { playerId: 'mallory', why: 'chargebacks' });
+        expect(block.status).to.equal(200);
+        const refused = await game.lightning
+          .reward({ playerId: 'mallory', amountMsat: 1_000, description: 'x' })
+          .catch((e: unknown) => e);
+        expect(refused).to.be.instanceOf(PlayerBlockedError);
+        const twice = await post('/api/actions/block', { playerId: 'mallory', why: 'again' });
+        expect(twice.status).to.equal(409);
+        expect((await answerOf(twice)).code).to.equal('LN_OPERATOR_REFUSED');
+        expect((await post('/api/actions/unblock', { playerId: 'mallory' })).status).to.equal(200);
+        expect(await game.lightning.ledger.isBlocked('mallory')).to.equal(false);
+        const stray = await post('/api/actions/unblock', { playerId: 'mallory' });
+        expect(stray.status).to.equal(409);
+        const extra = await post('/api/actions/block', { playerId: 'x', why: 'y', by: 'eve' });
+        expect(extra.status, 'the operator is who authorize says, never the body').to.equal(400);
+
+        expect(
+          (await log()).map((l) => [l.action, l.by, l.playerId, l.before, l.after, l.note]),
+        ).to.deep.equal([
+          ['pause', 'alice', null, 'running', 'paused', 'wallet top-up'],
+          ['resume', 'alice', null, 'paused (operator)', 'running', ''],
+          ['block', 'alice', 'mallory', 'unblocked', 'blocked', 'chargebacks'],
+          ['unblock', 'alice', 'mallory', 'blocked', 'unblocked', ''],
+        ]);
+        // The log's route: the same lines, filtered and paged at the edge.
+        const get = (sub: string) => fetch(url(sub), { headers: { authorization: TOKEN } });
+        const all = await answerOf<OperatorLogPage>(await get('/api/oplog'));
+        expect(all.actions.map((l) => l.action)).to.deep.equal([
+          'pause',
+          'resume',
+          'block',
+          'unblock',
+        ]);
+        const mallory = await answerOf<OperatorLogPage>(
+          await get('/api/oplog?playerId=mallory&limit=1'),
+        );
+        expect(mallory.actions.map((l) => l.action)).to.deep.equal(['block']);
+        const rest = await answerOf<OperatorLogPage>(
+          await get(`/api/oplog?playerId=mallory&after=${mallory.next}`),
+        );
+        expect(rest).to.deep.include({ next: null });
+        expect(rest.actions.map((l) => l.action)).to.deep.equal(['unblock']);
+        const later = await answerOf<OperatorLogPage>(
+          await get(`/api/oplog?since=${Date.now() + 60_000}`),
+        );
+        expect(later.actions).to.deep.equal([]);
+        for (const bad of ['?limit=0', '?limit=1001', '?after=x', '?since=soon', '?player=p1']) {
+          const res = await get(`/api/oplog${bad}`);
+          expect(res.status, bad).to.equal(400);
+        }
+      });
+
+      it("reissue: an expired match payout whose code was shown gets a new code once, in the operator's name", async function () {
+        this.timeout(20_000);
+        const clock = new ManualClock(Date.now());
+        const emulator = await startEmulator({ clock, logger: quietLogger });
+        game = await start(via, { emulator, clock, reconciler: { intervalMs: 20 } });
+        const stop = game.stop.bind(game);
+        game.stop = async () => {
+          await stop();
+          await emulator.close();
+        };
+        const { lightning } = game;
+        const match = await lightning.openMatch({ entryFeeMsat: 25_000, claimExpiresIn: 600 });
+        const fee = await lightning.enterMatch({ matchId: match.id, playerId: 'alice-player' });
+        emulator.control.payStaticCharge(fee.remoteId as string);
+        await eventually(async () => (await lightning.match(match.id)).funded, 5_000, 'fee paid');
+        const decided = await lightning.settleMatch(match.id, { 'alice-player': 1 });
+        const payoutId = decided.payouts[0]?.intentId as string;
+        await eventually(
+          async () => (await lightning.ledger.get(payoutId))?.status === 'pending',
+          5_000,
+          'the code shown',
+        );
+        // Still claimable: refused, nothing changed.
+        const open = await post('/api/actions/reissue', { id: payoutId });
+        expect(open.status).to.equal(409);
+        expect((await answerOf(open)).code).to.equal('LN_OPERATOR_REFUSED');
+        expect(await log()).to.deep.equal([]);
+
+        clock.advance(601_000);
+        await eventually(
+          async () => (await lightning.ledger.get(payoutId))?.status === 'expired',
+          5_000,
+          'the payout expired',
+        );
+        const res = await post('/api/actions/reissue', { id: payoutId });
+        expect(res.status).to.equal(200);
+        const { result } = await answerOf<{
+          result: { id: string; attempt: string; status: string };
+        }>(res);
+        expect(result).to.deep.equal({ id: payoutId, attempt: `${payoutId}:2`, status: 'pending' });
+        expect((await lightning.ledger.get(result.attempt))?.playerId).to.equal('alice-player');
+        const second = await post('/api/actions/reissue', { id: payoutId });
+        expect(second.status).to.equal(409);
+        expect((await log()).map((l) => [l.action, l.by, l.intentId, l.after])).to.deep.equal([
+          ['reissue', 'alice', payoutId, result.attempt],
+        ]);
       });
 
       it('serves the page with a policy that runs only its own script', async () => {
@@ -235,6 +387,26 @@ describe('operator console routes', () => {
       expect(none).to.equal(
         'id,kind,status,player,room,match,amount,unit,description,remote_id,created_at,updated_at,error\r\n',
       );
+    });
+
+    it('streams the operator log, its notes escaped, filtered by player', async () => {
+      game = await start('listener');
+      await game.lightning.block('p1', 'ann', '=HYPERLINK("http://x"), said "hi"');
+      await game.lightning.block('p2', 'ann', 'second');
+      await game.lightning.unblock('p1', 'bo');
+      const get = (sub: string) => fetch(url(sub), { headers: { authorization: TOKEN } });
+      const res = await get('/export/oplog.csv?playerId=p1');
+      expect(res.status).to.equal(200);
+      expect(res.headers.get('content-length')).to.equal(null);
+      expect(res.headers.get('content-disposition')).to.contain('lightning-oplog.csv');
+      const rows = (await res.text()).split('\r\n').filter((l) => l.length > 0);
+      expect(rows[0]).to.equal('seq,at,by,action,intent,player,before,after,note');
+      expect(rows).to.have.length(3);
+      expect(rows[1]).to.contain(
+        `,ann,block,,p1,unblocked,blocked,"'=HYPERLINK(""http://x""), said ""hi""`,
+      );
+      expect(rows[2]).to.match(/,bo,unblock,,p1,blocked,unblocked,$/);
+      expect((await get('/export/oplog.csv?player=p1')).status).to.equal(400);
     });
 
     it('through the router, refuses to stream rather than cut a file short', async () => {
