@@ -1,8 +1,10 @@
 /**
  * The operator's console in a real browser (issue 24): an operator signed in by a cookie the
  * game's `authorize` checks opens the page, sees the balances and a settled match with its pot,
- * players and payouts, resolves an unknown payout, and resumes the payouts the breaker paused
- * (three players' rewards answered 503). A browser without the cookie gets an empty 401.
+ * players and payouts, resolves an unknown payout, resumes the payouts the breaker paused
+ * (three players' rewards answered 503), pauses them with a reason and resumes them again, and
+ * blocks a player; each action is then a line of the page's operator log, in the name
+ * `authorize` gave. A browser without the cookie gets an empty 401.
  * Screenshots go to test-artifacts/, and docs/console.png with UPDATE_SCREENSHOT=1.
  */
 import { mkdirSync } from 'node:fs';
@@ -39,7 +41,7 @@ describe('operator console in a browser', function () {
     await game?.stop();
   });
 
-  it('an operator sees a match and its money, resolves an unknown and resumes payouts', async () => {
+  it('an operator sees a match and its money, resolves an unknown, resumes, pauses and resumes payouts, blocks a player, and finds each in the operator log', async () => {
     game = await startGame(
       { empty: EmptyRoom },
       {
@@ -130,6 +132,41 @@ describe('operator console in a browser', function () {
     await page.waitForSelector('#message:has-text("Payouts resumed")');
     expect(lightning.paused).to.equal(null);
     await page.waitForSelector('#needs:not(:has-text("Payouts paused"))');
+
+    // Pause them again, with a reason (Pause shows where Resume was), and resume.
+    await page.fill('#pause-why', 'wallet top-up');
+    await page.click('#pause');
+    await page.waitForSelector('#message:has-text("Payouts paused.")');
+    expect(lightning.paused).to.include({
+      cause: 'operator',
+      by: 'alice-the-operator',
+      reason: 'wallet top-up',
+    });
+    await page.waitForSelector('#needs:has-text("Payouts paused: wallet top-up")');
+    await page.click('#resume');
+    await page.waitForSelector('#message:has-text("Payouts resumed")');
+    expect(lightning.paused).to.equal(null);
+
+    // Block a player chosen in the intents filter.
+    await page.fill('#player', 'p2');
+    await page.fill('#block-why', 'chargebacks');
+    await page.click('#block');
+    await page.waitForSelector('#message:has-text("Blocked p2.")');
+    expect(await lightning.ledger.isBlocked('p2')).to.equal(true);
+
+    // Each action is a line of the page's operator log, in the operator's name, newest first.
+    const line = (action: string) =>
+      page.locator(`#oplog tr[data-action="${action}"]:has-text("alice-the-operator")`);
+    await line('block').waitFor();
+    expect(await line('resolve').textContent()).to.contain(unknown.id);
+    expect(await line('resolve').textContent()).to.contain('no such withdrawal at the service');
+    expect(await line('pause').textContent()).to.contain('wallet top-up');
+    expect(await line('resume').count()).to.equal(2);
+    expect(await line('block').textContent()).to.contain('chargebacks');
+    const order = await page
+      .locator('#oplog tr[data-action]')
+      .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-action')));
+    expect(order).to.deep.equal(['block', 'resume', 'pause', 'resume', 'resolve']);
     await page.screenshot({ path: `${ARTIFACTS}/console-2.png`, fullPage: true });
     expect(errors).to.deep.equal([]);
   });
