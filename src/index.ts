@@ -102,6 +102,8 @@ export {
   Lightning,
   type ReconcilerControl,
 } from './lightning.js';
+// The operator's console: what `lightning.console()` and `attachConsole()` take.
+export type { ConsoleAuthorization, ConsoleOptions } from './operator/console.js';
 // The room plugin and the state rooms sync.
 export type { RoomEventName, RoomListener } from './room/hooks.js';
 export type {
