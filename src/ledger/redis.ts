@@ -747,6 +747,19 @@ export class RedisLedger implements LedgerStore {
     return this.#opened;
   }
 
+  /** The keys matching `match`, a SCAN page (about 1,000) at a time: what every migration walks. */
+  async *#scan(client: RedisClientLike, match: string): AsyncGenerator<string[]> {
+    let cursor = '0';
+    do {
+      const [next, keys] = (await client.call('SCAN', cursor, 'MATCH', match, 'COUNT', 1000)) as [
+        string,
+        string[],
+      ];
+      cursor = next;
+      yield keys;
+    } while (cursor !== '0');
+  }
+
   /**
    * Layout 2 -> 3: every intent gets its opening entries (`openingPostings`) and their
    * balances, one intent per script, read in SCAN pages. Two processes may migrate at once: an
@@ -758,20 +771,10 @@ export class RedisLedger implements LedgerStore {
    */
   async #openJournal(client: RedisClientLike, pattern: string): Promise<void> {
     const at = String(this.#clock.now());
-    let cursor = '0';
-    do {
-      const [next, keys] = (await client.call(
-        'SCAN',
-        cursor,
-        'MATCH',
-        `${pattern}intent:*`,
-        'COUNT',
-        1000,
-      )) as [string, string[]];
-      cursor = next;
+    for await (const keys of this.#scan(client, `${pattern}intent:*`)) {
       const outcomes = await Promise.all(keys.map((key) => this.#openIntent(client, key, at)));
       if (outcomes.includes('DONE')) return;
-    } while (cursor !== '0');
+    }
     await client.eval(MIGRATED, 1, `${this.prefix}version`, this.prefix, '2', '3');
   }
 
@@ -780,19 +783,9 @@ export class RedisLedger implements LedgerStore {
    * a SCAN page at a time. Two processes may do it at once: PERSIST twice is harmless.
    */
   async #persistEvents(client: RedisClientLike, pattern: string): Promise<void> {
-    let cursor = '0';
-    do {
-      const [next, keys] = (await client.call(
-        'SCAN',
-        cursor,
-        'MATCH',
-        `${pattern}event:*`,
-        'COUNT',
-        1000,
-      )) as [string, string[]];
-      cursor = next;
+    for await (const keys of this.#scan(client, `${pattern}event:*`)) {
       if (keys.length > 0) await this.#evaluate(client, SCRIPTS.persistEvents, keys);
-    } while (cursor !== '0');
+    }
     await client.eval(MIGRATED, 1, `${this.prefix}version`, this.prefix, '3', '4');
   }
 
@@ -802,19 +795,9 @@ export class RedisLedger implements LedgerStore {
    * member, and each page reads its intents' status in the script that adds them.
    */
   async #indexOpen(client: RedisClientLike, pattern: string): Promise<void> {
-    let cursor = '0';
-    do {
-      const [next, keys] = (await client.call(
-        'SCAN',
-        cursor,
-        'MATCH',
-        `${pattern}intent:*`,
-        'COUNT',
-        1000,
-      )) as [string, string[]];
-      cursor = next;
+    for await (const keys of this.#scan(client, `${pattern}intent:*`)) {
       if (keys.length > 0) await this.#evaluate(client, SCRIPTS.indexOpen, keys);
-    } while (cursor !== '0');
+    }
     await client.eval(MIGRATED, 1, `${this.prefix}version`, this.prefix, '4', '5');
   }
 
@@ -827,24 +810,14 @@ export class RedisLedger implements LedgerStore {
    */
   async #convertJournal(client: RedisClientLike, pattern: string): Promise<void> {
     const from = `${this.prefix}journal:intent:`;
-    let cursor = '0';
-    do {
-      const [next, keys] = (await client.call(
-        'SCAN',
-        cursor,
-        'MATCH',
-        `${pattern}journal:intent:*`,
-        'COUNT',
-        1000,
-      )) as [string, string[]];
-      cursor = next;
+    for await (const keys of this.#scan(client, `${pattern}journal:intent:*`)) {
       const outcomes = await Promise.all(
         keys.map(async (key) =>
           String(await this.#evaluate(client, SCRIPTS.convert, ['5', key.slice(from.length)])),
         ),
       );
       if (outcomes.includes('DONE')) return;
-    } while (cursor !== '0');
+    }
     await client.eval(MIGRATED_5_TO_6, 1, `${this.prefix}version`, this.prefix);
   }
 
