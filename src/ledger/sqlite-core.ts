@@ -5,11 +5,17 @@
  *
  * Costs per move: one UPDATE of the row by its id (prepared per patch shape, so that it writes
  * only the columns the patch names, and touches the "open" indexes only when the intent ends),
- * and one short row appended to `moves` (with its note's id: one indexed read of `notes`, and a
- * write the first time a note is seen). No JSON is written or parsed unless `meta` is set.
- * Each posting a write carries adds one journal row (its id taken, the whole write is rolled
- * back: AlreadyJournaled) and four balance upserts (its two accounts, their two classes), with
- * indexed reads of its accounts' and its why's ids: a few microseconds more.
+ * and one short row appended to `moves` (its note's id read from `notes` the first time this
+ * connection meets the note, written the first time anyone does). The history is not read back
+ * when the caller hands the intent it read (`read`, the engine's every move) or the move is the
+ * first. No JSON is written or parsed unless `meta` is set. Each posting a write carries adds
+ * one journal row (its id taken, the whole write is rolled back: AlreadyJournaled) and two
+ * balance upserts of two rows each (its two accounts, their two classes), with an indexed read
+ * of the id of its player's or match's account (the shared ones, and the notes, are known once
+ * committed): a few microseconds more.
+ *
+ * Reads: an intent and its history are one statement (its row joined with its moves), every
+ * row is read as an array (sqlite-schema.ts, COLUMN).
  *
  * Every write is one `BEGIN IMMEDIATE ... COMMIT` (or a savepoint inside a batch, see batch()),
  * so a status change is a compare-and-set on the status column: of two writers moving the same
@@ -20,6 +26,7 @@ import { BudgetExceededError, LimitExceededError } from '../errors.js';
 import { DuplicateIntentError, InvalidIntentError, LedgerBusyError } from './errors.js';
 import {
   type Intent,
+  type IntentHistoryEntry,
   type IntentPatch,
   type IntentStatus,
   isTerminal,
@@ -33,8 +40,12 @@ import {
   type Posting,
 } from './journal.js';
 import {
+  COLUMN,
   COLUMNS,
+  joinedSql,
+  joinedToIntent,
   LIVE_SQL,
+  MOVES_SQL,
   type Move,
   PAYOUT_INDEXES,
   PAYOUT_SQL,
@@ -44,6 +55,7 @@ import {
   rowToIntent,
   STEPS,
   unpackId,
+  withHistory,
 } from './sqlite-schema.js';
 import type { BudgetWindow, CreateGuards } from './store.js';
 import { SCHEDULE_FIELDS } from './validate.js';
@@ -94,6 +106,16 @@ const PATCH_FIELDS = Object.keys(PATCH_COLUMNS) as (keyof IntentPatch)[];
 /** The most sources a move may list: every status that may move to one target. */
 const MAX_SOURCES = 4;
 
+/**
+ * The account classes every game shares (no owner: `wallet`, `inflight`, `house:...`): their
+ * ids are kept once committed, so nearly every posting names one without a lookup. Accounts of
+ * a player or a match are looked up: there is one per owner, and keeping them would grow with
+ * the players.
+ */
+const SHARED_CLASSES: ReadonlySet<string> = new Set(['wallet', 'inflight', 'house']);
+/** Notes kept once committed: the texts moves and postings repeat are a few dozen. */
+const MAX_KNOWN_NOTES = 1_000;
+
 type Params = Record<string, SQLInputValue>;
 
 export class SqliteCore {
@@ -108,6 +130,17 @@ export class SqliteCore {
    * create asks again (a no-op once the index exists).
    */
   private readonly payoutIndexed = new Set<BudgetWindow['scope']>();
+  /**
+   * Ids of shared accounts and of notes whose rows are committed: a row of either table never
+   * changes or goes once written, so its id holds for good, in every process on the file.
+   */
+  private readonly knownAccounts = new Map<string, number>();
+  private readonly knownNotes = new Map<string, number>();
+  /**
+   * Ids the open transaction found or made, kept (known*) only once it commits: a rolled-back
+   * insert's id goes to the next name that is inserted.
+   */
+  private seen: [Map<string, number>, string, number][] = [];
 
   constructor(readonly db: DatabaseSync) {
     this.sql = prepareStatements(db);
@@ -144,7 +177,7 @@ export class SqliteCore {
       const created = this.write(() => {
         this.guard(input, now, guards);
         const row = this.sql.insert.get(params) as unknown as Row;
-        this.post(row.seq, postings, now);
+        this.post(row[COLUMN.seq], postings, now);
         return rowToIntent(row, []);
       });
       for (const budget of guards.budgets ?? []) this.payoutIndexed.add(budget.scope);
@@ -193,11 +226,11 @@ export class SqliteCore {
   }
 
   get(id: string): Intent | null {
-    return this.one(this.sql.byId.get(packId(id)));
+    return joinedToIntent(this.sql.byId.all(packId(id)));
   }
 
   byCallbackToken(token: string): Intent | null {
-    return this.one(this.sql.byToken.get(packToken(token)));
+    return joinedToIntent(this.sql.byToken.all(packToken(token)));
   }
 
   byRemoteId(kind: Intent['kind'], remoteId: string): Intent | null {
@@ -216,7 +249,13 @@ export class SqliteCore {
     return this.many(this.sql.byGroup.all(groupId));
   }
 
-  /** `sources` deduplicated and checked by assertMove, `patch` by parsePatch and assertSchedulable. */
+  /**
+   * `sources` deduplicated and checked by assertMove, `patch` by parsePatch and
+   * assertSchedulable. `history` is the intent's history as the caller read it, or null: when it
+   * ends in the move's one source, the move appends its step to a copy of it instead of reading
+   * the history back (an intent that still has the status it was read in has not moved since:
+   * every move goes up STEPS, so none returns to a status it left).
+   */
   transition(
     id: string,
     sources: readonly IntentStatus[],
@@ -225,10 +264,11 @@ export class SqliteCore {
     now: number,
     note: string | null,
     postings: readonly Posting[] = [],
+    history: readonly IntentHistoryEntry[] | null = null,
   ): Intent | null {
     const terminal = isTerminal(to);
     const fields = patchFields(patch, terminal);
-    const statement = this.shape(`move:${terminal ? 't' : 'o'}:${fields.join(',')}`, () => {
+    const statement = this.rowShape(`move:${terminal ? 't' : 'o'}:${fields.join(',')}`, () => {
       const sets = ['status = :to', 'updated_at = :now', ...patchSets(fields)];
       if (terminal) {
         sets.push(
@@ -244,16 +284,27 @@ export class SqliteCore {
     });
     const params: Params = { ...patchParams(patch, fields), id: packId(id), to, now };
     for (let i = 0; i < MAX_SOURCES; i++) params[`from${i}`] = sources[i] ?? null;
+    const from = sources.length === 1 ? sources[0] : undefined;
+    const known =
+      history !== null && from !== undefined && history.at(-1)?.to === from ? history : null;
     return this.journaled(() => {
       const row = statement.get(params) as Row | undefined;
       if (row === undefined) return null;
-      this.post(row.seq, postings, now);
-      // A move out of `creating` is the intent's first (the hot path: every answer of the
-      // service): its history needs no read.
-      const before = sources.length === 1 && sources[0] === 'creating' ? [] : this.moves(row.seq);
+      const seq = row[COLUMN.seq];
+      this.post(seq, postings, now);
       const step = STEPS.indexOf(to);
-      this.sql.appendMove.run(row.seq, step, now, note === null ? null : this.noteId(note));
-      return rowToIntent(row, [...before, { step, at: now, note }]);
+      this.sql.appendMove.run(seq, step, now, note === null ? null : this.noteId(note));
+      if (known !== null) {
+        // Copies: the answer shares nothing with what the caller holds.
+        const copied = known.map((h) => ({ ...h }));
+        const entry: IntentHistoryEntry = { at: now, from: from as IntentStatus, to };
+        if (note !== null) entry.note = note;
+        copied.push(entry);
+        return withHistory(row, copied);
+      }
+      // A move out of `creating` is the intent's first (every answer of the service): its
+      // history needs no read either.
+      return rowToIntent(row, from === 'creating' ? [[step, now, note]] : this.moves(seq));
     });
   }
 
@@ -265,7 +316,7 @@ export class SqliteCore {
     postings: readonly Posting[] = [],
   ): Intent | null {
     const fields = patchFields(patch, false);
-    const statement = this.shape(`update:${fields.join(',')}`, () => {
+    const statement = this.rowShape(`update:${fields.join(',')}`, () => {
       const sets = ['updated_at = :now', ...patchSets(fields)];
       return `UPDATE intents SET ${sets.join(', ')}
         WHERE id = :id AND status = :status RETURNING ${COLUMNS}`;
@@ -274,7 +325,7 @@ export class SqliteCore {
     return this.journaled(() => {
       const row = statement.get(params) as Row | undefined;
       if (row === undefined) return null;
-      this.post(row.seq, postings, now);
+      this.post(row[COLUMN.seq], postings, now);
       return this.one(row);
     });
   }
@@ -344,9 +395,9 @@ export class SqliteCore {
     // RETURNING yields rows in no promised order; the contract is nextCheckAt, then age.
     rows.sort(
       (a, b) =>
-        (a.next_check_at ?? 0) - (b.next_check_at ?? 0) ||
-        a.created_at - b.created_at ||
-        a.seq - b.seq,
+        (a[COLUMN.next_check_at] ?? 0) - (b[COLUMN.next_check_at] ?? 0) ||
+        a[COLUMN.created_at] - b[COLUMN.created_at] ||
+        a[COLUMN.seq] - b[COLUMN.seq],
     );
     return this.many(rows);
   }
@@ -392,7 +443,9 @@ export class SqliteCore {
     }
     try {
       this.sql.commit.run();
+      this.keepSeen();
     } catch (err) {
+      this.seen = [];
       if (this.db.isTransaction) this.sql.rollback.run();
       throw busyOrSelf(err);
     }
@@ -401,12 +454,14 @@ export class SqliteCore {
   /** Takes the write lock up front (IMMEDIATE), so a transaction never fails halfway on a lock upgrade. */
   private write<T>(fn: () => T): T {
     if (this.batching) {
+      const seen = this.seen.length;
       this.sql.savepoint.run();
       try {
         const result = fn();
         this.sql.releaseSavepoint.run();
         return result;
       } catch (err) {
+        this.seen.length = seen;
         this.sql.rollbackSavepoint.run();
         this.sql.releaseSavepoint.run();
         throw busyOrSelf(err);
@@ -416,11 +471,21 @@ export class SqliteCore {
     try {
       const result = fn();
       this.sql.commit.run();
+      this.keepSeen();
       return result;
     } catch (err) {
+      this.seen = [];
       if (this.db.isTransaction) this.sql.rollback.run();
       throw busyOrSelf(err);
     }
+  }
+
+  /** After a commit: the ids its transaction found or made are known for good. */
+  private keepSeen(): void {
+    for (const [known, name, id] of this.seen) {
+      if (known !== this.knownNotes || known.size < MAX_KNOWN_NOTES) known.set(name, id);
+    }
+    this.seen = [];
   }
 
   private begin(): void {
@@ -435,6 +500,16 @@ export class SqliteCore {
     let statement = this.shaped.get(key);
     if (statement === undefined) {
       statement = this.db.prepare(sql());
+      this.shaped.set(key, statement);
+    }
+    return statement;
+  }
+
+  /** shape() for a statement that returns intents' rows: read as arrays (Row). */
+  private rowShape(key: string, sql: () => string): StatementSync {
+    let statement = this.shaped.get(key);
+    if (statement === undefined) {
+      statement = arrays(this.db.prepare(sql()));
       this.shaped.set(key, statement);
     }
     return statement;
@@ -466,10 +541,15 @@ export class SqliteCore {
       const entry = [seq, p.tag, debit, credit, amount, p.unit, this.noteId(p.why), now] as const;
       if (this.sql.addEntry.run(...entry).changes === 0) throw new AlreadyJournaled();
       try {
-        this.sql.addBalance.run(credit, p.unit, amount);
-        this.sql.addBalance.run(debit, p.unit, -amount);
-        this.sql.addClassBalance.run(accountClass(p.credit), p.unit, amount);
-        this.sql.addClassBalance.run(accountClass(p.debit), p.unit, -amount);
+        this.sql.addBalances.run(credit, p.unit, amount, debit, p.unit, -amount);
+        this.sql.addClassBalances.run(
+          accountClass(p.credit),
+          p.unit,
+          amount,
+          accountClass(p.debit),
+          p.unit,
+          -amount,
+        );
       } catch (err) {
         if ((err as { errcode?: unknown }).errcode !== 3091) throw err;
         throw new InvalidIntentError(
@@ -482,14 +562,22 @@ export class SqliteCore {
 
   /** An account's id in `accounts`, recorded the first time it is named. */
   private accountId(name: string): number {
-    const known = this.sql.accountId.get(name) as { id: number } | undefined;
-    return known?.id ?? (this.sql.addAccount.get(name) as { id: number }).id;
+    const kept = this.knownAccounts.get(name);
+    if (kept !== undefined) return kept;
+    const found = this.sql.accountId.get(name) as { id: number } | undefined;
+    const id = found?.id ?? (this.sql.addAccount.get(name) as { id: number }).id;
+    if (SHARED_CLASSES.has(accountClass(name))) this.seen.push([this.knownAccounts, name, id]);
+    return id;
   }
 
   /** A note's id in `notes`, recorded the first time it is seen (inside the move's transaction). */
   private noteId(text: string): number {
-    const known = this.sql.noteId.get(text) as { id: number } | undefined;
-    return known?.id ?? (this.sql.addNote.get(text) as { id: number }).id;
+    const kept = this.knownNotes.get(text);
+    if (kept !== undefined) return kept;
+    const found = this.sql.noteId.get(text) as { id: number } | undefined;
+    const id = found?.id ?? (this.sql.addNote.get(text) as { id: number }).id;
+    this.seen.push([this.knownNotes, text, id]);
+    return id;
   }
 
   private moves(seq: number): Move[] {
@@ -497,11 +585,11 @@ export class SqliteCore {
   }
 
   private one(row: unknown): Intent | null {
-    return row === undefined ? null : rowToIntent(row as Row, this.moves((row as Row).seq));
+    return row === undefined ? null : rowToIntent(row as Row, this.moves((row as Row)[COLUMN.seq]));
   }
 
   private many(rows: unknown[]): Intent[] {
-    return (rows as Row[]).map((row) => rowToIntent(row, this.moves(row.seq)));
+    return (rows as Row[]).map((row) => rowToIntent(row, this.moves(row[COLUMN.seq])));
   }
 }
 
@@ -554,7 +642,7 @@ function metaText(meta: Record<string, unknown> | undefined): string | null {
 
 function prepareStatements(db: DatabaseSync) {
   const open = `SELECT ${COLUMNS} FROM intents WHERE %col = ? AND ${LIVE_SQL} ORDER BY created_at, seq`;
-  return {
+  const statements = {
     begin: db.prepare('BEGIN IMMEDIATE'),
     commit: db.prepare('COMMIT'),
     rollback: db.prepare('ROLLBACK'),
@@ -570,9 +658,7 @@ function prepareStatements(db: DatabaseSync) {
         :now, :next_check_at, 0, :meta)
       RETURNING ${COLUMNS}`),
     appendMove: db.prepare('INSERT INTO moves (intent, step, at, note) VALUES (?, ?, ?, ?)'),
-    moves: db.prepare(`SELECT m.step, m.at, n.text AS note
-      FROM moves AS m LEFT JOIN notes AS n ON n.id = m.note
-      WHERE m.intent = ? ORDER BY m.step`),
+    moves: arrays(db.prepare(MOVES_SQL)),
     noteId: db.prepare('SELECT id FROM notes WHERE text = ?'),
     addNote: db.prepare('INSERT INTO notes (text) VALUES (?) RETURNING id'),
     accountId: db.prepare('SELECT id FROM accounts WHERE name = ?'),
@@ -580,11 +666,13 @@ function prepareStatements(db: DatabaseSync) {
     addEntry: db.prepare(`
       INSERT INTO journal (intent, tag, debit, credit, amount, unit, why, at)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (intent, tag) DO NOTHING`),
-    addBalance: db.prepare(`
-      INSERT INTO balances (account, unit, balance) VALUES (?, ?, ?)
+    // A posting's two sides in one statement each (the rows are upserted one after the other,
+    // so two sides of one class, claimable:a -> claimable:b, add up).
+    addBalances: db.prepare(`
+      INSERT INTO balances (account, unit, balance) VALUES (?, ?, ?), (?, ?, ?)
       ON CONFLICT (account, unit) DO UPDATE SET balance = balance + excluded.balance`),
-    addClassBalance: db.prepare(`
-      INSERT INTO class_balances (class, unit, balance) VALUES (?, ?, ?)
+    addClassBalances: db.prepare(`
+      INSERT INTO class_balances (class, unit, balance) VALUES (?, ?, ?), (?, ?, ?)
       ON CONFLICT (class, unit) DO UPDATE SET balance = balance + excluded.balance`),
     accountBalances: bigInts(
       db.prepare(`SELECT b.unit, b.balance FROM accounts AS a
@@ -593,9 +681,9 @@ function prepareStatements(db: DatabaseSync) {
     classBalances: bigInts(
       db.prepare('SELECT class, unit, balance FROM class_balances ORDER BY class, unit'),
     ),
-    byId: db.prepare(`SELECT ${COLUMNS} FROM intents WHERE id = ?`),
+    byId: arrays(db.prepare(joinedSql('i.id = ?'))),
     recordEvent: db.prepare('INSERT OR IGNORE INTO events (id, seen_at) VALUES (?, ?)'),
-    byToken: db.prepare(`SELECT ${COLUMNS} FROM intents WHERE callback_token = ?`),
+    byToken: arrays(db.prepare(joinedSql('i.callback_token = ?'))),
     byRemote: db.prepare(
       `SELECT ${COLUMNS} FROM intents WHERE kind = ? AND remote_id = ? ORDER BY created_at, seq LIMIT 1`,
     ),
@@ -638,6 +726,17 @@ function prepareStatements(db: DatabaseSync) {
       WHERE next_check_at IS NOT NULL AND ${LIVE_SQL} AND next_check_at > :at
         AND kind <> 'match'`),
   } satisfies Record<string, StatementSync | Record<string, StatementSync>>;
+  // The statements that return intents' rows read them as arrays (Row, in COLUMN's order).
+  const { insert, byRemote, openByRoom, openByPlayer, byGroup, claim, unknowns } = statements;
+  for (const rows of [insert, byRemote, openByRoom, openByPlayer, byGroup, claim, unknowns]) {
+    arrays(rows);
+  }
+  return statements;
+}
+
+function arrays(statement: StatementSync): StatementSync {
+  statement.setReturnArrays(true);
+  return statement;
 }
 
 function bigInts(statement: StatementSync): StatementSync {

@@ -167,7 +167,17 @@ export class SqliteLedger implements LedgerStore {
     this.assertOpen();
     const { sources, now, patch } = parseMove(from, to, options, () => this.clock.now());
     const postings = parsePostings(options.postings);
-    return this.run('transition', [id, sources, to, patch, now, options.note ?? null, postings]);
+    const history = options.read?.id === id ? options.read.history : null;
+    return this.run('transition', [
+      id,
+      sources,
+      to,
+      patch,
+      now,
+      options.note ?? null,
+      postings,
+      history,
+    ]);
   }
 
   async update(

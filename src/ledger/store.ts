@@ -18,6 +18,14 @@ export interface TransitionOptions {
    * (see `LedgerStore.create` for the rules they follow).
    */
   postings?: readonly Posting[];
+  /**
+   * The intent as the caller read it from this store (unchanged), when `from` is its status: the
+   * store may take its history from it, with the move appended, instead of reading the history
+   * back (the intent still had that status when the move was made, so it had not moved since:
+   * moves only go forward). Whatever the store does with it, the answer is the same; a store may
+   * ignore it (Redis and PostgreSQL read their history in the move's own round trip anyway).
+   */
+  read?: Intent;
 }
 
 /** A payout cap over a rolling window, for one scope of a payout (PAYOUT_KINDS). */

@@ -500,6 +500,8 @@ export class Engine implements KindHost {
       note,
       now,
       postings,
+      // What the store needs of the intent as it was is in hand: no read of its history back.
+      read: intent,
     });
     if (!moved) return null;
     this.#publish(moved);

@@ -402,6 +402,79 @@ export function describeLedgerContract(name: string, factory: LedgerFactory): vo
         });
       });
 
+      it('answers a move handed the intent it read (`read`) as it answers one without', async () => {
+        const created = await store.create(newIntent({ nextCheckAt: 50 }), 10);
+        const read = await store.transition(created.id, 'creating', 'unknown', {
+          patch: { remoteId: 'wr-r' },
+          note: 'no answer',
+          now: 20,
+          read: created,
+        });
+        if (!read) assert.fail('transition refused');
+        assert.deepEqual(read, await store.get(created.id));
+        // Written since the read, the status unchanged: the answer shows them, not the reading.
+        await store.update(created.id, 'unknown', { error: 'slow', meta: { seen: 1 } }, 30);
+        const [leased] = await store.claimDue(100, 1, 'worker-1', 60_000);
+        assert.equal(leased?.id, created.id);
+        const snapshot = structuredClone(read);
+        const moved = await store.transition(created.id, 'unknown', 'pending', {
+          patch: { code: 'LNURL1R' },
+          note: 'found',
+          now: 40,
+          read,
+        });
+        if (!moved) assert.fail('transition refused');
+        assert.deepEqual(moved, await store.get(created.id));
+        assertIncludes(moved, { error: 'slow', meta: { seen: 1 }, leaseOwner: 'worker-1' });
+        assert.deepEqual(moved.history, [
+          { at: 10, from: null, to: 'creating' },
+          { at: 20, from: 'creating', to: 'unknown', note: 'no answer' },
+          { at: 40, from: 'unknown', to: 'pending', note: 'found' },
+        ]);
+        // Nothing shared with the reading, either way.
+        assert.deepEqual(read, snapshot);
+        moved.history.length = 0;
+        assert.deepEqual(read, snapshot);
+        const done = await store.transition(created.id, 'pending', 'completed', {
+          now: 50,
+          read: (await store.get(created.id)) ?? undefined,
+        });
+        assert.deepEqual(
+          done?.history.map((h) => h.to),
+          ['creating', 'unknown', 'pending', 'completed'],
+        );
+        assert.deepEqual(done, await store.get(created.id));
+      });
+
+      it('keeps the history it holds when `read` is a reading from before another move', async () => {
+        const created = await store.create(newIntent(), 10);
+        await store.transition(created.id, 'creating', 'pending', { now: 20 });
+        // A stale reading (creating) beside a move from pending: the move is the store's to tell.
+        const moved = await store.transition(created.id, 'pending', 'completed', {
+          now: 30,
+          read: created,
+        });
+        assert.deepEqual(
+          moved?.history.map((h) => h.to),
+          ['creating', 'pending', 'completed'],
+        );
+        assert.deepEqual(moved, await store.get(created.id));
+        // Several sources: the status it left is the store's to tell too.
+        const other = await intentIn('unknown');
+        const fromEither = await store.transition(other.id, ['pending', 'unknown'], 'expired', {
+          read: other,
+        });
+        assert.equal(fromEither?.history.at(-1)?.from, 'unknown');
+        assert.deepEqual(fromEither, await store.get(other.id));
+        // A reading in the move's source that lost the race: null, as without it.
+        const raced = await intentIn('pending');
+        await store.transition(raced.id, 'pending', 'failed');
+        assert.equal(
+          await store.transition(raced.id, 'pending', 'completed', { read: raced }),
+          null,
+        );
+      });
+
       it('returns null and changes nothing when the status is not a listed source', async () => {
         const pending = await intentIn('pending');
         assert.equal(await store.transition(pending.id, 'unknown', 'completed'), null);
