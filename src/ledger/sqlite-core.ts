@@ -249,13 +249,7 @@ export class SqliteCore {
     return this.many(this.sql.byGroup.all(groupId));
   }
 
-  /**
-   * `sources` deduplicated and checked by assertMove, `patch` by parsePatch and
-   * assertSchedulable. `history` is the intent's history as the caller read it, or null: when it
-   * ends in the move's one source, the move appends its step to a copy of it instead of reading
-   * the history back (an intent that still has the status it was read in has not moved since:
-   * every move goes up STEPS, so none returns to a status it left).
-   */
+  /** `sources` deduplicated and checked by assertMove, `patch` by parsePatch and assertSchedulable. */
   transition(
     id: string,
     sources: readonly IntentStatus[],
@@ -264,48 +258,65 @@ export class SqliteCore {
     now: number,
     note: string | null,
     postings: readonly Posting[] = [],
-    history: readonly IntentHistoryEntry[] | null = null,
   ): Intent | null {
     const terminal = isTerminal(to);
     const fields = patchFields(patch, terminal);
-    const statement = this.rowShape(`move:${terminal ? 't' : 'o'}:${fields.join(',')}`, () => {
-      const sets = ['status = :to', 'updated_at = :now', ...patchSets(fields)];
-      if (terminal) {
-        sets.push(
-          'live = NULL',
-          'next_check_at = NULL',
-          'lease_owner = NULL',
-          'lease_until = NULL',
-        );
-      }
-      const slots = Array.from({ length: MAX_SOURCES }, (_, i) => `:from${i}`).join(', ');
-      return `UPDATE intents SET ${sets.join(', ')}
-        WHERE id = :id AND status IN (${slots}) RETURNING ${COLUMNS}`;
-    });
-    const params: Params = { ...patchParams(patch, fields), id: packId(id), to, now };
-    for (let i = 0; i < MAX_SOURCES; i++) params[`from${i}`] = sources[i] ?? null;
-    const from = sources.length === 1 ? sources[0] : undefined;
-    const known =
-      history !== null && from !== undefined && history.at(-1)?.to === from ? history : null;
+    const statement = this.rowShape(`move:${terminal ? 't' : 'o'}:${fields.join(',')}`, () =>
+      moveSql(fields, terminal, COLUMNS),
+    );
     return this.journaled(() => {
-      const row = statement.get(params) as Row | undefined;
+      const row = statement.get(moveParams(id, sources, to, patch, now, fields)) as Row | undefined;
       if (row === undefined) return null;
       const seq = row[COLUMN.seq];
-      this.post(seq, postings, now);
-      const step = STEPS.indexOf(to);
-      this.sql.appendMove.run(seq, step, now, note === null ? null : this.noteId(note));
-      if (known !== null) {
-        // Copies: the answer shares nothing with what the caller holds.
-        const copied = known.map((h) => ({ ...h }));
-        const entry: IntentHistoryEntry = { at: now, from: from as IntentStatus, to };
-        if (note !== null) entry.note = note;
-        copied.push(entry);
-        return withHistory(row, copied);
-      }
+      this.appendMove(seq, to, now, note, postings);
       // A move out of `creating` is the intent's first (every answer of the service): its
-      // history needs no read either.
-      return rowToIntent(row, from === 'creating' ? [[step, now, note]] : this.moves(seq));
+      // history needs no read.
+      const first = sources.length === 1 && sources[0] === 'creating';
+      return rowToIntent(row, first ? [[STEPS.indexOf(to), now, note]] : this.moves(seq));
     });
+  }
+
+  /**
+   * The move of an intent whose caller read it in `from` (its one source) and holds it: the same
+   * write as transition, answering only `seq` and what the write did not set itself
+   * (movedColumns), for SqliteLedger to lay over that reading (afterMove). No history is read,
+   * nothing the caller holds is sent back.
+   */
+  moveRead(
+    id: string,
+    from: IntentStatus,
+    to: IntentStatus,
+    patch: IntentPatch,
+    now: number,
+    note: string | null,
+    postings: readonly Posting[] = [],
+  ): unknown[] | null {
+    const terminal = isTerminal(to);
+    const fields = patchFields(patch, terminal);
+    const statement = this.rowShape(`read:${terminal ? 't' : 'o'}:${fields.join(',')}`, () =>
+      moveSql(fields, terminal, `seq, ${movedColumns(fields, terminal).join(', ')}`),
+    );
+    return this.journaled(() => {
+      const row = statement.get(moveParams(id, [from], to, patch, now, fields)) as
+        | unknown[]
+        | undefined;
+      if (row === undefined) return null;
+      this.appendMove(row[0] as number, to, now, note, postings);
+      return row;
+    });
+  }
+
+  /** What every move writes besides its row: its postings, and its step in the history. */
+  private appendMove(
+    seq: number,
+    to: IntentStatus,
+    now: number,
+    note: string | null,
+    postings: readonly Posting[],
+  ): void {
+    this.post(seq, postings, now);
+    const noteId = note === null ? null : this.noteId(note);
+    this.sql.appendMove.run(seq, STEPS.indexOf(to), now, noteId);
   }
 
   update(
@@ -519,7 +530,7 @@ export class SqliteCore {
    * A write that may carry postings: null when one of them is already journaled, and then
    * nothing of it is kept (its transaction or savepoint is rolled back).
    */
-  private journaled(fn: () => Intent | null): Intent | null {
+  private journaled<T>(fn: () => T | null): T | null {
     try {
       return this.write(fn);
     } catch (err) {
@@ -593,8 +604,101 @@ export class SqliteCore {
   }
 }
 
+/** A move's UPDATE: its status, its patch's columns, and the end of its schedule when terminal. */
+function moveSql(fields: readonly (keyof IntentPatch)[], terminal: boolean, returning: string) {
+  const sets = ['status = :to', 'updated_at = :now', ...patchSets(fields)];
+  if (terminal) {
+    sets.push('live = NULL', 'next_check_at = NULL', 'lease_owner = NULL', 'lease_until = NULL');
+  }
+  const slots = Array.from({ length: MAX_SOURCES }, (_, i) => `:from${i}`).join(', ');
+  return `UPDATE intents SET ${sets.join(', ')}
+    WHERE id = :id AND status IN (${slots}) RETURNING ${returning}`;
+}
+
+function moveParams(
+  id: string,
+  sources: readonly IntentStatus[],
+  to: IntentStatus,
+  patch: IntentPatch,
+  now: number,
+  fields: readonly (keyof IntentPatch)[],
+): Params {
+  const params: Params = { ...patchParams(patch, fields), id: packId(id), to, now };
+  for (let i = 0; i < MAX_SOURCES; i++) params[`from${i}`] = sources[i] ?? null;
+  return params;
+}
+
+/**
+ * The columns a move's row may hold that its own write did not set, in COLUMN's order: what
+ * another write may have changed since the caller read the intent (any patchable column, and
+ * the lease), and `meta` always (it is read back as JSON keeps it).
+ */
+export function movedColumns(
+  fields: readonly (keyof IntentPatch)[],
+  terminal: boolean,
+): (keyof typeof COLUMN)[] {
+  const set = new Set<string>(fields.map((f) => PATCH_COLUMNS[f]));
+  if (terminal) for (const f of SCHEDULE_FIELDS) set.add(PATCH_COLUMNS[f]);
+  set.delete('meta');
+  return MOVABLE.filter((column) => !set.has(column));
+}
+
+/**
+ * The intent a moveRead left: `read`, the caller's reading in the move's one source, with the
+ * move's status, time and patch, the columns `row` answered after its `seq` (movedColumns), and
+ * its step appended to the history. Shares nothing with `read`.
+ */
+export function afterMove(
+  read: Intent,
+  to: IntentStatus,
+  patch: IntentPatch,
+  now: number,
+  note: string | null,
+  row: readonly unknown[],
+): Intent {
+  const terminal = isTerminal(to);
+  const fields = patchFields(patch, terminal);
+  const history = read.history.map((h) => ({ ...h }));
+  const step: IntentHistoryEntry = { at: now, from: read.status, to };
+  if (note !== null) step.note = note;
+  history.push(step);
+  const moved: Intent = { ...read, status: to, updatedAt: now, history };
+  // What the write set reads back as it was given (meta, JSON text, is read back anyway).
+  for (const field of fields) Object.assign(moved, { [field]: patch[field] });
+  if (terminal) {
+    moved.nextCheckAt = null;
+    moved.leaseOwner = null;
+    moved.leaseUntil = null;
+  }
+  const columns = movedColumns(fields, terminal);
+  for (let i = 0; i < columns.length; i++) {
+    const column = columns[i] as keyof typeof COLUMN;
+    const value = row[i + 1];
+    if (column === 'remote_id') {
+      moved.remoteId = value === null ? null : unpackId(value as string | Uint8Array);
+    } else if (column === 'uri') {
+      moved.uri = value === '' ? `lightning:${moved.code}` : (value as string | null);
+    } else if (column === 'meta') {
+      moved.meta = value === null ? {} : (JSON.parse(value as string) as Record<string, unknown>);
+    } else {
+      Object.assign(moved, { [FIELD_OF[column] as string]: value });
+    }
+  }
+  return moved;
+}
+
+/** A patchable column's field. */
+const FIELD_OF: Record<string, keyof IntentPatch> = Object.fromEntries(
+  Object.entries(PATCH_COLUMNS).map(([field, column]) => [column, field as keyof IntentPatch]),
+);
+
+/** Every column a write may change after the insert, but the status and its time. */
+const MOVABLE: readonly (keyof typeof COLUMN)[] = (
+  Object.keys(COLUMN) as (keyof typeof COLUMN)[]
+).filter((c) => (Object.values(PATCH_COLUMNS) as string[]).includes(c));
+
 /** The fields a patch writes, in a fixed order (the statement cache's key). */
-function patchFields(patch: IntentPatch, terminal: boolean): (keyof IntentPatch)[] {
+export function patchFields(patch: IntentPatch, terminal: boolean): (keyof IntentPatch)[] {
   // A terminal move clears the schedule whatever the patch says (assertSchedulable let through
   // only nulls), so those fields are left to its own SET terms.
   return PATCH_FIELDS.filter(

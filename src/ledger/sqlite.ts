@@ -32,7 +32,7 @@ import { type Clock, systemClock } from '../clock.js';
 import { LedgerBusyError, LedgerClosedError } from './errors.js';
 import type { Intent, IntentPatch, IntentStatus, NewIntent } from './intent.js';
 import type { AccountBalance, JournalPage, JournalQuery, Posting } from './journal.js';
-import { SqliteCore } from './sqlite-core.js';
+import { afterMove, SqliteCore } from './sqlite-core.js';
 import { openLedgerDatabase } from './sqlite-schema.js';
 import { SqliteThread } from './sqlite-thread.js';
 import type { CoreMethod } from './sqlite-wire.js';
@@ -167,17 +167,29 @@ export class SqliteLedger implements LedgerStore {
     this.assertOpen();
     const { sources, now, patch } = parseMove(from, to, options, () => this.clock.now());
     const postings = parsePostings(options.postings);
-    const history = options.read?.id === id ? options.read.history : null;
-    return this.run('transition', [
-      id,
-      sources,
-      to,
-      patch,
-      now,
-      options.note ?? null,
-      postings,
-      history,
-    ]);
+    const note = options.note ?? null;
+    const read = options.read;
+    if (
+      read !== undefined &&
+      read.id === id &&
+      sources.length === 1 &&
+      read.status === sources[0] &&
+      read.history.at(-1)?.to === read.status
+    ) {
+      // Still in the status it was read in when the move is made, it has not moved since (every
+      // move goes up STEPS): its history and the fields no write changes are the reading's.
+      const row = await this.run<unknown[] | null>('moveRead', [
+        id,
+        read.status,
+        to,
+        patch,
+        now,
+        note,
+        postings,
+      ]);
+      return row === null ? null : afterMove(read, to, patch, now, note, row);
+    }
+    return this.run('transition', [id, sources, to, patch, now, note, postings]);
   }
 
   async update(

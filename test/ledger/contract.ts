@@ -446,6 +446,41 @@ export function describeLedgerContract(name: string, factory: LedgerFactory): vo
         assert.deepEqual(done, await store.get(created.id));
       });
 
+      it('answers a move handed its reading as a read afterwards, whatever its patch writes', async () => {
+        const patches: IntentPatch[] = [
+          { remoteId: 'wr-p', code: 'LNURL1P', uri: 'lightning:LNURL1P', meta: { shownAt: 5 } },
+          { code: 'LNURL1Q', expiresAt: 90, nextCheckAt: 70, checks: 2, error: null },
+          { uri: 'https://pay.example/q', meta: {} },
+          { remoteId: randomUUID(), leaseOwner: 'w', leaseUntil: 99, error: 'x' },
+          {},
+        ];
+        for (const patch of patches) {
+          const created = await store.create(
+            newIntent({ meta: { keep: true }, nextCheckAt: 10, expiresAt: 60 }),
+            5,
+          );
+          const unknown = await store.transition(created.id, 'creating', 'unknown', {
+            patch: { code: 'LNURL1OLD', uri: 'lightning:LNURL1OLD' },
+            now: 6,
+            read: created,
+          });
+          if (!unknown) assert.fail('transition refused');
+          for (const to of ['pending', 'completed'] as const) {
+            const from = (await store.get(created.id)) as Intent;
+            const terminal = isTerminal(to);
+            const moved = await store.transition(created.id, from.status, to, {
+              patch: terminal
+                ? { ...patch, nextCheckAt: undefined, leaseOwner: undefined, leaseUntil: undefined }
+                : patch,
+              note: to,
+              now: 7,
+              read: from,
+            });
+            assert.deepEqual(moved, await store.get(created.id), JSON.stringify(patch));
+          }
+        }
+      });
+
       it('keeps the history it holds when `read` is a reading from before another move', async () => {
         const created = await store.create(newIntent(), 10);
         await store.transition(created.id, 'creating', 'pending', { now: 20 });
