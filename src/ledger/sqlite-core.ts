@@ -55,7 +55,6 @@ import {
   rowToIntent,
   STEPS,
   unpackId,
-  withHistory,
 } from './sqlite-schema.js';
 import type { BudgetWindow, CreateGuards } from './store.js';
 import { SCHEDULE_FIELDS } from './validate.js';

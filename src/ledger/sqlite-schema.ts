@@ -352,14 +352,8 @@ export function joinedToIntent(rows: readonly object[]): Intent | null {
   return withHistory(first, history);
 }
 
-/**
- * An intent from its row and a history already built: the history handed over by a caller that
- * read the intent before a move (SqliteCore.transition), with the move's entry appended.
- */
-export function withHistory(
-  row: readonly [...Row, ...unknown[]],
-  history: IntentHistoryEntry[],
-): Intent {
+/** An intent from its row (or a row that runs on, a Joined one) and its history. */
+function withHistory(row: readonly [...Row, ...unknown[]], history: IntentHistoryEntry[]): Intent {
   const remote = row[COLUMN.remote_id];
   const token = row[COLUMN.callback_token];
   const meta = row[COLUMN.meta];
