@@ -645,7 +645,8 @@ export function movedColumns(
 /**
  * The intent a moveRead left: `read`, the caller's reading in the move's one source, with the
  * move's status, time and patch, the columns `row` answered after its `seq` (movedColumns), and
- * its step appended to the history. Shares nothing with `read`.
+ * its step appended to the history. Shares nothing with `read`; built in the field order of a
+ * read (sqlite-schema.ts), so that every intent the store hands out has one shape.
  */
 export function afterMove(
   read: Intent,
@@ -657,34 +658,61 @@ export function afterMove(
 ): Intent {
   const terminal = isTerminal(to);
   const fields = patchFields(patch, terminal);
+  const key = `${terminal ? 't' : 'o'}:${fields.join(',')}`;
+  let plan = plans.get(key);
+  if (plan === undefined) {
+    plan = {};
+    for (const [i, column] of movedColumns(fields, terminal).entries()) {
+      plan[FIELD_OF[column] as keyof IntentPatch] = i + 1;
+    }
+    plans.set(key, plan);
+  }
+  const at = plan;
+  // Answered by the row, else cleared by an ending move, else written as the patch gave it.
+  const value = (field: keyof IntentPatch): unknown => {
+    const i = at[field];
+    if (i !== undefined) return row[i];
+    return terminal && SCHEDULE_FIELDS.has(field) ? null : patch[field];
+  };
   const history = read.history.map((h) => ({ ...h }));
   const step: IntentHistoryEntry = { at: now, from: read.status, to };
   if (note !== null) step.note = note;
   history.push(step);
-  const moved: Intent = { ...read, status: to, updatedAt: now, history };
-  // What the write set reads back as it was given (meta, JSON text, is read back anyway).
-  for (const field of fields) Object.assign(moved, { [field]: patch[field] });
-  if (terminal) {
-    moved.nextCheckAt = null;
-    moved.leaseOwner = null;
-    moved.leaseUntil = null;
-  }
-  const columns = movedColumns(fields, terminal);
-  for (let i = 0; i < columns.length; i++) {
-    const column = columns[i] as keyof typeof COLUMN;
-    const value = row[i + 1];
-    if (column === 'remote_id') {
-      moved.remoteId = value === null ? null : unpackId(value as string | Uint8Array);
-    } else if (column === 'uri') {
-      moved.uri = value === '' ? `lightning:${moved.code}` : (value as string | null);
-    } else if (column === 'meta') {
-      moved.meta = value === null ? {} : (JSON.parse(value as string) as Record<string, unknown>);
-    } else {
-      Object.assign(moved, { [FIELD_OF[column] as string]: value });
-    }
-  }
-  return moved;
+  const remoteId = value('remoteId') as string | Uint8Array | null;
+  const code = value('code') as string | null;
+  const uri = value('uri') as string | null;
+  const meta = value('meta') as string | null;
+  return {
+    id: read.id,
+    kind: read.kind,
+    status: to,
+    roomId: read.roomId,
+    playerId: read.playerId,
+    amount: read.amount,
+    unit: read.unit,
+    description: read.description,
+    remoteId: remoteId === null ? null : unpackId(remoteId),
+    code,
+    uri: uri === '' ? `lightning:${code}` : uri,
+    callbackToken: read.callbackToken,
+    idempotencyKey: read.idempotencyKey,
+    openKey: read.openKey,
+    groupId: read.groupId,
+    expiresAt: value('expiresAt') as number | null,
+    createdAt: read.createdAt,
+    updatedAt: now,
+    nextCheckAt: value('nextCheckAt') as number | null,
+    checks: value('checks') as number,
+    leaseOwner: value('leaseOwner') as string | null,
+    leaseUntil: value('leaseUntil') as number | null,
+    error: value('error') as string | null,
+    meta: meta === null ? {} : (JSON.parse(meta) as Record<string, unknown>),
+    history,
+  };
 }
+
+/** Where afterMove finds each field in a moveRead's row, by move shape: a few dozen at most. */
+const plans = new Map<string, Partial<Record<keyof IntentPatch, number>>>();
 
 /** A patchable column's field. */
 const FIELD_OF: Record<string, keyof IntentPatch> = Object.fromEntries(
