@@ -27,6 +27,7 @@ import {
 } from '../ledger/intent.js';
 import { afterWrite, draftOf, postingsFor } from '../ledger/journal.js';
 import type { BudgetWindow, CreateGuards, LedgerStore } from '../ledger/store.js';
+import { parseJson } from './body.js';
 import { PayoutBreaker } from './breaker.js';
 import { ClientAddresses } from './client-address.js';
 import type { LightningEventName, LightningEvents, SafeEmitter } from './events.js';
@@ -237,22 +238,19 @@ export class Engine implements KindHost {
   }
 
   /**
-   * A status callback arrived for `token`. Returns the HTTP status to answer: 404 for a token
-   * that is not ours, 200 otherwise. The body is only a hint: it may name the resource of an
-   * intent whose create was ambiguous, but the status comes from the API.
+   * A status callback arrived for `token`, with its raw `body`. Returns the HTTP status to
+   * answer: 404 for a token that is not ours, 200 otherwise. The body is only a hint: it may name
+   * the resource of an intent whose create was ambiguous (and is parsed only then), but the
+   * status comes from the API.
    */
-  async handleCallback(token: string, hint: unknown): Promise<number> {
+  async handleCallback(token: string, body: Buffer): Promise<number> {
     if (!looksLikeToken(token)) return 404;
     const intent = await this.ledger.byCallbackToken(token);
     if (!intent || intent.callbackToken === null || !sameToken(intent.callbackToken, token)) {
       this.#reportStrayCallback();
       return 404;
     }
-    const hintedId =
-      typeof hint === 'object' && hint !== null && typeof (hint as { id?: unknown }).id === 'string'
-        ? (hint as { id: string }).id
-        : undefined;
-    await this.check(intent, hintedId);
+    await this.check(intent, intent.remoteId === null ? hintedId(body) : undefined);
     return 200;
   }
 
@@ -589,6 +587,16 @@ export class Engine implements KindHost {
     );
     this.#strays = { count: 0, reportedAt: now };
   }
+}
+
+/** The resource id a callback's body names, if it is JSON with a string `id`. */
+function hintedId(body: Buffer): string | undefined {
+  const hint = parseJson(body);
+  return typeof hint === 'object' &&
+    hint !== null &&
+    typeof (hint as { id?: unknown }).id === 'string'
+    ? (hint as { id: string }).id
+    : undefined;
 }
 
 /**
