@@ -258,34 +258,48 @@ export class SqliteLedger implements LedgerStore {
     else this.core?.close();
   }
 
-  /** One core call: posted to the thread, or run here (a write retried while the lock is held). */
-  private async run<T>(method: CoreMethod, args: unknown[]): Promise<T> {
+  /**
+   * One core call: posted to the thread, or run here at once, its answer handed back as it is
+   * (the async method that calls it resolves with it: no promise of a promise, whose resolution
+   * costs a call two more turns of the microtask queue); a write that finds another process
+   * holding the lock is retried on a timer (writeSoon).
+   */
+  private run<T>(method: CoreMethod, args: unknown[]): T | Promise<T> {
     if (this.thread) return this.thread.call<T>(method, args);
     const core = this.core as SqliteCore;
     const once = () => (core[method] as (...a: unknown[]) => T).apply(core, args);
     if (!WRITES.has(method)) return once();
-    return this.writeSoon(once);
+    const started = performance.now();
+    try {
+      return once();
+    } catch (err) {
+      if (!(err instanceof LedgerBusyError)) throw err;
+      return this.writeSoon(once, started, err);
+    }
   }
 
   /**
-   * Inline: one write transaction, retried on a timer while another process holds the lock:
-   * each attempt blocks the loop for at most LOCK_SPIN_MS, and a busy attempt has written
-   * nothing (the lock is taken first, and a failed commit is rolled back), so retrying is safe.
+   * Inline: a write transaction that found the lock held (`busy`, `started` ms ago), retried on a
+   * timer while another process holds it: each attempt blocks the loop for at most LOCK_SPIN_MS,
+   * and a busy attempt has written nothing (the lock is taken first, and a failed commit is
+   * rolled back), so retrying is safe.
    */
-  private async writeSoon<T>(fn: () => T): Promise<T> {
-    const started = performance.now();
+  private async writeSoon<T>(fn: () => T, started: number, busy: LedgerBusyError): Promise<T> {
     let pause = RETRY_FIRST_MS;
+    let last = busy;
     for (;;) {
+      const waited = performance.now() - started;
+      if (waited >= this.busyTimeoutMs) throw last;
+      await new Promise((resolve) =>
+        setTimeout(resolve, Math.min(pause, this.busyTimeoutMs - waited)),
+      );
+      pause = Math.min(pause * 2, RETRY_MAX_MS);
+      this.assertOpen();
       try {
         return fn();
       } catch (err) {
-        const waited = performance.now() - started;
-        if (!(err instanceof LedgerBusyError) || waited >= this.busyTimeoutMs) throw err;
-        await new Promise((resolve) =>
-          setTimeout(resolve, Math.min(pause, this.busyTimeoutMs - waited)),
-        );
-        pause = Math.min(pause * 2, RETRY_MAX_MS);
-        this.assertOpen();
+        if (!(err instanceof LedgerBusyError)) throw err;
+        last = err;
       }
     }
   }

@@ -259,11 +259,18 @@ export function assertMove(
   to: IntentStatus,
 ): IntentStatus[] {
   const sources = typeof from === 'string' ? [from] : [...from];
-  const known = (s: unknown): s is IntentStatus => INTENT_STATUSES.includes(s as IntentStatus);
-  if (!known(to) || sources.length === 0 || !sources.every((s) => known(s) && canMove(s, to))) {
+  if (
+    !isStatus(to) ||
+    sources.length === 0 ||
+    !sources.every((s) => isStatus(s) && canMove(s, to))
+  ) {
     throw new IllegalTransitionError(sources, to);
   }
-  return [...new Set(sources)];
+  return sources.length === 1 ? sources : [...new Set(sources)];
+}
+
+function isStatus(value: unknown): value is IntentStatus {
+  return INTENT_STATUSES.includes(value as IntentStatus);
 }
 
 /** A terminal intent is never checked or leased again, so a patch may not schedule one. */
