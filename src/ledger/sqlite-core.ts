@@ -104,6 +104,8 @@ const PATCH_FIELDS = Object.keys(PATCH_COLUMNS) as (keyof IntentPatch)[];
 
 /** The most sources a move may list: every status that may move to one target. */
 const MAX_SOURCES = 4;
+/** The names of a move's source parameters (`:from0` ...), made once. */
+const FROM_PARAMS = Array.from({ length: MAX_SOURCES }, (_, i) => `from${i}`);
 
 /**
  * The account classes every game shares (no owner: `wallet`, `inflight`, `house:...`): their
@@ -609,7 +611,7 @@ function moveSql(fields: readonly (keyof IntentPatch)[], terminal: boolean, retu
   if (terminal) {
     sets.push('live = NULL', 'next_check_at = NULL', 'lease_owner = NULL', 'lease_until = NULL');
   }
-  const slots = Array.from({ length: MAX_SOURCES }, (_, i) => `:from${i}`).join(', ');
+  const slots = FROM_PARAMS.map((name) => `:${name}`).join(', ');
   return `UPDATE intents SET ${sets.join(', ')}
     WHERE id = :id AND status IN (${slots}) RETURNING ${returning}`;
 }
@@ -622,8 +624,11 @@ function moveParams(
   now: number,
   fields: readonly (keyof IntentPatch)[],
 ): Params {
-  const params: Params = { ...patchParams(patch, fields), id: packId(id), to, now };
-  for (let i = 0; i < MAX_SOURCES; i++) params[`from${i}`] = sources[i] ?? null;
+  const params = patchParams(patch, fields);
+  params.id = packId(id);
+  params.to = to;
+  params.now = now;
+  for (let i = 0; i < MAX_SOURCES; i++) params[FROM_PARAMS[i] as string] = sources[i] ?? null;
   return params;
 }
 
