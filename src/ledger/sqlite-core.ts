@@ -450,6 +450,9 @@ export class SqliteCore {
     this.batching = true;
     try {
       fn();
+    } catch (err) {
+      this.seen = [];
+      throw err;
     } finally {
       this.batching = false;
     }

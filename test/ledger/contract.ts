@@ -958,6 +958,32 @@ export function describeLedgerContract(name: string, factory: LedgerFactory): vo
         ]);
       });
 
+      it('keeps apart an account first named by a refused write and the next one named', async () => {
+        const max = String(2n ** 63n - 1n);
+        await store.create(newIntent(), 1, undefined, [posting({ amount: max })]);
+        // Names house:rake for the first time, then takes inflight past 2^63: refused whole.
+        const refused = await store.create(newIntent(), 2);
+        await rejection(
+          store.update(refused.id, 'creating', { checks: 1 }, 3, [
+            posting({ tag: 'x', debit: 'house:rake', credit: 'inflight', amount: '1' }),
+          ]),
+          InvalidIntentError,
+        );
+        // Another account named for the first time, then house:rake: each its own balance.
+        const alice = `claimable:player-${randomUUID()}`;
+        await store.update(refused.id, 'creating', { checks: 2 }, 4, [
+          posting({ tag: 'y', debit: 'wallet', credit: alice, amount: '5' }),
+        ]);
+        await store.update(refused.id, 'creating', { checks: 3 }, 5, [
+          posting({ tag: 'z', debit: 'wallet', credit: 'house:rake', amount: '7' }),
+        ]);
+        assert.deepEqual(rows(await store.balances([alice, 'house:rake', 'wallet'])), [
+          `${alice} msats 5`,
+          'house:rake msats 7',
+          'wallet msats -12',
+        ]);
+      });
+
       it('answers every named account, 0 in msats when it never moved, once per unit it moved in', async () => {
         const alice = `player-${randomUUID()}`;
         const intent = await store.create(newIntent({ playerId: alice }), 1, undefined, [
