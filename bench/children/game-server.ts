@@ -21,6 +21,12 @@
  *                                            own recorded and made pending (untimed), then
  *                                            each moved pending -> completed, one at a time,
  *                                            as a callback moves one; answers `{rate, cpuUs}`
+ *   {"cmd":"reread","ids":[...],"concurrency":C}  the re-read's floor: a raw undici GET of each
+ *                                            withdrawal request from the emulator, its body
+ *                                            read and `JSON.parse`d, nothing else (no client,
+ *                                            no validation), C in flight on one keep-alive
+ *                                            Pool; answers `{rate, cpuUs}`, the CPU per GET
+ *                                            of this process
  *
  * Args: <emulatorUrl> <apiKey> [--rooms N] [--patch-rate ms] [--immediate-push]
  */
@@ -30,6 +36,7 @@ import { Session } from 'node:inspector/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { DatabaseSync } from 'node:sqlite';
+import { Pool } from 'undici';
 import { SqliteLedger } from '../../src/ledger/sqlite.js';
 import { freePort } from '../../test/support/ports.js';
 import { summarize } from '../support/profile-summary.js';
@@ -142,6 +149,37 @@ async function moves(n: number): Promise<{ rate: number; cpuUs: number }> {
   return { rate: n / seconds, cpuUs: (used.user + used.system) / n };
 }
 
+/** A Pool as the client's own (src/api/transport.ts): one origin, keep-alive, no cap. */
+const rawPool = new Pool(emulatorUrl as string, { keepAliveTimeout: 4_000 });
+const rawHeaders = { apikey: apiKey as string, accept: 'application/json' };
+
+/** The re-read's floor: what any client must do to read the resource, and no more. */
+async function reread(
+  ids: string[],
+  concurrency: number,
+): Promise<{ rate: number; cpuUs: number }> {
+  let next = 0;
+  const cpu = process.cpuUsage();
+  const started = performance.now();
+  const worker = async () => {
+    while (next < ids.length) {
+      const res = await rawPool.request({
+        path: `/v0/withdrawal-requests/${ids[next++]}`,
+        method: 'GET',
+        headers: rawHeaders,
+      });
+      const body = JSON.parse(await res.body.text()) as { data?: { id?: unknown } };
+      if (res.statusCode !== 200 || typeof body.data?.id !== 'string') {
+        throw new Error(`re-read answered ${res.statusCode}`);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  const seconds = (performance.now() - started) / 1000;
+  const used = process.cpuUsage(cpu);
+  return { rate: ids.length / seconds, cpuUs: (used.user + used.system) / ids.length };
+}
+
 const session = new Session();
 for await (const line of createInterface({ input: process.stdin })) {
   const command = JSON.parse(line) as {
@@ -150,6 +188,7 @@ for await (const line of createInterface({ input: process.stdin })) {
     concurrency?: number;
     on?: boolean;
     player?: string;
+    ids?: string[];
   };
   if (command.cmd === 'create') {
     reply(await create(command.n ?? 1, command.concurrency ?? 32, command.player));
@@ -179,6 +218,8 @@ for await (const line of createInterface({ input: process.stdin })) {
     reply({ ok: true });
   } else if (command.cmd === 'moves') {
     reply(await moves(command.n ?? 1000));
+  } else if (command.cmd === 'reread') {
+    reply(await reread(command.ids ?? [], command.concurrency ?? 64));
   } else if (command.cmd === 'bare') {
     reply({ url: bare ? null : await startBare() });
   } else {
@@ -186,4 +227,5 @@ for await (const line of createInterface({ input: process.stdin })) {
   }
 }
 bare?.close();
+await rawPool.close();
 await game.stop();

@@ -322,20 +322,25 @@ export class Transport {
     path: string,
     { status, text, headers }: { status: number; text: string; headers: AnswerHeaders },
   ) {
-    const details = { status, method: call.method, path, ...this.#answerDetails(headers) };
+    // Built only for an error: every header scrubbed of the secrets is work an answer in use
+    // does not need.
+    const details = () => ({ status, method: call.method, path, ...this.#answerDetails(headers) });
     let envelope: unknown;
     try {
       envelope = JSON.parse(text);
     } catch {
-      throw new UnexpectedResponseError(`${call.operation}: the answer is not JSON`, details);
+      throw new UnexpectedResponseError(`${call.operation}: the answer is not JSON`, details());
     }
     if (typeof envelope !== 'object' || envelope === null || !('data' in envelope)) {
-      throw new UnexpectedResponseError(`${call.operation}: the answer has no data`, details);
+      throw new UnexpectedResponseError(`${call.operation}: the answer has no data`, details());
     }
     const { success, data } = envelope as { success?: unknown; data: unknown };
     if (success === false) {
       const { message, serviceCode } = this.#errorBody(text, status);
-      throw new InvalidRequestError(`${call.operation}: ${message}`, { ...details, serviceCode });
+      throw new InvalidRequestError(`${call.operation}: ${message}`, {
+        ...details(),
+        serviceCode,
+      });
     }
     const parsed = call.data.safeParse(data);
     if (!parsed.success) {
@@ -343,7 +348,7 @@ export class Transport {
       const where = issue?.path.length ? `data.${issue.path.join('.')}` : 'data';
       throw new UnexpectedResponseError(
         `${call.operation}: ${where} ${issue?.message ?? 'is malformed'}`,
-        details,
+        details(),
       );
     }
     return parsed.data;

@@ -5,11 +5,17 @@
  *
  * Costs per move: one UPDATE of the row by its id (prepared per patch shape, so that it writes
  * only the columns the patch names, and touches the "open" indexes only when the intent ends),
- * and one short row appended to `moves` (with its note's id: one indexed read of `notes`, and a
- * write the first time a note is seen). No JSON is written or parsed unless `meta` is set.
- * Each posting a write carries adds one journal row (its id taken, the whole write is rolled
- * back: AlreadyJournaled) and four balance upserts (its two accounts, their two classes), with
- * indexed reads of its accounts' and its why's ids: a few microseconds more.
+ * and one short row appended to `moves` (its note's id read from `notes` the first time this
+ * connection meets the note, written the first time anyone does). The history is not read back
+ * when the caller hands the intent it read (`read`, the engine's every move) or the move is the
+ * first. No JSON is written or parsed unless `meta` is set. Each posting a write carries adds
+ * one journal row (its id taken, the whole write is rolled back: AlreadyJournaled) and two
+ * balance upserts of two rows each (its two accounts, their two classes), with an indexed read
+ * of the id of its player's or match's account (the shared ones, and the notes, are known once
+ * committed): a few microseconds more.
+ *
+ * Reads: an intent and its history are one statement (its row joined with its moves), every
+ * row is read as an array (sqlite-schema.ts, COLUMN).
  *
  * A create's guards read in its transaction: the player's open intents by their index, the
  * game's from the one row the schema's triggers keep (and bump as the insert lands), a budget
@@ -24,6 +30,7 @@ import { BudgetExceededError, LimitExceededError } from '../errors.js';
 import { DuplicateIntentError, InvalidIntentError, LedgerBusyError } from './errors.js';
 import {
   type Intent,
+  type IntentHistoryEntry,
   type IntentPatch,
   type IntentStatus,
   isTerminal,
@@ -44,8 +51,12 @@ import type {
 } from './operator-log.js';
 import { SqliteOperatorLog } from './sqlite-operator.js';
 import {
+  COLUMN,
   COLUMNS,
+  joinedSql,
+  joinedToIntent,
   LIVE_SQL,
+  MOVES_SQL,
   type Move,
   OPEN_COUNT_SQL,
   PAYOUT_INDEXES,
@@ -105,6 +116,18 @@ const PATCH_FIELDS = Object.keys(PATCH_COLUMNS) as (keyof IntentPatch)[];
 
 /** The most sources a move may list: every status that may move to one target. */
 const MAX_SOURCES = 4;
+/** The names of a move's source parameters (`:from0` ...), made once. */
+const FROM_PARAMS = Array.from({ length: MAX_SOURCES }, (_, i) => `from${i}`);
+
+/**
+ * The account classes every game shares (no owner: `wallet`, `inflight`, `house:...`): their
+ * ids are kept once committed, so nearly every posting names one without a lookup. Accounts of
+ * a player or a match are looked up: there is one per owner, and keeping them would grow with
+ * the players.
+ */
+const SHARED_CLASSES: ReadonlySet<string> = new Set(['wallet', 'inflight', 'house']);
+/** Notes kept once committed: the texts moves and postings repeat are a few dozen. */
+const MAX_KNOWN_NOTES = 1_000;
 
 type Params = Record<string, SQLInputValue>;
 
@@ -120,6 +143,17 @@ export class SqliteCore {
    * create asks again (a no-op once the index exists).
    */
   private readonly payoutIndexed = new Set<BudgetWindow['scope']>();
+  /**
+   * Ids of shared accounts and of notes whose rows are committed: a row of either table never
+   * changes or goes once written, so its id holds for good, in every process on the file.
+   */
+  private readonly knownAccounts = new Map<string, number>();
+  private readonly knownNotes = new Map<string, number>();
+  /**
+   * Ids the open transaction found or made, kept (known*) only once it commits: a rolled-back
+   * insert's id goes to the next name that is inserted.
+   */
+  private seen: [Map<string, number>, string, number][] = [];
 
   /** The operator log's statements (sqlite-operator.ts). */
   private readonly operator: SqliteOperatorLog;
@@ -160,7 +194,7 @@ export class SqliteCore {
       const created = this.write(() => {
         this.guard(input, now, guards);
         const row = this.sql.insert.get(params) as unknown as Row;
-        this.post(row.seq, postings, now);
+        this.post(row[COLUMN.seq], postings, now);
         return rowToIntent(row, []);
       });
       for (const budget of guards.budgets ?? []) this.payoutIndexed.add(budget.scope);
@@ -216,11 +250,11 @@ export class SqliteCore {
   }
 
   get(id: string): Intent | null {
-    return this.one(this.sql.byId.get(packId(id)));
+    return joinedToIntent(this.sql.byId.all(packId(id)));
   }
 
   byCallbackToken(token: string): Intent | null {
-    return this.one(this.sql.byToken.get(packToken(token)));
+    return joinedToIntent(this.sql.byToken.all(packToken(token)));
   }
 
   byRemoteId(kind: Intent['kind'], remoteId: string): Intent | null {
@@ -251,33 +285,62 @@ export class SqliteCore {
   ): Intent | null {
     const terminal = isTerminal(to);
     const fields = patchFields(patch, terminal);
-    const statement = this.shape(`move:${terminal ? 't' : 'o'}:${fields.join(',')}`, () => {
-      const sets = ['status = :to', 'updated_at = :now', ...patchSets(fields)];
-      if (terminal) {
-        sets.push(
-          'live = NULL',
-          'next_check_at = NULL',
-          'lease_owner = NULL',
-          'lease_until = NULL',
-        );
-      }
-      const slots = Array.from({ length: MAX_SOURCES }, (_, i) => `:from${i}`).join(', ');
-      return `UPDATE intents SET ${sets.join(', ')}
-        WHERE id = :id AND status IN (${slots}) RETURNING ${COLUMNS}`;
-    });
-    const params: Params = { ...patchParams(patch, fields), id: packId(id), to, now };
-    for (let i = 0; i < MAX_SOURCES; i++) params[`from${i}`] = sources[i] ?? null;
+    const statement = this.rowShape(`move:${terminal ? 't' : 'o'}:${fields.join(',')}`, () =>
+      moveSql(fields, terminal, COLUMNS),
+    );
     return this.journaled(() => {
-      const row = statement.get(params) as Row | undefined;
+      const row = statement.get(moveParams(id, sources, to, patch, now, fields)) as Row | undefined;
       if (row === undefined) return null;
-      this.post(row.seq, postings, now);
-      // A move out of `creating` is the intent's first (the hot path: every answer of the
-      // service): its history needs no read.
-      const before = sources.length === 1 && sources[0] === 'creating' ? [] : this.moves(row.seq);
-      const step = STEPS.indexOf(to);
-      this.sql.appendMove.run(row.seq, step, now, note === null ? null : this.noteId(note));
-      return rowToIntent(row, [...before, { step, at: now, note }]);
+      const seq = row[COLUMN.seq];
+      this.appendMove(seq, to, now, note, postings);
+      // A move out of `creating` is the intent's first (every answer of the service): its
+      // history needs no read.
+      const first = sources.length === 1 && sources[0] === 'creating';
+      return rowToIntent(row, first ? [[STEPS.indexOf(to), now, note]] : this.moves(seq));
     });
+  }
+
+  /**
+   * The move of an intent whose caller read it in `from` (its one source) and holds it: the same
+   * write as transition, answering only `seq` and what the write did not set itself
+   * (movedColumns), for SqliteLedger to lay over that reading (afterMove). No history is read,
+   * nothing the caller holds is sent back.
+   */
+  moveRead(
+    id: string,
+    from: IntentStatus,
+    to: IntentStatus,
+    patch: IntentPatch,
+    now: number,
+    note: string | null,
+    postings: readonly Posting[] = [],
+  ): unknown[] | null {
+    const terminal = isTerminal(to);
+    const fields = patchFields(patch, terminal);
+    const statement = this.rowShape(`read:${terminal ? 't' : 'o'}:${fields.join(',')}`, () =>
+      moveSql(fields, terminal, `seq, ${movedColumns(fields, terminal).join(', ')}`),
+    );
+    return this.journaled(() => {
+      const row = statement.get(moveParams(id, [from], to, patch, now, fields)) as
+        | unknown[]
+        | undefined;
+      if (row === undefined) return null;
+      this.appendMove(row[0] as number, to, now, note, postings);
+      return row;
+    });
+  }
+
+  /** What every move writes besides its row: its postings, and its step in the history. */
+  private appendMove(
+    seq: number,
+    to: IntentStatus,
+    now: number,
+    note: string | null,
+    postings: readonly Posting[],
+  ): void {
+    this.post(seq, postings, now);
+    const noteId = note === null ? null : this.noteId(note);
+    this.sql.appendMove.run(seq, STEPS.indexOf(to), now, noteId);
   }
 
   update(
@@ -288,7 +351,7 @@ export class SqliteCore {
     postings: readonly Posting[] = [],
   ): Intent | null {
     const fields = patchFields(patch, false);
-    const statement = this.shape(`update:${fields.join(',')}`, () => {
+    const statement = this.rowShape(`update:${fields.join(',')}`, () => {
       const sets = ['updated_at = :now', ...patchSets(fields)];
       return `UPDATE intents SET ${sets.join(', ')}
         WHERE id = :id AND status = :status RETURNING ${COLUMNS}`;
@@ -297,7 +360,7 @@ export class SqliteCore {
     return this.journaled(() => {
       const row = statement.get(params) as Row | undefined;
       if (row === undefined) return null;
-      this.post(row.seq, postings, now);
+      this.post(row[COLUMN.seq], postings, now);
       return this.one(row);
     });
   }
@@ -367,9 +430,9 @@ export class SqliteCore {
     // RETURNING yields rows in no promised order; the contract is nextCheckAt, then age.
     rows.sort(
       (a, b) =>
-        (a.next_check_at ?? 0) - (b.next_check_at ?? 0) ||
-        a.created_at - b.created_at ||
-        a.seq - b.seq,
+        (a[COLUMN.next_check_at] ?? 0) - (b[COLUMN.next_check_at] ?? 0) ||
+        a[COLUMN.created_at] - b[COLUMN.created_at] ||
+        a[COLUMN.seq] - b[COLUMN.seq],
     );
     return this.many(rows);
   }
@@ -426,12 +489,17 @@ export class SqliteCore {
     this.batching = true;
     try {
       fn();
+    } catch (err) {
+      this.seen = [];
+      throw err;
     } finally {
       this.batching = false;
     }
     try {
       this.sql.commit.run();
+      this.keepSeen();
     } catch (err) {
+      this.seen = [];
       if (this.db.isTransaction) this.sql.rollback.run();
       throw busyOrSelf(err);
     }
@@ -440,12 +508,14 @@ export class SqliteCore {
   /** Takes the write lock up front (IMMEDIATE), so a transaction never fails halfway on a lock upgrade. */
   private write<T>(fn: () => T): T {
     if (this.batching) {
+      const seen = this.seen.length;
       this.sql.savepoint.run();
       try {
         const result = fn();
         this.sql.releaseSavepoint.run();
         return result;
       } catch (err) {
+        this.seen.length = seen;
         this.sql.rollbackSavepoint.run();
         this.sql.releaseSavepoint.run();
         throw busyOrSelf(err);
@@ -455,11 +525,21 @@ export class SqliteCore {
     try {
       const result = fn();
       this.sql.commit.run();
+      this.keepSeen();
       return result;
     } catch (err) {
+      this.seen = [];
       if (this.db.isTransaction) this.sql.rollback.run();
       throw busyOrSelf(err);
     }
+  }
+
+  /** After a commit: the ids its transaction found or made are known for good. */
+  private keepSeen(): void {
+    for (const [known, name, id] of this.seen) {
+      if (known !== this.knownNotes || known.size < MAX_KNOWN_NOTES) known.set(name, id);
+    }
+    this.seen = [];
   }
 
   private begin(): void {
@@ -479,11 +559,21 @@ export class SqliteCore {
     return statement;
   }
 
+  /** shape() for a statement that returns intents' rows: read as arrays (Row). */
+  private rowShape(key: string, sql: () => string): StatementSync {
+    let statement = this.shaped.get(key);
+    if (statement === undefined) {
+      statement = arrays(this.db.prepare(sql()));
+      this.shaped.set(key, statement);
+    }
+    return statement;
+  }
+
   /**
    * A write that may carry postings: null when one of them is already journaled, and then
    * nothing of it is kept (its transaction or savepoint is rolled back).
    */
-  private journaled(fn: () => Intent | null): Intent | null {
+  private journaled<T>(fn: () => T | null): T | null {
     try {
       return this.write(fn);
     } catch (err) {
@@ -505,10 +595,15 @@ export class SqliteCore {
       const entry = [seq, p.tag, debit, credit, amount, p.unit, this.noteId(p.why), now] as const;
       if (this.sql.addEntry.run(...entry).changes === 0) throw new AlreadyJournaled();
       try {
-        this.sql.addBalance.run(credit, p.unit, amount);
-        this.sql.addBalance.run(debit, p.unit, -amount);
-        this.sql.addClassBalance.run(accountClass(p.credit), p.unit, amount);
-        this.sql.addClassBalance.run(accountClass(p.debit), p.unit, -amount);
+        this.sql.addBalances.run(credit, p.unit, amount, debit, p.unit, -amount);
+        this.sql.addClassBalances.run(
+          accountClass(p.credit),
+          p.unit,
+          amount,
+          accountClass(p.debit),
+          p.unit,
+          -amount,
+        );
       } catch (err) {
         if ((err as { errcode?: unknown }).errcode !== 3091) throw err;
         throw new InvalidIntentError(
@@ -521,14 +616,22 @@ export class SqliteCore {
 
   /** An account's id in `accounts`, recorded the first time it is named. */
   private accountId(name: string): number {
-    const known = this.sql.accountId.get(name) as { id: number } | undefined;
-    return known?.id ?? (this.sql.addAccount.get(name) as { id: number }).id;
+    const kept = this.knownAccounts.get(name);
+    if (kept !== undefined) return kept;
+    const found = this.sql.accountId.get(name) as { id: number } | undefined;
+    const id = found?.id ?? (this.sql.addAccount.get(name) as { id: number }).id;
+    if (SHARED_CLASSES.has(accountClass(name))) this.seen.push([this.knownAccounts, name, id]);
+    return id;
   }
 
   /** A note's id in `notes`, recorded the first time it is seen (inside the move's transaction). */
   private noteId(text: string): number {
-    const known = this.sql.noteId.get(text) as { id: number } | undefined;
-    return known?.id ?? (this.sql.addNote.get(text) as { id: number }).id;
+    const kept = this.knownNotes.get(text);
+    if (kept !== undefined) return kept;
+    const found = this.sql.noteId.get(text) as { id: number } | undefined;
+    const id = found?.id ?? (this.sql.addNote.get(text) as { id: number }).id;
+    this.seen.push([this.knownNotes, text, id]);
+    return id;
   }
 
   private moves(seq: number): Move[] {
@@ -536,16 +639,140 @@ export class SqliteCore {
   }
 
   private one(row: unknown): Intent | null {
-    return row === undefined ? null : rowToIntent(row as Row, this.moves((row as Row).seq));
+    return row === undefined ? null : rowToIntent(row as Row, this.moves((row as Row)[COLUMN.seq]));
   }
 
   private many(rows: unknown[]): Intent[] {
-    return (rows as Row[]).map((row) => rowToIntent(row, this.moves(row.seq)));
+    return (rows as Row[]).map((row) => rowToIntent(row, this.moves(row[COLUMN.seq])));
   }
 }
 
+/** A move's UPDATE: its status, its patch's columns, and the end of its schedule when terminal. */
+function moveSql(fields: readonly (keyof IntentPatch)[], terminal: boolean, returning: string) {
+  const sets = ['status = :to', 'updated_at = :now', ...patchSets(fields)];
+  if (terminal) {
+    sets.push('live = NULL', 'next_check_at = NULL', 'lease_owner = NULL', 'lease_until = NULL');
+  }
+  const slots = FROM_PARAMS.map((name) => `:${name}`).join(', ');
+  return `UPDATE intents SET ${sets.join(', ')}
+    WHERE id = :id AND status IN (${slots}) RETURNING ${returning}`;
+}
+
+function moveParams(
+  id: string,
+  sources: readonly IntentStatus[],
+  to: IntentStatus,
+  patch: IntentPatch,
+  now: number,
+  fields: readonly (keyof IntentPatch)[],
+): Params {
+  const params = patchParams(patch, fields);
+  params.id = packId(id);
+  params.to = to;
+  params.now = now;
+  for (let i = 0; i < MAX_SOURCES; i++) params[FROM_PARAMS[i] as string] = sources[i] ?? null;
+  return params;
+}
+
+/**
+ * The columns a move's row may hold that its own write did not set, in COLUMN's order: what
+ * another write may have changed since the caller read the intent (any patchable column, and
+ * the lease), and `meta` always (it is read back as JSON keeps it).
+ */
+export function movedColumns(
+  fields: readonly (keyof IntentPatch)[],
+  terminal: boolean,
+): (keyof typeof COLUMN)[] {
+  const set = new Set<string>(fields.map((f) => PATCH_COLUMNS[f]));
+  if (terminal) for (const f of SCHEDULE_FIELDS) set.add(PATCH_COLUMNS[f]);
+  set.delete('meta');
+  return MOVABLE.filter((column) => !set.has(column));
+}
+
+/**
+ * The intent a moveRead left: `read`, the caller's reading in the move's one source, with the
+ * move's status, time and patch, the columns `row` answered after its `seq` (movedColumns), and
+ * its step appended to the history. Shares nothing with `read`; built in the field order of a
+ * read (sqlite-schema.ts), so that every intent the store hands out has one shape.
+ */
+export function afterMove(
+  read: Intent,
+  to: IntentStatus,
+  patch: IntentPatch,
+  now: number,
+  note: string | null,
+  row: readonly unknown[],
+): Intent {
+  const terminal = isTerminal(to);
+  const fields = patchFields(patch, terminal);
+  const key = `${terminal ? 't' : 'o'}:${fields.join(',')}`;
+  let plan = plans.get(key);
+  if (plan === undefined) {
+    plan = {};
+    for (const [i, column] of movedColumns(fields, terminal).entries()) {
+      plan[FIELD_OF[column] as keyof IntentPatch] = i + 1;
+    }
+    plans.set(key, plan);
+  }
+  const at = plan;
+  // Answered by the row, else cleared by an ending move, else written as the patch gave it.
+  const value = (field: keyof IntentPatch): unknown => {
+    const i = at[field];
+    if (i !== undefined) return row[i];
+    return terminal && SCHEDULE_FIELDS.has(field) ? null : patch[field];
+  };
+  const history = read.history.map((h) => ({ ...h }));
+  const step: IntentHistoryEntry = { at: now, from: read.status, to };
+  if (note !== null) step.note = note;
+  history.push(step);
+  const remoteId = value('remoteId') as string | Uint8Array | null;
+  const code = value('code') as string | null;
+  const uri = value('uri') as string | null;
+  const meta = value('meta') as string | null;
+  return {
+    id: read.id,
+    kind: read.kind,
+    status: to,
+    roomId: read.roomId,
+    playerId: read.playerId,
+    amount: read.amount,
+    unit: read.unit,
+    description: read.description,
+    remoteId: remoteId === null ? null : unpackId(remoteId),
+    code,
+    uri: uri === '' ? `lightning:${code}` : uri,
+    callbackToken: read.callbackToken,
+    idempotencyKey: read.idempotencyKey,
+    openKey: read.openKey,
+    groupId: read.groupId,
+    expiresAt: value('expiresAt') as number | null,
+    createdAt: read.createdAt,
+    updatedAt: now,
+    nextCheckAt: value('nextCheckAt') as number | null,
+    checks: value('checks') as number,
+    leaseOwner: value('leaseOwner') as string | null,
+    leaseUntil: value('leaseUntil') as number | null,
+    error: value('error') as string | null,
+    meta: meta === null ? {} : (JSON.parse(meta) as Record<string, unknown>),
+    history,
+  };
+}
+
+/** Where afterMove finds each field in a moveRead's row, by move shape: a few dozen at most. */
+const plans = new Map<string, Partial<Record<keyof IntentPatch, number>>>();
+
+/** A patchable column's field. */
+const FIELD_OF: Record<string, keyof IntentPatch> = Object.fromEntries(
+  Object.entries(PATCH_COLUMNS).map(([field, column]) => [column, field as keyof IntentPatch]),
+);
+
+/** Every column a write may change after the insert, but the status and its time. */
+const MOVABLE: readonly (keyof typeof COLUMN)[] = (
+  Object.keys(COLUMN) as (keyof typeof COLUMN)[]
+).filter((c) => (Object.values(PATCH_COLUMNS) as string[]).includes(c));
+
 /** The fields a patch writes, in a fixed order (the statement cache's key). */
-function patchFields(patch: IntentPatch, terminal: boolean): (keyof IntentPatch)[] {
+export function patchFields(patch: IntentPatch, terminal: boolean): (keyof IntentPatch)[] {
   // A terminal move clears the schedule whatever the patch says (assertSchedulable let through
   // only nulls), so those fields are left to its own SET terms.
   return PATCH_FIELDS.filter(
@@ -593,7 +820,7 @@ function metaText(meta: Record<string, unknown> | undefined): string | null {
 
 function prepareStatements(db: DatabaseSync) {
   const open = `SELECT ${COLUMNS} FROM intents WHERE %col = ? AND ${LIVE_SQL} ORDER BY created_at, seq`;
-  return {
+  const statements = {
     begin: db.prepare('BEGIN IMMEDIATE'),
     commit: db.prepare('COMMIT'),
     rollback: db.prepare('ROLLBACK'),
@@ -609,9 +836,7 @@ function prepareStatements(db: DatabaseSync) {
         :now, :next_check_at, 0, :meta)
       RETURNING ${COLUMNS}`),
     appendMove: db.prepare('INSERT INTO moves (intent, step, at, note) VALUES (?, ?, ?, ?)'),
-    moves: db.prepare(`SELECT m.step, m.at, n.text AS note
-      FROM moves AS m LEFT JOIN notes AS n ON n.id = m.note
-      WHERE m.intent = ? ORDER BY m.step`),
+    moves: arrays(db.prepare(MOVES_SQL)),
     noteId: db.prepare('SELECT id FROM notes WHERE text = ?'),
     addNote: db.prepare('INSERT INTO notes (text) VALUES (?) RETURNING id'),
     accountId: db.prepare('SELECT id FROM accounts WHERE name = ?'),
@@ -619,11 +844,13 @@ function prepareStatements(db: DatabaseSync) {
     addEntry: db.prepare(`
       INSERT INTO journal (intent, tag, debit, credit, amount, unit, why, at)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (intent, tag) DO NOTHING`),
-    addBalance: db.prepare(`
-      INSERT INTO balances (account, unit, balance) VALUES (?, ?, ?)
+    // A posting's two sides in one statement each (the rows are upserted one after the other,
+    // so two sides of one class, claimable:a -> claimable:b, add up).
+    addBalances: db.prepare(`
+      INSERT INTO balances (account, unit, balance) VALUES (?, ?, ?), (?, ?, ?)
       ON CONFLICT (account, unit) DO UPDATE SET balance = balance + excluded.balance`),
-    addClassBalance: db.prepare(`
-      INSERT INTO class_balances (class, unit, balance) VALUES (?, ?, ?)
+    addClassBalances: db.prepare(`
+      INSERT INTO class_balances (class, unit, balance) VALUES (?, ?, ?), (?, ?, ?)
       ON CONFLICT (class, unit) DO UPDATE SET balance = balance + excluded.balance`),
     accountBalances: bigInts(
       db.prepare(`SELECT b.unit, b.balance FROM accounts AS a
@@ -632,9 +859,9 @@ function prepareStatements(db: DatabaseSync) {
     classBalances: bigInts(
       db.prepare('SELECT class, unit, balance FROM class_balances ORDER BY class, unit'),
     ),
-    byId: db.prepare(`SELECT ${COLUMNS} FROM intents WHERE id = ?`),
+    byId: arrays(db.prepare(joinedSql('i.id = ?'))),
     recordEvent: db.prepare('INSERT OR IGNORE INTO events (id, seen_at) VALUES (?, ?)'),
-    byToken: db.prepare(`SELECT ${COLUMNS} FROM intents WHERE callback_token = ?`),
+    byToken: arrays(db.prepare(joinedSql('i.callback_token = ?'))),
     byRemote: db.prepare(
       `SELECT ${COLUMNS} FROM intents WHERE kind = ? AND remote_id = ? ORDER BY created_at, seq LIMIT 1`,
     ),
@@ -678,6 +905,17 @@ function prepareStatements(db: DatabaseSync) {
       WHERE next_check_at IS NOT NULL AND ${LIVE_SQL} AND next_check_at > :at
         AND kind <> 'match'`),
   } satisfies Record<string, StatementSync | Record<string, StatementSync>>;
+  // The statements that return intents' rows read them as arrays (Row, in COLUMN's order).
+  const { insert, byRemote, openByRoom, openByPlayer, byGroup, claim, unknowns } = statements;
+  for (const rows of [insert, byRemote, openByRoom, openByPlayer, byGroup, claim, unknowns]) {
+    arrays(rows);
+  }
+  return statements;
+}
+
+function arrays(statement: StatementSync): StatementSync {
+  statement.setReturnArrays(true);
+  return statement;
 }
 
 function bigInts(statement: StatementSync): StatementSync {

@@ -290,83 +290,165 @@ export function unpackToken(value: string | Uint8Array): string {
   return Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64url');
 }
 
-/** The columns of an intent's row, as every statement that reads one selects them. */
-export const COLUMNS = `seq, id, kind, status, room_id, player_id, amount, unit, description, remote_id,
-  code, uri, callback_token, idempotency_key, open_key, group_id, expires_at, created_at,
-  updated_at, next_check_at, checks, lease_owner, lease_until, error, meta`;
+/**
+ * Where each column of an intent's row sits. Rows are read as arrays (node:sqlite's
+ * `setReturnArrays`): its row objects have no fixed shape, so each of their 25 fields read is a
+ * dictionary lookup, where an array's is an index.
+ */
+export const COLUMN = {
+  seq: 0,
+  id: 1,
+  kind: 2,
+  status: 3,
+  room_id: 4,
+  player_id: 5,
+  amount: 6,
+  unit: 7,
+  description: 8,
+  remote_id: 9,
+  code: 10,
+  uri: 11,
+  callback_token: 12,
+  idempotency_key: 13,
+  open_key: 14,
+  group_id: 15,
+  expires_at: 16,
+  created_at: 17,
+  updated_at: 18,
+  next_check_at: 19,
+  checks: 20,
+  lease_owner: 21,
+  lease_until: 22,
+  error: 23,
+  meta: 24,
+} as const;
+
+/** The columns of an intent's row, in COLUMN's order, as every statement that reads one selects them. */
+export const COLUMNS = Object.keys(COLUMN).join(', ');
 
 /** One intent's row as the statements return it (node:sqlite hands integers over as numbers). */
-export interface Row {
-  seq: number;
-  id: string | Uint8Array;
-  kind: Intent['kind'];
-  status: IntentStatus;
-  room_id: string | null;
-  player_id: string;
-  amount: string;
-  unit: string;
-  description: string;
-  remote_id: string | Uint8Array | null;
-  code: string | null;
-  uri: string | null;
-  callback_token: string | Uint8Array | null;
-  idempotency_key: string | null;
-  open_key: string | null;
-  group_id: string | null;
-  expires_at: number | null;
-  created_at: number;
-  updated_at: number;
-  next_check_at: number | null;
-  checks: number;
-  lease_owner: string | null;
-  lease_until: number | null;
-  error: string | null;
-  meta: string | null;
-}
+export type Row = readonly [
+  seq: number,
+  id: string | Uint8Array,
+  kind: Intent['kind'],
+  status: IntentStatus,
+  room_id: string | null,
+  player_id: string,
+  amount: string,
+  unit: string,
+  description: string,
+  remote_id: string | Uint8Array | null,
+  code: string | null,
+  uri: string | null,
+  callback_token: string | Uint8Array | null,
+  idempotency_key: string | null,
+  open_key: string | null,
+  group_id: string | null,
+  expires_at: number | null,
+  created_at: number,
+  updated_at: number,
+  next_check_at: number | null,
+  checks: number,
+  lease_owner: string | null,
+  lease_until: number | null,
+  error: string | null,
+  meta: string | null,
+];
 
-export interface Move {
-  step: number;
-  at: number;
-  note: string | null;
+/** One row of `moves`, as MOVES_SQL reads it (an array, like Row). */
+export type Move = readonly [step: number, at: number, note: string | null];
+
+/** An intent's moves in step order, with their notes: `?` is the intent's seq. */
+export const MOVES_SQL = `SELECT m.step, m.at, n.text AS note
+  FROM moves AS m LEFT JOIN notes AS n ON n.id = m.note WHERE m.intent = ? ORDER BY m.step`;
+
+/** A history entry from its move and the entry before it. */
+function entryOf(move: Move, from: IntentStatus): IntentHistoryEntry {
+  const entry: IntentHistoryEntry = { at: move[1], from, to: STEPS[move[0]] as IntentStatus };
+  if (move[2] !== null) entry.note = move[2];
+  return entry;
 }
 
 /** An intent from its row and its moves, in step order (the history's first entry is the row's). */
 export function rowToIntent(row: Row, moves: readonly Move[]): Intent {
-  const history: IntentHistoryEntry[] = [{ at: row.created_at, from: null, to: 'creating' }];
-  for (const move of moves) {
-    const entry: IntentHistoryEntry = {
-      at: move.at,
-      from: (history.at(-1) as IntentHistoryEntry).to,
-      to: STEPS[move.step] as IntentStatus,
-    };
-    if (move.note !== null) entry.note = move.note;
-    history.push(entry);
+  const history: IntentHistoryEntry[] = [
+    { at: row[COLUMN.created_at], from: null, to: 'creating' },
+  ];
+  for (const move of moves) history.push(entryOf(move, (history.at(-1) as IntentHistoryEntry).to));
+  return withHistory(row, history);
+}
+
+/**
+ * An intent's row with one of its moves (`step, at, note`, NULLs for an intent that has none):
+ * a row of `joinedSql`, one per move in step order.
+ */
+type Joined = readonly [...Row, step: number | null, at: number | null, note: string | null];
+
+/** Where a Joined row's move columns are: after the intent's. */
+const STEP = 25;
+const AT = 26;
+const NOTE = 27;
+if (Object.keys(COLUMN).length !== STEP) throw new Error('sqlite ledger: a Joined row is stale');
+
+/** An intent and its moves in one statement, for joinedToIntent: `where` names the intent. */
+export function joinedSql(where: string): string {
+  const columns = Object.keys(COLUMN)
+    .map((c) => `i.${c}`)
+    .join(', ');
+  return `SELECT ${columns}, m.step, m.at, n.text FROM intents AS i
+    LEFT JOIN moves AS m ON m.intent = i.seq LEFT JOIN notes AS n ON n.id = m.note
+    WHERE ${where} ORDER BY m.step`;
+}
+
+/**
+ * An intent from the rows of `joinedSql` (arrays, as node:sqlite reads them with
+ * `setReturnArrays`): one statement for an intent and its history. Null for no rows.
+ */
+export function joinedToIntent(rows: readonly object[]): Intent | null {
+  const first = rows[0] as Joined | undefined;
+  if (first === undefined) return null;
+  const history: IntentHistoryEntry[] = [
+    { at: first[COLUMN.created_at], from: null, to: 'creating' },
+  ];
+  for (const row of rows as readonly Joined[]) {
+    const step = row[STEP];
+    const at = row[AT];
+    if (step === null || at === null) break;
+    history.push(entryOf([step, at, row[NOTE]], (history.at(-1) as IntentHistoryEntry).to));
   }
+  return withHistory(first, history);
+}
+
+/** An intent from its row (or a row that runs on, a Joined one) and its history. */
+function withHistory(row: readonly [...Row, ...unknown[]], history: IntentHistoryEntry[]): Intent {
+  const remote = row[COLUMN.remote_id];
+  const token = row[COLUMN.callback_token];
+  const meta = row[COLUMN.meta];
   return {
-    id: unpackId(row.id),
-    kind: row.kind,
-    status: row.status,
-    roomId: row.room_id,
-    playerId: row.player_id,
-    amount: row.amount,
-    unit: row.unit,
-    description: row.description,
-    remoteId: row.remote_id === null ? null : unpackId(row.remote_id),
-    code: row.code,
-    uri: row.uri === '' ? `lightning:${row.code}` : row.uri,
-    callbackToken: row.callback_token === null ? null : unpackToken(row.callback_token),
-    idempotencyKey: row.idempotency_key,
-    openKey: row.open_key,
-    groupId: row.group_id,
-    expiresAt: row.expires_at,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-    nextCheckAt: row.next_check_at,
-    checks: row.checks,
-    leaseOwner: row.lease_owner,
-    leaseUntil: row.lease_until,
-    error: row.error,
-    meta: row.meta === null ? {} : (JSON.parse(row.meta) as Record<string, unknown>),
+    id: unpackId(row[COLUMN.id]),
+    kind: row[COLUMN.kind],
+    status: row[COLUMN.status],
+    roomId: row[COLUMN.room_id],
+    playerId: row[COLUMN.player_id],
+    amount: row[COLUMN.amount],
+    unit: row[COLUMN.unit],
+    description: row[COLUMN.description],
+    remoteId: remote === null ? null : unpackId(remote),
+    code: row[COLUMN.code],
+    uri: row[COLUMN.uri] === '' ? `lightning:${row[COLUMN.code]}` : row[COLUMN.uri],
+    callbackToken: token === null ? null : unpackToken(token),
+    idempotencyKey: row[COLUMN.idempotency_key],
+    openKey: row[COLUMN.open_key],
+    groupId: row[COLUMN.group_id],
+    expiresAt: row[COLUMN.expires_at],
+    createdAt: row[COLUMN.created_at],
+    updatedAt: row[COLUMN.updated_at],
+    nextCheckAt: row[COLUMN.next_check_at],
+    checks: row[COLUMN.checks],
+    leaseOwner: row[COLUMN.lease_owner],
+    leaseUntil: row[COLUMN.lease_until],
+    error: row[COLUMN.error],
+    meta: meta === null ? {} : (JSON.parse(meta) as Record<string, unknown>),
     history,
   };
 }
@@ -428,13 +510,15 @@ const CLASS_SQL = "substr(name, 1, instr(name || ':', ':') - 1)";
  * entries' sums. One pass over the intents and their moves, inside the opening transaction.
  */
 function writeOpenings(db: DatabaseSync, now: number): void {
-  const moves = db.prepare(`SELECT m.step, m.at, n.text AS note
-    FROM moves AS m LEFT JOIN notes AS n ON n.id = m.note WHERE m.intent = ? ORDER BY m.step`);
+  const moves = db.prepare(MOVES_SQL);
+  moves.setReturnArrays(true);
   db.exec(`CREATE TEMP TABLE openings (intent INTEGER NOT NULL, debit TEXT NOT NULL,
     credit TEXT NOT NULL, amount INTEGER NOT NULL, unit TEXT NOT NULL, why TEXT NOT NULL)`);
   const add = db.prepare('INSERT INTO openings VALUES (?, ?, ?, ?, ?, ?)');
-  for (const row of db.prepare(`SELECT ${COLUMNS} FROM intents ORDER BY seq`).iterate()) {
-    const seq = (row as unknown as Row).seq;
+  const rows = db.prepare(`SELECT ${COLUMNS} FROM intents ORDER BY seq`);
+  rows.setReturnArrays(true);
+  for (const row of rows.iterate()) {
+    const seq = (row as unknown as Row)[COLUMN.seq];
     const intent = rowToIntent(row as unknown as Row, moves.all(seq) as unknown as Move[]);
     for (const p of openingPostings(intent)) {
       add.run(seq, p.debit, p.credit, BigInt(p.amount), p.unit, p.why);

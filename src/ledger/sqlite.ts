@@ -43,7 +43,7 @@ import {
   parseOperatorLogQuery,
   parsePlayerId,
 } from './operator-log.js';
-import { SqliteCore } from './sqlite-core.js';
+import { afterMove, SqliteCore } from './sqlite-core.js';
 import { openLedgerDatabase } from './sqlite-schema.js';
 import { SqliteThread } from './sqlite-thread.js';
 import type { CoreMethod } from './sqlite-wire.js';
@@ -192,7 +192,29 @@ export class SqliteLedger implements LedgerStore {
     this.assertOpen();
     const { sources, now, patch } = parseMove(from, to, options, () => this.clock.now());
     const postings = parsePostings(options.postings);
-    return this.run('transition', [id, sources, to, patch, now, options.note ?? null, postings]);
+    const note = options.note ?? null;
+    const read = options.read;
+    if (
+      read !== undefined &&
+      read.id === id &&
+      sources.length === 1 &&
+      read.status === sources[0] &&
+      read.history.at(-1)?.to === read.status
+    ) {
+      // Still in the status it was read in when the move is made, it has not moved since (every
+      // move goes up STEPS): its history and the fields no write changes are the reading's.
+      const row = await this.run<unknown[] | null>('moveRead', [
+        id,
+        read.status,
+        to,
+        patch,
+        now,
+        note,
+        postings,
+      ]);
+      return row === null ? null : afterMove(read, to, patch, now, note, row);
+    }
+    return this.run('transition', [id, sources, to, patch, now, note, postings]);
   }
 
   async update(
@@ -291,34 +313,48 @@ export class SqliteLedger implements LedgerStore {
     else this.core?.close();
   }
 
-  /** One core call: posted to the thread, or run here (a write retried while the lock is held). */
-  private async run<T>(method: CoreMethod, args: unknown[]): Promise<T> {
+  /**
+   * One core call: posted to the thread, or run here at once, its answer handed back as it is
+   * (the async method that calls it resolves with it: no promise of a promise, whose resolution
+   * costs a call two more turns of the microtask queue); a write that finds another process
+   * holding the lock is retried on a timer (writeSoon).
+   */
+  private run<T>(method: CoreMethod, args: unknown[]): T | Promise<T> {
     if (this.thread) return this.thread.call<T>(method, args);
     const core = this.core as SqliteCore;
     const once = () => (core[method] as (...a: unknown[]) => T).apply(core, args);
     if (!WRITES.has(method)) return once();
-    return this.writeSoon(once);
+    const started = performance.now();
+    try {
+      return once();
+    } catch (err) {
+      if (!(err instanceof LedgerBusyError)) throw err;
+      return this.writeSoon(once, started, err);
+    }
   }
 
   /**
-   * Inline: one write transaction, retried on a timer while another process holds the lock:
-   * each attempt blocks the loop for at most LOCK_SPIN_MS, and a busy attempt has written
-   * nothing (the lock is taken first, and a failed commit is rolled back), so retrying is safe.
+   * Inline: a write transaction that found the lock held (`busy`, `started` ms ago), retried on a
+   * timer while another process holds it: each attempt blocks the loop for at most LOCK_SPIN_MS,
+   * and a busy attempt has written nothing (the lock is taken first, and a failed commit is
+   * rolled back), so retrying is safe.
    */
-  private async writeSoon<T>(fn: () => T): Promise<T> {
-    const started = performance.now();
+  private async writeSoon<T>(fn: () => T, started: number, busy: LedgerBusyError): Promise<T> {
     let pause = RETRY_FIRST_MS;
+    let last = busy;
     for (;;) {
+      const waited = performance.now() - started;
+      if (waited >= this.busyTimeoutMs) throw last;
+      await new Promise((resolve) =>
+        setTimeout(resolve, Math.min(pause, this.busyTimeoutMs - waited)),
+      );
+      pause = Math.min(pause * 2, RETRY_MAX_MS);
+      this.assertOpen();
       try {
         return fn();
       } catch (err) {
-        const waited = performance.now() - started;
-        if (!(err instanceof LedgerBusyError) || waited >= this.busyTimeoutMs) throw err;
-        await new Promise((resolve) =>
-          setTimeout(resolve, Math.min(pause, this.busyTimeoutMs - waited)),
-        );
-        pause = Math.min(pause * 2, RETRY_MAX_MS);
-        this.assertOpen();
+        if (!(err instanceof LedgerBusyError)) throw err;
+        last = err;
       }
     }
   }

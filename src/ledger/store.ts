@@ -24,6 +24,15 @@ export interface TransitionOptions {
    * (see `LedgerStore.create` for the rules they follow).
    */
   postings?: readonly Posting[];
+  /**
+   * The intent as the caller read it from this store (unchanged), when `from` is its status: the
+   * store may take from it the history, with the move appended, and the fields no write changes,
+   * instead of reading them back (the intent still had that status when the move was made, so it
+   * had not moved since: moves only go forward). Whatever the store does with it, the answer is
+   * the same; a store may ignore it (Redis and PostgreSQL keep the history in the intent's own
+   * record, which their move answers in its one round trip anyway).
+   */
+  read?: Intent;
 }
 
 /** A payout cap over a rolling window, for one scope of a payout (PAYOUT_KINDS). */

@@ -128,9 +128,12 @@ export class RoomEntries {
 
   /** Takes an ended entry out after `lingerMs`; its owner's client sees it deleted. */
   lingerThenRemove(intent: Intent): void {
+    // Its kind and id only: the timer must not keep the whole intent (its history, its meta)
+    // alive for lingerMs, into the old generation, at every settlement.
+    const { kind, id } = intent;
     this.#room.clock.setTimeout(() => {
       const state = this.find();
-      if (state) mapOf(state, intent.kind).delete(intent.id);
+      if (state) mapOf(state, kind).delete(id);
     }, this.#settings.lingerMs);
   }
 }

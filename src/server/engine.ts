@@ -27,6 +27,7 @@ import {
 import { afterWrite, draftOf, postingsFor } from '../ledger/journal.js';
 import type { BudgetWindow, CreateGuards, LedgerStore } from '../ledger/store.js';
 import { parseInput } from '../parse.js';
+import { parseJson } from './body.js';
 import { PayoutBreaker } from './breaker.js';
 import { ClientAddresses } from './client-address.js';
 import type { LightningEventName, LightningEvents, SafeEmitter } from './events.js';
@@ -241,14 +242,15 @@ export class Engine implements KindHost {
   }
 
   /**
-   * A status callback arrived for `token`. Returns the HTTP status to answer: 404 for a token
-   * that is not ours, 200 otherwise. The body is only a hint: it may name the resource of an
-   * intent whose create was ambiguous, but the status comes from the API. `arrivedAt`
-   * (`performance.now()` as the request came in) times the move it proves, for the metrics.
+   * A status callback arrived for `token`, with its raw `body`. Returns the HTTP status to
+   * answer: 404 for a token that is not ours, 200 otherwise. The body is only a hint: it may name
+   * the resource of an intent whose create was ambiguous (and is parsed only then), but the
+   * status comes from the API. `arrivedAt` (`performance.now()` as the request came in) times
+   * the move it proves, for the metrics.
    */
   async handleCallback(
     token: string,
-    hint: unknown,
+    body: Buffer,
     arrivedAt = performance.now(),
   ): Promise<number> {
     if (!looksLikeToken(token)) return 404;
@@ -257,11 +259,7 @@ export class Engine implements KindHost {
       this.#reportStrayCallback();
       return 404;
     }
-    const hintedId =
-      typeof hint === 'object' && hint !== null && typeof (hint as { id?: unknown }).id === 'string'
-        ? (hint as { id: string }).id
-        : undefined;
-    const after = await this.check(intent, hintedId);
+    const after = await this.check(intent, intent.remoteId === null ? hintedId(body) : undefined);
     if (after.status !== intent.status) this.onCallbackMove?.(after, performance.now() - arrivedAt);
     return 200;
   }
@@ -510,6 +508,8 @@ export class Engine implements KindHost {
       note,
       now,
       postings,
+      // What the store needs of the intent as it was is in hand: no read of its history back.
+      read: intent,
     });
     if (!moved) return null;
     this.#publish(moved);
@@ -597,6 +597,16 @@ export class Engine implements KindHost {
     );
     this.#strays = { count: 0, reportedAt: now };
   }
+}
+
+/** The resource id a callback's body names, if it is JSON with a string `id`. */
+function hintedId(body: Buffer): string | undefined {
+  const hint = parseJson(body);
+  return typeof hint === 'object' &&
+    hint !== null &&
+    typeof (hint as { id?: unknown }).id === 'string'
+    ? (hint as { id: string }).id
+    : undefined;
 }
 
 /**

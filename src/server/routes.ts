@@ -11,7 +11,7 @@
  * Every answer is empty: a status, and on the set-up probe one header. Cost: nothing beyond
  * what the engine does per callback or webhook.
  */
-import { BodyTooLargeError, parseJson } from './body.js';
+import { BodyTooLargeError } from './body.js';
 import type { HeaderReader } from './client-address.js';
 import type { Engine } from './engine.js';
 import type { LightningLogger } from './logger.js';
@@ -113,7 +113,7 @@ async function answerCallback(
   }
   const raw = await read(host, request);
   if (typeof raw === 'number') return empty(raw);
-  return empty(await engine.handleCallback(token, parseJson(raw), arrivedAt));
+  return empty(await engine.handleCallback(token, raw, arrivedAt));
 }
 
 async function answerWebhook(

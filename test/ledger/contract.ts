@@ -418,6 +418,114 @@ export function describeLedgerContract(name: string, factory: LedgerFactory): vo
         });
       });
 
+      it('answers a move handed the intent it read (`read`) as it answers one without', async () => {
+        const created = await store.create(newIntent({ nextCheckAt: 50 }), 10);
+        const read = await store.transition(created.id, 'creating', 'unknown', {
+          patch: { remoteId: 'wr-r' },
+          note: 'no answer',
+          now: 20,
+          read: created,
+        });
+        if (!read) assert.fail('transition refused');
+        assert.deepEqual(read, await store.get(created.id));
+        // Written since the read, the status unchanged: the answer shows them, not the reading.
+        await store.update(created.id, 'unknown', { error: 'slow', meta: { seen: 1 } }, 30);
+        const [leased] = await store.claimDue(100, 1, 'worker-1', 60_000);
+        assert.equal(leased?.id, created.id);
+        const snapshot = structuredClone(read);
+        const moved = await store.transition(created.id, 'unknown', 'pending', {
+          patch: { code: 'LNURL1R' },
+          note: 'found',
+          now: 40,
+          read,
+        });
+        if (!moved) assert.fail('transition refused');
+        assert.deepEqual(moved, await store.get(created.id));
+        assertIncludes(moved, { error: 'slow', meta: { seen: 1 }, leaseOwner: 'worker-1' });
+        assert.deepEqual(moved.history, [
+          { at: 10, from: null, to: 'creating' },
+          { at: 20, from: 'creating', to: 'unknown', note: 'no answer' },
+          { at: 40, from: 'unknown', to: 'pending', note: 'found' },
+        ]);
+        // Nothing shared with the reading, either way.
+        assert.deepEqual(read, snapshot);
+        moved.history.length = 0;
+        assert.deepEqual(read, snapshot);
+        const done = await store.transition(created.id, 'pending', 'completed', {
+          now: 50,
+          read: (await store.get(created.id)) ?? undefined,
+        });
+        assert.deepEqual(
+          done?.history.map((h) => h.to),
+          ['creating', 'unknown', 'pending', 'completed'],
+        );
+        assert.deepEqual(done, await store.get(created.id));
+      });
+
+      it('answers a move handed its reading as a read afterwards, whatever its patch writes', async () => {
+        const patches: IntentPatch[] = [
+          { remoteId: 'wr-p', code: 'LNURL1P', uri: 'lightning:LNURL1P', meta: { shownAt: 5 } },
+          { code: 'LNURL1Q', expiresAt: 90, nextCheckAt: 70, checks: 2, error: null },
+          { uri: 'https://pay.example/q', meta: {} },
+          { remoteId: randomUUID(), leaseOwner: 'w', leaseUntil: 99, error: 'x' },
+          {},
+        ];
+        for (const patch of patches) {
+          const created = await store.create(
+            newIntent({ meta: { keep: true }, nextCheckAt: 10, expiresAt: 60 }),
+            5,
+          );
+          const unknown = await store.transition(created.id, 'creating', 'unknown', {
+            patch: { code: 'LNURL1OLD', uri: 'lightning:LNURL1OLD' },
+            now: 6,
+            read: created,
+          });
+          if (!unknown) assert.fail('transition refused');
+          for (const to of ['pending', 'completed'] as const) {
+            const from = (await store.get(created.id)) as Intent;
+            const terminal = isTerminal(to);
+            const moved = await store.transition(created.id, from.status, to, {
+              patch: terminal
+                ? { ...patch, nextCheckAt: undefined, leaseOwner: undefined, leaseUntil: undefined }
+                : patch,
+              note: to,
+              now: 7,
+              read: from,
+            });
+            assert.deepEqual(moved, await store.get(created.id), JSON.stringify(patch));
+          }
+        }
+      });
+
+      it('keeps the history it holds when `read` is a reading from before another move', async () => {
+        const created = await store.create(newIntent(), 10);
+        await store.transition(created.id, 'creating', 'pending', { now: 20 });
+        // A stale reading (creating) beside a move from pending: the move is the store's to tell.
+        const moved = await store.transition(created.id, 'pending', 'completed', {
+          now: 30,
+          read: created,
+        });
+        assert.deepEqual(
+          moved?.history.map((h) => h.to),
+          ['creating', 'pending', 'completed'],
+        );
+        assert.deepEqual(moved, await store.get(created.id));
+        // Several sources: the status it left is the store's to tell too.
+        const other = await intentIn('unknown');
+        const fromEither = await store.transition(other.id, ['pending', 'unknown'], 'expired', {
+          read: other,
+        });
+        assert.equal(fromEither?.history.at(-1)?.from, 'unknown');
+        assert.deepEqual(fromEither, await store.get(other.id));
+        // A reading in the move's source that lost the race: null, as without it.
+        const raced = await intentIn('pending');
+        await store.transition(raced.id, 'pending', 'failed');
+        assert.equal(
+          await store.transition(raced.id, 'pending', 'completed', { read: raced }),
+          null,
+        );
+      });
+
       it('returns null and changes nothing when the status is not a listed source', async () => {
         const pending = await intentIn('pending');
         assert.equal(await store.transition(pending.id, 'unknown', 'completed'), null);
@@ -863,6 +971,32 @@ export function describeLedgerContract(name: string, factory: LedgerFactory): vo
         assert.deepEqual(rows(await store.balances(['house:rewards', 'inflight'])), [
           `house:rewards msats -${max}`,
           `inflight msats ${max}`,
+        ]);
+      });
+
+      it('keeps apart an account first named by a refused write and the next one named', async () => {
+        const max = String(2n ** 63n - 1n);
+        await store.create(newIntent(), 1, undefined, [posting({ amount: max })]);
+        // Names house:rake for the first time, then takes inflight past 2^63: refused whole.
+        const refused = await store.create(newIntent(), 2);
+        await rejection(
+          store.update(refused.id, 'creating', { checks: 1 }, 3, [
+            posting({ tag: 'x', debit: 'house:rake', credit: 'inflight', amount: '1' }),
+          ]),
+          InvalidIntentError,
+        );
+        // Another account named for the first time, then house:rake: each its own balance.
+        const alice = `claimable:player-${randomUUID()}`;
+        await store.update(refused.id, 'creating', { checks: 2 }, 4, [
+          posting({ tag: 'y', debit: 'wallet', credit: alice, amount: '5' }),
+        ]);
+        await store.update(refused.id, 'creating', { checks: 3 }, 5, [
+          posting({ tag: 'z', debit: 'wallet', credit: 'house:rake', amount: '7' }),
+        ]);
+        assert.deepEqual(rows(await store.balances([alice, 'house:rake', 'wallet'])), [
+          `${alice} msats 5`,
+          'house:rake msats 7',
+          'wallet msats -12',
         ]);
       });
 

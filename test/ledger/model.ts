@@ -202,6 +202,8 @@ export type Call =
       patch: IntentPatch;
       note: string;
       postings: Posting[];
+      /** The intent as the model holds it, handed over as the engine hands its reading (`read`). */
+      read?: Intent;
     }
   | {
       op: 'update';
@@ -349,6 +351,8 @@ export function resolve(model: Model, op: Op, sharedId?: string): Call {
         patch,
         note: `w${writer}`,
         postings: postingsFor(before, afterWrite(before, op.to, patch, now)),
+        // Half the moves carry their reading: stale ones too, when writers race.
+        ...(op.pick % 2 === 0 ? { read: before } : {}),
       };
     }
     case 'update': {
@@ -528,6 +532,7 @@ export async function perform(writers: Writers, call: Call): Promise<Answer> {
           note: call.note,
           now,
           postings: call.postings,
+          ...(call.read === undefined ? {} : { read: call.read }),
         });
         return { intent: moved && project(moved) };
       }
@@ -562,7 +567,7 @@ export function describeCall(call: Call): string {
     case 'create':
       return `${w}.create(${call.id}, ${call.intent.kind} of ${call.intent.playerId}${call.intent.groupId ? ` in ${call.intent.groupId}` : ''}, ${JSON.stringify(call.intent.meta)}, next ${call.nextCheckAt === null ? 'none' : t(call.nextCheckAt)}, ${t(call.now)})${describePostings(call.postings)}`;
     case 'transition':
-      return `${w}.transition(${call.id}, [${call.from}] -> ${call.to}, ${JSON.stringify(call.patch)}, ${t(call.now)})${describePostings(call.postings)}`;
+      return `${w}.transition(${call.id}, [${call.from}] -> ${call.to}, ${JSON.stringify(call.patch)}, ${t(call.now)}${call.read ? `, read in ${call.read.status}` : ''})${describePostings(call.postings)}`;
     case 'update':
       return `${w}.update(${call.id}, ${call.status}, ${JSON.stringify(call.patch)}, ${t(call.now)})${describePostings(call.postings)}`;
     case 'claim':
