@@ -132,35 +132,35 @@ const MAX_KNOWN_NOTES = 1_000;
 type Params = Record<string, SQLInputValue>;
 
 export class SqliteCore {
-  private readonly sql: ReturnType<typeof prepareStatements>;
+  readonly #sql: ReturnType<typeof prepareStatements>;
   /** UPDATE statements by patch shape (and target, for moves): a few dozen at most. */
-  private readonly shaped = new Map<string, StatementSync>();
+  readonly #shaped = new Map<string, StatementSync>();
   /** Inside batch(): each write is a savepoint of the batch's one transaction. */
-  private batching = false;
+  #batching = false;
   /**
    * The budget scopes whose index a create of this connection has built (or found), once that
    * create was kept: a refused one rolls its index back with it. Until then each budgeted
    * create asks again (a no-op once the index exists).
    */
-  private readonly payoutIndexed = new Set<BudgetWindow['scope']>();
+  readonly #payoutIndexed = new Set<BudgetWindow['scope']>();
   /**
    * Ids of shared accounts and of notes whose rows are committed: a row of either table never
    * changes or goes once written, so its id holds for good, in every process on the file.
    */
-  private readonly knownAccounts = new Map<string, number>();
-  private readonly knownNotes = new Map<string, number>();
+  readonly #knownAccounts = new Map<string, number>();
+  readonly #knownNotes = new Map<string, number>();
   /**
    * Ids the open transaction found or made, kept (known*) only once it commits: a rolled-back
    * insert's id goes to the next name that is inserted.
    */
-  private seen: [Map<string, number>, string, number][] = [];
+  #seen: [Map<string, number>, string, number][] = [];
 
   /** The operator log's statements (sqlite-operator.ts). */
-  private readonly operator: SqliteOperatorLog;
+  readonly #operator: SqliteOperatorLog;
 
   constructor(readonly db: DatabaseSync) {
-    this.sql = prepareStatements(db);
-    this.operator = new SqliteOperatorLog(db);
+    this.#sql = prepareStatements(db);
+    this.#operator = new SqliteOperatorLog(db);
   }
 
   /**
@@ -191,18 +191,18 @@ export class SqliteCore {
       meta: metaText(input.meta),
     };
     try {
-      const created = this.write(() => {
-        this.guard(input, now, guards);
-        const row = this.sql.insert.get(params) as unknown as Row;
-        this.post(row[COLUMN.seq], postings, now);
+      const created = this.#write(() => {
+        this.#guard(input, now, guards);
+        const row = this.#sql.insert.get(params) as unknown as Row;
+        this.#post(row[COLUMN.seq], postings, now);
         return rowToIntent(row, []);
       });
-      for (const budget of guards.budgets ?? []) this.payoutIndexed.add(budget.scope);
+      for (const budget of guards.budgets ?? []) this.#payoutIndexed.add(budget.scope);
       return created;
     } catch (err) {
       const dup = duplicateOrSelf(err);
       if (dup instanceof DuplicateIntentError && dup.field === 'openKey') {
-        const holder = this.sql.openKeyHolder.get(input.openKey ?? null) as
+        const holder = this.#sql.openKeyHolder.get(input.openKey ?? null) as
           | { id: string | Uint8Array }
           | undefined;
         const existingId = holder === undefined ? null : unpackId(holder.id);
@@ -213,30 +213,30 @@ export class SqliteCore {
   }
 
   /** The guards of a create, inside its write transaction: a refusal rolls the insert back. */
-  private guard(input: NewIntent, now: number, guards: CreateGuards): void {
+  #guard(input: NewIntent, now: number, guards: CreateGuards): void {
     if (guards.maxOpenPerPlayer !== undefined) {
-      const { open } = this.sql.countOpen.get(input.playerId) as { open: number };
+      const { open } = this.#sql.countOpen.get(input.playerId) as { open: number };
       if (open >= guards.maxOpenPerPlayer) {
         throw new LimitExceededError('maxOpenPerPlayer', guards.maxOpenPerPlayer, input.playerId);
       }
     }
     if (guards.maxOpenPerGame !== undefined) {
       // One row the schema's triggers keep (sqlite-schema.ts), not a count of the open intents.
-      const { n } = this.sql.openInGame.get() as { n: number };
+      const { n } = this.#sql.openInGame.get() as { n: number };
       if (n >= guards.maxOpenPerGame) {
         throw new LimitExceededError('maxOpenPerGame', guards.maxOpenPerGame, input.playerId);
       }
     }
     for (const budget of guards.budgets ?? []) {
       // Part of this create's transaction: kept with it, or rolled back with its refusal.
-      if (!this.payoutIndexed.has(budget.scope)) this.sql.payoutIndex[budget.scope].run();
+      if (!this.#payoutIndexed.has(budget.scope)) this.#sql.payoutIndex[budget.scope].run();
       const since = now - budget.windowMs;
       const row = (
         budget.scope === 'player'
-          ? this.sql.reservedByPlayer.get(input.playerId, since)
+          ? this.#sql.reservedByPlayer.get(input.playerId, since)
           : budget.scope === 'room'
-            ? this.sql.reservedByRoom.get(input.roomId, since)
-            : this.sql.reservedByGame.get(since)
+            ? this.#sql.reservedByRoom.get(input.roomId, since)
+            : this.#sql.reservedByGame.get(since)
       ) as { reserved: bigint };
       if (row.reserved + BigInt(input.amount) > BigInt(budget.limitMsat)) {
         throw new BudgetExceededError(
@@ -250,27 +250,27 @@ export class SqliteCore {
   }
 
   get(id: string): Intent | null {
-    return joinedToIntent(this.sql.byId.all(packId(id)));
+    return joinedToIntent(this.#sql.byId.all(packId(id)));
   }
 
   byCallbackToken(token: string): Intent | null {
-    return joinedToIntent(this.sql.byToken.all(packToken(token)));
+    return joinedToIntent(this.#sql.byToken.all(packToken(token)));
   }
 
   byRemoteId(kind: Intent['kind'], remoteId: string): Intent | null {
-    return this.one(this.sql.byRemote.get(kind, packId(remoteId)));
+    return this.#one(this.#sql.byRemote.get(kind, packId(remoteId)));
   }
 
   openByRoom(roomId: string): Intent[] {
-    return this.many(this.sql.openByRoom.all(roomId));
+    return this.#many(this.#sql.openByRoom.all(roomId));
   }
 
   openByPlayer(playerId: string): Intent[] {
-    return this.many(this.sql.openByPlayer.all(playerId));
+    return this.#many(this.#sql.openByPlayer.all(playerId));
   }
 
   byGroup(groupId: string): Intent[] {
-    return this.many(this.sql.byGroup.all(groupId));
+    return this.#many(this.#sql.byGroup.all(groupId));
   }
 
   /** `sources` deduplicated and checked by assertMove, `patch` by parsePatch and assertSchedulable. */
@@ -285,18 +285,18 @@ export class SqliteCore {
   ): Intent | null {
     const terminal = isTerminal(to);
     const fields = patchFields(patch, terminal);
-    const statement = this.rowShape(`move:${terminal ? 't' : 'o'}:${fields.join(',')}`, () =>
+    const statement = this.#rowShape(`move:${terminal ? 't' : 'o'}:${fields.join(',')}`, () =>
       moveSql(fields, terminal, COLUMNS),
     );
-    return this.journaled(() => {
+    return this.#journaled(() => {
       const row = statement.get(moveParams(id, sources, to, patch, now, fields)) as Row | undefined;
       if (row === undefined) return null;
       const seq = row[COLUMN.seq];
-      this.appendMove(seq, to, now, note, postings);
+      this.#appendMove(seq, to, now, note, postings);
       // A move out of `creating` is the intent's first (every answer of the service): its
       // history needs no read.
       const first = sources.length === 1 && sources[0] === 'creating';
-      return rowToIntent(row, first ? [[STEPS.indexOf(to), now, note]] : this.moves(seq));
+      return rowToIntent(row, first ? [[STEPS.indexOf(to), now, note]] : this.#moves(seq));
     });
   }
 
@@ -317,30 +317,30 @@ export class SqliteCore {
   ): unknown[] | null {
     const terminal = isTerminal(to);
     const fields = patchFields(patch, terminal);
-    const statement = this.rowShape(`read:${terminal ? 't' : 'o'}:${fields.join(',')}`, () =>
+    const statement = this.#rowShape(`read:${terminal ? 't' : 'o'}:${fields.join(',')}`, () =>
       moveSql(fields, terminal, `seq, ${movedColumns(fields, terminal).join(', ')}`),
     );
-    return this.journaled(() => {
+    return this.#journaled(() => {
       const row = statement.get(moveParams(id, [from], to, patch, now, fields)) as
         | unknown[]
         | undefined;
       if (row === undefined) return null;
-      this.appendMove(row[0] as number, to, now, note, postings);
+      this.#appendMove(row[0] as number, to, now, note, postings);
       return row;
     });
   }
 
   /** What every move writes besides its row: its postings, and its step in the history. */
-  private appendMove(
+  #appendMove(
     seq: number,
     to: IntentStatus,
     now: number,
     note: string | null,
     postings: readonly Posting[],
   ): void {
-    this.post(seq, postings, now);
-    const noteId = note === null ? null : this.noteId(note);
-    this.sql.appendMove.run(seq, STEPS.indexOf(to), now, noteId);
+    this.#post(seq, postings, now);
+    const noteId = note === null ? null : this.#noteId(note);
+    this.#sql.appendMove.run(seq, STEPS.indexOf(to), now, noteId);
   }
 
   update(
@@ -351,17 +351,17 @@ export class SqliteCore {
     postings: readonly Posting[] = [],
   ): Intent | null {
     const fields = patchFields(patch, false);
-    const statement = this.rowShape(`update:${fields.join(',')}`, () => {
+    const statement = this.#rowShape(`update:${fields.join(',')}`, () => {
       const sets = ['updated_at = :now', ...patchSets(fields)];
       return `UPDATE intents SET ${sets.join(', ')}
         WHERE id = :id AND status = :status RETURNING ${COLUMNS}`;
     });
     const params: Params = { ...patchParams(patch, fields), id: packId(id), status, now };
-    return this.journaled(() => {
+    return this.#journaled(() => {
       const row = statement.get(params) as Row | undefined;
       if (row === undefined) return null;
-      this.post(row[COLUMN.seq], postings, now);
-      return this.one(row);
+      this.#post(row[COLUMN.seq], postings, now);
+      return this.#one(row);
     });
   }
 
@@ -388,7 +388,7 @@ export class SqliteCore {
     // By time alone: the planner would walk the whole journal in seq order for a recent
     // window; its index finds the window, then its few entries are sorted.
     const byTime = terms.length === 2 && query.since !== undefined;
-    const statement = this.shape(
+    const statement = this.#shape(
       `journal:${terms.join(' AND ')}`,
       () => `
         SELECT j.seq, i.id, j.tag, i.player_id, i.group_id, d.name AS debit, c.name AS credit,
@@ -413,19 +413,19 @@ export class SqliteCore {
   balances(accounts: readonly string[] | undefined): AccountBalance[] {
     if (accounts === undefined) {
       return (
-        this.sql.classBalances.all() as { class: string; unit: string; balance: bigint }[]
+        this.#sql.classBalances.all() as { class: string; unit: string; balance: bigint }[]
       ).map((r) => ({ account: r.class, unit: r.unit, balance: String(r.balance) }));
     }
     return accounts.flatMap((account) => {
-      const rows = this.sql.accountBalances.all(account) as { unit: string; balance: bigint }[];
+      const rows = this.#sql.accountBalances.all(account) as { unit: string; balance: bigint }[];
       if (rows.length === 0) return [{ account, unit: 'msats', balance: '0' }];
       return rows.map((r) => ({ account, unit: r.unit, balance: String(r.balance) }));
     });
   }
 
   claimDue(now: number, limit: number, owner: string, leaseMs: number): Intent[] {
-    const rows = this.write(
-      () => this.sql.claim.all({ now, limit, owner, until: now + leaseMs }) as unknown as Row[],
+    const rows = this.#write(
+      () => this.#sql.claim.all({ now, limit, owner, until: now + leaseMs }) as unknown as Row[],
     );
     // RETURNING yields rows in no promised order; the contract is nextCheckAt, then age.
     rows.sort(
@@ -434,40 +434,40 @@ export class SqliteCore {
         a[COLUMN.created_at] - b[COLUMN.created_at] ||
         a[COLUMN.seq] - b[COLUMN.seq],
     );
-    return this.many(rows);
+    return this.#many(rows);
   }
 
   release(id: string, owner: string): void {
-    this.write(() => this.sql.release.run(packId(id), owner));
+    this.#write(() => this.#sql.release.run(packId(id), owner));
   }
 
   unknowns(limit: number): Intent[] {
-    return this.many(this.sql.unknowns.all(limit));
+    return this.#many(this.#sql.unknowns.all(limit));
   }
 
   advanceChecks(at: number): number {
-    return Number(this.write(() => this.sql.advance.run({ at }).changes));
+    return Number(this.#write(() => this.#sql.advance.run({ at }).changes));
   }
 
   recordEvent(eventId: string, now: number): boolean {
     // Kept for good: a signed event has no timestamp, so only its id tells a late replay.
-    return this.write(() => this.sql.recordEvent.run(eventId, now).changes === 1);
+    return this.#write(() => this.#sql.recordEvent.run(eventId, now).changes === 1);
   }
 
   recordOperatorAction(line: NewOperatorAction, now: number): OperatorAction {
-    return this.write(() => this.operator.append(line, now));
+    return this.#write(() => this.#operator.append(line, now));
   }
 
   recordBlock(line: NewOperatorAction, now: number): OperatorAction | null {
-    return this.write(() => this.operator.block(line, now));
+    return this.#write(() => this.#operator.block(line, now));
   }
 
   isBlocked(playerId: string): boolean {
-    return this.operator.isBlocked(playerId);
+    return this.#operator.isBlocked(playerId);
   }
 
   operatorLog(query: OperatorLogFilter): OperatorLogPage {
-    return this.operator.page(query);
+    return this.#operator.page(query);
   }
 
   close(): void {
@@ -485,86 +485,86 @@ export class SqliteCore {
    * when the write lock cannot be had (nothing ran), and what COMMIT throws (all undone).
    */
   batch(fn: () => void): void {
-    this.begin();
-    this.batching = true;
+    this.#begin();
+    this.#batching = true;
     try {
       fn();
     } catch (err) {
-      this.seen = [];
+      this.#seen = [];
       throw err;
     } finally {
-      this.batching = false;
+      this.#batching = false;
     }
     try {
-      this.sql.commit.run();
-      this.keepSeen();
+      this.#sql.commit.run();
+      this.#keepSeen();
     } catch (err) {
-      this.seen = [];
-      if (this.db.isTransaction) this.sql.rollback.run();
+      this.#seen = [];
+      if (this.db.isTransaction) this.#sql.rollback.run();
       throw busyOrSelf(err);
     }
   }
 
   /** Takes the write lock up front (IMMEDIATE), so a transaction never fails halfway on a lock upgrade. */
-  private write<T>(fn: () => T): T {
-    if (this.batching) {
-      const seen = this.seen.length;
-      this.sql.savepoint.run();
+  #write<T>(fn: () => T): T {
+    if (this.#batching) {
+      const seen = this.#seen.length;
+      this.#sql.savepoint.run();
       try {
         const result = fn();
-        this.sql.releaseSavepoint.run();
+        this.#sql.releaseSavepoint.run();
         return result;
       } catch (err) {
-        this.seen.length = seen;
-        this.sql.rollbackSavepoint.run();
-        this.sql.releaseSavepoint.run();
+        this.#seen.length = seen;
+        this.#sql.rollbackSavepoint.run();
+        this.#sql.releaseSavepoint.run();
         throw busyOrSelf(err);
       }
     }
-    this.begin();
+    this.#begin();
     try {
       const result = fn();
-      this.sql.commit.run();
-      this.keepSeen();
+      this.#sql.commit.run();
+      this.#keepSeen();
       return result;
     } catch (err) {
-      this.seen = [];
-      if (this.db.isTransaction) this.sql.rollback.run();
+      this.#seen = [];
+      if (this.db.isTransaction) this.#sql.rollback.run();
       throw busyOrSelf(err);
     }
   }
 
   /** After a commit: the ids its transaction found or made are known for good. */
-  private keepSeen(): void {
-    for (const [known, name, id] of this.seen) {
-      if (known !== this.knownNotes || known.size < MAX_KNOWN_NOTES) known.set(name, id);
+  #keepSeen(): void {
+    for (const [known, name, id] of this.#seen) {
+      if (known !== this.#knownNotes || known.size < MAX_KNOWN_NOTES) known.set(name, id);
     }
-    this.seen = [];
+    this.#seen = [];
   }
 
-  private begin(): void {
+  #begin(): void {
     try {
-      this.sql.begin.run();
+      this.#sql.begin.run();
     } catch (err) {
       throw busyOrSelf(err);
     }
   }
 
-  private shape(key: string, sql: () => string): StatementSync {
-    let statement = this.shaped.get(key);
+  #shape(key: string, sql: () => string): StatementSync {
+    let statement = this.#shaped.get(key);
     if (statement === undefined) {
       statement = this.db.prepare(sql());
-      this.shaped.set(key, statement);
+      this.#shaped.set(key, statement);
     }
     return statement;
   }
 
   /** shape() for a statement that returns intents' rows: read as arrays (Row). */
-  private rowShape(key: string, sql: () => string): StatementSync {
-    let statement = this.shaped.get(key);
+  #rowShape(key: string, sql: () => string): StatementSync {
+    let statement = this.#shaped.get(key);
     if (statement === undefined) {
       statement = arrays(this.db.prepare(sql()));
-      this.shaped.set(key, statement);
+      this.#shaped.set(key, statement);
     }
     return statement;
   }
@@ -573,9 +573,9 @@ export class SqliteCore {
    * A write that may carry postings: null when one of them is already journaled, and then
    * nothing of it is kept (its transaction or savepoint is rolled back).
    */
-  private journaled<T>(fn: () => T | null): T | null {
+  #journaled<T>(fn: () => T | null): T | null {
     try {
-      return this.write(fn);
+      return this.#write(fn);
     } catch (err) {
       if (err instanceof AlreadyJournaled) return null;
       throw err;
@@ -587,16 +587,16 @@ export class SqliteCore {
    * write. Throws AlreadyJournaled when an entry's id is taken, InvalidIntentError when a
    * balance would pass a signed 64-bit integer (STRICT refuses the REAL SQLite makes of it).
    */
-  private post(seq: number, postings: readonly Posting[], now: number): void {
+  #post(seq: number, postings: readonly Posting[], now: number): void {
     for (const p of postings) {
-      const debit = this.accountId(p.debit);
-      const credit = this.accountId(p.credit);
+      const debit = this.#accountId(p.debit);
+      const credit = this.#accountId(p.credit);
       const amount = BigInt(p.amount);
-      const entry = [seq, p.tag, debit, credit, amount, p.unit, this.noteId(p.why), now] as const;
-      if (this.sql.addEntry.run(...entry).changes === 0) throw new AlreadyJournaled();
+      const entry = [seq, p.tag, debit, credit, amount, p.unit, this.#noteId(p.why), now] as const;
+      if (this.#sql.addEntry.run(...entry).changes === 0) throw new AlreadyJournaled();
       try {
-        this.sql.addBalances.run(credit, p.unit, amount, debit, p.unit, -amount);
-        this.sql.addClassBalances.run(
+        this.#sql.addBalances.run(credit, p.unit, amount, debit, p.unit, -amount);
+        this.#sql.addClassBalances.run(
           accountClass(p.credit),
           p.unit,
           amount,
@@ -615,35 +615,37 @@ export class SqliteCore {
   }
 
   /** An account's id in `accounts`, recorded the first time it is named. */
-  private accountId(name: string): number {
-    const kept = this.knownAccounts.get(name);
+  #accountId(name: string): number {
+    const kept = this.#knownAccounts.get(name);
     if (kept !== undefined) return kept;
-    const found = this.sql.accountId.get(name) as { id: number } | undefined;
-    const id = found?.id ?? (this.sql.addAccount.get(name) as { id: number }).id;
-    if (SHARED_CLASSES.has(accountClass(name))) this.seen.push([this.knownAccounts, name, id]);
+    const found = this.#sql.accountId.get(name) as { id: number } | undefined;
+    const id = found?.id ?? (this.#sql.addAccount.get(name) as { id: number }).id;
+    if (SHARED_CLASSES.has(accountClass(name))) this.#seen.push([this.#knownAccounts, name, id]);
     return id;
   }
 
   /** A note's id in `notes`, recorded the first time it is seen (inside the move's transaction). */
-  private noteId(text: string): number {
-    const kept = this.knownNotes.get(text);
+  #noteId(text: string): number {
+    const kept = this.#knownNotes.get(text);
     if (kept !== undefined) return kept;
-    const found = this.sql.noteId.get(text) as { id: number } | undefined;
-    const id = found?.id ?? (this.sql.addNote.get(text) as { id: number }).id;
-    this.seen.push([this.knownNotes, text, id]);
+    const found = this.#sql.noteId.get(text) as { id: number } | undefined;
+    const id = found?.id ?? (this.#sql.addNote.get(text) as { id: number }).id;
+    this.#seen.push([this.#knownNotes, text, id]);
     return id;
   }
 
-  private moves(seq: number): Move[] {
-    return this.sql.moves.all(seq) as unknown as Move[];
+  #moves(seq: number): Move[] {
+    return this.#sql.moves.all(seq) as unknown as Move[];
   }
 
-  private one(row: unknown): Intent | null {
-    return row === undefined ? null : rowToIntent(row as Row, this.moves((row as Row)[COLUMN.seq]));
+  #one(row: unknown): Intent | null {
+    return row === undefined
+      ? null
+      : rowToIntent(row as Row, this.#moves((row as Row)[COLUMN.seq]));
   }
 
-  private many(rows: unknown[]): Intent[] {
-    return (rows as Row[]).map((row) => rowToIntent(row, this.moves(row[COLUMN.seq])));
+  #many(rows: unknown[]): Intent[] {
+    return (rows as Row[]).map((row) => rowToIntent(row, this.#moves(row[COLUMN.seq])));
   }
 }
 
