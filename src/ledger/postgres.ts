@@ -353,6 +353,7 @@ export class PostgresLedger implements LedgerStore {
       // Where the last count seen was near this cap, straight to the exact count.
       let exactCount = cap !== undefined && this.#lastOpen + OPEN_STRIPES > cap;
       let exactShares = false;
+      let deadlocks = 0;
       let rows: Record<string, unknown>[];
       for (;;) {
         try {
@@ -361,6 +362,8 @@ export class PostgresLedger implements LedgerStore {
         } catch (err) {
           if (err instanceof NearCap && !exactCount) exactCount = true;
           else if (journaling && !exactShares && pastShare(err)) exactShares = true;
+          // PostgreSQL rolled the loser back whole: nothing of it was written (see deadlocked).
+          else if (deadlocked(err) && deadlocks++ < DEADLOCK_RETRIES) continue;
           else throw err;
         }
       }
@@ -540,12 +543,16 @@ export class PostgresLedger implements LedgerStore {
         if (!pastShare(err)) throw err;
         const pool = await this.#ready();
         const first = `WITH ${this.#sql.journalingMovesCte}\n${write}`;
-        const row = await this.#transaction(pool, [], (client) =>
-          this.#exactly(client, first, values, entries, now),
-        ).catch((e: unknown) => {
-          throw mapError(e);
-        });
-        return row === null ? null : toIntent(row);
+        for (let deadlocks = 0; ; deadlocks++) {
+          try {
+            const row = await this.#transaction(pool, [], (client) =>
+              this.#exactly(client, first, values, entries, now),
+            );
+            return row === null ? null : toIntent(row);
+          } catch (e) {
+            if (!deadlocked(e) || deadlocks >= DEADLOCK_RETRIES) throw mapError(e);
+          }
+        }
       }
     } catch (err) {
       if (isJournaledAlready(err)) return null;
@@ -1299,6 +1306,23 @@ function postingParams(postings: readonly Posting[], now: number): unknown[] {
  * sum would overflow): made again on the exact path, which decides on the account's whole
  * total. Raw or mapped (InvalidIntentError keeps the database's error as its cause).
  */
+/** How often a write that PostgreSQL chose as a deadlock's victim is made again. */
+const DEADLOCK_RETRIES = 5;
+
+/**
+ * PostgreSQL broke a deadlock by rolling this write back whole (40P01). The exact path (a
+ * balance past its shard's share) locks every shard of its accounts while holding its own
+ * open-count stripe, and a create on another backend with the same stripe and shard number can
+ * hold one of those shards while it waits for that stripe: rare, harmless, and safe to make
+ * again, since nothing of the loser was written.
+ */
+function deadlocked(err: unknown): boolean {
+  for (const e of [err, (err as { cause?: unknown } | null)?.cause]) {
+    if (isDatabaseError(e) && e.code === '40P01') return true;
+  }
+  return false;
+}
+
 function pastShare(err: unknown): boolean {
   for (const e of [err, (err as { cause?: unknown } | null)?.cause]) {
     if (!isDatabaseError(e)) continue;
