@@ -12,31 +12,10 @@
 import { once } from 'node:events';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
-import { ConfigurationError } from '../errors.js';
-import { BodyTooLargeError } from '../server/body.js';
 import { nodeHeaders } from '../server/client-address.js';
+import { inFrontOf, readBody } from '../server/front.js';
 import { answerConsole, type ConsoleAnswer, type ConsoleSettings } from './console.js';
 import type { ConsoleHost } from './reads.js';
-
-const attached = Symbol('lightning console attached');
-
-function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > maxBytes) {
-        req.pause();
-        reject(new BodyTooLargeError(`body over ${maxBytes} bytes`));
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on('end', () => resolve(Buffer.concat(chunks, size)));
-    req.on('error', reject);
-  });
-}
 
 /** The request as `authorize` sees it: a WHATWG Request (headers, method, URL; no body). */
 function webRequest(req: IncomingMessage, url: URL): Request {
@@ -70,16 +49,8 @@ export function attachConsole(
   host: ConsoleHost,
   settings: ConsoleSettings,
 ): () => void {
-  const marked = server as (Server | HttpsServer) & { [attached]?: true };
-  if (marked[attached]) {
-    throw new ConfigurationError(
-      'lightning.attachConsole(server)',
-      'is already attached to this server',
-    );
-  }
   const { path } = settings;
-  const original = server.emit;
-  const answer = (req: IncomingMessage, res: ServerResponse): boolean => {
+  const request = (req: IncomingMessage, res: ServerResponse): boolean => {
     const raw = req.url ?? '/';
     const pathname = raw.split('?', 1)[0] as string;
     if (pathname !== path && !pathname.startsWith(`${path}/`)) return false;
@@ -97,20 +68,5 @@ export function attachConsole(
       .catch(() => res.destroy());
     return true;
   };
-  const emit = function (
-    this: Server | HttpsServer,
-    event: string | symbol,
-    ...args: unknown[]
-  ): boolean {
-    if (event === 'request' && answer(args[0] as IncomingMessage, args[1] as ServerResponse)) {
-      return true;
-    }
-    return original.apply(this, [event, ...args] as Parameters<typeof original>);
-  };
-  server.emit = emit as typeof server.emit;
-  marked[attached] = true;
-  return () => {
-    if (server.emit === (emit as typeof server.emit)) server.emit = original;
-    delete marked[attached];
-  };
+  return inFrontOf(server, 'lightning.attachConsole(server)', { request });
 }

@@ -18,51 +18,9 @@
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
-import { ConfigurationError } from '../errors.js';
-import { BodyTooLargeError } from './body.js';
 import { nodeHeaders } from './client-address.js';
+import { inFrontOf, readBody } from './front.js';
 import { answerRoute, matchRoute, type RouteRequest, type RoutesHost } from './routes.js';
-
-/** Reads the body up to `maxBytes`; past it, stops reading and rejects (the answer closes). */
-function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const declared = Number(req.headers['content-length'] ?? '0');
-    if (declared > maxBytes) {
-      reject(new BodyTooLargeError(`body over ${maxBytes} bytes`));
-      return;
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > maxBytes) {
-        cleanup();
-        req.pause();
-        reject(new BodyTooLargeError(`body over ${maxBytes} bytes`));
-        return;
-      }
-      chunks.push(chunk);
-    };
-    const onEnd = () => {
-      cleanup();
-      resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
-    };
-    const onError = (err: Error) => {
-      cleanup();
-      reject(err);
-    };
-    const cleanup = () => {
-      req.off('data', onData);
-      req.off('end', onEnd);
-      req.off('error', onError);
-      req.off('aborted', onError);
-    };
-    req.on('data', onData);
-    req.on('end', onEnd);
-    req.on('error', onError);
-    req.on('aborted', onError);
-  });
-}
 
 function routeRequest(req: IncomingMessage): RouteRequest {
   return {
@@ -72,7 +30,6 @@ function routeRequest(req: IncomingMessage): RouteRequest {
   };
 }
 
-const attached = Symbol('lightning routes attached');
 /** The headers of every empty answer (shared: node:http only reads them). */
 const EMPTY = Object.freeze({ 'content-length': '0' });
 const CLOSING = Object.freeze({ 'content-length': '0', connection: 'close' });
@@ -83,13 +40,8 @@ const CLOSING = Object.freeze({ 'content-length': '0', connection: 'close' });
  * before any listener runs. Returns a function that takes it away.
  */
 export function attachRoutes(server: Server | HttpsServer, host: RoutesHost): () => void {
-  const marked = server as (Server | HttpsServer) & { [attached]?: true };
-  if (marked[attached]) {
-    throw new ConfigurationError('lightning.attach(server)', 'is already attached to this server');
-  }
   const { prefix } = host;
-  const original = server.emit;
-  const answer = (req: IncomingMessage, res: ServerResponse): boolean => {
+  const request = (req: IncomingMessage, res: ServerResponse): boolean => {
     const url = req.url ?? '/';
     if (req.method !== 'POST' || !url.startsWith(prefix)) return false;
     const route = matchRoute(prefix, url.split('?', 1)[0] as string);
@@ -114,30 +66,15 @@ export function attachRoutes(server: Server | HttpsServer, host: RoutesHost): ()
       .catch(() => res.destroy());
     return true;
   };
-  // emit, not a listener: EventEmitter cannot stop a listener list half way, and a listener
-  // put first now would be second once Colyseus prepends its own in listen().
-  const emit = function (
-    this: Server | HttpsServer,
-    event: string | symbol,
-    ...args: unknown[]
-  ): boolean {
-    if (event === 'request' && answer(args[0] as IncomingMessage, args[1] as ServerResponse)) {
-      return true;
-    }
-    if (event === 'upgrade' && host.upgrade) {
-      const req = args[0] as IncomingMessage;
-      try {
-        host.upgrade(req.url ?? '/', nodeHeaders(req.headers), req.socket.remoteAddress ?? null);
-      } catch {
-        // Watching must never cost the upgrade: the room reads Colyseus's context instead.
-      }
-    }
-    return original.apply(this, [event, ...args] as Parameters<typeof original>);
-  };
-  server.emit = emit as typeof server.emit;
-  marked[attached] = true;
-  return () => {
-    if (server.emit === (emit as typeof server.emit)) server.emit = original;
-    delete marked[attached];
-  };
+  const watch = host.upgrade;
+  return inFrontOf(server, 'lightning.attach(server)', {
+    request,
+    // The room reads Colyseus's context when watching fails.
+    ...(watch
+      ? {
+          upgrade: (req: IncomingMessage) =>
+            watch(req.url ?? '/', nodeHeaders(req.headers), req.socket.remoteAddress ?? null),
+        }
+      : {}),
+  });
 }
