@@ -73,6 +73,7 @@ import {
   addressPaymentInput,
   type EntryFeeInput,
   entryFeeInput,
+  pageFields,
   type RewardInput,
   rewardInput,
   type SpendInput,
@@ -103,12 +104,7 @@ const journalQuery = z
     playerId: z.string().min(1).max(255).optional(),
     matchId: z.string().min(1).max(255).optional(),
     intentId: z.string().min(1).max(255).optional(),
-    since: z.number().int().nonnegative().optional(),
-    after: z
-      .string()
-      .regex(/^(0|[1-9][0-9]{0,15})$/, 'must be the `next` of an earlier page')
-      .optional(),
-    limit: z.number().int().min(1).max(1000).optional(),
+    ...pageFields,
   })
   .default({});
 

@@ -29,6 +29,7 @@ import type {
   OperatorLogQuery,
 } from '../ledger/operator-log.js';
 import type { Engine } from './engine.js';
+import { pageFields } from './operations/inputs.js';
 
 /** What a reissue needs of the matches (match/matches.ts): to issue a marked attempt again. */
 export interface Reissuer {
@@ -48,14 +49,9 @@ export const playerIdInput = z.string().min(1, 'must not be empty').max(255);
 export const resolveStatus = z.enum(['completed', 'expired', 'failed']);
 export const operatorLogQuery = z
   .strictObject({
-    since: z.number().int().nonnegative().optional(),
     intentId: z.string().min(1).max(255).optional(),
     playerId: z.string().min(1).max(255).optional(),
-    after: z
-      .string()
-      .regex(/^(0|[1-9][0-9]{0,15})$/, 'must be the `next` of an earlier page')
-      .optional(),
-    limit: z.number().int().min(1).max(1000).optional(),
+    ...pageFields,
   })
   .default({});
 

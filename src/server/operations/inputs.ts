@@ -75,3 +75,16 @@ export const spendInput = z.strictObject({
 });
 export type SpendInput = z.input<typeof spendInput>;
 export type ParsedSpend = z.output<typeof spendInput>;
+
+/**
+ * The fields every paged read of the ledger takes (the journal, the operator log): written
+ * since an epoch ms, after an earlier page's `next`, at most `limit` (1 to 1,000) a page.
+ */
+export const pageFields = {
+  since: z.number().int().nonnegative().optional(),
+  after: z
+    .string()
+    .regex(/^(0|[1-9][0-9]{0,15})$/, 'must be the `next` of an earlier page')
+    .optional(),
+  limit: z.number().int().min(1).max(1000).optional(),
+};
