@@ -32,25 +32,37 @@ export async function clientFiles(): Promise<Map<string, { body: Buffer; type: s
   ]);
 }
 
-/** Answers the static files first; every other request goes on to Colyseus's listeners. */
-export function serveInFront(server: Server, files: Map<string, { body: Buffer; type: string }>) {
+/**
+ * Puts `answer` before the request listeners the server has now (Colyseus's router among them):
+ * a request it answers (true) stops there, every other one goes on to them.
+ */
+export function answerFirst(
+  server: Server,
+  answer: (req: IncomingMessage, res: ServerResponse) => boolean,
+): void {
   const others = server.listeners('request') as ((
     req: IncomingMessage,
     res: ServerResponse,
   ) => void)[];
   server.removeAllListeners('request');
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    if (answer(req, res)) return;
+    for (const listener of others) listener.call(server, req, res);
+  });
+}
+
+/** Answers the static files first; every other request goes on to Colyseus's listeners. */
+export function serveInFront(server: Server, files: Map<string, { body: Buffer; type: string }>) {
+  answerFirst(server, (req, res) => {
     const file =
       req.method === 'GET' ? files.get((req.url ?? '/').split('?')[0] ?? '/') : undefined;
-    if (!file) {
-      for (const listener of others) listener.call(server, req, res);
-      return;
-    }
+    if (!file) return false;
     res.writeHead(200, {
       'content-type': `${file.type}; charset=utf-8`,
       'content-length': file.body.length,
       'cache-control': 'no-cache',
     });
     res.end(file.body);
+    return true;
   });
 }

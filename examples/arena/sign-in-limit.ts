@@ -23,6 +23,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { isIP } from 'node:net';
 import type { ArenaAuth } from './auth.js';
+import { answerFirst } from './serve.js';
 
 export interface GuestLimitOptions {
   /** New guests per address per window. */
@@ -113,22 +114,14 @@ export interface SignInLimitOptions {
  * other request goes on to the listeners the server had (Colyseus's router among them).
  */
 export function limitSignIns(server: Server, options: SignInLimitOptions): void {
-  const others = server.listeners('request') as ((
-    req: IncomingMessage,
-    res: ServerResponse,
-  ) => void)[];
-  server.removeAllListeners('request');
-  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+  answerFirst(server, (req: IncomingMessage, res: ServerResponse) => {
     const waitMs =
       req.method === 'POST' &&
       (req.url ?? '').split('?')[0] === '/auth' &&
       options.auth.returning(req.headers.authorization) === undefined
         ? options.limit.take(options.addressOf(req))
         : 0;
-    if (waitMs === 0) {
-      for (const listener of others) listener.call(server, req, res);
-      return;
-    }
+    if (waitMs === 0) return false;
     const seconds = Math.ceil(waitMs / 1000);
     const body = JSON.stringify({
       error: `too many new players from this address; try again in ${seconds} s`,
@@ -140,6 +133,7 @@ export function limitSignIns(server: Server, options: SignInLimitOptions): void 
       'cache-control': 'no-store',
     });
     res.end(body);
+    return true;
   });
 }
 

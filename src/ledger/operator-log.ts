@@ -153,11 +153,13 @@ export function parsePlayerId(playerId: string): string {
   return parsed.data;
 }
 
-/** A line as a store keeps it in one text: [seq, at, by, action, intentId, playerId, before, after, note]. */
-export function encodeLine(line: OperatorAction): string {
+/**
+ * A line as a store keeps it in one text is `[seq, at, by, action, intentId, playerId, before,
+ * after, note]`: this is its part after `at`, written by the caller (the store adds seq and at
+ * as it appends, decodeLine reads the whole).
+ */
+export function encodeTail(line: NewOperatorAction): string {
   return JSON.stringify([
-    line.seq,
-    line.at,
     line.by,
     line.action,
     line.intentId,
@@ -165,7 +167,7 @@ export function encodeLine(line: OperatorAction): string {
     line.before,
     line.after,
     line.note,
-  ]);
+  ]).slice(1, -1);
 }
 
 export function decodeLine(text: string): OperatorAction {

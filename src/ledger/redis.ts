@@ -87,6 +87,7 @@ import {
 } from './journal.js';
 import {
   decodeLine,
+  encodeTail,
   type NewOperatorAction,
   type OperatorAction,
   type OperatorLogPage,
@@ -482,15 +483,7 @@ export class RedisLedger implements LedgerStore {
     line: NewOperatorAction,
     now: number,
   ): Promise<OperatorAction | null> {
-    const tail = JSON.stringify([
-      line.by,
-      line.action,
-      line.intentId,
-      line.playerId,
-      line.before,
-      line.after,
-      line.note,
-    ]).slice(1, -1);
+    const tail = encodeTail(line);
     const reply = await this.#run(SCRIPTS.oplogAppend, [
       mode,
       String(now),
