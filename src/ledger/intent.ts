@@ -3,11 +3,14 @@
  * service is called. One shape for every store (SQLite, Redis), one list of statuses and
  * the one table of moves between them.
  *
+ *   held     -> creating | failed                          (an operator's approval or rejection)
  *   creating -> pending | unknown | failed
  *   pending  -> completed | expired | failed
  *   unknown  -> pending | completed | expired | failed   (only on a certain answer)
  *
- * `completed`, `expired` and `failed` are terminal: nothing moves out of them.
+ * `completed`, `expired` and `failed` are terminal: nothing moves out of them. `held` is only
+ * ever an intent's first status: a payout the approvals held when it was recorded (nothing sent
+ * until an operator approves it, see CreateGuards.hold).
  */
 
 /**
@@ -28,6 +31,7 @@ export function isPayout(kind: IntentKind): boolean {
 }
 
 export const INTENT_STATUSES = [
+  'held',
   'creating',
   'pending',
   'unknown',
@@ -38,10 +42,11 @@ export const INTENT_STATUSES = [
 export type IntentStatus = (typeof INTENT_STATUSES)[number];
 
 export const TERMINAL_STATUSES: readonly IntentStatus[] = ['completed', 'expired', 'failed'];
-export const OPEN_STATUSES: readonly IntentStatus[] = ['creating', 'pending', 'unknown'];
+export const OPEN_STATUSES: readonly IntentStatus[] = ['held', 'creating', 'pending', 'unknown'];
 
 /** The allowed moves; a transition not listed here is refused by every store. */
 export const TRANSITIONS: Readonly<Record<IntentStatus, readonly IntentStatus[]>> = {
+  held: ['creating', 'failed'],
   creating: ['pending', 'unknown', 'failed'],
   pending: ['completed', 'expired', 'failed'],
   unknown: ['pending', 'completed', 'expired', 'failed'],

@@ -17,6 +17,7 @@
  *   house:fees             what entry fees outside matches earned
  *   house:rake             what matches' rake earned
  *   house:unclaimed        match payouts whose code was shown and never claimed
+ *   house:rejected         match payouts an operator rejected (the approvals): the game keeps them
  *   points:<player>        points a player spent (in their currency, never mixed with msats)
  *   house:points           points the game took in spends
  *
@@ -129,6 +130,7 @@ export const accounts = {
   fees: 'house:fees',
   rake: 'house:rake',
   unclaimed: 'house:unclaimed',
+  rejected: 'house:rejected',
   points: (playerId: string) => `points:${playerId}`,
   housePoints: 'house:points',
 } as const;
@@ -158,7 +160,13 @@ export function fromPot(intent: Pick<Intent, 'groupId' | 'meta'>): boolean {
  */
 export function mayReissue(intent: Intent): boolean {
   if (!fromPot(intent) || attemptOf(intent) >= MAX_PAYOUT_ATTEMPTS) return false;
+  if (rejectedByOperator(intent)) return false;
   return intent.status === 'failed' || (intent.status === 'expired' && !wasShown(intent));
+}
+
+/** Whether an operator rejected this held payout (`meta.rejectedBy`): it is never issued again. */
+export function rejectedByOperator(intent: Pick<Intent, 'meta'>): boolean {
+  return typeof intent.meta.rejectedBy === 'string';
 }
 
 /** Whether an operator issued this ended payout or refund again (`meta.reissuedBy`, once). */
@@ -179,7 +187,7 @@ export interface Position {
   why: string;
 }
 
-const OPEN: readonly IntentStatus[] = ['creating', 'pending', 'unknown'];
+const OPEN: readonly IntentStatus[] = ['held', 'creating', 'pending', 'unknown'];
 
 /**
  * Where an intent's money sits in its current state: the journal's whole rule, one case per
@@ -199,6 +207,9 @@ export function positionOf(intent: Intent): Position {
         why,
       });
       if (status === 'creating' || status === 'unknown') return at(accounts.inflight, status);
+      // Held for an operator's approval: recorded like a create in flight (a held payout is
+      // journaled as one, whether the approvals hold it is decided by the store's atomic step).
+      if (status === 'held') return at(accounts.inflight, 'held for approval');
       if (status === 'pending') {
         return intent.kind === 'reward'
           ? at(accounts.claimable(playerId), 'code shown')
@@ -208,6 +219,8 @@ export function positionOf(intent: Intent): Position {
         return at(accounts.wallet, intent.kind === 'reward' ? 'claimed' : 'paid');
       }
       if (source === accounts.rewards || mayReissue(intent)) return at(source, status);
+      // An operator rejected it while held: a match's payout is the house's (never paid twice).
+      if (rejectedByOperator(intent)) return at(accounts.rejected, 'rejected by an operator');
       // An operator issued a shown, expired code again (`lightning.reissue`): its amount went
       // back to the pot, and the new attempt takes it out.
       if (status === 'expired' && reissuedByOperator(intent)) {

@@ -22,6 +22,10 @@
  *                     commit in order and a page by `after` never passes over a line
  *   S.blocked         one row per player an operator blocked (version 7)
  *
+ * Version 8 knows the status `held` (payout approvals): the status check, the indexes of open
+ * intents and the open count's trigger function are made again with it, and `intents_held`
+ * lists held payouts.
+ *
  * Intent amounts are `numeric` (exact at any size, summed exactly for budgets, returned as
  * text); journal amounts and balances are `bigint` (the journal's signed 64-bit promise: a write
  * that would take an account past it fails whole); times are epoch ms in `bigint`; `meta` is
@@ -71,7 +75,7 @@
 import { INTENT_KINDS, INTENT_STATUSES, OPEN_STATUSES, PAYOUT_KINDS } from './intent.js';
 
 /** Bumped whenever the layout changes; an older library refuses a newer schema. */
-export const SCHEMA_VERSION = 7;
+export const SCHEMA_VERSION = 8;
 
 /** The version whose migration writes the opening entries of the intents already there. */
 export const JOURNAL_VERSION = 3;
@@ -212,6 +216,20 @@ export const COLUMNS = `id, kind, status, room_id, player_id, amount::text AS am
   created_at, updated_at, next_check_at, checks, lease_owner, lease_until, error,
   meta::text AS meta, history::text AS history, seq`;
 
+/** The indexes whose WHERE names the open statuses (made again when the list changes). */
+const OPEN_INDEXES = (s: string) => [
+  // Unique among open intents only: a seat's fee may be charged again once the last ended.
+  `CREATE UNIQUE INDEX IF NOT EXISTS intents_open_key
+    ON ${s}.intents (open_key) WHERE open_key IS NOT NULL AND ${OPEN_SQL}`,
+  `CREATE INDEX IF NOT EXISTS intents_open_room
+    ON ${s}.intents (room_id, created_at, seq) WHERE ${OPEN_SQL}`,
+  `CREATE INDEX IF NOT EXISTS intents_open_player
+    ON ${s}.intents (player_id, created_at, seq) WHERE ${OPEN_SQL}`,
+  `CREATE INDEX IF NOT EXISTS intents_due
+    ON ${s}.intents (next_check_at, created_at, seq)
+    WHERE next_check_at IS NOT NULL AND ${OPEN_SQL}`,
+];
+
 /**
  * MIGRATIONS[v] takes a schema from version v to v + 1 (version 0: nothing there yet). Each
  * runs inside the open's transaction, so a crash mid-way leaves the previous version intact.
@@ -248,22 +266,13 @@ export function migrations(s: string): string[][] {
         history         jsonb   NOT NULL,
         CONSTRAINT intents_id UNIQUE (id)
       )`,
-      // Unique among open intents only: a seat's fee may be charged again once the last ended.
-      `CREATE UNIQUE INDEX IF NOT EXISTS intents_open_key
-        ON ${s}.intents (open_key) WHERE open_key IS NOT NULL AND ${OPEN_SQL}`,
+      ...OPEN_INDEXES(s),
       `CREATE INDEX IF NOT EXISTS intents_group
         ON ${s}.intents (group_id, created_at, seq) WHERE group_id IS NOT NULL`,
       `CREATE UNIQUE INDEX IF NOT EXISTS intents_callback_token
         ON ${s}.intents (callback_token) WHERE callback_token IS NOT NULL`,
       `CREATE INDEX IF NOT EXISTS intents_remote
         ON ${s}.intents (kind, remote_id, created_at, seq) WHERE remote_id IS NOT NULL`,
-      `CREATE INDEX IF NOT EXISTS intents_open_room
-        ON ${s}.intents (room_id, created_at, seq) WHERE ${OPEN_SQL}`,
-      `CREATE INDEX IF NOT EXISTS intents_open_player
-        ON ${s}.intents (player_id, created_at, seq) WHERE ${OPEN_SQL}`,
-      `CREATE INDEX IF NOT EXISTS intents_due
-        ON ${s}.intents (next_check_at, created_at, seq)
-        WHERE next_check_at IS NOT NULL AND ${OPEN_SQL}`,
       `CREATE INDEX IF NOT EXISTS intents_unknown
         ON ${s}.intents (created_at, seq) WHERE status = 'unknown'`,
       // The budget windows: who and when never change, so a move leaves these alone.
@@ -356,6 +365,21 @@ export function migrations(s: string): string[][] {
     ],
     // 6 -> 7: the operator's audit log and the blocked players (operatorLog).
     operatorLog(s),
+    // 7 -> 8: the status `held` (payout approvals). Whatever names the open statuses is made
+    // again with it: the status check, the open indexes and the game's count (no intent of an
+    // older schema is held, so the count stands).
+    [
+      `ALTER TABLE ${s}.intents DROP CONSTRAINT IF EXISTS intents_status_check`,
+      `ALTER TABLE ${s}.intents ADD CONSTRAINT intents_status_check
+        CHECK (status IN (${list(INTENT_STATUSES)}))`,
+      ...['intents_open_key', 'intents_open_room', 'intents_open_player', 'intents_due'].map(
+        (index) => `DROP INDEX IF EXISTS ${s}.${index}`,
+      ),
+      ...OPEN_INDEXES(s),
+      `CREATE INDEX IF NOT EXISTS intents_held
+        ON ${s}.intents (created_at, seq) WHERE status = 'held'`,
+      ...openCount(s),
+    ],
   ];
 }
 

@@ -147,6 +147,7 @@ import {
 import { type IntentRow, rowToEntry, rowToIntent as toIntent } from './rows.js';
 import type { BudgetWindow, CreateGuards, LedgerStore, TransitionOptions } from './store.js';
 import {
+  type HoldCheck,
   MAX_POSTING_AMOUNT,
   parseAccounts,
   parseClaim,
@@ -291,9 +292,10 @@ export class PostgresLedger implements LedgerStore {
     postings?: readonly Posting[],
   ): Promise<Intent> {
     this.#assertOpen();
-    const { input, checks, budgets } = parseCreate(intent, now, guards);
+    const { input, checks, budgets, hold } = parseCreate(intent, now, guards);
     const entries = parsePostings(postings);
     const history: IntentHistoryEntry[] = [{ at: now, from: null, to: 'creating' }];
+    const call = writeToken();
     const values = [
       input.id ?? uuidv7(),
       input.kind,
@@ -311,35 +313,52 @@ export class PostgresLedger implements LedgerStore {
       JSON.stringify(input.meta ?? {}),
       JSON.stringify(history),
       input.groupId ?? null,
-      writeToken(),
+      call,
+      'creating',
     ];
-    const call = values.at(-1) as string;
+    // A payout the approvals hold: the same row in status `held`, never due (validate.ts holdFor).
+    const heldValues = [...values];
+    heldValues[12] = null;
+    heldValues[14] = JSON.stringify([{ at: now, from: null, to: 'held' }]);
+    heldValues[17] = 'held';
     const journaling = entries.length > 0;
     const insert = journaling
       ? journaled(this.#s, this.#sql.markCte, this.#sql.insertMarked, values.length + 1)
       : this.#sql.insert;
-    const params = journaling ? [...values, ...postingParams(entries, now)] : values;
+    const paramsOf = (row: unknown[]) =>
+      journaling ? [...row, ...postingParams(entries, now)] : row;
+    const params = paramsOf(values);
     assertNoNul(params);
     const pool = await this.#ready();
-    const counted = checks.maxOpenPerPlayer !== undefined || budgets.length > 0;
+    const counted =
+      checks.maxOpenPerPlayer !== undefined || budgets.length > 0 || hold.window !== null;
     const cap = checks.maxOpenPerGame;
     const locks = counted || cap !== undefined ? this.#guardLocks(input, checks, budgets) : [];
+    if (hold.window !== null && !locks.includes(this.#lockKey('player', input.playerId))) {
+      locks.push(this.#lockKey('player', input.playerId));
+      locks.sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : BigInt(a) > BigInt(b) ? 1 : 0));
+    }
     // One attempt: `exactCount` near the game's cap (no other create in flight uncounted),
     // `exactShares` past a house balance shard's share of 64 bits (the exact path of the
     // journal). A refused attempt rolled back whole: the guards are counted again.
     const attempt = (exactCount: boolean, exactShares: boolean) => {
-      if (!counted && cap === undefined && !exactShares) return this.#run(pool, insert, params);
+      if (!counted && cap === undefined && !exactShares) {
+        return this.#run(pool, insert, hold.now ? paramsOf(heldValues) : params);
+      }
       return this.#transaction(
         pool,
         exactCount ? [...locks, this.#countLock] : locks,
         async (client) => {
-          if (counted) await this.#guard(client, input, now, checks.maxOpenPerPlayer, budgets);
+          const held = counted
+            ? await this.#guard(client, input, now, checks.maxOpenPerPlayer, budgets, hold)
+            : hold.now;
+          const row = held ? heldValues : values;
           let rows: Record<string, unknown>[];
           if (exactShares) {
-            const row = await this.#exactly(client, this.#sql.insertExact, values, entries, now);
-            rows = row === null ? [] : [row];
+            const exact = await this.#exactly(client, this.#sql.insertExact, row, entries, now);
+            rows = exact === null ? [] : [exact];
           } else {
-            rows = await this.#run(client, insert, params);
+            rows = await this.#run(client, insert, held ? paramsOf(heldValues) : params);
           }
           // After the insert, which took the journal writer's lock before its transaction got
           // an id: the stripes' row locks would give it one first (postgres-schema.ts).
@@ -398,14 +417,18 @@ export class PostgresLedger implements LedgerStore {
     return [...keys].sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : BigInt(a) > BigInt(b) ? 1 : 0));
   }
 
-  /** The guards of a create, under its locks: a refusal rolls the transaction back. */
+  /**
+   * The guards of a create, under its locks: a refusal rolls the transaction back. Resolves
+   * with whether the approvals hold it (`hold`: its amount, or its player's window).
+   */
   async #guard(
     client: Queryable,
     input: NewIntent,
     now: number,
     maxOpen: number | undefined,
     budgets: BudgetWindow[],
-  ): Promise<void> {
+    hold: HoldCheck,
+  ): Promise<boolean> {
     const values: unknown[] = [];
     const param = (value: unknown, cast = '') => {
       values.push(value);
@@ -428,6 +451,12 @@ export class PostgresLedger implements LedgerStore {
         WHERE ${who}${PAYOUT_SQL} AND created_at > ${param(now - b.windowMs, '::bigint')}
           AND status NOT IN ('expired', 'failed')) AS b${i}`);
     }
+    if (hold.window !== null && !hold.now) {
+      columns.push(`(SELECT COALESCE(sum(amount), 0)::text FROM ${this.#s}.intents
+        WHERE player_id = ${param(input.playerId)} AND ${PAYOUT_SQL}
+          AND created_at > ${param(now - hold.window.windowMs, '::bigint')}
+          AND status NOT IN ('expired', 'failed')) AS hold`);
+    }
     const sql = `SELECT ${columns.join(',\n')}`;
     const [row] = await this.#run(client, sql, values);
     if (maxOpen !== undefined && Number(row?.open) >= maxOpen) {
@@ -439,6 +468,9 @@ export class PostgresLedger implements LedgerStore {
         throw new BudgetExceededError(b.scope, String(b.limitMsat), held, b.windowMs);
       }
     }
+    if (hold.now || hold.window === null) return hold.now;
+    const sum = BigInt(String(row?.hold ?? '0'));
+    return sum + BigInt(input.amount) > BigInt(hold.window.limitMsat);
   }
 
   /**
@@ -727,6 +759,19 @@ export class PostgresLedger implements LedgerStore {
     parseLimit(limit);
     if (limit === 0) return [];
     return this.#many(this.#sql.unknowns, [limit], 0);
+  }
+
+  async held(limit = 100): Promise<Intent[]> {
+    this.#assertOpen();
+    parseLimit(limit);
+    if (limit === 0) return [];
+    return this.#many(this.#sql.held, [limit], 0);
+  }
+
+  async openCount(): Promise<number> {
+    this.#assertOpen();
+    const rows = await this.#run(await this.#ready(), this.#sql.openCount, []);
+    return Number(rows[0]?.open ?? 0);
   }
 
   async advanceChecks(at: number): Promise<number> {
@@ -1100,7 +1145,7 @@ function statements(s: string, movesLock: string, writerKey: number) {
   const columns = `(id, kind, status, room_id, player_id, amount, unit, description,
     callback_token, idempotency_key, open_key, expires_at, created_at, updated_at, next_check_at,
     checks, meta, history, group_id, last_call)`;
-  const row = `$1, $2, 'creating', $3, $4, $5::numeric, $6, $7, $8, $9, $10, $11::bigint,
+  const row = `$1, $2, $18, $3, $4, $5::numeric, $6, $7, $8, $9, $10, $11::bigint,
     $12::bigint, $12::bigint, $13::bigint, 0, $14::json, $15::jsonb, $16, $17`;
   const insertMarked = `INSERT INTO ${s}.intents ${columns} SELECT ${row} FROM mark
     RETURNING ${COLUMNS}`;
@@ -1132,6 +1177,8 @@ function statements(s: string, movesLock: string, writerKey: number) {
     byGroup: `SELECT ${COLUMNS} FROM ${s}.intents WHERE group_id = $1 AND group_id IS NOT NULL
       ORDER BY created_at, seq`,
     unknowns: `SELECT ${COLUMNS} FROM ${s}.intents WHERE status = 'unknown'
+      ORDER BY created_at, seq LIMIT $1`,
+    held: `SELECT ${COLUMNS} FROM ${s}.intents WHERE status = 'held'
       ORDER BY created_at, seq LIMIT $1`,
     // Under the exclusive moves lock (taken by the transaction before this statement, so its
     // snapshot already holds every acknowledged write). SKIP LOCKED passes over a row that

@@ -15,6 +15,9 @@
  *                                  that the game's cap (maxOpenPerGame) is one ZCARD (layout 5)
  *   P due                          zset by nextCheckAt: open intents with a nextCheckAt
  *   P unknown                      zset by createdAt: intents in status unknown (layout 2)
+ *   P held                         zset by createdAt: payouts in status held (layout 8)
+ *   P hold:player:<playerId>       zset by createdAt: a player's payouts the approvals' window
+ *                                  counts (CreateGuards.hold), member '<ord>|<amount>' (layout 8)
  *   P openkey:<openKey>            string: the id of the open intent that holds the key
  *   P group:<groupId>              zset by createdAt: every intent of a group (a match), kept
  *   P spent:player:<playerId>      zset by createdAt: a budget's payouts, member '<ord>|<amount>'
@@ -72,7 +75,7 @@ export const ORD_PREFIX_LENGTH = 34;
 
 const HELPERS = `
 local p = ARGV[1]
-local OPEN = { creating = true, pending = true, unknown = true }
+local OPEN = { held = true, creating = true, pending = true, unknown = true }
 local PAYOUT = { ${PAYOUT_KINDS.map((k) => `${k} = true`).join(', ')} }
 local function ikey(id) return p .. 'intent:' .. id end
 local function hash(key)
@@ -201,6 +204,11 @@ local function reindex(o, n)
     elseif o.status == 'unknown' then
       redis.call('ZREM', p .. 'unknown', m)
     end
+    if n.status == 'held' then
+      redis.call('ZADD', p .. 'held', n.createdAt, m)
+    elseif o.status == 'held' then
+      redis.call('ZREM', p .. 'held', m)
+    end
   end
   if wasOpen and not isOpen and n.openKey then
     local okey = p .. 'openkey:' .. n.openKey
@@ -212,6 +220,7 @@ local function reindex(o, n)
     redis.call('ZREM', p .. 'spent:player:' .. n.playerId, member)
     if n.roomId then redis.call('ZREM', p .. 'spent:room:' .. n.roomId, member) end
     redis.call('ZREM', p .. 'spent:game', member)
+    redis.call('ZREM', p .. 'hold:player:' .. n.playerId, member)
   end
   local oldDue = wasOpen and o.nextCheckAt or nil
   local newDue = isOpen and n.nextCheckAt or nil
@@ -226,8 +235,11 @@ end
 /**
  * ARGV: prefix, id, callbackToken ('' for none), padded createdAt, openKey ('' for none),
  * maxOpenPerPlayer ('' for none), maxOpenPerGame ('' for none), number of budgets k, then k
- * triples (spent key suffix, cap, window start), then the postings block, then field/value
- * pairs. Every check runs before the first write, so a refusal writes nothing. Returns the
+ * triples (spent key suffix, cap, window start), then the approvals' hold (validate.ts
+ * holdFor): '1' when its amount holds it ('' otherwise), the player window's limit ('' for
+ * none) and start, then the postings block, then field/value pairs (status `creating`: a held
+ * payout is written `held`, with no nextCheckAt). Every check runs before the first write (the
+ * windows' trims aside, which change no sum), so a refusal writes nothing. Returns the
  * stored hash (flat), or 'DUP id', 'DUP callbackToken', 'DUP openKey <holder id>',
  * 'LIMIT player', 'LIMIT game', 'OVERFLOW', 'BUDGET <n> <reserved>' (n: the budget's
  * 1-based index).
@@ -237,7 +249,8 @@ export const CREATE = `${HELPERS}
 local id, token, okey = ARGV[2], ARGV[3], ARGV[5]
 local key = ikey(id)
 local nbudgets = tonumber(ARGV[8])
-local block = postingsAt(9 + 3 * nbudgets)
+local hk = 9 + 3 * nbudgets
+local block = postingsAt(hk + 3)
 local first = block.next
 local n = {}
 for i = first, #ARGV, 2 do n[ARGV[i]] = ARGV[i + 1] end
@@ -275,6 +288,23 @@ for b = 1, nbudgets do
     return 'BUDGET ' .. b .. ' ' .. string.format('%.0f', sum)
   end
 end
+local held = ARGV[hk] == '1'
+local hold = p .. 'hold:player:' .. n.playerId
+if ARGV[hk + 1] ~= '' then
+  redis.call('ZREMRANGEBYSCORE', hold, '-inf', ARGV[hk + 2])
+  if not held then
+    local sum = 0
+    for _, m in ipairs(redis.call('ZRANGE', hold, 0, -1)) do
+      sum = sum + tonumber(string.match(m, '|(%d+)$'))
+    end
+    held = sum + amount > tonumber(ARGV[hk + 1])
+  end
+end
+if held then
+  n.status = 'held'
+  n.nextCheckAt = nil
+  n.history = string.gsub(n.history, '"to":"creating"', '"to":"held"', 1)
+end
 if token ~= '' then redis.call('SET', p .. 'token:' .. token, id) end
 if okey ~= '' then redis.call('SET', p .. 'openkey:' .. okey, id) end
 local seq = redis.call('INCR', p .. 'seq')
@@ -282,8 +312,11 @@ n.ord = ARGV[4] .. ':' .. string.format('%016d', seq) .. ':' .. id
 n.seq = tostring(seq)
 local args = { 'ord', n.ord, 'seq', n.seq }
 for i = first, #ARGV, 2 do
-  args[#args + 1] = ARGV[i]
-  args[#args + 1] = ARGV[i + 1]
+  local v = n[ARGV[i]]
+  if v ~= nil then
+    args[#args + 1] = ARGV[i]
+    args[#args + 1] = v
+  end
 end
 local entries = journal(block, n, n.createdAt)
 if entries then
@@ -294,6 +327,7 @@ redis.call('HSET', key, unpack(args))
 for b = 1, nbudgets do
   redis.call('ZADD', p .. 'spent:' .. ARGV[6 + 3 * b], ARGV[4], n.ord .. '|' .. n.amount)
 end
+if ARGV[hk + 1] ~= '' then redis.call('ZADD', hold, ARGV[4], n.ord .. '|' .. n.amount) end
 if n.groupId then redis.call('ZADD', p .. 'group:' .. n.groupId, ARGV[4], n.ord) end
 reindex({}, n)
 return redis.call('HGETALL', key)

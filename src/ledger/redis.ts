@@ -41,6 +41,11 @@
  * `isBlocked`, read by every money helper, is one SISMEMBER (one round trip). Opening a layout-6
  * keyspace sets the version and nothing else: the log starts empty.
  *
+ * Payout approvals (layout 8): a payout the approvals hold (CreateGuards.hold) is written in
+ * status `held` by the create script itself, listed in `held`; a player window's payouts are a
+ * sorted set per player (`hold:player:<id>`), summed by the create like a budget's. Opening a
+ * layout-7 keyspace sets the version and nothing else.
+ *
  * `ioredis` is loaded only when this store creates its own connection, so importing the ledger
  * never requires it. Amounts stay decimal strings end to end; Lua never does arithmetic on
  * them (balances are added by HINCRBY, exact in 64 bits).
@@ -168,7 +173,7 @@ export interface RedisLedgerOptions {
 }
 
 /** Bumped whenever the key layout changes; an older library refuses newer data. */
-const LAYOUT_VERSION = 7;
+const LAYOUT_VERSION = 8;
 
 /** How many entries one step of a journal read looks at, at most (see JOURNAL). */
 const JOURNAL_STEP = 1000;
@@ -259,7 +264,7 @@ export class RedisLedger implements LedgerStore {
     postings?: readonly Posting[],
   ): Promise<Intent> {
     this.#assertOpen();
-    const { input, checks, budgets } = parseCreate(intent, now, guards);
+    const { input, checks, budgets, hold } = parseCreate(intent, now, guards);
     const journaled = parsePostings(postings);
     const id = input.id ?? uuidv7();
     const history: IntentHistoryEntry[] = [{ at: now, from: null, to: 'creating' }];
@@ -306,6 +311,9 @@ export class RedisLedger implements LedgerStore {
         String(b.limitMsat),
         String(now - b.windowMs),
       ]),
+      hold.now ? '1' : '',
+      hold.window === null ? '' : String(hold.window.limitMsat),
+      hold.window === null ? '' : String(now - hold.window.windowMs),
       ...postingArgs(journaled),
       ...pairs,
     ]);
@@ -594,6 +602,20 @@ export class RedisLedger implements LedgerStore {
     return this.#read('all', 'unknown', String(limit));
   }
 
+  async held(limit = 100): Promise<Intent[]> {
+    this.#assertOpen();
+    parseLimit(limit);
+    if (limit === 0) return [];
+    return this.#read('all', 'held', String(limit));
+  }
+
+  async openCount(): Promise<number> {
+    this.#assertOpen();
+    await this.#checkLayout();
+    const client = await this.#client;
+    return Number(await client.call('ZCARD', `${this.prefix}open`));
+  }
+
   async advanceChecks(at: number): Promise<number> {
     this.#assertOpen();
     parseEpochMs(at, 'at');
@@ -680,7 +702,7 @@ export class RedisLedger implements LedgerStore {
     // The journal's own rule for the move: the amount goes back where a failed create puts it.
     const created = toIntent(reply);
     const now = this.#clock.now();
-    await this.transition(id, 'creating', 'failed', {
+    await this.transition(id, created.status, 'failed', {
       note: 'not replicated: nothing was sent to the service',
       now,
       postings: postingsFor(created, afterWrite(created, 'failed', {}, now)),
@@ -729,6 +751,12 @@ export class RedisLedger implements LedgerStore {
       // Layout 7 adds the operator log's keys, empty: nothing to move.
       if (stored === 6) {
         await client.eval(MIGRATED, 1, `${this.prefix}version`, this.prefix, '6', '7');
+        stored = 7;
+      }
+      // Layout 8 knows the status `held` (payout approvals) and its two sets, which start
+      // empty: no intent of an older layout is held. The version keeps older libraries out.
+      if (stored === 7) {
+        await client.eval(MIGRATED, 1, `${this.prefix}version`, this.prefix, '7', '8');
       }
     })().catch((err: unknown) => {
       // A connection failure is retried on the next call; a refusal is not.

@@ -53,6 +53,7 @@ import { SqliteOperatorLog } from './sqlite-operator.js';
 import {
   COLUMN,
   COLUMNS,
+  HELD_STEP,
   joinedSql,
   joinedToIntent,
   LIVE_SQL,
@@ -69,6 +70,7 @@ import {
   unpackId,
 } from './sqlite-schema.js';
 import type { BudgetWindow, CreateGuards } from './store.js';
+import type { HoldCheck } from './validate.js';
 import { SCHEDULE_FIELDS } from './validate.js';
 
 /** A journal query as parseJournalQuery leaves it. */
@@ -164,18 +166,21 @@ export class SqliteCore {
   }
 
   /**
-   * `guards.budgets` are the windows that apply to this intent (validate.ts budgetsFor);
-   * `postings` are checked (parsePostings) and are journaled with the insert.
+   * `guards.budgets` are the windows that apply to this intent (validate.ts budgetsFor), `hold`
+   * its approvals' check (holdFor); `postings` are checked (parsePostings) and are journaled
+   * with the insert.
    */
   create(
     input: NewIntent,
     now: number,
     guards: CreateGuards,
     postings: readonly Posting[] = [],
+    hold: HoldCheck = { now: false, window: null },
   ): Intent {
     const params: Params = {
       id: packId(input.id as string),
       kind: input.kind,
+      status: 'creating',
       room_id: input.roomId,
       player_id: input.playerId,
       amount: input.amount,
@@ -193,11 +198,18 @@ export class SqliteCore {
     try {
       const created = this.#write(() => {
         this.#guard(input, now, guards);
+        if (this.#holds(input, now, hold)) {
+          params.status = 'held';
+          params.next_check_at = null;
+        }
         const row = this.#sql.insert.get(params) as unknown as Row;
         this.#post(row[COLUMN.seq], postings, now);
-        return rowToIntent(row, []);
+        if (params.status !== 'held') return rowToIntent(row, []);
+        this.#sql.appendMove.run(row[COLUMN.seq], HELD_STEP, now, null);
+        return rowToIntent(row, [[HELD_STEP, now, null]]);
       });
       for (const budget of guards.budgets ?? []) this.#payoutIndexed.add(budget.scope);
+      if (hold.window !== null) this.#payoutIndexed.add('player');
       return created;
     } catch (err) {
       const dup = duplicateOrSelf(err);
@@ -249,6 +261,18 @@ export class SqliteCore {
     }
   }
 
+  /** Whether the approvals hold this payout (validate.ts holdFor), inside the create's write. */
+  #holds(input: NewIntent, now: number, hold: HoldCheck): boolean {
+    if (hold.now) return true;
+    if (hold.window === null) return false;
+    if (!this.#payoutIndexed.has('player')) this.#sql.payoutIndex.player.run();
+    const { reserved } = this.#sql.reservedByPlayer.get(
+      input.playerId,
+      now - hold.window.windowMs,
+    ) as { reserved: bigint };
+    return reserved + BigInt(input.amount) > BigInt(hold.window.limitMsat);
+  }
+
   get(id: string): Intent | null {
     return joinedToIntent(this.#sql.byId.all(packId(id)));
   }
@@ -293,10 +317,14 @@ export class SqliteCore {
       if (row === undefined) return null;
       const seq = row[COLUMN.seq];
       this.#appendMove(seq, to, now, note, postings);
-      // A move out of `creating` is the intent's first (every answer of the service): its
+      // A move out of `creating` is the intent's first (every answer of the service), unless
+      // an operator approved it out of `held` (which the approval's `meta.approvedBy` says): its
       // history needs no read.
-      const first = sources.length === 1 && sources[0] === 'creating';
-      return rowToIntent(row, first ? [[STEPS.indexOf(to), now, note]] : this.#moves(seq));
+      if (sources.length === 1 && sources[0] === 'creating') {
+        const moved = rowToIntent(row, [[STEPS.indexOf(to), now, note]]);
+        if (typeof moved.meta.approvedBy !== 'string') return moved;
+      }
+      return rowToIntent(row, this.#moves(seq));
     });
   }
 
@@ -443,6 +471,14 @@ export class SqliteCore {
 
   unknowns(limit: number): Intent[] {
     return this.#many(this.#sql.unknowns.all(limit));
+  }
+
+  held(limit: number): Intent[] {
+    return this.#many(this.#sql.held.all(limit));
+  }
+
+  openCount(): number {
+    return Number((this.#sql.openInGame.get() as { n: number }).n);
   }
 
   advanceChecks(at: number): number {
@@ -833,7 +869,7 @@ function prepareStatements(db: DatabaseSync) {
       INSERT INTO intents (id, kind, status, live, room_id, player_id, amount, unit, description,
         callback_token, idempotency_key, open_key, group_id, expires_at, created_at,
         updated_at, next_check_at, checks, meta)
-      VALUES (:id, :kind, 'creating', 1, :room_id, :player_id, :amount, :unit, :description,
+      VALUES (:id, :kind, :status, 1, :room_id, :player_id, :amount, :unit, :description,
         :callback_token, :idempotency_key, :open_key, :group_id, :expires_at, :now,
         :now, :next_check_at, 0, :meta)
       RETURNING ${COLUMNS}`),
@@ -901,6 +937,9 @@ function prepareStatements(db: DatabaseSync) {
     unknowns: db.prepare(
       `SELECT ${COLUMNS} FROM intents WHERE status = 'unknown' ORDER BY created_at, seq LIMIT ?`,
     ),
+    held: db.prepare(
+      `SELECT ${COLUMNS} FROM intents WHERE status = 'held' ORDER BY created_at, seq LIMIT ?`,
+    ),
     // The start-up sweep: the same WHERE terms as the due index, so it walks only open intents.
     advance: db.prepare(`
       UPDATE intents SET next_check_at = :at
@@ -908,8 +947,8 @@ function prepareStatements(db: DatabaseSync) {
         AND kind <> 'match'`),
   } satisfies Record<string, StatementSync | Record<string, StatementSync>>;
   // The statements that return intents' rows read them as arrays (Row, in COLUMN's order).
-  const { insert, byRemote, openByRoom, openByPlayer, byGroup, claim, unknowns } = statements;
-  for (const rows of [insert, byRemote, openByRoom, openByPlayer, byGroup, claim, unknowns]) {
+  const { insert, byRemote, openByRoom, openByPlayer, byGroup, claim, unknowns, held } = statements;
+  for (const rows of [insert, byRemote, openByRoom, openByPlayer, byGroup, claim, unknowns, held]) {
     arrays(rows);
   }
   return statements;

@@ -1,6 +1,6 @@
 /**
- * The SQLite ledger's file layout (schema 7) and the one function that opens a connection on
- * it: pragmas, the version check, and the migration of files written by schemas 1 to 6. Used
+ * The SQLite ledger's file layout (schema 8) and the one function that opens a connection on
+ * it: pragmas, the version check, and the migration of files written by schemas 1 to 7. Used
  * by the inline store and by its worker thread alike. Costs one transaction when a file is
  * opened (a table rebuild, once, for a schema 1 or 2 file; one pass over the intents to write
  * their opening entries, once, for anything older than schema 4; one count of the open
@@ -41,6 +41,11 @@
  * (their `live` does not change). The triggers live in the file, so whatever writes the table
  * keeps the count, and opening an older file counts its open intents once.
  *
+ * Schema 8 knows the status `held` (payout approvals, CreateGuards.hold): an intent recorded
+ * held keeps it in its row, open (`live`), and its first entry in `moves` (HELD_STEP, at its
+ * creation: no move leads to `held`); `intents_held` lists them. Nothing to carry over: an older file has none. The
+ * version is bumped so that an older library, which cannot read the status, refuses the file.
+ *
  * Schema 7 adds the operator's audit log (operator-log.ts, sqlite-operator.ts): `operator_log`,
  * one row per action, which two triggers keep append-only (an UPDATE or DELETE of a row aborts,
  * whoever writes the file), and `blocked`, one row per blocked player. Opening an older file
@@ -60,12 +65,13 @@ import {
 import { openingPostings } from './journal.js';
 
 /** Bumped whenever the tables change shape; an older library refuses a newer file. */
-export const SCHEMA_VERSION = 7;
+export const SCHEMA_VERSION = 8;
 
 /**
  * A move's step: the rank of its target status. TRANSITIONS only ever moves up this order
  * (checked below), so an intent reaches each step at most once, and ordering its moves by step
- * orders them in time: (intent, step) is the history table's key.
+ * orders them in time: (intent, step) is the history table's key. `held` is before them all
+ * (HELD_STEP): no move leads to it, it is only ever an intent's first status.
  */
 export const STEPS: readonly IntentStatus[] = [
   'creating',
@@ -250,6 +256,7 @@ CREATE INDEX IF NOT EXISTS intents_open_player
 CREATE INDEX IF NOT EXISTS intents_due
   ON intents (next_check_at) WHERE next_check_at IS NOT NULL AND ${LIVE_SQL};
 CREATE INDEX IF NOT EXISTS intents_player ON intents (player_id);
+CREATE INDEX IF NOT EXISTS intents_held ON intents (created_at) WHERE status = 'held';
 CREATE INDEX IF NOT EXISTS journal_at ON journal (at);
 CREATE INDEX IF NOT EXISTS operator_log_intent
   ON operator_log (intent_id) WHERE intent_id IS NOT NULL;
@@ -363,18 +370,26 @@ export const MOVES_SQL = `SELECT m.step, m.at, n.text AS note
   FROM moves AS m LEFT JOIN notes AS n ON n.id = m.note WHERE m.intent = ? ORDER BY m.step`;
 
 /** A history entry from its move and the entry before it. */
-function entryOf(move: Move, from: IntentStatus): IntentHistoryEntry {
-  const entry: IntentHistoryEntry = { at: move[1], from, to: STEPS[move[0]] as IntentStatus };
+function entryOf(move: Move, from: IntentStatus | null): IntentHistoryEntry {
+  const to = move[0] === HELD_STEP ? 'held' : (STEPS[move[0]] as IntentStatus);
+  const entry: IntentHistoryEntry = { at: move[1], from, to };
   if (move[2] !== null) entry.note = move[2];
   return entry;
 }
 
+/**
+ * The step of `held` in `moves`: before every other (no move leads to it, it is only ever an
+ * intent's first status), written by the create of a payout the approvals hold, at its time.
+ * An intent with this row starts its history with it; every other starts with the `creating`
+ * its row implies.
+ */
+export const HELD_STEP = -1;
+
 /** An intent from its row and its moves, in step order (the history's first entry is the row's). */
 export function rowToIntent(row: Row, moves: readonly Move[]): Intent {
-  const history: IntentHistoryEntry[] = [
-    { at: row[COLUMN.created_at], from: null, to: 'creating' },
-  ];
-  for (const move of moves) history.push(entryOf(move, (history.at(-1) as IntentHistoryEntry).to));
+  const history: IntentHistoryEntry[] =
+    moves[0]?.[0] === HELD_STEP ? [] : [{ at: row[COLUMN.created_at], from: null, to: 'creating' }];
+  for (const move of moves) history.push(entryOf(move, history.at(-1)?.to ?? null));
   return withHistory(row, history);
 }
 
@@ -407,14 +422,13 @@ export function joinedSql(where: string): string {
 export function joinedToIntent(rows: readonly object[]): Intent | null {
   const first = rows[0] as Joined | undefined;
   if (first === undefined) return null;
-  const history: IntentHistoryEntry[] = [
-    { at: first[COLUMN.created_at], from: null, to: 'creating' },
-  ];
+  const history: IntentHistoryEntry[] =
+    first[STEP] === HELD_STEP ? [] : [{ at: first[COLUMN.created_at], from: null, to: 'creating' }];
   for (const row of rows as readonly Joined[]) {
     const step = row[STEP];
     const at = row[AT];
     if (step === null || at === null) break;
-    history.push(entryOf([step, at, row[NOTE]], (history.at(-1) as IntentHistoryEntry).to));
+    history.push(entryOf([step, at, row[NOTE]], history.at(-1)?.to ?? null));
   }
   return withHistory(first, history);
 }
@@ -549,7 +563,7 @@ function writeOpenings(db: DatabaseSync, now: number): void {
 }
 
 /**
- * Opens `path` (a file, or ':memory:') ready for schema 7: WAL and synchronous=FULL for a file,
+ * Opens `path` (a file, or ':memory:') ready for schema 8: WAL and synchronous=FULL for a file,
  * the tables and indexes created or migrated under the write lock. Throws
  * IncompatibleLedgerError for a file of a newer schema. `busyTimeoutMs` is SQLite's own wait for
  * another process's lock, here and on every later statement of the connection.

@@ -147,10 +147,16 @@ export class SqliteLedger implements LedgerStore {
     postings?: readonly Posting[],
   ): Promise<Intent> {
     this.assertOpen();
-    const { input, checks, budgets } = parseCreate(intent, now, guards);
+    const { input, checks, budgets, hold } = parseCreate(intent, now, guards);
     const applied: CreateGuards = { ...checks, budgets };
     const entries = parsePostings(postings);
-    return this.run('create', [{ ...input, id: input.id ?? uuidv7() }, now, applied, entries]);
+    return this.run('create', [
+      { ...input, id: input.id ?? uuidv7() },
+      now,
+      applied,
+      entries,
+      hold,
+    ]);
   }
 
   async get(id: string): Promise<Intent | null> {
@@ -261,6 +267,17 @@ export class SqliteLedger implements LedgerStore {
     this.assertOpen();
     parseLimit(limit);
     return this.run('unknowns', [limit]);
+  }
+
+  async held(limit = 100): Promise<Intent[]> {
+    this.assertOpen();
+    parseLimit(limit);
+    return this.run('held', [limit]);
+  }
+
+  async openCount(): Promise<number> {
+    this.assertOpen();
+    return this.run('openCount', []);
   }
 
   async advanceChecks(at: number): Promise<number> {

@@ -65,6 +65,23 @@ export interface CreateGuards {
    * ignore budgets. Every process of a game must use the same windows.
    */
   budgets?: readonly BudgetWindow[];
+  /**
+   * Payout approvals, over the payout kinds (PAYOUT_KINDS; other kinds ignore it): a payout the
+   * hold takes is recorded in status `held` instead of `creating`, with no `nextCheckAt` (the
+   * reconciler never looks at it), and nothing is sent until an operator approves it. The hold
+   * takes a payout whose amount is above `aboveMsat`, or that would take its player's payouts
+   * created in the last `perPlayer.windowMs` (held ones included, expired and failed ones not)
+   * above `perPlayer.limitMsat`; decided in the create's own atomic step, so two payouts racing
+   * past the player's line cannot both go unheld. Its postings are written as given: a held
+   * payout's amount sits where a `creating` one's does (journal.ts).
+   */
+  hold?: PayoutHold;
+}
+
+/** What CreateGuards.hold takes (both optional; neither given: nothing is held). */
+export interface PayoutHold {
+  aboveMsat?: number;
+  perPlayer?: { limitMsat: number; windowMs: number };
 }
 
 export interface LedgerStore {
@@ -167,6 +184,15 @@ export interface LedgerStore {
   /** Intents in status `unknown`, oldest (createdAt) first, at most `limit` (default 100). */
   unknowns(limit?: number): Promise<Intent[]>;
 
+  /** Payouts in status `held` (waiting for an operator), oldest first, at most `limit` (100). */
+  held(limit?: number): Promise<Intent[]>;
+
+  /**
+   * How many intents of the game are open (matches aside): the number `maxOpenPerGame` guards,
+   * read from what each store keeps as it writes (one row, one ZCARD, a sum of stripes).
+   */
+  openCount(): Promise<number>;
+
   /**
    * The start-up sweep: every open intent whose `nextCheckAt` is later than `at` becomes due
    * at `at`, so that a process that starts re-reads what may have settled while it was down.
@@ -225,6 +251,8 @@ export type LedgerView = Pick<
   | 'openByPlayer'
   | 'byGroup'
   | 'unknowns'
+  | 'held'
+  | 'openCount'
   | 'journal'
   | 'balances'
   | 'operatorLog'
@@ -245,6 +273,8 @@ export function readOnlyView(store: LedgerStore): LedgerView {
     openByPlayer: (playerId: string) => store.openByPlayer(playerId),
     byGroup: (groupId: string) => store.byGroup(groupId),
     unknowns: (limit?: number) => store.unknowns(limit),
+    held: (limit?: number) => store.held(limit),
+    openCount: () => store.openCount(),
     journal: (query?: Parameters<LedgerStore['journal']>[0]) => store.journal(query),
     balances: (accounts?: readonly string[]) => store.balances(accounts),
     operatorLog: (query?: Parameters<LedgerStore['operatorLog']>[0]) => store.operatorLog(query),

@@ -80,6 +80,17 @@ const guardsSchema = z.strictObject({
       }),
     )
     .optional(),
+  hold: z
+    .strictObject({
+      aboveMsat: z.int().nonnegative().max(Number.MAX_SAFE_INTEGER).optional(),
+      perPlayer: z
+        .strictObject({
+          limitMsat: z.int().nonnegative().max(Number.MAX_SAFE_INTEGER),
+          windowMs: z.int().positive(),
+        })
+        .optional(),
+    })
+    .optional(),
 });
 
 /** A patch as every store accepts it (exported as the reference plainPatch is tested against). */
@@ -201,18 +212,41 @@ export function budgetsFor(intent: NewIntent, guards: CreateGuards): BudgetWindo
 }
 
 /**
+ * How the approvals' hold (CreateGuards.hold) applies to a new intent, one rule for every store:
+ * `now` when its amount alone is above the line; `window`, the player's window the store sums
+ * in the create's atomic step (the intent is held when that sum plus its amount is above the
+ * window's limit), or null when there is none. Neither for anything but a payout.
+ */
+export interface HoldCheck {
+  now: boolean;
+  window: { limitMsat: number; windowMs: number } | null;
+}
+
+export function holdFor(intent: NewIntent, guards: CreateGuards): HoldCheck {
+  const hold = guards.hold;
+  if (!isPayout(intent.kind) || hold === undefined) return { now: false, window: null };
+  const above = hold.aboveMsat !== undefined && BigInt(intent.amount) > BigInt(hold.aboveMsat);
+  return { now: above, window: hold.perPlayer ?? null };
+}
+
+/**
  * A create's arguments as every store checks them, in this order: the intent, `now`, the
- * guards; with the budget windows that apply to this intent (budgetsFor).
+ * guards; with the budget windows that apply to this intent (budgetsFor) and its hold (holdFor).
  */
 export function parseCreate(
   intent: NewIntent,
   now: number,
   guards: CreateGuards,
-): { input: NewIntent; checks: CreateGuards; budgets: BudgetWindow[] } {
+): { input: NewIntent; checks: CreateGuards; budgets: BudgetWindow[]; hold: HoldCheck } {
   const input = parseNewIntent(intent);
   parseEpochMs(now, 'now');
   const checks = parseGuards(guards);
-  return { input, checks, budgets: budgetsFor(input, checks) };
+  return {
+    input,
+    checks,
+    budgets: budgetsFor(input, checks),
+    hold: holdFor(input, checks),
+  };
 }
 
 /**

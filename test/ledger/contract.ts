@@ -152,8 +152,10 @@ export function describeLedgerContract(name: string, factory: LedgerFactory): vo
       status: IntentStatus,
       overrides: Partial<NewIntent> = {},
     ): Promise<Intent> {
-      const created = await store.create(newIntent(overrides));
+      const held = status === 'held' ? { hold: { aboveMsat: 0 } } : {};
+      const created = await store.create(newIntent(overrides), undefined, held);
       const path: Record<IntentStatus, IntentStatus[]> = {
+        held: [],
         creating: [],
         pending: ['pending'],
         unknown: ['unknown'],
@@ -1623,6 +1625,150 @@ export function describeLedgerContract(name: string, factory: LedgerFactory): vo
         await rejection(
           store.create(newIntent({ playerId }), 1, {
             budgets: [{ scope: 'player', limitMsat: 2 ** 60, windowMs: 1 }],
+          }),
+          InvalidIntentError,
+        );
+        assert.deepEqual(await store.openByPlayer(playerId), []);
+      });
+    });
+
+    describe('payout approvals: the hold', () => {
+      const hold = (aboveMsat: number) => ({ hold: { aboveMsat } });
+
+      it('records a payout above the line held: never due, listed by held(), open, counted', async () => {
+        const playerId = `player-${randomUUID()}`;
+        const before = await store.openCount();
+        const big = await store.create(
+          newIntent({ playerId, amount: '50001', nextCheckAt: 5_000 }),
+          1_000,
+          hold(50_000),
+        );
+        assert.equal(big.status, 'held');
+        assert.equal(big.nextCheckAt, null);
+        assert.deepEqual(big.history, [{ at: 1_000, from: null, to: 'held' }]);
+        const line = await store.create(
+          newIntent({ playerId, amount: '50000', kind: 'payment' }),
+          1_001,
+          hold(50_000),
+        );
+        assert.equal(line.status, 'creating', 'at the line is not above it');
+        // Not a payout: the hold does not apply.
+        const fee = await store.create(
+          newIntent({ playerId, amount: '90000', kind: 'entryFee' }),
+          1_002,
+          hold(50_000),
+        );
+        assert.equal(fee.status, 'creating');
+        assert.deepEqual(
+          (await store.held()).map((i) => i.id),
+          [big.id],
+        );
+        assert.deepEqual(
+          (await store.openByPlayer(playerId)).map((i) => i.id),
+          [big.id, line.id, fee.id],
+        );
+        assert.equal(await store.openCount(), before + 3);
+        // The reconciler never looks at it, nor does the start-up sweep bring it forward.
+        const due = await store.claimDue(10_000_000, 100, 'me', 1_000);
+        assert.ok(!due.some((i) => i.id === big.id));
+        await store.advanceChecks(0);
+        const still = await store.get(big.id);
+        assert.equal(still?.status, 'held');
+        assert.equal(still?.nextCheckAt, null);
+      });
+
+      it('moves held -> creating (approved) or failed (rejected) only, history kept', async () => {
+        const approved = await store.create(newIntent({ amount: '9' }), 100, hold(1));
+        const moved = await store.transition(approved.id, 'held', 'creating', {
+          now: 200,
+          note: 'approved by ops',
+          patch: { nextCheckAt: 900, meta: { approvedBy: 'ops' } },
+        });
+        assert.equal(moved?.status, 'creating');
+        assert.equal(moved?.nextCheckAt, 900);
+        const pending = await store.transition(approved.id, 'creating', 'pending', { now: 300 });
+        assert.deepEqual(
+          pending?.history.map((h) => [h.from, h.to, h.at]),
+          [
+            [null, 'held', 100],
+            ['held', 'creating', 200],
+            ['creating', 'pending', 300],
+          ],
+        );
+        assert.deepEqual(
+          (await store.get(approved.id))?.history.map((h) => h.to),
+          ['held', 'creating', 'pending'],
+        );
+        const rejected = await store.create(newIntent({ amount: '9' }), 100, hold(1));
+        const failed = await store.transition(rejected.id, 'held', 'failed', { now: 400 });
+        assert.deepEqual(
+          failed?.history.map((h) => h.to),
+          ['held', 'failed'],
+        );
+        assert.deepEqual(await store.held(), []);
+        const third = await store.create(newIntent({ amount: '9' }), 100, hold(1));
+        await rejection(store.transition(third.id, 'held', 'pending'), IllegalTransitionError);
+        await rejection(store.transition(third.id, 'creating', 'held'), IllegalTransitionError);
+        assert.equal(await store.transition(third.id, 'creating', 'pending'), null);
+      });
+
+      it("holds what would take a player's window past its line, held ones counted", async () => {
+        const playerId = `player-${randomUUID()}`;
+        const guards = { hold: { perPlayer: { limitMsat: 1_000, windowMs: 10_000 } } };
+        const payout = (amount: number, who = playerId) =>
+          newIntent({ playerId: who, amount: String(amount) });
+        const a = await store.create(payout(600), 1_000, guards);
+        assert.equal(a.status, 'creating');
+        const b = await store.create(payout(600), 1_100, guards);
+        assert.equal(b.status, 'held', '1,200 in the window');
+        // Held ones count: 600 + 600 + 300 is past the line.
+        assert.equal((await store.create(payout(300), 1_200, guards)).status, 'held');
+        // Another player's window is their own.
+        assert.equal(
+          (await store.create(payout(900, `p-${randomUUID()}`), 1_200, guards)).status,
+          'creating',
+        );
+        // Ended unpaid gives its place back (as a budget's): a's 600 leaves the window.
+        await store.transition(a.id, 'creating', 'failed', { now: 1_300 });
+        await store.transition(b.id, 'held', 'failed', { now: 1_300 });
+        assert.equal((await store.create(payout(400), 1_400, guards)).status, 'creating');
+        // The window rolls: what was created at 1,200 and 1,400 has left it at 11,401.
+        assert.equal((await store.create(payout(1_000), 11_401, guards)).status, 'creating');
+        assert.equal((await store.create(payout(1), 11_402, guards)).status, 'held');
+      });
+
+      it("decides a player's window in the create's atomic step, under concurrent creates", async () => {
+        const playerId = `player-${randomUUID()}`;
+        const guards = { hold: { perPlayer: { limitMsat: 1_000, windowMs: 60_000 } } };
+        const made = await Promise.all(
+          Array.from({ length: 12 }, () =>
+            store.create(newIntent({ playerId, amount: '200' }), 1_000, guards),
+          ),
+        );
+        const unheld = made.filter((i) => i.status === 'creating').length;
+        assert.equal(unheld, 5, '5 * 200 reach the line; every other is held');
+        assert.equal((await store.held(100)).length, 7);
+      });
+
+      it('journals a held payout as a create, and its end as any move', async () => {
+        const input = { ...newIntent({ amount: '700' }), id: randomUUID() };
+        const draft = asCreated(input, 10);
+        const held = await store.create(input, 10, hold(1), postingsFor(null, draft));
+        assert.equal(held.status, 'held');
+        const [entry] = (await store.journal({ intentId: held.id })).entries;
+        assert.equal(entry?.credit, 'inflight');
+        assert.equal(entry?.debit, 'house:rewards');
+      });
+
+      it('refuses a nonsense hold and stores nothing', async () => {
+        const playerId = `player-${randomUUID()}`;
+        await rejection(
+          store.create(newIntent({ playerId }), 1, { hold: { aboveMsat: -1 } }),
+          InvalidIntentError,
+        );
+        await rejection(
+          store.create(newIntent({ playerId }), 1, {
+            hold: { perPlayer: { limitMsat: 1, windowMs: 0 } },
           }),
           InvalidIntentError,
         );
