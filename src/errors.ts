@@ -335,7 +335,10 @@ export class PlayerBlockedError extends LightningError {
  */
 export class OperatorRefusedError extends InvalidArgumentError {
   static override readonly code: LightningErrorCode = 'LN_OPERATOR_REFUSED';
-  /** The action refused: `resolve`, `pause`, `resume`, `reissue`, `block`, `unblock`. */
+  /**
+   * The action refused: `resolve`, `pause`, `resume`, `reissue`, `approve`, `reject`, `block`,
+   * `unblock`.
+   */
   readonly action: string;
 
   constructor(action: string, field: string, problem: string) {

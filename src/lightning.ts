@@ -80,6 +80,7 @@ import {
   spendInput,
 } from './server/operations/inputs.js';
 import {
+  heldLimit,
   intentIdInput,
   Operator,
   operatorLogQuery,
@@ -314,6 +315,9 @@ export class Lightning {
       pause: (by, why) => this.pause(by, why),
       resume: (by) => this.resume(by),
       reissue: (id, by) => this.reissue(id, by),
+      held: (limit) => this.held(limit),
+      approve: (id, by) => this.approve(id, by),
+      reject: (id, by, why) => this.reject(id, by, why),
       block: (playerId, by, why) => this.block(playerId, by, why),
       unblock: (playerId, by) => this.unblock(playerId, by),
       operatorLog: (query) => this.operatorLog(query),
@@ -517,6 +521,42 @@ export class Lightning {
   }
 
   /**
+   * Payouts the approvals held (`approvals` option), oldest first, at most `limit` (1 to 1,000,
+   * default 100): each waits for `approve` or `reject`, and nothing of it has been sent.
+   */
+  async held(limit?: number): Promise<Intent[]> {
+    const max = parseInput(heldLimit, limit, 'limit');
+    return (await this.#start()).operator.held(max);
+  }
+
+  /**
+   * Approves a held payout: it is sent now, as any payout (a reward gets its claim code, with
+   * as long to claim it from now as it was given; a payment goes to its address), and a line
+   * naming `by` goes to the operator log. Resolves with the payout as the send left it
+   * (`pending`, or `failed`/`unknown` with its error when the service refused or did not
+   * answer). Rejects with OperatorRefusedError when the intent is not held, and with
+   * PayoutsPausedError while payouts are paused, moving nothing.
+   */
+  async approve(id: string, by: string): Promise<Intent> {
+    const intent = parseInput(intentIdInput, id, 'id');
+    const who = parseInput(operatorName, by, 'by');
+    return (await this.#start()).operator.approve(intent, who);
+  }
+
+  /**
+   * Rejects a held payout: it ends `failed` without ever being sent (`settled` fires), its
+   * error names `by` and `why`, and a line goes to the operator log. A match's payout goes to
+   * the house (`house:rejected`) and the match ends settled; it is never issued again. Rejects
+   * with OperatorRefusedError when the intent is not held.
+   */
+  async reject(id: string, by: string, why: string): Promise<Intent> {
+    const intent = parseInput(intentIdInput, id, 'id');
+    const who = parseInput(operatorName, by, 'by');
+    const reason = parseInput(operatorNote, why, 'why');
+    return (await this.#start()).operator.reject(intent, who, reason);
+  }
+
+  /**
    * Blocks a player: every money helper of theirs (reward, chargeEntryFee, spendPoints,
    * payAddress, a match's enter, the room plugin's) rejects with PlayerBlockedError, in every
    * process, before anything is recorded or sent, until `unblock`. Codes they hold stay valid,
@@ -641,6 +681,8 @@ export class Lightning {
         // The last wallet reading, never a call to the service: gauges and checks stay cheap.
         balances: () => readBalances(runtime.ledger, auditor.wallet),
         unknowns: (limit: number) => runtime.ledger.unknowns(limit),
+        held: (limit: number) => runtime.ledger.held(limit),
+        openCount: () => runtime.ledger.openCount(),
         paused: () => engine.breaker.paused,
       };
       metrics.observe(reads);

@@ -18,10 +18,15 @@ export const OPERATOR_ACTIONS = [
   'pause',
   'resume',
   'reissue',
+  'approve',
+  'reject',
   'block',
   'unblock',
 ] as const;
 export type OperatorActionName = (typeof OPERATOR_ACTIONS)[number];
+
+/** The actions on one intent: each line of theirs names it. */
+const INTENT_ACTIONS: readonly OperatorActionName[] = ['resolve', 'reissue', 'approve', 'reject'];
 
 /** A line as a caller hands it to `LedgerStore.recordOperatorAction`. */
 export interface NewOperatorAction {
@@ -121,7 +126,7 @@ export function parseOperatorAction(line: NewOperatorAction): NewOperatorAction 
   if ((action === 'block' || action === 'unblock') && playerId === null) {
     throw new InvalidIntentError(`invalid operator action: ${action} must name a playerId`);
   }
-  if ((action === 'resolve' || action === 'reissue') && intentId === null) {
+  if (INTENT_ACTIONS.includes(action) && intentId === null) {
     throw new InvalidIntentError(`invalid operator action: ${action} must name an intentId`);
   }
   return parsed.data;

@@ -29,6 +29,7 @@ const nothing = z.strictObject({});
 const why = z.strictObject({ why: operatorNote });
 const intent = z.strictObject({ id: intentIdInput });
 const player = z.strictObject({ playerId: playerIdInput });
+const intentWhy = z.strictObject({ id: intentIdInput, why: operatorNote });
 const playerWhy = z.strictObject({ playerId: playerIdInput, why: operatorNote });
 
 /** What the page is answered for a logged action: the line, as the operator log keeps it. */
@@ -69,6 +70,22 @@ export const ACTIONS = {
         result: { id: a.id, attempt: attempt.id, status: attempt.status },
         did: `${a.id} -> ${attempt.id}`,
       };
+    },
+  },
+  /** A payout the approvals held: sent now. */
+  approve: {
+    async run(host, body, by) {
+      const a = parseInput(intent, body, 'body');
+      const sent = await host.approve(a.id, by);
+      return { result: { id: sent.id, status: sent.status }, did: `${sent.id} -> ${sent.status}` };
+    },
+  },
+  /** A payout the approvals held: ended failed, never sent (a match's goes to the house). */
+  reject: {
+    async run(host, body, by) {
+      const a = parseInput(intentWhy, body, 'body');
+      const ended = await host.reject(a.id, by, a.why);
+      return { result: { id: ended.id, status: ended.status }, did: `${ended.id} -> failed` };
     },
   },
   /** Refuses the player's money helpers, in every process, until unblocked. */

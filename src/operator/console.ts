@@ -4,7 +4,7 @@
  * Off unless the game mounts it: `createRouter({ ...lightning.console({ authorize }) })`.
  *
  *   GET  {path}                         the page (operator/page.ts: inline, no CDN, no build)
- *   GET  {path}/api/overview            balances, paused payouts, alerts, unknowns
+ *   GET  {path}/api/overview            balances, paused payouts, alerts, unknowns, held payouts
  *   GET  {path}/api/intents?player=&room=&match=&kind=&status=&since=&until=&after=
  *   GET  {path}/api/intents/:id         an intent, its history and its journal entries
  *   GET  {path}/api/matches?since=&until=&after=   matches with pot, players, payouts, refunds
@@ -258,12 +258,17 @@ async function route(
 }
 
 async function overview(host: ConsoleHost, exports: boolean) {
-  const [balances, unknowns] = await Promise.all([host.balances(), host.unknowns(100)]);
+  const [balances, unknowns, held] = await Promise.all([
+    host.balances(),
+    host.unknowns(100),
+    host.held(100),
+  ]);
   return {
     balances,
     paused: host.paused(),
     alerts: host.alerts().filter((a) => a.state === 'raised'),
     unknowns: unknowns.map(shownIntent),
+    held: held.map(shownIntent),
     actions: Object.keys(ACTIONS),
     exports,
   };

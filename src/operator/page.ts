@@ -31,7 +31,7 @@ th, td { text-align: left; padding: 4px 6px; border-bottom: 1px solid #eef; vert
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 tr.pick { cursor: pointer; } tr.pick:hover { background: #f0f3ff; }
 .status { padding: 0 6px; border-radius: 8px; background: #eef; }
-.status.completed { background: #dff5e3; } .status.unknown, .status.failed { background: #fde2e0; }
+.status.completed { background: #dff5e3; } .status.unknown, .status.failed { background: #fde2e0; } .status.held { background: #fff1c2; }
 .status.pending, .status.creating { background: #fff3cd; }
 form.filters { display: flex; flex-wrap: wrap; gap: 6px; margin-bottom: 8px; }
 input, select, button { font: inherit; padding: 3px 6px; }
@@ -93,6 +93,18 @@ function showNeeds(o) {
       s.addEventListener('click', (ev) => ev.stopPropagation()); note.addEventListener('click', (ev) => ev.stopPropagation());
       f.append(s, note, b); f.className = 'resolve'; f.dataset.intent = i.id;
       return row([i.id, i.kind, i.playerId, sats(i.amount), when(i.updatedAt), f], () => showIntent(i.id));
+    })));
+  }
+  if (o.held.length) {
+    box.append(el('h3', 'Held payouts (' + o.held.length + ')'));
+    box.append(table(['Intent', 'Kind', 'Player', 'Amount', 'Held since', 'Decide'], o.held.map((i) => {
+      const f = el('span'); f.className = 'approval'; f.dataset.intent = i.id;
+      const ok = el('button', 'Approve'); ok.addEventListener('click', async (ev) => { ev.stopPropagation(); ok.disabled = true; try { const r = await act('approve', { id: i.id }); say('Approved ' + r.id + ': ' + r.status + '.', 'ok'); } catch (e) { say('Approve refused: ' + e.message, 'alert'); ok.disabled = false; } refresh(); });
+      const why = el('input'); why.placeholder = 'why reject'; why.setAttribute('aria-label', 'why reject ' + i.id);
+      const no = el('button', 'Reject'); no.addEventListener('click', async (ev) => { ev.stopPropagation(); no.disabled = true; try { const r = await act('reject', { id: i.id, why: why.value }); say('Rejected ' + r.id + '.', 'ok'); } catch (e) { say('Reject refused: ' + e.message, 'alert'); no.disabled = false; } refresh(); });
+      why.addEventListener('click', (ev) => ev.stopPropagation());
+      f.append(ok, why, no);
+      return row([i.id, i.kind, i.playerId, sats(i.amount), when(i.createdAt), f], () => showIntent(i.id));
     })));
   }
   if (!box.childNodes.length) box.append(el('div', 'Nothing needs a person.', 'empty'));
@@ -183,7 +195,7 @@ const BODY = `
       <input name="room" placeholder="room" aria-label="room">
       <input name="match" placeholder="match" aria-label="match">
       <select name="kind" aria-label="kind"><option value="">any kind</option><option>reward</option><option>entryFee</option><option>spend</option><option>payment</option></select>
-      <select name="status" aria-label="status"><option value="">any status</option><option>creating</option><option>pending</option><option>unknown</option><option>completed</option><option>expired</option><option>failed</option></select>
+      <select name="status" aria-label="status"><option value="">any status</option><option>held</option><option>creating</option><option>pending</option><option>unknown</option><option>completed</option><option>expired</option><option>failed</option></select>
       <input type="datetime-local" name="since" id="since" aria-label="since">
       <input type="datetime-local" name="until" aria-label="until">
       <button type="submit">Show</button>

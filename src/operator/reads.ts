@@ -36,6 +36,9 @@ export interface ConsoleHost {
   pause(by: string, why: string): Promise<OperatorAction>;
   resume(by: string): Promise<OperatorAction>;
   reissue(id: string, by: string): Promise<Intent>;
+  held(limit?: number): Promise<Intent[]>;
+  approve(id: string, by: string): Promise<Intent>;
+  reject(id: string, by: string, why: string): Promise<Intent>;
   block(playerId: string, by: string, why: string): Promise<OperatorAction>;
   unblock(playerId: string, by: string): Promise<OperatorAction>;
   operatorLog(query: OperatorLogQuery): Promise<OperatorLogPage>;

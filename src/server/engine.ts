@@ -56,6 +56,9 @@ const resolveInput = z.object({
 /** How many times a proven reading is applied again after losing a race to another writer. */
 const MAX_REAPPLY = 4;
 
+/** The approvals' per-player window (`approvals.perPlayerPerDayMsat`). */
+const DAY_MS = 86_400_000;
+
 /** What the engine is built from: everything it uses, nothing it does not. */
 export interface EngineDeps {
   /** The service's send steps: what the engine sends was parsed where its call entered. */
@@ -73,6 +76,7 @@ export interface EngineDeps {
     | 'breaker'
     | 'limits'
     | 'budgets'
+    | 'approvals'
     | 'clock'
     | 'logger'
     | 'webhookSecret'
@@ -182,7 +186,37 @@ export class Engine implements KindHost {
     if (perRoom)
       budgets.push({ scope: 'room', limitMsat: perRoom.msat, windowMs: perRoom.windowMs });
     if (game) budgets.push({ scope: 'game', limitMsat: game.msat, windowMs: game.windowMs });
-    return { maxOpenPerPlayer, maxOpenPerGame, budgets };
+    return { maxOpenPerPlayer, maxOpenPerGame, budgets, ...this.payoutHold() };
+  }
+
+  /**
+   * The approvals' hold (`approvals`), for the ledger to decide in a payout's create whether it
+   * is recorded `held`; nothing when approvals are off. A match's payouts take it alone: paid
+   * from the pot, they count against no budget or limit.
+   */
+  payoutHold(): Pick<CreateGuards, 'hold'> {
+    const approvals = this.settings.approvals;
+    if (approvals === undefined) return {};
+    return {
+      hold: {
+        aboveMsat: approvals.aboveMsat,
+        ...(approvals.perPlayerPerDayMsat === undefined
+          ? {}
+          : { perPlayer: { limitMsat: approvals.perPlayerPerDayMsat, windowMs: DAY_MS } }),
+      },
+    };
+  }
+
+  /**
+   * A payout the approvals held as it was recorded: its room shows it (`held`), the game hears
+   * of it (the `held` event), and nothing is sent until an operator decides.
+   */
+  noticeHeld(intent: Intent): void {
+    this.#publish(intent);
+    this.logger.warn(
+      `${intent.kind} ${intent.id} of ${intent.amount} msats to player ${intent.playerId} is held for an operator's approval`,
+    );
+    this.emit('held', intent);
   }
 
   /**
@@ -523,8 +557,8 @@ export class Engine implements KindHost {
   }
 
   /**
-   * Records a new intent (status `creating`) with its journal postings, in the ledger's one
-   * atomic step with the guards.
+   * Records a new intent (status `creating`, or `held` when the guards' hold takes a payout)
+   * with its journal postings, in the ledger's one atomic step with the guards.
    */
   async record(fields: NewIntent, now: number, guards: CreateGuards): Promise<Intent> {
     return this.ledger.create(fields, now, guards, postingsFor(null, draftOf(fields, now)));

@@ -52,6 +52,11 @@ export type LightningEvents = {
   settled: [intent: Intent];
   /** A create whose outcome is unknown: never re-sent; an operator may have to decide. */
   unknown: [intent: Intent, error: Error];
+  /**
+   * A payout was recorded `held` (approvals): nothing was sent. `lightning.approve` sends it,
+   * `lightning.reject` ends it failed; either is the operator's, never the game's code.
+   */
+  held: [intent: Intent];
   /** Money arrived for an intent that had already ended (a fee paid after it expired). */
   latePayment: [intent: Intent];
   webhook: [event: WebhookEvent];

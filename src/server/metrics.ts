@@ -9,11 +9,12 @@
  * moves and late payments from the engine (`Engine.follow`: the process that made the move),
  * callback outcomes from the routes, re-reads from the reconciler, service calls from the
  * transport's diagnostics channel (api/diagnostics.ts), and the gauges from the ledger's kept
- * balances, read once per collection.
+ * balances and counts, read once per collection.
  *
  * Cost: per move, per callback and per re-read one counter add; per request to the service one
- * diagnostics message and one histogram record; per collection two balance reads and a read of
- * the oldest 1,000 unknowns. Without an SDK (the API's no-op meter, when the server starts) the
+ * diagnostics message and one histogram record; per collection two balance reads, the open
+ * count (one row, one ZCARD or a sum of 32 rows) and reads of the oldest 1,000 unknowns and held
+ * payouts. Without an SDK (the API's no-op meter, when the server starts) the
  * adds are the API's no-ops, and nothing is subscribed or read.
  */
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
@@ -44,6 +45,9 @@ export interface GaugeReads {
   /** Balances with the last wallet reading (no call to the service). */
   balances(): Promise<Balances>;
   unknowns(limit: number): Promise<Intent[]>;
+  held(limit: number): Promise<Intent[]>;
+  /** The game's open intents, matches aside (the number `limits.maxOpenPerGame` guards). */
+  openCount(): Promise<number>;
   paused(): PayoutPause | null;
 }
 
@@ -66,7 +70,7 @@ export class LightningMetrics {
   /** False for the API's no-op meter (no SDK installed): then nothing is subscribed or read. */
   readonly #live: boolean;
   readonly #gauges: Record<
-    'unknown' | 'held' | 'escrow' | 'owed' | 'inFlight' | 'cover' | 'paused',
+    'open' | 'unknown' | 'held' | 'escrow' | 'owed' | 'inFlight' | 'cover' | 'paused',
     ObservableGauge
   >;
   #reads: GaugeReads | undefined;
@@ -116,8 +120,12 @@ export class LightningMetrics {
         description: 'Intents whose outcome is unknown (counted up to 1,000)',
         unit: '{intent}',
       }),
+      open: meter.createObservableGauge('lightning.intents.open', {
+        description: 'Open intents of the game, matches aside (what limits.maxOpenPerGame guards)',
+        unit: '{intent}',
+      }),
       held: meter.createObservableGauge('lightning.payouts.held', {
-        description: 'Payouts held for approval (always 0: there are no approvals yet)',
+        description: 'Payouts held for an operator (approvals), counted up to 1,000',
         unit: '{payout}',
       }),
       escrow: meter.createObservableGauge('lightning.money.escrow', {
@@ -223,12 +231,15 @@ export class LightningMetrics {
     const g = this.#gauges;
     const paused = reads.paused();
     result.observe(g.paused, paused === null ? 0 : 1);
-    result.observe(g.held, 0);
-    const [balances, unknowns] = await Promise.all([
+    const [balances, unknowns, held, open] = await Promise.all([
       reads.balances(),
       reads.unknowns(UNKNOWNS_READ),
+      reads.held(UNKNOWNS_READ),
+      reads.openCount(),
     ]);
+    result.observe(g.open, open);
     result.observe(g.unknown, unknowns.length);
+    result.observe(g.held, held.length);
     result.observe(g.escrow, Number(balances.escrowMsat));
     result.observe(g.owed, Number(balances.owedToPlayersMsat));
     result.observe(g.inFlight, Number(balances.inFlightMsat));

@@ -7,6 +7,8 @@
  *   pause(by, why) / resume(by)    payouts of this process: running <-> paused
  *   reissue(id, by)                a match's payout or refund that expired unclaimed after its
  *                                  code was shown -> a new claim code, once
+ *   approve(id, by)                a payout the approvals held -> creating, then sent as any
+ *   reject(id, by, why)            a held payout -> failed, never sent (a match's: to the house)
  *   block(playerId, by, why)       the player's money helpers refused (PlayerBlockedError), in
  *   unblock(playerId, by)          every process, until unblocked; codes they hold stay valid
  *
@@ -20,7 +22,7 @@
  */
 import { z } from 'zod';
 import { OperatorRefusedError, PlayerBlockedError } from '../errors.js';
-import type { Intent } from '../ledger/intent.js';
+import type { Intent, IntentPatch } from '../ledger/intent.js';
 import { fromPot, reissuedByOperator, wasShown } from '../ledger/journal.js';
 import type {
   NewOperatorAction,
@@ -29,6 +31,8 @@ import type {
   OperatorLogQuery,
 } from '../ledger/operator-log.js';
 import type { Engine } from './engine.js';
+import { sendApprovedPayment } from './kinds/payment.js';
+import { heldClaimSeconds, sendApprovedReward } from './kinds/reward.js';
 import { pageFields } from './operations/inputs.js';
 
 /** What a reissue needs of the matches (match/matches.ts): to issue a marked attempt again. */
@@ -47,6 +51,8 @@ export const operatorNote = z.string().trim().min(1, 'must say why').max(500);
 export const intentIdInput = z.string().min(1).max(200);
 export const playerIdInput = z.string().min(1, 'must not be empty').max(255);
 export const resolveStatus = z.enum(['completed', 'expired', 'failed']);
+/** How many held payouts one read lists: 1 to 1,000, default 100. */
+export const heldLimit = z.number().int().min(1).max(1000).default(100);
 export const operatorLogQuery = z
   .strictObject({
     intentId: z.string().min(1).max(255).optional(),
@@ -198,6 +204,95 @@ export class Operator {
       note: `${roleOf(last)} issued again as ${attempt.id}`,
     });
     return attempt;
+  }
+
+  /** Payouts the approvals held, oldest first: what waits for `approve` or `reject`. */
+  async held(limit: number): Promise<Intent[]> {
+    return this.#engine.ledger.held(limit);
+  }
+
+  /**
+   * Sends a held payout: the compare-and-set held -> creating (`meta.approvedBy`; a reward's
+   * claim time counted from now), its line, then the service called as for any payout. Payouts
+   * paused, or the wallet under its floor, refuse it (PayoutsPausedError) with nothing moved.
+   * Resolves with the payout as the send left it (pending; failed or unknown when the service
+   * refused or did not answer: its error says why, and a match issues its payout again).
+   */
+  async approve(id: string, by: string): Promise<Intent> {
+    const engine = this.#engine;
+    const intent = await this.#heldIntent('approve', id);
+    await engine.breaker.admit(BigInt(intent.amount));
+    const now = engine.now();
+    const patch: IntentPatch = {
+      nextCheckAt: now + engine.settings.reconciler.creatingGraceMs,
+      meta: { ...intent.meta, approvedBy: by },
+      ...(intent.kind === 'reward' ? { expiresAt: now + heldClaimSeconds(intent) * 1000 } : {}),
+    };
+    const approved = await engine.apply(intent, 'creating', patch, `approved by ${by}`);
+    if (!approved) throw await this.#movedMeanwhile('approve', id);
+    await this.#record({
+      by,
+      action: 'approve',
+      intentId: id,
+      playerId: intent.playerId,
+      before: 'held',
+      after: 'creating',
+      note: '',
+    });
+    try {
+      return await this.#send(approved);
+    } catch (err) {
+      // The approval stands (its line is written): what the send left is in the ledger.
+      engine.logger.warn(`approved ${intent.kind} ${id} could not be sent: ${(err as Error).message}`);
+      return (await engine.ledger.get(id)) ?? approved;
+    }
+  }
+
+  /**
+   * Ends a held payout unpaid, never sent: held -> failed (`meta.rejectedBy`, the reason in its
+   * error), the `settled` event as for any end, one line. A match's payout goes to the house
+   * (`house:rejected`) and is not issued again; a reward's amount was never the player's.
+   */
+  async reject(id: string, by: string, why: string): Promise<Intent> {
+    const engine = this.#engine;
+    const intent = await this.#heldIntent('reject', id);
+    const patch: IntentPatch = {
+      meta: { ...intent.meta, rejectedBy: by },
+      error: `rejected by operator ${by}: ${why}`,
+    };
+    const rejected = await engine.apply(intent, 'failed', patch, `rejected by ${by}: ${why}`);
+    if (!rejected) throw await this.#movedMeanwhile('reject', id);
+    await this.#record({
+      by,
+      action: 'reject',
+      intentId: id,
+      playerId: intent.playerId,
+      before: 'held',
+      after: 'failed',
+      note: why,
+    });
+    return rejected;
+  }
+
+  async #heldIntent(action: 'approve' | 'reject', id: string): Promise<Intent> {
+    const intent = await this.#engine.ledger.get(id);
+    if (!intent) throw new OperatorRefusedError(action, 'id', 'names no intent in the ledger');
+    if (intent.status !== 'held') {
+      throw new OperatorRefusedError(action, 'id', `names a ${intent.status} intent, not a held one`);
+    }
+    return intent;
+  }
+
+  async #movedMeanwhile(action: string, id: string): Promise<OperatorRefusedError> {
+    const now = await this.#engine.ledger.get(id);
+    return new OperatorRefusedError(action, 'id', `names an intent that became ${now?.status} meanwhile`);
+  }
+
+  /** Calls the service for an approved payout, by its kind. */
+  #send(approved: Intent): Promise<Intent> {
+    return approved.kind === 'payment'
+      ? sendApprovedPayment(this.#engine, approved)
+      : sendApprovedReward(this.#engine, approved);
   }
 
   /** Blocks a player's money helpers, in every process. */

@@ -156,6 +156,22 @@ const budgetsSchema = z.strictObject({
   game: budgetWindow.optional(),
 });
 
+/**
+ * Payout approvals: what is recorded `held` (nothing sent) until an operator approves it
+ * (`lightning.approve`) or rejects it (`lightning.reject`). Rewards, a match's payouts and
+ * payments to Lightning addresses; refunds of a match never (they give a player's own fee back).
+ */
+const approvalsSchema = z.strictObject({
+  /** A payout of more than this many msats is held. */
+  aboveMsat: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),
+  /**
+   * A payout that would take its player's payouts of the last 24 hours (held ones included,
+   * expired and failed ones not) past this many msats is held too. Decided in the ledger's
+   * atomic create, so it holds across processes.
+   */
+  perPlayerPerDayMsat: capMsat.optional(),
+});
+
 /** Who the client is, by address (see `clientAddress` below and server/client-address.ts). */
 const clientAddressSchema = z
   .strictObject({
@@ -239,6 +255,8 @@ export const lightningOptionsSchema = z.strictObject({
   limits: limitsSchema.prefault({}),
   /** Payout budgets, checked and reserved in the ledger with each payout. Default none. */
   budgets: budgetsSchema.prefault({}),
+  /** Payout approvals (see approvalsSchema): off unless set. */
+  approvals: approvalsSchema.optional(),
   /**
    * The embedded emulator (when there is no apiKey). Default port 0 (free), host 127.0.0.1. A
    * host other than loopback (127.0.0.0/8, ::1, `localhost`), such as '0.0.0.0', is refused
@@ -344,6 +362,7 @@ export type BreakerSettings = z.output<typeof breakerSchema>;
 export type LimitsOptions = z.input<typeof limitsSchema>;
 export type BudgetsOptions = z.input<typeof budgetsSchema>;
 export type BudgetsSettings = z.output<typeof budgetsSchema>;
+export type ApprovalsOptions = z.input<typeof approvalsSchema>;
 export type ClientAddressOptions = z.input<typeof clientAddressSchema>;
 
 /** Every option with its default applied; `publicUrl` known, without a trailing slash. */

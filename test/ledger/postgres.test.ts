@@ -266,7 +266,7 @@ describe('PostgresLedger', function () {
         ],
       );
       const version = await admin.query(`SELECT version FROM "${s}".schema_version`);
-      assert.deepEqual(version.rows, [{ version: 7 }]);
+      assert.deepEqual(version.rows, [{ version: 8 }]);
       const created = await (writers[3] as PostgresLedger).create(newIntent());
       assert.equal((await (writers[5] as PostgresLedger).get(created.id))?.id, created.id);
     });
@@ -279,7 +279,7 @@ describe('PostgresLedger', function () {
       const err = await rejection(store.open(), IncompatibleLedgerError);
       assert.equal(err.code, 'LN_LEDGER_INCOMPATIBLE');
       assert.match(err.message, /version 99/);
-      assert.match(err.message, /reads up to version 7/);
+      assert.match(err.message, /reads up to version 8/);
       assert.match(err.message, /Upgrade colyseus-lightning/);
       // Refused for good: every later call says the same, and nothing was written.
       await rejection(store.create(newIntent()), IncompatibleLedgerError);
@@ -445,7 +445,7 @@ describe('PostgresLedger', function () {
       assert.equal((await store.get(created.id))?.status, 'creating');
       assert.equal((await store.transition(created.id, 'creating', 'pending'))?.status, 'pending');
       const version = await admin.query(`SELECT version FROM "${s}".schema_version`);
-      assert.equal(Number(version.rows[0]?.version), 7);
+      assert.equal(Number(version.rows[0]?.version), 8);
       // Migrated on to 4 in the same open: the intent that was there has its opening entry.
       const [opening] = (await store.journal({ intentId: created.id })).entries;
       assert.equal(opening?.tag, 'opening');
@@ -472,7 +472,7 @@ describe('PostgresLedger', function () {
       const [a, b] = [ledger(s), ledger(s)];
       await Promise.all([a.open(), b.open()]);
       const version = await admin.query(`SELECT version FROM "${s}".schema_version`);
-      assert.equal(Number(version.rows[0]?.version), 7);
+      assert.equal(Number(version.rows[0]?.version), 8);
       // Two open: the fee and the spend.
       const err = await rejection(
         a.create(newIntent(), 1, { maxOpenPerGame: 2 }),
@@ -500,7 +500,7 @@ describe('PostgresLedger', function () {
       assert.equal((await store.get(kept.id))?.id, kept.id);
       assert.deepEqual(await store.operatorLog(), { actions: [], next: null });
       const version = await admin.query(`SELECT version FROM "${s}".schema_version`);
-      assert.equal(Number(version.rows[0]?.version), 7);
+      assert.equal(Number(version.rows[0]?.version), 8);
       const line = await store.recordOperatorAction({
         by: 'alice',
         action: 'pause',
@@ -521,6 +521,55 @@ describe('PostgresLedger', function () {
       await store.close();
     });
 
+    it('opens a schema-7 ledger: held payouts are open, counted and listed', async () => {
+      const s = schema();
+      const old = ledger(s);
+      const open = await old.create(newIntent());
+      await old.close();
+      // Back to layout 7: every open-status list without `held`, no index of held payouts.
+      const before = `'creating', 'pending', 'unknown'`;
+      await admin.query(`ALTER TABLE "${s}".intents DROP CONSTRAINT intents_status_check`);
+      await admin.query(`ALTER TABLE "${s}".intents ADD CONSTRAINT intents_status_check
+        CHECK (status IN (${before}, 'completed', 'expired', 'failed'))`);
+      await admin.query(`DROP INDEX "${s}".intents_held`);
+      await admin.query(`DROP INDEX "${s}".intents_open_player`);
+      await admin.query(`CREATE INDEX intents_open_player ON "${s}".intents
+        (player_id, created_at, seq) WHERE status IN (${before})`);
+      const fn = await admin.query(
+        `SELECT pg_get_functiondef('"${s}".count_open()'::regprocedure) AS def`,
+      );
+      const oldDef = String(fn.rows[0]?.def).replaceAll(`'held', `, '');
+      assert.ok(!oldDef.includes("'held'"));
+      await admin.query(oldDef);
+      await admin.query(`UPDATE "${s}".schema_version SET version = 7`);
+      const store = ledger(s);
+      const held = await store.create(newIntent({ amount: '5000' }), 10, {
+        hold: { aboveMsat: 1 },
+        maxOpenPerGame: 10,
+      });
+      assert.equal(held.status, 'held');
+      const version = await admin.query(`SELECT version FROM "${s}".schema_version`);
+      assert.equal(Number(version.rows[0]?.version), 8);
+      assert.equal(await store.openCount(), 2, 'the open one and the held one');
+      assert.deepEqual(
+        (await store.held()).map((i) => i.id),
+        [held.id],
+      );
+      assert.deepEqual(
+        (await store.openByPlayer(held.playerId)).map((i) => i.id),
+        [held.id],
+      );
+      await store.transition(held.id, 'held', 'failed');
+      await store.transition(open.id, 'creating', 'failed');
+      assert.equal(await store.openCount(), 0);
+      const plan = await admin.query(
+        `SELECT indexdef FROM pg_indexes WHERE schemaname = $1 AND indexname = 'intents_open_player'`,
+        [s],
+      );
+      assert.match(String(plan.rows[0]?.indexdef), /'held'/);
+      await store.close();
+    });
+
     it('opens a schema-3 ledger: keeps the event ids it holds for good, without their index by time', async () => {
       const s = schema();
       const old = ledger(s);
@@ -534,7 +583,7 @@ describe('PostgresLedger', function () {
       assert.equal(await store.recordEvent('ramp:seen-long-ago', far), false);
       assert.equal(await store.recordEvent('ramp:new', far), true);
       const version = await admin.query(`SELECT version FROM "${s}".schema_version`);
-      assert.equal(Number(version.rows[0]?.version), 7);
+      assert.equal(Number(version.rows[0]?.version), 8);
       const indexes = await admin.query(
         'SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename = $2',
         [s, 'events'],
@@ -976,7 +1025,7 @@ describe('PostgresLedger', function () {
       await Promise.all(stores.map((store) => store.open()));
       const store = stores[2] as PostgresLedger;
       const version = await admin.query(`SELECT version FROM "${s}".schema_version`);
-      assert.equal(Number(version.rows[0]?.version), 7);
+      assert.equal(Number(version.rows[0]?.version), 8);
 
       const expected = intents.flatMap((intent) =>
         openingPostings(intent)

@@ -45,7 +45,7 @@ import {
 } from './contract.js';
 
 /** The layout this library writes, and every migration ends at. */
-const LAYOUT = '7';
+const LAYOUT = '8';
 
 describe('RedisLedger', function () {
   this.timeout(30_000);

@@ -26,7 +26,7 @@ import { IntentLostError } from '../../ledger/errors.js';
 import type { Intent } from '../../ledger/intent.js';
 import { mayReissue } from '../../ledger/journal.js';
 import type { Engine } from '../engine.js';
-import { type OnBehalf, recordThenSend } from '../operations/create.js';
+import { type OnBehalf, recordThenSend, sendRecorded } from '../operations/create.js';
 import type { ParsedAddressPayment } from '../operations/inputs.js';
 import { refuseBlocked } from '../operator.js';
 import { newCallbackToken } from '../tokens.js';
@@ -64,7 +64,7 @@ export async function startAddressPayment(
   await checkAddress(engine, args.lnAddress);
   await engine.breaker.admit(BigInt(args.amountMsat));
   const token = newCallbackToken();
-  let answered = '';
+  const answered = { status: '' };
   const sent = await recordThenSend(
     engine,
     {
@@ -83,24 +83,47 @@ export async function startAddressPayment(
       ...(behalf.id === undefined ? {} : { id: behalf.id }),
       ...(behalf.groupId === undefined ? {} : { groupId: behalf.groupId }),
     },
-    () =>
-      engine.api.lnAddress.sendPayment({
-        lnAddress: args.lnAddress,
-        amount: args.amountMsat,
-        internalId: args.playerId,
-        callbackUrl: engine.callbackUrl(token),
-        ...(args.comment === undefined ? {} : { comment: args.comment }),
-      }),
-    (payment, intent) => {
-      answered = payment.status;
-      return {
-        patch: { remoteId: payment.id, nextCheckAt: engine.nextCheckAt(intent) },
-        note: `payment ${payment.status}`,
-      };
-    },
+    paymentCall(engine),
+    paymentAnswer(engine, answered),
     behalf.guards === undefined ? {} : { guards: behalf.guards },
   );
-  // The service's own answer (not a callback's body) may already be the outcome.
+  return endAsAnswered(engine, sent, answered.status);
+}
+
+/** Sends a payment an operator approved (now `creating`): the second half of its start. */
+export async function sendApprovedPayment(engine: Engine, intent: Intent): Promise<Intent> {
+  const answered = { status: '' };
+  const sent = await sendRecorded(engine, intent, paymentCall(engine), paymentAnswer(engine, answered));
+  return endAsAnswered(engine, sent, answered.status);
+}
+
+/** The send of a payment, as its record says (the address and comment are in its meta). */
+function paymentCall(engine: Engine) {
+  return (intent: Intent) => {
+    const comment = intent.meta.comment;
+    return engine.api.lnAddress.sendPayment({
+      lnAddress: intent.meta.lnAddress as string,
+      amount: intent.amount,
+      internalId: intent.playerId,
+      callbackUrl: engine.callbackUrl(intent.callbackToken as string),
+      ...(typeof comment === 'string' ? { comment } : {}),
+    });
+  };
+}
+
+/** What the service's answer to a payment writes; its status word is kept in `answered`. */
+function paymentAnswer(engine: Engine, answered: { status: string }) {
+  return (payment: { id: string; status: string }, intent: Intent) => {
+    answered.status = payment.status;
+    return {
+      patch: { remoteId: payment.id, nextCheckAt: engine.nextCheckAt(intent) },
+      note: `payment ${payment.status}`,
+    };
+  };
+}
+
+/** The service's own answer (not a callback's body) may already be the outcome. */
+async function endAsAnswered(engine: Engine, sent: Intent, answered: string): Promise<Intent> {
   const to = answered === 'completed' ? 'completed' : answered === 'failed' ? 'failed' : null;
   if (sent.status !== 'pending' || to === null) return sent;
   const done = await engine.apply(sent, to, { nextCheckAt: null }, `payment ${answered}`);

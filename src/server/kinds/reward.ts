@@ -13,7 +13,7 @@ import type { ServiceCalls } from '../../api/service-calls.js';
 import type { Intent } from '../../ledger/intent.js';
 import { mayReissue } from '../../ledger/journal.js';
 import type { Engine } from '../engine.js';
-import { type OnBehalf, recordThenSend } from '../operations/create.js';
+import { type OnBehalf, recordThenSend, sendRecorded } from '../operations/create.js';
 import type { ParsedReward } from '../operations/inputs.js';
 import { refuseBlocked } from '../operator.js';
 import { newCallbackToken } from '../tokens.js';
@@ -66,29 +66,56 @@ export async function startReward(
       ...(behalf.groupId === undefined ? {} : { groupId: behalf.groupId }),
       ...(behalf.meta === undefined ? {} : { meta: behalf.meta }),
     },
-    () =>
-      engine.api.withdrawalRequests.create({
-        amount: args.amountMsat,
-        description: args.description,
-        internalId: args.playerId,
-        callbackUrl: engine.callbackUrl(token),
-        expiresIn: args.expiresIn,
-      }),
-    (created, intent) => {
-      // The service's own expiry wins over ours when it says one.
-      const said = Date.parse(created.invoice.expiresAt ?? created.expiresAt ?? '');
-      const expiresAt = Number.isNaN(said) ? intent.expiresAt : said;
-      return {
-        patch: {
-          remoteId: created.id,
-          code: created.invoice.request,
-          uri: created.invoice.uri ?? `lightning:${created.invoice.request}`,
-          expiresAt,
-          nextCheckAt: engine.nextCheckAt({ ...intent, expiresAt }),
-        },
-        note: `withdrawal request ${created.status}`,
-      };
-    },
+    rewardCall(engine, args.expiresIn),
+    rewardAnswer(engine),
     behalf.guards === undefined ? {} : { guards: behalf.guards },
   );
+}
+
+/** The withdrawal request of a reward, as its record says (`expiresIn` in seconds). */
+function rewardCall(engine: Engine, expiresIn: number) {
+  return (intent: Intent) =>
+    engine.api.withdrawalRequests.create({
+      amount: intent.amount,
+      description: intent.description,
+      internalId: intent.playerId,
+      callbackUrl: engine.callbackUrl(intent.callbackToken as string),
+      expiresIn,
+    });
+}
+
+/** What the service's answer to a reward's create writes. */
+function rewardAnswer(engine: Engine) {
+  return (
+    created: Awaited<ReturnType<ServiceCalls['withdrawalRequests']['create']>>,
+    intent: Intent,
+  ) => {
+    // The service's own expiry wins over ours when it says one.
+    const said = Date.parse(created.invoice.expiresAt ?? created.expiresAt ?? '');
+    const expiresAt = Number.isNaN(said) ? intent.expiresAt : said;
+    return {
+      patch: {
+        remoteId: created.id,
+        code: created.invoice.request,
+        uri: created.invoice.uri ?? `lightning:${created.invoice.request}`,
+        expiresAt,
+        nextCheckAt: engine.nextCheckAt({ ...intent, expiresAt }),
+      },
+      note: `withdrawal request ${created.status}`,
+    };
+  };
+}
+
+/**
+ * The claim time a held reward was recorded with, in seconds: an approval gives the player as
+ * long from the approval on as they would have had from the record.
+ */
+export function heldClaimSeconds(intent: Intent): number {
+  const span = (intent.expiresAt ?? intent.createdAt) - intent.createdAt;
+  return Math.max(1, Math.round(span / 1000));
+}
+
+/** Sends a reward an operator approved (now `creating`): the second half of its start. */
+export function sendApprovedReward(engine: Engine, intent: Intent): Promise<Intent> {
+  return sendRecorded(engine, intent, rewardCall(engine, heldClaimSeconds(intent)), rewardAnswer(engine));
 }

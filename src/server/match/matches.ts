@@ -386,7 +386,9 @@ export class Matches {
           ...(what.feeId ? { feeId: what.feeId } : {}),
         },
         // Paid from the pot, not the game's own money: no budget or open-intent limit applies.
-        guards: {},
+        // The approvals may hold a winner's first attempt (one issued again was approved, or
+        // under the line, already); never a refund, which gives a player's own fee back.
+        guards: what.role === 'payout' && attempts.length === 0 ? this.#engine.payoutHold() : {},
       };
       const byCode = () =>
         startReward(
@@ -452,7 +454,8 @@ export class Matches {
     what: { playerId: string; amountMsat: string; role: string },
     attempts: number,
   ): boolean | 'again' {
-    if (last.status === 'creating') return false;
+    // A create in flight, or a payout the approvals hold: the match waits (stays settling).
+    if (last.status === 'creating' || last.status === 'held') return false;
     // A payment whose answer was lost may have paid: never sent again, it waits for a proven
     // callback or an operator (lightning.unknowns()), and the match goes on without it.
     if (last.status === 'unknown') return last.kind === 'payment';
@@ -511,7 +514,9 @@ export class Matches {
    */
   async #repay(attempt: Intent): Promise<void> {
     const unpaid = attempt.status === 'failed' || attempt.status === 'expired';
-    if (!unpaid || attempt.groupId === null) return;
+    // A held payout an operator approved is made: the match that waited for it may end now.
+    const approved = attempt.status === 'pending' && typeof attempt.meta.approvedBy === 'string';
+    if ((!unpaid && !approved) || attempt.groupId === null) return;
     const match = await this.#engine.ledger.get(attempt.groupId);
     if (match?.kind !== 'match') return;
     // A deciding match goes on at once with what the attempt's end left it to do (issuing it
@@ -520,7 +525,7 @@ export class Matches {
       await this.#finish(match);
       return;
     }
-    if (!isTerminal(match.status)) return;
+    if (!isTerminal(match.status) || !unpaid) return;
     const group = await this.#engine.ledger.byGroup(match.id);
     const key = attempt.meta.payKey as string;
     if (group.filter((i) => i.meta.payKey === key).at(-1)?.id !== attempt.id) return;

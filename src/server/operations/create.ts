@@ -1,6 +1,8 @@
 /**
  * The one shape of every money operation: record the intent, only then call the service, and
- * turn the answer into `pending` (or the failure into `failed`/`unknown`, see outcome.ts).
+ * turn the answer into `pending` (or the failure into `failed`/`unknown`, see outcome.ts). A
+ * payout the approvals hold is recorded `held` and not sent: an operator's approval sends it
+ * later through the same second half (`sendRecorded`).
  *
  * The intent is recorded with a check due when the grace period ends, so that a process that
  * dies mid-call leaves nothing behind: the reconciler finds the `creating` intent and makes it
@@ -54,7 +56,25 @@ export async function recordThenSend<T>(
     engine.handToRoom(recorded.intent);
     return recorded.intent;
   }
-  const intent = recorded.intent;
+  if (recorded.intent.status === 'held') {
+    // The approvals held it: nothing is sent until an operator approves it (operator.ts).
+    engine.noticeHeld(recorded.intent);
+    return recorded.intent;
+  }
+  return sendRecorded(engine, recorded.intent, send, created, options);
+}
+
+/**
+ * The second half of recordThenSend: the service called for an intent in `creating` (just
+ * recorded, or approved out of `held`), and its answer, or failure, written.
+ */
+export async function sendRecorded<T>(
+  engine: Engine,
+  intent: Intent,
+  send: (intent: Intent) => Promise<T>,
+  created: (answer: T, intent: Intent) => Created,
+  options: RecordOptions = {},
+): Promise<Intent> {
   let answer: T;
   try {
     answer = await send(intent);
