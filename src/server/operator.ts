@@ -243,7 +243,9 @@ export class Operator {
       return await this.#send(approved);
     } catch (err) {
       // The approval stands (its line is written): what the send left is in the ledger.
-      engine.logger.warn(`approved ${intent.kind} ${id} could not be sent: ${(err as Error).message}`);
+      engine.logger.warn(
+        `approved ${intent.kind} ${id} could not be sent: ${(err as Error).message}`,
+      );
       return (await engine.ledger.get(id)) ?? approved;
     }
   }
@@ -278,14 +280,22 @@ export class Operator {
     const intent = await this.#engine.ledger.get(id);
     if (!intent) throw new OperatorRefusedError(action, 'id', 'names no intent in the ledger');
     if (intent.status !== 'held') {
-      throw new OperatorRefusedError(action, 'id', `names a ${intent.status} intent, not a held one`);
+      throw new OperatorRefusedError(
+        action,
+        'id',
+        `names a ${intent.status} intent, not a held one`,
+      );
     }
     return intent;
   }
 
   async #movedMeanwhile(action: string, id: string): Promise<OperatorRefusedError> {
     const now = await this.#engine.ledger.get(id);
-    return new OperatorRefusedError(action, 'id', `names an intent that became ${now?.status} meanwhile`);
+    return new OperatorRefusedError(
+      action,
+      'id',
+      `names an intent that became ${now?.status} meanwhile`,
+    );
   }
 
   /** Calls the service for an approved payout, by its kind. */

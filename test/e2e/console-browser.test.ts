@@ -2,7 +2,8 @@
  * The operator's console in a real browser (issue 24): an operator signed in by a cookie the
  * game's `authorize` checks opens the page, sees the balances and a settled match with its pot,
  * players and payouts, resolves an unknown payout, resumes the payouts the breaker paused
- * (three players' rewards answered 503), pauses them with a reason and resumes them again, and
+ * (three players' rewards answered 503), approves a held payout (the service then has exactly
+ * one withdrawal request for it), pauses payouts with a reason and resumes them again, and
  * blocks a player; each action is then a line of the page's operator log, in the name
  * `authorize` gave. A browser without the cookie gets an empty 401.
  * Screenshots go to test-artifacts/, and docs/console.png with UPDATE_SCREENSHOT=1.
@@ -41,13 +42,14 @@ describe('operator console in a browser', function () {
     await game?.stop();
   });
 
-  it('an operator sees a match and its money, resolves an unknown, resumes, pauses and resumes payouts, blocks a player, and finds each in the operator log', async () => {
+  it('an operator sees a match and its money, resolves an unknown, resumes, approves a held payout, pauses and resumes payouts, blocks a player, and finds each in the operator log', async () => {
     game = await startGame(
       { empty: EmptyRoom },
       {
         reconciler: { enabled: false },
         api: { timeoutMs: 300, maxRetries: 0 },
         breaker: { failures: 3, windowMs: 60_000 },
+        approvals: { aboveMsat: 500_000 },
         console: { authorize, via: 'listener' },
       },
     );
@@ -60,6 +62,14 @@ describe('operator console in a browser', function () {
       await eventually(async () => (await lightning.ledger.get(fee.id))?.status === 'completed');
     }
     await lightning.settleMatch(match.id, { 'winner-w': 1 });
+    // A jackpot above the approvals' line: held, nothing sent.
+    const jackpot = await lightning.reward({
+      playerId: 'lucky-j',
+      amountMsat: 600_000,
+      description: 'jackpot',
+    });
+    expect(jackpot.status).to.equal('held');
+    const requests = () => emulator.control.count('POST', '/v0/withdrawal-requests');
     // Three players' rewards answered 503: three unknowns, and payouts paused.
     emulator.control.faults.add({
       method: 'POST',
@@ -106,6 +116,7 @@ describe('operator console in a browser', function () {
     // What needs a person.
     await page.waitForSelector('#needs:has-text("Payouts paused")');
     await page.waitForSelector(`#needs .resolve[data-intent="${unknown.id}"]`);
+    await page.waitForSelector(`#needs .approval[data-intent="${jackpot.id}"]`);
     // An intent's history and journal.
     await page.click(`#intents tr:has-text("winner-w")`);
     await page.waitForSelector('#detail:has-text("Journal")');
@@ -132,6 +143,21 @@ describe('operator console in a browser', function () {
     await page.waitForSelector('#message:has-text("Payouts resumed")');
     expect(lightning.paused).to.equal(null);
     await page.waitForSelector('#needs:not(:has-text("Payouts paused"))');
+
+    // Approve the held jackpot: sent now, exactly one withdrawal request for it.
+    const before = requests();
+    const approval = page.locator(`#needs .approval[data-intent="${jackpot.id}"]`);
+    await approval.locator('button:has-text("Approve")').click();
+    await page.waitForSelector(`#message:has-text("Approved ${jackpot.id}: pending")`);
+    expect(requests()).to.equal(before + 1);
+    const sent = await lightning.ledger.get(jackpot.id);
+    expect(sent?.status).to.equal('pending');
+    expect(
+      emulator.control.withdrawalRequests().filter((w) => w.id === sent?.remoteId),
+    ).to.have.length(1);
+    await page.waitForSelector(`#needs .approval[data-intent="${jackpot.id}"]`, {
+      state: 'detached',
+    });
 
     // Pause them again, with a reason (Pause shows where Resume was), and resume.
     await page.fill('#pause-why', 'wallet top-up');
@@ -166,7 +192,8 @@ describe('operator console in a browser', function () {
     const order = await page
       .locator('#oplog tr[data-action]')
       .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-action')));
-    expect(order).to.deep.equal(['block', 'resume', 'pause', 'resume', 'resolve']);
+    expect(await line('approve').textContent()).to.contain(jackpot.id);
+    expect(order).to.deep.equal(['block', 'resume', 'pause', 'approve', 'resume', 'resolve']);
     await page.screenshot({ path: `${ARTIFACTS}/console-2.png`, fullPage: true });
     expect(errors).to.deep.equal([]);
   });

@@ -93,7 +93,12 @@ export async function startAddressPayment(
 /** Sends a payment an operator approved (now `creating`): the second half of its start. */
 export async function sendApprovedPayment(engine: Engine, intent: Intent): Promise<Intent> {
   const answered = { status: '' };
-  const sent = await sendRecorded(engine, intent, paymentCall(engine), paymentAnswer(engine, answered));
+  const sent = await sendRecorded(
+    engine,
+    intent,
+    paymentCall(engine),
+    paymentAnswer(engine, answered),
+  );
   return endAsAnswered(engine, sent, answered.status);
 }
 

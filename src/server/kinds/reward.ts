@@ -117,5 +117,10 @@ export function heldClaimSeconds(intent: Intent): number {
 
 /** Sends a reward an operator approved (now `creating`): the second half of its start. */
 export function sendApprovedReward(engine: Engine, intent: Intent): Promise<Intent> {
-  return sendRecorded(engine, intent, rewardCall(engine, heldClaimSeconds(intent)), rewardAnswer(engine));
+  return sendRecorded(
+    engine,
+    intent,
+    rewardCall(engine, heldClaimSeconds(intent)),
+    rewardAnswer(engine),
+  );
 }
