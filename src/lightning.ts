@@ -477,10 +477,12 @@ export class Lightning {
   }
 
   /**
-   * Pauses this process's payouts, as the breaker does (`paused` says so, its cause `operator`
-   * and `by`; the `paused` event fires), until `resume(by)`. Each process pauses its own: call
-   * it in every process (docs/OPERATING.md). Resolves with the operator log's line; rejects with
-   * OperatorRefusedError when payouts are already paused.
+   * Pauses the game's payouts, as the breaker does (`paused` says so, its cause `operator`
+   * and `by`; the `paused` event fires), until `resume(by)`: this process at once, every other
+   * process sharing the ledger within a second (each looks at the ledger's pause every second,
+   * and a process that starts while it holds starts paused; docs/OPERATING.md). Resolves with
+   * the operator log's line; rejects with OperatorRefusedError when an operator's pause already
+   * holds.
    */
   async pause(by: string, why: string): Promise<OperatorAction> {
     const who = parseInput(operatorName, by, 'by');
@@ -489,16 +491,24 @@ export class Lightning {
   }
 
   /**
-   * Ends the pause of this process's payouts (the breaker's or an operator's); the breaker
-   * counts afresh. With `by`, the operator's action: one line in the operator log, and
-   * OperatorRefusedError when payouts are not paused. Without it (the call before the log),
-   * it lifts whatever pause there is and records nothing.
+   * Ends the pause of the payouts: an operator's (in every process, see `pause`) and this
+   * process's breaker's; the breaker counts afresh. With `by`, one line in the operator log,
+   * and OperatorRefusedError when payouts are not paused. Without it (the call before the log),
+   * this process's pause is lifted at once, and an operator's pause in the ledger after it, its
+   * line naming `unnamed operator` (a failure to reach the ledger is logged).
    */
   resume(): void;
   resume(by: string): Promise<OperatorAction>;
   resume(by?: string): undefined | Promise<OperatorAction> {
     if (by === undefined) {
-      this.#running?.engine.breaker.resume();
+      const running = this.#running;
+      if (!running) return;
+      running.engine.breaker.resume();
+      void running.operator
+        .resumeUnnamed()
+        .catch((err: unknown) =>
+          this.#settings.logger.warn(`lifting the operator's pause: ${(err as Error).message}`),
+        );
       return;
     }
     return (async () => {
@@ -641,6 +651,7 @@ export class Lightning {
     const running = await this.#starting?.catch(() => undefined);
     if (!running) return;
     await running.reconciler.stop();
+    running.operator.close();
     running.metrics.close();
     await running.alerts?.close();
     await running.runtime.close();
@@ -659,7 +670,7 @@ export class Lightning {
     if (this.#closed) {
       return Promise.reject(new ConfigurationError('lightning', 'is closed'));
     }
-    this.#starting ??= startRuntime(this.#settings).then((runtime) => {
+    this.#starting ??= startRuntime(this.#settings).then(async (runtime) => {
       const engine = new Engine({
         api: runtime.calls,
         ledger: runtime.ledger,
@@ -706,6 +717,13 @@ export class Lightning {
       const regions = new RegionCache(runtime.calls, this.#settings.clock);
       const view = readOnlyView(runtime.ledger);
       const operator = new Operator(engine, matches);
+      // A process that starts while an operator's pause holds starts paused.
+      await operator
+        .syncPause()
+        .catch((err: unknown) =>
+          this.#settings.logger.warn(`reading the operator's pause: ${(err as Error).message}`),
+        );
+      operator.watchPause();
       this.#running = {
         runtime,
         view,

@@ -143,6 +143,22 @@ export function parseBlock(line: NewOperatorAction): NewOperatorAction {
   return parsed;
 }
 
+/** Checks a line for `recordPause`: a pause or a resume of the game's payouts, naming no player. */
+export function parsePause(line: NewOperatorAction): NewOperatorAction {
+  const parsed = parseOperatorAction(line);
+  if (parsed.action !== 'pause' && parsed.action !== 'resume') {
+    throw new InvalidIntentError(
+      `invalid operator action: recordPause takes a pause or a resume, not ${parsed.action}`,
+    );
+  }
+  if (parsed.playerId !== null || parsed.intentId !== null) {
+    throw new InvalidIntentError(
+      `invalid operator action: a ${parsed.action} of the game's payouts names no player or intent`,
+    );
+  }
+  return parsed;
+}
+
 /** Checks a query: `after` becomes a seq, `limit` defaults to 100. */
 export function parseOperatorLogQuery(query: OperatorLogQuery | undefined): OperatorLogFilter {
   const parsed = querySchema.safeParse(query ?? {});

@@ -24,7 +24,8 @@
  *
  * Version 8 knows the status `held` (payout approvals): the status check, the indexes of open
  * intents and the open count's trigger function are made again with it, and `intents_held`
- * lists held payouts.
+ * lists held payouts. S.payouts_paused holds the line of an operator's pause of the game's
+ * payouts while it holds (LedgerStore.recordPause).
  *
  * Intent amounts are `numeric` (exact at any size, summed exactly for budgets, returned as
  * text); journal amounts and balances are `bigint` (the journal's signed 64-bit promise: a write
@@ -378,6 +379,11 @@ export function migrations(s: string): string[][] {
       ...OPEN_INDEXES(s),
       `CREATE INDEX IF NOT EXISTS intents_held
         ON ${s}.intents (created_at, seq) WHERE status = 'held'`,
+      // At most one row: the operator log's line of an operator's pause of the game's payouts.
+      `CREATE TABLE IF NOT EXISTS ${s}.payouts_paused (
+        only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
+        line     bigint  NOT NULL
+      )`,
       ...openCount(s),
     ],
   ];

@@ -121,6 +121,7 @@ import {
   parseBlock,
   parseOperatorAction,
   parseOperatorLogQuery,
+  parsePause,
   parsePlayerId,
 } from './operator-log.js';
 import {
@@ -838,7 +839,7 @@ export class PostgresLedger implements LedgerStore {
   async #appendLine(
     line: NewOperatorAction,
     now: number,
-    change: { text: string; values: unknown[] } | null,
+    change: { text: string; values: unknown[]; after?: string } | null,
   ): Promise<OperatorAction | null> {
     const values = [now, line.by, line.action, line.intentId, line.playerId, line.before];
     values.push(line.after, line.note);
@@ -856,11 +857,47 @@ export class PostgresLedger implements LedgerStore {
             VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${LINE_COLUMNS}`,
           values,
         );
-        return toLine(row as Record<string, unknown>);
+        const appended = toLine(row as Record<string, unknown>);
+        if (change?.after !== undefined) await this.#run(client, change.after, [appended.seq]);
+        return appended;
       });
     } catch (err) {
       throw mapError(err);
     }
+  }
+
+  async recordPause(
+    line: NewOperatorAction,
+    now: number = this.#clock.now(),
+  ): Promise<OperatorAction | null> {
+    this.#assertOpen();
+    const parsed = parsePause(line);
+    parseEpochMs(now, 'now');
+    // The pause's row names its line, so it is written after the line, in the same transaction
+    // (under the log's lock, which every pause and resume takes: the check stands until commit).
+    const change =
+      parsed.action === 'pause'
+        ? {
+            text: `SELECT 1 AS free WHERE NOT EXISTS (SELECT 1 FROM ${this.#s}.payouts_paused)`,
+            values: [],
+            after: `INSERT INTO ${this.#s}.payouts_paused (line) VALUES ($1)`,
+          }
+        : { text: `DELETE FROM ${this.#s}.payouts_paused RETURNING line`, values: [] };
+    return this.#appendLine(parsed, now, change);
+  }
+
+  async payoutPause(): Promise<OperatorAction | null> {
+    this.#assertOpen();
+    const pool = await this.#ready();
+    const rows = await this.#run(
+      pool,
+      `SELECT ${LINE_COLUMNS} FROM ${this.#s}.operator_log
+        WHERE seq = (SELECT line FROM ${this.#s}.payouts_paused)`,
+      [],
+    ).catch((err: unknown) => {
+      throw mapError(err);
+    });
+    return rows[0] === undefined ? null : toLine(rows[0]);
   }
 
   async isBlocked(playerId: string): Promise<boolean> {

@@ -731,14 +731,17 @@ return redis.call('GET', key)
  *   P oplog:call                   '<call token>|<seq>' of the last append, so that a resent
  *                                  append (ioredis after a reconnect) answers its first line
  *   P blocked                      set: the players an operator blocked
+ *   P paused                       string: the seq of the line of an operator's pause of the
+ *                                  game's payouts, while it holds (layout 8)
  * No script changes or removes a line.
  */
 
 /**
- * Appends a line, after a block's compare-and-set. ARGV: prefix, mode ('a' append, 'b' block,
- * 'u' unblock), now, call token, intentId ('' for none), playerId ('' for none), the line's JSON
+ * Appends a line, after a block's or a pause's compare-and-set. ARGV: prefix, mode ('a' append,
+ * 'b' block, 'u' unblock, 'p' pause the game's payouts, 'r' resume them), now, call token, intentId ('' for none), playerId ('' for none), the line's JSON
  * after its seq and time (by, action, intentId, playerId, before, after, note, without the
- * brackets). Returns the line, or false when a block or unblock found the player already so.
+ * brackets). Returns the line, or false when a block or unblock found the player already so, or
+ * a pause or resume the payouts.
  */
 export const OPLOG_APPEND = `
 local p, mode, now, call, intent, player = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
@@ -749,7 +752,10 @@ if last then
 end
 if mode == 'b' and redis.call('SADD', p .. 'blocked', player) == 0 then return false end
 if mode == 'u' and redis.call('SREM', p .. 'blocked', player) == 0 then return false end
+if mode == 'p' and redis.call('EXISTS', p .. 'paused') == 1 then return false end
+if mode == 'r' and redis.call('DEL', p .. 'paused') == 0 then return false end
 local seq = redis.call('INCR', p .. 'oplog:seq')
+if mode == 'p' then redis.call('SET', p .. 'paused', seq) end
 local line = '[' .. seq .. ',' .. now .. ',' .. ARGV[7] .. ']'
 redis.call('HSET', p .. 'oplog', seq, line)
 if intent ~= '' then redis.call('ZADD', p .. 'oplog:intent:' .. intent, seq, seq) end

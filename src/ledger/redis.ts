@@ -100,6 +100,7 @@ import {
   parseBlock,
   parseOperatorAction,
   parseOperatorLogQuery,
+  parsePause,
   parsePlayerId,
 } from './operator-log.js';
 import {
@@ -486,8 +487,28 @@ export class RedisLedger implements LedgerStore {
     return this.#appendLine(parsed.action === 'block' ? 'b' : 'u', parsed, now);
   }
 
+  async recordPause(
+    line: NewOperatorAction,
+    now: number = this.#clock.now(),
+  ): Promise<OperatorAction | null> {
+    this.#assertOpen();
+    const parsed = parsePause(line);
+    parseEpochMs(now, 'now');
+    return this.#appendLine(parsed.action === 'pause' ? 'p' : 'r', parsed, now);
+  }
+
+  async payoutPause(): Promise<OperatorAction | null> {
+    this.#assertOpen();
+    await this.#checkLayout();
+    const client = await this.#client;
+    const seq = (await client.call('GET', `${this.prefix}paused`)) as string | null;
+    if (seq === null) return null;
+    const text = (await client.call('HGET', `${this.prefix}oplog`, seq)) as string | null;
+    return text === null ? null : decodeLine(text);
+  }
+
   async #appendLine(
-    mode: 'a' | 'b' | 'u',
+    mode: 'a' | 'b' | 'u' | 'p' | 'r',
     line: NewOperatorAction,
     now: number,
   ): Promise<OperatorAction | null> {

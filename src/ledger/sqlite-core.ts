@@ -502,6 +502,14 @@ export class SqliteCore {
     return this.#operator.isBlocked(playerId);
   }
 
+  recordPause(line: NewOperatorAction, now: number): OperatorAction | null {
+    return this.#write(() => this.#operator.pause(line, now));
+  }
+
+  payoutPause(): OperatorAction | null {
+    return this.#operator.paused();
+  }
+
   operatorLog(query: OperatorLogFilter): OperatorLogPage {
     return this.#operator.page(query);
   }

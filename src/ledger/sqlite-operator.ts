@@ -38,6 +38,10 @@ export class SqliteOperatorLog {
   readonly #block: StatementSync;
   readonly #unblock: StatementSync;
   readonly #blocked: StatementSync;
+  readonly #pause: StatementSync;
+  readonly #pauseLine: StatementSync;
+  readonly #resume: StatementSync;
+  readonly #paused: StatementSync;
   readonly #pages = new Map<string, StatementSync>();
 
   constructor(db: DatabaseSync) {
@@ -51,6 +55,33 @@ export class SqliteOperatorLog {
     );
     this.#unblock = db.prepare('DELETE FROM blocked WHERE player_id = ?');
     this.#blocked = db.prepare('SELECT 1 FROM blocked WHERE player_id = ?');
+    this.#pause = db.prepare(
+      'INSERT INTO payouts_paused (only_row, line) VALUES (1, 0) ON CONFLICT DO NOTHING',
+    );
+    this.#pauseLine = db.prepare('UPDATE payouts_paused SET line = ? WHERE only_row = 1');
+    this.#resume = db.prepare('DELETE FROM payouts_paused');
+    this.#paused = db.prepare(`SELECT ${LINE_COLUMNS} FROM operator_log
+      WHERE seq = (SELECT line FROM payouts_paused WHERE only_row = 1)`);
+  }
+
+  /**
+   * Pauses or resumes the game's payouts, then appends (the pause's row names its line); null
+   * (nothing written) when they already were so. Run inside the caller's write transaction.
+   */
+  pause(line: NewOperatorAction, now: number): OperatorAction | null {
+    if (line.action === 'resume') {
+      return Number(this.#resume.run().changes) === 1 ? this.append(line, now) : null;
+    }
+    if (Number(this.#pause.run().changes) !== 1) return null;
+    const appended = this.append(line, now);
+    this.#pauseLine.run(Number(appended.seq));
+    return appended;
+  }
+
+  /** The line of the pause in force, or null. */
+  paused(): OperatorAction | null {
+    const row = this.#paused.get() as unknown as LineRow | undefined;
+    return row === undefined ? null : toLine(row);
   }
 
   /** Appends a line; run inside the caller's write transaction. */

@@ -45,6 +45,8 @@
  * held keeps it in its row, open (`live`), and its first entry in `moves` (HELD_STEP, at its
  * creation: no move leads to `held`); `intents_held` lists them. Nothing to carry over: an older file has none. The
  * version is bumped so that an older library, which cannot read the status, refuses the file.
+ * `payouts_paused` holds at most one row, the operator log's line of an operator's pause of the
+ * whole game's payouts (LedgerStore.recordPause), created empty.
  *
  * Schema 7 adds the operator's audit log (operator-log.ts, sqlite-operator.ts): `operator_log`,
  * one row per action, which two triggers keep append-only (an UPDATE or DELETE of a row aborts,
@@ -195,6 +197,10 @@ CREATE TABLE IF NOT EXISTS blocked (
   player_id TEXT    PRIMARY KEY,
   since     INTEGER NOT NULL
 ) STRICT, WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS payouts_paused (
+  only_row INTEGER PRIMARY KEY CHECK (only_row = 1),
+  line     INTEGER NOT NULL
+) STRICT;
 `;
 
 /** What the game's cap counts: an open intent of any kind but a match (see store.ts). */

@@ -41,6 +41,7 @@ import {
   parseBlock,
   parseOperatorAction,
   parseOperatorLogQuery,
+  parsePause,
   parsePlayerId,
 } from './operator-log.js';
 import { afterMove, SqliteCore } from './sqlite-core.js';
@@ -96,6 +97,7 @@ const WRITES: ReadonlySet<CoreMethod> = new Set<CoreMethod>([
   'recordEvent',
   'recordOperatorAction',
   'recordBlock',
+  'recordPause',
 ]);
 
 export class SqliteLedger implements LedgerStore {
@@ -316,6 +318,21 @@ export class SqliteLedger implements LedgerStore {
   async isBlocked(playerId: string): Promise<boolean> {
     this.assertOpen();
     return this.run('isBlocked', [parsePlayerId(playerId)]);
+  }
+
+  async recordPause(
+    line: NewOperatorAction,
+    now: number = this.clock.now(),
+  ): Promise<OperatorAction | null> {
+    this.assertOpen();
+    const parsed = parsePause(line);
+    parseEpochMs(now, 'now');
+    return this.run('recordPause', [parsed, now]);
+  }
+
+  async payoutPause(): Promise<OperatorAction | null> {
+    this.assertOpen();
+    return this.run('payoutPause', []);
   }
 
   async operatorLog(query?: OperatorLogQuery): Promise<OperatorLogPage> {

@@ -232,6 +232,17 @@ export interface LedgerStore {
   isBlocked(playerId: string): Promise<boolean>;
 
   /**
+   * An operator's pause or resume (`line.action`) of the whole game's payouts, as a
+   * compare-and-set: the pause is set (or lifted) and the line appended in one atomic step, or,
+   * when the payouts already are so, nothing is written and it answers null. Other actions, and
+   * a line that names a player or an intent, are refused (InvalidIntentError).
+   */
+  recordPause(line: NewOperatorAction, now?: number): Promise<OperatorAction | null>;
+
+  /** The line of the operator's pause of the game's payouts in force, or null: one keyed read. */
+  payoutPause(): Promise<OperatorAction | null>;
+
+  /**
    * The operator log's lines, oldest first (by seq), filtered by every field given (intent,
    * player, appended since), a page of `limit` (1 to 1000, default 100) at a time; paging with
    * `after` never skips or repeats one, however appends race.
@@ -257,6 +268,7 @@ export type LedgerView = Pick<
   | 'balances'
   | 'operatorLog'
   | 'isBlocked'
+  | 'payoutPause'
 >;
 
 /**
@@ -279,5 +291,6 @@ export function readOnlyView(store: LedgerStore): LedgerView {
     balances: (accounts?: readonly string[]) => store.balances(accounts),
     operatorLog: (query?: Parameters<LedgerStore['operatorLog']>[0]) => store.operatorLog(query),
     isBlocked: (playerId: string) => store.isBlocked(playerId),
+    payoutPause: () => store.payoutPause(),
   });
 }

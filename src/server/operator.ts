@@ -4,7 +4,7 @@
  * on which intent or player, before -> after, why), in the same call:
  *
  *   resolve(id, status, note, by)  an `unknown` intent -> completed | expired | failed
- *   pause(by, why) / resume(by)    payouts of this process: running <-> paused
+ *   pause(by, why) / resume(by)    the game's payouts, in every process: running <-> paused
  *   reissue(id, by)                a match's payout or refund that expired unclaimed after its
  *                                  code was shown -> a new claim code, once
  *   approve(id, by)                a payout the approvals held -> creating, then sent as any
@@ -61,6 +61,9 @@ export const operatorLogQuery = z
   })
   .default({});
 
+/** How often each process looks at the operator's pause in the ledger. */
+export const PAUSE_SYNC_MS = 1_000;
+
 /** Recorded as `by` when a resolve names no operator (its signature before the log). */
 const UNNAMED = 'unnamed operator';
 
@@ -72,6 +75,7 @@ export async function refuseBlocked(engine: Engine, playerId: string): Promise<v
 export class Operator {
   readonly #engine: Engine;
   readonly #matches: Reissuer;
+  #watch: ReturnType<typeof setInterval> | undefined;
 
   constructor(engine: Engine, matches: Reissuer) {
     this.#engine = engine;
@@ -117,43 +121,120 @@ export class Operator {
     return moved;
   }
 
-  /** Pauses this process's payouts (the `paused` event fires, its cause `operator`). */
+  /**
+   * Pauses the game's payouts: the pause and its line in the ledger by one compare-and-set, this
+   * process paused at once (the `paused` event fires, its cause `operator`), every other process
+   * at its next look (`syncPause`, every PAUSE_SYNC_MS). Refused when an operator's pause holds.
+   */
   async pause(by: string, why: string): Promise<OperatorAction> {
-    const breaker = this.#engine.breaker;
-    const current = breaker.paused;
-    if (current || !breaker.pauseByOperator(by, why)) {
+    const line = await this.#engine.ledger.recordPause(
+      {
+        by,
+        action: 'pause',
+        intentId: null,
+        playerId: null,
+        before: 'running',
+        after: 'paused',
+        note: why,
+      },
+      this.#engine.now(),
+    );
+    if (!line) {
+      const held = await this.#engine.ledger.payoutPause();
       throw new OperatorRefusedError(
         'pause',
         'by',
-        `payouts are already paused (${current?.reason ?? 'paused'})`,
+        `payouts are already paused by operator ${held?.by ?? 'another'} (${held?.note ?? 'paused'})`,
       );
     }
-    return this.#record({
-      by,
-      action: 'pause',
-      intentId: null,
-      playerId: null,
-      before: 'running',
-      after: 'paused',
-      note: why,
-    });
+    // A breaker that tripped here keeps its own pause (and reason) until the resume.
+    this.#engine.breaker.pauseByOperator(by, why);
+    return line;
   }
 
-  /** Lifts a pause of this process's payouts, whoever paused them. */
+  /**
+   * Lifts the operator's pause of the game's payouts (and this process's breaker, if it
+   * tripped), or, with no such pause, this process's breaker's: one line either way. Other
+   * processes lift the operator's pause at their next look; a breaker's trip is its process's.
+   */
   async resume(by: string): Promise<OperatorAction> {
     const breaker = this.#engine.breaker;
-    const pause = breaker.paused;
-    if (!pause) throw new OperatorRefusedError('resume', 'by', 'payouts are not paused');
+    const local = breaker.paused;
+    const line = await this.#engine.ledger.recordPause(
+      {
+        by,
+        action: 'resume',
+        intentId: null,
+        playerId: null,
+        before: 'paused (operator)',
+        after: 'running',
+        note: '',
+      },
+      this.#engine.now(),
+    );
+    if (line) {
+      breaker.resume();
+      return line;
+    }
+    if (!local) throw new OperatorRefusedError('resume', 'by', 'payouts are not paused');
     breaker.resume();
     return this.#record({
       by,
       action: 'resume',
       intentId: null,
       playerId: null,
-      before: `paused (${pause.cause})`,
+      before: `paused (${local.cause})`,
       after: 'running',
       note: '',
     });
+  }
+
+  /**
+   * `resume()` without a name: lifts an operator's pause in the ledger, if one holds, its line
+   * naming no one (this process's own pause was lifted by the caller).
+   */
+  async resumeUnnamed(): Promise<void> {
+    await this.#engine.ledger.recordPause(
+      {
+        by: UNNAMED,
+        action: 'resume',
+        intentId: null,
+        playerId: null,
+        before: 'paused (operator)',
+        after: 'running',
+        note: '',
+      },
+      this.#engine.now(),
+    );
+  }
+
+  /**
+   * Makes this process's payouts follow the operator's pause in the ledger: paused while it
+   * holds (unless already paused), running again once it is lifted (a pause of the breaker's
+   * own stays). One keyed read of the ledger.
+   */
+  async syncPause(): Promise<void> {
+    const line = await this.#engine.ledger.payoutPause();
+    const breaker = this.#engine.breaker;
+    const local = breaker.paused;
+    if (line !== null && local === null) breaker.pauseByOperator(line.by, line.note);
+    else if (line === null && local?.cause === 'operator') breaker.resume();
+  }
+
+  /** Looks at the ledger's pause every PAUSE_SYNC_MS until `close`. */
+  watchPause(): void {
+    if (this.#watch !== undefined) return;
+    this.#watch = setInterval(() => {
+      this.syncPause().catch((err: unknown) =>
+        this.#engine.logger.warn(`reading the operator's pause: ${(err as Error).message}`),
+      );
+    }, PAUSE_SYNC_MS);
+    this.#watch.unref();
+  }
+
+  close(): void {
+    clearInterval(this.#watch);
+    this.#watch = undefined;
   }
 
   /**

@@ -1923,6 +1923,50 @@ export function describeLedgerContract(name: string, factory: LedgerFactory): vo
     });
 
     describe('operator log and blocks', () => {
+      it("pauses and resumes the game's payouts as a compare-and-set, each with its line", async () => {
+        const pause = (action: 'pause' | 'resume', by = 'ann') =>
+          operatorLine({
+            by,
+            action,
+            intentId: null,
+            playerId: null,
+            before: action === 'pause' ? 'running' : 'paused (operator)',
+            after: action === 'pause' ? 'paused' : 'running',
+            note: action === 'pause' ? 'wallet top-up' : '',
+          });
+        assert.equal(await store.payoutPause(), null);
+        const paused = await store.recordPause(pause('pause'), 1_000);
+        assert.deepEqual(paused, { ...pause('pause'), seq: paused?.seq, at: 1_000 });
+        assert.deepEqual(await store.payoutPause(), paused);
+        // Already paused: nothing written, whoever asks.
+        assert.equal(await store.recordPause(pause('pause', 'bo'), 1_100), null);
+        const racing = await Promise.all([
+          store.recordPause(pause('resume', 'ann'), 1_200),
+          store.recordPause(pause('resume', 'bo'), 1_200),
+        ]);
+        assert.equal(racing.filter((line) => line !== null).length, 1, 'one resume wins');
+        assert.equal(await store.payoutPause(), null);
+        assert.equal(await store.recordPause(pause('resume'), 1_300), null);
+        const again = await store.recordPause(pause('pause', 'bo'), 1_400);
+        assert.equal((await store.payoutPause())?.seq, again?.seq);
+        assert.deepEqual(
+          (await store.operatorLog()).actions.map((l) => [l.action, l.by]),
+          [
+            ['pause', 'ann'],
+            ['resume', racing.find((l) => l !== null)?.by],
+            ['pause', 'bo'],
+          ],
+        );
+        await rejection(
+          store.recordPause(operatorLine({ action: 'block', playerId: 'p' })),
+          InvalidIntentError,
+        );
+        await rejection(
+          store.recordPause({ ...pause('pause'), playerId: 'someone' }),
+          InvalidIntentError,
+        );
+      });
+
       it('appends a line with its seq and time, and lists it with everything it was given', async () => {
         const line = operatorLine();
         const recorded = await store.recordOperatorAction(line, 5_000);

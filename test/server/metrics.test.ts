@@ -32,10 +32,18 @@ class PullReader extends MetricReader {
 
 /** A store that counts the reads the gauges make. */
 class CountingLedger extends SqliteLedger {
-  reads = { unknowns: 0, balances: 0 };
+  reads = { unknowns: 0, balances: 0, held: 0, openCount: 0 };
   override unknowns(limit?: number): Promise<Intent[]> {
     this.reads.unknowns++;
     return super.unknowns(limit);
+  }
+  override held(limit?: number): Promise<Intent[]> {
+    this.reads.held++;
+    return super.held(limit);
+  }
+  override openCount(): Promise<number> {
+    this.reads.openCount++;
+    return super.openCount();
   }
   override balances(accounts?: readonly string[]) {
     this.reads.balances++;
@@ -162,10 +170,11 @@ describe('metrics through the OpenTelemetry API (issue 24)', function () {
     await game.lightning.audit(); // the wallet's first reading: cover is known from here
     const balances = await game.lightning.balances();
 
-    ledger.reads = { unknowns: 0, balances: 0 };
+    ledger.reads = { unknowns: 0, balances: 0, held: 0, openCount: 0 };
     const all = await collect(reader);
-    // One read of each per collection, however many gauges: two balance reads, one of unknowns.
-    expect(ledger.reads).to.deep.equal({ unknowns: 1, balances: 2 });
+    // One read of each per collection, however many gauges: two balance reads, one of unknowns,
+    // one of held payouts, one of the open count.
+    expect(ledger.reads).to.deep.equal({ unknowns: 1, balances: 2, held: 1, openCount: 1 });
 
     const moneyIn = metric(all, 'lightning.money.in', 'msat');
     expect(total(moneyIn, { kind: 'entryFee' })).to.equal(250_000);
@@ -204,6 +213,8 @@ describe('metrics through the OpenTelemetry API (issue 24)', function () {
 
     expect(total(metric(all, 'lightning.intents.unknown', '{intent}'))).to.equal(0);
     expect(total(metric(all, 'lightning.payouts.held', '{payout}'))).to.equal(0);
+    // Open: frank's reward, left for the reconciler.
+    expect(total(metric(all, 'lightning.intents.open', '{intent}'))).to.equal(1);
     expect(total(metric(all, 'lightning.payouts.paused', '{state}'))).to.equal(0);
     expect(total(metric(all, 'lightning.money.escrow', 'msat'))).to.equal(0);
     expect(total(metric(all, 'lightning.money.owed', 'msat'))).to.equal(30_000);
@@ -211,6 +222,25 @@ describe('metrics through the OpenTelemetry API (issue 24)', function () {
     expect(total(metric(all, 'lightning.money.cover', 'msat'))).to.equal(
       Number(balances.coverMsat),
     );
+  });
+
+  it('shows held payouts and the open count in its gauges', async () => {
+    const reader = new PullReader();
+    const game = await start({
+      meterProvider: new MeterProvider({ readers: [reader] }),
+      approvals: { aboveMsat: 50_000 },
+    });
+    for (const amountMsat of [60_000, 70_000, 10_000]) {
+      await game.lightning.reward({ playerId: 'alice', amountMsat, description: 'x' });
+    }
+    let all = await collect(reader);
+    expect(total(metric(all, 'lightning.payouts.held', '{payout}'))).to.equal(2);
+    expect(total(metric(all, 'lightning.intents.open', '{intent}'))).to.equal(3);
+    const [first] = await game.lightning.held();
+    await game.lightning.reject(first?.id as string, 'ann', 'too much');
+    all = await collect(reader);
+    expect(total(metric(all, 'lightning.payouts.held', '{payout}'))).to.equal(1);
+    expect(total(metric(all, 'lightning.intents.open', '{intent}'))).to.equal(2);
   });
 
   it('shows a pause and an unknown in its gauges', async () => {

@@ -4,6 +4,7 @@
  * who, before -> after and why, and is refused with a typed error, recording nothing, when it
  * does not apply. Played against the emulator with a real room (test/room/support.ts).
  */
+import { Room } from '@colyseus/core';
 import { expect } from 'chai';
 import { ManualClock, startEmulator } from '../../src/emulator/index.js';
 import {
@@ -14,10 +15,13 @@ import {
 } from '../../src/errors.js';
 import type { Intent } from '../../src/ledger/intent.js';
 import type { OperatorAction } from '../../src/ledger/operator-log.js';
+import { SqliteLedger } from '../../src/ledger/sqlite.js';
 import type { PayoutPause } from '../../src/server/events.js';
 import { type Arena, serverClient, startArena } from '../room/support.js';
 import { eventually } from '../support/eventually.js';
-import type { Game } from '../support/game.js';
+import { type Game, startGame } from '../support/game.js';
+
+class Empty extends Room {}
 
 /** A line as a test compares it: what an operator reads, without seq and time. */
 function gist(line: OperatorAction) {
@@ -174,11 +178,63 @@ describe('the operator: actions through the engine, each a line in the operator 
       'pause',
       'resume',
     ]);
-    // The old resume() still lifts a pause, recording nothing.
+    // The old resume() still lifts a pause: at once here, and the ledger's after it, its line
+    // naming no one.
     await game.lightning.pause('ann', 'again');
     game.lightning.resume();
     expect(game.lightning.paused).to.equal(null);
-    expect((await game.lightning.operatorLog()).actions).to.have.length(3);
+    await eventually(
+      async () => (await game.lightning.ledger.payoutPause()) === null,
+      5_000,
+      "the ledger's pause lifted",
+    );
+    expect((await game.lightning.operatorLog()).actions.map(gist).at(-1)).to.include({
+      action: 'resume',
+      by: 'unnamed operator',
+    });
+  });
+
+  it("an operator's pause is the game's: every process sharing the ledger pauses, and resumes", async () => {
+    const store = new SqliteLedger({ path: ':memory:' });
+    owned.push(store);
+    const emulator = await startEmulator({});
+    owned.push(emulator);
+    const one = await startGame({ empty: Empty }, { ledger: store, emulator });
+    owned.push({ close: () => one.stop() });
+    const two = await startGame({ empty: Empty }, { ledger: store, emulator });
+    owned.push({ close: () => two.stop() });
+    const pauses: PayoutPause[] = [];
+    two.lightning.on('paused', (p) => pauses.push(p));
+
+    await one.lightning.pause('ann', 'incident');
+    await eventually(() => two.lightning.paused !== null, 5_000, 'the other process pauses');
+    expect(two.lightning.paused).to.include({ cause: 'operator', by: 'ann', reason: 'incident' });
+    expect(pauses).to.have.length(1);
+    await refusal(
+      two.lightning.reward({ playerId: 'alice', amountMsat: 21_000, description: 'x' }),
+      PayoutsPausedError,
+    );
+    // Another operator, in the other process: refused, the pause holds.
+    await refusal(two.lightning.pause('bo', 'me too'), OperatorRefusedError);
+    // A process that starts now starts paused.
+    const three = await startGame({ empty: Empty }, { ledger: store, emulator });
+    owned.push({ close: () => three.stop() });
+    expect(three.lightning.paused).to.include({ cause: 'operator', by: 'ann' });
+
+    await two.lightning.resume('bo');
+    await eventually(() => one.lightning.paused === null, 5_000, 'the first process resumes');
+    await eventually(() => three.lightning.paused === null, 5_000, 'the third process resumes');
+    expect(emulator.control.withdrawalRequests()).to.deep.equal([]);
+    const reward = await one.lightning.reward({
+      playerId: 'alice',
+      amountMsat: 21_000,
+      description: 'x',
+    });
+    expect(reward.status).to.equal('pending');
+    expect((await one.lightning.operatorLog()).actions.map((a) => [a.action, a.by])).to.deep.equal([
+      ['pause', 'ann'],
+      ['resume', 'bo'],
+    ]);
   });
 
   it('reissue: a shown payout that expired unclaimed is issued again once, from house:unclaimed, into the room', async () => {
