@@ -21,7 +21,7 @@
  * runs first, one keyed read of the ledger (each store's header says what that read costs).
  */
 import { z } from 'zod';
-import { OperatorRefusedError, PlayerBlockedError } from '../errors.js';
+import { OperatorRefusedError } from '../errors.js';
 import type { Intent, IntentPatch } from '../ledger/intent.js';
 import { fromPot, reissuedByOperator, wasShown } from '../ledger/journal.js';
 import type {
@@ -66,11 +66,6 @@ export const PAUSE_SYNC_MS = 1_000;
 
 /** Recorded as `by` when a resolve names no operator (its signature before the log). */
 const UNNAMED = 'unnamed operator';
-
-/** Rejects with PlayerBlockedError when an operator blocked the player; one ledger read. */
-export async function refuseBlocked(engine: Engine, playerId: string): Promise<void> {
-  if (await engine.ledger.isBlocked(playerId)) throw new PlayerBlockedError(playerId);
-}
 
 export class Operator {
   readonly #engine: Engine;

@@ -25,11 +25,14 @@ describe('server: lightning.ledger only reads', () => {
       'byGroup',
       'byRemoteId',
       'get',
+      'held',
       'isBlocked',
       'journal',
       'openByPlayer',
       'openByRoom',
+      'openCount',
       'operatorLog',
+      'payoutPause',
       'unknowns',
     ]);
     for (const write of [
@@ -42,6 +45,7 @@ describe('server: lightning.ledger only reads', () => {
       'recordEvent',
       'recordOperatorAction',
       'recordBlock',
+      'recordPause',
       'close',
       'byCallbackToken',
     ]) {

@@ -13,10 +13,10 @@
 import { createHash } from 'node:crypto';
 import type { ServiceCalls } from '../../api/service-calls.js';
 import type { Intent } from '../../ledger/intent.js';
+import { refuseBlocked } from '../blocked.js';
 import type { Engine } from '../engine.js';
 import { type OnBehalf, recordThenSend } from '../operations/create.js';
 import type { ParsedEntryFee } from '../operations/inputs.js';
-import { refuseBlocked } from '../operator.js';
 import { newCallbackToken } from '../tokens.js';
 import { type KindHost, type KindRules, notProvenBy, type Observation } from './kind.js';
 

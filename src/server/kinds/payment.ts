@@ -25,10 +25,10 @@ import { LnAddressRefusedError } from '../../errors.js';
 import { IntentLostError } from '../../ledger/errors.js';
 import type { Intent } from '../../ledger/intent.js';
 import { mayReissue } from '../../ledger/journal.js';
+import { refuseBlocked } from '../blocked.js';
 import type { Engine } from '../engine.js';
 import { type OnBehalf, recordThenSend, sendRecorded } from '../operations/create.js';
 import type { ParsedAddressPayment } from '../operations/inputs.js';
-import { refuseBlocked } from '../operator.js';
 import { newCallbackToken } from '../tokens.js';
 import { type KindRules, notProvenBy, type Observation } from './kind.js';
 

@@ -12,10 +12,10 @@
 import type { ServiceCalls } from '../../api/service-calls.js';
 import type { Intent } from '../../ledger/intent.js';
 import { mayReissue } from '../../ledger/journal.js';
+import { refuseBlocked } from '../blocked.js';
 import type { Engine } from '../engine.js';
 import { type OnBehalf, recordThenSend, sendRecorded } from '../operations/create.js';
 import type { ParsedReward } from '../operations/inputs.js';
-import { refuseBlocked } from '../operator.js';
 import { newCallbackToken } from '../tokens.js';
 import { type KindRules, notProvenBy, type Observation } from './kind.js';
 

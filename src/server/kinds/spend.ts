@@ -10,10 +10,10 @@ import { InsufficientPointsError } from '../../api/errors.js';
 import type { ServiceCalls } from '../../api/service-calls.js';
 import { IntentLostError } from '../../ledger/errors.js';
 import type { Intent } from '../../ledger/intent.js';
+import { refuseBlocked } from '../blocked.js';
 import type { Engine } from '../engine.js';
 import { recordThenSend } from '../operations/create.js';
 import type { ParsedSpend } from '../operations/inputs.js';
-import { refuseBlocked } from '../operator.js';
 import type { KindRules, Observation } from './kind.js';
 
 /** After a lost answer, the reconciler re-sends the same deplete this soon. */

@@ -43,11 +43,11 @@ import {
   reissuedByOperator,
   wasShown,
 } from '../../ledger/journal.js';
+import { refuseBlocked } from '../blocked.js';
 import type { Engine } from '../engine.js';
 import { startEntryFee } from '../kinds/entry-fee.js';
 import { startAddressPayment } from '../kinds/payment.js';
 import { startReward } from '../kinds/reward.js';
-import { refuseBlocked } from '../operator.js';
 import {
   type MatchDecision,
   type MatchMeta,
