@@ -932,8 +932,9 @@ export class PostgresLedger implements LedgerStore {
     const pool = await this.#ready();
     const rows = await this.#run(
       pool,
-      `SELECT ${LINE_COLUMNS} FROM ${this.#s}.operator_log WHERE ${terms.join(' AND ')}
-        ORDER BY seq LIMIT $2`,
+      // By the table's seq: LINE_COLUMNS names its text `seq`, which an ORDER BY would sort by.
+      `SELECT ${LINE_COLUMNS} FROM ${this.#s}.operator_log AS l WHERE ${terms.join(' AND ')}
+        ORDER BY l.seq LIMIT $2`,
       values,
     ).catch((err: unknown) => {
       throw mapError(err);

@@ -1993,6 +1993,10 @@ export function describeLedgerContract(name: string, factory: LedgerFactory): vo
       it('filters by intent, player and time, and pages oldest first without skipping or repeating', async () => {
         const intentId = `intent-${randomUUID()}`;
         const playerId = `player-${randomUUID()}`;
+        // Lines before them: their seqs run past 9, where text order is not number order.
+        const before: OperatorAction[] = [];
+        for (let i = 0; i < 8; i++)
+          before.push(await store.recordOperatorAction(operatorLine(), 500));
         const lines: OperatorAction[] = [];
         for (let i = 0; i < 7; i++) {
           lines.push(
@@ -2022,7 +2026,7 @@ export function describeLedgerContract(name: string, factory: LedgerFactory): vo
           page = await store.operatorLog({ limit: 3, after: page.next });
           listed.push(...page.actions);
         }
-        assert.deepEqual(listed, lines);
+        assert.deepEqual(listed, [...before, ...lines]);
         assert.deepEqual(await store.operatorLog({ playerId: `player-${randomUUID()}` }), {
           actions: [],
           next: null,

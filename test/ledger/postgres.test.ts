@@ -262,6 +262,7 @@ describe('PostgresLedger', function () {
           'journal',
           'open_count',
           'operator_log',
+          'payouts_paused',
           'schema_version',
         ],
       );
