@@ -41,7 +41,5 @@ const kb = (n) => `${(n / 1024).toFixed(1)} KB`;
 console.log(
   `colyseus-lightning/client: ${kb(bytes)} minified for browsers, QR included (goal: under ${kb(CLIENT_GOAL)})`,
 );
-if (bytes > CLIENT_GOAL) {
-  console.error('colyseus-lightning/client is over its size goal: see what grew with esbuild --analyze');
-  process.exitCode = 1;
-}
+// A warning here; test/client/size.test.ts is what holds the goal.
+if (bytes > CLIENT_GOAL) console.warn('  over the goal: see what grew with esbuild --analyze');
