@@ -128,21 +128,28 @@ function attach(
   const offs: (() => void)[] = [];
   /** Each item's own onChange, by map and key. */
   const items = new Map<string, () => void>();
+  /**
+   * What each item's handler was last told: an item added in a patch is told at its add, and
+   * its fields' changes in the same patch would tell it again.
+   */
+  const told = new Map<string, string>();
+  const tell = <V>(slot: string, view: V, handler: ((view: V) => void) | undefined) => {
+    const text = JSON.stringify(view);
+    if (told.get(slot) === text) return;
+    told.set(slot, text);
+    handler?.(view);
+    changed();
+  };
   const follow = (slot: string, item: object, emit: () => void) => {
     items.get(slot)?.();
-    items.set(
-      slot,
-      callbacks.onChange(item, () => {
-        emit();
-        changed();
-      }),
-    );
+    told.delete(slot);
+    items.set(slot, callbacks.onChange(item, emit));
     emit();
-    changed();
   };
   const unfollow = (slot: string) => {
     items.get(slot)?.();
     items.delete(slot);
+    told.delete(slot);
     changed();
   };
 
@@ -151,7 +158,8 @@ function attach(
       callbacks.onAdd(lightning, map, (value, key) => {
         if (!isObject(value) || typeof key !== 'string') return;
         const entry = value as SyncedEntry;
-        follow(`${map}/${key}`, entry, () => handlers.entry?.(entryView(entry, key, map)));
+        const slot = `${map}/${key}`;
+        follow(slot, entry, () => tell(slot, entryView(entry, key, map), handlers.entry));
       }),
       callbacks.onRemove(lightning, map, (_value, key) => {
         if (typeof key !== 'string') return;
@@ -164,7 +172,8 @@ function attach(
     callbacks.onAdd(lightning, 'matches', (value, key) => {
       if (!isObject(value) || typeof key !== 'string') return;
       const match = value as SyncedMatch;
-      follow(`matches/${key}`, match, () => handlers.match?.(matchView(match, key)));
+      const slot = `matches/${key}`;
+      follow(slot, match, () => tell(slot, matchView(match, key), handlers.match));
     }),
     callbacks.onRemove(lightning, 'matches', (value, key) => {
       if (typeof key !== 'string') return;
@@ -178,13 +187,14 @@ function attach(
         return;
       }
       const price = value as SyncedPrice;
-      follow('price', price, () => handlers.price?.(priceOf({ price })));
+      follow('price', price, () => tell('price', priceOf({ price }), handlers.price));
     }),
   );
   return () => {
     for (const off of offs) off();
     for (const off of items.values()) off();
     items.clear();
+    told.clear();
   };
 }
 

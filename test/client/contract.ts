@@ -65,6 +65,9 @@ export const ContractState = schema(
   'ContractState',
 );
 export type ContractState = SchemaType<typeof ContractState>;
+export type ContractRewardType = SchemaType<typeof ContractReward>;
+export type ContractEntryFeeType = SchemaType<typeof ContractEntryFee>;
+export type ContractMatchType = SchemaType<typeof ContractMatch>;
 
 /** A server-side state and a client decoder of it. */
 export function encoded() {
