@@ -3,7 +3,7 @@
  * nothing of the server inside (under 25 KB minified, QR included; `npm run build` prints it).
  *
  * Usage:
- *   import { Callbacks } from '@colyseus/sdk';
+ *   // Callbacks: the game's own, imported from @colyseus/sdk
  *   import { formatAmount, pay, watchLightning } from 'colyseus-lightning/client';
  *
  *   watchLightning(Callbacks.get(room), {

@@ -3,7 +3,7 @@
  * API: pass what `Callbacks.get(room)` returns (from `@colyseus/sdk`), so the kit listens
  * through the game's own copy of the SDK and bundles none of it.
  *
- *   import { Callbacks } from '@colyseus/sdk';
+ *   // Callbacks: the game's own, imported from @colyseus/sdk
  *   const stop = watchLightning(Callbacks.get(room), {
  *     entry: (e) => e.action && show(e),           // appeared or changed
  *     change: ({ entries, matches, price }) => render(entries, matches, price),
