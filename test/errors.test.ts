@@ -4,7 +4,6 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { expect } from 'chai';
 import * as api from '../src/api/index.js';
-import * as client from '../src/client/index.js';
 import {
   ConnectionError,
   InsufficientPointsError,
@@ -12,6 +11,7 @@ import {
   PaymentsApiError,
   TimeoutError,
 } from '../src/api/index.js';
+import * as client from '../src/client/index.js';
 import * as rootErrors from '../src/errors.js';
 import { ConfigurationError, InvalidArgumentError, LightningError } from '../src/errors.js';
 import * as root from '../src/index.js';
