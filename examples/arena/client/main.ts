@@ -272,15 +272,15 @@ function renderEntries(state: ArenaView) {
 /** A prize or refund of a closed room, still to claim: the history row, as the kit's view. */
 function fromHistory(row: MoneyRow): EntryView {
   const msats = row.unit === 'msats';
-  const pending = row.status === 'pending';
+  const ended = (['completed', 'expired', 'failed'] as const).find((s) => s === row.status);
+  const status = ended ?? (row.status === 'pending' ? 'pending' : 'unknown');
   return {
     id: row.id,
     purpose: row.what === 'refund' ? 'refund' : 'payout',
     matchId: '',
-    // Only a code still to claim is kept from the history: anything else reads as not known.
-    status: pending ? 'pending' : 'unknown',
-    open: true,
-    action: pending ? 'claim' : null,
+    status,
+    open: !ended,
+    action: status === 'pending' ? 'claim' : null,
     amountMsat: msats ? row.amount : null,
     sats: msats ? satsOf(row.amount) : null,
     amount: row.amount,
