@@ -56,7 +56,11 @@ export function devWallet(url: string, options: DevWalletOptions = {}): DevWalle
   let checked: Promise<void> | undefined;
 
   const post = async (path: string, body: unknown): Promise<Record<string, unknown>> => {
-    checked ??= checkEmulator(fetchFn, base, key);
+    checked ??= checkEmulator(fetchFn, base, key).catch((error: unknown) => {
+      // Not reached (not started yet): ask again next time. A refusal stays.
+      if (error instanceof DevWalletError) checked = undefined;
+      throw error;
+    });
     await checked;
     const answer = await call(fetchFn, `${base}${path}`, {
       method: 'POST',

@@ -77,6 +77,20 @@ describe('client kit: devWallet', () => {
     expect(t.emu.control.staticCharges()[0]?.slots).to.equal(0);
   });
 
+  it('says when the emulator cannot be reached, and asks again on the next call', async () => {
+    const fee = await newFee();
+    let down = true;
+    const wallet = devWallet(t.emu.devWalletUrl, {
+      fetch: (input, init) =>
+        down ? Promise.reject(new TypeError('fetch failed')) : fetch(input, init),
+    });
+    const error = await wallet.pay(fee.invoice.request).catch((e: unknown) => e);
+    expect(error).to.be.instanceOf(DevWalletError);
+    expect((error as Error).message).to.include('could not be reached');
+    down = false;
+    expect((await wallet.pay(fee.invoice.request)).amountMsat).to.equal('5000');
+  });
+
   it('refuses the key of another start of the emulator, saying so', async () => {
     const fee = await newFee();
     const wallet = devWallet(`${t.emu.url}/_emulator/#key=not-this-start`);
