@@ -1,8 +1,11 @@
 // Builds dist/ for both module systems: ESM with declarations in dist/, CommonJS in dist/cjs/
 // (marked by its own package.json), so a CommonJS game gets the same copy of @colyseus/core
-// and @colyseus/schema as its rooms, not the ESM one beside it.
+// and @colyseus/schema as its rooms, not the ESM one beside it. The client kit
+// (colyseus-lightning/client) is built with the rest; its browser bundle is then made once,
+// minified, to print its size (what a game's page adds, QR included), and not shipped.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { build } from 'esbuild';
 
 const tsc = (project) => execFileSync('tsc', ['-p', project], { stdio: 'inherit' });
 rmSync('dist', { recursive: true, force: true });
@@ -20,3 +23,23 @@ exports.sqliteWorkerUrl = require("node:url").pathToFileURL(require("node:path")
 `,
 );
 rmSync('dist/cjs/ledger/sqlite-worker-url.js.map');
+
+/** Goal of issue 25: the client kit under 25 KB minified, QR included. */
+const CLIENT_GOAL = 25 * 1024;
+const bundle = await build({
+  entryPoints: ['dist/client/index.js'],
+  bundle: true,
+  format: 'esm',
+  platform: 'browser',
+  target: 'es2022',
+  minify: true,
+  write: false,
+  metafile: true,
+});
+const bytes = bundle.outputFiles[0]?.contents.length ?? 0;
+const kb = (n) => `${(n / 1024).toFixed(1)} KB`;
+console.log(
+  `colyseus-lightning/client: ${kb(bytes)} minified for browsers, QR included (goal: under ${kb(CLIENT_GOAL)})`,
+);
+// A warning here; test/client/size.test.ts is what holds the goal.
+if (bytes > CLIENT_GOAL) console.warn('  over the goal: see what grew with esbuild --analyze');

@@ -48,7 +48,8 @@ export type LightningErrorCode =
   | 'LN_MATCH_CLOSED'
   | 'LN_REGION_REFUSED'
   | 'LN_PLAYER_BLOCKED'
-  | 'LN_OPERATOR_REFUSED';
+  | 'LN_OPERATOR_REFUSED'
+  | 'LN_DEV_WALLET';
 
 /** The codes of an error's class and of every class above it: what `instanceof` checks. */
 const BRAND: unique symbol = Symbol.for('colyseus-lightning.error') as never;

@@ -19,6 +19,7 @@ const LAYERS: [string, number][] = [
   ['node-version.ts', 0],
   ['require-node.ts', 0],
   ['api/', 1],
+  ['client/', 1],
   ['ledger/', 1],
   ['emulator/', 2],
   ['server/', 3],
@@ -144,6 +145,23 @@ describe('architecture of src/', () => {
         layerOf(file) < layerOf('server/') &&
         /from '@colyseus\//.test(readFileSync(join(SRC, file), 'utf8')),
     );
+    expect(offenders).to.deep.equal([]);
+  });
+
+  it('keeps the client kit apart: it imports its own folder, the error tree, bech32 and uqr, nothing else', () => {
+    const allowed = /^(bech32|uqr)$/;
+    const offenders: string[] = [];
+    for (const [file, imports] of graph) {
+      if (!file.startsWith('client/')) continue;
+      for (const target of imports)
+        if (!target.startsWith('client/') && target !== 'errors.ts')
+          offenders.push(`${file} -> ${target}`);
+      const text = readFileSync(join(SRC, file), 'utf8');
+      for (const [, name] of text.matchAll(/^\s*(?:import|export)\s[^;]*?from\s+'([^.'][^']*)'/gms))
+        if (!allowed.test(name as string)) offenders.push(`${file} -> ${name}`);
+    }
+    // The error tree it shares must stay a leaf: what it imports, a browser would load.
+    expect(importsOf(join(SRC, 'errors.ts'))).to.deep.equal([]);
     expect(offenders).to.deep.equal([]);
   });
 });

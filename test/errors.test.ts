@@ -11,6 +11,7 @@ import {
   PaymentsApiError,
   TimeoutError,
 } from '../src/api/index.js';
+import * as client from '../src/client/index.js';
 import * as rootErrors from '../src/errors.js';
 import { ConfigurationError, InvalidArgumentError, LightningError } from '../src/errors.js';
 import * as root from '../src/index.js';
@@ -24,6 +25,7 @@ function exportedErrorClasses(): Set<ErrorClass> {
   for (const value of [
     ...Object.values(root),
     ...Object.values(api),
+    ...Object.values(client),
     ...Object.values(rootErrors),
   ]) {
     if (value === LightningError || Object.prototype.isPrototypeOf.call(LightningError, value)) {
@@ -45,6 +47,7 @@ describe('the error tree', () => {
       InsufficientPointsError,
       LedgerError,
       LedgerBusyError,
+      client.DevWalletError,
     ]) {
       expect(classes, expected.name).to.include(expected);
     }

@@ -11,6 +11,7 @@ const ENTRIES = [
   { name: 'colyseus-lightning', file: 'src/index.ts' },
   { name: 'colyseus-lightning/api', file: 'src/api/index.ts' },
   { name: 'colyseus-lightning/emulator', file: 'src/emulator/index.ts' },
+  { name: 'colyseus-lightning/client', file: 'src/client/index.ts' },
 ];
 
 /** The `values` and `types` lines under the entry's heading in docs/EXPORTS.md. */

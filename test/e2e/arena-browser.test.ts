@@ -87,7 +87,7 @@ describe('example arena in a browser', function () {
 
     // Each sees their own entry fee, with a QR code and the dev wallet button, and the pot.
     for (const page of [alice, bob]) {
-      await page.waitForSelector('canvas[aria-label="Entry fee QR code"]');
+      await page.waitForSelector('[aria-label="Entry fee QR code"]');
       expect(await page.locator('.entry').count()).to.equal(1);
       await page.waitForSelector('#pot:has-text("Pot 0 sats · 0 of 2 paid · 10% rake")');
     }
@@ -104,13 +104,13 @@ describe('example arena in a browser', function () {
     await alice.waitForSelector('#click.go', { timeout: 20_000 });
     await alice.click('#click');
     await alice.waitForSelector('text=You won 180 sats', { timeout: 10_000 });
-    await alice.waitForSelector('canvas[aria-label="Your prize QR code"]', { timeout: 10_000 });
+    await alice.waitForSelector('[aria-label="Your prize QR code"]', { timeout: 10_000 });
     await bob.waitForSelector('#result:has-text("Alice won 180 sats.")');
     await bob.waitForSelector(
       '#last-pot:has-text("Pot 200 sats · 180 sats to the winner · 20 sats to the house (10% rake)")',
     );
     await bob.waitForSelector('.players li:has-text("Alice · paying… · 1 wins")');
-    expect(await bob.locator('canvas[aria-label="Your prize QR code"]').count()).to.equal(0);
+    expect(await bob.locator('[aria-label="Your prize QR code"]').count()).to.equal(0);
     expect(await bob.locator('text=Your prize').count()).to.equal(0);
     // Player ids stay on the server: never shown to anyone.
     expect(await bob.content()).not.to.contain(aliceId);
@@ -156,7 +156,7 @@ describe('example arena in a browser', function () {
     await alice.click('.entry:has(.status.pending) >> text=Pay with dev wallet');
     await bob.waitForSelector('#pot:has-text("1 of 2 paid")');
     clock.advance(arenaConfig.feeExpiresIn * 1000);
-    await alice.waitForSelector('canvas[aria-label="Your refund QR code"]', { timeout: 10_000 });
+    await alice.waitForSelector('[aria-label="Your refund QR code"]', { timeout: 10_000 });
     await alice.waitForSelector('#result:has-text("Round called off: Bob did not pay in time")');
     await alice.waitForSelector('#last-pot:has-text("Pot 100 sats · refunded to who paid")');
     await bob.waitForSelector('#result:has-text("Round called off: Bob did not pay in time")');
@@ -203,7 +203,7 @@ describe('example arena in a browser', function () {
     await bob.waitForSelector('#pot:has-text("1 of 2 paid")');
     await bob.context().close();
     await alice.waitForSelector('#result:has-text("Round called off: Bob left before GO")');
-    await alice.waitForSelector('.entry:has-text("Your refund"):has(.status.pending) canvas');
+    await alice.waitForSelector('.entry:has-text("Your refund"):has(.status.pending) .qr svg');
     await alice.screenshot({ path: `${ARTIFACTS}/arena-9-left-before-go.png`, fullPage: true });
     expect(await arena.lightning.claims(aliceId)).to.have.length(1);
   });

@@ -2,7 +2,9 @@
  * The package as npm ships it: `npm pack` (whose `prepack` builds dist/), then the tarball
  * used from a scratch project in a temporary directory, by a game in ESM and one in CommonJS
  * (fixtures/game.mjs, game.cjs), each playing a paid round: a signed-in player joins, pays the
- * entry fee through the emulator's control, and claims the prize.
+ * entry fee through the emulator's control, and claims the prize; and by a scripted player that
+ * uses colyseus-lightning/client alone (fixtures/player.mjs, player.cjs: its entries through
+ * watchLightning, paid and claimed through devWallet).
  *
  * Two forms. Always (no network): the tarball unpacked as node_modules/colyseus-lightning, its
  * dependencies and @colyseus/core linked from this checkout, the room checking its own token.
@@ -71,6 +73,14 @@ async function play(
 }
 
 const aPaidRound = { playerId: 'alice', fee: 'completed', reward: 'completed' };
+/** What fixtures/player.mjs and player.cjs print when the kit paid and claimed. */
+const aScriptedPlayer = {
+  fee: 'completed',
+  feeAmount: '21 sats',
+  reward: 'completed',
+  rewardAmount: '50 sats',
+  qr: true,
+};
 
 describe('package: the packed tarball', function () {
   this.timeout(120_000);
@@ -112,6 +122,9 @@ describe('package: the packed tarball', function () {
       'dist/api/index.js',
       'dist/emulator/index.js',
       'dist/emulator/cli.js',
+      'dist/client/index.js',
+      'dist/client/index.d.ts',
+      'dist/cjs/client/index.js',
       'dist/ledger/sqlite-worker.js',
       'dist/cjs/ledger/sqlite-worker.js',
       'bin/colyseus-lightning.js',
@@ -155,6 +168,20 @@ describe('package: the packed tarball', function () {
 
   it('plays a paid round from a CommonJS game', async () => {
     expect(await play(project, 'game.cjs')).to.include({ ...aPaidRound, module: 'cjs' });
+  });
+
+  it('has a scripted player pay and claim with colyseus-lightning/client, from ESM', async () => {
+    expect(await play(project, 'player.mjs')).to.deep.include({
+      ...aScriptedPlayer,
+      module: 'esm',
+    });
+  });
+
+  it('has a scripted player pay and claim with colyseus-lightning/client, from CommonJS', async () => {
+    expect(await play(project, 'player.cjs')).to.deep.include({
+      ...aScriptedPlayer,
+      module: 'cjs',
+    });
   });
 
   it('runs a file ledger on its worker thread, from ESM and from CommonJS', async () => {
@@ -279,6 +306,19 @@ describe('package: the packed tarball', function () {
         reward: 'completed',
         anonymous: 'refused',
       });
+    });
+
+    it('has a scripted player pay and claim with colyseus-lightning/client, in ESM and CommonJS', async () => {
+      for (const [fixture, module] of [
+        ['player.mjs', 'esm'],
+        ['player.cjs', 'cjs'],
+      ] as const) {
+        expect(await play(installed, fixture, jwt), fixture).to.deep.include({
+          ...aScriptedPlayer,
+          module,
+          auth: 'jwt',
+        });
+      }
     });
 
     it('plays a paid round from a CommonJS game whose player signs in with a JWT', async () => {

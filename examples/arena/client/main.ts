@@ -1,24 +1,28 @@
 /**
  * The arena's browser client: signs in (`POST /auth` hands it a token, kept in sessionStorage:
  * a reload is the same player, another window another player), joins the room, renders the
- * synced state (the round, its pot and rake from `lightning.matches`), draws the QR codes of
- * this player's entry fee, prize and refunds, lists their money history (the `history`
- * message), and, on the emulator, pays and claims through the dev wallet. Another player's
- * entries and codes never reach this page: the server does not send them.
+ * synced state (the round, its pot and rake from `lightning.matches`), shows this player's
+ * entry fee, prize and refunds with the client kit (colyseus-lightning/client: their views,
+ * QR codes, `lightning:` links, the browser's wallet through WebLN), lists their money history
+ * (the `history` message), and, on the emulator, pays and claims through the dev wallet.
+ * Another player's entries and codes never reach this page: the server does not send them.
  */
 import { Client, type Room } from '@colyseus/sdk';
-import { bech32 } from 'bech32';
-import QRCode from 'qrcode';
+import {
+  claim,
+  devWalletTarget,
+  type EntryView,
+  entriesOf,
+  formatAmount,
+  lightningUri,
+  type MatchView,
+  matchOf,
+  pay,
+  qrSvg,
+  type SyncedLightning,
+  satsOf,
+} from 'colyseus-lightning/client';
 
-interface Entry {
-  id: string;
-  kind: string;
-  status: string;
-  amount: string;
-  unit: string;
-  description: string;
-  code?: string;
-}
 interface PlayerView {
   name: string;
   ready: boolean;
@@ -27,16 +31,6 @@ interface PlayerView {
   out: boolean;
   wins: number;
   items: Iterable<string>;
-}
-interface MatchView {
-  status: string;
-  entryFeeMsat: string;
-  potMsat: string;
-  rakeMsat: string;
-  rake: number;
-  entered: number;
-  paid: number;
-  reason: string;
 }
 /** A row of the `history` message (examples/arena/history.ts). */
 interface MoneyRow {
@@ -60,16 +54,11 @@ interface ArenaView {
   result: string;
   entryFeeMsat: string;
   players: MapLike<PlayerView>;
-  lightning?: {
-    rewards?: MapLike<Omit<Entry, 'id'>>;
-    entryFees?: MapLike<Omit<Entry, 'id'>>;
-    pointSpends?: MapLike<Omit<Entry, 'id'>>;
-    matches?: MapLike<MatchView>;
-  };
+  lightning?: SyncedLightning;
 }
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
-const sats = (msat: string) => `${(Number(msat) / 1000).toLocaleString()} sats`;
+const sats = (msat: string) => formatAmount(msat || '0');
 const SHOP: Record<string, number> = { 'golden hat': 150, 'speed boots': 400, 'lucky charm': 900 };
 
 let room: Room | undefined;
@@ -194,7 +183,7 @@ function renderRound(state: ArenaView) {
 
   // The last round, above the one that is on: who won and the split, or why it was called off.
   const won = state.winner !== '' && state.winner === me;
-  const last = matchOf(state, state.lastMatchId);
+  const last = matchOf(state.lightning, state.lastMatchId);
   $('last').hidden = !state.result;
   $('last').className = won ? 'last won' : 'last';
   $('result').textContent = won
@@ -203,25 +192,17 @@ function renderRound(state: ArenaView) {
       : 'You won! Your prize is on its way…'
     : state.result;
   $('last-pot').textContent = last ? potText(last) : '';
-  const on = matchOf(state, state.matchId);
+  const on = matchOf(state.lightning, state.matchId);
   $('pot').textContent = on
     ? potText(on)
     : `Entry fee ${sats(state.entryFeeMsat)} · the winner takes the pot`;
-}
-
-function matchOf(state: ArenaView, id: string): MatchView | undefined {
-  let found: MatchView | undefined;
-  state.lightning?.matches?.forEach((m, key) => {
-    if (id !== '' && key === id) found = m;
-  });
-  return found;
 }
 
 /** A round's pot as every player sees it: what is in it, and where it went. */
 function potText(m: MatchView): string {
   const rake = `${Math.round(m.rake * 100)}% rake`;
   if (m.status === 'settled' || m.status === 'settling') {
-    const house = m.rakeMsat || '0';
+    const house = m.rakeMsat;
     const won = String(BigInt(m.potMsat) - BigInt(house));
     return `Pot ${sats(m.potMsat)} · ${sats(won)} to the winner · ${sats(house)} to the house (${rake})`;
   }
@@ -233,8 +214,8 @@ function potText(m: MatchView): string {
 /** The outcome of a purchase the server could not confirm at once, read from our entries. */
 function showSettledPurchase(state: ArenaView) {
   if (!unconfirmed) return;
-  state.lightning?.pointSpends?.forEach((e) => {
-    if (e.description !== unconfirmed) return;
+  for (const e of entriesOf(state.lightning)) {
+    if (e.purpose !== 'spend' || e.description !== unconfirmed) continue;
     if (e.status === 'completed') {
       $('shop-message').textContent = `Confirmed: ${e.description.replace(/^[^:]*: /, '')} bought.`;
       unconfirmed = '';
@@ -242,7 +223,7 @@ function showSettledPurchase(state: ArenaView) {
       $('shop-message').textContent = 'It did not go through: nothing was spent.';
       unconfirmed = '';
     }
-  });
+  }
 }
 
 function findPlayer(state: ArenaView, id: string): PlayerView | undefined {
@@ -255,40 +236,14 @@ function findPlayer(state: ArenaView, id: string): PlayerView | undefined {
 
 /** Our live entries, plus codes still to claim that the history knows (from a closed room). */
 function renderEntries(state: ArenaView) {
-  const entries: Entry[] = [];
   // A client without a view of an entry never receives it: these maps hold only ours.
-  // An entry's id is its key in the map: the synced entry does not repeat it.
-  const add = (e: Omit<Entry, 'id'>, id: string) => {
-    entries.push({
-      id,
-      kind: e.kind,
-      status: e.status,
-      amount: e.amount,
-      unit: e.unit,
-      description: e.description,
-      ...(e.code === undefined ? {} : { code: e.code }),
-    });
-  };
-  state.lightning?.entryFees?.forEach(add);
-  state.lightning?.rewards?.forEach(add);
-  state.lightning?.pointSpends?.forEach(add);
+  const entries = entriesOf(state.lightning);
   const live = new Set(entries.map((e) => e.id));
   for (const row of rows) {
-    if (row.code && !live.has(row.id)) {
-      entries.push({
-        id: row.id,
-        kind: 'reward',
-        status: row.status,
-        amount: row.amount,
-        unit: row.unit,
-        description: row.what === 'refund' ? 'Arena round: refund' : 'Arena round: winnings',
-        code: row.code,
-      });
-    }
+    if (row.code && !live.has(row.id)) entries.push(fromHistory(row));
   }
   // Codes to claim first, then fees to pay; what ended stays below until the server drops it.
-  const rank = (e: Entry) =>
-    e.status !== 'pending' && e.status !== 'unknown' ? 2 : e.kind === 'reward' ? 0 : 1;
+  const rank = (e: EntryView) => (e.action === 'claim' ? 0 : e.open ? 1 : 2);
   entries.sort((a, b) => rank(a) - rank(b));
   const box = $('entries');
   const ids = new Set(entries.map((e) => e.id));
@@ -306,7 +261,7 @@ function renderEntries(state: ArenaView) {
       rowsById.set(entry.id, row);
     }
     box.append(row); // in the sorted order (moves a row that is already there)
-    const key = `${entry.status}|${entry.code ?? ''}`;
+    const key = `${entry.status}|${entry.code}`;
     if (drawn.get(entry.id) === key) continue;
     drawn.set(entry.id, key);
     row.replaceChildren(...entryView(entry));
@@ -314,38 +269,85 @@ function renderEntries(state: ArenaView) {
   $('no-entries').hidden = entries.length > 0;
 }
 
-/** What a reward is to this player: a payout or a refund of a round (the match names it). */
-function titleOf(entry: Entry): string {
-  if (entry.kind === 'entryFee') return 'Entry fee';
-  if (entry.kind === 'spend') return 'Points spent';
-  return /: refund\b/.test(entry.description) ? 'Your refund' : 'Your prize';
+/** A prize or refund of a closed room, still to claim: the history row, as the kit's view. */
+function fromHistory(row: MoneyRow): EntryView {
+  const msats = row.unit === 'msats';
+  const ended = (['completed', 'expired', 'failed'] as const).find((s) => s === row.status);
+  const status = ended ?? (row.status === 'pending' ? 'pending' : 'unknown');
+  return {
+    id: row.id,
+    purpose: row.what === 'refund' ? 'refund' : 'payout',
+    matchId: '',
+    status,
+    open: !ended,
+    action: status === 'pending' ? 'claim' : null,
+    amountMsat: msats ? row.amount : null,
+    sats: msats ? satsOf(row.amount) : null,
+    amount: row.amount,
+    unit: row.unit,
+    description: row.note,
+    expiresAt: null,
+    code: row.code,
+    lnAddress: '',
+  };
 }
 
-function entryView(entry: Entry): HTMLElement[] {
+/** What an entry is to this player, from its purpose (a payout and a refund look alike else). */
+const TITLES: Record<EntryView['purpose'], string> = {
+  fee: 'Entry fee',
+  payout: 'Your prize',
+  reward: 'Your prize',
+  refund: 'Your refund',
+  spend: 'Points spent',
+  payment: 'Payment to your address',
+};
+
+function entryView(entry: EntryView): HTMLElement[] {
   const parts: HTMLElement[] = [];
   const text = document.createElement('div');
-  const title = titleOf(entry);
-  const amount = entry.unit === 'msats' ? sats(entry.amount) : `${entry.amount} points`;
+  const title = TITLES[entry.purpose];
+  const amount = entry.amountMsat === null ? `${entry.amount} points` : sats(entry.amountMsat);
   const label = entry.status === 'unknown' ? 'not confirmed yet' : entry.status;
-  const what = entry.kind === 'spend' ? ` · ${entry.description}` : '';
+  const what = entry.purpose === 'spend' ? ` · ${entry.description}` : '';
   text.innerHTML = `<b>${title}</b>${escapeHtml(what)} · ${amount} <span class="status ${entry.status}">${label}</span>`;
-  const showCode = entry.code && entry.status === 'pending';
-  if (showCode) {
-    const canvas = document.createElement('canvas');
-    canvas.setAttribute('aria-label', `${title} QR code`);
-    QRCode.toCanvas(canvas, (entry.code as string).toUpperCase(), { width: 180, margin: 1 });
-    parts.push(canvas);
+  if (entry.action) {
+    // The QR and the link: what any wallet scans or opens (from the kit: nothing drawn here).
+    const qr = document.createElement('a');
+    qr.className = 'qr';
+    qr.href = lightningUri(entry.code);
+    qr.innerHTML = qrSvg(entry.code, { label: `${title} QR code` });
+    parts.push(qr);
     const hint = document.createElement('p');
     hint.textContent =
-      entry.kind === 'reward'
-        ? 'Scan with a Lightning wallet to claim.'
-        : 'Scan with a Lightning wallet to pay.';
+      entry.action === 'claim'
+        ? 'Scan with a Lightning wallet, or tap the code, to claim.'
+        : 'Scan with a Lightning wallet, or tap the code, to pay.';
     text.append(hint);
+    if ('webln' in globalThis) text.append(browserWalletAction(entry));
     const dev = devWalletAction(entry);
     if (dev) text.append(dev);
   }
   parts.push(text);
   return parts;
+}
+
+/** With a browser wallet (WebLN), one press pays or claims; its answer shows under it. */
+function browserWalletAction(entry: EntryView): HTMLElement {
+  const button = document.createElement('button');
+  button.textContent = entry.action === 'claim' ? 'Claim with your wallet' : 'Pay with your wallet';
+  button.addEventListener('click', async () => {
+    button.disabled = true;
+    const result = await (entry.action === 'claim' ? claim(entry.code) : pay(entry.code));
+    // The entry's status says when the money moved; this only says what the wallet did.
+    button.textContent =
+      result.via === 'webln'
+        ? 'Sent to your wallet…'
+        : result.reason === 'declined'
+          ? 'Wallet not connected: scan the code'
+          : 'Your wallet could not: scan the code';
+    if (result.via === 'show') button.disabled = false;
+  });
+  return button;
 }
 
 /** The player's latest money movements, from the ledger (newest first). */
@@ -382,18 +384,15 @@ function statusText(row: MoneyRow): string {
  * own server (examples/arena/dev-wallet.ts), as this player: the emulator's dev wallet routes
  * answer no web page but its own.
  */
-function devWalletAction(entry: Entry): HTMLElement | undefined {
-  const url = lnurlTarget(entry.code ?? '');
-  if (!url || !['127.0.0.1', 'localhost'].includes(url.hostname)) return undefined;
-  const match = url.pathname.match(/\/lnurl\/(withdraw|pay)\/([^/]+)$/);
-  if (!match) return undefined;
-  const [, kind, id] = match;
+function devWalletAction(entry: EntryView): HTMLElement | undefined {
+  const target = devWalletTarget(entry.code);
+  if (!target || !['127.0.0.1', 'localhost'].includes(new URL(target.url).hostname)) return;
+  const action = target.kind === 'pay' ? 'pay' : 'claim';
   const button = document.createElement('button');
-  button.textContent = kind === 'pay' ? 'Pay with dev wallet' : 'Claim with dev wallet';
+  button.textContent = action === 'pay' ? 'Pay with dev wallet' : 'Claim with dev wallet';
   button.addEventListener('click', async () => {
     button.disabled = true;
-    const action = kind === 'pay' ? 'pay' : 'claim';
-    const res = await fetch(`/dev-wallet/${action}/${encodeURIComponent(id ?? '')}`, {
+    const res = await fetch(`/dev-wallet/${action}/${encodeURIComponent(target.id)}`, {
       method: 'POST',
       headers: { authorization: `Bearer ${sessionStorage.getItem('arena.token') ?? ''}` },
     });
@@ -408,15 +407,6 @@ function devWalletAction(entry: Entry): HTMLElement | undefined {
 
 function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}
-
-function lnurlTarget(code: string): URL | undefined {
-  try {
-    const { words } = bech32.decode(code.toLowerCase(), 2000);
-    return new URL(new TextDecoder().decode(new Uint8Array(bech32.fromWords(words))));
-  } catch {
-    return undefined;
-  }
 }
 
 function renderShop() {

@@ -1,0 +1,65 @@
+/**
+ * colyseus-lightning/client: the player's side, for browsers and Node, with no framework and
+ * nothing of the server inside (under 25 KB minified, QR included; `npm run build` prints it).
+ *
+ * Usage:
+ *   // Callbacks: the game's own, imported from @colyseus/sdk
+ *   import { formatAmount, pay, watchLightning } from 'colyseus-lightning/client';
+ *
+ *   watchLightning(Callbacks.get(room), {
+ *     change: ({ entries, price }) => render(entries.map((e) => formatAmount(e.amountMsat ?? '0', { price }))),
+ *   });
+ *   const result = await pay(fee.code); // the browser's wallet (WebLN), or:
+ *   if (result.via === 'show') box.innerHTML = `<a href="${result.uri}">${result.svg}</a>`;
+ *
+ * Views: `entriesOf`, `matchesOf`, `matchOf`, `priceOf` read `room.state.lightning`; codes:
+ * `qrSvg`, `lightningUri`, `decodeLnurl`; wallets: `pay`, `claim` (WebLN, or the QR), and for
+ * scripted players and tests on the emulator, `devWallet(emu.devWalletUrl)`.
+ */
+
+export { ConfigurationError, InvalidArgumentError, LightningError } from '../errors.js';
+export { type FormatAmountOptions, formatAmount, type PriceInput, satsOf } from './amount.js';
+export { decodeLnurl, lightningUri } from './code.js';
+export {
+  type DevPayment,
+  type DevWallet,
+  type DevWalletOptions,
+  devWallet,
+  devWalletTarget,
+} from './dev-wallet.js';
+export { DevWalletError } from './errors.js';
+export { type QrSvgOptions, qrSvg } from './qr.js';
+export type {
+  SyncedEntry,
+  SyncedLightning,
+  SyncedMap,
+  SyncedMatch,
+  SyncedPrice,
+} from './synced.js';
+export {
+  type EntryPurpose,
+  type EntryStatus,
+  type EntryView,
+  entriesOf,
+  type MatchStatus,
+  type MatchView,
+  matchesOf,
+  matchOf,
+  type PriceView,
+  priceOf,
+} from './views.js';
+export {
+  type LightningHandlers,
+  type LightningSnapshot,
+  type StateCallbacks,
+  type WatchOptions,
+  watchLightning,
+} from './watch.js';
+export {
+  claim,
+  pay,
+  type ShowReason,
+  type WalletOptions,
+  type WalletResult,
+  type WebLNProvider,
+} from './webln.js';

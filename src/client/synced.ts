@@ -1,0 +1,72 @@
+/**
+ * What a client decodes in `room.state.lightning`, as structural types: a Schema instance
+ * decoded by @colyseus/sdk fits them, and so does a plain object (a test's, or a snapshot
+ * a game kept). Nothing here is imported from the server side or from @colyseus/schema, so
+ * the kit works with whichever copy of the SDK the game bundles. Types only: costs nothing.
+ *
+ * Fields a server before this kit's version did not sync (`purpose`, `matchId`, `price`) are
+ * optional here; the views read them with a fallback.
+ */
+
+/** What a synced map offers on a client: `MapSchema` has it, and so does a `Map`. */
+export interface SyncedMap<V> {
+  forEach(callback: (value: V, key: string) => void): void;
+}
+
+/** One of the player's entries, as synced (its id is its key in the map). */
+export interface SyncedEntry {
+  status: string;
+  /** A decimal string: msats when `unit` is `msats`, minor units of the points currency else. */
+  amount: string;
+  unit: string;
+  description: string;
+  /** epoch ms; 0 when there is none */
+  expiresAt: number;
+  kind?: string;
+  /** One of the six purposes; a server before this version does not sync it. */
+  purpose?: string;
+  /** The match the entry belongs to; '' when none. */
+  matchId?: string;
+  /** An LNURL to pay (fee) or to claim (reward, payout, refund). */
+  code?: string;
+  /** A payment's destination. */
+  lnAddress?: string;
+}
+
+/** A match of the room, seen by every client. */
+export interface SyncedMatch {
+  id: string;
+  status: string;
+  entryFeeMsat: string;
+  potMsat: string;
+  rakeMsat: string;
+  rake: number;
+  entered: number;
+  paid: number;
+  funded: boolean;
+  reason: string;
+}
+
+/** The BTC price the server reads for fiat amounts. */
+export interface SyncedPrice {
+  /** 'USD', or '' when the game shows no fiat. */
+  currency: string;
+  /** The price of 1 BTC in `currency`; 0 until known. */
+  btcPrice: number;
+  /** When the price was read, epoch ms. */
+  at: number;
+}
+
+/** `room.state.lightning`: every map may be missing on a server before this version. */
+export interface SyncedLightning {
+  rewards?: SyncedMap<SyncedEntry> | undefined;
+  entryFees?: SyncedMap<SyncedEntry> | undefined;
+  payments?: SyncedMap<SyncedEntry> | undefined;
+  pointSpends?: SyncedMap<SyncedEntry> | undefined;
+  matches?: SyncedMap<SyncedMatch> | undefined;
+  price?: SyncedPrice | undefined;
+}
+
+/** The names of the entry maps, in the order the views list them. */
+export const ENTRY_MAPS = ['entryFees', 'rewards', 'payments', 'pointSpends'] as const;
+export type EntryMapName = (typeof ENTRY_MAPS)[number];
