@@ -12,7 +12,8 @@ import QRCode from 'qrcode';
 
 interface Entry {
   id: string;
-  kind: string;
+  /** reward, payout, refund, fee, spend or payment: what the entry is for. */
+  purpose: string;
   status: string;
   amount: string;
   unit: string;
@@ -261,7 +262,7 @@ function renderEntries(state: ArenaView) {
   const add = (e: Omit<Entry, 'id'>, id: string) => {
     entries.push({
       id,
-      kind: e.kind,
+      purpose: e.purpose,
       status: e.status,
       amount: e.amount,
       unit: e.unit,
@@ -277,7 +278,7 @@ function renderEntries(state: ArenaView) {
     if (row.code && !live.has(row.id)) {
       entries.push({
         id: row.id,
-        kind: 'reward',
+        purpose: row.what === 'refund' ? 'refund' : 'payout',
         status: row.status,
         amount: row.amount,
         unit: row.unit,
@@ -288,7 +289,7 @@ function renderEntries(state: ArenaView) {
   }
   // Codes to claim first, then fees to pay; what ended stays below until the server drops it.
   const rank = (e: Entry) =>
-    e.status !== 'pending' && e.status !== 'unknown' ? 2 : e.kind === 'reward' ? 0 : 1;
+    e.status !== 'pending' && e.status !== 'unknown' ? 2 : claims(e) ? 0 : 1;
   entries.sort((a, b) => rank(a) - rank(b));
   const box = $('entries');
   const ids = new Set(entries.map((e) => e.id));
@@ -314,11 +315,16 @@ function renderEntries(state: ArenaView) {
   $('no-entries').hidden = entries.length > 0;
 }
 
-/** What a reward is to this player: a payout or a refund of a round (the match names it). */
+/** A code this player claims (a prize or a refund), rather than one they pay. */
+function claims(entry: Entry): boolean {
+  return entry.purpose === 'reward' || entry.purpose === 'payout' || entry.purpose === 'refund';
+}
+
+/** What an entry is to this player: its synced `purpose` tells a refund from a prize. */
 function titleOf(entry: Entry): string {
-  if (entry.kind === 'entryFee') return 'Entry fee';
-  if (entry.kind === 'spend') return 'Points spent';
-  return /: refund\b/.test(entry.description) ? 'Your refund' : 'Your prize';
+  if (entry.purpose === 'fee') return 'Entry fee';
+  if (entry.purpose === 'spend') return 'Points spent';
+  return entry.purpose === 'refund' ? 'Your refund' : 'Your prize';
 }
 
 function entryView(entry: Entry): HTMLElement[] {
@@ -327,7 +333,7 @@ function entryView(entry: Entry): HTMLElement[] {
   const title = titleOf(entry);
   const amount = entry.unit === 'msats' ? sats(entry.amount) : `${entry.amount} points`;
   const label = entry.status === 'unknown' ? 'not confirmed yet' : entry.status;
-  const what = entry.kind === 'spend' ? ` · ${entry.description}` : '';
+  const what = entry.purpose === 'spend' ? ` · ${entry.description}` : '';
   text.innerHTML = `<b>${title}</b>${escapeHtml(what)} · ${amount} <span class="status ${entry.status}">${label}</span>`;
   const showCode = entry.code && entry.status === 'pending';
   if (showCode) {
@@ -336,10 +342,9 @@ function entryView(entry: Entry): HTMLElement[] {
     QRCode.toCanvas(canvas, (entry.code as string).toUpperCase(), { width: 180, margin: 1 });
     parts.push(canvas);
     const hint = document.createElement('p');
-    hint.textContent =
-      entry.kind === 'reward'
-        ? 'Scan with a Lightning wallet to claim.'
-        : 'Scan with a Lightning wallet to pay.';
+    hint.textContent = claims(entry)
+      ? 'Scan with a Lightning wallet to claim.'
+      : 'Scan with a Lightning wallet to pay.';
     text.append(hint);
     const dev = devWalletAction(entry);
     if (dev) text.append(dev);
