@@ -96,9 +96,15 @@ export const Match = schema(
     rakeMsat: t.string(),
     /** 0 to 0.5 */
     rake: t.float64(),
-    /** How many players entered, and how many of them paid. */
+    /**
+     * How many players entered (their latest fee open or paid), and how many of them paid: the
+     * same names and counts as the server's `MatchView`.
+     */
     entered: t.uint16(),
     paid: t.uint16(),
+    /** How many players it waits for (its roster's size, or `seats`); 0 without a roster. */
+    seats: t.uint16(),
+    /** The roster has paid (never without one). */
     funded: t.boolean(),
     /** Why it was aborted ('' otherwise). */
     reason: t.string(),
