@@ -89,6 +89,7 @@ import {
   resolveStatus,
 } from './server/operator.js';
 import { type LightningOptions, resolveOptions, type Settings } from './server/options.js';
+import { PriceFeed } from './server/price.js';
 import { newProbeToken, probeCallbackRoute } from './server/probe.js';
 import { Reconciler } from './server/reconciler.js';
 import { RegionCache } from './server/regions.js';
@@ -132,6 +133,8 @@ interface Running {
   /** The operator's actions, each a line in the ledger's operator log. */
   operator: Operator;
   regions: RegionCache;
+  /** Null unless `fiat` is set. */
+  price: PriceFeed | null;
 }
 
 /** A claim code waiting for its player (a reward, a match's payout or refund). */
@@ -601,6 +604,7 @@ export class Lightning {
     const running = await this.#starting?.catch(() => undefined);
     if (!running) return;
     await running.reconciler.stop();
+    running.price?.stop();
     running.metrics.close();
     await running.alerts?.close();
     await running.runtime.close();
@@ -664,6 +668,14 @@ export class Lightning {
       const regions = new RegionCache(runtime.calls, this.#settings.clock);
       const view = readOnlyView(runtime.ledger);
       const operator = new Operator(engine, matches);
+      const { fiat } = this.#settings;
+      const price = fiat
+        ? new PriceFeed(
+            () => runtime.calls.utility.btcUsd(),
+            { currency: 'USD', refreshMs: fiat.refreshMs },
+            logger,
+          )
+        : null;
       this.#running = {
         runtime,
         view,
@@ -676,8 +688,10 @@ export class Lightning {
         matches,
         operator,
         regions,
+        price,
       };
       alerts?.start();
+      price?.start();
       // The sweep runs whether or not this process reconciles: some process will.
       void reconciler.sweep().then(() => {
         if (this.#settings.reconciler.enabled && !this.#closed) reconciler.start();
@@ -776,6 +790,9 @@ export class Lightning {
         return e.presence();
       },
       hostRoom: (roomId, deliver) => this.#ready('hostRoom').engine.hostRoom(roomId, deliver),
+      currency: this.#settings.fiat?.currency ?? '',
+      price: () => this.#running?.price?.current ?? null,
+      onPrice: (listener) => this.#ready('price').price?.onPrice(listener) ?? (() => {}),
     };
   }
 }
