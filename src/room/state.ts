@@ -19,14 +19,16 @@ export type EntryPurpose = 'reward' | 'payout' | 'refund' | 'fee' | 'spend' | 'p
  * Fields every entry has. Amounts are decimal strings: msats can exceed 2^53.
  *
  * Eight synced fields at most per entry: from the ninth on, Colyseus's change tracker
- * (@colyseus/schema 5.0) gives each instance its own byte array of pending operations (about
- * 200 B per entry, measured by bench/scale.ts; the limit was seven under 3.x, when this note said
- * so). So what the owner's screen does not need is kept on the server only (`.noSync()`): the id
- * (the entry's key in its map, which the client has), the owner's player id (the client's own),
- * the update time, and, since `purpose` and `matchId` came (issue 25), the `kind`: the map an
- * entry is in says its kind, and `purpose` says more than the kind did (a match's payout and
- * refund are both rewards). A reward or fee syncs status, amount, unit, description, expiresAt,
- * purpose, matchId and code: eight. The creation time is the ledger's alone.
+ * (@colyseus/schema 5.0: `numFields > 7`, counting synced fields from 0) gives each instance its
+ * own byte array of pending operations. What the owner's screen does not need is kept on the
+ * server only (`.noSync()`): the id (the entry's key in its map, which the client has), the
+ * owner's player id (the client's own), the update time, and, since `purpose` and `matchId` came
+ * (issue 25), the `kind`: the map an entry is in says its kind, and `purpose` says more than the
+ * kind did (a match's payout and refund are both rewards). A reward or fee syncs status, amount,
+ * unit, description, expiresAt, purpose, matchId and code: eight. Measured by bench/scale.ts
+ * (bench/README.md, "3, issue 25"): retained per open reward 1,838-1,845 B with seven, 1,849-1,850
+ * B with these eight, 2,071 B with `kind` synced too (nine: over the 2 KB goal). The creation
+ * time is the ledger's alone.
  */
 const common = {
   /** Server only: on a client, the entry's key in its map. */
