@@ -27,7 +27,7 @@ describe('room: the synced match and MatchView share their fields (issue 25, fin
     const room = await game.colyseus.createRoom<Arena>('arena');
     const alice = await game.colyseus.connectTo(room, { playerId: 'alice' });
     const bob = await game.colyseus.connectTo(room, { playerId: 'bob' });
-    const match = await room.plugins.lightning.openMatch({ entryFeeMsat: 40_000, seats: 3 });
+    const match = await room.plugins.lightning.openMatch({ entryFeeMsat: 40_000 });
     const a = await match.enter(serverClient(room, alice));
     await match.enter(serverClient(room, bob));
     const fee = await game.lightning.ledger.get(a.entry.id);
@@ -48,7 +48,7 @@ describe('room: the synced match and MatchView share their fields (issue 25, fin
       expect(synced[field], field).to.deep.equal(view[field as keyof typeof view]);
     }
     expect(synced.funded).to.equal(view.funded);
-    expect(view).to.include({ entered: 2, paid: 1, seats: 3, funded: false, potMsat: '40000' });
+    expect(view).to.include({ entered: 2, paid: 1, seats: 0, funded: false, potMsat: '40000' });
     // Every fact the screen shows has its field on the server, under the same name.
     for (const field of Object.keys(synced.toJSON())) {
       expect(view, `MatchView has the synced ${field}`).to.have.property(field);
