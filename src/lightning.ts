@@ -382,9 +382,10 @@ export class Lightning {
 
   /**
    * Opens a match: entry fees held in escrow, paid out by `settleMatch` or refunded by
-   * `abortMatch`, each exactly once (see docs/MATCHES.md). In a room, use the plugin's
-   * `openMatch`, which keeps the match alive while the room lives and aborts it when the room
-   * is disposed.
+   * `abortMatch`, each exactly once (see docs/MATCHES.md). With `players` (only they may enter)
+   * or `seats: n`, it is funded (`match.funded`) once that roster paid; without either, never.
+   * In a room, use the plugin's `openMatch`, which keeps the match alive while the room lives
+   * and aborts it when the room is disposed.
    */
   async openMatch(input: OpenMatchInput): Promise<MatchView> {
     const args = parseInput(openMatchInput, input);

@@ -196,7 +196,9 @@ export class LightningPlugin extends RoomPlugin {
 
   /**
    * Opens a match: entry fees held in escrow and paid out (`settle`) or refunded (`abort`),
-   * each exactly once. Its pot and rake are in `state.lightning.matches`, seen by every client.
+   * each exactly once. With `seats: n` or `players: [...]`, `onFunded` fires once that roster
+   * paid. Its pot, rake, `entered`, `paid` and `seats` are in `state.lightning.matches`, seen by
+   * every client.
    */
   async openMatch(args: MatchArgs): Promise<RoomMatch> {
     const input = parseInput(matchArgs, args, 'openMatch');
