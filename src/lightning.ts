@@ -91,6 +91,7 @@ import {
 import { type LightningOptions, resolveOptions, type Settings } from './server/options.js';
 import { PriceFeed } from './server/price.js';
 import { newProbeToken, probeCallbackRoute } from './server/probe.js';
+import { type EntryPurpose, purposeOf } from './server/purpose.js';
 import { Reconciler } from './server/reconciler.js';
 import { RegionCache } from './server/regions.js';
 import type { RoutesHost } from './server/routes.js';
@@ -150,6 +151,8 @@ export interface Claim {
   roomId: string | null;
   /** The match it pays out of, if any. */
   matchId: string | null;
+  /** `payout` (a match's winnings), `refund` (a match's fee back) or `reward`, as in the room. */
+  purpose: EntryPurpose;
 }
 
 export class Lightning {
@@ -442,6 +445,7 @@ export class Lightning {
         expiresAt: i.expiresAt,
         roomId: i.roomId,
         matchId: i.groupId,
+        purpose: purposeOf(i),
       }));
   }
 

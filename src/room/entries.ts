@@ -13,12 +13,12 @@ import { ConfigurationError } from '../errors.js';
 import { type Intent, type IntentKind, isTerminal } from '../ledger/intent.js';
 import { KINDS } from '../server/kinds/index.js';
 import type { RoomMap } from '../server/kinds/kind.js';
+import { matchIdOf, purposeOf } from '../server/purpose.js';
 import type { PluginSettings } from './options.js';
 import {
   AddressPayment,
   type Entry,
   EntryFee,
-  type EntryPurpose,
   LightningState,
   PointSpend,
   Reward,
@@ -205,29 +205,6 @@ const ENTRY_CLASS: Record<RoomMap, new () => Entry> = {
   pointSpends: PointSpend,
 };
 
-/** What each room map's entries are for, unless a match says otherwise (below). */
-const PURPOSE: Record<RoomMap, EntryPurpose> = {
-  rewards: 'reward',
-  entryFees: 'fee',
-  payments: 'payment',
-  pointSpends: 'spend',
-};
-
-/**
- * A match's payout or refund is a claim code (a reward) or a payment to an address: its
- * `matchRole` (server/match/matches.ts) says which of the two it is, whatever carries it.
- */
-function purposeOf(intent: Intent, map: RoomMap): EntryPurpose {
-  const role = intent.meta.matchRole;
-  if (role === 'payout' || role === 'refund') return role;
-  return PURPOSE[map];
-}
-
-/** The match an intent belongs to: a fee, payout or refund of a match is of its group. */
-function matchIdOf(intent: Intent): string {
-  return typeof intent.meta.matchRole === 'string' && intent.groupId !== null ? intent.groupId : '';
-}
-
 /**
  * A new entry for the intent, its synced fields written in their declared order, `status`
  * (field 0) first: Colyseus keeps an instance's values in an array that grows as fields are
@@ -242,7 +219,7 @@ function newEntry(intent: Intent): Entry {
   entry.unit = intent.unit;
   entry.description = intent.description;
   entry.expiresAt = intent.expiresAt ?? 0;
-  entry.purpose = purposeOf(intent, map);
+  entry.purpose = purposeOf(intent);
   entry.matchId = matchIdOf(intent);
   entry.kind = intent.kind as never;
   entry.id = intent.id;

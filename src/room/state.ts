@@ -11,9 +11,9 @@
  */
 import { type SchemaType, schema, t } from '@colyseus/schema';
 import type { IntentStatus } from '../ledger/intent.js';
+import type { EntryPurpose } from '../server/purpose.js';
 
-/** What an entry is for, in the player's words: a client tells a prize from a refund by it. */
-export type EntryPurpose = 'reward' | 'payout' | 'refund' | 'fee' | 'spend' | 'payment';
+export type { EntryPurpose } from '../server/purpose.js';
 
 /**
  * Fields every entry has. Amounts are decimal strings: msats can exceed 2^53.

@@ -74,6 +74,11 @@ describe('room: purpose and matchId on every entry (issue 25, finding 3)', funct
     const refund = await seen(alice, 'rewards', refundId);
     expect(payout).to.include({ purpose: 'payout', matchId: won.id, amount: '60000' });
     expect(refund).to.include({ purpose: 'refund', matchId: lost.id, amount: '30000' });
+    // A lobby's list of codes to claim says the same.
+    const claims = await game.lightning.claims('alice');
+    expect(claims.find((c) => c.intentId === payoutId)).to.include({ purpose: 'payout' });
+    expect(claims.find((c) => c.intentId === refundId)).to.include({ purpose: 'refund' });
+    expect(claims.find((c) => c.intentId === reward.id)).to.include({ purpose: 'reward' });
     // The same synced fields on the server's entries.
     expect(lightning.entriesOf('alice').find((e) => e.id === refundId)).to.include({
       purpose: 'refund',
