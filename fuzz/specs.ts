@@ -416,6 +416,8 @@ const openFields = {
   timeoutMs: fc.integer({ min: 10_000, max: 7 * 24 * 3600 * 1000 }),
   claimExpiresIn: fc.integer({ min: 60, max: 7 * 24 * 3600 }),
   description: text(1, 50),
+  // `players` is good alone but never with `seats`: the bad side holds the lists.
+  seats: fc.integer({ min: 1, max: 1000 }),
 };
 const badOpenFields = {
   entryFeeMsat: badMsat,
@@ -427,6 +429,14 @@ const badOpenFields = {
   timeoutMs: badIntIn(10_000, 7 * 24 * 3600 * 1000),
   claimExpiresIn: badIntIn(60, 7 * 24 * 3600),
   description: badText(1, 200),
+  seats: badIntIn(1, 1000),
+  players: fc.oneof(
+    notOfType('array'),
+    fc.constant([]),
+    fc.constant(['alice', 'alice']),
+    fc.constant(['']),
+    fc.array(notOfType('string'), { minLength: 1, maxLength: 3 }),
+  ),
 };
 
 export const openMatch: ObjectSpec = {

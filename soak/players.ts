@@ -30,7 +30,10 @@ export interface OpResult {
   ms: number;
 }
 
-/** An entry as a player's client decodes it, with its id (its key in the map). */
+/**
+ * An entry as a player's client decodes it, with its id (its key in the map) and its kind (the
+ * map it is in: the entry syncs its `purpose`, not its kind, since issue 25).
+ */
 export interface SeenEntry {
   id: string;
   kind: string;
@@ -41,7 +44,9 @@ export interface SeenEntry {
   expiresAt: number;
 }
 
-type EntryMap = { forEach(cb: (value: Omit<SeenEntry, 'id'>, key: string) => void): void };
+type EntryMap = {
+  forEach(cb: (value: Omit<SeenEntry, 'id' | 'kind'>, key: string) => void): void;
+};
 interface ClientState {
   lightning?: {
     rewards?: EntryMap;
@@ -150,12 +155,17 @@ export class Player {
   entries(): SeenEntry[] {
     const lightning = (this.room.state as ClientState | undefined)?.lightning;
     const all: SeenEntry[] = [];
-    const maps = [lightning?.rewards, lightning?.entryFees, lightning?.pointSpends];
-    for (const map of [...maps, lightning?.payments]) {
+    const maps = [
+      ['reward', lightning?.rewards],
+      ['entryFee', lightning?.entryFees],
+      ['spend', lightning?.pointSpends],
+      ['payment', lightning?.payments],
+    ] as const;
+    for (const [kind, map] of maps) {
       map?.forEach((entry, id) => {
         all.push({
           id,
-          kind: entry.kind,
+          kind,
           status: entry.status,
           code: entry.code,
           description: entry.description,

@@ -46,6 +46,7 @@ export type LightningErrorCode =
   | 'LN_LIMIT_EXCEEDED'
   | 'LN_BUDGET_EXCEEDED'
   | 'LN_MATCH_CLOSED'
+  | 'LN_MATCH_SEAT'
   | 'LN_REGION_REFUSED'
   | 'LN_PLAYER_BLOCKED'
   | 'LN_OPERATOR_REFUSED'
@@ -281,6 +282,30 @@ export class MatchClosedError extends LightningError {
     this.matchId = matchId;
     this.matchStatus = matchStatus;
     this.decision = decision;
+  }
+}
+
+/**
+ * A match opened for a roster refused an entry: the player is not one of its `players`, or
+ * every one of its `seats` is taken by another player's open or paid fee. Nothing was recorded
+ * or sent.
+ */
+export class MatchSeatError extends LightningError {
+  static override readonly code: LightningErrorCode = 'LN_MATCH_SEAT';
+  readonly matchId: string;
+  readonly playerId: string;
+  /** `not-in-roster`: not one of the match's players; `full`: no seat left. */
+  readonly reason: 'not-in-roster' | 'full';
+
+  constructor(matchId: string, playerId: string, reason: 'not-in-roster' | 'full') {
+    super(
+      reason === 'not-in-roster'
+        ? `match ${matchId} was opened for a roster that does not name ${playerId}: nothing was charged`
+        : `match ${matchId} has no seat left for ${playerId} (every seat holds another player's open or paid fee): nothing was charged`,
+    );
+    this.matchId = matchId;
+    this.playerId = playerId;
+    this.reason = reason;
   }
 }
 

@@ -36,6 +36,7 @@ export {
   LnAddressRefusedError,
   type MatchClosedDecision,
   MatchClosedError,
+  MatchSeatError,
   OperatorRefusedError,
   PayoutsPausedError,
   PlayerBlockedError,
@@ -124,9 +125,11 @@ export {
   type ChargedEntryFee,
   type Entry,
   EntryFee,
+  type EntryPurpose,
   LightningState,
   Match,
   PointSpend,
+  Price,
   Reward,
 } from './room/state.js';
 export type { PurchaseSession, WidgetSession } from './room/widget-access.js';
@@ -156,6 +159,7 @@ export type {
   BreakerOptions,
   BudgetsOptions,
   ClientAddressOptions,
+  FiatOptions,
   LightningOptions,
   LimitsOptions,
   ReconcilerOptions,

@@ -90,7 +90,9 @@ import {
   resolveStatus,
 } from './server/operator.js';
 import { type LightningOptions, resolveOptions, type Settings } from './server/options.js';
+import { PriceFeed } from './server/price.js';
 import { newProbeToken, probeCallbackRoute } from './server/probe.js';
+import { type EntryPurpose, purposeOf } from './server/purpose.js';
 import { Reconciler } from './server/reconciler.js';
 import { RegionCache } from './server/regions.js';
 import type { RoutesHost } from './server/routes.js';
@@ -133,6 +135,8 @@ interface Running {
   /** The operator's actions, each a line in the ledger's operator log. */
   operator: Operator;
   regions: RegionCache;
+  /** Null unless `fiat` is set. */
+  price: PriceFeed | null;
 }
 
 /** A claim code waiting for its player (a reward, a match's payout or refund). */
@@ -148,6 +152,8 @@ export interface Claim {
   roomId: string | null;
   /** The match it pays out of, if any. */
   matchId: string | null;
+  /** `payout` (a match's winnings), `refund` (a match's fee back) or `reward`, as in the room. */
+  purpose: EntryPurpose;
 }
 
 export class Lightning {
@@ -383,9 +389,10 @@ export class Lightning {
 
   /**
    * Opens a match: entry fees held in escrow, paid out by `settleMatch` or refunded by
-   * `abortMatch`, each exactly once (see docs/MATCHES.md). In a room, use the plugin's
-   * `openMatch`, which keeps the match alive while the room lives and aborts it when the room
-   * is disposed.
+   * `abortMatch`, each exactly once (see docs/MATCHES.md). With `players` (only they may enter)
+   * or `seats: n`, it is funded (`match.funded`) once that roster paid; without either, never.
+   * In a room, use the plugin's `openMatch`, which keeps the match alive while the room lives
+   * and aborts it when the room is disposed.
    */
   async openMatch(input: OpenMatchInput): Promise<MatchView> {
     const args = parseInput(openMatchInput, input);
@@ -442,6 +449,7 @@ export class Lightning {
         expiresAt: i.expiresAt,
         roomId: i.roomId,
         matchId: i.groupId,
+        purpose: purposeOf(i),
       }));
   }
 
@@ -652,6 +660,7 @@ export class Lightning {
     if (!running) return;
     await running.reconciler.stop();
     running.operator.close();
+    running.price?.stop();
     running.metrics.close();
     await running.alerts?.close();
     await running.runtime.close();
@@ -724,6 +733,14 @@ export class Lightning {
           this.#settings.logger.warn(`reading the operator's pause: ${(err as Error).message}`),
         );
       operator.watchPause();
+      const { fiat } = this.#settings;
+      const price = fiat
+        ? new PriceFeed(
+            () => runtime.calls.utility.btcUsd(),
+            { currency: 'USD', refreshMs: fiat.refreshMs },
+            logger,
+          )
+        : null;
       this.#running = {
         runtime,
         view,
@@ -736,8 +753,10 @@ export class Lightning {
         matches,
         operator,
         regions,
+        price,
       };
       alerts?.start();
+      price?.start();
       // The sweep runs whether or not this process reconciles: some process will.
       void reconciler.sweep().then(() => {
         if (this.#settings.reconciler.enabled && !this.#closed) reconciler.start();
@@ -836,6 +855,9 @@ export class Lightning {
         return e.presence();
       },
       hostRoom: (roomId, deliver) => this.#ready('hostRoom').engine.hostRoom(roomId, deliver),
+      currency: this.#settings.fiat?.currency ?? '',
+      price: () => this.#running?.price?.current ?? null,
+      onPrice: (listener) => this.#ready('price').price?.onPrice(listener) ?? (() => {}),
     };
   }
 }

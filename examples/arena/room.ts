@@ -213,6 +213,8 @@ export function arenaRoom(options: ArenaRoomOptions) {
       if (this.#round || this.#opening || this.#disposed) return;
       if (this.#wanting().length < config.minPlayers) return;
       this.#opening = true;
+      // The roster is fixed from this moment on: the match is funded once each of them paid.
+      const roster = this.#wanting().slice(0, config.maxPlayers);
       let match: RoomMatch;
       try {
         match = await this.plugins.lightning.openMatch({
@@ -222,6 +224,7 @@ export function arenaRoom(options: ArenaRoomOptions) {
           claimExpiresIn: config.claimExpiresIn,
           timeoutMs: config.matchTimeoutMs,
           description: 'Arena round',
+          players: roster,
         });
       } catch (err) {
         log(`[arena] could not open a round: ${(err as Error).message}`);
@@ -229,9 +232,9 @@ export function arenaRoom(options: ArenaRoomOptions) {
       } finally {
         this.#opening = false;
       }
-      // Who is still here now: the roster is fixed from this moment on.
-      const roster = this.#wanting().slice(0, config.maxPlayers);
-      if (this.#disposed || roster.length < config.minPlayers) {
+      // Every player of the roster is still here once the match is open, or the round is off.
+      const here = new Set(this.#wanting());
+      if (this.#disposed || !roster.every((id) => here.has(id))) {
         await this.#decide(match, () => match.abort('not enough players'));
         return void this.#maybeOpen();
       }
@@ -266,8 +269,7 @@ export function arenaRoom(options: ArenaRoomOptions) {
         const { entry, settled } = await round.match.enter(client);
         round.fees.set(playerId, entry.id);
         history.note(playerId, entry.id);
-        // Also here, not only onFunded: a player who paid before another's fee was recorded
-        // can make the match funded early (see #maybeStart).
+        // The player's dot turns paid on every screen at once, not only once all paid.
         void settled.then(() => this.#maybeStart(round));
       } catch (err) {
         if (round.over) return;
@@ -277,9 +279,8 @@ export function arenaRoom(options: ArenaRoomOptions) {
     }
 
     /**
-     * Starts the countdown once every player of the round has paid. Read from the match, not
-     * from `funded` alone: that one means "every fee recorded so far is paid", and a fee paid
-     * in the instant before another player's was recorded makes it true early.
+     * Shows who paid, and starts the countdown once the match is funded: every player of its
+     * roster (`players`) paid.
      */
     async #maybeStart(round: Round): Promise<void> {
       if (round.over || this.state.phase !== 'paying') return;
@@ -290,7 +291,7 @@ export function arenaRoom(options: ArenaRoomOptions) {
         const p = this.#seat(id);
         if (p) p.paid = paid.has(id);
       }
-      if (![...round.roster].every((id) => paid.has(id))) return;
+      if (!view.funded) return;
       round.cancel();
       this.state.payBy = 0;
       this.state.phase = 'countdown';

@@ -158,3 +158,32 @@ export const regionSupport = z.looseObject({
   ipRegion: optionalText,
 });
 export type RegionSupport = z.output<typeof regionSupport>;
+
+/** A decimal number the service may send as a JSON number or as text ("97123.45"). */
+const decimal = z.union([
+  z.number(),
+  z
+    .string()
+    .regex(/^\d{1,15}(\.\d{1,12})?$/, 'must be a decimal number')
+    .transform(Number),
+]);
+
+/**
+ * When the service priced it, as epoch ms: its SDKs type `btcUsdTimestamp` as text without
+ * saying the unit, so seconds (under 10^12), milliseconds and ISO 8601 are all read.
+ */
+const instant = z.union([decimal, z.iso.datetime({ offset: true })]).transform((t, ctx) => {
+  const ms = typeof t === 'string' ? Date.parse(t) : t < 1e12 ? t * 1000 : t;
+  if (!Number.isFinite(ms) || ms < 0) {
+    ctx.addIssue({ code: 'custom', message: 'must be a time' });
+    return z.NEVER;
+  }
+  return Math.round(ms);
+});
+
+/** `GET /v0/btcusd`: the price of one bitcoin in US dollars, and when it was taken. */
+export const btcUsdPrice = z.looseObject({
+  btcUsdPrice: decimal.refine((p) => Number.isFinite(p) && p > 0, 'must be a positive price'),
+  btcUsdTimestamp: instant,
+});
+export type BtcUsdPrice = z.output<typeof btcUsdPrice>;

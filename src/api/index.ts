@@ -13,6 +13,7 @@ export {
   type LightningErrorCode,
 } from '../errors.js';
 export type {
+  BtcUsdPrice,
   DisclosureAcceptance,
   LnAddressValidation,
   Payment,

@@ -24,6 +24,7 @@ export const DEFAULT_PATHS = {
   rampSessionsCreate: '/api/v1/ramp-widget',
   prodIps: '/v0/prod-ips',
   isSupportedRegion: '/v0/is-supported-region/{id}',
+  btcUsd: '/v0/btcusd',
 } as const;
 
 export type PathName = keyof typeof DEFAULT_PATHS;

@@ -13,6 +13,7 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { ConfigurationError, InvalidArgumentError } from '../errors.js';
 import { isLoopbackHost, plainHttpUrl, remoteHostProblem } from './bind.js';
+import { isPrice } from './core.js';
 import { type EmulatorOptions, startEmulator } from './index.js';
 
 const USAGE = `Usage: colyseus-lightning emulator [options]
@@ -34,6 +35,8 @@ Options:
   --sandbox-key <key>    fixed sandbox key for the default project
   --webhook-secret <s>   sign widget and ramp webhooks with this secret (16+ chars)
   --payment-delay <ms>   keep payments 'processing' this long
+  --btc-usd <price>      what GET /v0/btcusd answers: 1 BTC in US dollars
+                         (default 100000; POST /_emulator/btcusd changes it)
   --points <n>           points each new player (widget user) starts with, in
                          USDZ minor units (default 10000, i.e. 100.00; 0: none)
   --game-url <url>       the game's address, shown in the connect snippet, http(s)
@@ -71,6 +74,7 @@ const OPTIONS = {
   'sandbox-key': { type: 'string' },
   'webhook-secret': { type: 'string' },
   'payment-delay': { type: 'string' },
+  'btc-usd': { type: 'string' },
   points: { type: 'string' },
   'game-url': { type: 'string' },
   json: { type: 'boolean' },
@@ -109,6 +113,12 @@ const values = z.object({
   'sandbox-key': token(1).optional(),
   'webhook-secret': token(16).optional(),
   'payment-delay': count(86_400_000).optional(),
+  'btc-usd': z
+    .string()
+    .regex(/^\d{1,15}(\.\d{1,2})?$/, 'must be a price in US dollars, such as 97123.45')
+    .transform(Number)
+    .refine(isPrice, 'must be a positive price')
+    .optional(),
   points: count().default(CLI_POINTS),
   'game-url': plainHttpUrl.default(DEFAULT_GAME_URL),
   json: z.boolean().default(false),
@@ -204,6 +214,7 @@ export function parseCommandLine(argv: readonly string[]): CliCommand {
   if (v['sandbox-key'] !== undefined) options.sandboxKey = v['sandbox-key'];
   if (v['webhook-secret'] !== undefined) options.webhookSecret = v['webhook-secret'];
   if (v['payment-delay'] !== undefined) options.paymentDelayMs = v['payment-delay'];
+  if (v['btc-usd'] !== undefined) options.btcUsdPrice = v['btc-usd'];
   return { command: 'emulator', options, json: v.json, gameUrl: v['game-url'] };
 }
 

@@ -7,7 +7,7 @@
 
 import { randomUUID } from 'node:crypto';
 import type { CallbackDispatcher, CallbackOptions, CallbackRecord } from './callbacks.js';
-import { disarmTimer, type EmulatorCore } from './core.js';
+import { disarmTimer, type EmulatorCore, isPrice } from './core.js';
 import { claimAsWallet } from './dev-wallet.js';
 import type { ActiveFault, FaultRule } from './faults.js';
 import type { LnurlResult } from './lnurl.js';
@@ -134,6 +134,11 @@ export interface EmulatorControl {
   setProdIps(ips: string[]): void;
   /** Makes `GET /v0/is-supported-region/{ip}` refuse (or, with null, support again) one IP. */
   setRegion(ip: string, refused: { country: string; region: string } | null): void;
+  /**
+   * Sets what `GET /v0/btcusd` answers: the price of one bitcoin in US dollars (answered with
+   * two decimals), taken at `at` (epoch ms; default: the time of each read, a live ticker).
+   */
+  setBtcUsdPrice(price: number, at?: number): void;
 
   /** Applies every due expiry now (timers do it too; this is for clocks without timers). */
   tick(): void;
@@ -151,6 +156,8 @@ export interface ControlDefaults {
   >;
   faults: FaultRule[];
   callbacks: CallbackOptions;
+  /** What `GET /v0/btcusd` answers after reset(). */
+  btcUsdPrice: number;
 }
 
 function filter<T extends { projectId: string }>(items: Iterable<T>, projectId?: string): T[] {
@@ -299,12 +306,22 @@ export function createControl(
     setProdIps(ips) {
       core.prodIps = [...ips];
     },
+    setBtcUsdPrice(price, at) {
+      if (!isPrice(price)) {
+        throw new RangeError('price must be a positive number of US dollars');
+      }
+      if (at !== undefined && !(Number.isSafeInteger(at) && at >= 0)) {
+        throw new RangeError('at must be epoch milliseconds');
+      }
+      core.btcUsd = { price, at: at ?? null };
+    },
     setRegion(ip, refused) {
       if (refused === null) core.unsupported.delete(ip);
       else core.unsupported.set(ip, refused);
     },
     reset() {
       core.prodIps = ['127.0.0.1', '::1'];
+      core.btcUsd = { price: defaults.btcUsdPrice, at: null };
       core.unsupported.clear();
       core.lnAddresses.clear();
       for (const id of [...core.timers.keys()]) disarmTimer(core, id);

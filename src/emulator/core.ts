@@ -41,6 +41,11 @@ export interface EmulatorCore {
   readonly walletKey: KeyPair;
   /** What `GET /v0/prod-ips` answers: the addresses callbacks come from. */
   prodIps: string[];
+  /**
+   * What `GET /v0/btcusd` answers: the price of one bitcoin in US dollars, and when it was
+   * taken (epoch ms; null: the clock's now at each read, a live ticker).
+   */
+  btcUsd: { price: number; at: number | null };
   /** Regions that `GET /v0/is-supported-region/{ip}` refuses, by IP; every other IP is supported. */
   readonly unsupported: Map<string, { country: string; region: string }>;
   /** Lightning addresses the control changed, by lower-case address; any other is valid. */
@@ -66,4 +71,9 @@ export function armTimer(core: EmulatorCore, id: string, at: number, fn: () => v
 export function disarmTimer(core: EmulatorCore, id: string): void {
   core.timers.get(id)?.();
   core.timers.delete(id);
+}
+
+/** A price `GET /v0/btcusd` can answer: a positive, finite number under 10^15 dollars. */
+export function isPrice(price: unknown): price is number {
+  return typeof price === 'number' && Number.isFinite(price) && price > 0 && price < 1e15;
 }

@@ -14,7 +14,7 @@
 
 import { z } from 'zod';
 import { encodeBolt11 } from './bolt11.js';
-import type { EmulatorCore } from './core.js';
+import { type EmulatorCore, isPrice } from './core.js';
 import { json, type Reply } from './http.js';
 import type { LnurlResult } from './lnurl.js';
 import {
@@ -168,6 +168,27 @@ export function devGrantPoints(core: EmulatorCore, userId: string, body: unknown
     return json(400, { status: 'ERROR', reason: 'amount is too large' });
   user.points.set(currency, next);
   return json(200, { status: 'OK', currency, points: next });
+}
+
+const priceBody = z.strictObject({
+  price: z.number().refine(isPrice, 'must be a positive number of US dollars'),
+  at: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
+});
+
+/**
+ * Sets what `GET /v0/btcusd` answers (`{ price, at? }`), for a game or test in another process
+ * than the emulator: `control.setBtcUsdPrice` in its own.
+ */
+export function devSetBtcUsd(core: EmulatorCore, body: unknown): Reply {
+  const parsed = priceBody.safeParse(body ?? {});
+  if (!parsed.success) {
+    return json(400, {
+      status: 'ERROR',
+      reason: 'price must be a positive number of US dollars (at: epoch ms)',
+    });
+  }
+  core.btcUsd = { price: parsed.data.price, at: parsed.data.at ?? null };
+  return json(200, { status: 'OK', price: parsed.data.price });
 }
 
 export const DEV_WALLET_HTML = `<!doctype html>

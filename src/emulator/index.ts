@@ -27,12 +27,15 @@ import { isLoopbackHost, plainHttpUrl, remoteHostProblem } from './bind.js';
 import { CallbackDispatcher, type CallbackOptions } from './callbacks.js';
 import { Scheduler } from './clock.js';
 import { createControl, type EmulatorControl } from './control.js';
-import type { EmulatorCore } from './core.js';
+import { type EmulatorCore, isPrice } from './core.js';
 import { type FaultRule, FaultSet } from './faults.js';
 import { generateKeyPair } from './invoice-keys.js';
 import { RequestLog } from './request-log.js';
 import { createRequestHandler } from './server.js';
 import { newKey, Store } from './store.js';
+
+/** What `GET /v0/btcusd` answers unless told otherwise: 1 BTC = 100,000.00 USD. */
+export const DEFAULT_BTC_USD_PRICE = 100_000;
 
 /** The default project's wallet: 1,000,000 sats (0.01 BTC), plenty for a demo. */
 export const DEFAULT_WALLET_MSAT = 1_000_000_000;
@@ -78,6 +81,11 @@ export interface EmulatorOptions {
   userPoints?: number;
   /** Keep payments `processing` this long before `completed`; default 0 (at once). */
   paymentDelayMs?: number;
+  /**
+   * The price of one bitcoin in US dollars that `GET /v0/btcusd` answers (and again after
+   * control.reset()); `control.setBtcUsdPrice` changes it. Default DEFAULT_BTC_USD_PRICE.
+   */
+  btcUsdPrice?: number;
   /**
    * Where the emulator's few log lines go (a callback it could not deliver). Default the
    * console, prefixed `[emulator]`.
@@ -127,6 +135,10 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   ) {
     throw new RangeError('userPoints must be a non-negative integer');
   }
+  const btcUsdPrice = options.btcUsdPrice ?? DEFAULT_BTC_USD_PRICE;
+  if (!isPrice(btcUsdPrice)) {
+    throw new ConfigurationError('btcUsdPrice', 'must be a positive number of US dollars');
+  }
   const host = options.host ?? '127.0.0.1';
   if (typeof host !== 'string' || host === '') {
     throw new ConfigurationError('host', 'must be an IP address or a host name');
@@ -165,6 +177,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     walletKey: generateKeyPair(),
     // Callbacks leave from this machine; a game behind a proxy sees this address.
     prodIps: ['127.0.0.1', '::1'],
+    btcUsd: { price: btcUsdPrice, at: null },
     unsupported: new Map(),
     lnAddresses: new Map(),
   };
@@ -179,6 +192,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     defaultProject,
     faults: options.faults ?? [],
     callbacks: options.callbacks ?? {},
+    btcUsdPrice,
   });
 
   const server = createServer(

@@ -17,6 +17,7 @@ import {
   devGrantPoints,
   devPay,
   devPayInvoice,
+  devSetBtcUsd,
   devState,
 } from './dev-wallet.js';
 import { errorFor, type Family, v0Ok, WIDGET_ERRORS } from './envelopes.js';
@@ -92,6 +93,16 @@ const ROUTES: Route[] = [
   ),
   r('GET', '/v0/prod-ips', 'v0', 'key', ({ core }) =>
     v0Ok({ ips: [...core.prodIps] }, 'Successfully retrieved IPs.'),
+  ),
+  r('GET', '/v0/btcusd', 'v0', 'key', ({ core }) =>
+    v0Ok(
+      {
+        // As the service's SDKs type them: text, the time in whole seconds.
+        btcUsdPrice: core.btcUsd.price.toFixed(2),
+        btcUsdTimestamp: String(Math.floor((core.btcUsd.at ?? core.clock.now()) / 1000)),
+      },
+      'Successfully retrieved BTC USD price ticker information.',
+    ),
   ),
   r('GET', '/v0/is-supported-region/:ip', 'v0', 'key', ({ core, params }) => {
     const ip = params.ip as string;
@@ -176,6 +187,7 @@ const ROUTES: Route[] = [
     devPay(c.core, c.params.id as string, c.body),
   ),
   r('POST', '/_emulator/pay-invoice', 'emulator', 'control', (c) => devPayInvoice(c.core, c.body)),
+  r('POST', '/_emulator/btcusd', 'emulator', 'control', (c) => devSetBtcUsd(c.core, c.body)),
   r('POST', '/_emulator/users/:id/points', 'emulator', 'control', (c) =>
     devGrantPoints(c.core, c.params.id as string, c.body),
   ),

@@ -13,6 +13,7 @@ import { ConfigurationError } from '../errors.js';
 import { type Intent, type IntentKind, isTerminal } from '../ledger/intent.js';
 import { KINDS } from '../server/kinds/index.js';
 import type { RoomMap } from '../server/kinds/kind.js';
+import { matchIdOf, purposeOf } from '../server/purpose.js';
 import type { PluginSettings } from './options.js';
 import {
   AddressPayment,
@@ -76,12 +77,20 @@ export class RoomEntries {
     ];
   }
 
-  /** Shows a (re)joining client its own entries. */
+  /**
+   * Shows a (re)joining client the entry maps, empty, and its own entries in them. The maps are
+   * `.view()` fields: Colyseus sends them to a client whose view holds something of the
+   * LightningState, and sends an entry only to a view that holds that entry. Adding the price
+   * (a field every client sees anyway) to the view is that something: through the public API
+   * (`StateView.add`), it introduces the maps without a single entry of another player (adding a
+   * map would add every entry in it). test/room/maps.test.ts holds both sides.
+   */
   showTo(client: Client, playerId: string): void {
-    const mine = this.of(playerId);
-    if (mine.length === 0) return;
+    const state = this.find();
+    if (!state) return;
     client.view ??= new StateView();
-    for (const entry of mine) client.view.add(entry);
+    client.view.add(state.price);
+    for (const entry of this.of(playerId)) client.view.add(entry);
   }
 
   /** The intent's entry in the state, if it is there. */
@@ -199,15 +208,19 @@ const ENTRY_CLASS: Record<RoomMap, new () => Entry> = {
 /**
  * A new entry for the intent, its synced fields written in their declared order, `status`
  * (field 0) first: Colyseus keeps an instance's values in an array that grows as fields are
- * set, and a first write at a high index makes it larger for the entry's whole life.
+ * set, and a first write at a high index makes it larger for the entry's whole life. Its
+ * purpose and match never change, so they are written here only.
  */
 function newEntry(intent: Intent): Entry {
-  const entry = new ENTRY_CLASS[roomMapOf(intent.kind)]();
+  const map = roomMapOf(intent.kind);
+  const entry = new ENTRY_CLASS[map]();
   entry.status = intent.status;
   entry.amount = intent.amount;
   entry.unit = intent.unit;
   entry.description = intent.description;
   entry.expiresAt = intent.expiresAt ?? 0;
+  entry.purpose = purposeOf(intent);
+  entry.matchId = matchIdOf(intent);
   entry.kind = intent.kind as never;
   entry.id = intent.id;
   entry.playerId = intent.playerId;

@@ -28,6 +28,7 @@ import type {
   ParsedReward,
   ParsedSpend,
 } from '../server/operations/inputs.js';
+import type { PriceReading } from '../server/price.js';
 import type { PresenceLike } from '../server/settlement.js';
 
 /**
@@ -108,4 +109,10 @@ export interface PluginHost {
    * Returns the function that stops it.
    */
   hostRoom(roomId: string, deliver: (intent: Intent) => void): () => void;
+  /** The fiat currency of `state.lightning.price` ('USD'), or '' when the game did not turn it on. */
+  readonly currency: string;
+  /** The price as last read; null with fiat off or before the first answer. */
+  price(): PriceReading | null;
+  /** Calls `listener` with each new price (nothing with fiat off); only after `ready()`. */
+  onPrice(listener: (price: PriceReading) => void): () => void;
 }

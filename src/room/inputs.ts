@@ -9,7 +9,7 @@
  */
 import { z } from 'zod';
 import { disclosureTypeIdsInput, metadata, rampSessionInput } from '../api/inputs.js';
-import { enterInput, openMatchInput } from '../server/match/terms.js';
+import { enterInput, oneRoster, openMatchFields } from '../server/match/terms.js';
 import {
   addressPaymentInput,
   entryFeeInput,
@@ -28,7 +28,7 @@ export type PayAddressArgs = z.input<typeof payAddressArgs>;
 export const entryFeeArgs = entryFeeInput.omit(filled);
 export type EntryFeeArgs = z.input<typeof entryFeeArgs>;
 
-export const matchArgs = openMatchInput.omit({ roomId: true });
+export const matchArgs = oneRoster(openMatchFields.omit({ roomId: true }));
 export type MatchArgs = z.input<typeof matchArgs>;
 
 /** A room match's `enter` options: the player's Lightning address, or nothing. */

@@ -1,9 +1,9 @@
 /**
  * A match in a room: what `this.plugins.lightning.openMatch(...)` resolves with.
  *
- *   const match = await this.plugins.lightning.openMatch({ entryFeeMsat: 100_000, rake: 0.1 });
+ *   const match = await this.plugins.lightning.openMatch({ entryFeeMsat: 100_000, rake: 0.1, seats: 2 });
  *   await match.enter(client);                // one fee per player, never charged twice
- *   match.onFunded(() => this.startRound());  // every entered player has paid
+ *   match.onFunded(() => this.startRound());  // both seats paid (or `players: [...]`: each of them)
  *   await match.settle({ [winnerId]: 1 });    // the pot minus the rake, paid once
  *   await match.abort('not enough players');  // every paid fee refunded
  *
@@ -14,6 +14,7 @@
  * after its timeout. Either way every paid fee is refunded.
  */
 import type { Client, Clock as RoomClock } from '@colyseus/core';
+import { ConfigurationError } from '../errors.js';
 import { parseInput } from '../parse.js';
 import { reasonInput, type Shares, sharesInput } from '../server/match/terms.js';
 import type { MatchView } from '../server/match/view.js';
@@ -82,8 +83,18 @@ export class RoomMatch {
     return this.#deps.enter(this, client, args);
   }
 
-  /** Called once every entered player has paid (at once if that is already so). */
+  /**
+   * Called once the roster has paid: every one of `players`, or `seats` players (at once if that
+   * is already so). A match opened without `players` or `seats` has no roster, so nothing can
+   * say it is funded: registering here throws a ConfigurationError that says so.
+   */
   onFunded(listener: () => void): () => void {
+    if (this.#view.seats === 0) {
+      throw new ConfigurationError(
+        'openMatch',
+        `match ${this.id} was opened without players or seats, so it is never funded: open it with openMatch({ ..., seats: n }) or openMatch({ ..., players: [...] }) to use onFunded`,
+      );
+    }
     if (this.#firedFunded) queueMicrotask(listener);
     else this.#funded.push(listener);
     return () => {
@@ -165,9 +176,9 @@ export class RoomMatch {
     entry.potMsat = v.potMsat;
     entry.rakeMsat = v.rakeMsat ?? '';
     entry.rake = v.rake;
-    const entered = v.players.filter((p) => p.feeStatus !== 'expired' && p.feeStatus !== 'failed');
-    entry.entered = entered.length;
-    entry.paid = entered.filter((p) => p.feeStatus === 'completed').length;
+    entry.entered = v.entered;
+    entry.paid = v.paid;
+    entry.seats = v.seats;
     entry.funded = v.funded;
     entry.reason = v.reason ?? '';
     entry.updatedAt = v.updatedAt;

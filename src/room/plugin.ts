@@ -92,6 +92,8 @@ export class LightningPlugin extends RoomPlugin {
   #feed: SettlementFeed | undefined;
   /** Stops the engine handing this room its moves (set once attached). */
   #unhost: (() => void) | undefined;
+  /** Stops the fiat price coming (set once attached). */
+  #unprice: (() => void) | undefined;
   #attached: Promise<void> | undefined;
   /** With the region gate: where each player joined from (bounded: room/addresses.ts). */
   readonly #addresses = new AddressBook();
@@ -194,7 +196,9 @@ export class LightningPlugin extends RoomPlugin {
 
   /**
    * Opens a match: entry fees held in escrow and paid out (`settle`) or refunded (`abort`),
-   * each exactly once. Its pot and rake are in `state.lightning.matches`, seen by every client.
+   * each exactly once. With `seats: n` or `players: [...]`, `onFunded` fires once that roster
+   * paid. Its pot, rake, `entered`, `paid` and `seats` are in `state.lightning.matches`, seen by
+   * every client.
    */
   async openMatch(args: MatchArgs): Promise<RoomMatch> {
     const input = parseInput(matchArgs, args, 'openMatch');
@@ -334,6 +338,7 @@ export class LightningPlugin extends RoomPlugin {
     }
     // Runs after the room's own onJoin, so a view the room created is kept, not replaced, and
     // the identity the room set (userData, auth) is the one read here.
+    this.#showPrice();
     this.#roomEntries().showTo(client, this.#playerId(client));
   }
 
@@ -342,6 +347,7 @@ export class LightningPlugin extends RoomPlugin {
     this.#unwatch?.();
     this.#feed?.unsubscribe();
     this.#unhost?.();
+    this.#unprice?.();
     this.#hooks.clear();
     // Nobody is left to play an open match: refund it now rather than at its timeout.
     for (const match of this.#matches.values()) {
@@ -386,6 +392,8 @@ export class LightningPlugin extends RoomPlugin {
     this.#attached = this.#host.ready().then(() => {
       if (this.#disposed) return;
       this.#unhost = this.#host.hostRoom(this.room.roomId, (intent) => void this.#deliver(intent));
+      this.#unprice = this.#host.onPrice(() => this.#showPrice());
+      this.#showPrice();
       return feed.subscribe(this.#host.attachPresence(this.room.presence as never));
     });
     if (this.#settings.catchUpMs > 0) {
@@ -574,6 +582,21 @@ export class LightningPlugin extends RoomPlugin {
         );
       }
     });
+  }
+
+  /**
+   * Writes the fiat price as last read into the room's state (a room that assigns its state in
+   * its own onCreate gets it at its first join). Unchanged values write nothing.
+   */
+  #showPrice(): void {
+    const state = this.#roomEntries().find();
+    if (!state) return;
+    const now = this.#host.price();
+    const price = state.price;
+    if (price.currency !== this.#host.currency) price.currency = this.#host.currency;
+    if (now === null) return;
+    if (price.btcPrice !== now.btcPrice) price.btcPrice = now.btcPrice;
+    if (price.at !== now.at) price.at = now.at;
   }
 
   /** Records an end, and forgets the ends old enough that no delivery of them can still come. */

@@ -1,25 +1,34 @@
 /**
  * The synced state a room puts in its own: one `LightningState` holding the room's money
- * entries, keyed by intent id, and its matches. Every entry map is tagged `.view()`: an entry
- * reaches only the clients whose StateView holds it, which the plugin grants to the entry's owner alone, since
- * a reward's `code` is a bearer secret. What a client decodes (checked by test/room/*.test.ts):
- * `state.lightning` is always there; each of its maps is `undefined` until the client owns an
- * entry of that kind, then holds that client's entries only. Another player's entries, codes
- * and amounts never reach its socket.
+ * entries, keyed by intent id, its matches, and the BTC price. Every entry map is tagged
+ * `.view()`: an entry reaches only the clients whose StateView holds it, which the plugin grants
+ * to the entry's owner alone, since a reward's `code` is a bearer secret. What a client decodes
+ * (checked by test/room/*.test.ts): `state.lightning` is always there, with its four entry maps
+ * (empty until the client owns an entry, then holding that client's entries only), `matches`
+ * and `price`. Another player's entries, ids, codes and amounts never reach its socket.
  *
  *   const ArenaState = schema({ lightning: LightningState, ... }, 'ArenaState');
  */
 import { type SchemaType, schema, t } from '@colyseus/schema';
 import type { IntentStatus } from '../ledger/intent.js';
+import type { EntryPurpose } from '../server/purpose.js';
+
+export type { EntryPurpose } from '../server/purpose.js';
 
 /**
  * Fields every entry has. Amounts are decimal strings: msats can exceed 2^53.
  *
- * Seven synced fields at most per entry: from the eighth on, Colyseus's change tracker gives
- * each instance its own byte array of pending operations (about 200 B per entry, measured by
- * bench/scale.ts). So what the owner's screen does not need is kept on the server only
- * (`.noSync()`): the id (the entry's key in its map, which the client has), the owner's player
- * id (the client's own), and the update time. The creation time is the ledger's alone.
+ * Eight synced fields at most per entry: from the ninth on, Colyseus's change tracker
+ * (@colyseus/schema 5.0: `numFields > 7`, counting synced fields from 0) gives each instance its
+ * own byte array of pending operations. What the owner's screen does not need is kept on the
+ * server only (`.noSync()`): the id (the entry's key in its map, which the client has), the
+ * owner's player id (the client's own), the update time, and, since `purpose` and `matchId` came
+ * (issue 25), the `kind`: the map an entry is in says its kind, and `purpose` says more than the
+ * kind did (a match's payout and refund are both rewards). A reward or fee syncs status, amount,
+ * unit, description, expiresAt, purpose, matchId and code: eight. Measured by bench/scale.ts
+ * (bench/README.md, "3, issue 25"): retained per open reward 1,838-1,845 B with seven, 1,849-1,850
+ * B with these eight, 2,071 B with `kind` synced too (nine: over the 2 KB goal). The creation
+ * time is the ledger's alone.
  */
 const common = {
   /** Server only: on a client, the entry's key in its map. */
@@ -35,6 +44,10 @@ const common = {
   expiresAt: t.float64(),
   /** epoch ms; server only (orders the readings of an intent) */
   updatedAt: t.float64().noSync(),
+  /** reward, payout (a match's winnings), refund (a match's fee back), fee, spend, payment */
+  purpose: t.string<EntryPurpose>(),
+  /** The match the entry belongs to (its fee, payout or refund); '' when none. */
+  matchId: t.string(),
 };
 
 /**
@@ -43,27 +56,30 @@ const common = {
  * bench/scale.ts); a client builds it as `lightning:${code}`.
  */
 export const Reward = schema(
-  { ...common, kind: t.string<'reward'>(), code: t.string() },
+  { ...common, kind: t.string<'reward'>().noSync(), code: t.string() },
   'LightningReward',
 );
 export type Reward = SchemaType<typeof Reward>;
 
 /** An entry fee the owner pays by scanning `code` (LNURL-pay); its link is `lightning:${code}`. */
 export const EntryFee = schema(
-  { ...common, kind: t.string<'entryFee'>(), code: t.string() },
+  { ...common, kind: t.string<'entryFee'>().noSync(), code: t.string() },
   'LightningEntryFee',
 );
 export type EntryFee = SchemaType<typeof EntryFee>;
 
 /** A payment to the owner's Lightning address: nothing to scan, only its progress to watch. */
 export const AddressPayment = schema(
-  { ...common, kind: t.string<'payment'>(), lnAddress: t.string() },
+  { ...common, kind: t.string<'payment'>().noSync(), lnAddress: t.string() },
   'LightningAddressPayment',
 );
 export type AddressPayment = SchemaType<typeof AddressPayment>;
 
 /** Points the owner spent. */
-export const PointSpend = schema({ ...common, kind: t.string<'spend'>() }, 'LightningPointSpend');
+export const PointSpend = schema(
+  { ...common, kind: t.string<'spend'>().noSync() },
+  'LightningPointSpend',
+);
 export type PointSpend = SchemaType<typeof PointSpend>;
 
 /**
@@ -82,9 +98,15 @@ export const Match = schema(
     rakeMsat: t.string(),
     /** 0 to 0.5 */
     rake: t.float64(),
-    /** How many players entered, and how many of them paid. */
+    /**
+     * How many players entered (their latest fee open or paid), and how many of them paid: the
+     * same names and counts as the server's `MatchView`.
+     */
     entered: t.uint16(),
     paid: t.uint16(),
+    /** How many players it waits for (its roster's size, or `seats`); 0 without a roster. */
+    seats: t.uint16(),
+    /** The roster has paid (never without one). */
     funded: t.boolean(),
     /** Why it was aborted ('' otherwise). */
     reason: t.string(),
@@ -94,6 +116,24 @@ export const Match = schema(
 );
 export type Match = SchemaType<typeof Match>;
 
+/**
+ * The price of one bitcoin, read from the service every `fiat.refreshMs` (createLightning's
+ * `fiat` option), for every client: a screen shows `sats * btcPrice / 1e8` in that currency.
+ * Fiat off: `currency` is '' and the numbers 0; `btcPrice` is 0 until the first read answered.
+ */
+export const Price = schema(
+  {
+    /** 'USD', or '' when the game did not turn fiat on. */
+    currency: t.string().default(''),
+    /** The price of 1 BTC in `currency`; 0 until known. */
+    btcPrice: t.float64().default(0),
+    /** When the service priced it, epoch ms; 0 until known. */
+    at: t.float64().default(0),
+  },
+  'LightningPrice',
+);
+export type Price = SchemaType<typeof Price>;
+
 export const LightningState = schema(
   {
     rewards: t.map(Reward).view(),
@@ -101,6 +141,7 @@ export const LightningState = schema(
     pointSpends: t.map(PointSpend).view(),
     payments: t.map(AddressPayment).view(),
     matches: t.map(Match),
+    price: Price,
   },
   'LightningState',
 );

@@ -72,7 +72,7 @@ export type LightningEvents = {
    * when it starts to hold (`state: 'raised'`), once when it stops (`'cleared'`).
    */
   alert: [alert: Alert];
-  /** Every entered player of a match has paid. */
+  /** A match's roster paid (its `players`, or `seats` players); never for one without a roster. */
   'match.funded': [match: MatchView];
   /** A match was settled and its payouts created (each exactly once). */
   'match.settled': [match: MatchView];

@@ -172,6 +172,20 @@ const approvalsSchema = z.strictObject({
   perPlayerPerDayMsat: capMsat.optional(),
 });
 
+/**
+ * Fiat prices: the service publishes one price, of a bitcoin in US dollars (`GET /v0/btcusd`),
+ * so 'USD' is the one currency; any other is refused here rather than shown wrong.
+ */
+const fiatSchema = z.strictObject({
+  /** 'USD': the currency `state.lightning.price` is in. */
+  currency: z.string().refine((c) => c === 'USD', {
+    error: (issue) =>
+      `must be 'USD': the service publishes the price of a bitcoin in US dollars only (GET /v0/btcusd), not in ${JSON.stringify(issue.input)}`,
+  }),
+  /** How often the price is read again, in ms. Default 60,000. */
+  refreshMs: ms.default(60_000),
+});
+
 /** Who the client is, by address (see `clientAddress` below and server/client-address.ts). */
 const clientAddressSchema = z
   .strictObject({
@@ -287,6 +301,12 @@ export const lightningOptionsSchema = z.strictObject({
    */
   clientAddress: clientAddressSchema.prefault({}),
   /**
+   * Prices in a fiat currency: `{ currency: 'USD', refreshMs? }` reads the service's price of a
+   * bitcoin (`GET /v0/btcusd`) as the server starts and every `refreshMs`, and every room syncs
+   * it in `state.lightning.price` (`currency`, `btcPrice`, `at`). Default: off (currency '').
+   */
+  fiat: fiatSchema.optional(),
+  /**
    * Where the metrics go (server/metrics.ts): an OpenTelemetry `MeterProvider`. Default the
    * global one as the server starts, a no-op unless the game installed an SDK.
    */
@@ -364,6 +384,7 @@ export type BudgetsOptions = z.input<typeof budgetsSchema>;
 export type BudgetsSettings = z.output<typeof budgetsSchema>;
 export type ApprovalsOptions = z.input<typeof approvalsSchema>;
 export type ClientAddressOptions = z.input<typeof clientAddressSchema>;
+export type FiatOptions = z.input<typeof fiatSchema>;
 
 /** Every option with its default applied; `publicUrl` known, without a trailing slash. */
 export type Settings = z.output<typeof lightningOptionsSchema> & { publicUrl: string };

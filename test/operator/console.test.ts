@@ -268,7 +268,11 @@ describe('operator console routes', () => {
           await emulator.close();
         };
         const { lightning } = game;
-        const match = await lightning.openMatch({ entryFeeMsat: 25_000, claimExpiresIn: 600 });
+        const match = await lightning.openMatch({
+          entryFeeMsat: 25_000,
+          claimExpiresIn: 600,
+          seats: 1,
+        });
         const fee = await lightning.enterMatch({ matchId: match.id, playerId: 'alice-player' });
         emulator.control.payStaticCharge(fee.remoteId as string);
         await eventually(async () => (await lightning.match(match.id)).funded, 5_000, 'fee paid');

@@ -44,7 +44,11 @@ describe('room: matches', function () {
     const room = await game.colyseus.createRoom<Arena>('arena');
     const alice = await game.colyseus.connectTo(room, { playerId: 'alice' });
     const bob = await game.colyseus.connectTo(room, { playerId: 'bob' });
-    const match = await room.plugins.lightning.openMatch({ entryFeeMsat: 100_000, rake: 0.1 });
+    const match = await room.plugins.lightning.openMatch({
+      entryFeeMsat: 100_000,
+      rake: 0.1,
+      seats: 2,
+    });
     let funded = 0;
     match.onFunded(() => funded++);
 

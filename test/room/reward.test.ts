@@ -4,7 +4,7 @@ import { eventually } from '../support/eventually.js';
 import type { Game } from '../support/game.js';
 import { type Arena, caughtUp, framesOf, sawText, serverClient, startArena } from './support.js';
 
-type ClientEntry = { status: string; code: string; amount: string; kind: string };
+type ClientEntry = { status: string; code: string; amount: string; purpose: string };
 
 function rewardsOf(sdkRoom: { state: unknown }) {
   const state = sdkRoom.state as {
@@ -34,10 +34,11 @@ describe('room: reward', () => {
     const seen: string[] = [];
     const mine = await eventually(() => rewardsOf(winner)?.get(entry.id), 3000, 'winner entry');
     seen.push(mine.status);
-    expect(mine).to.include({ code: entry.code, amount: String(amountMsat), kind: 'reward' });
-    // Only synced what the screen needs: the id is the entry's key, the owner is the client.
+    expect(mine).to.include({ code: entry.code, amount: String(amountMsat), purpose: 'reward' });
+    // Only synced what the screen needs: the id is the entry's key, the owner is the client,
+    // the kind is the map (`purpose` says more, issue 25).
     expect([...(rewardsOf(winner)?.keys() ?? [])]).to.deep.equal([entry.id]);
-    expect(mine).to.not.have.any.keys('id', 'playerId', 'createdAt', 'updatedAt');
+    expect(mine).to.not.have.any.keys('id', 'playerId', 'createdAt', 'updatedAt', 'kind');
 
     const [remote] = game.emulator.control.withdrawalRequests();
     expect(game.emulator.control.claimWithdrawal(remote?.id as string)).to.include({

@@ -140,7 +140,7 @@ describe('facts win by what they prove (issue 21)', function () {
     game.lightning.on('match.settled', (m) => settled.push(m));
     const ids: string[] = [];
     for (let round = 0; round < 8; round++) {
-      const match = await game.lightning.openMatch({ entryFeeMsat: 10_000 });
+      const match = await game.lightning.openMatch({ entryFeeMsat: 10_000, seats: 2 });
       ids.push(match.id);
       const alice = await game.lightning.enterMatch({ matchId: match.id, playerId: 'alice' });
       const bob = await game.lightning.enterMatch({ matchId: match.id, playerId: 'bob' });

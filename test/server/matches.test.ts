@@ -80,6 +80,7 @@ describe('matches: pots in escrow, paid out or refunded exactly once', function 
       roomId: null,
       entryFeeMsat: 100_000,
       rake: 0.1,
+      players: ['alice', 'bob', 'carol'],
     });
     expect(match).to.include({ status: 'open', potMsat: '0', funded: false });
     const alice = await game.lightning.enterMatch({ matchId: match.id, playerId: 'alice' });
@@ -137,7 +138,7 @@ describe('matches: pots in escrow, paid out or refunded exactly once', function 
     const game = await start({ clock });
     game.emulator.control.callbacks.set({ drop: true });
     const seen = record(game);
-    const match = await game.lightning.openMatch({ entryFeeMsat: 60_000 });
+    const match = await game.lightning.openMatch({ entryFeeMsat: 60_000, seats: 1 });
     const alice = await game.lightning.enterMatch({ matchId: match.id, playerId: 'alice' });
     expect(game.emulator.control.payStaticCharge(alice.remoteId as string).status).to.equal('OK');
     clock.advance(15_000);

@@ -249,6 +249,7 @@ describe('the operator: actions through the engine, each a line in the operator 
     const match = await room.plugins.lightning.openMatch({
       entryFeeMsat: 25_000,
       claimExpiresIn: 600,
+      seats: 1,
     });
     const entered = await match.enter(serverClient(room, alice));
     const fee = await game.lightning.ledger.get(entered.entry.id);
@@ -333,7 +334,11 @@ describe('the operator: actions through the engine, each a line in the operator 
       reconciler: { intervalMs: 20 },
       api: { timeoutMs: 300, maxRetries: 0 },
     });
-    const match = await game.lightning.openMatch({ entryFeeMsat: 25_000, claimExpiresIn: 600 });
+    const match = await game.lightning.openMatch({
+      entryFeeMsat: 25_000,
+      claimExpiresIn: 600,
+      players: ['alice', 'bob'],
+    });
     for (const playerId of ['alice', 'bob']) {
       const fee = await game.lightning.enterMatch({ matchId: match.id, playerId });
       expect(emulator.control.payStaticCharge(fee.remoteId as string).status).to.equal('OK');

@@ -1,11 +1,19 @@
 /**
- * The service's utility reads: the addresses its callbacks come from (`GET /v0/prod-ips`), and
- * whether a player's IP is in a region it serves (`GET /v0/is-supported-region/{ip}`).
+ * The service's utility reads: the addresses its callbacks come from (`GET /v0/prod-ips`),
+ * whether a player's IP is in a region it serves (`GET /v0/is-supported-region/{ip}`), and the
+ * price of one bitcoin in US dollars (`GET /v0/btcusd`).
  */
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { parseInput } from '../../parse.js';
-import { type ProdIps, prodIps, type RegionSupport, regionSupport } from '../answers.js';
+import {
+  type BtcUsdPrice,
+  btcUsdPrice,
+  type ProdIps,
+  prodIps,
+  type RegionSupport,
+  regionSupport,
+} from '../answers.js';
 import { fillPath } from '../paths.js';
 import type { ApiContext } from './context.js';
 
@@ -36,6 +44,17 @@ export class UtilitySends {
       data: regionSupport,
     });
   }
+
+  /** The price of one bitcoin in US dollars, and when the service took it (epoch ms). */
+  async btcUsd(): Promise<BtcUsdPrice> {
+    return this.ctx.transport.send({
+      operation: 'utility.btcUsd',
+      method: 'GET',
+      path: this.ctx.paths.btcUsd,
+      safety: 'read',
+      data: btcUsdPrice,
+    });
+  }
 }
 
 /** The client's calls: each parses what the game hands it, then sends. */
@@ -54,5 +73,10 @@ export class UtilityCalls {
   /** Whether the service serves the region of `ip` (a player's address). */
   async isSupportedRegion(ip: string): Promise<RegionSupport> {
     return this.#send.isSupportedRegion(parseInput(ipInput, ip, 'ip'));
+  }
+
+  /** The price of one bitcoin in US dollars, and when the service took it (epoch ms). */
+  async btcUsd(): Promise<BtcUsdPrice> {
+    return this.#send.btcUsd();
   }
 }

@@ -34,7 +34,12 @@
 import { createHash } from 'node:crypto';
 import { v7 as uuidv7 } from 'uuid';
 import { AmbiguousResultError } from '../../api/errors.js';
-import { InvalidArgumentError, LnAddressRefusedError, MatchClosedError } from '../../errors.js';
+import {
+  InvalidArgumentError,
+  LnAddressRefusedError,
+  MatchClosedError,
+  MatchSeatError,
+} from '../../errors.js';
 import { DuplicateIntentError } from '../../ledger/errors.js';
 import { type Intent, isTerminal } from '../../ledger/intent.js';
 import {
@@ -56,9 +61,10 @@ import {
   type ParsedEnter,
   type ParsedOpenMatch,
   type Shares,
+  seatsOf,
   splitPot,
 } from './terms.js';
-import { latestFees, type MatchView, matchStatus, viewOf } from './view.js';
+import { type MatchView, matchStatus, rosterPaid, seated, viewOf } from './view.js';
 
 /** How soon a decided match that could not finish is looked at again. */
 const RETRY_MS = 15_000;
@@ -85,6 +91,8 @@ export class Matches {
       timeoutMs: args.timeoutMs,
       claimExpiresIn: args.claimExpiresIn,
       description: args.description,
+      ...(args.players ? { roster: args.players } : {}),
+      ...(args.seats ? { seats: args.seats } : {}),
     };
     const match = await this.#engine.record(
       {
@@ -124,6 +132,7 @@ export class Matches {
         i.playerId === args.playerId &&
         (i.status === 'completed' || !isTerminal(i.status)),
     );
+    if (held.length === 0) refuseSeat(match.id, terms, group, args.playerId);
     const fee =
       held.find((i) => i.status === 'completed') ??
       held.at(-1) ??
@@ -555,16 +564,15 @@ export class Matches {
   }
 
   /**
-   * Every entered player has paid: the funded flag in the ledger, and the event, once, by a
-   * compare-and-set in the ledger (two fees paid together, in one process or two, both get here).
+   * The roster has paid (view.ts `rosterPaid`): the funded flag in the ledger, and the event,
+   * once, by a compare-and-set in the ledger (two fees paid together, in one process or two,
+   * both get here). A match without a roster is never funded.
    */
   async #checkFunded(match: Intent): Promise<void> {
-    if (matchMeta(match.meta).funded) return;
+    const meta = matchMeta(match.meta);
+    if (meta.funded || seatsOf(meta.terms) === 0) return;
     const group = await this.#engine.ledger.byGroup(match.id);
-    const entered = [...latestFees(group).values()].filter(
-      (fee) => fee.status !== 'expired' && fee.status !== 'failed',
-    );
-    if (entered.length === 0 || !entered.every((fee) => fee.status === 'completed')) return;
+    if (!rosterPaid(meta.terms, group)) return;
     const current = await this.#engine.ledger.get(match.id);
     if (current?.status !== 'creating' || matchMeta(current.meta).funded) return;
     // Whoever records this first fires the event; the others see it taken.
@@ -611,6 +619,29 @@ function closedError(match: Intent): MatchClosedError {
     matchStatus(match),
     decision ? { kind: decision.kind, shares: decision.shares, reason: decision.reason } : null,
   );
+}
+
+/**
+ * Refuses a player the match has no seat for (MatchSeatError), before anything is recorded: one
+ * its roster does not name, or one more than its `seats` while every seat holds another
+ * player's open or paid fee. The count is a read, not a guard of the ledger: two players who
+ * take the last seat at the same instant in two processes may both get in; the match is funded
+ * all the same once `seats` of them paid, and the pot counts every paid fee.
+ */
+function refuseSeat(
+  matchId: string,
+  terms: MatchTerms,
+  group: readonly Intent[],
+  playerId: string,
+): void {
+  if (terms.roster) {
+    if (!terms.roster.includes(playerId))
+      throw new MatchSeatError(matchId, playerId, 'not-in-roster');
+    return;
+  }
+  if (terms.seats !== undefined && seated(group).length >= terms.seats) {
+    throw new MatchSeatError(matchId, playerId, 'full');
+  }
 }
 
 /** Whether two settles name the same winners with the same shares (in any order). */

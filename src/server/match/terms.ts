@@ -25,7 +25,8 @@ export const matchIdInput = id;
  */
 export const MIN_PAYOUT_MSAT = 10_000n;
 
-export const openMatchInput = z.strictObject({
+/** The fields of `openMatch`; `openMatchInput` adds the rule between them. */
+export const openMatchFields = z.strictObject({
   roomId: id.nullable().default(null),
   entryFeeMsat: msat.refine(
     (fee) => BigInt(fee) >= MIN_PAYOUT_MSAT,
@@ -50,7 +51,29 @@ export const openMatchInput = z.strictObject({
     .max(7 * 24 * 3600)
     .default(24 * 3600),
   description: z.string().min(1).max(200).default('Match'),
+  /**
+   * The players the match is for: only they may enter, and it is funded once every one of
+   * them has paid. Take it from the game's own lobby, never from a room message.
+   */
+  players: z
+    .array(id)
+    .min(1)
+    .max(1000)
+    .refine((players) => new Set(players).size === players.length, 'must not name a player twice')
+    .optional(),
+  /** How many players the match seats: it is funded once that many have paid. */
+  seats: z.number().int().min(1).max(1000).optional(),
 });
+
+/** A roster is given one way: the room's `openMatch` (without `roomId`) holds the same rule. */
+export function oneRoster<T extends z.ZodType<{ players?: string[]; seats?: number }>>(schema: T) {
+  return schema.refine((o) => o.players === undefined || o.seats === undefined, {
+    message: 'give players or seats, not both: a roster of n players is n seats',
+    path: ['seats'],
+  });
+}
+
+export const openMatchInput = oneRoster(openMatchFields);
 export type OpenMatchInput = z.input<typeof openMatchInput>;
 export type ParsedOpenMatch = z.output<typeof openMatchInput>;
 
@@ -102,6 +125,15 @@ export interface MatchTerms {
   timeoutMs: number;
   claimExpiresIn: number;
   description: string;
+  /** The players the match was opened for; absent when it was not opened for a roster. */
+  roster?: string[];
+  /** How many players it seats: the roster's size, or `seats`; absent: no roster, no funded. */
+  seats?: number;
+}
+
+/** How many players a match waits for before it is funded; 0 when it has no roster. */
+export function seatsOf(terms: MatchTerms): number {
+  return terms.roster?.length ?? terms.seats ?? 0;
 }
 
 export interface Payout {

@@ -3,7 +3,7 @@
  * of its group (fees, payouts, refunds). Amounts are decimal strings in msats.
  */
 import type { Intent, IntentStatus } from '../../ledger/intent.js';
-import { matchMeta } from './terms.js';
+import { type MatchTerms, matchMeta, seatsOf } from './terms.js';
 
 export type MatchStatus = 'open' | 'settling' | 'aborting' | 'settled' | 'aborted';
 
@@ -34,8 +34,20 @@ export interface MatchView {
   potMsat: string;
   /** The house's part, once settled (rake plus rounding); null before. */
   rakeMsat: string | null;
-  /** Every entered player has paid (and at least one entered). */
+  /**
+   * The roster has paid: every one of `players` (or `seats` players) paid their fee. Always
+   * false for a match opened without a roster. Once true, it stays true while the match is open.
+   */
   funded: boolean;
+  /** How many players entered: their latest fee is open or paid (one that expired or failed left). */
+  entered: number;
+  /** How many of them paid. */
+  paid: number;
+  /** How many players the match waits for (its roster's size, or `seats`); 0 without a roster. */
+  seats: number;
+  /** The players it was opened for (`players`), or null. */
+  roster: string[] | null;
+  /** Each entered player's latest fee. */
   players: MatchPlayer[];
   payouts: MatchMoney[];
   refunds: (MatchMoney & { why: string })[];
@@ -53,6 +65,31 @@ export function matchStatus(match: Intent): MatchStatus {
   return decision?.kind === 'settle' ? 'settling' : 'aborting';
 }
 
+/**
+ * The players holding a seat: their latest fee is open or paid. `entered` and `paid` of the view
+ * and of the room's synced match are these counts, one definition.
+ */
+export function seated(group: readonly Intent[]): Intent[] {
+  return [...latestFees(group).values()].filter(
+    (fee) => fee.status !== 'expired' && fee.status !== 'failed',
+  );
+}
+
+/**
+ * Whether the roster has paid: every listed player, or `seats` players, with a paid fee. A
+ * match without a roster is never funded: "every fee recorded so far" would start a round on
+ * the first payer whose opponent's fee is still being made.
+ */
+export function rosterPaid(terms: MatchTerms, group: readonly Intent[]): boolean {
+  const seats = seatsOf(terms);
+  if (seats === 0) return false;
+  const payers = new Set(
+    group.filter((i) => i.kind === 'entryFee' && i.status === 'completed').map((i) => i.playerId),
+  );
+  if (terms.roster) return terms.roster.every((player) => payers.has(player));
+  return payers.size >= seats;
+}
+
 /** The fees of a group, the latest one per player. */
 export function latestFees(group: readonly Intent[]): Map<string, Intent> {
   const fees = new Map<string, Intent>();
@@ -64,6 +101,7 @@ export function viewOf(match: Intent, group: readonly Intent[]): MatchView {
   const meta = matchMeta(match.meta);
   const decision = meta.decision;
   const fees = latestFees(group);
+  const sitting = seated(group);
   const paid = group.filter((i) => i.kind === 'entryFee' && i.status === 'completed');
   const pot = decision
     ? decision.potMsat
@@ -85,6 +123,10 @@ export function viewOf(match: Intent, group: readonly Intent[]): MatchView {
     potMsat: pot,
     rakeMsat: decision?.kind === 'settle' ? decision.rakeMsat : null,
     funded: meta.funded === true,
+    entered: sitting.length,
+    paid: sitting.filter((fee) => fee.status === 'completed').length,
+    seats: seatsOf(meta.terms),
+    roster: meta.terms.roster ? [...meta.terms.roster] : null,
     players: [...fees.values()].map((fee) => ({
       playerId: fee.playerId,
       feeId: fee.id,
