@@ -289,11 +289,60 @@ describe('package: the packed tarball', function () {
       });
     });
 
-    it("plays a paid round on the README's first room, copied as written", async () => {
+    it("compiles every code block of the README's front page and plays its paid match end to end", async () => {
       const readme = readFileSync(join(root, 'README.md'), 'utf8');
+      // Its own folder, an ES module package (the client awaits at its top level), below the
+      // project's node_modules: imports resolve as in a user's game.
+      const game = join(installed, 'readme');
+      mkdirSync(game, { recursive: true });
+      writeFileSync(join(game, 'package.json'), '{ "private": true, "type": "module" }\n');
+      const blocks = [...readme.matchAll(/```ts\n\/\/ ([\w./-]+\.ts)[^\n]*\n([\s\S]*?)```/g)];
+      expect(blocks.map((b) => b[1])).to.deep.equal([
+        'lightning.ts',
+        'rooms/Duel.ts',
+        'app.config.ts',
+        'client.ts',
+      ]);
+      for (const [, file, body] of blocks) {
+        mkdirSync(dirname(join(game, file as string)), { recursive: true });
+        writeFileSync(join(game, file as string), `// ${file}\n${body}`);
+      }
+      writeFileSync(
+        join(game, 'tsconfig.json'),
+        JSON.stringify({
+          compilerOptions: {
+            target: 'ES2023',
+            lib: ['ES2023', 'DOM'],
+            module: 'NodeNext',
+            moduleResolution: 'NodeNext',
+            strict: true,
+            skipLibCheck: true,
+            noEmit: true,
+            types: [],
+          },
+          include: blocks.map((b) => b[1]),
+        }),
+      );
+      // Every block compiles as a user's project compiles it (this checkout's tsc).
+      const tsc = join(root, 'node_modules/.bin/tsc');
+      const compiled = await run(tsc, ['-p', game]).catch((e: { stdout?: string }) => e);
+      expect((compiled as { stdout?: string }).stdout ?? '', 'tsc').to.equal('');
+      const tsx = pathToFileURL(join(root, 'node_modules/tsx/dist/loader.mjs')).href;
+      expect(await play(game, 'readme-match.ts', jwt, ['--import', tsx])).to.deep.equal({
+        funded: 2,
+        payout: 'completed',
+        purpose: 'payout',
+        amountMsat: '180000',
+        pot: '200000',
+        bobHoldsTheCode: false,
+      });
+    });
+
+    it("plays a paid round on the guide's first room, copied as written", async () => {
+      const readme = readFileSync(join(root, 'docs/GUIDE.md'), 'utf8');
       for (const file of ['lightning.ts', 'rooms/Arena.ts', 'app.config.ts']) {
         const block = readme.match(new RegExp(`\`\`\`ts\n// ${file}\n([\\s\\S]*?)\`\`\``))?.[1];
-        expect(block, `the README's ${file}`).to.be.a('string');
+        expect(block, `the guide's ${file}`).to.be.a('string');
         mkdirSync(dirname(join(installed, file)), { recursive: true });
         writeFileSync(join(installed, file), block as string);
       }
