@@ -44,6 +44,25 @@ describe('docs', () => {
     }
   });
 
+  it('the README is a front page a person reads in five minutes, whose first room is a paid match (issue 25, finding 7)', () => {
+    const readme = read('README.md');
+    const lines = readme.split('\n').length;
+    expect(lines, 'README lines').to.be.at.most(250);
+    // The first room a reader meets is a match, with a client that uses the kit.
+    const firstRoom = readme.slice(readme.indexOf('```ts\n// rooms/'));
+    expect(firstRoom.slice(0, firstRoom.indexOf('```', 6))).to.include('openMatch(');
+    expect(readme).to.include("from 'colyseus-lightning/client'");
+    // The install line's workaround where github.com is out of reach, on the front page.
+    expect(readme).to.include('npm install --legacy-peer-deps colyseus-lightning colyseus express');
+    // Benchmarks, the soak, security and the API client live in docs/, linked from it.
+    for (const moved of ['## Performance', '## Security', '## The API client', '### The fault soak']) {
+      expect(readme, moved).to.not.include(moved);
+    }
+    for (const doc of ['docs/PERFORMANCE.md', 'docs/SECURITY.md', 'docs/API-CLIENT.md']) {
+      expect(readme, doc).to.include(`](${doc})`);
+    }
+  });
+
   it("the server guide's options table lists every option createLightning accepts", () => {
     const readme = read('docs/GUIDE.md');
     const table = readme.slice(readme.indexOf('| option | default | meaning |'));
