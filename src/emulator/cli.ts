@@ -34,6 +34,10 @@ Options:
   --sandbox-key <key>    fixed sandbox key for the default project
   --webhook-secret <s>   sign widget and ramp webhooks with this secret (16+ chars)
   --payment-delay <ms>   keep payments 'processing' this long
+  --rate-limit <n>       answer 429 (with Retry-After) beyond n requests per
+                         second per API key, as the service does (default: none)
+  --rate-burst <n>       requests a key may make at once under --rate-limit
+                         (default: the --rate-limit figure)
   --points <n>           points each new player (widget user) starts with, in
                          USDZ minor units (default 10000, i.e. 100.00; 0: none)
   --game-url <url>       the game's address, shown in the connect snippet, http(s)
@@ -71,6 +75,8 @@ const OPTIONS = {
   'sandbox-key': { type: 'string' },
   'webhook-secret': { type: 'string' },
   'payment-delay': { type: 'string' },
+  'rate-limit': { type: 'string' },
+  'rate-burst': { type: 'string' },
   points: { type: 'string' },
   'game-url': { type: 'string' },
   json: { type: 'boolean' },
@@ -109,6 +115,12 @@ const values = z.object({
   'sandbox-key': token(1).optional(),
   'webhook-secret': token(16).optional(),
   'payment-delay': count(86_400_000).optional(),
+  'rate-limit': count(1_000_000)
+    .refine((n) => n > 0, 'must be at least 1')
+    .optional(),
+  'rate-burst': count(1_000_000)
+    .refine((n) => n > 0, 'must be at least 1')
+    .optional(),
   points: count().default(CLI_POINTS),
   'game-url': plainHttpUrl.default(DEFAULT_GAME_URL),
   json: z.boolean().default(false),
@@ -204,6 +216,15 @@ export function parseCommandLine(argv: readonly string[]): CliCommand {
   if (v['sandbox-key'] !== undefined) options.sandboxKey = v['sandbox-key'];
   if (v['webhook-secret'] !== undefined) options.webhookSecret = v['webhook-secret'];
   if (v['payment-delay'] !== undefined) options.paymentDelayMs = v['payment-delay'];
+  if (v['rate-burst'] !== undefined && v['rate-limit'] === undefined) {
+    throw new InvalidArgumentError('--rate-burst', 'needs --rate-limit');
+  }
+  if (v['rate-limit'] !== undefined) {
+    options.rateLimit = {
+      perSecond: v['rate-limit'],
+      ...(v['rate-burst'] === undefined ? {} : { burst: v['rate-burst'] }),
+    };
+  }
   return { command: 'emulator', options, json: v.json, gameUrl: v['game-url'] };
 }
 
