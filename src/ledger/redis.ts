@@ -97,6 +97,7 @@ import {
   parseOperatorLogQuery,
   parsePlayerId,
 } from './operator-log.js';
+import { parseTake, type RateLimit } from './rate.js';
 import {
   ADVANCE,
   BALANCES,
@@ -112,6 +113,8 @@ import {
   OPLOG_APPEND,
   OPLOG_PAGE,
   PERSIST_EVENTS,
+  RATE_HOLD,
+  RATE_TAKE,
   READ,
   RELEASE,
   VERSION,
@@ -199,6 +202,8 @@ const SCRIPTS = {
   indexOpen: script(INDEX_OPEN),
   oplogAppend: script(OPLOG_APPEND),
   oplogPage: script(OPLOG_PAGE),
+  rateTake: script(RATE_TAKE),
+  rateHold: script(RATE_HOLD),
 };
 
 /** Scripts that write an intent: with `replicas`, each waits until the replicas have it. */
@@ -598,6 +603,21 @@ export class RedisLedger implements LedgerStore {
     this.#assertOpen();
     parseEpochMs(at, 'at');
     return Number(await this.#run(SCRIPTS.advance, [String(at)]));
+  }
+
+  /** One script on the hash `rate`: every process sharing this Redis draws from one bucket. */
+  async takeToken(limit: RateLimit, now: number): Promise<number> {
+    this.#assertOpen();
+    const { perSecond, burst } = parseTake(limit, now);
+    return Number(
+      await this.#run(SCRIPTS.rateTake, [String(now), String(perSecond), String(burst)]),
+    );
+  }
+
+  async holdCalls(until: number): Promise<void> {
+    this.#assertOpen();
+    parseEpochMs(until, 'until');
+    await this.#run(SCRIPTS.rateHold, [String(until)]);
   }
 
   async recordEvent(eventId: string, now: number = this.#clock.now()): Promise<boolean> {
