@@ -1,0 +1,161 @@
+/**
+ * The game's outbound scheduler: one per process, in front of every attempt the API client
+ * sends when `rateLimit` is set (the transport asks it, api/outbound.ts). Calls wait for a
+ * token of the game's bucket, which the ledger keeps for every process sharing it (Redis,
+ * PostgreSQL; SQLite in process), rather than fail; the waiting are served a player's own
+ * action first, then payouts, then re-reads, each in the order it came. A 429 writes its
+ * Retry-After to the store, so that every process holds its calls until it ends.
+ *
+ * Footprint: one store call per token handed out, plus one per wake-up of a process that found
+ * none (each process asks again when the next token is due; with N processes waiting, about N
+ * calls per token); no timer while nobody waits. If the store cannot be reached, the process
+ * falls back to a bucket of its own at the same rate (logged once): calls go on, maybe past
+ * the game's rate, and a 429 they meet is waited out as any other.
+ *
+ * Holds are told on the diagnostics channel `colyseus-lightning:rate` ({ event: 'hold',
+ * waitMs, until }), for logs and tests.
+ */
+import { channel } from 'node:diagnostics_channel';
+import { type CallPriority, type OutboundGate, PRIORITY_ORDER } from '../api/outbound.js';
+import { type Clock, sleep } from '../clock.js';
+import { ConfigurationError } from '../errors.js';
+import { LocalRateBucket, type RateLimit, type RateStore } from '../ledger/rate.js';
+import type { LightningLogger } from './logger.js';
+
+export const RATE_CHANNEL = 'colyseus-lightning:rate';
+
+export interface RateEvent {
+  event: 'hold';
+  /** What the service asked to wait, in ms. */
+  waitMs: number;
+  /** Epoch ms on this process's clock: no call before it. */
+  until: number;
+}
+
+const rateChannel = channel(RATE_CHANNEL);
+
+interface Waiter {
+  resolve(): void;
+  reject(err: Error): void;
+}
+
+export class OutboundScheduler implements OutboundGate {
+  readonly #store: RateStore;
+  readonly #limit: RateLimit;
+  readonly #clock: Clock;
+  readonly #logger: LightningLogger;
+  readonly #queues = new Map<CallPriority, Waiter[]>(PRIORITY_ORDER.map((p) => [p, []]));
+  #waiting = 0;
+  #pumping = false;
+  #closed = false;
+  /** This process's own bucket, used only while the store cannot be reached. */
+  #fallback: LocalRateBucket | null = null;
+
+  constructor(deps: {
+    store: RateStore;
+    limit: RateLimit;
+    clock: Clock;
+    logger: LightningLogger;
+  }) {
+    this.#store = deps.store;
+    this.#limit = deps.limit;
+    this.#clock = deps.clock;
+    this.#logger = deps.logger;
+  }
+
+  /** Calls waiting for a token, in this process. */
+  get waiting(): number {
+    return this.#waiting;
+  }
+
+  acquire(priority: CallPriority): Promise<void> {
+    if (this.#closed) return Promise.reject(closedError());
+    return new Promise<void>((resolve, reject) => {
+      this.#queues.get(priority)?.push({ resolve, reject });
+      this.#waiting++;
+      void this.#pump();
+    });
+  }
+
+  async limited(waitMs: number): Promise<void> {
+    const until = this.#clock.now() + Math.max(0, Math.ceil(waitMs));
+    try {
+      await this.#store.holdCalls(until);
+    } catch (err) {
+      this.#storeFailed(err);
+      await this.#local().holdCalls(until);
+    }
+    if (rateChannel.hasSubscribers) {
+      rateChannel.publish({ event: 'hold', waitMs, until } satisfies RateEvent);
+    }
+  }
+
+  /** Every waiting call rejects (the client is closing); later ones at once. */
+  close(): void {
+    this.#closed = true;
+    for (const queue of this.#queues.values()) {
+      for (const waiter of queue.splice(0)) waiter.reject(closedError());
+    }
+    this.#waiting = 0;
+  }
+
+  /** One loop per process while calls wait: a token, then the first waiter of the first queue. */
+  async #pump(): Promise<void> {
+    if (this.#pumping) return;
+    this.#pumping = true;
+    try {
+      while (this.#waiting > 0 && !this.#closed) {
+        const wait = await this.#take();
+        if (wait === 0) {
+          this.#next()?.resolve();
+          continue;
+        }
+        await sleep(this.#clock, wait);
+      }
+    } finally {
+      this.#pumping = false;
+    }
+  }
+
+  async #take(): Promise<number> {
+    const now = this.#clock.now();
+    try {
+      const wait = await this.#store.takeToken(this.#limit, now);
+      if (this.#fallback !== null) {
+        this.#logger.info('outbound rate: the store answers again; the game shares one bucket');
+        this.#fallback = null;
+      }
+      return wait;
+    } catch (err) {
+      this.#storeFailed(err);
+      return this.#local().takeToken(this.#limit, now);
+    }
+  }
+
+  #next(): Waiter | undefined {
+    for (const priority of PRIORITY_ORDER) {
+      const waiter = this.#queues.get(priority)?.shift();
+      if (waiter) {
+        this.#waiting--;
+        return waiter;
+      }
+    }
+    return undefined;
+  }
+
+  #local(): LocalRateBucket {
+    this.#fallback ??= new LocalRateBucket();
+    return this.#fallback;
+  }
+
+  #storeFailed(err: unknown): void {
+    if (this.#fallback !== null) return;
+    this.#logger.warn(
+      `outbound rate: the store failed (${(err as Error).message}); this process keeps its own bucket until it answers again`,
+    );
+  }
+}
+
+function closedError(): ConfigurationError {
+  return new ConfigurationError('PaymentsApi', 'is closed; nothing was sent');
+}

@@ -1,0 +1,138 @@
+/**
+ * The outbound scheduler (issue 26) on a manual clock and an in-process bucket: calls wait for
+ * a token rather than fail, a player's own action goes before payouts and payouts before
+ * re-reads, a 429's hold holds everyone, and a store that fails leaves the process its own
+ * bucket.
+ */
+import { expect } from 'chai';
+import type { CallPriority } from '../../src/api/outbound.js';
+import { ManualClock } from '../../src/clock.js';
+import { ConfigurationError } from '../../src/errors.js';
+import { LocalRateBucket, type RateStore } from '../../src/ledger/rate.js';
+import { OutboundScheduler } from '../../src/server/outbound.js';
+import { eventually } from '../support/eventually.js';
+import { quietLogger } from '../support/game.js';
+
+describe('outbound scheduler', () => {
+  let clock: ManualClock;
+  let store: RateStore;
+  let scheduler: OutboundScheduler;
+  const served: string[] = [];
+
+  function start(limit = { perSecond: 10, burst: 1 }, over: RateStore = new LocalRateBucket()) {
+    clock = new ManualClock(1_700_000_000_000);
+    store = over;
+    served.length = 0;
+    scheduler = new OutboundScheduler({ store, limit, clock, logger: quietLogger });
+  }
+
+  const call = (priority: CallPriority, name: string) =>
+    scheduler.acquire(priority).then(() => served.push(name));
+
+  /** Moves the clock one token's time at a time until `n` calls were served. */
+  async function serve(n: number, stepMs = 100): Promise<void> {
+    await eventually(() => {
+      if (served.length < n) clock.advance(stepMs);
+      return served.length >= n;
+    });
+  }
+
+  afterEach(() => scheduler?.close());
+
+  it('serves waiting calls a player action first, then payouts, then re-reads, each in order', async () => {
+    start();
+    await call('read', 'first');
+    // The bucket is empty now: everything below waits, whatever order it came in.
+    const all = [
+      call('read', 'read 1'),
+      call('payout', 'payout 1'),
+      call('read', 'read 2'),
+      call('player', 'fee'),
+      call('payout', 'payout 2'),
+      call('player', 'spend'),
+    ];
+    await eventually(() => scheduler.waiting === 6);
+    await serve(7);
+    await Promise.all(all);
+    expect(served).to.deep.equal([
+      'first',
+      'fee',
+      'spend',
+      'payout 1',
+      'payout 2',
+      'read 1',
+      'read 2',
+    ]);
+  });
+
+  it('hands out no more than the rate: one token per 100 ms at 10/s', async () => {
+    start({ perSecond: 10, burst: 2 });
+    const calls = Array.from({ length: 5 }, (_, i) => call('payout', `p${i}`));
+    await eventually(() => served.length === 2);
+    for (let n = 3; n <= 5; n++) {
+      clock.advance(99);
+      // Nothing more is served before the token is due: the next due one is, once it is.
+      await eventually(() => scheduler.waiting === 5 - n + 1);
+      expect(served).to.have.length(n - 1);
+      clock.advance(1);
+      await eventually(() => served.length === n);
+    }
+    await Promise.all(calls);
+  });
+
+  it('holds every call for a 429 (recorded in the store), then goes on from an empty bucket', async () => {
+    start({ perSecond: 10, burst: 5 });
+    await scheduler.limited(2_000);
+    // The store says so to anyone who asks, this process or another.
+    expect(await store.takeToken({ perSecond: 10, burst: 5 }, clock.now())).to.equal(2_000);
+    const waiting = call('player', 'after the hold');
+    await eventually(() => scheduler.waiting === 1);
+    clock.advance(1_999);
+    await eventually(() => scheduler.waiting === 1);
+    expect(served).to.deep.equal([]);
+    clock.advance(101);
+    await waiting;
+    expect(served).to.deep.equal(['after the hold']);
+  });
+
+  it('keeps going on a bucket of its own while the store fails, and says so once', async () => {
+    const warnings: string[] = [];
+    let failing = true;
+    const shared = new LocalRateBucket();
+    const flaky: RateStore = {
+      takeToken: (limit, now) =>
+        failing ? Promise.reject(new Error('connection lost')) : shared.takeToken(limit, now),
+      holdCalls: (until) =>
+        failing ? Promise.reject(new Error('connection lost')) : shared.holdCalls(until),
+    };
+    start({ perSecond: 10, burst: 1 }, flaky);
+    scheduler = new OutboundScheduler({
+      store: flaky,
+      limit: { perSecond: 10, burst: 1 },
+      clock,
+      logger: { ...quietLogger, warn: (m) => warnings.push(m) },
+    });
+    await call('payout', 'a');
+    const b = call('payout', 'b');
+    await serve(2);
+    await b;
+    expect(warnings).to.have.length(1);
+    expect(warnings[0]).to.match(/store failed \(connection lost\)/);
+    failing = false;
+    await call('payout', 'c');
+    expect(served).to.deep.equal(['a', 'b', 'c']);
+  });
+
+  it('rejects the waiting calls when closed, and every later one', async () => {
+    start();
+    await call('read', 'first');
+    const waiting = scheduler.acquire('payout');
+    await eventually(() => scheduler.waiting === 1);
+    scheduler.close();
+    const err = await waiting.catch((e: unknown) => e);
+    expect(err).to.be.instanceOf(ConfigurationError);
+    expect(await scheduler.acquire('player').catch((e: unknown) => e)).to.be.instanceOf(
+      ConfigurationError,
+    );
+  });
+});
