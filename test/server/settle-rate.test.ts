@@ -11,7 +11,7 @@ import { createLightning, type Lightning } from '../../src/lightning.js';
 import type { LightningOptions } from '../../src/server/options.js';
 import { quietLogger } from '../support/game.js';
 import { needRedis } from '../support/needs.js';
-import { openPaidMatch } from '../support/paid-match.js';
+import { openPaidMatch, type PaidMatch } from '../support/paid-match.js';
 import { overLimit } from '../support/rate-check.js';
 import { type RedisServer, startRedis } from '../support/redis.js';
 
@@ -62,7 +62,7 @@ describe('a settle of 100 winners at the service’s rate', function () {
   async function settleAtRate(processes: number, winnersEach: number): Promise<void> {
     const prefix = `settle:${Date.now()}:${Math.random()}:`;
     const setup = await gameProcess(prefix);
-    const matches = [];
+    const matches: PaidMatch[] = [];
     for (let i = 0; i < processes; i++) {
       matches.push(await openPaidMatch(setup, emulator, winnersEach, `m${i}`));
     }
