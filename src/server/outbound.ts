@@ -12,9 +12,15 @@
  * falls back to a bucket of its own at the same rate (logged once): calls go on, maybe past
  * the game's rate, and a 429 they meet is waited out as any other.
  *
+ * A create takes its token before it is recorded (`reserve`), and its first attempt spends it
+ * (`spend`, which marks the async context of the send): so an intent never waits in the queue
+ * in status `creating`, where a reconciler that saw it past `creatingGraceMs` would think its
+ * process died mid-call.
+ *
  * Holds are told on the diagnostics channel `colyseus-lightning:rate` ({ event: 'hold',
  * waitMs, until }), for logs and tests.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { channel } from 'node:diagnostics_channel';
 import { type CallPriority, type OutboundGate, PRIORITY_ORDER } from '../api/outbound.js';
 import { type Clock, sleep } from '../clock.js';
@@ -39,6 +45,14 @@ interface Waiter {
   reject(err: Error): void;
 }
 
+/** A token taken for one create, before its record: its first attempt spends it. */
+export interface Ticket {
+  unspent: boolean;
+}
+
+/** What a create needs of the scheduler (operations/create.ts), and the engine holds. */
+export type CreateTokens = Pick<OutboundScheduler, 'reserve' | 'spend' | 'release'>;
+
 export class OutboundScheduler implements OutboundGate {
   readonly #store: RateStore;
   readonly #limit: RateLimit;
@@ -50,6 +64,8 @@ export class OutboundScheduler implements OutboundGate {
   #closed = false;
   /** This process's own bucket, used only while the store cannot be reached. */
   #fallback: LocalRateBucket | null = null;
+  /** The ticket of the create whose send runs in this async context, if any. */
+  readonly #tickets = new AsyncLocalStorage<Ticket>();
 
   constructor(deps: {
     store: RateStore;
@@ -69,6 +85,36 @@ export class OutboundScheduler implements OutboundGate {
   }
 
   acquire(priority: CallPriority): Promise<void> {
+    const ticket = this.#tickets.getStore();
+    if (ticket?.unspent) {
+      ticket.unspent = false;
+      return Promise.resolve();
+    }
+    return this.#wait(priority);
+  }
+
+  /** Waits for a create's token, before the create is recorded. */
+  async reserve(priority: CallPriority): Promise<Ticket> {
+    await this.#wait(priority);
+    return { unspent: true };
+  }
+
+  /** Runs a create's send holding its ticket: the first attempt goes without waiting again. */
+  spend<T>(ticket: Ticket, send: () => Promise<T>): Promise<T> {
+    return this.#tickets.run(ticket, send);
+  }
+
+  /**
+   * A ticket no attempt spent (the record was refused, or found an open intent): its token goes
+   * to the first call waiting now, if any; kept for later, it would let a burst past the bucket.
+   */
+  release(ticket: Ticket): void {
+    if (!ticket.unspent) return;
+    ticket.unspent = false;
+    this.#next()?.resolve();
+  }
+
+  #wait(priority: CallPriority): Promise<void> {
     if (this.#closed) return Promise.reject(closedError());
     return new Promise<void>((resolve, reject) => {
       this.#queues.get(priority)?.push({ resolve, reject });

@@ -123,6 +123,25 @@ describe('outbound scheduler', () => {
     expect(served).to.deep.equal(['a', 'b', 'c']);
   });
 
+  it('spends a create’s reserved token on its first attempt, or hands it on unspent', async () => {
+    start({ perSecond: 10, burst: 1 });
+    const ticket = await scheduler.reserve('payout');
+    // Inside the create's send, the first attempt goes at once; a second one waits its turn.
+    await scheduler.spend(ticket, () => scheduler.acquire('payout'));
+    expect(ticket.unspent).to.equal(false);
+    const reserving = scheduler.reserve('player');
+    await eventually(() => scheduler.waiting === 1);
+    clock.advance(100);
+    const refused = await reserving;
+    const waiting = call('read', 'waiting');
+    await eventually(() => scheduler.waiting === 1);
+    // The create was refused before any attempt: its token goes to the call waiting now.
+    scheduler.release(refused);
+    await waiting;
+    // Served with the bucket still empty (the clock did not move): by the handed-on token.
+    expect(served).to.deep.equal(['waiting']);
+  });
+
   it('rejects the waiting calls when closed, and every later one', async () => {
     start();
     await call('read', 'first');

@@ -80,6 +80,24 @@ describe('the game’s outbound rate', function () {
     expect(emulator.control.limited).to.equal(0);
   });
 
+  it('a create takes its token before it is recorded: none waits as `creating` past the grace', async () => {
+    // A grace period shorter than the queue: a payout recorded first and then queued would be
+    // taken by the reconciler for one whose process died mid-call, and reported unknown.
+    const lightning = await server({
+      reconciler: { enabled: true, intervalMs: 20, creatingGraceMs: 100 },
+    });
+    const unknown: string[] = [];
+    lightning.on('unknown', (intent) => unknown.push(intent.id));
+    const made = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => reward(lightning, `p${i}`)),
+    );
+    expect(made.map((intent) => intent.status)).to.deep.equal(Array(12).fill('pending'));
+    expect(unknown).to.deep.equal([]);
+    for (const intent of made) {
+      expect(intent.history.map((h) => h.to)).to.deep.equal(['creating', 'pending']);
+    }
+  });
+
   it('two processes on one Redis: 16 payouts between them, one rate, no 429', async function () {
     needRedis(this);
     const [a, b] = (await processesOnOneRedis(2)) as [Lightning, Lightning];

@@ -11,7 +11,13 @@
  * A helper never resolves without an intent: if the ledger lost it, it rejects.
  */
 import { DuplicateIntentError, IntentLostError } from '../../ledger/errors.js';
-import { type Intent, type IntentPatch, isTerminal, type NewIntent } from '../../ledger/intent.js';
+import {
+  type Intent,
+  type IntentPatch,
+  isPayout,
+  isTerminal,
+  type NewIntent,
+} from '../../ledger/intent.js';
 import type { CreateGuards } from '../../ledger/store.js';
 import type { Engine } from '../engine.js';
 import { isAmbiguous, recordCreateFailure } from './outcome.js';
@@ -47,8 +53,20 @@ export async function recordThenSend<T>(
   created: (answer: T, intent: Intent) => Created,
   options: RecordOptions = {},
 ): Promise<Intent> {
-  const recorded = await record(engine, fields, options.guards ?? engine.guards(fields.kind));
+  // With the game's rate, the token comes first: the record and its first attempt follow at once.
+  const outbound = engine.outbound;
+  const ticket = outbound
+    ? await outbound.reserve(isPayout(fields.kind) ? 'payout' : 'player')
+    : null;
+  let recorded: { intent: Intent; existing: boolean };
+  try {
+    recorded = await record(engine, fields, options.guards ?? engine.guards(fields.kind));
+  } catch (err) {
+    if (ticket) outbound?.release(ticket);
+    throw err;
+  }
   if (recorded.existing) {
+    if (ticket) outbound?.release(ticket);
     // Nothing moved, so nothing reached the room: the open intent that holds the key is handed
     // over, so that the helper finds its entry (one still being created appears as such).
     engine.handToRoom(recorded.intent);
@@ -57,7 +75,7 @@ export async function recordThenSend<T>(
   const intent = recorded.intent;
   let answer: T;
   try {
-    answer = await send(intent);
+    answer = await (ticket && outbound ? outbound.spend(ticket, () => send(intent)) : send(intent));
   } catch (err) {
     const failed = await recordCreateFailure(
       engine,
