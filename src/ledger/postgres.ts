@@ -146,7 +146,7 @@ import {
   versionTable,
   writerLock,
 } from './postgres-schema.js';
-import { parseTake, type RateLimit } from './rate.js';
+import { parseRateTime, parseTake, type RateLimit } from './rate.js';
 import { type IntentRow, rowToEntry, rowToIntent as toIntent } from './rows.js';
 import type { BudgetWindow, CreateGuards, LedgerStore, TransitionOptions } from './store.js';
 import {
@@ -841,7 +841,7 @@ export class PostgresLedger implements LedgerStore {
 
   async holdCalls(until: number): Promise<void> {
     this.#assertOpen();
-    parseEpochMs(until, 'until');
+    parseRateTime(until, 'until');
     const pool = await this.#ready();
     await this.#run(pool, rateHold(this.#s), [until]).catch((err: unknown) => {
       throw mapError(err);

@@ -11,7 +11,6 @@
  */
 
 import { InvalidIntentError } from './errors.js';
-import { parseEpochMs } from './validate.js';
 
 export interface RateLimit {
   /** Calls per second, on average: the bucket's refill. */
@@ -95,8 +94,16 @@ export function parseRateLimit(limit: RateLimit): RateLimit {
   return { perSecond: limit.perSecond, burst: limit.burst };
 }
 
+/** A time as the stores keep them: whole epoch ms, not negative. */
+export function parseRateTime(value: number, what: 'now' | 'until'): number {
+  if (!(Number.isSafeInteger(value) && value >= 0)) {
+    throw new InvalidIntentError(`${what} must be a non-negative whole number of epoch ms`);
+  }
+  return value;
+}
+
 export function parseTake(limit: RateLimit, now: number): RateLimit {
-  parseEpochMs(now, 'now');
+  parseRateTime(now, 'now');
   return parseRateLimit(limit);
 }
 
@@ -111,7 +118,7 @@ export class LocalRateBucket implements RateStore {
   }
 
   async holdCalls(until: number): Promise<void> {
-    parseEpochMs(until, 'until');
+    parseRateTime(until, 'until');
     this.#bucket ??= { tokens: 0, at: 0, hold: 0 };
     holdBucket(this.#bucket, until);
   }

@@ -97,7 +97,7 @@ import {
   parseOperatorLogQuery,
   parsePlayerId,
 } from './operator-log.js';
-import { parseTake, type RateLimit } from './rate.js';
+import { parseRateTime, parseTake, type RateLimit } from './rate.js';
 import {
   ADVANCE,
   BALANCES,
@@ -616,7 +616,7 @@ export class RedisLedger implements LedgerStore {
 
   async holdCalls(until: number): Promise<void> {
     this.#assertOpen();
-    parseEpochMs(until, 'until');
+    parseRateTime(until, 'until');
     await this.#run(SCRIPTS.rateHold, [String(until)]);
   }
 
