@@ -190,11 +190,12 @@ export class Transport {
       if (gate !== undefined && failure.kind === 'rate-limited') {
         // Refused before processing: the gate holds every call (here and in every process
         // sharing the store) for the wait asked, and this one waits its turn again, its
-        // attempts unspent; a wait past the cap is recorded, and ends this call.
+        // attempts unspent. A wait past the cap ends this call, and holds the others for the
+        // cap only: no call waits longer than the client allows (the next to go asks again).
         const waitMs =
           failure.retryAfterMs ??
           (retryDelay(limitedInARow, this.#options.backoff, undefined) as number);
-        await gate.limited(waitMs);
+        await gate.limited(Math.min(waitMs, this.#options.backoff.maxRetryAfterMs));
         limitedInARow++;
         if (
           waitMs <= this.#options.backoff.maxRetryAfterMs &&
