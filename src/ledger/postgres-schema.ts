@@ -373,7 +373,7 @@ export function migrations(s: string): string[][] {
 
 /**
  * A take from the game's bucket (rate.ts, takeFrom) in one statement: the row read under its
- * lock and refilled, written only when a token is taken. $1 now, $2 perSecond, $3 burst;
+ * lock and refilled, written only when a token is taken. $1 now, $2 perSecond, $3 burst, $4 keep;
  * answers `wait`: 0 (taken) or the ms to wait.
  */
 export function rateTake(s: string): string {
@@ -383,12 +383,12 @@ export function rateTake(s: string): string {
       FROM ${s}.rate WHERE id = 1 FOR UPDATE
     ), taken AS (
       UPDATE ${s}.rate AS r SET tokens = o.t - 1, at = greatest(o.at, $1::bigint)
-      FROM o WHERE r.id = 1 AND $1::bigint >= o.hold AND o.t >= 1
+      FROM o WHERE r.id = 1 AND $1::bigint >= o.hold AND o.t >= 1 + $4::int
       RETURNING 1
     )
     SELECT (CASE WHEN $1::bigint < hold THEN hold - $1::bigint
-      WHEN t >= 1 THEN 0
-      ELSE greatest(1, ceil((1 - t) * 1000 / $2::float8))::bigint END)::text AS wait
+      WHEN t >= 1 + $4::int THEN 0
+      ELSE greatest(1, ceil((1 + $4::int - t) * 1000 / $2::float8))::bigint END)::text AS wait
     FROM o`;
 }
 

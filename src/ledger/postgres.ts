@@ -822,11 +822,11 @@ export class PostgresLedger implements LedgerStore {
   }
 
   /** One statement on the row `rate`: every process sharing the database draws from one bucket. */
-  async takeToken(limit: RateLimit, now: number): Promise<number> {
+  async takeToken(limit: RateLimit, now: number, keep = 0): Promise<number> {
     this.#assertOpen();
-    const { perSecond, burst } = parseTake(limit, now);
+    const { perSecond, burst } = parseTake(limit, now, keep);
     const pool = await this.#ready();
-    const rows = await this.#run(pool, rateTake(this.#s), [now, perSecond, burst]).catch(
+    const rows = await this.#run(pool, rateTake(this.#s), [now, perSecond, burst, keep]).catch(
       (err: unknown) => {
         throw mapError(err);
       },

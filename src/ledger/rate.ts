@@ -23,9 +23,11 @@ export interface RateStore {
   /**
    * Takes one call's token from the game's bucket at `now` (epoch ms): 0 when it is taken, else
    * how many ms to wait before asking again (nothing taken): until the next token, or until
-   * the end of a hold. A fresh bucket is full.
+   * the end of a hold. A fresh bucket is full. With `keep` (a whole number under `burst`,
+   * default 0), the token is taken only if `keep` more remain: a call of low priority leaves
+   * the last tokens to those that matter more, in every process.
    */
-  takeToken(limit: RateLimit, now: number): Promise<number>;
+  takeToken(limit: RateLimit, now: number, keep?: number): Promise<number>;
   /**
    * No token is handed out before `until` (epoch ms), in any process sharing the store, and the
    * bucket starts empty from then (the service's own bucket was empty when it said 429). An
@@ -50,10 +52,10 @@ export function freshBucket(limit: RateLimit): Bucket {
 
 /**
  * The rule: refill for the time since `at` (never past `burst`, never for time going back),
- * then take one token unless a hold runs or less than one is there. Changes `bucket`; answers
- * 0 or the wait in whole ms (at least 1).
+ * then take one token unless a hold runs or fewer than 1 + `keep` are there. Changes `bucket`;
+ * answers 0 or the wait in whole ms (at least 1).
  */
-export function takeFrom(bucket: Bucket, limit: RateLimit, now: number): number {
+export function takeFrom(bucket: Bucket, limit: RateLimit, now: number, keep = 0): number {
   if (now > bucket.at) {
     bucket.tokens = Math.min(
       limit.burst,
@@ -63,11 +65,11 @@ export function takeFrom(bucket: Bucket, limit: RateLimit, now: number): number 
   }
   bucket.tokens = Math.min(limit.burst, bucket.tokens);
   if (now < bucket.hold) return bucket.hold - now;
-  if (bucket.tokens >= 1) {
+  if (bucket.tokens >= 1 + keep) {
     bucket.tokens -= 1;
     return 0;
   }
-  return Math.max(1, Math.ceil(((1 - bucket.tokens) * 1000) / limit.perSecond));
+  return Math.max(1, Math.ceil(((1 + keep - bucket.tokens) * 1000) / limit.perSecond));
 }
 
 /** The hold: the later one wins, and the bucket is empty from its end. */
@@ -102,19 +104,23 @@ export function parseRateTime(value: number, what: 'now' | 'until'): number {
   return value;
 }
 
-export function parseTake(limit: RateLimit, now: number): RateLimit {
+export function parseTake(limit: RateLimit, now: number, keep: number): RateLimit {
   parseRateTime(now, 'now');
-  return parseRateLimit(limit);
+  const parsed = parseRateLimit(limit);
+  if (!(Number.isSafeInteger(keep) && keep >= 0 && keep + 1 <= parsed.burst)) {
+    throw new InvalidIntentError('keep must be a whole number from 0 to burst - 1');
+  }
+  return parsed;
 }
 
 /** The bucket of a store that keeps it in process (SQLite): one per store instance. */
 export class LocalRateBucket implements RateStore {
   #bucket: Bucket | null = null;
 
-  async takeToken(limit: RateLimit, now: number): Promise<number> {
-    const parsed = parseTake(limit, now);
+  async takeToken(limit: RateLimit, now: number, keep = 0): Promise<number> {
+    const parsed = parseTake(limit, now, keep);
     this.#bucket ??= freshBucket(parsed);
-    return takeFrom(this.#bucket, parsed, now);
+    return takeFrom(this.#bucket, parsed, now, keep);
   }
 
   async holdCalls(until: number): Promise<void> {

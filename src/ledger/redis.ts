@@ -606,11 +606,16 @@ export class RedisLedger implements LedgerStore {
   }
 
   /** One script on the hash `rate`: every process sharing this Redis draws from one bucket. */
-  async takeToken(limit: RateLimit, now: number): Promise<number> {
+  async takeToken(limit: RateLimit, now: number, keep = 0): Promise<number> {
     this.#assertOpen();
-    const { perSecond, burst } = parseTake(limit, now);
+    const { perSecond, burst } = parseTake(limit, now, keep);
     return Number(
-      await this.#run(SCRIPTS.rateTake, [String(now), String(perSecond), String(burst)]),
+      await this.#run(SCRIPTS.rateTake, [
+        String(now),
+        String(perSecond),
+        String(burst),
+        String(keep),
+      ]),
     );
   }
 

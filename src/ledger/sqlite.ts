@@ -299,9 +299,9 @@ export class SqliteLedger implements LedgerStore {
   }
 
   /** In process: each SqliteLedger instance keeps its own bucket (rate.ts). */
-  async takeToken(limit: RateLimit, now: number): Promise<number> {
+  async takeToken(limit: RateLimit, now: number, keep = 0): Promise<number> {
     this.assertOpen();
-    return this.#rate.takeToken(limit, now);
+    return this.#rate.takeToken(limit, now, keep);
   }
 
   async holdCalls(until: number): Promise<void> {

@@ -3,7 +3,9 @@
  * sends when `rateLimit` is set (the transport asks it, api/outbound.ts). Calls wait for a
  * token of the game's bucket, which the ledger keeps for every process sharing it (Redis,
  * PostgreSQL; SQLite in process), rather than fail; the waiting are served a player's own
- * action first, then payouts, then re-reads, each in the order it came. A 429 writes its
+ * action first, then payouts, then re-reads, each in the order it came; a re-read takes a token
+ * only when one more is left (READ_KEEP), so that re-reads in any process use the surplus of the
+ * rate, never the token the next payout was about to take. A 429 writes its
  * Retry-After to the store, so that every process holds its calls until it ends.
  *
  * Footprint: one store call per token handed out, plus one per wake-up of a process that found
@@ -40,6 +42,13 @@ export interface RateEvent {
 
 const rateChannel = channel(RATE_CHANNEL);
 
+/**
+ * Tokens a re-read leaves in the game's bucket (when the burst allows): while payouts or
+ * players' actions take tokens as fast as they come, in any process, re-reads wait for a
+ * surplus instead of taking the token the next payout was about to.
+ */
+const READ_KEEP = 1;
+
 interface Waiter {
   resolve(): void;
   reject(err: Error): void;
@@ -61,6 +70,8 @@ export class OutboundScheduler implements OutboundGate {
   readonly #queues = new Map<CallPriority, Waiter[]>(PRIORITY_ORDER.map((p) => [p, []]));
   #waiting = 0;
   #pumping = false;
+  /** While the pump sleeps: for which priority, and how to wake it for a more urgent call. */
+  #sleeping: { priority: CallPriority; wake(): void } | null = null;
   #closed = false;
   /** This process's own bucket, used only while the store cannot be reached. */
   #fallback: LocalRateBucket | null = null;
@@ -119,6 +130,8 @@ export class OutboundScheduler implements OutboundGate {
     return new Promise<void>((resolve, reject) => {
       this.#queues.get(priority)?.push({ resolve, reject });
       this.#waiting++;
+      const sleeping = this.#sleeping;
+      if (sleeping && rank(priority) < rank(sleeping.priority)) sleeping.wake();
       void this.#pump();
     });
   }
@@ -151,22 +164,36 @@ export class OutboundScheduler implements OutboundGate {
     this.#pumping = true;
     try {
       while (this.#waiting > 0 && !this.#closed) {
-        const wait = await this.#take();
+        const head = this.#head();
+        const keep = head === 'read' ? Math.min(READ_KEEP, Math.floor(this.#limit.burst) - 1) : 0;
+        const wait = await this.#take(keep);
         if (wait === 0) {
           this.#next()?.resolve();
           continue;
         }
-        await sleep(this.#clock, wait);
+        // A more urgent call came during the take: ask again for it, at once.
+        if (rank(this.#head()) < rank(head)) continue;
+        await this.#sleep(wait, head);
       }
     } finally {
       this.#pumping = false;
     }
   }
 
-  async #take(): Promise<number> {
+  /** Sleeps until the token is due, or until a call more urgent than `head` comes. */
+  #sleep(ms: number, head: CallPriority): Promise<void> {
+    return new Promise<void>((resolve) => {
+      this.#sleeping = { priority: head, wake: resolve };
+      void sleep(this.#clock, ms).then(resolve);
+    }).finally(() => {
+      this.#sleeping = null;
+    });
+  }
+
+  async #take(keep: number): Promise<number> {
     const now = this.#clock.now();
     try {
-      const wait = await this.#store.takeToken(this.#limit, now);
+      const wait = await this.#store.takeToken(this.#limit, now, keep);
       if (this.#fallback !== null) {
         this.#logger.info('outbound rate: the store answers again; the game shares one bucket');
         this.#fallback = null;
@@ -174,8 +201,16 @@ export class OutboundScheduler implements OutboundGate {
       return wait;
     } catch (err) {
       this.#storeFailed(err);
-      return this.#local().takeToken(this.#limit, now);
+      return this.#local().takeToken(this.#limit, now, keep);
     }
+  }
+
+  /** The priority of the call served next. */
+  #head(): CallPriority {
+    for (const priority of PRIORITY_ORDER) {
+      if ((this.#queues.get(priority)?.length ?? 0) > 0) return priority;
+    }
+    return 'read';
   }
 
   #next(): Waiter | undefined {
@@ -200,6 +235,10 @@ export class OutboundScheduler implements OutboundGate {
       `outbound rate: the store failed (${(err as Error).message}); this process keeps its own bucket until it answers again`,
     );
   }
+}
+
+function rank(priority: CallPriority): number {
+  return PRIORITY_ORDER.indexOf(priority);
 }
 
 function closedError(): ConfigurationError {

@@ -1998,6 +1998,19 @@ export function describeLedgerContract(name: string, factory: LedgerFactory): vo
         assert.equal(await store.takeToken(limit, t0 + 2_000), 1_000);
       });
 
+      it('with `keep`, takes a token only if that many more remain', async () => {
+        assert.equal(await store.takeToken(limit, t0), 0);
+        assert.equal(await store.takeToken(limit, t0), 0);
+        // One left: a take that keeps one waits for a second; a plain take gets the last.
+        assert.equal(await store.takeToken(limit, t0, 1), 100);
+        assert.equal(await store.takeToken(limit, t0 + 50, 1), 50);
+        assert.equal(await store.takeToken(limit, t0 + 100, 1), 0);
+        assert.equal(await store.takeToken(limit, t0 + 100, 0), 0);
+        assert.equal(await store.takeToken(limit, t0 + 100, 0), 100);
+        await rejection(store.takeToken(limit, t0, 3), InvalidIntentError);
+        await rejection(store.takeToken(limit, t0, 0.5), InvalidIntentError);
+      });
+
       it('refuses a limit or a time that is not one', async () => {
         for (const bad of [
           { perSecond: 0, burst: 1 },

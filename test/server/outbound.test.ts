@@ -65,19 +65,37 @@ describe('outbound scheduler', () => {
     ]);
   });
 
-  it('hands out no more than the rate: one token per 100 ms at 10/s', async () => {
+  it('leaves the last token to a payout: a re-read takes only a surplus, woken for a payout', async () => {
     start({ perSecond: 10, burst: 2 });
-    const calls = Array.from({ length: 5 }, (_, i) => call('payout', `p${i}`));
-    await eventually(() => served.length === 2);
-    for (let n = 3; n <= 5; n++) {
-      clock.advance(99);
-      // Nothing more is served before the token is due: the next due one is, once it is.
-      await eventually(() => scheduler.waiting === 5 - n + 1);
-      expect(served).to.have.length(n - 1);
-      clock.advance(1);
-      await eventually(() => served.length === n);
-    }
+    await call('payout', 'first');
+    // One token left: the re-read waits for a second one...
+    const read = call('read', 'read');
+    await eventually(() => scheduler.waiting === 1);
+    expect(served).to.deep.equal(['first']);
+    // ...and a payout that comes meanwhile takes the one there, at once (the clock stands still).
+    await call('payout', 'payout');
+    expect(served).to.deep.equal(['first', 'payout']);
+    await serve(3, 10);
+    await read;
+    expect(served).to.deep.equal(['first', 'payout', 'read']);
+  });
+
+  it('hands out no more than the rate: after the burst, one token per 100 ms at 10/s', async () => {
+    start({ perSecond: 10, burst: 2 });
+    const t0 = clock.now();
+    const at: number[] = [];
+    const calls = Array.from({ length: 6 }, () =>
+      scheduler.acquire('payout').then(() => at.push(clock.now())),
+    );
+    // The manual clock moves 10 ms at a time: a call is served when its token is due, or later.
+    await eventually(() => {
+      if (at.length < 6) clock.advance(10);
+      return at.length === 6;
+    });
     await Promise.all(calls);
+    // The burst of 2 at once, then no more than one a 100 ms from the start, in logical time.
+    for (let i = 2; i < 6; i++) expect((at[i] as number) - t0).to.be.at.least((i - 1) * 100);
+    expect(at[5]).to.be.greaterThan(at[1] as number);
   });
 
   it('holds every call for a 429 (recorded in the store), then goes on from an empty bucket', async () => {
