@@ -25,7 +25,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { channel } from 'node:diagnostics_channel';
 import { type CallPriority, type OutboundGate, PRIORITY_ORDER } from '../api/outbound.js';
-import { type Clock, sleep } from '../clock.js';
+import { type Clock, timerAt } from '../clock.js';
 import { ConfigurationError } from '../errors.js';
 import { LocalRateBucket, type RateLimit, type RateStore } from '../ledger/rate.js';
 import type { LightningLogger } from './logger.js';
@@ -152,6 +152,7 @@ export class OutboundScheduler implements OutboundGate {
   /** Every waiting call rejects (the client is closing); later ones at once. */
   close(): void {
     this.#closed = true;
+    this.#sleeping?.wake();
     for (const queue of this.#queues.values()) {
       for (const waiter of queue.splice(0)) waiter.reject(closedError());
     }
@@ -183,8 +184,15 @@ export class OutboundScheduler implements OutboundGate {
   /** Sleeps until the token is due, or until a call more urgent than `head` comes. */
   #sleep(ms: number, head: CallPriority): Promise<void> {
     return new Promise<void>((resolve) => {
-      this.#sleeping = { priority: head, wake: resolve };
-      void sleep(this.#clock, ms).then(resolve);
+      // Kept alive while it runs (calls wait on it), cancelled when woken early.
+      const cancel = timerAt(this.#clock, this.#clock.now() + ms, resolve, true);
+      this.#sleeping = {
+        priority: head,
+        wake: () => {
+          cancel();
+          resolve();
+        },
+      };
     }).finally(() => {
       this.#sleeping = null;
     });

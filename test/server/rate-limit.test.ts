@@ -26,8 +26,11 @@ describe('the game’s outbound rate', function () {
   const ledgers: RedisLedger[] = [];
 
   beforeEach(async () => {
-    // The service's limit: 20 a second per key, 4 at once.
-    emulator = await startEmulator({ logger: quietLogger, rateLimit: { perSecond: 20, burst: 4 } });
+    // The service's limit: 20 a second per key, 10 at once.
+    emulator = await startEmulator({
+      logger: quietLogger,
+      rateLimit: { perSecond: 20, burst: 10 },
+    });
   });
 
   afterEach(async () => {
@@ -46,8 +49,9 @@ describe('the game’s outbound rate', function () {
       logger: quietLogger,
       reconciler: { enabled: false },
       ledger: ':memory:',
-      // A token under the service's burst: a request that reaches it late is still in.
-      rateLimit: { perSecond: 20, burst: 3 },
+      // Well under the service's burst: a request that reaches it up to 400 ms late (a busy
+      // machine) is still within its limit.
+      rateLimit: { perSecond: 20, burst: 2 },
       ...options,
     } as LightningOptions);
     servers.push(lightning);
@@ -70,13 +74,13 @@ describe('the game’s outbound rate', function () {
   const reward = (lightning: Lightning, playerId: string) =>
     lightning.reward({ playerId, amountMsat: 20_000, description: 'prize' });
 
-  it('one process: a burst of 12 payouts waits for tokens, every one made, no 429', async () => {
+  it('one process: a burst of 20 payouts waits for tokens, every one made, no 429', async () => {
     const lightning = await server();
     const made = await Promise.all(
-      Array.from({ length: 12 }, (_, i) => reward(lightning, `p${i}`)),
+      Array.from({ length: 20 }, (_, i) => reward(lightning, `p${i}`)),
     );
-    expect(made.map((intent) => intent.status)).to.deep.equal(Array(12).fill('pending'));
-    expect(emulator.control.count('POST', REQUESTS)).to.equal(12);
+    expect(made.map((intent) => intent.status)).to.deep.equal(Array(20).fill('pending'));
+    expect(emulator.control.count('POST', REQUESTS)).to.equal(20);
     expect(emulator.control.limited).to.equal(0);
   });
 
@@ -98,14 +102,14 @@ describe('the game’s outbound rate', function () {
     }
   });
 
-  it('two processes on one Redis: 16 payouts between them, one rate, no 429', async function () {
+  it('two processes on one Redis: 20 payouts between them, one rate, no 429', async function () {
     needRedis(this);
     const [a, b] = (await processesOnOneRedis(2)) as [Lightning, Lightning];
     const made = await Promise.all(
-      Array.from({ length: 16 }, (_, i) => reward(i % 2 ? a : b, `p${i}`)),
+      Array.from({ length: 20 }, (_, i) => reward(i % 2 ? a : b, `p${i}`)),
     );
     expect(made.every((intent) => intent.status === 'pending')).to.equal(true);
-    expect(emulator.control.count('POST', REQUESTS)).to.equal(16);
+    expect(emulator.control.count('POST', REQUESTS)).to.equal(20);
     expect(emulator.control.limited).to.equal(0);
   });
 

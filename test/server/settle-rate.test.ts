@@ -16,7 +16,9 @@ import { overLimit } from '../support/rate-check.js';
 import { type RedisServer, startRedis } from '../support/redis.js';
 
 const SERVICE_LIMIT = { perSecond: 50, burst: 50 };
-const GAME_LIMIT = { perSecond: 50, burst: 45 };
+// Well under the service's burst: a request that reaches it up to 400 ms late (a busy machine)
+// is still within its limit. (The benchmark keeps 45: 100 ms.)
+const GAME_LIMIT = { perSecond: 50, burst: 30 };
 const REQUESTS = '/v0/withdrawal-requests';
 
 describe('a settle of 100 winners at the service’s rate', function () {
