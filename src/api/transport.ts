@@ -159,14 +159,26 @@ export class Transport {
     // ambiguous whatever the last attempt met.
     let mayHaveApplied = false;
     let limitedInARow = 0;
+    /** The last attempt's failure: what a call that cannot go on ends in. */
+    let last: { failure: Failure; attempt: number } | undefined;
     const gate = this.#gate;
     const priority = gate === undefined ? undefined : priorityOf(call.operation);
 
     for (let attempt = 1; ; attempt++) {
       if (gate !== undefined && priority !== undefined) {
-        await gate.acquire(priority);
-        if (this.#closed)
-          throw new ConfigurationError('PaymentsApi', 'is closed; nothing was sent');
+        try {
+          await gate.acquire(priority);
+          if (this.#closed) {
+            throw new ConfigurationError('PaymentsApi', 'is closed; nothing was sent');
+          }
+        } catch (err) {
+          // Closed while waiting to send again: an earlier attempt may have been processed,
+          // and the call says so rather than "nothing was sent".
+          if (mayHaveApplied && last) {
+            throw this.#finalError(call, path, last.failure, 'ambiguous', last.attempt);
+          }
+          throw err;
+        }
       }
       const started = performance.now();
       const outcome = await this.#attempt(call, path, headers, body);
@@ -185,6 +197,7 @@ export class Transport {
       if (outcome.kind === 'ok') return this.#unwrap(call, path, outcome);
 
       const failure = outcome.failure;
+      last = { failure, attempt };
       const decision = decide(call.safety, failure.kind);
       if (decision.final === 'ambiguous') mayHaveApplied = true;
       if (gate !== undefined && failure.kind === 'rate-limited') {

@@ -6,8 +6,9 @@
  */
 import { expect } from 'chai';
 import { paymentsService } from '../../src/api/client.js';
-import { RateLimitError } from '../../src/api/errors.js';
+import { AmbiguousResultError, RateLimitError } from '../../src/api/errors.js';
 import { type CallPriority, type OutboundGate, priorityOf } from '../../src/api/outbound.js';
+import { ConfigurationError } from '../../src/errors.js';
 import { useEmulator } from '../support/emulator.js';
 
 class RecordingGate implements OutboundGate {
@@ -81,6 +82,34 @@ describe('api: the transport behind an outbound gate', () => {
       expect(err).to.be.instanceOf(RateLimitError);
       expect(gate.holds).to.deep.equal([2_000]);
       expect(box.emu.control.count('POST', REQUESTS)).to.equal(1);
+    } finally {
+      await api.close();
+    }
+  });
+
+  it('a keyed call closed while waiting to send again stays ambiguous, never "nothing was sent"', async () => {
+    const user = box.emu.control.createUser({ email: 'p@example.com' });
+    box.emu.control.faults.add({
+      method: 'POST',
+      path: '/api/v1/widget/users/deplete',
+      status: 503,
+      times: 1,
+    });
+    let asked = 0;
+    const closing: OutboundGate = {
+      acquire: async () => {
+        asked++;
+        if (asked > 1) throw new ConfigurationError('PaymentsApi', 'is closed; nothing was sent');
+      },
+      limited: async () => {},
+    };
+    const { api } = service(closing, 2);
+    try {
+      const err = await api.widgetUsers
+        .deplete({ user_id: user, amount: 1 })
+        .catch((e: unknown) => e);
+      expect(err).to.be.instanceOf(AmbiguousResultError);
+      expect(asked).to.equal(2);
     } finally {
       await api.close();
     }
