@@ -289,6 +289,7 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
     controlKey: emu.controlKey,
     sessionSecret: emu.control.sessionSecret,
     userPoints: command.options.userPoints,
+    rateLimit: emu.control.rateLimit,
   };
   io.out(command.json ? `${JSON.stringify(info)}\n` : banner(info, command.gameUrl));
   const stop = () => {
@@ -311,6 +312,8 @@ interface Info {
   controlKey: string;
   sessionSecret: string;
   userPoints: number;
+  /** The limit per API key (--rate-limit), or null. */
+  rateLimit: { perSecond: number; burst: number } | null;
 }
 
 /** The start banner: where it is, and the options that connect a game to it. */
@@ -332,6 +335,11 @@ export function banner(info: Info, gameUrl = DEFAULT_GAME_URL): string {
     `  dev wallet     ${info.devWalletUrl}`,
     `  session secret ${info.sessionSecret}`,
     `  points         ${points}`,
+    ...(info.rateLimit
+      ? [
+          `  rate limit     ${info.rateLimit.perSecond} requests/s per key, ${info.rateLimit.burst} at once (429 beyond)`,
+        ]
+      : []),
     '',
     `Connect a game to it (publicUrl: where the game listens, ${gameUrl} here):`,
     '  createLightning({',

@@ -1,4 +1,7 @@
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
+import { request } from 'undici';
 import { parseCommandLine } from '../../src/emulator/cli.js';
 import { ManualClock, startEmulator } from '../../src/emulator/index.js';
 import { ConfigurationError, InvalidArgumentError } from '../../src/errors.js';
@@ -76,6 +79,43 @@ describe('emulator: rate limit per API key', () => {
     const err = await startEmulator({ rateLimit: { perSecond: -1 } }).catch((e: unknown) => e);
     expect(err).to.be.instanceOf(ConfigurationError);
     expect((err as Error).message).to.match(/rateLimit/);
+  });
+
+  it('`emulator --rate-limit 1 --rate-burst 2 --json` says its limit and keeps to it', async () => {
+    const bin = fileURLToPath(new URL('../../bin/colyseus-lightning.js', import.meta.url));
+    const args = [
+      bin,
+      'emulator',
+      '--port',
+      '0',
+      '--json',
+      '--rate-limit',
+      '1',
+      '--rate-burst',
+      '2',
+    ];
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      let out = '';
+      child.stdout.setEncoding('utf8');
+      for await (const chunk of child.stdout) {
+        out += chunk;
+        if (out.includes('\n')) break;
+      }
+      const info = JSON.parse(out.split('\n')[0] ?? '');
+      expect(info.rateLimit).to.deep.equal({ perSecond: 1, burst: 2 });
+      const statuses: number[] = [];
+      for (let i = 0; i < 5; i++) {
+        const res = await request(`${info.url}/v0/wallet`, { headers: { apikey: info.apiKey } });
+        await res.body.text();
+        statuses.push(res.statusCode);
+      }
+      // Two at once, then one a second: five in a row meet a 429 (unless they took 3 s).
+      expect(statuses.slice(0, 2)).to.deep.equal([200, 200]);
+      expect(statuses).to.include(429);
+    } finally {
+      child.kill('SIGTERM');
+    }
   });
 
   it('takes --rate-limit and --rate-burst on the command line', () => {
