@@ -683,6 +683,7 @@ export class Lightning {
       const engine = new Engine({
         api: runtime.calls,
         ledger: runtime.ledger,
+        outbound: runtime.outbound,
         events: this.#events,
         kinds: KINDS,
         settings: this.#settings,

@@ -55,7 +55,12 @@ describe('docs', () => {
     // The install line's workaround where github.com is out of reach, on the front page.
     expect(readme).to.include('npm install --legacy-peer-deps colyseus-lightning colyseus express');
     // Benchmarks, the soak, security and the API client live in docs/, linked from it.
-    for (const moved of ['## Performance', '## Security', '## The API client', '### The fault soak']) {
+    for (const moved of [
+      '## Performance',
+      '## Security',
+      '## The API client',
+      '### The fault soak',
+    ]) {
       expect(readme, moved).to.not.include(moved);
     }
     for (const doc of ['docs/PERFORMANCE.md', 'docs/SECURITY.md', 'docs/API-CLIENT.md']) {

@@ -26,6 +26,7 @@ import { UtilityCalls } from './namespaces/utility.js';
 import type { WalletCalls } from './namespaces/wallet.js';
 import { WidgetUserCalls } from './namespaces/widget-users.js';
 import { WithdrawalRequestCalls } from './namespaces/withdrawal-requests.js';
+import type { OutboundGate } from './outbound.js';
 import { DEFAULT_BASE_URL, DEFAULT_PATHS, type PathTable, resolvePaths } from './paths.js';
 import { type BackoffOptions, DEFAULT_BACKOFF } from './retry-policy.js';
 import { ServiceCalls } from './service-calls.js';
@@ -107,6 +108,7 @@ const optionsSchema = z.strictObject({
  * `paymentsService` alone.
  */
 let callsOf: (api: PaymentsApi) => ServiceCalls;
+let transportOf: (api: PaymentsApi) => Transport;
 
 export class PaymentsApi {
   readonly wallet: WalletCalls;
@@ -128,6 +130,7 @@ export class PaymentsApi {
 
   static {
     callsOf = (api) => api.#calls;
+    transportOf = (api) => api.#transport;
   }
 
   constructor(options: PaymentsApiOptions) {
@@ -180,12 +183,18 @@ export class PaymentsApi {
 /**
  * A client and its send steps over one transport (one pool, one retry policy): the server's
  * runtime makes both, gives the game `api` (which parses what the game hands it) and its
- * engine `calls` (for what it parsed where it entered). Closing `api` closes both.
+ * engine `calls` (for what it parsed where it entered). Closing `api` closes both. With a
+ * `gate` (the game's outbound rate), every attempt of either waits for it.
  */
-export function paymentsService(options: PaymentsApiOptions): {
+export function paymentsService(
+  options: PaymentsApiOptions,
+  gate?: OutboundGate,
+): {
   api: PaymentsApi;
   calls: ServiceCalls;
 } {
   const api = new PaymentsApi(options);
+  // Every attempt of both, the game's calls and the engine's, waits for the game's rate.
+  if (gate !== undefined) transportOf(api).limitBy(gate);
   return { api, calls: callsOf(api) };
 }

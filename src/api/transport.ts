@@ -26,6 +26,7 @@ import {
   TimeoutError,
   UnexpectedResponseError,
 } from './errors.js';
+import { type OutboundGate, priorityOf } from './outbound.js';
 import {
   type BackoffOptions,
   decide,
@@ -97,6 +98,12 @@ const CONNECT_CODES = new Set([
 ]);
 const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);
 
+/**
+ * Behind a gate, 429s in a row that a call waits out (each is a refusal before processing, so
+ * sending again is safe whatever the call) before it ends in RateLimitError.
+ */
+export const GATED_RATE_LIMIT_RETRIES = 10;
+
 export class Transport {
   /** The key and every other secret to cut out of text the service sent back. */
   readonly #secrets: readonly string[];
@@ -106,6 +113,7 @@ export class Transport {
   readonly #ownsDispatcher: boolean;
   readonly #options: TransportOptions;
   readonly #headers: Record<string, string>;
+  #gate: OutboundGate | undefined;
   #closed = false;
 
   constructor(options: TransportOptions) {
@@ -130,6 +138,14 @@ export class Transport {
     };
   }
 
+  /**
+   * Every attempt from now on waits for `gate` (the game's outbound rate), and every 429 is
+   * told to it. Set once, by the server's runtime, before the first call.
+   */
+  limitBy(gate: OutboundGate): void {
+    this.#gate = gate;
+  }
+
   async send<S extends z.ZodType>(call: Call<S>): Promise<z.output<S>> {
     // Said at once: a closed pool would fail every attempt as a lost connection, and retry.
     if (this.#closed) throw new ConfigurationError('PaymentsApi', 'is closed; nothing was sent');
@@ -142,8 +158,28 @@ export class Transport {
     // was only refused (429, no connection) cannot tell whether it was, so the call stays
     // ambiguous whatever the last attempt met.
     let mayHaveApplied = false;
+    let limitedInARow = 0;
+    /** The last attempt's failure: what a call that cannot go on ends in. */
+    let last: { failure: Failure; attempt: number } | undefined;
+    const gate = this.#gate;
+    const priority = gate === undefined ? undefined : priorityOf(call.operation);
 
     for (let attempt = 1; ; attempt++) {
+      if (gate !== undefined && priority !== undefined) {
+        try {
+          await gate.acquire(priority);
+          if (this.#closed) {
+            throw new ConfigurationError('PaymentsApi', 'is closed; nothing was sent');
+          }
+        } catch (err) {
+          // Closed while waiting to send again: an earlier attempt may have been processed,
+          // and the call says so rather than "nothing was sent".
+          if (mayHaveApplied && last) {
+            throw this.#finalError(call, path, last.failure, 'ambiguous', last.attempt);
+          }
+          throw err;
+        }
+      }
       const started = performance.now();
       const outcome = await this.#attempt(call, path, headers, body);
       if (requestChannel.hasSubscribers) {
@@ -161,8 +197,29 @@ export class Transport {
       if (outcome.kind === 'ok') return this.#unwrap(call, path, outcome);
 
       const failure = outcome.failure;
+      last = { failure, attempt };
       const decision = decide(call.safety, failure.kind);
       if (decision.final === 'ambiguous') mayHaveApplied = true;
+      if (gate !== undefined && failure.kind === 'rate-limited') {
+        // Refused before processing: the gate holds every call (here and in every process
+        // sharing the store) for the wait asked, and this one waits its turn again, its
+        // attempts unspent. A wait past the cap ends this call, and holds the others for the
+        // cap only: no call waits longer than the client allows (the next to go asks again).
+        const waitMs =
+          failure.retryAfterMs ??
+          (retryDelay(limitedInARow, this.#options.backoff, undefined) as number);
+        await gate.limited(Math.min(waitMs, this.#options.backoff.maxRetryAfterMs));
+        limitedInARow++;
+        if (
+          waitMs <= this.#options.backoff.maxRetryAfterMs &&
+          limitedInARow <= GATED_RATE_LIMIT_RETRIES
+        ) {
+          attempt--;
+          continue;
+        }
+      } else {
+        limitedInARow = 0;
+      }
       if (decision.retry && attempt < maxAttempts) {
         const delay = retryDelay(attempt - 1, this.#options.backoff, failure.retryAfterMs);
         if (delay !== null) {

@@ -37,6 +37,10 @@ Options:
   --payment-delay <ms>   keep payments 'processing' this long
   --btc-usd <price>      what GET /v0/btcusd answers: 1 BTC in US dollars
                          (default 100000; POST /_emulator/btcusd changes it)
+  --rate-limit <n>       answer 429 (with Retry-After) beyond n requests per
+                         second per API key, as the service does (default: none)
+  --rate-burst <n>       requests a key may make at once under --rate-limit
+                         (default: the --rate-limit figure)
   --points <n>           points each new player (widget user) starts with, in
                          USDZ minor units (default 10000, i.e. 100.00; 0: none)
   --game-url <url>       the game's address, shown in the connect snippet, http(s)
@@ -75,6 +79,8 @@ const OPTIONS = {
   'webhook-secret': { type: 'string' },
   'payment-delay': { type: 'string' },
   'btc-usd': { type: 'string' },
+  'rate-limit': { type: 'string' },
+  'rate-burst': { type: 'string' },
   points: { type: 'string' },
   'game-url': { type: 'string' },
   json: { type: 'boolean' },
@@ -118,6 +124,12 @@ const values = z.object({
     .regex(/^\d{1,15}(\.\d{1,2})?$/, 'must be a price in US dollars, such as 97123.45')
     .transform(Number)
     .refine(isPrice, 'must be a positive price')
+    .optional(),
+  'rate-limit': count(1_000_000)
+    .refine((n) => n > 0, 'must be at least 1')
+    .optional(),
+  'rate-burst': count(1_000_000)
+    .refine((n) => n > 0, 'must be at least 1')
     .optional(),
   points: count().default(CLI_POINTS),
   'game-url': plainHttpUrl.default(DEFAULT_GAME_URL),
@@ -215,6 +227,15 @@ export function parseCommandLine(argv: readonly string[]): CliCommand {
   if (v['webhook-secret'] !== undefined) options.webhookSecret = v['webhook-secret'];
   if (v['payment-delay'] !== undefined) options.paymentDelayMs = v['payment-delay'];
   if (v['btc-usd'] !== undefined) options.btcUsdPrice = v['btc-usd'];
+  if (v['rate-burst'] !== undefined && v['rate-limit'] === undefined) {
+    throw new InvalidArgumentError('--rate-burst', 'needs --rate-limit');
+  }
+  if (v['rate-limit'] !== undefined) {
+    options.rateLimit = {
+      perSecond: v['rate-limit'],
+      ...(v['rate-burst'] === undefined ? {} : { burst: v['rate-burst'] }),
+    };
+  }
   return { command: 'emulator', options, json: v.json, gameUrl: v['game-url'] };
 }
 
@@ -279,6 +300,7 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
     controlKey: emu.controlKey,
     sessionSecret: emu.control.sessionSecret,
     userPoints: command.options.userPoints,
+    rateLimit: emu.control.rateLimit,
   };
   io.out(command.json ? `${JSON.stringify(info)}\n` : banner(info, command.gameUrl));
   const stop = () => {
@@ -301,6 +323,8 @@ interface Info {
   controlKey: string;
   sessionSecret: string;
   userPoints: number;
+  /** The limit per API key (--rate-limit), or null. */
+  rateLimit: { perSecond: number; burst: number } | null;
 }
 
 /** The start banner: where it is, and the options that connect a game to it. */
@@ -322,6 +346,11 @@ export function banner(info: Info, gameUrl = DEFAULT_GAME_URL): string {
     `  dev wallet     ${info.devWalletUrl}`,
     `  session secret ${info.sessionSecret}`,
     `  points         ${points}`,
+    ...(info.rateLimit
+      ? [
+          `  rate limit     ${info.rateLimit.perSecond} requests/s per key, ${info.rateLimit.burst} at once (429 beyond)`,
+        ]
+      : []),
     '',
     `Connect a game to it (publicUrl: where the game listens, ${gameUrl} here):`,
     '  createLightning({',

@@ -12,6 +12,7 @@ import { claimAsWallet } from './dev-wallet.js';
 import type { ActiveFault, FaultRule } from './faults.js';
 import type { LnurlResult } from './lnurl.js';
 import { paymentView } from './payments.js';
+import { type EmulatorRateLimit, rateLimitProblem } from './rate-limit.js';
 import type { LoggedRequest, RequestLog } from './request-log.js';
 import { fireWebhook } from './sessions.js';
 import {
@@ -129,6 +130,12 @@ export interface EmulatorControl {
   readonly requests: readonly LoggedRequest[];
   /** How many requests had this method ('*' for any) and path (exact, or a RegExp). */
   count(method: string, path: string | RegExp): number;
+  /** Requests the rate limit answered 429 since the start (or the last reset). */
+  readonly limited: number;
+  /** The rate limit per API key in force, or null (none). */
+  readonly rateLimit: Readonly<Required<EmulatorRateLimit>> | null;
+  /** Sets the rate limit per API key (null: none); every key starts with a full bucket. */
+  setRateLimit(limit: EmulatorRateLimit | null): void;
 
   /** Sets what `GET /v0/prod-ips` answers (default 127.0.0.1 and ::1). */
   setProdIps(ips: string[]): void;
@@ -158,6 +165,7 @@ export interface ControlDefaults {
   callbacks: CallbackOptions;
   /** What `GET /v0/btcusd` answers after reset(). */
   btcUsdPrice: number;
+  rateLimit: EmulatorRateLimit | null;
 }
 
 function filter<T extends { projectId: string }>(items: Iterable<T>, projectId?: string): T[] {
@@ -297,6 +305,17 @@ export function createControl(
       return log.entries;
     },
     count: (method, path) => log.count(method, path),
+    get limited() {
+      return log.limited;
+    },
+    get rateLimit() {
+      return core.rateLimiter.limit;
+    },
+    setRateLimit(limit) {
+      const problem = limit === null ? undefined : rateLimitProblem(limit);
+      if (problem !== undefined) throw new RangeError(`rateLimit: ${problem}`);
+      core.rateLimiter.set(limit);
+    },
 
     tick() {
       for (const wr of store.withdrawalRequests.values()) refreshWithdrawalRequest(core, wr);
@@ -334,6 +353,7 @@ export function createControl(
       core.webhookLog.length = 0;
       core.faults.clear();
       for (const rule of defaults.faults) core.faults.add(rule);
+      core.rateLimiter.set(defaults.rateLimit);
       store.createProject(defaults.defaultProject);
     },
   };

@@ -8,6 +8,7 @@ import type { CallbackDispatcher } from './callbacks.js';
 import type { Scheduler } from './clock.js';
 import type { FaultSet } from './faults.js';
 import type { KeyPair } from './invoice-keys.js';
+import type { KeyRateLimiter } from './rate-limit.js';
 import type { LnAddressRule, Store } from './store.js';
 import type { WebhookDelivery } from './webhooks.js';
 
@@ -17,6 +18,8 @@ export interface EmulatorCore {
   readonly scheduler: Scheduler;
   readonly callbacks: CallbackDispatcher;
   readonly faults: FaultSet;
+  /** The optional limit per API key: 429 with Retry-After beyond it. */
+  readonly rateLimiter: KeyRateLimiter;
   /** Where LNURL codes and widget URLs point; no trailing slash. */
   baseUrl: string;
   /** HS256 secret of session tokens. */

@@ -30,6 +30,7 @@ import { createControl, type EmulatorControl } from './control.js';
 import { type EmulatorCore, isPrice } from './core.js';
 import { type FaultRule, FaultSet } from './faults.js';
 import { generateKeyPair } from './invoice-keys.js';
+import { type EmulatorRateLimit, KeyRateLimiter, rateLimitProblem } from './rate-limit.js';
 import { RequestLog } from './request-log.js';
 import { createRequestHandler } from './server.js';
 import { newKey, Store } from './store.js';
@@ -93,6 +94,13 @@ export interface EmulatorOptions {
   logger?: { warn(message: string): void };
   /** Largest accepted request body in bytes; default 64 KiB. */
   bodyLimit?: number;
+  /**
+   * Limit each API key to `perSecond` requests on average and `burst` at once (default
+   * perSecond), as the service does: a request beyond it is answered 429 with `Retry-After`,
+   * not processed, and counted (`control.limited`, `limited` on its `control.requests` entry).
+   * Default: no limit. `control.setRateLimit` changes it while running.
+   */
+  rateLimit?: EmulatorRateLimit;
 }
 
 export interface Emulator {
@@ -154,6 +162,10 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     }
     publicUrl = parsed.data;
   }
+  if (options.rateLimit !== undefined) {
+    const problem = rateLimitProblem(options.rateLimit);
+    if (problem !== undefined) throw new ConfigurationError('rateLimit', problem);
+  }
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? { warn: (m: string) => console.warn(`[emulator] ${m}`) };
   const store = new Store();
@@ -165,6 +177,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     scheduler,
     callbacks: new CallbackDispatcher(options.callbacks, (m) => logger.warn(m)),
     faults: new FaultSet(options.faults),
+    rateLimiter: new KeyRateLimiter(clock, options.rateLimit),
     baseUrl: '',
     sessionSecret: options.sessionSecret ?? randomBytes(32).toString('hex'),
     controlKey: randomBytes(24).toString('base64url'),
@@ -193,6 +206,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     faults: options.faults ?? [],
     callbacks: options.callbacks ?? {},
     btcUsdPrice,
+    rateLimit: options.rateLimit ?? null,
   });
 
   const server = createServer(
@@ -252,6 +266,7 @@ export type { CallbackControl, EmulatorControl, FaultControl } from './control.j
 export type { ActiveFault, FaultMode, FaultRule } from './faults.js';
 export { LN_ADDRESS_DOMAIN } from './ln-address.js';
 export { decodeLnurl, encodeLnurl, type LnurlResult } from './lnurl.js';
+export type { EmulatorRateLimit } from './rate-limit.js';
 export type { LoggedRequest } from './request-log.js';
 export type { PayResult } from './static-charges.js';
 export type {

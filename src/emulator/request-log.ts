@@ -9,6 +9,8 @@ export interface LoggedRequest {
   /** Path without the query string. */
   path: string;
   at: number;
+  /** Answered 429 by the emulator's rate limit (`rateLimit`), never processed. */
+  limited?: true;
 }
 
 export const REQUEST_LOG_CAP = 10_000;
@@ -17,13 +19,24 @@ export class RequestLog {
   readonly entries: LoggedRequest[] = [];
   readonly #counts = new Map<string, number>();
   total = 0;
+  /** Requests the rate limit answered 429, over the whole run. */
+  limited = 0;
 
-  record(method: string, path: string): void {
+  /** Logs a request as it arrives; the entry is the log's own (see `refused`). */
+  record(method: string, path: string): LoggedRequest {
     this.total++;
     const key = `${method} ${path}`;
     this.#counts.set(key, (this.#counts.get(key) ?? 0) + 1);
     if (this.entries.length >= REQUEST_LOG_CAP) this.entries.shift();
-    this.entries.push({ method, path, at: Date.now() });
+    const entry: LoggedRequest = { method, path, at: Date.now() };
+    this.entries.push(entry);
+    return entry;
+  }
+
+  /** The request of `entry` was answered 429 by the rate limit. */
+  refused(entry: LoggedRequest): void {
+    entry.limited = true;
+    this.limited++;
   }
 
   /** Requests with this method (or any, with '*') whose path equals `path` or matches it. */
@@ -46,5 +59,6 @@ export class RequestLog {
     this.entries.length = 0;
     this.#counts.clear();
     this.total = 0;
+    this.limited = 0;
   }
 }

@@ -245,7 +245,7 @@ export function createRequestHandler(
     const rawUrl = req.url ?? '/';
     const q = rawUrl.indexOf('?');
     const path = q === -1 ? rawUrl : rawUrl.slice(0, q);
-    log.record(method, path);
+    const logged = log.record(method, path);
     // Every answer carries an id, as the service's do: what a developer quotes to its support.
     res.setHeader('x-request-id', randomUUID());
     const family = familyOf(path);
@@ -338,6 +338,16 @@ export function createRequestHandler(
             'Missing or invalid API key (header apikey)',
           ),
         );
+        return;
+      }
+      // Counted per key, before the work: a refused request was never processed.
+      const waitMs = core.rateLimiter.take(header as string);
+      if (waitMs > 0) {
+        log.refused(logged);
+        const reply = errorFor(route.family, 429, 'RATE_LIMITED', 'Too many requests');
+        // Whole seconds, as HTTP writes a delay, and never 0: the client waits at least that.
+        reply.headers = { 'retry-after': String(Math.ceil(waitMs / 1000)) };
+        send(res, reply);
         return;
       }
       if (route.auth === 'production' && key.scope !== 'production') {

@@ -21,6 +21,7 @@
  *                     append-only by a trigger; appends take one advisory lock, so their seqs
  *                     commit in order and a page by `after` never passes over a line
  *   S.blocked         one row per player an operator blocked (version 7)
+ *   S.rate            one row: the game's outbound token bucket (version 9; rate.ts)
  *
  * Version 8 knows the status `held` (payout approvals): the status check, the indexes of open
  * intents and the open count's trigger function are made again with it, and `intents_held`
@@ -76,7 +77,7 @@
 import { INTENT_KINDS, INTENT_STATUSES, OPEN_STATUSES, PAYOUT_KINDS } from './intent.js';
 
 /** Bumped whenever the layout changes; an older library refuses a newer schema. */
-export const SCHEMA_VERSION = 8;
+export const SCHEMA_VERSION = 9;
 
 /** The version whose migration writes the opening entries of the intents already there. */
 export const JOURNAL_VERSION = 3;
@@ -386,7 +387,45 @@ export function migrations(s: string): string[][] {
       )`,
       ...openCount(s),
     ],
+    // 8 -> 9: the game's outbound rate, one row (rate.ts; RATE_TAKE, RATE_HOLD).
+    [
+      `CREATE TABLE IF NOT EXISTS ${s}.rate (
+        id     smallint         PRIMARY KEY CHECK (id = 1),
+        tokens double precision NOT NULL,
+        at     bigint           NOT NULL,
+        hold   bigint           NOT NULL
+      )`,
+      // Counted at the start of time: the first take finds it full.
+      `INSERT INTO ${s}.rate (id, tokens, at, hold) VALUES (1, 0, 0, 0) ON CONFLICT (id) DO NOTHING`,
+    ],
   ];
+}
+
+/**
+ * A take from the game's bucket (rate.ts, takeFrom) in one statement: the row read under its
+ * lock and refilled, written only when a token is taken. $1 now, $2 perSecond, $3 burst, $4 keep;
+ * answers `wait`: 0 (taken) or the ms to wait.
+ */
+export function rateTake(s: string): string {
+  return `WITH o AS (
+      SELECT hold, at,
+        least($3::float8, tokens + greatest(0, $1::bigint - at) * $2::float8 / 1000) AS t
+      FROM ${s}.rate WHERE id = 1 FOR UPDATE
+    ), taken AS (
+      UPDATE ${s}.rate AS r SET tokens = o.t - 1, at = greatest(o.at, $1::bigint)
+      FROM o WHERE r.id = 1 AND $1::bigint >= o.hold AND o.t >= 1 + $4::int
+      RETURNING 1
+    )
+    SELECT (CASE WHEN $1::bigint < hold THEN hold - $1::bigint
+      WHEN t >= 1 + $4::int THEN 0
+      ELSE greatest(1, ceil((1 + $4::int - t) * 1000 / $2::float8))::bigint END)::text AS wait
+    FROM o`;
+}
+
+/** A hold until $1 (a 429's Retry-After), unless a later one is in force (rate.ts, holdBucket). */
+export function rateHold(s: string): string {
+  return `UPDATE ${s}.rate SET hold = $1::bigint, tokens = 0, at = greatest(at, $1::bigint)
+    WHERE id = 1 AND hold < $1::bigint`;
 }
 
 /**

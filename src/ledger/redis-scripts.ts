@@ -809,3 +809,39 @@ end
 out[1] = last
 return out
 `;
+
+/**
+ * The game's outbound rate (rate.ts, takeFrom): one hash, `rate` (tokens, at, hold), read,
+ * refilled and taken from in one step, so that every process sharing the Redis draws from one
+ * bucket. ARGV: prefix, now, perSecond, burst, keep. Returns 0 (a token taken) or the ms to wait;
+ * only a take writes (one HSET, in the AOF).
+ */
+export const RATE_TAKE = `
+local key = ARGV[1] .. 'rate'
+local now, rate, burst = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local need = 1 + tonumber(ARGV[5])
+local v = redis.call('HMGET', key, 'tokens', 'at', 'hold')
+local tokens, at, hold = tonumber(v[1]) or burst, tonumber(v[2]) or 0, tonumber(v[3]) or 0
+if now > at then
+  tokens = tokens + (now - at) * rate / 1000
+  at = now
+end
+if tokens > burst then tokens = burst end
+if now < hold then return hold - now end
+if tokens < need then return math.max(1, math.ceil((need - tokens) * 1000 / rate)) end
+-- Written only when a token is taken: a refusal's refill is the same when counted again later.
+redis.call('HSET', key, 'tokens', string.format('%.17g', tokens - 1), 'at', string.format('%d', at))
+return 0
+`;
+
+/** A hold until ARGV[2] (a 429's Retry-After), unless a later one is in force (rate.ts, holdBucket). */
+export const RATE_HOLD = `
+local key = ARGV[1] .. 'rate'
+local untilMs = tonumber(ARGV[2])
+local v = redis.call('HMGET', key, 'at', 'hold')
+local at, hold = tonumber(v[1]) or 0, tonumber(v[2]) or 0
+if untilMs <= hold then return 0 end
+if untilMs > at then at = untilMs end
+redis.call('HSET', key, 'tokens', '0', 'at', string.format('%d', at), 'hold', string.format('%d', untilMs))
+return 1
+`;

@@ -103,6 +103,7 @@ import {
   parsePause,
   parsePlayerId,
 } from './operator-log.js';
+import { parseRateTime, parseTake, type RateLimit } from './rate.js';
 import {
   ADVANCE,
   BALANCES,
@@ -118,6 +119,8 @@ import {
   OPLOG_APPEND,
   OPLOG_PAGE,
   PERSIST_EVENTS,
+  RATE_HOLD,
+  RATE_TAKE,
   READ,
   RELEASE,
   VERSION,
@@ -205,6 +208,8 @@ const SCRIPTS = {
   indexOpen: script(INDEX_OPEN),
   oplogAppend: script(OPLOG_APPEND),
   oplogPage: script(OPLOG_PAGE),
+  rateTake: script(RATE_TAKE),
+  rateHold: script(RATE_HOLD),
 };
 
 /** Scripts that write an intent: with `replicas`, each waits until the replicas have it. */
@@ -641,6 +646,26 @@ export class RedisLedger implements LedgerStore {
     this.#assertOpen();
     parseEpochMs(at, 'at');
     return Number(await this.#run(SCRIPTS.advance, [String(at)]));
+  }
+
+  /** One script on the hash `rate`: every process sharing this Redis draws from one bucket. */
+  async takeToken(limit: RateLimit, now: number, keep = 0): Promise<number> {
+    this.#assertOpen();
+    const { perSecond, burst } = parseTake(limit, now, keep);
+    return Number(
+      await this.#run(SCRIPTS.rateTake, [
+        String(now),
+        String(perSecond),
+        String(burst),
+        String(keep),
+      ]),
+    );
+  }
+
+  async holdCalls(until: number): Promise<void> {
+    this.#assertOpen();
+    parseRateTime(until, 'until');
+    await this.#run(SCRIPTS.rateHold, [String(until)]);
   }
 
   async recordEvent(eventId: string, now: number = this.#clock.now()): Promise<boolean> {

@@ -44,6 +44,7 @@ import {
   parsePause,
   parsePlayerId,
 } from './operator-log.js';
+import { LocalRateBucket, type RateLimit } from './rate.js';
 import { afterMove, SqliteCore } from './sqlite-core.js';
 import { openLedgerDatabase } from './sqlite-schema.js';
 import { SqliteThread } from './sqlite-thread.js';
@@ -109,6 +110,7 @@ export class SqliteLedger implements LedgerStore {
   private readonly clock: Clock;
   private readonly busyTimeoutMs: number;
   private closed = false;
+  readonly #rate = new LocalRateBucket();
 
   constructor(options: string | SqliteLedgerOptions = {}) {
     const opts = typeof options === 'string' ? { path: options } : options;
@@ -313,6 +315,17 @@ export class SqliteLedger implements LedgerStore {
     const parsed = parseBlock(line);
     parseEpochMs(now, 'now');
     return this.run('recordBlock', [parsed, now]);
+  }
+
+  /** In process: each SqliteLedger instance keeps its own bucket (rate.ts). */
+  async takeToken(limit: RateLimit, now: number, keep = 0): Promise<number> {
+    this.assertOpen();
+    return this.#rate.takeToken(limit, now, keep);
+  }
+
+  async holdCalls(until: number): Promise<void> {
+    this.assertOpen();
+    return this.#rate.holdCalls(until);
   }
 
   async isBlocked(playerId: string): Promise<boolean> {

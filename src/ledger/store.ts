@@ -11,6 +11,7 @@ import type {
   OperatorLogPage,
   OperatorLogQuery,
 } from './operator-log.js';
+import type { RateStore } from './rate.js';
 
 export interface TransitionOptions {
   /** Fields written in the same atomic step as the status. */
@@ -84,7 +85,11 @@ export interface PayoutHold {
   perPlayer?: { limitMsat: number; windowMs: number };
 }
 
-export interface LedgerStore {
+/**
+ * A store also keeps the game's outbound rate (`RateStore`, rate.ts): a token bucket shared by
+ * every process that shares the store (in process for SQLite).
+ */
+export interface LedgerStore extends RateStore {
   /**
    * Records a new intent in status `creating`, with a UUID v7 id unless one is given. Rejects a
    * duplicate id or callback token (DuplicateIntentError), an `openKey` that an open intent

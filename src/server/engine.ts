@@ -34,6 +34,7 @@ import type { LightningEventName, LightningEvents, SafeEmitter } from './events.
 import type { KindHost, KindRules, KindTable, Observation } from './kinds/kind.js';
 import type { LightningLogger } from './logger.js';
 import type { Settings } from './options.js';
+import type { CreateTokens } from './outbound.js';
 import { nextCheckAt, retryAfterErrorMs } from './schedule.js';
 import { type PresenceLike, roomChannel, settlementMessage } from './settlement.js';
 import { CallbackSources } from './sources.js';
@@ -64,6 +65,8 @@ export interface EngineDeps {
   /** The service's send steps: what the engine sends was parsed where its call entered. */
   api: ServiceCalls;
   ledger: LedgerStore;
+  /** The game's outbound rate, when `rateLimit` is set: creates take their token first. */
+  outbound?: CreateTokens | null;
   events: SafeEmitter;
   /** The rules of every kind (kinds/index.ts). */
   kinds: KindTable;
@@ -88,6 +91,7 @@ export interface EngineDeps {
 export class Engine implements KindHost {
   readonly api: ServiceCalls;
   readonly ledger: LedgerStore;
+  readonly outbound: CreateTokens | null;
   readonly clock: Clock;
   readonly logger: LightningLogger;
   readonly settings: EngineDeps['settings'];
@@ -112,6 +116,7 @@ export class Engine implements KindHost {
   constructor(deps: EngineDeps) {
     this.api = deps.api;
     this.ledger = deps.ledger;
+    this.outbound = deps.outbound ?? null;
     this.#events = deps.events;
     this.#kinds = deps.kinds;
     this.settings = deps.settings;

@@ -34,6 +34,7 @@ import type { Engine } from './engine.js';
 import { sendApprovedPayment } from './kinds/payment.js';
 import { heldClaimSeconds, sendApprovedReward } from './kinds/reward.js';
 import { pageFields } from './operations/inputs.js';
+import type { Ticket } from './outbound.js';
 
 /** What a reissue needs of the matches (match/matches.ts): to issue a marked attempt again. */
 export interface Reissuer {
@@ -298,6 +299,8 @@ export class Operator {
     const engine = this.#engine;
     const intent = await this.#heldIntent('approve', id);
     await engine.breaker.admit(BigInt(intent.amount));
+    // With the game's rate, the token first: the move to `creating` and the send follow at once.
+    const ticket = engine.outbound ? await engine.outbound.reserve('payout') : null;
     const now = engine.now();
     const patch: IntentPatch = {
       nextCheckAt: now + engine.settings.reconciler.creatingGraceMs,
@@ -305,7 +308,10 @@ export class Operator {
       ...(intent.kind === 'reward' ? { expiresAt: now + heldClaimSeconds(intent) * 1000 } : {}),
     };
     const approved = await engine.apply(intent, 'creating', patch, `approved by ${by}`);
-    if (!approved) throw await this.#movedMeanwhile('approve', id);
+    if (!approved) {
+      if (ticket) engine.outbound?.release(ticket);
+      throw await this.#movedMeanwhile('approve', id);
+    }
     await this.#record({
       by,
       action: 'approve',
@@ -316,7 +322,7 @@ export class Operator {
       note: '',
     });
     try {
-      return await this.#send(approved);
+      return await this.#send(approved, ticket);
     } catch (err) {
       // The approval stands (its line is written): what the send left is in the ledger.
       engine.logger.warn(
@@ -375,10 +381,10 @@ export class Operator {
   }
 
   /** Calls the service for an approved payout, by its kind. */
-  #send(approved: Intent): Promise<Intent> {
+  #send(approved: Intent, ticket: Ticket | null): Promise<Intent> {
     return approved.kind === 'payment'
-      ? sendApprovedPayment(this.#engine, approved)
-      : sendApprovedReward(this.#engine, approved);
+      ? sendApprovedPayment(this.#engine, approved, ticket)
+      : sendApprovedReward(this.#engine, approved, ticket);
   }
 
   /** Blocks a player's money helpers, in every process. */

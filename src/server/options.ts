@@ -256,6 +256,20 @@ export const lightningOptionsSchema = z.strictObject({
         .optional(),
     })
     .default({}),
+  /**
+   * One outbound rate for the whole game (server/outbound.ts): every call to the service, in
+   * every process sharing the ledger (Redis, PostgreSQL; for SQLite, per process), waits for a
+   * token of one bucket that refills `perSecond` and holds `burst` (default perSecond, at least
+   * 1); a player's own action goes first, then payouts, then re-reads; a 429's Retry-After holds
+   * every process. Set it a little under the service's limit (docs/DEPLOY.md). Default: none.
+   */
+  rateLimit: z
+    .strictObject({
+      perSecond: z.number().positive().max(100_000),
+      burst: z.number().min(1).max(1_000_000).optional(),
+    })
+    .transform((r) => ({ perSecond: r.perSecond, burst: r.burst ?? Math.max(1, r.perSecond) }))
+    .optional(),
   /** Polling of overdue intents, which recovers lost callbacks. */
   reconciler: reconcilerSchema.prefault({}),
   /** The payout circuit breaker (see server/breaker.ts). */

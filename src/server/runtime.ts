@@ -12,6 +12,7 @@ import type { Emulator } from '../emulator/index.js';
 import { SqliteLedger } from '../ledger/sqlite.js';
 import type { LedgerStore } from '../ledger/store.js';
 import type { Settings } from './options.js';
+import { OutboundScheduler } from './outbound.js';
 
 export interface Runtime {
   /** The client the game gets (`lightning.api`): it parses what the game hands it. */
@@ -21,6 +22,8 @@ export interface Runtime {
   ledger: LedgerStore;
   /** The embedded emulator, when there is no API key. */
   emulator: Emulator | null;
+  /** The scheduler in front of every call, when `rateLimit` is set. */
+  outbound: OutboundScheduler | null;
   close(): Promise<void>;
 }
 
@@ -57,7 +60,6 @@ export async function startRuntime(settings: Settings): Promise<Runtime> {
     ...(retry ? { retry } : {}),
     ...(paths ? { paths: paths as Partial<PathTable> } : {}),
   };
-  const { api, calls } = paymentsService(apiOptions);
   const given = settings.ledger;
   const ledger =
     typeof given === 'object'
@@ -66,11 +68,22 @@ export async function startRuntime(settings: Settings): Promise<Runtime> {
           path: given ?? (emulator ? ':memory:' : 'lightning-ledger.sqlite'),
           clock: settings.clock,
         });
+  // The game's one rate, kept in the ledger so that every process sharing it draws from it.
+  const outbound = settings.rateLimit
+    ? new OutboundScheduler({
+        store: ledger,
+        limit: settings.rateLimit,
+        clock: settings.clock,
+        logger: settings.logger,
+      })
+    : null;
+  const { api, calls } = paymentsService(apiOptions, outbound ?? undefined);
   const started = emulator;
   try {
     // A store that cannot keep its promise (a Redis with AOF off) stops the start, loudly.
     await ledger.open();
   } catch (err) {
+    outbound?.close();
     await api.close();
     if (typeof given !== 'object') await ledger.close();
     if (started) await started.close();
@@ -81,7 +94,9 @@ export async function startRuntime(settings: Settings): Promise<Runtime> {
     calls,
     ledger,
     emulator,
+    outbound,
     async close() {
+      outbound?.close();
       await api.close();
       if (typeof given !== 'object') await ledger.close();
       if (started) await started.close();

@@ -2155,6 +2155,70 @@ export function describeLedgerContract(name: string, factory: LedgerFactory): vo
       });
     });
 
+    describe('the outbound rate (takeToken, holdCalls)', () => {
+      const limit = { perSecond: 10, burst: 3 };
+      const t0 = 1_700_000_000_000;
+
+      it('hands out a full burst, then one token per 1/perSecond, and says how long to wait', async () => {
+        for (let i = 0; i < 3; i++) assert.equal(await store.takeToken(limit, t0), 0);
+        assert.equal(await store.takeToken(limit, t0), 100);
+        // Asking again takes nothing: the wait only shrinks with time.
+        assert.equal(await store.takeToken(limit, t0 + 40), 60);
+        assert.equal(await store.takeToken(limit, t0 + 100), 0);
+        assert.equal(await store.takeToken(limit, t0 + 100), 100);
+        // Fractions of a token add up: 0.5 + 0.5.
+        assert.equal(await store.takeToken(limit, t0 + 150), 50);
+        assert.equal(await store.takeToken(limit, t0 + 200), 0);
+      });
+
+      it('never holds more than the burst, and counts nothing for time going back', async () => {
+        assert.equal(await store.takeToken(limit, t0), 0);
+        for (let i = 0; i < 3; i++) assert.equal(await store.takeToken(limit, t0 + 60_000), 0);
+        assert.equal(await store.takeToken(limit, t0 + 60_000), 100);
+        assert.equal(await store.takeToken(limit, t0 + 59_000), 100);
+      });
+
+      it('holds every take until a hold ends, then starts from an empty bucket', async () => {
+        assert.equal(await store.takeToken(limit, t0), 0);
+        await store.holdCalls(t0 + 1_000);
+        assert.equal(await store.takeToken(limit, t0 + 10), 990);
+        // An earlier hold does not shorten the one in force.
+        await store.holdCalls(t0 + 500);
+        assert.equal(await store.takeToken(limit, t0 + 600), 400);
+        assert.equal(await store.takeToken(limit, t0 + 1_000), 100);
+        assert.equal(await store.takeToken(limit, t0 + 1_100), 0);
+        // A later one extends it.
+        await store.holdCalls(t0 + 3_000);
+        assert.equal(await store.takeToken(limit, t0 + 2_000), 1_000);
+      });
+
+      it('with `keep`, takes a token only if that many more remain', async () => {
+        assert.equal(await store.takeToken(limit, t0), 0);
+        assert.equal(await store.takeToken(limit, t0), 0);
+        // One left: a take that keeps one waits for a second; a plain take gets the last.
+        assert.equal(await store.takeToken(limit, t0, 1), 100);
+        assert.equal(await store.takeToken(limit, t0 + 50, 1), 50);
+        assert.equal(await store.takeToken(limit, t0 + 100, 1), 0);
+        assert.equal(await store.takeToken(limit, t0 + 100, 0), 0);
+        assert.equal(await store.takeToken(limit, t0 + 100, 0), 100);
+        await rejection(store.takeToken(limit, t0, 3), InvalidIntentError);
+        await rejection(store.takeToken(limit, t0, 0.5), InvalidIntentError);
+      });
+
+      it('refuses a limit or a time that is not one', async () => {
+        for (const bad of [
+          { perSecond: 0, burst: 1 },
+          { perSecond: 5, burst: 0.5 },
+          { perSecond: Number.NaN, burst: 1 },
+          { perSecond: 5, burst: Number.POSITIVE_INFINITY },
+        ]) {
+          await rejection(store.takeToken(bad, t0), InvalidIntentError);
+        }
+        await rejection(store.takeToken(limit, -1), InvalidIntentError);
+        await rejection(store.holdCalls(1.5), InvalidIntentError);
+      });
+    });
+
     describe('close', () => {
       it('refuses every call after close, and closing twice is harmless', async () => {
         const intent = await store.create(newIntent());
@@ -2181,6 +2245,8 @@ export function describeLedgerContract(name: string, factory: LedgerFactory): vo
           store.recordBlock(operatorLine({ action: 'block' })),
           store.isBlocked('p'),
           store.operatorLog(),
+          store.takeToken({ perSecond: 1, burst: 1 }, 0),
+          store.holdCalls(0),
         ];
         for (const call of calls) {
           const err = await rejection(call, LedgerClosedError);
@@ -2201,9 +2267,29 @@ export function describeLedgerContract(name: string, factory: LedgerFactory): vo
 export function describeSharedStorage(
   name: string,
   storage: () => () => LedgerStore,
-  options: { rounds: number },
+  options: { rounds: number; sharesRate: boolean },
 ): void {
   describe(name, () => {
+    it(
+      options.sharesRate
+        ? 'draw from one outbound bucket, and honour a hold another instance wrote'
+        : 'keep an outbound bucket per instance (in process)',
+      async () => {
+        const open = storage();
+        const a = open();
+        const b = open();
+        const limit = { perSecond: 10, burst: 2 };
+        const t0 = 1_700_000_000_000;
+        const takes = await Promise.all(
+          Array.from({ length: 6 }, (_, i) => (i % 2 ? a : b).takeToken(limit, t0)),
+        );
+        assert.equal(takes.filter((wait) => wait === 0).length, options.sharesRate ? 2 : 4);
+        await a.holdCalls(t0 + 5_000);
+        assert.equal(await a.takeToken(limit, t0 + 1_000), 4_000);
+        assert.equal(await b.takeToken(limit, t0 + 1_000), options.sharesRate ? 4_000 : 0);
+      },
+    );
+
     it('let exactly one of many racing transitions win, over many rounds', async () => {
       const open = storage();
       const a = open();

@@ -28,6 +28,7 @@ import {
   type PostgresLedgerOptions,
 } from '../../src/ledger/index.js';
 import { type JournalEntry, openingPostings, type Posting } from '../../src/ledger/journal.js';
+import { SCHEMA_VERSION } from '../../src/ledger/postgres-schema.js';
 import { eventually } from '../support/eventually.js';
 import { startGame } from '../support/game.js';
 import { needPostgres } from '../support/needs.js';
@@ -90,6 +91,7 @@ describe('PostgresLedger', function () {
       await admin.query(
         `DELETE FROM "${s}".intents; DELETE FROM "${s}".events;
          DELETE FROM "${s}".journal; DELETE FROM "${s}".balances; DELETE FROM "${s}".blocked;
+         UPDATE "${s}".rate SET tokens = 0, at = 0, hold = 0;
          ALTER TABLE "${s}".operator_log DISABLE TRIGGER operator_log_append_only;
          DELETE FROM "${s}".operator_log;
          ALTER TABLE "${s}".operator_log ENABLE TRIGGER operator_log_append_only`,
@@ -114,7 +116,7 @@ describe('PostgresLedger', function () {
       const s = schema();
       return () => ledger(s);
     },
-    { rounds: 30 },
+    { rounds: 30, sharesRate: true },
   );
 
   describe('two instances, two pools: limits and webhooks', () => {
@@ -263,11 +265,12 @@ describe('PostgresLedger', function () {
           'open_count',
           'operator_log',
           'payouts_paused',
+          'rate',
           'schema_version',
         ],
       );
       const version = await admin.query(`SELECT version FROM "${s}".schema_version`);
-      assert.deepEqual(version.rows, [{ version: 8 }]);
+      assert.deepEqual(version.rows, [{ version: SCHEMA_VERSION }]);
       const created = await (writers[3] as PostgresLedger).create(newIntent());
       assert.equal((await (writers[5] as PostgresLedger).get(created.id))?.id, created.id);
     });
@@ -280,7 +283,7 @@ describe('PostgresLedger', function () {
       const err = await rejection(store.open(), IncompatibleLedgerError);
       assert.equal(err.code, 'LN_LEDGER_INCOMPATIBLE');
       assert.match(err.message, /version 99/);
-      assert.match(err.message, /reads up to version 8/);
+      assert.match(err.message, new RegExp(`reads up to version ${SCHEMA_VERSION}`));
       assert.match(err.message, /Upgrade colyseus-lightning/);
       // Refused for good: every later call says the same, and nothing was written.
       await rejection(store.create(newIntent()), IncompatibleLedgerError);
@@ -446,7 +449,7 @@ describe('PostgresLedger', function () {
       assert.equal((await store.get(created.id))?.status, 'creating');
       assert.equal((await store.transition(created.id, 'creating', 'pending'))?.status, 'pending');
       const version = await admin.query(`SELECT version FROM "${s}".schema_version`);
-      assert.equal(Number(version.rows[0]?.version), 8);
+      assert.equal(Number(version.rows[0]?.version), SCHEMA_VERSION);
       // Migrated on to 4 in the same open: the intent that was there has its opening entry.
       const [opening] = (await store.journal({ intentId: created.id })).entries;
       assert.equal(opening?.tag, 'opening');
@@ -473,7 +476,7 @@ describe('PostgresLedger', function () {
       const [a, b] = [ledger(s), ledger(s)];
       await Promise.all([a.open(), b.open()]);
       const version = await admin.query(`SELECT version FROM "${s}".schema_version`);
-      assert.equal(Number(version.rows[0]?.version), 8);
+      assert.equal(Number(version.rows[0]?.version), SCHEMA_VERSION);
       // Two open: the fee and the spend.
       const err = await rejection(
         a.create(newIntent(), 1, { maxOpenPerGame: 2 }),
@@ -501,7 +504,7 @@ describe('PostgresLedger', function () {
       assert.equal((await store.get(kept.id))?.id, kept.id);
       assert.deepEqual(await store.operatorLog(), { actions: [], next: null });
       const version = await admin.query(`SELECT version FROM "${s}".schema_version`);
-      assert.equal(Number(version.rows[0]?.version), 8);
+      assert.equal(Number(version.rows[0]?.version), SCHEMA_VERSION);
       const line = await store.recordOperatorAction({
         by: 'alice',
         action: 'pause',
@@ -550,7 +553,7 @@ describe('PostgresLedger', function () {
       });
       assert.equal(held.status, 'held');
       const version = await admin.query(`SELECT version FROM "${s}".schema_version`);
-      assert.equal(Number(version.rows[0]?.version), 8);
+      assert.equal(Number(version.rows[0]?.version), SCHEMA_VERSION);
       assert.equal(await store.openCount(), 2, 'the open one and the held one');
       assert.deepEqual(
         (await store.held()).map((i) => i.id),
@@ -584,7 +587,7 @@ describe('PostgresLedger', function () {
       assert.equal(await store.recordEvent('ramp:seen-long-ago', far), false);
       assert.equal(await store.recordEvent('ramp:new', far), true);
       const version = await admin.query(`SELECT version FROM "${s}".schema_version`);
-      assert.equal(Number(version.rows[0]?.version), 8);
+      assert.equal(Number(version.rows[0]?.version), SCHEMA_VERSION);
       const indexes = await admin.query(
         'SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename = $2',
         [s, 'events'],
@@ -1026,7 +1029,7 @@ describe('PostgresLedger', function () {
       await Promise.all(stores.map((store) => store.open()));
       const store = stores[2] as PostgresLedger;
       const version = await admin.query(`SELECT version FROM "${s}".schema_version`);
-      assert.equal(Number(version.rows[0]?.version), 8);
+      assert.equal(Number(version.rows[0]?.version), SCHEMA_VERSION);
 
       const expected = intents.flatMap((intent) =>
         openingPostings(intent)

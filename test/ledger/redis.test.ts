@@ -123,7 +123,7 @@ describe('RedisLedger', function () {
       const p = prefix();
       return () => ledger(p);
     },
-    { rounds: 50 },
+    { rounds: 50, sharesRate: true },
   );
 
   describe('two instances, two connections: webhooks', () => {

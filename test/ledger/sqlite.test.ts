@@ -91,7 +91,7 @@ describe('SqliteLedger: instances sharing a file', () => {
         return store;
       };
     },
-    { rounds: 20 },
+    { rounds: 20, sharesRate: false },
   );
 });
 

@@ -199,7 +199,11 @@ describe('payout approvals: held, then approved or rejected by an operator', fun
   });
 
   async function fundedMatch(target: Game, players: string[]) {
-    const match = await target.lightning.openMatch({ entryFeeMsat: 40_000, claimExpiresIn: 600 });
+    const match = await target.lightning.openMatch({
+      entryFeeMsat: 40_000,
+      claimExpiresIn: 600,
+      seats: players.length,
+    });
     for (const playerId of players) {
       const fee = await target.lightning.enterMatch({ matchId: match.id, playerId });
       expect(target.emulator.control.payStaticCharge(fee.remoteId as string).status).to.equal('OK');

@@ -10,6 +10,7 @@
  */
 import { Room } from '@colyseus/core';
 import { expect } from 'chai';
+import { RateLimitError } from '../../src/api/errors.js';
 import { LN_ADDRESS_DOMAIN } from '../../src/emulator/index.js';
 import { PayoutsPausedError } from '../../src/errors.js';
 import type { Intent } from '../../src/ledger/intent.js';
@@ -265,6 +266,30 @@ describe('payout circuit breaker', () => {
       for (const playerId of ['a', 'b', 'c', 'd']) await reward(playerId).catch(() => {});
       expect(game.emulator.control.count('POST', REQUESTS)).to.equal(4);
       expect(pauses).to.deep.equal([]);
+    });
+
+    it('a burst past the service rate limit (its 429s, many players at once) pauses nothing', async () => {
+      // The emulator's real limit, not an injected fault: 2 at once, then 429 with Retry-After.
+      game = await startGame(
+        { empty: EmptyRoom },
+        {
+          reconciler: { enabled: false },
+          breaker: { failures: 2, players: 2 },
+          api: { maxRetries: 0 },
+        },
+      );
+      game.emulator.control.setRateLimit({ perSecond: 0.001, burst: 2 });
+      const pauses: PayoutPause[] = [];
+      game.lightning.on('paused', (p) => pauses.push(p));
+      const players = ['a', 'b', 'c', 'd', 'e', 'f'];
+      const results = await Promise.allSettled(players.map((playerId) => reward(playerId)));
+      const refused = results.filter((r) => r.status === 'rejected');
+      expect(refused).to.have.length(4);
+      for (const r of refused)
+        expect((r as PromiseRejectedResult).reason).to.be.instanceOf(RateLimitError);
+      expect(game.emulator.control.limited).to.equal(4);
+      expect(pauses).to.deep.equal([]);
+      expect(game.lightning.paused).to.equal(null);
     });
   });
 });

@@ -29,6 +29,7 @@ import { refuseBlocked } from '../blocked.js';
 import type { Engine } from '../engine.js';
 import { type OnBehalf, recordThenSend, sendRecorded } from '../operations/create.js';
 import type { ParsedAddressPayment } from '../operations/inputs.js';
+import type { Ticket } from '../outbound.js';
 import { newCallbackToken } from '../tokens.js';
 import { type KindRules, notProvenBy, type Observation } from './kind.js';
 
@@ -91,13 +92,19 @@ export async function startAddressPayment(
 }
 
 /** Sends a payment an operator approved (now `creating`): the second half of its start. */
-export async function sendApprovedPayment(engine: Engine, intent: Intent): Promise<Intent> {
+export async function sendApprovedPayment(
+  engine: Engine,
+  intent: Intent,
+  ticket: Ticket | null,
+): Promise<Intent> {
   const answered = { status: '' };
   const sent = await sendRecorded(
     engine,
     intent,
     paymentCall(engine),
     paymentAnswer(engine, answered),
+    {},
+    ticket,
   );
   return endAsAnswered(engine, sent, answered.status);
 }

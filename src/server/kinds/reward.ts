@@ -16,6 +16,7 @@ import { refuseBlocked } from '../blocked.js';
 import type { Engine } from '../engine.js';
 import { type OnBehalf, recordThenSend, sendRecorded } from '../operations/create.js';
 import type { ParsedReward } from '../operations/inputs.js';
+import type { Ticket } from '../outbound.js';
 import { newCallbackToken } from '../tokens.js';
 import { type KindRules, notProvenBy, type Observation } from './kind.js';
 
@@ -116,11 +117,17 @@ export function heldClaimSeconds(intent: Intent): number {
 }
 
 /** Sends a reward an operator approved (now `creating`): the second half of its start. */
-export function sendApprovedReward(engine: Engine, intent: Intent): Promise<Intent> {
+export function sendApprovedReward(
+  engine: Engine,
+  intent: Intent,
+  ticket: Ticket | null,
+): Promise<Intent> {
   return sendRecorded(
     engine,
     intent,
     rewardCall(engine, heldClaimSeconds(intent)),
     rewardAnswer(engine),
+    {},
+    ticket,
   );
 }

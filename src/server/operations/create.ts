@@ -13,9 +13,16 @@
  * A helper never resolves without an intent: if the ledger lost it, it rejects.
  */
 import { DuplicateIntentError, IntentLostError } from '../../ledger/errors.js';
-import { type Intent, type IntentPatch, isTerminal, type NewIntent } from '../../ledger/intent.js';
+import {
+  type Intent,
+  type IntentPatch,
+  isPayout,
+  isTerminal,
+  type NewIntent,
+} from '../../ledger/intent.js';
 import type { CreateGuards } from '../../ledger/store.js';
 import type { Engine } from '../engine.js';
+import type { Ticket } from '../outbound.js';
 import { isAmbiguous, recordCreateFailure } from './outcome.js';
 
 export interface Created {
@@ -49,8 +56,20 @@ export async function recordThenSend<T>(
   created: (answer: T, intent: Intent) => Created,
   options: RecordOptions = {},
 ): Promise<Intent> {
-  const recorded = await record(engine, fields, options.guards ?? engine.guards(fields.kind));
+  // With the game's rate, the token comes first: the record and its first attempt follow at once.
+  const outbound = engine.outbound;
+  const ticket = outbound
+    ? await outbound.reserve(isPayout(fields.kind) ? 'payout' : 'player')
+    : null;
+  let recorded: { intent: Intent; existing: boolean };
+  try {
+    recorded = await record(engine, fields, options.guards ?? engine.guards(fields.kind));
+  } catch (err) {
+    if (ticket) outbound?.release(ticket);
+    throw err;
+  }
   if (recorded.existing) {
+    if (ticket) outbound?.release(ticket);
     // Nothing moved, so nothing reached the room: the open intent that holds the key is handed
     // over, so that the helper finds its entry (one still being created appears as such).
     engine.handToRoom(recorded.intent);
@@ -58,15 +77,17 @@ export async function recordThenSend<T>(
   }
   if (recorded.intent.status === 'held') {
     // The approvals held it: nothing is sent until an operator approves it (operator.ts).
+    if (ticket) outbound?.release(ticket);
     engine.noticeHeld(recorded.intent);
     return recorded.intent;
   }
-  return sendRecorded(engine, recorded.intent, send, created, options);
+  return sendRecorded(engine, recorded.intent, send, created, options, ticket);
 }
 
 /**
  * The second half of recordThenSend: the service called for an intent in `creating` (just
- * recorded, or approved out of `held`), and its answer, or failure, written.
+ * recorded, or approved out of `held`), and its answer, or failure, written. `ticket`: the
+ * token the caller took for it before its move to `creating` (with the game's rate).
  */
 export async function sendRecorded<T>(
   engine: Engine,
@@ -74,10 +95,12 @@ export async function sendRecorded<T>(
   send: (intent: Intent) => Promise<T>,
   created: (answer: T, intent: Intent) => Created,
   options: RecordOptions = {},
+  ticket: Ticket | null = null,
 ): Promise<Intent> {
+  const outbound = engine.outbound;
   let answer: T;
   try {
-    answer = await send(intent);
+    answer = await (ticket && outbound ? outbound.spend(ticket, () => send(intent)) : send(intent));
   } catch (err) {
     const failed = await recordCreateFailure(
       engine,

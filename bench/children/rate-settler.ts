@@ -1,0 +1,69 @@
+/**
+ * One game process of the rate benchmark (bench/rate.ts): a Lightning on the shared Redis
+ * ledger with the game's outbound rate, its reconciler and breaker as in production. Prints
+ * `{ready}`; then `{"cmd":"settle","matchId":...,"shares":{...}}` settles that match and answers
+ * what became of its payouts and whether payouts paused; `{"cmd":"stop"}` closes it.
+ *
+ * Args: <json of { emulatorUrl, apiKey, redisUrl, prefix, perSecond, burst }>
+ */
+import { createInterface } from 'node:readline';
+import { z } from 'zod';
+import { RedisLedger } from '../../src/ledger/redis.js';
+import { createLightning } from '../../src/lightning.js';
+
+const args = z
+  .strictObject({
+    emulatorUrl: z.url(),
+    apiKey: z.string().min(1),
+    redisUrl: z.url(),
+    prefix: z.string().min(1),
+    perSecond: z.number().positive(),
+    burst: z.number().min(1),
+  })
+  .parse(JSON.parse(process.argv[2] ?? '{}'));
+const command = z.discriminatedUnion('cmd', [
+  z.strictObject({
+    cmd: z.literal('settle'),
+    matchId: z.string().min(1),
+    shares: z.record(z.string(), z.number()),
+  }),
+  z.strictObject({ cmd: z.literal('stop') }),
+]);
+
+const quiet = { info: () => {}, warn: () => {}, error: () => {} };
+const ledger = new RedisLedger(args.redisUrl, { prefix: args.prefix });
+const lightning = createLightning({
+  apiKey: args.apiKey,
+  baseUrl: args.emulatorUrl,
+  publicUrl: 'http://127.0.0.1:2567',
+  logger: quiet,
+  ledger,
+  rateLimit: { perSecond: args.perSecond, burst: args.burst },
+});
+await lightning.ready();
+let pauses = 0;
+lightning.on('paused', () => {
+  pauses++;
+});
+const reply = (message: unknown) => process.stdout.write(`${JSON.stringify(message)}\n`);
+reply({ ready: true, pid: process.pid });
+
+for await (const line of createInterface({ input: process.stdin })) {
+  const c = command.parse(JSON.parse(line));
+  if (c.cmd === 'stop') break;
+  const started = Date.now();
+  const view = await lightning.settleMatch(c.matchId, c.shares);
+  const statuses: Record<string, number> = {};
+  for (const payout of view.payouts) statuses[payout.status] = (statuses[payout.status] ?? 0) + 1;
+  reply({
+    status: view.status,
+    payouts: view.payouts.length,
+    statuses,
+    pauses,
+    paused: lightning.paused !== null,
+    startedAt: started,
+    endedAt: Date.now(),
+  });
+}
+await lightning.close();
+await ledger.close();
