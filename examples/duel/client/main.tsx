@@ -22,12 +22,7 @@ import { useEffect, useState } from 'react';
 import { createRoot } from 'react-dom/client';
 
 /** The duel's own fields of the room's state (examples/duel/room.ts). */
-interface DuelFields {
-  phase: string;
-  matchId: string;
-  winner: string;
-  lightning?: SyncedLightning;
-}
+type DuelFields = { phase: string; matchId: string; winner: string; lightning?: SyncedLightning };
 
 /** What an entry is to this player: by its purpose (a payout and a refund look alike else). */
 const TITLES: Partial<Record<EntryView['purpose'], string>> = {
@@ -70,6 +65,7 @@ const NOTES = {
 function Entry({ entry, price }: { entry: EntryView; price: PriceView | null }) {
   const [wallet, setWallet] = useState<keyof typeof NOTES>('');
   const title = TITLES[entry.purpose] ?? entry.description;
+  const qr = entry.action ? `data:image/svg+xml,${encodeURIComponent(qrSvg(entry.code))}` : '';
   const act = async () => {
     setWallet('asking');
     setWallet((await (entry.action === 'claim' ? claim(entry.code) : pay(entry.code))).via);
@@ -81,10 +77,7 @@ function Entry({ entry, price }: { entry: EntryView; price: PriceView | null }) 
       {entry.action && (
         <div className="code">
           <a className="qr" href={lightningUri(entry.code)}>
-            <img
-              alt={`${title} QR code`}
-              src={`data:image/svg+xml,${encodeURIComponent(qrSvg(entry.code))}`}
-            />
+            <img alt={`${title} QR code`} src={qr} />
           </a>
           <button type="button" onClick={act} disabled={wallet === 'asking' || wallet === 'webln'}>
             {entry.action === 'pay' ? 'Pay' : 'Claim'} with your wallet
@@ -120,11 +113,9 @@ function Duel({ room }: { room: Room }) {
       <button id="click" type="button" onClick={click} disabled={now !== 'playing'}>
         Click!
       </button>
-      <section id="entries">
-        {duel.entries.map((entry) => (
-          <Entry key={entry.id} entry={entry} price={duel.price} />
-        ))}
-      </section>
+      {duel.entries.map((entry) => (
+        <Entry key={entry.id} entry={entry} price={duel.price} />
+      ))}
     </main>
   );
 }
