@@ -39,7 +39,8 @@ function documented(): Map<string, Field[]> {
       for (const [, index, kind, mapOf, refOf, csharp, field] of (body as string).matchAll(
         pattern,
       )) {
-        const wire = kind === 'map' ? `map<${mapOf}>` : kind === 'ref' ? `ref<${refOf}>` : kind;
+        const wire =
+          kind === 'map' ? `map<${mapOf}>` : kind === 'ref' ? `ref<${refOf}>` : `${kind}`;
         fields.push({
           index: Number(index),
           name: field as string,

@@ -67,8 +67,12 @@ export function duelRoom(options: DuelRoomOptions) {
     }
 
     override async onJoin(client: Client) {
-      // Opened once, by the first join; a second join waits for the same match.
-      this.#match ??= this.#open();
+      // Opened once, by the first join; a second join waits for the same match. One that could
+      // not be opened is opened again by the next join (this join is refused: nothing charged).
+      this.#match ??= this.#open().catch((err: unknown) => {
+        this.#match = undefined;
+        throw err;
+      });
       const match = await this.#match;
       // One fee per player (a repeat returns it): its code reaches this client only.
       await match.enter(client);
