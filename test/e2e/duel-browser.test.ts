@@ -6,7 +6,8 @@
  * examples/duel/build.ts at start). Both players pay with one press, the match is funded only
  * once both paid, Alice clicks first and claims the pot with her wallet, and Bob's page never
  * holds Alice's codes: not in its DOM, not in any websocket frame it received (the bytes its
- * `room.state` is decoded from).
+ * `room.state` is decoded from). A page without a wallet is told to scan the code, and pays
+ * nothing. The client's line count (under 150) is checked with or without Chromium.
  */
 import { readdir, readFile } from 'node:fs/promises';
 import { expect } from 'chai';
@@ -37,13 +38,28 @@ interface Player {
   frames: Buffer[];
 }
 
+describe('example duel: its client', () => {
+  it('shows a paid match in under 150 lines of client code', async () => {
+    const lines = await clientLines();
+    console.log(`      examples/duel/client: ${lines} lines of TypeScript (React)`);
+    expect(lines).to.be.above(50).and.below(150);
+  });
+});
+
 describe('example duel (React) in a browser, two players with WebLN wallets', function () {
   this.timeout(60_000);
   let browser: Browser | undefined;
   let duel: Awaited<ReturnType<typeof startDuel>> | undefined;
 
-  before(function () {
+  before(async function () {
     needChromium(this);
+    // Built and served as `npm run example:duel` does (examples/duel/build.ts).
+    duel = await startDuel({
+      port: await freePort(),
+      log: () => {},
+      lightning: { logger: quietLogger },
+    });
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
   });
 
   after(async () => {
@@ -51,19 +67,10 @@ describe('example duel (React) in a browser, two players with WebLN wallets', fu
     await duel?.stop();
   });
 
-  it('shows a paid match in under 150 lines of client code', async () => {
-    const lines = await clientLines();
-    console.log(`      examples/duel/client: ${lines} lines of TypeScript (React)`);
-    expect(lines).to.be.above(50).and.below(150);
-  });
-
   it('both pay with WebLN, the winner claims the pot, the loser never holds its code', async () => {
-    const port = await freePort();
-    duel = await startDuel({ port, log: () => {}, lightning: { logger: quietLogger } });
-    const emulator = duel.lightning.emulator;
+    const emulator = duel?.lightning.emulator;
     if (!emulator) throw new Error('the duel runs on its emulator here');
     const wallet = devWallet(emulator.devWalletUrl);
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
 
     const join = async (): Promise<Player> => {
       const page = (await (await browser?.newContext())?.newPage()) as Page;
@@ -146,5 +153,18 @@ describe('example duel (React) in a browser, two players with WebLN wallets', fu
       // The same look finds it where it was sent: in Alice's frames.
       expect(inFrames(alice.frames, code), 'a frame Alice received holds it').to.equal(true);
     }
+  });
+
+  it('without a browser wallet, Pay says to scan the code and pays nothing', async () => {
+    const page = (await (await browser?.newContext())?.newPage()) as Page;
+    await page.goto(duel?.url as string);
+    await page.click('#join');
+    const fee = page.locator('.entry.fee');
+    await fee.locator('text=Pay with your wallet').click();
+    await fee.locator('text=No wallet in this browser: scan the code.').waitFor();
+    // The code is still there to scan or tap, and nothing was paid.
+    expect(await fee.locator('a.qr').getAttribute('href')).to.match(/^lightning:LNURL1[0-9A-Z]+$/);
+    expect(await fee.locator('.status').textContent()).to.equal('pending');
+    expect(await fee.locator('button').isEnabled()).to.equal(true);
   });
 });
