@@ -10,7 +10,8 @@
  * and that the journal holds the postings of exactly the writes applied, its balances their sums
  * (conserved: every unit's class balances sum to zero).
  *
- * Runs MODEL_RUNS sequences per store (default 100, about a second per store); for a longer hunt:
+ * Runs MODEL_RUNS sequences per store (default 40: `npm test`'s short form, 5 to 20 s per store
+ * on the 2-core development machine); for a longer hunt, `npm run test:model` (500), or
  *   MODEL_RUNS=2000 npx mocha test/ledger/model.test.ts
  * A failure prints the shrunk command list with its seed, path and replayPath; replay it with
  *   MODEL_SEED=<seed> MODEL_PATH=<path> MODEL_REPLAY=<replayPath> npx mocha test/ledger/model.test.ts
@@ -33,7 +34,7 @@ import { checkModel, type ModelRunOptions } from './model-commands.js';
 
 const env = z
   .object({
-    MODEL_RUNS: z.coerce.number().int().positive().default(100),
+    MODEL_RUNS: z.coerce.number().int().positive().default(40),
     MODEL_COMMANDS: z.coerce.number().int().positive().default(50),
     MODEL_SEED: z.coerce.number().int().optional(),
     MODEL_PATH: z
