@@ -98,20 +98,33 @@ const MIN_SHARE = 5e-7;
  * it would send the whole pot to the house).
  */
 export const sharesInput = z
-  .record(
-    id,
-    z
-      .number()
-      .positive()
-      .finite()
-      .max(1e9)
-      .refine(
-        (share) => Math.round(share * 1e6) >= 1,
-        `is too small: shares count in millionths, and one under ${MIN_SHARE} rounds to nothing`,
-      ),
-  )
-  .refine((shares) => Object.keys(shares).length > 0, 'must name at least one winner')
-  .refine((shares) => Object.keys(shares).length <= 1000, 'must name at most 1000 winners');
+  .unknown()
+  .superRefine((shares, ctx) => {
+    // A parsed record drops an own `__proto__` key (JSON.parse makes one) without a word: the
+    // pot would go to the others. It names no player, so it is refused.
+    if (typeof shares === 'object' && shares !== null && Object.hasOwn(shares, '__proto__')) {
+      ctx.addIssue({ code: 'custom', path: ['__proto__'], message: 'names no player' });
+    }
+  })
+  .pipe(sharesRecord());
+
+function sharesRecord() {
+  return z
+    .record(
+      id,
+      z
+        .number()
+        .positive()
+        .finite()
+        .max(1e9)
+        .refine(
+          (share) => Math.round(share * 1e6) >= 1,
+          `is too small: shares count in millionths, and one under ${MIN_SHARE} rounds to nothing`,
+        ),
+    )
+    .refine((shares) => Object.keys(shares).length > 0, 'must name at least one winner')
+    .refine((shares) => Object.keys(shares).length <= 1000, 'must name at most 1000 winners');
+}
 export type Shares = z.output<typeof sharesInput>;
 
 export const reasonInput = z.string().trim().min(1, 'must say why').max(500);
