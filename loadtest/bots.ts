@@ -1,0 +1,341 @@
+/**
+ * The load test's players: real @colyseus/sdk clients. A table bot joins a `table` room
+ * through the matchmaker of one of the processes (RedisDriver decides where it lives), enters
+ * the room's match, pays its fee from the code on its own screen (the emulator's wallet, as the
+ * dev wallet's "pay" does), and then waits for the end of its round: a payout code (it won),
+ * a refund code (the round was called off), another winner named, or its fee closed; it claims
+ * any code it gets and leaves. Some leave early (before or after paying: their table is
+ * refunded); a bot whose round does not start within its patience leaves too. A tournament bot
+ * joins the hall by its id, enters, pays, and waits for its payout code.
+ *
+ * Each bot says what happened to it and when (join, fee on screen, fee paid, settling heard,
+ * code on screen): the figures come from these.
+ *
+ * Cost per bot: one WebSocket and its decoded state (its own entries only).
+ */
+import { ColyseusSDK, type Room as SdkRoom } from '@colyseus/sdk';
+import { resourceOf } from '../soak/players.js';
+import type { Emulator } from '../src/emulator/index.js';
+
+/** An entry as the bot's client decodes it. */
+interface Seen {
+  id: string;
+  kind: 'entryFee' | 'reward';
+  status: string;
+  code: string;
+  purpose: string;
+}
+
+type EntryMap = {
+  forEach(cb: (value: Omit<Seen, 'id' | 'kind'>, key: string) => void): void;
+};
+interface ClientState {
+  lightning?: { rewards?: EntryMap; entryFees?: EntryMap };
+}
+
+export type Outcome =
+  | 'won'
+  | 'lost'
+  | 'refunded'
+  | 'fee closed'
+  | 'left early'
+  | 'impatient'
+  | 'refused'
+  | 'dropped'
+  | 'failed';
+
+export interface BotStory {
+  playerId: string;
+  where: 'table' | 'hall';
+  outcome: Outcome;
+  /** ms (epoch) of each step reached. */
+  joinStart: number;
+  joinedAt?: number;
+  feeShownAt?: number;
+  feePaidAt?: number;
+  /** The room's broadcast just before its settle (its own clock: the same machine). */
+  settlingAt?: number;
+  /** The payout's or refund's code reached the screen. */
+  codeShownAt?: number;
+  /** The code was claimed at the emulator. */
+  claimed?: boolean;
+  error?: string;
+}
+
+/** What a bot's wait is given up on. */
+class Gone extends Error {}
+
+export interface BotContext {
+  emulator: Emulator;
+  /** Give-up limits: a round that does not start, a step that does not come. */
+  patienceMs: number;
+  stepMs: number;
+}
+
+/** One connection and what its screen shows, with a way to wait for what it should show. */
+class Screen {
+  readonly room: SdkRoom;
+  #dropped = false;
+  readonly #waiters = new Set<() => void>();
+
+  constructor(room: SdkRoom) {
+    this.room = room;
+    room.reconnection.enabled = false;
+    room.onStateChange(() => this.#poke());
+    const gone = () => {
+      this.#dropped = true;
+      this.#poke();
+    };
+    room.onLeave(gone);
+    room.onDrop(gone);
+  }
+
+  get dropped(): boolean {
+    return this.#dropped;
+  }
+
+  /** Something changed: waiters look again. */
+  poke(): void {
+    this.#poke();
+  }
+
+  #poke(): void {
+    for (const waiter of [...this.#waiters]) waiter();
+  }
+
+  entries(): Seen[] {
+    const lightning = (this.room.state as ClientState | undefined)?.lightning;
+    const all: Seen[] = [];
+    for (const [kind, map] of [
+      ['entryFee', lightning?.entryFees],
+      ['reward', lightning?.rewards],
+    ] as const) {
+      map?.forEach((e, id) => {
+        all.push({ id, kind, status: e.status, code: e.code, purpose: e.purpose });
+      });
+    }
+    return all;
+  }
+
+  /** Resolves with `check`'s first truthy answer; rejects with Gone on a drop or after `ms`. */
+  until<T>(check: () => T | undefined | null | false, ms: number, what: string): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const look = () => {
+        const value = check();
+        if (value) {
+          done();
+          resolve(value);
+        } else if (this.#dropped) {
+          done();
+          reject(new Gone('dropped'));
+        }
+      };
+      const timer = setTimeout(() => {
+        done();
+        reject(new Gone(`no ${what} within ${ms} ms`));
+      }, ms);
+      const done = () => {
+        clearTimeout(timer);
+        this.#waiters.delete(look);
+      };
+      this.#waiters.add(look);
+      look();
+    });
+  }
+
+  async leave(): Promise<void> {
+    if (this.#dropped) return;
+    this.#dropped = true;
+    await this.room.leave(true).catch(() => {});
+  }
+}
+
+const ENDED = new Set(['completed', 'expired', 'failed']);
+
+async function joinScreen(
+  url: string,
+  how: { name: string } | { roomId: string },
+  playerId: string,
+): Promise<Screen> {
+  const sdk = new ColyseusSDK(url.replace(/^http/, 'ws'));
+  const room =
+    'name' in how
+      ? await sdk.joinOrCreate(how.name, { playerId })
+      : await sdk.joinById(how.roomId, { playerId });
+  return new Screen(room);
+}
+
+/** Sends `enter` and waits for the room's answer: the fee's id, or why it was refused. */
+async function enter(screen: Screen, ms: number): Promise<{ id?: string; error?: string }> {
+  let answer: { id?: string; error?: string } | undefined;
+  screen.room.onMessage('entered', (a: { id?: string; error?: string }) => {
+    answer = a;
+    screen.poke();
+  });
+  screen.room.send('enter');
+  return screen.until(() => answer, ms, 'answer to enter');
+}
+
+/** Pays the fee from the code on the screen, once shown; records when. */
+async function payFee(screen: Screen, feeId: string, story: BotStory, ctx: BotContext) {
+  const fee = await screen.until(
+    () => screen.entries().find((e) => e.id === feeId && e.code !== ''),
+    ctx.stepMs,
+    'fee code on screen',
+  );
+  story.feeShownAt = Date.now();
+  const paid = ctx.emulator.control.payStaticCharge(resourceOf(fee.code));
+  if (paid.status !== 'OK') throw new Error(`paying ${feeId}: ${JSON.stringify(paid)}`);
+  story.feePaidAt = Date.now();
+}
+
+/** Claims a payout or refund code at the emulator, as the player's wallet would. */
+function claim(entry: Seen, story: BotStory, ctx: BotContext): void {
+  story.codeShownAt = Date.now();
+  story.claimed = ctx.emulator.control.claimWithdrawal(resourceOf(entry.code)).status === 'OK';
+}
+
+/** Listens for the room's `settling` broadcast (its time, and the winner for a table). */
+function listenSettling(screen: Screen, story: BotStory): () => string | undefined {
+  let winner: string | undefined;
+  screen.room.onMessage('settling', (m: { at: number; winner?: string }) => {
+    story.settlingAt = m.at;
+    winner = m.winner;
+    screen.poke();
+  });
+  return () => winner;
+}
+
+export interface TableBot {
+  url: string;
+  playerId: string;
+  /** Leaves before the round starts: `unpaid` with its fee open, `paid` after paying. */
+  leaves: 'no' | 'unpaid' | 'paid';
+}
+
+/** One table player's whole visit. Never throws: the story says how it ended. */
+export async function playTable(bot: TableBot, ctx: BotContext): Promise<BotStory> {
+  const story: BotStory = {
+    playerId: bot.playerId,
+    where: 'table',
+    outcome: 'failed',
+    joinStart: Date.now(),
+  };
+  let screen: Screen | undefined;
+  try {
+    screen = await joinScreen(bot.url, { name: 'table' }, bot.playerId);
+    story.joinedAt = Date.now();
+    const s = screen;
+    const winner = listenSettling(s, story);
+    const entered = await enter(s, ctx.stepMs);
+    if (!entered.id) {
+      story.outcome = 'refused';
+      story.error = entered.error;
+      return story;
+    }
+    const feeId = entered.id;
+    if (bot.leaves === 'unpaid') {
+      await s.until(() => s.entries().some((e) => e.id === feeId), ctx.stepMs, 'fee on screen');
+      story.outcome = 'left early';
+      return story;
+    }
+    await payFee(s, feeId, story, ctx);
+    if (bot.leaves === 'paid') {
+      story.outcome = 'left early';
+      return story;
+    }
+    // The end of the round, as the screen and the room's broadcast show it.
+    const mine = () => {
+      const entries = s.entries();
+      const code = entries.find((e) => e.kind === 'reward' && e.code !== '');
+      if (code) return { code };
+      const fee = entries.find((e) => e.id === feeId);
+      if (fee && ENDED.has(fee.status) && fee.status !== 'completed') return { closed: true };
+      const w = winner();
+      if (w !== undefined && w !== bot.playerId) return { lost: true };
+      return undefined;
+    };
+    let end: { code?: Seen; closed?: boolean; lost?: boolean };
+    try {
+      end = await s.until(mine, ctx.patienceMs, 'end of the round');
+    } catch (err) {
+      // The round never started (its table never filled): the player gives up and leaves.
+      if (err instanceof Gone && !s.dropped && story.settlingAt === undefined) {
+        story.outcome = 'impatient';
+        return story;
+      }
+      throw err;
+    }
+    if (end.code) {
+      claim(end.code, story, ctx);
+      story.outcome = end.code.purpose === 'refund' ? 'refunded' : 'won';
+    } else story.outcome = end.closed ? 'fee closed' : 'lost';
+    return story;
+  } catch (err) {
+    story.outcome = screen?.dropped ? 'dropped' : 'failed';
+    story.error = (err as Error).message;
+    return story;
+  } finally {
+    await screen?.leave();
+  }
+}
+
+/** A tournament entrant: joined, entered and paid; then waits for its payout. */
+export class Entrant {
+  readonly story: BotStory;
+  readonly #screen: Screen;
+  readonly #ctx: BotContext;
+  #feeId = '';
+
+  private constructor(screen: Screen, story: BotStory, ctx: BotContext) {
+    this.#screen = screen;
+    this.story = story;
+    this.#ctx = ctx;
+    listenSettling(screen, story);
+  }
+
+  static async join(url: string, hallId: string, playerId: string, ctx: BotContext) {
+    const story: BotStory = { playerId, where: 'hall', outcome: 'failed', joinStart: Date.now() };
+    const screen = await joinScreen(url, { roomId: hallId }, playerId);
+    story.joinedAt = Date.now();
+    return new Entrant(screen, story, ctx);
+  }
+
+  /** Enters and pays; resolves once its fee shows `completed` on its screen. */
+  async enterAndPay(): Promise<void> {
+    const s = this.#screen;
+    const entered = await enter(s, this.#ctx.stepMs);
+    if (!entered.id) throw new Error(`${this.story.playerId} refused: ${entered.error}`);
+    this.#feeId = entered.id;
+    await payFee(s, entered.id, this.story, this.#ctx);
+    await s.until(
+      () => s.entries().some((e) => e.id === this.#feeId && e.status === 'completed'),
+      this.#ctx.stepMs,
+      'fee completed on screen',
+    );
+  }
+
+  leave(): Promise<void> {
+    return this.#screen.leave();
+  }
+
+  /** Waits for its payout code, claims it, leaves. Never throws. */
+  async collect(ms: number): Promise<BotStory> {
+    const s = this.#screen;
+    try {
+      const code = await s.until(
+        () => s.entries().find((e) => e.kind === 'reward' && e.code !== ''),
+        ms,
+        'payout code on screen',
+      );
+      claim(code, this.story, this.#ctx);
+      this.story.outcome = 'won';
+    } catch (err) {
+      this.story.outcome = s.dropped ? 'dropped' : 'failed';
+      this.story.error = (err as Error).message;
+    } finally {
+      await s.leave();
+    }
+    return this.story;
+  }
+}
