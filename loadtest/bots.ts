@@ -223,11 +223,19 @@ export async function playTable(bot: TableBot, ctx: BotContext): Promise<BotStor
   };
   let screen: Screen | undefined;
   try {
-    screen = await joinScreen(bot.url, { name: 'table' }, bot.playerId);
-    story.joinedAt = Date.now();
-    const s = screen;
-    const winner = listenSettling(s, story);
-    const entered = await enter(s, ctx.stepMs);
+    // A table whose round was called off in the instant the bot took its seat refuses the
+    // entry (LN_MATCH_CLOSED): the player goes to another table, as a lobby would send it.
+    let entered: { id?: string; error?: string } = {};
+    let winner: () => string | undefined = () => undefined;
+    for (let attempt = 0; attempt < 3 && !entered.id; attempt++) {
+      await screen?.leave();
+      screen = await joinScreen(bot.url, { name: 'table' }, bot.playerId);
+      story.joinedAt = Date.now();
+      winner = listenSettling(screen, story);
+      entered = await enter(screen, ctx.stepMs);
+      if (entered.error !== 'LN_MATCH_CLOSED') break;
+    }
+    const s = screen as Screen;
     if (!entered.id) {
       story.outcome = 'refused';
       story.error = entered.error;

@@ -16,7 +16,8 @@ printFigures(result.figures.rows, (line) => console.log(line));
 console.log('');
 for (const check of result.checks) {
   const mark = check.violations.length === 0 ? 'ok  ' : 'FAIL';
-  console.log(`${mark} ${check.name} (${check.checked} checked)`);
+  const excused = check.excused ? `, ${check.excused} excused` : '';
+  console.log(`${mark} ${check.name} (${check.checked} checked${excused})`);
   for (const v of check.violations.slice(0, 10)) console.log(`       ${v}`);
   if (check.violations.length > 10)
     console.log(`       ... and ${check.violations.length - 10} more`);

@@ -21,9 +21,10 @@ import { Random } from '../soak/random.js';
 import { PostgresLedger } from '../src/ledger/postgres.js';
 import { eventually } from '../test/support/eventually.js';
 import type { BotContext, BotStory, TableBot } from './bots.js';
-import { checkLoad } from './checks.js';
+import { checkLoad, crowdChecks } from './checks.js';
 import { playTables, playTournament } from './crowd.js';
 import { type Cpu, type LoadFigures, loadFigures, type PgStats } from './figures.js';
+import { inFlight, waitingForDeadline } from './in-flight.js';
 import type { LoadOptions } from './options.js';
 import type { GameSettings } from './settings.js';
 import { World } from './world.js';
@@ -116,9 +117,16 @@ async function run(o: LoadOptions, world: World, pgPool: pg.Pool): Promise<LoadR
     `loadtest: the crowd is done after ${((crowdEnd - started) / 1000).toFixed(1)} s; draining`,
   );
 
-  // Every match ends: rooms left empty abort theirs, the killed process's time out.
+  // Every match ends: rooms left empty abort theirs, the killed process's time out. What only
+  // its deadline can end (a payout whose create the kill cut) is excused, and counted.
+  const killedAt = crashed?.killedAt ?? null;
+  let excused = new Set<string>();
   const drained = await eventually(
-    async () => (await inFlight(pgPool)) === 0,
+    async () => {
+      const flying = await inFlight(pgPool);
+      excused = waitingForDeadline(flying, killedAt, Date.now());
+      return flying.every((i) => excused.has(i.id));
+    },
     Math.max(30_000, o.deadlineMs - (Date.now() - started)),
     'every match to end',
   ).then(
@@ -142,8 +150,11 @@ async function run(o: LoadOptions, world: World, pgPool: pg.Pool): Promise<LoadR
   const pg1 = await pgStats(pgPool);
   load.end = loadavg()[0] ?? 0;
 
-  const checks = await verdict(world, pgPool, drained);
   const stories: BotStory[] = [...tableStories, ...tournament.entrants];
+  const checks = [
+    ...(await verdict(world, pgPool, drained, excused)),
+    ...crowdChecks(stories, o.winners),
+  ];
   return {
     ok: checks.every((c) => c.violations.length === 0),
     checks,
@@ -165,7 +176,12 @@ async function run(o: LoadOptions, world: World, pgPool: pg.Pool): Promise<LoadR
 }
 
 /** The checks of loadtest/checks.ts, the game's own audit, and the deaths the runner did not cause. */
-async function verdict(world: World, pgPool: pg.Pool, drained: string | null): Promise<Check[]> {
+async function verdict(
+  world: World,
+  pgPool: pg.Pool,
+  drained: string | null,
+  excused: ReadonlySet<string>,
+): Promise<Check[]> {
   const ledger = new PostgresLedger(pgPool);
   const redis = world.redis.client();
   redis.on('error', () => {});
@@ -183,6 +199,7 @@ async function verdict(world: World, pgPool: pg.Pool, drained: string | null): P
         payments: control.payments(),
       },
       makerOf: (url) => world.makerOf(url),
+      excused,
     });
     if (drained)
       checks.unshift({ name: 'the run drained in time', checked: 1, violations: [drained] });
@@ -210,15 +227,6 @@ async function verdict(world: World, pgPool: pg.Pool, drained: string | null): P
   } finally {
     redis.disconnect();
   }
-}
-
-/** Intents still in flight: a match not ended, a fee open, anything creating or unknown. */
-async function inFlight(pgPool: pg.Pool): Promise<number> {
-  const { rows } = await pgPool.query<{ n: string }>(
-    `SELECT count(*) AS n FROM lightning.intents
-      WHERE status IN ('creating', 'unknown') OR (status = 'pending' AND kind IN ('match', 'entryFee'))`,
-  );
-  return Number(rows[0]?.n ?? 0);
 }
 
 /** The ledger database's committed transactions and rows written so far. */
