@@ -165,6 +165,24 @@ async function joinScreen(
   return new Screen(room);
 }
 
+/**
+ * Joins a table through one process's matchmaker; a process that does not answer (killed, say)
+ * is skipped for the next, as a load balancer would.
+ */
+async function joinAny(bot: TableBot, attempt: number): Promise<Screen> {
+  const urls = bot.urls();
+  let last: unknown;
+  for (let k = 0; k < urls.length; k++) {
+    const url = urls[(bot.first + attempt + k) % urls.length] as string;
+    try {
+      return await joinScreen(url, { name: 'table' }, bot.playerId);
+    } catch (err) {
+      last = err;
+    }
+  }
+  throw last;
+}
+
 /** Sends `enter` and waits for the room's answer: the fee's id, or why it was refused. */
 async function enter(screen: Screen, ms: number): Promise<{ id?: string; error?: string }> {
   let answer: { id?: string; error?: string } | undefined;
@@ -207,7 +225,9 @@ function listenSettling(screen: Screen, story: BotStory): () => string | undefin
 }
 
 export interface TableBot {
-  url: string;
+  /** The processes' addresses; the bot starts with `first` and tries the next if one is down. */
+  urls: () => readonly string[];
+  first: number;
   playerId: string;
   /** Leaves before the round starts: `unpaid` with its fee open, `paid` after paying. */
   leaves: 'no' | 'unpaid' | 'paid';
@@ -229,7 +249,7 @@ export async function playTable(bot: TableBot, ctx: BotContext): Promise<BotStor
     let winner: () => string | undefined = () => undefined;
     for (let attempt = 0; attempt < 3 && !entered.id; attempt++) {
       await screen?.leave();
-      screen = await joinScreen(bot.url, { name: 'table' }, bot.playerId);
+      screen = await joinAny(bot, attempt);
       story.joinedAt = Date.now();
       winner = listenSettling(screen, story);
       entered = await enter(screen, ctx.stepMs);

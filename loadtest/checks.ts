@@ -118,7 +118,13 @@ function allEnded(v: Verdict): Check {
     checked: v.intents.length,
     violations: open
       .filter((i) => !v.excused.has(i.id))
-      .map((i) => `${i.kind} ${i.id} is still ${i.status}`),
+      .map((i) => {
+        const last = i.history.at(-1);
+        const children = v.intents
+          .filter((c) => c.groupId === i.id)
+          .map((c) => `${c.kind} ${c.id.slice(-12)} ${c.status}`);
+        return `${i.kind} ${i.id} is still ${i.status} (since ${last?.note ?? 'its last move'}${i.error ? `; ${i.error}` : ''}${children.length > 0 ? `; its intents: ${children.join(', ')}` : ''})`;
+      }),
     excused: open.filter((i) => v.excused.has(i.id)).length,
   };
 }

@@ -64,7 +64,7 @@ export function waitingForDeadline(
   );
   const ids = new Set(lost.map((i) => i.id));
   for (const match of flying.filter((i) => i.kind === 'match' && i.status === 'pending')) {
-    const children = flying.filter((i) => i.groupId === match.id);
+    const children = flying.filter((i) => i.groupId === match.id && i.id !== match.id);
     if (children.length > 0 && children.every((c) => ids.has(c.id))) ids.add(match.id);
   }
   return ids;

@@ -65,7 +65,7 @@ async function run(o: LoadOptions, world: World, pgPool: pg.Pool): Promise<LoadR
   const cpu0 = process.cpuUsage();
   const pg0 = await pgStats(pgPool);
   const cpu: Cpu[] = [];
-  const ctx: BotContext = { emulator, patienceMs: 30_000, stepMs: 60_000 };
+  const ctx: BotContext = { emulator, patienceMs: 15_000, stepMs: 60_000 };
   const urls = () => world.nodes.map((n) => n.process.url);
   const random = new Random(o.seed);
 
@@ -74,7 +74,7 @@ async function run(o: LoadOptions, world: World, pgPool: pg.Pool): Promise<LoadR
   const tables: TableBot[] = Array.from({ length: o.bots }, (_, i) => {
     const r = random.next();
     const leaves = r < o.leaveShare / 2 ? 'unpaid' : r < o.leaveShare ? 'paid' : 'no';
-    return { url: urls()[i % o.processes] as string, playerId: `p${i}`, leaves };
+    return { urls, first: i % o.processes, playerId: `p${i}`, leaves };
   });
 
   // Half-way through the tables: the last process dies (SIGKILL) and is started again.
