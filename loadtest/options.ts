@@ -18,6 +18,10 @@ export interface LoadOptions {
   seed: number;
   /** Share of table players who leave before their round starts (their table is refunded). */
   leaveShare: number;
+  /** Table visits at once (each a WebSocket): the crowd's size at any moment. */
+  concurrency: number;
+  /** How long a bot that paid waits for its round to start before it leaves, ms. */
+  patienceMs: number;
   /** How long, at most, the whole run may take before it gives up waiting, ms. */
   deadlineMs: number;
   /** Where progress lines go (stderr for the CLI, nowhere in the test). */
@@ -31,7 +35,9 @@ export const DEFAULTS: Omit<LoadOptions, 'log'> = {
   rate: 100,
   seed: 1,
   leaveShare: 0.1,
-  deadlineMs: 600_000,
+  concurrency: 200,
+  patienceMs: 60_000,
+  deadlineMs: 900_000,
 };
 
 /** The short form: two processes, 60 bots, a 50-winner settle, one SIGKILL. */
@@ -41,6 +47,8 @@ export const SHORT: Omit<LoadOptions, 'log' | 'seed'> = {
   winners: 50,
   rate: 100,
   leaveShare: 0.1,
+  concurrency: 60,
+  patienceMs: 15_000,
   deadlineMs: 120_000,
 };
 

@@ -65,7 +65,7 @@ async function run(o: LoadOptions, world: World, pgPool: pg.Pool): Promise<LoadR
   const cpu0 = process.cpuUsage();
   const pg0 = await pgStats(pgPool);
   const cpu: Cpu[] = [];
-  const ctx: BotContext = { emulator, patienceMs: 15_000, stepMs: 60_000 };
+  const ctx: BotContext = { emulator, patienceMs: o.patienceMs, stepMs: 60_000 };
   const urls = () => world.nodes.map((n) => n.process.url);
   const random = new Random(o.seed);
 
@@ -96,7 +96,7 @@ async function run(o: LoadOptions, world: World, pgPool: pg.Pool): Promise<LoadR
   o.log(`loadtest: ${o.bots} table bots and ${o.winners} tournament entrants`);
   const node0 = world.nodes[0];
   const [tableStories, tournament] = await Promise.all([
-    playTables(tables, Math.min(400, o.bots), ctx, halfway),
+    playTables(tables, o.concurrency, ctx, halfway),
     playTournament(
       urls(),
       hall.roomId,
