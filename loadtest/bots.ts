@@ -166,16 +166,19 @@ async function joinScreen(
 }
 
 /**
- * Joins a table through one process's matchmaker; a process that does not answer (killed, say)
- * is skipped for the next, as a load balancer would.
+ * Joins through one process's matchmaker, starting with `first`; a process that does not answer
+ * (killed, say) is skipped for the next, as a load balancer would.
  */
-async function joinAny(bot: TableBot, attempt: number): Promise<Screen> {
-  const urls = bot.urls();
+async function joinAny(
+  urls: readonly string[],
+  first: number,
+  how: { name: string } | { roomId: string },
+  playerId: string,
+): Promise<Screen> {
   let last: unknown;
   for (let k = 0; k < urls.length; k++) {
-    const url = urls[(bot.first + attempt + k) % urls.length] as string;
     try {
-      return await joinScreen(url, { name: 'table' }, bot.playerId);
+      return await joinScreen(urls[(first + k) % urls.length] as string, how, playerId);
     } catch (err) {
       last = err;
     }
@@ -249,7 +252,7 @@ export async function playTable(bot: TableBot, ctx: BotContext): Promise<BotStor
     let winner: () => string | undefined = () => undefined;
     for (let attempt = 0; attempt < 3 && !entered.id; attempt++) {
       await screen?.leave();
-      screen = await joinAny(bot, attempt);
+      screen = await joinAny(bot.urls(), bot.first + attempt, { name: 'table' }, bot.playerId);
       story.joinedAt = Date.now();
       winner = listenSettling(screen, story);
       entered = await enter(screen, ctx.stepMs);
@@ -322,9 +325,15 @@ export class Entrant {
     listenSettling(screen, story);
   }
 
-  static async join(url: string, hallId: string, playerId: string, ctx: BotContext) {
+  static async join(
+    urls: readonly string[],
+    first: number,
+    hallId: string,
+    playerId: string,
+    ctx: BotContext,
+  ) {
     const story: BotStory = { playerId, where: 'hall', outcome: 'failed', joinStart: Date.now() };
-    const screen = await joinScreen(url, { roomId: hallId }, playerId);
+    const screen = await joinAny(urls, first, { roomId: hallId }, playerId);
     story.joinedAt = Date.now();
     return new Entrant(screen, story, ctx);
   }

@@ -51,7 +51,7 @@ export interface Tournament {
  * pays; once each has paid (or failed to), `settle` is asked; then each waits for its code.
  */
 export async function playTournament(
-  urls: readonly string[],
+  urls: () => readonly string[],
   hallId: string,
   winners: number,
   ctx: BotContext,
@@ -64,7 +64,7 @@ export async function playTournament(
   await pool(ids, 100, async (playerId, i) => {
     let entrant: Entrant | undefined;
     try {
-      entrant = await Entrant.join(urls[i % urls.length] as string, hallId, playerId, ctx);
+      entrant = await Entrant.join(urls(), i, hallId, playerId, ctx);
       await entrant.enterAndPay();
       paid.push(entrant);
     } catch (err) {

@@ -98,7 +98,7 @@ async function run(o: LoadOptions, world: World, pgPool: pg.Pool): Promise<LoadR
   const [tableStories, tournament] = await Promise.all([
     playTables(tables, o.concurrency, ctx, halfway),
     playTournament(
-      urls(),
+      urls,
       hall.roomId,
       o.winners,
       ctx,
