@@ -212,7 +212,7 @@ async function payFee(screen: Screen, feeId: string, story: BotStory, ctx: BotCo
 
 /** Claims a payout or refund code at the emulator, as the player's wallet would. */
 function claim(entry: Seen, story: BotStory, ctx: BotContext): void {
-  story.codeShownAt = Date.now();
+  story.codeShownAt ??= Date.now();
   story.claimed = ctx.emulator.control.claimWithdrawal(resourceOf(entry.code)).status === 'OK';
 }
 
@@ -338,6 +338,9 @@ export class Entrant {
     return new Entrant(screen, story, ctx);
   }
 
+  /** Its payout's code, with the moment it reached the screen (watched from the payment on). */
+  #code: Promise<Seen> | undefined;
+
   /** Enters and pays; resolves once its fee shows `completed` on its screen. */
   async enterAndPay(): Promise<void> {
     const s = this.#screen;
@@ -345,6 +348,17 @@ export class Entrant {
     if (!entered.id) throw new Error(`${this.story.playerId} refused: ${entered.error}`);
     this.#feeId = entered.id;
     await payFee(s, entered.id, this.story, this.#ctx);
+    this.#code = s.until(
+      () => s.entries().find((e) => e.kind === 'reward' && e.code !== ''),
+      this.#ctx.patienceMs + this.#ctx.stepMs * 20,
+      'payout code on screen',
+    );
+    this.#code.then(
+      () => {
+        this.story.codeShownAt = Date.now();
+      },
+      () => {},
+    );
     await s.until(
       () => s.entries().some((e) => e.id === this.#feeId && e.status === 'completed'),
       this.#ctx.stepMs,
@@ -360,11 +374,12 @@ export class Entrant {
   async collect(ms: number): Promise<BotStory> {
     const s = this.#screen;
     try {
-      const code = await s.until(
-        () => s.entries().find((e) => e.kind === 'reward' && e.code !== ''),
-        ms,
-        'payout code on screen',
-      );
+      if (!this.#code) throw new Error('never paid');
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no payout code within ${ms} ms`)), ms);
+      });
+      const code = await Promise.race([this.#code, late]).finally(() => clearTimeout(timer));
       claim(code, this.story, this.#ctx);
       this.story.outcome = 'won';
     } catch (err) {

@@ -125,7 +125,11 @@ async function run(o: LoadOptions, world: World, pgPool: pg.Pool): Promise<LoadR
     async () => {
       const flying = await inFlight(pgPool);
       excused = waitingForDeadline(flying, killedAt, Date.now());
-      return flying.every((i) => excused.has(i.id));
+      // Every code claimed at the service has been heard of (callback or re-read) by the ledger.
+      const claimed = emulator.control
+        .withdrawalRequests()
+        .filter((w) => w.status === 'completed').length;
+      return flying.every((i) => excused.has(i.id)) && (await completedRewards(pgPool)) === claimed;
     },
     Math.max(30_000, o.deadlineMs - (Date.now() - started)),
     'every match to end',
@@ -227,6 +231,13 @@ async function verdict(
   } finally {
     redis.disconnect();
   }
+}
+
+async function completedRewards(pgPool: pg.Pool): Promise<number> {
+  const { rows } = await pgPool.query<{ n: string }>(
+    `SELECT count(*) AS n FROM lightning.intents WHERE kind = 'reward' AND status = 'completed'`,
+  );
+  return Number(rows[0]?.n ?? 0);
 }
 
 /** The ledger database's committed transactions and rows written so far. */
