@@ -1,10 +1,10 @@
 /**
- * What is still in flight in the ledger, and what of it only time can end. A payout or refund
- * whose create was in flight when its process was SIGKILLed is `unknown`: its answer (and its
- * code) died with the process, so it is never sent again while it might exist; it ends at its
- * deadline (docs/MATCHES.md, "a payout's create answer is lost"), and so does its match. A run
- * shorter than that deadline excuses such intents, counts them, and still checks that the
- * service holds at most one request for each.
+ * What is still in flight in the ledger, and what of it only time can end. A match's payout or
+ * refund whose create answer was lost (its process SIGKILLed mid-create, or no answer within the
+ * API's timeout on a loaded machine) is `unknown`: its code was only in that answer, so it is
+ * never sent again while it might exist; it ends at its deadline (docs/MATCHES.md, "a payout's
+ * create answer is lost"), and so does its match. A run shorter than that deadline excuses such
+ * intents, counts them, and still checks that the service holds at most one request for each.
  */
 import type pg from 'pg';
 
@@ -45,22 +45,12 @@ export async function inFlight(pgPool: pg.Pool): Promise<Flying[]> {
 }
 
 /**
- * The ids only time can end: a match's payout or refund left `unknown` by the kill (made before
- * it, its deadline still ahead), and a match that waits for nothing else.
+ * The ids only time can end: a match's payout or refund left `unknown` (its deadline still
+ * ahead), and a match that waits for nothing else.
  */
-export function waitingForDeadline(
-  flying: readonly Flying[],
-  killedAt: number | null,
-  now: number,
-): Set<string> {
+export function waitingForDeadline(flying: readonly Flying[], now: number): Set<string> {
   const lost = flying.filter(
-    (i) =>
-      killedAt !== null &&
-      i.kind === 'reward' &&
-      i.status === 'unknown' &&
-      i.fromPot &&
-      i.createdAt <= killedAt &&
-      (i.expiresAt ?? 0) > now,
+    (i) => i.kind === 'reward' && i.status === 'unknown' && i.fromPot && (i.expiresAt ?? 0) > now,
   );
   const ids = new Set(lost.map((i) => i.id));
   for (const match of flying.filter((i) => i.kind === 'match' && i.status === 'pending')) {

@@ -118,13 +118,12 @@ async function run(o: LoadOptions, world: World, pgPool: pg.Pool): Promise<LoadR
   );
 
   // Every match ends: rooms left empty abort theirs, the killed process's time out. What only
-  // its deadline can end (a payout whose create the kill cut) is excused, and counted.
-  const killedAt = crashed?.killedAt ?? null;
+  // its deadline can end (a payout whose create answer was lost) is excused, and counted.
   let excused = new Set<string>();
   const drained = await eventually(
     async () => {
       const flying = await inFlight(pgPool);
-      excused = waitingForDeadline(flying, killedAt, Date.now());
+      excused = waitingForDeadline(flying, Date.now());
       // Every code claimed at the service has been heard of (callback or re-read) by the ledger.
       const claimed = emulator.control
         .withdrawalRequests()
