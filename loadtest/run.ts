@@ -33,6 +33,8 @@ export interface LoadResult {
   ok: boolean;
   figures: LoadFigures;
   checks: Check[];
+  /** Printed, not failing the run (loadtest/checks.ts `crowdChecks`). */
+  warnings: Check[];
 }
 
 export async function runLoadtest(o: LoadOptions): Promise<LoadResult> {
@@ -154,13 +156,12 @@ async function run(o: LoadOptions, world: World, pgPool: pg.Pool): Promise<LoadR
   load.end = loadavg()[0] ?? 0;
 
   const stories: BotStory[] = [...tableStories, ...tournament.entrants];
-  const checks = [
-    ...(await verdict(world, pgPool, drained, excused)),
-    ...crowdChecks(stories, o.winners),
-  ];
+  const crowd = crowdChecks(stories, o.winners);
+  const checks = [...(await verdict(world, pgPool, drained, excused)), ...crowd.checks];
   return {
     ok: checks.every((c) => c.violations.length === 0),
     checks,
+    warnings: crowd.warnings,
     figures: loadFigures({
       options: o,
       stories,
