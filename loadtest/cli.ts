@@ -11,6 +11,7 @@ import { runLoadtest } from './run.js';
 const options = {
   ...parseOptions(process.argv.slice(2)),
   log: (line: string) => console.error(line),
+  stopOnSignal: true,
 };
 const result = await runLoadtest(options);
 printFigures(result.figures.rows, (line) => console.log(line));

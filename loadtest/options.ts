@@ -26,6 +26,8 @@ export interface LoadOptions {
   deadlineMs: number;
   /** Where progress lines go (stderr for the CLI, nowhere in the test). */
   log: (line: string) => void;
+  /** On SIGINT or SIGTERM, stop the servers it started and exit (the CLI). */
+  stopOnSignal?: boolean;
 }
 
 export const DEFAULTS: Omit<LoadOptions, 'log'> = {

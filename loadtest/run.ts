@@ -52,9 +52,14 @@ export async function runLoadtest(o: LoadOptions): Promise<LoadResult> {
   );
   const world = await World.start(o.processes, o.rate, settings);
   const pgPool = world.postgres.pool({ max: 4 });
+  // Interrupted (Ctrl-C): the servers it started go with it, rather than outliving it.
+  const interrupted = () => void world.stop().finally(() => process.exit(130));
+  if (o.stopOnSignal)
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, interrupted);
   try {
     return await run(o, world, pgPool);
   } finally {
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) process.off(signal, interrupted);
     await pgPool.end();
     await world.stop();
   }
