@@ -11,6 +11,7 @@ import type { Redis } from 'ioredis';
 import type pg from 'pg';
 import type { Intent } from '../src/ledger/intent.js';
 import type { JournalEntry, JournalQuery } from '../src/ledger/journal.js';
+import { PostgresLedger } from '../src/ledger/postgres.js';
 import type { RedisLedger } from '../src/ledger/redis.js';
 import type { LedgerStore } from '../src/ledger/store.js';
 import { accountsOf, type Books } from './money.js';
@@ -56,7 +57,14 @@ async function allEntries(ledger: LedgerStore, query: JournalQuery): Promise<Jou
 
 /** The journal as the store keeps it; `error` says why there is none. */
 export async function readBooks(ledger: LedgerStore, intents: readonly Intent[]): Promise<Books> {
-  const books: Books = { error: null, classes: [], accounts: [], entries: [], byIntent: new Map() };
+  const books: Books = {
+    error: null,
+    classes: [],
+    accounts: [],
+    entries: [],
+    byIntent: new Map(),
+    commitOrder: ledger instanceof PostgresLedger,
+  };
   if (typeof ledger.journal !== 'function' || typeof ledger.balances !== 'function') {
     return { ...books, error: `${ledger.constructor.name} has no journal() or balances()` };
   }

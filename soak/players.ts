@@ -318,7 +318,7 @@ export class Wallets {
 }
 
 /** The resource id behind an LNURL code: `/lnurl/withdraw/<id>` or `/lnurl/pay/<id>`. */
-function resourceOf(code: string): string {
+export function resourceOf(code: string): string {
   const url = new URL(decodeLnurl(code));
   const id = url.pathname.split('/').at(-1);
   if (!id) throw new Error(`no resource in ${url.href}`);

@@ -50,6 +50,9 @@ export class RoomMatch {
   #firedFunded = false;
   #alive: Delayed | undefined;
   #leaving = false;
+  /** The read of the match in flight, and the one queued after it (refresh). */
+  #reading: Promise<MatchView> | undefined;
+  #queued: Promise<MatchView> | undefined;
 
   constructor(view: MatchView, deps: RoomMatchDeps, timeoutMs: number) {
     this.id = view.id;
@@ -123,11 +126,36 @@ export class RoomMatch {
     return view;
   }
 
-  /** Reads the match again (after a settlement of one of its intents). */
-  async refresh(): Promise<MatchView> {
-    const view = await this.#deps.calls.view(this.id);
-    this.update(view);
-    return view;
+  /**
+   * Reads the match again (after a settlement of one of its intents). Reads of one match are
+   * coalesced: while one is in flight, every call shares the one read made after it ends (the
+   * read in flight began before the call, so its answer may be older than the caller needs). A
+   * match of N players gets a read per settlement of each of its intents, and a read costs
+   * O(N): without this, a 1,000-player match's fees and payouts cost a million rows of reads.
+   */
+  refresh(): Promise<MatchView> {
+    if (!this.#reading) return this.#read();
+    this.#queued ??= this.#reading
+      .catch(() => {})
+      .then(() => {
+        this.#queued = undefined;
+        return this.#read();
+      });
+    return this.#queued;
+  }
+
+  #read(): Promise<MatchView> {
+    const reading = (async () => {
+      const view = await this.#deps.calls.view(this.id);
+      this.update(view);
+      return view;
+    })();
+    this.#reading = reading;
+    const done = () => {
+      if (this.#reading === reading) this.#reading = undefined;
+    };
+    reading.then(done, done);
+    return reading;
   }
 
   /** Takes a newer view: the synced entry, the funded listeners, the keep-alive timer. */

@@ -1,0 +1,211 @@
+/**
+ * One game process of the load test (loadtest/world.ts starts it through test/cluster's
+ * GameProcess): Colyseus with RedisPresence + RedisDriver (test/cluster/fixtures/game-process.ts),
+ * a PostgresLedger shared by every process, and the game's outbound rate (`rateLimit`) a little
+ * under the emulator's. Configured by env as the soak's processes are (NODE_NAME, PORT,
+ * PUBLIC_URL, REDIS_URL, API_URL, API_KEY, RECONCILER), plus LEDGER_URL (PostgreSQL) and
+ * LOADTEST (JSON: the rate, the fee, the tournament's size).
+ *
+ * Two rooms:
+ * - `table`: four seats; the room opens a match with `seats: 4` when it is created; a bot sends
+ *   `enter` and is answered `entered` (its fee, whose code reaches its screen). Once the four
+ *   paid (`onFunded`) the round is played: one winner, named from the players' ids and the
+ *   run's seed, is paid the pot minus a 10 % rake (`settling` is broadcast, with the time, just
+ *   before the settle). A player who leaves before the round starts aborts it: every paid fee is
+ *   refunded.
+ * - `hall`: the tournament, one per run, created on this process by the runner's `createHall`:
+ *   a match with `seats: <winners>`; once every seat paid, the runner's `settleHall` settles it
+ *   with one equal share per player (every entrant wins: a 1,000-winner settle).
+ *
+ * Commands besides the common ones: `createHall`, `settleHall`, `cpu` (this process's CPU time
+ * and age), `audit` (the game's own live audit).
+ */
+import { type Client, definePlugins, matchMaker, Room } from '@colyseus/core';
+import { schema } from '@colyseus/schema';
+import { PostgresLedger } from '../src/ledger/postgres.js';
+import { createLightning, type Lightning } from '../src/lightning.js';
+import type { RoomMatch } from '../src/room/match.js';
+import { LightningState } from '../src/room/state.js';
+import { env, nodeName as name, serveGameProcess } from '../test/cluster/fixtures/game-process.js';
+import { type GameSettings, gameSettings } from './settings.js';
+
+const settings: GameSettings = gameSettings.parse(JSON.parse(env('LOADTEST')));
+
+const lightning: Lightning = createLightning({
+  apiKey: env('API_KEY'),
+  baseUrl: env('API_URL'),
+  publicUrl: env('PUBLIC_URL'),
+  ledger: new PostgresLedger(env('LEDGER_URL')),
+  reconciler: JSON.parse(env('RECONCILER')),
+  rateLimit: settings.rateLimit,
+  logger: {
+    info: () => {},
+    warn: () => {},
+    error: (m) => console.error(`[${name}] ${m}`),
+  },
+});
+await lightning.ready();
+
+const State = schema({ lightning: LightningState }, 'LoadState');
+
+/** The least match timeout the API accepts: a killed process's open matches are refunded by then. */
+const TIMEOUT_MS = 10_000;
+
+/** The winner of a table: the paid player whose id hashes lowest with the run's seed. */
+function winnerOf(playerIds: readonly string[], seed: number): string {
+  const score = (id: string) => {
+    let h = seed >>> 0;
+    for (let k = 0; k < id.length; k++) h = Math.imul(h ^ id.charCodeAt(k), 16_777_619) >>> 0;
+    return h;
+  };
+  return [...playerIds].sort((a, b) => score(a) - score(b))[0] as string;
+}
+
+class TableRoom extends Room {
+  override maxClients = 4;
+  override state = new State();
+  override plugins = definePlugins([lightning.plugin({ lingerMs: 600_000 })]);
+  #match: RoomMatch | undefined;
+  #started = false;
+
+  override async onCreate(): Promise<void> {
+    this.state.lightning = new LightningState();
+    this.onMessage('enter', (client) => void this.#enter(client));
+    const match = await this.plugins.lightning.openMatch({
+      entryFeeMsat: settings.feeMsat,
+      rake: 0.1,
+      seats: 4,
+      feeExpiresIn: settings.feeExpiresIn,
+      claimExpiresIn: settings.claimExpiresIn,
+      timeoutMs: TIMEOUT_MS,
+      description: `table ${this.roomId} on ${name}`,
+    });
+    this.#match = match;
+    match.onFunded(() => void this.#play(match));
+  }
+
+  async #enter(client: Client): Promise<void> {
+    const playerId = (client.userData as { playerId: string }).playerId;
+    try {
+      if (!this.#match) throw new Error('no match yet');
+      const { entry } = await this.#match.enter(client);
+      client.send('entered', { id: entry.id });
+    } catch (err) {
+      client.send('entered', { error: failure(err), playerId });
+    }
+  }
+
+  async #play(match: RoomMatch): Promise<void> {
+    this.#started = true;
+    await this.lock();
+    const paid = match.view.players
+      .filter((p) => p.feeStatus === 'completed')
+      .map((p) => p.playerId);
+    const winner = winnerOf(paid, settings.seed);
+    this.broadcast('settling', { at: Date.now(), winner });
+    try {
+      await match.settle({ [winner]: 1 });
+    } catch (err) {
+      console.error(`[${name}] settling ${match.id}: ${failure(err)}`);
+    }
+  }
+
+  override onJoin(client: Client, options: { playerId?: string } = {}): void {
+    client.userData = { playerId: options.playerId };
+  }
+
+  override async onLeave(): Promise<void> {
+    // A player left before the round started: the round is off, every paid fee refunded.
+    const match = this.#match;
+    if (!match || this.#started || match.view.status !== 'open') return;
+    this.#started = true;
+    await this.lock();
+    await match.abort('a player left before the start').catch((err) => {
+      console.error(`[${name}] aborting ${match.id}: ${failure(err)}`);
+    });
+  }
+}
+
+let hall: HallRoom | undefined;
+
+class HallRoom extends Room {
+  override maxClients = 100_000;
+  override autoDispose = false;
+  override state = new State();
+  override plugins = definePlugins([lightning.plugin({ lingerMs: 600_000 })]);
+  match: RoomMatch | undefined;
+
+  override async onCreate(): Promise<void> {
+    this.state.lightning = new LightningState();
+    this.onMessage('enter', (client) => void this.#enter(client));
+    this.match = await this.plugins.lightning.openMatch({
+      entryFeeMsat: settings.feeMsat,
+      seats: settings.winners,
+      feeExpiresIn: settings.feeExpiresIn,
+      claimExpiresIn: settings.claimExpiresIn,
+      description: `tournament on ${name}`,
+    });
+    hall = this;
+  }
+
+  override onJoin(client: Client, options: { playerId?: string } = {}): void {
+    client.userData = { playerId: options.playerId };
+  }
+
+  async #enter(client: Client): Promise<void> {
+    try {
+      if (!this.match) throw new Error('no match yet');
+      const { entry } = await this.match.enter(client);
+      client.send('entered', { id: entry.id });
+    } catch (err) {
+      client.send('entered', { error: failure(err) });
+    }
+  }
+
+  /**
+   * Every entrant who paid wins an equal share: one settle of `winners` payouts, made at the
+   * game's outbound rate. (A payout queue's `rewardMany` would take the same list.)
+   */
+  async settleAll(): Promise<{ at: number; payouts: number; ms: number }> {
+    const match = this.match;
+    if (!match) throw new Error('the hall has no match');
+    const view = await match.refresh();
+    const paid = view.players.filter((p) => p.feeStatus === 'completed').map((p) => p.playerId);
+    const at = Date.now();
+    this.broadcast('settling', { at });
+    const settled = await match.settle(Object.fromEntries(paid.map((id) => [id, 1])));
+    return { at, payouts: settled.payouts.length, ms: Date.now() - at };
+  }
+}
+
+function failure(err: unknown): string {
+  const e = err as { code?: unknown; message?: unknown };
+  return typeof e.code === 'string' ? e.code : String(e.message ?? err);
+}
+
+type Command = { cmd: 'createHall' } | { cmd: 'settleHall' } | { cmd: 'cpu' } | { cmd: 'audit' };
+
+const born = Date.now();
+await serveGameProcess<Command>(
+  'table',
+  TableRoom,
+  lightning,
+  async (command) => {
+    switch (command.cmd) {
+      case 'createHall': {
+        const room = await matchMaker.handleCreateRoom('hall', {});
+        return { roomId: room.roomId, matchId: hall?.match?.id };
+      }
+      case 'settleHall':
+        if (!hall) throw new Error('no hall on this process');
+        return hall.settleAll();
+      case 'cpu': {
+        const { user, system } = process.cpuUsage();
+        return { cpuMs: (user + system) / 1000, ageMs: Date.now() - born };
+      }
+      case 'audit':
+        return (await lightning.audit()).findings.map((f) => `${f.type}: ${f.message}`);
+    }
+  },
+  { hall: HallRoom },
+);
