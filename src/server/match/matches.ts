@@ -71,8 +71,16 @@ const RETRY_MS = 15_000;
 
 export class Matches {
   readonly #engine: Engine;
-  /** The finish running for each match in this process. */
-  readonly #finishing = new Map<string, Promise<MatchView>>();
+  /**
+   * For each match, the finish running in this process and the one waiting to run after it
+   * (which any later call shares: it will read what that call saw, and more).
+   */
+  readonly #finishing = new Map<
+    string,
+    { current: Promise<MatchView>; next?: Promise<MatchView> }
+  >();
+  /** The last `made` each deciding match told (`match.progress`), in this process. */
+  readonly #told = new Map<string, number>();
 
   constructor(engine: Engine) {
     this.#engine = engine;
@@ -282,17 +290,38 @@ export class Matches {
   #finish(match: Intent): Promise<MatchView> {
     // One at a time per match in this process: a finish that closes a fee sets off another
     // (the fee's move), which runs after it, on what it left. Processes race in the ledger.
-    const before = this.#finishing.get(match.id);
-    const run = (before ?? Promise.resolve())
+    // Calls while one waits to run share it (a queue's payouts, made one by one, each call for
+    // a look: one look after the running one sees them all).
+    const slot = this.#finishing.get(match.id);
+    if (slot?.next) return slot.next;
+    const run: Promise<MatchView> = (slot?.current ?? Promise.resolve())
       .catch(() => {})
-      .then(async () => this.#finishOnce((await this.#engine.ledger.get(match.id)) ?? match));
-    this.#finishing.set(match.id, run);
+      .then(async () => {
+        const now = this.#finishing.get(match.id);
+        if (now?.next === run) {
+          now.current = run;
+          delete now.next;
+        }
+        return this.#finishOnce((await this.#engine.ledger.get(match.id)) ?? match);
+      });
+    if (slot) slot.next = run;
+    else this.#finishing.set(match.id, { current: run });
     void run
       .catch(() => {})
       .finally(() => {
-        if (this.#finishing.get(match.id) === run) this.#finishing.delete(match.id);
+        const now = this.#finishing.get(match.id);
+        if (now?.current === run && !now.next) this.#finishing.delete(match.id);
       });
     return run;
+  }
+
+  /**
+   * Whether a settle's payouts go to the queue (server/queue.ts): many winners, and a reconciler
+   * in this process to drain them (the game's others drain them too).
+   */
+  #queues(decision: MatchDecision): boolean {
+    const { payoutQueue, reconciler } = this.#engine.settings;
+    return reconciler.enabled && decision.payouts.length >= payoutQueue.fromWinners;
   }
 
   async #finishOnce(match: Intent): Promise<MatchView> {
@@ -311,6 +340,7 @@ export class Matches {
     group = await engine.ledger.byGroup(match.id);
 
     if (decision.kind === 'settle') {
+      const queue = this.#queues(decision);
       for (const payout of decision.payouts) {
         const paid = await this.#pay(match, group, payoutKey(match.id, payout.playerId), {
           playerId: payout.playerId,
@@ -318,6 +348,7 @@ export class Matches {
           description: `${terms.description}: winnings`,
           role: 'payout',
           why: 'won',
+          queue,
         });
         if (!paid) done = false;
       }
@@ -338,8 +369,11 @@ export class Matches {
 
     if (!done) {
       await engine.ledger.update(match.id, 'pending', { nextCheckAt: engine.now() + RETRY_MS });
-      return viewOf(match, await engine.ledger.byGroup(match.id));
+      const view = viewOf(match, await engine.ledger.byGroup(match.id));
+      this.#tellProgress(view);
+      return view;
     }
+    this.#told.delete(match.id);
     const to = decision.kind === 'settle' ? 'completed' : 'failed';
     const ended = await engine.apply(
       match,
@@ -351,6 +385,15 @@ export class Matches {
     const view = viewOf(final, await engine.ledger.byGroup(match.id));
     if (ended) engine.emit(decision.kind === 'settle' ? 'match.settled' : 'match.aborted', view);
     return view;
+  }
+
+  /** `match.progress` when a deciding match's queued payouts made more since this process last told. */
+  #tellProgress(view: MatchView): void {
+    if (view.total === 0 || this.#told.get(view.id) === view.made) return;
+    const queued = view.payouts.some((p) => p.status === 'queued') || this.#told.has(view.id);
+    if (!queued) return;
+    this.#told.set(view.id, view.made);
+    this.#engine.emit('match.progress', view);
   }
 
   /**
@@ -369,6 +412,8 @@ export class Matches {
       role: 'payout' | 'refund';
       why: string;
       feeId?: string;
+      /** A first attempt by claim code goes to the payout queue (a settle with many winners). */
+      queue?: boolean;
     },
   ): Promise<boolean> {
     const attempts = group.filter((i) => i.meta.payKey === key);
@@ -398,6 +443,9 @@ export class Matches {
         // The approvals may hold a winner's first attempt (one issued again was approved, or
         // under the line, already); never a refund, which gives a player's own fee back.
         guards: what.role === 'payout' && attempts.length === 0 ? this.#engine.payoutHold() : {},
+        // A first attempt by claim code may wait its turn; one to an address is checked and
+        // sent now (its check is a call of its own), and an attempt issued again goes at once.
+        queue: what.queue === true && attempts.length === 0 && !toAddress,
       };
       const byCode = () =>
         startReward(
@@ -463,8 +511,10 @@ export class Matches {
     what: { playerId: string; amountMsat: string; role: string },
     attempts: number,
   ): boolean | 'again' {
-    // A create in flight, or a payout the approvals hold: the match waits (stays settling).
-    if (last.status === 'creating' || last.status === 'held') return false;
+    // A create in flight, a payout the approvals hold or one in the queue: the match waits.
+    if (last.status === 'creating' || last.status === 'held' || last.status === 'queued') {
+      return false;
+    }
     // A payment whose answer was lost may have paid: never sent again, it waits for a proven
     // callback or an operator (lightning.unknowns()), and the match goes on without it.
     if (last.status === 'unknown') return last.kind === 'payment';
@@ -523,8 +573,11 @@ export class Matches {
    */
   async #repay(attempt: Intent): Promise<void> {
     const unpaid = attempt.status === 'failed' || attempt.status === 'expired';
-    // A held payout an operator approved is made: the match that waited for it may end now.
-    const approved = attempt.status === 'pending' && typeof attempt.meta.approvedBy === 'string';
+    // A held payout an operator approved, or a queued one sent in its turn, is made: the match
+    // that waited for it may end now.
+    const approved =
+      attempt.status === 'pending' &&
+      (typeof attempt.meta.approvedBy === 'string' || attempt.history[0]?.to === 'queued');
     if ((!unpaid && !approved) || attempt.groupId === null) return;
     const match = await this.#engine.ledger.get(attempt.groupId);
     if (match?.kind !== 'match') return;
