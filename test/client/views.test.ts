@@ -150,6 +150,8 @@ describe('client kit: views of the synced state', () => {
         rake: 0.1,
         entered: 2,
         paid: 0,
+        made: 0,
+        total: 0,
         funded: false,
         reason: '',
       }),
