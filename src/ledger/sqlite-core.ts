@@ -29,6 +29,8 @@ import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
 import { BudgetExceededError, LimitExceededError } from '../errors.js';
 import { DuplicateIntentError, InvalidIntentError, LedgerBusyError } from './errors.js';
 import {
+  canMove,
+  INTENT_STATUSES,
   type Intent,
   type IntentHistoryEntry,
   type IntentPatch,
@@ -117,8 +119,10 @@ const PATCH_COLUMNS = {
 } as const satisfies Record<keyof IntentPatch, string>;
 const PATCH_FIELDS = Object.keys(PATCH_COLUMNS) as (keyof IntentPatch)[];
 
-/** The most sources a move may list: every status that may move to one target. */
-const MAX_SOURCES = 4;
+/** The most sources a move may list: every status that may move to one target (5: `failed`). */
+const MAX_SOURCES = Math.max(
+  ...INTENT_STATUSES.map((to) => INTENT_STATUSES.filter((from) => canMove(from, to)).length),
+);
 /** The names of a move's source parameters (`:from0` ...), made once. */
 const FROM_PARAMS = Array.from({ length: MAX_SOURCES }, (_, i) => `from${i}`);
 

@@ -1702,6 +1702,15 @@ export function describeLedgerContract(name: string, factory: LedgerFactory): vo
         await rejection(store.transition(third.id, 'creating', 'queued'), IllegalTransitionError);
       });
 
+      it('moves out of any open status named among all five (queued included)', async () => {
+        const open = ['held', 'queued', 'creating', 'pending', 'unknown'] as const;
+        for (const status of ['queued', 'unknown'] as const) {
+          const intent = await intentIn(status);
+          const ended = await store.transition(intent.id, [...open], 'failed', { now: 500 });
+          assert.equal(ended?.status, 'failed', `from ${status}`);
+        }
+      });
+
       it('lets the hold win: a payout both would take is held', async () => {
         const both = await store.create(newIntent({ amount: '900', nextCheckAt: 5 }), 5, {
           queue: true,
