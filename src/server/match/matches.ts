@@ -34,6 +34,7 @@
 import { createHash } from 'node:crypto';
 import { v7 as uuidv7 } from 'uuid';
 import { AmbiguousResultError } from '../../api/errors.js';
+import { timerAt } from '../../clock.js';
 import {
   InvalidArgumentError,
   LnAddressRefusedError,
@@ -69,6 +70,13 @@ import { type MatchView, matchStatus, rosterPaid, seated, viewOf } from './view.
 /** How soon a decided match that could not finish is looked at again. */
 const RETRY_MS = 15_000;
 
+/**
+ * How long payouts of a queue made one after the other wait for one look at their match: the
+ * look reads the whole group, so one per payout of a thousand-winner queue would cost more than
+ * the queue's own sends.
+ */
+const PROGRESS_LOOK_MS = 1_000;
+
 export class Matches {
   readonly #engine: Engine;
   /**
@@ -81,6 +89,10 @@ export class Matches {
   >();
   /** The last `made` each deciding match told (`match.progress`), in this process. */
   readonly #told = new Map<string, number>();
+  /** Attempts this process started (a finish that started none need not read its group again). */
+  #attempted = 0;
+  /** Matches whose queued payouts were made since their last look: one look soon. */
+  readonly #lookSoon = new Set<string>();
 
   constructor(engine: Engine) {
     this.#engine = engine;
@@ -315,6 +327,18 @@ export class Matches {
     return run;
   }
 
+  /** One look at a deciding match in PROGRESS_LOOK_MS, shared by every call until then. */
+  #finishSoon(match: Intent): void {
+    if (this.#lookSoon.has(match.id)) return;
+    this.#lookSoon.add(match.id);
+    timerAt(this.#engine.clock, this.#engine.now() + PROGRESS_LOOK_MS, () => {
+      this.#lookSoon.delete(match.id);
+      this.#finish(match).catch((err: unknown) =>
+        this.#engine.logger.warn(`match ${match.id}: ${(err as Error).message}`),
+      );
+    });
+  }
+
   /**
    * Whether a settle's payouts go to the queue (server/queue.ts): many winners, and a reconciler
    * in this process to drain them (the game's others drain them too).
@@ -331,6 +355,7 @@ export class Matches {
     if (isTerminal(match.status)) return viewOf(match, await engine.ledger.byGroup(match.id));
     let done = true;
     let group = await engine.ledger.byGroup(match.id);
+    const attempted = this.#attempted;
 
     // No one may pay into a decided match: each open fee's deadline becomes now, and its
     // check closes the charge (a payment that came just before shows, and is refunded below).
@@ -369,7 +394,10 @@ export class Matches {
 
     if (!done) {
       await engine.ledger.update(match.id, 'pending', { nextCheckAt: engine.now() + RETRY_MS });
-      const view = viewOf(match, await engine.ledger.byGroup(match.id));
+      // Read again only when this look started attempts: a look at a draining queue reads its
+      // group once (it is the cost of each look: thousands of intents).
+      const seen = this.#attempted === attempted ? group : await engine.ledger.byGroup(match.id);
+      const view = viewOf(match, seen);
       this.#tellProgress(view);
       return view;
     }
@@ -416,17 +444,17 @@ export class Matches {
       queue?: boolean;
     },
   ): Promise<boolean> {
-    const attempts = group.filter((i) => i.meta.payKey === key);
+    const attempts = indexOf(group).attempts.get(key) ?? [];
     const last = attempts.at(-1);
     if (last) {
       const made = this.#made(match, last, what, attempts.length);
       if (made !== 'again') return made;
     }
     const id = attempts.length === 0 ? key : `${key}:${attempts.length + 1}`;
+    this.#attempted++;
     const terms = matchMeta(match.meta).terms;
     // The player's Lightning address, given when they entered, for a first attempt.
-    const fees = group.filter((i) => i.kind === 'entryFee' && i.playerId === what.playerId);
-    const address = fees.at(-1)?.meta.lnAddress;
+    const address = indexOf(group).fees.get(what.playerId)?.meta.lnAddress;
     const toAddress = attempts.length === 0 && typeof address === 'string';
     try {
       const behalf = {
@@ -582,9 +610,10 @@ export class Matches {
     const match = await this.#engine.ledger.get(attempt.groupId);
     if (match?.kind !== 'match') return;
     // A deciding match goes on at once with what the attempt's end left it to do (issuing it
-    // again, or ending), not at its next timer.
+    // again, or ending), not at its next timer; a queue's payouts made share one look soon.
     if (match.status === 'pending') {
-      await this.#finish(match);
+      if (approved && typeof attempt.meta.approvedBy !== 'string') this.#finishSoon(match);
+      else await this.#finish(match);
       return;
     }
     if (!isTerminal(match.status) || !unpaid) return;
@@ -721,4 +750,30 @@ function refundReason(fee: Intent, decision: MatchDecision): string | null {
 /** A payout's fixed id: the player's id hashed, so that the id names nobody. */
 function payoutKey(matchId: string, playerId: string): string {
   return `${matchId}:payout:${createHash('sha256').update(playerId).digest('base64url').slice(0, 22)}`;
+}
+
+/** A group's attempts by pay key and latest fee by player, each in the group's order. */
+interface GroupIndex {
+  attempts: Map<string, Intent[]>;
+  fees: Map<string, Intent>;
+}
+
+/**
+ * Built once per read of a group (a finish looks up every winner's attempts in it: a search
+ * each would make a settle of n winners cost n² per look, which a queue draining looks often).
+ */
+const indexes = new WeakMap<readonly Intent[], GroupIndex>();
+
+function indexOf(group: readonly Intent[]): GroupIndex {
+  let index = indexes.get(group);
+  if (index) return index;
+  index = { attempts: new Map(), fees: new Map() };
+  for (const intent of group) {
+    const key = intent.meta.payKey;
+    if (typeof key === 'string')
+      index.attempts.set(key, [...(index.attempts.get(key) ?? []), intent]);
+    if (intent.kind === 'entryFee') index.fees.set(intent.playerId, intent);
+  }
+  indexes.set(group, index);
+  return index;
 }
