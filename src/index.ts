@@ -151,6 +151,7 @@ export type {
   AddressPaymentInput,
   EntryFeeInput,
   RewardInput,
+  RewardManyInput,
   SpendInput,
 } from './server/operations/inputs.js';
 export type {
@@ -164,5 +165,6 @@ export type {
   LimitsOptions,
   ReconcilerOptions,
 } from './server/options.js';
+export type { RewardManyResult } from './server/queue.js';
 
 export { VERSION } from './version.js';

@@ -75,7 +75,9 @@ import {
   entryFeeInput,
   pageFields,
   type RewardInput,
+  type RewardManyInput,
   rewardInput,
+  rewardManyInput,
   type SpendInput,
   spendInput,
 } from './server/operations/inputs.js';
@@ -93,6 +95,7 @@ import { type LightningOptions, resolveOptions, type Settings } from './server/o
 import { PriceFeed } from './server/price.js';
 import { newProbeToken, probeCallbackRoute } from './server/probe.js';
 import { type EntryPurpose, purposeOf } from './server/purpose.js';
+import { PayoutQueue, queueRewards, type RewardManyResult } from './server/queue.js';
 import { Reconciler } from './server/reconciler.js';
 import { RegionCache } from './server/regions.js';
 import type { RoutesHost } from './server/routes.js';
@@ -357,6 +360,20 @@ export class Lightning {
   async reward(input: RewardInput): Promise<Intent> {
     const args = parseInput(rewardInput, input);
     return startReward((await this.#start()).engine, args);
+  }
+
+  /**
+   * Rewards many players at once (a leaderboard): every reward is recorded `queued` now, in the
+   * list's order, and sent in its turn by the reconciler of any process of the game (at the
+   * game's `rateLimit`, or at the reconciler's pace), exactly once each; each player's code
+   * appears when it is made (`settled` events follow as for `reward`). Each reward is checked
+   * as `reward` checks it (a blocked player, `maxRewardMsat`, the budgets, the open-intent
+   * limits): one refused is listed in `refused` with its error, and the others are recorded.
+   * A bad list (1 to 1,000 rewards, each as for `reward`) is refused whole, nothing recorded.
+   */
+  async rewardMany(input: RewardManyInput): Promise<RewardManyResult> {
+    const list = parseInput(rewardManyInput, input, 'rewards');
+    return queueRewards((await this.#start()).engine, list);
   }
 
   /**
@@ -688,6 +705,7 @@ export class Lightning {
         kinds: KINDS,
         settings: this.#settings,
       });
+      new PayoutQueue(engine);
       const auditor = new Auditor(engine);
       // Read as the server starts, so that an SDK the game installed at boot is the one used.
       const metrics = new LightningMetrics(

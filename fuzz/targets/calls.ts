@@ -144,6 +144,26 @@ export function serverTargets(env: FuzzEnvironment): Target[] {
   );
   return [
     call('lightning.reward', l, 'reward', one(badObject(spec.reward))),
+    // Not a list, an empty one, one past 1,000, or a bad reward among good ones: refused whole.
+    call(
+      'lightning.rewardMany',
+      l,
+      'rewardMany',
+      one(
+        fc.oneof(
+          anything.filter((v) => !Array.isArray(v)),
+          fc.constant([]),
+          spec.reward.good.map((good) => Array.from({ length: 1001 }, () => good)),
+          fc
+            .tuple(
+              fc.array(spec.reward.good, { maxLength: 2 }),
+              badObject(spec.reward),
+              fc.array(spec.reward.good, { maxLength: 2 }),
+            )
+            .map(([before, bad, after]) => [...before, bad, ...after]),
+        ),
+      ),
+    ),
     call('lightning.chargeEntryFee', l, 'chargeEntryFee', one(badObject(spec.entryFee))),
     call('lightning.payAddress', l, 'payAddress', one(badObject(spec.addressPayment))),
     call('lightning.spendPoints', l, 'spendPoints', one(badObject(spec.spend))),

@@ -43,6 +43,9 @@ export interface SyncedMatch {
   rake: number;
   entered: number;
   paid: number;
+  /** Once decided: payouts and refunds made, of `total` (absent from a server before them). */
+  made?: number;
+  total?: number;
   funded: boolean;
   reason: string;
 }

@@ -76,6 +76,9 @@ export interface MatchView {
   /** How many players entered, and how many of them paid. */
   entered: number;
   paid: number;
+  /** Once decided: its payouts and refunds made so far, of `total` (a queue drains: 120 of 500). */
+  made: number;
+  total: number;
   /** Every player of the roster paid. */
   funded: boolean;
   /** Why it was aborted; '' otherwise. */
@@ -177,6 +180,8 @@ export function matchView(match: SyncedMatch, key: string): MatchView {
     rake: match.rake,
     entered: match.entered,
     paid: match.paid,
+    made: match.made ?? 0,
+    total: match.total ?? 0,
     funded: match.funded,
     reason: match.reason,
   };

@@ -4,13 +4,15 @@
  * the one table of moves between them.
  *
  *   held     -> creating | failed                          (an operator's approval or rejection)
+ *   queued   -> creating | failed                          (its turn to be sent, or never sent)
  *   creating -> pending | unknown | failed
  *   pending  -> completed | expired | failed
  *   unknown  -> pending | completed | expired | failed   (only on a certain answer)
  *
  * `completed`, `expired` and `failed` are terminal: nothing moves out of them. `held` is only
  * ever an intent's first status: a payout the approvals held when it was recorded (nothing sent
- * until an operator approves it, see CreateGuards.hold).
+ * until an operator approves it, see CreateGuards.hold); so is `queued`: a payout recorded to be
+ * sent in its turn by whichever process drains the queue (CreateGuards.queue), due at once.
  */
 
 /**
@@ -32,6 +34,7 @@ export function isPayout(kind: IntentKind): boolean {
 
 export const INTENT_STATUSES = [
   'held',
+  'queued',
   'creating',
   'pending',
   'unknown',
@@ -42,11 +45,18 @@ export const INTENT_STATUSES = [
 export type IntentStatus = (typeof INTENT_STATUSES)[number];
 
 export const TERMINAL_STATUSES: readonly IntentStatus[] = ['completed', 'expired', 'failed'];
-export const OPEN_STATUSES: readonly IntentStatus[] = ['held', 'creating', 'pending', 'unknown'];
+export const OPEN_STATUSES: readonly IntentStatus[] = [
+  'held',
+  'queued',
+  'creating',
+  'pending',
+  'unknown',
+];
 
 /** The allowed moves; a transition not listed here is refused by every store. */
 export const TRANSITIONS: Readonly<Record<IntentStatus, readonly IntentStatus[]>> = {
   held: ['creating', 'failed'],
+  queued: ['creating', 'failed'],
   creating: ['pending', 'unknown', 'failed'],
   pending: ['completed', 'expired', 'failed'],
   unknown: ['pending', 'completed', 'expired', 'failed'],

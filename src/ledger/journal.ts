@@ -187,7 +187,7 @@ export interface Position {
   why: string;
 }
 
-const OPEN: readonly IntentStatus[] = ['held', 'creating', 'pending', 'unknown'];
+const OPEN: readonly IntentStatus[] = ['held', 'queued', 'creating', 'pending', 'unknown'];
 
 /**
  * Where an intent's money sits in its current state: the journal's whole rule, one case per
@@ -210,6 +210,9 @@ export function positionOf(intent: Intent): Position {
       // Held for an operator's approval: recorded like a create in flight (a held payout is
       // journaled as one, whether the approvals hold it is decided by the store's atomic step).
       if (status === 'held') return at(accounts.inflight, 'held for approval');
+      // Queued to be sent in its turn: recorded like a create in flight, so that a drain (the
+      // move to `creating`) writes no entry and a queue never spends the pot twice.
+      if (status === 'queued') return at(accounts.inflight, 'queued');
       if (status === 'pending') {
         return intent.kind === 'reward'
           ? at(accounts.claimable(playerId), 'code shown')

@@ -23,6 +23,9 @@
  *   S.blocked         one row per player an operator blocked (version 7)
  *   S.rate            one row: the game's outbound token bucket (version 9; rate.ts)
  *
+ * Version 10 knows the status `queued` (the payout queue): the status check, the open indexes
+ * and the open count's trigger function are made again with it, as version 8 did for `held`.
+ *
  * Version 8 knows the status `held` (payout approvals): the status check, the indexes of open
  * intents and the open count's trigger function are made again with it, and `intents_held`
  * lists held payouts. S.payouts_paused holds the line of an operator's pause of the game's
@@ -77,7 +80,7 @@
 import { INTENT_KINDS, INTENT_STATUSES, OPEN_STATUSES, PAYOUT_KINDS } from './intent.js';
 
 /** Bumped whenever the layout changes; an older library refuses a newer schema. */
-export const SCHEMA_VERSION = 9;
+export const SCHEMA_VERSION = 10;
 
 /** The version whose migration writes the opening entries of the intents already there. */
 export const JOURNAL_VERSION = 3;
@@ -397,6 +400,18 @@ export function migrations(s: string): string[][] {
       )`,
       // Counted at the start of time: the first take finds it full.
       `INSERT INTO ${s}.rate (id, tokens, at, hold) VALUES (1, 0, 0, 0) ON CONFLICT (id) DO NOTHING`,
+    ],
+    // 9 -> 10: the status `queued` (the payout queue). As 7 -> 8: whatever names the open
+    // statuses is made again with it (no intent of an older schema is queued: the count stands).
+    [
+      `ALTER TABLE ${s}.intents DROP CONSTRAINT IF EXISTS intents_status_check`,
+      `ALTER TABLE ${s}.intents ADD CONSTRAINT intents_status_check
+        CHECK (status IN (${list(INTENT_STATUSES)}))`,
+      ...['intents_open_key', 'intents_open_room', 'intents_open_player', 'intents_due'].map(
+        (index) => `DROP INDEX IF EXISTS ${s}.${index}`,
+      ),
+      ...OPEN_INDEXES(s),
+      ...openCount(s),
     ],
   ];
 }

@@ -325,6 +325,11 @@ export class PostgresLedger implements LedgerStore {
     heldValues[12] = null;
     heldValues[14] = JSON.stringify([{ at: now, from: null, to: 'held' }]);
     heldValues[17] = 'held';
+    // A payout for the queue, unless held: the same row in status `queued`, due as it says.
+    if (hold.queue) {
+      values[14] = JSON.stringify([{ at: now, from: null, to: 'queued' }]);
+      values[17] = 'queued';
+    }
     const journaling = entries.length > 0;
     const insert = journaling
       ? journaled(this.#s, this.#sql.markCte, this.#sql.insertMarked, values.length + 1)

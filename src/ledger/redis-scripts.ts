@@ -15,7 +15,8 @@
  *                                  that the game's cap (maxOpenPerGame) is one ZCARD (layout 5)
  *   P due                          zset by nextCheckAt: open intents with a nextCheckAt
  *   P unknown                      zset by createdAt: intents in status unknown (layout 2)
- *   P held                         zset by createdAt: payouts in status held (layout 8)
+ *   P held                         zset by createdAt: payouts in status held (layout 8); a
+ *                                  `queued` payout (layout 9) is only in `open` and `due`
  *   P hold:player:<playerId>       zset by createdAt: a player's payouts the approvals' window
  *                                  counts (CreateGuards.hold), member '<ord>|<amount>' (layout 8)
  *   P openkey:<openKey>            string: the id of the open intent that holds the key
@@ -75,7 +76,7 @@ export const ORD_PREFIX_LENGTH = 34;
 
 const HELPERS = `
 local p = ARGV[1]
-local OPEN = { held = true, creating = true, pending = true, unknown = true }
+local OPEN = { held = true, queued = true, creating = true, pending = true, unknown = true }
 local PAYOUT = { ${PAYOUT_KINDS.map((k) => `${k} = true`).join(', ')} }
 local function ikey(id) return p .. 'intent:' .. id end
 local function hash(key)
@@ -237,8 +238,9 @@ end
  * maxOpenPerPlayer ('' for none), maxOpenPerGame ('' for none), number of budgets k, then k
  * triples (spent key suffix, cap, window start), then the approvals' hold (validate.ts
  * holdFor): '1' when its amount holds it ('' otherwise), the player window's limit ('' for
- * none) and start, then the postings block, then field/value pairs (status `creating`: a held
- * payout is written `held`, with no nextCheckAt). Every check runs before the first write (the
+ * none) and start, '1' for the payout queue ('' otherwise), then the postings block, then
+ * field/value pairs (status `creating`: a held payout is written `held`, with no nextCheckAt; a
+ * queued one `queued`, due when it says). Every check runs before the first write (the
  * windows' trims aside, which change no sum), so a refusal writes nothing. Returns the
  * stored hash (flat), or 'DUP id', 'DUP callbackToken', 'DUP openKey <holder id>',
  * 'LIMIT player', 'LIMIT game', 'OVERFLOW', 'BUDGET <n> <reserved>' (n: the budget's
@@ -250,7 +252,7 @@ local id, token, okey = ARGV[2], ARGV[3], ARGV[5]
 local key = ikey(id)
 local nbudgets = tonumber(ARGV[8])
 local hk = 9 + 3 * nbudgets
-local block = postingsAt(hk + 3)
+local block = postingsAt(hk + 4)
 local first = block.next
 local n = {}
 for i = first, #ARGV, 2 do n[ARGV[i]] = ARGV[i + 1] end
@@ -304,6 +306,9 @@ if held then
   n.status = 'held'
   n.nextCheckAt = nil
   n.history = string.gsub(n.history, '"to":"creating"', '"to":"held"', 1)
+elseif ARGV[hk + 3] == '1' then
+  n.status = 'queued'
+  n.history = string.gsub(n.history, '"to":"creating"', '"to":"queued"', 1)
 end
 if token ~= '' then redis.call('SET', p .. 'token:' .. token, id) end
 if okey ~= '' then redis.call('SET', p .. 'openkey:' .. okey, id) end

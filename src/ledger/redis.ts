@@ -46,6 +46,10 @@
  * sorted set per player (`hold:player:<id>`), summed by the create like a budget's. Opening a
  * layout-7 keyspace sets the version and nothing else.
  *
+ * The payout queue (layout 9): a payout recorded with CreateGuards.queue is written `queued` by
+ * the create script (unless the hold takes it), open and due; it needs no key of its own.
+ * Opening a layout-8 keyspace sets the version and nothing else.
+ *
  * `ioredis` is loaded only when this store creates its own connection, so importing the ledger
  * never requires it. Amounts stay decimal strings end to end; Lua never does arithmetic on
  * them (balances are added by HINCRBY, exact in 64 bits).
@@ -177,7 +181,7 @@ export interface RedisLedgerOptions {
 }
 
 /** Bumped whenever the key layout changes; an older library refuses newer data. */
-const LAYOUT_VERSION = 8;
+const LAYOUT_VERSION = 9;
 
 /** How many entries one step of a journal read looks at, at most (see JOURNAL). */
 const JOURNAL_STEP = 1000;
@@ -320,6 +324,7 @@ export class RedisLedger implements LedgerStore {
       hold.now ? '1' : '',
       hold.window === null ? '' : String(hold.window.limitMsat),
       hold.window === null ? '' : String(now - hold.window.windowMs),
+      hold.queue ? '1' : '',
       ...postingArgs(journaled),
       ...pairs,
     ]);
@@ -803,6 +808,12 @@ export class RedisLedger implements LedgerStore {
       // empty: no intent of an older layout is held. The version keeps older libraries out.
       if (stored === 7) {
         await client.eval(MIGRATED, 1, `${this.prefix}version`, this.prefix, '7', '8');
+        stored = 8;
+      }
+      // Layout 9 knows the status `queued` (the payout queue): no key of its own, and no intent
+      // of an older layout is queued. The version keeps older libraries out.
+      if (stored === 8) {
+        await client.eval(MIGRATED, 1, `${this.prefix}version`, this.prefix, '8', '9');
       }
     })().catch((err: unknown) => {
       // A connection failure is retried on the next call; a refusal is not.

@@ -29,6 +29,8 @@ import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
 import { BudgetExceededError, LimitExceededError } from '../errors.js';
 import { DuplicateIntentError, InvalidIntentError, LedgerBusyError } from './errors.js';
 import {
+  canMove,
+  INTENT_STATUSES,
   type Intent,
   type IntentHistoryEntry,
   type IntentPatch,
@@ -64,6 +66,7 @@ import {
   PAYOUT_SQL,
   packId,
   packToken,
+  QUEUED_STEP,
   type Row,
   rowToIntent,
   STEPS,
@@ -116,8 +119,10 @@ const PATCH_COLUMNS = {
 } as const satisfies Record<keyof IntentPatch, string>;
 const PATCH_FIELDS = Object.keys(PATCH_COLUMNS) as (keyof IntentPatch)[];
 
-/** The most sources a move may list: every status that may move to one target. */
-const MAX_SOURCES = 4;
+/** The most sources a move may list: every status that may move to one target (5: `failed`). */
+const MAX_SOURCES = Math.max(
+  ...INTENT_STATUSES.map((to) => INTENT_STATUSES.filter((from) => canMove(from, to)).length),
+);
 /** The names of a move's source parameters (`:from0` ...), made once. */
 const FROM_PARAMS = Array.from({ length: MAX_SOURCES }, (_, i) => `from${i}`);
 
@@ -175,7 +180,7 @@ export class SqliteCore {
     now: number,
     guards: CreateGuards,
     postings: readonly Posting[] = [],
-    hold: HoldCheck = { now: false, window: null },
+    hold: HoldCheck = { now: false, window: null, queue: false },
   ): Intent {
     const params: Params = {
       id: packId(input.id as string),
@@ -201,12 +206,15 @@ export class SqliteCore {
         if (this.#holds(input, now, hold)) {
           params.status = 'held';
           params.next_check_at = null;
+        } else if (hold.queue) {
+          params.status = 'queued';
         }
         const row = this.#sql.insert.get(params) as unknown as Row;
         this.#post(row[COLUMN.seq], postings, now);
-        if (params.status !== 'held') return rowToIntent(row, []);
-        this.#sql.appendMove.run(row[COLUMN.seq], HELD_STEP, now, null);
-        return rowToIntent(row, [[HELD_STEP, now, null]]);
+        if (params.status === 'creating') return rowToIntent(row, []);
+        const step = params.status === 'held' ? HELD_STEP : QUEUED_STEP;
+        this.#sql.appendMove.run(row[COLUMN.seq], step, now, null);
+        return rowToIntent(row, [[step, now, null]]);
       });
       for (const budget of guards.budgets ?? []) this.#payoutIndexed.add(budget.scope);
       if (hold.window !== null) this.#payoutIndexed.add('player');
@@ -317,12 +325,11 @@ export class SqliteCore {
       if (row === undefined) return null;
       const seq = row[COLUMN.seq];
       this.#appendMove(seq, to, now, note, postings);
-      // A move out of `creating` is the intent's first (every answer of the service), unless
-      // an operator approved it out of `held` (which the approval's `meta.approvedBy` says): its
-      // history needs no read.
-      if (sources.length === 1 && sources[0] === 'creating') {
-        const moved = rowToIntent(row, [[STEPS.indexOf(to), now, note]]);
-        if (typeof moved.meta.approvedBy !== 'string') return moved;
+      // A move out of `creating` is the intent's first (every answer of the service), unless it
+      // was recorded `held` or `queued` (a move of a step before `creating`, one key lookup):
+      // its history needs no read.
+      if (sources.length === 1 && sources[0] === 'creating' && !this.#sql.firstOwn.get(seq)) {
+        return rowToIntent(row, [[STEPS.indexOf(to), now, note]]);
       }
       return rowToIntent(row, this.#moves(seq));
     });
@@ -882,6 +889,8 @@ function prepareStatements(db: DatabaseSync) {
         :now, :next_check_at, 0, :meta)
       RETURNING ${COLUMNS}`),
     appendMove: db.prepare('INSERT INTO moves (intent, step, at, note) VALUES (?, ?, ?, ?)'),
+    // Whether an intent was recorded in a first status of its own (held, queued: step < 0).
+    firstOwn: db.prepare('SELECT 1 AS own FROM moves WHERE intent = ? AND step < 0 LIMIT 1'),
     moves: arrays(db.prepare(MOVES_SQL)),
     noteId: db.prepare('SELECT id FROM notes WHERE text = ?'),
     addNote: db.prepare('INSERT INTO notes (text) VALUES (?) RETURNING id'),

@@ -41,6 +41,10 @@
  * (their `live` does not change). The triggers live in the file, so whatever writes the table
  * keeps the count, and opening an older file counts its open intents once.
  *
+ * Schema 9 knows the status `queued` (the payout queue, CreateGuards.queue): recorded like a
+ * held one, open, due at once, with its first entry in `moves` (QUEUED_STEP, at its creation).
+ * Nothing to carry over; the version keeps older libraries, which cannot read it, out.
+ *
  * Schema 8 knows the status `held` (payout approvals, CreateGuards.hold): an intent recorded
  * held keeps it in its row, open (`live`), and its first entry in `moves` (HELD_STEP, at its
  * creation: no move leads to `held`); `intents_held` lists them. Nothing to carry over: an older file has none. The
@@ -67,7 +71,7 @@ import {
 import { openingPostings } from './journal.js';
 
 /** Bumped whenever the tables change shape; an older library refuses a newer file. */
-export const SCHEMA_VERSION = 8;
+export const SCHEMA_VERSION = 9;
 
 /**
  * A move's step: the rank of its target status. TRANSITIONS only ever moves up this order
@@ -377,7 +381,12 @@ export const MOVES_SQL = `SELECT m.step, m.at, n.text AS note
 
 /** A history entry from its move and the entry before it. */
 function entryOf(move: Move, from: IntentStatus | null): IntentHistoryEntry {
-  const to = move[0] === HELD_STEP ? 'held' : (STEPS[move[0]] as IntentStatus);
+  const to =
+    move[0] === HELD_STEP
+      ? 'held'
+      : move[0] === QUEUED_STEP
+        ? 'queued'
+        : (STEPS[move[0]] as IntentStatus);
   const entry: IntentHistoryEntry = { at: move[1], from, to };
   if (move[2] !== null) entry.note = move[2];
   return entry;
@@ -391,10 +400,19 @@ function entryOf(move: Move, from: IntentStatus | null): IntentHistoryEntry {
  */
 export const HELD_STEP = -1;
 
+/** The step of `queued` in `moves`: a first status too (CreateGuards.queue), as HELD_STEP. */
+export const QUEUED_STEP = -2;
+
+/** Whether a first move is a first status of its own (held, queued): no `creating` implied. */
+function firstOwn(step: number | null | undefined): boolean {
+  return step === HELD_STEP || step === QUEUED_STEP;
+}
+
 /** An intent from its row and its moves, in step order (the history's first entry is the row's). */
 export function rowToIntent(row: Row, moves: readonly Move[]): Intent {
-  const history: IntentHistoryEntry[] =
-    moves[0]?.[0] === HELD_STEP ? [] : [{ at: row[COLUMN.created_at], from: null, to: 'creating' }];
+  const history: IntentHistoryEntry[] = firstOwn(moves[0]?.[0])
+    ? []
+    : [{ at: row[COLUMN.created_at], from: null, to: 'creating' }];
   for (const move of moves) history.push(entryOf(move, history.at(-1)?.to ?? null));
   return withHistory(row, history);
 }
@@ -428,8 +446,9 @@ export function joinedSql(where: string): string {
 export function joinedToIntent(rows: readonly object[]): Intent | null {
   const first = rows[0] as Joined | undefined;
   if (first === undefined) return null;
-  const history: IntentHistoryEntry[] =
-    first[STEP] === HELD_STEP ? [] : [{ at: first[COLUMN.created_at], from: null, to: 'creating' }];
+  const history: IntentHistoryEntry[] = firstOwn(first[STEP])
+    ? []
+    : [{ at: first[COLUMN.created_at], from: null, to: 'creating' }];
   for (const row of rows as readonly Joined[]) {
     const step = row[STEP];
     const at = row[AT];

@@ -77,6 +77,14 @@ export interface CreateGuards {
    * payout's amount sits where a `creating` one's does (journal.ts).
    */
   hold?: PayoutHold;
+  /**
+   * The payout queue, over the payout kinds (others ignore it): the payout is recorded in status
+   * `queued` instead of `creating`, with the `nextCheckAt` given (the engine makes it due at
+   * once, so that the reconciler's leased claim hands it to one process, which moves it
+   * `queued -> creating` by compare-and-set and sends it). The hold wins: a payout it takes is
+   * `held`. Journaled as a create in flight (journal.ts).
+   */
+  queue?: boolean;
 }
 
 /** What CreateGuards.hold takes (both optional; neither given: nothing is held). */

@@ -80,6 +80,7 @@ const guardsSchema = z.strictObject({
       }),
     )
     .optional(),
+  queue: z.boolean().optional(),
   hold: z
     .strictObject({
       aboveMsat: z.int().nonnegative().max(Number.MAX_SAFE_INTEGER).optional(),
@@ -215,18 +216,22 @@ export function budgetsFor(intent: NewIntent, guards: CreateGuards): BudgetWindo
  * How the approvals' hold (CreateGuards.hold) applies to a new intent, one rule for every store:
  * `now` when its amount alone is above the line; `window`, the player's window the store sums
  * in the create's atomic step (the intent is held when that sum plus its amount is above the
- * window's limit), or null when there is none. Neither for anything but a payout.
+ * window's limit), or null when there is none; `queue`, the payout queue (CreateGuards.queue):
+ * recorded `queued` unless the hold takes it (held wins). None for anything but a payout.
  */
 export interface HoldCheck {
   now: boolean;
   window: { limitMsat: number; windowMs: number } | null;
+  queue: boolean;
 }
 
 export function holdFor(intent: NewIntent, guards: CreateGuards): HoldCheck {
   const hold = guards.hold;
-  if (!isPayout(intent.kind) || hold === undefined) return { now: false, window: null };
+  if (!isPayout(intent.kind)) return { now: false, window: null, queue: false };
+  const queue = guards.queue === true;
+  if (hold === undefined) return { now: false, window: null, queue };
   const above = hold.aboveMsat !== undefined && BigInt(intent.amount) > BigInt(hold.aboveMsat);
-  return { now: above, window: hold.perPlayer ?? null };
+  return { now: above, window: hold.perPlayer ?? null, queue };
 }
 
 /**

@@ -206,6 +206,8 @@ export class RoomMatch {
     entry.rake = v.rake;
     entry.entered = v.entered;
     entry.paid = v.paid;
+    entry.made = Math.min(v.made, 65_535);
+    entry.total = Math.min(v.total, 65_535);
     entry.seats = v.seats;
     entry.funded = v.funded;
     entry.reason = v.reason ?? '';

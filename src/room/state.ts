@@ -104,6 +104,13 @@ export const Match = schema(
      */
     entered: t.uint16(),
     paid: t.uint16(),
+    /**
+     * Once decided: payouts and refunds made, of `total` (the server's `MatchView.made` and
+     * `total`, capped at 65,535). Fourteen synced fields: a match is one per round, not one per
+     * player, so the per-instance change array past eight fields (see `common`) costs little.
+     */
+    made: t.uint16(),
+    total: t.uint16(),
     /** How many players it waits for (its roster's size, or `seats`); 0 without a roster. */
     seats: t.uint16(),
     /** The roster has paid (never without one). */

@@ -80,6 +80,8 @@ export interface EngineDeps {
     | 'limits'
     | 'budgets'
     | 'approvals'
+    | 'rateLimit'
+    | 'payoutQueue'
     | 'clock'
     | 'logger'
     | 'webhookSecret'
@@ -109,6 +111,8 @@ export class Engine implements KindHost {
   readonly #observers: ((intent: Intent, what: 'moved' | 'latePayment') => Promise<void>)[] = [];
   /** Kinds that are our own records, not the service's resources (a match), and their checks. */
   readonly #checkers = new Map<IntentKind, (intent: Intent) => Promise<Intent>>();
+  /** What sends a queued payout in its turn (server/queue.ts); none: it waits. */
+  #drain: ((intent: Intent) => Promise<Intent>) | null = null;
   #warnedNoSecret = false;
   /** Told when a callback moved its intent, and how long after it arrived (server/metrics.ts). */
   onCallbackMove: ((intent: Intent, ms: number) => void) | undefined;
@@ -169,6 +173,14 @@ export class Engine implements KindHost {
   /** Tells the intent's room about it now (a change that was not a status move). */
   announce(intent: Intent): void {
     this.#publish(intent);
+  }
+
+  /**
+   * Lets the payout queue (server/queue.ts) take a queued payout when its check comes (the
+   * reconciler's leased claim of a due intent): the check of a `queued` intent is its drain.
+   */
+  drainWith(drain: (intent: Intent) => Promise<Intent>): void {
+    this.#drain = drain;
   }
 
   /** Lets a layer above check the intents of a kind it owns (the reconciler's due checks). */
@@ -298,6 +310,9 @@ export class Engine implements KindHost {
       this.#reportStrayCallback();
       return 404;
     }
+    // Nothing was sent for a queued payout yet: no callback can be about it, and its turn is
+    // the reconciler's to give, never a caller's.
+    if (intent.status === 'queued') return 200;
     const after = await this.check(intent, intent.remoteId === null ? hintedId(body) : undefined);
     if (after.status !== intent.status) this.onCallbackMove?.(after, performance.now() - arrivedAt);
     return 200;
@@ -335,6 +350,8 @@ export class Engine implements KindHost {
       await rules.afterEnd?.(this, intent);
       return intent;
     }
+    // A payout in the queue: its turn has come (a payout to send, not a re-read).
+    if (intent.status === 'queued') return this.#drain ? this.#drain(intent) : intent;
     const now = this.now();
     const byKey = rules.reads === 'key';
     const hint = intent.remoteId === null && !byKey ? hintedRemoteId : undefined;

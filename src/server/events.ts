@@ -74,6 +74,11 @@ export type LightningEvents = {
   alert: [alert: Alert];
   /** A match's roster paid (its `players`, or `seats` players); never for one without a roster. */
   'match.funded': [match: MatchView];
+  /**
+   * A match deciding with queued payouts made more of them (`made` of `total` in its view): told
+   * by the process whose look at the match saw the count move, so at most once per count there.
+   */
+  'match.progress': [match: MatchView];
   /** A match was settled and its payouts created (each exactly once). */
   'match.settled': [match: MatchView];
   /** A match was aborted (by the game, its room's disposal, or its timeout) and every paid fee refunded. */

@@ -31,8 +31,7 @@ import type {
   OperatorLogQuery,
 } from '../ledger/operator-log.js';
 import type { Engine } from './engine.js';
-import { sendApprovedPayment } from './kinds/payment.js';
-import { heldClaimSeconds, sendApprovedReward } from './kinds/reward.js';
+import { claimTimeFromNow, sendRecordedPayout } from './kinds/payouts.js';
 import { pageFields } from './operations/inputs.js';
 import type { Ticket } from './outbound.js';
 
@@ -301,11 +300,9 @@ export class Operator {
     await engine.breaker.admit(BigInt(intent.amount));
     // With the game's rate, the token first: the move to `creating` and the send follow at once.
     const ticket = engine.outbound ? await engine.outbound.reserve('payout') : null;
-    const now = engine.now();
     const patch: IntentPatch = {
-      nextCheckAt: now + engine.settings.reconciler.creatingGraceMs,
+      ...claimTimeFromNow(engine, intent),
       meta: { ...intent.meta, approvedBy: by },
-      ...(intent.kind === 'reward' ? { expiresAt: now + heldClaimSeconds(intent) * 1000 } : {}),
     };
     const approved = await engine.apply(intent, 'creating', patch, `approved by ${by}`);
     if (!approved) {
@@ -382,9 +379,7 @@ export class Operator {
 
   /** Calls the service for an approved payout, by its kind. */
   #send(approved: Intent, ticket: Ticket | null): Promise<Intent> {
-    return approved.kind === 'payment'
-      ? sendApprovedPayment(this.#engine, approved, ticket)
-      : sendApprovedReward(this.#engine, approved, ticket);
+    return sendRecordedPayout(this.#engine, approved, ticket);
   }
 
   /** Blocks a player's money helpers, in every process. */

@@ -286,6 +286,19 @@ export const lightningOptionsSchema = z.strictObject({
   /** Payout approvals (see approvalsSchema): off unless set. */
   approvals: approvalsSchema.optional(),
   /**
+   * The payout queue (server/queue.ts): a match settled with at least `fromWinners` winners
+   * records every payout `queued` at once and returns; the reconcilers of the game's processes
+   * send them in their turn (at the game's `rateLimit`, or at the reconciler's pace), each
+   * exactly once. Only where this process runs its reconciler; `lightning.rewardMany` always
+   * queues. Default `{ fromWinners: 10 }`.
+   */
+  payoutQueue: z
+    .strictObject({
+      /** A settle naming at least this many winners queues its payouts. Default 10. */
+      fromWinners: z.number().int().min(1).default(10),
+    })
+    .prefault({}),
+  /**
    * The embedded emulator (when there is no apiKey). Default port 0 (free), host 127.0.0.1. A
    * host other than loopback (127.0.0.0/8, ::1, `localhost`), such as '0.0.0.0', is refused
    * unless `allowRemote: true` (development only: never on a machine the internet can reach).

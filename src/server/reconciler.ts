@@ -8,6 +8,12 @@
  *
  * It also runs the live audit (audit.ts) every `audit.intervalMs`, on a timer of its own.
  *
+ * Queued payouts (queue.ts) are due at once and claimed the same way; their check is their send,
+ * a payout, not a re-read: with the game's rate (`rateLimit`) a tick takes up to a tick's worth
+ * of the rate of them besides its re-reads (the outbound scheduler paces them as payouts), with
+ * room for them in flight; without a rate they count as checks, under `checksPerSecond`. A
+ * claimed intent no budget covers is released at once, due as it was, for the next tick.
+ *
  * Footprint: two interval timers; per tick one ledger query, plus the re-reads that are due.
  */
 import { randomUUID } from 'node:crypto';
@@ -23,6 +29,12 @@ const PARALLEL_CHECKS = 8;
  * the whole reconciler. The rate cap still bounds how many start per second.
  */
 const MAX_IN_FLIGHT = 32;
+
+/** What one claim may start: re-reads (and, without a rate, queued payouts) and drains. */
+interface TickBudget {
+  checks: number;
+  drains: number;
+}
 
 export class Reconciler {
   /** Identifies this process's leases. */
@@ -103,12 +115,13 @@ export class Reconciler {
    * starts each check without waiting for the others; the next tick does not wait either.
    */
   async #tick(): Promise<void> {
-    const free = MAX_IN_FLIGHT - this.#inFlight.size;
+    const budget = this.#budget();
+    const free = MAX_IN_FLIGHT + budget.drains - this.#inFlight.size;
     if (this.#claiming || free <= 0) return;
     this.#claiming = true;
     let due: Intent[];
     try {
-      due = await this.#claim(Math.min(this.#budget(), free));
+      due = this.#within(await this.#claim(Math.min(budget.checks + budget.drains, free)), budget);
     } finally {
       this.#claiming = false;
     }
@@ -120,9 +133,37 @@ export class Reconciler {
     }
   }
 
-  #budget(): number {
+  #budget(): TickBudget {
     const { checksPerSecond, intervalMs } = this.#settings;
-    return Math.max(1, Math.floor((checksPerSecond * intervalMs) / 1_000));
+    const rate = this.#engine.settings.rateLimit;
+    return {
+      checks: Math.max(1, Math.floor((checksPerSecond * intervalMs) / 1_000)),
+      // A tick's worth of the game's rate (at least its burst), paced by the scheduler.
+      drains: rate
+        ? Math.max(1, Math.ceil((rate.perSecond * intervalMs) / 1_000), Math.floor(rate.burst))
+        : 0,
+    };
+  }
+
+  /**
+   * The claimed intents the budget covers: queued payouts first against `drains`, then anything
+   * against `checks`. The others are released at once (due as they were: the next tick).
+   */
+  #within(claimed: Intent[], budget: TickBudget): Intent[] {
+    let { checks, drains } = budget;
+    const kept: Intent[] = [];
+    for (const intent of claimed) {
+      if (intent.status === 'queued' && drains > 0) {
+        drains--;
+        kept.push(intent);
+      } else if (checks > 0) {
+        checks--;
+        kept.push(intent);
+      } else {
+        void this.#engine.ledger.release(intent.id, this.owner).catch(() => {});
+      }
+    }
+    return kept;
   }
 
   async #claim(limit: number): Promise<Intent[]> {
@@ -160,7 +201,8 @@ export class Reconciler {
   }
 
   async #pass(): Promise<number> {
-    const due = await this.#claim(this.#budget());
+    const budget = this.#budget();
+    const due = this.#within(await this.#claim(budget.checks + budget.drains), budget);
     let next = 0;
     const worker = async () => {
       while (next < due.length) await this.#checkOne(due[next++] as Intent);

@@ -40,6 +40,8 @@ export const ContractMatch = schema(
     rake: t.float64(),
     entered: t.uint16(),
     paid: t.uint16(),
+    made: t.uint16(),
+    total: t.uint16(),
     funded: t.boolean(),
     reason: t.string(),
   },

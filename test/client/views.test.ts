@@ -133,6 +133,8 @@ describe('client kit: views of the synced state', () => {
         rake: 0.1,
         entered: 2,
         paid: 2,
+        made: 1,
+        total: 1,
         funded: true,
         reason: '',
       }),
@@ -148,6 +150,8 @@ describe('client kit: views of the synced state', () => {
         rake: 0.1,
         entered: 2,
         paid: 0,
+        made: 0,
+        total: 0,
         funded: false,
         reason: '',
       }),
@@ -163,10 +167,17 @@ describe('client kit: views of the synced state', () => {
       rake: 0.1,
       entered: 2,
       paid: 2,
+      made: 1,
+      total: 1,
       funded: true,
       reason: '',
     });
-    expect(matchOf(room.client.lightning, 'm2')).to.deep.include({ potMsat: '0', rakeMsat: '0' });
+    expect(matchOf(room.client.lightning, 'm2')).to.deep.include({
+      potMsat: '0',
+      rakeMsat: '0',
+      made: 0,
+      total: 0,
+    });
     expect(matchOf(room.client.lightning, '')).to.equal(undefined);
     expect(matchOf(room.client.lightning, 'nope')).to.equal(undefined);
   });

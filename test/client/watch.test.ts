@@ -55,6 +55,8 @@ const match = (paid: number, status = 'open') =>
     rake: 0.1,
     entered: 2,
     paid,
+    made: 0,
+    total: 0,
     funded: paid === 2,
     reason: '',
   });

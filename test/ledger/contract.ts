@@ -152,10 +152,12 @@ export function describeLedgerContract(name: string, factory: LedgerFactory): vo
       status: IntentStatus,
       overrides: Partial<NewIntent> = {},
     ): Promise<Intent> {
-      const held = status === 'held' ? { hold: { aboveMsat: 0 } } : {};
-      const created = await store.create(newIntent(overrides), undefined, held);
+      const first =
+        status === 'held' ? { hold: { aboveMsat: 0 } } : status === 'queued' ? { queue: true } : {};
+      const created = await store.create(newIntent(overrides), undefined, first);
       const path: Record<IntentStatus, IntentStatus[]> = {
         held: [],
+        queued: [],
         creating: [],
         pending: ['pending'],
         unknown: ['unknown'],
@@ -1629,6 +1631,124 @@ export function describeLedgerContract(name: string, factory: LedgerFactory): vo
           InvalidIntentError,
         );
         assert.deepEqual(await store.openByPlayer(playerId), []);
+      });
+    });
+
+    describe('the payout queue', () => {
+      const queue = { queue: true };
+
+      it('records a payout queued: due as given, open, counted, claimed by one owner', async () => {
+        const playerId = `player-${randomUUID()}`;
+        const before = await store.openCount();
+        const queued = await store.create(
+          newIntent({ playerId, amount: '5000', nextCheckAt: 1_000 }),
+          1_000,
+          queue,
+        );
+        assert.equal(queued.status, 'queued');
+        assert.equal(queued.nextCheckAt, 1_000);
+        assert.deepEqual(queued.history, [{ at: 1_000, from: null, to: 'queued' }]);
+        assert.equal((await store.get(queued.id))?.status, 'queued');
+        assert.deepEqual(
+          (await store.openByPlayer(playerId)).map((i) => i.id),
+          [queued.id],
+        );
+        assert.equal(await store.openCount(), before + 1);
+        // Not a payout: the queue does not apply.
+        const fee = await store.create(
+          newIntent({ playerId, kind: 'entryFee', nextCheckAt: 1_000 }),
+          1_000,
+          queue,
+        );
+        assert.equal(fee.status, 'creating');
+        // Due at once, leased to one owner: another claim passes over it.
+        const first = await store.claimDue(1_000, 100, 'a', 30_000);
+        assert.ok(first.some((i) => i.id === queued.id));
+        const second = await store.claimDue(1_000, 100, 'b', 30_000);
+        assert.ok(!second.some((i) => i.id === queued.id));
+      });
+
+      it('moves queued -> creating once (of racing writers one wins), then on; history kept', async () => {
+        const queued = await store.create(newIntent({ nextCheckAt: 100 }), 100, queue);
+        const racers = await Promise.all(
+          Array.from({ length: 6 }, (_, i) =>
+            store.transition(queued.id, 'queued', 'creating', {
+              now: 200 + i,
+              patch: { nextCheckAt: 30_200 },
+            }),
+          ),
+        );
+        assert.equal(racers.filter((r) => r !== null).length, 1);
+        const sent = await store.transition(queued.id, 'creating', 'pending', { now: 300 });
+        assert.deepEqual(
+          sent?.history.map((h) => [h.from, h.to]),
+          [
+            [null, 'queued'],
+            ['queued', 'creating'],
+            ['creating', 'pending'],
+          ],
+        );
+        assert.deepEqual(
+          (await store.get(queued.id))?.history.map((h) => h.to),
+          ['queued', 'creating', 'pending'],
+        );
+        const dropped = await store.create(newIntent(), 100, queue);
+        assert.equal(
+          (await store.transition(dropped.id, 'queued', 'failed', { now: 400 }))?.status,
+          'failed',
+        );
+        const third = await store.create(newIntent(), 100, queue);
+        await rejection(store.transition(third.id, 'queued', 'pending'), IllegalTransitionError);
+        await rejection(store.transition(third.id, 'creating', 'queued'), IllegalTransitionError);
+      });
+
+      it('moves out of any open status named among all five (queued included)', async () => {
+        const open = ['held', 'queued', 'creating', 'pending', 'unknown'] as const;
+        for (const status of ['queued', 'unknown'] as const) {
+          const intent = await intentIn(status);
+          const ended = await store.transition(intent.id, [...open], 'failed', { now: 500 });
+          assert.equal(ended?.status, 'failed', `from ${status}`);
+        }
+      });
+
+      it('lets the hold win: a payout both would take is held', async () => {
+        const both = await store.create(newIntent({ amount: '900', nextCheckAt: 5 }), 5, {
+          queue: true,
+          hold: { aboveMsat: 100 },
+        });
+        assert.equal(both.status, 'held');
+        assert.equal(both.nextCheckAt, null);
+        const under = await store.create(newIntent({ amount: '90', nextCheckAt: 5 }), 5, {
+          queue: true,
+          hold: { aboveMsat: 100 },
+        });
+        assert.equal(under.status, 'queued');
+      });
+
+      it('journals a queued payout as a create in flight; its move to creating adds nothing', async () => {
+        const input = { ...newIntent({ amount: '700' }), id: randomUUID() };
+        const draft = asCreated(input, 10);
+        const queued = await store.create(input, 10, queue, postingsFor(null, draft));
+        assert.equal(queued.status, 'queued');
+        const [entry] = (await store.journal({ intentId: queued.id })).entries;
+        assert.equal(entry?.credit, 'inflight');
+        assert.equal(entry?.debit, 'house:rewards');
+        const moved = afterWrite(queued, 'creating', {}, 20);
+        assert.deepEqual(postingsFor(queued, moved), []);
+      });
+
+      it('checks budgets and limits on a queued payout as on any create', async () => {
+        const playerId = `player-${randomUUID()}`;
+        const guards = {
+          queue: true,
+          budgets: [{ scope: 'player' as const, limitMsat: 1_000, windowMs: 60_000 }],
+        };
+        await store.create(newIntent({ playerId, amount: '800' }), 1_000, guards);
+        await rejection(
+          store.create(newIntent({ playerId, amount: '300' }), 1_001, guards),
+          BudgetExceededError,
+        );
+        assert.equal((await store.openByPlayer(playerId)).length, 1);
       });
     });
 

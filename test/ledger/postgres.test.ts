@@ -574,6 +574,47 @@ describe('PostgresLedger', function () {
       await store.close();
     });
 
+    it('opens a schema-9 ledger: queued payouts are open, counted and due', async () => {
+      const s = schema();
+      const old = ledger(s);
+      const open = await old.create(newIntent());
+      await old.close();
+      // Back to layout 9: every open-status list without `queued`.
+      const before = `'held', 'creating', 'pending', 'unknown'`;
+      await admin.query(`ALTER TABLE "${s}".intents DROP CONSTRAINT intents_status_check`);
+      await admin.query(`ALTER TABLE "${s}".intents ADD CONSTRAINT intents_status_check
+        CHECK (status IN (${before}, 'completed', 'expired', 'failed'))`);
+      await admin.query(`DROP INDEX "${s}".intents_due`);
+      await admin.query(`CREATE INDEX intents_due ON "${s}".intents (next_check_at, created_at, seq)
+        WHERE next_check_at IS NOT NULL AND status IN (${before})`);
+      const fn = await admin.query(
+        `SELECT pg_get_functiondef('"${s}".count_open()'::regprocedure) AS def`,
+      );
+      const oldDef = String(fn.rows[0]?.def).replaceAll(`'queued', `, '');
+      assert.ok(!oldDef.includes("'queued'"));
+      await admin.query(oldDef);
+      await admin.query(`UPDATE "${s}".schema_version SET version = 9`);
+      const store = ledger(s);
+      const queued = await store.create(newIntent({ nextCheckAt: 10 }), 10, {
+        queue: true,
+        maxOpenPerGame: 10,
+      });
+      assert.equal(queued.status, 'queued');
+      const version = await admin.query(`SELECT version FROM "${s}".schema_version`);
+      assert.equal(Number(version.rows[0]?.version), SCHEMA_VERSION);
+      assert.equal(await store.openCount(), 2, 'the open one and the queued one');
+      assert.ok((await store.claimDue(10, 10, 'me', 1_000)).some((i) => i.id === queued.id));
+      await store.transition(queued.id, 'queued', 'failed');
+      await store.transition(open.id, 'creating', 'failed');
+      assert.equal(await store.openCount(), 0);
+      const plan = await admin.query(
+        `SELECT indexdef FROM pg_indexes WHERE schemaname = $1 AND indexname = 'intents_due'`,
+        [s],
+      );
+      assert.match(String(plan.rows[0]?.indexdef), /'queued'/);
+      await store.close();
+    });
+
     it('opens a schema-3 ledger: keeps the event ids it holds for good, without their index by time', async () => {
       const s = schema();
       const old = ledger(s);

@@ -248,7 +248,7 @@ describe('RedisLedger durability', function () {
     const check = redis.client();
     try {
       // Then on to layout 3, the journal (each unknown reward's amount is in flight), 4 and 5.
-      assert.equal(await check.get(`${store.prefix}version`), '8');
+      assert.equal(await check.get(`${store.prefix}version`), '9');
     } finally {
       check.disconnect();
     }

@@ -50,7 +50,9 @@ export async function startReward(
   if (behalf.guards === undefined) await refuseBlocked(engine, args.playerId);
   // A payout of a match's pot was paid in by its players: budgets guard the game's own money.
   engine.capPayout(args.amountMsat, behalf.guards === undefined);
-  await engine.breaker.admit(BigInt(args.amountMsat));
+  // A queued reward is sent later: the breaker is asked when its turn comes (server/queue.ts).
+  if (!behalf.queue) await engine.breaker.admit(BigInt(args.amountMsat));
+  const guards = behalf.guards ?? engine.guards('reward');
   const token = newCallbackToken();
   return recordThenSend(
     engine,
@@ -69,7 +71,7 @@ export async function startReward(
     },
     rewardCall(engine, args.expiresIn),
     rewardAnswer(engine),
-    behalf.guards === undefined ? {} : { guards: behalf.guards },
+    { guards: behalf.queue ? { ...guards, queue: true } : guards },
   );
 }
 
@@ -116,7 +118,10 @@ export function heldClaimSeconds(intent: Intent): number {
   return Math.max(1, Math.round(span / 1000));
 }
 
-/** Sends a reward an operator approved (now `creating`): the second half of its start. */
+/**
+ * Sends a reward an operator approved, or the queue took (now `creating`): the second half of
+ * its start.
+ */
 export function sendApprovedReward(
   engine: Engine,
   intent: Intent,

@@ -34,6 +34,7 @@
 import { createHash } from 'node:crypto';
 import { v7 as uuidv7 } from 'uuid';
 import { AmbiguousResultError } from '../../api/errors.js';
+import { timerAt } from '../../clock.js';
 import {
   InvalidArgumentError,
   LnAddressRefusedError,
@@ -69,10 +70,29 @@ import { type MatchView, matchStatus, rosterPaid, seated, viewOf } from './view.
 /** How soon a decided match that could not finish is looked at again. */
 const RETRY_MS = 15_000;
 
+/**
+ * How long payouts of a queue made one after the other wait for one look at their match: the
+ * look reads the whole group, so one per payout of a thousand-winner queue would cost more than
+ * the queue's own sends.
+ */
+const PROGRESS_LOOK_MS = 1_000;
+
 export class Matches {
   readonly #engine: Engine;
-  /** The finish running for each match in this process. */
-  readonly #finishing = new Map<string, Promise<MatchView>>();
+  /**
+   * For each match, the finish running in this process and the one waiting to run after it
+   * (which any later call shares: it will read what that call saw, and more).
+   */
+  readonly #finishing = new Map<
+    string,
+    { current: Promise<MatchView>; next?: Promise<MatchView> }
+  >();
+  /** The last `made` each deciding match told (`match.progress`), in this process. */
+  readonly #told = new Map<string, number>();
+  /** Attempts this process started (a finish that started none need not read its group again). */
+  #attempted = 0;
+  /** Matches whose queued payouts were made since their last look: one look soon. */
+  readonly #lookSoon = new Set<string>();
 
   constructor(engine: Engine) {
     this.#engine = engine;
@@ -282,17 +302,50 @@ export class Matches {
   #finish(match: Intent): Promise<MatchView> {
     // One at a time per match in this process: a finish that closes a fee sets off another
     // (the fee's move), which runs after it, on what it left. Processes race in the ledger.
-    const before = this.#finishing.get(match.id);
-    const run = (before ?? Promise.resolve())
+    // Calls while one waits to run share it (a queue's payouts, made one by one, each call for
+    // a look: one look after the running one sees them all).
+    const slot = this.#finishing.get(match.id);
+    if (slot?.next) return slot.next;
+    const run: Promise<MatchView> = (slot?.current ?? Promise.resolve())
       .catch(() => {})
-      .then(async () => this.#finishOnce((await this.#engine.ledger.get(match.id)) ?? match));
-    this.#finishing.set(match.id, run);
+      .then(async () => {
+        const now = this.#finishing.get(match.id);
+        if (now?.next === run) {
+          now.current = run;
+          delete now.next;
+        }
+        return this.#finishOnce((await this.#engine.ledger.get(match.id)) ?? match);
+      });
+    if (slot) slot.next = run;
+    else this.#finishing.set(match.id, { current: run });
     void run
       .catch(() => {})
       .finally(() => {
-        if (this.#finishing.get(match.id) === run) this.#finishing.delete(match.id);
+        const now = this.#finishing.get(match.id);
+        if (now?.current === run && !now.next) this.#finishing.delete(match.id);
       });
     return run;
+  }
+
+  /** One look at a deciding match in PROGRESS_LOOK_MS, shared by every call until then. */
+  #finishSoon(match: Intent): void {
+    if (this.#lookSoon.has(match.id)) return;
+    this.#lookSoon.add(match.id);
+    timerAt(this.#engine.clock, this.#engine.now() + PROGRESS_LOOK_MS, () => {
+      this.#lookSoon.delete(match.id);
+      this.#finish(match).catch((err: unknown) =>
+        this.#engine.logger.warn(`match ${match.id}: ${(err as Error).message}`),
+      );
+    });
+  }
+
+  /**
+   * Whether a settle's payouts go to the queue (server/queue.ts): many winners, and a reconciler
+   * in this process to drain them (the game's others drain them too).
+   */
+  #queues(decision: MatchDecision): boolean {
+    const { payoutQueue, reconciler } = this.#engine.settings;
+    return reconciler.enabled && decision.payouts.length >= payoutQueue.fromWinners;
   }
 
   async #finishOnce(match: Intent): Promise<MatchView> {
@@ -302,6 +355,7 @@ export class Matches {
     if (isTerminal(match.status)) return viewOf(match, await engine.ledger.byGroup(match.id));
     let done = true;
     let group = await engine.ledger.byGroup(match.id);
+    const attempted = this.#attempted;
 
     // No one may pay into a decided match: each open fee's deadline becomes now, and its
     // check closes the charge (a payment that came just before shows, and is refunded below).
@@ -311,6 +365,7 @@ export class Matches {
     group = await engine.ledger.byGroup(match.id);
 
     if (decision.kind === 'settle') {
+      const queue = this.#queues(decision);
       for (const payout of decision.payouts) {
         const paid = await this.#pay(match, group, payoutKey(match.id, payout.playerId), {
           playerId: payout.playerId,
@@ -318,6 +373,7 @@ export class Matches {
           description: `${terms.description}: winnings`,
           role: 'payout',
           why: 'won',
+          queue,
         });
         if (!paid) done = false;
       }
@@ -338,8 +394,14 @@ export class Matches {
 
     if (!done) {
       await engine.ledger.update(match.id, 'pending', { nextCheckAt: engine.now() + RETRY_MS });
-      return viewOf(match, await engine.ledger.byGroup(match.id));
+      // Read again only when this look started attempts: a look at a draining queue reads its
+      // group once (it is the cost of each look: thousands of intents).
+      const seen = this.#attempted === attempted ? group : await engine.ledger.byGroup(match.id);
+      const view = viewOf(match, seen);
+      this.#tellProgress(view);
+      return view;
     }
+    this.#told.delete(match.id);
     const to = decision.kind === 'settle' ? 'completed' : 'failed';
     const ended = await engine.apply(
       match,
@@ -351,6 +413,15 @@ export class Matches {
     const view = viewOf(final, await engine.ledger.byGroup(match.id));
     if (ended) engine.emit(decision.kind === 'settle' ? 'match.settled' : 'match.aborted', view);
     return view;
+  }
+
+  /** `match.progress` when a deciding match's queued payouts made more since this process last told. */
+  #tellProgress(view: MatchView): void {
+    if (view.total === 0 || this.#told.get(view.id) === view.made) return;
+    const queued = view.payouts.some((p) => p.status === 'queued') || this.#told.has(view.id);
+    if (!queued) return;
+    this.#told.set(view.id, view.made);
+    this.#engine.emit('match.progress', view);
   }
 
   /**
@@ -369,19 +440,21 @@ export class Matches {
       role: 'payout' | 'refund';
       why: string;
       feeId?: string;
+      /** A first attempt by claim code goes to the payout queue (a settle with many winners). */
+      queue?: boolean;
     },
   ): Promise<boolean> {
-    const attempts = group.filter((i) => i.meta.payKey === key);
+    const attempts = indexOf(group).attempts.get(key) ?? [];
     const last = attempts.at(-1);
     if (last) {
       const made = this.#made(match, last, what, attempts.length);
       if (made !== 'again') return made;
     }
     const id = attempts.length === 0 ? key : `${key}:${attempts.length + 1}`;
+    this.#attempted++;
     const terms = matchMeta(match.meta).terms;
     // The player's Lightning address, given when they entered, for a first attempt.
-    const fees = group.filter((i) => i.kind === 'entryFee' && i.playerId === what.playerId);
-    const address = fees.at(-1)?.meta.lnAddress;
+    const address = indexOf(group).fees.get(what.playerId)?.meta.lnAddress;
     const toAddress = attempts.length === 0 && typeof address === 'string';
     try {
       const behalf = {
@@ -398,6 +471,9 @@ export class Matches {
         // The approvals may hold a winner's first attempt (one issued again was approved, or
         // under the line, already); never a refund, which gives a player's own fee back.
         guards: what.role === 'payout' && attempts.length === 0 ? this.#engine.payoutHold() : {},
+        // A first attempt by claim code may wait its turn; one to an address is checked and
+        // sent now (its check is a call of its own), and an attempt issued again goes at once.
+        queue: what.queue === true && attempts.length === 0 && !toAddress,
       };
       const byCode = () =>
         startReward(
@@ -463,8 +539,10 @@ export class Matches {
     what: { playerId: string; amountMsat: string; role: string },
     attempts: number,
   ): boolean | 'again' {
-    // A create in flight, or a payout the approvals hold: the match waits (stays settling).
-    if (last.status === 'creating' || last.status === 'held') return false;
+    // A create in flight, a payout the approvals hold or one in the queue: the match waits.
+    if (last.status === 'creating' || last.status === 'held' || last.status === 'queued') {
+      return false;
+    }
     // A payment whose answer was lost may have paid: never sent again, it waits for a proven
     // callback or an operator (lightning.unknowns()), and the match goes on without it.
     if (last.status === 'unknown') return last.kind === 'payment';
@@ -523,15 +601,19 @@ export class Matches {
    */
   async #repay(attempt: Intent): Promise<void> {
     const unpaid = attempt.status === 'failed' || attempt.status === 'expired';
-    // A held payout an operator approved is made: the match that waited for it may end now.
-    const approved = attempt.status === 'pending' && typeof attempt.meta.approvedBy === 'string';
+    // A held payout an operator approved, or a queued one sent in its turn, is made: the match
+    // that waited for it may end now.
+    const approved =
+      attempt.status === 'pending' &&
+      (typeof attempt.meta.approvedBy === 'string' || attempt.history[0]?.to === 'queued');
     if ((!unpaid && !approved) || attempt.groupId === null) return;
     const match = await this.#engine.ledger.get(attempt.groupId);
     if (match?.kind !== 'match') return;
     // A deciding match goes on at once with what the attempt's end left it to do (issuing it
-    // again, or ending), not at its next timer.
+    // again, or ending), not at its next timer; a queue's payouts made share one look soon.
     if (match.status === 'pending') {
-      await this.#finish(match);
+      if (approved && typeof attempt.meta.approvedBy !== 'string') this.#finishSoon(match);
+      else await this.#finish(match);
       return;
     }
     if (!isTerminal(match.status) || !unpaid) return;
@@ -668,4 +750,30 @@ function refundReason(fee: Intent, decision: MatchDecision): string | null {
 /** A payout's fixed id: the player's id hashed, so that the id names nobody. */
 function payoutKey(matchId: string, playerId: string): string {
   return `${matchId}:payout:${createHash('sha256').update(playerId).digest('base64url').slice(0, 22)}`;
+}
+
+/** A group's attempts by pay key and latest fee by player, each in the group's order. */
+interface GroupIndex {
+  attempts: Map<string, Intent[]>;
+  fees: Map<string, Intent>;
+}
+
+/**
+ * Built once per read of a group (a finish looks up every winner's attempts in it: a search
+ * each would make a settle of n winners cost n² per look, which a queue draining looks often).
+ */
+const indexes = new WeakMap<readonly Intent[], GroupIndex>();
+
+function indexOf(group: readonly Intent[]): GroupIndex {
+  let index = indexes.get(group);
+  if (index) return index;
+  index = { attempts: new Map(), fees: new Map() };
+  for (const intent of group) {
+    const key = intent.meta.payKey;
+    if (typeof key === 'string')
+      index.attempts.set(key, [...(index.attempts.get(key) ?? []), intent]);
+    if (intent.kind === 'entryFee') index.fees.set(intent.playerId, intent);
+  }
+  indexes.set(group, index);
+  return index;
 }

@@ -3,7 +3,7 @@
  * of its group (fees, payouts, refunds). Amounts are decimal strings in msats.
  */
 import type { Intent, IntentStatus } from '../../ledger/intent.js';
-import { type MatchTerms, matchMeta, seatsOf } from './terms.js';
+import { type MatchDecision, type MatchTerms, matchMeta, seatsOf } from './terms.js';
 
 export type MatchStatus = 'open' | 'settling' | 'aborting' | 'settled' | 'aborted';
 
@@ -51,6 +51,13 @@ export interface MatchView {
   players: MatchPlayer[];
   payouts: MatchMoney[];
   refunds: (MatchMoney & { why: string })[];
+  /**
+   * Once decided: how many of its payouts and refunds are made (a code exists, or it was paid
+   * or claimed), of `total` it has to make (every winner's payout, every refund owed); 0 of 0
+   * while open. A settle with many winners queues its payouts: `made` counts them as they go.
+   */
+  made: number;
+  total: number;
   /** Why it was aborted. */
   reason: string | null;
   createdAt: number;
@@ -136,8 +143,36 @@ export function viewOf(match: Intent, group: readonly Intent[]): MatchView {
     refunds: group
       .filter((i) => role(i) === 'refund')
       .map((i) => ({ ...money(i), why: String(i.meta.why ?? '') })),
+    ...progressOf(decision, group),
     reason: decision?.reason ?? null,
     createdAt: match.createdAt,
     updatedAt: match.updatedAt,
   };
+}
+
+/**
+ * How many of a decided match's payouts and refunds are made, of how many: each is a pay key
+ * (`meta.payKey`, one per winner or refund, whatever its attempts), made when its latest attempt
+ * is pending or completed. A settle owes one per winner of its decision, an abort one per fee it
+ * counted; refunds of late fees add theirs as they are recorded.
+ */
+function progressOf(
+  decision: MatchDecision | undefined,
+  group: readonly Intent[],
+): { made: number; total: number } {
+  if (decision === undefined) return { made: 0, total: 0 };
+  const latest = new Map<string, Intent>();
+  for (const intent of group) {
+    if (typeof intent.meta.payKey === 'string') latest.set(intent.meta.payKey, intent);
+  }
+  const refunds = new Set<string>();
+  for (const [key, intent] of latest) if (intent.meta.matchRole === 'refund') refunds.add(key);
+  if (decision.kind === 'abort')
+    for (const feeId of decision.paidFeeIds) refunds.add(`${feeId}:refund`);
+  const owed = decision.kind === 'settle' ? decision.payouts.length : 0;
+  let made = 0;
+  for (const intent of latest.values()) {
+    if (intent.status === 'pending' || intent.status === 'completed') made++;
+  }
+  return { made, total: owed + refunds.size };
 }

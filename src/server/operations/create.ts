@@ -2,7 +2,9 @@
  * The one shape of every money operation: record the intent, only then call the service, and
  * turn the answer into `pending` (or the failure into `failed`/`unknown`, see outcome.ts). A
  * payout the approvals hold is recorded `held` and not sent: an operator's approval sends it
- * later through the same second half (`sendRecorded`).
+ * later through the same second half (`sendRecorded`). So is a payout for the queue
+ * (`CreateGuards.queue`), recorded `queued` and due at once: whichever process's reconciler
+ * claims it moves it to `creating` and sends it (server/queue.ts).
  *
  * The intent is recorded with a check due when the grace period ends, so that a process that
  * dies mid-call leaves nothing behind: the reconciler finds the `creating` intent and makes it
@@ -47,6 +49,8 @@ export interface OnBehalf {
   groupId?: string;
   meta?: Record<string, unknown>;
   guards?: CreateGuards;
+  /** Record it for the payout queue (`queued`), to be sent in its turn by any process. */
+  queue?: boolean;
 }
 
 export async function recordThenSend<T>(
@@ -56,14 +60,17 @@ export async function recordThenSend<T>(
   created: (answer: T, intent: Intent) => Created,
   options: RecordOptions = {},
 ): Promise<Intent> {
+  const guards = options.guards ?? engine.guards(fields.kind);
+  // A payout for the queue is sent in its turn, not now: it takes no token here.
+  const queued = guards.queue === true && isPayout(fields.kind);
   // With the game's rate, the token comes first: the record and its first attempt follow at once.
-  const outbound = engine.outbound;
+  const outbound = queued ? null : engine.outbound;
   const ticket = outbound
     ? await outbound.reserve(isPayout(fields.kind) ? 'payout' : 'player')
     : null;
   let recorded: { intent: Intent; existing: boolean };
   try {
-    recorded = await record(engine, fields, options.guards ?? engine.guards(fields.kind));
+    recorded = await record(engine, fields, guards, queued);
   } catch (err) {
     if (ticket) outbound?.release(ticket);
     throw err;
@@ -73,6 +80,11 @@ export async function recordThenSend<T>(
     // Nothing moved, so nothing reached the room: the open intent that holds the key is handed
     // over, so that the helper finds its entry (one still being created appears as such).
     engine.handToRoom(recorded.intent);
+    return recorded.intent;
+  }
+  if (recorded.intent.status === 'queued') {
+    // In the queue: the room shows it, and a reconciler sends it in its turn (server/queue.ts).
+    engine.announce(recorded.intent);
     return recorded.intent;
   }
   if (recorded.intent.status === 'held') {
@@ -159,12 +171,14 @@ async function record(
   engine: Engine,
   fields: NewIntent,
   guards: CreateGuards,
+  queued: boolean,
 ): Promise<{ intent: Intent; existing: boolean }> {
   for (let attempt = 0; ; attempt++) {
     const now = engine.now();
     try {
       const intent = await engine.record(
-        { ...fields, nextCheckAt: now + engine.settings.reconciler.creatingGraceMs },
+        // A queued payout is due at once: the reconciler's leased claim hands it to one process.
+        { ...fields, nextCheckAt: queued ? now : now + engine.settings.reconciler.creatingGraceMs },
         now,
         guards,
       );

@@ -33,6 +33,10 @@ export const rewardInput = z.strictObject({
 export type RewardInput = z.input<typeof rewardInput>;
 export type ParsedReward = z.output<typeof rewardInput>;
 
+/** Rewards for `rewardMany` (a leaderboard): 1 to 1,000, each as for `reward`. */
+export const rewardManyInput = z.array(rewardInput).min(1).max(1000);
+export type RewardManyInput = z.input<typeof rewardManyInput>;
+
 export const entryFeeInput = z.strictObject({
   playerId,
   roomId,

@@ -1,0 +1,164 @@
+/**
+ * The payout queue (issue 26): a settle with many winners records every payout `queued` at once
+ * and returns; the reconcilers of the game's processes send them in their turn, at the game's
+ * rate, exactly once each (one withdrawal request per winner at the emulator), and the match
+ * settles once the last is made, telling its progress on the way. Two processes sharing a Redis
+ * drain one queue between them, never a payout twice.
+ */
+import { expect } from 'chai';
+import { type Emulator, startEmulator } from '../../src/emulator/index.js';
+import { RedisLedger } from '../../src/ledger/redis.js';
+import { createLightning, type Lightning } from '../../src/lightning.js';
+import type { MatchView } from '../../src/server/match/view.js';
+import type { LightningOptions } from '../../src/server/options.js';
+import { eventually } from '../support/eventually.js';
+import { quietLogger } from '../support/game.js';
+import { needRedis } from '../support/needs.js';
+import { openPaidMatch } from '../support/paid-match.js';
+import { overLimit } from '../support/rate-check.js';
+import { type RedisServer, startRedis } from '../support/redis.js';
+
+const SERVICE_LIMIT = { perSecond: 100, burst: 100 };
+const GAME_LIMIT = { perSecond: 100, burst: 60 };
+const REQUESTS = '/v0/withdrawal-requests';
+
+describe('the payout queue: a settle with many winners drains at the rate, once each', function () {
+  this.timeout(30_000);
+  let emulator: Emulator;
+  let redis: RedisServer;
+  const closing: { close(): Promise<void> }[] = [];
+
+  before(async function () {
+    needRedis(this);
+    redis = await startRedis();
+  });
+  after(async () => redis?.stop());
+
+  beforeEach(async () => {
+    emulator = await startEmulator({ logger: quietLogger });
+  });
+
+  afterEach(async () => {
+    for (const c of closing.splice(0).reverse()) await c.close();
+    await emulator.close();
+  });
+
+  /** A process of the game on the shared Redis (prefix), known to the service by its port. */
+  async function gameProcess(
+    prefix: string,
+    port: number,
+    options: Partial<LightningOptions> = {},
+  ): Promise<Lightning> {
+    const ledger = new RedisLedger(redis.url, { prefix });
+    closing.push(ledger);
+    const lightning = createLightning({
+      apiKey: emulator.apiKey,
+      baseUrl: emulator.url,
+      publicUrl: `http://127.0.0.1:${port}`,
+      logger: quietLogger,
+      ledger,
+      ...options,
+    } as LightningOptions);
+    closing.push(lightning);
+    await lightning.ready();
+    return lightning;
+  }
+
+  /** The winners' withdrawal requests at the emulator, by player. */
+  function requestsByPlayer(): Map<string, string[]> {
+    const byPlayer = new Map<string, string[]>();
+    for (const wr of emulator.control.withdrawalRequests()) {
+      const player = wr.internalId ?? '';
+      byPlayer.set(player, [...(byPlayer.get(player) ?? []), wr.callbackUrl ?? '']);
+    }
+    return byPlayer;
+  }
+
+  it('200 winners: settle returns with every payout queued, each sent once within the rate, then settled', async () => {
+    const prefix = `queue:${Date.now()}:${Math.random()}:`;
+    const setup = await gameProcess(prefix, 2001, { reconciler: { enabled: false } });
+    const paid = await openPaidMatch(setup, emulator, 200, 'big');
+    const settler = await gameProcess(prefix, 2002, {
+      rateLimit: GAME_LIMIT,
+      reconciler: { intervalMs: 250 },
+    });
+    const progress: MatchView[] = [];
+    const settled: MatchView[] = [];
+    settler.on('match.progress', (view) => progress.push(view));
+    settler.on('match.settled', (view) => settled.push(view));
+    emulator.control.setRateLimit(SERVICE_LIMIT);
+    const from = Date.now();
+
+    const decided = await settler.settleMatch(paid.matchId, paid.shares);
+    expect(decided.status).to.equal('settling');
+    expect(decided.total).to.equal(200);
+    expect(decided.payouts).to.have.length(200);
+    // Recorded at once, journaled where a create in flight sits; sent in their turn.
+    expect(decided.payouts.filter((p) => p.status === 'queued').length).to.be.greaterThan(100);
+    expect(decided.made).to.be.lessThan(100);
+
+    await eventually(
+      () => settled.length === 1,
+      20_000,
+      () => {
+        return `the match settles (${progress.at(-1)?.made ?? 0} of 200 made)`;
+      },
+    );
+    const view = await settler.match(paid.matchId);
+    expect(view).to.include({ status: 'settled', made: 200, total: 200 });
+    expect(view.payouts.every((p) => p.status === 'pending')).to.equal(true);
+    // Progress told on the way, never backwards.
+    expect(progress.length).to.be.greaterThan(1);
+    const made = progress.map((p) => p.made);
+    expect([...made].sort((a, b) => a - b)).to.deep.equal(made);
+    // Exactly one request per winner, none refused, the service's limit kept.
+    const byPlayer = requestsByPlayer();
+    expect(byPlayer.size).to.equal(200);
+    expect([...byPlayer.values()].every((urls) => urls.length === 1)).to.equal(true);
+    expect(emulator.control.limited).to.equal(0);
+    const times = emulator.control.requests
+      .filter((r) => r.at >= from && r.method === 'POST' && r.path === REQUESTS)
+      .map((r) => r.at);
+    expect(times).to.have.length(200);
+    expect(overLimit(times, SERVICE_LIMIT)).to.equal(null);
+    expect(await settler.ledger.balances([`escrow:${paid.matchId}`, 'inflight'])).to.deep.equal([
+      { account: `escrow:${paid.matchId}`, unit: 'msats', balance: '0' },
+      { account: 'inflight', unit: 'msats', balance: '0' },
+    ]);
+  });
+
+  it('two processes on one Redis drain one queue: every payout sent once, by one of them', async () => {
+    const prefix = `queue2:${Date.now()}:${Math.random()}:`;
+    const setup = await gameProcess(prefix, 2003, { reconciler: { enabled: false } });
+    const paid = await openPaidMatch(setup, emulator, 120, 'shared');
+    const settled: string[] = [];
+    const processes = [];
+    for (const port of [2004, 2005]) {
+      const p = await gameProcess(prefix, port, {
+        rateLimit: { perSecond: 60, burst: 10 },
+        reconciler: { intervalMs: 100 },
+      });
+      p.on('match.settled', (view) => settled.push(view.id));
+      processes.push(p);
+    }
+    emulator.control.setRateLimit(SERVICE_LIMIT);
+    await processes[0]?.settleMatch(paid.matchId, paid.shares);
+    await eventually(
+      async () => (await setup.match(paid.matchId)).status === 'settled',
+      20_000,
+      'the match settles',
+    );
+    expect(settled, 'settled once, by one process').to.deep.equal([paid.matchId]);
+    const byPlayer = requestsByPlayer();
+    expect(byPlayer.size).to.equal(120);
+    const urls = [...byPlayer.values()];
+    expect(
+      urls.every((u) => u.length === 1),
+      'one withdrawal request per payout',
+    ).to.equal(true);
+    // Both processes took turns (a payout's callback URL names the process that sent it).
+    const senders = new Set(urls.map((u) => new URL(u[0] as string).port));
+    expect([...senders].sort()).to.deep.equal(['2004', '2005']);
+    expect(emulator.control.limited).to.equal(0);
+  });
+});

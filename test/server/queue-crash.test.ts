@@ -1,0 +1,117 @@
+/**
+ * A process SIGKILLed mid-drain (issue 26): it settled a match of 20 winners, whose payouts went
+ * to the queue, and sent a few of them at its slow rate when it was killed. Another process on
+ * the same Redis sends the rest once the dead one's leases end: every winner gets exactly one
+ * withdrawal request, the dead process's and the live one's together, and the match settles.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { expect } from 'chai';
+import { type Emulator, startEmulator } from '../../src/emulator/index.js';
+import { RedisLedger } from '../../src/ledger/redis.js';
+import { createLightning, type Lightning } from '../../src/lightning.js';
+import { eventually } from '../support/eventually.js';
+import { quietLogger } from '../support/game.js';
+import { needRedis } from '../support/needs.js';
+import { openPaidMatch } from '../support/paid-match.js';
+import { type RedisServer, startRedis } from '../support/redis.js';
+
+const FIXTURE = fileURLToPath(new URL('./fixtures/queue-process.ts', import.meta.url));
+
+describe('the payout queue: a process killed mid-drain', function () {
+  this.timeout(30_000);
+  let emulator: Emulator;
+  let redis: RedisServer;
+  let child: ChildProcess | undefined;
+  const closing: { close(): Promise<void> }[] = [];
+
+  before(async function () {
+    needRedis(this);
+    redis = await startRedis();
+  });
+  after(async () => redis?.stop());
+  beforeEach(async () => {
+    emulator = await startEmulator({ logger: quietLogger });
+  });
+  afterEach(async () => {
+    child?.kill('SIGKILL');
+    for (const c of closing.splice(0).reverse()) await c.close();
+    await emulator.close();
+  });
+
+  function processOn(prefix: string, port: number, reconciler: boolean): Lightning {
+    const ledger = new RedisLedger(redis.url, { prefix });
+    closing.push(ledger);
+    const lightning = createLightning({
+      apiKey: emulator.apiKey,
+      baseUrl: emulator.url,
+      publicUrl: `http://127.0.0.1:${port}`,
+      logger: quietLogger,
+      ledger,
+      reconciler: reconciler ? { intervalMs: 100 } : { enabled: false },
+    });
+    closing.push(lightning);
+    return lightning;
+  }
+
+  it('another process sends what it left, each payout once, and the match settles', async () => {
+    const prefix = `crash:${Date.now()}:${Math.random()}:`;
+    const setup = processOn(prefix, 2010, false);
+    await setup.ready();
+    const paid = await openPaidMatch(setup, emulator, 20, 'crash');
+    const config = JSON.stringify({
+      apiKey: emulator.apiKey,
+      baseUrl: emulator.url,
+      redisUrl: redis.url,
+      prefix,
+      matchId: paid.matchId,
+      shares: paid.shares,
+    });
+    child = spawn(process.execPath, ['--import', 'tsx', FIXTURE, config], {
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
+    const exited = new Promise((resolve) => child?.once('exit', resolve));
+    const reports: Record<string, unknown>[] = [];
+    createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
+      reports.push(JSON.parse(line) as Record<string, unknown>);
+    });
+    const settled = await eventually(
+      () => reports.find((r) => r.event === 'settled'),
+      15_000,
+      'the child settled',
+    );
+    expect(settled).to.include({ status: 'settling', total: 20 });
+
+    // Killed between two sends (2 a second): a few payouts made, the rest queued or leased.
+    const requests = () => emulator.control.withdrawalRequests();
+    await eventually(
+      async () => {
+        const sent = requests().length;
+        if (sent < 3) return false;
+        const view = await setup.match(paid.matchId);
+        return view.made === sent;
+      },
+      15_000,
+      'the child sent a few payouts, each answered',
+    );
+    child.kill('SIGKILL');
+    await exited;
+    const byChild = requests().length;
+    expect(byChild).to.be.within(3, 19);
+
+    const survivor = processOn(prefix, 2012, true);
+    await survivor.ready();
+    await eventually(
+      async () => (await survivor.match(paid.matchId)).status === 'settled',
+      15_000,
+      'the survivor finishes the match',
+    );
+    const all = requests();
+    const players = all.map((w) => w.internalId).sort();
+    expect(players).to.deep.equal(Object.keys(paid.shares).sort(), 'one request per winner');
+    const ports = all.map((w) => new URL(w.callbackUrl ?? '').port);
+    expect(ports.filter((p) => p === '2011')).to.have.length(byChild);
+    expect(ports.filter((p) => p === '2012')).to.have.length(20 - byChild);
+  });
+});
