@@ -374,13 +374,7 @@ export function migrations(s: string): string[][] {
     // again with it: the status check, the open indexes and the game's count (no intent of an
     // older schema is held, so the count stands).
     [
-      `ALTER TABLE ${s}.intents DROP CONSTRAINT IF EXISTS intents_status_check`,
-      `ALTER TABLE ${s}.intents ADD CONSTRAINT intents_status_check
-        CHECK (status IN (${list(INTENT_STATUSES)}))`,
-      ...['intents_open_key', 'intents_open_room', 'intents_open_player', 'intents_due'].map(
-        (index) => `DROP INDEX IF EXISTS ${s}.${index}`,
-      ),
-      ...OPEN_INDEXES(s),
+      ...statusesAgain(s),
       `CREATE INDEX IF NOT EXISTS intents_held
         ON ${s}.intents (created_at, seq) WHERE status = 'held'`,
       // At most one row: the operator log's line of an operator's pause of the game's payouts.
@@ -388,7 +382,6 @@ export function migrations(s: string): string[][] {
         only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
         line     bigint  NOT NULL
       )`,
-      ...openCount(s),
     ],
     // 8 -> 9: the game's outbound rate, one row (rate.ts; RATE_TAKE, RATE_HOLD).
     [
@@ -403,16 +396,25 @@ export function migrations(s: string): string[][] {
     ],
     // 9 -> 10: the status `queued` (the payout queue). As 7 -> 8: whatever names the open
     // statuses is made again with it (no intent of an older schema is queued: the count stands).
-    [
-      `ALTER TABLE ${s}.intents DROP CONSTRAINT IF EXISTS intents_status_check`,
-      `ALTER TABLE ${s}.intents ADD CONSTRAINT intents_status_check
-        CHECK (status IN (${list(INTENT_STATUSES)}))`,
-      ...['intents_open_key', 'intents_open_room', 'intents_open_player', 'intents_due'].map(
-        (index) => `DROP INDEX IF EXISTS ${s}.${index}`,
-      ),
-      ...OPEN_INDEXES(s),
-      ...openCount(s),
-    ],
+    [...statusesAgain(s)],
+  ];
+}
+
+/**
+ * What names the statuses, made again with today's list (a migration that adds a status): the
+ * status check, the indexes of open intents and the open count's trigger function. The count
+ * itself stands: no intent of an older schema has the new status.
+ */
+function statusesAgain(s: string): string[] {
+  return [
+    `ALTER TABLE ${s}.intents DROP CONSTRAINT IF EXISTS intents_status_check`,
+    `ALTER TABLE ${s}.intents ADD CONSTRAINT intents_status_check
+      CHECK (status IN (${list(INTENT_STATUSES)}))`,
+    ...['intents_open_key', 'intents_open_room', 'intents_open_player', 'intents_due'].map(
+      (index) => `DROP INDEX IF EXISTS ${s}.${index}`,
+    ),
+    ...OPEN_INDEXES(s),
+    ...openCount(s),
   ];
 }
 

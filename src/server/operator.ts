@@ -155,18 +155,7 @@ export class Operator {
   async resume(by: string): Promise<OperatorAction> {
     const breaker = this.#engine.breaker;
     const local = breaker.paused;
-    const line = await this.#engine.ledger.recordPause(
-      {
-        by,
-        action: 'resume',
-        intentId: null,
-        playerId: null,
-        before: 'paused (operator)',
-        after: 'running',
-        note: '',
-      },
-      this.#engine.now(),
-    );
+    const line = await this.#liftGamePause(by);
     if (line) {
       breaker.resume();
       return line;
@@ -189,9 +178,14 @@ export class Operator {
    * naming no one (this process's own pause was lifted by the caller).
    */
   async resumeUnnamed(): Promise<void> {
-    await this.#engine.ledger.recordPause(
+    await this.#liftGamePause(UNNAMED);
+  }
+
+  /** The compare-and-set that lifts the operator's pause in the ledger, with its line; null if none. */
+  #liftGamePause(by: string): Promise<OperatorAction | null> {
+    return this.#engine.ledger.recordPause(
       {
-        by: UNNAMED,
+        by,
         action: 'resume',
         intentId: null,
         playerId: null,
