@@ -50,7 +50,9 @@ export const SHORT: Omit<LoadOptions, 'log' | 'seed'> = {
   rate: 100,
   leaveShare: 0.1,
   concurrency: 60,
-  patienceMs: 15_000,
+  // As the default's: a queued payout that the killed process had leased waits for its lease
+  // to run out before another process sends it (reconciler.leaseMs).
+  patienceMs: 60_000,
   deadlineMs: 120_000,
 };
 
