@@ -148,6 +148,8 @@ describe('the payout queue: a settle with many winners drains at the rate, once 
       20_000,
       'the match settles',
     );
+    // The event follows the ledger's move (its process reads the match's view first).
+    await eventually(() => settled.length > 0, 5_000, 'match.settled in a process');
     expect(settled, 'settled once, by one process').to.deep.equal([paid.matchId]);
     const byPlayer = requestsByPlayer();
     expect(byPlayer.size).to.equal(120);
