@@ -403,16 +403,21 @@ export const HELD_STEP = -1;
 /** The step of `queued` in `moves`: a first status too (CreateGuards.queue), as HELD_STEP. */
 export const QUEUED_STEP = -2;
 
-/** Whether a first move is a first status of its own (held, queued): no `creating` implied. */
-function firstOwn(step: number | null | undefined): boolean {
-  return step === HELD_STEP || step === QUEUED_STEP;
+/**
+ * A history's start, before its moves: the `creating` the row implies (at `createdAt`), or
+ * nothing when its first move is a first status of its own (held, queued).
+ */
+function historyStart(
+  createdAt: number,
+  firstStep: number | null | undefined,
+): IntentHistoryEntry[] {
+  if (firstStep === HELD_STEP || firstStep === QUEUED_STEP) return [];
+  return [{ at: createdAt, from: null, to: 'creating' }];
 }
 
 /** An intent from its row and its moves, in step order (the history's first entry is the row's). */
 export function rowToIntent(row: Row, moves: readonly Move[]): Intent {
-  const history: IntentHistoryEntry[] = firstOwn(moves[0]?.[0])
-    ? []
-    : [{ at: row[COLUMN.created_at], from: null, to: 'creating' }];
+  const history = historyStart(row[COLUMN.created_at], moves[0]?.[0]);
   for (const move of moves) history.push(entryOf(move, history.at(-1)?.to ?? null));
   return withHistory(row, history);
 }
@@ -446,9 +451,7 @@ export function joinedSql(where: string): string {
 export function joinedToIntent(rows: readonly object[]): Intent | null {
   const first = rows[0] as Joined | undefined;
   if (first === undefined) return null;
-  const history: IntentHistoryEntry[] = firstOwn(first[STEP])
-    ? []
-    : [{ at: first[COLUMN.created_at], from: null, to: 'creating' }];
+  const history = historyStart(first[COLUMN.created_at], first[STEP]);
   for (const row of rows as readonly Joined[]) {
     const step = row[STEP];
     const at = row[AT];
