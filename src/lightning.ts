@@ -840,6 +840,8 @@ export class Lightning {
   #pluginHost(): PluginHost {
     const engine = async () => (await this.#start()).engine;
     const calls = () => this.#ready('api').runtime.calls;
+    const forPlayer = <T>(playerId: string | undefined, work: () => Promise<T>): Promise<T> =>
+      playerId === undefined ? work() : this.#ready('api').engine.asPlayer(playerId, work);
     const said = new Set<string>();
     return {
       logger: this.#settings.logger,
@@ -860,9 +862,13 @@ export class Lightning {
       intent: async (id) => (await engine()).ledger.get(id),
       openIntents: async (roomId) => (await engine()).ledger.openByRoom(roomId),
       widget: {
-        createUser: async (body) => calls().widgetUsers.create(body),
-        openWidget: async (body) => calls().widgetSessions.create(body),
-        openPurchase: async (body) => calls().ramp.createSession(body),
+        // Each waits in its player's turn (reference_id is the player id): server/outbound.ts.
+        createUser: async (body) =>
+          forPlayer(body.reference_id, () => calls().widgetUsers.create(body)),
+        openWidget: async (body) =>
+          forPlayer(body.reference_id, () => calls().widgetSessions.create(body)),
+        openPurchase: async (body) =>
+          forPlayer(body.reference_id, () => calls().ramp.createSession(body)),
         acceptDisclosures: async (userId, typeIds) =>
           calls().widgetUsers.acceptDisclosures(userId, typeIds),
         updateEmail: async (userId, email) => calls().widgetUsers.update(userId, { email }),

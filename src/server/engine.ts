@@ -313,9 +313,20 @@ export class Engine implements KindHost {
     // Nothing was sent for a queued payout yet: no callback can be about it, and its turn is
     // the reconciler's to give, never a caller's.
     if (intent.status === 'queued') return 200;
-    const after = await this.check(intent, intent.remoteId === null ? hintedId(body) : undefined);
+    // The player whose money moved waits on this re-read: it is served as their action.
+    const after = await this.asPlayer(intent.playerId, () =>
+      this.check(intent, intent.remoteId === null ? hintedId(body) : undefined),
+    );
     if (after.status !== intent.status) this.onCallbackMove?.(after, performance.now() - arrivedAt);
     return 200;
+  }
+
+  /**
+   * Runs `work` on behalf of the player who waits on it: with the game's rate, its calls wait in
+   * that player's turn among players, re-reads included (server/outbound.ts).
+   */
+  asPlayer<T>(playerId: string, work: () => Promise<T>): Promise<T> {
+    return this.outbound ? this.outbound.asPlayer(playerId, work) : work();
   }
 
   /** Re-checks an intent by id now; null when the ledger has no such intent. */

@@ -2,17 +2,26 @@
  * The game's outbound scheduler: one per process, in front of every attempt the API client
  * sends when `rateLimit` is set (the transport asks it, api/outbound.ts). Calls wait for a
  * token of the game's bucket, which the ledger keeps for every process sharing it (Redis,
- * PostgreSQL; SQLite in process), rather than fail; the waiting are served a player's own
- * action first, then payouts, then re-reads, each in the order it came; a re-read takes a token
- * only when one more is left (READ_KEEP), so that re-reads in any process use the surplus of the
- * rate, never the token the next payout was about to take. A 429 writes its
- * Retry-After to the store, so that every process holds its calls until it ends.
+ * PostgreSQL; SQLite in process), rather than fail. A 429 writes its Retry-After to the store,
+ * so that every process holds its calls until it ends.
+ *
+ * Who is served first, in one process (docs/PERFORMANCE.md says it for the game):
+ * - players' actions, one player at a time in turn (round robin): a call made while a player
+ *   waits on it (`asPlayer`: their own create, their callback's proving re-read) waits in that
+ *   player's turn, so one player's flood costs another player at most one token per call of
+ *   theirs; calls outside any player's context share one turn of their own;
+ * - payouts, in the order they came, with a floor: while both wait, every
+ *   PLAYERS_PER_PAYOUT + 1-th token goes to a payout, so a flood of players never stops the
+ *   queue, and a queue of payouts never takes more than that share from waiting players;
+ * - re-reads (the reconciler's), in order, and only from a surplus: a re-read takes a token
+ *   only when one more is left (READ_KEEP), so that re-reads in any process never take the
+ *   token the next payout was about to.
  *
  * Footprint: one store call per token handed out, plus one per wake-up of a process that found
  * none (each process asks again when the next token is due; with N processes waiting, about N
- * calls per token); no timer while nobody waits. If the store cannot be reached, the process
- * falls back to a bucket of its own at the same rate (logged once): calls go on, maybe past
- * the game's rate, and a 429 they meet is waited out as any other.
+ * calls per token); no timer while nobody waits; one small array per player who waits. If the
+ * store cannot be reached, the process falls back to a bucket of its own at the same rate
+ * (logged once): calls go on, maybe past the game's rate, and a 429 they meet is waited out.
  *
  * A create takes its token before it is recorded (`reserve`), and its first attempt spends it
  * (`spend`, which marks the async context of the send): so an intent never waits in the queue
@@ -49,6 +58,16 @@ const rateChannel = channel(RATE_CHANNEL);
  */
 const READ_KEEP = 1;
 
+/**
+ * While players and payouts both wait, this many tokens go to players, then one to a payout:
+ * players keep three quarters of the rate (a person at a screen waits on each), and a queue
+ * of payouts (nobody watches it token by token) still moves at a quarter of it.
+ */
+const PLAYERS_PER_PAYOUT = 3;
+
+/** The turn of players' calls made outside any player's context (the game's own calls). */
+const NO_PLAYER = '';
+
 interface Waiter {
   resolve(): void;
   reject(err: Error): void;
@@ -60,14 +79,19 @@ export interface Ticket {
 }
 
 /** What a create needs of the scheduler (operations/create.ts), and the engine holds. */
-export type CreateTokens = Pick<OutboundScheduler, 'reserve' | 'spend' | 'release'>;
+export type CreateTokens = Pick<OutboundScheduler, 'reserve' | 'spend' | 'release' | 'asPlayer'>;
 
 export class OutboundScheduler implements OutboundGate {
   readonly #store: RateStore;
   readonly #limit: RateLimit;
   readonly #clock: Clock;
   readonly #logger: LightningLogger;
-  readonly #queues = new Map<CallPriority, Waiter[]>(PRIORITY_ORDER.map((p) => [p, []]));
+  /** Players' calls by player, in turn: the Map's order is the rotation. */
+  readonly #players = new Map<string, Waiter[]>();
+  readonly #payouts: Waiter[] = [];
+  readonly #reads: Waiter[] = [];
+  /** Tokens players took in a row while payouts waited. */
+  #playerRun = 0;
   #waiting = 0;
   #pumping = false;
   /** While the pump sleeps: for which priority, and how to wake it for a more urgent call. */
@@ -77,6 +101,8 @@ export class OutboundScheduler implements OutboundGate {
   #fallback: LocalRateBucket | null = null;
   /** The ticket of the create whose send runs in this async context, if any. */
   readonly #tickets = new AsyncLocalStorage<Ticket>();
+  /** The player who waits on the calls of this async context, if any (`asPlayer`). */
+  readonly #party = new AsyncLocalStorage<string>();
 
   constructor(deps: {
     store: RateStore;
@@ -104,6 +130,15 @@ export class OutboundScheduler implements OutboundGate {
     return this.#wait(priority);
   }
 
+  /**
+   * Runs `work` on behalf of `playerId`, who waits on it: its calls wait in that player's turn
+   * among players, and its re-reads are served as the player's action, not as background reads
+   * (payouts stay payouts).
+   */
+  asPlayer<T>(playerId: string, work: () => T): T {
+    return this.#party.run(playerId, work);
+  }
+
   /** Waits for a create's token, before the create is recorded. */
   async reserve(priority: CallPriority): Promise<Ticket> {
     await this.#wait(priority);
@@ -125,10 +160,20 @@ export class OutboundScheduler implements OutboundGate {
     this.#next()?.resolve();
   }
 
-  #wait(priority: CallPriority): Promise<void> {
+  #wait(asked: CallPriority): Promise<void> {
     if (this.#closed) return Promise.reject(closedError());
+    const party = this.#party.getStore();
+    const priority = party !== undefined && asked === 'read' ? 'player' : asked;
     return new Promise<void>((resolve, reject) => {
-      this.#queues.get(priority)?.push({ resolve, reject });
+      const waiter = { resolve, reject };
+      if (priority === 'player') {
+        const key = party ?? NO_PLAYER;
+        const turn = this.#players.get(key);
+        if (turn) turn.push(waiter);
+        else this.#players.set(key, [waiter]);
+      } else {
+        (priority === 'payout' ? this.#payouts : this.#reads).push(waiter);
+      }
       this.#waiting++;
       const sleeping = this.#sleeping;
       if (sleeping && rank(priority) < rank(sleeping.priority)) sleeping.wake();
@@ -153,13 +198,15 @@ export class OutboundScheduler implements OutboundGate {
   close(): void {
     this.#closed = true;
     this.#sleeping?.wake();
-    for (const queue of this.#queues.values()) {
-      for (const waiter of queue.splice(0)) waiter.reject(closedError());
-    }
+    const all = [...[...this.#players.values()].flat(), ...this.#payouts, ...this.#reads];
+    this.#players.clear();
+    this.#payouts.length = 0;
+    this.#reads.length = 0;
     this.#waiting = 0;
+    for (const waiter of all) waiter.reject(closedError());
   }
 
-  /** One loop per process while calls wait: a token, then the first waiter of the first queue. */
+  /** One loop per process while calls wait: a token, then the waiter whose turn it is. */
   async #pump(): Promise<void> {
     if (this.#pumping) return;
     this.#pumping = true;
@@ -213,21 +260,44 @@ export class OutboundScheduler implements OutboundGate {
     }
   }
 
+  /** The class served next: players in turn, payouts (every few tokens at least), re-reads. */
+  #turn(): CallPriority | null {
+    const payouts = this.#payouts.length > 0;
+    if (this.#players.size > 0 && !(payouts && this.#playerRun >= PLAYERS_PER_PAYOUT)) {
+      return 'player';
+    }
+    if (payouts) return 'payout';
+    return this.#reads.length > 0 ? 'read' : null;
+  }
+
   /** The priority of the call served next. */
   #head(): CallPriority {
-    for (const priority of PRIORITY_ORDER) {
-      if ((this.#queues.get(priority)?.length ?? 0) > 0) return priority;
-    }
-    return 'read';
+    return this.#turn() ?? 'read';
   }
 
   #next(): Waiter | undefined {
-    for (const priority of PRIORITY_ORDER) {
-      const waiter = this.#queues.get(priority)?.shift();
-      if (waiter) {
-        this.#waiting--;
-        return waiter;
-      }
+    const turn = this.#turn();
+    let waiter: Waiter | undefined;
+    if (turn === 'player') {
+      waiter = this.#nextPlayer();
+      if (this.#payouts.length > 0) this.#playerRun++;
+    } else if (turn === 'payout') {
+      waiter = this.#payouts.shift();
+      this.#playerRun = 0;
+    } else if (turn === 'read') {
+      waiter = this.#reads.shift();
+    }
+    if (waiter) this.#waiting--;
+    return waiter;
+  }
+
+  /** The first call of the player whose turn it is; that player goes to the end of the round. */
+  #nextPlayer(): Waiter | undefined {
+    for (const [party, turn] of this.#players) {
+      this.#players.delete(party);
+      const waiter = turn.shift();
+      if (turn.length > 0) this.#players.set(party, turn);
+      return waiter;
     }
     return undefined;
   }

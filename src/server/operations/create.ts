@@ -53,12 +53,25 @@ export interface OnBehalf {
   queue?: boolean;
 }
 
-export async function recordThenSend<T>(
+export function recordThenSend<T>(
   engine: Engine,
   fields: NewIntent,
   send: (intent: Intent) => Promise<T>,
   created: (answer: T, intent: Intent) => Created,
   options: RecordOptions = {},
+): Promise<Intent> {
+  // Its player waits on it: with the game's rate, its calls wait in that player's turn.
+  return engine.asPlayer(fields.playerId, () =>
+    recordThenSendNow(engine, fields, send, created, options),
+  );
+}
+
+async function recordThenSendNow<T>(
+  engine: Engine,
+  fields: NewIntent,
+  send: (intent: Intent) => Promise<T>,
+  created: (answer: T, intent: Intent) => Created,
+  options: RecordOptions,
 ): Promise<Intent> {
   const guards = options.guards ?? engine.guards(fields.kind);
   // A payout for the queue is sent in its turn, not now: it takes no token here.
