@@ -1,7 +1,7 @@
 /**
- * The outbound scheduler (issue 26) on a manual clock and an in-process bucket: calls wait for
- * a token rather than fail, a player's own action goes before payouts and payouts before
- * re-reads, a 429's hold holds everyone, and a store that fails leaves the process its own
+ * The outbound scheduler (issues 26, 30) on a manual clock and an in-process bucket: calls wait
+ * for a token rather than fail, a player's own action goes before payouts and payouts before
+ * re-reads (players in turn, payouts at least 1 token in 4 while players wait), a 429's hold holds everyone, and a store that fails leaves the process its own
  * bucket.
  */
 import { expect } from 'chai';
@@ -62,6 +62,35 @@ describe('outbound scheduler', () => {
       'payout 2',
       'read 1',
       'read 2',
+    ]);
+  });
+
+  it('serves players in turn, their re-reads as their actions, and every 4th token to a payout', async () => {
+    start();
+    await call('read', 'first');
+    const as = (player: string, priority: CallPriority, name: string) =>
+      scheduler.asPlayer(player, () => call(priority, name));
+    const all = [
+      ...Array.from({ length: 5 }, (_, i) => as('flood', 'player', `flood ${i}`)),
+      call('payout', 'payout 1'),
+      call('payout', 'payout 2'),
+      as('honest', 'read', 'honest re-read'),
+      call('read', 'background read'),
+    ];
+    await eventually(() => scheduler.waiting === 9);
+    await serve(10);
+    await Promise.all(all);
+    expect(served).to.deep.equal([
+      'first',
+      'flood 0',
+      'honest re-read',
+      'flood 1',
+      'payout 1',
+      'flood 2',
+      'flood 3',
+      'flood 4',
+      'payout 2',
+      'background read',
     ]);
   });
 
