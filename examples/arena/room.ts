@@ -22,7 +22,8 @@
  * - one purchase in flight per player (shop.ts).
  *
  * Costs: per round one match (a ledger record kept alive by the plugin) and one timer on the
- * server's clock; per movement of a player's money one history read (history.ts).
+ * server's clock; per movement of a player's money one history read (history.ts); per player
+ * one widget user create, remembered across joins (widget-users.ts).
  */
 import { createHash } from 'node:crypto';
 import { type AuthContext, type Client, definePlugins, Room } from '@colyseus/core';
@@ -34,6 +35,7 @@ import { type ArenaConfig, arenaConfig } from './config.js';
 import type { MoneyHistory } from './history.js';
 import { Shop } from './shop.js';
 import { ArenaState, Player } from './state.js';
+import { WidgetUsers } from './widget-users.js';
 
 /** What a client may say when it joins: a display name. Anything else (a playerId) is ignored. */
 const joinOptions = z.object({ name: z.string().trim().optional().catch(undefined) }).catch({});
@@ -75,6 +77,11 @@ interface Round {
 
 export function arenaRoom(options: ArenaRoomOptions) {
   const { lightning, auth, history, onPlayerJoined } = options;
+  // The service creates one widget user per reference_id (a repeat returns it).
+  const widgetUsers = new WidgetUsers(
+    async (playerId, email) =>
+      (await lightning.api.widgetUsers.create({ reference_id: playerId, email })).id,
+  );
   const config = options.config ?? arenaConfig;
   const clock = options.clock ?? systemClock;
   const log = options.log ?? console.log;
@@ -161,12 +168,8 @@ export function arenaRoom(options: ArenaRoomOptions) {
       this.#sittingOut.delete(playerId);
       player.ready = true;
       if (onPlayerJoined) {
-        // The service creates a widget user once per reference_id; a repeat returns it.
-        const user = await lightning.api.widgetUsers.create({
-          reference_id: playerId,
-          email: client.userData.email,
-        });
-        await onPlayerJoined(playerId, user.id);
+        // Created once per player and remembered: a join again makes no call (widget-users.ts).
+        await onPlayerJoined(playerId, await widgetUsers.of(playerId, client.userData.email));
       }
       // Codes still to claim, from this room or one that has closed since: in the history.
       for (const claim of await lightning.claims(playerId)) history.note(playerId, claim.intentId);

@@ -1,6 +1,7 @@
 /**
  * The widget side of a player: their widget user (created by `reference_id` = player id,
- * which the service treats idempotently, then cached), sessions for the widget and for
+ * which the service treats idempotently, then remembered per process: one create per player,
+ * not per call), sessions for the widget and for
  * purchases, disclosures and email. Session tokens go to the one client they belong to,
  * never into shared state.
  *
@@ -33,6 +34,11 @@ export interface PurchaseSession {
 
 /** Widget user ids per player, shared by every room of the process. */
 const userIds = new WeakMap<PluginHost, Map<string, Promise<string>>>();
+/**
+ * Players whose widget user id a process remembers: the one unseen longest is forgotten first
+ * (and created again, idempotently, if they come back). Bounds the memory, not the calls.
+ */
+const REMEMBERED_USERS = 10_000;
 
 export class WidgetAccess {
   readonly #host: PluginHost;
@@ -60,7 +66,11 @@ export class WidgetAccess {
       userIds.set(this.#host, cache);
     }
     const known = cache.get(playerId);
-    if (known) return known;
+    if (known) {
+      cache.delete(playerId);
+      cache.set(playerId, known);
+      return known;
+    }
     const email = this.email(client);
     if (!email) {
       return Promise.reject(
@@ -74,7 +84,13 @@ export class WidgetAccess {
       .createUser({ reference_id: playerId, email })
       .then((user) => recordableId(user.id, 'userId'));
     cache.set(playerId, created);
-    created.catch(() => cache.delete(playerId));
+    created.catch(() => {
+      if (cache.get(playerId) === created) cache.delete(playerId);
+    });
+    for (const oldest of cache.keys()) {
+      if (cache.size <= REMEMBERED_USERS) break;
+      cache.delete(oldest);
+    }
     return created;
   }
 
