@@ -6,7 +6,9 @@
  *
  * Priorities, first served first: a player's own action (an entry fee, a spend, a session,
  * the region check as they join), then payouts (a reward's withdrawal request, a payment, the
- * checks a payout makes first), then re-reads (a callback's or the reconciler's check).
+ * checks a payout makes first), then re-reads (a callback's or the reconciler's check). The
+ * table says what an operation is; a gate may know more about who waits on it (the server's
+ * serves a re-read a player waits on as that player's action, and shares between players).
  */
 
 export type CallPriority = 'player' | 'payout' | 'read';

@@ -6,10 +6,12 @@
  * so that every process holds its calls until it ends.
  *
  * Who is served first, in one process (docs/PERFORMANCE.md says it for the game):
- * - players' actions, one player at a time in turn (round robin): a call made while a player
- *   waits on it (`asPlayer`: their own create, their callback's proving re-read) waits in that
- *   player's turn, so one player's flood costs another player at most one token per call of
- *   theirs; calls outside any player's context share one turn of their own;
+ * - players' actions, fairly between players: a call made while a player waits on it
+ *   (`asPlayer`: their own create, their callback's proving re-read) waits in that player's
+ *   line, and the next token goes to the waiting player who took the fewest tokens lately
+ *   (decayed by half every 10 s; of equals, the one waiting longest). One player's flood makes
+ *   their own use high: another player's call goes before it, and floods share what is left;
+ *   calls outside any player's context share one line of their own;
  * - payouts, in the order they came, with a floor: while both wait, every
  *   PLAYERS_PER_PAYOUT + 1-th token goes to a payout, so a flood of players never stops the
  *   queue, and a queue of payouts never takes more than that share from waiting players;
@@ -19,7 +21,8 @@
  *
  * Footprint: one store call per token handed out, plus one per wake-up of a process that found
  * none (each process asks again when the next token is due; with N processes waiting, about N
- * calls per token); no timer while nobody waits; one small array per player who waits. If the
+ * calls per token); no timer while nobody waits; per token a look at each player waiting; one
+ * small record per player served lately (at most REMEMBERED_PLAYERS). If the
  * store cannot be reached, the process falls back to a bucket of its own at the same rate
  * (logged once): calls go on, maybe past the game's rate, and a 429 they meet is waited out.
  *
@@ -68,6 +71,15 @@ const PLAYERS_PER_PAYOUT = 3;
 /** The turn of players' calls made outside any player's context (the game's own calls). */
 const NO_PLAYER = '';
 
+/**
+ * How fast a player's use of the rate is forgotten: a player who just took many tokens waits
+ * behind one who took few, and is equal again after a quiet spell of a few half-lives.
+ */
+const USE_HALF_LIFE_MS = 10_000;
+
+/** Players whose use a process remembers (the one served longest ago is forgotten first). */
+const REMEMBERED_PLAYERS = 10_000;
+
 interface Waiter {
   resolve(): void;
   reject(err: Error): void;
@@ -86,8 +98,10 @@ export class OutboundScheduler implements OutboundGate {
   readonly #limit: RateLimit;
   readonly #clock: Clock;
   readonly #logger: LightningLogger;
-  /** Players' calls by player, in turn: the Map's order is the rotation. */
+  /** Players' calls by player; the Map's order: who waits longest first. */
   readonly #players = new Map<string, Waiter[]>();
+  /** Each player's tokens lately (decayed from `at`), the one served longest ago first. */
+  readonly #use = new Map<string, { tokens: number; at: number }>();
   readonly #payouts: Waiter[] = [];
   readonly #reads: Waiter[] = [];
   /** Tokens players took in a row while payouts waited. */
@@ -260,7 +274,7 @@ export class OutboundScheduler implements OutboundGate {
     }
   }
 
-  /** The class served next: players in turn, payouts (every few tokens at least), re-reads. */
+  /** The class served next: players, payouts (every few tokens at least), re-reads. */
   #turn(): CallPriority | null {
     const payouts = this.#payouts.length > 0;
     if (this.#players.size > 0 && !(payouts && this.#playerRun >= PLAYERS_PER_PAYOUT)) {
@@ -291,15 +305,41 @@ export class OutboundScheduler implements OutboundGate {
     return waiter;
   }
 
-  /** The first call of the player whose turn it is; that player goes to the end of the round. */
+  /**
+   * The first call of the waiting player who took the fewest tokens lately (their use decays by
+   * half every USE_HALF_LIFE_MS); of equals, the one waiting longest. Then that player goes to
+   * the end of the line of equals.
+   */
   #nextPlayer(): Waiter | undefined {
-    for (const [party, turn] of this.#players) {
-      this.#players.delete(party);
-      const waiter = turn.shift();
-      if (turn.length > 0) this.#players.set(party, turn);
-      return waiter;
+    const now = this.#clock.now();
+    let chosen: string | undefined;
+    let least = Number.POSITIVE_INFINITY;
+    for (const party of this.#players.keys()) {
+      const use = this.#useOf(party, now);
+      if (use < least) {
+        least = use;
+        chosen = party;
+      }
     }
-    return undefined;
+    if (chosen === undefined) return undefined;
+    const turn = this.#players.get(chosen) ?? [];
+    this.#players.delete(chosen);
+    const waiter = turn.shift();
+    if (turn.length > 0) this.#players.set(chosen, turn);
+    this.#use.delete(chosen);
+    this.#use.set(chosen, { tokens: least + 1, at: now });
+    for (const oldest of this.#use.keys()) {
+      if (this.#use.size <= REMEMBERED_PLAYERS) break;
+      this.#use.delete(oldest);
+    }
+    return waiter;
+  }
+
+  /** A player's tokens lately, decayed to `now`. */
+  #useOf(party: string, now: number): number {
+    const use = this.#use.get(party);
+    if (use === undefined) return 0;
+    return use.tokens * 0.5 ** (Math.max(0, now - use.at) / USE_HALF_LIFE_MS);
   }
 
   #local(): LocalRateBucket {

@@ -1,7 +1,7 @@
 /**
  * The outbound scheduler (issues 26, 30) on a manual clock and an in-process bucket: calls wait
  * for a token rather than fail, a player's own action goes before payouts and payouts before
- * re-reads (players in turn, payouts at least 1 token in 4 while players wait), a 429's hold holds everyone, and a store that fails leaves the process its own
+ * re-reads (the player least served lately first, payouts at least 1 token in 4 while players wait), a 429's hold holds everyone, and a store that fails leaves the process its own
  * bucket.
  */
 import { expect } from 'chai';
@@ -65,7 +65,7 @@ describe('outbound scheduler', () => {
     ]);
   });
 
-  it('serves players in turn, their re-reads as their actions, and every 4th token to a payout', async () => {
+  it('serves players fairly (the least served first), their re-reads as their actions, every 4th token to a payout', async () => {
     start();
     await call('read', 'first');
     const as = (player: string, priority: CallPriority, name: string) =>
