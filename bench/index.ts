@@ -1,12 +1,13 @@
 /**
  * `npm run bench`: runs every benchmark (or the ones named: `client`, `screen`, `scale`,
- * `presence`, `ledgers`, `loop`, `rate`) and prints one table of absolute figures and ratios. bench/README.md
+ * `presence`, `ledgers`, `loop`, `rate`, `fair`) and prints one table of absolute figures and ratios. bench/README.md
  * says how each is measured and what its limit is.
  *
  *   npm run bench                  all of them, under five minutes on 2 cores
  *   npm run bench -- client scale  some of them
  */
 import { benchClient } from './client.js';
+import { benchFair } from './fair.js';
 import { benchLedgers } from './ledgers.js';
 import { benchLoop } from './loop.js';
 import { benchPresence } from './presence.js';
@@ -27,6 +28,7 @@ const benches: Record<string, () => Promise<Row[]>> = {
   ledgers: () => benchLedgers(),
   loop: () => benchLoop(),
   rate: () => benchRate(),
+  fair: () => benchFair(),
 };
 
 const profiles: [string, string[]][] = [];

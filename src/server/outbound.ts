@@ -12,12 +12,15 @@
  *   (decayed by half every 10 s; of equals, the one waiting longest). One player's flood makes
  *   their own use high: another player's call goes before it, and floods share what is left;
  *   calls outside any player's context share one line of their own;
- * - payouts, in the order they came, with a floor: while both wait, every
- *   PLAYERS_PER_PAYOUT + 1-th token goes to a payout, so a flood of players never stops the
- *   queue, and a queue of payouts never takes more than that share from waiting players;
+ * - payouts, in the order they came, with a floor: while payouts wait and the players waiting
+ *   all took many tokens lately (HEAVY_USE), every PLAYERS_PER_PAYOUT + 1-th token goes to a
+ *   payout, so a flood of players never stops the queue, and a queue of payouts never takes
+ *   more than that share from players; a player who took few goes first, always;
  * - re-reads (the reconciler's), in order, and only from a surplus: a re-read takes a token
  *   only when one more is left (READ_KEEP), so that re-reads in any process never take the
  *   token the next payout was about to.
+ * Payouts, re-reads and players who took many lately also leave PLAYER_KEEP tokens in the
+ * bucket (as the burst allows): while they take every token, a player who comes finds one.
  *
  * Footprint: one store call per token handed out, plus one per wake-up of a process that found
  * none (each process asks again when the next token is due; with N processes waiting, about N
@@ -36,7 +39,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { channel } from 'node:diagnostics_channel';
-import { type CallPriority, type OutboundGate, PRIORITY_ORDER } from '../api/outbound.js';
+import type { CallPriority, OutboundGate } from '../api/outbound.js';
 import { type Clock, timerAt } from '../clock.js';
 import { ConfigurationError } from '../errors.js';
 import { LocalRateBucket, type RateLimit, type RateStore } from '../ledger/rate.js';
@@ -67,6 +70,16 @@ const READ_KEEP = 1;
  * of payouts (nobody watches it token by token) still moves at a quarter of it.
  */
 const PLAYERS_PER_PAYOUT = 3;
+
+/**
+ * Tokens payouts, re-reads and players who took many lately leave in the bucket (when the burst
+ * allows): a player who comes while they take every token finds one at once, not a token's
+ * time later. Throughput is the same; the burst left to the others is smaller by this much.
+ */
+const PLAYER_KEEP = 2;
+
+/** Tokens lately (decayed) from which a player leaves PLAYER_KEEP, as payouts do. */
+const HEAVY_USE = 8;
 
 /** The turn of players' calls made outside any player's context (the game's own calls). */
 const NO_PLAYER = '';
@@ -109,7 +122,7 @@ export class OutboundScheduler implements OutboundGate {
   #waiting = 0;
   #pumping = false;
   /** While the pump sleeps: for which priority, and how to wake it for a more urgent call. */
-  #sleeping: { priority: CallPriority; wake(): void } | null = null;
+  #sleeping: { keep: number; wake(): void } | null = null;
   #closed = false;
   /** This process's own bucket, used only while the store cannot be reached. */
   #fallback: LocalRateBucket | null = null;
@@ -190,7 +203,7 @@ export class OutboundScheduler implements OutboundGate {
       }
       this.#waiting++;
       const sleeping = this.#sleeping;
-      if (sleeping && rank(priority) < rank(sleeping.priority)) sleeping.wake();
+      if (sleeping && this.#keep() < sleeping.keep) sleeping.wake();
       void this.#pump();
     });
   }
@@ -226,29 +239,28 @@ export class OutboundScheduler implements OutboundGate {
     this.#pumping = true;
     try {
       while (this.#waiting > 0 && !this.#closed) {
-        const head = this.#head();
-        const keep = head === 'read' ? Math.min(READ_KEEP, Math.floor(this.#limit.burst) - 1) : 0;
+        const keep = this.#keep();
         const wait = await this.#take(keep);
         if (wait === 0) {
           this.#next()?.resolve();
           continue;
         }
-        // A more urgent call came during the take: ask again for it, at once.
-        if (rank(this.#head()) < rank(head)) continue;
-        await this.#sleep(wait, head);
+        // A call that may take more of the bucket came during the take: ask again, at once.
+        if (this.#keep() < keep) continue;
+        await this.#sleep(wait, keep);
       }
     } finally {
       this.#pumping = false;
     }
   }
 
-  /** Sleeps until the token is due, or until a call more urgent than `head` comes. */
-  #sleep(ms: number, head: CallPriority): Promise<void> {
+  /** Sleeps until the token is due, or until a call that may leave fewer than `keep` comes. */
+  #sleep(ms: number, keep: number): Promise<void> {
     return new Promise<void>((resolve) => {
       // Kept alive while it runs (calls wait on it), cancelled when woken early.
       const cancel = timerAt(this.#clock, this.#clock.now() + ms, resolve, true);
       this.#sleeping = {
-        priority: head,
+        keep,
         wake: () => {
           cancel();
           resolve();
@@ -274,19 +286,39 @@ export class OutboundScheduler implements OutboundGate {
     }
   }
 
-  /** The class served next: players, payouts (every few tokens at least), re-reads. */
+  /**
+   * The class served next: players; payouts, and every few tokens one of them when only players
+   * who took many lately wait (a player who took few is never the flood the floor is for);
+   * then re-reads.
+   */
   #turn(): CallPriority | null {
     const payouts = this.#payouts.length > 0;
-    if (this.#players.size > 0 && !(payouts && this.#playerRun >= PLAYERS_PER_PAYOUT)) {
+    if (
+      this.#players.size > 0 &&
+      (!payouts ||
+        this.#playerRun < PLAYERS_PER_PAYOUT ||
+        this.#lightest(this.#clock.now()).use < HEAVY_USE)
+    ) {
       return 'player';
     }
     if (payouts) return 'payout';
     return this.#reads.length > 0 ? 'read' : null;
   }
 
-  /** The priority of the call served next. */
-  #head(): CallPriority {
-    return this.#turn() ?? 'read';
+  /**
+   * How many tokens the call served next leaves in the bucket (as the burst allows): none for a
+   * player who took few lately; PLAYER_KEEP for payouts and for players who took many, so that
+   * a player who comes finds a token at once; one more for re-reads, which take the surplus.
+   */
+  #keep(): number {
+    const burst = Math.floor(this.#limit.burst);
+    const leave = Math.max(0, Math.min(PLAYER_KEEP, burst - 1 - READ_KEEP));
+    const turn = this.#turn();
+    if (turn === 'player') {
+      return this.#lightest(this.#clock.now()).use >= HEAVY_USE ? leave : 0;
+    }
+    if (turn === 'payout') return leave;
+    return Math.max(0, Math.min(leave + READ_KEEP, burst - 1));
   }
 
   #next(): Waiter | undefined {
@@ -312,15 +344,7 @@ export class OutboundScheduler implements OutboundGate {
    */
   #nextPlayer(): Waiter | undefined {
     const now = this.#clock.now();
-    let chosen: string | undefined;
-    let least = Number.POSITIVE_INFINITY;
-    for (const party of this.#players.keys()) {
-      const use = this.#useOf(party, now);
-      if (use < least) {
-        least = use;
-        chosen = party;
-      }
-    }
+    const { party: chosen, use: least } = this.#lightest(now);
     if (chosen === undefined) return undefined;
     const turn = this.#players.get(chosen) ?? [];
     this.#players.delete(chosen);
@@ -333,6 +357,20 @@ export class OutboundScheduler implements OutboundGate {
       this.#use.delete(oldest);
     }
     return waiter;
+  }
+
+  /** The waiting player who took the fewest tokens lately (of equals, the one waiting longest). */
+  #lightest(now: number): { party: string | undefined; use: number } {
+    let party: string | undefined;
+    let least = Number.POSITIVE_INFINITY;
+    for (const waiting of this.#players.keys()) {
+      const use = this.#useOf(waiting, now);
+      if (use < least) {
+        least = use;
+        party = waiting;
+      }
+    }
+    return { party, use: least };
   }
 
   /** A player's tokens lately, decayed to `now`. */
@@ -353,10 +391,6 @@ export class OutboundScheduler implements OutboundGate {
       `outbound rate: the store failed (${(err as Error).message}); this process keeps its own bucket until it answers again`,
     );
   }
-}
-
-function rank(priority: CallPriority): number {
-  return PRIORITY_ORDER.indexOf(priority);
 }
 
 function closedError(): ConfigurationError {
