@@ -79,6 +79,8 @@ async function measure(condition: Condition): Promise<number[]> {
   try {
     if (condition === 'flood' || condition === 'both') stops.push(await flood(game));
     if (condition === 'queue' || condition === 'both') await queue(game);
+    // One match first, not counted: every condition measured warm.
+    await honestMatch(game, `${condition}-warm`);
     const ms: number[] = [];
     for (let i = 0; i < RUNS; i++) ms.push(await honestMatch(game, `${condition}-${i}`));
     return ms;
