@@ -93,9 +93,12 @@ describe('the payout queue: a settle with many winners drains at the rate, once 
     expect(decided.status).to.equal('settling');
     expect(decided.total).to.equal(200);
     expect(decided.payouts).to.have.length(200);
-    // Recorded at once, journaled where a create in flight sits; sent in their turn.
-    expect(decided.payouts.filter((p) => p.status === 'queued').length).to.be.greaterThan(100);
-    expect(decided.made).to.be.lessThan(100);
+    // Each recorded at once as queued (its history starts there), sent later in its turn: how
+    // far the queue got by the time settle returned is a bench row, not an outcome.
+    for (const payout of decided.payouts) {
+      const intent = await settler.ledger.get(payout.intentId);
+      expect(intent?.history[0]?.to, payout.intentId).to.equal('queued');
+    }
 
     await eventually(
       () => settled.length === 1,
