@@ -83,8 +83,8 @@ export function loadFigures(m: Measured): LoadFigures {
 
   add(
     'run',
-    'processes, bots, winners, rate, seed',
-    `${o.processes}, ${count(o.bots)}, ${count(o.winners)}, ${o.rate}/s, ${o.seed}`,
+    "processes, bots, winners, rate (the game's burst), seed",
+    `${o.processes}, ${count(o.bots)}, ${count(o.winners)}, ${o.rate}/s (${Math.max(1, Math.floor(o.rate * o.burstShare))}), ${o.seed}`,
   );
   add(
     'run',

@@ -37,8 +37,8 @@ export interface LoadResult {
 
 export async function runLoadtest(o: LoadOptions): Promise<LoadResult> {
   const settings: GameSettings = {
-    // The service's rate, a burst a few tokens under the service's (docs/DEPLOY.md).
-    rateLimit: { perSecond: o.rate, burst: Math.max(1, Math.floor(o.rate * 0.9)) },
+    // The service's rate; a burst under the service's (docs/DEPLOY.md), by `--burst-share`.
+    rateLimit: { perSecond: o.rate, burst: Math.max(1, Math.floor(o.rate * o.burstShare)) },
     feeMsat: 20_000,
     feeExpiresIn: 120,
     claimExpiresIn: 3_600,
