@@ -178,9 +178,11 @@ class HallRoom extends Room {
   }
 }
 
+/** The error's code, and for a lost answer what was lost (a timeout, a reset, a 5xx). */
 function failure(err: unknown): string {
   const e = err as { code?: unknown; message?: unknown };
-  return typeof e.code === 'string' ? e.code : String(e.message ?? err);
+  if (typeof e.code !== 'string') return String(e.message ?? err);
+  return e.code === 'LN_AMBIGUOUS_RESULT' ? `${e.code}: ${String(e.message)}` : e.code;
 }
 
 type Command = { cmd: 'createHall' } | { cmd: 'settleHall' } | { cmd: 'cpu' } | { cmd: 'audit' };

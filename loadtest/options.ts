@@ -15,6 +15,11 @@ export interface LoadOptions {
   winners: number;
   /** Requests a second the emulator allows the game's key (its burst the same). */
   rate: number;
+  /**
+   * The game's burst, as a share of `rate`: its margin under the service's bucket (of `rate`
+   * tokens) is what a request taken on time but sent late on a loaded machine may use.
+   */
+  burstShare: number;
   seed: number;
   /** Share of table players who leave before their round starts (their table is refunded). */
   leaveShare: number;
@@ -35,6 +40,7 @@ export const DEFAULTS: Omit<LoadOptions, 'log'> = {
   bots: 2_000,
   winners: 1_000,
   rate: 100,
+  burstShare: 0.9,
   seed: 1,
   leaveShare: 0.1,
   concurrency: 200,
@@ -48,6 +54,7 @@ export const SHORT: Omit<LoadOptions, 'log' | 'seed'> = {
   bots: 60,
   winners: 50,
   rate: 100,
+  burstShare: 0.9,
   leaveShare: 0.1,
   concurrency: 60,
   // As the default's: a queued payout that the killed process had leased waits for its lease
@@ -62,6 +69,7 @@ const flags = z.strictObject({
   bots: count(4).optional(),
   winners: count(2).optional(),
   rate: count(5).optional(),
+  'burst-share': z.coerce.number().min(0.01).max(1).optional(),
   seed: z.coerce.number().int().optional(),
   short: z.boolean().optional(),
 });
@@ -74,6 +82,7 @@ export function parseOptions(argv: string[]): Omit<LoadOptions, 'log'> {
       bots: { type: 'string' },
       winners: { type: 'string' },
       rate: { type: 'string' },
+      'burst-share': { type: 'string' },
       seed: { type: 'string' },
       short: { type: 'boolean' },
     },
@@ -81,8 +90,9 @@ export function parseOptions(argv: string[]): Omit<LoadOptions, 'log'> {
   });
   const f = flags.parse(values);
   const base = f.short ? { ...SHORT, seed: DEFAULTS.seed } : DEFAULTS;
+  const { 'burst-share': burstShare, ...rest } = f;
   const defined = Object.fromEntries(
-    Object.entries(f).filter(([k, v]) => k !== 'short' && v !== undefined),
+    Object.entries({ ...rest, burstShare }).filter(([k, v]) => k !== 'short' && v !== undefined),
   );
   return { ...base, ...defined };
 }

@@ -25,8 +25,8 @@
  * Footprint: one store call per token handed out, plus one per wake-up of a process that found
  * none (each process asks again when the next token is due; with N processes waiting, about N
  * calls per token); no timer while nobody waits; per token a look at each player waiting; one
- * small record per player served lately (at most REMEMBERED_PLAYERS). If the
- * store cannot be reached, the process falls back to a bucket of its own at the same rate
+ * small record per player served lately (at most REMEMBERED_PLAYERS). If the store cannot be
+ * reached, the process falls back to a bucket of its own at the same rate, empty when it starts
  * (logged once): calls go on, maybe past the game's rate, and a 429 they meet is waited out.
  *
  * A create takes its token before it is recorded (`reserve`), and its first attempt spends it
@@ -214,7 +214,7 @@ export class OutboundScheduler implements OutboundGate {
       await this.#store.holdCalls(until);
     } catch (err) {
       this.#storeFailed(err);
-      await this.#local().holdCalls(until);
+      await this.#local(this.#clock.now()).holdCalls(until);
     }
     if (rateChannel.hasSubscribers) {
       rateChannel.publish({ event: 'hold', waitMs, until } satisfies RateEvent);
@@ -282,7 +282,7 @@ export class OutboundScheduler implements OutboundGate {
       return wait;
     } catch (err) {
       this.#storeFailed(err);
-      return this.#local().takeToken(this.#limit, now, keep);
+      return this.#local(now).takeToken(this.#limit, now, keep);
     }
   }
 
@@ -380,8 +380,9 @@ export class OutboundScheduler implements OutboundGate {
     return use.tokens * 0.5 ** (Math.max(0, now - use.at) / USE_HALF_LIFE_MS);
   }
 
-  #local(): LocalRateBucket {
-    this.#fallback ??= new LocalRateBucket();
+  /** The fallback, made empty at `now`: the shared bucket was likely spent (a full one would burst). */
+  #local(now: number): LocalRateBucket {
+    this.#fallback ??= new LocalRateBucket({ emptyAt: now });
     return this.#fallback;
   }
 
