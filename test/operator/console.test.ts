@@ -42,6 +42,49 @@ const answerOf = async <T = { ok?: boolean; result?: unknown; error?: string; co
   res: Response,
 ) => (await res.json()) as T;
 
+/** What a spreadsheet reads as a formula: the field's first character past any spaces. */
+const FORMULA = /^ *[=+\-@]/;
+
+/**
+ * A CSV as a spreadsheet splits it with `separator`: a quote opens a quoted field only at the
+ * field's start (`""` inside is a quote; what follows the closing quote is kept as it is), and
+ * a line break outside quotes ends the row.
+ */
+function readCsv(text: string, separator: string): string[][] {
+  const rows: string[][] = [];
+  let row: string[] = [];
+  let field = '';
+  let i = 0;
+  while (i < text.length) {
+    if (field === '' && text[i] === '"') {
+      for (i++; i < text.length; i++) {
+        if (text[i] === '"' && text[i + 1] === '"') {
+          field += '"';
+          i++;
+        } else if (text[i] === '"') {
+          i++;
+          break;
+        } else field += text[i];
+      }
+      continue;
+    }
+    const c = text[i] as string;
+    if (c === separator) {
+      row.push(field);
+      field = '';
+    } else if (c === '\r' || c === '\n') {
+      if (c === '\r' && text[i + 1] === '\n') i++;
+      row.push(field);
+      rows.push(row);
+      row = [];
+      field = '';
+    } else field += c;
+    i++;
+  }
+  if (field !== '' || row.length > 0) rows.push([...row, field]);
+  return rows;
+}
+
 describe('operator console routes', () => {
   let game: Game;
   afterEach(async () => game?.stop());
@@ -411,6 +454,56 @@ describe('operator console routes', () => {
       );
       expect(rows[2]).to.match(/,bo,unblock,,p1,blocked,unblocked,$/);
       expect((await get('/export/oplog.csv?player=p1')).status).to.equal(400);
+    });
+
+    it('a player id with a formula after a `;` or a tab is inert however the file is split (a `;` reading, as Excel in German and French locales)', async () => {
+      game = await start('listener');
+      const now = Date.now();
+      const ids = ['x;=1+1;', "dde;=cmd|' /C calc'!A0;", 'a\t+SUM(1)', 'b,@x', 'c; "=1', '-d'];
+      for (const playerId of ids) {
+        await game.store.create(
+          {
+            kind: 'reward',
+            roomId: null,
+            playerId,
+            amount: '1000',
+            unit: 'msats',
+            description: 'win;=HYPERLINK("http://x")',
+          },
+          now,
+          {},
+          // The console finds intents through the journal: one entry each.
+          [
+            {
+              tag: 'created',
+              debit: 'house:rewards',
+              credit: 'inflight',
+              amount: '1000',
+              unit: 'msats',
+              why: 'reward created',
+            },
+          ],
+        );
+      }
+      const res = await fetch(url(`/export/intents.csv?since=${now - 1000}`), {
+        headers: { authorization: TOKEN },
+      });
+      expect(res.status).to.equal(200);
+      const text = await res.text();
+      // Read with the comma the file was written for, each id is whole (only a `'` added).
+      const byComma = readCsv(text, ',');
+      const players = byComma.slice(1).map((r) => r[3]);
+      expect(players).to.have.length(ids.length);
+      for (const id of ids) {
+        expect(players.map((p) => p?.replaceAll("'", ''))).to.include(id.replaceAll("'", ''));
+      }
+      for (const separator of [',', ';', '\t']) {
+        for (const row of readCsv(text, separator)) {
+          for (const field of row) {
+            expect(field, `read with ${JSON.stringify(separator)}`).not.to.match(FORMULA);
+          }
+        }
+      }
     });
 
     it('through the router, refuses to stream rather than cut a file short', async () => {
