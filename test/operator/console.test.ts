@@ -9,6 +9,7 @@
  */
 import { Room } from '@colyseus/core';
 import { expect } from 'chai';
+import { request } from 'undici';
 import { ManualClock, startEmulator } from '../../src/emulator/index.js';
 import { ConfigurationError, PlayerBlockedError } from '../../src/errors.js';
 import type { Intent } from '../../src/ledger/intent.js';
@@ -221,6 +222,63 @@ describe('operator console routes', () => {
         expect(answer.ok).to.equal(true);
         expect(answer.result).to.include({ action: 'resume', by: 'alice', after: 'running' });
         expect(game.lightning.paused).to.equal(null);
+      });
+
+      it('a read sent from another origin with the operator credentials gets an empty 403; the operator reads and navigates as before', async () => {
+        game = await start(via);
+        await unknowns();
+        await game.lightning.block('p1', 'ann', 'test');
+        const other = `http://127.0.0.1:${game.port + 1}`;
+        const read = (sub: string, headers: Record<string, string>) =>
+          fetch(url(sub), { headers: { authorization: TOKEN, ...headers } });
+        // What a browser sends with a page of another port or subdomain's credentialed fetch, a
+        // no-cors load (<script src>), a sandboxed frame's fetch, and an Origin alone.
+        const foreign: Record<string, string>[] = [
+          { origin: other, 'sec-fetch-site': 'same-site', 'sec-fetch-mode': 'cors' },
+          { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'no-cors' },
+          { origin: 'null', 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'cors' },
+          { origin: 'https://evil.example' },
+        ];
+        for (const sub of ['/api/overview', '/api/intents', '/api/oplog', '/api/intents/x', '']) {
+          for (const headers of foreign) {
+            const res = await read(sub, headers);
+            expect(res.status, `${sub} ${JSON.stringify(headers)}`).to.equal(403);
+            expect(await res.text(), sub).to.equal('');
+          }
+        }
+        for (const sub of ['/export/journal.csv', '/export/oplog.csv']) {
+          const res = await read(sub, foreign[0] ?? {});
+          expect(res.status, sub).to.equal(403);
+          expect(await res.text(), sub).to.equal('');
+        }
+        // The operator's own browser: the page's fetches, a typed address, a link to the page.
+        const own: Record<string, string>[] = [
+          { 'sec-fetch-site': 'same-origin', 'sec-fetch-mode': 'cors' },
+          { origin: origin(), 'sec-fetch-site': 'same-origin' },
+          { 'sec-fetch-site': 'none', 'sec-fetch-mode': 'navigate' },
+          {},
+        ];
+        for (const headers of own) {
+          const res = await read('/api/overview', headers);
+          expect(res.status, JSON.stringify(headers)).to.equal(200);
+          expect(await answerOf<{ unknowns: unknown[] }>(res)).to.have.property('unknowns');
+        }
+        // undici's request, as fetch writes its own Sec-Fetch-Mode.
+        const link = await request(url(''), {
+          headers: {
+            authorization: TOKEN,
+            'sec-fetch-site': 'cross-site',
+            'sec-fetch-mode': 'navigate',
+            'sec-fetch-dest': 'document',
+          },
+        });
+        expect(link.statusCode).to.equal(200);
+        expect(await link.body.text()).to.match(/^<!doctype html>/i);
+        if (via === 'listener') {
+          const csv = await read('/export/oplog.csv', { 'sec-fetch-site': 'same-origin' });
+          expect(csv.status).to.equal(200);
+          expect(await csv.text()).to.contain(',ann,block,');
+        }
       });
 
       it('pause, resume, block and unblock: through the engine, one line each naming the operator; refusals 409 and change nothing', async () => {
