@@ -5,13 +5,14 @@
  * those added later (Colyseus adds its own in `listen()`); every other request, and every other
  * event, goes on untouched. Each may be attached once per server (`name` says which).
  *
- * Every request it sees must be one a URL can be built from, `<scheme>://<Host><path>` as
- * Colyseus's router builds it (its scheme from X-Forwarded-Proto): one that cannot (`Host: [`,
- * `Host: a b`, `Host: x:99999`, `Host: user@x`) answers an empty 400 and closes, whatever its
- * path. Colyseus 0.18's router throws on such a request out of its listener (an unhandled
- * rejection; the request is never answered), so in front of it the game's own routes and
- * `/matchmake` are guarded too; RFC 9112 asks a 400 for an invalid Host anyway. A handler that
- * throws answers 400 rather than let the throw out of the server's `emit`.
+ * Every request it sees must be one a WHATWG Request can be built from, with the URL
+ * `<scheme>://<Host><path>` as Colyseus's router builds it (its scheme from X-Forwarded-Proto):
+ * one that cannot (`Host: [`, `Host: a b`, `Host: x:99999`, `Host: user@x`) answers an empty 400
+ * and closes, and a TRACE (a method fetch refuses) an empty 405, whatever the path. Colyseus
+ * 0.18's router throws on such a request out of its listener (an unhandled rejection; the
+ * request is never answered), so in front of it the game's own routes and `/matchmake` are
+ * guarded too; RFC 9112 asks a 400 for an invalid Host anyway. A handler that throws answers
+ * 400 rather than let the throw out of the server's `emit`.
  *
  * Cost: per request, one URL parse and one call of each attached `request` handler (a method
  * check and a prefix compare in both); per upgrade, one of the `upgrade` watcher when there is
@@ -51,6 +52,7 @@ export function inFrontOf(server: Server | HttpsServer, name: string, front: Fro
       const req = args[0] as IncomingMessage;
       const res = args[1] as ServerResponse;
       if (requestUrl(req) === null) return badRequest(res);
+      if (REFUSED_METHODS.has(req.method ?? '')) return badRequest(res, 405);
       try {
         if (front.request(req, res)) return true;
       } catch {
@@ -92,10 +94,13 @@ export function requestUrl(req: IncomingMessage): URL | null {
   }
 }
 
-/** An empty 400 that closes the connection; true, as `emit` answers for a handled event. */
-export function badRequest(res: ServerResponse): true {
+/** Methods a WHATWG Request refuses (fetch's forbidden methods; node hands CONNECT elsewhere). */
+const REFUSED_METHODS = new Set(['CONNECT', 'TRACE', 'TRACK']);
+
+/** An empty 400 (or `status`) that closes the connection; true, as `emit` answers for one handled. */
+export function badRequest(res: ServerResponse, status = 400): true {
   if (res.headersSent) res.destroy();
-  else res.writeHead(400, { 'content-length': '0', connection: 'close' }).end();
+  else res.writeHead(status, { 'content-length': '0', connection: 'close' }).end();
   return true;
 }
 

@@ -17,7 +17,14 @@ export interface RawAnswer {
 export type RawOutcome = RawAnswer | 'reset' | 'no answer';
 
 /** The answer once `bytes` hold all of it, or null while more is due. */
-function whole(bytes: Buffer, headOnly: boolean, closed: boolean): RawAnswer | null {
+function whole(all: Buffer, headOnly: boolean, closed: boolean): RawAnswer | null {
+  let bytes = all;
+  // An interim answer (100 Continue) goes before the answer.
+  while (/^HTTP\/1\.[01] 1(?!01)\d\d /.test(bytes.subarray(0, 16).toString('latin1'))) {
+    const interim = bytes.indexOf('\r\n\r\n');
+    if (interim < 0) return null;
+    bytes = bytes.subarray(interim + 4);
+  }
   const end = bytes.indexOf('\r\n\r\n');
   if (end < 0) return null;
   const lines = bytes.subarray(0, end).toString('latin1').split('\r\n');
