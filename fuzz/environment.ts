@@ -3,7 +3,13 @@
  * server with the lightning routes and an arena room, one connected player with an email, a
  * room with the region gate where this machine's region is refused (and already read, so that
  * the targets ask the service nothing), and the counters the harness reads: requests at the emulator's HTTP server, calls of the ledger's
- * writing methods, events of the lightning object, and unhandled rejections in the process.
+ * writing methods, events of the lightning object, and unhandled rejections and uncaught
+ * exceptions in the process.
+ *
+ * Every HTTP mount of the plugin is on that one server: `lightning.endpoints()` and
+ * `lightning.console()` on Colyseus's router (under `/lightning`), and a second Lightning (its
+ * own in-memory ledger, on the same emulator) with `attach(server)` and `attachConsole(server)`
+ * under `/attached`. Both consoles let in `authorization: Bearer fuzz-operator`.
  * Two open matches (one on the server, one in the room) that alice paid into, so that a match
  * target can aim a bad argument at a real match (a settle naming who never paid in, a share
  * too small to weigh anything).
@@ -17,21 +23,31 @@ import { Pool } from 'undici';
 import { type Emulator, startEmulator } from '../src/emulator/index.js';
 import { RegionRefusedError } from '../src/errors.js';
 import { INTENT_KINDS } from '../src/ledger/intent.js';
+import { SqliteLedger } from '../src/ledger/sqlite.js';
 import type { Lightning } from '../src/lightning.js';
+import { createLightning } from '../src/lightning.js';
 import type { RoomMatch } from '../src/room/match.js';
 import type { LightningEventName } from '../src/server/events.js';
 import { type Arena, serverClient, startArena } from '../test/room/support.js';
 import { eventually } from '../test/support/eventually.js';
-import type { Game } from '../test/support/game.js';
+import { type Game, quietLogger } from '../test/support/game.js';
 import type { Counters } from './harness.js';
 import { MATCH_PAYER } from './specs.js';
 
 export const WEBHOOK_SECRET = 'whsec_fuzz_0123456789abcdef';
+/** Where the second Lightning's routes and console are (attach, attachConsole). */
+export const ATTACHED_PREFIX = '/attached';
+/** What lets a request into either console. */
+export const OPERATOR_TOKEN = 'Bearer fuzz-operator';
+const operatorCheck = (request: Request) =>
+  request.headers.get('authorization') === OPERATOR_TOKEN ? 'fuzz-operator' : false;
 
 export interface FuzzEnvironment {
   emulator: Emulator;
   game: Game;
   lightning: Lightning;
+  /** The second Lightning, mounted by attach and attachConsole under ATTACHED_PREFIX. */
+  attached: Lightning;
   room: Arena;
   /** A connected player (`alice`, with an email) of the room. */
   client: Client;
@@ -53,8 +69,22 @@ export async function startFuzzEnvironment(): Promise<FuzzEnvironment> {
     counts.unhandled++;
   };
   process.on('unhandledRejection', onUnhandled);
+  process.on('uncaughtException', onUnhandled);
 
   const emulator = await startEmulator({ webhookSecret: WEBHOOK_SECRET });
+  // The second Lightning, mounted in front of Colyseus's router by attach and attachConsole.
+  const attachedLedger = new SqliteLedger({ path: ':memory:' });
+  const attached = await createLightning({
+    apiKey: emulator.apiKey,
+    baseUrl: emulator.url,
+    publicUrl: 'http://127.0.0.1:9',
+    prefix: ATTACHED_PREFIX,
+    logger: quietLogger,
+    ledger: attachedLedger,
+    webhookSecret: WEBHOOK_SECRET,
+    reconciler: { enabled: false },
+  });
+  await attached.ready();
   emulator.server.on('request', () => {
     counts.requests++;
   });
@@ -62,16 +92,23 @@ export async function startFuzzEnvironment(): Promise<FuzzEnvironment> {
     emulator,
     webhookSecret: WEBHOOK_SECRET,
     reconciler: { enabled: false },
+    console: { via: 'router', authorize: operatorCheck },
+    onServer: (server) => {
+      attached.attach(server);
+      attached.attachConsole(server, { authorize: operatorCheck });
+    },
   });
   const lightning = game.lightning;
-  // The writable store under the game (its `lightning.ledger` only reads): every write counted.
-  const ledger = game.store as unknown as Record<string, (...a: unknown[]) => unknown>;
-  for (const name of WRITES) {
-    const write = (ledger[name] as (...a: unknown[]) => unknown).bind(ledger);
-    ledger[name] = (...args: unknown[]) => {
-      counts.writes++;
-      return write(...args);
-    };
+  // The writable stores under both (`lightning.ledger` only reads): every write counted.
+  for (const store of [game.store, attachedLedger]) {
+    const ledger = store as unknown as Record<string, (...a: unknown[]) => unknown>;
+    for (const name of WRITES) {
+      const write = (ledger[name] as (...a: unknown[]) => unknown).bind(ledger);
+      ledger[name] = (...args: unknown[]) => {
+        counts.writes++;
+        return write(...args);
+      };
+    }
   }
   const names: LightningEventName[] = ['settled', 'unknown', 'latePayment', 'webhook', 'paused'];
   for (const kind of INTENT_KINDS) {
@@ -80,9 +117,11 @@ export async function startFuzzEnvironment(): Promise<FuzzEnvironment> {
       names.push(`${kind}.${status}`);
   }
   for (const name of names) {
-    lightning.on(name, () => {
-      counts.events++;
-    });
+    for (const emitter of [lightning, attached]) {
+      emitter.on(name, () => {
+        counts.events++;
+      });
+    }
   }
 
   const room = await game.colyseus.createRoom<Arena>('arena');
@@ -129,6 +168,7 @@ export async function startFuzzEnvironment(): Promise<FuzzEnvironment> {
     emulator,
     game,
     lightning,
+    attached,
     room,
     client,
     gated,
@@ -139,8 +179,11 @@ export async function startFuzzEnvironment(): Promise<FuzzEnvironment> {
       await routes.close();
       await sdkRoom.leave().catch(() => {});
       await game.stop();
+      await attached.close();
+      await attachedLedger.close();
       await emulator.close();
       process.off('unhandledRejection', onUnhandled);
+      process.off('uncaughtException', onUnhandled);
     },
   };
 }

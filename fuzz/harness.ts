@@ -29,7 +29,7 @@ export interface Counters {
   writes: number;
   /** Events the lightning object emitted. */
   events: number;
-  /** Promise rejections nobody handled. */
+  /** Promise rejections nobody handled, and exceptions nobody caught (a listener's throw). */
   unhandled: number;
 }
 

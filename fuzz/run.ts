@@ -1,8 +1,9 @@
 /**
- * `npm run fuzz`: feeds every public helper, every PaymentsApi method that takes an input and
- * every route thousands of bad inputs, and prints, per target, how many inputs ran, how each
- * ended, and what reached the service, the ledger, the events and the unhandled-rejection
- * hook (all four must stay 0). Exits 1 if any target broke a rule.
+ * `npm run fuzz`: feeds every public helper, every PaymentsApi method that takes an input,
+ * every route and every HTTP mount (hostile request lines and headers, raw) thousands of bad
+ * inputs, and prints, per target, how many inputs ran, how each ended, and what reached the
+ * service, the ledger, the events and the unhandled-rejection and uncaught-exception hooks (all
+ * four must stay 0). Exits 1 if any target broke a rule.
  *
  *   npm run fuzz                         10,000 inputs per target
  *   npm run fuzz -- --runs 50000         or FUZZ_RUNS=50000

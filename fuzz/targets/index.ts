@@ -1,11 +1,12 @@
 /**
  * Every fuzz target, in the order they run: the client, the server helpers, the room, the
- * routes, the matches, the region gate, the CLI.
+ * routes, the HTTP mounts raw, the matches, the region gate, the CLI.
  */
 import type { FuzzEnvironment } from '../environment.js';
 import type { Target } from '../harness.js';
 import { apiTargets, roomTargets, serverTargets } from './calls.js';
 import { cliTargets } from './cli.js';
+import { httpTargets } from './http.js';
 import { matchTargets } from './matches.js';
 import { regionTargets } from './region.js';
 import { routeTargets } from './routes.js';
@@ -16,6 +17,7 @@ export function allTargets(env: FuzzEnvironment): Target[] {
     ...serverTargets(env),
     ...roomTargets(env),
     ...routeTargets(env),
+    ...httpTargets(env),
     ...matchTargets(env),
     ...regionTargets(env),
     ...cliTargets(),

@@ -15,8 +15,10 @@
  *   GET  {path}/export/intents.csv?since=&until=&player=&...
  *   GET  {path}/export/oplog.csv?since=&intentId=&playerId=
  *
- * Every route asks the game's `authorize(request)` first, and refuses with an empty 401 when
- * it says no or throws: nothing is read before it says yes. An action is a POST only, with the
+ * A request a page of another origin sent with the operator's cookie is refused first, with an
+ * empty 403, reads as well as actions (see `foreign`). Every route then asks the game's
+ * `authorize(request)`, and refuses with an empty 401 when it says no or throws: nothing is
+ * read before it says yes. An action is a POST only, with the
  * header `x-lightning-console: action` (a page of another origin cannot send it without a CORS
  * preflight, which nothing here answers) and, when the browser says where it came from, an
  * `Origin` of this host and a `Sec-Fetch-Site` of `same-origin`: a cookie alone never acts. An action the ledger's state refuses
@@ -202,6 +204,8 @@ export async function answerConsole(
   settings: ConsoleSettings,
   req: ConsoleRequest,
 ): Promise<ConsoleAnswer> {
+  // Before `authorize`: a page of another origin learns nothing, not even who is signed in.
+  if (foreign(req)) return { status: 403, headers: { ...NO_STORE }, body: null };
   let by: string;
   try {
     const who = await settings.authorize(req.request());
@@ -249,7 +253,8 @@ async function route(
   }
   const one = /^\/api\/(intents|matches)\/([^/]{1,255})$/.exec(sub);
   if (one) {
-    const which = decodeURIComponent(one[2] as string);
+    const which = decoded(one[2] as string);
+    if (which === null) return json(400, { error: 'the id is not percent-encoded UTF-8' });
     return one[1] === 'intents' ? intentDetail(host, which) : matchDetail(host, which);
   }
   const file = /^\/export\/(journal|intents|oplog)\.csv$/.exec(sub)?.[1];
@@ -325,21 +330,49 @@ async function matchDetail(host: ConsoleHost, which: string): Promise<ConsoleAns
   return json(200, { match, entries });
 }
 
+function decoded(segment: string): string | null {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return null;
+  }
+}
+
+/** Whether an `Origin` header names another origin than this host (`null` is no origin of ours). */
+function otherOrigin(req: ConsoleRequest): boolean {
+  const origin = req.headers.get('origin');
+  if (origin === null) return false;
+  try {
+    return new URL(origin).host !== req.headers.get('host');
+  } catch {
+    return true;
+  }
+}
+
+/**
+ * A request a page of another origin made with the operator's cookie: a read must not hand it
+ * data whatever CORS headers the host server adds (Colyseus's router reflects any Origin with
+ * credentials allowed), so it is refused unless the browser says it came from this origin or
+ * from the operator (`Sec-Fetch-Site` of `same-origin` or `none`) and any `Origin` is this host.
+ * A navigation to the page is let through from anywhere (a link in the game's admin): what
+ * another origin navigates to it cannot read, and the page may not be framed. A request with
+ * neither header (a script, curl) is the game's `authorize` to judge.
+ */
+function foreign(req: ConsoleRequest): boolean {
+  const page = req.sub === '' || req.sub === '/';
+  if (page && req.method === 'GET' && req.headers.get('sec-fetch-mode') === 'navigate') {
+    return false;
+  }
+  const site = req.headers.get('sec-fetch-site');
+  return (site !== null && site !== 'same-origin' && site !== 'none') || otherOrigin(req);
+}
+
 /** A POST that is not same-origin, or lacks the console's header, changes nothing. */
 function crossSite(req: ConsoleRequest): string | null {
   if (req.headers.get(ACTION_HEADER) !== 'action') return `the ${ACTION_HEADER} header is missing`;
   const site = req.headers.get('sec-fetch-site');
   if (site !== null && site !== 'same-origin') return `a ${site} request`;
-  const origin = req.headers.get('origin');
-  if (origin !== null) {
-    let from: string | null = null;
-    try {
-      from = new URL(origin).host;
-    } catch {
-      // An Origin of `null` (a sandboxed frame, a file) is no origin of ours.
-    }
-    if (from === null || from !== req.headers.get('host')) return 'a request from another origin';
-  }
+  if (otherOrigin(req)) return 'a request from another origin';
   return null;
 }
 

@@ -3,19 +3,27 @@
  * RFC 4180 quoting, and every cell that a spreadsheet would read as a formula made inert.
  *
  * A cell from the ledger may hold a player's id or a description the game wrote from a
- * player's input; `=HYPERLINK(...)` in one would run when the operator opens the file. So a cell
- * that starts with `=`, `+`, `-`, `@`, a tab or a carriage return gets a leading `'` (OWASP's
- * advice), then any cell with a quote, comma or line break is quoted. Cost: one scan per cell.
+ * player's input; `=HYPERLINK(...)` in one would run when the operator opens the file. So a
+ * formula start (`=`, `+`, `-`, `@`, after any spaces and quotes) gets a `'` before it (OWASP's
+ * advice) at the cell's start and after every character a spreadsheet may split fields or rows
+ * at: Excel in German or French locales reads a CSV with `;` as the separator, where our commas
+ * split nothing and `x;=1+1` is two fields, the second a formula, whatever our quotes say (a
+ * quote opens a field only at its start). A cell that starts with a tab or a return gets the
+ * `'` too. Then any cell with a quote, a separator or a line break is quoted. Cost: one scan
+ * per cell, and a second only for a cell that needs it.
  */
 
-const FORMULA_START = /^[=+\-@\t\r]/;
-const NEEDS_QUOTES = /[",\r\n]/;
+/** A formula start at the cell's start or after a separator or a line break. */
+const FORMULA_AFTER = /(^|[,;\t\r\n])(?=[ "]*[=+\-@])/g;
+const BLANK_START = /^[\t\r]/;
+const NEEDS_QUOTES = /[",;\t\r\n]/;
 
 /** One cell, escaped: null and undefined are empty. */
 export function csvCell(value: string | number | null | undefined): string {
   if (value === null || value === undefined) return '';
   let text = String(value);
-  if (FORMULA_START.test(text)) text = `'${text}`;
+  if (BLANK_START.test(text)) text = `'${text}`;
+  text = text.replace(FORMULA_AFTER, "$1'");
   return NEEDS_QUOTES.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 

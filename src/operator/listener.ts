@@ -2,7 +2,8 @@
  * The console as a `node:http` listener in front of Colyseus's, the way server/listener.ts
  * carries the callback routes: `lightning.attachConsole(server, { authorize })`. It answers
  * every request under the console's path (any method: what is not a route answers 404 or 405,
- * after `authorize`) and passes every other request on untouched.
+ * after `authorize`) and passes every other request on untouched, but one no URL can be built
+ * from (a bad Host), which answers 400 whatever its path (server/front.ts).
  *
  * Unlike the router, it streams: a CSV export is written a row at a time as the journal's pages
  * are read, waiting for the socket to drain, so a long export holds one page in memory. A read
@@ -13,7 +14,7 @@ import { once } from 'node:events';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
 import { nodeHeaders } from '../server/client-address.js';
-import { inFrontOf, readBody } from '../server/front.js';
+import { badRequest, inFrontOf, readBody, requestUrl } from '../server/front.js';
 import { answerConsole, type ConsoleAnswer, type ConsoleSettings } from './console.js';
 import type { ConsoleHost } from './reads.js';
 
@@ -54,7 +55,9 @@ export function attachConsole(
     const raw = req.url ?? '/';
     const pathname = raw.split('?', 1)[0] as string;
     if (pathname !== path && !pathname.startsWith(`${path}/`)) return false;
-    const url = new URL(raw, `http://${req.headers.host ?? 'localhost'}`);
+    const url = requestUrl(req);
+    if (url === null) return badRequest(res); // the front refuses these first
+
     void answerConsole(host, settings, {
       method: req.method ?? 'GET',
       sub: pathname.slice(path.length),

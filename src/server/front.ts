@@ -5,8 +5,18 @@
  * those added later (Colyseus adds its own in `listen()`); every other request, and every other
  * event, goes on untouched. Each may be attached once per server (`name` says which).
  *
- * Cost: per request, one call of each attached `request` handler (a method check and a prefix
- * compare in both); per upgrade, one of the `upgrade` watcher when there is one.
+ * Every request it sees must be one a WHATWG Request can be built from, with the URL
+ * `<scheme>://<Host><path>` as Colyseus's router builds it (its scheme from X-Forwarded-Proto):
+ * one that cannot (`Host: [`, `Host: a b`, `Host: x:99999`, `Host: user@x`) answers an empty 400
+ * and closes, and a TRACE (a method fetch refuses) an empty 405, whatever the path. Colyseus
+ * 0.18's router throws on such a request out of its listener (an unhandled rejection; the
+ * request is never answered), so in front of it the game's own routes and `/matchmake` are
+ * guarded too; RFC 9112 asks a 400 for an invalid Host anyway. A handler that throws answers
+ * 400 rather than let the throw out of the server's `emit`.
+ *
+ * Cost: per request, one URL parse and one call of each attached `request` handler (a method
+ * check and a prefix compare in both); per upgrade, one of the `upgrade` watcher when there is
+ * one.
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
@@ -38,11 +48,16 @@ export function inFrontOf(server: Server | HttpsServer, name: string, front: Fro
     event: string | symbol,
     ...args: unknown[]
   ): boolean {
-    if (
-      event === 'request' &&
-      front.request(args[0] as IncomingMessage, args[1] as ServerResponse)
-    ) {
-      return true;
+    if (event === 'request') {
+      const req = args[0] as IncomingMessage;
+      const res = args[1] as ServerResponse;
+      if (requestUrl(req) === null) return badRequest(res);
+      if (REFUSED_METHODS.has(req.method ?? '')) return badRequest(res, 405);
+      try {
+        if (front.request(req, res)) return true;
+      } catch {
+        return badRequest(res);
+      }
     }
     if (event === 'upgrade' && front.upgrade) {
       try {
@@ -59,6 +74,34 @@ export function inFrontOf(server: Server | HttpsServer, name: string, front: Fro
     if (server.emit === (emit as typeof server.emit)) server.emit = original;
     names.delete(name);
   };
+}
+
+/**
+ * The request's URL as Colyseus's router builds it (the scheme from X-Forwarded-Proto, else the
+ * socket's; the authority from Host), or null when none can be built or it names a user (a
+ * WHATWG Request refuses a URL with credentials). A missing Host (HTTP/1.0) reads `localhost`.
+ */
+export function requestUrl(req: IncomingMessage): URL | null {
+  const forwarded = req.headers['x-forwarded-proto'];
+  const scheme =
+    forwarded ?? ('encrypted' in req.socket && req.socket.encrypted ? 'https' : 'http');
+  const host = req.headers.host ?? 'localhost';
+  try {
+    const url = new URL(`${scheme}://${host}${req.url ?? '/'}`);
+    return url.username === '' && url.password === '' ? url : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Methods a WHATWG Request refuses (fetch's forbidden methods; node hands CONNECT elsewhere). */
+const REFUSED_METHODS = new Set(['CONNECT', 'TRACE', 'TRACK']);
+
+/** An empty 400 (or `status`) that closes the connection; true, as `emit` answers for one handled. */
+export function badRequest(res: ServerResponse, status = 400): true {
+  if (res.headersSent) res.destroy();
+  else res.writeHead(status, { 'content-length': '0', connection: 'close' }).end();
+  return true;
 }
 
 /** Reads the body up to `maxBytes`; past it, stops reading and rejects (the answer closes). */

@@ -7,7 +7,8 @@
  *
  * It answers a POST to one of its routes before any 'request' listener of the server runs, and
  * passes every other request on to them untouched, whether they were added before or after
- * (Colyseus adds its own in `listen()`), so it can be attached before or after listening.
+ * (Colyseus adds its own in `listen()`), so it can be attached before or after listening; one
+ * no URL can be built from (a bad Host) answers 400 whatever its path (server/front.ts).
  *
  * Cost: per request a method check and a prefix compare; per route request, none of the
  * router's allocations. It also knows the socket's peer, so the callback allowlist reads the

@@ -6,7 +6,9 @@ import { allTargets } from '../../fuzz/targets/index.js';
 /**
  * The short form of `npm run fuzz` (which feeds 10,000 inputs per target): a few hundred bad
  * inputs to every PaymentsApi method that takes one, every server and room helper, every
- * route, every match call, the region gate (forged forwarding headers at join, the client
+ * route, every HTTP mount with hostile request lines and headers written raw (attach,
+ * attachConsole, the router's endpoints and console: answered, below 500, and a normal request
+ * answering after each), every match call, the region gate (forged forwarding headers at join, the client
  * address, upgrade URLs) and the CLI's arguments. Each must be refused (InvalidArgumentError,
  * or a 4xx), with nothing sent to the service, written to the ledger or emitted, and no
  * rejection left unhandled. FUZZ_RUNS and FUZZ_SEED work here too.
@@ -28,9 +30,9 @@ describe('fuzz (short): bad input is refused and goes nowhere', () => {
   it(`every target, ${RUNS} inputs each`, async function () {
     this.timeout(120_000);
     const targets = allTargets(env);
-    // 15 client methods, 7 server helpers, 4 operator actions, 8 room helpers, 3 routes, 9
-    // match calls, 3 of the region gate, the CLI.
-    expect(targets).to.have.length(51);
+    // 15 client methods, 7 server helpers, 4 operator actions, 8 room helpers, 3 routes, 4 HTTP
+    // mounts written raw, 9 match calls, 3 of the region gate, the CLI.
+    expect(targets).to.have.length(55);
     for (const target of targets) {
       reports.push(await runTarget(target, env.counters, { runs: RUNS, seed: SEED }));
     }

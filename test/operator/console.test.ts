@@ -9,6 +9,7 @@
  */
 import { Room } from '@colyseus/core';
 import { expect } from 'chai';
+import { request } from 'undici';
 import { ManualClock, startEmulator } from '../../src/emulator/index.js';
 import { ConfigurationError, PlayerBlockedError } from '../../src/errors.js';
 import type { Intent } from '../../src/ledger/intent.js';
@@ -41,6 +42,49 @@ const GETS = [
 const answerOf = async <T = { ok?: boolean; result?: unknown; error?: string; code?: string }>(
   res: Response,
 ) => (await res.json()) as T;
+
+/** What a spreadsheet reads as a formula: the field's first character past any spaces. */
+const FORMULA = /^ *[=+\-@]/;
+
+/**
+ * A CSV as a spreadsheet splits it with `separator`: a quote opens a quoted field only at the
+ * field's start (`""` inside is a quote; what follows the closing quote is kept as it is), and
+ * a line break outside quotes ends the row.
+ */
+function readCsv(text: string, separator: string): string[][] {
+  const rows: string[][] = [];
+  let row: string[] = [];
+  let field = '';
+  let i = 0;
+  while (i < text.length) {
+    if (field === '' && text[i] === '"') {
+      for (i++; i < text.length; i++) {
+        if (text[i] === '"' && text[i + 1] === '"') {
+          field += '"';
+          i++;
+        } else if (text[i] === '"') {
+          i++;
+          break;
+        } else field += text[i];
+      }
+      continue;
+    }
+    const c = text[i] as string;
+    if (c === separator) {
+      row.push(field);
+      field = '';
+    } else if (c === '\r' || c === '\n') {
+      if (c === '\r' && text[i + 1] === '\n') i++;
+      row.push(field);
+      rows.push(row);
+      row = [];
+      field = '';
+    } else field += c;
+    i++;
+  }
+  if (field !== '' || row.length > 0) rows.push([...row, field]);
+  return rows;
+}
 
 describe('operator console routes', () => {
   let game: Game;
@@ -178,6 +222,63 @@ describe('operator console routes', () => {
         expect(answer.ok).to.equal(true);
         expect(answer.result).to.include({ action: 'resume', by: 'alice', after: 'running' });
         expect(game.lightning.paused).to.equal(null);
+      });
+
+      it('a read sent from another origin with the operator credentials gets an empty 403; the operator reads and navigates as before', async () => {
+        game = await start(via);
+        await unknowns();
+        await game.lightning.block('p1', 'ann', 'test');
+        const other = `http://127.0.0.1:${game.port + 1}`;
+        const read = (sub: string, headers: Record<string, string>) =>
+          fetch(url(sub), { headers: { authorization: TOKEN, ...headers } });
+        // What a browser sends with a page of another port or subdomain's credentialed fetch, a
+        // no-cors load (<script src>), a sandboxed frame's fetch, and an Origin alone.
+        const foreign: Record<string, string>[] = [
+          { origin: other, 'sec-fetch-site': 'same-site', 'sec-fetch-mode': 'cors' },
+          { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'no-cors' },
+          { origin: 'null', 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'cors' },
+          { origin: 'https://evil.example' },
+        ];
+        for (const sub of ['/api/overview', '/api/intents', '/api/oplog', '/api/intents/x', '']) {
+          for (const headers of foreign) {
+            const res = await read(sub, headers);
+            expect(res.status, `${sub} ${JSON.stringify(headers)}`).to.equal(403);
+            expect(await res.text(), sub).to.equal('');
+          }
+        }
+        for (const sub of ['/export/journal.csv', '/export/oplog.csv']) {
+          const res = await read(sub, foreign[0] ?? {});
+          expect(res.status, sub).to.equal(403);
+          expect(await res.text(), sub).to.equal('');
+        }
+        // The operator's own browser: the page's fetches, a typed address, a link to the page.
+        const own: Record<string, string>[] = [
+          { 'sec-fetch-site': 'same-origin', 'sec-fetch-mode': 'cors' },
+          { origin: origin(), 'sec-fetch-site': 'same-origin' },
+          { 'sec-fetch-site': 'none', 'sec-fetch-mode': 'navigate' },
+          {},
+        ];
+        for (const headers of own) {
+          const res = await read('/api/overview', headers);
+          expect(res.status, JSON.stringify(headers)).to.equal(200);
+          expect(await answerOf<{ unknowns: unknown[] }>(res)).to.have.property('unknowns');
+        }
+        // undici's request, as fetch writes its own Sec-Fetch-Mode.
+        const link = await request(url(''), {
+          headers: {
+            authorization: TOKEN,
+            'sec-fetch-site': 'cross-site',
+            'sec-fetch-mode': 'navigate',
+            'sec-fetch-dest': 'document',
+          },
+        });
+        expect(link.statusCode).to.equal(200);
+        expect(await link.body.text()).to.match(/^<!doctype html>/i);
+        if (via === 'listener') {
+          const csv = await read('/export/oplog.csv', { 'sec-fetch-site': 'same-origin' });
+          expect(csv.status).to.equal(200);
+          expect(await csv.text()).to.contain(',ann,block,');
+        }
       });
 
       it('pause, resume, block and unblock: through the engine, one line each naming the operator; refusals 409 and change nothing', async () => {
@@ -411,6 +512,56 @@ describe('operator console routes', () => {
       );
       expect(rows[2]).to.match(/,bo,unblock,,p1,blocked,unblocked,$/);
       expect((await get('/export/oplog.csv?player=p1')).status).to.equal(400);
+    });
+
+    it('a player id with a formula after a `;` or a tab is inert however the file is split (a `;` reading, as Excel in German and French locales)', async () => {
+      game = await start('listener');
+      const now = Date.now();
+      const ids = ['x;=1+1;', "dde;=cmd|' /C calc'!A0;", 'a\t+SUM(1)', 'b,@x', 'c; "=1', '-d'];
+      for (const playerId of ids) {
+        await game.store.create(
+          {
+            kind: 'reward',
+            roomId: null,
+            playerId,
+            amount: '1000',
+            unit: 'msats',
+            description: 'win;=HYPERLINK("http://x")',
+          },
+          now,
+          {},
+          // The console finds intents through the journal: one entry each.
+          [
+            {
+              tag: 'created',
+              debit: 'house:rewards',
+              credit: 'inflight',
+              amount: '1000',
+              unit: 'msats',
+              why: 'reward created',
+            },
+          ],
+        );
+      }
+      const res = await fetch(url(`/export/intents.csv?since=${now - 1000}`), {
+        headers: { authorization: TOKEN },
+      });
+      expect(res.status).to.equal(200);
+      const text = await res.text();
+      // Read with the comma the file was written for, each id is whole (only a `'` added).
+      const byComma = readCsv(text, ',');
+      const players = byComma.slice(1).map((r) => r[3]);
+      expect(players).to.have.length(ids.length);
+      for (const id of ids) {
+        expect(players.map((p) => p?.replaceAll("'", ''))).to.include(id.replaceAll("'", ''));
+      }
+      for (const separator of [',', ';', '\t']) {
+        for (const row of readCsv(text, separator)) {
+          for (const field of row) {
+            expect(field, `read with ${JSON.stringify(separator)}`).not.to.match(FORMULA);
+          }
+        }
+      }
     });
 
     it('through the router, refuses to stream rather than cut a file short', async () => {

@@ -42,11 +42,19 @@ export async function startGame(
     routes?: 'router' | 'listener';
     /** Mounts the operator's console too, as router endpoints or as its listener. */
     console?: ConsoleOptions & { via: 'router' | 'listener' };
+    /** Given the HTTP server before it listens, as a game's own `attach` calls would be. */
+    onServer?: (server: import('node:http').Server) => void;
   } = {},
 ): Promise<Game> {
   const port = await freePort();
   const emulator = options.emulator ?? (await startEmulator({ logger: quietLogger }));
-  const { emulator: _unused, routes = 'router', console: mounted, ...lightningOptions } = options;
+  const {
+    emulator: _unused,
+    routes = 'router',
+    console: mounted,
+    onServer,
+    ...lightningOptions
+  } = options;
   const { via, ...operator } = mounted ?? { via: undefined };
   // The default in-memory ledger is made here, so that a test can write to it as another
   // process would; a store a test passes is its own to close.
@@ -73,11 +81,12 @@ export async function startGame(
       ...(via === 'router' ? lightning.console(operator as ConsoleOptions) : {}),
     }),
     // The listener goes on the HTTP server before it listens, as a game would attach it.
-    ...(routes === 'listener' || via === 'listener'
+    ...(routes === 'listener' || via === 'listener' || onServer
       ? {
           initializeTransport: (o: { server: import('node:http').Server }) => {
             if (routes === 'listener') detachRoutes = lightning.attach(o.server);
             if (via === 'listener') lightning.attachConsole(o.server, operator as ConsoleOptions);
+            onServer?.(o.server);
             return new WebSocketTransport(o);
           },
         }
