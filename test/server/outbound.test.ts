@@ -178,9 +178,9 @@ describe('outbound scheduler', () => {
     };
     start({ perSecond: 10, burst: 5 }, flaky);
     // The game spent its burst through the shared bucket (so did the service's, by as many).
-    for (const name of ['a', 'b', 'c', 'd', 'e']) await call('payout', name);
+    for (const name of ['a', 'b', 'c', 'd', 'e']) await call('player', name);
     failing = true;
-    const next = ['f', 'g', 'h'].map((name) => call('payout', name));
+    const next = ['f', 'g', 'h'].map((name) => call('player', name));
     await eventually(() => scheduler.waiting === 3);
     // The clock stands still: nothing more may go (a full bucket of its own sent all three).
     await new Promise((resolve) => setImmediate(resolve));
