@@ -424,25 +424,33 @@ function statusesAgain(s: string): string[] {
  * answers `wait`: 0 (taken) or the ms to wait.
  */
 export function rateTake(s: string): string {
-  return `WITH o AS (
-      SELECT hold, at,
-        least($3::float8, tokens + greatest(0, $1::bigint - at) * $2::float8 / 1000) AS t
-      FROM ${s}.rate WHERE id = 1 FOR UPDATE
+  return `WITH c AS (
+      SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint AS now
+    ), o AS (
+      SELECT hold, at, c.now,
+        least($2::float8, tokens + greatest(0, c.now - at) * $1::float8 / 1000) AS t
+      FROM ${s}.rate, c WHERE id = 1 FOR UPDATE OF rate
     ), taken AS (
-      UPDATE ${s}.rate AS r SET tokens = o.t - 1, at = greatest(o.at, $1::bigint)
-      FROM o WHERE r.id = 1 AND $1::bigint >= o.hold AND o.t >= 1 + $4::int
+      UPDATE ${s}.rate AS r SET tokens = o.t - 1, at = greatest(o.at, o.now)
+      FROM o WHERE r.id = 1 AND o.now >= o.hold AND o.t >= 1 + $3::int
       RETURNING 1
     )
-    SELECT (CASE WHEN $1::bigint < hold THEN hold - $1::bigint
-      WHEN t >= 1 + $4::int THEN 0
-      ELSE greatest(1, ceil((1 + $4::int - t) * 1000 / $2::float8))::bigint END)::text AS wait
+    SELECT (CASE WHEN now < hold THEN hold - now
+      WHEN t >= 1 + $3::int THEN 0
+      ELSE greatest(1, ceil((1 + $3::int - t) * 1000 / $1::float8))::bigint END)::text AS wait
     FROM o`;
 }
 
-/** A hold until $1 (a 429's Retry-After), unless a later one is in force (rate.ts, holdBucket). */
+/**
+ * A hold of $1 ms from the database's now (a 429's Retry-After), unless a later one is in
+ * force (rate.ts, holdBucket).
+ */
 export function rateHold(s: string): string {
-  return `UPDATE ${s}.rate SET hold = $1::bigint, tokens = 0, at = greatest(at, $1::bigint)
-    WHERE id = 1 AND hold < $1::bigint`;
+  return `WITH h AS (
+      SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint + $1::bigint AS until
+    )
+    UPDATE ${s}.rate SET hold = h.until, tokens = 0, at = greatest(at, h.until)
+    FROM h WHERE id = 1 AND hold < h.until`;
 }
 
 /**

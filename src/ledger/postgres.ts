@@ -147,7 +147,7 @@ import {
   versionTable,
   writerLock,
 } from './postgres-schema.js';
-import { parseRateTime, parseTake, type RateLimit } from './rate.js';
+import { holdFor, parseTake, type RateLimit } from './rate.js';
 import { type IntentRow, rowToEntry, rowToIntent as toIntent } from './rows.js';
 import type { BudgetWindow, CreateGuards, LedgerStore, TransitionOptions } from './store.js';
 import {
@@ -908,12 +908,15 @@ export class PostgresLedger implements LedgerStore {
     return rows[0] === undefined ? null : toLine(rows[0]);
   }
 
-  /** One statement on the row `rate`: every process sharing the database draws from one bucket. */
+  /**
+   * One statement on the row `rate`: every process sharing the database draws from one bucket,
+   * counted by the database's clock (`now` is checked, not used).
+   */
   async takeToken(limit: RateLimit, now: number, keep = 0): Promise<number> {
     this.#assertOpen();
     const { perSecond, burst } = parseTake(limit, now, keep);
     const pool = await this.#ready();
-    const rows = await this.#run(pool, rateTake(this.#s), [now, perSecond, burst, keep]).catch(
+    const rows = await this.#run(pool, rateTake(this.#s), [perSecond, burst, keep]).catch(
       (err: unknown) => {
         throw mapError(err);
       },
@@ -926,11 +929,11 @@ export class PostgresLedger implements LedgerStore {
     return Number(wait);
   }
 
-  async holdCalls(until: number): Promise<void> {
+  async holdCalls(until: number, now: number = this.#clock.now()): Promise<void> {
     this.#assertOpen();
-    parseRateTime(until, 'until');
+    const forMs = holdFor(until, now);
     const pool = await this.#ready();
-    await this.#run(pool, rateHold(this.#s), [until]).catch((err: unknown) => {
+    await this.#run(pool, rateHold(this.#s), [forMs]).catch((err: unknown) => {
       throw mapError(err);
     });
   }

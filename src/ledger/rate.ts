@@ -4,6 +4,9 @@
  * store implements `RateStore`, in its own atomic step so that every process sharing it draws
  * from one bucket: Redis in one script, PostgreSQL in one statement, SQLite in process (a file
  * may be shared by processes, its bucket is not: each process of one machine draws its own).
+ * A bucket shared by processes counts time by its store's clock (Redis TIME, PostgreSQL
+ * clock_timestamp()), never by a caller's: one process whose clock is ahead would otherwise
+ * stamp the bucket in everyone else's future, and nobody else would get a token until then.
  *
  * This module is the bucket's one rule (`takeFrom`, `holdBucket`), which the in-process store
  * runs as written and the Redis script and the SQL statement repeat; and the checks of its
@@ -21,19 +24,21 @@ export interface RateLimit {
 
 export interface RateStore {
   /**
-   * Takes one call's token from the game's bucket at `now` (epoch ms): 0 when it is taken, else
+   * Takes one call's token from the game's bucket: 0 when it is taken, else
    * how many ms to wait before asking again (nothing taken): until the next token, or until
    * the end of a hold. A fresh bucket is full. With `keep` (a whole number under `burst`,
    * default 0), the token is taken only if `keep` more remain: a call of low priority leaves
-   * the last tokens to those that matter more, in every process.
+   * the last tokens to those that matter more, in every process. `now` is the caller's clock
+   * (epoch ms): the in-process bucket counts by it; a shared one by its store's own clock.
    */
   takeToken(limit: RateLimit, now: number, keep?: number): Promise<number>;
   /**
-   * No token is handed out before `until` (epoch ms), in any process sharing the store, and the
-   * bucket starts empty from then (the service's own bucket was empty when it said 429). An
-   * earlier hold than the one in force changes nothing.
+   * No token is handed out before `until` (epoch ms on the caller's clock, read as `now`: a
+   * shared store holds for `until - now` by its own clock), in any process sharing the store,
+   * and the bucket starts empty from then (the service's own bucket was empty when it said
+   * 429). An earlier hold than the one in force changes nothing.
    */
-  holdCalls(until: number): Promise<void>;
+  holdCalls(until: number, now?: number): Promise<void>;
 }
 
 /** The bucket's state as every store keeps it. */
@@ -102,6 +107,11 @@ export function parseRateTime(value: number, what: 'now' | 'until'): number {
     throw new InvalidIntentError(`${what} must be a non-negative whole number of epoch ms`);
   }
   return value;
+}
+
+/** How long a hold until `until` lasts from `now` (both checked): 0 for one already over. */
+export function holdFor(until: number, now: number): number {
+  return Math.max(0, parseRateTime(until, 'until') - parseRateTime(now, 'now'));
 }
 
 export function parseTake(limit: RateLimit, now: number, keep: number): RateLimit {

@@ -818,13 +818,16 @@ return out
 /**
  * The game's outbound rate (rate.ts, takeFrom): one hash, `rate` (tokens, at, hold), read,
  * refilled and taken from in one step, so that every process sharing the Redis draws from one
- * bucket. ARGV: prefix, now, perSecond, burst, keep. Returns 0 (a token taken) or the ms to wait;
- * only a take writes (one HSET, in the AOF).
+ * bucket. Time is the server's (TIME), never a caller's: a process whose clock is off neither
+ * stalls the others nor refills the bucket for itself. ARGV: prefix, perSecond, burst, keep.
+ * Returns 0 (a token taken) or the ms to wait; only a take writes (one HSET, in the AOF).
  */
 export const RATE_TAKE = `
 local key = ARGV[1] .. 'rate'
-local now, rate, burst = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
-local need = 1 + tonumber(ARGV[5])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local rate, burst = tonumber(ARGV[2]), tonumber(ARGV[3])
+local need = 1 + tonumber(ARGV[4])
 local v = redis.call('HMGET', key, 'tokens', 'at', 'hold')
 local tokens, at, hold = tonumber(v[1]) or burst, tonumber(v[2]) or 0, tonumber(v[3]) or 0
 if now > at then
@@ -839,10 +842,14 @@ redis.call('HSET', key, 'tokens', string.format('%.17g', tokens - 1), 'at', stri
 return 0
 `;
 
-/** A hold until ARGV[2] (a 429's Retry-After), unless a later one is in force (rate.ts, holdBucket). */
+/**
+ * A hold of ARGV[2] ms from the server's now (a 429's Retry-After), unless a later one is in
+ * force (rate.ts, holdBucket).
+ */
 export const RATE_HOLD = `
 local key = ARGV[1] .. 'rate'
-local untilMs = tonumber(ARGV[2])
+local t = redis.call('TIME')
+local untilMs = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + tonumber(ARGV[2])
 local v = redis.call('HMGET', key, 'at', 'hold')
 local at, hold = tonumber(v[1]) or 0, tonumber(v[2]) or 0
 if untilMs <= hold then return 0 end

@@ -107,7 +107,7 @@ import {
   parsePause,
   parsePlayerId,
 } from './operator-log.js';
-import { parseRateTime, parseTake, type RateLimit } from './rate.js';
+import { holdFor, parseTake, type RateLimit } from './rate.js';
 import {
   ADVANCE,
   BALANCES,
@@ -653,24 +653,21 @@ export class RedisLedger implements LedgerStore {
     return Number(await this.#run(SCRIPTS.advance, [String(at)]));
   }
 
-  /** One script on the hash `rate`: every process sharing this Redis draws from one bucket. */
+  /**
+   * One script on the hash `rate`: every process sharing this Redis draws from one bucket,
+   * counted by the server's clock (`now` is checked, not used).
+   */
   async takeToken(limit: RateLimit, now: number, keep = 0): Promise<number> {
     this.#assertOpen();
     const { perSecond, burst } = parseTake(limit, now, keep);
     return Number(
-      await this.#run(SCRIPTS.rateTake, [
-        String(now),
-        String(perSecond),
-        String(burst),
-        String(keep),
-      ]),
+      await this.#run(SCRIPTS.rateTake, [String(perSecond), String(burst), String(keep)]),
     );
   }
 
-  async holdCalls(until: number): Promise<void> {
+  async holdCalls(until: number, now: number = this.#clock.now()): Promise<void> {
     this.#assertOpen();
-    parseRateTime(until, 'until');
-    await this.#run(SCRIPTS.rateHold, [String(until)]);
+    await this.#run(SCRIPTS.rateHold, [String(holdFor(until, now))]);
   }
 
   async recordEvent(eventId: string, now: number = this.#clock.now()): Promise<boolean> {

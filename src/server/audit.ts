@@ -4,11 +4,13 @@
  *
  * - the journal sums to zero, in every unit;
  * - every ended match's escrow is zero, and every winner of a settled match holds a payout that
- *   is claimable, claimed, was shown and let expire, or was resolved by an operator;
+ *   is claimable, claimed, was shown and let expire, was resolved by an operator, or was
+ *   rejected by one while held;
  * - no `unknown` past its deadline (one whose code was only in a lost answer ends by then);
  * - the wallet at the service moved by what the journal says moved since the first reading
- *   (within the service's fees, and allowing for money that moved at the service before its
- *   callback reached the journal, for `walletSettleMs`);
+ *   (within the service's fees; a shortfall is excused by unknowns, and by codes claimed or
+ *   payments sent before their callback reached the journal only while the journal catches up
+ *   within `walletSettleMs`: held and queued payouts never left the wallet);
  * - cover (wallet - owed to players - escrow - in flight) is not below zero.
  *
  * A finding is logged in one line, emitted in an `audit` event, and never reported again: not by
@@ -20,7 +22,7 @@
  */
 import { createHash } from 'node:crypto';
 import { type Intent, isTerminal } from '../ledger/intent.js';
-import { accounts, type JournalEntry, wasShown } from '../ledger/journal.js';
+import { accounts, type JournalEntry, rejectedByOperator, wasShown } from '../ledger/journal.js';
 import { type Balances, readBalances, sumsByUnit, type WalletReading } from './balances.js';
 import type { Engine } from './engine.js';
 import type { AuditFinding } from './findings.js';
@@ -51,6 +53,12 @@ export class Auditor {
   #wallet: WalletReading | null = null;
   #baseline: { walletMsat: bigint; journalIn: bigint; at: number; outflow: bigint } | null = null;
   #mismatchSince: number | null = null;
+  /** Journal entries read so far by this process: the order the wallet's shortfalls are kept in. */
+  #read = 0;
+  /** Intents whose money may have left the wallet unseen (a code shown, a create in flight). */
+  readonly #mayLeave = new Map<string, number>();
+  /** The shortfalls of the last `walletSettleMs`, oldest first (wallet.ts's rule, below). */
+  #shortfalls: Shortfall[] = [];
   readonly #reported = new Set<string>();
   #running: Promise<AuditReport> | undefined;
 
@@ -95,9 +103,13 @@ export class Auditor {
       });
     }
     findings.push(...(await this.#checkMatches(now)));
-    findings.push(...(await this.#checkUnknowns(now)));
+    const unknowns = await engine.ledger.unknowns(1000);
+    findings.push(...this.#checkUnknowns(unknowns, now));
     if (wallet !== null) {
-      findings.push(...this.#checkWallet(wallet, balances, outflow, now));
+      const unknownMsat = unknowns
+        .filter((i) => i.unit === 'msats')
+        .reduce((sum, i) => sum + BigInt(i.amount), 0n);
+      findings.push(...this.#checkWallet(wallet, balances, outflow, unknownMsat, now));
       findings.push(...this.#checkCover(balances));
     }
 
@@ -136,7 +148,23 @@ export class Auditor {
     const escrow = [entry.debit, entry.credit].find((a) => a.startsWith('escrow:'));
     const matchId = entry.matchId ?? escrow?.slice('escrow:'.length);
     if (matchId !== undefined) this.#matches.set(matchId, entry.at);
-    return entry.credit === accounts.wallet && entry.unit === 'msats' ? BigInt(entry.amount) : 0n;
+    if (entry.unit !== 'msats') return 0n;
+    const order = ++this.#read;
+    const shownAt = this.#mayLeave.get(entry.intentId);
+    if (shownAt !== undefined && mayLeave(entry.debit)) this.#mayLeave.delete(entry.intentId);
+    if (mayLeave(entry.credit)) {
+      this.#mayLeave.set(entry.intentId, order);
+      if (this.#mayLeave.size > MEMORY * 10) {
+        this.#mayLeave.delete(this.#mayLeave.keys().next().value as string);
+      }
+    }
+    if (entry.credit !== accounts.wallet) return 0n;
+    const amount = BigInt(entry.amount);
+    // A late record of money that had already left when a shortfall was seen explains it.
+    for (const shortfall of this.#shortfalls) {
+      if (shownAt !== undefined && shownAt <= shortfall.read) shortfall.explained += amount;
+    }
+    return amount;
   }
 
   async #checkMatches(now: number): Promise<AuditFinding[]> {
@@ -188,10 +216,10 @@ export class Auditor {
     return findings;
   }
 
-  async #checkUnknowns(now: number): Promise<AuditFinding[]> {
-    const { ledger, settings } = this.#engine;
+  #checkUnknowns(unknowns: readonly Intent[], now: number): AuditFinding[] {
+    const { settings } = this.#engine;
     const findings: AuditFinding[] = [];
-    for (const intent of await ledger.unknowns(1000)) {
+    for (const intent of unknowns) {
       if (this.#engine.rulesOf(intent.kind).lostAnswer !== 'deadline') continue;
       if (intent.expiresAt === null) continue;
       const deadline = intent.expiresAt + settings.reconciler.expiryMarginMs;
@@ -207,7 +235,23 @@ export class Auditor {
     return findings;
   }
 
-  #checkWallet(wallet: bigint, balances: Balances, outflow: bigint, now: number): AuditFinding[] {
+  /**
+   * The wallet against what the journal says came in since the first reading. Above it (a
+   * deposit, a fee paid before its callback) for longer than `walletSettleMs`: reported. Below
+   * it, only money that may really have left excuses a shortfall: a create whose outcome is
+   * unknown at any age, and a code claimed or a payment sent whose record is late, for
+   * `walletSettleMs` only. So each shortfall is kept with the journal's order when it was seen;
+   * the outflows recorded since then for codes and payments already out at that moment explain
+   * it; one still unexplained `walletSettleMs` later, while the wallet is still short, is
+   * reported, however much is claimable, held or queued (held and queued payouts never left).
+   */
+  #checkWallet(
+    wallet: bigint,
+    balances: Balances,
+    outflow: bigint,
+    unknownMsat: bigint,
+    now: number,
+  ): AuditFinding[] {
     const journalIn = BigInt(balances.walletNetMsat);
     if (this.#baseline === null) {
       this.#baseline = { walletMsat: wallet, journalIn, at: now, outflow: 0n };
@@ -220,18 +264,31 @@ export class Auditor {
     const difference = wallet - expected;
     const tolerance =
       BigInt(walletToleranceMsat) + (base.outflow * BigInt(feeToleranceBps)) / 10_000n;
-    // Codes claimed and payments sent leave the wallet before their callback reaches the journal.
-    const notYetJournaled = BigInt(balances.claimableMsat) + BigInt(balances.inFlightMsat);
-    if (difference >= -(notYetJournaled + tolerance) && difference <= tolerance) {
+    const short = -difference - unknownMsat;
+    let since: number | null = null;
+    if (difference > tolerance) {
+      this.#shortfalls = [];
+      this.#mismatchSince ??= now;
+      if (now - this.#mismatchSince >= walletSettleMs) since = this.#mismatchSince;
+    } else {
       this.#mismatchSince = null;
-      return [];
+      if (short <= tolerance) this.#shortfalls = [];
+      else {
+        this.#shortfalls.push({ at: now, read: this.#read, shortMsat: short, explained: 0n });
+        // The latest shortfall seen at least walletSettleMs ago, and what came after it.
+        const due = this.#shortfalls.findLastIndex((s) => s.at <= now - walletSettleMs);
+        const seen = this.#shortfalls[due];
+        if (seen !== undefined) {
+          this.#shortfalls = this.#shortfalls.slice(due);
+          if (seen.shortMsat - seen.explained > tolerance) since = seen.at;
+        }
+      }
     }
-    this.#mismatchSince ??= now;
-    if (now - this.#mismatchSince < walletSettleMs) return [];
-    const since = this.#mismatchSince;
+    if (since === null) return [];
     // Reported once; later moves are measured from here (a deposit is one finding, not many).
     this.#baseline = { walletMsat: wallet, journalIn, at: now, outflow: 0n };
     this.#mismatchSince = null;
+    this.#shortfalls = [];
     return [
       {
         type: 'wallet-mismatch',
@@ -286,10 +343,30 @@ export class Auditor {
   }
 }
 
-/** A winner's payout that counts as paid: claimable, claimed, shown and let expire, or resolved. */
+/** A shortfall of the wallet seen by one audit run (see `#checkWallet`). */
+interface Shortfall {
+  at: number;
+  /** How many journal entries this process had read then. */
+  read: number;
+  /** Below what the journal allows, beyond the unknowns, in msats. */
+  shortMsat: bigint;
+  /** Outflows recorded since, of codes and payments already out then. */
+  explained: bigint;
+}
+
+/** Whether money in this account may leave the wallet before the journal hears of it. */
+function mayLeave(account: string): boolean {
+  return account === accounts.inflight || account.startsWith('claimable:');
+}
+
+/**
+ * A winner's payout that counts as paid or settled: claimable, claimed, shown and let expire,
+ * resolved by an operator, or rejected by one while held (the pot's money went to the house).
+ */
 function holdsPayout(payout: Intent): boolean {
   if (payout.status === 'pending' || payout.status === 'completed') return true;
   if (payout.status === 'expired' && wasShown(payout)) return true;
+  if (payout.status === 'failed' && rejectedByOperator(payout)) return true;
   return payout.history.some((h) => h.note?.startsWith('resolved by operator') === true);
 }
 

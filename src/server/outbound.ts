@@ -209,9 +209,10 @@ export class OutboundScheduler implements OutboundGate {
   }
 
   async limited(waitMs: number): Promise<void> {
-    const until = this.#clock.now() + Math.max(0, Math.ceil(waitMs));
+    const now = this.#clock.now();
+    const until = now + Math.max(0, Math.ceil(waitMs));
     try {
-      await this.#store.holdCalls(until);
+      await this.#store.holdCalls(until, now);
     } catch (err) {
       this.#storeFailed(err);
       await this.#local(this.#clock.now()).holdCalls(until);

@@ -7,6 +7,7 @@
 
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
+import { systemClock } from '../../src/clock.js';
 import { BudgetExceededError, LimitExceededError } from '../../src/errors.js';
 import {
   DuplicateIntentError,
@@ -34,6 +35,8 @@ import {
 } from '../../src/ledger/journal.js';
 
 import type { NewOperatorAction, OperatorAction } from '../../src/ledger/operator-log.js';
+import { OutboundScheduler } from '../../src/server/outbound.js';
+import { eventually } from '../support/eventually.js';
 
 /** An operator log line for the contract: a resolve by `alice` unless overridden. */
 export function operatorLine(overrides: Partial<NewOperatorAction> = {}): NewOperatorAction {
@@ -2276,53 +2279,43 @@ export function describeLedgerContract(name: string, factory: LedgerFactory): vo
     });
 
     describe('the outbound rate (takeToken, holdCalls)', () => {
+      // Real time: a store shared by processes counts by its own clock, whatever `now` says.
       const limit = { perSecond: 10, burst: 3 };
-      const t0 = 1_700_000_000_000;
+      const take = (keep?: number) => store.takeToken(limit, Date.now(), keep);
+      const within = (wait: number, low: number, high: number) =>
+        assert.ok(wait >= low && wait <= high, `waits ${wait} ms, not ${low} to ${high}`);
 
       it('hands out a full burst, then one token per 1/perSecond, and says how long to wait', async () => {
-        for (let i = 0; i < 3; i++) assert.equal(await store.takeToken(limit, t0), 0);
-        assert.equal(await store.takeToken(limit, t0), 100);
+        for (let i = 0; i < 3; i++) assert.equal(await take(), 0);
+        const wait = await take();
+        within(wait, 1, 100);
         // Asking again takes nothing: the wait only shrinks with time.
-        assert.equal(await store.takeToken(limit, t0 + 40), 60);
-        assert.equal(await store.takeToken(limit, t0 + 100), 0);
-        assert.equal(await store.takeToken(limit, t0 + 100), 100);
-        // Fractions of a token add up: 0.5 + 0.5.
-        assert.equal(await store.takeToken(limit, t0 + 150), 50);
-        assert.equal(await store.takeToken(limit, t0 + 200), 0);
-      });
-
-      it('never holds more than the burst, and counts nothing for time going back', async () => {
-        assert.equal(await store.takeToken(limit, t0), 0);
-        for (let i = 0; i < 3; i++) assert.equal(await store.takeToken(limit, t0 + 60_000), 0);
-        assert.equal(await store.takeToken(limit, t0 + 60_000), 100);
-        assert.equal(await store.takeToken(limit, t0 + 59_000), 100);
+        within(await take(), 1, wait);
+        await eventually(async () => (await take()) === 0, 2_000, 'the next token');
+        within(await take(), 1, 100);
       });
 
       it('holds every take until a hold ends, then starts from an empty bucket', async () => {
-        assert.equal(await store.takeToken(limit, t0), 0);
-        await store.holdCalls(t0 + 1_000);
-        assert.equal(await store.takeToken(limit, t0 + 10), 990);
+        assert.equal(await take(), 0);
+        await store.holdCalls(Date.now() + 1_000, Date.now());
+        within(await take(), 800, 1_000);
         // An earlier hold does not shorten the one in force.
-        await store.holdCalls(t0 + 500);
-        assert.equal(await store.takeToken(limit, t0 + 600), 400);
-        assert.equal(await store.takeToken(limit, t0 + 1_000), 100);
-        assert.equal(await store.takeToken(limit, t0 + 1_100), 0);
+        await store.holdCalls(Date.now() + 100, Date.now());
+        within(await take(), 700, 1_000);
         // A later one extends it.
-        await store.holdCalls(t0 + 3_000);
-        assert.equal(await store.takeToken(limit, t0 + 2_000), 1_000);
+        await store.holdCalls(Date.now() + 3_000, Date.now());
+        within(await take(), 2_800, 3_000);
       });
 
       it('with `keep`, takes a token only if that many more remain', async () => {
-        assert.equal(await store.takeToken(limit, t0), 0);
-        assert.equal(await store.takeToken(limit, t0), 0);
-        // One left: a take that keeps one waits for a second; a plain take gets the last.
-        assert.equal(await store.takeToken(limit, t0, 1), 100);
-        assert.equal(await store.takeToken(limit, t0 + 50, 1), 50);
-        assert.equal(await store.takeToken(limit, t0 + 100, 1), 0);
-        assert.equal(await store.takeToken(limit, t0 + 100, 0), 0);
-        assert.equal(await store.takeToken(limit, t0 + 100, 0), 100);
-        await rejection(store.takeToken(limit, t0, 3), InvalidIntentError);
-        await rejection(store.takeToken(limit, t0, 0.5), InvalidIntentError);
+        assert.equal(await take(), 0);
+        assert.equal(await take(), 0);
+        // One left: a take that keeps one waits; a plain take gets the last.
+        within(await take(1), 1, 100);
+        assert.equal(await take(0), 0);
+        within(await take(0), 1, 100);
+        await rejection(take(3), InvalidIntentError);
+        await rejection(take(0.5), InvalidIntentError);
       });
 
       it('refuses a limit or a time that is not one', async () => {
@@ -2332,10 +2325,10 @@ export function describeLedgerContract(name: string, factory: LedgerFactory): vo
           { perSecond: Number.NaN, burst: 1 },
           { perSecond: 5, burst: Number.POSITIVE_INFINITY },
         ]) {
-          await rejection(store.takeToken(bad, t0), InvalidIntentError);
+          await rejection(store.takeToken(bad, Date.now()), InvalidIntentError);
         }
         await rejection(store.takeToken(limit, -1), InvalidIntentError);
-        await rejection(store.holdCalls(1.5), InvalidIntentError);
+        await rejection(store.holdCalls(1.5, Date.now()), InvalidIntentError);
       });
     });
 
@@ -2398,17 +2391,62 @@ export function describeSharedStorage(
         const open = storage();
         const a = open();
         const b = open();
-        const limit = { perSecond: 10, burst: 2 };
-        const t0 = 1_700_000_000_000;
+        const limit = { perSecond: 0.1, burst: 2 };
         const takes = await Promise.all(
-          Array.from({ length: 6 }, (_, i) => (i % 2 ? a : b).takeToken(limit, t0)),
+          Array.from({ length: 6 }, (_, i) => (i % 2 ? a : b).takeToken(limit, Date.now())),
         );
         assert.equal(takes.filter((wait) => wait === 0).length, options.sharesRate ? 2 : 4);
-        await a.holdCalls(t0 + 5_000);
-        assert.equal(await a.takeToken(limit, t0 + 1_000), 4_000);
-        assert.equal(await b.takeToken(limit, t0 + 1_000), options.sharesRate ? 4_000 : 0);
+        await a.holdCalls(Date.now() + 5_000, Date.now());
+        const held = await a.takeToken(limit, Date.now());
+        assert.ok(held > 4_000 && held <= 5_000, `waits ${held} ms`);
+        const other = await b.takeToken(limit, Date.now());
+        if (options.sharesRate) assert.ok(other > 4_000 && other <= 5_000, `waits ${other} ms`);
+        else assert.ok(other > 5_000, `waits ${other} ms (its own bucket, empty, no hold)`);
       },
     );
+
+    if (options.sharesRate) {
+      it("count the bucket by the store's clock: one process whose clock is 60 s ahead stalls nobody", async () => {
+        const open = storage();
+        const limit = { perSecond: 20, burst: 3 };
+        const ahead = { now: () => Date.now() + 60_000 };
+        const skewed = new OutboundScheduler({
+          store: open(),
+          limit,
+          clock: ahead,
+          logger: { info() {}, warn() {}, error() {} },
+        });
+        const b = open();
+        const right = new OutboundScheduler({
+          store: b,
+          limit,
+          clock: systemClock,
+          logger: { info() {}, warn() {}, error() {} },
+        });
+        try {
+          // The process ahead spends the bucket.
+          for (let i = 0; i < limit.burst; i++) await skewed.acquire('payout');
+          // The next token is at most one token's time away for everyone, not 60 s (here or
+          // already there: the store's clock moved on while the process ahead took its burst).
+          const wait = await b.takeToken(limit, Date.now());
+          assert.ok(wait <= 1000 / limit.perSecond, `waits ${wait} ms`);
+          await eventually(
+            async () => (await b.takeToken(limit, Date.now())) === 0,
+            5_000,
+            'a token for the process on the right clock',
+          );
+          // And through its scheduler, the next one too.
+          let served = false;
+          void right.acquire('payout').then(() => {
+            served = true;
+          });
+          await eventually(() => served, 5_000, 'the scheduler on the right clock is served');
+        } finally {
+          skewed.close();
+          right.close();
+        }
+      });
+    }
 
     it('let exactly one of many racing transitions win, over many rounds', async () => {
       const open = storage();

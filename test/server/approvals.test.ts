@@ -265,6 +265,40 @@ describe('payout approvals: held, then approved or rejected by an operator', fun
     expect((await game.lightning.audit()).findings).to.deep.equal([]);
   });
 
+  it("a rejected match payout is its winner's documented end: no audit finding, no error line, no alert", async () => {
+    const errors: string[] = [];
+    const { game: started } = await arena({
+      reconciler: { intervalMs: 20 },
+      audit: { settleMs: 1 },
+      alerts: {},
+      logger: { info() {}, warn() {}, error: (line: string) => errors.push(line) },
+    });
+    const game = started;
+    const findings: unknown[] = [];
+    const alerts: unknown[] = [];
+    game.lightning.on('audit', (found) => findings.push(...found));
+    game.lightning.on('alert', (alert) => alerts.push(alert));
+    const match = await fundedMatch(game, ['alice', 'bob']);
+    const decided = await game.lightning.settleMatch(match.id, { alice: 1 });
+    await game.lightning.reject(decided.payouts[0]?.intentId as string, 'ann', 'collusion');
+    await eventually(
+      async () => (await game.lightning.match(match.id)).status === 'settled',
+      5_000,
+      'the match settles',
+    );
+    // Past the audit's settleMs after the match's last entry: its winners are checked now.
+    const lastAt = Math.max(
+      ...(await game.lightning.journal({ matchId: match.id })).entries.map((e) => e.at),
+    );
+    await eventually(() => Date.now() > lastAt + 1, 1_000, 'the settle time passes');
+    const report = await game.lightning.audit();
+    expect(report.findings).to.deep.equal([]);
+    expect(findings).to.deep.equal([]);
+    expect(alerts).to.deep.equal([]);
+    expect(game.lightning.alerts()).to.deep.equal([]);
+    expect(errors).to.deep.equal([]);
+  });
+
   it('never holds a refund: an aborted match gives every fee back at once', async () => {
     const { game, requests } = await arena({ approvals: { aboveMsat: 1 } });
     const match = await fundedMatch(game, ['alice']);

@@ -226,6 +226,64 @@ describe('the journal, balances and the live audit (issue 21)', function () {
     expect(again.findings.map((f) => f.type)).to.deep.equal(['cover-short']);
   });
 
+  it('finds 1,500 sats taken while 2,000 sats of codes wait unclaimed, once the shortfall outlasts walletSettleMs', async () => {
+    const clock = new ManualClock(Date.now());
+    const emulator = await emulatorFor({ clock });
+    const game = await start({ emulator, clock, audit: { walletSettleMs: 60_000 } });
+    for (const playerId of ['alice', 'bob']) {
+      await game.lightning.reward({ playerId, amountMsat: 1_000_000, description: 'prize' });
+    }
+    expect((await game.lightning.audit()).findings).to.deep.equal([]);
+    emulator.control.setWallet(emulator.control.wallet() - 1_500_000);
+    // A code claimed a moment ago whose callback is late looks the same, for a while.
+    expect((await game.lightning.audit()).findings).to.deep.equal([]);
+    clock.advance(30_000);
+    expect((await game.lightning.audit()).findings).to.deep.equal([]);
+    clock.advance(31_000);
+    const report = await game.lightning.audit();
+    expect(report.reported.map((f) => f.type)).to.deep.equal(['wallet-mismatch']);
+    expect(report.reported[0]).to.include({ differenceMsat: '-1500000' });
+    expect((await game.lightning.audit()).reported).to.deep.equal([]);
+  });
+
+  it('does not report a code claimed while its callback was lost, once the journal catches up within walletSettleMs', async () => {
+    const clock = new ManualClock(Date.now());
+    const emulator = await emulatorFor({ clock, callbacks: { drop: true } });
+    const game = await start({ emulator, clock, audit: { walletSettleMs: 60_000 } });
+    const reward = await game.lightning.reward({
+      playerId: 'alice',
+      amountMsat: 2_000_000,
+      description: 'prize',
+    });
+    expect((await game.lightning.audit()).findings).to.deep.equal([]);
+    emulator.control.claimWithdrawal(reward.remoteId as string);
+    expect((await game.lightning.audit()).findings).to.deep.equal([]);
+    clock.advance(40_000);
+    expect((await game.lightning.refresh(reward.id))?.status).to.equal('completed');
+    clock.advance(40_000);
+    expect((await game.lightning.audit()).findings).to.deep.equal([]);
+  });
+
+  it('finds 4,000 sats taken while a 5,000-sat payout is held: a held payout never left the wallet', async () => {
+    const game = await start({
+      approvals: { aboveMsat: 1_000_000 },
+      audit: { walletSettleMs: 0 },
+    });
+    const held = await game.lightning.reward({
+      playerId: 'alice',
+      amountMsat: 5_000_000,
+      description: 'jackpot',
+    });
+    expect(held.status).to.equal('held');
+    expect((await game.lightning.audit()).findings).to.deep.equal([]);
+    game.emulator.control.setWallet(game.emulator.control.wallet() - 4_000_000);
+    const report = await game.lightning.audit();
+    expect(report.reported.map((f) => f.type)).to.include('wallet-mismatch');
+    expect(report.reported.find((f) => f.type === 'wallet-mismatch')).to.include({
+      differenceMsat: '-4000000',
+    });
+  });
+
   it('finds an unknown left past its deadline when nothing reconciles it', async () => {
     const clock = new ManualClock(Date.now());
     // The service's expiry callback would prove the request expired: it is lost here.

@@ -1,0 +1,158 @@
+/**
+ * What stops the payout queue (issue 30): a pause stops it at once, in the draining process and
+ * from another process sharing the ledger (the drain reads the pause after its token, not
+ * before: the token may take seconds), and a player blocked while his reward waited in the queue
+ * never gets it (it ends failed, with a line in the operator log).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import { type Emulator, startEmulator } from '../../src/emulator/index.js';
+import type { Intent } from '../../src/ledger/intent.js';
+import { SqliteLedger } from '../../src/ledger/sqlite.js';
+import { createLightning, type Lightning } from '../../src/lightning.js';
+import type { LightningOptions } from '../../src/server/options.js';
+import { eventually } from '../support/eventually.js';
+import { quietLogger } from '../support/game.js';
+
+const RATE = { perSecond: 50, burst: 1 };
+
+describe('the payout queue stops at once: a pause, a blocked player', function () {
+  this.timeout(30_000);
+  let emulator: Emulator;
+  let dir: string;
+  const closing: { close(): Promise<void> }[] = [];
+
+  beforeEach(async () => {
+    emulator = await startEmulator({ logger: quietLogger });
+    emulator.control.setRateLimit({ perSecond: 60, burst: 5 });
+    dir = mkdtempSync(join(tmpdir(), 'queue-stops-'));
+  });
+
+  afterEach(async () => {
+    for (const c of closing.splice(0).reverse()) await c.close();
+    await emulator.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** A process of the game on the shared SQLite file. */
+  async function gameProcess(options: Partial<LightningOptions> = {}): Promise<Lightning> {
+    const ledger = new SqliteLedger({ path: join(dir, 'ledger.db') });
+    closing.push(ledger);
+    const lightning = createLightning({
+      apiKey: emulator.apiKey,
+      baseUrl: emulator.url,
+      publicUrl: 'http://127.0.0.1:2010',
+      logger: quietLogger,
+      ledger,
+      ...options,
+    } as LightningOptions);
+    closing.push(lightning);
+    await lightning.ready();
+    return lightning;
+  }
+
+  const posts = () => emulator.control.withdrawalRequests().length;
+
+  /** When each payout moved to `creating`, if it did. */
+  function movedAt(intent: Intent): number | undefined {
+    return intent.history.find((h) => h.to === 'creating')?.at;
+  }
+
+  async function pauseWhileDraining(pauser: (drainer: Lightning) => Promise<Lightning>) {
+    const drainer = await gameProcess({ rateLimit: RATE, reconciler: { intervalMs: 20 } });
+    const other = await pauser(drainer);
+    const { intents, refused } = await drainer.rewardMany(
+      Array.from({ length: 1000 }, (_, i) => ({
+        playerId: `p${i}`,
+        amountMsat: 10_000,
+        description: 'leaderboard',
+      })),
+    );
+    expect(refused).to.deep.equal([]);
+    await eventually(() => posts() >= 10, 10_000, 'the queue drains');
+
+    await other.pause('ops', 'checking the wallet');
+    const pausedAt = Date.now();
+    const read = () => Promise.all(intents.map(async (i) => (await drainer.ledger.get(i.id)) ?? i));
+    // The drains under way when the pause came (leased queued payouts): each ends, put off until
+    // the resume or moved; and nothing is left between its move and its answer.
+    const underWay = new Set(
+      (await read())
+        .filter((i) => i.status === 'queued' && (i.leaseUntil ?? 0) > Date.now())
+        .map((i) => i.id),
+    );
+    expect(underWay.size).to.be.greaterThan(0);
+    let now: Intent[] = [];
+    await eventually(
+      async () => {
+        now = await read();
+        return now.every(
+          (i) =>
+            i.status !== 'creating' &&
+            (i.status !== 'queued' ||
+              !underWay.has(i.id) ||
+              (i.nextCheckAt ?? 0) > pausedAt + 5_000),
+        );
+      },
+      10_000,
+      'every drain under way at the pause has ended',
+    );
+    const moved = now.filter((i) => movedAt(i) !== undefined);
+    return { drainer, moved, pausedAt, intents: now };
+  }
+
+  it('a pause in the draining process: no payout moves to creating after pause() returned, nor is sent', async () => {
+    const { drainer, moved, pausedAt, intents } = await pauseWhileDraining(async (d) => d);
+    const late = moved.filter((i) => (movedAt(i) ?? 0) > pausedAt);
+    expect(late.map((i) => i.id)).to.deep.equal([]);
+    // What reached the service is exactly what had moved before the pause: each create once.
+    expect(posts()).to.equal(moved.length);
+    expect(intents.filter((i) => i.status === 'queued').length).to.equal(1000 - moved.length);
+    expect(intents.filter((i) => i.status === 'failed')).to.deep.equal([]);
+
+    // Resumed, the queue goes on.
+    await drainer.resume('ops');
+    await eventually(() => posts() > moved.length, 20_000, 'the queue drains again');
+  });
+
+  it('a pause from another process sharing the ledger: the drainer sends nothing more', async () => {
+    const { moved, pausedAt } = await pauseWhileDraining(() =>
+      gameProcess({ reconciler: { enabled: false } }),
+    );
+    const late = moved.filter((i) => (movedAt(i) ?? 0) > pausedAt);
+    // The drainer reads the ledger's pause after each token, just before its move: only a drain
+    // that read it in the round trip before the pause was written may still move (one token at
+    // a time: burst 1, 20 ms apart).
+    expect(late.length).to.be.at.most(1);
+    expect(posts()).to.equal(moved.length);
+  });
+
+  it('a player blocked while his reward is queued: it ends failed, never sent, with a line in the operator log', async () => {
+    const game = await gameProcess({ rateLimit: RATE, reconciler: { enabled: false } });
+    const { intents } = await game.rewardMany([
+      { playerId: 'mallory', amountMsat: 10_000, description: 'prize' },
+      { playerId: 'alice', amountMsat: 10_000, description: 'prize' },
+    ]);
+    await game.block('mallory', 'ops', 'chargeback fraud');
+    await game.reconciler.runOnce();
+
+    const [mallory, alice] = await Promise.all(intents.map((i) => game.ledger.get(i.id)));
+    expect(mallory?.status).to.equal('failed');
+    expect(mallory?.history.map((h) => h.to)).to.deep.equal(['queued', 'failed']);
+    expect(alice?.status, alice?.error ?? '').to.equal('pending');
+    expect(emulator.control.withdrawalRequests().map((w) => w.internalId)).to.deep.equal(['alice']);
+    expect(await game.claims('mallory')).to.deep.equal([]);
+    const log = await game.operatorLog({ playerId: 'mallory' });
+    expect(log.actions.map((a) => [a.action, a.intentId, a.before, a.after])).to.deep.equal([
+      ['block', null, 'unblocked', 'blocked'],
+      ['reject', mallory?.id, 'queued', 'failed'],
+    ]);
+    // The game's own reward went back to the game: nothing is left in flight.
+    expect(await game.ledger.balances(['inflight', 'claimable:mallory'])).to.deep.equal([
+      { account: 'inflight', unit: 'msats', balance: '0' },
+      { account: 'claimable:mallory', unit: 'msats', balance: '0' },
+    ]);
+  });
+});
