@@ -13,8 +13,9 @@
 import { z } from 'zod';
 import { lnAddress, msat } from '../../api/inputs.js';
 import { InvalidArgumentError } from '../../errors.js';
+import { idInput } from '../../ids.js';
 
-const id = z.string().min(1, 'must not be empty').max(255);
+const id = idInput;
 
 /** A match's id, as a game hands it back. */
 export const matchIdInput = id;
