@@ -171,8 +171,10 @@ export interface MatchDecision {
 export interface MatchMeta {
   terms: MatchTerms;
   decision?: MatchDecision;
-  /** The funded event has fired. */
+  /** The roster has paid (its event is told once, by a once-marker). */
   funded?: boolean;
+  /** Every payout and refund is made: settled or aborted, its event told or about to be. */
+  ended?: boolean;
 }
 
 export function matchMeta(meta: Record<string, unknown>): MatchMeta {
