@@ -11,6 +11,7 @@ import {
   badCurrency,
   badDateTime,
   badEmail,
+  badId,
   badIntIn,
   badLnAddress,
   badMetadata,
@@ -20,6 +21,7 @@ import {
   badText,
   badUrl,
   badUuid,
+  goodId,
   notOfType,
   type ObjectSpec,
   text,
@@ -250,14 +252,14 @@ export const rampSession: ObjectSpec = {
 // ---- the server's helpers, in the game's words ---------------------------------------------
 
 const moneyFields = {
-  playerId: text(1, 40),
+  playerId: goodId,
   roomId: fc.option(text(1, 40)),
   amountMsat: goodMsat,
   description: text(1, 50),
   expiresIn: fc.integer({ min: 10, max: 7 * 24 * 3600 }),
 };
 const badMoneyFields = {
-  playerId: badText(1, 255),
+  playerId: badId,
   roomId: badText(1, 255).filter((v) => v !== null),
   amountMsat: badMsat,
   description: badText(1, 1000),
@@ -458,10 +460,10 @@ export const roomOpenMatch: ObjectSpec = {
 export function enterMatch(matchId: string): ObjectSpec {
   return {
     good: fc.record(
-      { matchId: fc.constant(matchId), playerId: text(1, 40), lnAddress: goodLnAddress },
+      { matchId: fc.constant(matchId), playerId: goodId, lnAddress: goodLnAddress },
       { requiredKeys: ['matchId', 'playerId'] },
     ),
-    bad: { matchId: badMatchId, playerId: badText(1, 255), lnAddress: badLnAddress },
+    bad: { matchId: badMatchId, playerId: badId, lnAddress: badLnAddress },
     required: ['matchId', 'playerId'],
   };
 }

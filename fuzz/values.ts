@@ -52,6 +52,37 @@ export function badText(min: number, max: number): fc.Arbitrary<unknown> {
     : fc.oneof(notOfType('string'), long);
 }
 
+/**
+ * An id a game may name (docs: "an id"): any printable Unicode with spaces and separators,
+ * and the lengths at the edges, 1 and 255 UTF-16 units.
+ */
+export const goodId: fc.Arbitrary<string> = fc.oneof(
+  text(1, 40),
+  text(1, 30).map((s) => `${s} ${s}`),
+  fc.constantFrom(
+    'John Smith',
+    ' ',
+    'a:b',
+    'a;b,c',
+    '=1+1',
+    'é',
+    'x'.repeat(255),
+    '😀'.repeat(127),
+  ),
+);
+
+/** Not an id: a bad length or type, or a control character or lone surrogate inside. */
+export const badId: fc.Arbitrary<unknown> = fc.oneof(
+  badText(1, 255),
+  fc
+    .tuple(text(0, 20), fc.integer({ min: 0, max: 0x9f }), text(0, 20))
+    .filter(([, c]) => c < 0x20 || c >= 0x7f)
+    .map(([a, c, b]) => `${a}${String.fromCharCode(c)}${b}`),
+  fc
+    .tuple(text(0, 20), fc.integer({ min: 0xd800, max: 0xdfff }), text(0, 20))
+    .map(([a, c, b]) => `${a}${String.fromCharCode(c)}${b}`),
+);
+
 /** Not a positive whole number of millisatoshis up to all the bitcoin there is. */
 export const badMsat: fc.Arbitrary<unknown> = fc.oneof(
   fc.integer({ max: 0 }),

@@ -43,6 +43,7 @@ export {
   RegionRefusedError,
 } from './errors.js';
 export {
+  AnswerNotRecordedError,
   DuplicateIntentError,
   IllegalTransitionError,
   IncompatibleLedgerError,

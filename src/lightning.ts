@@ -676,6 +676,7 @@ export class Lightning {
     const running = await this.#starting?.catch(() => undefined);
     if (!running) return;
     await running.reconciler.stop();
+    await running.engine.kept.close();
     running.operator.close();
     running.price?.stop();
     running.metrics.close();

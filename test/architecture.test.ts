@@ -14,6 +14,7 @@ const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '../src');
 const LAYERS: [string, number][] = [
   ['clock.ts', 0],
   ['parse.ts', 0],
+  ['ids.ts', 0],
   ['errors.ts', 0],
   ['version.ts', 0],
   ['node-version.ts', 0],

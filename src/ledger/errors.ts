@@ -94,16 +94,17 @@ export class LedgerNotDurableError extends LedgerError {
 }
 
 /**
- * The ledger's server could not be reached or went away mid-call (a restart, a failover).
- * Nothing was sent to the service; a write may or may not have been recorded (a create that
- * was becomes `unknown` after its grace period and ends by the usual rules). Retryable.
+ * The ledger's server could not be reached or went away mid-call (a restart, a failover). A
+ * write may or may not have been recorded (a create that was becomes `unknown` after its grace
+ * period and ends by the usual rules). Retryable: a helper that reaches the service first and
+ * then cannot record its answer throws AnswerNotRecordedError instead, which is not.
  */
 export class LedgerUnavailableError extends LedgerError {
   static override readonly code: LedgerErrorCode = 'LN_LEDGER_UNAVAILABLE';
   static override readonly retryable: boolean = true;
   constructor(options?: LightningErrorOptions) {
     super(
-      `the ledger could not be reached (${(options?.cause as Error | undefined)?.message ?? 'connection lost'}); nothing was sent to the service`,
+      `the ledger could not be reached (${(options?.cause as Error | undefined)?.message ?? 'connection lost'})`,
       options,
     );
   }
@@ -122,6 +123,27 @@ export class IntentLostError extends LedgerError {
   constructor(intentId: string, remoteId: string | null, options?: LightningErrorOptions) {
     super(
       `the ledger lost intent ${intentId} after recording it${remoteId ? ` (the service created ${remoteId})` : ''}: is the ledger durable?`,
+      options,
+    );
+    this.intentId = intentId;
+    this.remoteId = remoteId;
+  }
+}
+
+/**
+ * The service answered a create (`remoteId` names what it made: a live claim code, a charge, a
+ * payment) and the ledger could not record the answer (its server down for a moment). The
+ * answer is kept by the process and recorded as soon as the ledger answers again; a callback
+ * or the reconciler finds it too. Not retryable: the same call again would be a second request.
+ */
+export class AnswerNotRecordedError extends LedgerError {
+  static override readonly code: LedgerErrorCode = 'LN_LEDGER_UNRECORDED';
+  readonly intentId: string;
+  readonly remoteId: string | null;
+
+  constructor(intentId: string, remoteId: string | null, options?: LightningErrorOptions) {
+    super(
+      `the service answered intent ${intentId}${remoteId ? ` (it created ${remoteId})` : ''}, but the ledger could not record it (${(options?.cause as Error | undefined)?.message ?? 'unavailable'}); the answer is kept and recorded once the ledger answers: do not retry`,
       options,
     );
     this.intentId = intentId;

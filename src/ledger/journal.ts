@@ -27,6 +27,7 @@
  * claimable) and the wallet's balance is minus what the journal says came in. Every posting
  * adds as much as it takes: all balances of a unit sum to zero, always.
  */
+import { isId } from '../ids.js';
 import type { Intent, IntentStatus, NewIntent } from './intent.js';
 
 /** How many times a match's payout or refund is issued before it is left to an operator. */
@@ -109,9 +110,14 @@ export const ACCOUNT_CLASSES = [
   'points',
 ] as const;
 
-/** `class` or `class:owner`: a class from ACCOUNT_CLASSES, an owner of 1 to 255 characters. */
-export const ACCOUNT_PATTERN =
-  /^(wallet|inflight|claimable|owed|escrow|house|points)(:[^\s]{1,255})?$/;
+const CLASSES: ReadonlySet<string> = new Set(ACCOUNT_CLASSES);
+
+/** `class` or `class:owner`: a class from ACCOUNT_CLASSES, an owner that is an id (src/ids.ts). */
+export function isAccount(account: string): boolean {
+  const colon = account.indexOf(':');
+  if (colon === -1) return CLASSES.has(account);
+  return CLASSES.has(account.slice(0, colon)) && isId(account.slice(colon + 1));
+}
 export const POSTING_TAG_PATTERN = /^[a-z0-9-]{1,40}$/;
 
 /** The class of an account: the part before its first colon. */

@@ -8,6 +8,7 @@
  * cost a move a microsecond where zod's generic parse costs it about ten on a busy server.
  */
 import { z } from 'zod';
+import { idInput } from '../ids.js';
 import { IllegalTransitionError, InvalidIntentError } from './errors.js';
 import {
   canMove,
@@ -19,12 +20,7 @@ import {
   isTerminal,
   type NewIntent,
 } from './intent.js';
-import {
-  ACCOUNT_PATTERN,
-  type JournalQuery,
-  POSTING_TAG_PATTERN,
-  type Posting,
-} from './journal.js';
+import { isAccount, type JournalQuery, POSTING_TAG_PATTERN, type Posting } from './journal.js';
 import type { BudgetWindow, CreateGuards, TransitionOptions } from './store.js';
 
 /**
@@ -49,8 +45,8 @@ const meta = z.record(z.string(), z.unknown());
 const newIntentSchema = z.strictObject({
   id: nonEmpty.optional(),
   kind: z.enum(INTENT_KINDS),
-  roomId: nonEmpty.nullable(),
-  playerId: nonEmpty,
+  roomId: idInput.nullable(),
+  playerId: idInput,
   amount: z.string().regex(AMOUNT_PATTERN, 'must be a non-negative integer as a decimal string'),
   unit: nonEmpty,
   description: z.string(),
@@ -349,8 +345,8 @@ const MAX_POSTINGS = 16;
 
 const postingSchema = z.strictObject({
   tag: z.string().regex(POSTING_TAG_PATTERN, 'must be 1 to 40 of a-z, 0-9 and -'),
-  debit: z.string().regex(ACCOUNT_PATTERN, 'must be an account (class or class:owner)'),
-  credit: z.string().regex(ACCOUNT_PATTERN, 'must be an account (class or class:owner)'),
+  debit: z.string().refine(isAccount, 'must be an account (class or class:owner)'),
+  credit: z.string().refine(isAccount, 'must be an account (class or class:owner)'),
   amount: z
     .string()
     // abort: zod runs later checks after a failed one, and BigInt('1.5') throws a SyntaxError.
@@ -405,9 +401,9 @@ function plainPostings(value: unknown): Posting[] | null {
       typeof tag !== 'string' ||
       !POSTING_TAG_PATTERN.test(tag) ||
       typeof debit !== 'string' ||
-      !ACCOUNT_PATTERN.test(debit) ||
+      !isAccount(debit) ||
       typeof credit !== 'string' ||
-      !ACCOUNT_PATTERN.test(credit) ||
+      !isAccount(credit) ||
       typeof amount !== 'string' ||
       !POSTING_AMOUNT.test(amount) ||
       BigInt(amount) > MAX_POSTING_AMOUNT ||
@@ -444,7 +440,7 @@ export function parseJournalQuery(
   return { ...parsed, after: Number(parsed.after ?? 0), limit: parsed.limit ?? 100 };
 }
 
-const accountsSchema = z.array(z.string().regex(ACCOUNT_PATTERN)).max(1000);
+const accountsSchema = z.array(z.string().refine(isAccount)).max(1000);
 
 /** Account names for `balances`: at most 1,000, each an account. */
 export function parseAccounts(accounts: readonly string[] | undefined): string[] | undefined {

@@ -4,7 +4,7 @@
  */
 import type { Client } from '@colyseus/core';
 import { InvalidArgumentError } from '../errors.js';
-import { MAX_ID_LENGTH } from '../server/operations/inputs.js';
+import { idProblem } from '../ids.js';
 
 export type PlayerRef = Client | string;
 
@@ -37,16 +37,15 @@ export function playerOf(
 
 /**
  * An id the room fills into a call (the player's, the room's, a widget user's), as the ledger
- * and the service take it: a string of 1 to 255 characters. Checked here, where the room fills
+ * and the service take it (src/ids.ts). Checked here, where the room fills
  * it in, because nothing behind the host parses the call again.
  */
 export function recordableId(id: unknown, field: string): string {
   if (typeof id !== 'string' || id === '') {
     throw new InvalidArgumentError(field, 'must be a non-empty string id');
   }
-  if (id.length > MAX_ID_LENGTH) {
-    throw new InvalidArgumentError(field, `must be at most ${MAX_ID_LENGTH} characters`);
-  }
+  const problem = idProblem(id);
+  if (problem !== null) throw new InvalidArgumentError(field, problem);
   return id;
 }
 

@@ -10,6 +10,7 @@
  * room: in hand to a room of this process (`hostRoom`: nothing read back, nothing published),
  * else one presence publish.
  */
+
 import { matchMaker } from '@colyseus/core';
 import { z } from 'zod';
 import type { ServiceCalls } from '../api/service-calls.js';
@@ -33,6 +34,7 @@ import { ClientAddresses } from './client-address.js';
 import type { LightningEventName, LightningEvents, SafeEmitter } from './events.js';
 import type { KindHost, KindRules, KindTable, Observation } from './kinds/kind.js';
 import type { LightningLogger } from './logger.js';
+import { KeptAnswers } from './operations/kept-answers.js';
 import type { Settings } from './options.js';
 import type { CreateTokens } from './outbound.js';
 import { nextCheckAt, retryAfterErrorMs } from './schedule.js';
@@ -99,6 +101,8 @@ export class Engine implements KindHost {
   readonly settings: EngineDeps['settings'];
   /** Pauses payouts when the service answers badly or the wallet runs low. */
   readonly breaker: PayoutBreaker;
+  /** Answers the service gave that the ledger could not record yet (operations/kept-answers.ts). */
+  readonly kept: KeptAnswers;
   /** Who may send callbacks, when `callbackSources` is set. */
   readonly sources: CallbackSources | null;
   readonly #events: SafeEmitter;
@@ -126,6 +130,7 @@ export class Engine implements KindHost {
     this.settings = deps.settings;
     this.clock = deps.settings.clock;
     this.logger = deps.settings.logger;
+    this.kept = new KeptAnswers(this.clock, this.logger);
     this.breaker = new PayoutBreaker({
       settings: deps.settings.breaker,
       clock: this.clock,

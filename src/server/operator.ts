@@ -22,6 +22,7 @@
  */
 import { z } from 'zod';
 import { OperatorRefusedError } from '../errors.js';
+import { idInput } from '../ids.js';
 import type { Intent, IntentPatch } from '../ledger/intent.js';
 import { fromPot, reissuedByOperator, wasShown } from '../ledger/journal.js';
 import type {
@@ -49,7 +50,7 @@ export const operatorName = z
 /** Why: said in the operator's words. */
 export const operatorNote = z.string().trim().min(1, 'must say why').max(500);
 export const intentIdInput = z.string().min(1).max(200);
-export const playerIdInput = z.string().min(1, 'must not be empty').max(255);
+export const playerIdInput = idInput;
 export const resolveStatus = z.enum(['completed', 'expired', 'failed']);
 /** How many held payouts one read lists: 1 to 1,000, default 100. */
 export const heldLimit = z.number().int().min(1).max(1000).default(100);

@@ -937,7 +937,8 @@ export function describeLedgerContract(name: string, factory: LedgerFactory): vo
       const invalid: [string, Posting[]][] = [
         ['an unknown account class', [posting({ debit: 'bank' })]],
         ['an account with an empty owner', [posting({ credit: 'claimable:' })]],
-        ['an account with a space', [posting({ credit: 'escrow:a b' })]],
+        ['an account with a newline', [posting({ credit: 'escrow:a\nb' })]],
+        ['an account of no class', [posting({ credit: 'player:a' })]],
         ['an uppercase tag', [posting({ tag: 'Created' })]],
         ['an empty tag', [posting({ tag: '' })]],
         ['a tag of 41 characters', [posting({ tag: 'a'.repeat(41) })]],

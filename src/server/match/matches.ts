@@ -444,17 +444,42 @@ export class Matches {
       return view;
     }
     this.#told.delete(match.id);
+    return this.#end(match, decision);
+  }
+
+  /**
+   * Ends a match whose payouts and refunds are all made, and says so once. The end is written
+   * first (`meta.ended`: the view says settled or aborted from here on) while the match stays
+   * due; then the event's once-marker, so the process that takes it first tells; only then the
+   * terminal move. A process that stops, or a ledger that goes away, anywhere in between leaves
+   * the match due, and whichever process looks next does what is left (an event already told
+   * is not told again).
+   */
+  async #end(match: Intent, decision: MatchDecision): Promise<MatchView> {
+    const engine = this.#engine;
+    const meta = matchMeta(match.meta);
+    let ending = match;
+    if (meta.ended !== true) {
+      const marked = await engine.ledger.update(match.id, 'pending', {
+        meta: { ...meta, ended: true } as unknown as Record<string, unknown>,
+        nextCheckAt: engine.now() + RETRY_MS,
+      });
+      ending = marked ?? (await this.#match(match.id));
+      if (isTerminal(ending.status)) return viewOf(ending, await engine.ledger.byGroup(match.id));
+    }
+    const event = decision.kind === 'settle' ? 'match.settled' : 'match.aborted';
+    const group = await engine.ledger.byGroup(match.id);
+    if (await engine.ledger.recordEvent(`once:${event}:${match.id}`)) {
+      engine.emit(event, viewOf(ending, group));
+    }
     const to = decision.kind === 'settle' ? 'completed' : 'failed';
     const ended = await engine.apply(
-      match,
+      ending,
       to,
       {},
       decision.kind === 'settle' ? 'payouts created' : 'refunds created',
     );
-    const final = ended ?? (await this.#match(match.id));
-    const view = viewOf(final, await engine.ledger.byGroup(match.id));
-    if (ended) engine.emit(decision.kind === 'settle' ? 'match.settled' : 'match.aborted', view);
-    return view;
+    return viewOf(ended ?? (await this.#match(match.id)), group);
   }
 
   /** `match.progress` when a deciding match's queued payouts made more since this process last told. */
@@ -704,17 +729,20 @@ export class Matches {
    */
   async #checkFunded(match: Intent): Promise<void> {
     const meta = matchMeta(match.meta);
-    if (meta.funded || seatsOf(meta.terms) === 0) return;
+    if (seatsOf(meta.terms) === 0) return;
     const group = await this.#engine.ledger.byGroup(match.id);
     if (!rosterPaid(meta.terms, group)) return;
     const current = await this.#engine.ledger.get(match.id);
-    if (current?.status !== 'creating' || matchMeta(current.meta).funded) return;
-    // Whoever records this first fires the event; the others see it taken.
-    if (!(await this.#engine.ledger.recordEvent(`once:match.funded:${match.id}`))) return;
-    const updated = await this.#engine.ledger.update(match.id, 'creating', {
-      meta: { ...current.meta, funded: true },
-    });
+    if (current?.status !== 'creating') return;
+    // The fact first, then the event's once-marker: a process that stops between the two
+    // leaves the match funded, and the next look at it tells (whoever takes the marker first).
+    const updated = matchMeta(current.meta).funded
+      ? current
+      : await this.#engine.ledger.update(match.id, 'creating', {
+          meta: { ...current.meta, funded: true },
+        });
     if (!updated) return;
+    if (!(await this.#engine.ledger.recordEvent(`once:match.funded:${match.id}`))) return;
     this.#engine.announce(updated);
     this.#engine.emit('match.funded', viewOf(updated, group));
   }

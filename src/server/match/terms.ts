@@ -13,8 +13,9 @@
 import { z } from 'zod';
 import { lnAddress, msat } from '../../api/inputs.js';
 import { InvalidArgumentError } from '../../errors.js';
+import { idInput } from '../../ids.js';
 
-const id = z.string().min(1, 'must not be empty').max(255);
+const id = idInput;
 
 /** A match's id, as a game hands it back. */
 export const matchIdInput = id;
@@ -170,8 +171,10 @@ export interface MatchDecision {
 export interface MatchMeta {
   terms: MatchTerms;
   decision?: MatchDecision;
-  /** The funded event has fired. */
+  /** The roster has paid (its event is told once, by a once-marker). */
   funded?: boolean;
+  /** Every payout and refund is made: settled or aborted, its event told or about to be. */
+  ended?: boolean;
 }
 
 export function matchMeta(meta: Record<string, unknown>): MatchMeta {

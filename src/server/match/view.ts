@@ -69,7 +69,9 @@ export function matchStatus(match: Intent): MatchStatus {
   if (match.status === 'creating') return 'open';
   if (match.status === 'completed') return 'settled';
   if (match.status === 'failed') return 'aborted';
-  return decision?.kind === 'settle' ? 'settling' : 'aborting';
+  const ended = matchMeta(match.meta).ended === true;
+  if (decision?.kind === 'settle') return ended ? 'settled' : 'settling';
+  return ended ? 'aborted' : 'aborting';
 }
 
 /**

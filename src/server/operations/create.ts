@@ -14,7 +14,12 @@
  * won, except over an `unknown` that the grace period made: a certain answer replaces it.
  * A helper never resolves without an intent: if the ledger lost it, it rejects.
  */
-import { DuplicateIntentError, IntentLostError } from '../../ledger/errors.js';
+import {
+  AnswerNotRecordedError,
+  DuplicateIntentError,
+  IntentLostError,
+  LedgerUnavailableError,
+} from '../../ledger/errors.js';
 import {
   type Intent,
   type IntentPatch,
@@ -132,7 +137,12 @@ export async function sendRecorded<T>(
       intent,
       err,
       options.retryAfterAmbiguousMs ?? null,
-    );
+    ).catch((ledgerErr: unknown) => {
+      // The call's own failure is the truth the caller needs; the intent stays `creating`
+      // and the reconciler makes it `unknown` after its grace period, as for a dead process.
+      if (ledgerErr instanceof LedgerUnavailableError) return true;
+      throw ledgerErr;
+    });
     if (failed) throw err;
     const won = await engine.ledger.get(intent.id);
     if (won === null) throw lost(engine, intent, null, err);
@@ -149,6 +159,31 @@ export async function sendRecorded<T>(
     return won;
   }
   const { patch, note } = created(answer, intent);
+  try {
+    return await recordAnswer(engine, intent, patch, note);
+  } catch (err) {
+    if (!(err instanceof LedgerUnavailableError)) throw err;
+    // The service acted and the ledger is away for a moment: the answer is kept and written
+    // when it is back, and the caller is told exactly that, never to call again.
+    const remoteId = patch.remoteId ?? null;
+    engine.kept.keep(intent.id, remoteId, async () => {
+      await recordAnswer(engine, intent, patch, note);
+    });
+    throw new AnswerNotRecordedError(intent.id, remoteId, { cause: err });
+  }
+}
+
+/**
+ * Writes the service's answer (`creating -> pending`), or, when another writer moved the
+ * intent first, resolves with what won; an `unknown` the grace period made without an answer
+ * is replaced, since this answer is certain.
+ */
+async function recordAnswer(
+  engine: Engine,
+  intent: Intent,
+  patch: IntentPatch,
+  note: string,
+): Promise<Intent> {
   const moved = await engine.apply(intent, 'pending', patch, note);
   if (moved) return moved;
   const won = await engine.ledger.get(intent.id);

@@ -8,12 +8,10 @@
  */
 import { z } from 'zod';
 import { lnAddress, msat } from '../../api/inputs.js';
+import { idInput } from '../../ids.js';
 
-/** The longest player, room or widget user id the ledger and the service take. */
-export const MAX_ID_LENGTH = 255;
-
-const playerId = z.string().min(1, 'must not be empty').max(MAX_ID_LENGTH);
-const roomId = z.string().min(1).max(MAX_ID_LENGTH).nullable().default(null);
+const playerId = idInput;
+const roomId = idInput.nullable().default(null);
 const description = z.string().min(1, 'must not be empty').max(1000);
 /** Seconds; at most a week, at least 10 seconds (a code nobody can scan in time helps nobody). */
 const expiresIn = z
@@ -69,7 +67,7 @@ export const spendInput = z.strictObject({
   playerId,
   roomId,
   /** The service's widget user id. */
-  userId: z.string().min(1).max(MAX_ID_LENGTH),
+  userId: idInput,
   amount: z.number().int().positive().max(Number.MAX_SAFE_INTEGER),
   currency: z
     .string()

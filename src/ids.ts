@@ -1,0 +1,39 @@
+/**
+ * The one rule for an id a game names (a player, a room, a match, a widget user): what the
+ * service keeps as `internalId` and the ledger keeps in an account's name (`claimable:<id>`).
+ * Checked where a call enters, before the ledger or the service hears of it, and again by the
+ * journal, so nothing the ledger would refuse is ever sent.
+ *
+ * Spaces and any Unicode are ids ("Jane Doe" is what many games use). Refused: the empty
+ * string, more than 255 UTF-16 units (the service's limit), a control character (a newline in
+ * an id would forge a log line or a CSV row), and a lone surrogate (PostgreSQL would store a
+ * replacement character, a different id than the one the game holds).
+ */
+import { z } from 'zod';
+
+export const MAX_ID_LENGTH = 255;
+
+/** The rule in words, for errors and docs. */
+export const ID_RULE = `1 to ${MAX_ID_LENGTH} characters of well-formed Unicode, no control characters`;
+
+const CONTROL = /\p{Cc}/u;
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** What is wrong with `id` as a game's id, or null when it follows the rule. */
+export function idProblem(id: string): string | null {
+  if (id === '') return 'must not be empty';
+  if (id.length > MAX_ID_LENGTH) return `must be at most ${MAX_ID_LENGTH} characters`;
+  if (LONE_SURROGATE.test(id)) return `must be well-formed Unicode (an id is ${ID_RULE})`;
+  if (CONTROL.test(id)) return `must not hold a control character (an id is ${ID_RULE})`;
+  return null;
+}
+
+export function isId(id: unknown): id is string {
+  return typeof id === 'string' && idProblem(id) === null;
+}
+
+/** The rule as a zod schema: each refusal names what is wrong. */
+export const idInput = z.string().superRefine((id, ctx) => {
+  const problem = idProblem(id);
+  if (problem !== null) ctx.addIssue({ code: 'custom', message: problem });
+});
