@@ -461,7 +461,7 @@ export class Matches {
     let ending = match;
     if (meta.ended !== true) {
       const marked = await engine.ledger.update(match.id, 'pending', {
-        meta: { ...meta, ended: true } as unknown as Record<string, unknown>,
+        meta: { ...match.meta, ended: true },
         nextCheckAt: engine.now() + RETRY_MS,
       });
       ending = marked ?? (await this.#match(match.id));
