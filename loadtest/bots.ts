@@ -35,6 +35,9 @@ export interface BotStory {
   /** ms (epoch) of each step reached. */
   joinStart: number;
   joinedAt?: number;
+  /** `enter` sent, and its answer (a fee or a refusal) received. */
+  enterSentAt?: number;
+  enteredAt?: number;
   feeShownAt?: number;
   feePaidAt?: number;
   /** The room's broadcast just before its settle (its own clock: the same machine). */
@@ -56,12 +59,19 @@ export interface BotContext {
 const ENDED = new Set(['completed', 'expired', 'failed']);
 
 /** Sends `enter` and waits for the room's answer: the fee's id, or why it was refused. */
-async function enter(screen: Screen, ms: number): Promise<{ id?: string; error?: string }> {
+async function enter(
+  screen: Screen,
+  ms: number,
+  story: BotStory,
+): Promise<{ id?: string; error?: string }> {
   let answer: { id?: string; error?: string } | undefined;
   screen.room.onMessage('entered', (a: { id?: string; error?: string }) => {
     answer = a;
+    story.enteredAt = Date.now();
     screen.poke();
   });
+  story.enterSentAt = Date.now();
+  story.enteredAt = undefined;
   screen.room.send('enter');
   return screen.until(() => answer, ms, 'answer to enter');
 }
@@ -124,7 +134,7 @@ export async function playTable(bot: TableBot, ctx: BotContext): Promise<BotStor
       screen = await joinAny(bot.urls(), bot.first + attempt, { name: 'table' }, bot.playerId);
       story.joinedAt = Date.now();
       winner = listenSettling(screen, story);
-      entered = await enter(screen, ctx.stepMs);
+      entered = await enter(screen, ctx.stepMs, story);
       if (entered.error !== 'LN_MATCH_CLOSED') break;
     }
     const s = screen as Screen;
@@ -213,7 +223,7 @@ export class Entrant {
   /** Enters and pays; resolves once its fee shows `completed` on its screen. */
   async enterAndPay(): Promise<void> {
     const s = this.#screen;
-    const entered = await enter(s, this.#ctx.stepMs);
+    const entered = await enter(s, this.#ctx.stepMs, this.story);
     if (!entered.id) throw new Error(`${this.story.playerId} refused: ${entered.error}`);
     this.#feeId = entered.id;
     await payFee(s, entered.id, this.story, this.#ctx);

@@ -108,6 +108,26 @@ export function loadFigures(m: Measured): LoadFigures {
     'joins/s (tables and hall)',
     `${rate(joins).toFixed(1)} (${count(joins.length)} joins; join p50 ${ms(percentile(joinMs, 0.5))}, p99 ${ms(percentile(joinMs, 0.99))})`,
   );
+  // Where a player's wait goes: the join (matchmaker, seat reservation, first state) and the
+  // answer to `enter` (the fee recorded and its charge created), tables and hall apart.
+  const spans = (of: readonly BotStory[], from: keyof BotStory, to: keyof BotStory) => {
+    const v = of.flatMap((s) => {
+      const a = s[from];
+      const b = s[to];
+      return typeof a === 'number' && typeof b === 'number' ? [b - a] : [];
+    });
+    return `p50 ${ms(percentile(v, 0.5))}, p99 ${ms(percentile(v, 0.99))}, max ${ms(Math.max(...v))}`;
+  };
+  add(
+    'players',
+    'join: tables; hall',
+    `${spans(tables, 'joinStart', 'joinedAt')}; ${spans(hall, 'joinStart', 'joinedAt')}`,
+  );
+  add(
+    'players',
+    'answer to enter: tables; hall',
+    `${spans(tables, 'enterSentAt', 'enteredAt')}; ${spans(hall, 'enterSentAt', 'enteredAt')}`,
+  );
   add(
     'players',
     'fees paid/s',

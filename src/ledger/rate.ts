@@ -113,9 +113,18 @@ export function parseTake(limit: RateLimit, now: number, keep: number): RateLimi
   return parsed;
 }
 
-/** The bucket of a store that keeps it in process (SQLite): one per store instance. */
+/**
+ * The bucket of a store that keeps it in process (SQLite): one per store instance. Fresh, it is
+ * full; `emptyAt` (epoch ms) starts it empty then instead: a process that stands in for a shared
+ * bucket it can no longer reach must not add a burst to what the others already spent.
+ */
 export class LocalRateBucket implements RateStore {
-  #bucket: Bucket | null = null;
+  #bucket: Bucket | null;
+
+  constructor(options: { emptyAt?: number } = {}) {
+    const at = options.emptyAt;
+    this.#bucket = at === undefined ? null : { tokens: 0, at: parseRateTime(at, 'now'), hold: 0 };
+  }
 
   async takeToken(limit: RateLimit, now: number, keep = 0): Promise<number> {
     const parsed = parseTake(limit, now, keep);

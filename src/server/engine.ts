@@ -352,7 +352,8 @@ export class Engine implements KindHost {
       return own ? own(intent) : intent;
     }
     if (isTerminal(intent.status)) {
-      await rules.afterEnd?.(this, intent);
+      // A callback may name the resource of an intent that ended without knowing it.
+      await rules.afterEnd?.(this, intent, intent.remoteId === null ? hintedRemoteId : undefined);
       return intent;
     }
     // A payout in the queue: its turn has come (a payout to send, not a re-read).

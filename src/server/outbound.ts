@@ -11,8 +11,8 @@
  * Footprint: one store call per token handed out, plus one per wake-up of a process that found
  * none (each process asks again when the next token is due; with N processes waiting, about N
  * calls per token); no timer while nobody waits. If the store cannot be reached, the process
- * falls back to a bucket of its own at the same rate (logged once): calls go on, maybe past
- * the game's rate, and a 429 they meet is waited out as any other.
+ * falls back to a bucket of its own at the same rate, empty when it starts (logged once): calls
+ * go on, maybe past the game's rate, and a 429 they meet is waited out as any other.
  *
  * A create takes its token before it is recorded (`reserve`), and its first attempt spends it
  * (`spend`, which marks the async context of the send): so an intent never waits in the queue
@@ -142,7 +142,7 @@ export class OutboundScheduler implements OutboundGate {
       await this.#store.holdCalls(until);
     } catch (err) {
       this.#storeFailed(err);
-      await this.#local().holdCalls(until);
+      await this.#local(this.#clock.now()).holdCalls(until);
     }
     if (rateChannel.hasSubscribers) {
       rateChannel.publish({ event: 'hold', waitMs, until } satisfies RateEvent);
@@ -209,7 +209,7 @@ export class OutboundScheduler implements OutboundGate {
       return wait;
     } catch (err) {
       this.#storeFailed(err);
-      return this.#local().takeToken(this.#limit, now, keep);
+      return this.#local(now).takeToken(this.#limit, now, keep);
     }
   }
 
@@ -232,8 +232,9 @@ export class OutboundScheduler implements OutboundGate {
     return undefined;
   }
 
-  #local(): LocalRateBucket {
-    this.#fallback ??= new LocalRateBucket();
+  /** The fallback, made empty at `now`: the shared bucket was likely spent (a full one would burst). */
+  #local(now: number): LocalRateBucket {
+    this.#fallback ??= new LocalRateBucket({ emptyAt: now });
     return this.#fallback;
   }
 

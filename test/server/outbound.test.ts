@@ -130,15 +130,41 @@ describe('outbound scheduler', () => {
       clock,
       logger: { ...quietLogger, warn: (m) => warnings.push(m) },
     });
-    await call('payout', 'a');
-    const b = call('payout', 'b');
+    // Its own bucket starts empty (the shared one may be spent): a token's time per call.
+    const first = [call('payout', 'a'), call('payout', 'b')];
     await serve(2);
-    await b;
+    await Promise.all(first);
     expect(warnings).to.have.length(1);
     expect(warnings[0]).to.match(/store failed \(connection lost\)/);
     failing = false;
     await call('payout', 'c');
     expect(served).to.deep.equal(['a', 'b', 'c']);
+  });
+
+  it('a bucket of its own, when the store fails, starts empty: no burst past what the game already spent', async () => {
+    let failing = false;
+    const shared = new LocalRateBucket();
+    const flaky: RateStore = {
+      takeToken: (limit, now, keep) =>
+        failing ? Promise.reject(new Error('connection lost')) : shared.takeToken(limit, now, keep),
+      holdCalls: (until) =>
+        failing ? Promise.reject(new Error('connection lost')) : shared.holdCalls(until),
+    };
+    start({ perSecond: 10, burst: 5 }, flaky);
+    // The game spent its burst through the shared bucket (so did the service's, by as many).
+    for (const name of ['a', 'b', 'c', 'd', 'e']) await call('payout', name);
+    failing = true;
+    const next = ['f', 'g', 'h'].map((name) => call('payout', name));
+    await eventually(() => scheduler.waiting === 3);
+    // The clock stands still: nothing more may go (a full bucket of its own sent all three).
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(served).to.have.length(5);
+    // Then one call per token's time, as the shared bucket would have allowed.
+    await serve(6);
+    expect(served).to.have.length(6);
+    await serve(8);
+    await Promise.all(next);
+    expect(served).to.deep.equal(['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h']);
   });
 
   it('spends a create’s reserved token on its first attempt, or hands it on unspent', async () => {

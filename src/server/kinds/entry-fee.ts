@@ -61,17 +61,24 @@ export const entryFee: KindRules = {
 };
 
 /**
- * An expired fee whose charge was paid anyway (a payment that raced the close): recorded once,
- * by the journal's `late` step (a second process's write is refused), then told.
+ * An expired fee whose charge was paid anyway (a payment that raced the close, or a charge whose
+ * create answer was lost, named by its callback and proven ours by its callback URL): recorded
+ * once, by the journal's `late` step (a second process's write is refused), then told.
  */
-async function detectLatePayment(host: KindHost, intent: Intent): Promise<void> {
-  if (intent.status !== 'expired' || intent.remoteId === null) return;
+async function detectLatePayment(host: KindHost, intent: Intent, hint?: string): Promise<void> {
+  const remoteId = intent.remoteId ?? hint;
+  if (intent.status !== 'expired' || remoteId === undefined) return;
   if (intent.meta.latePaymentReported === true) return;
   try {
-    const charge = await host.api.staticCharges.get(intent.remoteId);
+    const charge = await host.api.staticCharges.get(remoteId);
+    if (intent.remoteId === null) {
+      const proof = intent.callbackToken === null ? '' : host.callbackUrl(intent.callbackToken);
+      if (notProvenBy(proof, charge.callbackUrl)) return;
+    }
     const baseline = Number(intent.meta.slotsBaseline ?? 0);
     if (charge.slots <= baseline) return;
     const marked = await host.update(intent, {
+      ...(intent.remoteId === null ? { remoteId } : {}),
       meta: { ...intent.meta, latePaymentReported: true },
     });
     if (!marked) return;
@@ -98,6 +105,7 @@ export async function startEntryFee(
   return recordThenSend(
     engine,
     {
+      ...(behalf.id === undefined ? {} : { id: behalf.id }),
       kind: 'entryFee',
       roomId: args.roomId,
       playerId: args.playerId,

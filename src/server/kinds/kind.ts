@@ -33,6 +33,8 @@ export interface KindHost {
    * (another process wrote it first).
    */
   update(intent: Intent, patch: IntentPatch): Promise<Intent | null>;
+  /** The callback URL an intent's resource carries (what proves a hinted resource ours). */
+  callbackUrl(token: string): string;
   /** Tells the game, and the layers that follow moves, of a fact about an ended intent. */
   tell(intent: Intent, what: 'latePayment'): void;
 }
@@ -83,8 +85,12 @@ export interface KindRules {
   readonly lostAnswer: 'deadline' | 'proof' | 'resend';
   /** Whether its pending state shows the player a code (recorded as `meta.shownAt`). */
   readonly showsCode: boolean;
-  /** After it ended, one more look (a fee paid after its deadline is still money in). */
-  afterEnd?(host: KindHost, intent: Intent): Promise<void>;
+  /**
+   * After it ended, one more look (a fee paid after its deadline is still money in). `hint`:
+   * the resource a callback's body named, for an intent that ended without knowing its own (a
+   * lost create answer); to be proven by the resource's callback URL before it is believed.
+   */
+  afterEnd?(host: KindHost, intent: Intent, hint?: string): Promise<void>;
   /** May it be issued again having ended unpaid? (journal.ts's `mayReissue` for payouts) */
   mayReissue(intent: Intent): boolean;
   /** The room map its entry appears in; null: it never appears in a room. */

@@ -54,6 +54,7 @@ import type { Engine } from '../engine.js';
 import { startEntryFee } from '../kinds/entry-fee.js';
 import { startAddressPayment } from '../kinds/payment.js';
 import { startReward } from '../kinds/reward.js';
+import { isAmbiguous } from '../operations/outcome.js';
 import {
   type MatchDecision,
   type MatchMeta,
@@ -65,7 +66,15 @@ import {
   seatsOf,
   splitPot,
 } from './terms.js';
-import { type MatchView, matchStatus, rosterPaid, seated, viewOf } from './view.js';
+import {
+  type MatchView,
+  matchStatus,
+  paidFees,
+  replacedFees,
+  rosterPaid,
+  seated,
+  viewOf,
+} from './view.js';
 
 /** How soon a decided match that could not finish is looked at again. */
 const RETRY_MS = 15_000;
@@ -146,32 +155,64 @@ export class Matches {
     if (match.status !== 'creating') throw closedError(match);
     const terms = matchMeta(match.meta).terms;
     const group = await this.#engine.ledger.byGroup(match.id);
-    const held = group.filter(
-      (i) =>
-        i.kind === 'entryFee' &&
-        i.playerId === args.playerId &&
-        (i.status === 'completed' || !isTerminal(i.status)),
+    const replaced = replacedFees(group);
+    const fees = group.filter(
+      (i) => i.kind === 'entryFee' && i.playerId === args.playerId && !replaced.has(i.id),
+    );
+    const held = fees.filter(
+      (i) => i.status === 'completed' || (!isTerminal(i.status) && !lostCreate(i)),
     );
     if (held.length === 0) refuseSeat(match.id, terms, group, args.playerId);
     const fee =
       held.find((i) => i.status === 'completed') ??
       held.at(-1) ??
-      (await startEntryFee(
-        this.#engine,
-        {
-          playerId: args.playerId,
-          roomId: match.roomId,
-          amountMsat: terms.entryFeeMsat,
-          description: terms.description,
-          expiresIn: terms.feeExpiresIn,
-          key: match.id,
-        },
-        {
-          groupId: match.id,
-          meta: { matchRole: 'fee', ...(args.lnAddress ? { lnAddress: args.lnAddress } : {}) },
-        },
-      ));
+      (await this.#charge(match, args, fees.filter(lostCreate).at(-1)?.id));
     return this.#stillOpen(match.id, fee);
+  }
+
+  /**
+   * Charges the player's fee. A create whose answer was lost (a timeout after sending, a 5xx)
+   * leaves its fee `unknown`, with a code nobody saw: the player is met at once by a new charge
+   * for the same seat, which names the lost one (`meta.replaces`, view.ts `replacedFees`). The
+   * lost one never counts; should it exist at the service and be paid after all, its callback
+   * proves it and the match refunds it, once. One new charge per call: if that answer is lost
+   * too, the call rejects, and the player's next `enter` replaces it in turn. The open key of
+   * a new charge is the lost fee's, so that two calls replacing one lost fee make one charge.
+   */
+  async #charge(match: Intent, args: ParsedEnter, lost: string | undefined): Promise<Intent> {
+    const terms = matchMeta(match.meta).terms;
+    let replaces = lost;
+    for (let attempt = 0; ; attempt++) {
+      const id = uuidv7();
+      try {
+        return await startEntryFee(
+          this.#engine,
+          {
+            playerId: args.playerId,
+            roomId: match.roomId,
+            amountMsat: terms.entryFeeMsat,
+            description: terms.description,
+            expiresIn: terms.feeExpiresIn,
+            key: replaces === undefined ? match.id : `${match.id}:replaces:${replaces}`,
+          },
+          {
+            id,
+            groupId: match.id,
+            meta: {
+              matchRole: 'fee',
+              ...(replaces === undefined ? {} : { replaces }),
+              ...(args.lnAddress ? { lnAddress: args.lnAddress } : {}),
+            },
+          },
+        );
+      } catch (err) {
+        if (!isAmbiguous(err) || attempt >= 1) throw err;
+        this.#engine.logger.warn(
+          `match ${match.id}: the charge of ${args.playerId}'s fee ${id} had no certain answer (${(err as Error).message}); a new charge replaces it`,
+        );
+        replaces = id;
+      }
+    }
   }
 
   /**
@@ -248,7 +289,7 @@ export class Matches {
     if (match.status === 'creating') {
       const meta = matchMeta(match.meta);
       const group = await this.#engine.ledger.byGroup(id);
-      const paid = group.filter((i) => i.kind === 'entryFee' && i.status === 'completed');
+      const paid = paidFees(group);
       const pot = paid.reduce((sum, fee) => sum + BigInt(fee.amount), 0n);
       let split = { rakeMsat: 0n, payouts: [] as MatchDecision['payouts'] };
       if (kind === 'settle' && wanted.shares) {
@@ -378,8 +419,9 @@ export class Matches {
         if (!paid) done = false;
       }
     }
+    const replaced = replacedFees(group);
     for (const fee of group.filter((i) => i.kind === 'entryFee')) {
-      const why = refundReason(fee, decision);
+      const why = refundReason(fee, decision, replaced);
       if (why === null) continue;
       const refunded = await this.#pay(match, group, `${fee.id}:refund`, {
         playerId: fee.playerId,
@@ -593,7 +635,11 @@ export class Matches {
     const match = await this.#engine.ledger.get(intent.groupId);
     if (match?.kind !== 'match') return;
     if (match.status === 'creating') {
-      if (what === 'moved' && intent.status === 'completed') await this.#checkFunded(match);
+      if (what !== 'moved' || intent.status !== 'completed') return;
+      const group = await this.#engine.ledger.byGroup(match.id);
+      // A lost charge that a new one replaced, paid after all: the player's money goes back now.
+      if (replacedFees(group).has(intent.id)) await this.#refund(match, group, intent, REPLACED);
+      else await this.#checkFunded(match);
       return;
     }
     if (match.status === 'pending') {
@@ -604,9 +650,15 @@ export class Matches {
     if (what === 'moved' && intent.status !== 'completed') return;
     // The match has ended: a fee paid after it ended is refunded on its own.
     const fee = (await this.#engine.ledger.get(intent.id)) ?? intent;
-    const why = refundReason(fee, matchMeta(match.meta).decision as MatchDecision);
-    if (why === null) return;
     const group = await this.#engine.ledger.byGroup(match.id);
+    const decision = matchMeta(match.meta).decision as MatchDecision;
+    const why = refundReason(fee, decision, replacedFees(group));
+    if (why === null) return;
+    await this.#refund(match, group, fee, why);
+  }
+
+  /** Gives a fee back to its player, once (its refund's id is fixed: `<fee>:refund`). */
+  async #refund(match: Intent, group: readonly Intent[], fee: Intent, why: string): Promise<void> {
     await this.#pay(match, group, `${fee.id}:refund`, {
       playerId: fee.playerId,
       amountMsat: fee.amount,
@@ -749,7 +801,9 @@ function refuseSeat(
       throw new MatchSeatError(matchId, playerId, 'not-in-roster');
     return;
   }
-  if (terms.seats !== undefined && seated(group).length >= terms.seats) {
+  // The player's own seat (a fee of theirs whose create answer was lost) is not another's.
+  const others = seated(group).filter((fee) => fee.playerId !== playerId);
+  if (terms.seats !== undefined && others.length >= terms.seats) {
     throw new MatchSeatError(matchId, playerId, 'full');
   }
 }
@@ -764,15 +818,28 @@ function sameShares(a: Shares | null, b: Shares | null): boolean {
   );
 }
 
+/** Why a fee refunds: its create answer was lost, and a new charge replaced it. */
+const REPLACED = 'its charge was replaced by a new one';
+
 /** Why a fee of a decided match is owed back to its player, or null when it is not. */
-function refundReason(fee: Intent, decision: MatchDecision): string | null {
+function refundReason(
+  fee: Intent,
+  decision: MatchDecision,
+  replaced: ReadonlySet<string>,
+): string | null {
   if (fee.status === 'expired' && fee.meta.latePaymentReported === true) {
-    return 'paid after its deadline';
+    return replaced.has(fee.id) ? REPLACED : 'paid after its deadline';
   }
   if (fee.status !== 'completed') return null;
+  if (replaced.has(fee.id)) return REPLACED;
   if (decision.kind === 'abort') return `match aborted: ${decision.reason}`;
   if (!decision.paidFeeIds.includes(fee.id)) return 'paid after the match was decided';
   return null;
+}
+
+/** A fee whose create answer was lost: `unknown`, its code seen by nobody. */
+function lostCreate(fee: Intent): boolean {
+  return fee.status === 'unknown' && fee.code === null;
 }
 
 /** A payout's fixed id: the player's id hashed, so that the id names nobody. */

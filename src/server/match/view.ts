@@ -85,6 +85,28 @@ export function seated(group: readonly Intent[]): Intent[] {
 }
 
 /**
+ * The fees a new charge replaced: a fee whose create answer was lost (`unknown`, no code shown)
+ * is met by a new charge for the same seat, which names it in `meta.replaces`. A replaced fee
+ * never holds a seat nor counts in a pot: if it turns out paid after all, it is refunded.
+ */
+export function replacedFees(group: readonly Intent[]): Set<string> {
+  const replaced = new Set<string>();
+  for (const intent of group) {
+    const lost = intent.meta.replaces;
+    if (intent.kind === 'entryFee' && typeof lost === 'string') replaced.add(lost);
+  }
+  return replaced;
+}
+
+/** The fees paid into a match that count for a seat and the pot (a replaced fee does not). */
+export function paidFees(group: readonly Intent[]): Intent[] {
+  const replaced = replacedFees(group);
+  return group.filter(
+    (i) => i.kind === 'entryFee' && i.status === 'completed' && !replaced.has(i.id),
+  );
+}
+
+/**
  * Whether the roster has paid: every listed player, or `seats` players, with a paid fee. A
  * match without a roster is never funded: "every fee recorded so far" would start a round on
  * the first payer whose opponent's fee is still being made.
@@ -92,9 +114,7 @@ export function seated(group: readonly Intent[]): Intent[] {
 export function rosterPaid(terms: MatchTerms, group: readonly Intent[]): boolean {
   const seats = seatsOf(terms);
   if (seats === 0) return false;
-  const payers = new Set(
-    group.filter((i) => i.kind === 'entryFee' && i.status === 'completed').map((i) => i.playerId),
-  );
+  const payers = new Set(paidFees(group).map((i) => i.playerId));
   if (terms.roster) return terms.roster.every((player) => payers.has(player));
   return payers.size >= seats;
 }
@@ -111,7 +131,7 @@ export function viewOf(match: Intent, group: readonly Intent[]): MatchView {
   const decision = meta.decision;
   const fees = latestFees(group);
   const sitting = seated(group);
-  const paid = group.filter((i) => i.kind === 'entryFee' && i.status === 'completed');
+  const paid = paidFees(group);
   const pot = decision
     ? decision.potMsat
     : paid.reduce((sum, fee) => sum + BigInt(fee.amount), 0n).toString();
