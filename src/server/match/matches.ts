@@ -49,13 +49,13 @@ import {
 } from '../../errors.js';
 import { DuplicateIntentError } from '../../ledger/errors.js';
 import { type Intent, isTerminal } from '../../ledger/intent.js';
-import type { SeatGuard } from '../../ledger/store.js';
 import {
   attemptOf,
   MAX_PAYOUT_ATTEMPTS,
   reissuedByOperator,
   wasShown,
 } from '../../ledger/journal.js';
+import type { SeatGuard } from '../../ledger/store.js';
 import { refuseBlocked } from '../blocked.js';
 import type { Engine } from '../engine.js';
 import { startEntryFee } from '../kinds/entry-fee.js';
