@@ -9,7 +9,8 @@
  * Footprint: one pg.Pool (none when given one; node-postgres's default of up to 10
  * connections), no timers. A move, an update, a release and a read are one statement each (one
  * round trip), journal postings included; a create is one INSERT, or four round trips when it
- * has guards (five with the game's cap, and near that cap the create may run twice); a claim
+ * has guards (five with the game's cap, and near that cap the create may run twice; three more
+ * with a seat: the player's, the group's count, the new holder); a claim
  * is three. A write with postings holds no lock that other writes wait on
  * but its intent's and its balance rows (a house account's are split in shards, one per
  * connection: postgres-schema.ts), so writes on different intents commit together; a write

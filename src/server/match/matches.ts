@@ -326,10 +326,15 @@ export class Matches {
         // The next look goes back to the timeout before the roster is read: a fee paid from
         // here on makes the match due again (its move's dueAlso, never later), and a fee paid
         // before is in what is read.
+        // (A match opened before `expiresAt` was written gets it now, so that this write, which
+        // moves its `updatedAt`, does not move its timeout.)
         const waiting =
-          match.nextCheckAt === timeout
+          match.nextCheckAt === timeout && match.expiresAt !== null
             ? match
-            : await this.#engine.ledger.update(match.id, 'creating', { nextCheckAt: timeout });
+            : await this.#engine.ledger.update(match.id, 'creating', {
+                nextCheckAt: timeout,
+                expiresAt: timeout,
+              });
         if (waiting) await this.#checkFunded(waiting);
         return (await this.#engine.ledger.get(match.id)) ?? match;
       }
