@@ -1,6 +1,7 @@
 /**
  * `npm run bench`: runs every benchmark (or the ones named: `client`, `screen`, `scale`,
- * `presence`, `ledgers`, `loop`, `rate`, `fair`) and prints one table of absolute figures and ratios. bench/README.md
+ * `presence`, `ledgers`, `loop`, `rate`, `fair`, `matches`) and prints one table of absolute figures and
+ * ratios. bench/README.md
  * says how each is measured and what its limit is.
  *
  *   npm run bench                  all of them, under five minutes on 2 cores
@@ -10,6 +11,7 @@ import { benchClient } from './client.js';
 import { benchFair } from './fair.js';
 import { benchLedgers } from './ledgers.js';
 import { benchLoop } from './loop.js';
+import { benchMatches } from './matches.js';
 import { benchPresence } from './presence.js';
 import { benchRate } from './rate.js';
 import { benchScale } from './scale.js';
@@ -29,6 +31,7 @@ const benches: Record<string, () => Promise<Row[]>> = {
   loop: () => benchLoop(),
   rate: () => benchRate(),
   fair: () => benchFair(),
+  matches: () => benchMatches(),
 };
 
 const profiles: [string, string[]][] = [];

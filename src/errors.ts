@@ -183,15 +183,19 @@ export class LnAddressRefusedError extends LightningError {
   }
 }
 
-/** The limit on open intents that refused a create: the player's own, or the whole game's. */
-export type OpenLimit = 'maxOpenPerPlayer' | 'maxOpenPerGame';
+/**
+ * The limit that refused a create: the player's open intents, the whole game's, or a group's
+ * seats (a match's, which its `enter` turns into MatchSeatError).
+ */
+export type OpenLimit = 'maxOpenPerPlayer' | 'maxOpenPerGame' | 'seats';
 
 /**
  * A limit on open intents refused the call: the player already has `maxOpenPerPlayer` open, or
  * the whole game has `maxOpenPerGame` (matches aside), whoever holds them. Checked in the same
  * atomic step that would have recorded the intent, so it holds across processes: nothing was
  * recorded and nothing was sent. `playerId` is the player whose call was refused. Retryable once
- * some intents (the player's, or for the game's cap anyone's) have ended.
+ * some intents (the player's, or for the game's cap anyone's) have ended. `seats`: every seat of
+ * the intent's group was taken (CreateGuards.seat).
  */
 export class LimitExceededError extends LightningError {
   static override readonly code: LightningErrorCode = 'LN_LIMIT_EXCEEDED';
@@ -204,7 +208,9 @@ export class LimitExceededError extends LightningError {
     super(
       limit === 'maxOpenPerGame'
         ? `the game already has ${max} open intents, its cap (limits.maxOpenPerGame); player ${playerId}'s was refused and nothing was sent`
-        : `player ${playerId} already has ${max} open intents (limits.${limit}); nothing was sent`,
+        : limit === 'seats'
+          ? `every one of the group's ${max} seats is taken; player ${playerId}'s was refused and nothing was sent`
+          : `player ${playerId} already has ${max} open intents (limits.${limit}); nothing was sent`,
     );
     this.limit = limit;
     this.max = max;

@@ -35,19 +35,21 @@ export class IllegalTransitionError extends LedgerError {
 /** `create` was given an id or a callback token that another intent already has. */
 export class DuplicateIntentError extends LedgerError {
   static override readonly code: LedgerErrorCode = 'LN_LEDGER_DUPLICATE';
-  readonly field: 'id' | 'callbackToken' | 'openKey';
-  /** For `openKey`: the id of the open intent that holds the key. */
+  readonly field: 'id' | 'callbackToken' | 'openKey' | 'seat';
+  /** For `openKey`: the id of the open intent that holds the key; for `seat`, of the seat's holder. */
   readonly existingId: string | null;
 
   constructor(
-    field: 'id' | 'callbackToken' | 'openKey',
+    field: 'id' | 'callbackToken' | 'openKey' | 'seat',
     options?: LightningErrorOptions & { existingId?: string | null },
   ) {
     // The token is a bearer secret: name the field, never the value.
     super(
       field === 'openKey'
         ? 'an open intent with this openKey already exists'
-        : `an intent with this ${field} already exists`,
+        : field === 'seat'
+          ? "the player already holds a seat in this intent's group"
+          : `an intent with this ${field} already exists`,
       options,
     );
     this.field = field;

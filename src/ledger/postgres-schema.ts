@@ -22,6 +22,13 @@
  *                     commit in order and a page by `after` never passes over a line
  *   S.blocked         one row per player an operator blocked (version 7)
  *   S.rate            one row: the game's outbound token bucket (version 9; rate.ts)
+ *   S.seats           one row per player holding a seat of a group (CreateGuards.seat), and
+ *   S.seat_counts     one row per group: its taken seats (version 11, `seats`)
+ *
+ * Version 11 keeps seats: a guarded create takes its group's count row (an upsert that adds one
+ * only below the cap, so creates racing for the last seat queue on the row and one wins) and its
+ * player's row; a trigger gives the seat back when its holder ends expired or failed. Created
+ * empty: a group of an older layout keeps no seats.
  *
  * Version 10 knows the status `queued` (the payout queue): the status check, the open indexes
  * and the open count's trigger function are made again with it, as version 8 did for `held`.
@@ -80,7 +87,7 @@
 import { INTENT_KINDS, INTENT_STATUSES, OPEN_STATUSES, PAYOUT_KINDS } from './intent.js';
 
 /** Bumped whenever the layout changes; an older library refuses a newer schema. */
-export const SCHEMA_VERSION = 10;
+export const SCHEMA_VERSION = 11;
 
 /** The version whose migration writes the opening entries of the intents already there. */
 export const JOURNAL_VERSION = 3;
@@ -397,6 +404,44 @@ export function migrations(s: string): string[][] {
     // 9 -> 10: the status `queued` (the payout queue). As 7 -> 8: whatever names the open
     // statuses is made again with it (no intent of an older schema is queued: the count stands).
     [...statusesAgain(s)],
+    // 10 -> 11: seats (CreateGuards.seat).
+    seats(s),
+  ];
+}
+
+/**
+ * Who holds a seat of a group, and how many of its seats are taken (version 11). A create takes
+ * them in its transaction (postgres.ts `#seat`); the trigger gives a seat back in the same
+ * statement as its holder's move to expired or failed, and only then (its WHEN clause).
+ */
+function seats(s: string): string[] {
+  return [
+    `CREATE TABLE IF NOT EXISTS ${s}.seats (
+      group_id  text NOT NULL,
+      player_id text NOT NULL,
+      intent_id text NOT NULL,
+      CONSTRAINT seats_holder PRIMARY KEY (group_id, player_id)
+    )`,
+    `CREATE TABLE IF NOT EXISTS ${s}.seat_counts (
+      group_id text    PRIMARY KEY,
+      taken    integer NOT NULL CHECK (taken >= 0)
+    )`,
+    `CREATE OR REPLACE FUNCTION ${s}.give_seat() RETURNS trigger
+      LANGUAGE plpgsql AS $fn$
+      BEGIN
+        DELETE FROM ${s}.seats
+          WHERE group_id = NEW.group_id AND player_id = NEW.player_id AND intent_id = NEW.id;
+        IF FOUND THEN
+          UPDATE ${s}.seat_counts SET taken = taken - 1 WHERE group_id = NEW.group_id;
+        END IF;
+        RETURN NULL;
+      END
+      $fn$`,
+    `DROP TRIGGER IF EXISTS intents_seat_end ON ${s}.intents`,
+    `CREATE TRIGGER intents_seat_end AFTER UPDATE OF status ON ${s}.intents
+      FOR EACH ROW WHEN (NEW.status IN ('expired', 'failed') AND NEW.group_id IS NOT NULL
+        AND OLD.status IS DISTINCT FROM NEW.status)
+      EXECUTE FUNCTION ${s}.give_seat()`,
   ];
 }
 
@@ -539,8 +584,16 @@ const DELTAS = `SELECT account, unit, sum(delta) AS delta
  *   in opposite orders and writes on other connections rarely share one. A row taken past its
  *   share breaks `balances_within` (or bigint's range): the statement fails whole, and the
  *   caller makes the write again on the exact path (`lockBalances`, `journalExactly`).
+ *
+ * `after`: one more CTE, which may read `written` (a move's `dueAlso`).
  */
-export function journaled(s: string, ctes: string, write: string, first: number): string {
+export function journaled(
+  s: string,
+  ctes: string,
+  write: string,
+  first: number,
+  after?: string,
+): string {
   return `WITH ${ctes},
     written AS (${write}),
     entries AS (
@@ -556,7 +609,12 @@ export function journaled(s: string, ctes: string, write: string, first: number)
         CASE WHEN ${SHARDED_SQL("split_part(account, ':', 1)")} THEN ${SHARE} ELSE ${MAX} END
       FROM (${DELTAS}) AS d
       ORDER BY account, unit
-      ON CONFLICT (account, unit, shard) DO UPDATE SET balance = b.balance + EXCLUDED.balance)
+      ON CONFLICT (account, unit, shard) DO UPDATE SET balance = b.balance + EXCLUDED.balance)${
+        after === undefined
+          ? ''
+          : `,
+    ${after}`
+      }
     SELECT * FROM written`;
 }
 

@@ -9,7 +9,8 @@
  * Footprint: one pg.Pool (none when given one; node-postgres's default of up to 10
  * connections), no timers. A move, an update, a release and a read are one statement each (one
  * round trip), journal postings included; a create is one INSERT, or four round trips when it
- * has guards (five with the game's cap, and near that cap the create may run twice); a claim
+ * has guards (five with the game's cap, and near that cap the create may run twice; three more
+ * with a seat: the player's, the group's count, the new holder); a claim
  * is three. A write with postings holds no lock that other writes wait on
  * but its intent's and its balance rows (a house account's are split in shards, one per
  * connection: postgres-schema.ts), so writes on different intents commit together; a write
@@ -149,7 +150,13 @@ import {
 } from './postgres-schema.js';
 import { holdFor, parseTake, type RateLimit } from './rate.js';
 import { type IntentRow, rowToEntry, rowToIntent as toIntent } from './rows.js';
-import type { BudgetWindow, CreateGuards, LedgerStore, TransitionOptions } from './store.js';
+import type {
+  BudgetWindow,
+  CreateGuards,
+  LedgerStore,
+  SeatGuard,
+  TransitionOptions,
+} from './store.js';
 import {
   type HoldCheck,
   MAX_POSTING_AMOUNT,
@@ -351,7 +358,7 @@ export class PostgresLedger implements LedgerStore {
     // `exactShares` past a house balance shard's share of 64 bits (the exact path of the
     // journal). A refused attempt rolled back whole: the guards are counted again.
     const attempt = (exactCount: boolean, exactShares: boolean) => {
-      if (!counted && cap === undefined && !exactShares) {
+      if (!counted && cap === undefined && !exactShares && checks.seat === undefined) {
         return this.#run(pool, insert, hold.now ? paramsOf(heldValues) : params);
       }
       return this.#transaction(
@@ -368,6 +375,10 @@ export class PostgresLedger implements LedgerStore {
             rows = exact === null ? [] : [exact];
           } else {
             rows = await this.#run(client, insert, held ? paramsOf(heldValues) : params);
+          }
+          // After the insert: a key an open intent holds is that one's answer, before a seat's.
+          if (checks.seat !== undefined) {
+            await this.#seat(client, input, values[0] as string, checks.seat);
           }
           // After the insert, which took the journal writer's lock before its transaction got
           // an id: the stripes' row locks would give it one first (postgres-schema.ts).
@@ -411,6 +422,39 @@ export class PostgresLedger implements LedgerStore {
       }
       throw mapped;
     }
+  }
+
+  /**
+   * The player's seat in the new intent's group (CreateGuards.seat), in the create's transaction.
+   * The count row's upsert adds one only below the cap, holding the row until COMMIT: creates
+   * racing for a group's last seat queue on it, and the first to commit takes the seat (the
+   * others read the count it left, and are refused). A refusal rolls the insert back.
+   */
+  async #seat(client: Queryable, input: NewIntent, id: string, seat: SeatGuard): Promise<void> {
+    const group = input.groupId as string;
+    const player = input.playerId;
+    if (seat.replaces !== undefined) {
+      const passed = await this.#run(client, this.#sql.passSeat, [
+        id,
+        group,
+        player,
+        seat.replaces,
+      ]);
+      if (passed.length > 0) return;
+    }
+    const holder = async () => {
+      const [row] = await this.#run(client, this.#sql.seatOf, [group, player]);
+      return row === undefined ? null : String(row.intent_id);
+    };
+    const held = await holder();
+    if (held !== null) throw new DuplicateIntentError('seat', { existingId: held });
+    const taken = await this.#run(client, this.#sql.takeSeatCount, [group, seat.seats ?? null]);
+    if (taken.length === 0) {
+      throw new LimitExceededError('seats', seat.seats as number, player);
+    }
+    const took = await this.#run(client, this.#sql.takeSeat, [group, player, id]);
+    // The same player's other create took it first (it committed while this one waited).
+    if (took.length === 0) throw new DuplicateIntentError('seat', { existingId: await holder() });
   }
 
   /** The advisory locks a guarded create holds: one per player, room or game it counts against. */
@@ -529,6 +573,10 @@ export class PostgresLedger implements LedgerStore {
     return this.#many(this.#sql.byGroup, [groupId], 1);
   }
 
+  async seatHolder(groupId: string, playerId: string): Promise<Intent | null> {
+    return this.#one(this.#sql.seatHolder, [groupId, playerId], 2);
+  }
+
   async transition(
     id: string,
     from: IntentStatus | readonly IntentStatus[],
@@ -536,7 +584,7 @@ export class PostgresLedger implements LedgerStore {
     options: TransitionOptions = {},
   ): Promise<Intent | null> {
     this.#assertOpen();
-    const { sources, now, patch } = parseMove(from, to, options, () => this.#clock.now());
+    const { sources, now, patch, dueAlso } = parseMove(from, to, options, () => this.#clock.now());
     const entries = parsePostings(options.postings);
     const values: unknown[] = [id, sources, to, now];
     let entry = `jsonb_build_object('at', $4::bigint, 'from', status, 'to', $3::text)`;
@@ -556,7 +604,17 @@ export class PostgresLedger implements LedgerStore {
     const write = `UPDATE ${this.#s}.intents SET ${sets.join(', ')} FROM moves
       WHERE id = $1 AND status = ANY($2::text[])
       RETURNING ${COLUMNS}`;
-    return this.#write(id, call, write, values, entries, now);
+    let touch: string | undefined;
+    if (dueAlso !== null) {
+      values.push(dueAlso.id, dueAlso.status, dueAlso.at);
+      const [i, st, at] = [values.length - 2, values.length - 1, values.length];
+      // Reads `written`: made only with the move, in its statement. Never later.
+      touch = `touched AS (UPDATE ${this.#s}.intents SET next_check_at = $${at}::bigint
+        WHERE id = $${i}::text AND status = $${st}::text
+          AND (next_check_at IS NULL OR next_check_at > $${at}::bigint)
+          AND EXISTS (SELECT 1 FROM written))`;
+    }
+    return this.#write(id, call, write, values, entries, now, touch);
   }
 
   /**
@@ -573,17 +631,31 @@ export class PostgresLedger implements LedgerStore {
     values: unknown[],
     entries: Posting[],
     now: number,
+    touch?: string,
   ): Promise<Intent | null> {
     const journaling = entries.length > 0;
+    // With a CTE that reads the write's row: the write itself becomes the CTE `written`.
+    const alone = (ctes: string) =>
+      touch === undefined
+        ? `WITH ${ctes}\n${write}`
+        : `WITH ${ctes},\n written AS (${write}),\n ${touch}\n SELECT * FROM written`;
     try {
-      if (!journaling) return await this.#one(`${this.#sql.withMovesLock}\n${write}`, values, 1);
-      const sql = journaled(this.#s, this.#sql.journalingMovesCte, write, values.length + 1);
+      if (!journaling) {
+        return await this.#one(
+          touch === undefined
+            ? `${this.#sql.withMovesLock}\n${write}`
+            : alone(this.#sql.withMovesLock.slice('WITH '.length)),
+          values,
+          1,
+        );
+      }
+      const sql = journaled(this.#s, this.#sql.journalingMovesCte, write, values.length + 1, touch);
       try {
         return await this.#one(sql, [...values, ...postingParams(entries, now)], 1);
       } catch (err) {
         if (!pastShare(err)) throw err;
         const pool = await this.#ready();
-        const first = `WITH ${this.#sql.journalingMovesCte}\n${write}`;
+        const first = alone(this.#sql.journalingMovesCte);
         for (let deadlocks = 0; ; deadlocks++) {
           try {
             const row = await this.#transaction(pool, [], (client) =>
@@ -1242,6 +1314,18 @@ function statements(s: string, movesLock: string, writerKey: number) {
       FROM ${s}.balances GROUP BY class, unit ORDER BY class COLLATE "C", unit COLLATE "C"`,
     insert: `INSERT INTO ${s}.intents ${columns} VALUES (${row}) RETURNING ${COLUMNS}`,
     openKeyHolder: `SELECT id FROM ${s}.intents WHERE open_key = $1 AND ${OPEN_SQL}`,
+    seatOf: `SELECT intent_id FROM ${s}.seats WHERE group_id = $1 AND player_id = $2`,
+    seatHolder: `SELECT ${COLUMNS} FROM ${s}.intents WHERE id =
+      (SELECT intent_id FROM ${s}.seats WHERE group_id = $1 AND player_id = $2)`,
+    passSeat: `UPDATE ${s}.seats SET intent_id = $1
+      WHERE group_id = $2 AND player_id = $3 AND intent_id = $4 RETURNING 1 AS passed`,
+    // One more taken, only below the cap ($2; null: none): no row back when every seat is.
+    takeSeatCount: `INSERT INTO ${s}.seat_counts AS c (group_id, taken) VALUES ($1, 1)
+      ON CONFLICT (group_id) DO UPDATE SET taken = c.taken + 1
+        WHERE $2::integer IS NULL OR c.taken < $2::integer
+      RETURNING taken`,
+    takeSeat: `INSERT INTO ${s}.seats (group_id, player_id, intent_id) VALUES ($1, $2, $3)
+      ON CONFLICT (group_id, player_id) DO NOTHING RETURNING 1 AS took`,
     openCount: OPEN_COUNT_SQL(s),
     byId: `SELECT ${COLUMNS} FROM ${s}.intents WHERE id = $1`,
     byCall: `SELECT ${COLUMNS} FROM ${s}.intents WHERE id = $1 AND last_call = $2`,

@@ -215,6 +215,11 @@ local function reindex(o, n)
     local okey = p .. 'openkey:' .. n.openKey
     if redis.call('GET', okey) == n.id then redis.call('DEL', okey) end
   end
+  if n.groupId and (n.status == 'expired' or n.status == 'failed') and o.status ~= n.status then
+    -- Its seat, if it holds one, is given back.
+    local seats = p .. 'seats:' .. n.groupId
+    if redis.call('HGET', seats, n.playerId) == n.id then redis.call('HDEL', seats, n.playerId) end
+  end
   if PAYOUT[n.kind] and (n.status == 'expired' or n.status == 'failed') and o.status ~= n.status then
     -- A payout (PAYOUT_KINDS) that ended unpaid gives its budget back.
     local member = m .. '|' .. n.amount
@@ -238,12 +243,14 @@ end
  * maxOpenPerPlayer ('' for none), maxOpenPerGame ('' for none), number of budgets k, then k
  * triples (spent key suffix, cap, window start), then the approvals' hold (validate.ts
  * holdFor): '1' when its amount holds it ('' otherwise), the player window's limit ('' for
- * none) and start, '1' for the payout queue ('' otherwise), then the postings block, then
+ * none) and start, '1' for the payout queue ('' otherwise), the seat (CreateGuards.seat: its
+ * cap, '-' for none, '' for no seat guard; and the holder it replaces, or ''), then the postings
+ * block, then
  * field/value pairs (status `creating`: a held payout is written `held`, with no nextCheckAt; a
  * queued one `queued`, due when it says). Every check runs before the first write (the
  * windows' trims aside, which change no sum), so a refusal writes nothing. Returns the
  * stored hash (flat), or 'DUP id', 'DUP callbackToken', 'DUP openKey <holder id>',
- * 'LIMIT player', 'LIMIT game', 'OVERFLOW', 'BUDGET <n> <reserved>' (n: the budget's
+ * 'DUP seat <holder id>', 'LIMIT player', 'LIMIT game', 'LIMIT seats', 'OVERFLOW', 'BUDGET <n> <reserved>' (n: the budget's
  * 1-based index).
  * Budget sums are Lua numbers: exact up to 2^53 msats, the largest cap the store accepts.
  */
@@ -252,7 +259,7 @@ local id, token, okey = ARGV[2], ARGV[3], ARGV[5]
 local key = ikey(id)
 local nbudgets = tonumber(ARGV[8])
 local hk = 9 + 3 * nbudgets
-local block = postingsAt(hk + 4)
+local block = postingsAt(hk + 6)
 local first = block.next
 local n = {}
 for i = first, #ARGV, 2 do n[ARGV[i]] = ARGV[i + 1] end
@@ -274,6 +281,17 @@ if ARGV[6] ~= '' and redis.call('ZCARD', p .. 'player:' .. n.playerId) >= tonumb
 end
 if ARGV[7] ~= '' and redis.call('ZCARD', p .. 'open') >= tonumber(ARGV[7]) then
   return 'LIMIT game'
+end
+-- The player's seat in the group: one hash per group, a field per player holding one.
+local seats = nil
+if ARGV[hk + 4] ~= '' then
+  seats = p .. 'seats:' .. n.groupId
+  local holder = redis.call('HGET', seats, n.playerId)
+  if holder then
+    if holder ~= ARGV[hk + 5] then return 'DUP seat ' .. holder end
+  elseif ARGV[hk + 4] ~= '-' and redis.call('HLEN', seats) >= tonumber(ARGV[hk + 4]) then
+    return 'LIMIT seats'
+  end
 end
 -- A new intent has no entries yet: only the balances can refuse its postings.
 local refused = refusal(block, '')
@@ -329,6 +347,8 @@ if entries then
   args[#args + 1] = entries
 end
 redis.call('HSET', key, unpack(args))
+-- Taken, or passed on from the holder it replaces.
+if seats then redis.call('HSET', seats, n.playerId, id) end
 for b = 1, nbudgets do
   redis.call('ZADD', p .. 'spent:' .. ARGV[6 + 3 * b], ARGV[4], n.ord .. '|' .. n.amount)
 end
@@ -341,8 +361,8 @@ return redis.call('HGETALL', key)
 /**
  * The compare-and-set behind `transition` (mode 't') and `update` (mode 'u').
  * ARGV: prefix, id, mode, accepted statuses (comma-separated), target status, now,
- * note fragment for the history entry ('' or ',"note":<json>'), the call token, the postings
- * block, number of fields to set, then those field/value pairs, then the fields to clear.
+ * note fragment for the history entry ('' or ',"note":<json>'), the call token, the move's
+ * dueAlso (id, status, at; '' '' '' for none: TransitionOptions.dueAlso), the postings block, number of fields to set, then those field/value pairs, then the fields to clear.
  * Returns the stored hash (flat), or false when the intent is missing or in another status,
  * 'JOURNALED' when one of its postings is already in the journal, 'OVERFLOW' when a balance
  * would leave the signed 64-bit range; in each case nothing is written. A write sent again
@@ -359,7 +379,7 @@ for s in string.gmatch(ARGV[4], '[^,]+') do
   if s == o.status then accepted = true end
 end
 if not accepted then return false end
-local block = postingsAt(9)
+local block = postingsAt(12)
 local refused = refusal(block, o.entries or '')
 if refused then return refused end
 local n = {}
@@ -399,6 +419,15 @@ end
 redis.call('HSET', key, unpack(sets))
 if #dels > 0 then redis.call('HDEL', key, unpack(dels)) end
 reindex(o, n)
+if ARGV[9] ~= '' then
+  -- dueAlso: the other intent, while in its status, due at ARGV[11] unless already earlier.
+  local other = ikey(ARGV[9])
+  local t = redis.call('HMGET', other, 'status', 'nextCheckAt', 'ord')
+  if t[1] == ARGV[10] and (not t[2] or tonumber(t[2]) > tonumber(ARGV[11])) then
+    redis.call('HSET', other, 'nextCheckAt', ARGV[11])
+    if OPEN[t[1]] then redis.call('ZADD', p .. 'due', ARGV[11], t[3]) end
+  end
+end
 return redis.call('HGETALL', key)
 `;
 

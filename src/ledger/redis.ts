@@ -50,6 +50,11 @@
  * the create script (unless the hold takes it), open and due; it needs no key of its own.
  * Opening a layout-8 keyspace sets the version and nothing else.
  *
+ * Seats (layout 10, CreateGuards.seat): a hash per group (`seats:<group>`), a field per player
+ * holding one, its value the holder's id; HLEN is the count the create checks. The create script
+ * takes the seat, the move that ends its holder expired or failed gives it back. Opening a
+ * layout-9 keyspace sets the version and nothing else.
+ *
  * `ioredis` is loaded only when this store creates its own connection, so importing the ledger
  * never requires it. Amounts stay decimal strings end to end; Lua never does arithmetic on
  * them (balances are added by HINCRBY, exact in 64 bits).
@@ -181,7 +186,7 @@ export interface RedisLedgerOptions {
 }
 
 /** Bumped whenever the key layout changes; an older library refuses newer data. */
-const LAYOUT_VERSION = 9;
+const LAYOUT_VERSION = 10;
 
 /** How many entries one step of a journal read looks at, at most (see JOURNAL). */
 const JOURNAL_STEP = 1000;
@@ -325,16 +330,21 @@ export class RedisLedger implements LedgerStore {
       hold.window === null ? '' : String(hold.window.limitMsat),
       hold.window === null ? '' : String(now - hold.window.windowMs),
       hold.queue ? '1' : '',
+      checks.seat === undefined ? '' : String(checks.seat.seats ?? '-'),
+      checks.seat?.replaces ?? '',
       ...postingArgs(journaled),
       ...pairs,
     ]);
     if (typeof reply === 'string') {
       if (reply === 'OVERFLOW') throw overflow();
       const [what, field, detail] = reply.split(' ');
-      if (what === 'DUP' && field === 'openKey') {
-        throw new DuplicateIntentError('openKey', { existingId: detail ?? null });
+      if (what === 'DUP' && (field === 'openKey' || field === 'seat')) {
+        throw new DuplicateIntentError(field, { existingId: detail ?? null });
       }
       if (what === 'DUP') throw new DuplicateIntentError(field as 'id' | 'callbackToken');
+      if (what === 'LIMIT' && field === 'seats') {
+        throw new LimitExceededError('seats', checks.seat?.seats as number, input.playerId);
+      }
       if (what === 'LIMIT') {
         const limit = field === 'game' ? 'maxOpenPerGame' : 'maxOpenPerPlayer';
         throw new LimitExceededError(limit, checks[limit] as number, input.playerId);
@@ -387,6 +397,14 @@ export class RedisLedger implements LedgerStore {
     return this.#read('all', `group:${groupId}`);
   }
 
+  async seatHolder(groupId: string, playerId: string): Promise<Intent | null> {
+    this.#assertOpen();
+    await this.#checkLayout();
+    const key = `${this.prefix}seats:${groupId}`;
+    const id = await (await this.#client).call('HGET', key, playerId);
+    return typeof id === 'string' ? this.get(id) : null;
+  }
+
   async transition(
     id: string,
     from: IntentStatus | readonly IntentStatus[],
@@ -394,7 +412,7 @@ export class RedisLedger implements LedgerStore {
     options: TransitionOptions = {},
   ): Promise<Intent | null> {
     this.#assertOpen();
-    const { sources, now, patch } = parseMove(from, to, options, () => this.#clock.now());
+    const { sources, now, patch, dueAlso } = parseMove(from, to, options, () => this.#clock.now());
     const postings = parsePostings(options.postings);
     const note = options.note === undefined ? '' : `,"note":${JSON.stringify(options.note)}`;
     return written(
@@ -406,6 +424,9 @@ export class RedisLedger implements LedgerStore {
         String(now),
         note,
         writeToken(),
+        dueAlso?.id ?? '',
+        dueAlso?.status ?? '',
+        dueAlso === null ? '' : String(dueAlso.at),
         ...postingArgs(postings),
         ...patchArgs(patch, isTerminal(to)),
       ]),
@@ -431,6 +452,9 @@ export class RedisLedger implements LedgerStore {
         String(now),
         '',
         writeToken(),
+        '',
+        '',
+        '',
         ...postingArgs(journaled),
         ...patchArgs(input, isTerminal(status)),
       ]),
@@ -811,6 +835,12 @@ export class RedisLedger implements LedgerStore {
       // of an older layout is queued. The version keeps older libraries out.
       if (stored === 8) {
         await client.eval(MIGRATED, 1, `${this.prefix}version`, this.prefix, '8', '9');
+        stored = 9;
+      }
+      // Layout 10 keeps seats (`seats:<group>`, a hash of holders per group), which start
+      // empty: a group of an older layout keeps none. The version keeps older libraries out.
+      if (stored === 9) {
+        await client.eval(MIGRATED, 1, `${this.prefix}version`, this.prefix, '9', '10');
       }
     })().catch((err: unknown) => {
       // A connection failure is retried on the next call; a refusal is not.

@@ -72,7 +72,7 @@ import {
   STEPS,
   unpackId,
 } from './sqlite-schema.js';
-import type { BudgetWindow, CreateGuards } from './store.js';
+import type { BudgetWindow, CreateGuards, DueAlso, SeatGuard } from './store.js';
 import type { HoldCheck } from './validate.js';
 import { SCHEDULE_FIELDS } from './validate.js';
 
@@ -210,6 +210,8 @@ export class SqliteCore {
           params.status = 'queued';
         }
         const row = this.#sql.insert.get(params) as unknown as Row;
+        // After the insert: a key an open intent holds is that one's answer, before any seat's.
+        if (guards.seat !== undefined) this.#seat(input, row[COLUMN.seq], guards.seat);
         this.#post(row[COLUMN.seq], postings, now);
         if (params.status === 'creating') return rowToIntent(row, []);
         const step = params.status === 'held' ? HELD_STEP : QUEUED_STEP;
@@ -269,6 +271,36 @@ export class SqliteCore {
     }
   }
 
+  /**
+   * The player's seat in the new intent's group (CreateGuards.seat), inside the create's write:
+   * the holder row, and the group's count kept by the schema's triggers (sqlite-schema.ts).
+   */
+  #seat(input: NewIntent, seq: number, seat: SeatGuard): void {
+    const group = input.groupId as string;
+    const holder = this.#sql.seatOf.get(group, input.playerId) as
+      | { intent: number; id: string | Uint8Array }
+      | undefined;
+    if (holder !== undefined) {
+      const id = unpackId(holder.id);
+      if (id !== seat.replaces) throw new DuplicateIntentError('seat', { existingId: id });
+      this.#sql.passSeat.run(seq, group, input.playerId);
+      return;
+    }
+    const taken = (this.#sql.seatsTaken.get(group) as { taken: number } | undefined)?.taken ?? 0;
+    if (seat.seats !== undefined && taken >= seat.seats) {
+      throw new LimitExceededError('seats', seat.seats, input.playerId);
+    }
+    this.#sql.takeSeat.run(group, input.playerId, seq);
+  }
+
+  /** The intent holding the player's seat in the group, or null. */
+  seatHolder(groupId: string, playerId: string): Intent | null {
+    const holder = this.#sql.seatOf.get(groupId, playerId) as
+      | { intent: number; id: string | Uint8Array }
+      | undefined;
+    return holder === undefined ? null : this.get(unpackId(holder.id));
+  }
+
   /** Whether the approvals hold this payout (validate.ts holdFor), inside the create's write. */
   #holds(input: NewIntent, now: number, hold: HoldCheck): boolean {
     if (hold.now) return true;
@@ -314,6 +346,7 @@ export class SqliteCore {
     now: number,
     note: string | null,
     postings: readonly Posting[] = [],
+    dueAlso: DueAlso | null = null,
   ): Intent | null {
     const terminal = isTerminal(to);
     const fields = patchFields(patch, terminal);
@@ -324,7 +357,7 @@ export class SqliteCore {
       const row = statement.get(moveParams(id, sources, to, patch, now, fields)) as Row | undefined;
       if (row === undefined) return null;
       const seq = row[COLUMN.seq];
-      this.#appendMove(seq, to, now, note, postings);
+      this.#appendMove(seq, to, now, note, postings, dueAlso);
       // A move out of `creating` is the intent's first (every answer of the service), unless it
       // was recorded `held` or `queued` (a move of a step before `creating`, one key lookup):
       // its history needs no read.
@@ -349,6 +382,7 @@ export class SqliteCore {
     now: number,
     note: string | null,
     postings: readonly Posting[] = [],
+    dueAlso: DueAlso | null = null,
   ): unknown[] | null {
     const terminal = isTerminal(to);
     const fields = patchFields(patch, terminal);
@@ -360,22 +394,29 @@ export class SqliteCore {
         | unknown[]
         | undefined;
       if (row === undefined) return null;
-      this.#appendMove(row[0] as number, to, now, note, postings);
+      this.#appendMove(row[0] as number, to, now, note, postings, dueAlso);
       return row;
     });
   }
 
-  /** What every move writes besides its row: its postings, and its step in the history. */
+  /**
+   * What every move writes besides its row: its postings, its step in the history, and the
+   * other intent it makes due (TransitionOptions.dueAlso).
+   */
   #appendMove(
     seq: number,
     to: IntentStatus,
     now: number,
     note: string | null,
     postings: readonly Posting[],
+    dueAlso: DueAlso | null,
   ): void {
     this.#post(seq, postings, now);
     const noteId = note === null ? null : this.#noteId(note);
     this.#sql.appendMove.run(seq, STEPS.indexOf(to), now, noteId);
+    if (dueAlso !== null) {
+      this.#sql.dueAlso.run({ id: packId(dueAlso.id), status: dueAlso.status, at: dueAlso.at });
+    }
   }
 
   update(
@@ -943,6 +984,14 @@ function prepareStatements(db: DatabaseSync) {
     ),
     openInGame: db.prepare(OPEN_COUNT_SQL),
     openKeyHolder: db.prepare(`SELECT id FROM intents WHERE open_key = ? AND ${LIVE_SQL}`),
+    seatOf: db.prepare(`SELECT s.intent, i.id FROM seats AS s JOIN intents AS i ON i.seq = s.intent
+      WHERE s.group_id = ? AND s.player_id = ?`),
+    seatsTaken: db.prepare('SELECT taken FROM seat_counts WHERE group_id = ?'),
+    takeSeat: db.prepare('INSERT INTO seats (group_id, player_id, intent) VALUES (?, ?, ?)'),
+    passSeat: db.prepare('UPDATE seats SET intent = ? WHERE group_id = ? AND player_id = ?'),
+    // Never later: a due look stays due; status, lease and updated_at stay.
+    dueAlso: db.prepare(`UPDATE intents SET next_check_at = :at
+      WHERE id = :id AND status = :status AND (next_check_at IS NULL OR next_check_at > :at)`),
     payoutIndex: {
       player: db.prepare(PAYOUT_INDEXES.player),
       room: db.prepare(PAYOUT_INDEXES.room),

@@ -1,6 +1,6 @@
 /**
- * The SQLite ledger's file layout (schema 8) and the one function that opens a connection on
- * it: pragmas, the version check, and the migration of files written by schemas 1 to 7. Used
+ * The SQLite ledger's file layout (schema 10) and the one function that opens a connection on
+ * it: pragmas, the version check, and the migration of files written by schemas 1 to 9. Used
  * by the inline store and by its worker thread alike. Costs one transaction when a file is
  * opened (a table rebuild, once, for a schema 1 or 2 file; one pass over the intents to write
  * their opening entries, once, for anything older than schema 4; one count of the open
@@ -41,6 +41,12 @@
  * (their `live` does not change). The triggers live in the file, so whatever writes the table
  * keeps the count, and opening an older file counts its open intents once.
  *
+ * Schema 10 keeps seats (CreateGuards.seat): `seats`, one row per player holding a seat of a
+ * group (the intent that holds it, by seq), and `seat_counts`, the taken seats per group, kept
+ * by triggers as a row of `seats` comes or goes, so a create's check reads one row. A seat goes
+ * by a trigger on `intents` when its holder ends expired or failed (the WHEN clause keeps every
+ * other move from running it). Created empty: a group of an older file keeps no seats.
+ *
  * Schema 9 knows the status `queued` (the payout queue, CreateGuards.queue): recorded like a
  * held one, open, due at once, with its first entry in `moves` (QUEUED_STEP, at its creation).
  * Nothing to carry over; the version keeps older libraries, which cannot read it, out.
@@ -71,7 +77,7 @@ import {
 import { openingPostings } from './journal.js';
 
 /** Bumped whenever the tables change shape; an older library refuses a newer file. */
-export const SCHEMA_VERSION = 9;
+export const SCHEMA_VERSION = 10;
 
 /**
  * A move's step: the rank of its target status. TRANSITIONS only ever moves up this order
@@ -205,6 +211,29 @@ CREATE TABLE IF NOT EXISTS payouts_paused (
   only_row INTEGER PRIMARY KEY CHECK (only_row = 1),
   line     INTEGER NOT NULL
 ) STRICT;
+CREATE TABLE IF NOT EXISTS seats (
+  group_id  TEXT    NOT NULL,
+  player_id TEXT    NOT NULL,
+  intent    INTEGER NOT NULL,
+  PRIMARY KEY (group_id, player_id)
+) STRICT, WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS seat_counts (
+  group_id TEXT    PRIMARY KEY,
+  taken    INTEGER NOT NULL
+) STRICT, WITHOUT ROWID;
+CREATE TRIGGER IF NOT EXISTS seats_taken AFTER INSERT ON seats
+  BEGIN
+    INSERT INTO seat_counts (group_id, taken) VALUES (NEW.group_id, 1)
+      ON CONFLICT (group_id) DO UPDATE SET taken = taken + 1;
+  END;
+CREATE TRIGGER IF NOT EXISTS seats_given AFTER DELETE ON seats
+  BEGIN UPDATE seat_counts SET taken = taken - 1 WHERE group_id = OLD.group_id; END;
+CREATE TRIGGER IF NOT EXISTS intents_seat_end AFTER UPDATE OF status ON intents
+  WHEN NEW.status IN ('expired', 'failed') AND NEW.group_id IS NOT NULL
+  BEGIN
+    DELETE FROM seats
+      WHERE group_id = NEW.group_id AND player_id = NEW.player_id AND intent = NEW.seq;
+  END;
 `;
 
 /** What the game's cap counts: an open intent of any kind but a match (see store.ts). */
@@ -591,7 +620,7 @@ function writeOpenings(db: DatabaseSync, now: number): void {
 }
 
 /**
- * Opens `path` (a file, or ':memory:') ready for schema 8: WAL and synchronous=FULL for a file,
+ * Opens `path` (a file, or ':memory:') ready for schema 10: WAL and synchronous=FULL for a file,
  * the tables and indexes created or migrated under the write lock. Throws
  * IncompatibleLedgerError for a file of a newer schema. `busyTimeoutMs` is SQLite's own wait for
  * another process's lock, here and on every later statement of the connection.

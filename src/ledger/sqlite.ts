@@ -193,6 +193,11 @@ export class SqliteLedger implements LedgerStore {
     return this.run('byGroup', [groupId]);
   }
 
+  async seatHolder(groupId: string, playerId: string): Promise<Intent | null> {
+    this.assertOpen();
+    return this.run('seatHolder', [groupId, playerId]);
+  }
+
   async transition(
     id: string,
     from: IntentStatus | readonly IntentStatus[],
@@ -200,7 +205,7 @@ export class SqliteLedger implements LedgerStore {
     options: TransitionOptions = {},
   ): Promise<Intent | null> {
     this.assertOpen();
-    const { sources, now, patch } = parseMove(from, to, options, () => this.clock.now());
+    const { sources, now, patch, dueAlso } = parseMove(from, to, options, () => this.clock.now());
     const postings = parsePostings(options.postings);
     const note = options.note ?? null;
     const read = options.read;
@@ -221,10 +226,11 @@ export class SqliteLedger implements LedgerStore {
         now,
         note,
         postings,
+        dueAlso,
       ]);
       return row === null ? null : afterMove(read, to, patch, now, note, row);
     }
-    return this.run('transition', [id, sources, to, patch, now, note, postings]);
+    return this.run('transition', [id, sources, to, patch, now, note, postings, dueAlso]);
   }
 
   async update(

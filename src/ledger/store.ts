@@ -34,6 +34,22 @@ export interface TransitionOptions {
    * record, which their move answers in its one round trip anyway).
    */
   read?: Intent;
+  /**
+   * Another intent made due in the same atomic step, and only if the move is made: while its
+   * status is still `status`, its `nextCheckAt` becomes `at` unless it is already earlier (never
+   * later; one with none becomes due at `at`). Its status, lease and updatedAt stay. A move that
+   * a group's record must look at (a fee paid into a match) makes that record due this way, so
+   * whichever process's reconciler comes next does the follow-up, whatever stops this one.
+   */
+  dueAlso?: DueAlso;
+}
+
+/** What TransitionOptions.dueAlso makes due. */
+export interface DueAlso {
+  id: string;
+  status: IntentStatus;
+  /** epoch ms */
+  at: number;
 }
 
 /** A payout cap over a rolling window, for one scope of a payout (PAYOUT_KINDS). */
@@ -85,6 +101,24 @@ export interface CreateGuards {
    * `held`. Journaled as a create in flight (journal.ts).
    */
   queue?: boolean;
+  /**
+   * A seat in the new intent's group (`groupId`, which it must have) for its player, held in the
+   * create's own atomic step: a player holds at most one seat of a group, and a group has at most
+   * `seats` of them taken (none given: no cap, the player's one seat is still kept). The seat is
+   * taken by the create and given back when the intent that holds it ends expired or failed (a
+   * completed one keeps it). Refused with LimitExceededError (`seats`) when every seat is taken,
+   * and with DuplicateIntentError (`seat`, `existingId` the holder) when the player holds one
+   * already, unless `replaces` names that holder: the seat then passes to the new intent, taken
+   * no second time, and the holder keeps none (a charge whose create answer was lost, replaced).
+   * Each store keeps the group's count of taken seats as it writes, so a check reads one number.
+   */
+  seat?: SeatGuard;
+}
+
+/** What CreateGuards.seat takes. */
+export interface SeatGuard {
+  seats?: number;
+  replaces?: string;
 }
 
 /** What CreateGuards.hold takes (both optional; neither given: nothing is held). */
@@ -137,6 +171,11 @@ export interface LedgerStore extends RateStore {
   openByPlayer(playerId: string): Promise<Intent[]>;
   /** Every intent of a group (a match and its fees, payouts, refunds), any status, oldest first. */
   byGroup(groupId: string): Promise<Intent[]>;
+  /**
+   * The intent that holds the player's seat in the group (CreateGuards.seat), or null: one keyed
+   * read, whatever the size of the group.
+   */
+  seatHolder(groupId: string, playerId: string): Promise<Intent | null>;
 
   /**
    * Moves `id` from one of `from` to `to` atomically. Returns the updated intent, or null

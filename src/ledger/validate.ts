@@ -21,7 +21,7 @@ import {
   type NewIntent,
 } from './intent.js';
 import { isAccount, type JournalQuery, POSTING_TAG_PATTERN, type Posting } from './journal.js';
-import type { BudgetWindow, CreateGuards, TransitionOptions } from './store.js';
+import type { BudgetWindow, CreateGuards, DueAlso, TransitionOptions } from './store.js';
 
 /**
  * The fields that schedule an intent: cleared when it reaches a terminal status (nothing is
@@ -77,6 +77,9 @@ const guardsSchema = z.strictObject({
     )
     .optional(),
   queue: z.boolean().optional(),
+  seat: z
+    .strictObject({ seats: z.int().positive().optional(), replaces: nonEmpty.optional() })
+    .optional(),
   hold: z
     .strictObject({
       aboveMsat: z.int().nonnegative().max(Number.MAX_SAFE_INTEGER).optional(),
@@ -242,6 +245,9 @@ export function parseCreate(
   const input = parseNewIntent(intent);
   parseEpochMs(now, 'now');
   const checks = parseGuards(guards);
+  if (checks.seat !== undefined && (input.groupId ?? null) === null) {
+    throw new InvalidIntentError('guards.seat: a seat is in a group, and the intent has none');
+  }
   return {
     input,
     checks,
@@ -259,13 +265,21 @@ export function parseMove(
   to: IntentStatus,
   options: TransitionOptions,
   fallbackNow: () => number,
-): { sources: IntentStatus[]; now: number; patch: IntentPatch } {
+): { sources: IntentStatus[]; now: number; patch: IntentPatch; dueAlso: DueAlso | null } {
   const sources = assertMove(from, to);
   const now = parseEpochMs(options.now ?? fallbackNow(), 'now');
   const patch = parsePatch(options.patch ?? {});
   assertSchedulable(to, patch);
-  return { sources, now, patch };
+  const dueAlso =
+    options.dueAlso === undefined ? null : parse(dueAlsoSchema, options.dueAlso, 'dueAlso');
+  return { sources, now, patch, dueAlso };
 }
+
+const dueAlsoSchema = z.strictObject({
+  id: nonEmpty,
+  status: z.enum(INTENT_STATUSES),
+  at: epochMs,
+});
 
 /** An update's arguments as every store checks them; resolves with the parsed patch. */
 export function parseUpdate(status: IntentStatus, patch: IntentPatch, now: number): IntentPatch {

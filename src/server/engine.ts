@@ -576,6 +576,11 @@ export class Engine implements KindHost {
       written = { ...patch, meta: { ...(patch.meta ?? intent.meta), shownAt: now } };
     }
     const postings = postingsFor(intent, afterWrite(intent, to, written, now));
+    const groupDue = this.rulesOf(intent.kind).groupDue;
+    const dueAlso =
+      groupDue?.on.includes(to) && intent.groupId !== null && intent.groupId !== intent.id
+        ? { id: intent.groupId, status: groupDue.while, at: now }
+        : undefined;
     const moved = await this.ledger.transition(intent.id, intent.status, to, {
       patch: written,
       note,
@@ -583,6 +588,7 @@ export class Engine implements KindHost {
       postings,
       // What the store needs of the intent as it was is in hand: no read of its history back.
       read: intent,
+      ...(dueAlso ? { dueAlso } : {}),
     });
     if (!moved) return null;
     this.#publish(moved);

@@ -1925,6 +1925,137 @@ export function describeLedgerContract(name: string, factory: LedgerFactory): vo
       });
     });
 
+    describe('seats (CreateGuards.seat)', () => {
+      const fee = (groupId: string, playerId = `player-${randomUUID()}`) =>
+        newIntent({ kind: 'entryFee', groupId, playerId });
+
+      it('gives the last seat to exactly one of many racing creates, and refuses the rest', async () => {
+        const groupId = `match-${randomUUID()}`;
+        await store.create(fee(groupId), undefined, { seat: { seats: 3 } });
+        await store.create(fee(groupId), undefined, { seat: { seats: 3 } });
+        const racing = await Promise.allSettled(
+          Array.from({ length: 8 }, () =>
+            store.create(fee(groupId), undefined, { seat: { seats: 3 } }),
+          ),
+        );
+        const won = racing.filter((r) => r.status === 'fulfilled');
+        assert.equal(won.length, 1);
+        for (const lost of racing.filter((r) => r.status === 'rejected')) {
+          assert.ok(lost.reason instanceof LimitExceededError);
+          assertIncludes(lost.reason, { limit: 'seats', max: 3 });
+        }
+        // Nothing of a refused create was written.
+        assert.equal((await store.byGroup(groupId)).length, 3);
+      });
+
+      it('gives a seat back when its holder ends expired or failed, never when it is paid', async () => {
+        const groupId = `match-${randomUUID()}`;
+        const a = await store.create(fee(groupId), undefined, { seat: { seats: 2 } });
+        const b = await store.create(fee(groupId), undefined, { seat: { seats: 2 } });
+        await rejection(
+          store.create(fee(groupId), undefined, { seat: { seats: 2 } }),
+          LimitExceededError,
+        );
+        await store.transition(a.id, 'creating', 'pending');
+        await store.transition(a.id, 'pending', 'completed');
+        await rejection(
+          store.create(fee(groupId), undefined, { seat: { seats: 2 } }),
+          LimitExceededError,
+        );
+        await store.transition(b.id, 'creating', 'failed');
+        const c = await store.create(fee(groupId), undefined, { seat: { seats: 2 } });
+        await store.transition(c.id, 'creating', 'pending');
+        await store.transition(c.id, 'pending', 'expired');
+        const d = await store.create(fee(groupId), undefined, { seat: { seats: 2 } });
+        assert.equal((await store.seatHolder(groupId, d.playerId))?.id, d.id);
+        assert.equal((await store.seatHolder(groupId, a.playerId))?.status, 'completed');
+        assert.equal(await store.seatHolder(groupId, b.playerId), null);
+        // Another group's seats are its own.
+        await store.create(fee(`match-${randomUUID()}`), undefined, { seat: { seats: 1 } });
+      });
+
+      it('keeps one seat per player: a second is refused with the holder, unless it replaces it', async () => {
+        const groupId = `match-${randomUUID()}`;
+        const playerId = `player-${randomUUID()}`;
+        const lost = await store.create(fee(groupId, playerId), undefined, { seat: { seats: 2 } });
+        const refused = await rejection(
+          store.create(fee(groupId, playerId), undefined, { seat: { seats: 2 } }),
+          DuplicateIntentError,
+        );
+        assertIncludes(refused, { field: 'seat', existingId: lost.id });
+        await store.transition(lost.id, 'creating', 'unknown');
+        // The replacement takes the lost one's seat, not a second one: the other seat stays free.
+        const again = await store.create(fee(groupId, playerId), undefined, {
+          seat: { seats: 2, replaces: lost.id },
+        });
+        assert.equal((await store.seatHolder(groupId, playerId))?.id, again.id);
+        const other = await store.create(fee(groupId), undefined, { seat: { seats: 2 } });
+        // The replaced one ending gives back nothing: it holds no seat.
+        await store.transition(lost.id, 'unknown', 'expired');
+        assert.equal((await store.seatHolder(groupId, playerId))?.id, again.id);
+        await rejection(
+          store.create(fee(groupId), undefined, { seat: { seats: 2 } }),
+          LimitExceededError,
+        );
+        assert.equal((await store.seatHolder(groupId, other.playerId))?.id, other.id);
+        // Without a cap, the player's one seat is still kept.
+        const free = `match-${randomUUID()}`;
+        const first = await store.create(fee(free, playerId), undefined, { seat: {} });
+        assertIncludes(
+          await rejection(
+            store.create(fee(free, playerId), undefined, { seat: {} }),
+            DuplicateIntentError,
+          ),
+          { field: 'seat', existingId: first.id },
+        );
+      });
+
+      it('refuses a seat for an intent without a group, writing nothing', async () => {
+        await rejection(
+          store.create(newIntent({ kind: 'entryFee' }), undefined, { seat: { seats: 1 } }),
+          InvalidIntentError,
+        );
+      });
+    });
+
+    describe('dueAlso (TransitionOptions)', () => {
+      it('makes the other intent due with the move, never later, and only while in its status', async () => {
+        const group = await store.create(newIntent({ kind: 'match', nextCheckAt: 50_000 }), 10);
+        const fee = await store.create(newIntent({ kind: 'entryFee', groupId: group.id }), 10);
+        await store.transition(fee.id, 'creating', 'pending', {
+          dueAlso: { id: group.id, status: 'creating', at: 60_000 },
+        });
+        // Later than it was: left alone.
+        assert.equal((await store.get(group.id))?.nextCheckAt, 50_000);
+        const moved = await store.transition(fee.id, 'pending', 'completed', {
+          now: 20_000,
+          dueAlso: { id: group.id, status: 'creating', at: 20_000 },
+        });
+        assert.equal(moved?.status, 'completed');
+        const touched = await store.get(group.id);
+        assertIncludes(touched, { nextCheckAt: 20_000, status: 'creating', updatedAt: 10 });
+        const claimed = await store.claimDue(20_000, 10, 'me', 1_000);
+        assert.deepEqual(
+          claimed.map((i) => i.id),
+          [group.id],
+        );
+      });
+
+      it('touches nothing when the move is not made or the other intent moved on', async () => {
+        const group = await store.create(newIntent({ kind: 'match', nextCheckAt: 50_000 }), 10);
+        const fee = await store.create(newIntent({ kind: 'entryFee', groupId: group.id }), 10);
+        const due = { id: group.id, status: 'creating' as const, at: 20_000 };
+        assert.equal(
+          await store.transition(fee.id, 'pending', 'completed', { dueAlso: due }),
+          null,
+        );
+        assert.equal((await store.get(group.id))?.nextCheckAt, 50_000);
+        await store.transition(group.id, 'creating', 'pending', { patch: { nextCheckAt: 70_000 } });
+        await store.transition(fee.id, 'creating', 'pending', { dueAlso: due });
+        assertIncludes(await store.get(group.id), { status: 'pending', nextCheckAt: 70_000 });
+      });
+    });
+
     describe('unknowns and advanceChecks', () => {
       it('lists the unknown intents, oldest first, up to the limit, and no others', async () => {
         const first = await store.create(newIntent(), 10);
@@ -2448,6 +2579,27 @@ export function describeSharedStorage(
         }
       });
     }
+    it("give a group's last seat to one create of many, across instances, over many rounds", async () => {
+      const open = storage();
+      const writers = [open(), open(), open()];
+      for (let round = 0; round < options.rounds; round++) {
+        const groupId = `match-${randomUUID()}`;
+        const seat = { seat: { seats: 2 } };
+        const first = writers[0] as LedgerStore;
+        await first.create(newIntent({ kind: 'entryFee', groupId }), undefined, seat);
+        const racing = await Promise.allSettled(
+          Array.from({ length: 6 }, (_, i) =>
+            (writers[i % 3] as LedgerStore).create(
+              newIntent({ kind: 'entryFee', groupId }),
+              undefined,
+              seat,
+            ),
+          ),
+        );
+        assert.equal(racing.filter((r) => r.status === 'fulfilled').length, 1, `round ${round}`);
+        assert.equal((await first.byGroup(groupId)).length, 2, `round ${round}`);
+      }
+    });
 
     it('let exactly one of many racing transitions win, over many rounds', async () => {
       const open = storage();

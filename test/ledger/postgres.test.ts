@@ -267,6 +267,8 @@ describe('PostgresLedger', function () {
           'payouts_paused',
           'rate',
           'schema_version',
+          'seat_counts',
+          'seats',
         ],
       );
       const version = await admin.query(`SELECT version FROM "${s}".schema_version`);

@@ -45,7 +45,7 @@ import {
 } from './contract.js';
 
 /** The layout this library writes, and every migration ends at. */
-const LAYOUT = '9';
+const LAYOUT = '10';
 
 describe('RedisLedger', function () {
   this.timeout(30_000);

@@ -403,7 +403,7 @@ describe('SqliteLedger', () => {
 
     const db = new DatabaseSync(file, { readOnly: true });
     try {
-      assertIncludes(db.prepare('PRAGMA user_version').get(), { user_version: 9 });
+      assertIncludes(db.prepare('PRAGMA user_version').get(), { user_version: 10 });
       const names = db
         .prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'intents'")
         .all()
@@ -529,7 +529,7 @@ describe('SqliteLedger', () => {
     ]);
     const db = new DatabaseSync(file, { readOnly: true });
     try {
-      assertIncludes(db.prepare('PRAGMA user_version').get(), { user_version: 9 });
+      assertIncludes(db.prepare('PRAGMA user_version').get(), { user_version: 10 });
     } finally {
       db.close();
     }
@@ -572,7 +572,7 @@ describe('SqliteLedger', () => {
     await store.close();
     const db = new DatabaseSync(file, { readOnly: true });
     try {
-      assertIncludes(db.prepare('PRAGMA user_version').get(), { user_version: 9 });
+      assertIncludes(db.prepare('PRAGMA user_version').get(), { user_version: 10 });
       const indexes = db
         .prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events'")
         .all()
@@ -630,7 +630,7 @@ describe('SqliteLedger', () => {
     await store.close();
     const db = new DatabaseSync(file, { readOnly: true });
     try {
-      assertIncludes(db.prepare('PRAGMA user_version').get(), { user_version: 9 });
+      assertIncludes(db.prepare('PRAGMA user_version').get(), { user_version: 10 });
       assertIncludes(db.prepare("SELECT n FROM counters WHERE name = 'open'").get(), { n: 2 });
     } finally {
       db.close();
@@ -661,7 +661,7 @@ describe('SqliteLedger', () => {
     await store.close();
     const db = new DatabaseSync(file);
     try {
-      assertIncludes(db.prepare('PRAGMA user_version').get(), { user_version: 9 });
+      assertIncludes(db.prepare('PRAGMA user_version').get(), { user_version: 10 });
       // Append-only in the file itself, whoever writes it.
       assert.throws(() => db.exec("UPDATE operator_log SET by = 'mallory'"), /append-only/);
       assert.throws(() => db.exec('DELETE FROM operator_log'), /append-only/);

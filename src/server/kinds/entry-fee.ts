@@ -29,6 +29,9 @@ export const entryFee: KindRules = {
   lostAnswer: 'deadline',
   showsCode: true,
   room: 'entryFees',
+  // A fee paid into an open match: the match's own check counts its roster (funded), in
+  // whichever process comes next, even if this one stops right after the move.
+  groupDue: { on: ['completed'], while: 'creating' },
   // A fee is the player's money coming in: never issued again by us.
   mayReissue: () => false,
   async observe(api: ServiceCalls, intent, remoteId, now, proof): Promise<Observation | null> {
@@ -138,6 +141,7 @@ export async function startEntryFee(
       },
       note: `static charge ${created.status}`,
     }),
+    behalf.guards === undefined ? {} : { guards: behalf.guards },
   );
 }
 

@@ -91,6 +91,13 @@ export interface KindRules {
    * lost create answer); to be proven by the resource's callback URL before it is believed.
    */
   afterEnd?(host: KindHost, intent: Intent, hint?: string): Promise<void>;
+  /**
+   * Which of its moves make its group's record (the intent whose id is its `groupId`) due at once,
+   * and while that record is in which status: written in the move's own atomic step
+   * (TransitionOptions.dueAlso), so the record's check follows the move in whichever process
+   * looks next, whatever becomes of the one that moved it. None: its moves leave the group alone.
+   */
+  readonly groupDue?: { readonly on: readonly IntentStatus[]; readonly while: IntentStatus };
   /** May it be issued again having ended unpaid? (journal.ts's `mayReissue` for payouts) */
   mayReissue(intent: Intent): boolean;
   /** The room map its entry appears in; null: it never appears in a room. */

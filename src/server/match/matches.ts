@@ -19,17 +19,22 @@
  * - An entry is returned only if the match was still open once its fee was in the ledger (read
  *   again after the create); one that lost the race to a decision has its charge closed and is
  *   refused, and a payment that slipped in is refunded as paid into a decided match.
+ * - Seats are the ledger's: each fee's create takes its player's seat in the same atomic step
+ *   (CreateGuards.seat), so the last seat goes to one player whatever the processes, and an
+ *   entry reads the match and the player's seat, never the group.
  * - A decided match is due in the reconciler until it is finished, so a process that dies
- *   halfway is finished by another. An open match is due at its timeout: while its room lives,
- *   the room pushes the timeout forward; once nobody does, the reconciler aborts it and every
- *   paid fee is refunded.
+ *   halfway is finished by another. An open match times out at its `expiresAt`: while its room
+ *   lives, the room pushes the timeout forward; once nobody does, the reconciler aborts it and
+ *   every paid fee is refunded. A fee paid into it makes it due at once, in the move's own
+ *   atomic step, so `funded` follows from the ledger: whichever process looks next marks it.
  *
  * Its calls take what the schemas of terms.ts return, parsed once where the call entered (a
  * method of `lightning`, the room); the fees, payouts and refunds it starts are built from the
  * match's record of those terms, and their operations parse nothing again.
  *
- * Footprint: per call a few ledger reads of the match's group (an entry one more read of the
- * match); no timers (the reconciler and the rooms drive it).
+ * Footprint: per call a few ledger reads of the match's group, but an entry: two keyed reads
+ * (the match, the player's seat) and its fee's create; no timers (the reconciler and the rooms
+ * drive it).
  */
 import { createHash } from 'node:crypto';
 import { v7 as uuidv7 } from 'uuid';
@@ -37,6 +42,7 @@ import { AmbiguousResultError } from '../../api/errors.js';
 import { timerAt } from '../../clock.js';
 import {
   InvalidArgumentError,
+  LimitExceededError,
   LnAddressRefusedError,
   MatchClosedError,
   MatchSeatError,
@@ -49,6 +55,7 @@ import {
   reissuedByOperator,
   wasShown,
 } from '../../ledger/journal.js';
+import type { SeatGuard } from '../../ledger/store.js';
 import { refuseBlocked } from '../blocked.js';
 import type { Engine } from '../engine.js';
 import { startEntryFee } from '../kinds/entry-fee.js';
@@ -114,6 +121,7 @@ export class Matches {
     const now = this.#engine.now();
     const id = uuidv7();
     const terms: MatchTerms = {
+      seatGuard: true,
       entryFeeMsat: args.entryFeeMsat,
       rakeBps: Math.round(args.rake * 10_000),
       feeExpiresIn: args.feeExpiresIn,
@@ -134,6 +142,9 @@ export class Matches {
         unit: 'msats',
         description: args.description,
         groupId: id,
+        // The timeout is `expiresAt`; `nextCheckAt` is when to look next, which a fee paid
+        // into the match brings forward (its check then counts the roster).
+        expiresAt: now + args.timeoutMs,
         nextCheckAt: now + args.timeoutMs,
         meta: { terms } satisfies MatchMeta as unknown as Record<string, unknown>,
       },
@@ -153,6 +164,34 @@ export class Matches {
     await refuseBlocked(this.#engine, args.playerId);
     const match = await this.#match(args.matchId);
     if (match.status !== 'creating') throw closedError(match);
+    const terms = matchMeta(match.meta).terms;
+    if (terms.roster && !terms.roster.includes(args.playerId)) {
+      throw new MatchSeatError(match.id, args.playerId, 'not-in-roster');
+    }
+    if (terms.seatGuard !== true) return this.#enterByRead(match, args);
+    // The player's seat is one keyed read, whatever the number already entered: a fee that
+    // holds it (open or paid) is theirs; one whose create answer was lost is replaced.
+    let holder = await this.#engine.ledger.seatHolder(match.id, args.playerId);
+    for (let round = 0; ; round++) {
+      if (holder !== null && !lostCreate(holder)) return this.#stillOpen(match.id, holder);
+      try {
+        return this.#stillOpen(match.id, await this.#charge(match, args, holder?.id));
+      } catch (err) {
+        if (err instanceof LimitExceededError && err.limit === 'seats') {
+          throw new MatchSeatError(match.id, args.playerId, 'full');
+        }
+        if (!(err instanceof DuplicateIntentError && err.field === 'seat') || round > 0) throw err;
+        // Another call of this player's took the seat first: its fee is the one.
+        holder = err.existingId === null ? null : await this.#engine.ledger.get(err.existingId);
+      }
+    }
+  }
+
+  /**
+   * `enter` into a match opened before the ledger kept seats (no `seatGuard` in its terms): its
+   * seats are a read of its group, as they were then.
+   */
+  async #enterByRead(match: Intent, args: ParsedEnter): Promise<Intent> {
     const terms = matchMeta(match.meta).terms;
     const group = await this.#engine.ledger.byGroup(match.id);
     const replaced = replacedFees(group);
@@ -184,6 +223,12 @@ export class Matches {
     let replaces = lost;
     for (let attempt = 0; ; attempt++) {
       const id = uuidv7();
+      // The player's seat, in the create's own atomic step: capped by `seats`; a roster names
+      // its players, one seat each. A new charge for a lost one takes the lost one's seat.
+      const seat: SeatGuard = {
+        ...(terms.seats === undefined || terms.roster ? {} : { seats: terms.seats }),
+        ...(replaces === undefined ? {} : { replaces }),
+      };
       try {
         return await startEntryFee(
           this.#engine,
@@ -203,6 +248,9 @@ export class Matches {
               ...(replaces === undefined ? {} : { replaces }),
               ...(args.lnAddress ? { lnAddress: args.lnAddress } : {}),
             },
+            ...(terms.seatGuard === true
+              ? { guards: { ...this.#engine.guards('entryFee'), seat } }
+              : {}),
           },
         );
       } catch (err) {
@@ -251,22 +299,45 @@ export class Matches {
     return viewOf(match, await this.#engine.ledger.byGroup(matchId));
   }
 
-  /** Pushes an open match's timeout forward: its room still lives. */
+  /**
+   * Pushes an open match's timeout (`expiresAt`) forward: its room still lives. Its next look
+   * is left as it is: a look a paid fee brought forward stays due, and a look at the old timeout
+   * finds the new one and waits for it.
+   */
   async keepAlive(matchId: string): Promise<void> {
     const match = await this.#engine.ledger.get(matchId);
     if (match?.kind !== 'match' || match.status !== 'creating') return;
     const { timeoutMs } = matchMeta(match.meta).terms;
     await this.#engine.ledger.update(match.id, 'creating', {
-      nextCheckAt: this.#engine.now() + timeoutMs,
+      expiresAt: this.#engine.now() + timeoutMs,
     });
   }
 
-  /** The reconciler's look at a due match: abort one nobody kept alive, finish a decided one. */
+  /**
+   * The reconciler's look at a due match: abort an open one nobody kept alive, count the roster
+   * of one a paid fee made due (funded, and its event, once), finish a decided one.
+   */
   async check(match: Intent): Promise<Intent> {
     if (isTerminal(match.status)) return match;
     if (match.status === 'creating') {
-      const due = match.nextCheckAt !== null && match.nextCheckAt <= this.#engine.now();
-      if (!due) return match;
+      const now = this.#engine.now();
+      const timeout = timeoutOf(match);
+      if (timeout > now) {
+        // The next look goes back to the timeout before the roster is read: a fee paid from
+        // here on makes the match due again (its move's dueAlso, never later), and a fee paid
+        // before is in what is read.
+        // (A match opened before `expiresAt` was written gets it now, so that this write, which
+        // moves its `updatedAt`, does not move its timeout.)
+        const waiting =
+          match.nextCheckAt === timeout && match.expiresAt !== null
+            ? match
+            : await this.#engine.ledger.update(match.id, 'creating', {
+                nextCheckAt: timeout,
+                expiresAt: timeout,
+              });
+        if (waiting) await this.#checkFunded(waiting);
+        return (await this.#engine.ledger.get(match.id)) ?? match;
+      }
       await this.#decide(match.id, 'abort', {
         shares: null,
         reason: 'timed out: nobody settled or aborted it (its room or process stopped)',
@@ -725,7 +796,10 @@ export class Matches {
   /**
    * The roster has paid (view.ts `rosterPaid`): the funded flag in the ledger, and the event,
    * once, by a compare-and-set in the ledger (two fees paid together, in one process or two,
-   * both get here). A match without a roster is never funded.
+   * both get here). A match without a roster is never funded. Run by the process that saw the
+   * fee paid (`#follow`) and by the match's check, which the fee's move made due in the ledger
+   * (entry-fee.ts `groupDue`): a process that stops, or a ledger that goes away, between the
+   * move and this leaves the match due, and whichever process looks next funds it.
    */
   async #checkFunded(match: Intent): Promise<void> {
     const meta = matchMeta(match.meta);
@@ -784,11 +858,9 @@ function closedError(match: Intent): MatchClosedError {
 }
 
 /**
- * Refuses a player the match has no seat for (MatchSeatError), before anything is recorded: one
- * its roster does not name, or one more than its `seats` while every seat holds another
- * player's open or paid fee. The count is a read, not a guard of the ledger: two players who
- * take the last seat at the same instant in two processes may both get in; the match is funded
- * all the same once `seats` of them paid, and the pot counts every paid fee.
+ * For a match opened before the ledger kept seats (`#enterByRead`; its roster was checked): refuses
+ * a player the match has no seat for (MatchSeatError), before anything is recorded: one more than
+ * its `seats` while every seat holds another player's open or paid fee. A read, not a guard.
  */
 function refuseSeat(
   matchId: string,
@@ -796,16 +868,20 @@ function refuseSeat(
   group: readonly Intent[],
   playerId: string,
 ): void {
-  if (terms.roster) {
-    if (!terms.roster.includes(playerId))
-      throw new MatchSeatError(matchId, playerId, 'not-in-roster');
-    return;
-  }
+  if (terms.roster) return;
   // The player's own seat (a fee of theirs whose create answer was lost) is not another's.
   const others = seated(group).filter((fee) => fee.playerId !== playerId);
   if (terms.seats !== undefined && others.length >= terms.seats) {
     throw new MatchSeatError(matchId, playerId, 'full');
   }
+}
+
+/**
+ * When an open match times out: its `expiresAt`, which `open` and `keepAlive` write. A match
+ * opened before it had one timed out `timeoutMs` after its last write (its keep-alive's).
+ */
+function timeoutOf(match: Intent): number {
+  return match.expiresAt ?? match.updatedAt + matchMeta(match.meta).terms.timeoutMs;
 }
 
 /** Whether two settles name the same winners with the same shares (in any order). */

@@ -143,6 +143,11 @@ export interface MatchTerms {
   roster?: string[];
   /** How many players it seats: the roster's size, or `seats`; absent: no roster, no funded. */
   seats?: number;
+  /**
+   * Its seats are held by the ledger (CreateGuards.seat), in each fee's create. Absent on a
+   * match opened before the ledger kept seats: its seats are a read of its group.
+   */
+  seatGuard?: true;
 }
 
 /** How many players a match waits for before it is funded; 0 when it has no roster. */

@@ -1,0 +1,156 @@
+/**
+ * Issue 31, finding 2: `funded` follows from the ledger, not from a live process. The fee's move
+ * that completes a roster makes its match due in the same atomic step, so when the process that
+ * made the move stops before its follow-up (closed, or SIGKILLed), another process sharing the
+ * ledger funds the match within one reconciler interval, and tells `match.funded` once.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { Room } from '@colyseus/core';
+import { expect } from 'chai';
+import { type Emulator, startEmulator } from '../../src/emulator/index.js';
+import type { Intent, IntentStatus } from '../../src/ledger/intent.js';
+import { SqliteLedger } from '../../src/ledger/sqlite.js';
+import type { TransitionOptions } from '../../src/ledger/store.js';
+import type { MatchView } from '../../src/server/match/view.js';
+import { eventually } from '../support/eventually.js';
+import { type Game, quietLogger, startGame } from '../support/game.js';
+
+class EmptyRoom extends Room {}
+
+const FIXTURE = fileURLToPath(new URL('./fixtures/funded-process.ts', import.meta.url));
+
+/** Closes itself the instant the armed fee's move to `completed` is in the ledger. */
+class ClosingLedger extends SqliteLedger {
+  armed: string | null = null;
+
+  override async transition(
+    id: string,
+    from: IntentStatus | readonly IntentStatus[],
+    to: IntentStatus,
+    options?: TransitionOptions,
+  ): Promise<Intent | null> {
+    const moved = await super.transition(id, from, to, options);
+    if (moved !== null && id === this.armed && to === 'completed') {
+      this.armed = null;
+      void this.close();
+    }
+    return moved;
+  }
+}
+
+describe('matches: funded follows from the ledger, whatever stops after the last fee is paid', function () {
+  this.timeout(30_000);
+  let emulator: Emulator;
+  let dir: string;
+  let child: ChildProcess | undefined;
+  const games: Game[] = [];
+  const ledgers: SqliteLedger[] = [];
+
+  beforeEach(async () => {
+    emulator = await startEmulator({ logger: quietLogger });
+    dir = mkdtempSync(join(tmpdir(), 'match-funded-'));
+  });
+
+  afterEach(async () => {
+    child?.kill('SIGKILL');
+    for (const game of games.splice(0)) await game.stop();
+    for (const ledger of ledgers.splice(0)) await ledger.close();
+    await emulator.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** Another process of the game on the same ledger file, its reconciler running. */
+  async function otherProcess(path: string): Promise<{ game: Game; funded: MatchView[] }> {
+    const ledger = new SqliteLedger({ path });
+    ledgers.push(ledger);
+    const game = await startGame(
+      { empty: EmptyRoom },
+      { emulator, ledger, reconciler: { intervalMs: 100 } },
+    );
+    games.push(game);
+    const funded: MatchView[] = [];
+    game.lightning.on('match.funded', (view) => funded.push(view));
+    return { game, funded };
+  }
+
+  /** The match is funded for good, and its event was told once in all. */
+  async function fundedOnce(game: Game, matchId: string, told: MatchView[]): Promise<void> {
+    await eventually(() => told.length > 0, 10_000, 'match.funded told by the other process');
+    // More looks change nothing: the event was told once.
+    await game.lightning.reconciler.runOnce();
+    await game.lightning.refresh(matchId);
+    const view = await game.lightning.match(matchId);
+    expect(view.funded).to.equal(true);
+    expect(view.status).to.equal('open');
+    expect(told).to.have.length(1);
+    expect(told[0]?.id).to.equal(matchId);
+    expect(told[0]?.paid).to.equal(2);
+  }
+
+  it('a process closed right after the move: another process funds the match, once', async () => {
+    const path = join(dir, 'ledger.sqlite');
+    const ledger = new ClosingLedger({ path });
+    ledgers.push(ledger);
+    const first = await startGame(
+      { empty: EmptyRoom },
+      { emulator, ledger, reconciler: { enabled: false } },
+    );
+    games.push(first);
+    const toldFirst: MatchView[] = [];
+    first.lightning.on('match.funded', (view) => toldFirst.push(view));
+    const match = await first.lightning.openMatch({ entryFeeMsat: 40_000, seats: 2 });
+    const fees: Intent[] = [];
+    for (const playerId of ['alice', 'bob']) {
+      fees.push(await first.lightning.enterMatch({ matchId: match.id, playerId }));
+    }
+    const [a, b] = fees as [Intent, Intent];
+    emulator.control.payStaticCharge(a.remoteId as string);
+    expect((await first.lightning.refresh(a.id))?.status).to.equal('completed');
+    ledger.armed = b.id;
+    emulator.control.payStaticCharge(b.remoteId as string);
+    // Its callback moves the fee, and the ledger closes right after, before the follow-up.
+    await eventually(() => ledger.armed === null, 5_000, 'the last fee moved in the first process');
+    await first.lightning.close();
+
+    const other = await otherProcess(path);
+    await fundedOnce(other.game, match.id, other.funded);
+    expect(toldFirst).to.deep.equal([]);
+  });
+
+  it('a process SIGKILLed right after the move: another process funds the match, once', async () => {
+    const path = join(dir, 'ledger.sqlite');
+    const config = JSON.stringify({ apiKey: emulator.apiKey, baseUrl: emulator.url, ledger: path });
+    child = spawn(process.execPath, ['--import', 'tsx', FIXTURE, config], {
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
+    const exited = new Promise<NodeJS.Signals | null>((resolve) =>
+      child?.once('exit', (_code, signal) => resolve(signal)),
+    );
+    const reports: Record<string, unknown>[] = [];
+    createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
+      reports.push(JSON.parse(line) as Record<string, unknown>);
+    });
+    const entered = await eventually(
+      () => reports.find((r) => r.event === 'entered'),
+      15_000,
+      'the players entered in the child',
+    );
+    for (const remoteId of entered.fees as string[]) {
+      expect(emulator.control.payStaticCharge(remoteId).status).to.equal('OK');
+    }
+    child.stdin?.write('read\n');
+    expect(await exited).to.equal('SIGKILL');
+    expect(reports.some((r) => r.event === 'alive')).to.equal(false);
+
+    const other = await otherProcess(path);
+    const matchId = entered.matchId as string;
+    const moved = await other.game.lightning.ledger.byGroup(matchId);
+    expect(moved.filter((i) => i.status === 'completed')).to.have.length(2);
+    await fundedOnce(other.game, matchId, other.funded);
+  });
+});
