@@ -112,6 +112,17 @@ export const ACCOUNT_CLASSES = [
 
 const CLASSES: ReadonlySet<string> = new Set(ACCOUNT_CLASSES);
 
+/**
+ * A name a read may ask for: `class` or `class:owner` with an owner of 1 to 255 characters. One
+ * that no write could make (an owner with a NUL) is simply found empty.
+ */
+export function isAccountName(account: string): boolean {
+  const colon = account.indexOf(':');
+  if (colon === -1) return CLASSES.has(account);
+  const owner = account.length - colon - 1;
+  return CLASSES.has(account.slice(0, colon)) && owner >= 1 && owner <= 255;
+}
+
 /** `class` or `class:owner`: a class from ACCOUNT_CLASSES, an owner that is an id (src/ids.ts). */
 export function isAccount(account: string): boolean {
   const colon = account.indexOf(':');

@@ -20,7 +20,13 @@ import {
   isTerminal,
   type NewIntent,
 } from './intent.js';
-import { isAccount, type JournalQuery, POSTING_TAG_PATTERN, type Posting } from './journal.js';
+import {
+  isAccount,
+  isAccountName,
+  type JournalQuery,
+  POSTING_TAG_PATTERN,
+  type Posting,
+} from './journal.js';
 import type { BudgetWindow, CreateGuards, DueAlso, TransitionOptions } from './store.js';
 
 /**
@@ -454,7 +460,7 @@ export function parseJournalQuery(
   return { ...parsed, after: Number(parsed.after ?? 0), limit: parsed.limit ?? 100 };
 }
 
-const accountsSchema = z.array(z.string().refine(isAccount)).max(1000);
+const accountsSchema = z.array(z.string().refine(isAccountName)).max(1000);
 
 /** Account names for `balances`: at most 1,000, each an account. */
 export function parseAccounts(accounts: readonly string[] | undefined): string[] | undefined {
