@@ -122,6 +122,50 @@ describe('matches: funded follows from the ledger, whatever stops after the last
     expect(toldFirst).to.deep.equal([]);
   });
 
+  it('a replaced lost charge paid while the match is open: another process refunds it, once', async () => {
+    const path = join(dir, 'ledger.sqlite');
+    const ledger = new ClosingLedger({ path });
+    ledgers.push(ledger);
+    const first = await startGame(
+      { empty: EmptyRoom },
+      { emulator, ledger, reconciler: { enabled: false } },
+    );
+    games.push(first);
+    const match = await first.lightning.openMatch({ entryFeeMsat: 40_000, seats: 2 });
+    emulator.control.faults.add({
+      method: 'POST',
+      path: '/v0/static-charges',
+      times: 1,
+      mode: 'process-then-destroy',
+    });
+    const fee = await first.lightning.enterMatch({ matchId: match.id, playerId: 'alice' });
+    const lostId = fee.meta.replaces as string;
+    const lostCharge = emulator.control
+      .staticCharges()
+      .find((c) => c.internalId === 'alice' && c.id !== fee.remoteId);
+    expect(lostCharge, 'the lost charge exists at the service').to.not.equal(undefined);
+    ledger.armed = lostId;
+    emulator.control.payStaticCharge(lostCharge?.id as string);
+    // Its callback moves the lost fee, and the ledger closes right after, before the follow-up.
+    await eventually(() => ledger.armed === null, 5_000, 'the lost fee moved in the first process');
+    await first.lightning.close();
+
+    const other = await otherProcess(path);
+    const refund = await eventually(
+      async () => {
+        const group = await other.game.lightning.ledger.byGroup(match.id);
+        return group.find((i) => i.meta.feeId === lostId && i.status === 'pending');
+      },
+      10_000,
+      'the lost charge refunded by the other process',
+    );
+    expect(refund.playerId).to.equal('alice');
+    await other.game.lightning.reconciler.runOnce();
+    const requests = emulator.control.withdrawalRequests().filter((w) => w.internalId === 'alice');
+    expect(requests).to.have.length(1);
+    expect((await other.game.lightning.match(match.id)).status).to.equal('open');
+  });
+
   it('a process SIGKILLed right after the move: another process funds the match, once', async () => {
     const path = join(dir, 'ledger.sqlite');
     const config = JSON.stringify({ apiKey: emulator.apiKey, baseUrl: emulator.url, ledger: path });

@@ -335,7 +335,7 @@ export class Matches {
                 nextCheckAt: timeout,
                 expiresAt: timeout,
               });
-        if (waiting) await this.#checkFunded(waiting);
+        if (waiting) await this.#lookOpen(waiting);
         return (await this.#engine.ledger.get(match.id)) ?? match;
       }
       await this.#decide(match.id, 'abort', {
@@ -801,10 +801,10 @@ export class Matches {
    * (entry-fee.ts `groupDue`): a process that stops, or a ledger that goes away, between the
    * move and this leaves the match due, and whichever process looks next funds it.
    */
-  async #checkFunded(match: Intent): Promise<void> {
+  async #checkFunded(match: Intent, read?: readonly Intent[]): Promise<void> {
     const meta = matchMeta(match.meta);
     if (seatsOf(meta.terms) === 0) return;
-    const group = await this.#engine.ledger.byGroup(match.id);
+    const group = read ?? (await this.#engine.ledger.byGroup(match.id));
     if (!rosterPaid(meta.terms, group)) return;
     const current = await this.#engine.ledger.get(match.id);
     if (current?.status !== 'creating') return;
@@ -819,6 +819,22 @@ export class Matches {
     if (!(await this.#engine.ledger.recordEvent(`once:match.funded:${match.id}`))) return;
     this.#engine.announce(updated);
     this.#engine.emit('match.funded', viewOf(updated, group));
+  }
+
+  /**
+   * A look at an open match a paid fee made due (or its timeout, not yet come): what its
+   * process's follow-up would have done, from the ledger. A lost charge that a new one replaced
+   * and that turned out paid is refunded (fixed id: once), and a roster that paid is funded.
+   */
+  async #lookOpen(match: Intent): Promise<void> {
+    const group = await this.#engine.ledger.byGroup(match.id);
+    const replaced = replacedFees(group);
+    for (const fee of group) {
+      if (replaced.has(fee.id) && fee.status === 'completed') {
+        await this.#refund(match, group, fee, REPLACED);
+      }
+    }
+    await this.#checkFunded(match, group);
   }
 
   /**
