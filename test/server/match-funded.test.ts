@@ -13,35 +13,16 @@ import { fileURLToPath } from 'node:url';
 import { Room } from '@colyseus/core';
 import { expect } from 'chai';
 import { type Emulator, startEmulator } from '../../src/emulator/index.js';
-import type { Intent, IntentStatus } from '../../src/ledger/intent.js';
+import type { Intent } from '../../src/ledger/intent.js';
 import { SqliteLedger } from '../../src/ledger/sqlite.js';
-import type { TransitionOptions } from '../../src/ledger/store.js';
 import type { MatchView } from '../../src/server/match/view.js';
+import { ArmedLedger } from '../support/armed-ledger.js';
 import { eventually } from '../support/eventually.js';
 import { type Game, quietLogger, startGame } from '../support/game.js';
 
 class EmptyRoom extends Room {}
 
 const FIXTURE = fileURLToPath(new URL('./fixtures/funded-process.ts', import.meta.url));
-
-/** Closes itself the instant the armed fee's move to `completed` is in the ledger. */
-class ClosingLedger extends SqliteLedger {
-  armed: string | null = null;
-
-  override async transition(
-    id: string,
-    from: IntentStatus | readonly IntentStatus[],
-    to: IntentStatus,
-    options?: TransitionOptions,
-  ): Promise<Intent | null> {
-    const moved = await super.transition(id, from, to, options);
-    if (moved !== null && id === this.armed && to === 'completed') {
-      this.armed = null;
-      void this.close();
-    }
-    return moved;
-  }
-}
 
 describe('matches: funded follows from the ledger, whatever stops after the last fee is paid', function () {
   this.timeout(30_000);
@@ -94,7 +75,7 @@ describe('matches: funded follows from the ledger, whatever stops after the last
 
   it('a process closed right after the move: another process funds the match, once', async () => {
     const path = join(dir, 'ledger.sqlite');
-    const ledger = new ClosingLedger({ path });
+    const ledger = new ArmedLedger({ path }, (armed) => void armed.close());
     ledgers.push(ledger);
     const first = await startGame(
       { empty: EmptyRoom },
@@ -124,7 +105,7 @@ describe('matches: funded follows from the ledger, whatever stops after the last
 
   it('a replaced lost charge paid while the match is open: another process refunds it, once', async () => {
     const path = join(dir, 'ledger.sqlite');
-    const ledger = new ClosingLedger({ path });
+    const ledger = new ArmedLedger({ path }, (armed) => void armed.close());
     ledgers.push(ledger);
     const first = await startGame(
       { empty: EmptyRoom },
