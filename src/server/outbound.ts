@@ -12,10 +12,11 @@
  *   (decayed by half every 10 s; of equals, the one waiting longest). One player's flood makes
  *   their own use high: another player's call goes before it, and floods share what is left;
  *   calls outside any player's context share one line of their own;
- * - payouts, in the order they came, with a floor: while payouts wait and the players waiting
- *   all took many tokens lately (HEAVY_USE), every PLAYERS_PER_PAYOUT + 1-th token goes to a
- *   payout, so a flood of players never stops the queue, and a queue of payouts never takes
- *   more than that share from players; a player who took few goes first, always;
+ * - payouts, in the order they came, with a floor: while payouts and players both wait, a
+ *   payout goes after every PLAYERS_PER_PAYOUT players' tokens (after one more when the player
+ *   next in line took few lately: one who just came goes at once), so a crowd of players, light
+ *   or heavy, never stops the queue (a quarter to a fifth of the rate), and a queue of payouts
+ *   never takes more than that share from them;
  * - re-reads (the reconciler's), in order, and only from a surplus: a re-read takes a token
  *   only when one more is left (READ_KEEP), so that re-reads in any process never take the
  *   token the next payout was about to.
@@ -288,19 +289,17 @@ export class OutboundScheduler implements OutboundGate {
   }
 
   /**
-   * The class served next: players; payouts, and every few tokens one of them when only players
-   * who took many lately wait (a player who took few is never the flood the floor is for);
-   * then re-reads.
+   * The class served next: players, but a payout after every PLAYERS_PER_PAYOUT tokens while
+   * payouts wait (after one more when the player next in line took few); then re-reads.
    */
   #turn(): CallPriority | null {
     const payouts = this.#payouts.length > 0;
-    if (
-      this.#players.size > 0 &&
-      (!payouts ||
-        this.#playerRun < PLAYERS_PER_PAYOUT ||
-        this.#lightest(this.#clock.now()).use < HEAVY_USE)
-    ) {
-      return 'player';
+    if (this.#players.size > 0) {
+      if (!payouts || this.#playerRun < PLAYERS_PER_PAYOUT) return 'player';
+      // One token of slack for a player who took few (someone who just came, served from the
+      // tokens left for them): the payout goes next, never later.
+      const light = this.#lightest(this.#clock.now()).use < HEAVY_USE;
+      if (light && this.#playerRun < PLAYERS_PER_PAYOUT + 1) return 'player';
     }
     if (payouts) return 'payout';
     return this.#reads.length > 0 ? 'read' : null;

@@ -65,7 +65,7 @@ describe('outbound scheduler', () => {
     ]);
   });
 
-  it('serves players fairly (the least served first), their re-reads as their actions, every 4th token to a payout once only a flood waits', async () => {
+  it("serves players fairly (the least served first), their re-reads as their actions, a payout after every 3 or 4 players' tokens while both wait", async () => {
     start();
     await call('read', 'first');
     const as = (player: string, priority: CallPriority, name: string) =>
@@ -82,13 +82,29 @@ describe('outbound scheduler', () => {
     await Promise.all(all);
     // The honest player's re-read goes second: the flood's first call waited longer.
     expect(served.slice(0, 4)).to.deep.equal(['first', 'flood 0', 'honest re-read', 'flood 1']);
-    // Once the flood has taken many tokens (8 lately), a payout every 4th token.
+    // While players and payouts both wait, a payout after 4 tokens to players who took few,
+    // after 3 once the flood took many.
     const p1 = served.indexOf('payout 1');
     const p2 = served.indexOf('payout 2');
-    expect(p1).to.be.within(9, 12);
-    expect(p2 - p1).to.equal(4);
+    expect(p1).to.equal(5);
+    expect(p2 - p1).to.be.within(4, 5);
     expect(served.indexOf('flood 15')).to.be.greaterThan(p2);
     expect(served.at(-1)).to.equal('background read');
+  });
+
+  it('a crowd of players who each took few still leaves payouts every 5th token', async () => {
+    start();
+    await call('read', 'first');
+    const crowd = Array.from({ length: 40 }, (_, i) =>
+      scheduler.asPlayer(`player ${i}`, () => call('player', `player ${i}`)),
+    );
+    const payouts = Array.from({ length: 10 }, (_, i) => call('payout', `payout ${i}`));
+    await eventually(() => scheduler.waiting === 50);
+    await serve(51);
+    await Promise.all([...crowd, ...payouts]);
+    const firstTwenty = served.slice(1, 21);
+    expect(firstTwenty.filter((name) => name.startsWith('payout'))).to.have.length(4);
+    expect(firstTwenty.filter((name) => name.startsWith('player'))).to.have.length(16);
   });
 
   it('leaves the last token to a payout: a re-read takes only a surplus, woken for a payout', async () => {
