@@ -79,6 +79,13 @@ const PLAYERS_PER_PAYOUT = 3;
  */
 const PLAYER_KEEP = 2;
 
+/**
+ * Tokens' time (at the game's rate) without a payout served, from which the next payout leaves
+ * no token for whoever comes: the tokens left are one process's courtesy, and players of the
+ * game's other processes, sharing the bucket, take them.
+ */
+const STARVED_TOKENS = 4;
+
 /** Tokens lately (decayed) from which a player leaves PLAYER_KEEP, as payouts do. */
 const HEAVY_USE = 8;
 
@@ -117,6 +124,8 @@ export class OutboundScheduler implements OutboundGate {
   /** Each player's tokens lately (decayed from `at`), the one served longest ago first. */
   readonly #use = new Map<string, { tokens: number; at: number }>();
   readonly #payouts: Waiter[] = [];
+  /** When a payout last got a token, or the payouts' line last started (this process's clock). */
+  #payoutServedAt = 0;
   readonly #reads: Waiter[] = [];
   /** Tokens players took in a row while payouts waited. */
   #playerRun = 0;
@@ -200,6 +209,9 @@ export class OutboundScheduler implements OutboundGate {
         if (turn) turn.push(waiter);
         else this.#players.set(key, [waiter]);
       } else {
+        if (priority === 'payout' && this.#payouts.length === 0) {
+          this.#payoutServedAt = this.#clock.now();
+        }
         (priority === 'payout' ? this.#payouts : this.#reads).push(waiter);
       }
       this.#waiting++;
@@ -317,7 +329,12 @@ export class OutboundScheduler implements OutboundGate {
     if (turn === 'player') {
       return this.#lightest(this.#clock.now()).use >= HEAVY_USE ? leave : 0;
     }
-    if (turn === 'payout') return leave;
+    if (turn === 'payout') {
+      // Other processes' players take the tokens left for whoever comes: a payout that waited
+      // STARVED_TOKENS tokens' time for one leaves none, and the queue keeps its share.
+      const starvedMs = (STARVED_TOKENS * 1_000) / this.#limit.perSecond;
+      return this.#clock.now() - this.#payoutServedAt >= starvedMs ? 0 : leave;
+    }
     return Math.max(0, Math.min(leave + READ_KEEP, burst - 1));
   }
 
@@ -330,6 +347,7 @@ export class OutboundScheduler implements OutboundGate {
     } else if (turn === 'payout') {
       waiter = this.#payouts.shift();
       this.#playerRun = 0;
+      this.#payoutServedAt = this.#clock.now();
     } else if (turn === 'read') {
       waiter = this.#reads.shift();
     }

@@ -107,6 +107,34 @@ describe('outbound scheduler', () => {
     expect(firstTwenty.filter((name) => name.startsWith('player'))).to.have.length(16);
   });
 
+  it("payouts keep a share of the game's bucket while another process's players take every token", async () => {
+    start({ perSecond: 10, burst: 5 });
+    // Two processes on one bucket: this one drains payouts, the other serves a crowd.
+    const other = new OutboundScheduler({
+      store,
+      limit: { perSecond: 10, burst: 5 },
+      clock,
+      logger: quietLogger,
+    });
+    try {
+      const payouts = Array.from({ length: 10 }, (_, i) => call('payout', `payout ${i}`));
+      const crowd = Array.from({ length: 60 }, (_, i) =>
+        other
+          .asPlayer(`player ${i}`, () => other.acquire('player'))
+          .then(() => served.push(`player ${i}`)),
+      );
+      await eventually(() => scheduler.waiting + other.waiting === 70 - served.length);
+      await serve(50);
+      // The crowd's players leave no token behind; still, a payout at least every 5 tokens.
+      const payoutsServed = served.slice(0, 50).filter((name) => name.startsWith('payout'));
+      expect(payoutsServed.length).to.be.at.least(8);
+      await serve(70);
+      await Promise.all([...payouts, ...crowd]);
+    } finally {
+      other.close();
+    }
+  });
+
   it('leaves the last token to a payout: a re-read takes only a surplus, woken for a payout', async () => {
     start({ perSecond: 10, burst: 2 });
     await call('payout', 'first');
