@@ -8,8 +8,8 @@
  * Who is served first, in one process (docs/PERFORMANCE.md says it for the game):
  * - players' actions, fairly between players: a call made while a player waits on it
  *   (`asPlayer`: their own create, their callback's proving re-read) waits in that player's
- *   line, and the next token goes to the waiting player who took the fewest tokens lately
- *   (decayed by half every 10 s; of equals, the one waiting longest). One player's flood makes
+ *   line; players who took few tokens lately (under HEAVY_USE, decayed by half every 10 s) are
+ *   served in the order they waited, and those who took more after them, the fewest first. One player's flood makes
  *   their own use high: another player's call goes before it, and floods share what is left;
  *   calls outside any player's context share one line of their own;
  * - payouts, in the order they came, with a floor: while payouts and players both wait, a
@@ -381,9 +381,15 @@ export class OutboundScheduler implements OutboundGate {
   #lightest(now: number): { party: string | undefined; use: number } {
     let party: string | undefined;
     let least = Number.POSITIVE_INFINITY;
+    let rank = Number.POSITIVE_INFINITY;
     for (const waiting of this.#players.keys()) {
       const use = this.#useOf(waiting, now);
-      if (use < least) {
+      // Below HEAVY_USE players are equals, served in the order they waited: a player on the
+      // third step of a visit is not passed by every newcomer (whose use is 0); only a flood
+      // (HEAVY_USE and more) goes after them.
+      const weight = use < HEAVY_USE ? 0 : use;
+      if (weight < rank) {
+        rank = weight;
         least = use;
         party = waiting;
       }

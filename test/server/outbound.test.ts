@@ -135,6 +135,25 @@ describe('outbound scheduler', () => {
     }
   });
 
+  it('a player on the third step of a visit is not passed by every newcomer', async () => {
+    start();
+    const as = (player: string, name: string) =>
+      scheduler.asPlayer(player, () => call('player', name));
+    // The player joined and entered: two tokens lately.
+    await as('visitor', 'join');
+    const entering = as('visitor', 'enter');
+    await serve(2);
+    await entering;
+    // Its payment's re-read waits; then a stream of newcomers, each with no use yet.
+    const mine = as('visitor', 'paid');
+    await eventually(() => scheduler.waiting === 1);
+    const newcomers = Array.from({ length: 20 }, (_, i) => as(`newcomer ${i}`, `newcomer ${i}`));
+    await eventually(() => scheduler.waiting === 21);
+    await serve(23);
+    await Promise.all([mine, ...newcomers]);
+    expect(served.indexOf('paid')).to.equal(2);
+  });
+
   it('leaves the last token to a payout: a re-read takes only a surplus, woken for a payout', async () => {
     start({ perSecond: 10, burst: 2 });
     await call('payout', 'first');
