@@ -392,6 +392,8 @@ export class OutboundScheduler implements OutboundGate {
         rank = weight;
         least = use;
         party = waiting;
+        // None comes before the first light player: the common case reads one or two.
+        if (weight === 0) break;
       }
     }
     return { party, use: least };

@@ -22,7 +22,8 @@
  * the rate of queued payouts beside its re-reads (reconciler.ts), and the scheduler serves them
  * as payouts; without a rate, queued payouts count as the reconciler's checks (checksPerSecond).
  *
- * Footprint: nothing of its own; per payout two keyed reads (pause, block), one compare-and-set,
+ * Footprint: nothing of its own; per payout two keyed reads (pause, and the block but for a
+ * match's payout), one compare-and-set,
  * then the create.
  */
 import { PayoutsPausedError } from '../errors.js';
@@ -89,11 +90,6 @@ export class PayoutQueue {
       if (ticket) engine.outbound?.release(ticket);
       return stop === 'paused' ? this.#later(intent) : this.#refuseBlocked(intent);
     }
-    // A pause in this process while the reads ran.
-    if (engine.breaker.paused) {
-      if (ticket) engine.outbound?.release(ticket);
-      return this.#later(intent);
-    }
     const taken = await engine.apply(
       intent,
       'creating',
@@ -119,13 +115,16 @@ export class PayoutQueue {
   /**
    * Whether the payout may not go now: payouts paused (an operator's pause in the ledger, which
    * this process then follows at once, or this process's breaker, wallet floor included), or its
-   * player blocked. Two keyed reads of the ledger.
+   * player blocked (not read for a match's payout: its pot's debt is paid to a blocked player
+   * as when it is not queued). Two keyed reads of the ledger at most; the breaker is asked last,
+   * so a pause in this process while they ran stops it too.
    */
   async #stopped(intent: Intent): Promise<'paused' | 'blocked' | null> {
     const { breaker, ledger } = this.#engine;
+    const potDebt = fromPot(intent);
     const [pause, blocked] = await Promise.all([
       ledger.payoutPause(),
-      ledger.isBlocked(intent.playerId),
+      potDebt ? false : ledger.isBlocked(intent.playerId),
     ]);
     if (pause !== null && breaker.paused === null) breaker.pauseByOperator(pause.by, pause.note);
     try {
@@ -134,8 +133,7 @@ export class PayoutQueue {
       if (!(err instanceof PayoutsPausedError)) throw err;
       return 'paused';
     }
-    // A match's payout is its pot's debt, paid to a blocked player as when it is not queued.
-    return blocked && !fromPot(intent) ? 'blocked' : null;
+    return blocked ? 'blocked' : null;
   }
 
   /** Paused: it keeps its place, and goes when payouts resume. */

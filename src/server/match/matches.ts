@@ -710,7 +710,7 @@ export class Matches {
       const group = await this.#engine.ledger.byGroup(match.id);
       // A lost charge that a new one replaced, paid after all: the player's money goes back now.
       if (replacedFees(group).has(intent.id)) await this.#refund(match, group, intent, REPLACED);
-      else await this.#checkFunded(match);
+      else await this.#checkFunded(match, group);
       return;
     }
     if (match.status === 'pending') {
