@@ -73,7 +73,8 @@ describe('matches: funded follows from the ledger, whatever stops after the last
     expect(told[0]?.paid).to.equal(2);
   }
 
-  it('a process closed right after the move: another process funds the match, once', async () => {
+  /** The first process, on a file ledger that closes the instant its armed move is in. */
+  async function closingProcess(): Promise<{ path: string; ledger: ArmedLedger; first: Game }> {
     const path = join(dir, 'ledger.sqlite');
     const ledger = new ArmedLedger({ path }, (armed) => void armed.close());
     ledgers.push(ledger);
@@ -82,6 +83,11 @@ describe('matches: funded follows from the ledger, whatever stops after the last
       { emulator, ledger, reconciler: { enabled: false } },
     );
     games.push(first);
+    return { path, ledger, first };
+  }
+
+  it('a process closed right after the move: another process funds the match, once', async () => {
+    const { path, ledger, first } = await closingProcess();
     const toldFirst: MatchView[] = [];
     first.lightning.on('match.funded', (view) => toldFirst.push(view));
     const match = await first.lightning.openMatch({ entryFeeMsat: 40_000, seats: 2 });
@@ -104,14 +110,7 @@ describe('matches: funded follows from the ledger, whatever stops after the last
   });
 
   it('a replaced lost charge paid while the match is open: another process refunds it, once', async () => {
-    const path = join(dir, 'ledger.sqlite');
-    const ledger = new ArmedLedger({ path }, (armed) => void armed.close());
-    ledgers.push(ledger);
-    const first = await startGame(
-      { empty: EmptyRoom },
-      { emulator, ledger, reconciler: { enabled: false } },
-    );
-    games.push(first);
+    const { path, ledger, first } = await closingProcess();
     const match = await first.lightning.openMatch({ entryFeeMsat: 40_000, seats: 2 });
     emulator.control.faults.add({
       method: 'POST',
