@@ -14,6 +14,7 @@ import { ManualClock, startEmulator } from '../../src/emulator/index.js';
 import { ConfigurationError, PlayerBlockedError } from '../../src/errors.js';
 import type { Intent } from '../../src/ledger/intent.js';
 import type { OperatorAction, OperatorLogPage } from '../../src/ledger/operator-log.js';
+import type { LedgerStore } from '../../src/ledger/store.js';
 import { csvCell, csvRow } from '../../src/operator/csv.js';
 import { eventually } from '../support/eventually.js';
 import { type Game, quietLogger, startGame } from '../support/game.js';
@@ -84,6 +85,26 @@ function readCsv(text: string, separator: string): string[][] {
   }
   if (field !== '' || row.length > 0) rows.push([...row, field]);
   return rows;
+}
+
+/** A reward written as another process would, with its one journal entry (the console finds
+ * intents through the journal). */
+function createdReward(store: LedgerStore, playerId: string, description: string, now: number) {
+  return store.create(
+    { kind: 'reward', roomId: null, playerId, amount: '1000', unit: 'msats', description },
+    now,
+    {},
+    [
+      {
+        tag: 'created',
+        debit: 'house:rewards',
+        credit: 'inflight',
+        amount: '1000',
+        unit: 'msats',
+        why: 'reward created',
+      },
+    ],
+  );
 }
 
 describe('operator console routes', () => {
@@ -443,27 +464,11 @@ describe('operator console routes', () => {
       const now = Date.now();
       // 1,100 intents written as another process would, each with one journal entry.
       for (let n = 0; n < 1_100; n++) {
-        await game.store.create(
-          {
-            kind: 'reward',
-            roomId: null,
-            playerId: `p${n}`,
-            amount: '1000',
-            unit: 'msats',
-            description: n === 7 ? '=cmd|" /c calc"!A1, then\nmore' : `reward ${n}`,
-          },
+        await createdReward(
+          game.store,
+          `p${n}`,
+          n === 7 ? '=cmd|" /c calc"!A1, then\nmore' : `reward ${n}`,
           now,
-          {},
-          [
-            {
-              tag: 'created',
-              debit: 'house:rewards',
-              credit: 'inflight',
-              amount: '1000',
-              unit: 'msats',
-              why: 'reward created',
-            },
-          ],
         );
       }
       const get = (sub: string) => fetch(url(sub), { headers: { authorization: TOKEN } });
@@ -520,29 +525,7 @@ describe('operator console routes', () => {
       // A tab is no id's (src/ids.ts): the description carries one, after a `;` reading's cut.
       const ids = ['x;=1+1;', "dde;=cmd|' /C calc'!A0;", 'a +SUM(1)', 'b,@x', 'c; "=1', '-d'];
       for (const playerId of ids) {
-        await game.store.create(
-          {
-            kind: 'reward',
-            roomId: null,
-            playerId,
-            amount: '1000',
-            unit: 'msats',
-            description: 'win;=HYPERLINK("http://x")\t+SUM(1)',
-          },
-          now,
-          {},
-          // The console finds intents through the journal: one entry each.
-          [
-            {
-              tag: 'created',
-              debit: 'house:rewards',
-              credit: 'inflight',
-              amount: '1000',
-              unit: 'msats',
-              why: 'reward created',
-            },
-          ],
-        );
+        await createdReward(game.store, playerId, 'win;=HYPERLINK("http://x")\t+SUM(1)', now);
       }
       const res = await fetch(url(`/export/intents.csv?since=${now - 1000}`), {
         headers: { authorization: TOKEN },
