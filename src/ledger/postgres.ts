@@ -806,12 +806,18 @@ export class PostgresLedger implements LedgerStore {
     }
   }
 
-  async claimDue(now: number, limit: number, owner: string, leaseMs: number): Promise<Intent[]> {
+  async claimDue(
+    now: number,
+    limit: number,
+    owner: string,
+    leaseMs: number,
+    queued?: number,
+  ): Promise<Intent[]> {
     this.#assertOpen();
     parseEpochMs(now, 'now');
-    parseClaim(limit, owner, leaseMs);
-    if (limit === 0) return [];
-    const values = [owner, now + leaseMs, now, limit];
+    parseClaim(limit, owner, leaseMs, queued);
+    if (limit === 0 && !queued) return [];
+    const values = [owner, now + leaseMs, now, limit, queued !== undefined, queued ?? 0];
     assertNoNul(values);
     const pool = await this.#ready();
     const rows = await this.#transaction(pool, [this.#movesLock], (client) =>
@@ -1286,6 +1292,9 @@ function statements(s: string, movesLock: string, writerKey: number) {
   // claim (exclusive) starts only once no such write is in flight.
   const movesCte = `moves AS (SELECT pg_advisory_xact_lock_shared(${movesLock}) AS held)`;
   const withMovesLock = `WITH ${movesCte}`;
+  // An intent the reconciler may claim: due, open, its lease free or run out.
+  const due = `next_check_at <= $3::bigint AND ${OPEN_SQL}
+        AND (lease_owner IS NULL OR lease_until IS NULL OR lease_until <= $3::bigint)`;
   // A write that journals takes the journal writer's lock of its intent too (after the moves
   // lock, always in this order), in a CTE the write reads: held before its first row.
   const mark = writerLock(writerKey);
@@ -1344,14 +1353,19 @@ function statements(s: string, movesLock: string, writerKey: number) {
     // snapshot already holds every acknowledged write). SKIP LOCKED passes over a row that
     // something outside this protocol holds (an operator's open transaction) instead of waiting.
     // Leases are bookkeeping about who is looking, not a change to the intent: updated_at stays.
-    claim: `UPDATE ${s}.intents SET lease_owner = $1, lease_until = $2::bigint
-      WHERE seq IN (
-        SELECT seq FROM ${s}.intents
-        WHERE next_check_at <= $3::bigint AND ${OPEN_SQL}
-          AND (lease_owner IS NULL OR lease_until IS NULL OR lease_until <= $3::bigint)
+    // With a share for the queue ($5), queued payouts are taken apart from the others.
+    claim: `WITH others AS (SELECT seq FROM ${s}.intents
+        WHERE ${due} AND (NOT $5::boolean OR status <> 'queued')
         ORDER BY next_check_at, created_at, seq
         LIMIT $4
+        FOR UPDATE SKIP LOCKED),
+      share AS (SELECT seq FROM ${s}.intents
+        WHERE ${due} AND $5::boolean AND status = 'queued'
+        ORDER BY next_check_at, created_at, seq
+        LIMIT $6
         FOR UPDATE SKIP LOCKED)
+      UPDATE ${s}.intents SET lease_owner = $1, lease_until = $2::bigint
+      WHERE seq IN (SELECT seq FROM others UNION ALL SELECT seq FROM share)
       RETURNING ${COLUMNS}`,
     release: `${withMovesLock}
       UPDATE ${s}.intents SET lease_owner = NULL, lease_until = NULL FROM moves

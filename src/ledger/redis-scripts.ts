@@ -439,19 +439,27 @@ return redis.call('HGETALL', key)
  */
 export const CLAIM = `${HELPERS}
 local now, limit, owner, untilMs = tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4], ARGV[5]
+-- ARGV[6] >= 0: queued payouts are claimed apart, up to that many; -1: they count in limit.
+local split = tonumber(ARGV[6]) >= 0
+local queued = math.max(tonumber(ARGV[6]), 0)
 local out = {}
+local others, shares = 0, 0
 local offset = 0
-local batch = math.max(limit * 2, 64)
-while #out < limit do
+local batch = math.max((limit + queued) * 2, 64)
+while others < limit or shares < queued do
   local members = redis.call('ZRANGEBYSCORE', p .. 'due', '-inf', ARGV[2], 'LIMIT', offset, batch)
   if #members == 0 then break end
   for _, m in ipairs(members) do
     local key = ikey(idOf(m))
-    local lease = redis.call('HMGET', key, 'leaseOwner', 'leaseUntil')
+    local lease = redis.call('HMGET', key, 'leaseOwner', 'leaseUntil', 'status')
     if not lease[1] or not lease[2] or tonumber(lease[2]) <= now then
-      redis.call('HSET', key, 'leaseOwner', owner, 'leaseUntil', untilMs)
-      out[#out + 1] = redis.call('HGETALL', key)
-      if #out >= limit then break end
+      local apart = split and lease[3] == 'queued'
+      if (apart and shares < queued) or (not apart and others < limit) then
+        if apart then shares = shares + 1 else others = others + 1 end
+        redis.call('HSET', key, 'leaseOwner', owner, 'leaseUntil', untilMs)
+        out[#out + 1] = redis.call('HGETALL', key)
+      end
+      if others >= limit and shares >= queued then break end
     end
   end
   offset = offset + #members

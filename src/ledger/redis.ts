@@ -631,16 +631,23 @@ export class RedisLedger implements LedgerStore {
     });
   }
 
-  async claimDue(now: number, limit: number, owner: string, leaseMs: number): Promise<Intent[]> {
+  async claimDue(
+    now: number,
+    limit: number,
+    owner: string,
+    leaseMs: number,
+    queued?: number,
+  ): Promise<Intent[]> {
     this.#assertOpen();
     parseEpochMs(now, 'now');
-    parseClaim(limit, owner, leaseMs);
-    if (limit === 0) return [];
+    parseClaim(limit, owner, leaseMs, queued);
+    if (limit === 0 && !queued) return [];
     const reply = await this.#run(SCRIPTS.claim, [
       String(now),
       String(limit),
       owner,
       String(now + leaseMs),
+      String(queued ?? -1),
     ]);
     return (reply as string[][]).map(toIntent);
   }

@@ -136,6 +136,10 @@ const SHARED_CLASSES: ReadonlySet<string> = new Set(['wallet', 'inflight', 'hous
 /** Notes kept once committed: the texts moves and postings repeat are a few dozen. */
 const MAX_KNOWN_NOTES = 1_000;
 
+/** An intent the reconciler may claim: due, open, its lease free or run out. */
+const DUE_SQL = `next_check_at <= :now AND next_check_at IS NOT NULL AND ${LIVE_SQL}
+  AND (lease_owner IS NULL OR lease_until IS NULL OR lease_until <= :now)`;
+
 type Params = Record<string, SQLInputValue>;
 
 export class SqliteCore {
@@ -499,9 +503,13 @@ export class SqliteCore {
     });
   }
 
-  claimDue(now: number, limit: number, owner: string, leaseMs: number): Intent[] {
+  /** `queued` -1: queued payouts count against `limit` (LedgerStore.claimDue without a share). */
+  claimDue(now: number, limit: number, owner: string, leaseMs: number, queued: number): Intent[] {
+    const split = queued >= 0 ? 1 : 0;
+    const share = Math.max(queued, 0);
+    const until = now + leaseMs;
     const rows = this.#write(
-      () => this.#sql.claim.all({ now, limit, owner, until: now + leaseMs }) as unknown as Row[],
+      () => this.#sql.claim.all({ now, limit, owner, until, split, share }) as unknown as Row[],
     );
     // RETURNING yields rows in no promised order; the contract is nextCheckAt, then age.
     rows.sort(
@@ -967,14 +975,17 @@ function prepareStatements(db: DatabaseSync) {
       `SELECT ${COLUMNS} FROM intents WHERE group_id = ? AND group_id IS NOT NULL ORDER BY created_at, seq`,
     ),
     // Leases are bookkeeping about who is looking, not a change to the intent: updated_at stays.
+    // With a share for the queue (:split), queued payouts are taken apart from the others.
     claim: db.prepare(`
       UPDATE intents SET lease_owner = :owner, lease_until = :until
       WHERE seq IN (
-        SELECT seq FROM intents
-        WHERE next_check_at <= :now AND next_check_at IS NOT NULL AND ${LIVE_SQL}
-          AND (lease_owner IS NULL OR lease_until IS NULL OR lease_until <= :now)
-        ORDER BY next_check_at, created_at, seq
-        LIMIT :limit)
+        SELECT seq FROM (SELECT seq FROM intents
+          WHERE ${DUE_SQL} AND (:split = 0 OR status <> 'queued')
+          ORDER BY next_check_at, created_at, seq LIMIT :limit)
+        UNION ALL
+        SELECT seq FROM (SELECT seq FROM intents
+          WHERE ${DUE_SQL} AND :split = 1 AND status = 'queued'
+          ORDER BY next_check_at, created_at, seq LIMIT :share))
       RETURNING ${COLUMNS}`),
     release: db.prepare(
       'UPDATE intents SET lease_owner = NULL, lease_until = NULL WHERE id = ? AND lease_owner = ?',

@@ -256,12 +256,18 @@ export class SqliteLedger implements LedgerStore {
     return this.run('balances', [parseAccounts(accounts)]);
   }
 
-  async claimDue(now: number, limit: number, owner: string, leaseMs: number): Promise<Intent[]> {
+  async claimDue(
+    now: number,
+    limit: number,
+    owner: string,
+    leaseMs: number,
+    queued?: number,
+  ): Promise<Intent[]> {
     this.assertOpen();
     parseEpochMs(now, 'now');
-    parseClaim(limit, owner, leaseMs);
-    if (limit === 0) return [];
-    return this.run('claimDue', [now, limit, owner, leaseMs]);
+    parseClaim(limit, owner, leaseMs, queued);
+    if (limit === 0 && !queued) return [];
+    return this.run('claimDue', [now, limit, owner, leaseMs, queued ?? -1]);
   }
 
   async release(id: string, owner: string): Promise<void> {

@@ -227,8 +227,19 @@ export interface LedgerStore extends RateStore {
    * now + leaseMs. No two callers get the same intent while its lease runs. A lease is held
    * while leaseOwner is set and now < leaseUntil. Leasing and releasing leave updatedAt alone:
    * they record who is looking, not a change to the intent.
+   *
+   * With `queued` given, payouts in status `queued` are claimed in a share of their own: up to
+   * `queued` of them (0: none) beside up to `limit` others, so re-reads due before a long queue
+   * never keep it waiting (nor it them). Without it every due intent counts against `limit`.
+   * The answer is ordered by `nextCheckAt` either way.
    */
-  claimDue(now: number, limit: number, owner: string, leaseMs: number): Promise<Intent[]>;
+  claimDue(
+    now: number,
+    limit: number,
+    owner: string,
+    leaseMs: number,
+    queued?: number,
+  ): Promise<Intent[]>;
 
   /** Releases a lease held by `owner` (no-op if it is not held by them). */
   release(id: string, owner: string): Promise<void>;

@@ -300,8 +300,9 @@ export function parseLimit(limit: number): void {
   parse(z.int().nonnegative(), limit, 'limit');
 }
 
-export function parseClaim(limit: number, owner: string, leaseMs: number): void {
+export function parseClaim(limit: number, owner: string, leaseMs: number, queued?: number): void {
   parse(z.int().nonnegative(), limit, 'limit');
+  parse(z.int().nonnegative().optional(), queued, 'queued share');
   parse(nonEmpty, owner, 'lease owner');
   parse(z.int().positive(), leaseMs, 'lease duration');
 }

@@ -9,9 +9,10 @@
  * It also runs the live audit (audit.ts) every `audit.intervalMs`, on a timer of its own.
  *
  * Queued payouts (queue.ts) are due at once and claimed the same way; their check is their send,
- * a payout, not a re-read: with the game's rate (`rateLimit`) a tick takes up to a tick's worth
- * of the rate of them besides its re-reads (the outbound scheduler paces them as payouts), with
- * room for them in flight; without a rate they count as checks, under `checksPerSecond`. A
+ * a payout, not a re-read: with the game's rate (`rateLimit`) a tick claims up to a tick's worth
+ * of the rate of them in a share of their own, beside its re-reads (the outbound scheduler
+ * paces them as payouts), with as many in flight; without a rate they count as checks, under
+ * `checksPerSecond`. A
  * claimed intent no budget covers is released at once, due as it was, for the next tick.
  *
  * Footprint: two interval timers; per tick one ledger query, plus the re-reads that are due.
@@ -36,6 +37,11 @@ interface TickBudget {
   drains: number;
 }
 
+/** A tick's budget, and how many drains may wait for their tokens at once. */
+interface Budget extends TickBudget {
+  drainsInFlight: number;
+}
+
 export class Reconciler {
   /** Identifies this process's leases. */
   readonly owner = randomUUID();
@@ -46,8 +52,10 @@ export class Reconciler {
   readonly #audit: (() => Promise<unknown>) | undefined;
   #auditing: Promise<unknown> | undefined;
   #running: Promise<number> | undefined;
-  /** The timer's checks still in flight. */
+  /** The timer's re-reads (and, without a rate, queued payouts) still in flight. */
   readonly #inFlight = new Set<Promise<void>>();
+  /** The timer's queued payouts still in flight (with a rate: each waits for its token). */
+  readonly #draining = new Set<Promise<void>>();
   #claiming = false;
 
   readonly #onChecked: ((ok: boolean) => void) | undefined;
@@ -107,7 +115,7 @@ export class Reconciler {
     clearInterval(this.#auditTimer);
     this.#timer = undefined;
     this.#auditTimer = undefined;
-    await Promise.all([this.#running, this.#auditing, ...this.#inFlight]);
+    await Promise.all([this.#running, this.#auditing, ...this.#inFlight, ...this.#draining]);
   }
 
   /**
@@ -116,32 +124,40 @@ export class Reconciler {
    */
   async #tick(): Promise<void> {
     const budget = this.#budget();
-    const free = MAX_IN_FLIGHT + budget.drains - this.#inFlight.size;
-    if (this.#claiming || free <= 0) return;
+    const room: TickBudget = {
+      checks: Math.min(budget.checks, MAX_IN_FLIGHT - this.#inFlight.size),
+      drains: Math.min(budget.drains, budget.drainsInFlight - this.#draining.size),
+    };
+    if (this.#claiming || (room.checks <= 0 && room.drains <= 0)) return;
     this.#claiming = true;
     let due: Intent[];
     try {
-      due = this.#within(await this.#claim(Math.min(budget.checks + budget.drains, free)), budget);
+      due = this.#within(await this.#claim(room), budget);
     } finally {
       this.#claiming = false;
     }
     for (const intent of due) {
+      const places =
+        intent.status === 'queued' && budget.drains > 0 ? this.#draining : this.#inFlight;
       const check: Promise<void> = this.#checkOne(intent).finally(() => {
-        this.#inFlight.delete(check);
+        places.delete(check);
       });
-      this.#inFlight.add(check);
+      places.add(check);
     }
   }
 
-  #budget(): TickBudget {
+  #budget(): Budget {
     const { checksPerSecond, intervalMs } = this.#settings;
     const rate = this.#engine.settings.rateLimit;
+    // A tick's worth of the game's rate (at least its burst), paced by the scheduler; a second's
+    // worth may wait for tokens at once, so a short tick never leaves the rate unused.
+    const drains = rate
+      ? Math.max(1, Math.ceil((rate.perSecond * intervalMs) / 1_000), Math.floor(rate.burst))
+      : 0;
     return {
       checks: Math.max(1, Math.floor((checksPerSecond * intervalMs) / 1_000)),
-      // A tick's worth of the game's rate (at least its burst), paced by the scheduler.
-      drains: rate
-        ? Math.max(1, Math.ceil((rate.perSecond * intervalMs) / 1_000), Math.floor(rate.burst))
-        : 0,
+      drains,
+      drainsInFlight: rate ? Math.max(drains, Math.ceil(rate.perSecond)) : 0,
     };
   }
 
@@ -166,13 +182,21 @@ export class Reconciler {
     return kept;
   }
 
-  async #claim(limit: number): Promise<Intent[]> {
+  /**
+   * Leases what `room` covers. With a rate, queued payouts are claimed in their own share:
+   * re-reads due before a long queue (a crowd's open codes) never keep it waiting, nor it them.
+   * Without one they count as checks.
+   */
+  async #claim(room: TickBudget): Promise<Intent[]> {
+    const checks = Math.max(0, room.checks);
+    const queued = this.#engine.settings.rateLimit ? Math.max(0, room.drains) : undefined;
     try {
       return await this.#engine.ledger.claimDue(
         this.#engine.now(),
-        limit,
+        checks,
         this.owner,
         this.#settings.leaseMs,
+        queued,
       );
     } catch (err) {
       this.#engine.logger.warn(`reconciler could not read the ledger: ${(err as Error).message}`);
@@ -202,7 +226,7 @@ export class Reconciler {
 
   async #pass(): Promise<number> {
     const budget = this.#budget();
-    const due = this.#within(await this.#claim(budget.checks + budget.drains), budget);
+    const due = this.#within(await this.#claim(budget), budget);
     let next = 0;
     const worker = async () => {
       while (next < due.length) await this.#checkOne(due[next++] as Intent);

@@ -1672,6 +1672,40 @@ export function describeLedgerContract(name: string, factory: LedgerFactory): vo
         assert.ok(!second.some((i) => i.id === queued.id));
       });
 
+      it('claims queued payouts in a share of their own, whatever re-reads were due before them', async () => {
+        // Re-reads due before the queue (a crowd's unpaid charges) fill any single limit first.
+        const reads: Intent[] = [];
+        for (let i = 0; i < 6; i++) {
+          const created = await store.create(newIntent({ nextCheckAt: 100 + i }), 1);
+          const moved = await store.transition(created.id, 'creating', 'pending', { now: 2 });
+          if (!moved) assert.fail('transition refused');
+          reads.push(moved);
+        }
+        const queued: Intent[] = [];
+        for (let i = 0; i < 4; i++) {
+          queued.push(await store.create(newIntent({ nextCheckAt: 500 + i }), 500, queue));
+        }
+        // A share of 3 for the queue: its 3 oldest, beside the 2 oldest re-reads.
+        const claimed = await store.claimDue(1_000, 2, 'a', 30_000, 3);
+        assert.deepEqual(
+          claimed.map((i) => i.id),
+          [reads[0]?.id, reads[1]?.id, queued[0]?.id, queued[1]?.id, queued[2]?.id],
+        );
+        // A share of 0: no queued payout, however many others the limit leaves room for.
+        const noQueue = await store.claimDue(1_000, 3, 'b', 30_000, 0);
+        assert.deepEqual(
+          noQueue.map((i) => i.id),
+          [reads[2]?.id, reads[3]?.id, reads[4]?.id],
+        );
+        // Without a share, queued payouts wait their turn among the others (by nextCheckAt).
+        const rest = await store.claimDue(1_000, 5, 'c', 30_000);
+        assert.deepEqual(
+          rest.map((i) => i.id),
+          [reads[5]?.id, queued[3]?.id],
+        );
+        await rejection(store.claimDue(1_000, 1, 'c', 30_000, -1), InvalidIntentError);
+      });
+
       it('moves queued -> creating once (of racing writers one wins), then on; history kept', async () => {
         const queued = await store.create(newIntent({ nextCheckAt: 100 }), 100, queue);
         const racers = await Promise.all(
