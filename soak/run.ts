@@ -5,7 +5,8 @@
  *   npm run soak                      2,000 ops
  *   npm run soak -- --ops 10000       the long form
  *   npm run soak -- --ops 400 --seed 7
- *   npm run soak -- --ledger postgres  the ledger on PostgreSQL (restarted once instead of Redis)
+ *   npm run soak -- --ledger sqlite    the ledger in one SQLite file the processes share (no
+ *                                      ledger server to kill); default postgres
  */
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
@@ -16,7 +17,7 @@ const args = z
   .object({
     ops: z.coerce.number().int().min(20).max(1_000_000).default(2_000),
     seed: z.coerce.number().int().min(0).optional(),
-    ledger: z.enum(['redis', 'postgres']).default('redis'),
+    ledger: z.enum(['postgres', 'sqlite']).default('postgres'),
   })
   .parse(
     parseArgs({
