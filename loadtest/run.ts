@@ -189,7 +189,7 @@ async function verdict(
   excused: ReadonlySet<string>,
 ): Promise<Check[]> {
   const ledger = new PostgresLedger(pgPool);
-  const intents = await readLedger(ledger, { pool: pgPool });
+  const intents = await readLedger(ledger, pgPool);
   const books = await readBooks(ledger, intents);
   const control = world.emulator.control;
   const checks = checkLoad({

@@ -7,7 +7,6 @@
  * Cost: one read per intent, one journal query per intent (16 at a time), one per 1,000
  * entries, one balances call per 500 accounts: a few seconds for the long soak's ledger.
  */
-import { DatabaseSync } from 'node:sqlite';
 import type pg from 'pg';
 import type { Intent } from '../src/ledger/intent.js';
 import type { JournalEntry, JournalQuery } from '../src/ledger/journal.js';
@@ -15,23 +14,10 @@ import { PostgresLedger } from '../src/ledger/postgres.js';
 import type { LedgerStore } from '../src/ledger/store.js';
 import { accountsOf, type Books } from './money.js';
 
-/** Where the intents' ids are read: the PostgreSQL pool, or the SQLite file. */
-export type LedgerSource = { pool: pg.Pool } | { path: string };
-
-/** Every intent in the ledger, read one by one. */
-export async function readLedger(ledger: LedgerStore, source: LedgerSource): Promise<Intent[]> {
-  const ids: string[] = [];
-  if ('pool' in source) {
-    const { rows } = await source.pool.query<{ id: string }>('SELECT id FROM lightning.intents');
-    for (const row of rows) ids.push(row.id);
-  } else {
-    const db = new DatabaseSync(source.path, { readOnly: true });
-    try {
-      for (const row of db.prepare('SELECT id FROM intents').all()) ids.push(String(row.id));
-    } finally {
-      db.close();
-    }
-  }
+/** Every intent in the ledger (the ids from `pool`, the ledger's database), read one by one. */
+export async function readLedger(ledger: LedgerStore, pool: pg.Pool): Promise<Intent[]> {
+  const { rows } = await pool.query<{ id: string }>('SELECT id FROM lightning.intents');
+  const ids = rows.map((row) => row.id);
   const intents: Intent[] = [];
   for (let k = 0; k < ids.length; k += 200) {
     const batch = await Promise.all(ids.slice(k, k + 200).map((id) => ledger.get(id)));

@@ -1,7 +1,6 @@
 /**
- * The soak's world: one redis-server (presence and the matchmaker's driver), the ledger (one
- * PostgreSQL, fsync on, restartable; or one SQLite file the processes share), one emulator in
- * this process, and game-server processes (soak/game-server.ts, driven by test/cluster's
+ * The soak's world: one redis-server (presence and the matchmaker's driver), one PostgreSQL
+ * (the ledger, fsync on, restartable), one emulator in this process, and game-server processes (soak/game-server.ts, driven by test/cluster's
  * GameProcess). Callbacks go round a ring: process i gives the service process i+1's address,
  * so every callback lands on a process that does not host the intent's room, as behind a load
  * balancer. A process can be killed (SIGKILL) and started again on its port; so can
@@ -10,9 +9,6 @@
  *
  * Cost: three Node processes, a redis-server and a PostgreSQL besides this one.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { type Emulator, startEmulator } from '../src/emulator/index.js';
 import { GameProcess, type NodeConfig, type Report } from '../test/cluster/processes.js';
 import { freePort } from '../test/support/ports.js';
@@ -28,8 +24,6 @@ export interface ClusterOptions {
   /** More createLightning options for every process (api, breaker). */
   lightning: Record<string, unknown>;
   lingerMs: number;
-  /** Where the ledger lives: a PostgreSQL (default), or one SQLite file on this machine. */
-  ledger?: 'postgres' | 'sqlite';
 }
 
 /** One process slot: its current process, and every room it created in this incarnation. */
@@ -44,10 +38,8 @@ export interface Node {
 
 export class Cluster {
   readonly redis: RedisServer;
-  /** The ledger's PostgreSQL; null when the ledger is the SQLite file. */
-  readonly postgres: PostgresServer | null;
-  /** The ledger's SQLite file; null when the ledger is on PostgreSQL. */
-  readonly sqlitePath: string | null;
+  /** The ledger's server. */
+  readonly postgres: PostgresServer;
   readonly emulator: Emulator;
   readonly nodes: Node[];
   readonly reports: Report[];
@@ -57,8 +49,7 @@ export class Cluster {
 
   private constructor(
     redis: RedisServer,
-    postgres: PostgresServer | null,
-    sqlitePath: string | null,
+    postgres: PostgresServer,
     emulator: Emulator,
     nodes: Node[],
     reports: Report[],
@@ -66,7 +57,6 @@ export class Cluster {
   ) {
     this.redis = redis;
     this.postgres = postgres;
-    this.sqlitePath = sqlitePath;
     this.emulator = emulator;
     this.nodes = nodes;
     this.reports = reports;
@@ -75,12 +65,8 @@ export class Cluster {
 
   static async start(options: ClusterOptions): Promise<Cluster> {
     const reports: Report[] = [];
-    const redis = await startRedis({ durable: false });
-    const sqlite = options.ledger === 'sqlite';
-    const postgres = sqlite ? null : await startPostgres();
-    const sqlitePath = sqlite
-      ? join(mkdtempSync(join(tmpdir(), 'lightning-soak-')), 'ledger.sqlite')
-      : null;
+    const redis = await startRedis();
+    const postgres = await startPostgres();
     const clock = new SoakClock();
     const emulator = await startEmulator({ walletMsat: 10 ** 13, clock });
     const ports = new Set<number>();
@@ -99,8 +85,7 @@ export class Cluster {
         env: {
           SOAK_OPTIONS: JSON.stringify(options.lightning),
           SOAK_LINGER_MS: String(options.lingerMs),
-          ...(postgres ? { LEDGER_URL: postgres.url } : {}),
-          ...(sqlitePath ? { LEDGER_FILE: sqlitePath } : {}),
+          LEDGER_URL: postgres.url,
         },
       }),
     );
@@ -113,12 +98,11 @@ export class Cluster {
         incarnation: 0,
         rooms: [],
       }));
-      return new Cluster(redis, postgres, sqlitePath, emulator, nodes, reports, clock);
+      return new Cluster(redis, postgres, emulator, nodes, reports, clock);
     } catch (err) {
       await emulator.close();
       await redis.stop();
-      await postgres?.stop();
-      if (sqlitePath) rmSync(join(sqlitePath, '..'), { recursive: true, force: true });
+      await postgres.stop();
       throw err;
     }
   }
@@ -205,7 +189,6 @@ export class Cluster {
     await Promise.all(this.nodes.map((n) => n.process.kill()));
     await this.emulator.close();
     await this.redis.stop();
-    await this.postgres?.stop();
-    if (this.sqlitePath) rmSync(join(this.sqlitePath, '..'), { recursive: true, force: true });
+    await this.postgres.stop();
   }
 }

@@ -1,12 +1,12 @@
 /**
  * One game-server process of the soak: Colyseus with RedisPresence + RedisDriver, the
- * lightning routes, a PostgresLedger (or a SqliteLedger on a file they share), and a room whose players ask for money
+ * lightning routes, a PostgresLedger, and a room whose players ask for money
  * movements and play matches by message, as a game's client would. Started by soak/cluster.ts
  * through test/cluster's GameProcess (`node --import tsx`, an IPC channel), configured by env:
  *
  *   NODE_NAME, PORT, PUBLIC_URL, REDIS_URL, API_URL, API_KEY, RECONCILER (JSON),
  *   SOAK_OPTIONS (JSON: more createLightning options: api, breaker), SOAK_LINGER_MS,
- *   LEDGER_URL (PostgreSQL) or LEDGER_FILE (SQLite), SOAK_CLOCK_OFFSET (ms ahead of the system clock)
+ *   LEDGER_URL (PostgreSQL), SOAK_CLOCK_OFFSET (ms ahead of the system clock)
  *
  * A player (an SDK client that joined with `{ playerId, email, lnAddress? }`) sends `op`
  * `{ seq, kind, amount, expiresIn, dice }`; the room calls the plugin's helper for that client
@@ -30,7 +30,6 @@ import { schema } from '@colyseus/schema';
 import { MatchClosedError } from '../src/errors.js';
 import type { Intent } from '../src/ledger/intent.js';
 import { PostgresLedger } from '../src/ledger/postgres.js';
-import { SqliteLedger } from '../src/ledger/sqlite.js';
 import { createLightning, type Lightning } from '../src/lightning.js';
 import type { RoomMatch } from '../src/room/match.js';
 import { LightningState } from '../src/room/state.js';
@@ -52,9 +51,7 @@ const lightning: Lightning = createLightning({
   baseUrl: env('API_URL'),
   publicUrl: env('PUBLIC_URL'),
   // Presence and the driver are on Redis; the ledger is not.
-  ledger: process.env.LEDGER_FILE
-    ? new SqliteLedger({ path: process.env.LEDGER_FILE, clock })
-    : new PostgresLedger(env('LEDGER_URL'), { clock }),
+  ledger: new PostgresLedger(env('LEDGER_URL'), { clock }),
   reconciler: JSON.parse(env('RECONCILER')),
   clock,
   ...JSON.parse(process.env.SOAK_OPTIONS ?? '{}'),

@@ -24,7 +24,7 @@ export function soakFigures(run: SoakRun): Figure[] {
     'cluster',
     `${o.processes} game processes, ${count(run.players.length)} SDK players in ${count(
       new Set(run.players.map((p) => p.roomId)).size,
-    )} rooms (the restarted process's included), 1 redis-server (presence), ${o.ledger === 'postgres' ? '1 postgresql (fsync on)' : '1 sqlite file'}, 1 emulator`,
+    )} rooms (the restarted process's included), 1 redis-server (presence), 1 postgresql (fsync on), 1 emulator`,
   );
   add('run', 'wall time', seconds(times.end - times.start));
   const opsMs = times.opsEnd - times.opsStart;

@@ -1,12 +1,12 @@
 /**
  * The fault soak: thousands of rewards, entry fees, point spends and match steps asked for by
- * real SDK clients in many rooms of three game processes that share one ledger (PostgreSQL, or a SQLite
- * file) and one Redis (presence), against
- * one emulator that answers 5xx and 429, hangs, processes and then drops or hangs the
- * connection, and drops, duplicates, delays and reorders its callbacks. Midway one game process
- * is SIGKILLed with creates in flight and started again (its open matches time out); later the
- * ledger's server (PostgreSQL) is SIGKILLed and started again. Players' wallets pay and claim from the codes
- * on their screens; some players have a Lightning address, so their payouts are payments.
+ * real SDK clients in many rooms of three game processes that share one PostgreSQL ledger and
+ * one Redis (presence), against one emulator that answers 5xx and 429, hangs, processes and
+ * then drops or hangs the connection, and drops, duplicates, delays and reorders its callbacks.
+ * Midway one game process is SIGKILLed with creates in flight and started again (its open
+ * matches time out); later the ledger's PostgreSQL is SIGKILLed and started again. Players'
+ * wallets pay and claim from the codes on their screens; some players have a Lightning
+ * address, so their payouts are payments.
  *
  * When the ops are done: closing time (every live room decides its current match), then every
  * intent gets time to end (their short deadlines, the reconciler's short grace period and
@@ -21,16 +21,15 @@
  * entries' lifetime (10 s) and the margin while the last ones end, a second or two per time
  * jump, and the reading of the journal.
  */
+import type pg from 'pg';
 import { LN_ADDRESS_DOMAIN } from '../src/emulator/index.js';
 import type { Intent } from '../src/ledger/intent.js';
 import { fromPot } from '../src/ledger/journal.js';
 import { PostgresLedger } from '../src/ledger/postgres.js';
-import { SqliteLedger } from '../src/ledger/sqlite.js';
 import type { LedgerStore } from '../src/ledger/store.js';
 import type { Report } from '../test/cluster/processes.js';
 import { eventually } from '../test/support/eventually.js';
-import type { PostgresServer } from '../test/support/postgres.js';
-import { type LedgerSource, readBooks, readLedger } from './books.js';
+import { readBooks, readLedger } from './books.js';
 import { Chaos, type ChaosOptions } from './chaos.js';
 import { Cluster, type Node } from './cluster.js';
 import { type Figure, seconds } from './figures.js';
@@ -75,9 +74,7 @@ export interface SoakOptions {
   pointsPerPlayer: number;
   /** When, as a share of the ops asked for, a game process is SIGKILLed (then restarted). */
   killProcessAt: number;
-  /** Where the ledger lives: PostgreSQL, or one SQLite file (presence stays on Redis). */
-  ledger: 'postgres' | 'sqlite';
-  /** When PostgreSQL is SIGKILLed (a SQLite file has no server); started again after `ledgerDownMs`. */
+  /** When the ledger's PostgreSQL is SIGKILLed; started again after `ledgerDownMs`. */
   killLedgerAt: number;
   ledgerDownMs: number;
   /** The game processes' reconciler options: short enough that everything ends in the run. */
@@ -132,7 +129,6 @@ export function soakOptions(overrides: Partial<SoakOptions> & { ops: number }): 
     // Enough for most spends; the last ones of a busy player run short (refused, not debited).
     pointsPerPlayer: Math.round((ops / players) * mix.spend * 25),
     killProcessAt: 0.35,
-    ledger: 'postgres',
     killLedgerAt: 0.65,
     ledgerDownMs: 800,
     reconciler: {
@@ -235,24 +231,21 @@ export async function runSoak(input: Partial<SoakOptions> & { ops: number }): Pr
   const random = new Random(o.seed);
   const start = Date.now();
   o.log(
-    `soak: ${o.ops} ops, seed ${o.seed}; starting redis, ${o.ledger === 'postgres' ? 'postgresql' : 'a sqlite file'}, the emulator and ${o.processes} game processes`,
+    `soak: ${o.ops} ops, seed ${o.seed}; starting redis, postgresql, the emulator and ${o.processes} game processes`,
   );
   const cluster = await Cluster.start({
     processes: o.processes,
     reconciler: o.reconciler,
     lightning: { api: o.api, breaker: { failures: 0 } },
     lingerMs: 600_000,
-    ledger: o.ledger,
   });
-  const pool = cluster.postgres?.pool({ max: 8 });
-  const source: LedgerSource = pool ? { pool } : { path: cluster.sqlitePath ?? '' };
-  const ledger: LedgerStore =
-    'pool' in source ? new PostgresLedger(source.pool) : new SqliteLedger(source.path);
+  const pool = cluster.postgres.pool({ max: 8 });
+  const ledger: LedgerStore = new PostgresLedger(pool);
   try {
-    return await soak(o, random, cluster, ledger, source, start);
+    return await soak(o, random, cluster, ledger, pool, start);
   } finally {
     await ledger.close();
-    await pool?.end();
+    await pool.end();
     await cluster.stop();
   }
 }
@@ -262,7 +255,7 @@ async function soak(
   random: Random,
   cluster: Cluster,
   ledger: LedgerStore,
-  source: LedgerSource,
+  pool: pg.Pool,
   start: number,
 ): Promise<SoakResult> {
   const { emulator } = cluster;
@@ -354,9 +347,9 @@ async function soak(
       processKilled = true;
       crashed = crashed.then(() => killProcess(cluster.nodes.at(-1) as Node));
     }
-    if (!ledgerKilled && cluster.postgres && issued >= o.ops * o.killLedgerAt) {
+    if (!ledgerKilled && issued >= o.ops * o.killLedgerAt) {
       ledgerKilled = true;
-      crashed = crashed.then(() => killLedger(cluster.postgres as PostgresServer));
+      crashed = crashed.then(() => killLedger());
     }
   };
 
@@ -395,11 +388,11 @@ async function soak(
     for (const player of joined) loops.push(loop(player, node));
   };
 
-  const killLedger = async (server: PostgresServer) => {
+  const killLedger = async () => {
     const at = Date.now();
-    await server.kill();
+    await cluster.postgres.kill();
     await pause(o.ledgerDownMs);
-    await server.start();
+    await cluster.postgres.start();
     crashes.push({ what: 'postgres', at, downMs: Date.now() - at });
     o.log(`soak: postgres SIGKILLed and started again after ${Date.now() - at} ms`);
   };
@@ -470,7 +463,7 @@ async function soak(
     const reissued = async () => {
       if (Date.now() - scannedAt < 200) return false;
       scannedAt = Date.now();
-      due = reissuesDue(await readLedger(ledger, source));
+      due = reissuesDue(await readLedger(ledger, pool));
       return due.length === 0;
     };
     try {
@@ -532,7 +525,7 @@ async function soak(
 
   phase('the operator resolved what was left unknown');
   // Before time passes: each settled match's winners hold their codes, listed by claims().
-  const before = await readLedger(ledger, source);
+  const before = await readLedger(ledger, pool);
   const early: Check[] = [
     payoutsHeld(before, 'before the deadlines'),
     ...refundsAndPots(before, [], 'before the deadlines').slice(0, 1),
@@ -578,7 +571,7 @@ async function soak(
 
   // Rooms that live must have heard every end; wait for their hooks, then for every report.
   const liveRooms = new Set(cluster.nodes.filter((n) => n.process.alive).flatMap((n) => n.rooms));
-  let intents = await readLedger(ledger, source);
+  let intents = await readLedger(ledger, pool);
   const hooked = () => {
     const of = (event: string) =>
       new Set(cluster.reports.filter((r) => r.event === event).map((r) => r.id));
@@ -606,7 +599,7 @@ async function soak(
       ),
   );
   await cluster.sync();
-  intents = await readLedger(ledger, source);
+  intents = await readLedger(ledger, pool);
 
   for (const p of points) p.now = control.points(p.userId, CURRENCY);
   const books = await readBooks(ledger, intents);

@@ -56,7 +56,7 @@ describe('cluster: three processes on one Redis and one PostgreSQL', function ()
     this.timeout(40_000);
     needRedis(this);
     needPostgres(this);
-    redis = await startRedis({ durable: false });
+    redis = await startRedis();
     pg = await startPostgres();
     emulator = await startEmulator();
     // Opened here first: the ledger's schema exists before the processes connect.
