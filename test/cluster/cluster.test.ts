@@ -239,6 +239,11 @@ describe('cluster: three processes on one Redis and one PostgreSQL', function ()
       15_000,
       'the reconcilers to settle everything',
     );
+    await eventually(
+      () => started.every((s) => of('room', s.id).length > 0),
+      10_000,
+      'every room to hear its settlement',
+    );
     await quiet(started);
 
     let polls = 0;
