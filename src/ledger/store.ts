@@ -1,5 +1,6 @@
 /**
- * The one interface every ledger store implements (SQLite today, Redis for clusters).
+ * The one interface every ledger store implements (SQLite for one process, PostgreSQL for
+ * several processes or machines).
  * Every method is async so that a networked store fits; every status change is an atomic
  * compare-and-set, so two processes or two callbacks can never both apply one.
  */
@@ -30,8 +31,8 @@ export interface TransitionOptions {
    * store may take from it the history, with the move appended, and the fields no write changes,
    * instead of reading them back (the intent still had that status when the move was made, so it
    * had not moved since: moves only go forward). Whatever the store does with it, the answer is
-   * the same; a store may ignore it (Redis and PostgreSQL keep the history in the intent's own
-   * record, which their move answers in its one round trip anyway).
+   * the same; a store may ignore it (PostgreSQL keeps the history in the intent's own record,
+   * which its move answers in its one round trip anyway).
    */
   read?: Intent;
   /**
@@ -156,7 +157,7 @@ export interface LedgerStore extends RateStore {
 
   /**
    * Connects and checks that the store can keep its promise: a layout it can read, and storage
-   * that keeps an acknowledged write (a Redis with AOF off is refused with
+   * that keeps an acknowledged write (a PostgreSQL with fsync off is refused with
    * LedgerNotDurableError). Idempotent; the server awaits it before it starts, and every other
    * call runs it first anyway.
    */

@@ -80,7 +80,7 @@ export async function startRuntime(settings: Settings): Promise<Runtime> {
   const { api, calls } = paymentsService(apiOptions, outbound ?? undefined);
   const started = emulator;
   try {
-    // A store that cannot keep its promise (a Redis with AOF off) stops the start, loudly.
+    // A store that cannot keep its promise (a PostgreSQL with fsync off) stops the start, loudly.
     await ledger.open();
   } catch (err) {
     outbound?.close();
