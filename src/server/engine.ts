@@ -15,7 +15,7 @@ import { matchMaker } from '@colyseus/core';
 import { z } from 'zod';
 import type { ServiceCalls } from '../api/service-calls.js';
 import type { Clock } from '../clock.js';
-import { BudgetExceededError, InvalidArgumentError } from '../errors.js';
+import { BudgetExceededError } from '../errors.js';
 import {
   type Intent,
   type IntentKind,
@@ -49,12 +49,6 @@ import { looksLikeToken, sameToken } from './tokens.js';
 const intentId = z.string({ error: 'must be an intent id (a string)' }).min(1).max(200);
 /** How many unknowns one call lists: enough for an operator's page, bounded for the store. */
 const unknownsLimit = z.number().int().min(1).max(1000).default(100);
-
-const resolveInput = z.object({
-  id: intentId,
-  status: z.enum(['completed', 'expired', 'failed']),
-  note: z.string().trim().min(1, 'must say why').max(500),
-});
 
 /** How many times a proven reading is applied again after losing a race to another writer. */
 const MAX_REAPPLY = 4;
@@ -541,20 +535,6 @@ export class Engine implements KindHost {
   /** A next check computed by a re-read that was not due: never later than the one it had. */
   #noLater(intent: Intent, at: number): number {
     return intent.nextCheckAt === null ? at : Math.min(intent.nextCheckAt, at);
-  }
-
-  /** An operator's decision about an `unknown` intent, kept in its history (see Lightning.resolve). */
-  async resolve(id: unknown, status: unknown, note: unknown): Promise<Intent> {
-    const args = parseInput(resolveInput, { id, status, note });
-    const intent = await this.ledger.get(args.id);
-    if (!intent) throw new InvalidArgumentError('id', `names no intent in the ledger`);
-    if (intent.status !== 'unknown') {
-      throw new InvalidArgumentError('id', `names a ${intent.status} intent, not an unknown one`);
-    }
-    const moved = await this.apply(intent, args.status, {}, `resolved by operator: ${args.note}`);
-    if (moved) return moved;
-    const now = await this.ledger.get(args.id);
-    throw new InvalidArgumentError('id', `names an intent that became ${now?.status} meanwhile`);
   }
 
   /**
