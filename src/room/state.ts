@@ -22,13 +22,11 @@ export type { EntryPurpose } from '../server/purpose.js';
  * (@colyseus/schema 5.0: `numFields > 7`, counting synced fields from 0) gives each instance its
  * own byte array of pending operations. What the owner's screen does not need is kept on the
  * server only (`.noSync()`): the id (the entry's key in its map, which the client has), the
- * owner's player id (the client's own), the update time, and, since `purpose` and `matchId` came
- * (issue 25), the `kind`: the map an entry is in says its kind, and `purpose` says more than the
- * kind did (a match's payout and refund are both rewards). A reward or fee syncs status, amount,
- * unit, description, expiresAt, purpose, matchId and code: eight. Measured by bench/scale.ts
- * (bench/README.md, "3, issue 25"): retained per open reward 1,838-1,845 B with seven, 1,849-1,850
- * B with these eight, 2,071 B with `kind` synced too (nine: over the 2 KB goal). The creation
- * time is the ledger's alone.
+ * owner's player id (the client's own), the update time, and the `kind`: the map an entry is in
+ * says its kind, and `purpose` says more than the kind did (a match's payout and refund are both
+ * rewards). A reward or fee syncs status, amount, unit, description, expiresAt, purpose, matchId
+ * and code: eight (a ninth would take an entry past its memory goal: bench/scale.ts). The
+ * creation time is the ledger's alone.
  */
 const common = {
   /** Server only: on a client, the entry's key in its map. */
@@ -52,8 +50,7 @@ const common = {
 
 /**
  * A reward the owner claims by scanning `code` (LNURL-withdraw). No `uri` is synced: it would
- * be the same ~200 characters again in every entry (about 0.4 KB per open intent, measured by
- * bench/scale.ts); a client builds it as `lightning:${code}`.
+ * be the same ~200 characters again in every entry; a client builds it as `lightning:${code}`.
  */
 export const Reward = schema(
   { ...common, kind: t.string<'reward'>().noSync(), code: t.string() },
