@@ -70,7 +70,10 @@ export class LedgerClosedError extends LedgerError {
   }
 }
 
-/** The stored data was written by a newer version of this library; refusing beats misreading money. */
+/**
+ * The stored data has a layout this library cannot read (a newer library's, a pre-release's, or
+ * not a ledger's at all); refusing beats misreading money.
+ */
 export class IncompatibleLedgerError extends LedgerError {
   static override readonly code: LedgerErrorCode = 'LN_LEDGER_INCOMPATIBLE';
 }

@@ -315,25 +315,6 @@ export function postingsFor(before: Intent | null, after: Intent): Posting[] {
   return [{ tag, debit: from.account, credit: to.account, amount, unit: to.unit, why: to.why }];
 }
 
-/**
- * What a store writes for an intent recorded before the journal existed (a migration): its
- * amount from its source to where it sits now, tagged `opening`.
- */
-export function openingPostings(intent: Intent): Posting[] {
-  const position = positionOf(intent);
-  if (position.account === position.source || position.amount === '0') return [];
-  return [
-    {
-      tag: 'opening',
-      debit: position.source,
-      credit: position.account,
-      amount: position.amount,
-      unit: position.unit,
-      why: `opening: ${position.why}`,
-    },
-  ];
-}
-
 /** The intent a move or update will leave, for computing its postings before it is written. */
 export function afterWrite(
   intent: Intent,

@@ -25,10 +25,10 @@
  * ledger never requires it.
  *
  * Tables live in their own schema (namespace), `lightning` unless `{ schema }` says otherwise;
- * the store creates and migrates them on first use, under an advisory lock so that processes
- * starting together do it once, and refuses a schema a newer library wrote
- * (IncompatibleLedgerError). Once the schema is current the store needs only SELECT, INSERT,
- * UPDATE and DELETE on its tables.
+ * the store lays them out on first use (sql/postgres/migrations/, schema.sql to read), under an
+ * advisory lock so that processes starting together do it once, and refuses a schema a newer
+ * or a pre-release library wrote (IncompatibleLedgerError). Once laid out, the store needs only
+ * SELECT, INSERT, UPDATE and DELETE on its tables.
  *
  * Atomicity across processes:
  * - a status change is one compare-and-set: `UPDATE ... WHERE id = $1 AND status = ANY($2)
@@ -40,7 +40,7 @@
  *   open intents into `open_count` (postgres-schema.ts), each write on its backend's row, and a
  *   create reads the sum after its insert, holding its own row until COMMIT. Up to 15 other
  *   creates can then be in flight unseen, so a create is admitted at once while the count has
- *   that margin (creates on different connections commit side by side, as before); within 16
+ *   that margin (creates on different connections commit side by side); within 16
  *   of the cap it runs again under the journal lock and every opening row, reads the exact
  *   count and commits alone. Ends take other rows and never wait for creates. Measured on the
  *   2-core test machine (busy), 16 guarded creates in flight: 960 to 1,360/s, against 1,250 to
@@ -64,7 +64,7 @@
  * intent's in the order of its moves; `seq` names an entry and is the cursor, and may step back
  * within a page.
  *
- * The operator log (schema 7, postgres-schema.ts `operatorLog`): an append is one short
+ * The operator log (sql/postgres/schema.sql): an append is one short
  * transaction under one advisory lock of its own (so lines commit in seq order, and a reader
  * paging by `after` never passes over one), a block's INSERT or DELETE of its `blocked` row in the
  * same transaction; `isBlocked`, which every money helper reads, is one primary-key SELECT (a
@@ -105,13 +105,12 @@ import {
   isTerminal,
   type NewIntent,
 } from './intent.js';
-import {
-  type AccountBalance,
-  type JournalEntry,
-  type JournalPage,
-  type JournalQuery,
-  openingPostings,
-  type Posting,
+import type {
+  AccountBalance,
+  JournalEntry,
+  JournalPage,
+  JournalQuery,
+  Posting,
 } from './journal.js';
 import {
   type NewOperatorAction,
@@ -128,24 +127,20 @@ import {
 import {
   COLUMNS,
   EXACT_COUNT_LOCKS,
-  JOURNAL_VERSION,
   journalExactly,
   journaled,
   journalPage,
+  LAYOUT,
   LINE_COLUMNS,
+  layoutSql,
   lockBalances,
-  migrations,
   OPEN_COUNT_SQL,
   OPEN_SQL,
   OPEN_STRIPES,
-  openingBalances,
-  openingInsert,
   PAYOUT_SQL,
   rateHold,
   rateTake,
   SCHEMA_NAME,
-  SCHEMA_VERSION,
-  versionTable,
   writerLock,
 } from './postgres-schema.js';
 import { holdFor, parseTake, type RateLimit } from './rate.js';
@@ -159,7 +154,6 @@ import type {
 } from './store.js';
 import {
   type HoldCheck,
-  MAX_POSTING_AMOUNT,
   parseAccounts,
   parseClaim,
   parseCreate,
@@ -200,9 +194,6 @@ export interface PostgresLedgerOptions {
    */
   preparedStatements?: boolean;
 }
-
-/** Intents read per page by the migration that writes opening entries. */
-const OPENING_BATCH = 1_000;
 
 /** Patchable fields, their columns and the cast their parameter needs. */
 const PATCH_COLUMNS: Record<keyof IntentPatch, [string, string]> = {
@@ -1000,7 +991,7 @@ export class PostgresLedger implements LedgerStore {
       },
     );
     const wait = (rows[0] as { wait?: unknown } | undefined)?.wait;
-    // The row is made by the migration to version 9 and never deleted: without it, no token.
+    // The row is made with the layout and never deleted: without it, no token.
     if (typeof wait !== 'string') {
       throw new IncompatibleLedgerError(`the rate row of schema "${this.schema}" is missing`);
     }
@@ -1149,9 +1140,9 @@ export class PostgresLedger implements LedgerStore {
   }
 
   /**
-   * Once per instance: checks durability, then creates or migrates the schema under an
-   * advisory lock, refusing one a newer library wrote. A connection failure is retried on the
-   * next call; a refusal is not.
+   * Once per instance: checks durability, then lays out the schema under an advisory lock,
+   * refusing one it cannot read. A connection failure is retried on the next call; a refusal
+   * is not.
    */
   #ready(): Promise<Pool> {
     this.#opened ??= (async () => {
@@ -1181,83 +1172,76 @@ export class PostgresLedger implements LedgerStore {
     return this.#opened.then(() => this.#pool);
   }
 
+  /**
+   * Brings the schema to this library's layout (sql/postgres/migrations/), each migration in a
+   * transaction of its own under an advisory lock, so that processes starting together apply
+   * each once and the others find it done; refuses a schema it cannot read.
+   */
   async #migrate(client: PoolClient): Promise<void> {
-    await client.query(`BEGIN; SELECT pg_advisory_xact_lock(${this.#lockKey('migrate')})`);
-    try {
-      const found = await client.query(
-        `SELECT (SELECT true FROM pg_catalog.pg_namespace WHERE nspname = $1) AS schema,
-                (SELECT true FROM pg_catalog.pg_tables
-                  WHERE schemaname = $1 AND tablename = 'schema_version') AS versioned`,
-        [this.schema],
-      );
-      const { schema, versioned } = found.rows[0] as { schema: boolean; versioned: boolean };
-      let version = 0;
-      if (versioned) {
-        const row = await client.query(`SELECT version FROM ${this.#s}.schema_version`);
-        version = Number(row.rows[0]?.version ?? 0);
-      }
-      if (version > SCHEMA_VERSION) {
-        throw new IncompatibleLedgerError(
-          `the PostgreSQL ledger in schema "${this.schema}" has layout version ${version}, written by a newer colyseus-lightning; this one (${VERSION}) reads up to version ${SCHEMA_VERSION}. Upgrade colyseus-lightning in every process before starting this one.`,
-        );
-      }
-      if (version < SCHEMA_VERSION) {
-        // Only a missing schema is created: CREATE SCHEMA needs a right a runtime role may lack.
-        if (!schema) await client.query(`CREATE SCHEMA ${this.#s}`);
-        await client.query(versionTable(this.#s));
-        for (const [i, step] of migrations(this.#s).slice(version, SCHEMA_VERSION).entries()) {
-          for (const statement of step) await client.query(statement);
-          if (version + i + 1 === JOURNAL_VERSION) await this.#openJournal(client);
+    for (;;) {
+      await client.query(`BEGIN; SELECT pg_advisory_xact_lock(${this.#lockKey('migrate')})`);
+      let layout: number;
+      try {
+        layout = await this.#layout(client);
+        if (layout < LAYOUT) {
+          // Only a missing schema is created: CREATE SCHEMA needs a right a runtime role may lack.
+          if (layout === 0 && !(await this.#schemaExists(client))) {
+            await client.query(`CREATE SCHEMA ${this.#s}`);
+          }
+          layout += 1;
+          await client.query(layoutSql(this.#s, layout));
+          await client.query(
+            `INSERT INTO ${this.#s}.layout (version) VALUES ($1)
+             ON CONFLICT (only_row) DO UPDATE SET version = EXCLUDED.version`,
+            [layout],
+          );
         }
-        await client.query(
-          `INSERT INTO ${this.#s}.schema_version (version) VALUES ($1)
-           ON CONFLICT (only_row) DO UPDATE SET version = EXCLUDED.version`,
-          [SCHEMA_VERSION],
-        );
+        await client.query('COMMIT');
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => {});
+        throw err;
       }
-      await client.query('COMMIT');
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw err;
+      if (layout >= LAYOUT) return;
     }
   }
 
   /**
-   * The 2 -> 3 migration's data: every intent already there gets its opening entries
-   * (openingPostings, stamped with the migration's time) and the balances they make. Intents are
-   * read in pages of OPENING_BATCH; processes still on the old layout wait to write until the
-   * migration commits, so the openings are of one state of the ledger.
+   * The schema's layout, read under the migration lock: 0 when it has none yet. Throws
+   * IncompatibleLedgerError for one a newer library wrote, or a pre-release one (whose
+   * `schema_version` table this library does not read).
    */
-  async #openJournal(client: PoolClient): Promise<void> {
-    await client.query(`LOCK TABLE ${this.#s}.intents IN SHARE MODE`);
-    const at = this.#clock.now();
-    let after = '0';
-    for (;;) {
-      const { rows } = await client.query(
-        `SELECT ${COLUMNS} FROM ${this.#s}.intents WHERE seq > $1::bigint ORDER BY seq LIMIT $2`,
-        [after, OPENING_BATCH],
+  async #layout(client: PoolClient): Promise<number> {
+    const found = await client.query(
+      `SELECT (SELECT true FROM pg_catalog.pg_tables
+                WHERE schemaname = $1 AND tablename = 'layout') AS layout,
+              (SELECT true FROM pg_catalog.pg_tables
+                WHERE schemaname = $1 AND tablename = 'schema_version') AS pre_release`,
+      [this.schema],
+    );
+    const tables = found.rows[0] as { layout: boolean | null; pre_release: boolean | null };
+    if (tables.pre_release) {
+      const row = await client.query(`SELECT version FROM ${this.#s}.schema_version`);
+      throw new IncompatibleLedgerError(
+        `the PostgreSQL ledger in schema "${this.schema}" was written by a pre-release colyseus-lightning (schema version ${row.rows[0]?.version}), whose layout this one (${VERSION}) does not read. Drop that schema, or give this ledger another ({ schema }), and start anew.`,
       );
-      const last = rows.at(-1) as IntentRow | undefined;
-      if (last === undefined) break;
-      after = String(last.seq);
-      const columns: (string | null)[][] = Array.from({ length: 9 }, () => []);
-      for (const row of rows) {
-        const intent = toIntent(row);
-        for (const p of openingPostings(intent)) {
-          if (BigInt(p.amount) > MAX_POSTING_AMOUNT) {
-            this.#logger.warn(
-              `PostgresLedger: intent ${intent.id} holds ${p.amount} ${p.unit}, past the journal's signed 64-bit range: it has no opening entry`,
-            );
-            continue;
-          }
-          const { id, playerId, groupId } = intent;
-          const fields = [id, playerId, groupId, p.tag, p.debit, p.credit, p.amount, p.unit, p.why];
-          for (const [c, value] of fields.entries()) columns[c]?.push(value);
-        }
-      }
-      if (columns[0]?.length) await client.query(openingInsert(this.#s), [...columns, at]);
     }
-    await client.query(openingBalances(this.#s));
+    if (!tables.layout) return 0;
+    const row = await client.query(`SELECT version FROM ${this.#s}.layout`);
+    const layout = Number(row.rows[0]?.version ?? 0);
+    if (layout > LAYOUT) {
+      throw new IncompatibleLedgerError(
+        `the PostgreSQL ledger in schema "${this.schema}" has layout ${layout}, written by a newer colyseus-lightning; this one (${VERSION}) reads up to layout ${LAYOUT}. Upgrade colyseus-lightning in every process before starting this one.`,
+      );
+    }
+    return layout;
+  }
+
+  async #schemaExists(client: PoolClient): Promise<boolean> {
+    const found = await client.query(
+      'SELECT true AS found FROM pg_catalog.pg_namespace WHERE nspname = $1',
+      [this.schema],
+    );
+    return found.rows.length > 0;
   }
 
   async #checkDurability(client: PoolClient): Promise<void> {

@@ -1,5 +1,5 @@
 /**
- * The SQLite ledger's operator log and blocks (schema 7): the statements SqliteCore runs for
+ * The SQLite ledger's operator log and blocks: the statements SqliteCore runs for
  * `recordOperatorAction`, `recordBlock`, `isBlocked` and `operatorLog`, prepared once per
  * connection. Inputs arrive checked (operator-log.ts, on the caller's side).
  *

@@ -15,7 +15,7 @@
  * A ':memory:' ledger runs inline by default (about 20 µs per move, 9 µs per read, no fsync
  * to wait for, less than the hand-off): option `worker`. Inputs are validated here, before
  * they cross; what the statements cost is in sqlite-core.ts, the file layout in
- * sqlite-schema.ts.
+ * sql/sqlite/schema.sql.
  *
  * Every write is one transaction that never spans an await, so instances in one process never
  * wait on each other, and instances in several processes serialise on SQLite's write lock:
@@ -131,7 +131,7 @@ export class SqliteLedger implements LedgerStore {
     }
     const memory = this.path === ':memory:' || this.path === '';
     if (opts.worker ?? !memory) {
-      // A file is opened (created, migrated, checked) here first, so that a file this library
+      // A file is opened (created, laid out, checked) here first, so that a file this library
       // cannot read fails the constructor, as inline; the thread then opens it ready.
       if (!memory) openLedgerDatabase(this.path, this.busyTimeoutMs).close();
       this.thread = new SqliteThread({ path: this.path, busyTimeoutMs: this.busyTimeoutMs });

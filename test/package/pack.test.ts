@@ -113,7 +113,7 @@ describe('package: the packed tarball', function () {
     rmSync(join(root, 'dist'), { recursive: true, force: true });
   });
 
-  it('ships dist/ (ESM, CommonJS, types), the bin, the README and the LICENSE, and no sources', () => {
+  it("ships dist/ (ESM, CommonJS, types, the stores' SQL), the bin, the README and the LICENSE, and no sources", () => {
     for (const file of [
       'dist/index.js',
       'dist/index.d.ts',
@@ -127,6 +127,11 @@ describe('package: the packed tarball', function () {
       'dist/cjs/client/index.js',
       'dist/ledger/sqlite-worker.js',
       'dist/cjs/ledger/sqlite-worker.js',
+      // Read at run time by name (src/ledger/layout.ts), by each build beside its own modules.
+      'dist/ledger/sql/sqlite/migrations/0001-layout.sql',
+      'dist/ledger/sql/postgres/migrations/0001-layout.sql',
+      'dist/cjs/ledger/sql/sqlite/migrations/0001-layout.sql',
+      'dist/cjs/ledger/sql/postgres/migrations/0001-layout.sql',
       'bin/colyseus-lightning.js',
       'README.md',
       'LICENSE',

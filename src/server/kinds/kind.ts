@@ -4,7 +4,7 @@
  * what a lost create answer leaves, what it still does once ended, whether it may be issued
  * again, and where it appears in a room. The engine applies these rules and names no kind;
  * index.ts registers them. Where an intent's money sits in each state is the journal's rule,
- * beside the ledger (ledger/journal.ts), because the stores' migrations need it too.
+ * beside the ledger (ledger/journal.ts).
  *
  * Nothing here may import the engine: the engine imports this file's types.
  */
