@@ -246,7 +246,7 @@ export const lightningOptionsSchema = z.strictObject({
   api: apiTuningSchema.default({}),
   /**
    * One outbound rate for the whole game (server/outbound.ts): every call to the service, in
-   * every process sharing the ledger (PostgreSQL; for SQLite, per process), waits for a
+   * every process sharing the ledger (PostgreSQL; SQLite serves one process), waits for a
    * token of one bucket that refills `perSecond` and holds `burst` (default perSecond, at least
    * 1); a player's own action goes first, then payouts, then re-reads; a 429's Retry-After holds
    * every process. Set it a little under the service's limit (docs/DEPLOY.md). Default: none.
