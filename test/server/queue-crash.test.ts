@@ -97,8 +97,10 @@ describe('the payout queue: a process killed mid-drain', function () {
     );
     child.kill('SIGKILL');
     await exited;
+    // The crash left the match part paid: still settling, some payouts for the survivor to send.
     const byChild = requests().length;
-    expect(byChild).to.be.within(3, 19);
+    expect(byChild).to.be.at.least(3);
+    expect(await setup.match(paid.matchId)).to.include({ status: 'settling', total: 20 });
 
     const survivor = processOn(schema, 2012, true);
     await survivor.ready();

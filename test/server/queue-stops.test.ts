@@ -17,6 +17,11 @@ import { eventually } from '../support/eventually.js';
 import { quietLogger } from '../support/game.js';
 
 const RATE = { perSecond: 50, burst: 1 };
+/**
+ * Queued at once: the pause must land mid-drain, and 200 at 50 a second leave almost 4 s of
+ * queue after the first 10 are sent. Each wait below reads every one of them from the ledger.
+ */
+const PAYOUTS = 200;
 
 describe('the payout queue stops at once: a pause, a blocked player', function () {
   this.timeout(30_000);
@@ -64,7 +69,7 @@ describe('the payout queue stops at once: a pause, a blocked player', function (
     const drainer = await gameProcess({ rateLimit: RATE, reconciler: { intervalMs: 20 } });
     const other = await pauser(drainer);
     const { intents, refused } = await drainer.rewardMany(
-      Array.from({ length: 1000 }, (_, i) => ({
+      Array.from({ length: PAYOUTS }, (_, i) => ({
         playerId: `p${i}`,
         amountMsat: 10_000,
         description: 'leaderboard',
@@ -109,7 +114,7 @@ describe('the payout queue stops at once: a pause, a blocked player', function (
     expect(late.map((i) => i.id)).to.deep.equal([]);
     // What reached the service is exactly what had moved before the pause: each create once.
     expect(posts()).to.equal(moved.length);
-    expect(intents.filter((i) => i.status === 'queued').length).to.equal(1000 - moved.length);
+    expect(intents.filter((i) => i.status === 'queued').length).to.equal(PAYOUTS - moved.length);
     expect(intents.filter((i) => i.status === 'failed')).to.deep.equal([]);
 
     // Resumed, the queue goes on.

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { expect } from 'chai';
-import { type Emulator, startEmulator } from '../../src/emulator/index.js';
+import { type Emulator, ManualClock, startEmulator } from '../../src/emulator/index.js';
 import { PostgresLedger } from '../../src/ledger/postgres.js';
 import { createLightning, type Lightning } from '../../src/lightning.js';
 import type { LightningOptions } from '../../src/server/options.js';
@@ -86,22 +86,37 @@ describe('the game’s outbound rate', function () {
     expect(emulator.control.limited).to.equal(0);
   });
 
-  it('a create takes its token before it is recorded: none waits as `creating` past the grace', async () => {
-    // A grace period shorter than the queue: a payout recorded first and then queued would be
-    // taken by the reconciler for one whose process died mid-call, and reported unknown.
-    const lightning = await server({
-      reconciler: { enabled: true, intervalMs: 20, creatingGraceMs: 100 },
-    });
-    const unknown: string[] = [];
-    lightning.on('unknown', (intent) => unknown.push(intent.id));
-    const made = await Promise.all(
-      Array.from({ length: 12 }, (_, i) => reward(lightning, `p${i}`)),
+  it('a create takes its token before it is recorded: none waits as `creating` for a token', async () => {
+    // A payout recorded first and then queued for its token would sit in `creating`, where the
+    // reconciler takes it for one whose process died mid-call and reports it unknown. The
+    // waits are on the game's clock: while it stands still, the ledger shows who is waiting.
+    const clock = new ManualClock(Date.now());
+    const lightning = await server({ clock });
+    const players = Array.from({ length: 12 }, (_, i) => `p${i}`);
+    const all = Promise.all(players.map((p) => reward(lightning, p)));
+    await eventually(
+      () => emulator.control.count('POST', REQUESTS) === 2 && clock.pendingTimers > 0,
+      5_000,
+      'the burst sent, the rest waiting for a token',
+    );
+    const recorded = (
+      await Promise.all(players.map((p) => lightning.ledger.openByPlayer(p)))
+    ).flat();
+    expect(recorded, 'recorded: the two with a token').to.have.length(2);
+    // Time moves a token at a time: each waiting payout is recorded only once it has its token.
+    const made = await eventually(
+      async () => {
+        clock.advance(50);
+        return emulator.control.count('POST', REQUESTS) === 12 && (await all);
+      },
+      10_000,
+      () => `every payout made (${emulator.control.count('POST', REQUESTS)} of 12 sent)`,
     );
     expect(made.map((intent) => intent.status)).to.deep.equal(Array(12).fill('pending'));
-    expect(unknown).to.deep.equal([]);
     for (const intent of made) {
       expect(intent.history.map((h) => h.to)).to.deep.equal(['creating', 'pending']);
     }
+    expect(emulator.control.limited).to.equal(0);
   });
 
   it('two processes on one PostgreSQL: 20 payouts between them, one rate, no 429', async function () {
