@@ -12,7 +12,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { ServiceCalls } from '../../api/service-calls.js';
-import { type Intent, type IntentOf, isTerminal } from '../../ledger/intent.js';
+import { type Intent, isTerminal } from '../../ledger/intent.js';
 import { accounts, type Position } from '../../ledger/journal.js';
 import { refuseBlocked } from '../blocked.js';
 import type { Engine } from '../engine.js';
@@ -113,11 +113,6 @@ async function detectLatePayment(host: KindHost, intent: Intent, hint?: string):
   } catch (err) {
     host.logger.warn(`late-payment check of ${intent.id} failed: ${(err as Error).message}`);
   }
-}
-
-/** Whether `intent` is an entry fee (in a match: one of the group's fees). */
-export function isEntryFee(intent: Intent): intent is IntentOf<'entryFee'> {
-  return intent.kind === 'entryFee';
 }
 
 /** Starts an entry fee from arguments parsed where the call entered (`entryFeeInput`). */

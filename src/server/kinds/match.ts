@@ -5,7 +5,13 @@
  * `Engine.checkWith`). It never appears in a room as an entry: its room shows it as a match.
  */
 import { InvalidIntentError } from '../../ledger/errors.js';
-import type { Intent, IntentOf, MatchTerms } from '../../ledger/intent.js';
+import type {
+  Intent,
+  IntentOf,
+  MatchDecision,
+  MatchTerms,
+  NewIntentOf,
+} from '../../ledger/intent.js';
 import { accounts } from '../../ledger/journal.js';
 import type { KindRules } from './kind.js';
 
@@ -14,6 +20,18 @@ export type MatchIntent = IntentOf<'match'>;
 /** Whether `intent` is a match's record: its group's own intent, which moves no money. */
 export function isMatch(intent: Intent | null | undefined): intent is MatchIntent {
   return intent?.kind === 'match';
+}
+
+/** The record a match is opened as (server/match/matches.ts fills in its fields). */
+export function newMatch(fields: Omit<NewIntentOf<'match'>, 'kind'>): NewIntentOf<'match'> {
+  return { ...fields, kind: 'match' };
+}
+
+/** The decision of a match that took one (settling, aborting, or ended): refused without one. */
+export function decisionOf(match: MatchIntent): MatchDecision {
+  const { decision } = match.meta;
+  if (decision === undefined) throw new InvalidIntentError(`match ${match.id} has no decision`);
+  return decision;
 }
 
 /** A match's terms: written when it was opened, so a record without them is refused. */

@@ -23,7 +23,7 @@ import {
 import type { ServiceCalls } from '../../api/service-calls.js';
 import { LnAddressRefusedError } from '../../errors.js';
 import { IntentLostError } from '../../ledger/errors.js';
-import type { Intent, IntentOf } from '../../ledger/intent.js';
+import type { Intent } from '../../ledger/intent.js';
 import { accounts, mayReissue } from '../../ledger/journal.js';
 import { refuseBlocked } from '../blocked.js';
 import type { Engine } from '../engine.js';
@@ -31,6 +31,7 @@ import { type OnBehalf, recordThenSend, sendRecorded } from '../operations/creat
 import type { ParsedAddressPayment } from '../operations/inputs.js';
 import type { Ticket } from '../outbound.js';
 import { newCallbackToken } from '../tokens.js';
+import { isPayment } from './guards.js';
 import { type KindRules, notProvenBy, type Observation, recorded } from './kind.js';
 import { payoutPosition } from './payout-position.js';
 
@@ -95,11 +96,6 @@ export async function startAddressPayment(
     behalf.guards === undefined ? {} : { guards: behalf.guards },
   );
   return endAsAnswered(engine, sent, answered.status);
-}
-
-/** Whether `intent` is a payment to a Lightning address. */
-export function isPayment(intent: Intent): intent is IntentOf<'payment'> {
-  return intent.kind === 'payment';
 }
 
 /** Sends a payment an operator approved (now `creating`): the second half of its start. */
