@@ -31,6 +31,7 @@ import { PostgresLedger, SqliteLedger } from '../src/ledger/index.js';
 import type { Intent, IntentPatch, NewIntent } from '../src/ledger/intent.js';
 import { afterWrite, draftOf, postingsFor } from '../src/ledger/journal.js';
 import type { LedgerStore } from '../src/ledger/store.js';
+import { positionOf } from '../src/server/kinds/index.js';
 import { startPostgres } from '../test/support/postgres.js';
 import { median, percentile, rotate, Samples } from './support/stats.js';
 import { int, ms, type Row, ratio } from './support/table.js';
@@ -106,7 +107,9 @@ async function createMany(store: LedgerStore, n: number): Promise<Intent[]> {
       callbackToken: uuidv4().replaceAll('-', ''),
       nextCheckAt: now + 60_000,
     };
-    intents.push(await store.create(fields, now, {}, postingsFor(null, draftOf(fields, now))));
+    intents.push(
+      await store.create(fields, now, {}, postingsFor(null, draftOf(fields, now), positionOf)),
+    );
   }
   return intents;
 }
@@ -144,7 +147,13 @@ async function moveAll(store: LedgerStore, jobs: Job[], inFlight: number): Promi
         patch,
         now,
         ...(job.journaled
-          ? { postings: postingsFor(job.intent, afterWrite(job.intent, 'pending', patch, now)) }
+          ? {
+              postings: postingsFor(
+                job.intent,
+                afterWrite(job.intent, 'pending', patch, now),
+                positionOf,
+              ),
+            }
           : {}),
       });
       (job.journaled ? journaled : plain).push(performance.now() - t);

@@ -33,17 +33,6 @@ const OWN_DATA_CASTS: [string, string, string][] = [
     'state[roomMapOf(kind)] as unknown as EntryMap',
     'our LightningState maps, each a MapSchema of one of our entry classes, read as their union',
   ],
-  ['src/server/match/terms.ts', 'meta as unknown as MatchMeta', "an intent's meta, written by us"],
-  [
-    'src/server/match/matches.ts',
-    '{ terms } satisfies MatchMeta as unknown as Record<string, unknown>',
-    "a match's meta, stored as the intent's free-form meta",
-  ],
-  [
-    'src/server/match/matches.ts',
-    '{ ...meta, decision } as unknown as Record<string, unknown>',
-    "a match's meta, stored as the intent's free-form meta",
-  ],
   ['src/ledger/sqlite-core.ts', 'as unknown as Row', 'a row of our own schema (node:sqlite)'],
   ['src/ledger/sqlite-core.ts', 'as unknown as EntryRow[]', 'rows of our own schema'],
   ['src/ledger/sqlite-core.ts', 'as unknown as Row[]', 'rows of our own schema'],

@@ -10,7 +10,7 @@
  *   const ArenaState = schema({ lightning: LightningState, ... }, 'ArenaState');
  */
 import { type SchemaType, schema, t } from '@colyseus/schema';
-import type { IntentStatus } from '../ledger/intent.js';
+import type { IntentKind, IntentStatus } from '../ledger/intent.js';
 import type { EntryPurpose } from '../server/purpose.js';
 
 export type { EntryPurpose } from '../server/purpose.js';
@@ -53,28 +53,28 @@ const common = {
  * be the same ~200 characters again in every entry; a client builds it as `lightning:${code}`.
  */
 export const Reward = schema(
-  { ...common, kind: t.string<'reward'>().noSync(), code: t.string() },
+  { ...common, kind: t.string<IntentKind>().noSync(), code: t.string() },
   'LightningReward',
 );
 export type Reward = SchemaType<typeof Reward>;
 
 /** An entry fee the owner pays by scanning `code` (LNURL-pay); its link is `lightning:${code}`. */
 export const EntryFee = schema(
-  { ...common, kind: t.string<'entryFee'>().noSync(), code: t.string() },
+  { ...common, kind: t.string<IntentKind>().noSync(), code: t.string() },
   'LightningEntryFee',
 );
 export type EntryFee = SchemaType<typeof EntryFee>;
 
 /** A payment to the owner's Lightning address: nothing to scan, only its progress to watch. */
 export const AddressPayment = schema(
-  { ...common, kind: t.string<'payment'>().noSync(), lnAddress: t.string() },
+  { ...common, kind: t.string<IntentKind>().noSync(), lnAddress: t.string() },
   'LightningAddressPayment',
 );
 export type AddressPayment = SchemaType<typeof AddressPayment>;
 
 /** Points the owner spent. */
 export const PointSpend = schema(
-  { ...common, kind: t.string<'spend'>().noSync() },
+  { ...common, kind: t.string<IntentKind>().noSync() },
   'LightningPointSpend',
 );
 export type PointSpend = SchemaType<typeof PointSpend>;

@@ -485,6 +485,9 @@ export class Engine implements KindHost {
     return this.#kinds[kind];
   }
 
+  /** Where an intent's money sits: its kind's rule, for the journal's postings. */
+  readonly #position = (intent: Intent) => this.rulesOf(intent.kind).position(intent);
+
   /**
    * When an `unknown` intent should be looked at next. A keyed one is sent again after
    * `resendMs`; one whose code was only in the lost answer is due when it can be called expired.
@@ -555,7 +558,7 @@ export class Engine implements KindHost {
       // whether it may ever be issued again.
       written = { ...patch, meta: { ...(patch.meta ?? intent.meta), shownAt: now } };
     }
-    const postings = postingsFor(intent, afterWrite(intent, to, written, now));
+    const postings = postingsFor(intent, afterWrite(intent, to, written, now), this.#position);
     const groupDue = this.rulesOf(intent.kind).groupDue;
     const dueAlso =
       groupDue?.on.includes(to) && intent.groupId !== null && intent.groupId !== intent.id
@@ -572,10 +575,11 @@ export class Engine implements KindHost {
     });
     if (!moved) return null;
     this.#publish(moved);
-    // A match is a record of ours, not a money movement: its own events say what it did.
-    if (isTerminal(moved.status) && moved.kind !== 'match') {
+    // A group's record (a match) moves no money: its own events say what it did.
+    const rules = this.rulesOf(moved.kind);
+    if (isTerminal(moved.status) && rules.movesMoney) {
       this.emit('settled', moved);
-      this.emit(`${moved.kind}.${moved.status}`, moved);
+      this.emit(`${rules.kind}.${moved.status}`, moved);
     }
     this.#tell(moved, 'moved');
     return moved;
@@ -586,7 +590,8 @@ export class Engine implements KindHost {
    * with its journal postings, in the ledger's one atomic step with the guards.
    */
   async record(fields: NewIntent, now: number, guards: CreateGuards): Promise<Intent> {
-    return this.ledger.create(fields, now, guards, postingsFor(null, draftOf(fields, now)));
+    const postings = postingsFor(null, draftOf(fields, now), this.#position);
+    return this.ledger.create(fields, now, guards, postings);
   }
 
   /**
@@ -596,7 +601,11 @@ export class Engine implements KindHost {
    */
   async update(intent: Intent, patch: IntentPatch): Promise<Intent | null> {
     const now = this.now();
-    const postings = postingsFor(intent, afterWrite(intent, intent.status, patch, now));
+    const postings = postingsFor(
+      intent,
+      afterWrite(intent, intent.status, patch, now),
+      this.#position,
+    );
     return this.ledger.update(intent.id, intent.status, patch, now, postings);
   }
 

@@ -33,8 +33,8 @@ import {
   type Posting,
   postingsFor,
 } from '../../src/ledger/journal.js';
-
 import type { NewOperatorAction, OperatorAction } from '../../src/ledger/operator-log.js';
+import { positionOf } from '../../src/server/kinds/index.js';
 import { OutboundScheduler } from '../../src/server/outbound.js';
 import { eventually } from '../support/eventually.js';
 
@@ -75,7 +75,7 @@ export function newIntent(overrides: Partial<NewIntent> = {}): NewIntent {
 
 /**
  * The intent a create of `input` records, as the store will fill it in: for computing the
- * create's postings (journal.ts `postingsFor(null, ...)`) before the intent exists.
+ * create's postings (journal.ts `postingsFor(null, ..., positionOf)`) before the intent exists.
  */
 export function asCreated(input: NewIntent & { id: string }, now: number): Intent {
   return {
@@ -291,7 +291,7 @@ export function describeLedgerContract(name: string, factory: LedgerFactory): vo
       it('rejects an unknown kind, a short callback token and unknown fields', async () => {
         await rejection(store.create(newIntent({ kind: 'gift' as 'reward' })), InvalidIntentError);
         await rejection(store.create(newIntent({ callbackToken: 'abc' })), InvalidIntentError);
-        const typo = { ...newIntent(), nextCheckAT: 5 } as NewIntent;
+        const typo: NewIntent = Object.assign(newIntent(), { nextCheckAT: 5 });
         await rejection(store.create(typo), InvalidIntentError);
       });
     });
@@ -788,7 +788,7 @@ export function describeLedgerContract(name: string, factory: LedgerFactory): vo
       /** Creates with the postings journal.ts computes. */
       async function journaledCreate(overrides: Partial<NewIntent>, now: number) {
         const input = { ...newIntent(overrides), id: overrides.id ?? randomUUID() };
-        const postings = postingsFor(null, asCreated(input, now));
+        const postings = postingsFor(null, asCreated(input, now), positionOf);
         return store.create(input, now, undefined, postings);
       }
 
@@ -799,7 +799,7 @@ export function describeLedgerContract(name: string, factory: LedgerFactory): vo
         now: number,
         patch: IntentPatch = {},
       ): Promise<Intent> {
-        const postings = postingsFor(intent, afterWrite(intent, to, patch, now));
+        const postings = postingsFor(intent, afterWrite(intent, to, patch, now), positionOf);
         const moved = await store.transition(intent.id, intent.status, to, {
           patch,
           now,
@@ -1242,7 +1242,7 @@ export function describeLedgerContract(name: string, factory: LedgerFactory): vo
           14,
         );
         const meta = { latePaymentReported: true };
-        const postings = postingsFor(late, { ...late, meta });
+        const postings = postingsFor(late, { ...late, meta }, positionOf);
         assert.equal(postings[0]?.tag, 'late');
         await store.update(late.id, 'expired', { meta }, 15, postings);
         await journaledMove(
@@ -1766,13 +1766,13 @@ export function describeLedgerContract(name: string, factory: LedgerFactory): vo
       it('journals a queued payout as a create in flight; its move to creating adds nothing', async () => {
         const input = { ...newIntent({ amount: '700' }), id: randomUUID() };
         const draft = asCreated(input, 10);
-        const queued = await store.create(input, 10, queue, postingsFor(null, draft));
+        const queued = await store.create(input, 10, queue, postingsFor(null, draft, positionOf));
         assert.equal(queued.status, 'queued');
         const [entry] = (await store.journal({ intentId: queued.id })).entries;
         assert.equal(entry?.credit, 'inflight');
         assert.equal(entry?.debit, 'house:rewards');
         const moved = afterWrite(queued, 'creating', {}, 20);
-        assert.deepEqual(postingsFor(queued, moved), []);
+        assert.deepEqual(postingsFor(queued, moved, positionOf), []);
       });
 
       it('checks budgets and limits on a queued payout as on any create', async () => {
@@ -1911,7 +1911,7 @@ export function describeLedgerContract(name: string, factory: LedgerFactory): vo
       it('journals a held payout as a create, and its end as any move', async () => {
         const input = { ...newIntent({ amount: '700' }), id: randomUUID() };
         const draft = asCreated(input, 10);
-        const held = await store.create(input, 10, hold(1), postingsFor(null, draft));
+        const held = await store.create(input, 10, hold(1), postingsFor(null, draft, positionOf));
         assert.equal(held.status, 'held');
         const [entry] = (await store.journal({ intentId: held.id })).entries;
         assert.equal(entry?.credit, 'inflight');
