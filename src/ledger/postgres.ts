@@ -7,7 +7,8 @@
  *   const lightning = createLightning({ ledger, ... });           // or a ready pg.Pool
  *
  * Footprint: one pg.Pool (none when given one; node-postgres's default of up to 10
- * connections), no timers. A move, an update, a release and a read are one statement each (one
+ * connections), and a second of one connection for the rate's takes once one is taken (not
+ * with a given pool), no timers. A move, an update, a release and a read are one statement each (one
  * round trip), journal postings included; a create is one INSERT, or four round trips when it
  * has guards (five with the game's cap, and near that cap the create may run twice; three more
  * with a seat: the player's, the group's count, the new holder); a claim
@@ -224,6 +225,13 @@ export class PostgresLedger implements LedgerStore {
   /** The schema that holds the tables (unquoted). */
   readonly schema: string;
   readonly #pool: Promise<Pool>;
+  /**
+   * A pool of one connection for the rate's takes and holds, when the store opened its own pool:
+   * a take then never waits behind the pool's other queries (moves waiting for a claim's lock
+   * can hold every connection), and one process's takes are one after the other anyway.
+   */
+  #ratePool: Promise<Pool> | undefined;
+  readonly #rateConnection: string | PoolConfig | undefined | null;
   readonly #ownsPool: boolean;
   readonly #clock: Clock;
   readonly #durability: 'fsync' | 'none';
@@ -272,10 +280,12 @@ export class PostgresLedger implements LedgerStore {
     this.#sql = statements(this.#s, this.#movesLock, this.#writerKey);
     if (isPool(connection)) {
       this.#ownsPool = false;
+      this.#rateConnection = null;
       guardClients(connection);
       this.#pool = Promise.resolve(connection);
     } else {
       this.#ownsPool = true;
+      this.#rateConnection = connection;
       this.#pool = openPool(connection);
       // A failed import (pg not installed) surfaces on the first call, not as an unhandled rejection.
       this.#pool.catch(() => {});
@@ -984,7 +994,7 @@ export class PostgresLedger implements LedgerStore {
   async takeToken(limit: RateLimit, now: number, keep = 0): Promise<number> {
     this.#assertOpen();
     const { perSecond, burst } = parseTake(limit, now, keep);
-    const pool = await this.#ready();
+    const pool = await this.#forRate();
     const rows = await this.#run(pool, rateTake(this.#s), [perSecond, burst, keep]).catch(
       (err: unknown) => {
         throw mapError(err);
@@ -1001,7 +1011,7 @@ export class PostgresLedger implements LedgerStore {
   async holdCalls(until: number, now: number = this.#clock.now()): Promise<void> {
     this.#assertOpen();
     const forMs = holdFor(until, now);
-    const pool = await this.#ready();
+    const pool = await this.#forRate();
     await this.#run(pool, rateHold(this.#s), [forMs]).catch((err: unknown) => {
       throw mapError(err);
     });
@@ -1054,6 +1064,11 @@ export class PostgresLedger implements LedgerStore {
     if (this.#closed) return;
     this.#closed = true;
     if (!this.#ownsPool) return;
+    try {
+      await (await this.#ratePool)?.end();
+    } catch {
+      // Never opened: nothing to end.
+    }
     try {
       await (await this.#pool).end();
     } catch {
@@ -1144,6 +1159,20 @@ export class PostgresLedger implements LedgerStore {
    * refusing one it cannot read. A connection failure is retried on the next call; a refusal
    * is not.
    */
+  /** The pool a rate statement runs on: its own connection when the store owns its pool. */
+  async #forRate(): Promise<Pool> {
+    const shared = await this.#ready();
+    if (this.#rateConnection === null) return shared;
+    if (this.#ratePool === undefined) {
+      const opening = openPool(rateConfig(this.#rateConnection));
+      this.#ratePool = opening;
+      opening.catch(() => {
+        if (this.#ratePool === opening) this.#ratePool = undefined;
+      });
+    }
+    return this.#ratePool;
+  }
+
   #ready(): Promise<Pool> {
     this.#opened ??= (async () => {
       const pool = await this.#pool;
@@ -1548,6 +1577,12 @@ function isPool(connection: PostgresConnection | undefined): connection is Pool 
     );
   }
   return true;
+}
+
+/** The rate's own pool: the store's connection settings, one connection. */
+function rateConfig(connection: string | PoolConfig | undefined): PoolConfig {
+  const config = typeof connection === 'string' ? { connectionString: connection } : connection;
+  return { ...config, max: 1 };
 }
 
 /** Opens a pool with pg, loaded here and not imported: only games on PostgreSQL install it. */

@@ -207,6 +207,37 @@ describe('PostgresLedger', function () {
   }
 
   describe('connections and schema', () => {
+    it("hands out the rate's tokens while every connection of its pool waits on a locked intent", async () => {
+      // Several processes' moves can wait on a claim's lock, each holding a connection: a take
+      // queued behind them held the process's outbound calls (the payout queue) as long.
+      const s = schema();
+      const store = ledger(s, { connectionString: server.url, max: 1 });
+      const intent = await store.create(newIntent());
+      const locker = await admin.connect();
+      try {
+        await locker.query('BEGIN');
+        await locker.query(`SELECT 1 FROM "${s}".intents WHERE id = $1 FOR UPDATE`, [intent.id]);
+        // The pool's one connection waits on the row: the move answers once the lock ends.
+        const move = store.update(intent.id, 'creating', { error: 'moved' });
+        await eventually(async () => {
+          const { rows } = await admin.query(
+            `SELECT count(*)::int AS n FROM pg_stat_activity
+             WHERE wait_event_type = 'Lock' AND query LIKE '%"${s}".intents%'`,
+          );
+          return rows[0].n === 1;
+        });
+        const limit = { perSecond: 50, burst: 5 };
+        assert.equal(await store.takeToken(limit, Date.now()), 0, 'a token, at once');
+        await store.holdCalls(Date.now() + 1_000);
+        assert.ok((await store.takeToken(limit, Date.now())) > 0, 'the hold is written');
+        await locker.query('COMMIT');
+        assert.equal((await move)?.error, 'moved');
+      } finally {
+        await locker.query('ROLLBACK').catch(() => {});
+        locker.release();
+      }
+    });
+
     it('gives every client its pool connects an error listener from birth, so a dying server never throws at the process', async () => {
       // Found by the soak: pg-pool drops its idle listener when it hands a client to a waiting
       // connect(), and a SIGKILLed server's FATAL could arrive before the caller's listener.
