@@ -15,7 +15,8 @@ describe('soak: rewards, fees, spends and matches through faults, a process kill
   this.timeout(120_000);
 
   it('keeps every invariant, checked against the service, the ledger and its journal', async () => {
-    const result = await runSoak({ ops: 400 });
+    // One seed, so that npm test plays the same storm each run; `npm run soak` draws a new one.
+    const result = await runSoak({ ops: 400, seed: 7 });
     const lines: string[] = [];
     printFigures(result.figures, (line) => lines.push(`      ${line}`));
     console.log(lines.join('\n'));
