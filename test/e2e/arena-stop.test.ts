@@ -12,7 +12,7 @@ import { freePort } from '../support/ports.js';
 import { readyLine } from '../support/ready-line.js';
 
 describe('arena: stopping the process', function () {
-  this.timeout(30_000);
+  this.timeout(90_000);
 
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     it(`exits 0 on ${signal}, with no error printed`, async () => {
@@ -31,7 +31,7 @@ describe('arena: stopping the process', function () {
       });
       const exited = once(child, 'exit');
       try {
-        await readyLine(child, 'Arena:', 'the arena', 20_000);
+        await readyLine(child, 'Arena:', 'the arena', 60_000);
         child.kill(signal);
         const [code] = await exited;
         expect(code, `${out}\n${err}`).to.equal(0);
