@@ -77,7 +77,7 @@ function showBalances(b) {
     card('Cover', sats(b.coverMsat), short ? 'short' : ''));
 }
 function showNeeds(o) {
-  const box = $('needs'); box.replaceChildren();
+  const box = $('needs'); const typed = keepTyped(box); box.replaceChildren();
   $('resume').hidden = !o.paused; $('pause').hidden = !!o.paused; $('pause-why').hidden = !!o.paused;
   if (o.paused) {
     const p = el('div', undefined, 'alert'); p.append(el('strong', 'Payouts paused: '), el('span', o.paused.reason + ' (' + o.paused.cause + (o.paused.by ? ' ' + o.paused.by : '') + ', ' + when(o.paused.at) + ')'));
@@ -108,6 +108,21 @@ function showNeeds(o) {
     })));
   }
   if (!box.childNodes.length) box.append(el('div', 'Nothing needs a person.', 'empty'));
+  typed();
+}
+// What an operator was typing or choosing in a decision's form (and where the caret was)
+// outlives the refresh that rebuilds the forms: the function puts it back.
+function keepTyped(box) {
+  const fields = (f) => [...f.querySelectorAll('input,select')];
+  const kept = new Map([...box.querySelectorAll('[data-intent]')].map((f) => [f.dataset.intent, fields(f).map((x) => x.value)]));
+  const at = document.activeElement, form = box.contains(at) ? at.closest('[data-intent]') : null;
+  const focus = form ? [form.dataset.intent, fields(form).indexOf(at)] : null;
+  return () => {
+    for (const f of box.querySelectorAll('[data-intent]')) {
+      const values = kept.get(f.dataset.intent) || []; fields(f).forEach((x, k) => { if (values[k]) x.value = values[k]; });
+      if (focus && focus[0] === f.dataset.intent) fields(f)[focus[1]]?.focus();
+    }
+  };
 }
 async function refresh() {
   try { const o = await get('/api/overview'); showBalances(o.balances); showNeeds(o); $('exports').hidden = !o.exports; await loadOplog(); $('updated').textContent = 'updated ' + new Date().toLocaleTimeString(); }

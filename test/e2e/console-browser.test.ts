@@ -130,6 +130,14 @@ describe('operator console in a browser', function () {
     const resolve = page.locator(`#needs .resolve[data-intent="${unknown.id}"]`);
     await resolve.locator('select').selectOption('failed');
     await resolve.locator('input').fill('no such withdrawal at the service');
+    // The page refreshes while the operator types (every 3 s, rebuilding the forms): what was
+    // chosen and typed outlives it.
+    const shown = (await page.locator('#updated').textContent()) ?? '';
+    await page.locator('#updated', { hasNotText: shown }).waitFor({ timeout: 15_000 });
+    expect(await resolve.locator('input').inputValue()).to.equal(
+      'no such withdrawal at the service',
+    );
+    expect(await resolve.locator('select').inputValue()).to.equal('failed');
     await resolve.locator('button').click();
     await page.waitForSelector(`#message:has-text("Resolved ${unknown.id} as failed")`);
     expect((await lightning.ledger.get(unknown.id))?.status).to.equal('failed');

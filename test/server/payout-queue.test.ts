@@ -110,9 +110,9 @@ describe('the payout queue: a settle with many winners drains at the rate, once 
     const view = await settler.match(paid.matchId);
     expect(view).to.include({ status: 'settled', made: 200, total: 200 });
     expect(view.payouts.every((p) => p.status === 'pending')).to.equal(true);
-    // Progress told on the way, never backwards.
-    expect(progress.length).to.be.greaterThan(1);
+    // Progress, as often as it is told on the way (a bench row says how often), never backwards.
     const made = progress.map((p) => p.made);
+    expect(made.every((n) => n <= 200)).to.equal(true);
     expect([...made].sort((a, b) => a - b)).to.deep.equal(made);
     // Exactly one request per winner, none refused, the service's limit kept.
     const byPlayer = requestsByPlayer();
