@@ -83,12 +83,6 @@ export {
   PostgresLedger,
   type PostgresLedgerOptions,
 } from './ledger/postgres.js';
-export {
-  type RedisClientLike,
-  type RedisConnection,
-  RedisLedger,
-  type RedisLedgerOptions,
-} from './ledger/redis.js';
 export { SqliteLedger, type SqliteLedgerOptions } from './ledger/sqlite.js';
 export type {
   BudgetWindow,

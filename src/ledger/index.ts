@@ -1,8 +1,7 @@
 /**
  * The ledger's public surface: the intent model, the store interface, the stores, and the
- * errors callers switch on. Importing it loads `node:sqlite` and zod, nothing else: the Redis
- * store loads `ioredis` only when it opens its own connection, the PostgreSQL store `pg` only
- * when it opens its own pool.
+ * errors callers switch on. Importing it loads `node:sqlite` and zod, nothing else: the
+ * PostgreSQL store loads `pg` only when it opens its own pool.
  */
 export * from './errors.js';
 export * from './intent.js';
@@ -11,12 +10,6 @@ export {
   PostgresLedger,
   type PostgresLedgerOptions,
 } from './postgres.js';
-export {
-  type RedisClientLike,
-  type RedisConnection,
-  RedisLedger,
-  type RedisLedgerOptions,
-} from './redis.js';
 export { SqliteLedger, type SqliteLedgerOptions } from './sqlite.js';
 export type { BudgetWindow, CreateGuards, LedgerStore, TransitionOptions } from './store.js';
 export { AMOUNT_PATTERN, CALLBACK_TOKEN_PATTERN } from './validate.js';

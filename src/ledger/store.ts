@@ -1,5 +1,5 @@
 /**
- * The one interface every ledger store implements (SQLite today, Redis for clusters).
+ * The one interface every ledger store implements (SQLite, PostgreSQL).
  * Every method is async so that a networked store fits; every status change is an atomic
  * compare-and-set, so two processes or two callbacks can never both apply one.
  */

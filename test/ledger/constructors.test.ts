@@ -5,7 +5,6 @@
 import { expect } from 'chai';
 import { ConfigurationError, LightningError } from '../../src/errors.js';
 import { PostgresLedger } from '../../src/ledger/postgres.js';
-import { RedisLedger } from '../../src/ledger/redis.js';
 import { SqliteLedger } from '../../src/ledger/sqlite.js';
 
 function refusal(make: () => unknown): ConfigurationError {
@@ -25,17 +24,6 @@ describe('ledger stores: bad options are ConfigurationErrors', () => {
       'busyTimeoutMs',
     );
     expect(refusal(() => new SqliteLedger({ path: 42 as never })).field).to.include('path');
-  });
-
-  it('RedisLedger (nothing connects: the client is made lazily)', () => {
-    const at = 'redis://127.0.0.1:1';
-    expect(refusal(() => new RedisLedger(at, { durability: 'off' as never })).field).to.include(
-      'durability',
-    );
-    expect(refusal(() => new RedisLedger(at, { replicas: -1 })).field).to.include('replicas');
-    expect(refusal(() => new RedisLedger(at, { replicaTimeoutMs: 0 })).field).to.include(
-      'replicaTimeoutMs',
-    );
   });
 
   it('PostgresLedger (nothing connects)', () => {

@@ -1,8 +1,7 @@
 /**
  * Model-based tests of the ledger stores: random interleavings of create, transition, update,
  * claimDue and release from several writers on one database (three SqliteLedger instances on
- * one temporary file; three RedisLedger instances, each on its own ioredis connection, on one
- * test redis-server; three PostgresLedger instances, each on its own pool, on one test
+ * one temporary file; three PostgresLedger instances, each on its own pool, on one test
  * PostgreSQL), checked after every command against the model in ./model.ts. They show
  * that no sequence breaks TRANSITIONS, applies a move twice (of writers racing one
  * compare-and-set exactly one wins, and history has one entry per applied move) or hands a
@@ -18,17 +17,14 @@
  * MODEL_COMMANDS (default 50) caps the commands per sequence.
  */
 
-import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Redis } from 'ioredis';
 import type pg from 'pg';
 import { z } from 'zod';
-import { PostgresLedger, RedisLedger, SqliteLedger } from '../../src/ledger/index.js';
-import { needPostgres, needRedis } from '../support/needs.js';
+import { PostgresLedger, SqliteLedger } from '../../src/ledger/index.js';
+import { needPostgres } from '../support/needs.js';
 import { type PostgresServer, startPostgres } from '../support/postgres.js';
-import { type RedisServer, startRedis } from '../support/redis.js';
 import { WRITERS } from './model.js';
 import { checkModel, type ModelRunOptions } from './model-commands.js';
 
@@ -94,39 +90,6 @@ describe('ledger stores against the model, several writers on one database', fun
         }, runOptions);
       });
     }
-  });
-
-  describe('RedisLedger', () => {
-    let redis: RedisServer;
-    let clients: Redis[] = [];
-
-    before(async function () {
-      needRedis(this);
-      // Not durable: no fsync per write, and restarts are redis.test.ts's business.
-      redis = await startRedis({ durable: false });
-      clients = Array.from({ length: WRITERS }, () => redis.client());
-    });
-
-    after(async () => {
-      for (const client of clients) client.disconnect();
-      await redis?.stop();
-    });
-
-    it(`keeps the model with ${WRITERS} instances on their own connections`, async () => {
-      await checkModel(async () => {
-        // A fresh keyspace per sequence; closing a store leaves a client it was given open.
-        const prefix = `model:${randomUUID()}:`;
-        const writers = clients.map(
-          (client) => new RedisLedger(client, { prefix, durability: 'none' }),
-        );
-        return {
-          writers,
-          async close() {
-            for (const writer of writers) await writer.close();
-          },
-        };
-      }, options);
-    });
   });
 
   describe('PostgresLedger', () => {
