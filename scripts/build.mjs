@@ -4,7 +4,7 @@
 // (colyseus-lightning/client) is built with the rest; its browser bundle is then made once,
 // minified, to print its size (what a game's page adds, QR included), and not shipped.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { build } from 'esbuild';
 
 const tsc = (project) => execFileSync('tsc', ['-p', project], { stdio: 'inherit' });
@@ -13,13 +13,20 @@ tsc('tsconfig.build.json');
 tsc('tsconfig.cjs.json');
 mkdirSync('dist/cjs', { recursive: true });
 writeFileSync('dist/cjs/package.json', `${JSON.stringify({ type: 'commonjs' })}\n`);
-// `import.meta` cannot be in CommonJS: the one module that locates a file by it (the SQLite
-// ledger's worker thread) gets its CommonJS twin, which finds the same file from __dirname.
+// The stores' statements (src/ledger/sql/) beside both builds' ledger modules.
+for (const out of ['dist/ledger/sql', 'dist/cjs/ledger/sql']) {
+  cpSync('src/ledger/sql', out, { recursive: true });
+}
+// `import.meta` cannot be in CommonJS: the one module that locates files by it (the SQLite
+// worker thread, the statements) gets its CommonJS twin, which finds them from __dirname.
 writeFileSync(
   'dist/cjs/ledger/sqlite-worker-url.js',
   `"use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
-exports.sqliteWorkerUrl = require("node:url").pathToFileURL(require("node:path").join(__dirname, "sqlite-worker.js"));
+const { join } = require("node:path");
+const { pathToFileURL } = require("node:url");
+exports.sqliteWorkerUrl = pathToFileURL(join(__dirname, "sqlite-worker.js"));
+exports.sqlUrl = pathToFileURL(join(__dirname, "sql") + "/");
 `,
 );
 rmSync('dist/cjs/ledger/sqlite-worker-url.js.map');

@@ -88,7 +88,7 @@ export class LedgerBusyError extends LedgerError {
 }
 
 /**
- * The store cannot keep its promise that an acknowledged write survives: a Redis with AOF off,
+ * The store cannot keep its promise that an acknowledged write survives: a PostgreSQL with fsync off,
  * or a write that did not reach the replicas it had to. Refusing beats forgetting money.
  */
 export class LedgerNotDurableError extends LedgerError {
@@ -114,7 +114,7 @@ export class LedgerUnavailableError extends LedgerError {
 
 /**
  * An intent this process recorded moments ago is no longer in the ledger: the store lost
- * acknowledged writes (a Redis without AOF that restarted, a database restored from backup).
+ * acknowledged writes (a database restored from backup).
  * The service may have acted: `remoteId` names what it answered, when it answered.
  */
 export class IntentLostError extends LedgerError {

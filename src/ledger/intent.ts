@@ -1,6 +1,6 @@
 /**
  * Intents: the record of every money movement the plugin starts, written before the
- * service is called. One shape for every store (SQLite, Redis), one list of statuses and
+ * service is called. One shape for every store, one list of statuses and
  * the one table of moves between them.
  *
  *   held     -> creating | failed                          (an operator's approval or rejection)

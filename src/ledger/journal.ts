@@ -59,7 +59,7 @@ export interface JournalEntry extends Posting {
   id: string;
   /**
    * Names the entry (unique, growing with each write) and is the cursor for paging (`after`).
-   * Pages list entries in seq order on SQLite and Redis; on PostgreSQL in the order their
+   * Pages list entries in seq order on SQLite; on PostgreSQL in the order their
    * writes' transactions took ids, which differs only for writes that ran at once (seq may then
    * step back within a page; one intent's entries are always in the order of its moves).
    */

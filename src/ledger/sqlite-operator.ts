@@ -1,13 +1,6 @@
 /**
- * The SQLite ledger's operator log and blocks (schema 7): the statements SqliteCore runs for
- * `recordOperatorAction`, `recordBlock`, `isBlocked` and `operatorLog`, prepared once per
- * connection. Inputs arrive checked (operator-log.ts, on the caller's side).
- *
- * Costs: an append is one INSERT into `operator_log` (a row of about 100 bytes plus the note, and
- * its two partial indexes); a block or unblock adds one INSERT or DELETE of a `blocked` row in
- * the same transaction; `isBlocked` is one lookup of the WITHOUT ROWID table's key (a few
- * microseconds, the table as small as the blocked players). A page is a range scan by seq (or
- * by the intent's or player's index), `limit + 1` rows.
+ * The SQLite driver's operator log, blocks and pause (statements in sql/sqlite/), prepared once
+ * per connection; run inside SqliteCore's write transactions.
  */
 import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
 import type {
@@ -17,6 +10,8 @@ import type {
   OperatorLogFilter,
   OperatorLogPage,
 } from './operator-log.js';
+import type { LineChange } from './rules.js';
+import { loadSql } from './sql.js';
 
 interface LineRow {
   seq: number;
@@ -31,6 +26,16 @@ interface LineRow {
 }
 
 const LINE_COLUMNS = 'seq, at, by, action, intent_id, player_id, before, after, note';
+const LINE_STATEMENTS = [
+  'append-line',
+  'block',
+  'unblock',
+  'blocked',
+  'pause',
+  'pause-line',
+  'resume',
+  'paused',
+] as const;
 
 export class SqliteOperatorLog {
   readonly #db: DatabaseSync;
@@ -46,58 +51,42 @@ export class SqliteOperatorLog {
 
   constructor(db: DatabaseSync) {
     this.#db = db;
-    this.#append = db.prepare(`
-      INSERT INTO operator_log (at, by, action, intent_id, player_id, before, after, note)
-      VALUES (:at, :by, :action, :intentId, :playerId, :before, :after, :note)
-      RETURNING ${LINE_COLUMNS}`);
-    this.#block = db.prepare(
-      'INSERT INTO blocked (player_id, since) VALUES (?, ?) ON CONFLICT (player_id) DO NOTHING',
-    );
-    this.#unblock = db.prepare('DELETE FROM blocked WHERE player_id = ?');
-    this.#blocked = db.prepare('SELECT 1 FROM blocked WHERE player_id = ?');
-    this.#pause = db.prepare(
-      'INSERT INTO payouts_paused (only_row, line) VALUES (1, 0) ON CONFLICT DO NOTHING',
-    );
-    this.#pauseLine = db.prepare('UPDATE payouts_paused SET line = ? WHERE only_row = 1');
-    this.#resume = db.prepare('DELETE FROM payouts_paused');
-    this.#paused = db.prepare(`SELECT ${LINE_COLUMNS} FROM operator_log
-      WHERE seq = (SELECT line FROM payouts_paused WHERE only_row = 1)`);
+    const sql = loadSql('sqlite', LINE_STATEMENTS, { lines: LINE_COLUMNS });
+    this.#append = db.prepare(sql['append-line']);
+    this.#block = db.prepare(sql.block);
+    this.#unblock = db.prepare(sql.unblock);
+    this.#blocked = db.prepare(sql.blocked);
+    this.#pause = db.prepare(sql.pause);
+    this.#pauseLine = db.prepare(sql['pause-line']);
+    this.#resume = db.prepare(sql.resume);
+    this.#paused = db.prepare(sql.paused);
   }
 
-  /**
-   * Pauses or resumes the game's payouts, then appends (the pause's row names its line); null
-   * (nothing written) when they already were so. Run inside the caller's write transaction.
-   */
-  pause(line: NewOperatorAction, now: number): OperatorAction | null {
-    if (line.action === 'resume') {
-      return Number(this.#resume.run().changes) === 1 ? this.append(line, now) : null;
-    }
-    if (Number(this.#pause.run().changes) !== 1) return null;
-    const appended = this.append(line, now);
-    this.#pauseLine.run(Number(appended.seq));
-    return appended;
-  }
-
-  /** The line of the pause in force, or null. */
   paused(): OperatorAction | null {
     const row = this.#paused.get() as unknown as LineRow | undefined;
     return row === undefined ? null : toLine(row);
   }
 
-  /** Appends a line; run inside the caller's write transaction. */
-  append(line: NewOperatorAction, now: number): OperatorAction {
-    const row = this.#append.get({ ...line, at: now }) as unknown as LineRow;
-    return toLine(row);
+  /** The line, after its compare-and-set (null when it changed nothing: no line). */
+  append(line: NewOperatorAction, now: number, change: LineChange | null): OperatorAction | null {
+    if (change !== null && Number(this.#change(change, now).changes) !== 1) return null;
+    const appended = toLine(this.#append.get({ ...line, at: now }) as unknown as LineRow);
+    // The pause's row names its line: written before it, linked after.
+    if (change?.kind === 'pause') this.#pauseLine.run(appended.seq);
+    return appended;
   }
 
-  /** Sets or lifts the block, then appends; null (nothing written) when it already was so. */
-  block(line: NewOperatorAction, now: number): OperatorAction | null {
-    const player = line.playerId as string;
-    const changed =
-      line.action === 'block'
-        ? this.#block.run(player, now).changes
-        : this.#unblock.run(player).changes;
-    return Number(changed) === 1 ? this.append(line, now) : null;
+  #change(change: LineChange, now: number) {
+    switch (change.kind) {
+      case 'block':
+        return this.#block.run(change.playerId, now);
+      case 'unblock':
+        return this.#unblock.run(change.playerId);
+      case 'pause':
+        return this.#pause.run();
+      case 'resume':
+        return this.#resume.run();
+    }
   }
 
   isBlocked(playerId: string): boolean {

@@ -453,10 +453,14 @@ const journalQuerySchema = z.strictObject({
   limit: z.int().min(1).max(1000).optional(),
 });
 
+/** A journal query as parseJournalQuery leaves it. */
+export type JournalFilter = Omit<JournalQuery, 'after' | 'limit'> & {
+  after: number;
+  limit: number;
+};
+
 /** A journal query as every store checks it; `limit` defaults to 100, `after` becomes a seq. */
-export function parseJournalQuery(
-  query: JournalQuery | undefined,
-): Omit<JournalQuery, 'after' | 'limit'> & { after: number; limit: number } {
+export function parseJournalQuery(query: JournalQuery | undefined): JournalFilter {
   const parsed = parse(journalQuerySchema, query ?? {}, 'journal query');
   return { ...parsed, after: Number(parsed.after ?? 0), limit: parsed.limit ?? 100 };
 }

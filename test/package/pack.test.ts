@@ -127,6 +127,8 @@ describe('package: the packed tarball', function () {
       'dist/cjs/client/index.js',
       'dist/ledger/sqlite-worker.js',
       'dist/cjs/ledger/sqlite-worker.js',
+      'dist/ledger/sql/sqlite/insert.sql',
+      'dist/cjs/ledger/sql/postgres/claim.sql',
       'bin/colyseus-lightning.js',
       'README.md',
       'LICENSE',

@@ -1,0 +1,32 @@
+/**
+ * The stores' statements, one `.sql` file each under sql/<store>/, loaded by name once per
+ * process. A file may name slots `{name}`, filled from `slots`: what a statement shares with
+ * the schema or derives from the package's constants (the columns, the open test, the payout
+ * kinds), or a PostgreSQL schema's name.
+ */
+import { readFileSync } from 'node:fs';
+import { sqlUrl } from './sqlite-worker-url.js';
+
+const texts = new Map<string, string>();
+
+export function loadSql<N extends string>(
+  store: 'sqlite' | 'postgres',
+  names: readonly N[],
+  slots: Readonly<Record<string, string>> = {},
+): Record<N, string> {
+  const out = {} as Record<N, string>;
+  for (const name of names) {
+    const file = `${store}/${name}.sql`;
+    let text = texts.get(file);
+    if (text === undefined) {
+      text = readFileSync(new URL(file, sqlUrl), 'utf8').trim();
+      texts.set(file, text);
+    }
+    out[name] = text.replace(/\{(\w+)\}/g, (slot, key: string) => {
+      const value = slots[key];
+      if (value === undefined) throw new Error(`${file}: no value for the slot ${slot}`);
+      return value;
+    });
+  }
+  return out;
+}
