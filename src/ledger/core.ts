@@ -8,9 +8,15 @@
  */
 import { v7 as uuidv7 } from 'uuid';
 import type { Clock } from '../clock.js';
-import { LedgerClosedError } from './errors.js';
+import { DuplicateIntentError, LedgerClosedError } from './errors.js';
 import type { Intent, IntentPatch, IntentStatus, NewIntent } from './intent.js';
-import type { AccountBalance, JournalPage, JournalQuery, Posting } from './journal.js';
+import type {
+  AccountBalance,
+  JournalEntry,
+  JournalPage,
+  JournalQuery,
+  Posting,
+} from './journal.js';
 import {
   type NewOperatorAction,
   type OperatorAction,
@@ -73,6 +79,8 @@ export interface MoveCall {
 /** Intents and their journal: create if the guards allow, move or update by compare-and-set. */
 export interface IntentDriver {
   create(call: CreateCall): Maybe<Intent>;
+  /** The id of the open intent that holds `openKey`, or null. */
+  openKeyHolder(openKey: string): Maybe<string | null>;
   move(call: MoveCall): Maybe<Intent | null>;
   update(
     id: string,
@@ -91,20 +99,27 @@ export interface IntentDriver {
   /** In status `status` (unknown or held), oldest first; `limit` is at least 1. */
   inStatus(status: 'unknown' | 'held', limit: number): Maybe<Intent[]>;
   openCount(): Maybe<number>;
-  journal(query: JournalFilter): Maybe<JournalPage>;
-  balances(accounts: string[] | undefined): Maybe<AccountBalance[]>;
+  /** Up to `limit + 1` entries, oldest first: the one more says another page follows. */
+  journal(query: JournalFilter): Maybe<JournalEntry[]>;
+  /** Every class's total per unit that ever moved. */
+  classBalances(): Maybe<AccountBalance[]>;
+  /** The balance rows of the named accounts that ever moved, by unit. */
+  accountBalances(accounts: readonly string[]): Maybe<AccountBalance[]>;
+}
+
+/** A claim of due intents (LedgerStore.claimDue), parsed. */
+export interface ClaimCall {
+  now: number;
+  limit: number;
+  owner: string;
+  leaseMs: number;
+  /** null: queued payouts count against `limit`; a number: their own share. */
+  queued: number | null;
 }
 
 /** Leases and the queue. */
 export interface LeaseDriver {
-  /** `queued` null: queued payouts count against `limit`; a number: their own share. */
-  claimDue(
-    now: number,
-    limit: number,
-    owner: string,
-    leaseMs: number,
-    queued: number | null,
-  ): Maybe<Intent[]>;
+  claimDue(claim: ClaimCall): Maybe<Intent[]>;
   release(id: string, owner: string): Maybe<void>;
   advanceChecks(at: number): Maybe<number>;
 }
@@ -118,7 +133,8 @@ export interface OperatorDriver {
   ): Maybe<OperatorAction | null>;
   isBlocked(playerId: string): Maybe<boolean>;
   payoutPause(): Maybe<OperatorAction | null>;
-  operatorLog(query: OperatorLogFilter): Maybe<OperatorLogPage>;
+  /** Up to `limit + 1` lines, by seq: the one more says another page follows. */
+  operatorLog(query: OperatorLogFilter): Maybe<OperatorAction[]>;
 }
 
 /** The outbound rate bucket; its inputs arrive parsed. */
@@ -164,14 +180,24 @@ export class LedgerCore implements LedgerStore {
   ): Promise<Intent> {
     this.#assertOpen();
     const { input, checks, budgets, hold } = parseCreate(intent, now, guards);
-    return this.driver.create({
+    const call: CreateCall = {
       input: { ...input, id: input.id ?? uuidv7() },
       now,
       guards: checks,
       budgets,
       hold,
       postings: parsePostings(postings),
-    });
+    };
+    try {
+      return await this.driver.create(call);
+    } catch (err) {
+      // A key an open intent holds: the refusal names that intent.
+      if (err instanceof DuplicateIntentError && err.field === 'openKey' && input.openKey) {
+        const existingId = await this.driver.openKeyHolder(input.openKey);
+        throw new DuplicateIntentError('openKey', { cause: err, existingId });
+      }
+      throw err;
+    }
   }
 
   async transition(
@@ -265,12 +291,24 @@ export class LedgerCore implements LedgerStore {
 
   async journal(query?: JournalQuery): Promise<JournalPage> {
     this.#assertOpen();
-    return this.driver.journal(parseJournalQuery(query));
+    const filter = parseJournalQuery(query);
+    const { items, next } = page(await this.driver.journal(filter), filter.limit);
+    return { entries: items, next };
   }
 
+  /** Each account named once, in the order named; one that never moved holds '0' msats. */
   async balances(accounts?: readonly string[]): Promise<AccountBalance[]> {
     this.#assertOpen();
-    return this.driver.balances(parseAccounts(accounts));
+    const names = parseAccounts(accounts);
+    if (names === undefined) return this.driver.classBalances();
+    const unique = [...new Set(names)];
+    const found = new Map<string, AccountBalance[]>();
+    for (const row of await this.driver.accountBalances(unique)) {
+      found.set(row.account, [...(found.get(row.account) ?? []), row]);
+    }
+    return unique.flatMap(
+      (account) => found.get(account) ?? [{ account, unit: 'msats', balance: '0' }],
+    );
   }
 
   async claimDue(
@@ -284,7 +322,7 @@ export class LedgerCore implements LedgerStore {
     parseEpochMs(now, 'now');
     parseClaim(limit, owner, leaseMs, queued);
     if (limit === 0 && !queued) return [];
-    return this.driver.claimDue(now, limit, owner, leaseMs, queued ?? null);
+    return this.driver.claimDue({ now, limit, owner, leaseMs, queued: queued ?? null });
   }
 
   async release(id: string, owner: string): Promise<void> {
@@ -346,7 +384,9 @@ export class LedgerCore implements LedgerStore {
 
   async operatorLog(query?: OperatorLogQuery): Promise<OperatorLogPage> {
     this.#assertOpen();
-    return this.driver.operatorLog(parseOperatorLogQuery(query));
+    const filter = parseOperatorLogQuery(query);
+    const { items, next } = page(await this.driver.operatorLog(filter), filter.limit);
+    return { actions: items, next };
   }
 
   async takeToken(limit: RateLimit, now: number, keep = 0): Promise<number> {
@@ -368,4 +408,11 @@ export class LedgerCore implements LedgerStore {
   #assertOpen(): void {
     if (this.#closed) throw new LedgerClosedError();
   }
+}
+
+/** A page of `limit` from `rows` (read one more): whether another follows, with no second query. */
+function page<T extends { seq: number }>(rows: T[], limit: number) {
+  const items = rows.slice(0, limit);
+  const last = items.at(-1);
+  return { items, next: rows.length > limit && last ? String(last.seq) : null };
 }

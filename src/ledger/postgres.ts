@@ -34,7 +34,8 @@ import type { Pool, PoolClient, PoolConfig } from 'pg';
 import { type Clock, systemClock } from '../clock.js';
 import { ConfigurationError, LimitExceededError } from '../errors.js';
 import { VERSION } from '../version.js';
-import { type CreateCall, LedgerCore, type LedgerDriver, type MoveCall } from './core.js';
+import type { ClaimCall, CreateCall, LedgerDriver, MoveCall } from './core.js';
+import { LedgerCore } from './core.js';
 import {
   DuplicateIntentError,
   IncompatibleLedgerError,
@@ -54,16 +55,14 @@ import {
 import {
   type AccountBalance,
   type JournalEntry,
-  type JournalPage,
   openingPostings,
   type Posting,
 } from './journal.js';
-import type {
-  NewOperatorAction,
-  OperatorAction,
-  OperatorActionName,
-  OperatorLogFilter,
-  OperatorLogPage,
+import {
+  lineOf,
+  type NewOperatorAction,
+  type OperatorAction,
+  type OperatorLogFilter,
 } from './operator-log.js';
 import {
   COLUMNS,
@@ -90,23 +89,11 @@ import {
 } from './postgres-schema.js';
 import type { RateLimit } from './rate.js';
 import { type IntentRow, rowToEntry, rowToIntent as toIntent } from './rows.js';
-import {
-  countsOpen,
-  firstStatus,
-  type LineChange,
-  needsHoldWindow,
-  refuseCreate,
-  refuseGameCap,
-  windowStart,
-} from './rules.js';
-import { loadSql } from './sql.js';
-import type { BudgetWindow, CreateGuards, SeatGuard } from './store.js';
-import {
-  type HoldCheck,
-  type JournalFilter,
-  MAX_POSTING_AMOUNT,
-  SCHEDULE_FIELDS,
-} from './validate.js';
+import type { LineChange } from './rules.js';
+import * as rules from './rules.js';
+import { loadSql, OPERATOR_SQL } from './sql.js';
+import type { CreateGuards, SeatGuard } from './store.js';
+import { type JournalFilter, MAX_POSTING_AMOUNT, SCHEDULE_FIELDS } from './validate.js';
 import { writeToken } from './write-token.js';
 
 /** What to connect to: a connection string, node-postgres pool options, or a ready pg.Pool. */
@@ -231,7 +218,7 @@ class PostgresDriver implements LedgerDriver {
   }
 
   async create(create: CreateCall): Promise<Intent> {
-    const { input, now, guards: checks, budgets, hold, postings: entries } = create;
+    const { input, now, guards: checks, hold, postings: entries } = create;
     const history: IntentHistoryEntry[] = [{ at: now, from: null, to: 'creating' }];
     const call = writeToken();
     const values = [
@@ -273,14 +260,10 @@ class PostgresDriver implements LedgerDriver {
     const params = paramsOf(values);
     assertNoNul(params);
     const pool = await this.#ready();
-    const counted =
-      checks.maxOpenPerPlayer !== undefined || budgets.length > 0 || needsHoldWindow(hold);
+    const windows = rules.windowsOf(create);
+    const counted = checks.maxOpenPerPlayer !== undefined || windows.length > 0;
     const cap = checks.maxOpenPerGame;
-    const locks = counted || cap !== undefined ? this.#guardLocks(input, checks, budgets) : [];
-    if (needsHoldWindow(hold) && !locks.includes(this.#lockKey('player', input.playerId))) {
-      locks.push(this.#lockKey('player', input.playerId));
-      locks.sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : BigInt(a) > BigInt(b) ? 1 : 0));
-    }
+    const locks = counted || cap !== undefined ? this.#guardLocks(input, checks, windows) : [];
     // One attempt: `exactCount` near the game's cap (no other create in flight uncounted),
     // `exactShares` past a house balance shard's share of 64 bits (the exact path of the
     // journal). A refused attempt rolled back whole: the guards are counted again.
@@ -292,9 +275,7 @@ class PostgresDriver implements LedgerDriver {
         pool,
         exactCount ? [...locks, this.#countLock] : locks,
         async (client) => {
-          const held = counted
-            ? (await this.#guard(client, input, now, checks, budgets, hold)) === 'held'
-            : hold.now;
+          const held = counted ? (await this.#guard(client, create, windows)) === 'held' : hold.now;
           const row = held ? heldValues : values;
           let rows: Record<string, unknown>[];
           if (exactShares) {
@@ -340,15 +321,13 @@ class PostgresDriver implements LedgerDriver {
         const mine = await this.#recover(values[0] as string, call);
         if (mine) return mine;
       }
-      if (mapped instanceof DuplicateIntentError && mapped.field === 'openKey') {
-        const holder = await this.#run(pool, this.#sql['open-key-holder'], [input.openKey]);
-        throw new DuplicateIntentError('openKey', {
-          cause: err,
-          existingId: (holder[0]?.id as string | undefined) ?? null,
-        });
-      }
       throw mapped;
     }
+  }
+
+  async openKeyHolder(openKey: string): Promise<string | null> {
+    const rows = await this.#run(await this.#ready(), this.#sql['open-key-holder'], [openKey]);
+    return (rows[0]?.id as string | undefined) ?? null;
   }
 
   /**
@@ -388,12 +367,12 @@ class PostgresDriver implements LedgerDriver {
   }
 
   /** The advisory locks a guarded create holds: one per player, room or game it counts against. */
-  #guardLocks(input: NewIntent, checks: CreateGuards, budgets: readonly BudgetWindow[]): string[] {
+  #guardLocks(input: NewIntent, checks: CreateGuards, windows: rules.WindowRead[]): string[] {
     const keys = new Set<string>();
     if (checks.maxOpenPerPlayer !== undefined) keys.add(this.#lockKey('player', input.playerId));
-    for (const b of budgets) {
-      if (b.scope === 'player') keys.add(this.#lockKey('player', input.playerId));
-      else if (b.scope === 'room') keys.add(this.#lockKey('room', input.roomId as string));
+    for (const { scope } of windows) {
+      if (scope === 'player') keys.add(this.#lockKey('player', input.playerId));
+      else if (scope === 'room') keys.add(this.#lockKey('room', input.roomId as string));
       else keys.add(this.#lockKey('game'));
     }
     // One global order: two creates that share two keys take them in the same order.
@@ -406,44 +385,35 @@ class PostgresDriver implements LedgerDriver {
    */
   async #guard(
     client: Queryable,
-    input: NewIntent,
-    now: number,
-    checks: CreateGuards,
-    budgets: readonly BudgetWindow[],
-    hold: HoldCheck,
+    create: CreateCall,
+    windows: rules.WindowRead[],
   ): Promise<string> {
+    const { input, guards } = create;
     const values: unknown[] = [];
     const param = (value: unknown, cast = '') => {
       values.push(value);
       return `$${values.length}${cast}`;
     };
     const columns = ['1 AS one'];
-    if (checks.maxOpenPerPlayer !== undefined) {
+    if (guards.maxOpenPerPlayer !== undefined) {
       columns.push(`(SELECT count(*) FROM ${this.#s}.intents
         WHERE player_id = ${param(input.playerId)} AND ${OPEN_SQL}) AS open`);
     }
     // The payouts a window holds: created after its start, unless they ended unpaid.
-    const window = (who: string, since: number, as: string) =>
-      columns.push(`(SELECT COALESCE(sum(amount), 0)::text FROM ${this.#s}.intents
-        WHERE ${who}${PAYOUT_SQL} AND created_at > ${param(since, '::bigint')}
-          AND status NOT IN ('expired', 'failed')) AS ${as}`);
-    const playerIs = () => `player_id = ${param(input.playerId)} AND `;
-    for (const [i, b] of budgets.entries()) {
+    for (const [i, { scope, since }] of windows.entries()) {
       const who =
-        b.scope === 'player'
-          ? playerIs()
-          : b.scope === 'room'
+        scope === 'player'
+          ? `player_id = ${param(input.playerId)} AND `
+          : scope === 'room'
             ? `room_id = ${param(input.roomId)} AND `
             : '';
-      window(who, windowStart(now, b), `b${i}`);
-    }
-    if (needsHoldWindow(hold) && hold.window !== null) {
-      window(playerIs(), windowStart(now, hold.window), 'hold');
+      columns.push(`(SELECT COALESCE(sum(amount), 0)::text FROM ${this.#s}.intents
+        WHERE ${who}${PAYOUT_SQL} AND created_at > ${param(since, '::bigint')}
+          AND status NOT IN ('expired', 'failed')) AS w${i}`);
     }
     const [row = {}] = await this.#run(client, `SELECT ${columns.join(',\n')}`, values);
-    const sums = budgets.map((_, i) => String(row[`b${i}`] ?? '0'));
-    refuseCreate(input, checks, budgets, Number(row.open ?? 0), sums);
-    return firstStatus(input, hold, String(row.hold ?? '0'));
+    const sums = windows.map((_, i) => String(row[`w${i}`] ?? '0'));
+    return rules.admit(create, Number(row.open ?? 0), sums);
   }
 
   /**
@@ -464,8 +434,8 @@ class PostgresDriver implements LedgerDriver {
     const [row] = await this.#run(client, this.#sql.openCount, []);
     const open = Number(row?.open ?? 0);
     this.#lastOpen = open;
-    const mine = countsOpen(input.kind) ? 1 : 0;
-    refuseGameCap(input, max, open - mine);
+    const mine = rules.countsOpen(input.kind) ? 1 : 0;
+    rules.refuseGameCap(input, max, open - mine);
     if (!exact && mine === 1 && open + OPEN_STRIPES - 1 > max) throw new NearCap();
   }
 
@@ -661,11 +631,11 @@ class PostgresDriver implements LedgerDriver {
     return row;
   }
 
-  async journal(query: JournalFilter): Promise<JournalPage> {
+  async journal(query: JournalFilter): Promise<JournalEntry[]> {
     const { after, limit, ...filters } = query;
     const keys = [filters.playerId, filters.matchId, filters.intentId];
     // A key PostgreSQL text cannot hold matches no entry.
-    if (keys.some((k) => k?.includes('\u0000'))) return { entries: [], next: null };
+    if (keys.some((k) => k?.includes('\u0000'))) return [];
     const values: unknown[] = [after, limit + 1];
     const where: string[] = [];
     const filter = (column: string, value: unknown, cast = '') => {
@@ -683,43 +653,31 @@ class PostgresDriver implements LedgerDriver {
         throw mapError(err);
       },
     );
-    const entries: JournalEntry[] = rows.slice(0, limit).map(rowToEntry);
-    const last = entries.at(-1);
-    return { entries, next: rows.length > limit && last ? String(last.seq) : null };
+    return rows.map(rowToEntry);
   }
 
-  async balances(names: string[] | undefined): Promise<AccountBalance[]> {
+  async classBalances(): Promise<AccountBalance[]> {
     const pool = await this.#ready();
-    try {
-      if (names === undefined) {
-        const rows = await this.#run(pool, this.#sql['class-balances'], []);
-        return rows as unknown as AccountBalance[];
-      }
-      const unique = [...new Set(names)];
-      // A name PostgreSQL text cannot hold never moved.
-      const stored = unique.filter((n) => !n.includes('\u0000'));
-      const rows = (stored.length === 0
-        ? []
-        : await this.#run(pool, this.#sql['account-balances'], [
-            stored,
-          ])) as unknown as AccountBalance[];
-      const found = new Map<string, AccountBalance[]>();
-      for (const row of rows) found.set(row.account, [...(found.get(row.account) ?? []), row]);
-      return unique.flatMap(
-        (account) => found.get(account) ?? [{ account, unit: 'msats', balance: '0' }],
-      );
-    } catch (err) {
+    const rows = await this.#run(pool, this.#sql['class-balances'], []).catch((err: unknown) => {
       throw mapError(err);
-    }
+    });
+    return rows as unknown as AccountBalance[];
   }
 
-  async claimDue(
-    now: number,
-    limit: number,
-    owner: string,
-    leaseMs: number,
-    queued: number | null,
-  ): Promise<Intent[]> {
+  async accountBalances(names: readonly string[]): Promise<AccountBalance[]> {
+    // A name PostgreSQL text cannot hold never moved.
+    const stored = names.filter((n) => !n.includes('\u0000'));
+    if (stored.length === 0) return [];
+    const pool = await this.#ready();
+    const rows = await this.#run(pool, this.#sql['account-balances'], [stored]).catch(
+      (err: unknown) => {
+        throw mapError(err);
+      },
+    );
+    return rows as unknown as AccountBalance[];
+  }
+
+  async claimDue({ now, limit, owner, leaseMs, queued }: ClaimCall): Promise<Intent[]> {
     const values = [owner, now + leaseMs, now, limit, queued !== null, queued ?? 0];
     assertNoNul(values);
     const pool = await this.#ready();
@@ -809,7 +767,7 @@ class PostgresDriver implements LedgerDriver {
           return null;
         }
         const [row] = await this.#run(client, this.#sql['append-line'], values);
-        const appended = toLine(row as Record<string, unknown>);
+        const appended = lineOf(row as Record<string, unknown>);
         if (change?.after !== undefined) await this.#run(client, change.after, [appended.seq]);
         return appended;
       });
@@ -823,7 +781,7 @@ class PostgresDriver implements LedgerDriver {
     const rows = await this.#run(pool, this.#sql.paused, []).catch((err: unknown) => {
       throw mapError(err);
     });
-    return rows[0] === undefined ? null : toLine(rows[0]);
+    return rows[0] === undefined ? null : lineOf(rows[0]);
   }
 
   /**
@@ -860,7 +818,7 @@ class PostgresDriver implements LedgerDriver {
     return rows.length === 1;
   }
 
-  async operatorLog(q: OperatorLogFilter): Promise<OperatorLogPage> {
+  async operatorLog(q: OperatorLogFilter): Promise<OperatorAction[]> {
     const terms = ['seq > $1'];
     const values: unknown[] = [q.after, q.limit + 1];
     for (const [column, value] of [
@@ -885,8 +843,7 @@ class PostgresDriver implements LedgerDriver {
     ).catch((err: unknown) => {
       throw mapError(err);
     });
-    const actions = rows.slice(0, q.limit).map(toLine);
-    return { actions, next: rows.length > q.limit ? String(actions.at(-1)?.seq) : null };
+    return rows.map(lineOf);
   }
 
   async close(): Promise<void> {
@@ -1181,14 +1138,7 @@ const NAMES = [
   'release',
   'advance',
   'record-event',
-  'append-line',
-  'block',
-  'unblock',
-  'blocked',
-  'pause',
-  'pause-line',
-  'resume',
-  'paused',
+  ...OPERATOR_SQL,
 ] as const;
 
 /** `col = $n` for each field the patch names (values appended); terminal moves clear the schedule. */
@@ -1398,19 +1348,4 @@ function guardClients(pool: Pool): void {
   pool.on('connect', (client) => {
     client.on('error', () => {});
   });
-}
-
-/** A line as LINE_COLUMNS returns it. */
-function toLine(row: Record<string, unknown>): OperatorAction {
-  return {
-    seq: Number(row.seq),
-    at: Number(row.at),
-    by: row.by as string,
-    action: row.action as OperatorActionName,
-    intentId: (row.intent_id as string | null) ?? null,
-    playerId: (row.player_id as string | null) ?? null,
-    before: row.before as string,
-    after: row.after as string,
-    note: row.note as string,
-  };
 }

@@ -5,18 +5,31 @@
  * asks these; pure functions, so that SQLite's worker thread runs the same ones.
  */
 import { BudgetExceededError, LimitExceededError } from '../errors.js';
+import type { CreateCall } from './core.js';
 import type { IntentKind, IntentStatus, NewIntent } from './intent.js';
-import type { BudgetWindow, CreateGuards } from './store.js';
-import type { HoldCheck } from './validate.js';
+import type { BudgetWindow } from './store.js';
+
+/** What the guards' rules read of a create. */
+type Guarded = Pick<CreateCall, 'input' | 'now' | 'guards' | 'budgets' | 'hold'>;
 
 /** What an operator line changes with it, as a compare-and-set (no change: no line). */
 export type LineChange =
   | { kind: 'block' | 'unblock'; playerId: string }
   | { kind: 'pause' | 'resume' };
 
-/** A budget window's start: payouts created after it count. */
-export function windowStart(now: number, window: { windowMs: number }): number {
-  return now - window.windowMs;
+/** A sum a create reads in its atomic step: payouts of a scope created after `since`. */
+export interface WindowRead {
+  scope: BudgetWindow['scope'];
+  since: number;
+}
+
+/** The window sums a create reads, in order: each budget's, then the hold's player window. */
+export function windowsOf({ now, budgets, hold }: Guarded): WindowRead[] {
+  const reads = budgets.map((b) => ({ scope: b.scope, since: now - b.windowMs }));
+  if (!hold.now && hold.window !== null) {
+    reads.push({ scope: 'player', since: now - hold.window.windowMs });
+  }
+  return reads;
 }
 
 /** Whether a window holding `reserved` takes `amount` past `limitMsat`. */
@@ -25,17 +38,17 @@ function past(reserved: bigint | string, amount: string, limitMsat: number): boo
 }
 
 /**
- * The guards read before the insert, in one order for every store: the player's open count
- * (`playerOpen`, read when maxOpenPerPlayer is set) and each budget's window sum (`budgets[i]`,
- * in the order of `budgets`). Throws the refusal; answers nothing.
+ * A create's guards decided on what its driver read in the create's atomic step: the player's
+ * open intents (`playerOpen`, read when maxOpenPerPlayer is set) and the sums of windowsOf, in
+ * its order. Throws the refusal (the player's limit, then each budget), else answers the status
+ * the create records: `held` when the hold takes the payout (its amount alone, or its player's
+ * window), else `queued` for the queue, else `creating`.
  */
-export function refuseCreate(
-  input: NewIntent,
-  guards: CreateGuards,
-  budgets: readonly BudgetWindow[],
+export function admit(
+  { input, guards, budgets, hold }: Guarded,
   playerOpen: number | undefined,
   sums: readonly (bigint | string)[],
-): void {
+): Extract<IntentStatus, 'creating' | 'held' | 'queued'> {
   const max = guards.maxOpenPerPlayer;
   if (max !== undefined && Number(playerOpen) >= max) {
     throw new LimitExceededError('maxOpenPerPlayer', max, input.playerId);
@@ -46,6 +59,12 @@ export function refuseCreate(
       throw new BudgetExceededError(b.scope, String(b.limitMsat), String(reserved), b.windowMs);
     }
   }
+  if (hold.now) return 'held';
+  const window = hold.window;
+  if (window !== null && past(sums[budgets.length] ?? 0n, input.amount, window.limitMsat)) {
+    return 'held';
+  }
+  return hold.queue ? 'queued' : 'creating';
 }
 
 /**
@@ -61,26 +80,4 @@ export function refuseGameCap(input: NewIntent, max: number | undefined, open: n
 /** Whether a create counts in the game's open count (a match moves no money by itself). */
 export function countsOpen(kind: IntentKind): boolean {
   return kind !== 'match';
-}
-
-/**
- * The status a create records: `held` when the hold takes the payout (its amount alone, or its
- * player's window, `windowSum`, read in the create's step), else `queued` for the queue, else
- * `creating`.
- */
-export function firstStatus(
-  input: NewIntent,
-  hold: HoldCheck,
-  windowSum: bigint | string | undefined,
-): Extract<IntentStatus, 'creating' | 'held' | 'queued'> {
-  if (hold.now) return 'held';
-  if (hold.window !== null && past(windowSum ?? 0n, input.amount, hold.window.limitMsat)) {
-    return 'held';
-  }
-  return hold.queue ? 'queued' : 'creating';
-}
-
-/** Whether a create needs the player's window read for the hold. */
-export function needsHoldWindow(hold: HoldCheck): boolean {
-  return !hold.now && hold.window !== null;
 }

@@ -7,6 +7,18 @@
 import { readFileSync } from 'node:fs';
 import { sqlUrl } from './sqlite-worker-url.js';
 
+/** The operator log's statements, the same primitives on every store (rules.ts LineChange). */
+export const OPERATOR_SQL = [
+  'append-line',
+  'block',
+  'unblock',
+  'blocked',
+  'pause',
+  'pause-line',
+  'resume',
+  'paused',
+] as const;
+
 const texts = new Map<string, string>();
 
 export function loadSql<N extends string>(

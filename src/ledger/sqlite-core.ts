@@ -11,39 +11,14 @@
  */
 import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
 import { LimitExceededError } from '../errors.js';
-import type { CreateCall } from './core.js';
+import type { ClaimCall, CreateCall, MoveCall } from './core.js';
 import { DuplicateIntentError, InvalidIntentError, LedgerBusyError } from './errors.js';
-import {
-  canMove,
-  INTENT_STATUSES,
-  type Intent,
-  type IntentHistoryEntry,
-  type IntentPatch,
-  type IntentStatus,
-  isTerminal,
-  type NewIntent,
-} from './intent.js';
-import {
-  type AccountBalance,
-  accountClass,
-  type JournalEntry,
-  type JournalPage,
-  type Posting,
-} from './journal.js';
-import type {
-  NewOperatorAction,
-  OperatorAction,
-  OperatorLogFilter,
-  OperatorLogPage,
-} from './operator-log.js';
-import {
-  firstStatus,
-  type LineChange,
-  needsHoldWindow,
-  refuseCreate,
-  refuseGameCap,
-  windowStart,
-} from './rules.js';
+import type { Intent, IntentHistoryEntry, IntentPatch, IntentStatus, NewIntent } from './intent.js';
+import { canMove, INTENT_STATUSES, isTerminal } from './intent.js';
+import { type AccountBalance, accountClass, type JournalEntry, type Posting } from './journal.js';
+import type { NewOperatorAction, OperatorAction, OperatorLogFilter } from './operator-log.js';
+import type { LineChange } from './rules.js';
+import * as rules from './rules.js';
 import { loadSql } from './sql.js';
 import { SqliteOperatorLog } from './sqlite-operator.js';
 import {
@@ -154,7 +129,8 @@ export class SqliteCore {
   }
 
   /** A create (core.ts), its guards decided by rules.ts inside its transaction. */
-  create({ input, now, guards, budgets, hold, postings }: CreateCall): Intent {
+  create(call: CreateCall): Intent {
+    const { input, now, guards, budgets, hold, postings } = call;
     const params: Params = {
       id: packId(input.id),
       kind: input.kind,
@@ -179,18 +155,12 @@ export class SqliteCore {
           guards.maxOpenPerPlayer === undefined
             ? undefined
             : (this.#sql.countOpen.get(input.playerId) as { open: number }).open;
-        const sums = budgets.map((b) => this.#reserved(b.scope, input, windowStart(now, b)));
-        refuseCreate(input, guards, budgets, playerOpen, sums);
+        const sums = rules.windowsOf(call).map((w) => this.#reserved(w.scope, input, w.since));
+        const status = rules.admit(call, playerOpen, sums);
         // One row the schema's triggers keep (sqlite-schema.ts), not a count of the open intents.
         if (guards.maxOpenPerGame !== undefined) {
-          refuseGameCap(input, guards.maxOpenPerGame, this.openCount());
+          rules.refuseGameCap(input, guards.maxOpenPerGame, this.openCount());
         }
-        const window = needsHoldWindow(hold) ? hold.window : null;
-        const status = firstStatus(
-          input,
-          hold,
-          window === null ? undefined : this.#reserved('player', input, windowStart(now, window)),
-        );
         params.status = status;
         if (status === 'held') params.next_check_at = null;
         const row = this.#sql.insert.get(params) as unknown as Row;
@@ -206,16 +176,14 @@ export class SqliteCore {
       if (hold.window !== null) this.#payoutIndexed.add('player');
       return created;
     } catch (err) {
-      const dup = duplicateOrSelf(err);
-      if (dup instanceof DuplicateIntentError && dup.field === 'openKey') {
-        const holder = this.#sql.openKeyHolder.get(input.openKey ?? null) as
-          | { id: string | Uint8Array }
-          | undefined;
-        const existingId = holder === undefined ? null : unpackId(holder.id);
-        throw new DuplicateIntentError('openKey', { cause: err, existingId });
-      }
-      throw dup;
+      throw duplicateOrSelf(err);
     }
+  }
+
+  /** The id of the open intent that holds `openKey`, or null. */
+  openKeyHolder(openKey: string): string | null {
+    const holder = this.#sql.openKeyHolder.get(openKey) as { id: string | Uint8Array } | undefined;
+    return holder === undefined ? null : unpackId(holder.id);
   }
 
   /** What payouts created after `since` hold in a scope's window, inside the create's write. */
@@ -286,17 +254,9 @@ export class SqliteCore {
     return this.#many(this.#sql.byGroup.all(groupId));
   }
 
-  /** `sources` deduplicated and checked by assertMove, `patch` by parsePatch and assertSchedulable. */
-  transition(
-    id: string,
-    sources: readonly IntentStatus[],
-    to: IntentStatus,
-    patch: IntentPatch,
-    now: number,
-    note: string | null,
-    postings: readonly Posting[] = [],
-    dueAlso: DueAlso | null = null,
-  ): Intent | null {
+  /** A move (core.ts MoveCall, without the caller's reading). */
+  transition(move: Omit<MoveCall, 'read'>): Intent | null {
+    const { id, sources, to, patch, now, note, postings, dueAlso } = move;
     const terminal = isTerminal(to);
     const fields = patchFields(patch, terminal);
     const statement = this.#rowShape(`move:${terminal ? 't' : 'o'}:${fields.join(',')}`, () =>
@@ -318,28 +278,20 @@ export class SqliteCore {
   }
 
   /**
-   * The move of an intent whose caller read it in `from` (its one source) and holds it: the same
-   * write as transition, answering only `seq` and what the write did not set itself
-   * (movedColumns), for SqliteLedger to lay over that reading (afterMove). No history is read,
-   * nothing the caller holds is sent back.
+   * The move of an intent whose caller read it in its one source and holds it: the same write
+   * as transition, answering only `seq` and what the write did not set itself (movedColumns),
+   * for SqliteLedger to lay over that reading (afterMove). No history is read, nothing the
+   * caller holds is sent back.
    */
-  moveRead(
-    id: string,
-    from: IntentStatus,
-    to: IntentStatus,
-    patch: IntentPatch,
-    now: number,
-    note: string | null,
-    postings: readonly Posting[] = [],
-    dueAlso: DueAlso | null = null,
-  ): unknown[] | null {
+  moveRead(move: Omit<MoveCall, 'read'>): unknown[] | null {
+    const { id, sources, to, patch, now, note, postings, dueAlso } = move;
     const terminal = isTerminal(to);
     const fields = patchFields(patch, terminal);
     const statement = this.#rowShape(`read:${terminal ? 't' : 'o'}:${fields.join(',')}`, () =>
       moveSql(fields, terminal, `seq, ${movedColumns(fields, terminal).join(', ')}`),
     );
     return this.#journaled(() => {
-      const row = statement.get(moveParams(id, [from], to, patch, now, fields)) as
+      const row = statement.get(moveParams(id, sources, to, patch, now, fields)) as
         | unknown[]
         | undefined;
       if (row === undefined) return null;
@@ -391,7 +343,8 @@ export class SqliteCore {
   }
 
   /** `query` as parseJournalQuery leaves it. */
-  journal(query: JournalFilter): JournalPage {
+  /** Up to `limit + 1` entries: the core tells a next page by the one more. */
+  journal(query: JournalFilter): JournalEntry[] {
     const terms = ['j.seq > :after'];
     const params: Params = { after: query.after, limit: query.limit + 1 };
     if (query.playerId !== undefined) {
@@ -427,35 +380,27 @@ export class SqliteCore {
         ORDER BY j.seq LIMIT :limit`,
     );
     statement.setReadBigInts(true);
-    const rows = statement.all(params) as unknown as EntryRow[];
-    // One row more than the page: whether another page follows, without a second query.
-    const more = rows.length > query.limit;
-    const entries = rows.slice(0, query.limit).map(toEntry);
-    return { entries, next: more ? String(entries.at(-1)?.seq) : null };
+    return (statement.all(params) as unknown as EntryRow[]).map(toEntry);
   }
 
-  /** `accounts` as parseAccounts leaves them; none: the class sums. */
-  balances(accounts: readonly string[] | undefined): AccountBalance[] {
-    if (accounts === undefined) {
-      return (
-        this.#sql.classBalances.all() as { class: string; unit: string; balance: bigint }[]
-      ).map((r) => ({ account: r.class, unit: r.unit, balance: String(r.balance) }));
-    }
-    return accounts.flatMap((account) => {
-      const rows = this.#sql.accountBalances.all(account) as { unit: string; balance: bigint }[];
-      if (rows.length === 0) return [{ account, unit: 'msats', balance: '0' }];
-      return rows.map((r) => ({ account, unit: r.unit, balance: String(r.balance) }));
-    });
+  classBalances(): AccountBalance[] {
+    return (
+      this.#sql.classBalances.all() as { class: string; unit: string; balance: bigint }[]
+    ).map((r) => ({ account: r.class, unit: r.unit, balance: String(r.balance) }));
   }
 
-  /** `queued` null: queued payouts count against `limit` (LedgerStore.claimDue without a share). */
-  claimDue(
-    now: number,
-    limit: number,
-    owner: string,
-    leaseMs: number,
-    queued: number | null,
-  ): Intent[] {
+  /** The balance rows of the accounts that ever moved, by unit. */
+  accountBalances(accounts: readonly string[]): AccountBalance[] {
+    return accounts.flatMap((account) =>
+      (this.#sql.accountBalances.all(account) as { unit: string; balance: bigint }[]).map((r) => ({
+        account,
+        unit: r.unit,
+        balance: String(r.balance),
+      })),
+    );
+  }
+
+  claimDue({ now, limit, owner, leaseMs, queued }: ClaimCall): Intent[] {
     const split = queued === null ? 0 : 1;
     const share = queued ?? 0;
     const until = now + leaseMs;
@@ -509,7 +454,7 @@ export class SqliteCore {
     return this.#operator.paused();
   }
 
-  operatorLog(query: OperatorLogFilter): OperatorLogPage {
+  operatorLog(query: OperatorLogFilter): OperatorAction[] {
     return this.#operator.page(query);
   }
 

@@ -3,39 +3,16 @@
  * per connection; run inside SqliteCore's write transactions.
  */
 import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
-import type {
-  NewOperatorAction,
-  OperatorAction,
-  OperatorActionName,
-  OperatorLogFilter,
-  OperatorLogPage,
+import {
+  lineOf,
+  type NewOperatorAction,
+  type OperatorAction,
+  type OperatorLogFilter,
 } from './operator-log.js';
 import type { LineChange } from './rules.js';
-import { loadSql } from './sql.js';
-
-interface LineRow {
-  seq: number;
-  at: number;
-  by: string;
-  action: OperatorActionName;
-  intent_id: string | null;
-  player_id: string | null;
-  before: string;
-  after: string;
-  note: string;
-}
+import { loadSql, OPERATOR_SQL } from './sql.js';
 
 const LINE_COLUMNS = 'seq, at, by, action, intent_id, player_id, before, after, note';
-const LINE_STATEMENTS = [
-  'append-line',
-  'block',
-  'unblock',
-  'blocked',
-  'pause',
-  'pause-line',
-  'resume',
-  'paused',
-] as const;
 
 export class SqliteOperatorLog {
   readonly #db: DatabaseSync;
@@ -51,7 +28,7 @@ export class SqliteOperatorLog {
 
   constructor(db: DatabaseSync) {
     this.#db = db;
-    const sql = loadSql('sqlite', LINE_STATEMENTS, { lines: LINE_COLUMNS });
+    const sql = loadSql('sqlite', OPERATOR_SQL, { lines: LINE_COLUMNS });
     this.#append = db.prepare(sql['append-line']);
     this.#block = db.prepare(sql.block);
     this.#unblock = db.prepare(sql.unblock);
@@ -63,14 +40,16 @@ export class SqliteOperatorLog {
   }
 
   paused(): OperatorAction | null {
-    const row = this.#paused.get() as unknown as LineRow | undefined;
-    return row === undefined ? null : toLine(row);
+    const row = this.#paused.get() as unknown as Record<string, unknown> | undefined;
+    return row === undefined ? null : lineOf(row);
   }
 
   /** The line, after its compare-and-set (null when it changed nothing: no line). */
   append(line: NewOperatorAction, now: number, change: LineChange | null): OperatorAction | null {
     if (change !== null && Number(this.#change(change, now).changes) !== 1) return null;
-    const appended = toLine(this.#append.get({ ...line, at: now }) as unknown as LineRow);
+    const appended = lineOf(
+      this.#append.get({ ...line, at: now }) as unknown as Record<string, unknown>,
+    );
     // The pause's row names its line: written before it, linked after.
     if (change?.kind === 'pause') this.#pauseLine.run(appended.seq);
     return appended;
@@ -93,7 +72,8 @@ export class SqliteOperatorLog {
     return this.#blocked.get(playerId) !== undefined;
   }
 
-  page(query: OperatorLogFilter): OperatorLogPage {
+  /** Up to `limit + 1` lines: the core tells a next page by the one more. */
+  page(query: OperatorLogFilter): OperatorAction[] {
     const terms = ['seq > :after'];
     const params: Record<string, SQLInputValue> = { after: query.after, limit: query.limit + 1 };
     if (query.intentId !== undefined) {
@@ -116,23 +96,6 @@ export class SqliteOperatorLog {
       );
       this.#pages.set(where, statement);
     }
-    const rows = statement.all(params) as unknown as LineRow[];
-    // One row more than the page: whether another page follows, without a second query.
-    const actions = rows.slice(0, query.limit).map(toLine);
-    return { actions, next: rows.length > query.limit ? String(actions.at(-1)?.seq) : null };
+    return (statement.all(params) as unknown as Record<string, unknown>[]).map(lineOf);
   }
-}
-
-function toLine(row: LineRow): OperatorAction {
-  return {
-    seq: Number(row.seq),
-    at: Number(row.at),
-    by: row.by,
-    action: row.action,
-    intentId: row.intent_id,
-    playerId: row.player_id,
-    before: row.before,
-    after: row.after,
-    note: row.note,
-  };
 }

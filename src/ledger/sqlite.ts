@@ -13,16 +13,12 @@
  */
 import { type Clock, systemClock } from '../clock.js';
 import { ConfigurationError } from '../errors.js';
-import { type CreateCall, LedgerCore, type LedgerDriver, type MoveCall } from './core.js';
+import type { ClaimCall, CreateCall, LedgerDriver, MoveCall } from './core.js';
+import { LedgerCore } from './core.js';
 import { LedgerBusyError, LedgerClosedError } from './errors.js';
 import type { Intent, IntentPatch, IntentStatus } from './intent.js';
-import type { AccountBalance, JournalPage, Posting } from './journal.js';
-import type {
-  NewOperatorAction,
-  OperatorAction,
-  OperatorLogFilter,
-  OperatorLogPage,
-} from './operator-log.js';
+import type { AccountBalance, JournalEntry, Posting } from './journal.js';
+import type { NewOperatorAction, OperatorAction, OperatorLogFilter } from './operator-log.js';
 import { LocalRateBucket, type RateLimit } from './rate.js';
 import type { LineChange } from './rules.js';
 import { afterMove, SqliteCore } from './sqlite-core.js';
@@ -112,7 +108,8 @@ class SqliteDriver implements LedgerDriver {
     return this.run<Intent>('create', [call]);
   }
 
-  move({ id, sources, to, patch, now, note, postings, dueAlso, read }: MoveCall) {
+  move({ read, ...move }: MoveCall) {
+    const { id, sources, to, patch, now, note } = move;
     if (
       read !== undefined &&
       read.id === id &&
@@ -122,26 +119,20 @@ class SqliteDriver implements LedgerDriver {
     ) {
       // Still in the status it was read in when the move is made, it has not moved since (every
       // move goes up STEPS): its history and the fields no write changes are the reading's.
-      const args = [id, read.status, to, patch, now, note, postings, dueAlso];
-      const row = this.run<unknown[] | null>('moveRead', args);
+      const row = this.run<unknown[] | null>('moveRead', [move]);
       const after = (r: unknown[] | null) =>
         r === null ? null : afterMove(read, to, patch, now, note, r);
       return row instanceof Promise ? row.then(after) : after(row);
     }
-    return this.run<Intent | null>('transition', [
-      id,
-      sources,
-      to,
-      patch,
-      now,
-      note,
-      postings,
-      dueAlso,
-    ]);
+    return this.run<Intent | null>('transition', [move]);
   }
 
   update(id: string, status: IntentStatus, patch: IntentPatch, now: number, postings: Posting[]) {
     return this.run<Intent | null>('update', [id, status, patch, now, postings]);
+  }
+
+  openKeyHolder(openKey: string) {
+    return this.run<string | null>('openKeyHolder', [openKey]);
   }
 
   get(id: string) {
@@ -181,15 +172,19 @@ class SqliteDriver implements LedgerDriver {
   }
 
   journal(query: JournalFilter) {
-    return this.run<JournalPage>('journal', [query]);
+    return this.run<JournalEntry[]>('journal', [query]);
   }
 
-  balances(accounts: string[] | undefined) {
-    return this.run<AccountBalance[]>('balances', [accounts]);
+  classBalances() {
+    return this.run<AccountBalance[]>('classBalances', []);
   }
 
-  claimDue(now: number, limit: number, owner: string, leaseMs: number, queued: number | null) {
-    return this.run<Intent[]>('claimDue', [now, limit, owner, leaseMs, queued]);
+  accountBalances(accounts: readonly string[]) {
+    return this.run<AccountBalance[]>('accountBalances', [accounts]);
+  }
+
+  claimDue(claim: ClaimCall) {
+    return this.run<Intent[]>('claimDue', [claim]);
   }
 
   release(id: string, owner: string) {
@@ -217,7 +212,7 @@ class SqliteDriver implements LedgerDriver {
   }
 
   operatorLog(query: OperatorLogFilter) {
-    return this.run<OperatorLogPage>('operatorLog', [query]);
+    return this.run<OperatorAction[]>('operatorLog', [query]);
   }
 
   /** In process: each SqliteLedger instance keeps its own bucket (rate.ts). */
