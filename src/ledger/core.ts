@@ -30,10 +30,9 @@ import {
   parsePlayerId,
 } from './operator-log.js';
 import { holdFor, parseTake, type RateLimit } from './rate.js';
-import type { LineChange } from './rules.js';
+import type { Guarded, LineChange } from './rules.js';
 import type { CreateGuards, DueAlso, LedgerStore, TransitionOptions } from './store.js';
 import {
-  type HoldCheck,
   type JournalFilter,
   parseAccounts,
   parseClaim,
@@ -51,14 +50,8 @@ import {
 type Maybe<T> = T | Promise<T>;
 
 /** A create as the core hands it over: parsed, with its id and the guards that apply. */
-export interface CreateCall {
+export interface CreateCall extends Guarded {
   input: NewIntent & { id: string };
-  now: number;
-  /** The count guards and the seat (parseCreate's `checks`). */
-  guards: CreateGuards;
-  /** The budget windows that apply to this intent (budgetsFor). */
-  budgets: NonNullable<CreateGuards['budgets']>;
-  hold: HoldCheck;
   postings: Posting[];
 }
 

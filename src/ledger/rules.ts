@@ -5,12 +5,20 @@
  * asks these; pure functions, so that SQLite's worker thread runs the same ones.
  */
 import { BudgetExceededError, LimitExceededError } from '../errors.js';
-import type { CreateCall } from './core.js';
 import type { IntentKind, IntentStatus, NewIntent } from './intent.js';
-import type { BudgetWindow } from './store.js';
+import type { BudgetWindow, CreateGuards } from './store.js';
+import type { HoldCheck } from './validate.js';
 
-/** What the guards' rules read of a create. */
-type Guarded = Pick<CreateCall, 'input' | 'now' | 'guards' | 'budgets' | 'hold'>;
+/** A create as the guards' rules read it, parsed (core.ts CreateCall). */
+export interface Guarded {
+  input: NewIntent;
+  now: number;
+  /** The count guards and the seat (parseCreate's `checks`). */
+  guards: CreateGuards;
+  /** The budget windows that apply to this intent (budgetsFor). */
+  budgets: readonly BudgetWindow[];
+  hold: HoldCheck;
+}
 
 /** What an operator line changes with it, as a compare-and-set (no change: no line). */
 export type LineChange =
