@@ -218,7 +218,7 @@ class PostgresDriver implements LedgerDriver {
   }
 
   async create(create: CreateCall): Promise<Intent> {
-    const { input, now, guards: checks, hold, postings: entries } = create;
+    const { input, now, guards: checks, postings: entries } = create;
     const history: IntentHistoryEntry[] = [{ at: now, from: null, to: 'creating' }];
     const call = writeToken();
     const values = [
@@ -241,24 +241,22 @@ class PostgresDriver implements LedgerDriver {
       call,
       'creating',
     ];
-    // A payout the approvals hold: the same row in status `held`, never due (validate.ts holdFor).
-    const heldValues = [...values];
-    heldValues[12] = null;
-    heldValues[14] = JSON.stringify([{ at: now, from: null, to: 'held' }]);
-    heldValues[17] = 'held';
-    // A payout for the queue, unless held: the same row in status `queued`, due as it says.
-    if (hold.queue) {
-      values[14] = JSON.stringify([{ at: now, from: null, to: 'queued' }]);
-      values[17] = 'queued';
-    }
+    // The row in the status the create records (rules.admit): a held one is never due.
+    const rowIn = (status: string) => {
+      if (status === 'creating') return values;
+      const row = [...values];
+      if (status === 'held') row[12] = null;
+      row[14] = JSON.stringify([{ at: now, from: null, to: status }]);
+      row[17] = status;
+      return row;
+    };
     const journaling = entries.length > 0;
     const insert = journaling
       ? journaled(this.#s, this.#sql.markCte, this.#sql.insertMarked, values.length + 1)
       : this.#sql.insert;
     const paramsOf = (row: unknown[]) =>
       journaling ? [...row, ...postingParams(entries, now)] : row;
-    const params = paramsOf(values);
-    assertNoNul(params);
+    assertNoNul(paramsOf(values));
     const pool = await this.#ready();
     const windows = rules.windowsOf(create);
     const counted = checks.maxOpenPerPlayer !== undefined || windows.length > 0;
@@ -269,20 +267,23 @@ class PostgresDriver implements LedgerDriver {
     // journal). A refused attempt rolled back whole: the guards are counted again.
     const attempt = (exactCount: boolean, exactShares: boolean) => {
       if (!counted && cap === undefined && !exactShares && checks.seat === undefined) {
-        return this.#run(pool, insert, hold.now ? paramsOf(heldValues) : params);
+        return this.#run(pool, insert, paramsOf(rowIn(rules.admit(create, undefined, []))));
       }
       return this.#transaction(
         pool,
         exactCount ? [...locks, this.#countLock] : locks,
         async (client) => {
-          const held = counted ? (await this.#guard(client, create, windows)) === 'held' : hold.now;
-          const row = held ? heldValues : values;
+          const row = rowIn(
+            counted
+              ? await this.#guard(client, create, windows)
+              : rules.admit(create, undefined, []),
+          );
           let rows: Record<string, unknown>[];
           if (exactShares) {
             const exact = await this.#exactly(client, this.#sql.insertExact, row, entries, now);
             rows = exact === null ? [] : [exact];
           } else {
-            rows = await this.#run(client, insert, held ? paramsOf(heldValues) : params);
+            rows = await this.#run(client, insert, paramsOf(row));
           }
           // After the insert: a key an open intent holds is that one's answer, before a seat's.
           if (checks.seat !== undefined) {
@@ -796,7 +797,7 @@ class PostgresDriver implements LedgerDriver {
       },
     );
     const wait = (rows[0] as { wait?: unknown } | undefined)?.wait;
-    // The row is made by the migration to version 9 and never deleted: without it, no token.
+    // The row is made with the schema and never deleted: without it, no token.
     if (typeof wait !== 'string') {
       throw new IncompatibleLedgerError(`the rate row of schema "${this.schema}" is missing`);
     }

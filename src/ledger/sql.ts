@@ -1,6 +1,6 @@
 /**
  * The stores' statements, one `.sql` file each under sql/<store>/, loaded by name once per
- * process. A file may name slots `{name}`, filled from `slots`: what a statement shares with
+ * process; a line that starts with `--` is a comment. A file may name slots `{name}`, filled from `slots`: what a statement shares with
  * the schema or derives from the package's constants (the columns, the open test, the payout
  * kinds), or a PostgreSQL schema's name.
  */
@@ -31,7 +31,12 @@ export function loadSql<N extends string>(
     const file = `${store}/${name}.sql`;
     let text = texts.get(file);
     if (text === undefined) {
-      text = readFileSync(new URL(file, sqlUrl), 'utf8').trim();
+      // Comments are for readers: node:sqlite pays for them on every run of a statement.
+      text = readFileSync(new URL(file, sqlUrl), 'utf8')
+        .split('\n')
+        .filter((line) => !line.trimStart().startsWith('--'))
+        .join('\n')
+        .trim();
       texts.set(file, text);
     }
     out[name] = text.replace(/\{(\w+)\}/g, (slot, key: string) => {
