@@ -181,16 +181,22 @@ export class LedgerCore implements LedgerStore {
       hold,
       postings: parsePostings(postings),
     };
+    // No await on the way: an inline driver's answer is handed back as it is.
     try {
-      return await this.driver.create(call);
+      const made = this.driver.create(call);
+      return made instanceof Promise ? made.catch((err) => this.#refused(err, input)) : made;
     } catch (err) {
-      // A key an open intent holds: the refusal names that intent.
-      if (err instanceof DuplicateIntentError && err.field === 'openKey' && input.openKey) {
-        const existingId = await this.driver.openKeyHolder(input.openKey);
-        throw new DuplicateIntentError('openKey', { cause: err, existingId });
-      }
-      throw err;
+      return this.#refused(err, input);
     }
+  }
+
+  /** A create's refusal; a key an open intent holds names that intent. */
+  async #refused(err: unknown, input: NewIntent): Promise<never> {
+    if (err instanceof DuplicateIntentError && err.field === 'openKey' && input.openKey) {
+      const existingId = await this.driver.openKeyHolder(input.openKey);
+      throw new DuplicateIntentError('openKey', { cause: err, existingId });
+    }
+    throw err;
   }
 
   async transition(
