@@ -1,9 +1,8 @@
 /**
- * Benchmark 5, the three ledger stores side by side, durable settings on: SqliteLedger on a file
+ * Benchmark 5, the two ledger stores side by side, durable settings on: SqliteLedger on a file
  * (WAL, synchronous=FULL), on its worker thread (the default) and inline on the event loop
- * (`worker: false`), RedisLedger on a throwaway redis-server (AOF, appendfsync always) and
- * PostgresLedger on a throwaway PostgreSQL (fsync, synchronous_commit on), all on this machine's
- * disk. The measured call is a move, `creating -> pending` with the service's id and code (what
+ * (`worker: false`), and PostgresLedger on a throwaway PostgreSQL (fsync, synchronous_commit
+ * on), all on this machine's disk. The measured call is a move, `creating -> pending` with the service's id and code (what
  * every reward's answer makes), timed from the call to its answer, in two forms side by side:
  * the move alone, and the same move carrying its journal posting (`inflight ->
  * claimable:<player>`, from `postingsFor`, as the engine writes it; computing it is timed too).
@@ -28,12 +27,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { v4 as uuidv4 } from 'uuid';
-import { PostgresLedger, RedisLedger, SqliteLedger } from '../src/ledger/index.js';
+import { PostgresLedger, SqliteLedger } from '../src/ledger/index.js';
 import type { Intent, IntentPatch, NewIntent } from '../src/ledger/intent.js';
 import { afterWrite, draftOf, postingsFor } from '../src/ledger/journal.js';
 import type { LedgerStore } from '../src/ledger/store.js';
+import { positionOf } from '../src/server/kinds/index.js';
 import { startPostgres } from '../test/support/postgres.js';
-import { startRedis } from '../test/support/redis.js';
 import { median, percentile, rotate, Samples } from './support/stats.js';
 import { int, ms, type Row, ratio } from './support/table.js';
 
@@ -108,7 +107,9 @@ async function createMany(store: LedgerStore, n: number): Promise<Intent[]> {
       callbackToken: uuidv4().replaceAll('-', ''),
       nextCheckAt: now + 60_000,
     };
-    intents.push(await store.create(fields, now, {}, postingsFor(null, draftOf(fields, now))));
+    intents.push(
+      await store.create(fields, now, {}, postingsFor(null, draftOf(fields, now), positionOf)),
+    );
   }
   return intents;
 }
@@ -146,7 +147,13 @@ async function moveAll(store: LedgerStore, jobs: Job[], inFlight: number): Promi
         patch,
         now,
         ...(job.journaled
-          ? { postings: postingsFor(job.intent, afterWrite(job.intent, 'pending', patch, now)) }
+          ? {
+              postings: postingsFor(
+                job.intent,
+                afterWrite(job.intent, 'pending', patch, now),
+                positionOf,
+              ),
+            }
           : {}),
       });
       (job.journaled ? journaled : plain).push(performance.now() - t);
@@ -189,7 +196,6 @@ export async function benchLedgers(options: LedgersBenchOptions = {}): Promise<R
   const inFlight = options.inFlight ?? 16;
   // On the disk, not tmpfs: fsync must reach storage for the figures to mean durable.
   const dir = mkdtempSync(join(tmpdir(), 'lightning-bench-ledgers-'));
-  const redis = await startRedis();
   const postgres = await startPostgres();
   const stores: { name: string; store: LedgerStore }[] = [
     {
@@ -200,7 +206,6 @@ export async function benchLedgers(options: LedgersBenchOptions = {}): Promise<R
       name: 'SqliteLedger (file, synchronous=FULL, inline)',
       store: new SqliteLedger({ path: join(dir, 'inline.sqlite'), worker: false }),
     },
-    { name: 'RedisLedger (AOF, appendfsync always)', store: new RedisLedger(redis.url) },
     {
       name: 'PostgresLedger (fsync, synchronous_commit on)',
       store: new PostgresLedger({ connectionString: postgres.url, max: inFlight }),
@@ -290,7 +295,6 @@ export async function benchLedgers(options: LedgersBenchOptions = {}): Promise<R
     return rows;
   } finally {
     for (const { store } of stores) await store.close();
-    await redis.stop();
     await postgres.stop();
     rmSync(dir, { recursive: true, force: true });
   }

@@ -1,7 +1,7 @@
 /**
  * Benchmark 7, the game's outbound rate (issue 26): a settle of 1,000 winners against an
  * emulator limited to 50 requests a second (burst 50), by one game process, then by four
- * processes sharing a Redis (four matches of 250 winners, settled at once). Each process is a
+ * processes sharing a PostgreSQL ledger (four matches of 250 winners, settled at once). Each process is a
  * child (bench/children/rate-settler.ts) with `rateLimit: { perSecond: 50, burst: 45 }` (a few
  * tokens under the service's burst: a request that reaches it a few ms late is still in), its
  * reconciler and breaker on as in production.
@@ -16,11 +16,11 @@
  * the emulator has no limit: only the settles are measured.
  */
 import { startEmulator } from '../src/emulator/index.js';
-import { RedisLedger } from '../src/ledger/redis.js';
+import { PostgresLedger } from '../src/ledger/postgres.js';
 import { createLightning } from '../src/lightning.js';
 import { openPaidMatch, type PaidMatch } from '../test/support/paid-match.js';
+import { freshSchema, type PostgresServer, startPostgres } from '../test/support/postgres.js';
 import { busiestWindow, overLimit } from '../test/support/rate-check.js';
-import { type RedisServer, startRedis } from '../test/support/redis.js';
 import { type Child, startChild } from './support/child.js';
 import { int, type Row, ratio } from './support/table.js';
 
@@ -54,17 +54,17 @@ export interface RateFigures {
 }
 
 export async function benchRate(): Promise<Row[]> {
-  const redis = await startRedis();
+  const pg = await startPostgres();
   const emulator = await startEmulator({ logger: quiet });
   try {
     const rows: Row[] = [];
     for (const processes of [1, 4]) {
-      const f = await settleRun(redis, emulator, processes);
+      const f = await settleRun(pg, emulator, processes);
       const r = f.payoutsPerSecond / SERVICE_LIMIT.perSecond;
       const met = r >= 0.9 && f.limited === 0 && f.withinLimit && f.notMade === 0 && f.pauses === 0;
       rows.push({
         bench: '7 rate',
-        subject: `${f.processes} process${f.processes > 1 ? 'es on one Redis' : ''}: settle of ${int(f.winners)} winners`,
+        subject: `${f.processes} process${f.processes > 1 ? 'es on one PostgreSQL' : ''}: settle of ${int(f.winners)} winners`,
         value: `${f.payoutsPerSecond.toFixed(1)} payouts/s`,
         limit: `${SERVICE_LIMIT.perSecond} /s allowed`,
         ratio: ratio(r),
@@ -75,27 +75,27 @@ export async function benchRate(): Promise<Row[]> {
     return rows;
   } finally {
     await emulator.close();
-    await redis.stop();
+    await pg.stop();
   }
 }
 
 async function settleRun(
-  redis: RedisServer,
+  pg: PostgresServer,
   emulator: Awaited<ReturnType<typeof startEmulator>>,
   processes: number,
 ): Promise<RateFigures> {
   emulator.control.reset();
-  const prefix = `bench-rate:${processes}:${Date.now()}:`;
+  const schema = freshSchema();
   const winnersEach = WINNERS / processes;
-  const matches = await setUp(redis, emulator, prefix, processes, winnersEach);
+  const matches = await setUp(pg, emulator, schema, processes, winnersEach);
   const children: Child<{ ready: boolean }>[] = [];
   try {
     for (let i = 0; i < processes; i++) {
       const args = {
         emulatorUrl: emulator.url,
         apiKey: emulator.apiKey,
-        redisUrl: redis.url,
-        prefix,
+        ledgerUrl: pg.url,
+        schema,
         ...GAME_LIMIT,
       };
       children.push(
@@ -149,13 +149,13 @@ async function settleRun(
 
 /** The matches, each with its players' fees paid and read back, by a process with no rate. */
 async function setUp(
-  redis: RedisServer,
+  pg: PostgresServer,
   emulator: Awaited<ReturnType<typeof startEmulator>>,
-  prefix: string,
+  schema: string,
   processes: number,
   winnersEach: number,
 ): Promise<PaidMatch[]> {
-  const ledger = new RedisLedger(redis.url, { prefix });
+  const ledger = new PostgresLedger(pg.url, { schema });
   const setup = createLightning({
     apiKey: emulator.apiKey,
     baseUrl: emulator.url,

@@ -189,50 +189,44 @@ async function verdict(
   excused: ReadonlySet<string>,
 ): Promise<Check[]> {
   const ledger = new PostgresLedger(pgPool);
-  const redis = world.redis.client();
-  redis.on('error', () => {});
-  try {
-    const intents = await readLedger(redis, ledger, pgPool);
-    const books = await readBooks(ledger, intents);
-    const control = world.emulator.control;
-    const checks = checkLoad({
-      intents,
-      books,
+  const intents = await readLedger(ledger, pgPool);
+  const books = await readBooks(ledger, intents);
+  const control = world.emulator.control;
+  const checks = checkLoad({
+    intents,
+    books,
+    withdrawalRequests: control.withdrawalRequests(),
+    money: {
+      staticCharges: control.staticCharges().map((c) => ({ ...c, amount: c.minAmount })),
       withdrawalRequests: control.withdrawalRequests(),
-      money: {
-        staticCharges: control.staticCharges().map((c) => ({ ...c, amount: c.minAmount })),
-        withdrawalRequests: control.withdrawalRequests(),
-        payments: control.payments(),
-      },
-      makerOf: (url) => world.makerOf(url),
-      excused,
-    });
-    if (drained)
-      checks.unshift({ name: 'the run drained in time', checked: 1, violations: [drained] });
-    const live = world.live();
-    const audits = await Promise.all(
-      live.map((n) =>
-        n.process
-          .request<string[]>({ cmd: 'audit' })
-          .catch((e: Error) => [`audit failed: ${e.message}`]),
-      ),
-    );
-    checks.push({
-      name: "the game's own audit (lightning.audit()) found nothing",
-      checked: live.length,
-      violations: [...new Set(audits.flat())],
-    });
-    checks.push({
-      name: 'no game process died but the one the run killed',
-      checked: world.nodes.length,
-      violations: world.nodes
-        .filter((n) => !n.process.alive)
-        .map((n) => `${n.name} died: ${n.process.output.slice(-2_000)}`),
-    });
-    return checks;
-  } finally {
-    redis.disconnect();
-  }
+      payments: control.payments(),
+    },
+    makerOf: (url) => world.makerOf(url),
+    excused,
+  });
+  if (drained)
+    checks.unshift({ name: 'the run drained in time', checked: 1, violations: [drained] });
+  const live = world.live();
+  const audits = await Promise.all(
+    live.map((n) =>
+      n.process
+        .request<string[]>({ cmd: 'audit' })
+        .catch((e: Error) => [`audit failed: ${e.message}`]),
+    ),
+  );
+  checks.push({
+    name: "the game's own audit (lightning.audit()) found nothing",
+    checked: live.length,
+    violations: [...new Set(audits.flat())],
+  });
+  checks.push({
+    name: 'no game process died but the one the run killed',
+    checked: world.nodes.length,
+    violations: world.nodes
+      .filter((n) => !n.process.alive)
+      .map((n) => `${n.name} died: ${n.process.output.slice(-2_000)}`),
+  });
+  return checks;
 }
 
 /** The players whose excused intents (a payout waiting for its deadline) are theirs. */

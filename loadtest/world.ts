@@ -59,7 +59,7 @@ export class World {
 
   static async start(processes: number, rate: number, settings: GameSettings): Promise<World> {
     const reports: Report[] = [];
-    const redis = await startRedis({ durable: false });
+    const redis = await startRedis();
     const postgres = await startPostgres();
     const emulator = await startEmulator({
       walletMsat: 10 ** 13,

@@ -13,23 +13,22 @@ tsc('tsconfig.build.json');
 tsc('tsconfig.cjs.json');
 mkdirSync('dist/cjs', { recursive: true });
 writeFileSync('dist/cjs/package.json', `${JSON.stringify({ type: 'commonjs' })}\n`);
-// The stores' statements (src/ledger/sql/) beside both builds' ledger modules.
+// The stores' SQL (src/ledger/sql/), read at run time beside the module that finds it: in both
+// builds, so each finds its own.
 for (const out of ['dist/ledger/sql', 'dist/cjs/ledger/sql']) {
   cpSync('src/ledger/sql', out, { recursive: true });
 }
-// `import.meta` cannot be in CommonJS: the one module that locates files by it (the SQLite
-// worker thread, the statements) gets its CommonJS twin, which finds them from __dirname.
+// `import.meta` cannot be in CommonJS: the one module that locates files by it (ledger/files.ts:
+// the SQLite ledger's worker thread, the stores' SQL) gets its CommonJS twin, which finds the
+// same names from __dirname.
 writeFileSync(
-  'dist/cjs/ledger/sqlite-worker-url.js',
+  'dist/cjs/ledger/files.js',
   `"use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
-const { join } = require("node:path");
-const { pathToFileURL } = require("node:url");
-exports.sqliteWorkerUrl = pathToFileURL(join(__dirname, "sqlite-worker.js"));
-exports.sqlUrl = pathToFileURL(join(__dirname, "sql") + "/");
+exports.ledgerFile = (name) => require("node:url").pathToFileURL(require("node:path").join(__dirname, name));
 `,
 );
-rmSync('dist/cjs/ledger/sqlite-worker-url.js.map');
+rmSync('dist/cjs/ledger/files.js.map');
 
 /** Goal of issue 25: the client kit under 25 KB minified, QR included. */
 const CLIENT_GOAL = 25 * 1024;

@@ -1,40 +1,23 @@
 /**
- * Reads what the soak checks at the end from the ledger store: every intent (a scan of Redis
- * keys or of the PostgreSQL table: the soak's ledger holds nothing else), and the journal
+ * Reads what the soak checks at the end from the ledger store: every intent (a scan of the
+ * store's intents table: the soak's ledger holds nothing else), and the journal
  * (every entry, a page of 1,000 at a time; each intent's entries by `journal({ intentId })`;
  * the balances of every class and of every account the intents name).
  *
  * Cost: one read per intent, one journal query per intent (16 at a time), one per 1,000
  * entries, one balances call per 500 accounts: a few seconds for the long soak's ledger.
  */
-import type { Redis } from 'ioredis';
 import type pg from 'pg';
 import type { Intent } from '../src/ledger/intent.js';
 import type { JournalEntry, JournalQuery } from '../src/ledger/journal.js';
 import { PostgresLedger } from '../src/ledger/postgres.js';
-import type { RedisLedger } from '../src/ledger/redis.js';
 import type { LedgerStore } from '../src/ledger/store.js';
 import { accountsOf, type Books } from './money.js';
 
-/** Every intent in the ledger, read one by one. */
-export async function readLedger(
-  redis: Redis,
-  ledger: LedgerStore,
-  pool: pg.Pool | undefined,
-): Promise<Intent[]> {
-  const ids: string[] = [];
-  if (pool) {
-    const { rows } = await pool.query<{ id: string }>('SELECT id FROM lightning.intents');
-    for (const row of rows) ids.push(row.id);
-  } else {
-    const prefix = `${(ledger as unknown as RedisLedger).prefix}intent:`;
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-      cursor = next;
-      for (const key of keys) ids.push(key.slice(prefix.length));
-    } while (cursor !== '0');
-  }
+/** Every intent in the ledger (the ids from `pool`, the ledger's database), read one by one. */
+export async function readLedger(ledger: LedgerStore, pool: pg.Pool): Promise<Intent[]> {
+  const { rows } = await pool.query<{ id: string }>('SELECT id FROM lightning.intents');
+  const ids = rows.map((row) => row.id);
   const intents: Intent[] = [];
   for (let k = 0; k < ids.length; k += 200) {
     const batch = await Promise.all(ids.slice(k, k + 200).map((id) => ledger.get(id)));

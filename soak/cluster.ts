@@ -1,13 +1,13 @@
 /**
- * The soak's world: one redis-server (AOF, fsync always, restartable), one emulator in this
- * process, and game-server processes (soak/game-server.ts, driven by test/cluster's
+ * The soak's world: one redis-server (presence and the matchmaker's driver), one PostgreSQL
+ * (the ledger, fsync on, restartable), one emulator in this process, and game-server processes (soak/game-server.ts, driven by test/cluster's
  * GameProcess). Callbacks go round a ring: process i gives the service process i+1's address,
  * so every callback lands on a process that does not host the intent's room, as behind a load
- * balancer. A process can be killed (SIGKILL) and started again on its port; so can Redis.
- * The emulator and every process read one soak clock (soak/clock.ts): `jump` moves all of them
- * forward together.
+ * balancer. A process can be killed (SIGKILL) and started again on its port; so can
+ * PostgreSQL. The emulator and every process read one soak clock (soak/clock.ts): `jump` moves
+ * all of them forward together.
  *
- * Cost: three Node processes and a redis-server besides this one.
+ * Cost: three Node processes, a redis-server and a PostgreSQL besides this one.
  */
 import { type Emulator, startEmulator } from '../src/emulator/index.js';
 import { GameProcess, type NodeConfig, type Report } from '../test/cluster/processes.js';
@@ -24,8 +24,6 @@ export interface ClusterOptions {
   /** More createLightning options for every process (api, breaker). */
   lightning: Record<string, unknown>;
   lingerMs: number;
-  /** Where the ledger lives: the same Redis (default), or a PostgreSQL of its own. */
-  ledger?: 'redis' | 'postgres';
 }
 
 /** One process slot: its current process, and every room it created in this incarnation. */
@@ -40,8 +38,8 @@ export interface Node {
 
 export class Cluster {
   readonly redis: RedisServer;
-  /** The ledger's PostgreSQL, when the soak runs its ledger there (Redis still carries presence). */
-  readonly postgres: PostgresServer | null;
+  /** The ledger's server. */
+  readonly postgres: PostgresServer;
   readonly emulator: Emulator;
   readonly nodes: Node[];
   readonly reports: Report[];
@@ -51,7 +49,7 @@ export class Cluster {
 
   private constructor(
     redis: RedisServer,
-    postgres: PostgresServer | null,
+    postgres: PostgresServer,
     emulator: Emulator,
     nodes: Node[],
     reports: Report[],
@@ -68,7 +66,7 @@ export class Cluster {
   static async start(options: ClusterOptions): Promise<Cluster> {
     const reports: Report[] = [];
     const redis = await startRedis();
-    const postgres = options.ledger === 'postgres' ? await startPostgres() : null;
+    const postgres = await startPostgres();
     const clock = new SoakClock();
     const emulator = await startEmulator({ walletMsat: 10 ** 13, clock });
     const ports = new Set<number>();
@@ -87,7 +85,7 @@ export class Cluster {
         env: {
           SOAK_OPTIONS: JSON.stringify(options.lightning),
           SOAK_LINGER_MS: String(options.lingerMs),
-          ...(postgres ? { LEDGER_URL: postgres.url } : {}),
+          LEDGER_URL: postgres.url,
         },
       }),
     );
@@ -104,7 +102,7 @@ export class Cluster {
     } catch (err) {
       await emulator.close();
       await redis.stop();
-      await postgres?.stop();
+      await postgres.stop();
       throw err;
     }
   }
@@ -191,6 +189,6 @@ export class Cluster {
     await Promise.all(this.nodes.map((n) => n.process.kill()));
     await this.emulator.close();
     await this.redis.stop();
-    await this.postgres?.stop();
+    await this.postgres.stop();
   }
 }

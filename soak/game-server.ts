@@ -1,6 +1,6 @@
 /**
  * One game-server process of the soak: Colyseus with RedisPresence + RedisDriver, the
- * lightning routes, a RedisLedger (or PostgresLedger), and a room whose players ask for money
+ * lightning routes, a PostgresLedger, and a room whose players ask for money
  * movements and play matches by message, as a game's client would. Started by soak/cluster.ts
  * through test/cluster's GameProcess (`node --import tsx`, an IPC channel), configured by env:
  *
@@ -30,7 +30,6 @@ import { schema } from '@colyseus/schema';
 import { MatchClosedError } from '../src/errors.js';
 import type { Intent } from '../src/ledger/intent.js';
 import { PostgresLedger } from '../src/ledger/postgres.js';
-import { RedisLedger } from '../src/ledger/redis.js';
 import { createLightning, type Lightning } from '../src/lightning.js';
 import type { RoomMatch } from '../src/room/match.js';
 import { LightningState } from '../src/room/state.js';
@@ -39,7 +38,6 @@ import type { MatchView } from '../src/server/match/view.js';
 import {
   env,
   nodeName as name,
-  redisUrl,
   report,
   reportRoom,
   serveGameProcess,
@@ -52,10 +50,8 @@ const lightning: Lightning = createLightning({
   apiKey: env('API_KEY'),
   baseUrl: env('API_URL'),
   publicUrl: env('PUBLIC_URL'),
-  // LEDGER_URL: the soak's PostgreSQL mode; presence and the driver stay on Redis either way.
-  ledger: process.env.LEDGER_URL
-    ? new PostgresLedger(process.env.LEDGER_URL, { clock })
-    : new RedisLedger(redisUrl, { clock }),
+  // Presence and the driver are on Redis; the ledger is not.
+  ledger: new PostgresLedger(env('LEDGER_URL'), { clock }),
   reconciler: JSON.parse(env('RECONCILER')),
   clock,
   ...JSON.parse(process.env.SOAK_OPTIONS ?? '{}'),
@@ -131,7 +127,7 @@ class SoakRoom extends Room {
   override plugins = definePlugins([
     lightning.plugin({
       lingerMs: Number(process.env.SOAK_LINGER_MS ?? 600_000),
-      // A settlement whose presence message a Redis restart lost reaches the room within a second.
+      // A settlement whose presence message was lost reaches the room within a second.
       catchUpMs: 1_000,
     }),
   ]);

@@ -60,7 +60,7 @@ export interface Records {
   liveRooms: ReadonlySet<string>;
   /** When processes were SIGKILLed (epoch ms). */
   kills: readonly number[];
-  /** Every crash (process or Redis), to say when a violation happened relative to them. */
+  /** Every crash (process or PostgreSQL), to say when a violation happened relative to them. */
   crashes: readonly { what: string; at: number }[];
   /** The clocks' jumps (game time, from and to): time that passed in an instant. */
   jumps: readonly { from: number; to: number }[];
@@ -69,7 +69,7 @@ export interface Records {
     expiryMarginMs: number;
     /** A spend whose answer was lost is re-sent this long after. */
     resendMs: number;
-    /** How late a `creating` or `unknown` may end (reconciler pace, leases, a Redis restart). */
+    /** How late a `creating` or `unknown` may end (reconciler pace, leases, a PostgreSQL restart). */
     latenessMs: number;
     killWindowMs: number;
   };
@@ -257,7 +257,7 @@ function endedAt(intent: Intent): number {
   return intent.history.at(-1)?.at ?? intent.updatedAt;
 }
 
-/** `t` relative to the nearest crash, e.g. `312 ms after the redis kill`. */
+/** `t` relative to the nearest crash, e.g. `312 ms after the postgres kill`. */
 function sinceCrash(t: number, r: Records): string {
   const nearest = [...r.crashes].sort((a, b) => Math.abs(t - a.at) - Math.abs(t - b.at))[0];
   if (!nearest) return `at ${new Date(t).toISOString()}`;

@@ -25,9 +25,9 @@ import {
   fromPot,
   type JournalEntry,
   mayReissue,
-  positionOf,
   wasShown,
 } from '../src/ledger/journal.js';
+import { positionOf } from '../src/server/kinds/index.js';
 import type { MatchDecision, MatchMeta } from '../src/server/match/terms.js';
 import type { Check } from './invariants.js';
 

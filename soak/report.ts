@@ -24,7 +24,7 @@ export function soakFigures(run: SoakRun): Figure[] {
     'cluster',
     `${o.processes} game processes, ${count(run.players.length)} SDK players in ${count(
       new Set(run.players.map((p) => p.roomId)).size,
-    )} rooms (the restarted process's included), 1 redis-server (AOF always), 1 emulator`,
+    )} rooms (the restarted process's included), 1 redis-server (presence), 1 postgresql (fsync on), 1 emulator`,
   );
   add('run', 'wall time', seconds(times.end - times.start));
   const opsMs = times.opsEnd - times.opsStart;
@@ -160,16 +160,10 @@ export function soakFigures(run: SoakRun): Figure[] {
   for (const c of run.crashes) {
     add(
       'crashes',
-      c.what === 'redis'
-        ? 'redis-server SIGKILL'
-        : c.what === 'postgres'
-          ? 'postgresql SIGKILL'
-          : `${c.node} SIGKILL`,
-      c.what === 'redis'
-        ? `down ${c.downMs} ms, then started again on its AOF`
-        : c.what === 'postgres'
-          ? `down ${c.downMs} ms, then started again on its WAL`
-          : `${c.opsInFlight} ops in flight, ${c.creatingLeft} intents left creating; serving again after ${c.downMs} ms`,
+      c.what === 'postgres' ? 'postgresql SIGKILL' : `${c.node} SIGKILL`,
+      c.what === 'postgres'
+        ? `down ${c.downMs} ms, then started again on its WAL`
+        : `${c.opsInFlight} ops in flight, ${c.creatingLeft} intents left creating; serving again after ${c.downMs} ms`,
     );
   }
   const events = tallyOf(run.reports.map((r) => r.event));

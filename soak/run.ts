@@ -5,7 +5,6 @@
  *   npm run soak                      2,000 ops
  *   npm run soak -- --ops 10000       the long form
  *   npm run soak -- --ops 400 --seed 7
- *   npm run soak -- --ledger postgres  the ledger on PostgreSQL (restarted once instead of Redis)
  */
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
@@ -16,18 +15,16 @@ const args = z
   .object({
     ops: z.coerce.number().int().min(20).max(1_000_000).default(2_000),
     seed: z.coerce.number().int().min(0).optional(),
-    ledger: z.enum(['redis', 'postgres']).default('redis'),
   })
   .parse(
     parseArgs({
-      options: { ops: { type: 'string' }, seed: { type: 'string' }, ledger: { type: 'string' } },
+      options: { ops: { type: 'string' }, seed: { type: 'string' } },
       strict: true,
     }).values,
   );
 
 const result = await runSoak({
   ops: args.ops,
-  ledger: args.ledger,
   ...(args.seed === undefined ? {} : { seed: args.seed }),
   log: (line) => process.stderr.write(`${line}\n`),
 });

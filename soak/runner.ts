@@ -1,11 +1,12 @@
 /**
  * The fault soak: thousands of rewards, entry fees, point spends and match steps asked for by
- * real SDK clients in many rooms of three game processes that share one Redis (AOF on), against
- * one emulator that answers 5xx and 429, hangs, processes and then drops or hangs the
- * connection, and drops, duplicates, delays and reorders its callbacks. Midway one game process
- * is SIGKILLed with creates in flight and started again (its open matches time out); later the
- * ledger's server is SIGKILLed and started again. Players' wallets pay and claim from the codes
- * on their screens; some players have a Lightning address, so their payouts are payments.
+ * real SDK clients in many rooms of three game processes that share one PostgreSQL ledger and
+ * one Redis (presence), against one emulator that answers 5xx and 429, hangs, processes and
+ * then drops or hangs the connection, and drops, duplicates, delays and reorders its callbacks.
+ * Midway one game process is SIGKILLed with creates in flight and started again (its open
+ * matches time out); later the ledger's PostgreSQL is SIGKILLed and started again. Players'
+ * wallets pay and claim from the codes on their screens; some players have a Lightning
+ * address, so their payouts are payments.
  *
  * When the ops are done: closing time (every live room decides its current match), then every
  * intent gets time to end (their short deadlines, the reconciler's short grace period and
@@ -20,13 +21,11 @@
  * entries' lifetime (10 s) and the margin while the last ones end, a second or two per time
  * jump, and the reading of the journal.
  */
-import type { Redis } from 'ioredis';
 import type pg from 'pg';
 import { LN_ADDRESS_DOMAIN } from '../src/emulator/index.js';
 import type { Intent } from '../src/ledger/intent.js';
 import { fromPot } from '../src/ledger/journal.js';
 import { PostgresLedger } from '../src/ledger/postgres.js';
-import { RedisLedger } from '../src/ledger/redis.js';
 import type { LedgerStore } from '../src/ledger/store.js';
 import type { Report } from '../test/cluster/processes.js';
 import { eventually } from '../test/support/eventually.js';
@@ -75,11 +74,9 @@ export interface SoakOptions {
   pointsPerPlayer: number;
   /** When, as a share of the ops asked for, a game process is SIGKILLed (then restarted). */
   killProcessAt: number;
-  /** Where the ledger lives: Redis (with presence), or PostgreSQL (presence stays on Redis). */
-  ledger: 'redis' | 'postgres';
-  /** When the ledger's server (Redis or PostgreSQL) is SIGKILLed; started again after `redisDownMs`. */
-  killRedisAt: number;
-  redisDownMs: number;
+  /** When the ledger's PostgreSQL is SIGKILLed; started again after `ledgerDownMs`. */
+  killLedgerAt: number;
+  ledgerDownMs: number;
   /** The game processes' reconciler options: short enough that everything ends in the run. */
   reconciler: {
     intervalMs: number;
@@ -132,9 +129,8 @@ export function soakOptions(overrides: Partial<SoakOptions> & { ops: number }): 
     // Enough for most spends; the last ones of a busy player run short (refused, not debited).
     pointsPerPlayer: Math.round((ops / players) * mix.spend * 25),
     killProcessAt: 0.35,
-    ledger: 'redis',
-    killRedisAt: 0.65,
-    redisDownMs: 800,
+    killLedgerAt: 0.65,
+    ledgerDownMs: 800,
     reconciler: {
       intervalMs: 100,
       firstCheckMs: 1_000,
@@ -176,7 +172,7 @@ export interface OpRecord extends OpResult {
 }
 
 export interface Crash {
-  what: 'game process' | 'redis' | 'postgres';
+  what: 'game process' | 'postgres';
   node?: string;
   at: number;
   /** Ops sent to the process and not yet answered when it died. */
@@ -235,25 +231,21 @@ export async function runSoak(input: Partial<SoakOptions> & { ops: number }): Pr
   const random = new Random(o.seed);
   const start = Date.now();
   o.log(
-    `soak: ${o.ops} ops, seed ${o.seed}; starting redis${o.ledger === 'postgres' ? ', postgresql' : ''}, the emulator and ${o.processes} game processes`,
+    `soak: ${o.ops} ops, seed ${o.seed}; starting redis, postgresql, the emulator and ${o.processes} game processes`,
   );
   const cluster = await Cluster.start({
     processes: o.processes,
     reconciler: o.reconciler,
     lightning: { api: o.api, breaker: { failures: 0 } },
     lingerMs: 600_000,
-    ledger: o.ledger,
   });
-  const redis: Redis = cluster.redis.client();
-  redis.on('error', () => {});
-  const pool = cluster.postgres?.pool({ max: 8 });
-  const ledger: LedgerStore = pool ? new PostgresLedger(pool) : new RedisLedger(redis);
+  const pool = cluster.postgres.pool({ max: 8 });
+  const ledger: LedgerStore = new PostgresLedger(pool);
   try {
-    return await soak(o, random, cluster, redis, ledger, pool, start);
+    return await soak(o, random, cluster, ledger, pool, start);
   } finally {
     await ledger.close();
-    await pool?.end();
-    redis.disconnect();
+    await pool.end();
     await cluster.stop();
   }
 }
@@ -262,9 +254,8 @@ async function soak(
   o: SoakOptions,
   random: Random,
   cluster: Cluster,
-  redis: Redis,
   ledger: LedgerStore,
-  pool: pg.Pool | undefined,
+  pool: pg.Pool,
   start: number,
 ): Promise<SoakResult> {
   const { emulator } = cluster;
@@ -350,15 +341,15 @@ async function soak(
   // The two crashes, one after the other, when the ops reach their marks.
   let crashed = Promise.resolve();
   let processKilled = false;
-  let redisKilled = false;
+  let ledgerKilled = false;
   onIssued = () => {
     if (!processKilled && issued >= o.ops * o.killProcessAt) {
       processKilled = true;
       crashed = crashed.then(() => killProcess(cluster.nodes.at(-1) as Node));
     }
-    if (!redisKilled && issued >= o.ops * o.killRedisAt) {
-      redisKilled = true;
-      crashed = crashed.then(() => killRedis());
+    if (!ledgerKilled && issued >= o.ops * o.killLedgerAt) {
+      ledgerKilled = true;
+      crashed = crashed.then(() => killLedger());
     }
   };
 
@@ -397,15 +388,13 @@ async function soak(
     for (const player of joined) loops.push(loop(player, node));
   };
 
-  const killRedis = async () => {
+  const killLedger = async () => {
     const at = Date.now();
-    const server = cluster.postgres ?? cluster.redis;
-    const what = cluster.postgres ? 'postgres' : 'redis';
-    await server.kill();
-    await pause(o.redisDownMs);
-    await server.start();
-    crashes.push({ what, at, downMs: Date.now() - at });
-    o.log(`soak: ${what} SIGKILLed and started again after ${Date.now() - at} ms`);
+    await cluster.postgres.kill();
+    await pause(o.ledgerDownMs);
+    await cluster.postgres.start();
+    crashes.push({ what: 'postgres', at, downMs: Date.now() - at });
+    o.log(`soak: postgres SIGKILLed and started again after ${Date.now() - at} ms`);
   };
 
   for (const player of [...players]) loops.push(loop(player, nodeOf(cluster, player)));
@@ -474,7 +463,7 @@ async function soak(
     const reissued = async () => {
       if (Date.now() - scannedAt < 200) return false;
       scannedAt = Date.now();
-      due = reissuesDue(await readLedger(redis, ledger, pool));
+      due = reissuesDue(await readLedger(ledger, pool));
       return due.length === 0;
     };
     try {
@@ -536,7 +525,7 @@ async function soak(
 
   phase('the operator resolved what was left unknown');
   // Before time passes: each settled match's winners hold their codes, listed by claims().
-  const before = await readLedger(redis, ledger, pool);
+  const before = await readLedger(ledger, pool);
   const early: Check[] = [
     payoutsHeld(before, 'before the deadlines'),
     ...refundsAndPots(before, [], 'before the deadlines').slice(0, 1),
@@ -582,7 +571,7 @@ async function soak(
 
   // Rooms that live must have heard every end; wait for their hooks, then for every report.
   const liveRooms = new Set(cluster.nodes.filter((n) => n.process.alive).flatMap((n) => n.rooms));
-  let intents = await readLedger(redis, ledger, pool);
+  let intents = await readLedger(ledger, pool);
   const hooked = () => {
     const of = (event: string) =>
       new Set(cluster.reports.filter((r) => r.event === event).map((r) => r.id));
@@ -610,7 +599,7 @@ async function soak(
       ),
   );
   await cluster.sync();
-  intents = await readLedger(redis, ledger, pool);
+  intents = await readLedger(ledger, pool);
 
   for (const p of points) p.now = control.points(p.userId, CURRENCY);
   const books = await readBooks(ledger, intents);

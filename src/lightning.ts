@@ -50,7 +50,7 @@ import {
   type SettledStatus,
 } from './server/events.js';
 import { startEntryFee } from './server/kinds/entry-fee.js';
-import { KINDS } from './server/kinds/index.js';
+import { isClaimCode, KINDS } from './server/kinds/index.js';
 import { startAddressPayment } from './server/kinds/payment.js';
 import { startReward } from './server/kinds/reward.js';
 import { startSpend } from './server/kinds/spend.js';
@@ -456,12 +456,14 @@ export class Lightning {
     const id = parseInput(claimsInput, playerId, 'playerId');
     const open = await (await this.#start()).engine.ledger.openByPlayer(id);
     return open
-      .filter((i) => i.kind === 'reward' && i.status === 'pending' && i.code !== null)
+      .flatMap((i) =>
+        isClaimCode(i) && i.status === 'pending' && i.code !== null ? [{ ...i, code: i.code }] : [],
+      )
       .map((i) => ({
         intentId: i.id,
         amountMsat: i.amount,
         description: i.description,
-        code: i.code as string,
+        code: i.code,
         uri: i.uri,
         expiresAt: i.expiresAt,
         roomId: i.roomId,

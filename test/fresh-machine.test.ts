@@ -45,8 +45,8 @@ describe('a fresh machine', function () {
       .and.include('sudo apt-get install -y chromium');
   });
 
-  it('skips the Redis suites with one loud line naming the install command', async () => {
-    const { code, out } = await attempt(mocha, ['test/ledger/redis-durability.test.ts'], nowhere);
+  it('skips the Redis suites (the cluster test) with one loud line naming the install command', async () => {
+    const { code, out } = await attempt(mocha, ['test/cluster/cluster.test.ts'], nowhere);
     expect(code).to.equal(0);
     expect(out.match(/!! redis-server not found/g)).to.have.length(1);
     expect(out)
@@ -56,7 +56,7 @@ describe('a fresh machine', function () {
   });
 
   it('fails them instead when CI is set', async () => {
-    const { code, out } = await attempt(mocha, ['test/ledger/redis-durability.test.ts'], {
+    const { code, out } = await attempt(mocha, ['test/cluster/cluster.test.ts'], {
       ...nowhere,
       CI: '1',
     });

@@ -1,22 +1,22 @@
 /**
- * One game process of the rate benchmark (bench/rate.ts): a Lightning on the shared Redis
+ * One game process of the rate benchmark (bench/rate.ts): a Lightning on the shared PostgreSQL
  * ledger with the game's outbound rate, its reconciler and breaker as in production. Prints
  * `{ready}`; then `{"cmd":"settle","matchId":...,"shares":{...}}` settles that match and answers
  * what became of its payouts and whether payouts paused; `{"cmd":"stop"}` closes it.
  *
- * Args: <json of { emulatorUrl, apiKey, redisUrl, prefix, perSecond, burst }>
+ * Args: <json of { emulatorUrl, apiKey, ledgerUrl, schema, perSecond, burst }>
  */
 import { createInterface } from 'node:readline';
 import { z } from 'zod';
-import { RedisLedger } from '../../src/ledger/redis.js';
+import { PostgresLedger } from '../../src/ledger/postgres.js';
 import { createLightning } from '../../src/lightning.js';
 
 const args = z
   .strictObject({
     emulatorUrl: z.url(),
     apiKey: z.string().min(1),
-    redisUrl: z.url(),
-    prefix: z.string().min(1),
+    ledgerUrl: z.url(),
+    schema: z.string().min(1),
     perSecond: z.number().positive(),
     burst: z.number().min(1),
   })
@@ -31,7 +31,7 @@ const command = z.discriminatedUnion('cmd', [
 ]);
 
 const quiet = { info: () => {}, warn: () => {}, error: () => {} };
-const ledger = new RedisLedger(args.redisUrl, { prefix: args.prefix });
+const ledger = new PostgresLedger(args.ledgerUrl, { schema: args.schema });
 const lightning = createLightning({
   apiKey: args.apiKey,
   baseUrl: args.emulatorUrl,
@@ -52,7 +52,13 @@ for await (const line of createInterface({ input: process.stdin })) {
   const c = command.parse(JSON.parse(line));
   if (c.cmd === 'stop') break;
   const started = Date.now();
-  const view = await lightning.settleMatch(c.matchId, c.shares);
+  let view = await lightning.settleMatch(c.matchId, c.shares);
+  // A settle with many winners returns with its payouts queued: the run ends when the match
+  // has made every payout (by whichever process drained them), read every 20 ms.
+  while (view.status !== 'settled' && view.status !== 'aborted') {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    view = await lightning.match(c.matchId);
+  }
   const statuses: Record<string, number> = {};
   for (const payout of view.payouts) statuses[payout.status] = (statuses[payout.status] ?? 0) + 1;
   reply({

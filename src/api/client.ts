@@ -27,7 +27,13 @@ import type { WalletCalls } from './namespaces/wallet.js';
 import { WidgetUserCalls } from './namespaces/widget-users.js';
 import { WithdrawalRequestCalls } from './namespaces/withdrawal-requests.js';
 import type { OutboundGate } from './outbound.js';
-import { DEFAULT_BASE_URL, DEFAULT_PATHS, type PathTable, resolvePaths } from './paths.js';
+import {
+  DEFAULT_BASE_URL,
+  DEFAULT_PATHS,
+  type PathName,
+  type PathTable,
+  resolvePaths,
+} from './paths.js';
 import { type BackoffOptions, DEFAULT_BACKOFF } from './retry-policy.js';
 import { ServiceCalls } from './service-calls.js';
 import { Transport } from './transport.js';
@@ -64,7 +70,27 @@ export interface PaymentsApiOptions {
 
 const pathOverride = z.string().startsWith('/', 'must start with "/"');
 
-const optionsSchema = z.strictObject({
+/**
+ * The client's tuning (timeouts, retries, path overrides): what a game may set here and, the
+ * same schema, under `createLightning`'s `api` option.
+ */
+export const apiTuningSchema = z.strictObject({
+  timeoutMs: z.number().int().positive().max(600_000).optional(),
+  connectTimeoutMs: z.number().int().positive().max(600_000).optional(),
+  maxRetries: z.number().int().min(0).max(10).optional(),
+  retry: z
+    .strictObject({
+      baseDelayMs: z.number().int().min(0).optional(),
+      maxDelayMs: z.number().int().min(0).optional(),
+      maxRetryAfterMs: z.number().int().min(0).optional(),
+    })
+    .optional(),
+  paths: z
+    .partialRecord(z.enum(Object.keys(DEFAULT_PATHS) as [PathName, ...PathName[]]), pathOverride)
+    .optional(),
+});
+
+const optionsSchema = apiTuningSchema.extend({
   apiKey: z
     .string({ error: 'is required' })
     .min(1, 'is required')
@@ -74,20 +100,7 @@ const optionsSchema = z.strictObject({
     .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
     .default(DEFAULT_BASE_URL),
   timeoutMs: z.number().int().positive().max(600_000).default(10_000),
-  connectTimeoutMs: z.number().int().positive().max(600_000).optional(),
   maxRetries: z.number().int().min(0).max(10).default(2),
-  retry: z
-    .strictObject({
-      baseDelayMs: z.number().int().min(0).optional(),
-      maxDelayMs: z.number().int().min(0).optional(),
-      maxRetryAfterMs: z.number().int().min(0).optional(),
-    })
-    .optional(),
-  paths: z
-    .strictObject(
-      Object.fromEntries(Object.keys(DEFAULT_PATHS).map((name) => [name, pathOverride.optional()])),
-    )
-    .optional(),
   dispatcher: z
     .custom<Dispatcher>((value) => typeof value === 'object' && value !== null)
     .optional(),
@@ -151,7 +164,7 @@ export class PaymentsApi {
       clock: o.clock,
       dispatcher: o.dispatcher,
     });
-    const ctx = { transport: this.#transport, paths: resolvePaths(o.paths as Partial<PathTable>) };
+    const ctx = { transport: this.#transport, paths: resolvePaths(o.paths) };
     const calls = new ServiceCalls(ctx);
     this.#calls = calls;
     this.wallet = calls.wallet;

@@ -95,6 +95,16 @@ export interface PriceView {
 }
 
 const PURPOSES: readonly EntryPurpose[] = ['reward', 'payout', 'refund', 'fee', 'spend', 'payment'];
+
+/** What the player does with an open entry's code, by its purpose: pay a fee, claim the rest. */
+const ACTION: Readonly<Record<EntryPurpose, 'pay' | 'claim' | null>> = {
+  fee: 'pay',
+  reward: 'claim',
+  payout: 'claim',
+  refund: 'claim',
+  spend: null,
+  payment: null,
+};
 const STATUSES: readonly EntryStatus[] = [
   'creating',
   'pending',
@@ -134,14 +144,7 @@ export function entryView(entry: SyncedEntry, id: string, map: EntryMapName): En
     matchId: entry.matchId ?? '',
     status,
     open,
-    action:
-      status !== 'pending' || code === ''
-        ? null
-        : purpose === 'fee'
-          ? 'pay'
-          : purpose === 'reward' || purpose === 'payout' || purpose === 'refund'
-            ? 'claim'
-            : null,
+    action: status !== 'pending' || code === '' ? null : ACTION[purpose],
     amountMsat: msats ? entry.amount : null,
     sats: msats ? satsOf(entry.amount) : null,
     amount: entry.amount,

@@ -70,7 +70,10 @@ export class LedgerClosedError extends LedgerError {
   }
 }
 
-/** The stored data was written by a newer version of this library; refusing beats misreading money. */
+/**
+ * The stored data has a layout this library cannot read (a newer library's, a pre-release's, or
+ * not a ledger's at all); refusing beats misreading money.
+ */
 export class IncompatibleLedgerError extends LedgerError {
   static override readonly code: LedgerErrorCode = 'LN_LEDGER_INCOMPATIBLE';
 }
@@ -88,8 +91,8 @@ export class LedgerBusyError extends LedgerError {
 }
 
 /**
- * The store cannot keep its promise that an acknowledged write survives: a PostgreSQL with fsync off,
- * or a write that did not reach the replicas it had to. Refusing beats forgetting money.
+ * The store cannot keep its promise that an acknowledged write survives: a PostgreSQL with
+ * fsync off. Refusing beats forgetting money.
  */
 export class LedgerNotDurableError extends LedgerError {
   static override readonly code: LedgerErrorCode = 'LN_LEDGER_NOT_DURABLE';
@@ -114,7 +117,7 @@ export class LedgerUnavailableError extends LedgerError {
 
 /**
  * An intent this process recorded moments ago is no longer in the ledger: the store lost
- * acknowledged writes (a database restored from backup).
+ * acknowledged writes (a database restored from backup, storage that lost what it had synced).
  * The service may have acted: `remoteId` names what it answered, when it answered.
  */
 export class IntentLostError extends LedgerError {

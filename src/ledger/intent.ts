@@ -1,6 +1,6 @@
 /**
  * Intents: the record of every money movement the plugin starts, written before the
- * service is called. One shape for every store, one list of statuses and
+ * service is called. One shape for every store (SQLite, PostgreSQL), one list of statuses and
  * the one table of moves between them.
  *
  *   held     -> creating | failed                          (an operator's approval or rejection)
@@ -81,10 +81,10 @@ export interface IntentHistoryEntry {
   note?: string;
 }
 
-export interface Intent {
+/** The fields every intent has, whatever its kind. */
+interface IntentFields {
   /** UUID v7: sortable by creation time. */
   id: string;
-  kind: IntentKind;
   status: IntentStatus;
   /** The room that started it; null for server-level movements. */
   roomId: string | null;
@@ -121,15 +121,134 @@ export interface Intent {
   leaseUntil: number | null;
   /** Last error message (never a secret). */
   error: string | null;
-  /** Free data for the layer that owns the intent (e.g. a static charge's slot baseline). */
-  meta: Record<string, unknown>;
   history: IntentHistoryEntry[];
 }
 
-/** What a caller supplies to record a new intent; the store fills in the rest. */
-export interface NewIntent {
+/*
+ * What each kind keeps in its `meta`. Stores keep meta as JSON and hand it back as it was
+ * written, so every field is optional to the type: a reader of a field its kind always writes
+ * checks it is there (a record that lost it is refused, never guessed).
+ */
+
+/**
+ * What any intent may carry: facts the engine, the operator and a match record on it. A store
+ * keeps any JSON object (its contract writes its own fields); the fields named are typed.
+ */
+export interface CommonMeta {
+  [field: string]: unknown;
+  /** When its code was first given out (engine.ts): decides whether it may be issued again. */
+  shownAt?: number;
+  /** The operator who approved a held payout, rejected it, or issued it again. */
+  approvedBy?: string;
+  rejectedBy?: string;
+  reissuedBy?: string;
+  /** A match's fee, payout or refund: its part in its group (its `groupId`). */
+  matchRole?: 'fee' | 'payout' | 'refund';
+  /** A payout's or refund's fixed key (its first attempt's id), its attempt and why it is paid. */
+  payKey?: string;
+  attempt?: number;
+  why?: string;
+  /** The fee a refund gives back. */
+  feeId?: string;
+}
+
+export type RewardMeta = CommonMeta;
+
+export interface PaymentMeta extends CommonMeta {
+  /** The Lightning address it pays, and the comment sent with it. */
+  lnAddress?: string;
+  comment?: string;
+}
+
+export interface EntryFeeMeta extends CommonMeta {
+  /** The charge's paid slots when it was made: more than these is a payment. */
+  slotsBaseline?: number;
+  /** Paid after it expired (the journal's `late` step), told once. */
+  latePaymentReported?: boolean;
+  /** The lost charge this one replaces (a match's seat). */
+  replaces?: string;
+  /** Where the player's payout or refund from its match goes, when given at entry. */
+  lnAddress?: string;
+}
+
+export interface SpendMeta extends CommonMeta {
+  /** The widget user whose points are depleted. */
+  userId?: string;
+}
+
+/** A match's terms, as its record keeps them. */
+export interface MatchTerms {
+  entryFeeMsat: string;
+  /** The rake in basis points (1000 = 10%). */
+  rakeBps: number;
+  feeExpiresIn: number;
+  timeoutMs: number;
+  claimExpiresIn: number;
+  description: string;
+  /** The players the match was opened for; absent when it was not opened for a roster. */
+  roster?: string[];
+  /** How many players it seats: the roster's size, or `seats`; absent: no roster, no funded. */
+  seats?: number;
+  /**
+   * Its seats are held by the ledger (CreateGuards.seat), in each fee's create. Absent on a
+   * match opened before the ledger kept seats: its seats are a read of its group.
+   */
+  seatGuard?: true;
+}
+
+/** One winner's part of a settled pot. */
+export interface Payout {
+  playerId: string;
+  amountMsat: string;
+}
+
+/** The one decision a match takes, by compare-and-set: settled or aborted, never both. */
+export interface MatchDecision {
+  kind: 'settle' | 'abort';
+  reason: string | null;
+  /** Shares of the pot by player id (a settle's). */
+  shares: Record<string, number> | null;
+  /** The fees the ledger saw paid at the decision: the pot. Any fee paid later is refunded. */
+  paidFeeIds: string[];
+  potMsat: string;
+  rakeMsat: string;
+  payouts: Payout[];
+  at: number;
+}
+
+export interface MatchMeta extends CommonMeta {
+  /** Written when it is opened: a match record always has them. */
+  terms?: MatchTerms;
+  decision?: MatchDecision;
+  /** The roster has paid (its event is told once, by a once-marker). */
+  funded?: boolean;
+  /** Every payout and refund is made: settled or aborted, its event told or about to be. */
+  ended?: boolean;
+}
+
+/** Each kind's meta, by kind. */
+export interface IntentMetas {
+  reward: RewardMeta;
+  entryFee: EntryFeeMeta;
+  spend: SpendMeta;
+  payment: PaymentMeta;
+  match: MatchMeta;
+}
+
+/** An intent of one kind, its meta typed. */
+export type IntentOf<K extends IntentKind> = IntentFields & {
+  kind: K;
+  /** Data for the layer that owns the intent (e.g. a static charge's slot baseline). */
+  meta: IntentMetas[K];
+};
+
+/** Every intent: one member per kind, told apart by `kind`. */
+export type Intent = { [K in IntentKind]: IntentOf<K> }[IntentKind];
+
+/** What a caller supplies to record a new intent of one kind; the store fills in the rest. */
+export interface NewIntentOf<K extends IntentKind> {
   id?: string;
-  kind: IntentKind;
+  kind: K;
   roomId: string | null;
   playerId: string;
   amount: string;
@@ -141,8 +260,11 @@ export interface NewIntent {
   groupId?: string | null;
   expiresAt?: number | null;
   nextCheckAt?: number | null;
-  meta?: Record<string, unknown>;
+  meta?: IntentMetas[K];
 }
+
+/** What a caller supplies to record a new intent; the store fills in the rest. */
+export type NewIntent = { [K in IntentKind]: NewIntentOf<K> }[IntentKind];
 
 /** Fields that may change along with, or without, a status move. */
 export type IntentPatch = Partial<

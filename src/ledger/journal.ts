@@ -1,8 +1,8 @@
 /**
  * The journal: every msat (and every point) the game moves, as balanced double-entry postings
  * between named accounts, written by each store in the same atomic step as the intent write
- * that causes them. Nothing here does I/O: it says where an intent's money sits in each of its
- * states (`positionOf`), and so which postings a write makes (`postingsFor`). Balances are
+ * that causes them. Nothing here does I/O: given where an intent's money sits in each of its
+ * states (its kind's rule, server/kinds/), it says which postings a write makes (`postingsFor`). Balances are
  * sums of postings; the stores keep them as they write.
  *
  * The chart of accounts (an account is `class` or `class:owner`; a class never holds a colon):
@@ -202,103 +202,25 @@ export interface Position {
   unit: string;
   /** Why it is here, for the journal. */
   why: string;
+  /** The step's name when an update, not a status move, brought it here (default `moved`). */
+  tag?: string;
 }
 
-const OPEN: readonly IntentStatus[] = ['held', 'queued', 'creating', 'pending', 'unknown'];
-
-/**
- * Where an intent's money sits in its current state: the journal's whole rule, one case per
- * kind. A write moves the amount from the position before it to the position after it.
- */
-export function positionOf(intent: Intent): Position {
-  const { status, playerId, amount, unit } = intent;
-  switch (intent.kind) {
-    case 'reward':
-    case 'payment': {
-      const source = fromPot(intent) ? accounts.escrow(intent.groupId as string) : accounts.rewards;
-      const at = (account: string, why: string): Position => ({
-        account,
-        source,
-        amount,
-        unit,
-        why,
-      });
-      if (status === 'creating' || status === 'unknown') return at(accounts.inflight, status);
-      // Held for an operator's approval: recorded like a create in flight (a held payout is
-      // journaled as one, whether the approvals hold it is decided by the store's atomic step).
-      if (status === 'held') return at(accounts.inflight, 'held for approval');
-      // Queued to be sent in its turn: recorded like a create in flight, so that a drain (the
-      // move to `creating`) writes no entry and a queue never spends the pot twice.
-      if (status === 'queued') return at(accounts.inflight, 'queued');
-      if (status === 'pending') {
-        return intent.kind === 'reward'
-          ? at(accounts.claimable(playerId), 'code shown')
-          : at(accounts.inflight, 'payment sent');
-      }
-      if (status === 'completed') {
-        return at(accounts.wallet, intent.kind === 'reward' ? 'claimed' : 'paid');
-      }
-      if (source === accounts.rewards || mayReissue(intent)) return at(source, status);
-      // An operator rejected it while held: a match's payout is the house's (never paid twice).
-      if (rejectedByOperator(intent)) return at(accounts.rejected, 'rejected by an operator');
-      // An operator issued a shown, expired code again (`lightning.reissue`): its amount went
-      // back to the pot, and the new attempt takes it out.
-      if (status === 'expired' && reissuedByOperator(intent)) {
-        return at(source, 'reissued by an operator');
-      }
-      return status === 'expired'
-        ? at(accounts.unclaimed, 'expired unclaimed')
-        : at(accounts.owed(playerId), `failed ${attemptOf(intent)} times: to be paid by hand`);
-    }
-    case 'entryFee': {
-      const paidTo = intent.groupId !== null ? accounts.escrow(intent.groupId) : accounts.fees;
-      const at = (account: string, why: string): Position => ({
-        account,
-        source: accounts.wallet,
-        amount,
-        unit,
-        why,
-      });
-      if (status === 'completed') return at(paidTo, 'paid');
-      if (status === 'expired' && intent.meta.latePaymentReported === true) {
-        return at(paidTo, 'paid after its deadline');
-      }
-      return at(accounts.wallet, OPEN.includes(status) ? 'not paid yet' : status);
-    }
-    case 'spend': {
-      const source = accounts.points(playerId);
-      const at = (account: string, why: string): Position => ({
-        account,
-        source,
-        amount,
-        unit,
-        why,
-      });
-      if (status === 'completed') return at(accounts.housePoints, 'spent');
-      if (OPEN.includes(status)) return at(accounts.inflight, status);
-      return at(source, status);
-    }
-    case 'match': {
-      // A match's own money is its rake: taken from the pot when it is settled.
-      const escrow = accounts.escrow(intent.id);
-      const decision = intent.meta.decision as { kind?: unknown; rakeMsat?: unknown } | undefined;
-      const rake =
-        decision?.kind === 'settle' && typeof decision.rakeMsat === 'string'
-          ? decision.rakeMsat
-          : '0';
-      return rake === '0'
-        ? { account: escrow, source: escrow, amount: '0', unit: 'msats', why: 'pot' }
-        : { account: accounts.rake, source: escrow, amount: rake, unit: 'msats', why: 'rake' };
-    }
-  }
-}
+/** Where an intent's money sits in its state: each kind's rule (server/kinds/, `position`). */
+export type PositionRule = (intent: Intent) => Position;
 
 /**
  * The postings of a write that takes an intent from `before` (null: it is being created) to
- * `after`. Tagged by the step's name: the status it reached, `late` for a fee paid after its
- * deadline. At most one posting: an intent's amount is in one place at a time.
+ * `after`, by its kind's `positionOf`: the amount moves from the position before to the
+ * position after. Tagged by the step's name: the status it reached, or for an update that moved
+ * no status, the position's own `tag` (`late` for a fee paid after its deadline) or `moved`. At
+ * most one posting: an intent's amount is in one place at a time.
  */
-export function postingsFor(before: Intent | null, after: Intent): Posting[] {
+export function postingsFor(
+  before: Intent | null,
+  after: Intent,
+  positionOf: PositionRule,
+): Posting[] {
   const to = positionOf(after);
   const from = before === null ? { ...to, account: to.source } : positionOf(before);
   if (from.account === to.account) return [];
@@ -309,29 +231,8 @@ export function postingsFor(before: Intent | null, after: Intent): Posting[] {
       ? 'created'
       : before.status !== after.status
         ? after.status
-        : after.kind === 'entryFee'
-          ? 'late'
-          : 'moved';
+        : (to.tag ?? 'moved');
   return [{ tag, debit: from.account, credit: to.account, amount, unit: to.unit, why: to.why }];
-}
-
-/**
- * What a store writes for an intent recorded before the journal existed (a migration): its
- * amount from its source to where it sits now, tagged `opening`.
- */
-export function openingPostings(intent: Intent): Posting[] {
-  const position = positionOf(intent);
-  if (position.account === position.source || position.amount === '0') return [];
-  return [
-    {
-      tag: 'opening',
-      debit: position.source,
-      credit: position.account,
-      amount: position.amount,
-      unit: position.unit,
-      why: `opening: ${position.why}`,
-    },
-  ];
 }
 
 /** The intent a move or update will leave, for computing its postings before it is written. */

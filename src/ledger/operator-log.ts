@@ -174,38 +174,6 @@ export function parsePlayerId(playerId: string): string {
   return parsed.data;
 }
 
-/**
- * A line as a store keeps it in one text is `[seq, at, by, action, intentId, playerId, before,
- * after, note]`: this is its part after `at`, written by the caller (the store adds seq and at
- * as it appends, decodeLine reads the whole).
- */
-export function encodeTail(line: NewOperatorAction): string {
-  return JSON.stringify([
-    line.by,
-    line.action,
-    line.intentId,
-    line.playerId,
-    line.before,
-    line.after,
-    line.note,
-  ]).slice(1, -1);
-}
-
-export function decodeLine(text: string): OperatorAction {
-  const [seq, at, by, action, intentId, playerId, before, after, note] = JSON.parse(text) as [
-    number,
-    number,
-    string,
-    OperatorActionName,
-    string | null,
-    string | null,
-    string,
-    string,
-    string,
-  ];
-  return { seq, at, by, action, intentId, playerId, before, after, note };
-}
-
 /** A line as a store's row holds it (LINE_COLUMNS; a 64-bit seq may come as text). */
 export function lineOf(row: Record<string, unknown>): OperatorAction {
   return {

@@ -5,8 +5,11 @@
  *   const ledger = new PostgresLedger(process.env.DATABASE_URL); // a URL, pg.PoolConfig or pg.Pool
  *
  * The driver under the core (core.ts): its statements are in sql/postgres/, its tables in their
- * own schema (namespace, `lightning` by default), created on first use under an advisory lock.
- * `pg` is loaded only when the store opens its own pool. The locking protocol:
+ * own schema (namespace, `lightning` by default), laid out on first use (sql/postgres/migrations/,
+ * schema.sql to read) under an advisory lock; a schema a newer or a pre-release library wrote is
+ * refused (IncompatibleLedgerError). `pg` is loaded only when the store opens its own pool; the
+ * rate's takes then run on a pool of one connection of their own, never queued behind moves
+ * waiting on a claim's lock. The locking protocol:
  * - a status change is one compare-and-set, `UPDATE ... WHERE id = $1 AND status = ANY($2)`;
  * - a guarded create takes transaction-level advisory locks on what it counts against (player,
  *   room, game), in one global order so that two creates never deadlock;
@@ -52,12 +55,7 @@ import {
   isTerminal,
   type NewIntent,
 } from './intent.js';
-import {
-  type AccountBalance,
-  type JournalEntry,
-  openingPostings,
-  type Posting,
-} from './journal.js';
+import type { AccountBalance, JournalEntry, Posting } from './journal.js';
 import {
   lineOf,
   type NewOperatorAction,
@@ -67,24 +65,20 @@ import {
 import {
   COLUMNS,
   EXACT_COUNT_LOCKS,
-  JOURNAL_VERSION,
   journalExactly,
   journaled,
   journalPage,
+  LAYOUT,
   LINE_COLUMNS,
+  layoutSql,
   lockBalances,
-  migrations,
   OPEN_COUNT_SQL,
   OPEN_SQL,
   OPEN_STRIPES,
-  openingBalances,
-  openingInsert,
   PAYOUT_SQL,
   rateHold,
   rateTake,
   SCHEMA_NAME,
-  SCHEMA_VERSION,
-  versionTable,
   writerLock,
 } from './postgres-schema.js';
 import type { RateLimit } from './rate.js';
@@ -93,7 +87,7 @@ import type { LineChange } from './rules.js';
 import * as rules from './rules.js';
 import { loadSql, OPERATOR_SQL } from './sql.js';
 import type { CreateGuards, SeatGuard } from './store.js';
-import { type JournalFilter, MAX_POSTING_AMOUNT, SCHEDULE_FIELDS } from './validate.js';
+import { type JournalFilter, SCHEDULE_FIELDS } from './validate.js';
 import { writeToken } from './write-token.js';
 
 /** What to connect to: a connection string, node-postgres pool options, or a ready pg.Pool. */
@@ -122,9 +116,6 @@ export interface PostgresLedgerOptions {
    */
   preparedStatements?: boolean;
 }
-
-/** Intents read per page by the migration that writes opening entries. */
-const OPENING_BATCH = 1_000;
 
 /** Patchable fields, their columns and the cast their parameter needs. */
 const PATCH_COLUMNS: Record<keyof IntentPatch, [string, string]> = {
@@ -155,6 +146,13 @@ class PostgresDriver implements LedgerDriver {
   /** The schema that holds the tables (unquoted). */
   readonly schema: string;
   readonly #pool: Promise<Pool>;
+  /**
+   * A pool of one connection for the rate's takes and holds, when the store opened its own pool:
+   * a take then never waits behind the pool's other queries (moves waiting for a claim's lock
+   * can hold every connection), and one process's takes are one after the other anyway.
+   */
+  #ratePool: Promise<Pool> | undefined;
+  readonly #rateConnection: string | PoolConfig | undefined | null;
   readonly #ownsPool: boolean;
   readonly #clock: Clock;
   readonly #durability: 'fsync' | 'none';
@@ -203,10 +201,12 @@ class PostgresDriver implements LedgerDriver {
     this.#sql = statements(this.#s, this.#movesLock, this.#writerKey);
     if (isPool(connection)) {
       this.#ownsPool = false;
+      this.#rateConnection = null;
       guardClients(connection);
       this.#pool = Promise.resolve(connection);
     } else {
       this.#ownsPool = true;
+      this.#rateConnection = connection;
       this.#pool = openPool(connection);
       // A failed import (pg not installed) surfaces on the first call, not as an unhandled rejection.
       this.#pool.catch(() => {});
@@ -790,14 +790,14 @@ class PostgresDriver implements LedgerDriver {
    * counted by the database's clock (`now` is checked, not used).
    */
   async takeToken({ perSecond, burst }: RateLimit, _now: number, keep: number): Promise<number> {
-    const pool = await this.#ready();
+    const pool = await this.#forRate();
     const rows = await this.#run(pool, rateTake(this.#s), [perSecond, burst, keep]).catch(
       (err: unknown) => {
         throw mapError(err);
       },
     );
     const wait = (rows[0] as { wait?: unknown } | undefined)?.wait;
-    // The row is made with the schema and never deleted: without it, no token.
+    // The row is made with the layout and never deleted: without it, no token.
     if (typeof wait !== 'string') {
       throw new IncompatibleLedgerError(`the rate row of schema "${this.schema}" is missing`);
     }
@@ -805,7 +805,7 @@ class PostgresDriver implements LedgerDriver {
   }
 
   async holdCalls(_until: number, _now: number, forMs: number): Promise<void> {
-    const pool = await this.#ready();
+    const pool = await this.#forRate();
     await this.#run(pool, rateHold(this.#s), [forMs]).catch((err: unknown) => {
       throw mapError(err);
     });
@@ -850,6 +850,11 @@ class PostgresDriver implements LedgerDriver {
   async close(): Promise<void> {
     this.#closed = true;
     if (!this.#ownsPool) return;
+    try {
+      await (await this.#ratePool)?.end();
+    } catch {
+      // Never opened: nothing to end.
+    }
     try {
       await (await this.#pool).end();
     } catch {
@@ -935,10 +940,24 @@ class PostgresDriver implements LedgerDriver {
   }
 
   /**
-   * Once per instance: checks durability, then creates or migrates the schema under an
-   * advisory lock, refusing one a newer library wrote. A connection failure is retried on the
-   * next call; a refusal is not.
+   * Once per instance: checks durability, then lays out the schema under an advisory lock,
+   * refusing one it cannot read. A connection failure is retried on the next call; a refusal
+   * is not.
    */
+  /** The pool a rate statement runs on: its own connection when the store owns its pool. */
+  async #forRate(): Promise<Pool> {
+    const shared = await this.#ready();
+    if (this.#rateConnection === null) return shared;
+    if (this.#ratePool === undefined) {
+      const opening = openPool(rateConfig(this.#rateConnection));
+      this.#ratePool = opening;
+      opening.catch(() => {
+        if (this.#ratePool === opening) this.#ratePool = undefined;
+      });
+    }
+    return this.#ratePool;
+  }
+
   #ready(): Promise<Pool> {
     this.#opened ??= (async () => {
       const pool = await this.#pool;
@@ -967,83 +986,76 @@ class PostgresDriver implements LedgerDriver {
     return this.#opened.then(() => this.#pool);
   }
 
+  /**
+   * Brings the schema to this library's layout (sql/postgres/migrations/), each migration in a
+   * transaction of its own under an advisory lock, so that processes starting together apply
+   * each once and the others find it done; refuses a schema it cannot read.
+   */
   async #migrate(client: PoolClient): Promise<void> {
-    await client.query(`BEGIN; SELECT pg_advisory_xact_lock(${this.#lockKey('migrate')})`);
-    try {
-      const found = await client.query(
-        `SELECT (SELECT true FROM pg_catalog.pg_namespace WHERE nspname = $1) AS schema,
-                (SELECT true FROM pg_catalog.pg_tables
-                  WHERE schemaname = $1 AND tablename = 'schema_version') AS versioned`,
-        [this.schema],
-      );
-      const { schema, versioned } = found.rows[0] as { schema: boolean; versioned: boolean };
-      let version = 0;
-      if (versioned) {
-        const row = await client.query(`SELECT version FROM ${this.#s}.schema_version`);
-        version = Number(row.rows[0]?.version ?? 0);
-      }
-      if (version > SCHEMA_VERSION) {
-        throw new IncompatibleLedgerError(
-          `the PostgreSQL ledger in schema "${this.schema}" has layout version ${version}, written by a newer colyseus-lightning; this one (${VERSION}) reads up to version ${SCHEMA_VERSION}. Upgrade colyseus-lightning in every process before starting this one.`,
-        );
-      }
-      if (version < SCHEMA_VERSION) {
-        // Only a missing schema is created: CREATE SCHEMA needs a right a runtime role may lack.
-        if (!schema) await client.query(`CREATE SCHEMA ${this.#s}`);
-        await client.query(versionTable(this.#s));
-        for (const [i, step] of migrations(this.#s).slice(version, SCHEMA_VERSION).entries()) {
-          for (const statement of step) await client.query(statement);
-          if (version + i + 1 === JOURNAL_VERSION) await this.#openJournal(client);
+    for (;;) {
+      await client.query(`BEGIN; SELECT pg_advisory_xact_lock(${this.#lockKey('migrate')})`);
+      let layout: number;
+      try {
+        layout = await this.#layout(client);
+        if (layout < LAYOUT) {
+          // Only a missing schema is created: CREATE SCHEMA needs a right a runtime role may lack.
+          if (layout === 0 && !(await this.#schemaExists(client))) {
+            await client.query(`CREATE SCHEMA ${this.#s}`);
+          }
+          layout += 1;
+          await client.query(layoutSql(this.#s, layout));
+          await client.query(
+            `INSERT INTO ${this.#s}.layout (version) VALUES ($1)
+             ON CONFLICT (only_row) DO UPDATE SET version = EXCLUDED.version`,
+            [layout],
+          );
         }
-        await client.query(
-          `INSERT INTO ${this.#s}.schema_version (version) VALUES ($1)
-           ON CONFLICT (only_row) DO UPDATE SET version = EXCLUDED.version`,
-          [SCHEMA_VERSION],
-        );
+        await client.query('COMMIT');
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => {});
+        throw err;
       }
-      await client.query('COMMIT');
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw err;
+      if (layout >= LAYOUT) return;
     }
   }
 
   /**
-   * The 2 -> 3 migration's data: every intent already there gets its opening entries
-   * (openingPostings, stamped with the migration's time) and the balances they make. Intents are
-   * read in pages of OPENING_BATCH; processes still on the old layout wait to write until the
-   * migration commits, so the openings are of one state of the ledger.
+   * The schema's layout, read under the migration lock: 0 when it has none yet. Throws
+   * IncompatibleLedgerError for one a newer library wrote, or a pre-release one (whose
+   * `schema_version` table this library does not read).
    */
-  async #openJournal(client: PoolClient): Promise<void> {
-    await client.query(`LOCK TABLE ${this.#s}.intents IN SHARE MODE`);
-    const at = this.#clock.now();
-    let after = '0';
-    for (;;) {
-      const { rows } = await client.query(
-        `SELECT ${COLUMNS} FROM ${this.#s}.intents WHERE seq > $1::bigint ORDER BY seq LIMIT $2`,
-        [after, OPENING_BATCH],
+  async #layout(client: PoolClient): Promise<number> {
+    const found = await client.query(
+      `SELECT (SELECT true FROM pg_catalog.pg_tables
+                WHERE schemaname = $1 AND tablename = 'layout') AS layout,
+              (SELECT true FROM pg_catalog.pg_tables
+                WHERE schemaname = $1 AND tablename = 'schema_version') AS pre_release`,
+      [this.schema],
+    );
+    const tables = found.rows[0] as { layout: boolean | null; pre_release: boolean | null };
+    if (tables.pre_release) {
+      const row = await client.query(`SELECT version FROM ${this.#s}.schema_version`);
+      throw new IncompatibleLedgerError(
+        `the PostgreSQL ledger in schema "${this.schema}" was written by a pre-release colyseus-lightning (schema version ${row.rows[0]?.version}), whose layout this one (${VERSION}) does not read. Drop that schema, or give this ledger another ({ schema }), and start anew.`,
       );
-      const last = rows.at(-1) as IntentRow | undefined;
-      if (last === undefined) break;
-      after = String(last.seq);
-      const columns: (string | null)[][] = Array.from({ length: 9 }, () => []);
-      for (const row of rows) {
-        const intent = toIntent(row);
-        for (const p of openingPostings(intent)) {
-          if (BigInt(p.amount) > MAX_POSTING_AMOUNT) {
-            this.#logger.warn(
-              `PostgresLedger: intent ${intent.id} holds ${p.amount} ${p.unit}, past the journal's signed 64-bit range: it has no opening entry`,
-            );
-            continue;
-          }
-          const { id, playerId, groupId } = intent;
-          const fields = [id, playerId, groupId, p.tag, p.debit, p.credit, p.amount, p.unit, p.why];
-          for (const [c, value] of fields.entries()) columns[c]?.push(value);
-        }
-      }
-      if (columns[0]?.length) await client.query(openingInsert(this.#s), [...columns, at]);
     }
-    await client.query(openingBalances(this.#s));
+    if (!tables.layout) return 0;
+    const row = await client.query(`SELECT version FROM ${this.#s}.layout`);
+    const layout = Number(row.rows[0]?.version ?? 0);
+    if (layout > LAYOUT) {
+      throw new IncompatibleLedgerError(
+        `the PostgreSQL ledger in schema "${this.schema}" has layout ${layout}, written by a newer colyseus-lightning; this one (${VERSION}) reads up to layout ${LAYOUT}. Upgrade colyseus-lightning in every process before starting this one.`,
+      );
+    }
+    return layout;
+  }
+
+  async #schemaExists(client: PoolClient): Promise<boolean> {
+    const found = await client.query(
+      'SELECT true AS found FROM pg_catalog.pg_namespace WHERE nspname = $1',
+      [this.schema],
+    );
+    return found.rows.length > 0;
   }
 
   async #checkDurability(client: PoolClient): Promise<void> {
@@ -1325,6 +1337,12 @@ function isPool(connection: PostgresConnection | undefined): connection is Pool 
     );
   }
   return true;
+}
+
+/** The rate's own pool: the store's connection settings, one connection. */
+function rateConfig(connection: string | PoolConfig | undefined): PoolConfig {
+  const config = typeof connection === 'string' ? { connectionString: connection } : connection;
+  return { ...config, max: 1 };
 }
 
 /** Opens a pool with pg, loaded here and not imported: only games on PostgreSQL install it. */

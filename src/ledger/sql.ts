@@ -1,11 +1,12 @@
 /**
- * The stores' statements, one `.sql` file each under sql/<store>/, loaded by name once per
- * process; a line that starts with `--` is a comment. A file may name slots `{name}`, filled from `slots`: what a statement shares with
- * the schema or derives from the package's constants (the columns, the open test, the payout
- * kinds), or a PostgreSQL schema's name.
+ * The stores' SQL under sql/<store>/, found beside this module (files.ts) and read once per
+ * process: the layouts' migrations (layout.ts) and the statements, one `.sql` file each, loaded
+ * by name. In a statement a line that starts with `--` is a comment; it may name slots `{name}`,
+ * filled from `slots`: what a statement shares with the schema or derives from the package's
+ * constants (the columns, the open test, the payout kinds), or a PostgreSQL schema's name.
  */
 import { readFileSync } from 'node:fs';
-import { sqlUrl } from './sqlite-worker-url.js';
+import { ledgerFile } from './files.js';
 
 /** The operator log's statements, the same primitives on every store (rules.ts LineChange). */
 export const OPERATOR_SQL = [
@@ -18,6 +19,18 @@ export const OPERATOR_SQL = [
   'resume',
   'paused',
 ] as const;
+
+const files = new Map<string, string>();
+
+/** The text of sql/`path`, as written. */
+export function sqlFile(path: string): string {
+  let text = files.get(path);
+  if (text === undefined) {
+    text = readFileSync(ledgerFile(`./sql/${path}`), 'utf8');
+    files.set(path, text);
+  }
+  return text;
+}
 
 const texts = new Map<string, string>();
 
@@ -32,7 +45,7 @@ export function loadSql<N extends string>(
     let text = texts.get(file);
     if (text === undefined) {
       // Comments are for readers: node:sqlite pays for them on every run of a statement.
-      text = readFileSync(new URL(file, sqlUrl), 'utf8')
+      text = sqlFile(file)
         .split('\n')
         .filter((line) => !line.trimStart().startsWith('--'))
         .join('\n')

@@ -1,67 +1,10 @@
 /**
- * The SQLite ledger's file layout (schema 10) and the one function that opens a connection on
- * it: pragmas, the version check, and the migration of files written by schemas 1 to 9. Used
- * by the inline store and by its worker thread alike. Costs one transaction when a file is
- * opened (a table rebuild, once, for a schema 1 or 2 file; one pass over the intents to write
- * their opening entries, once, for anything older than schema 4; one count of the open
- * intents, once, for anything older than schema 6), nothing afterwards.
- *
- * Schema 3 keeps the hot row small and a move cheap:
- * - the history lives in its own table (`moves`), one short row appended per move, keyed by
- *   intent and step, so a move never rewrites (or parses) a JSON array; its notes, which repeat
- *   ("withdrawal request pending"), are kept once each in `notes`;
- * - `live` (1 while open, NULL once terminal) is the filter of every "open" index, and only a
- *   move to a terminal status writes it: a move between open statuses touches none of them;
- * - `uri` is stored as '' when it is `lightning:` + code (it always is), `meta` as NULL when
- *   empty, so the row keeps the ~200-character code once;
- * - `id` and `remote_id` hold a canonical (lowercase) UUID as its 16 bytes, any other string as
- *   text (packId): 20 bytes less in the row and in each of their indexes; `callback_token` its
- *   base64url bytes (packToken): a quarter less.
- *
- * Schema 4 adds the journal (journal.ts): one row per entry in `journal`, naming its intent by
- * the intent's seq, its accounts by their id in `accounts` and its why by its id in `notes`
- * (the moves' notes table: both are short texts that repeat), so an entry costs about 40 bytes
- * plus its indexes. An entry's player and match are its intent's, read by a join, found by
- * `intents_player` and `intents_group` (by time: `journal_at`). `balances` (per account and
- * unit) and `class_balances` (per class and unit) are kept by each write, so no read sums the
- * journal; a balance past a signed 64-bit integer is refused by STRICT, never rounded.
- *
- * Schema 5 keeps event ids for good (LedgerStore.recordEvent): `events` is never purged, so its
- * index by time (`events_seen`, which only the purge read) is dropped. One id is one row of the
- * WITHOUT ROWID table, keyed by the id itself: a webhook's (`ramp:` and a 43-character hash)
- * takes about 70 bytes of the file (measured over 100,000 of them; the dropped index took as
- * much again), a million of them about 70 MB.
- *
- * Schema 6 counts the game's open intents (matches aside) for `maxOpenPerGame`: one row of
- * `counters` ('open'), kept by three triggers on `intents` in the same transaction as the write
- * that opens or ends an intent, so a create's check reads one row instead of counting an index
- * that grows with the open intents (with 10,000 open, counting them took about 1.5 ms on the
- * development machine, the row 4 µs; a whole create stayed at 35 to 45 µs either way). A trigger
- * costs an UPDATE of that one row when an intent is created or ends, nothing on the other moves
- * (their `live` does not change). The triggers live in the file, so whatever writes the table
- * keeps the count, and opening an older file counts its open intents once.
- *
- * Schema 10 keeps seats (CreateGuards.seat): `seats`, one row per player holding a seat of a
- * group (the intent that holds it, by seq), and `seat_counts`, the taken seats per group, kept
- * by triggers as a row of `seats` comes or goes, so a create's check reads one row. A seat goes
- * by a trigger on `intents` when its holder ends expired or failed (the WHEN clause keeps every
- * other move from running it). Created empty: a group of an older file keeps no seats.
- *
- * Schema 9 knows the status `queued` (the payout queue, CreateGuards.queue): recorded like a
- * held one, open, due at once, with its first entry in `moves` (QUEUED_STEP, at its creation).
- * Nothing to carry over; the version keeps older libraries, which cannot read it, out.
- *
- * Schema 8 knows the status `held` (payout approvals, CreateGuards.hold): an intent recorded
- * held keeps it in its row, open (`live`), and its first entry in `moves` (HELD_STEP, at its
- * creation: no move leads to `held`); `intents_held` lists them. Nothing to carry over: an older file has none. The
- * version is bumped so that an older library, which cannot read the status, refuses the file.
- * `payouts_paused` holds at most one row, the operator log's line of an operator's pause of the
- * whole game's payouts (LedgerStore.recordPause), created empty.
- *
- * Schema 7 adds the operator's audit log (operator-log.ts, sqlite-operator.ts): `operator_log`,
- * one row per action, which two triggers keep append-only (an UPDATE or DELETE of a row aborts,
- * whoever writes the file), and `blocked`, one row per blocked player. Opening an older file
- * creates both, empty: nothing to carry over.
+ * The SQLite ledger's file, opened, and its rows read: `openLedgerDatabase` sets the pragmas and
+ * brings the file to this library's layout (sql/sqlite/migrations/, each file in one
+ * transaction; schema.sql beside them says why each table is as it is), for the inline store
+ * and its worker thread alike; the rest packs ids and tokens as the layout keeps them and reads
+ * an intent back from its row and its moves. Costs one transaction when a file is opened (one
+ * more per migration it still needs), nothing afterwards.
  */
 import type { DatabaseSync } from 'node:sqlite';
 import { IncompatibleLedgerError } from './errors.js';
@@ -70,20 +13,23 @@ import {
   type Intent,
   type IntentHistoryEntry,
   type IntentStatus,
-  OPEN_STATUSES,
   PAYOUT_KINDS,
   TRANSITIONS,
 } from './intent.js';
-import { openingPostings } from './journal.js';
+import { layoutOf, migration } from './layout.js';
 
-/** Bumped whenever the tables change shape; an older library refuses a newer file. */
-export const SCHEMA_VERSION = 10;
+/** The layout this library writes and reads (PRAGMA user_version). */
+export const LAYOUT = layoutOf('sqlite');
+
+/** The ledger's mark in a file's header (PRAGMA application_id), set by the first migration. */
+const LEDGER_ID = 1280200775;
 
 /**
  * A move's step: the rank of its target status. TRANSITIONS only ever moves up this order
  * (checked below), so an intent reaches each step at most once, and ordering its moves by step
  * orders them in time: (intent, step) is the history table's key. `held` is before them all
- * (HELD_STEP): no move leads to it, it is only ever an intent's first status.
+ * (HELD_STEP): no move leads to it, it is only ever an intent's first status. Part of the
+ * layout: `moves` keeps these ranks, so changing them takes a migration.
  */
 export const STEPS: readonly IntentStatus[] = [
   'creating',
@@ -102,161 +48,8 @@ for (const from of INTENT_STATUSES) {
 }
 
 export const PAYOUT_SQL = `kind IN (${PAYOUT_KINDS.map((k) => `'${k}'`).join(', ')})`;
-const OPEN_STATUS_SQL = `status IN (${OPEN_STATUSES.map((s) => `'${s}'`).join(', ')})`;
-/** The one test of openness the indexes and the queries repeat word for word. */
+/** The one test of openness the layout's indexes and the queries repeat word for word. */
 export const LIVE_SQL = 'live IS NOT NULL';
-
-const INTENTS_TABLE = `
-CREATE TABLE intents (
-  seq             INTEGER PRIMARY KEY,
-  id              ANY     NOT NULL UNIQUE,
-  kind            TEXT    NOT NULL,
-  status          TEXT    NOT NULL,
-  live            INTEGER,
-  room_id         TEXT,
-  player_id       TEXT    NOT NULL,
-  amount          TEXT    NOT NULL,
-  unit            TEXT    NOT NULL,
-  description     TEXT    NOT NULL,
-  remote_id       ANY,
-  code            TEXT,
-  uri             TEXT,
-  callback_token  ANY,
-  idempotency_key TEXT,
-  open_key        TEXT,
-  group_id        TEXT,
-  expires_at      INTEGER,
-  created_at      INTEGER NOT NULL,
-  updated_at      INTEGER NOT NULL,
-  next_check_at   INTEGER,
-  checks          INTEGER NOT NULL,
-  lease_owner     TEXT,
-  lease_until     INTEGER,
-  error           TEXT,
-  meta            TEXT
-) STRICT`;
-
-const MOVES_TABLES = `
-CREATE TABLE IF NOT EXISTS moves (
-  intent INTEGER NOT NULL,
-  step   INTEGER NOT NULL,
-  at     INTEGER NOT NULL,
-  note   INTEGER,
-  PRIMARY KEY (intent, step)
-) STRICT, WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS notes (
-  id   INTEGER PRIMARY KEY,
-  text TEXT    NOT NULL UNIQUE
-) STRICT`;
-
-const TABLES = `
-${INTENTS_TABLE.replace('CREATE TABLE', 'CREATE TABLE IF NOT EXISTS')};
-${MOVES_TABLES};
-CREATE TABLE IF NOT EXISTS events (
-  id      TEXT    PRIMARY KEY,
-  seen_at INTEGER NOT NULL
-) STRICT, WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS journal (
-  seq     INTEGER PRIMARY KEY,
-  intent  INTEGER NOT NULL,
-  tag     TEXT    NOT NULL,
-  debit   INTEGER NOT NULL,
-  credit  INTEGER NOT NULL,
-  amount  INTEGER NOT NULL,
-  unit    TEXT    NOT NULL,
-  why     INTEGER NOT NULL,
-  at      INTEGER NOT NULL,
-  UNIQUE (intent, tag)
-) STRICT;
-CREATE TABLE IF NOT EXISTS accounts (
-  id   INTEGER PRIMARY KEY,
-  name TEXT    NOT NULL UNIQUE
-) STRICT;
-CREATE TABLE IF NOT EXISTS balances (
-  account INTEGER NOT NULL,
-  unit    TEXT    NOT NULL,
-  balance INTEGER NOT NULL,
-  PRIMARY KEY (account, unit)
-) STRICT, WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS class_balances (
-  class   TEXT    NOT NULL,
-  unit    TEXT    NOT NULL,
-  balance INTEGER NOT NULL,
-  PRIMARY KEY (class, unit)
-) STRICT, WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS counters (
-  name TEXT    PRIMARY KEY,
-  n    INTEGER NOT NULL
-) STRICT, WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS operator_log (
-  seq       INTEGER PRIMARY KEY,
-  at        INTEGER NOT NULL,
-  by        TEXT    NOT NULL,
-  action    TEXT    NOT NULL,
-  intent_id TEXT,
-  player_id TEXT,
-  before    TEXT    NOT NULL,
-  after     TEXT    NOT NULL,
-  note      TEXT    NOT NULL
-) STRICT;
-CREATE TRIGGER IF NOT EXISTS operator_log_no_update BEFORE UPDATE ON operator_log
-  BEGIN SELECT RAISE(ABORT, 'the operator log is append-only'); END;
-CREATE TRIGGER IF NOT EXISTS operator_log_no_delete BEFORE DELETE ON operator_log
-  BEGIN SELECT RAISE(ABORT, 'the operator log is append-only'); END;
-CREATE TABLE IF NOT EXISTS blocked (
-  player_id TEXT    PRIMARY KEY,
-  since     INTEGER NOT NULL
-) STRICT, WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS payouts_paused (
-  only_row INTEGER PRIMARY KEY CHECK (only_row = 1),
-  line     INTEGER NOT NULL
-) STRICT;
-CREATE TABLE IF NOT EXISTS seats (
-  group_id  TEXT    NOT NULL,
-  player_id TEXT    NOT NULL,
-  intent    INTEGER NOT NULL,
-  PRIMARY KEY (group_id, player_id)
-) STRICT, WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS seat_counts (
-  group_id TEXT    PRIMARY KEY,
-  taken    INTEGER NOT NULL
-) STRICT, WITHOUT ROWID;
-CREATE TRIGGER IF NOT EXISTS seats_taken AFTER INSERT ON seats
-  BEGIN
-    INSERT INTO seat_counts (group_id, taken) VALUES (NEW.group_id, 1)
-      ON CONFLICT (group_id) DO UPDATE SET taken = taken + 1;
-  END;
-CREATE TRIGGER IF NOT EXISTS seats_given AFTER DELETE ON seats
-  BEGIN UPDATE seat_counts SET taken = taken - 1 WHERE group_id = OLD.group_id; END;
-CREATE TRIGGER IF NOT EXISTS intents_seat_end AFTER UPDATE OF status ON intents
-  WHEN NEW.status IN ('expired', 'failed') AND NEW.group_id IS NOT NULL
-  BEGIN
-    DELETE FROM seats
-      WHERE group_id = NEW.group_id AND player_id = NEW.player_id AND intent = NEW.seq;
-  END;
-`;
-
-/** What the game's cap counts: an open intent of any kind but a match (see store.ts). */
-const COUNTED_SQL = (row: 'NEW' | 'OLD') => `${row}.live IS NOT NULL AND ${row}.kind <> 'match'`;
-
-/**
- * The count of open intents (schema 6), kept by the table itself: an insert of an open intent
- * adds one, a move that ends one (the only write that clears `live`) or a delete of an open one
- * takes one away. Created with the count of the intents already there, in one transaction.
- */
-const OPEN_COUNT = `
-INSERT OR REPLACE INTO counters (name, n)
-  SELECT 'open', COUNT(*) FROM intents WHERE ${LIVE_SQL} AND kind <> 'match';
-CREATE TRIGGER IF NOT EXISTS intents_count_insert AFTER INSERT ON intents
-  WHEN ${COUNTED_SQL('NEW')}
-  BEGIN UPDATE counters SET n = n + 1 WHERE name = 'open'; END;
-CREATE TRIGGER IF NOT EXISTS intents_count_live AFTER UPDATE OF live, kind ON intents
-  WHEN (${COUNTED_SQL('OLD')}) <> (${COUNTED_SQL('NEW')})
-  BEGIN UPDATE counters SET n = n + IIF(${COUNTED_SQL('NEW')}, 1, -1) WHERE name = 'open'; END;
-CREATE TRIGGER IF NOT EXISTS intents_count_delete AFTER DELETE ON intents
-  WHEN ${COUNTED_SQL('OLD')}
-  BEGIN UPDATE counters SET n = n - 1 WHERE name = 'open'; END;
-`;
 
 /** The game's open intents, as the triggers keep them. */
 export const OPEN_COUNT_SQL = "SELECT n FROM counters WHERE name = 'open'";
@@ -277,35 +70,7 @@ export const PAYOUT_INDEXES = {
     ON intents (created_at) WHERE ${PAYOUT_SQL}`,
 } as const;
 
-// Narrow keys: the rowid that ends every entry already orders rows by creation, and the few
-// rows one key finds are sorted by the query.
-const INDEXES = `
-CREATE UNIQUE INDEX IF NOT EXISTS intents_open_key
-  ON intents (open_key) WHERE open_key IS NOT NULL AND ${LIVE_SQL};
-CREATE INDEX IF NOT EXISTS intents_group
-  ON intents (group_id) WHERE group_id IS NOT NULL;
-CREATE UNIQUE INDEX IF NOT EXISTS intents_callback_token
-  ON intents (callback_token) WHERE callback_token IS NOT NULL;
-CREATE INDEX IF NOT EXISTS intents_remote
-  ON intents (remote_id) WHERE remote_id IS NOT NULL;
-CREATE INDEX IF NOT EXISTS intents_open_room
-  ON intents (room_id) WHERE ${LIVE_SQL};
-CREATE INDEX IF NOT EXISTS intents_open_player
-  ON intents (player_id) WHERE ${LIVE_SQL};
-CREATE INDEX IF NOT EXISTS intents_due
-  ON intents (next_check_at) WHERE next_check_at IS NOT NULL AND ${LIVE_SQL};
-CREATE INDEX IF NOT EXISTS intents_player ON intents (player_id);
-CREATE INDEX IF NOT EXISTS intents_held ON intents (created_at) WHERE status = 'held';
-CREATE INDEX IF NOT EXISTS journal_at ON journal (at);
-CREATE INDEX IF NOT EXISTS operator_log_intent
-  ON operator_log (intent_id) WHERE intent_id IS NOT NULL;
-CREATE INDEX IF NOT EXISTS operator_log_player
-  ON operator_log (player_id) WHERE player_id IS NOT NULL;
-`;
-
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const HEX = '[0-9a-f]';
-const UUID_GLOB = [8, 4, 4, 4, 12].map((n) => HEX.repeat(n)).join('-');
 
 /**
  * An id as stored: a canonical UUID (lowercase, as uuid makes them) as its 16 bytes, any other
@@ -524,106 +289,35 @@ function withHistory(row: readonly [...Row, ...unknown[]], history: IntentHistor
   };
 }
 
-/** packId in SQL, for the migration. */
-const packedSql = (col: string) =>
-  `CASE WHEN ${col} GLOB '${UUID_GLOB}' THEN unhex(replace(${col}, '-', '')) ELSE ${col} END`;
-
-const STEP_OF_JSON = `CASE json_extract(h.value, '$.to') ${STEPS.map((s, i) => `WHEN '${s}' THEN ${i}`).join(' ')} END`;
-
 /**
- * Schemas 1 and 2 kept the history as a JSON array in the row: the table is rebuilt into
- * schema 3's shape (one pass, inside the opening transaction) and each recorded move becomes a
- * row of `moves`. The first entry (null -> creating, at created_at) is implied by the row.
+ * The file's layout, read under the write lock: 0 for a new file, else the migrations it has
+ * had. Throws IncompatibleLedgerError for a file this library cannot read: a newer library's,
+ * a pre-release library's (no mark, a schema number of its own) or another program's.
  */
-function migrateFromJsonHistory(db: DatabaseSync): void {
-  const columns = new Set(
-    (db.prepare('PRAGMA table_info(intents)').all() as { name: string }[]).map((c) => c.name),
+function layoutIn(db: DatabaseSync, path: string): number {
+  const { application_id: id } = db.prepare('PRAGMA application_id').get() as {
+    application_id: number;
+  };
+  const { user_version: version } = db.prepare('PRAGMA user_version').get() as {
+    user_version: number;
+  };
+  if (id === 0 && version === 0) return 0;
+  if (id === LEDGER_ID && version <= LAYOUT) return version;
+  throw new IncompatibleLedgerError(
+    id === LEDGER_ID
+      ? `ledger file ${path} has layout ${version}; this library reads up to layout ${LAYOUT}. Upgrade colyseus-lightning in every process that opens it.`
+      : id === 0
+        ? `ledger file ${path} was written by a pre-release colyseus-lightning (schema ${version}), whose layout this one does not read: move it aside and start a new file.`
+        : `file ${path} is not a colyseus-lightning ledger (its application_id is ${id}).`,
   );
-  const optional = (name: string) => (columns.has(name) ? name : 'NULL');
-  // For this statement only: SQLite has no base64.
-  db.function('pack_token', { deterministic: true }, (token) =>
-    typeof token === 'string' ? packToken(token) : token,
-  );
-  db.exec(`
-    ALTER TABLE intents RENAME TO intents_json_history;
-    ${INTENTS_TABLE};
-    INSERT INTO intents (seq, id, kind, status, live, room_id, player_id, amount, unit,
-      description, remote_id, code, uri, callback_token, idempotency_key, open_key, group_id,
-      expires_at, created_at, updated_at, next_check_at, checks, lease_owner, lease_until,
-      error, meta)
-    SELECT seq, ${packedSql('id')}, kind, status, CASE WHEN ${OPEN_STATUS_SQL} THEN 1 END,
-      room_id, player_id, amount, unit, description, ${packedSql('remote_id')}, code,
-      CASE WHEN uri = 'lightning:' || code THEN '' ELSE uri END, pack_token(callback_token),
-      idempotency_key, ${optional('open_key')}, ${optional('group_id')}, expires_at,
-      created_at, updated_at, next_check_at, checks, lease_owner, lease_until, error,
-      CASE WHEN meta = '{}' THEN NULL ELSE meta END
-    FROM intents_json_history;
-    ${MOVES_TABLES};
-    INSERT OR IGNORE INTO notes (text)
-    SELECT json_extract(h.value, '$.note')
-    FROM intents_json_history AS o, json_each(o.history) AS h
-    WHERE json_extract(h.value, '$.note') IS NOT NULL;
-    INSERT INTO moves (intent, step, at, note)
-    SELECT o.seq, ${STEP_OF_JSON}, json_extract(h.value, '$.at'),
-      (SELECT id FROM notes WHERE text = json_extract(h.value, '$.note'))
-    FROM intents_json_history AS o, json_each(o.history) AS h
-    WHERE json_extract(h.value, '$.from') IS NOT NULL;
-    DROP TABLE intents_json_history;
-  `);
-}
-
-/** The class of an account name, in SQL (accountClass). */
-const CLASS_SQL = "substr(name, 1, instr(name || ':', ':') - 1)";
-
-/**
- * Before schema 4 there was no journal: every intent gets its opening entry (openingPostings,
- * tag `opening`, written at `now`: where its money sits today), and the balances are those
- * entries' sums. One pass over the intents and their moves, inside the opening transaction.
- */
-function writeOpenings(db: DatabaseSync, now: number): void {
-  const moves = db.prepare(MOVES_SQL);
-  moves.setReturnArrays(true);
-  db.exec(`CREATE TEMP TABLE openings (intent INTEGER NOT NULL, debit TEXT NOT NULL,
-    credit TEXT NOT NULL, amount INTEGER NOT NULL, unit TEXT NOT NULL, why TEXT NOT NULL)`);
-  const add = db.prepare('INSERT INTO openings VALUES (?, ?, ?, ?, ?, ?)');
-  const rows = db.prepare(`SELECT ${COLUMNS} FROM intents ORDER BY seq`);
-  rows.setReturnArrays(true);
-  for (const row of rows.iterate()) {
-    const seq = (row as unknown as Row)[COLUMN.seq];
-    const intent = rowToIntent(row as unknown as Row, moves.all(seq) as unknown as Move[]);
-    for (const p of openingPostings(intent)) {
-      add.run(seq, p.debit, p.credit, BigInt(p.amount), p.unit, p.why);
-    }
-  }
-  db.exec(`
-    INSERT OR IGNORE INTO accounts (name)
-      SELECT debit FROM temp.openings UNION SELECT credit FROM temp.openings;
-    INSERT OR IGNORE INTO notes (text) SELECT why FROM temp.openings;
-    INSERT INTO journal (intent, tag, debit, credit, amount, unit, why, at)
-      SELECT o.intent, 'opening', d.id, c.id, o.amount, o.unit, n.id, ${now}
-      FROM temp.openings AS o
-      JOIN accounts AS d ON d.name = o.debit
-      JOIN accounts AS c ON c.name = o.credit
-      JOIN notes AS n ON n.text = o.why
-      ORDER BY o.intent;
-    INSERT INTO balances (account, unit, balance)
-      SELECT account, unit, SUM(amount) FROM (
-        SELECT credit AS account, unit, amount FROM journal
-        UNION ALL SELECT debit, unit, -amount FROM journal)
-      GROUP BY account, unit;
-    INSERT INTO class_balances (class, unit, balance)
-      SELECT ${CLASS_SQL}, b.unit, SUM(b.balance)
-      FROM balances AS b JOIN accounts AS a ON a.id = b.account
-      GROUP BY 1, 2;
-    DROP TABLE temp.openings;
-  `);
 }
 
 /**
- * Opens `path` (a file, or ':memory:') ready for schema 10: WAL and synchronous=FULL for a file,
- * the tables and indexes created or migrated under the write lock. Throws
- * IncompatibleLedgerError for a file of a newer schema. `busyTimeoutMs` is SQLite's own wait for
- * another process's lock, here and on every later statement of the connection.
+ * Opens `path` (a file, or ':memory:') at this library's layout: WAL and synchronous=FULL for a
+ * file, then each migration it lacks in a transaction of its own, under the write lock (another
+ * process opening it at once waits, then finds it done). Throws IncompatibleLedgerError for a
+ * file it cannot read (layoutIn). `busyTimeoutMs` is SQLite's own wait for another process's
+ * lock, here and on every later statement of the connection.
  */
 export function openLedgerDatabase(path: string, busyTimeoutMs: number): DatabaseSync {
   // Loaded here, not imported: an older Node then fails at the entry point's version check.
@@ -637,35 +331,22 @@ export function openLedgerDatabase(path: string, busyTimeoutMs: number): Databas
       // intent is written precisely so that it survives the API call that follows it.
       db.exec('PRAGMA synchronous = FULL');
     }
-    db.exec('BEGIN IMMEDIATE');
-    try {
-      const { user_version: version } = db.prepare('PRAGMA user_version').get() as {
-        user_version: number;
-      };
-      if (version > SCHEMA_VERSION) {
-        throw new IncompatibleLedgerError(
-          `ledger file ${path} has schema version ${version}; this library reads up to ${SCHEMA_VERSION}`,
-        );
+    let layout: number;
+    do {
+      db.exec('BEGIN IMMEDIATE');
+      try {
+        layout = layoutIn(db, path);
+        if (layout < LAYOUT) {
+          layout += 1;
+          db.exec(migration('sqlite', layout));
+          db.exec(`PRAGMA user_version = ${layout}`);
+        }
+        db.exec('COMMIT');
+      } catch (err) {
+        if (db.isTransaction) db.exec('ROLLBACK');
+        throw err;
       }
-      if (version < SCHEMA_VERSION) {
-        const old = db
-          .prepare("SELECT 1 FROM pragma_table_info('intents') WHERE name = 'history'")
-          .get();
-        if (old !== undefined) migrateFromJsonHistory(db);
-        db.exec(TABLES);
-        db.exec(INDEXES);
-        if (version < 4) writeOpenings(db, Date.now());
-        // Event ids are no longer forgotten: nothing reads them by time.
-        if (version < 5) db.exec('DROP INDEX IF EXISTS events_seen');
-        // Under the write lock: no intent opens or ends between the count and the triggers.
-        if (version < 6) db.exec(OPEN_COUNT);
-        db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
-      }
-      db.exec('COMMIT');
-    } catch (err) {
-      if (db.isTransaction) db.exec('ROLLBACK');
-      throw err;
-    }
+    } while (layout < LAYOUT);
     return db;
   } catch (err) {
     db.close();

@@ -13,6 +13,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { LedgerClosedError, LedgerUnavailableError } from './errors.js';
+import { ledgerFile } from './files.js';
 import {
   type Answer,
   type Call,
@@ -21,16 +22,16 @@ import {
   type Hello,
   type WorkerInit,
 } from './sqlite-wire.js';
-import { sqliteWorkerUrl } from './sqlite-worker-url.js';
 
 /**
  * The worker's command-line flags. Built (dist/), it needs none, and some of the process's would
  * stop it from starting (`--input-type` of `node -e`): none. From the sources (the tests and the
  * benchmarks, under tsx) the worker file is TypeScript: the process's own, with tsx's loader.
  */
+const workerUrl = ledgerFile('./sqlite-worker.js');
 let built: boolean | undefined;
 function workerFlags(): string[] | undefined {
-  built ??= existsSync(fileURLToPath(sqliteWorkerUrl));
+  built ??= existsSync(fileURLToPath(workerUrl));
   return built ? [] : undefined;
 }
 
@@ -48,7 +49,7 @@ export class SqliteThread {
   private closing: Promise<void> | undefined;
 
   constructor(init: WorkerInit) {
-    this.worker = new Worker(sqliteWorkerUrl, { workerData: init, execArgv: workerFlags() });
+    this.worker = new Worker(workerUrl, { workerData: init, execArgv: workerFlags() });
     this.worker.unref();
     this.worker.on('message', (message: Answer | Hello) => {
       if ('ready' in message) {

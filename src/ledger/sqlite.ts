@@ -9,7 +9,8 @@
  * together; a ':memory:' ledger runs inline (option `worker`). Every write is one transaction
  * that never spans an await: processes on one file serialise on SQLite's write lock, waited
  * for by the thread's busy handler, or inline retried on a timer so the loop stays free; a
- * write fails with LedgerBusyError after `busyTimeoutMs`.
+ * write fails with LedgerBusyError after `busyTimeoutMs`. The file's layout is
+ * sql/sqlite/schema.sql.
  */
 import { type Clock, systemClock } from '../clock.js';
 import { ConfigurationError } from '../errors.js';
@@ -89,7 +90,7 @@ class SqliteDriver implements LedgerDriver {
     }
     const memory = this.path === ':memory:' || this.path === '';
     if (opts.worker ?? !memory) {
-      // A file is opened (created, migrated, checked) here first, so that a file this library
+      // A file is opened (created, laid out, checked) here first, so that a file this library
       // cannot read fails the constructor, as inline; the thread then opens it ready.
       if (!memory) openLedgerDatabase(this.path, this.busyTimeoutMs).close();
       this.thread = new SqliteThread({ path: this.path, busyTimeoutMs: this.busyTimeoutMs });

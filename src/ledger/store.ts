@@ -1,5 +1,6 @@
 /**
- * The one interface every ledger store implements (SQLite, PostgreSQL).
+ * The one interface every ledger store implements (SQLite for one process, PostgreSQL for
+ * several processes or machines).
  * Every method is async so that a networked store fits; every status change is an atomic
  * compare-and-set, so two processes or two callbacks can never both apply one.
  */

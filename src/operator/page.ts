@@ -143,7 +143,7 @@ async function showIntent(id) {
   const d = await get('/api/intents/' + encodeURIComponent(id)); const i = d.intent; const box = $('detail'); box.replaceChildren();
   box.append(el('h2', i.kind + ' ' + i.id), el('div', i.description + ' · ' + i.status + ' · player ' + i.playerId + (i.matchId ? ' · match ' + i.matchId : '') + (i.error ? ' · error: ' + i.error : '')));
   // A match's payout or refund that expired unclaimed; the engine refuses one that was never shown, or reissued once already.
-  if (i.kind === 'reward' && i.status === 'expired' && i.matchId) {
+  if (i.claimCode && i.status === 'expired' && i.matchId) {
     const b = el('button', 'Reissue claim code'); b.id = 'reissue';
     b.addEventListener('click', () => button(b, 'Reissue', async () => { const r = await act('reissue', { id: i.id }); showIntent(r.attempt).catch((e) => say(e.message, 'alert')); return 'Reissued ' + r.id + ' as ' + r.attempt + '.'; }));
     const c = el('div', undefined, 'controls'); c.append(b); box.append(c);

@@ -16,6 +16,7 @@ import type { OperatorAction, OperatorLogPage, OperatorLogQuery } from '../ledge
 import type { Alert } from '../server/alert-kinds.js';
 import type { Balances } from '../server/balances.js';
 import type { PayoutPause, SettledStatus } from '../server/events.js';
+import { isClaimCode } from '../server/kinds/index.js';
 import type { MatchView } from '../server/match/view.js';
 
 /**
@@ -149,5 +150,7 @@ export function shownIntent(i: Intent) {
     checks: i.checks,
     error: i.error,
     history: i.history,
+    /** A claim code a player holds (its kind's rule): the one an operator may reissue. */
+    claimCode: isClaimCode(i),
   };
 }

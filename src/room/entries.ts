@@ -3,8 +3,8 @@
  * StateView only (a reward's code is a bearer secret), updated as settlements arrive, and
  * taken out `lingerMs` after it ended so the owner sees the outcome first.
  *
- * Cost: per entry one schema instance (about 1.1 KB of heap with a reward's code, where each
- * byte goes in bench/README.md) and one StateView add per connected owner client. Only
+ * Cost: per entry one schema instance (bench/scale.ts measures its heap) and one StateView add
+ * per connected owner client. Only
  * @colyseus/schema's public API is used: no saving here reaches into its private fields.
  */
 import type { Client, Room } from '@colyseus/core';

@@ -27,6 +27,7 @@ import { ErrorCode, RoomPlugin, ServerError } from '@colyseus/core';
 import { RegionRefusedError } from '../errors.js';
 import { type Intent, isTerminal } from '../ledger/intent.js';
 import { parseInput } from '../parse.js';
+import { isMatch } from '../server/kinds/match.js';
 import { AddressBook, contextPeer } from './addresses.js';
 import { RoomEntries } from './entries.js';
 import { SettlementFeed } from './feed.js';
@@ -635,7 +636,7 @@ export class LightningPlugin extends RoomPlugin {
     try {
       if (intent.roomId !== this.room.roomId) return;
       const match = intent.groupId === null ? undefined : this.#matches.get(intent.groupId);
-      if (intent.kind === 'match') {
+      if (isMatch(intent)) {
         await match?.refresh();
         return;
       }

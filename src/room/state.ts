@@ -10,7 +10,7 @@
  *   const ArenaState = schema({ lightning: LightningState, ... }, 'ArenaState');
  */
 import { type SchemaType, schema, t } from '@colyseus/schema';
-import type { IntentStatus } from '../ledger/intent.js';
+import type { IntentKind, IntentStatus } from '../ledger/intent.js';
 import type { EntryPurpose } from '../server/purpose.js';
 
 export type { EntryPurpose } from '../server/purpose.js';
@@ -22,13 +22,11 @@ export type { EntryPurpose } from '../server/purpose.js';
  * (@colyseus/schema 5.0: `numFields > 7`, counting synced fields from 0) gives each instance its
  * own byte array of pending operations. What the owner's screen does not need is kept on the
  * server only (`.noSync()`): the id (the entry's key in its map, which the client has), the
- * owner's player id (the client's own), the update time, and, since `purpose` and `matchId` came
- * (issue 25), the `kind`: the map an entry is in says its kind, and `purpose` says more than the
- * kind did (a match's payout and refund are both rewards). A reward or fee syncs status, amount,
- * unit, description, expiresAt, purpose, matchId and code: eight. Measured by bench/scale.ts
- * (bench/README.md, "3, issue 25"): retained per open reward 1,838-1,845 B with seven, 1,849-1,850
- * B with these eight, 2,071 B with `kind` synced too (nine: over the 2 KB goal). The creation
- * time is the ledger's alone.
+ * owner's player id (the client's own), the update time, and the `kind`: the map an entry is in
+ * says its kind, and `purpose` says more than the kind did (a match's payout and refund are both
+ * rewards). A reward or fee syncs status, amount, unit, description, expiresAt, purpose, matchId
+ * and code: eight (a ninth would take an entry past its memory goal: bench/scale.ts). The
+ * creation time is the ledger's alone.
  */
 const common = {
   /** Server only: on a client, the entry's key in its map. */
@@ -52,32 +50,31 @@ const common = {
 
 /**
  * A reward the owner claims by scanning `code` (LNURL-withdraw). No `uri` is synced: it would
- * be the same ~200 characters again in every entry (about 0.4 KB per open intent, measured by
- * bench/scale.ts); a client builds it as `lightning:${code}`.
+ * be the same ~200 characters again in every entry; a client builds it as `lightning:${code}`.
  */
 export const Reward = schema(
-  { ...common, kind: t.string<'reward'>().noSync(), code: t.string() },
+  { ...common, kind: t.string<IntentKind>().noSync(), code: t.string() },
   'LightningReward',
 );
 export type Reward = SchemaType<typeof Reward>;
 
 /** An entry fee the owner pays by scanning `code` (LNURL-pay); its link is `lightning:${code}`. */
 export const EntryFee = schema(
-  { ...common, kind: t.string<'entryFee'>().noSync(), code: t.string() },
+  { ...common, kind: t.string<IntentKind>().noSync(), code: t.string() },
   'LightningEntryFee',
 );
 export type EntryFee = SchemaType<typeof EntryFee>;
 
 /** A payment to the owner's Lightning address: nothing to scan, only its progress to watch. */
 export const AddressPayment = schema(
-  { ...common, kind: t.string<'payment'>().noSync(), lnAddress: t.string() },
+  { ...common, kind: t.string<IntentKind>().noSync(), lnAddress: t.string() },
   'LightningAddressPayment',
 );
 export type AddressPayment = SchemaType<typeof AddressPayment>;
 
 /** Points the owner spent. */
 export const PointSpend = schema(
-  { ...common, kind: t.string<'spend'>().noSync() },
+  { ...common, kind: t.string<IntentKind>().noSync() },
   'LightningPointSpend',
 );
 export type PointSpend = SchemaType<typeof PointSpend>;

@@ -26,7 +26,7 @@ import { accounts, type JournalEntry, rejectedByOperator, wasShown } from '../le
 import { type Balances, readBalances, sumsByUnit, type WalletReading } from './balances.js';
 import type { Engine } from './engine.js';
 import type { AuditFinding } from './findings.js';
-import { matchMeta } from './match/terms.js';
+import { isMatch, type MatchIntent } from './kinds/match.js';
 
 export type { AuditFinding } from './findings.js';
 
@@ -173,7 +173,7 @@ export class Auditor {
     for (const [matchId, lastAt] of [...this.#matches]) {
       if (lastAt > now - settings.audit.settleMs) continue;
       const match = await ledger.get(matchId);
-      if (match?.kind !== 'match') {
+      if (!isMatch(match)) {
         this.#matches.delete(matchId);
         continue;
       }
@@ -194,8 +194,8 @@ export class Auditor {
     return findings;
   }
 
-  async #checkWinners(match: Intent): Promise<AuditFinding[]> {
-    const decision = matchMeta(match.meta).decision;
+  async #checkWinners(match: MatchIntent): Promise<AuditFinding[]> {
+    const decision = match.meta.decision;
     if (decision?.kind !== 'settle') return [];
     const group = await this.#engine.ledger.byGroup(match.id);
     const findings: AuditFinding[] = [];

@@ -15,7 +15,7 @@ import { matchMaker } from '@colyseus/core';
 import { z } from 'zod';
 import type { ServiceCalls } from '../api/service-calls.js';
 import type { Clock } from '../clock.js';
-import { BudgetExceededError, InvalidArgumentError } from '../errors.js';
+import { BudgetExceededError } from '../errors.js';
 import {
   type Intent,
   type IntentKind,
@@ -49,12 +49,6 @@ import { looksLikeToken, sameToken } from './tokens.js';
 const intentId = z.string({ error: 'must be an intent id (a string)' }).min(1).max(200);
 /** How many unknowns one call lists: enough for an operator's page, bounded for the store. */
 const unknownsLimit = z.number().int().min(1).max(1000).default(100);
-
-const resolveInput = z.object({
-  id: intentId,
-  status: z.enum(['completed', 'expired', 'failed']),
-  note: z.string().trim().min(1, 'must say why').max(500),
-});
 
 /** How many times a proven reading is applied again after losing a race to another writer. */
 const MAX_REAPPLY = 4;
@@ -491,6 +485,9 @@ export class Engine implements KindHost {
     return this.#kinds[kind];
   }
 
+  /** Where an intent's money sits: its kind's rule, for the journal's postings. */
+  readonly #position = (intent: Intent) => this.rulesOf(intent.kind).position(intent);
+
   /**
    * When an `unknown` intent should be looked at next. A keyed one is sent again after
    * `resendMs`; one whose code was only in the lost answer is due when it can be called expired.
@@ -543,20 +540,6 @@ export class Engine implements KindHost {
     return intent.nextCheckAt === null ? at : Math.min(intent.nextCheckAt, at);
   }
 
-  /** An operator's decision about an `unknown` intent, kept in its history (see Lightning.resolve). */
-  async resolve(id: unknown, status: unknown, note: unknown): Promise<Intent> {
-    const args = parseInput(resolveInput, { id, status, note });
-    const intent = await this.ledger.get(args.id);
-    if (!intent) throw new InvalidArgumentError('id', `names no intent in the ledger`);
-    if (intent.status !== 'unknown') {
-      throw new InvalidArgumentError('id', `names a ${intent.status} intent, not an unknown one`);
-    }
-    const moved = await this.apply(intent, args.status, {}, `resolved by operator: ${args.note}`);
-    if (moved) return moved;
-    const now = await this.ledger.get(args.id);
-    throw new InvalidArgumentError('id', `names an intent that became ${now?.status} meanwhile`);
-  }
-
   /**
    * Moves an intent and tells everyone who must know: the `settled` events on a terminal
    * status, and the room through presence on every change. Returns null when another writer
@@ -575,7 +558,7 @@ export class Engine implements KindHost {
       // whether it may ever be issued again.
       written = { ...patch, meta: { ...(patch.meta ?? intent.meta), shownAt: now } };
     }
-    const postings = postingsFor(intent, afterWrite(intent, to, written, now));
+    const postings = postingsFor(intent, afterWrite(intent, to, written, now), this.#position);
     const groupDue = this.rulesOf(intent.kind).groupDue;
     const dueAlso =
       groupDue?.on.includes(to) && intent.groupId !== null && intent.groupId !== intent.id
@@ -592,10 +575,11 @@ export class Engine implements KindHost {
     });
     if (!moved) return null;
     this.#publish(moved);
-    // A match is a record of ours, not a money movement: its own events say what it did.
-    if (isTerminal(moved.status) && moved.kind !== 'match') {
+    // A group's record (a match) moves no money: its own events say what it did.
+    const rules = this.rulesOf(moved.kind);
+    if (isTerminal(moved.status) && rules.movesMoney) {
       this.emit('settled', moved);
-      this.emit(`${moved.kind}.${moved.status}`, moved);
+      this.emit(`${rules.kind}.${moved.status}`, moved);
     }
     this.#tell(moved, 'moved');
     return moved;
@@ -606,7 +590,8 @@ export class Engine implements KindHost {
    * with its journal postings, in the ledger's one atomic step with the guards.
    */
   async record(fields: NewIntent, now: number, guards: CreateGuards): Promise<Intent> {
-    return this.ledger.create(fields, now, guards, postingsFor(null, draftOf(fields, now)));
+    const postings = postingsFor(null, draftOf(fields, now), this.#position);
+    return this.ledger.create(fields, now, guards, postings);
   }
 
   /**
@@ -616,7 +601,11 @@ export class Engine implements KindHost {
    */
   async update(intent: Intent, patch: IntentPatch): Promise<Intent | null> {
     const now = this.now();
-    const postings = postingsFor(intent, afterWrite(intent, intent.status, patch, now));
+    const postings = postingsFor(
+      intent,
+      afterWrite(intent, intent.status, patch, now),
+      this.#position,
+    );
     return this.ledger.update(intent.id, intent.status, patch, now, postings);
   }
 

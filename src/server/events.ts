@@ -4,9 +4,10 @@
  * may undo or hide that: each listener is called on its own, and what it throws is logged.
  */
 import { EventEmitter } from 'node:events';
-import type { Intent, IntentKind } from '../ledger/intent.js';
+import type { Intent } from '../ledger/intent.js';
 import type { Alert } from './alert-kinds.js';
 import type { AuditFinding } from './findings.js';
+import type { MoneyKind } from './kinds/kind.js';
 import type { LightningLogger } from './logger.js';
 import type { MatchView } from './match/view.js';
 
@@ -87,7 +88,7 @@ export type LightningEvents = {
   'match.refund': [refund: Intent, why: string];
 } & {
   /** Per kind and status: `reward.completed`, `entryFee.expired`, `spend.failed`... */
-  [E in `${Exclude<IntentKind, 'match'>}.${SettledStatus}`]: [intent: Intent];
+  [E in `${MoneyKind}.${SettledStatus}`]: [intent: Intent];
 };
 
 export type LightningEventName = keyof LightningEvents;

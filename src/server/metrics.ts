@@ -33,6 +33,7 @@ import type { Intent } from '../ledger/intent.js';
 import { VERSION } from '../version.js';
 import type { Balances } from './balances.js';
 import type { PayoutPause } from './events.js';
+import { KINDS } from './kinds/index.js';
 
 /** The meter's (instrumentation scope's) name. */
 export const METER_NAME = 'colyseus-lightning';
@@ -190,11 +191,12 @@ export class LightningMetrics {
     }
     this.#moves.add(1, { kind, status });
     if (status !== 'completed') return;
-    if (kind === 'spend') {
+    const counts = KINDS[kind].counts;
+    if (counts === 'points') {
       this.#points.add(Number(intent.amount), { currency: intent.unit });
-    } else if (kind === 'entryFee') {
+    } else if (counts === 'moneyIn') {
       this.#moneyIn.add(Number(intent.amount), { kind, late: false });
-    } else if (kind === 'reward' || kind === 'payment') {
+    } else if (counts === 'moneyOut') {
       this.#moneyOut.add(Number(intent.amount), { kind });
     }
   }

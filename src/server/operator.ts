@@ -32,6 +32,7 @@ import type {
   OperatorLogQuery,
 } from '../ledger/operator-log.js';
 import type { Engine } from './engine.js';
+import { isClaimCode } from './kinds/index.js';
 import { claimTimeFromNow, sendRecordedPayout } from './kinds/payouts.js';
 import { pageFields } from './operations/inputs.js';
 import type { Ticket } from './outbound.js';
@@ -238,7 +239,7 @@ export class Operator {
     const engine = this.#engine;
     const refuse = (problem: string) => new OperatorRefusedError('reissue', 'id', problem);
     const last = await engine.ledger.get(id);
-    if (!last || !fromPot(last) || last.kind !== 'reward' || last.groupId === null) {
+    if (!last || !fromPot(last) || !isClaimCode(last) || last.groupId === null) {
       throw refuse("names no claim code of a match's payout or refund");
     }
     if (last.status !== 'expired') {

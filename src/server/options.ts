@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import type { MeterProvider } from '@opentelemetry/api';
 import { z } from 'zod';
+import { apiTuningSchema } from '../api/client.js';
 import { type Clock, systemClock } from '../clock.js';
 import { isLoopbackHost, remoteHostProblem } from '../emulator/bind.js';
 import { ConfigurationError } from '../errors.js';
@@ -242,23 +243,10 @@ export const lightningOptionsSchema = z.strictObject({
   /** Shared secret of the widget and ramp webhooks (HMAC-SHA256 of the raw body). */
   webhookSecret: z.string().min(16, 'must be at least 16 characters').optional(),
   /** API client settings: timeouts, retries, path overrides (see `PaymentsApiOptions`). */
-  api: z
-    .strictObject({
-      timeoutMs: ms.optional(),
-      maxRetries: z.number().int().min(0).max(10).optional(),
-      paths: z.record(z.string(), z.string()).optional(),
-      retry: z
-        .strictObject({
-          baseDelayMs: z.number().int().min(0).optional(),
-          maxDelayMs: z.number().int().min(0).optional(),
-          maxRetryAfterMs: z.number().int().min(0).optional(),
-        })
-        .optional(),
-    })
-    .default({}),
+  api: apiTuningSchema.default({}),
   /**
    * One outbound rate for the whole game (server/outbound.ts): every call to the service, in
-   * every process sharing the ledger (Redis, PostgreSQL; for SQLite, per process), waits for a
+   * every process sharing the ledger (PostgreSQL; SQLite serves one process), waits for a
    * token of one bucket that refills `perSecond` and holds `burst` (default perSecond, at least
    * 1); a player's own action goes first, then payouts, then re-reads; a 429's Retry-After holds
    * every process. Set it a little under the service's limit (docs/DEPLOY.md). Default: none.

@@ -1,8 +1,8 @@
 /**
  * The game's outbound scheduler: one per process, in front of every attempt the API client
  * sends when `rateLimit` is set (the transport asks it, api/outbound.ts). Calls wait for a
- * token of the game's bucket, which the ledger keeps for every process sharing it (Redis,
- * PostgreSQL; SQLite in process), rather than fail. A 429 writes its Retry-After to the store,
+ * token of the game's bucket, which the ledger keeps for every process sharing it (PostgreSQL;
+ * SQLite in process), rather than fail. A 429 writes its Retry-After to the store,
  * so that every process holds its calls until it ends.
  *
  * Who is served first, in one process (docs/PERFORMANCE.md says it for the game):

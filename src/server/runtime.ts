@@ -6,7 +6,6 @@
  * `createLightning` itself can return at once, in a room's module, with no top-level await.
  */
 import { type PaymentsApi, type PaymentsApiOptions, paymentsService } from '../api/client.js';
-import type { PathTable } from '../api/paths.js';
 import type { ServiceCalls } from '../api/service-calls.js';
 import type { Emulator } from '../emulator/index.js';
 import { SqliteLedger } from '../ledger/sqlite.js';
@@ -50,15 +49,11 @@ export async function startRuntime(settings: Settings): Promise<Runtime> {
       `no apiKey: using the embedded payments emulator at ${emulator.url}${where} (no real money moves); dev wallet: ${emulator.devWalletUrl}`,
     );
   }
-  const { timeoutMs, maxRetries, retry, paths } = settings.api;
   const apiOptions: PaymentsApiOptions = {
+    ...settings.api,
     apiKey,
     ...(settings.webhookSecret ? { redact: [settings.webhookSecret] } : {}),
     ...(baseUrl ? { baseUrl } : {}),
-    ...(timeoutMs ? { timeoutMs } : {}),
-    ...(maxRetries !== undefined ? { maxRetries } : {}),
-    ...(retry ? { retry } : {}),
-    ...(paths ? { paths: paths as Partial<PathTable> } : {}),
   };
   const given = settings.ledger;
   const ledger =
@@ -80,7 +75,7 @@ export async function startRuntime(settings: Settings): Promise<Runtime> {
   const { api, calls } = paymentsService(apiOptions, outbound ?? undefined);
   const started = emulator;
   try {
-    // A store that cannot keep its promise (a Redis with AOF off) stops the start, loudly.
+    // A store that cannot keep its promise (a PostgreSQL with fsync off) stops the start, loudly.
     await ledger.open();
   } catch (err) {
     outbound?.close();

@@ -9,7 +9,7 @@
  * The service signs no timestamp, so nothing tells an old body from a new one: the ledger keeps
  * every signed event's hash for good (LedgerStore.recordEvent), and a replay months later is
  * still a duplicate. That costs one short row or key per signed event (about 70 bytes in a
- * SQLite file, 140 in Redis, 200 in PostgreSQL: see each store's header), as many as the
+ * SQLite file, 200 in PostgreSQL: see each store's header), as many as the
  * service's distinct events, never more: only a body that passed the signature is stored.
  *
  * A signed body is also bound to its route: `ramp.*` types belong to the ramp route and every

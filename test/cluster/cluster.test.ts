@@ -1,7 +1,8 @@
 /**
- * Many processes, one Redis: three Colyseus processes (children, fixtures/node.ts) share a
- * real redis-server through RedisPresence, RedisDriver and RedisLedger, with the emulator
- * (in this process) as the payments service.
+ * Many processes, one Redis and one PostgreSQL: three Colyseus processes (children,
+ * fixtures/node.ts) share a real redis-server through RedisPresence and RedisDriver and a real
+ * PostgreSQL through PostgresLedger, with the emulator (in this process) as the payments
+ * service.
  *
  * Callback routing: process i gives the service `publicUrl` = process i+1's address, so every
  * callback lands on a process that does not host the intent's room (a ring, standing in for a
@@ -14,10 +15,11 @@
 import assert from 'node:assert/strict';
 import { request } from 'undici';
 import { type Emulator, startEmulator } from '../../src/emulator/index.js';
-import { RedisLedger } from '../../src/ledger/redis.js';
+import { PostgresLedger } from '../../src/ledger/postgres.js';
 import { eventually } from '../support/eventually.js';
-import { needRedis } from '../support/needs.js';
+import { needPostgres, needRedis } from '../support/needs.js';
 import { freePort } from '../support/ports.js';
+import { type PostgresServer, startPostgres } from '../support/postgres.js';
 import { type RedisServer, startRedis } from '../support/redis.js';
 import { GameProcess, type Report } from './processes.js';
 
@@ -40,11 +42,12 @@ interface Started {
   home: number;
 }
 
-describe('cluster: three processes on one Redis', function () {
+describe('cluster: three processes on one Redis and one PostgreSQL', function () {
   this.timeout(60_000);
   let redis: RedisServer;
+  let pg: PostgresServer;
   let emulator: Emulator;
-  let ledger: RedisLedger;
+  let ledger: PostgresLedger;
   let nodes: GameProcess[] = [];
   const reports: Report[] = [];
   const rooms: string[] = [];
@@ -52,9 +55,13 @@ describe('cluster: three processes on one Redis', function () {
   before(async function () {
     this.timeout(40_000);
     needRedis(this);
+    needPostgres(this);
     redis = await startRedis();
+    pg = await startPostgres();
     emulator = await startEmulator();
-    ledger = new RedisLedger(redis.url);
+    // Opened here first: the ledger's schema exists before the processes connect.
+    ledger = new PostgresLedger(pg.url);
+    await ledger.open();
     const ports = new Set<number>();
     while (ports.size < 3) ports.add(await freePort());
     const list = [...ports];
@@ -69,6 +76,7 @@ describe('cluster: three processes on one Redis', function () {
             apiUrl: emulator.url,
             apiKey: emulator.apiKey,
             reconciler: RECONCILER,
+            env: { LEDGER_URL: pg.url },
           },
           reports,
         ),
@@ -89,6 +97,7 @@ describe('cluster: three processes on one Redis', function () {
     await ledger?.close();
     await emulator?.close();
     await redis?.stop();
+    await pg?.stop();
   });
 
   const of = (event: string, id: string) => reports.filter((r) => r.event === event && r.id === id);
@@ -229,6 +238,11 @@ describe('cluster: three processes on one Redis', function () {
       () => started.every((s) => of('settled', s.id).length > 0),
       15_000,
       'the reconcilers to settle everything',
+    );
+    await eventually(
+      () => started.every((s) => of('room', s.id).length > 0),
+      10_000,
+      'every room to hear its settlement',
     );
     await quiet(started);
 

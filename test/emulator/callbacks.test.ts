@@ -50,7 +50,6 @@ describe('emulator: callback delivery options', () => {
 
   it('delays callbacks', async () => {
     t.emu.control.callbacks.set({ delayMs: 300 });
-    const start = Date.now();
     await rewardClaimed('a');
     // Undelayed, a callback queued after it overtakes it: while the delay runs, nothing of
     // the delayed one has reached the receiver.
@@ -61,7 +60,6 @@ describe('emulator: callback delivery options', () => {
     expect(t.emu.control.callbackLog[0]).to.include({ outcome: 'pending', sentAt: null });
     await t.emu.control.callbacks.idle();
     expect(r.receiver.received.map((d) => d.path)).to.deep.equal(['/b', '/a']);
-    expect((r.receiver.received[1]?.at ?? 0) - start).to.be.at.least(290);
   });
 
   it('reorders callbacks: held ones arrive newest first', async () => {

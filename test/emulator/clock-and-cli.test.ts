@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import { request } from 'undici';
 import { InsufficientPointsError } from '../../src/api/errors.js';
-import { parseCommandLine } from '../../src/emulator/cli.js';
+import { main, parseCommandLine } from '../../src/emulator/cli.js';
 import { ManualClock, startEmulator } from '../../src/emulator/index.js';
 import { decodeLnurl } from '../../src/emulator/lnurl.js';
 import { InvalidArgumentError } from '../../src/errors.js';
@@ -136,7 +136,7 @@ const BIN = fileURLToPath(new URL('../../bin/colyseus-lightning.js', import.meta
 /**
  * Runs the CLI and waits for it to exit, as a user's shell does; one that started an emulator
  * (it printed where it listens) or is still running after `ms` is stopped and reported as
- * `running`. Twelve of them start at once: on a loaded machine that takes seconds each.
+ * `running`. Three of them start at once: on a loaded machine that takes seconds each.
  */
 function runCli(
   args: string[],
@@ -180,7 +180,22 @@ describe('emulator: CLI, bad arguments (issue 22, finding 10)', () => {
       [['emulator', 'now'], 'arguments: unexpected argument "now"'],
       [['emulatr'], 'command: unknown command "emulatr"'],
     ];
-    const runs = await Promise.all(cases.map(([args]) => runCli(args)));
+    // Every case through main(), the function the bin runs, with the process's output recorded;
+    // one of each kind (a bad value, an unknown option, an unknown command) through the bin
+    // itself, so the exit code and stderr are the process's own.
+    const inProcess = async (args: string[]) => {
+      const out: string[] = [];
+      const err: string[] = [];
+      const code = await main(args, { out: (t) => out.push(t), err: (t) => err.push(t) });
+      return { code, out: out.join(''), err: err.join('') };
+    };
+    const runs = await Promise.all(cases.map(([args]) => inProcess(args)));
+    const spawned = [0, 3, 11];
+    const processes = await Promise.all(spawned.map((i) => runCli(cases[i]?.[0] ?? [])));
+    spawned.forEach((i, n) => {
+      const what = `${cases[i]?.[0].join(' ')} (the bin)`;
+      expect(processes[n], what).to.deep.equal({ ...runs[i], code: 2 });
+    });
     runs.forEach((run, i) => {
       const [args, problem] = cases[i] as [string[], string];
       const what = args.join(' ');

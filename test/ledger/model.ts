@@ -43,9 +43,9 @@ import {
   afterWrite,
   type JournalEntry,
   type Posting,
-  positionOf,
   postingsFor,
 } from '../../src/ledger/journal.js';
+import { positionOf } from '../../src/server/kinds/index.js';
 import { asCreated, newIntent } from './contract.js';
 
 /** The model clock's start; times in messages are printed relative to it (t+1200). */
@@ -330,6 +330,7 @@ export function resolve(model: Model, op: Op, sharedId?: string): Call {
       const postings = postingsFor(
         null,
         asCreated({ ...newIntent({ id, ...intent }), id, nextCheckAt }, now),
+        positionOf,
       );
       return { op: 'create', writer, now, id, nextCheckAt, intent, postings };
     }
@@ -350,7 +351,7 @@ export function resolve(model: Model, op: Op, sharedId?: string): Call {
         to: op.to,
         patch,
         note: `w${writer}`,
-        postings: postingsFor(before, afterWrite(before, op.to, patch, now)),
+        postings: postingsFor(before, afterWrite(before, op.to, patch, now), positionOf),
         // Half the moves carry their reading: stale ones too, when writers race.
         ...(op.pick % 2 === 0 ? { read: before } : {}),
       };
@@ -367,7 +368,7 @@ export function resolve(model: Model, op: Op, sharedId?: string): Call {
         id: target.id,
         status,
         patch,
-        postings: postingsFor(before, afterWrite(before, before.status, patch, now)),
+        postings: postingsFor(before, afterWrite(before, before.status, patch, now), positionOf),
       };
     }
     case 'claim':
@@ -410,7 +411,7 @@ function journaled(model: Model, id: string, postings: readonly Posting[]): bool
  */
 function post(model: Model, m: Modelled, before: Intent | null, call: Call): void {
   if (call.op !== 'create' && call.op !== 'transition' && call.op !== 'update') return;
-  const fresh = postingsFor(before, asIntent(m));
+  const fresh = postingsFor(before, asIntent(m), positionOf);
   if (!isDeepStrictEqual(fresh, call.postings) && !model.stale.includes(m.id)) {
     model.stale.push(m.id);
   }

@@ -15,7 +15,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { Room } from '@colyseus/core';
 import type pg from 'pg';
-import { ConfigurationError, LimitExceededError } from '../../src/errors.js';
+import { ConfigurationError } from '../../src/errors.js';
 import {
   IncompatibleLedgerError,
   type Intent,
@@ -27,8 +27,8 @@ import {
   PostgresLedger,
   type PostgresLedgerOptions,
 } from '../../src/ledger/index.js';
-import { type JournalEntry, openingPostings, type Posting } from '../../src/ledger/journal.js';
-import { SCHEMA_VERSION } from '../../src/ledger/postgres-schema.js';
+import type { JournalEntry, Posting } from '../../src/ledger/journal.js';
+import { LAYOUT } from '../../src/ledger/postgres-schema.js';
 import { eventually } from '../support/eventually.js';
 import { startGame } from '../support/game.js';
 import { needPostgres } from '../support/needs.js';
@@ -207,6 +207,37 @@ describe('PostgresLedger', function () {
   }
 
   describe('connections and schema', () => {
+    it("hands out the rate's tokens while every connection of its pool waits on a locked intent", async () => {
+      // Several processes' moves can wait on a claim's lock, each holding a connection: a take
+      // queued behind them held the process's outbound calls (the payout queue) as long.
+      const s = schema();
+      const store = ledger(s, { connectionString: server.url, max: 1 });
+      const intent = await store.create(newIntent());
+      const locker = await admin.connect();
+      try {
+        await locker.query('BEGIN');
+        await locker.query(`SELECT 1 FROM "${s}".intents WHERE id = $1 FOR UPDATE`, [intent.id]);
+        // The pool's one connection waits on the row: the move answers once the lock ends.
+        const move = store.update(intent.id, 'creating', { error: 'moved' });
+        await eventually(async () => {
+          const { rows } = await admin.query(
+            `SELECT count(*)::int AS n FROM pg_stat_activity
+             WHERE wait_event_type = 'Lock' AND query LIKE '%"${s}".intents%'`,
+          );
+          return rows[0].n === 1;
+        });
+        const limit = { perSecond: 50, burst: 5 };
+        assert.equal(await store.takeToken(limit, Date.now()), 0, 'a token, at once');
+        await store.holdCalls(Date.now() + 1_000);
+        assert.ok((await store.takeToken(limit, Date.now())) > 0, 'the hold is written');
+        await locker.query('COMMIT');
+        assert.equal((await move)?.error, 'moved');
+      } finally {
+        await locker.query('ROLLBACK').catch(() => {});
+        locker.release();
+      }
+    });
+
     it('gives every client its pool connects an error listener from birth, so a dying server never throws at the process', async () => {
       // Found by the soak: pg-pool drops its idle listener when it hands a client to a waiting
       // connect(), and a SIGKILLed server's FATAL could arrive before the caller's listener.
@@ -262,17 +293,17 @@ describe('PostgresLedger', function () {
           'events',
           'intents',
           'journal',
+          'layout',
           'open_count',
           'operator_log',
           'payouts_paused',
           'rate',
-          'schema_version',
           'seat_counts',
           'seats',
         ],
       );
-      const version = await admin.query(`SELECT version FROM "${s}".schema_version`);
-      assert.deepEqual(version.rows, [{ version: SCHEMA_VERSION }]);
+      const version = await admin.query(`SELECT version FROM "${s}".layout`);
+      assert.deepEqual(version.rows, [{ version: LAYOUT }]);
       const created = await (writers[3] as PostgresLedger).create(newIntent());
       assert.equal((await (writers[5] as PostgresLedger).get(created.id))?.id, created.id);
     });
@@ -280,17 +311,62 @@ describe('PostgresLedger', function () {
     it('refuses a schema a newer library wrote, with what to do, and changes nothing', async () => {
       const s = schema();
       await ledger(s).open();
-      await admin.query(`UPDATE "${s}".schema_version SET version = 99`);
+      await admin.query(`UPDATE "${s}".layout SET version = ${LAYOUT + 1}`);
       const store = ledger(s);
       const err = await rejection(store.open(), IncompatibleLedgerError);
       assert.equal(err.code, 'LN_LEDGER_INCOMPATIBLE');
-      assert.match(err.message, /version 99/);
-      assert.match(err.message, new RegExp(`reads up to version ${SCHEMA_VERSION}`));
+      assert.match(err.message, new RegExp(`layout ${LAYOUT + 1}`));
+      assert.match(err.message, new RegExp(`reads up to layout ${LAYOUT}`));
       assert.match(err.message, /Upgrade colyseus-lightning/);
       // Refused for good: every later call says the same, and nothing was written.
       await rejection(store.create(newIntent()), IncompatibleLedgerError);
       const count = await admin.query(`SELECT count(*)::int AS n FROM "${s}".intents`);
       assert.equal(count.rows[0]?.n, 0);
+    });
+
+    it('refuses a schema a pre-release library wrote, and changes nothing', async () => {
+      for (const version of [1, 2, 11]) {
+        const s = schema();
+        await admin.query(`CREATE SCHEMA "${s}"`);
+        await admin.query(`CREATE TABLE "${s}".schema_version (
+          only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row), version integer NOT NULL)`);
+        await admin.query(`INSERT INTO "${s}".schema_version (version) VALUES (${version})`);
+        const err = await rejection(ledger(s).open(), IncompatibleLedgerError);
+        assert.match(
+          err.message,
+          new RegExp(`pre-release colyseus-lightning \\(schema version ${version}\\)`),
+        );
+        const tables = await admin.query('SELECT tablename FROM pg_tables WHERE schemaname = $1', [
+          s,
+        ]);
+        assert.deepEqual(
+          tables.rows.map((r) => r.tablename),
+          ['schema_version'],
+        );
+      }
+    });
+
+    it('keeps its operator log append-only in the database: no UPDATE, DELETE or TRUNCATE changes it', async () => {
+      const s = schema();
+      const store = ledger(s);
+      const line = await store.recordOperatorAction({
+        by: 'alice',
+        action: 'pause',
+        intentId: null,
+        playerId: null,
+        before: 'running',
+        after: 'paused',
+        note: 'maintenance',
+      });
+      for (const statement of [
+        `UPDATE "${s}".operator_log SET by = 'mallory'`,
+        `DELETE FROM "${s}".operator_log`,
+        `TRUNCATE "${s}".operator_log`,
+      ]) {
+        await assert.rejects(admin.query(statement), /append-only/);
+      }
+      assert.deepEqual((await store.operatorLog()).actions, [line]);
+      await store.close();
     });
 
     it('refuses a server with fsync off, and warns once about synchronous_commit off', async () => {
@@ -437,208 +513,6 @@ describe('PostgresLedger', function () {
       } finally {
         proxy.close();
       }
-    });
-
-    it('opens a schema-1 ledger, migrates it, and moves its intents', async () => {
-      const s = schema();
-      const old = ledger(s);
-      const created = await old.create(newIntent());
-      await old.close();
-      await admin.query(`ALTER TABLE "${s}".intents DROP COLUMN last_call`);
-      await admin.query(`DROP TABLE "${s}".journal, "${s}".balances`);
-      await admin.query(`UPDATE "${s}".schema_version SET version = 1`);
-      const store = ledger(s);
-      assert.equal((await store.get(created.id))?.status, 'creating');
-      assert.equal((await store.transition(created.id, 'creating', 'pending'))?.status, 'pending');
-      const version = await admin.query(`SELECT version FROM "${s}".schema_version`);
-      assert.equal(Number(version.rows[0]?.version), SCHEMA_VERSION);
-      // Migrated on to 4 in the same open: the intent that was there has its opening entry.
-      const [opening] = (await store.journal({ intentId: created.id })).entries;
-      assert.equal(opening?.tag, 'opening');
-      assert.deepEqual([opening?.debit, opening?.credit], ['house:rewards', 'inflight']);
-    });
-
-    it('opens a schema-4 ledger: counts the open intents it holds for the game cap, matches aside', async () => {
-      const s = schema();
-      const old = ledger(s);
-      const ended = await old.create(newIntent());
-      await old.transition(ended.id, 'creating', 'failed');
-      const pending = await old.create(newIntent({ kind: 'entryFee' }));
-      await old.transition(pending.id, 'creating', 'pending');
-      await old.create(newIntent({ kind: 'spend' }));
-      const matchId = randomUUID();
-      await old.create(
-        newIntent({ id: matchId, kind: 'match', groupId: matchId, callbackToken: null }),
-      );
-      await old.close();
-      // Back to layout 4: no count, no triggers.
-      await admin.query(`DROP TABLE "${s}".open_count`);
-      await admin.query(`DROP FUNCTION "${s}".count_open() CASCADE`);
-      await admin.query(`UPDATE "${s}".schema_version SET version = 4`);
-      const [a, b] = [ledger(s), ledger(s)];
-      await Promise.all([a.open(), b.open()]);
-      const version = await admin.query(`SELECT version FROM "${s}".schema_version`);
-      assert.equal(Number(version.rows[0]?.version), SCHEMA_VERSION);
-      // Two open: the fee and the spend.
-      const err = await rejection(
-        a.create(newIntent(), 1, { maxOpenPerGame: 2 }),
-        LimitExceededError,
-      );
-      assert.equal(err.limit, 'maxOpenPerGame');
-      await b.create(newIntent(), 1, { maxOpenPerGame: 3 });
-      await b.transition(pending.id, 'pending', 'expired');
-      await a.create(newIntent(), 1, { maxOpenPerGame: 3 });
-      await rejection(b.create(newIntent(), 1, { maxOpenPerGame: 3 }), LimitExceededError);
-      const sum = await admin.query(`SELECT sum(n)::int AS n FROM "${s}".open_count`);
-      assert.equal(sum.rows[0]?.n, 3);
-    });
-
-    it('opens a schema-6 ledger: an empty operator log that no UPDATE, DELETE or TRUNCATE changes', async () => {
-      const s = schema();
-      const old = ledger(s);
-      const kept = await old.create(newIntent());
-      await old.close();
-      // Back to layout 6: no operator log, no blocks.
-      await admin.query(`DROP TABLE "${s}".operator_log, "${s}".blocked`);
-      await admin.query(`DROP FUNCTION "${s}".operator_log_append_only()`);
-      await admin.query(`UPDATE "${s}".schema_version SET version = 6`);
-      const store = ledger(s);
-      assert.equal((await store.get(kept.id))?.id, kept.id);
-      assert.deepEqual(await store.operatorLog(), { actions: [], next: null });
-      const version = await admin.query(`SELECT version FROM "${s}".schema_version`);
-      assert.equal(Number(version.rows[0]?.version), SCHEMA_VERSION);
-      const line = await store.recordOperatorAction({
-        by: 'alice',
-        action: 'pause',
-        intentId: null,
-        playerId: null,
-        before: 'running',
-        after: 'paused',
-        note: 'maintenance',
-      });
-      for (const statement of [
-        `UPDATE "${s}".operator_log SET by = 'mallory'`,
-        `DELETE FROM "${s}".operator_log`,
-        `TRUNCATE "${s}".operator_log`,
-      ]) {
-        await assert.rejects(admin.query(statement), /append-only/);
-      }
-      assert.deepEqual((await store.operatorLog()).actions, [line]);
-      await store.close();
-    });
-
-    it('opens a schema-7 ledger: held payouts are open, counted and listed', async () => {
-      const s = schema();
-      const old = ledger(s);
-      const open = await old.create(newIntent());
-      await old.close();
-      // Back to layout 7: every open-status list without `held`, no index of held payouts.
-      const before = `'creating', 'pending', 'unknown'`;
-      await admin.query(`ALTER TABLE "${s}".intents DROP CONSTRAINT intents_status_check`);
-      await admin.query(`ALTER TABLE "${s}".intents ADD CONSTRAINT intents_status_check
-        CHECK (status IN (${before}, 'completed', 'expired', 'failed'))`);
-      await admin.query(`DROP INDEX "${s}".intents_held`);
-      await admin.query(`DROP INDEX "${s}".intents_open_player`);
-      await admin.query(`CREATE INDEX intents_open_player ON "${s}".intents
-        (player_id, created_at, seq) WHERE status IN (${before})`);
-      const fn = await admin.query(
-        `SELECT pg_get_functiondef('"${s}".count_open()'::regprocedure) AS def`,
-      );
-      const oldDef = String(fn.rows[0]?.def).replaceAll(`'held', `, '');
-      assert.ok(!oldDef.includes("'held'"));
-      await admin.query(oldDef);
-      await admin.query(`UPDATE "${s}".schema_version SET version = 7`);
-      const store = ledger(s);
-      const held = await store.create(newIntent({ amount: '5000' }), 10, {
-        hold: { aboveMsat: 1 },
-        maxOpenPerGame: 10,
-      });
-      assert.equal(held.status, 'held');
-      const version = await admin.query(`SELECT version FROM "${s}".schema_version`);
-      assert.equal(Number(version.rows[0]?.version), SCHEMA_VERSION);
-      assert.equal(await store.openCount(), 2, 'the open one and the held one');
-      assert.deepEqual(
-        (await store.held()).map((i) => i.id),
-        [held.id],
-      );
-      assert.deepEqual(
-        (await store.openByPlayer(held.playerId)).map((i) => i.id),
-        [held.id],
-      );
-      await store.transition(held.id, 'held', 'failed');
-      await store.transition(open.id, 'creating', 'failed');
-      assert.equal(await store.openCount(), 0);
-      const plan = await admin.query(
-        `SELECT indexdef FROM pg_indexes WHERE schemaname = $1 AND indexname = 'intents_open_player'`,
-        [s],
-      );
-      assert.match(String(plan.rows[0]?.indexdef), /'held'/);
-      await store.close();
-    });
-
-    it('opens a schema-9 ledger: queued payouts are open, counted and due', async () => {
-      const s = schema();
-      const old = ledger(s);
-      const open = await old.create(newIntent());
-      await old.close();
-      // Back to layout 9: every open-status list without `queued`.
-      const before = `'held', 'creating', 'pending', 'unknown'`;
-      await admin.query(`ALTER TABLE "${s}".intents DROP CONSTRAINT intents_status_check`);
-      await admin.query(`ALTER TABLE "${s}".intents ADD CONSTRAINT intents_status_check
-        CHECK (status IN (${before}, 'completed', 'expired', 'failed'))`);
-      await admin.query(`DROP INDEX "${s}".intents_due`);
-      await admin.query(`CREATE INDEX intents_due ON "${s}".intents (next_check_at, created_at, seq)
-        WHERE next_check_at IS NOT NULL AND status IN (${before})`);
-      const fn = await admin.query(
-        `SELECT pg_get_functiondef('"${s}".count_open()'::regprocedure) AS def`,
-      );
-      const oldDef = String(fn.rows[0]?.def).replaceAll(`'queued', `, '');
-      assert.ok(!oldDef.includes("'queued'"));
-      await admin.query(oldDef);
-      await admin.query(`UPDATE "${s}".schema_version SET version = 9`);
-      const store = ledger(s);
-      const queued = await store.create(newIntent({ nextCheckAt: 10 }), 10, {
-        queue: true,
-        maxOpenPerGame: 10,
-      });
-      assert.equal(queued.status, 'queued');
-      const version = await admin.query(`SELECT version FROM "${s}".schema_version`);
-      assert.equal(Number(version.rows[0]?.version), SCHEMA_VERSION);
-      assert.equal(await store.openCount(), 2, 'the open one and the queued one');
-      assert.ok((await store.claimDue(10, 10, 'me', 1_000)).some((i) => i.id === queued.id));
-      await store.transition(queued.id, 'queued', 'failed');
-      await store.transition(open.id, 'creating', 'failed');
-      assert.equal(await store.openCount(), 0);
-      const plan = await admin.query(
-        `SELECT indexdef FROM pg_indexes WHERE schemaname = $1 AND indexname = 'intents_due'`,
-        [s],
-      );
-      assert.match(String(plan.rows[0]?.indexdef), /'queued'/);
-      await store.close();
-    });
-
-    it('opens a schema-3 ledger: keeps the event ids it holds for good, without their index by time', async () => {
-      const s = schema();
-      const old = ledger(s);
-      await old.recordEvent('ramp:seen-long-ago', 1_000);
-      await old.close();
-      // Back to layout 3: the purge's index by time.
-      await admin.query(`CREATE INDEX IF NOT EXISTS events_seen ON "${s}".events (seen_at)`);
-      await admin.query(`UPDATE "${s}".schema_version SET version = 3`);
-      const store = ledger(s);
-      const far = 1_000 + 10 * 365 * 24 * 3600 * 1000;
-      assert.equal(await store.recordEvent('ramp:seen-long-ago', far), false);
-      assert.equal(await store.recordEvent('ramp:new', far), true);
-      const version = await admin.query(`SELECT version FROM "${s}".schema_version`);
-      assert.equal(Number(version.rows[0]?.version), SCHEMA_VERSION);
-      const indexes = await admin.query(
-        'SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename = $2',
-        [s, 'events'],
-      );
-      assert.deepEqual(
-        indexes.rows.map((r) => r.indexname),
-        ['events_pkey'],
-      );
     });
 
     it('journals a move whose answer was lost once, and gives it to its writer', async () => {
@@ -987,170 +861,6 @@ describe('PostgresLedger', function () {
       assert.deepEqual(
         (await everyEntry(store)).map((e) => e.id),
         [`${one.id}:created`],
-      );
-    });
-  });
-
-  describe('the 2 -> 3 migration', () => {
-    /** Walks a new intent along `path`, each move with `patch` of its own (no postings). */
-    async function walk(
-      store: PostgresLedger,
-      input: Parameters<PostgresLedger['create']>[0],
-      path: [IntentStatus, Record<string, unknown>?][],
-    ): Promise<Intent> {
-      let intent = await store.create(input, 1);
-      for (const [to, meta] of path) {
-        const moved = await store.transition(intent.id, intent.status, to, {
-          patch: meta ? { meta: { ...intent.meta, ...meta } } : {},
-        });
-        assert.ok(moved, `${intent.status} -> ${to}`);
-        intent = moved;
-      }
-      return intent;
-    }
-
-    it('writes the opening entries and balances of every intent, once, however many processes open it', async () => {
-      const s = schema();
-      const old = ledger(s);
-      const match = `match-${randomUUID()}`;
-      const [alice, bob] = [`player-${randomUUID()}`, `player-${randomUUID()}`];
-      const key = `${match}:payout:${bob}`;
-      const intents = [
-        await walk(old, newIntent({ playerId: alice }), []),
-        await walk(old, newIntent({ playerId: alice }), [['pending']]),
-        await walk(old, newIntent({ playerId: bob }), [['pending'], ['completed']]),
-        await walk(old, newIntent({ playerId: bob }), [['failed']]),
-        await walk(old, newIntent({ kind: 'payment', playerId: bob }), [['pending']]),
-        await walk(old, newIntent({ kind: 'entryFee', playerId: alice, groupId: match }), [
-          ['pending'],
-          ['completed'],
-        ]),
-        await walk(old, newIntent({ kind: 'entryFee', playerId: bob }), [['pending']]),
-        await walk(old, newIntent({ kind: 'entryFee', playerId: bob }), [
-          ['pending'],
-          ['expired', { latePaymentReported: true }],
-        ]),
-        await walk(old, newIntent({ kind: 'spend', playerId: alice, unit: 'USDZ' }), [
-          ['pending'],
-          ['completed'],
-        ]),
-        await walk(old, newIntent({ kind: 'spend', playerId: bob, unit: 'USDZ' }), [['unknown']]),
-        await walk(
-          old,
-          newIntent({ id: `${key}:3`, playerId: bob, groupId: match, meta: { payKey: key } }),
-          [['failed']],
-        ),
-        await walk(old, newIntent({ kind: 'match', id: match, playerId: `match:${match}` }), [
-          ['pending'],
-          ['completed', { decision: { kind: 'settle', rakeMsat: '1000' } }],
-        ]),
-        // Past the journal's 64 bits: no opening entry, and a warning.
-        await walk(old, newIntent({ amount: String(2n ** 64n) }), [['pending']]),
-      ];
-      // Many intents more than the migration reads at once: copies of alice's pending reward.
-      const pending = intents[1] as Intent;
-      const copies = 2_345;
-      await admin.query(
-        `INSERT INTO "${s}".intents (id, kind, status, room_id, player_id, amount, unit,
-           description, created_at, updated_at, checks, meta, history)
-         SELECT id || '-' || g, kind, status, room_id, player_id, amount, unit, description,
-           created_at, updated_at, checks, meta, history
-         FROM "${s}".intents, generate_series(1, ${copies}) AS g WHERE id = $1`,
-        [pending.id],
-      );
-      await old.close();
-      // Back to layout 2: no journal.
-      await admin.query(`DROP TABLE "${s}".journal, "${s}".balances`);
-      await admin.query(`UPDATE "${s}".schema_version SET version = 2`);
-
-      const said: string[] = [];
-      const options = {
-        clock: { now: () => 77_000 },
-        logger: { warn: (m: string) => said.push(m) },
-      };
-      const stores = Array.from({ length: 4 }, () => ledger(s, server.url, options));
-      await Promise.all(stores.map((store) => store.open()));
-      const store = stores[2] as PostgresLedger;
-      const version = await admin.query(`SELECT version FROM "${s}".schema_version`);
-      assert.equal(Number(version.rows[0]?.version), SCHEMA_VERSION);
-
-      const expected = intents.flatMap((intent) =>
-        openingPostings(intent)
-          .filter((p) => BigInt(p.amount) < 2n ** 63n)
-          .map((p) => ({
-            ...p,
-            id: `${intent.id}:opening`,
-            intentId: intent.id,
-            playerId: intent.playerId,
-            matchId: intent.groupId,
-            at: 77_000,
-          })),
-      );
-      const entries = await everyEntry(store);
-      assert.equal(entries.length, expected.length + copies);
-      const ours = new Set(intents.map((i) => i.id));
-      assert.deepEqual(
-        entries.filter((e) => ours.has(e.intentId)).map(({ seq: _, ...e }) => e),
-        expected,
-      );
-      // A sample that journal.ts's own rules are what was written, one per kind of state.
-      assert.deepEqual(
-        expected.map((e) => `${e.debit} ${e.credit} ${e.amount} ${e.unit}`),
-        [
-          'house:rewards inflight 21000 msats',
-          `house:rewards claimable:${alice} 21000 msats`,
-          'house:rewards wallet 21000 msats',
-          'house:rewards inflight 21000 msats',
-          `wallet escrow:${match} 21000 msats`,
-          'wallet house:fees 21000 msats',
-          `points:${alice} house:points 21000 USDZ`,
-          `points:${bob} inflight 21000 USDZ`,
-          `escrow:${match} owed:${bob} 21000 msats`,
-          `escrow:${match} house:rake 1000 msats`,
-        ],
-      );
-      assert.equal(said.length, 1, said.join('\n'));
-      assert.match(said[0] as string, /64-bit/);
-
-      const n = (k: number) => String(k * 21_000);
-      assert.deepEqual(
-        await store.balances([
-          `claimable:${alice}`,
-          'inflight',
-          'wallet',
-          `escrow:${match}`,
-          `owed:${bob}`,
-          'house:rake',
-          `points:${bob}`,
-        ]),
-        [
-          { account: `claimable:${alice}`, unit: 'msats', balance: n(copies + 1) },
-          { account: 'inflight', unit: 'USDZ', balance: n(1) },
-          { account: 'inflight', unit: 'msats', balance: n(2) },
-          { account: 'wallet', unit: 'msats', balance: n(1 - 2) },
-          { account: `escrow:${match}`, unit: 'msats', balance: String(21_000 - 21_000 - 1_000) },
-          { account: `owed:${bob}`, unit: 'msats', balance: n(1) },
-          { account: 'house:rake', unit: 'msats', balance: '1000' },
-          { account: `points:${bob}`, unit: 'USDZ', balance: n(-1) },
-        ],
-      );
-      const sums = new Map<string, bigint>();
-      for (const b of await store.balances()) {
-        sums.set(b.unit, (sums.get(b.unit) ?? 0n) + BigInt(b.balance));
-      }
-      assert.deepEqual([...sums].sort(), [
-        ['USDZ', 0n],
-        ['msats', 0n],
-      ]);
-
-      // The journal carries on from its openings: a later move with a posting is journaled.
-      const claimed = await store.transition(pending.id, 'pending', 'completed', {
-        postings: [step('completed', `claimable:${alice}`, 'wallet')],
-      });
-      assert.equal(claimed?.status, 'completed');
-      assert.deepEqual(
-        (await store.journal({ intentId: pending.id })).entries.map((e) => e.tag),
-        ['opening', 'completed'],
       );
     });
   });

@@ -6,7 +6,6 @@
 
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -17,20 +16,17 @@ import { DatabaseSync } from 'node:sqlite';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { ManualClock } from '../../src/clock.js';
-import { BudgetExceededError, LimitExceededError } from '../../src/errors.js';
 import {
   DuplicateIntentError,
   IllegalTransitionError,
   IncompatibleLedgerError,
   type Intent,
-  type IntentStatus,
   InvalidIntentError,
   LedgerBusyError,
   LedgerUnavailableError,
-  type NewIntent,
   SqliteLedger,
 } from '../../src/ledger/index.js';
-import { openingPostings, type Posting } from '../../src/ledger/journal.js';
+import { LAYOUT } from '../../src/ledger/sqlite-schema.js';
 import {
   assertIncludes,
   assertMembers,
@@ -39,6 +35,18 @@ import {
   newIntent,
   rejection,
 } from './contract.js';
+
+/** The IncompatibleLedgerError that `make` throws. */
+function rejectionSync(make: () => unknown): IncompatibleLedgerError {
+  try {
+    make();
+  } catch (err) {
+    assert.ok(err instanceof IncompatibleLedgerError, String(err));
+    assert.equal(err.code, 'LN_LEDGER_INCOMPATIBLE');
+    return err;
+  }
+  assert.fail('expected IncompatibleLedgerError');
+}
 
 async function tempDir(): Promise<{ dir: string; remove(): Promise<void> }> {
   const dir = await mkdtemp(join(tmpdir(), 'ledger-test-'));
@@ -283,258 +291,6 @@ describe('SqliteLedger', () => {
     }
   });
 
-  it('migrates a version 1 file: its intents kept, open keys and budgets working', async () => {
-    const old = new DatabaseSync(file);
-    old.exec(`CREATE TABLE intents (
-      seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, kind TEXT NOT NULL, status TEXT NOT NULL,
-      room_id TEXT, player_id TEXT NOT NULL, amount TEXT NOT NULL, unit TEXT NOT NULL,
-      description TEXT NOT NULL, remote_id TEXT, code TEXT, uri TEXT, callback_token TEXT,
-      idempotency_key TEXT, expires_at INTEGER, created_at INTEGER NOT NULL,
-      updated_at INTEGER NOT NULL, next_check_at INTEGER, checks INTEGER NOT NULL,
-      lease_owner TEXT, lease_until INTEGER, error TEXT, meta TEXT NOT NULL, history TEXT NOT NULL
-    ) STRICT`);
-    old.exec(`INSERT INTO intents (id, kind, status, room_id, player_id, amount, unit, description,
-      created_at, updated_at, checks, meta, history) VALUES ('old-1', 'reward', 'pending', 'r',
-      'alice', '40000', 'msats', 'old', 10, 10, 0, '{}', '[]')`);
-    old.exec('PRAGMA user_version = 1');
-    old.close();
-    const store = ledger();
-    assertIncludes(await store.get('old-1'), { status: 'pending', openKey: null, amount: '40000' });
-    const budgets = [{ scope: 'player' as const, limitMsat: 50_000, windowMs: 1_000 }];
-    await rejection(
-      store.create(newIntent({ playerId: 'alice', amount: '10001' }), 20, { budgets }),
-      BudgetExceededError,
-    );
-    const keyed = await store.create(newIntent({ openKey: 'k' }));
-    assert.equal(keyed.openKey, 'k');
-  });
-
-  it('migrates a schema 2 file: every intent read back with its full history', async () => {
-    const old = new DatabaseSync(file);
-    old.exec(SCHEMA_2);
-    const insert = old.prepare(`INSERT INTO intents (id, kind, status, room_id, player_id, amount,
-      unit, description, remote_id, code, uri, callback_token, open_key, group_id, created_at,
-      updated_at, next_check_at, checks, error, meta, history)
-      VALUES (?, ?, ?, 'r', ?, '40000', 'msats', 'old', ?, ?, ?, ?, ?, NULL, ?, ?, ?, 0, ?, ?, ?)`);
-    const h = (...entries: object[]) => JSON.stringify(entries);
-    // Ids as uuid makes them, and as a caller may choose them: both read back as they were.
-    const done = '01a20f31-1006-74b7-99ad-7a193dd58d44';
-    const token32 = 'xgrkioTcbCGb4MHs3K-qWDE5haT90LEJ';
-    const remote = 'ee4cee54-66f4-4a85-8ec9-a32424ee91c6';
-    insert.run(
-      done,
-      'reward',
-      'completed',
-      'alice',
-      remote,
-      'LNURL1A',
-      'lightning:LNURL1A',
-      token32,
-      null,
-      10,
-      30,
-      null,
-      null,
-      '{}',
-      h(
-        { at: 10, from: null, to: 'creating' },
-        { at: 20, from: 'creating', to: 'pending' },
-        { at: 30, from: 'pending', to: 'completed', note: 'paid' },
-      ),
-    );
-    insert.run(
-      'lost',
-      'entryFee',
-      'unknown',
-      'bob',
-      null,
-      'LNURL1B',
-      'other:LNURL1B',
-      null,
-      'seat-1',
-      11,
-      21,
-      500,
-      'timeout',
-      '{"slots":{"before":3}}',
-      h({ at: 11, from: null, to: 'creating' }, { at: 21, from: 'creating', to: 'unknown' }),
-    );
-    old.exec(`CREATE INDEX intents_reward_player ON intents (player_id, created_at)
-      WHERE kind = 'reward'`);
-    old.exec('PRAGMA user_version = 2');
-    old.close();
-
-    const store = ledger();
-    assertIncludes(await store.get(done), {
-      id: done,
-      remoteId: remote,
-      status: 'completed',
-      uri: 'lightning:LNURL1A',
-      meta: {},
-      history: [
-        { at: 10, from: null, to: 'creating' },
-        { at: 20, from: 'creating', to: 'pending' },
-        { at: 30, from: 'pending', to: 'completed', note: 'paid' },
-      ],
-    });
-    const lost = await store.get('lost');
-    assertIncludes(lost, {
-      status: 'unknown',
-      code: 'LNURL1B',
-      uri: 'other:LNURL1B',
-      openKey: 'seat-1',
-      nextCheckAt: 500,
-      error: 'timeout',
-      meta: { slots: { before: 3 } },
-      history: [
-        { at: 11, from: null, to: 'creating' },
-        { at: 21, from: 'creating', to: 'unknown' },
-      ],
-    });
-    assert.deepEqual(await store.byRemoteId('reward', remote), await store.get(done));
-    assert.deepEqual(await store.byCallbackToken(token32), await store.get(done));
-    assert.deepEqual(await store.openByPlayer('bob'), [lost]);
-    assert.deepEqual(await store.openByPlayer('alice'), []);
-    // The open key is still held, and the history goes on where it stopped.
-    await rejection(store.create(newIntent({ openKey: 'seat-1' })), DuplicateIntentError);
-    const moved = await store.transition('lost', 'unknown', 'failed', { now: 40 });
-    assert.deepEqual(moved?.history.at(-1), { at: 40, from: 'unknown', to: 'failed' });
-    assert.equal(moved?.history.length, 3);
-
-    const db = new DatabaseSync(file, { readOnly: true });
-    try {
-      assertIncludes(db.prepare('PRAGMA user_version').get(), { user_version: 10 });
-      const names = db
-        .prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'intents'")
-        .all()
-        .map((r) => r.name);
-      // Earlier versions indexed rewards alone for the budgets; payments count too now.
-      assert.ok(!names.includes('intents_reward_player'));
-    } finally {
-      db.close();
-    }
-  });
-
-  it('migrates a schema 3 file: every intent gets its opening entry, and the balances theirs', async () => {
-    // A schema 3 file: written by this store, then stripped of what schema 4 added.
-    const writer = ledger();
-    const match = `match-${randomUUID()}`;
-    const [alice, bob] = ['alice', 'bob'];
-    /** Creates and moves along `path`; `meta` is written by the last move. */
-    const walk = async (input: Partial<NewIntent>, path: IntentStatus[], meta?: object) => {
-      let intent = await writer.create(newIntent(input), 10);
-      for (const to of path) {
-        const patch = meta && to === path.at(-1) ? { meta: { ...intent.meta, ...meta } } : {};
-        intent = (await writer.transition(intent.id, intent.status, to, {
-          now: 20,
-          patch,
-        })) as Intent;
-      }
-      return intent;
-    };
-    const inFlight = await walk({ playerId: alice, amount: '1000' }, []);
-    const shown = await walk({ playerId: alice, amount: '2000' }, ['pending']);
-    const claimed = await walk({ playerId: bob, amount: '4000' }, ['pending', 'completed']);
-    await walk({ playerId: bob, amount: '8000' }, ['pending', 'expired']); // back to the house
-    const fee = { kind: 'entryFee', groupId: match, amount: '50000' } as const;
-    await walk({ ...fee, playerId: alice }, ['pending', 'completed']);
-    await walk({ ...fee, playerId: bob }, ['pending', 'completed']);
-    await walk({ ...fee, playerId: 'carol' }, ['pending']); // not paid: nothing moved
-    await walk({ kind: 'entryFee', playerId: bob, amount: '300' }, ['pending', 'expired'], {
-      latePaymentReported: true,
-    });
-    const key = `${match}:payout:alice`;
-    const payout = { playerId: alice, groupId: match, amount: '30000', meta: { payKey: key } };
-    await walk({ ...payout, id: key }, ['failed']); // back in the pot, to be issued again
-    await walk({ ...payout, id: `${key}:3` }, ['failed']); // the last attempt: owed by hand
-    await walk(
-      { kind: 'match', id: match, groupId: match, playerId: `match:${match}` },
-      ['pending', 'completed'],
-      { decision: { kind: 'settle', rakeMsat: '5000' } },
-    );
-    await walk({ kind: 'spend', playerId: bob, amount: '70', unit: 'USDZ' }, ['unknown']);
-    const intents = await writer.byGroup(match);
-    await writer.close();
-    const old = new DatabaseSync(file);
-    old.exec(`DROP TABLE journal; DROP TABLE accounts; DROP TABLE balances;
-      DROP TABLE class_balances; DROP INDEX intents_player; PRAGMA user_version = 3`);
-    old.close();
-
-    const opened = Date.now();
-    const store = ledger();
-    const entries = (await store.journal({ limit: 1000 })).entries;
-    assert.deepEqual(
-      entries.map((e) => `${e.tag} ${e.debit} ${e.credit} ${e.amount} ${e.unit}`),
-      [
-        'opening house:rewards inflight 1000 msats',
-        `opening house:rewards claimable:${alice} 2000 msats`,
-        'opening house:rewards wallet 4000 msats',
-        `opening wallet escrow:${match} 50000 msats`,
-        `opening wallet escrow:${match} 50000 msats`,
-        'opening wallet house:fees 300 msats',
-        `opening escrow:${match} owed:${alice} 30000 msats`,
-        `opening escrow:${match} house:rake 5000 msats`,
-        `opening points:${bob} inflight 70 USDZ`,
-      ],
-    );
-    for (const entry of entries) {
-      const intent = (await store.get(entry.intentId)) as Intent;
-      assert.deepEqual(entry, {
-        ...(openingPostings(intent)[0] as Posting),
-        id: `${intent.id}:opening`,
-        seq: entry.seq,
-        intentId: intent.id,
-        playerId: intent.playerId,
-        matchId: intent.groupId,
-        at: entry.at,
-      });
-      assert.ok(entry.at >= opened && entry.at <= Date.now());
-    }
-    assert.deepEqual(entries[0]?.intentId, inFlight.id);
-    assert.deepEqual(entries[1]?.why, 'opening: code shown');
-    assert.deepEqual(entries[2]?.intentId, claimed.id);
-    assert.equal(intents.length, 6);
-    assert.deepEqual(await store.balances(), [
-      { account: 'claimable', unit: 'msats', balance: '2000' },
-      { account: 'escrow', unit: 'msats', balance: '65000' },
-      { account: 'house', unit: 'msats', balance: '-1700' },
-      { account: 'inflight', unit: 'USDZ', balance: '70' },
-      { account: 'inflight', unit: 'msats', balance: '1000' },
-      { account: 'owed', unit: 'msats', balance: '30000' },
-      { account: 'points', unit: 'USDZ', balance: '-70' },
-      { account: 'wallet', unit: 'msats', balance: '-96300' },
-    ]);
-    assert.deepEqual(await store.balances([`escrow:${match}`, 'house:rewards', 'house:rake']), [
-      { account: `escrow:${match}`, unit: 'msats', balance: '65000' },
-      { account: 'house:rewards', unit: 'msats', balance: '-7000' },
-      { account: 'house:rake', unit: 'msats', balance: '5000' },
-    ]);
-    // The journal goes on: the shown code is claimed, its step journaled once.
-    const claim = [
-      {
-        tag: 'completed',
-        debit: `claimable:${alice}`,
-        credit: 'wallet',
-        amount: '2000',
-        unit: 'msats',
-        why: 'claimed',
-      },
-    ];
-    assert.equal(
-      (await store.transition(shown.id, 'pending', 'completed', { postings: claim }))?.status,
-      'completed',
-    );
-    assert.deepEqual(await store.balances([`claimable:${alice}`]), [
-      { account: `claimable:${alice}`, unit: 'msats', balance: '0' },
-    ]);
-    const db = new DatabaseSync(file, { readOnly: true });
-    try {
-      assertIncludes(db.prepare('PRAGMA user_version').get(), { user_version: 10 });
-    } finally {
-      db.close();
-    }
-  });
-
   for (const worker of [false, true]) {
     it(`refuses a posting that would take a balance past 2^63 - 1, writing nothing (${worker ? 'worker' : 'inline'})`, async () => {
       const store = ledger({ worker });
@@ -557,98 +313,8 @@ describe('SqliteLedger', () => {
     });
   }
 
-  it('migrates a schema 4 file: the event ids it kept are kept for good, without an index by time', async () => {
-    const writer = ledger();
-    await writer.recordEvent('ramp:seen-long-ago', 1_000);
-    await writer.close();
-    const old = new DatabaseSync(file);
-    old.exec('CREATE INDEX IF NOT EXISTS events_seen ON events (seen_at); PRAGMA user_version = 4');
-    old.close();
-
+  it('keeps its operator log append-only in the file itself, whoever writes it', async () => {
     const store = ledger();
-    const far = 1_000 + 10 * 365 * 24 * 3600 * 1000;
-    assert.equal(await store.recordEvent('ramp:seen-long-ago', far), false);
-    assert.equal(await store.recordEvent('ramp:new', far), true);
-    await store.close();
-    const db = new DatabaseSync(file, { readOnly: true });
-    try {
-      assertIncludes(db.prepare('PRAGMA user_version').get(), { user_version: 10 });
-      const indexes = db
-        .prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events'")
-        .all()
-        .map((r) => r.name);
-      // Only the primary key's own (automatic) index of the WITHOUT ROWID table, if any.
-      assert.deepEqual(
-        indexes.filter((n) => !String(n).startsWith('sqlite_autoindex')),
-        [],
-      );
-      assert.deepEqual(
-        db
-          .prepare('SELECT id, seen_at FROM events ORDER BY id')
-          .all()
-          .map((r) => [r.id, r.seen_at]),
-        [
-          ['ramp:new', far],
-          ['ramp:seen-long-ago', 1_000],
-        ],
-      );
-    } finally {
-      db.close();
-    }
-  });
-
-  it('migrates a schema 5 file: counts the open intents it holds for the game cap, matches aside', async () => {
-    const writer = ledger();
-    const ended = await writer.create(newIntent());
-    await writer.transition(ended.id, 'creating', 'failed');
-    const pending = await writer.create(newIntent({ kind: 'entryFee' }));
-    await writer.transition(pending.id, 'creating', 'pending');
-    await writer.create(newIntent({ kind: 'spend' }));
-    const matchId = randomUUID();
-    await writer.create(
-      newIntent({ id: matchId, kind: 'match', groupId: matchId, callbackToken: null }),
-    );
-    await writer.close();
-    // As a schema 5 library left it: no counter, no triggers.
-    const old = new DatabaseSync(file);
-    old.exec(`DROP TRIGGER intents_count_insert; DROP TRIGGER intents_count_live;
-      DROP TRIGGER intents_count_delete; DROP TABLE counters; PRAGMA user_version = 5`);
-    old.close();
-
-    const store = ledger();
-    // Two open (the fee and the spend): the match and the failed reward are not counted.
-    const refused = await rejection(
-      store.create(newIntent(), 1, { maxOpenPerGame: 2 }),
-      LimitExceededError,
-    );
-    assert.equal(refused.limit, 'maxOpenPerGame');
-    const third = await store.create(newIntent(), 1, { maxOpenPerGame: 3 });
-    await rejection(store.create(newIntent(), 1, { maxOpenPerGame: 3 }), LimitExceededError);
-    await store.transition(pending.id, 'pending', 'expired');
-    await store.transition(third.id, 'creating', 'failed');
-    await store.create(newIntent(), 1, { maxOpenPerGame: 2 });
-    await store.close();
-    const db = new DatabaseSync(file, { readOnly: true });
-    try {
-      assertIncludes(db.prepare('PRAGMA user_version').get(), { user_version: 10 });
-      assertIncludes(db.prepare("SELECT n FROM counters WHERE name = 'open'").get(), { n: 2 });
-    } finally {
-      db.close();
-    }
-  });
-
-  it('migrates a schema 6 file: an empty operator log that no write to the file can change', async () => {
-    const writer = ledger();
-    const kept = await writer.create(newIntent());
-    await writer.close();
-    // As a schema 6 library left it: no operator log, no blocks.
-    const old = new DatabaseSync(file);
-    old.exec(`DROP TABLE operator_log; DROP TABLE blocked; PRAGMA user_version = 6`);
-    old.close();
-
-    const store = ledger();
-    assert.equal((await store.get(kept.id))?.id, kept.id);
-    assert.deepEqual(await store.operatorLog(), { actions: [], next: null });
     const line = await store.recordOperatorAction({
       by: 'alice',
       action: 'pause',
@@ -661,8 +327,6 @@ describe('SqliteLedger', () => {
     await store.close();
     const db = new DatabaseSync(file);
     try {
-      assertIncludes(db.prepare('PRAGMA user_version').get(), { user_version: 10 });
-      // Append-only in the file itself, whoever writes it.
       assert.throws(() => db.exec("UPDATE operator_log SET by = 'mallory'"), /append-only/);
       assert.throws(() => db.exec('DELETE FROM operator_log'), /append-only/);
       assertIncludes(db.prepare('SELECT seq, by FROM operator_log').get(), {
@@ -674,11 +338,51 @@ describe('SqliteLedger', () => {
     }
   });
 
-  it('refuses a file written by a newer schema version', async () => {
+  it("refuses a file of a newer layout, a pre-release one and another program's, changing nothing", async () => {
+    await ledger().close();
     const db = new DatabaseSync(file);
-    db.exec('PRAGMA user_version = 99');
+    db.exec(`PRAGMA user_version = ${LAYOUT + 1}`);
     db.close();
-    assert.throws(() => new SqliteLedger(file), IncompatibleLedgerError);
+    for (const worker of [false, true]) {
+      const err = rejectionSync(() => new SqliteLedger({ path: file, worker }));
+      assert.match(
+        err.message,
+        new RegExp(`layout ${LAYOUT + 1}; this library reads up to layout ${LAYOUT}`),
+      );
+    }
+    // A pre-release library's files: their own schema numbers, and no mark of a ledger.
+    for (const version of [1, 2, 10]) {
+      const old = join(dir, `pre-release-${version}.sqlite`);
+      const pre = new DatabaseSync(old);
+      pre.exec(`CREATE TABLE intents (seq INTEGER PRIMARY KEY); PRAGMA user_version = ${version}`);
+      pre.close();
+      const err = rejectionSync(() => new SqliteLedger(old));
+      assert.match(
+        err.message,
+        new RegExp(`pre-release colyseus-lightning \\(schema ${version}\\)`),
+      );
+      const after = new DatabaseSync(old, { readOnly: true });
+      try {
+        assertIncludes(after.prepare('PRAGMA user_version').get(), { user_version: version });
+        assert.deepEqual(
+          after
+            .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")
+            .all()
+            .map((r) => r.name),
+          ['intents'],
+        );
+      } finally {
+        after.close();
+      }
+    }
+    const foreign = join(dir, 'foreign.sqlite');
+    const other = new DatabaseSync(foreign);
+    other.exec('PRAGMA application_id = 42');
+    other.close();
+    assert.match(
+      rejectionSync(() => new SqliteLedger(foreign)).message,
+      /not a colyseus-lightning ledger/,
+    );
   });
 
   // The worker thread waits in SQLite's busy handler; inline, the store retries on a timer.
@@ -930,27 +634,3 @@ function exited(child: ChildProcess): Promise<void> {
     );
   });
 }
-
-/** The file layout of schema 2 (history as JSON in the row), as that version created it. */
-const SCHEMA_2 = `
-CREATE TABLE intents (
-  seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, kind TEXT NOT NULL, status TEXT NOT NULL,
-  room_id TEXT, player_id TEXT NOT NULL, amount TEXT NOT NULL, unit TEXT NOT NULL,
-  description TEXT NOT NULL, remote_id TEXT, code TEXT, uri TEXT, callback_token TEXT,
-  idempotency_key TEXT, open_key TEXT, group_id TEXT, expires_at INTEGER,
-  created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, next_check_at INTEGER,
-  checks INTEGER NOT NULL, lease_owner TEXT, lease_until INTEGER, error TEXT,
-  meta TEXT NOT NULL, history TEXT NOT NULL
-) STRICT;
-CREATE UNIQUE INDEX intents_open_key ON intents (open_key)
-  WHERE open_key IS NOT NULL AND status IN ('creating', 'pending', 'unknown');
-CREATE INDEX intents_payout_player ON intents (player_id, created_at)
-  WHERE kind IN ('reward', 'payment');
-CREATE UNIQUE INDEX intents_callback_token ON intents (callback_token)
-  WHERE callback_token IS NOT NULL;
-CREATE INDEX intents_remote ON intents (kind, remote_id, created_at) WHERE remote_id IS NOT NULL;
-CREATE INDEX intents_open_player ON intents (player_id, created_at)
-  WHERE status IN ('creating', 'pending', 'unknown');
-CREATE TABLE events (id TEXT PRIMARY KEY, seen_at INTEGER NOT NULL) STRICT, WITHOUT ROWID;
-CREATE INDEX events_seen ON events (seen_at);
-`;

@@ -15,6 +15,7 @@
 import { execFile } from 'node:child_process';
 import {
   copyFileSync,
+  cpSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -27,7 +28,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
@@ -43,10 +44,23 @@ interface Packed {
   files: string[];
 }
 
-/** `npm pack` of this checkout into `dir`: runs `prepack`, as publishing does. */
+/** Left out of the copy that is packed: what a clean checkout does not hold. */
+const NOT_IN_A_CHECKOUT = new Set(['node_modules', '.git', 'dist', 'test-artifacts']);
+
+/**
+ * `npm pack` of a copy of this checkout into `dir`: runs `prepack`, as publishing does. The copy
+ * (its node_modules linked) is a clean checkout's state, and the build's dist/ lands there, not
+ * in this checkout, where the bin would prefer it to the sources other suites run at once.
+ */
 async function pack(dir: string): Promise<Packed> {
+  const checkout = join(dir, 'checkout');
+  cpSync(root, checkout, {
+    recursive: true,
+    filter: (from) => !NOT_IN_A_CHECKOUT.has(relative(root, from).split(sep)[0] ?? ''),
+  });
+  symlinkSync(realpathSync(join(root, 'node_modules')), join(checkout, 'node_modules'), 'dir');
   const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', dir], {
-    cwd: root,
+    cwd: checkout,
     maxBuffer: 16 * 1024 * 1024,
   });
   // npm prints the build's output before the JSON when prepack writes to stdout.
@@ -91,7 +105,6 @@ describe('package: the packed tarball', function () {
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'lightning-pack-'));
     // From a clean checkout's state: whatever ships, prepack built it.
-    rmSync(join(root, 'dist'), { recursive: true, force: true });
     packed = await pack(dir);
     // The tarball, unpacked where an install puts it; everything else from this checkout.
     project = join(dir, 'linked');
@@ -109,11 +122,9 @@ describe('package: the packed tarball', function () {
 
   after(() => {
     if (dir) rmSync(dir, { recursive: true, force: true });
-    // A stale dist/ would stand in for the sources wherever the checkout prefers it (the bin).
-    rmSync(join(root, 'dist'), { recursive: true, force: true });
   });
 
-  it('ships dist/ (ESM, CommonJS, types), the bin, the README and the LICENSE, and no sources', () => {
+  it("ships dist/ (ESM, CommonJS, types, the stores' SQL), the bin, the README and the LICENSE, and no sources", () => {
     for (const file of [
       'dist/index.js',
       'dist/index.d.ts',
@@ -127,6 +138,11 @@ describe('package: the packed tarball', function () {
       'dist/cjs/client/index.js',
       'dist/ledger/sqlite-worker.js',
       'dist/cjs/ledger/sqlite-worker.js',
+      // Read at run time by name (src/ledger/sql.ts), by each build beside its own modules.
+      'dist/ledger/sql/sqlite/migrations/0001-layout.sql',
+      'dist/ledger/sql/postgres/migrations/0001-layout.sql',
+      'dist/cjs/ledger/sql/sqlite/migrations/0001-layout.sql',
+      'dist/cjs/ledger/sql/postgres/migrations/0001-layout.sql',
       'dist/ledger/sql/sqlite/insert.sql',
       'dist/cjs/ledger/sql/postgres/claim.sql',
       'bin/colyseus-lightning.js',

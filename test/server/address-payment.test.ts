@@ -275,23 +275,22 @@ describe('server: a payment to a Lightning address', () => {
     expect(game.emulator.control.payments()).to.deep.equal([]);
   });
 
-  it('an address whose check hangs is refused within validateTimeoutMs, then held', async () => {
+  it('an address whose check answers later than validateTimeoutMs is refused, then held', async () => {
     game = await startGame(
       { empty: EmptyRoom },
       { reconciler: { enabled: false }, breaker: { validateTimeoutMs: 200 } },
     );
     const slow = `slow@${LN_ADDRESS_DOMAIN}`;
+    // The check would say "valid" after 1 s: inside the default 3 s, past the 200 ms asked for.
+    // Only a payment that gave up at 200 ms is refused; one attempt, not the client's retries.
     game.emulator.control.faults.add({
       method: 'GET',
       path: /^\/v0\/ln-address\/validate\/slow/,
-      mode: 'hang',
+      latencyMs: 1_000,
     });
-    const started = Date.now();
     const err = await game.lightning
       .payAddress({ playerId: 'sam', lnAddress: slow, amountMsat: 5_000 })
       .catch((e: unknown) => e);
-    // One attempt of 200 ms, not the client's 10 s with its retries.
-    expect(Date.now() - started).to.be.below(5_000);
     expect(err).to.be.instanceOf(LnAddressRefusedError);
     expect(err).to.include({ reason: 'unverified', retryable: true });
     // Held: the next payment to it is refused without asking the service again.

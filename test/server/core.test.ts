@@ -427,6 +427,29 @@ describe('server core', () => {
       expect(http.message).to.match(/https/);
     });
 
+    it('takes the API client’s own tuning under `api`: what the client refuses, it refuses there too', async () => {
+      const base = { apiKey: 'k', publicUrl: 'https://game.example.com', logger: quietLogger };
+      // A path override the client does not know, or one that is no path, is refused at once.
+      const unknown = catching(() =>
+        createLightning({ ...base, api: { paths: { withdrawalRequest: '/v0/x' } } } as never),
+      );
+      expect(unknown).to.include({ code: 'LN_CONFIGURATION' });
+      expect(unknown.message).to.match(/api\.paths/);
+      const noPath = catching(() =>
+        createLightning({ ...base, api: { paths: { withdrawalRequestsCreate: 'v0/x' } } } as never),
+      );
+      expect(noPath.message).to.match(/must start with "\/"/);
+      // And every setting the client takes is taken (the connect timeout among them).
+      const lightning = createLightning({
+        ...base,
+        api: {
+          connectTimeoutMs: 2_000,
+          paths: { withdrawalRequestsCreate: '/v0/withdrawal-requests' },
+        },
+      });
+      expect(lightning).to.have.property('ready');
+    });
+
     it('starts the embedded emulator without a key, and says so once', async () => {
       const lines: string[] = [];
       const lightning = createLightning({

@@ -16,25 +16,25 @@
  * - budgets refuse with BudgetExceededError before anything is sent: the largest reward, and a
  *   player's, a room's and the game's rolling windows, across two processes.
  *
- * "Two processes" here are two Lightning servers with their own RedisLedger connections on one
- * redis-server: the atomic step is the ledger's, whichever process asks.
+ * "Two processes" here are two Lightning servers with their own PostgresLedger pools on one
+ * PostgreSQL schema: the atomic step is the ledger's, whichever process asks.
  */
 import { expect } from 'chai';
 import { type Emulator, startEmulator } from '../../src/emulator/index.js';
 import { BudgetExceededError, LimitExceededError } from '../../src/errors.js';
-import { RedisLedger } from '../../src/ledger/redis.js';
+import { PostgresLedger } from '../../src/ledger/postgres.js';
 import { createLightning, type Lightning } from '../../src/lightning.js';
 import type { LightningOptions } from '../../src/server/options.js';
 import { quietLogger } from '../support/game.js';
-import { needRedis } from '../support/needs.js';
-import { type RedisServer, startRedis } from '../support/redis.js';
+import { needPostgres } from '../support/needs.js';
+import { freshSchema, type PostgresServer, startPostgres } from '../support/postgres.js';
 
 describe('limits and budgets: money is never taken', function () {
   this.timeout(20_000);
   let emulator: Emulator;
-  let redis: RedisServer | undefined;
+  let pg: PostgresServer | undefined;
   const servers: Lightning[] = [];
-  const ledgers: RedisLedger[] = [];
+  const ledgers: PostgresLedger[] = [];
 
   beforeEach(async () => {
     emulator = await startEmulator();
@@ -44,9 +44,9 @@ describe('limits and budgets: money is never taken', function () {
     for (const server of servers.splice(0)) await server.close();
     for (const ledger of ledgers.splice(0)) await ledger.close();
     await emulator.close();
-    await redis?.stop();
-    redis = undefined;
   });
+
+  after(async () => pg?.stop());
 
   async function server(options: Partial<LightningOptions> = {}): Promise<Lightning> {
     const lightning = createLightning({
@@ -63,13 +63,13 @@ describe('limits and budgets: money is never taken', function () {
     return lightning;
   }
 
-  /** Two servers on one redis-server, as two processes of one game. */
+  /** Two servers on one PostgreSQL ledger, as two processes of one game. */
   async function twoProcesses(options: Partial<LightningOptions> = {}): Promise<Lightning[]> {
-    redis ??= await startRedis();
-    const prefix = `limits:${Date.now()}:${Math.random()}:`;
+    pg ??= await startPostgres({ durable: false });
+    const schema = freshSchema();
     const pair: Lightning[] = [];
     for (let i = 0; i < 2; i++) {
-      const ledger = new RedisLedger(redis.url, { prefix });
+      const ledger = new PostgresLedger(pg.url, { schema, durability: 'none' });
       ledgers.push(ledger);
       pair.push(await server({ ...options, ledger }));
     }
@@ -100,7 +100,7 @@ describe('limits and budgets: money is never taken', function () {
   });
 
   it('charges once for 50 concurrent calls, from two processes', async function () {
-    needRedis(this);
+    needPostgres(this);
     const [a, b] = (await twoProcesses()) as [Lightning, Lightning];
     const calls = Array.from({ length: 50 }, (_, i) => (i % 2 ? a : b).chargeEntryFee(fee));
     const results = await Promise.all(calls);
@@ -131,7 +131,7 @@ describe('limits and budgets: money is never taken', function () {
   });
 
   it('refuses past maxOpenPerPlayer across two processes: nothing recorded, nothing sent', async function () {
-    needRedis(this);
+    needPostgres(this);
     const [a, b] = (await twoProcesses({ limits: { maxOpenPerPlayer: 3 } })) as [
       Lightning,
       Lightning,
@@ -193,7 +193,7 @@ describe('limits and budgets: money is never taken', function () {
   });
 
   it('refuses past maxOpenPerGame across two processes: nothing recorded, nothing sent', async function () {
-    needRedis(this);
+    needPostgres(this);
     const [a, b] = (await twoProcesses({ limits: { maxOpenPerGame: 5 } })) as [
       Lightning,
       Lightning,
@@ -256,7 +256,7 @@ describe('limits and budgets: money is never taken', function () {
   });
 
   it('holds player, room and game budgets across two processes, exactly', async function () {
-    needRedis(this);
+    needPostgres(this);
     const hour = 3_600_000;
     const [a, b] = (await twoProcesses({
       budgets: {

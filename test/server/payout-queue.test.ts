@@ -2,21 +2,21 @@
  * The payout queue (issue 26): a settle with many winners records every payout `queued` at once
  * and returns; the reconcilers of the game's processes send them in their turn, at the game's
  * rate, exactly once each (one withdrawal request per winner at the emulator), and the match
- * settles once the last is made, telling its progress on the way. Two processes sharing a Redis
- * drain one queue between them, never a payout twice.
+ * settles once the last is made, telling its progress on the way. Two processes sharing a PostgreSQL
+ * ledger drain one queue between them, never a payout twice.
  */
 import { expect } from 'chai';
 import { type Emulator, startEmulator } from '../../src/emulator/index.js';
-import { RedisLedger } from '../../src/ledger/redis.js';
+import { PostgresLedger } from '../../src/ledger/postgres.js';
 import { createLightning, type Lightning } from '../../src/lightning.js';
 import type { MatchView } from '../../src/server/match/view.js';
 import type { LightningOptions } from '../../src/server/options.js';
 import { eventually } from '../support/eventually.js';
 import { quietLogger } from '../support/game.js';
-import { needRedis } from '../support/needs.js';
+import { needPostgres } from '../support/needs.js';
 import { openPaidMatch } from '../support/paid-match.js';
+import { freshSchema, type PostgresServer, startPostgres } from '../support/postgres.js';
 import { overLimit } from '../support/rate-check.js';
-import { type RedisServer, startRedis } from '../support/redis.js';
 
 const SERVICE_LIMIT = { perSecond: 100, burst: 100 };
 const GAME_LIMIT = { perSecond: 100, burst: 60 };
@@ -25,14 +25,14 @@ const REQUESTS = '/v0/withdrawal-requests';
 describe('the payout queue: a settle with many winners drains at the rate, once each', function () {
   this.timeout(30_000);
   let emulator: Emulator;
-  let redis: RedisServer;
+  let pg: PostgresServer;
   const closing: { close(): Promise<void> }[] = [];
 
   before(async function () {
-    needRedis(this);
-    redis = await startRedis();
+    needPostgres(this);
+    pg = await startPostgres({ durable: false });
   });
-  after(async () => redis?.stop());
+  after(async () => pg?.stop());
 
   beforeEach(async () => {
     emulator = await startEmulator({ logger: quietLogger });
@@ -43,13 +43,13 @@ describe('the payout queue: a settle with many winners drains at the rate, once 
     await emulator.close();
   });
 
-  /** A process of the game on the shared Redis (prefix), known to the service by its port. */
+  /** A process of the game on the shared ledger (a schema), known to the service by its port. */
   async function gameProcess(
-    prefix: string,
+    schema: string,
     port: number,
     options: Partial<LightningOptions> = {},
   ): Promise<Lightning> {
-    const ledger = new RedisLedger(redis.url, { prefix });
+    const ledger = new PostgresLedger(pg.url, { schema, durability: 'none' });
     closing.push(ledger);
     const lightning = createLightning({
       apiKey: emulator.apiKey,
@@ -75,10 +75,10 @@ describe('the payout queue: a settle with many winners drains at the rate, once 
   }
 
   it('200 winners: settle returns with every payout queued, each sent once within the rate, then settled', async () => {
-    const prefix = `queue:${Date.now()}:${Math.random()}:`;
-    const setup = await gameProcess(prefix, 2001, { reconciler: { enabled: false } });
+    const schema = freshSchema();
+    const setup = await gameProcess(schema, 2001, { reconciler: { enabled: false } });
     const paid = await openPaidMatch(setup, emulator, 200, 'big');
-    const settler = await gameProcess(prefix, 2002, {
+    const settler = await gameProcess(schema, 2002, {
       rateLimit: GAME_LIMIT,
       reconciler: { intervalMs: 250 },
     });
@@ -130,14 +130,14 @@ describe('the payout queue: a settle with many winners drains at the rate, once 
     ]);
   });
 
-  it('two processes on one Redis drain one queue: every payout sent once, by one of them', async () => {
-    const prefix = `queue2:${Date.now()}:${Math.random()}:`;
-    const setup = await gameProcess(prefix, 2003, { reconciler: { enabled: false } });
+  it('two processes on one PostgreSQL drain one queue: every payout sent once, by one of them', async () => {
+    const schema = freshSchema();
+    const setup = await gameProcess(schema, 2003, { reconciler: { enabled: false } });
     const paid = await openPaidMatch(setup, emulator, 120, 'shared');
     const settled: string[] = [];
     const processes = [];
     for (const port of [2004, 2005]) {
-      const p = await gameProcess(prefix, port, {
+      const p = await gameProcess(schema, port, {
         rateLimit: { perSecond: 60, burst: 10 },
         reconciler: { intervalMs: 100 },
       });

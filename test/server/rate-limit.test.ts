@@ -1,29 +1,30 @@
 /**
  * One outbound rate for the whole game (issue 26), against the emulator's own rate limit:
- * a burst of payouts from one process, and from two sharing a Redis, reaches the service within
+ * a burst of payouts from one process, and from two sharing a PostgreSQL ledger, reaches the service within
  * its limit (no 429 at all) and every payout is made; a Retry-After heard by one process delays
  * the other's calls, as the emulator's request log shows.
  */
+import { randomUUID } from 'node:crypto';
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { expect } from 'chai';
-import { type Emulator, startEmulator } from '../../src/emulator/index.js';
-import { RedisLedger } from '../../src/ledger/redis.js';
+import { type Emulator, ManualClock, startEmulator } from '../../src/emulator/index.js';
+import { PostgresLedger } from '../../src/ledger/postgres.js';
 import { createLightning, type Lightning } from '../../src/lightning.js';
 import type { LightningOptions } from '../../src/server/options.js';
 import { RATE_CHANNEL, type RateEvent } from '../../src/server/outbound.js';
 import { eventually } from '../support/eventually.js';
 import { quietLogger } from '../support/game.js';
-import { needRedis } from '../support/needs.js';
-import { type RedisServer, startRedis } from '../support/redis.js';
+import { needPostgres } from '../support/needs.js';
+import { type PostgresServer, startPostgres } from '../support/postgres.js';
 
 const REQUESTS = '/v0/withdrawal-requests';
 
 describe('the game’s outbound rate', function () {
   this.timeout(20_000);
   let emulator: Emulator;
-  let redis: RedisServer | undefined;
+  let pg: PostgresServer | undefined;
   const servers: Lightning[] = [];
-  const ledgers: RedisLedger[] = [];
+  const ledgers: PostgresLedger[] = [];
 
   beforeEach(async () => {
     // The service's limit: 20 a second per key, 10 at once.
@@ -37,9 +38,9 @@ describe('the game’s outbound rate', function () {
     for (const server of servers.splice(0)) await server.close();
     for (const ledger of ledgers.splice(0)) await ledger.close();
     await emulator.close();
-    await redis?.stop();
-    redis = undefined;
   });
+
+  after(async () => pg?.stop());
 
   async function server(options: Partial<LightningOptions> = {}): Promise<Lightning> {
     const lightning = createLightning({
@@ -59,12 +60,13 @@ describe('the game’s outbound rate', function () {
     return lightning;
   }
 
-  async function processesOnOneRedis(n: number): Promise<Lightning[]> {
-    redis ??= await startRedis();
-    const prefix = `rate:${Date.now()}:${Math.random()}:`;
+  /** `n` processes of one game on one PostgreSQL ledger (a schema of their own). */
+  async function processesOnOneDatabase(n: number): Promise<Lightning[]> {
+    pg ??= await startPostgres({ durable: false });
+    const schema = `t_${randomUUID().replaceAll('-', '')}`;
     const all: Lightning[] = [];
     for (let i = 0; i < n; i++) {
-      const ledger = new RedisLedger(redis.url, { prefix });
+      const ledger = new PostgresLedger(pg.url, { schema, durability: 'none' });
       ledgers.push(ledger);
       all.push(await server({ ledger }));
     }
@@ -84,27 +86,42 @@ describe('the game’s outbound rate', function () {
     expect(emulator.control.limited).to.equal(0);
   });
 
-  it('a create takes its token before it is recorded: none waits as `creating` past the grace', async () => {
-    // A grace period shorter than the queue: a payout recorded first and then queued would be
-    // taken by the reconciler for one whose process died mid-call, and reported unknown.
-    const lightning = await server({
-      reconciler: { enabled: true, intervalMs: 20, creatingGraceMs: 100 },
-    });
-    const unknown: string[] = [];
-    lightning.on('unknown', (intent) => unknown.push(intent.id));
-    const made = await Promise.all(
-      Array.from({ length: 12 }, (_, i) => reward(lightning, `p${i}`)),
+  it('a create takes its token before it is recorded: none waits as `creating` for a token', async () => {
+    // A payout recorded first and then queued for its token would sit in `creating`, where the
+    // reconciler takes it for one whose process died mid-call and reports it unknown. The
+    // waits are on the game's clock: while it stands still, the ledger shows who is waiting.
+    const clock = new ManualClock(Date.now());
+    const lightning = await server({ clock });
+    const players = Array.from({ length: 12 }, (_, i) => `p${i}`);
+    const all = Promise.all(players.map((p) => reward(lightning, p)));
+    await eventually(
+      () => emulator.control.count('POST', REQUESTS) === 2 && clock.pendingTimers > 0,
+      5_000,
+      'the burst sent, the rest waiting for a token',
+    );
+    const recorded = (
+      await Promise.all(players.map((p) => lightning.ledger.openByPlayer(p)))
+    ).flat();
+    expect(recorded, 'recorded: the two with a token').to.have.length(2);
+    // Time moves a token at a time: each waiting payout is recorded only once it has its token.
+    const made = await eventually(
+      async () => {
+        clock.advance(50);
+        return emulator.control.count('POST', REQUESTS) === 12 && (await all);
+      },
+      10_000,
+      () => `every payout made (${emulator.control.count('POST', REQUESTS)} of 12 sent)`,
     );
     expect(made.map((intent) => intent.status)).to.deep.equal(Array(12).fill('pending'));
-    expect(unknown).to.deep.equal([]);
     for (const intent of made) {
       expect(intent.history.map((h) => h.to)).to.deep.equal(['creating', 'pending']);
     }
+    expect(emulator.control.limited).to.equal(0);
   });
 
-  it('two processes on one Redis: 20 payouts between them, one rate, no 429', async function () {
-    needRedis(this);
-    const [a, b] = (await processesOnOneRedis(2)) as [Lightning, Lightning];
+  it('two processes on one PostgreSQL: 20 payouts between them, one rate, no 429', async function () {
+    needPostgres(this);
+    const [a, b] = (await processesOnOneDatabase(2)) as [Lightning, Lightning];
     const made = await Promise.all(
       Array.from({ length: 20 }, (_, i) => reward(i % 2 ? a : b, `p${i}`)),
     );
@@ -114,8 +131,8 @@ describe('the game’s outbound rate', function () {
   });
 
   it('a Retry-After heard by one process delays the other’s calls', async function () {
-    needRedis(this);
-    const [a, b] = (await processesOnOneRedis(2)) as [Lightning, Lightning];
+    needPostgres(this);
+    const [a, b] = (await processesOnOneDatabase(2)) as [Lightning, Lightning];
     const holds: RateEvent[] = [];
     const listen = (message: unknown) => holds.push(message as RateEvent);
     subscribe(RATE_CHANNEL, listen);

@@ -332,8 +332,8 @@ describe('recovery: money is never lost', function () {
 });
 
 /**
- * A ledger that loses an intent once the service has been called, as a Redis without AOF does
- * when it restarts between the record and the answer.
+ * A ledger that loses an intent once the service has been called, as a database restored from
+ * a backup between the record and the answer does.
  */
 class ForgetfulLedger extends SqliteLedger implements LedgerStore {
   readonly #lost = new Set<string>();

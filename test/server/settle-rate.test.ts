@@ -1,19 +1,19 @@
 /**
  * The short form of `npm run bench:rate` (issue 26): matches of 100 paid players settled
  * against an emulator limited to 50 requests a second, by one process and by two sharing a
- * Redis. Every payout is made, none meets a 429, the breaker never trips. (How fast, as a
+ * PostgreSQL ledger. Every payout is made, none meets a 429, the breaker never trips. (How fast, as a
  * ratio of the allowed rate, is the benchmark's to say: bench/rate.ts.)
  */
 import { expect } from 'chai';
 import { type Emulator, startEmulator } from '../../src/emulator/index.js';
-import { RedisLedger } from '../../src/ledger/redis.js';
+import { PostgresLedger } from '../../src/ledger/postgres.js';
 import { createLightning, type Lightning } from '../../src/lightning.js';
 import type { LightningOptions } from '../../src/server/options.js';
 import { quietLogger } from '../support/game.js';
-import { needRedis } from '../support/needs.js';
+import { needPostgres } from '../support/needs.js';
 import { openPaidMatch, type PaidMatch } from '../support/paid-match.js';
+import { freshSchema, type PostgresServer, startPostgres } from '../support/postgres.js';
 import { overLimit } from '../support/rate-check.js';
-import { type RedisServer, startRedis } from '../support/redis.js';
 
 const SERVICE_LIMIT = { perSecond: 50, burst: 50 };
 // Well under the service's burst: a request that reaches it up to 400 ms late (a busy machine)
@@ -24,14 +24,14 @@ const REQUESTS = '/v0/withdrawal-requests';
 describe('a settle of 100 winners at the service’s rate', function () {
   this.timeout(30_000);
   let emulator: Emulator;
-  let redis: RedisServer;
+  let pg: PostgresServer;
   const closing: { close(): Promise<void> }[] = [];
 
   before(async function () {
-    needRedis(this);
-    redis = await startRedis();
+    needPostgres(this);
+    pg = await startPostgres({ durable: false });
   });
-  after(async () => redis?.stop());
+  after(async () => pg?.stop());
 
   beforeEach(async () => {
     emulator = await startEmulator({ logger: quietLogger });
@@ -42,9 +42,9 @@ describe('a settle of 100 winners at the service’s rate', function () {
     await emulator.close();
   });
 
-  /** A process of the game on the shared Redis (prefix), with or without the game's rate. */
-  async function gameProcess(prefix: string, rateLimit?: typeof GAME_LIMIT): Promise<Lightning> {
-    const ledger = new RedisLedger(redis.url, { prefix });
+  /** A process of the game on the shared ledger (a schema), with or without the game's rate. */
+  async function gameProcess(schema: string, rateLimit?: typeof GAME_LIMIT): Promise<Lightning> {
+    const ledger = new PostgresLedger(pg.url, { schema, durability: 'none' });
     closing.push(ledger);
     const lightning = createLightning({
       apiKey: emulator.apiKey,
@@ -62,14 +62,14 @@ describe('a settle of 100 winners at the service’s rate', function () {
   }
 
   async function settleAtRate(processes: number, winnersEach: number): Promise<void> {
-    const prefix = `settle:${Date.now()}:${Math.random()}:`;
-    const setup = await gameProcess(prefix);
+    const schema = freshSchema();
+    const setup = await gameProcess(schema);
     const matches: PaidMatch[] = [];
     for (let i = 0; i < processes; i++) {
       matches.push(await openPaidMatch(setup, emulator, winnersEach, `m${i}`));
     }
     const settlers = [];
-    for (let i = 0; i < processes; i++) settlers.push(await gameProcess(prefix, GAME_LIMIT));
+    for (let i = 0; i < processes; i++) settlers.push(await gameProcess(schema, GAME_LIMIT));
     emulator.control.setRateLimit(SERVICE_LIMIT);
     const from = Date.now();
     const views = await Promise.all(
@@ -95,7 +95,7 @@ describe('a settle of 100 winners at the service’s rate', function () {
     await settleAtRate(1, 100);
   });
 
-  it('two processes on one Redis, settling at once: together within the limit', async () => {
+  it('two processes on one PostgreSQL, settling at once: together within the limit', async () => {
     await settleAtRate(2, 50);
   });
 });

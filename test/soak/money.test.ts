@@ -24,6 +24,7 @@ import {
   type JournalEntry,
   postingsFor,
 } from '../../src/ledger/journal.js';
+import { positionOf } from '../../src/server/kinds/index.js';
 
 const T0 = Date.UTC(2026, 0, 1);
 
@@ -65,7 +66,7 @@ function play(
   const entries: JournalEntry[] = [];
   let at = T0;
   const journal = (before: Intent | null, after: Intent) => {
-    for (const p of postingsFor(before, after)) {
+    for (const p of postingsFor(before, after, positionOf)) {
       entries.push({
         ...p,
         id: `${after.id}:${p.tag}`,

@@ -15,6 +15,7 @@
  * three off (tests about atomicity, not durability).
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -41,6 +42,11 @@ export interface PostgresServer {
   start(): Promise<void>;
   /** Stops it (fast shutdown) and removes its directory. */
   stop(): Promise<void>;
+}
+
+/** A schema name of its own for a test's ledger: tests on one server never share one. */
+export function freshSchema(): string {
+  return `t_${randomUUID().replaceAll('-', '')}`;
 }
 
 /** The directory holding initdb and postgres, or '' to use PATH. */

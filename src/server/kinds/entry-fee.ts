@@ -12,7 +12,8 @@
  */
 import { createHash } from 'node:crypto';
 import type { ServiceCalls } from '../../api/service-calls.js';
-import type { Intent } from '../../ledger/intent.js';
+import { type Intent, isTerminal } from '../../ledger/intent.js';
+import { accounts, type Position } from '../../ledger/journal.js';
 import { refuseBlocked } from '../blocked.js';
 import type { Engine } from '../engine.js';
 import { type OnBehalf, recordThenSend } from '../operations/create.js';
@@ -29,6 +30,24 @@ export const entryFee: KindRules = {
   lostAnswer: 'deadline',
   showsCode: true,
   room: 'entryFees',
+  movesMoney: true,
+  counts: 'moneyIn',
+  position(intent) {
+    const paidTo = intent.groupId !== null ? accounts.escrow(intent.groupId) : accounts.fees;
+    const at = (account: string, why: string, tag?: string): Position => ({
+      account,
+      source: accounts.wallet,
+      amount: intent.amount,
+      unit: intent.unit,
+      why,
+      ...(tag === undefined ? {} : { tag }),
+    });
+    if (intent.status === 'completed') return at(paidTo, 'paid');
+    if (intent.status === 'expired' && intent.meta.latePaymentReported === true) {
+      return at(paidTo, 'paid after its deadline', 'late');
+    }
+    return at(accounts.wallet, isTerminal(intent.status) ? intent.status : 'not paid yet');
+  },
   // A fee paid into an open match: the match's own check counts its roster (funded), in
   // whichever process comes next, even if this one stops right after the move.
   groupDue: { on: ['completed'], while: 'creating' },

@@ -1,8 +1,10 @@
 /**
  * Every kind of intent, registered: the engine is built with this table and applies its rules,
- * so adding a kind is its own file (see kind.ts for what it says) plus one line here, and its
- * row in the journal's positions (ledger/journal.ts).
+ * so adding a kind is its own file (see kind.ts for what it says) plus one line here (and its
+ * name and meta in ledger/intent.ts, which the table's type then requires here).
  */
+import { type Intent, isPayout } from '../../ledger/intent.js';
+import type { Position } from '../../ledger/journal.js';
 import { entryFee } from './entry-fee.js';
 import type { KindTable } from './kind.js';
 import { match } from './match.js';
@@ -11,3 +13,13 @@ import { reward } from './reward.js';
 import { spend } from './spend.js';
 
 export const KINDS: KindTable = { reward, entryFee, spend, payment, match };
+
+/** Where an intent's money sits in its state, by its kind's rule (the journal's postings). */
+export function positionOf(intent: Intent): Position {
+  return KINDS[intent.kind].position(intent);
+}
+
+/** Whether it is a claim code a player holds: a payout whose pending state shows a code. */
+export function isClaimCode(intent: Intent): boolean {
+  return isPayout(intent.kind) && KINDS[intent.kind].showsCode;
+}

@@ -2,14 +2,16 @@
  * What an intent's kind means, as one object per kind (reward.ts, entry-fee.ts, spend.ts,
  * payment.ts, match.ts): how the engine re-reads one, what the service's answer means for it,
  * what a lost create answer leaves, what it still does once ended, whether it may be issued
- * again, and where it appears in a room. The engine applies these rules and names no kind;
- * index.ts registers them. Where an intent's money sits in each state is the journal's rule,
- * beside the ledger (ledger/journal.ts), because the stores' migrations need it too.
+ * again, where it appears in a room, where its money sits in each state (the journal's
+ * positions: ledger/journal.ts writes the postings from them) and what its metrics count. The
+ * engine applies these rules and names no kind; index.ts registers them.
  *
  * Nothing here may import the engine: the engine imports this file's types.
  */
 import type { ServiceCalls } from '../../api/service-calls.js';
+import { InvalidIntentError } from '../../ledger/errors.js';
 import type { Intent, IntentKind, IntentPatch, IntentStatus } from '../../ledger/intent.js';
+import type { Position } from '../../ledger/journal.js';
 import type { LightningLogger } from '../logger.js';
 
 /** What a re-read of the service's resource says the intent should become. */
@@ -48,10 +50,31 @@ export function notProvenBy(proof: string | undefined, callbackUrl: string | nul
   return proof !== undefined && (proof === '' || callbackUrl !== proof);
 }
 
+/**
+ * A field its kind always records before the intent is sent (a callback token, a payment's
+ * address): read back for the send. A record that lost it is refused, never sent.
+ */
+export function recorded<T>(intent: Intent, field: string, value: T | null | undefined): T {
+  if (value === null || value === undefined) {
+    throw new InvalidIntentError(`${intent.kind} ${intent.id} was recorded without its ${field}`);
+  }
+  return value;
+}
+
 /** The map of a room's LightningState an intent's entry lives in. */
 export type RoomMap = 'rewards' | 'entryFees' | 'pointSpends' | 'payments';
 
-export interface KindRules {
+/** The kinds that move money: every kind but a group's own record (a match). */
+export type MoneyKind = Exclude<IntentKind, 'match'>;
+
+/**
+ * A kind's rules. Whether it moves money: a group's own record (a match) does not; its moves
+ * say what the group did (its own events), not that money settled (the `settled` events).
+ */
+export type KindRules = RulesOfAnyKind &
+  ({ readonly movesMoney: true; readonly kind: MoneyKind } | { readonly movesMoney: false });
+
+interface RulesOfAnyKind {
   readonly kind: IntentKind;
   /**
    * How the engine re-reads one:
@@ -102,6 +125,12 @@ export interface KindRules {
   mayReissue(intent: Intent): boolean;
   /** The room map its entry appears in; null: it never appears in a room. */
   readonly room: RoomMap | null;
+  /** What its completion counts in the metrics: money in, money out, points spent, nothing. */
+  readonly counts: 'moneyIn' | 'moneyOut' | 'points' | null;
+  /** Where its money sits in its current state (the journal's rule for it). */
+  position(intent: Intent): Position;
+  /** The Lightning address it pays, if it pays one (the breaker holds one that fails). */
+  address?(intent: Intent): string | null;
 }
 
 /** The rules of every kind, by kind: built once (kinds/index.ts) and handed to the engine. */

@@ -24,14 +24,16 @@ import type { ServiceCalls } from '../../api/service-calls.js';
 import { LnAddressRefusedError } from '../../errors.js';
 import { IntentLostError } from '../../ledger/errors.js';
 import type { Intent } from '../../ledger/intent.js';
-import { mayReissue } from '../../ledger/journal.js';
+import { accounts, mayReissue } from '../../ledger/journal.js';
 import { refuseBlocked } from '../blocked.js';
 import type { Engine } from '../engine.js';
 import { type OnBehalf, recordThenSend, sendRecorded } from '../operations/create.js';
 import type { ParsedAddressPayment } from '../operations/inputs.js';
 import type { Ticket } from '../outbound.js';
 import { newCallbackToken } from '../tokens.js';
-import { type KindRules, notProvenBy, type Observation } from './kind.js';
+import { isPayment } from './guards.js';
+import { type KindRules, notProvenBy, type Observation, recorded } from './kind.js';
+import { payoutPosition } from './payout-position.js';
 
 export const payment: KindRules = {
   kind: 'payment',
@@ -39,7 +41,12 @@ export const payment: KindRules = {
   lostAnswer: 'proof',
   showsCode: false,
   room: 'payments',
+  movesMoney: true,
+  counts: 'moneyOut',
   mayReissue,
+  position: (intent) =>
+    payoutPosition(intent, { account: accounts.inflight, why: 'payment sent' }, 'paid'),
+  address: (intent) => (isPayment(intent) ? (intent.meta.lnAddress ?? null) : null),
   async observe(api: ServiceCalls, _intent, remoteId, _now, proof): Promise<Observation | null> {
     const sent = await api.payments.get(remoteId);
     if (notProvenBy(proof, sent.callbackUrl)) return null;
@@ -112,13 +119,13 @@ export async function sendApprovedPayment(
 /** The send of a payment, as its record says (the address and comment are in its meta). */
 function paymentCall(engine: Engine) {
   return (intent: Intent) => {
-    const comment = intent.meta.comment;
+    const meta = isPayment(intent) ? intent.meta : {};
     return engine.api.lnAddress.sendPayment({
-      lnAddress: intent.meta.lnAddress as string,
+      lnAddress: recorded(intent, 'address', meta.lnAddress),
       amount: intent.amount,
       internalId: intent.playerId,
-      callbackUrl: engine.callbackUrl(intent.callbackToken as string),
-      ...(typeof comment === 'string' ? { comment } : {}),
+      callbackUrl: engine.callbackUrl(recorded(intent, 'callback token', intent.callbackToken)),
+      ...(meta.comment === undefined ? {} : { comment: meta.comment }),
     });
   };
 }

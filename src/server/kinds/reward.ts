@@ -11,14 +11,15 @@
  */
 import type { ServiceCalls } from '../../api/service-calls.js';
 import type { Intent } from '../../ledger/intent.js';
-import { mayReissue } from '../../ledger/journal.js';
+import { accounts, mayReissue } from '../../ledger/journal.js';
 import { refuseBlocked } from '../blocked.js';
 import type { Engine } from '../engine.js';
 import { type OnBehalf, recordThenSend, sendRecorded } from '../operations/create.js';
 import type { ParsedReward } from '../operations/inputs.js';
 import type { Ticket } from '../outbound.js';
 import { newCallbackToken } from '../tokens.js';
-import { type KindRules, notProvenBy, type Observation } from './kind.js';
+import { type KindRules, notProvenBy, type Observation, recorded } from './kind.js';
+import { payoutPosition } from './payout-position.js';
 
 export const reward: KindRules = {
   kind: 'reward',
@@ -26,7 +27,15 @@ export const reward: KindRules = {
   lostAnswer: 'deadline',
   showsCode: true,
   room: 'rewards',
+  movesMoney: true,
+  counts: 'moneyOut',
   mayReissue,
+  position: (intent) =>
+    payoutPosition(
+      intent,
+      { account: accounts.claimable(intent.playerId), why: 'code shown' },
+      'claimed',
+    ),
   async observe(api: ServiceCalls, _intent, remoteId, _now, proof): Promise<Observation | null> {
     const request = await api.withdrawalRequests.get(remoteId);
     if (notProvenBy(proof, request.callbackUrl)) return null;
@@ -82,7 +91,7 @@ function rewardCall(engine: Engine, expiresIn: number) {
       amount: intent.amount,
       description: intent.description,
       internalId: intent.playerId,
-      callbackUrl: engine.callbackUrl(intent.callbackToken as string),
+      callbackUrl: engine.callbackUrl(recorded(intent, 'callback token', intent.callbackToken)),
       expiresIn,
     });
 }

@@ -9,7 +9,8 @@ import { randomUUID } from 'node:crypto';
 import { InsufficientPointsError } from '../../api/errors.js';
 import type { ServiceCalls } from '../../api/service-calls.js';
 import { IntentLostError } from '../../ledger/errors.js';
-import type { Intent } from '../../ledger/intent.js';
+import { type Intent, isTerminal } from '../../ledger/intent.js';
+import { accounts, type Position } from '../../ledger/journal.js';
 import { refuseBlocked } from '../blocked.js';
 import type { Engine } from '../engine.js';
 import { recordThenSend } from '../operations/create.js';
@@ -25,7 +26,22 @@ export const spend: KindRules = {
   lostAnswer: 'resend',
   showsCode: false,
   room: 'pointSpends',
+  movesMoney: true,
+  counts: 'points',
   mayReissue: () => false,
+  position(intent) {
+    const source = accounts.points(intent.playerId);
+    const at = (account: string, why: string): Position => ({
+      account,
+      source,
+      amount: intent.amount,
+      unit: intent.unit,
+      why,
+    });
+    if (intent.status === 'completed') return at(accounts.housePoints, 'spent');
+    if (!isTerminal(intent.status)) return at(accounts.inflight, intent.status);
+    return at(source, intent.status);
+  },
   observe: resendDeplete,
 };
 

@@ -47,7 +47,7 @@ import {
   MatchClosedError,
   MatchSeatError,
 } from '../../errors.js';
-import { DuplicateIntentError } from '../../ledger/errors.js';
+import { DuplicateIntentError, InvalidIntentError } from '../../ledger/errors.js';
 import { type Intent, isTerminal } from '../../ledger/intent.js';
 import {
   attemptOf,
@@ -58,15 +58,22 @@ import {
 import type { SeatGuard } from '../../ledger/store.js';
 import { refuseBlocked } from '../blocked.js';
 import type { Engine } from '../engine.js';
-import { startEntryFee } from '../kinds/entry-fee.js';
+import { entryFee, startEntryFee } from '../kinds/entry-fee.js';
+import { type EntryFeeIntent, isEntryFee } from '../kinds/guards.js';
+import {
+  decisionOf,
+  isMatch,
+  type MatchIntent,
+  match as matchKind,
+  newMatch,
+  termsOf,
+} from '../kinds/match.js';
 import { startAddressPayment } from '../kinds/payment.js';
 import { startReward } from '../kinds/reward.js';
 import { isAmbiguous } from '../operations/outcome.js';
 import {
   type MatchDecision,
-  type MatchMeta,
   type MatchTerms,
-  matchMeta,
   type ParsedEnter,
   type ParsedOpenMatch,
   type Shares,
@@ -112,7 +119,7 @@ export class Matches {
 
   constructor(engine: Engine) {
     this.#engine = engine;
-    engine.checkWith('match', (match) => this.check(match));
+    engine.checkWith(matchKind.kind, async (match) => (isMatch(match) ? this.check(match) : match));
     engine.follow((intent, what) => this.#follow(intent, what));
   }
 
@@ -132,9 +139,8 @@ export class Matches {
       ...(args.seats ? { seats: args.seats } : {}),
     };
     const match = await this.#engine.record(
-      {
+      newMatch({
         id,
-        kind: 'match',
         roomId: args.roomId,
         // Never a player's id: a match counts against nobody's limits.
         playerId: `match:${id}`,
@@ -146,11 +152,12 @@ export class Matches {
         // into the match brings forward (its check then counts the roster).
         expiresAt: now + args.timeoutMs,
         nextCheckAt: now + args.timeoutMs,
-        meta: { terms } satisfies MatchMeta as unknown as Record<string, unknown>,
-      },
+        meta: { terms },
+      }),
       now,
       {},
     );
+    if (!isMatch(match)) throw new InvalidIntentError(`${match.kind} ${match.id} is no match`);
     return viewOf(match, [match]);
   }
 
@@ -164,7 +171,7 @@ export class Matches {
     await refuseBlocked(this.#engine, args.playerId);
     const match = await this.#match(args.matchId);
     if (match.status !== 'creating') throw closedError(match);
-    const terms = matchMeta(match.meta).terms;
+    const terms = termsOf(match);
     if (terms.roster && !terms.roster.includes(args.playerId)) {
       throw new MatchSeatError(match.id, args.playerId, 'not-in-roster');
     }
@@ -191,12 +198,12 @@ export class Matches {
    * `enter` into a match opened before the ledger kept seats (no `seatGuard` in its terms): its
    * seats are a read of its group, as they were then.
    */
-  async #enterByRead(match: Intent, args: ParsedEnter): Promise<Intent> {
-    const terms = matchMeta(match.meta).terms;
+  async #enterByRead(match: MatchIntent, args: ParsedEnter): Promise<Intent> {
+    const terms = termsOf(match);
     const group = await this.#engine.ledger.byGroup(match.id);
     const replaced = replacedFees(group);
     const fees = group.filter(
-      (i) => i.kind === 'entryFee' && i.playerId === args.playerId && !replaced.has(i.id),
+      (i) => isEntryFee(i) && i.playerId === args.playerId && !replaced.has(i.id),
     );
     const held = fees.filter(
       (i) => i.status === 'completed' || (!isTerminal(i.status) && !lostCreate(i)),
@@ -218,8 +225,8 @@ export class Matches {
    * too, the call rejects, and the player's next `enter` replaces it in turn. The open key of
    * a new charge is the lost fee's, so that two calls replacing one lost fee make one charge.
    */
-  async #charge(match: Intent, args: ParsedEnter, lost: string | undefined): Promise<Intent> {
-    const terms = matchMeta(match.meta).terms;
+  async #charge(match: MatchIntent, args: ParsedEnter, lost: string | undefined): Promise<Intent> {
+    const terms = termsOf(match);
     let replaces = lost;
     for (let attempt = 0; ; attempt++) {
       const id = uuidv7();
@@ -249,7 +256,7 @@ export class Matches {
               ...(args.lnAddress ? { lnAddress: args.lnAddress } : {}),
             },
             ...(terms.seatGuard === true
-              ? { guards: { ...this.#engine.guards('entryFee'), seat } }
+              ? { guards: { ...this.#engine.guards(entryFee.kind), seat } }
               : {}),
           },
         );
@@ -275,7 +282,7 @@ export class Matches {
   async #stillOpen(matchId: string, fee: Intent): Promise<Intent> {
     const match = await this.#match(matchId);
     if (match.status === 'creating') return fee;
-    if (matchMeta(match.meta).decision?.paidFeeIds.includes(fee.id)) return fee;
+    if (match.meta.decision?.paidFeeIds.includes(fee.id)) return fee;
     const current = (await this.#engine.ledger.get(fee.id)) ?? fee;
     if (!isTerminal(current.status)) await this.#close(current);
     throw closedError(match);
@@ -306,8 +313,8 @@ export class Matches {
    */
   async keepAlive(matchId: string): Promise<void> {
     const match = await this.#engine.ledger.get(matchId);
-    if (match?.kind !== 'match' || match.status !== 'creating') return;
-    const { timeoutMs } = matchMeta(match.meta).terms;
+    if (!isMatch(match) || match.status !== 'creating') return;
+    const { timeoutMs } = termsOf(match);
     await this.#engine.ledger.update(match.id, 'creating', {
       expiresAt: this.#engine.now() + timeoutMs,
     });
@@ -317,7 +324,7 @@ export class Matches {
    * The reconciler's look at a due match: abort an open one nobody kept alive, count the roster
    * of one a paid fee made due (funded, and its event, once), finish a decided one.
    */
-  async check(match: Intent): Promise<Intent> {
+  async check(match: MatchIntent): Promise<Intent> {
     if (isTerminal(match.status)) return match;
     if (match.status === 'creating') {
       const now = this.#engine.now();
@@ -335,7 +342,7 @@ export class Matches {
                 nextCheckAt: timeout,
                 expiresAt: timeout,
               });
-        if (waiting) await this.#lookOpen(waiting);
+        if (isMatch(waiting)) await this.#lookOpen(waiting);
         return (await this.#engine.ledger.get(match.id)) ?? match;
       }
       await this.#decide(match.id, 'abort', {
@@ -358,7 +365,8 @@ export class Matches {
   ): Promise<MatchView> {
     let match = await this.#match(id);
     if (match.status === 'creating') {
-      const meta = matchMeta(match.meta);
+      const meta = match.meta;
+      const terms = termsOf(match);
       const group = await this.#engine.ledger.byGroup(id);
       const paid = paidFees(group);
       const pot = paid.reduce((sum, fee) => sum + BigInt(fee.amount), 0n);
@@ -370,7 +378,7 @@ export class Matches {
             throw new InvalidArgumentError('shares', `names ${playerId}, who has not paid in`);
           }
         }
-        split = splitPot(pot, meta.terms.rakeBps, wanted.shares);
+        split = splitPot(pot, terms.rakeBps, wanted.shares);
       }
       const now = this.#engine.now();
       const decision: MatchDecision = {
@@ -386,17 +394,17 @@ export class Matches {
         match,
         'pending',
         {
-          meta: { ...meta, decision } as unknown as Record<string, unknown>,
+          meta: { ...meta, decision },
           // Due at once for any other process if this one dies before it finishes.
           nextCheckAt: now + this.#engine.settings.reconciler.creatingGraceMs,
         },
         kind === 'settle' ? `settled: pot ${pot} msats` : `aborted: ${wanted.reason}`,
       );
-      match = moved ?? (await this.#match(id));
+      match = isMatch(moved) ? moved : await this.#match(id);
     }
     // The first decision stands: the same one again is answered with it; any other (an abort
     // of a settled match, a settle with other shares, from this process or another) is refused.
-    const decision = matchMeta(match.meta).decision;
+    const decision = match.meta.decision;
     if (
       decision?.kind !== kind ||
       (kind === 'settle' && !sameShares(decision.shares, wanted.shares))
@@ -411,7 +419,7 @@ export class Matches {
    * and refund (fixed ids), and ends the match once every fee is closed and every payment
    * made. Safe to run again at any time, in any process.
    */
-  #finish(match: Intent): Promise<MatchView> {
+  #finish(match: MatchIntent): Promise<MatchView> {
     // One at a time per match in this process: a finish that closes a fee sets off another
     // (the fee's move), which runs after it, on what it left. Processes race in the ledger.
     // Calls while one waits to run share it (a queue's payouts, made one by one, each call for
@@ -426,7 +434,8 @@ export class Matches {
           now.current = run;
           delete now.next;
         }
-        return this.#finishOnce((await this.#engine.ledger.get(match.id)) ?? match);
+        const read = await this.#engine.ledger.get(match.id);
+        return this.#finishOnce(isMatch(read) ? read : match);
       });
     if (slot) slot.next = run;
     else this.#finishing.set(match.id, { current: run });
@@ -440,7 +449,7 @@ export class Matches {
   }
 
   /** One look at a deciding match in PROGRESS_LOOK_MS, shared by every call until then. */
-  #finishSoon(match: Intent): void {
+  #finishSoon(match: MatchIntent): void {
     if (this.#lookSoon.has(match.id)) return;
     this.#lookSoon.add(match.id);
     timerAt(this.#engine.clock, this.#engine.now() + PROGRESS_LOOK_MS, () => {
@@ -460,10 +469,10 @@ export class Matches {
     return reconciler.enabled && decision.payouts.length >= payoutQueue.fromWinners;
   }
 
-  async #finishOnce(match: Intent): Promise<MatchView> {
+  async #finishOnce(match: MatchIntent): Promise<MatchView> {
     const engine = this.#engine;
-    const decision = matchMeta(match.meta).decision as MatchDecision;
-    const terms = matchMeta(match.meta).terms;
+    const decision = decisionOf(match);
+    const terms = termsOf(match);
     if (isTerminal(match.status)) return viewOf(match, await engine.ledger.byGroup(match.id));
     let done = true;
     let group = await engine.ledger.byGroup(match.id);
@@ -471,7 +480,7 @@ export class Matches {
 
     // No one may pay into a decided match: each open fee's deadline becomes now, and its
     // check closes the charge (a payment that came just before shows, and is refunded below).
-    for (const fee of group.filter((i) => i.kind === 'entryFee' && !isTerminal(i.status))) {
+    for (const fee of group.filter((i) => isEntryFee(i) && !isTerminal(i.status))) {
       if (!isTerminal((await this.#close(fee)).status)) done = false;
     }
     group = await engine.ledger.byGroup(match.id);
@@ -491,7 +500,7 @@ export class Matches {
       }
     }
     const replaced = replacedFees(group);
-    for (const fee of group.filter((i) => i.kind === 'entryFee')) {
+    for (const fee of group.filter(isEntryFee)) {
       const why = refundReason(fee, decision, replaced);
       if (why === null) continue;
       const refunded = await this.#pay(match, group, `${fee.id}:refund`, {
@@ -526,16 +535,15 @@ export class Matches {
    * the match due, and whichever process looks next does what is left (an event already told
    * is not told again).
    */
-  async #end(match: Intent, decision: MatchDecision): Promise<MatchView> {
+  async #end(match: MatchIntent, decision: MatchDecision): Promise<MatchView> {
     const engine = this.#engine;
-    const meta = matchMeta(match.meta);
     let ending = match;
-    if (meta.ended !== true) {
+    if (match.meta.ended !== true) {
       const marked = await engine.ledger.update(match.id, 'pending', {
         meta: { ...match.meta, ended: true },
         nextCheckAt: engine.now() + RETRY_MS,
       });
-      ending = marked ?? (await this.#match(match.id));
+      ending = isMatch(marked) ? marked : await this.#match(match.id);
       if (isTerminal(ending.status)) return viewOf(ending, await engine.ledger.byGroup(match.id));
     }
     const event = decision.kind === 'settle' ? 'match.settled' : 'match.aborted';
@@ -550,7 +558,7 @@ export class Matches {
       {},
       decision.kind === 'settle' ? 'payouts created' : 'refunds created',
     );
-    return viewOf(ended ?? (await this.#match(match.id)), group);
+    return viewOf(isMatch(ended) ? ended : await this.#match(match.id), group);
   }
 
   /** `match.progress` when a deciding match's queued payouts made more since this process last told. */
@@ -568,7 +576,7 @@ export class Matches {
    * outcome unknown, or the service refused for now).
    */
   async #pay(
-    match: Intent,
+    match: MatchIntent,
     group: readonly Intent[],
     key: string,
     what: {
@@ -590,10 +598,11 @@ export class Matches {
     }
     const id = attempts.length === 0 ? key : `${key}:${attempts.length + 1}`;
     this.#attempted++;
-    const terms = matchMeta(match.meta).terms;
+    const terms = termsOf(match);
     // The player's Lightning address, given when they entered, for a first attempt.
-    const address = indexOf(group).fees.get(what.playerId)?.meta.lnAddress;
-    const toAddress = attempts.length === 0 && typeof address === 'string';
+    const address =
+      attempts.length === 0 ? indexOf(group).fees.get(what.playerId)?.meta.lnAddress : undefined;
+    const toAddress = address !== undefined;
     try {
       const behalf = {
         id,
@@ -625,27 +634,28 @@ export class Matches {
           },
           behalf,
         );
-      const made = toAddress
-        ? await startAddressPayment(
-            this.#engine,
-            {
-              playerId: what.playerId,
-              roomId: match.roomId,
-              lnAddress: address as string,
-              amountMsat: what.amountMsat,
-              comment: what.description.slice(0, 255),
-            },
-            behalf,
-          ).catch((err: unknown) => {
-            // The address failed its check (or payments to it just failed): nothing was
-            // recorded or sent, so this first attempt is a claim code instead.
-            if (!(err instanceof LnAddressRefusedError)) throw err;
-            this.#engine.logger.warn(
-              `match ${match.id}: ${what.role} to ${what.playerId} by claim code: ${err.message}`,
-            );
-            return byCode();
-          })
-        : await byCode();
+      const made =
+        address !== undefined
+          ? await startAddressPayment(
+              this.#engine,
+              {
+                playerId: what.playerId,
+                roomId: match.roomId,
+                lnAddress: address,
+                amountMsat: what.amountMsat,
+                comment: what.description.slice(0, 255),
+              },
+              behalf,
+            ).catch((err: unknown) => {
+              // The address failed its check (or payments to it just failed): nothing was
+              // recorded or sent, so this first attempt is a claim code instead.
+              if (!(err instanceof LnAddressRefusedError)) throw err;
+              this.#engine.logger.warn(
+                `match ${match.id}: ${what.role} to ${what.playerId} by claim code: ${err.message}`,
+              );
+              return byCode();
+            })
+          : await byCode();
       if (what.role === 'refund') this.#engine.emit('match.refund', made, what.why);
       return made.status === 'pending' || made.status === 'completed';
     } catch (err) {
@@ -672,7 +682,7 @@ export class Matches {
    * an unknown code), or 'again' (ended unpaid and nobody can hold its code: issue it again).
    */
   #made(
-    match: Intent,
+    match: MatchIntent,
     last: Intent,
     what: { playerId: string; amountMsat: string; role: string },
     attempts: number,
@@ -683,7 +693,7 @@ export class Matches {
     }
     // A payment whose answer was lost may have paid: never sent again, it waits for a proven
     // callback or an operator (lightning.unknowns()), and the match goes on without it.
-    if (last.status === 'unknown') return last.kind === 'payment';
+    if (last.status === 'unknown') return this.#engine.rulesOf(last.kind).lostAnswer === 'proof';
     if (last.status === 'pending' || last.status === 'completed') return true;
     // Ended unpaid. Issued again only when nobody can hold its code (refused, or expired never
     // shown), whatever route brought the news and whatever code is stored now, or when an
@@ -702,9 +712,9 @@ export class Matches {
   /** A fee of a match moved, or was paid after it expired; or a payout or refund ended. */
   async #follow(intent: Intent, what: 'moved' | 'latePayment'): Promise<void> {
     if (typeof intent.meta.payKey === 'string') return this.#repay(intent);
-    if (intent.kind !== 'entryFee' || intent.groupId === null) return;
+    if (!isEntryFee(intent) || intent.groupId === null) return;
     const match = await this.#engine.ledger.get(intent.groupId);
-    if (match?.kind !== 'match') return;
+    if (!isMatch(match)) return;
     if (match.status === 'creating') {
       if (what !== 'moved' || intent.status !== 'completed') return;
       const group = await this.#engine.ledger.byGroup(match.id);
@@ -722,18 +732,23 @@ export class Matches {
     // The match has ended: a fee paid after it ended is refunded on its own.
     const fee = (await this.#engine.ledger.get(intent.id)) ?? intent;
     const group = await this.#engine.ledger.byGroup(match.id);
-    const decision = matchMeta(match.meta).decision as MatchDecision;
+    const decision = decisionOf(match);
     const why = refundReason(fee, decision, replacedFees(group));
     if (why === null) return;
     await this.#refund(match, group, fee, why);
   }
 
   /** Gives a fee back to its player, once (its refund's id is fixed: `<fee>:refund`). */
-  async #refund(match: Intent, group: readonly Intent[], fee: Intent, why: string): Promise<void> {
+  async #refund(
+    match: MatchIntent,
+    group: readonly Intent[],
+    fee: Intent,
+    why: string,
+  ): Promise<void> {
     await this.#pay(match, group, `${fee.id}:refund`, {
       playerId: fee.playerId,
       amountMsat: fee.amount,
-      description: `${matchMeta(match.meta).terms.description}: refund (${why})`,
+      description: `${termsOf(match).description}: refund (${why})`,
       role: 'refund',
       why,
       feeId: fee.id,
@@ -756,7 +771,7 @@ export class Matches {
       (typeof attempt.meta.approvedBy === 'string' || attempt.history[0]?.to === 'queued');
     if ((!unpaid && !approved) || attempt.groupId === null) return;
     const match = await this.#engine.ledger.get(attempt.groupId);
-    if (match?.kind !== 'match') return;
+    if (!isMatch(match)) return;
     // A deciding match goes on at once with what the attempt's end left it to do (issuing it
     // again, or ending), not at its next timer; a queue's payouts made share one look soon.
     if (match.status === 'pending') {
@@ -766,7 +781,8 @@ export class Matches {
     }
     if (!isTerminal(match.status) || !unpaid) return;
     const group = await this.#engine.ledger.byGroup(match.id);
-    const key = attempt.meta.payKey as string;
+    const key = attempt.meta.payKey;
+    if (typeof key !== 'string') return;
     if (group.filter((i) => i.meta.payKey === key).at(-1)?.id !== attempt.id) return;
     const role = attempt.meta.matchRole === 'refund' ? 'refund' : 'payout';
     const why = typeof attempt.meta.why === 'string' ? attempt.meta.why : role;
@@ -788,7 +804,8 @@ export class Matches {
    */
   async reissue(marked: Intent): Promise<Intent | null> {
     await this.#repay(marked);
-    const group = await this.#engine.ledger.byGroup(marked.groupId as string);
+    if (marked.groupId === null) return null;
+    const group = await this.#engine.ledger.byGroup(marked.groupId);
     const latest = group.filter((i) => i.meta.payKey === marked.meta.payKey).at(-1);
     return latest === undefined || latest.id === marked.id ? null : latest;
   }
@@ -801,21 +818,21 @@ export class Matches {
    * (entry-fee.ts `groupDue`): a process that stops, or a ledger that goes away, between the
    * move and this leaves the match due, and whichever process looks next funds it.
    */
-  async #checkFunded(match: Intent, read?: readonly Intent[]): Promise<void> {
-    const meta = matchMeta(match.meta);
-    if (seatsOf(meta.terms) === 0) return;
+  async #checkFunded(match: MatchIntent, read?: readonly Intent[]): Promise<void> {
+    const terms = termsOf(match);
+    if (seatsOf(terms) === 0) return;
     const group = read ?? (await this.#engine.ledger.byGroup(match.id));
-    if (!rosterPaid(meta.terms, group)) return;
+    if (!rosterPaid(terms, group)) return;
     const current = await this.#engine.ledger.get(match.id);
-    if (current?.status !== 'creating') return;
+    if (!isMatch(current) || current.status !== 'creating') return;
     // The fact first, then the event's once-marker: a process that stops between the two
     // leaves the match funded, and the next look at it tells (whoever takes the marker first).
-    const updated = matchMeta(current.meta).funded
+    const updated = current.meta.funded
       ? current
       : await this.#engine.ledger.update(match.id, 'creating', {
           meta: { ...current.meta, funded: true },
         });
-    if (!updated) return;
+    if (!isMatch(updated)) return;
     if (!(await this.#engine.ledger.recordEvent(`once:match.funded:${match.id}`))) return;
     this.#engine.announce(updated);
     this.#engine.emit('match.funded', viewOf(updated, group));
@@ -826,7 +843,7 @@ export class Matches {
    * process's follow-up would have done, from the ledger. A lost charge that a new one replaced
    * and that turned out paid is refunded (fixed id: once), and a roster that paid is funded.
    */
-  async #lookOpen(match: Intent): Promise<void> {
+  async #lookOpen(match: MatchIntent): Promise<void> {
     const group = await this.#engine.ledger.byGroup(match.id);
     const replaced = replacedFees(group);
     for (const fee of group) {
@@ -854,9 +871,9 @@ export class Matches {
     return closing ? await this.#engine.check(closing).catch(() => closing) : fee;
   }
 
-  async #match(id: string): Promise<Intent> {
+  async #match(id: string): Promise<MatchIntent> {
     const match = await this.#engine.ledger.get(id);
-    if (match?.kind !== 'match') {
+    if (!isMatch(match)) {
       throw new InvalidArgumentError('matchId', 'names no match in the ledger');
     }
     return match;
@@ -864,8 +881,8 @@ export class Matches {
 }
 
 /** The error for a call the match no longer takes, naming the decision that stands. */
-function closedError(match: Intent): MatchClosedError {
-  const decision = matchMeta(match.meta).decision;
+function closedError(match: MatchIntent): MatchClosedError {
+  const decision = match.meta.decision;
   return new MatchClosedError(
     match.id,
     matchStatus(match),
@@ -896,8 +913,8 @@ function refuseSeat(
  * When an open match times out: its `expiresAt`, which `open` and `keepAlive` write. A match
  * opened before it had one timed out `timeoutMs` after its last write (its keep-alive's).
  */
-function timeoutOf(match: Intent): number {
-  return match.expiresAt ?? match.updatedAt + matchMeta(match.meta).terms.timeoutMs;
+function timeoutOf(match: MatchIntent): number {
+  return match.expiresAt ?? match.updatedAt + termsOf(match).timeoutMs;
 }
 
 /** Whether two settles name the same winners with the same shares (in any order). */
@@ -942,7 +959,7 @@ function payoutKey(matchId: string, playerId: string): string {
 /** A group's attempts by pay key and latest fee by player, each in the group's order. */
 interface GroupIndex {
   attempts: Map<string, Intent[]>;
-  fees: Map<string, Intent>;
+  fees: Map<string, EntryFeeIntent>;
 }
 
 /**
@@ -959,7 +976,7 @@ function indexOf(group: readonly Intent[]): GroupIndex {
     const key = intent.meta.payKey;
     if (typeof key === 'string')
       index.attempts.set(key, [...(index.attempts.get(key) ?? []), intent]);
-    if (intent.kind === 'entryFee') index.fees.set(intent.playerId, intent);
+    if (isEntryFee(intent)) index.fees.set(intent.playerId, intent);
   }
   indexes.set(group, index);
   return index;

@@ -14,6 +14,7 @@ import { z } from 'zod';
 import { lnAddress, msat } from '../../api/inputs.js';
 import { InvalidArgumentError } from '../../errors.js';
 import { idInput } from '../../ids.js';
+import type { MatchTerms, Payout } from '../../ledger/intent.js';
 
 const id = idInput;
 
@@ -130,60 +131,12 @@ export type Shares = z.output<typeof sharesInput>;
 
 export const reasonInput = z.string().trim().min(1, 'must say why').max(500);
 
-/** What a match record keeps in its intent's `meta`. */
-export interface MatchTerms {
-  entryFeeMsat: string;
-  /** The rake in basis points (1000 = 10%). */
-  rakeBps: number;
-  feeExpiresIn: number;
-  timeoutMs: number;
-  claimExpiresIn: number;
-  description: string;
-  /** The players the match was opened for; absent when it was not opened for a roster. */
-  roster?: string[];
-  /** How many players it seats: the roster's size, or `seats`; absent: no roster, no funded. */
-  seats?: number;
-  /**
-   * Its seats are held by the ledger (CreateGuards.seat), in each fee's create. Absent on a
-   * match opened before the ledger kept seats: its seats are a read of its group.
-   */
-  seatGuard?: true;
-}
+/** What a match record keeps in its intent's `meta` (ledger/intent.ts: the record's shape). */
+export type { MatchDecision, MatchMeta, MatchTerms, Payout } from '../../ledger/intent.js';
 
 /** How many players a match waits for before it is funded; 0 when it has no roster. */
 export function seatsOf(terms: MatchTerms): number {
   return terms.roster?.length ?? terms.seats ?? 0;
-}
-
-export interface Payout {
-  playerId: string;
-  amountMsat: string;
-}
-
-/** The one decision a match takes, by compare-and-set: settled or aborted, never both. */
-export interface MatchDecision {
-  kind: 'settle' | 'abort';
-  reason: string | null;
-  shares: Shares | null;
-  /** The fees the ledger saw paid at the decision: the pot. Any fee paid later is refunded. */
-  paidFeeIds: string[];
-  potMsat: string;
-  rakeMsat: string;
-  payouts: Payout[];
-  at: number;
-}
-
-export interface MatchMeta {
-  terms: MatchTerms;
-  decision?: MatchDecision;
-  /** The roster has paid (its event is told once, by a once-marker). */
-  funded?: boolean;
-  /** Every payout and refund is made: settled or aborted, its event told or about to be. */
-  ended?: boolean;
-}
-
-export function matchMeta(meta: Record<string, unknown>): MatchMeta {
-  return meta as unknown as MatchMeta;
 }
 
 /**

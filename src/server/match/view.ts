@@ -3,7 +3,9 @@
  * of its group (fees, payouts, refunds). Amounts are decimal strings in msats.
  */
 import type { Intent, IntentStatus } from '../../ledger/intent.js';
-import { type MatchDecision, type MatchTerms, matchMeta, seatsOf } from './terms.js';
+import { type EntryFeeIntent, isEntryFee } from '../kinds/guards.js';
+import { type MatchIntent, termsOf } from '../kinds/match.js';
+import { type MatchDecision, type MatchTerms, seatsOf } from './terms.js';
 
 export type MatchStatus = 'open' | 'settling' | 'aborting' | 'settled' | 'aborted';
 
@@ -64,12 +66,12 @@ export interface MatchView {
   updatedAt: number;
 }
 
-export function matchStatus(match: Intent): MatchStatus {
-  const decision = matchMeta(match.meta).decision;
+export function matchStatus(match: MatchIntent): MatchStatus {
+  const decision = match.meta.decision;
   if (match.status === 'creating') return 'open';
   if (match.status === 'completed') return 'settled';
   if (match.status === 'failed') return 'aborted';
-  const ended = matchMeta(match.meta).ended === true;
+  const ended = match.meta.ended === true;
   if (decision?.kind === 'settle') return ended ? 'settled' : 'settling';
   return ended ? 'aborted' : 'aborting';
 }
@@ -78,7 +80,7 @@ export function matchStatus(match: Intent): MatchStatus {
  * The players holding a seat: their latest fee is open or paid. `entered` and `paid` of the view
  * and of the room's synced match are these counts, one definition.
  */
-export function seated(group: readonly Intent[]): Intent[] {
+export function seated(group: readonly Intent[]): EntryFeeIntent[] {
   return [...latestFees(group).values()].filter(
     (fee) => fee.status !== 'expired' && fee.status !== 'failed',
   );
@@ -92,18 +94,17 @@ export function seated(group: readonly Intent[]): Intent[] {
 export function replacedFees(group: readonly Intent[]): Set<string> {
   const replaced = new Set<string>();
   for (const intent of group) {
+    if (!isEntryFee(intent)) continue;
     const lost = intent.meta.replaces;
-    if (intent.kind === 'entryFee' && typeof lost === 'string') replaced.add(lost);
+    if (lost !== undefined) replaced.add(lost);
   }
   return replaced;
 }
 
 /** The fees paid into a match that count for a seat and the pot (a replaced fee does not). */
-export function paidFees(group: readonly Intent[]): Intent[] {
+export function paidFees(group: readonly Intent[]): EntryFeeIntent[] {
   const replaced = replacedFees(group);
-  return group.filter(
-    (i) => i.kind === 'entryFee' && i.status === 'completed' && !replaced.has(i.id),
-  );
+  return group.filter(isEntryFee).filter((i) => i.status === 'completed' && !replaced.has(i.id));
 }
 
 /**
@@ -120,14 +121,15 @@ export function rosterPaid(terms: MatchTerms, group: readonly Intent[]): boolean
 }
 
 /** The fees of a group, the latest one per player. */
-export function latestFees(group: readonly Intent[]): Map<string, Intent> {
-  const fees = new Map<string, Intent>();
-  for (const intent of group) if (intent.kind === 'entryFee') fees.set(intent.playerId, intent);
+export function latestFees(group: readonly Intent[]): Map<string, EntryFeeIntent> {
+  const fees = new Map<string, EntryFeeIntent>();
+  for (const intent of group) if (isEntryFee(intent)) fees.set(intent.playerId, intent);
   return fees;
 }
 
-export function viewOf(match: Intent, group: readonly Intent[]): MatchView {
-  const meta = matchMeta(match.meta);
+export function viewOf(match: MatchIntent, group: readonly Intent[]): MatchView {
+  const { meta } = match;
+  const terms = termsOf(match);
   const decision = meta.decision;
   const fees = latestFees(group);
   const sitting = seated(group);
@@ -147,15 +149,15 @@ export function viewOf(match: Intent, group: readonly Intent[]): MatchView {
     id: match.id,
     roomId: match.roomId,
     status: matchStatus(match),
-    entryFeeMsat: meta.terms.entryFeeMsat,
-    rake: meta.terms.rakeBps / 10_000,
+    entryFeeMsat: terms.entryFeeMsat,
+    rake: terms.rakeBps / 10_000,
     potMsat: pot,
     rakeMsat: decision?.kind === 'settle' ? decision.rakeMsat : null,
     funded: meta.funded === true,
     entered: sitting.length,
     paid: sitting.filter((fee) => fee.status === 'completed').length,
-    seats: seatsOf(meta.terms),
-    roster: meta.terms.roster ? [...meta.terms.roster] : null,
+    seats: seatsOf(terms),
+    roster: terms.roster ? [...terms.roster] : null,
     players: [...fees.values()].map((fee) => ({
       playerId: fee.playerId,
       feeId: fee.id,

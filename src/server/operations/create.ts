@@ -256,7 +256,7 @@ function lost(
   const error = new IntentLostError(intent.id, remoteId, { cause });
   engine.logger.error(
     `LEDGER LOST AN INTENT: ${intent.kind} ${intent.id} for player ${intent.playerId} is gone from the ledger` +
-      `${remoteId ? `; the service created ${remoteId}` : ''}. Check the ledger's durability (Redis needs appendonly yes).`,
+      `${remoteId ? `; the service created ${remoteId}` : ''}. Check the ledger's durability (PostgreSQL needs fsync on; was it restored from a backup?).`,
   );
   engine.emit('unknown', { ...intent, ...answered, status: 'unknown' }, error);
   return error;

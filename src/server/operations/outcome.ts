@@ -32,10 +32,9 @@ export async function recordCreateFailure(
   const message = err instanceof Error ? err.message : String(err);
   // Only money going out can pause money going out; a fee or a spend that failed cannot.
   if (isPayout(intent.kind)) {
-    const lnAddress = intent.meta.lnAddress;
     engine.breaker.payoutFailed(err, isAmbiguous(err), {
       playerId: intent.playerId,
-      lnAddress: intent.kind === 'payment' && typeof lnAddress === 'string' ? lnAddress : null,
+      lnAddress: engine.rulesOf(intent.kind).address?.(intent) ?? null,
     });
   }
   if (isAmbiguous(err)) {

@@ -26,7 +26,7 @@ import {
   type Posting,
   postingsFor,
 } from '../../../src/ledger/journal.js';
-
+import { positionOf } from '../../../src/server/kinds/index.js';
 import {
   ALL_PAIRS,
   asCreated,
@@ -169,7 +169,7 @@ export function describeIntentContract(factory: LedgerFactory): void {
       it('rejects an unknown kind, a short callback token and unknown fields', async () => {
         await rejection(store.create(newIntent({ kind: 'gift' as 'reward' })), InvalidIntentError);
         await rejection(store.create(newIntent({ callbackToken: 'abc' })), InvalidIntentError);
-        const typo = { ...newIntent(), nextCheckAT: 5 } as NewIntent;
+        const typo: NewIntent = Object.assign(newIntent(), { nextCheckAT: 5 });
         await rejection(store.create(typo), InvalidIntentError);
       });
     });
@@ -666,7 +666,7 @@ export function describeIntentContract(factory: LedgerFactory): void {
       /** Creates with the postings journal.ts computes. */
       async function journaledCreate(overrides: Partial<NewIntent>, now: number) {
         const input = { ...newIntent(overrides), id: overrides.id ?? randomUUID() };
-        const postings = postingsFor(null, asCreated(input, now));
+        const postings = postingsFor(null, asCreated(input, now), positionOf);
         return store.create(input, now, undefined, postings);
       }
 
@@ -677,7 +677,7 @@ export function describeIntentContract(factory: LedgerFactory): void {
         now: number,
         patch: IntentPatch = {},
       ): Promise<Intent> {
-        const postings = postingsFor(intent, afterWrite(intent, to, patch, now));
+        const postings = postingsFor(intent, afterWrite(intent, to, patch, now), positionOf);
         const moved = await store.transition(intent.id, intent.status, to, {
           patch,
           now,
@@ -1120,7 +1120,7 @@ export function describeIntentContract(factory: LedgerFactory): void {
           14,
         );
         const meta = { latePaymentReported: true };
-        const postings = postingsFor(late, { ...late, meta });
+        const postings = postingsFor(late, { ...late, meta }, positionOf);
         assert.equal(postings[0]?.tag, 'late');
         await store.update(late.id, 'expired', { meta }, 15, postings);
         await journaledMove(
@@ -1553,7 +1553,7 @@ export function describeIntentContract(factory: LedgerFactory): void {
       it('journals a held payout as a create, and its end as any move', async () => {
         const input = { ...newIntent({ amount: '700' }), id: randomUUID() };
         const draft = asCreated(input, 10);
-        const held = await store.create(input, 10, hold(1), postingsFor(null, draft));
+        const held = await store.create(input, 10, hold(1), postingsFor(null, draft, positionOf));
         assert.equal(held.status, 'held');
         const [entry] = (await store.journal({ intentId: held.id })).entries;
         assert.equal(entry?.credit, 'inflight');

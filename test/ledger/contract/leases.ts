@@ -11,6 +11,7 @@ import {
   type NewIntent,
 } from '../../../src/ledger/index.js';
 import { afterWrite, postingsFor } from '../../../src/ledger/journal.js';
+import { positionOf } from '../../../src/server/kinds/index.js';
 
 import {
   asCreated,
@@ -249,13 +250,13 @@ export function describeLeaseContract(factory: LedgerFactory): void {
       it('journals a queued payout as a create in flight; its move to creating adds nothing', async () => {
         const input = { ...newIntent({ amount: '700' }), id: randomUUID() };
         const draft = asCreated(input, 10);
-        const queued = await store.create(input, 10, queue, postingsFor(null, draft));
+        const queued = await store.create(input, 10, queue, postingsFor(null, draft, positionOf));
         assert.equal(queued.status, 'queued');
         const [entry] = (await store.journal({ intentId: queued.id })).entries;
         assert.equal(entry?.credit, 'inflight');
         assert.equal(entry?.debit, 'house:rewards');
         const moved = afterWrite(queued, 'creating', {}, 20);
-        assert.deepEqual(postingsFor(queued, moved), []);
+        assert.deepEqual(postingsFor(queued, moved, positionOf), []);
       });
 
       it('checks budgets and limits on a queued payout as on any create', async () => {

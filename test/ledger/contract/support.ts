@@ -48,7 +48,7 @@ export function newIntent(overrides: Partial<NewIntent> = {}): NewIntent {
 
 /**
  * The intent a create of `input` records, as the store will fill it in: for computing the
- * create's postings (journal.ts `postingsFor(null, ...)`) before the intent exists.
+ * create's postings (journal.ts `postingsFor(null, ..., positionOf)`) before the intent exists.
  */
 export function asCreated(input: NewIntent & { id: string }, now: number): Intent {
   return {

@@ -1,0 +1,19 @@
+/**
+ * Which kind an intent is, narrowed to its kind's typed meta, for the layers that read it (a
+ * match reads its fees; a payment's send reads its address). Apart from each kind's module so
+ * that it imports no engine: the match's view and the events read it.
+ */
+import type { Intent, IntentOf } from '../../ledger/intent.js';
+
+export type EntryFeeIntent = IntentOf<'entryFee'>;
+export type PaymentIntent = IntentOf<'payment'>;
+
+/** Whether `intent` is an entry fee (in a match: one of the group's fees). */
+export function isEntryFee(intent: Intent): intent is EntryFeeIntent {
+  return intent.kind === 'entryFee';
+}
+
+/** Whether `intent` is a payment to a Lightning address. */
+export function isPayment(intent: Intent): intent is PaymentIntent {
+  return intent.kind === 'payment';
+}
