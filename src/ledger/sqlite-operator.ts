@@ -40,16 +40,15 @@ export class SqliteOperatorLog {
   }
 
   paused(): OperatorAction | null {
-    const row = this.#paused.get() as unknown as Record<string, unknown> | undefined;
+    const row = this.#paused.get();
     return row === undefined ? null : lineOf(row);
   }
 
   /** The line, after its compare-and-set (null when it changed nothing: no line). */
   append(line: NewOperatorAction, now: number, change: LineChange | null): OperatorAction | null {
     if (change !== null && Number(this.#change(change, now).changes) !== 1) return null;
-    const appended = lineOf(
-      this.#append.get({ ...line, at: now }) as unknown as Record<string, unknown>,
-    );
+    // INSERT ... RETURNING: always its row.
+    const appended = lineOf(this.#append.get({ ...line, at: now }) as Record<string, unknown>);
     // The pause's row names its line: written before it, linked after.
     if (change?.kind === 'pause') this.#pauseLine.run(appended.seq);
     return appended;
@@ -96,6 +95,6 @@ export class SqliteOperatorLog {
       );
       this.#pages.set(where, statement);
     }
-    return (statement.all(params) as unknown as Record<string, unknown>[]).map(lineOf);
+    return statement.all(params).map(lineOf);
   }
 }
