@@ -188,10 +188,11 @@ describe('architecture of src/', () => {
 });
 
 /**
- * Named in a store the ledger's rewrite (issue 32) replaces: PostgreSQL's create counts a new
- * intent open unless it is a match (its SQL's triggers say the same, `kind <> 'match'`).
+ * Named in the ledger's rules, below server/kinds/: a create counts in the game's open count
+ * unless it is a match (rules.ts countsOpen; the stores' triggers say the same,
+ * `kind <> 'match'`).
  */
-const LEFT_FOR_THE_LEDGER = ["ledger/postgres.ts: === 'match'"];
+const LEFT_FOR_THE_LEDGER = ["ledger/rules.ts: !== 'match'"];
 
 /**
  * Where a kind may be named: its own module (server/kinds/), and the layers that speak the

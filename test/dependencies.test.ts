@@ -37,7 +37,6 @@ const OWN_DATA_CASTS: [string, string, string][] = [
   ['src/ledger/sqlite-core.ts', 'as unknown as EntryRow[]', 'rows of our own schema'],
   ['src/ledger/sqlite-core.ts', 'as unknown as Row[]', 'rows of our own schema'],
   ['src/ledger/sqlite-core.ts', 'as unknown as Move[]', 'rows of our own schema'],
-  ['src/ledger/sqlite-operator.ts', 'as unknown as LineRow', 'a row of our own schema'],
   ['src/ledger/postgres.ts', 'row as unknown as IntentRow', 'a row of our own schema'],
   [
     'src/ledger/postgres.ts',

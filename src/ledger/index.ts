@@ -11,5 +11,14 @@ export {
   type PostgresLedgerOptions,
 } from './postgres.js';
 export { SqliteLedger, type SqliteLedgerOptions } from './sqlite.js';
-export type { BudgetWindow, CreateGuards, LedgerStore, TransitionOptions } from './store.js';
+export type {
+  BudgetWindow,
+  CreateGuards,
+  IntentStore,
+  LeaseStore,
+  LedgerStore,
+  OnceStore,
+  OperatorLogStore,
+  TransitionOptions,
+} from './store.js';
 export { AMOUNT_PATTERN, CALLBACK_TOKEN_PATTERN } from './validate.js';

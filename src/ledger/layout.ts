@@ -5,8 +5,7 @@
  * library does not know is refused (IncompatibleLedgerError). Costs one file read per store
  * and process, when its first ledger opens.
  */
-import { readFileSync } from 'node:fs';
-import { ledgerFile } from './files.js';
+import { sqlFile } from './sql.js';
 
 /** Each store's migrations, in order: the file at index n takes a database to layout n + 1. */
 export const MIGRATIONS = {
@@ -21,17 +20,9 @@ export function layoutOf(store: LayoutStore): number {
   return MIGRATIONS[store].length;
 }
 
-const read = new Map<string, string>();
-
 /** The SQL that takes a `store` database from layout `to - 1` to `to`. */
 export function migration(store: LayoutStore, to: number): string {
   const name = MIGRATIONS[store][to - 1];
   if (name === undefined) throw new RangeError(`no migration to ${store} layout ${to}`);
-  const path = `./sql/${store}/migrations/${name}`;
-  let text = read.get(path);
-  if (text === undefined) {
-    text = readFileSync(ledgerFile(path), 'utf8');
-    read.set(path, text);
-  }
-  return text;
+  return sqlFile(`${store}/migrations/${name}`);
 }

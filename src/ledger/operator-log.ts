@@ -173,3 +173,18 @@ export function parsePlayerId(playerId: string): string {
   if (!parsed.success) throw refused('player id', parsed.error);
   return parsed.data;
 }
+
+/** A line as a store's row holds it (LINE_COLUMNS; a 64-bit seq may come as text). */
+export function lineOf(row: Record<string, unknown>): OperatorAction {
+  return {
+    seq: Number(row.seq),
+    at: Number(row.at),
+    by: row.by as string,
+    action: row.action as OperatorActionName,
+    intentId: (row.intent_id as string | null) ?? null,
+    playerId: (row.player_id as string | null) ?? null,
+    before: row.before as string,
+    after: row.after as string,
+    note: row.note as string,
+  };
+}

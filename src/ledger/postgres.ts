@@ -1,100 +1,49 @@
 /**
  * The relational ledger store: intents in PostgreSQL, shared by every process of a game on any
- * number of machines, in the database a studio already backs up and replicates.
+ * number of machines.
  *
- * Usage:
- *   const ledger = new PostgresLedger(process.env.DATABASE_URL); // a URL, pg.PoolConfig,
- *   const lightning = createLightning({ ledger, ... });           // or a ready pg.Pool
+ *   const ledger = new PostgresLedger(process.env.DATABASE_URL); // a URL, pg.PoolConfig or pg.Pool
  *
- * Footprint: one pg.Pool (none when given one; node-postgres's default of up to 10
- * connections), and a second of one connection for the rate's takes once one is taken (not
- * with a given pool), no timers. A move, an update, a release and a read are one statement each (one
- * round trip), journal postings included; a create is one INSERT, or four round trips when it
- * has guards (five with the game's cap, and near that cap the create may run twice; three more
- * with a seat: the player's, the group's count, the new holder); a claim
- * is three. A write with postings holds no lock that other writes wait on
- * but its intent's and its balance rows (a house account's are split in shards, one per
- * connection: postgres-schema.ts), so writes on different intents commit together; a write
- * that would take a shard past its share of 64 bits is made again on the exact path, a
- * transaction of three statements more (only near 2^63 / 16, about 5.8e17 msats). On a 2-core
- * test machine shared with other work, 16 moves in flight made about 1,600 moves/s with a
- * posting each against 2,200 without (one posting committing at a time, before: 300 against
- * 1,700; bench/README.md, 5). A journal page is one statement; it reads pg_locks only when
- * entries it can see wait above its snapshot's xmin.
- * Statements are prepared once per connection (`preparedStatements: false` for poolers that
- * cannot keep them). `pg` is loaded only when this store opens its own pool, so importing the
- * ledger never requires it.
+ * The driver under the core (core.ts): its statements are in sql/postgres/, its tables in their
+ * own schema (namespace, `lightning` by default), laid out on first use (sql/postgres/migrations/,
+ * schema.sql to read) under an advisory lock; a schema a newer or a pre-release library wrote is
+ * refused (IncompatibleLedgerError). `pg` is loaded only when the store opens its own pool; the
+ * rate's takes then run on a pool of one connection of their own, never queued behind moves
+ * waiting on a claim's lock. The locking protocol:
+ * - a status change is one compare-and-set, `UPDATE ... WHERE id = $1 AND status = ANY($2)`;
+ * - a guarded create takes transaction-level advisory locks on what it counts against (player,
+ *   room, game), in one global order so that two creates never deadlock;
+ * - the game's cap reads open_count's stripes after the insert (postgres-schema.ts): far from
+ *   the cap a create is admitted with the margin of the creates in flight unseen; near it, the
+ *   create runs again under the count lock and every stripe, and counts exactly;
+ * - `claimDue` takes `FOR UPDATE SKIP LOCKED` under an exclusive advisory lock that every other
+ *   write to an existing intent takes shared, so a claim sees every acknowledged write and none
+ *   half done: claims, moves and releases act as some order of them;
+ * - postings are CTEs of the intent's own write (postgres-schema.ts `journaled`): an entry id
+ *   already journaled refuses the write whole (null). Balance rows of house accounts are split
+ *   in shards; a write that would take a shard past its share runs again on the exact path.
+ *   Entries are listed below a horizon no journaling transaction is under, so paging by `after`
+ *   never passes over one;
+ * - a write whose answer a dropped connection lost reads its own token (`last_call`) back.
  *
- * Tables live in their own schema (namespace), `lightning` unless `{ schema }` says otherwise;
- * the store lays them out on first use (sql/postgres/migrations/, schema.sql to read), under an
- * advisory lock so that processes starting together do it once, and refuses a schema a newer
- * or a pre-release library wrote (IncompatibleLedgerError). Once laid out, the store needs only
- * SELECT, INSERT, UPDATE and DELETE on its tables.
- *
- * Atomicity across processes:
- * - a status change is one compare-and-set: `UPDATE ... WHERE id = $1 AND status = ANY($2)
- *   RETURNING`; of two writers making one move, exactly one gets a row back;
- * - `create` with guards takes transaction-level advisory locks on the player, room and game it
- *   counts against (in one global order, so two creates never deadlock), sums and counts under
- *   them, then inserts; open keys are a partial unique index;
- * - the game's cap (`maxOpenPerGame`) takes no game-wide lock far from the cap: triggers count
- *   open intents into `open_count` (postgres-schema.ts), each write on its backend's row, and a
- *   create reads the sum after its insert, holding its own row until COMMIT. Up to 15 other
- *   creates can then be in flight unseen, so a create is admitted at once while the count has
- *   that margin (creates on different connections commit side by side); within 16
- *   of the cap it runs again under the journal lock and every opening row, reads the exact
- *   count and commits alone. Ends take other rows and never wait for creates. Measured on the
- *   2-core test machine (busy), 16 guarded creates in flight: 960 to 1,360/s, against 1,250 to
- *   1,650/s before the count existed, and 400 to 520/s when every create took one shared row;
- * - `claimDue` leases with `FOR UPDATE SKIP LOCKED` under an exclusive advisory lock that every
- *   other write to an existing intent takes shared, so a claim sees every write acknowledged
- *   before it and none half done: concurrent claims, moves and releases act as some order of
- *   them, as on the other stores (a bare SKIP LOCKED would pass over an intent whose move is
- *   still committing, and hand out fewer than any order of the calls would);
- * - postings are CTEs of the intent's own INSERT or UPDATE (postgres-schema.ts `journaled`),
- *   written only from the row it wrote; an entry id already journaled fails the statement on
- *   the journal's primary key, so the write is refused whole and answers null. Entries record
- *   their transaction's id and are listed in (xid, seq) order below a horizon no transaction
- *   that may still journal is under, so a reader paging by `after` never passes over an entry
- *   (postgres-schema.ts, header); balance rows are upserted in one sorted order.
- *
- * Journal reads: a write is listed as soon as it commits, unless a journaled write that took its
- * transaction id earlier is still running; then both are listed once it ends. Transactions that
- * journal nothing (another application's, a long report's, an autovacuum's) hold nothing back.
- * Entries of writes that ran at once are listed in the order their transactions took ids, one
- * intent's in the order of its moves; `seq` names an entry and is the cursor, and may step back
- * within a page.
- *
- * The operator log (sql/postgres/schema.sql): an append is one short
- * transaction under one advisory lock of its own (so lines commit in seq order, and a reader
- * paging by `after` never passes over one), a block's INSERT or DELETE of its `blocked` row in the
- * same transaction; `isBlocked`, which every money helper reads, is one primary-key SELECT (a
- * round trip). Operators act seldom: the lock never meets a move's.
- *
- * Durability: on first use the store reads `fsync` and `synchronous_commit` and refuses a server
- * with fsync off (LedgerNotDurableError: a crash could lose or corrupt acknowledged intents);
- * `synchronous_commit = off` is allowed with one warning (a crash may forget the last commits).
- * `durability: 'none'` allows both, for tests and benchmarks. Synchronous replication is the
- * server's business (`synchronous_standby_names`): every commit then waits for the standby.
- *
- * PostgreSQL text cannot hold the NUL character: a value to store containing one is refused
- * with InvalidIntentError, except in `error`, history notes and a posting's `why` (text for
- * people), where it becomes U+FFFD; a lookup by such a key finds nothing, and an account so
- * named never moved.
+ * Durability: a server with fsync off is refused (LedgerNotDurableError) unless `durability:
+ * 'none'`; synchronous_commit off is warned about once. PostgreSQL text cannot hold NUL: a value
+ * to store with one is refused (InvalidIntentError), but in text for people (`error`, notes, a
+ * posting's `why`), where it becomes U+FFFD; a lookup by such a key finds nothing.
  */
 
 import { createHash } from 'node:crypto';
 import type { Pool, PoolClient, PoolConfig } from 'pg';
-import { v7 as uuidv7 } from 'uuid';
 import { type Clock, systemClock } from '../clock.js';
-import { BudgetExceededError, ConfigurationError, LimitExceededError } from '../errors.js';
+import { ConfigurationError, LimitExceededError } from '../errors.js';
 import { VERSION } from '../version.js';
+import type { ClaimCall, CreateCall, LedgerDriver, MoveCall } from './core.js';
+import { LedgerCore } from './core.js';
 import {
   DuplicateIntentError,
   IncompatibleLedgerError,
   InvalidIntentError,
   LedgerBusyError,
-  LedgerClosedError,
   LedgerNotDurableError,
   LedgerUnavailableError,
 } from './errors.js';
@@ -106,24 +55,12 @@ import {
   isTerminal,
   type NewIntent,
 } from './intent.js';
-import type {
-  AccountBalance,
-  JournalEntry,
-  JournalPage,
-  JournalQuery,
-  Posting,
-} from './journal.js';
+import type { AccountBalance, JournalEntry, Posting } from './journal.js';
 import {
+  lineOf,
   type NewOperatorAction,
   type OperatorAction,
-  type OperatorActionName,
-  type OperatorLogPage,
-  type OperatorLogQuery,
-  parseBlock,
-  parseOperatorAction,
-  parseOperatorLogQuery,
-  parsePause,
-  parsePlayerId,
+  type OperatorLogFilter,
 } from './operator-log.js';
 import {
   COLUMNS,
@@ -144,29 +81,13 @@ import {
   SCHEMA_NAME,
   writerLock,
 } from './postgres-schema.js';
-import { holdFor, parseTake, type RateLimit } from './rate.js';
+import type { RateLimit } from './rate.js';
 import { type IntentRow, rowToEntry, rowToIntent as toIntent } from './rows.js';
-import type {
-  BudgetWindow,
-  CreateGuards,
-  LedgerStore,
-  SeatGuard,
-  TransitionOptions,
-} from './store.js';
-import {
-  type HoldCheck,
-  parseAccounts,
-  parseClaim,
-  parseCreate,
-  parseEpochMs,
-  parseEventId,
-  parseJournalQuery,
-  parseLimit,
-  parseMove,
-  parsePostings,
-  parseUpdate,
-  SCHEDULE_FIELDS,
-} from './validate.js';
+import type { LineChange } from './rules.js';
+import * as rules from './rules.js';
+import { loadSql, OPERATOR_SQL } from './sql.js';
+import type { CreateGuards, SeatGuard } from './store.js';
+import { type JournalFilter, SCHEDULE_FIELDS } from './validate.js';
 import { writeToken } from './write-token.js';
 
 /** What to connect to: a connection string, node-postgres pool options, or a ready pg.Pool. */
@@ -189,9 +110,9 @@ export interface PostgresLedgerOptions {
   /** Where the store's one-time warnings go. Default the console. */
   logger?: { warn(message: string): void };
   /**
-   * Prepare each statement once per connection (named statements; about 1.4x the moves per
-   * second). Turn off behind a pooler that cannot keep them: PgBouncer in transaction mode
-   * before 1.21, or without `max_prepared_statements`. Default true.
+   * Prepare each statement once per connection (named statements). Turn off behind a pooler
+   * that cannot keep them: PgBouncer in transaction mode before 1.21, or without
+   * `max_prepared_statements`. Default true.
    */
   preparedStatements?: boolean;
 }
@@ -221,7 +142,7 @@ const BUSY_CODES = new Set(['40001', '40P01', '55P03']);
 
 type Queryable = Pick<Pool, 'query'>;
 
-export class PostgresLedger implements LedgerStore {
+class PostgresDriver implements LedgerDriver {
   /** The schema that holds the tables (unquoted). */
   readonly schema: string;
   readonly #pool: Promise<Pool>;
@@ -293,23 +214,15 @@ export class PostgresLedger implements LedgerStore {
   }
 
   async open(): Promise<void> {
-    this.#assertOpen();
     await this.#ready();
   }
 
-  async create(
-    intent: NewIntent,
-    now: number = this.#clock.now(),
-    guards: CreateGuards = {},
-    postings?: readonly Posting[],
-  ): Promise<Intent> {
-    this.#assertOpen();
-    const { input, checks, budgets, hold } = parseCreate(intent, now, guards);
-    const entries = parsePostings(postings);
+  async create(create: CreateCall): Promise<Intent> {
+    const { input, now, guards: checks, postings: entries } = create;
     const history: IntentHistoryEntry[] = [{ at: now, from: null, to: 'creating' }];
     const call = writeToken();
     const values = [
-      input.id ?? uuidv7(),
+      input.id,
       input.kind,
       input.roomId,
       input.playerId,
@@ -328,54 +241,49 @@ export class PostgresLedger implements LedgerStore {
       call,
       'creating',
     ];
-    // A payout the approvals hold: the same row in status `held`, never due (validate.ts holdFor).
-    const heldValues = [...values];
-    heldValues[12] = null;
-    heldValues[14] = JSON.stringify([{ at: now, from: null, to: 'held' }]);
-    heldValues[17] = 'held';
-    // A payout for the queue, unless held: the same row in status `queued`, due as it says.
-    if (hold.queue) {
-      values[14] = JSON.stringify([{ at: now, from: null, to: 'queued' }]);
-      values[17] = 'queued';
-    }
+    // The row in the status the create records (rules.admit): a held one is never due.
+    const rowIn = (status: string) => {
+      if (status === 'creating') return values;
+      const row = [...values];
+      if (status === 'held') row[12] = null;
+      row[14] = JSON.stringify([{ at: now, from: null, to: status }]);
+      row[17] = status;
+      return row;
+    };
     const journaling = entries.length > 0;
     const insert = journaling
       ? journaled(this.#s, this.#sql.markCte, this.#sql.insertMarked, values.length + 1)
       : this.#sql.insert;
     const paramsOf = (row: unknown[]) =>
       journaling ? [...row, ...postingParams(entries, now)] : row;
-    const params = paramsOf(values);
-    assertNoNul(params);
+    assertNoNul(paramsOf(values));
     const pool = await this.#ready();
-    const counted =
-      checks.maxOpenPerPlayer !== undefined || budgets.length > 0 || hold.window !== null;
+    const windows = rules.windowsOf(create);
+    const counted = checks.maxOpenPerPlayer !== undefined || windows.length > 0;
     const cap = checks.maxOpenPerGame;
-    const locks = counted || cap !== undefined ? this.#guardLocks(input, checks, budgets) : [];
-    if (hold.window !== null && !locks.includes(this.#lockKey('player', input.playerId))) {
-      locks.push(this.#lockKey('player', input.playerId));
-      locks.sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : BigInt(a) > BigInt(b) ? 1 : 0));
-    }
+    const locks = counted || cap !== undefined ? this.#guardLocks(input, checks, windows) : [];
     // One attempt: `exactCount` near the game's cap (no other create in flight uncounted),
     // `exactShares` past a house balance shard's share of 64 bits (the exact path of the
     // journal). A refused attempt rolled back whole: the guards are counted again.
     const attempt = (exactCount: boolean, exactShares: boolean) => {
       if (!counted && cap === undefined && !exactShares && checks.seat === undefined) {
-        return this.#run(pool, insert, hold.now ? paramsOf(heldValues) : params);
+        return this.#run(pool, insert, paramsOf(rowIn(rules.admit(create, undefined, []))));
       }
       return this.#transaction(
         pool,
         exactCount ? [...locks, this.#countLock] : locks,
         async (client) => {
-          const held = counted
-            ? await this.#guard(client, input, now, checks.maxOpenPerPlayer, budgets, hold)
-            : hold.now;
-          const row = held ? heldValues : values;
+          const row = rowIn(
+            counted
+              ? await this.#guard(client, create, windows)
+              : rules.admit(create, undefined, []),
+          );
           let rows: Record<string, unknown>[];
           if (exactShares) {
             const exact = await this.#exactly(client, this.#sql.insertExact, row, entries, now);
             rows = exact === null ? [] : [exact];
           } else {
-            rows = await this.#run(client, insert, held ? paramsOf(heldValues) : params);
+            rows = await this.#run(client, insert, paramsOf(row));
           }
           // After the insert: a key an open intent holds is that one's answer, before a seat's.
           if (checks.seat !== undefined) {
@@ -414,15 +322,13 @@ export class PostgresLedger implements LedgerStore {
         const mine = await this.#recover(values[0] as string, call);
         if (mine) return mine;
       }
-      if (mapped instanceof DuplicateIntentError && mapped.field === 'openKey') {
-        const holder = await this.#run(pool, this.#sql.openKeyHolder, [input.openKey]);
-        throw new DuplicateIntentError('openKey', {
-          cause: err,
-          existingId: (holder[0]?.id as string | undefined) ?? null,
-        });
-      }
       throw mapped;
     }
+  }
+
+  async openKeyHolder(openKey: string): Promise<string | null> {
+    const rows = await this.#run(await this.#ready(), this.#sql['open-key-holder'], [openKey]);
+    return (rows[0]?.id as string | undefined) ?? null;
   }
 
   /**
@@ -435,7 +341,7 @@ export class PostgresLedger implements LedgerStore {
     const group = input.groupId as string;
     const player = input.playerId;
     if (seat.replaces !== undefined) {
-      const passed = await this.#run(client, this.#sql.passSeat, [
+      const passed = await this.#run(client, this.#sql['pass-seat'], [
         id,
         group,
         player,
@@ -444,27 +350,30 @@ export class PostgresLedger implements LedgerStore {
       if (passed.length > 0) return;
     }
     const holder = async () => {
-      const [row] = await this.#run(client, this.#sql.seatOf, [group, player]);
+      const [row] = await this.#run(client, this.#sql['seat-of'], [group, player]);
       return row === undefined ? null : String(row.intent_id);
     };
     const held = await holder();
     if (held !== null) throw new DuplicateIntentError('seat', { existingId: held });
-    const taken = await this.#run(client, this.#sql.takeSeatCount, [group, seat.seats ?? null]);
+    const taken = await this.#run(client, this.#sql['take-seat-count'], [
+      group,
+      seat.seats ?? null,
+    ]);
     if (taken.length === 0) {
       throw new LimitExceededError('seats', seat.seats as number, player);
     }
-    const took = await this.#run(client, this.#sql.takeSeat, [group, player, id]);
+    const took = await this.#run(client, this.#sql['take-seat'], [group, player, id]);
     // The same player's other create took it first (it committed while this one waited).
     if (took.length === 0) throw new DuplicateIntentError('seat', { existingId: await holder() });
   }
 
   /** The advisory locks a guarded create holds: one per player, room or game it counts against. */
-  #guardLocks(input: NewIntent, checks: CreateGuards, budgets: BudgetWindow[]): string[] {
+  #guardLocks(input: NewIntent, checks: CreateGuards, windows: rules.WindowRead[]): string[] {
     const keys = new Set<string>();
     if (checks.maxOpenPerPlayer !== undefined) keys.add(this.#lockKey('player', input.playerId));
-    for (const b of budgets) {
-      if (b.scope === 'player') keys.add(this.#lockKey('player', input.playerId));
-      else if (b.scope === 'room') keys.add(this.#lockKey('room', input.roomId as string));
+    for (const { scope } of windows) {
+      if (scope === 'player') keys.add(this.#lockKey('player', input.playerId));
+      else if (scope === 'room') keys.add(this.#lockKey('room', input.roomId as string));
       else keys.add(this.#lockKey('game'));
     }
     // One global order: two creates that share two keys take them in the same order.
@@ -472,59 +381,40 @@ export class PostgresLedger implements LedgerStore {
   }
 
   /**
-   * The guards of a create, under its locks: a refusal rolls the transaction back. Resolves
-   * with whether the approvals hold it (`hold`: its amount, or its player's window).
+   * The guards of a create, under its locks (rules.ts decides): a refusal rolls the transaction
+   * back. Resolves with the status the create records.
    */
   async #guard(
     client: Queryable,
-    input: NewIntent,
-    now: number,
-    maxOpen: number | undefined,
-    budgets: BudgetWindow[],
-    hold: HoldCheck,
-  ): Promise<boolean> {
+    create: CreateCall,
+    windows: rules.WindowRead[],
+  ): Promise<string> {
+    const { input, guards } = create;
     const values: unknown[] = [];
     const param = (value: unknown, cast = '') => {
       values.push(value);
       return `$${values.length}${cast}`;
     };
     const columns = ['1 AS one'];
-    if (maxOpen !== undefined) {
+    if (guards.maxOpenPerPlayer !== undefined) {
       columns.push(`(SELECT count(*) FROM ${this.#s}.intents
         WHERE player_id = ${param(input.playerId)} AND ${OPEN_SQL}) AS open`);
     }
-    // The rewards a window holds: created after its start, unless they ended unpaid.
-    for (const [i, b] of budgets.entries()) {
+    // The payouts a window holds: created after its start, unless they ended unpaid.
+    for (const [i, { scope, since }] of windows.entries()) {
       const who =
-        b.scope === 'player'
+        scope === 'player'
           ? `player_id = ${param(input.playerId)} AND `
-          : b.scope === 'room'
+          : scope === 'room'
             ? `room_id = ${param(input.roomId)} AND `
             : '';
       columns.push(`(SELECT COALESCE(sum(amount), 0)::text FROM ${this.#s}.intents
-        WHERE ${who}${PAYOUT_SQL} AND created_at > ${param(now - b.windowMs, '::bigint')}
-          AND status NOT IN ('expired', 'failed')) AS b${i}`);
+        WHERE ${who}${PAYOUT_SQL} AND created_at > ${param(since, '::bigint')}
+          AND status NOT IN ('expired', 'failed')) AS w${i}`);
     }
-    if (hold.window !== null && !hold.now) {
-      columns.push(`(SELECT COALESCE(sum(amount), 0)::text FROM ${this.#s}.intents
-        WHERE player_id = ${param(input.playerId)} AND ${PAYOUT_SQL}
-          AND created_at > ${param(now - hold.window.windowMs, '::bigint')}
-          AND status NOT IN ('expired', 'failed')) AS hold`);
-    }
-    const sql = `SELECT ${columns.join(',\n')}`;
-    const [row] = await this.#run(client, sql, values);
-    if (maxOpen !== undefined && Number(row?.open) >= maxOpen) {
-      throw new LimitExceededError('maxOpenPerPlayer', maxOpen, input.playerId);
-    }
-    for (const [i, b] of budgets.entries()) {
-      const held = String(row?.[`b${i}`] ?? '0');
-      if (BigInt(held) + BigInt(input.amount) > BigInt(b.limitMsat)) {
-        throw new BudgetExceededError(b.scope, String(b.limitMsat), held, b.windowMs);
-      }
-    }
-    if (hold.now || hold.window === null) return hold.now;
-    const sum = BigInt(String(row?.hold ?? '0'));
-    return sum + BigInt(input.amount) > BigInt(hold.window.limitMsat);
+    const [row = {}] = await this.#run(client, `SELECT ${columns.join(',\n')}`, values);
+    const sums = windows.map((_, i) => String(row[`w${i}`] ?? '0'));
+    return rules.admit(create, Number(row.open ?? 0), sums);
   }
 
   /**
@@ -545,52 +435,45 @@ export class PostgresLedger implements LedgerStore {
     const [row] = await this.#run(client, this.#sql.openCount, []);
     const open = Number(row?.open ?? 0);
     this.#lastOpen = open;
-    const mine = input.kind === 'match' ? 0 : 1;
-    if (open - mine >= max) throw new LimitExceededError('maxOpenPerGame', max, input.playerId);
+    const mine = rules.countsOpen(input.kind) ? 1 : 0;
+    rules.refuseGameCap(input, max, open - mine);
     if (!exact && mine === 1 && open + OPEN_STRIPES - 1 > max) throw new NearCap();
   }
 
   async get(id: string): Promise<Intent | null> {
-    return this.#one(this.#sql.byId, [id], 1);
+    return this.#one(this.#sql['by-id'], [id], 1);
   }
 
   async byCallbackToken(token: string): Promise<Intent | null> {
-    return this.#one(this.#sql.byToken, [token], 1);
+    return this.#one(this.#sql['by-token'], [token], 1);
   }
 
   async byRemoteId(kind: Intent['kind'], remoteId: string): Promise<Intent | null> {
-    return this.#one(this.#sql.byRemote, [kind, remoteId], 2);
+    return this.#one(this.#sql['by-remote'], [kind, remoteId], 2);
   }
 
   async openByRoom(roomId: string): Promise<Intent[]> {
-    return this.#many(this.#sql.openByRoom, [roomId], 1);
+    return this.#many(this.#sql['open-by-room'], [roomId], 1);
   }
 
   async openByPlayer(playerId: string): Promise<Intent[]> {
-    return this.#many(this.#sql.openByPlayer, [playerId], 1);
+    return this.#many(this.#sql['open-by-player'], [playerId], 1);
   }
 
   async byGroup(groupId: string): Promise<Intent[]> {
-    return this.#many(this.#sql.byGroup, [groupId], 1);
+    return this.#many(this.#sql['by-group'], [groupId], 1);
   }
 
   async seatHolder(groupId: string, playerId: string): Promise<Intent | null> {
-    return this.#one(this.#sql.seatHolder, [groupId, playerId], 2);
+    return this.#one(this.#sql['seat-holder'], [groupId, playerId], 2);
   }
 
-  async transition(
-    id: string,
-    from: IntentStatus | readonly IntentStatus[],
-    to: IntentStatus,
-    options: TransitionOptions = {},
-  ): Promise<Intent | null> {
-    this.#assertOpen();
-    const { sources, now, patch, dueAlso } = parseMove(from, to, options, () => this.#clock.now());
-    const entries = parsePostings(options.postings);
+  async move(move: MoveCall): Promise<Intent | null> {
+    const { id, sources, to, now, patch, dueAlso, note, postings: entries } = move;
     const values: unknown[] = [id, sources, to, now];
     let entry = `jsonb_build_object('at', $4::bigint, 'from', status, 'to', $3::text)`;
-    if (options.note !== undefined) {
-      values.push(diagnostic(options.note));
+    if (note !== null) {
+      values.push(diagnostic(note));
       entry = `jsonb_build_object('at', $4::bigint, 'from', status, 'to', $3::text, 'note', $5::text)`;
     }
     const call = writeToken();
@@ -688,7 +571,7 @@ export class PostgresLedger implements LedgerStore {
     const deadline = Date.now() + RECOVER_MS;
     for (let pause = 25; ; pause = Math.min(pause * 2, 400)) {
       try {
-        const rows = await this.#run(await this.#pool, this.#sql.byCall, [id, call]);
+        const rows = await this.#run(await this.#pool, this.#sql['by-call'], [id, call]);
         return rows[0] ? toIntent(rows[0]) : null;
       } catch (err) {
         if (!lostConnection(err) || Date.now() + pause > deadline || this.#closed) return null;
@@ -700,13 +583,10 @@ export class PostgresLedger implements LedgerStore {
   async update(
     id: string,
     status: IntentStatus,
-    patch: IntentPatch,
-    now: number = this.#clock.now(),
-    postings?: readonly Posting[],
+    input: IntentPatch,
+    now: number,
+    entries: Posting[],
   ): Promise<Intent | null> {
-    this.#assertOpen();
-    const input = parseUpdate(status, patch, now);
-    const entries = parsePostings(postings);
     const values: unknown[] = [id, status, now];
     const sets = ['updated_at = $3', ...patchSets(input, isTerminal(status), values)];
     // Only an update that journals carries a token: a plain one (a schedule, a note) leaves the
@@ -752,12 +632,11 @@ export class PostgresLedger implements LedgerStore {
     return row;
   }
 
-  async journal(query?: JournalQuery): Promise<JournalPage> {
-    this.#assertOpen();
-    const { after, limit, ...filters } = parseJournalQuery(query);
+  async journal(query: JournalFilter): Promise<JournalEntry[]> {
+    const { after, limit, ...filters } = query;
     const keys = [filters.playerId, filters.matchId, filters.intentId];
     // A key PostgreSQL text cannot hold matches no entry.
-    if (keys.some((k) => k?.includes('\u0000'))) return { entries: [], next: null };
+    if (keys.some((k) => k?.includes('\u0000'))) return [];
     const values: unknown[] = [after, limit + 1];
     const where: string[] = [];
     const filter = (column: string, value: unknown, cast = '') => {
@@ -775,50 +654,32 @@ export class PostgresLedger implements LedgerStore {
         throw mapError(err);
       },
     );
-    const entries: JournalEntry[] = rows.slice(0, limit).map(rowToEntry);
-    const last = entries.at(-1);
-    return { entries, next: rows.length > limit && last ? String(last.seq) : null };
+    return rows.map(rowToEntry);
   }
 
-  async balances(accounts?: readonly string[]): Promise<AccountBalance[]> {
-    this.#assertOpen();
-    const names = parseAccounts(accounts);
+  async classBalances(): Promise<AccountBalance[]> {
     const pool = await this.#ready();
-    try {
-      if (names === undefined) {
-        const rows = await this.#run(pool, this.#sql.classBalances, []);
-        return rows as unknown as AccountBalance[];
-      }
-      const unique = [...new Set(names)];
-      // A name PostgreSQL text cannot hold never moved.
-      const stored = unique.filter((n) => !n.includes('\u0000'));
-      const rows = (stored.length === 0
-        ? []
-        : await this.#run(pool, this.#sql.accountBalances, [
-            stored,
-          ])) as unknown as AccountBalance[];
-      const found = new Map<string, AccountBalance[]>();
-      for (const row of rows) found.set(row.account, [...(found.get(row.account) ?? []), row]);
-      return unique.flatMap(
-        (account) => found.get(account) ?? [{ account, unit: 'msats', balance: '0' }],
-      );
-    } catch (err) {
+    const rows = await this.#run(pool, this.#sql['class-balances'], []).catch((err: unknown) => {
       throw mapError(err);
-    }
+    });
+    return rows as unknown as AccountBalance[];
   }
 
-  async claimDue(
-    now: number,
-    limit: number,
-    owner: string,
-    leaseMs: number,
-    queued?: number,
-  ): Promise<Intent[]> {
-    this.#assertOpen();
-    parseEpochMs(now, 'now');
-    parseClaim(limit, owner, leaseMs, queued);
-    if (limit === 0 && !queued) return [];
-    const values = [owner, now + leaseMs, now, limit, queued !== undefined, queued ?? 0];
+  async accountBalances(names: readonly string[]): Promise<AccountBalance[]> {
+    // A name PostgreSQL text cannot hold never moved.
+    const stored = names.filter((n) => !n.includes('\u0000'));
+    if (stored.length === 0) return [];
+    const pool = await this.#ready();
+    const rows = await this.#run(pool, this.#sql['account-balances'], [stored]).catch(
+      (err: unknown) => {
+        throw mapError(err);
+      },
+    );
+    return rows as unknown as AccountBalance[];
+  }
+
+  async claimDue({ now, limit, owner, leaseMs, queued }: ClaimCall): Promise<Intent[]> {
+    const values = [owner, now + leaseMs, now, limit, queued !== null, queued ?? 0];
     assertNoNul(values);
     const pool = await this.#ready();
     const rows = await this.#transaction(pool, [this.#movesLock], (client) =>
@@ -842,29 +703,16 @@ export class PostgresLedger implements LedgerStore {
     await this.#many(this.#sql.release, [id, owner], 2);
   }
 
-  async unknowns(limit = 100): Promise<Intent[]> {
-    this.#assertOpen();
-    parseLimit(limit);
-    if (limit === 0) return [];
-    return this.#many(this.#sql.unknowns, [limit], 0);
-  }
-
-  async held(limit = 100): Promise<Intent[]> {
-    this.#assertOpen();
-    parseLimit(limit);
-    if (limit === 0) return [];
-    return this.#many(this.#sql.held, [limit], 0);
+  async inStatus(status: 'unknown' | 'held', limit: number): Promise<Intent[]> {
+    return this.#many(status === 'held' ? this.#sql.held : this.#sql.unknowns, [limit], 0);
   }
 
   async openCount(): Promise<number> {
-    this.#assertOpen();
     const rows = await this.#run(await this.#ready(), this.#sql.openCount, []);
     return Number(rows[0]?.open ?? 0);
   }
 
   async advanceChecks(at: number): Promise<number> {
-    this.#assertOpen();
-    parseEpochMs(at, 'at');
     const pool = await this.#ready();
     const result = await pool
       .query(this.#statement(this.#sql.advance, [at]))
@@ -874,60 +722,42 @@ export class PostgresLedger implements LedgerStore {
     return result.rowCount ?? 0;
   }
 
-  async recordEvent(eventId: string, now: number = this.#clock.now()): Promise<boolean> {
-    this.#assertOpen();
-    parseEventId(eventId);
-    parseEpochMs(now, 'now');
+  async recordEvent(eventId: string, now: number): Promise<boolean> {
     const values = [eventId, now];
     assertNoNul(values);
     const pool = await this.#ready();
-    const rows = await this.#run(pool, this.#sql.recordEvent, values).catch((err: unknown) => {
+    const rows = await this.#run(pool, this.#sql['record-event'], values).catch((err: unknown) => {
       throw mapError(err);
     });
     return rows.length === 1;
   }
 
-  async recordOperatorAction(
-    line: NewOperatorAction,
-    now: number = this.#clock.now(),
-  ): Promise<OperatorAction> {
-    this.#assertOpen();
-    const parsed = parseOperatorAction(line);
-    parseEpochMs(now, 'now');
-    return (await this.#appendLine(parsed, now, null)) as OperatorAction;
-  }
-
-  async recordBlock(
-    line: NewOperatorAction,
-    now: number = this.#clock.now(),
-  ): Promise<OperatorAction | null> {
-    this.#assertOpen();
-    const parsed = parseBlock(line);
-    parseEpochMs(now, 'now');
-    const player = parsed.playerId as string;
-    const change =
-      parsed.action === 'block'
-        ? {
-            text: `INSERT INTO ${this.#s}.blocked (player_id, since) VALUES ($1, $2)
-              ON CONFLICT (player_id) DO NOTHING RETURNING player_id`,
-            values: [player, now],
-          }
-        : {
-            text: `DELETE FROM ${this.#s}.blocked WHERE player_id = $1 RETURNING player_id`,
-            values: [player],
-          };
-    return this.#appendLine(parsed, now, change);
+  /** The compare-and-set a line makes (rules.ts LineChange): a statement that answers a row. */
+  #change(change: LineChange, now: number): { text: string; values: unknown[]; after?: string } {
+    const sql = this.#sql;
+    switch (change.kind) {
+      case 'block':
+        return { text: sql.block, values: [change.playerId, now] };
+      case 'unblock':
+        return { text: sql.unblock, values: [change.playerId] };
+      case 'pause':
+        return { text: sql.pause, values: [], after: sql['pause-line'] };
+      case 'resume':
+        return { text: sql.resume, values: [] };
+    }
   }
 
   /**
    * One transaction under the log's lock: the block's compare-and-set (`change`, which must
    * return a row), then the line. The lock makes appends commit in seq order.
    */
-  async #appendLine(
+  async appendLine(
     line: NewOperatorAction,
     now: number,
-    change: { text: string; values: unknown[]; after?: string } | null,
+    cas: LineChange | null,
   ): Promise<OperatorAction | null> {
+    const change: { text: string; values: unknown[]; after?: string } | null =
+      cas === null ? null : this.#change(cas, now);
     const values = [now, line.by, line.action, line.intentId, line.playerId, line.before];
     values.push(line.after, line.note);
     assertNoNul(values);
@@ -937,14 +767,8 @@ export class PostgresLedger implements LedgerStore {
         if (change !== null && (await this.#run(client, change.text, change.values)).length === 0) {
           return null;
         }
-        const [row] = await this.#run(
-          client,
-          `INSERT INTO ${this.#s}.operator_log
-            (at, by, action, intent_id, player_id, before, after, note)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${LINE_COLUMNS}`,
-          values,
-        );
-        const appended = toLine(row as Record<string, unknown>);
+        const [row] = await this.#run(client, this.#sql['append-line'], values);
+        const appended = lineOf(row as Record<string, unknown>);
         if (change?.after !== undefined) await this.#run(client, change.after, [appended.seq]);
         return appended;
       });
@@ -953,47 +777,19 @@ export class PostgresLedger implements LedgerStore {
     }
   }
 
-  async recordPause(
-    line: NewOperatorAction,
-    now: number = this.#clock.now(),
-  ): Promise<OperatorAction | null> {
-    this.#assertOpen();
-    const parsed = parsePause(line);
-    parseEpochMs(now, 'now');
-    // The pause's row names its line, so it is written after the line, in the same transaction
-    // (under the log's lock, which every pause and resume takes: the check stands until commit).
-    const change =
-      parsed.action === 'pause'
-        ? {
-            text: `SELECT 1 AS free WHERE NOT EXISTS (SELECT 1 FROM ${this.#s}.payouts_paused)`,
-            values: [],
-            after: `INSERT INTO ${this.#s}.payouts_paused (line) VALUES ($1)`,
-          }
-        : { text: `DELETE FROM ${this.#s}.payouts_paused RETURNING line`, values: [] };
-    return this.#appendLine(parsed, now, change);
-  }
-
   async payoutPause(): Promise<OperatorAction | null> {
-    this.#assertOpen();
     const pool = await this.#ready();
-    const rows = await this.#run(
-      pool,
-      `SELECT ${LINE_COLUMNS} FROM ${this.#s}.operator_log
-        WHERE seq = (SELECT line FROM ${this.#s}.payouts_paused)`,
-      [],
-    ).catch((err: unknown) => {
+    const rows = await this.#run(pool, this.#sql.paused, []).catch((err: unknown) => {
       throw mapError(err);
     });
-    return rows[0] === undefined ? null : toLine(rows[0]);
+    return rows[0] === undefined ? null : lineOf(rows[0]);
   }
 
   /**
    * One statement on the row `rate`: every process sharing the database draws from one bucket,
    * counted by the database's clock (`now` is checked, not used).
    */
-  async takeToken(limit: RateLimit, now: number, keep = 0): Promise<number> {
-    this.#assertOpen();
-    const { perSecond, burst } = parseTake(limit, now, keep);
+  async takeToken({ perSecond, burst }: RateLimit, _now: number, keep: number): Promise<number> {
     const pool = await this.#forRate();
     const rows = await this.#run(pool, rateTake(this.#s), [perSecond, burst, keep]).catch(
       (err: unknown) => {
@@ -1008,30 +804,22 @@ export class PostgresLedger implements LedgerStore {
     return Number(wait);
   }
 
-  async holdCalls(until: number, now: number = this.#clock.now()): Promise<void> {
-    this.#assertOpen();
-    const forMs = holdFor(until, now);
+  async holdCalls(_until: number, _now: number, forMs: number): Promise<void> {
     const pool = await this.#forRate();
     await this.#run(pool, rateHold(this.#s), [forMs]).catch((err: unknown) => {
       throw mapError(err);
     });
   }
 
-  async isBlocked(playerId: string): Promise<boolean> {
-    this.#assertOpen();
-    const id = parsePlayerId(playerId);
+  async isBlocked(id: string): Promise<boolean> {
     const pool = await this.#ready();
-    const rows = await this.#run(pool, `SELECT 1 FROM ${this.#s}.blocked WHERE player_id = $1`, [
-      id,
-    ]).catch((err: unknown) => {
+    const rows = await this.#run(pool, this.#sql.blocked, [id]).catch((err: unknown) => {
       throw mapError(err);
     });
     return rows.length === 1;
   }
 
-  async operatorLog(query?: OperatorLogQuery): Promise<OperatorLogPage> {
-    this.#assertOpen();
-    const q = parseOperatorLogQuery(query);
+  async operatorLog(q: OperatorLogFilter): Promise<OperatorAction[]> {
     const terms = ['seq > $1'];
     const values: unknown[] = [q.after, q.limit + 1];
     for (const [column, value] of [
@@ -1056,12 +844,10 @@ export class PostgresLedger implements LedgerStore {
     ).catch((err: unknown) => {
       throw mapError(err);
     });
-    const actions = rows.slice(0, q.limit).map(toLine);
-    return { actions, next: rows.length > q.limit ? String(actions.at(-1)?.seq) : null };
+    return rows.map(lineOf);
   }
 
   async close(): Promise<void> {
-    if (this.#closed) return;
     this.#closed = true;
     if (!this.#ownsPool) return;
     try {
@@ -1087,7 +873,6 @@ export class PostgresLedger implements LedgerStore {
    * other values are written, so NUL there is refused.
    */
   async #many(sql: string, values: unknown[], keys: number): Promise<Intent[]> {
-    this.#assertOpen();
     if (values.slice(0, keys).some((v) => typeof v === 'string' && v.includes('\u0000'))) {
       return [];
     }
@@ -1291,23 +1076,25 @@ export class PostgresLedger implements LedgerStore {
       );
     }
   }
+}
 
-  #assertOpen(): void {
-    if (this.#closed) throw new LedgerClosedError();
+export class PostgresLedger extends LedgerCore {
+  /** The schema that holds the tables (unquoted). */
+  readonly schema: string;
+
+  constructor(connection?: PostgresConnection, options: PostgresLedgerOptions = {}) {
+    const driver = new PostgresDriver(connection, options);
+    super(driver, options.clock ?? systemClock);
+    this.schema = driver.schema;
   }
 }
 
 /** The statements whose text is fixed for an instance (per schema). */
 function statements(s: string, movesLock: string, writerKey: number) {
-  const open = (col: string) =>
-    `SELECT ${COLUMNS} FROM ${s}.intents WHERE ${col} = $1 AND ${OPEN_SQL} ORDER BY created_at, seq`;
   // Every write to an existing intent holds the moves lock shared until it commits, so that a
   // claim (exclusive) starts only once no such write is in flight.
   const movesCte = `moves AS (SELECT pg_advisory_xact_lock_shared(${movesLock}) AS held)`;
   const withMovesLock = `WITH ${movesCte}`;
-  // An intent the reconciler may claim: due, open, its lease free or run out.
-  const due = `next_check_at <= $3::bigint AND ${OPEN_SQL}
-        AND (lease_owner IS NULL OR lease_until IS NULL OR lease_until <= $3::bigint)`;
   // A write that journals takes the journal writer's lock of its intent too (after the moves
   // lock, always in this order), in a CTE the write reads: held before its first row.
   const mark = writerLock(writerKey);
@@ -1319,6 +1106,13 @@ function statements(s: string, movesLock: string, writerKey: number) {
     $12::bigint, $12::bigint, $13::bigint, 0, $14::json, $15::jsonb, $16, $17`;
   const insertMarked = `INSERT INTO ${s}.intents ${columns} SELECT ${row} FROM mark
     RETURNING ${COLUMNS}`;
+  const sql = loadSql('postgres', NAMES, {
+    s,
+    columns: COLUMNS,
+    open: OPEN_SQL,
+    moves: movesCte,
+    lines: LINE_COLUMNS,
+  });
   return {
     withMovesLock,
     journalingMovesCte: `moves AS (SELECT pg_advisory_xact_lock_shared(${movesLock}) AS held,
@@ -1328,71 +1122,37 @@ function statements(s: string, movesLock: string, writerKey: number) {
     insertExact: `WITH ${markCte}\n${insertMarked}`,
     lockBalances: lockBalances(s),
     journalExactly: journalExactly(s),
-    // A house account's shards summed: each of its rows holds a part of its balance.
-    accountBalances: `SELECT account, unit, sum(balance)::text AS balance FROM ${s}.balances
-      WHERE account = ANY($1::text[]) GROUP BY account, unit ORDER BY unit COLLATE "C"`,
-    // Class totals: a GROUP BY of the balances (a few rows per account), never of the journal.
-    classBalances: `SELECT class AS account, unit, sum(balance)::text AS balance
-      FROM ${s}.balances GROUP BY class, unit ORDER BY class COLLATE "C", unit COLLATE "C"`,
     insert: `INSERT INTO ${s}.intents ${columns} VALUES (${row}) RETURNING ${COLUMNS}`,
-    openKeyHolder: `SELECT id FROM ${s}.intents WHERE open_key = $1 AND ${OPEN_SQL}`,
-    seatOf: `SELECT intent_id FROM ${s}.seats WHERE group_id = $1 AND player_id = $2`,
-    seatHolder: `SELECT ${COLUMNS} FROM ${s}.intents WHERE id =
-      (SELECT intent_id FROM ${s}.seats WHERE group_id = $1 AND player_id = $2)`,
-    passSeat: `UPDATE ${s}.seats SET intent_id = $1
-      WHERE group_id = $2 AND player_id = $3 AND intent_id = $4 RETURNING 1 AS passed`,
-    // One more taken, only below the cap ($2; null: none): no row back when every seat is.
-    takeSeatCount: `INSERT INTO ${s}.seat_counts AS c (group_id, taken) VALUES ($1, 1)
-      ON CONFLICT (group_id) DO UPDATE SET taken = c.taken + 1
-        WHERE $2::integer IS NULL OR c.taken < $2::integer
-      RETURNING taken`,
-    takeSeat: `INSERT INTO ${s}.seats (group_id, player_id, intent_id) VALUES ($1, $2, $3)
-      ON CONFLICT (group_id, player_id) DO NOTHING RETURNING 1 AS took`,
     openCount: OPEN_COUNT_SQL(s),
-    byId: `SELECT ${COLUMNS} FROM ${s}.intents WHERE id = $1`,
-    byCall: `SELECT ${COLUMNS} FROM ${s}.intents WHERE id = $1 AND last_call = $2`,
-    byToken: `SELECT ${COLUMNS} FROM ${s}.intents WHERE callback_token = $1`,
-    byRemote: `SELECT ${COLUMNS} FROM ${s}.intents WHERE kind = $1 AND remote_id = $2
-      ORDER BY created_at, seq LIMIT 1`,
-    openByRoom: open('room_id'),
-    openByPlayer: open('player_id'),
-    byGroup: `SELECT ${COLUMNS} FROM ${s}.intents WHERE group_id = $1 AND group_id IS NOT NULL
-      ORDER BY created_at, seq`,
-    unknowns: `SELECT ${COLUMNS} FROM ${s}.intents WHERE status = 'unknown'
-      ORDER BY created_at, seq LIMIT $1`,
-    held: `SELECT ${COLUMNS} FROM ${s}.intents WHERE status = 'held'
-      ORDER BY created_at, seq LIMIT $1`,
-    // Under the exclusive moves lock (taken by the transaction before this statement, so its
-    // snapshot already holds every acknowledged write). SKIP LOCKED passes over a row that
-    // something outside this protocol holds (an operator's open transaction) instead of waiting.
-    // Leases are bookkeeping about who is looking, not a change to the intent: updated_at stays.
-    // With a share for the queue ($5), queued payouts are taken apart from the others.
-    claim: `WITH others AS (SELECT seq FROM ${s}.intents
-        WHERE ${due} AND (NOT $5::boolean OR status <> 'queued')
-        ORDER BY next_check_at, created_at, seq
-        LIMIT $4
-        FOR UPDATE SKIP LOCKED),
-      share AS (SELECT seq FROM ${s}.intents
-        WHERE ${due} AND $5::boolean AND status = 'queued'
-        ORDER BY next_check_at, created_at, seq
-        LIMIT $6
-        FOR UPDATE SKIP LOCKED)
-      UPDATE ${s}.intents SET lease_owner = $1, lease_until = $2::bigint
-      WHERE seq IN (SELECT seq FROM others UNION ALL SELECT seq FROM share)
-      RETURNING ${COLUMNS}`,
-    release: `${withMovesLock}
-      UPDATE ${s}.intents SET lease_owner = NULL, lease_until = NULL FROM moves
-      WHERE id = $1 AND lease_owner = $2`,
-    // The start-up sweep: the same WHERE terms as the due index, so it walks only open intents.
-    advance: `${withMovesLock}
-      UPDATE ${s}.intents SET next_check_at = $1::bigint FROM moves
-      WHERE next_check_at IS NOT NULL AND ${OPEN_SQL} AND next_check_at > $1::bigint
-        AND kind <> 'match'`,
-    // Remembers an id for good: a signed event has no timestamp, so only its id tells a replay.
-    recordEvent: `INSERT INTO ${s}.events (id, seen_at) VALUES ($1, $2::bigint)
-      ON CONFLICT (id) DO NOTHING RETURNING id`,
+    ...sql,
   };
 }
+
+/** The statements in sql/postgres/, by file name. */
+const NAMES = [
+  'account-balances',
+  'class-balances',
+  'open-key-holder',
+  'seat-of',
+  'seat-holder',
+  'pass-seat',
+  'take-seat-count',
+  'take-seat',
+  'by-id',
+  'by-call',
+  'by-token',
+  'by-remote',
+  'open-by-room',
+  'open-by-player',
+  'by-group',
+  'unknowns',
+  'held',
+  'claim',
+  'release',
+  'advance',
+  'record-event',
+  ...OPERATOR_SQL,
+] as const;
 
 /** `col = $n` for each field the patch names (values appended); terminal moves clear the schedule. */
 function patchSets(patch: IntentPatch, terminal: boolean, values: unknown[]): string[] {
@@ -1607,19 +1367,4 @@ function guardClients(pool: Pool): void {
   pool.on('connect', (client) => {
     client.on('error', () => {});
   });
-}
-
-/** A line as LINE_COLUMNS returns it. */
-function toLine(row: Record<string, unknown>): OperatorAction {
-  return {
-    seq: Number(row.seq),
-    at: Number(row.at),
-    by: row.by as string,
-    action: row.action as OperatorActionName,
-    intentId: (row.intent_id as string | null) ?? null,
-    playerId: (row.player_id as string | null) ?? null,
-    before: row.before as string,
-    after: row.after as string,
-    note: row.note as string,
-  };
 }

@@ -1,15 +1,10 @@
 /**
- * The game's one outbound rate, as the ledger stores keep it: a token bucket (its tokens, the
- * time they were counted at, and a hold until which nobody calls: a 429's Retry-After). Every
- * store implements `RateStore`, in its own atomic step so that every process sharing it draws
- * from one bucket: PostgreSQL in one statement, SQLite in process (a file may be shared by
- * processes, its bucket is not: each process of one machine draws its own). A bucket shared by
- * processes counts time by its store's clock (PostgreSQL clock_timestamp()), never by a caller's: one process whose clock is ahead would otherwise
- * stamp the bucket in everyone else's future, and nobody else would get a token until then.
- *
- * This module is the bucket's one rule (`takeFrom`, `holdBucket`), which the in-process store
- * runs as written and the SQL statement repeats; and the checks of its
- * inputs. Costs a few arithmetic operations per take.
+ * The game's one outbound rate: a token bucket (its tokens, the time they were counted at, and
+ * a hold until which nobody calls: a 429's Retry-After). PostgreSQL keeps one bucket for every
+ * process in one statement; SQLite keeps it in process (each process of a machine draws its
+ * own). A shared bucket counts time by its store's clock (clock_timestamp()), never a caller's:
+ * one process whose clock is ahead would otherwise stamp the bucket in everyone's future.
+ * `takeFrom` and `holdBucket` are the rule, which the SQL statement repeats.
  */
 
 import { InvalidIntentError } from './errors.js';

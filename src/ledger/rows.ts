@@ -1,8 +1,7 @@
 /**
  * An intent as PostgresLedger keeps it: one row, snake_case columns, meta and history as JSON
- * text (PostgreSQL hands 64-bit integers over as text: they become numbers). SqliteLedger
- * keeps its history in a table of its own and reads its rows in sqlite-core.ts. A
- * journal entry is one row too (`rowToEntry`).
+ * text (PostgreSQL hands 64-bit integers over as text: they become numbers). A journal entry
+ * is one row too (`rowToEntry`).
  */
 import type { Intent, IntentHistoryEntry, IntentStatus } from './intent.js';
 import type { JournalEntry } from './journal.js';

@@ -1,56 +1,25 @@
 /**
- * The SQLite ledger's statements and transactions, synchronous, on one connection: what
- * SqliteLedger runs inline (':memory:') or on its worker thread (a file). Inputs arrive
- * validated (validate.ts runs on the caller's side); the answers are Intent objects.
- *
- * Costs per move: one UPDATE of the row by its id (prepared per patch shape, so that it writes
- * only the columns the patch names, and touches the "open" indexes only when the intent ends),
- * and one short row appended to `moves` (its note's id read from `notes` the first time this
- * connection meets the note, written the first time anyone does). The history is not read back
- * when the caller hands the intent it read (`read`, the engine's every move) or the move is the
- * first. No JSON is written or parsed unless `meta` is set. Each posting a write carries adds
- * one journal row (its id taken, the whole write is rolled back: AlreadyJournaled) and two
- * balance upserts of two rows each (its two accounts, their two classes), with an indexed read
- * of the id of its player's or match's account (the shared ones, and the notes, are known once
- * committed): a few microseconds more.
- *
- * Reads: an intent and its history are one statement (its row joined with its moves), every
- * row is read as an array (sqlite-schema.ts, COLUMN).
- *
- * A create's guards read in its transaction: the player's open intents by their index, the
- * game's from the one row the schema's triggers keep (and bump as the insert lands), a budget
- * window's sum by its index.
+ * The SQLite driver's statements and transactions, synchronous, on one connection: what
+ * SqliteLedger runs inline (':memory:') or on its worker thread (a file). Inputs arrive parsed
+ * by the core (core.ts); the statements are in sql/sqlite/, but for a move's and an update's
+ * UPDATE, prepared per patch shape so that it writes only the columns the patch names.
  *
  * Every write is one `BEGIN IMMEDIATE ... COMMIT` (or a savepoint inside a batch, see batch()),
  * so a status change is a compare-and-set on the status column: of two writers moving the same
- * intent, in this process or another, exactly one gets a row back.
+ * intent, in this process or another, exactly one gets a row back. A move's history is not
+ * read back when the caller hands the intent it read (`read`) or the move is the first.
  */
 import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
-import { BudgetExceededError, LimitExceededError } from '../errors.js';
+import { LimitExceededError } from '../errors.js';
+import type { ClaimCall, CreateCall, MoveCall } from './core.js';
 import { DuplicateIntentError, InvalidIntentError, LedgerBusyError } from './errors.js';
-import {
-  canMove,
-  INTENT_STATUSES,
-  type Intent,
-  type IntentHistoryEntry,
-  type IntentPatch,
-  type IntentStatus,
-  isTerminal,
-  type NewIntent,
-} from './intent.js';
-import {
-  type AccountBalance,
-  accountClass,
-  type JournalEntry,
-  type JournalPage,
-  type Posting,
-} from './journal.js';
-import type {
-  NewOperatorAction,
-  OperatorAction,
-  OperatorLogFilter,
-  OperatorLogPage,
-} from './operator-log.js';
+import type { Intent, IntentHistoryEntry, IntentPatch, IntentStatus, NewIntent } from './intent.js';
+import { canMove, INTENT_STATUSES, isTerminal } from './intent.js';
+import { type AccountBalance, accountClass, type JournalEntry, type Posting } from './journal.js';
+import type { NewOperatorAction, OperatorAction, OperatorLogFilter } from './operator-log.js';
+import type { LineChange } from './rules.js';
+import * as rules from './rules.js';
+import { loadSql } from './sql.js';
 import { SqliteOperatorLog } from './sqlite-operator.js';
 import {
   COLUMN,
@@ -72,19 +41,8 @@ import {
   STEPS,
   unpackId,
 } from './sqlite-schema.js';
-import type { BudgetWindow, CreateGuards, DueAlso, SeatGuard } from './store.js';
-import type { HoldCheck } from './validate.js';
-import { SCHEDULE_FIELDS } from './validate.js';
-
-/** A journal query as parseJournalQuery leaves it. */
-export interface JournalFilter {
-  playerId?: string;
-  matchId?: string;
-  intentId?: string;
-  since?: number;
-  after: number;
-  limit: number;
-}
+import type { BudgetWindow, DueAlso, SeatGuard } from './store.js';
+import { type JournalFilter, SCHEDULE_FIELDS } from './validate.js';
 
 /** Thrown inside a write whose posting is already journaled: the write is rolled back whole. */
 class AlreadyJournaled extends Error {}
@@ -136,10 +94,6 @@ const SHARED_CLASSES: ReadonlySet<string> = new Set(['wallet', 'inflight', 'hous
 /** Notes kept once committed: the texts moves and postings repeat are a few dozen. */
 const MAX_KNOWN_NOTES = 1_000;
 
-/** An intent the reconciler may claim: due, open, its lease free or run out. */
-const DUE_SQL = `next_check_at <= :now AND next_check_at IS NOT NULL AND ${LIVE_SQL}
-  AND (lease_owner IS NULL OR lease_until IS NULL OR lease_until <= :now)`;
-
 type Params = Record<string, SQLInputValue>;
 
 export class SqliteCore {
@@ -174,20 +128,11 @@ export class SqliteCore {
     this.#operator = new SqliteOperatorLog(db);
   }
 
-  /**
-   * `guards.budgets` are the windows that apply to this intent (validate.ts budgetsFor), `hold`
-   * its approvals' check (holdFor); `postings` are checked (parsePostings) and are journaled
-   * with the insert.
-   */
-  create(
-    input: NewIntent,
-    now: number,
-    guards: CreateGuards,
-    postings: readonly Posting[] = [],
-    hold: HoldCheck = { now: false, window: null, queue: false },
-  ): Intent {
+  /** A create (core.ts), its guards decided by rules.ts inside its transaction. */
+  create(call: CreateCall): Intent {
+    const { input, now, guards, budgets, hold, postings } = call;
     const params: Params = {
-      id: packId(input.id as string),
+      id: packId(input.id),
       kind: input.kind,
       status: 'creating',
       room_id: input.roomId,
@@ -206,73 +151,53 @@ export class SqliteCore {
     };
     try {
       const created = this.#write(() => {
-        this.#guard(input, now, guards);
-        if (this.#holds(input, now, hold)) {
-          params.status = 'held';
-          params.next_check_at = null;
-        } else if (hold.queue) {
-          params.status = 'queued';
+        const playerOpen =
+          guards.maxOpenPerPlayer === undefined
+            ? undefined
+            : (this.#sql.countOpen.get(input.playerId) as { open: number }).open;
+        const sums = rules.windowsOf(call).map((w) => this.#reserved(w.scope, input, w.since));
+        const status = rules.admit(call, playerOpen, sums);
+        // One row the schema's triggers keep (sqlite-schema.ts), not a count of the open intents.
+        if (guards.maxOpenPerGame !== undefined) {
+          rules.refuseGameCap(input, guards.maxOpenPerGame, this.openCount());
         }
+        params.status = status;
+        if (status === 'held') params.next_check_at = null;
         const row = this.#sql.insert.get(params) as unknown as Row;
         // After the insert: a key an open intent holds is that one's answer, before any seat's.
         if (guards.seat !== undefined) this.#seat(input, row[COLUMN.seq], guards.seat);
         this.#post(row[COLUMN.seq], postings, now);
-        if (params.status === 'creating') return rowToIntent(row, []);
-        const step = params.status === 'held' ? HELD_STEP : QUEUED_STEP;
+        if (status === 'creating') return rowToIntent(row, []);
+        const step = status === 'held' ? HELD_STEP : QUEUED_STEP;
         this.#sql.appendMove.run(row[COLUMN.seq], step, now, null);
         return rowToIntent(row, [[step, now, null]]);
       });
-      for (const budget of guards.budgets ?? []) this.#payoutIndexed.add(budget.scope);
+      for (const budget of budgets) this.#payoutIndexed.add(budget.scope);
       if (hold.window !== null) this.#payoutIndexed.add('player');
       return created;
     } catch (err) {
-      const dup = duplicateOrSelf(err);
-      if (dup instanceof DuplicateIntentError && dup.field === 'openKey') {
-        const holder = this.#sql.openKeyHolder.get(input.openKey ?? null) as
-          | { id: string | Uint8Array }
-          | undefined;
-        const existingId = holder === undefined ? null : unpackId(holder.id);
-        throw new DuplicateIntentError('openKey', { cause: err, existingId });
-      }
-      throw dup;
+      throw duplicateOrSelf(err);
     }
   }
 
-  /** The guards of a create, inside its write transaction: a refusal rolls the insert back. */
-  #guard(input: NewIntent, now: number, guards: CreateGuards): void {
-    if (guards.maxOpenPerPlayer !== undefined) {
-      const { open } = this.#sql.countOpen.get(input.playerId) as { open: number };
-      if (open >= guards.maxOpenPerPlayer) {
-        throw new LimitExceededError('maxOpenPerPlayer', guards.maxOpenPerPlayer, input.playerId);
-      }
-    }
-    if (guards.maxOpenPerGame !== undefined) {
-      // One row the schema's triggers keep (sqlite-schema.ts), not a count of the open intents.
-      const { n } = this.#sql.openInGame.get() as { n: number };
-      if (n >= guards.maxOpenPerGame) {
-        throw new LimitExceededError('maxOpenPerGame', guards.maxOpenPerGame, input.playerId);
-      }
-    }
-    for (const budget of guards.budgets ?? []) {
-      // Part of this create's transaction: kept with it, or rolled back with its refusal.
-      if (!this.#payoutIndexed.has(budget.scope)) this.#sql.payoutIndex[budget.scope].run();
-      const since = now - budget.windowMs;
-      const row = (
-        budget.scope === 'player'
-          ? this.#sql.reservedByPlayer.get(input.playerId, since)
-          : budget.scope === 'room'
-            ? this.#sql.reservedByRoom.get(input.roomId, since)
-            : this.#sql.reservedByGame.get(since)
-      ) as { reserved: bigint };
-      if (row.reserved + BigInt(input.amount) > BigInt(budget.limitMsat)) {
-        throw new BudgetExceededError(
-          budget.scope,
-          String(budget.limitMsat),
-          String(row.reserved),
-          budget.windowMs,
-        );
-      }
-    }
+  /** The id of the open intent that holds `openKey`, or null. */
+  openKeyHolder(openKey: string): string | null {
+    const holder = this.#sql.openKeyHolder.get(openKey) as { id: string | Uint8Array } | undefined;
+    return holder === undefined ? null : unpackId(holder.id);
+  }
+
+  /** What payouts created after `since` hold in a scope's window, inside the create's write. */
+  #reserved(scope: BudgetWindow['scope'], input: NewIntent, since: number): bigint {
+    // Part of this create's transaction: kept with it, or rolled back with its refusal.
+    if (!this.#payoutIndexed.has(scope)) this.#sql.payoutIndex[scope].run();
+    const row = (
+      scope === 'player'
+        ? this.#sql.reservedByPlayer.get(input.playerId, since)
+        : scope === 'room'
+          ? this.#sql.reservedByRoom.get(input.roomId, since)
+          : this.#sql.reservedByGame.get(since)
+    ) as { reserved: bigint };
+    return row.reserved;
   }
 
   /**
@@ -305,18 +230,6 @@ export class SqliteCore {
     return holder === undefined ? null : this.get(unpackId(holder.id));
   }
 
-  /** Whether the approvals hold this payout (validate.ts holdFor), inside the create's write. */
-  #holds(input: NewIntent, now: number, hold: HoldCheck): boolean {
-    if (hold.now) return true;
-    if (hold.window === null) return false;
-    if (!this.#payoutIndexed.has('player')) this.#sql.payoutIndex.player.run();
-    const { reserved } = this.#sql.reservedByPlayer.get(
-      input.playerId,
-      now - hold.window.windowMs,
-    ) as { reserved: bigint };
-    return reserved + BigInt(input.amount) > BigInt(hold.window.limitMsat);
-  }
-
   get(id: string): Intent | null {
     return joinedToIntent(this.#sql.byId.all(packId(id)));
   }
@@ -341,17 +254,9 @@ export class SqliteCore {
     return this.#many(this.#sql.byGroup.all(groupId));
   }
 
-  /** `sources` deduplicated and checked by assertMove, `patch` by parsePatch and assertSchedulable. */
-  transition(
-    id: string,
-    sources: readonly IntentStatus[],
-    to: IntentStatus,
-    patch: IntentPatch,
-    now: number,
-    note: string | null,
-    postings: readonly Posting[] = [],
-    dueAlso: DueAlso | null = null,
-  ): Intent | null {
+  /** A move (core.ts MoveCall, without the caller's reading). */
+  transition(move: Omit<MoveCall, 'read'>): Intent | null {
+    const { id, sources, to, patch, now, note, postings, dueAlso } = move;
     const terminal = isTerminal(to);
     const fields = patchFields(patch, terminal);
     const statement = this.#rowShape(`move:${terminal ? 't' : 'o'}:${fields.join(',')}`, () =>
@@ -373,28 +278,20 @@ export class SqliteCore {
   }
 
   /**
-   * The move of an intent whose caller read it in `from` (its one source) and holds it: the same
-   * write as transition, answering only `seq` and what the write did not set itself
-   * (movedColumns), for SqliteLedger to lay over that reading (afterMove). No history is read,
-   * nothing the caller holds is sent back.
+   * The move of an intent whose caller read it in its one source and holds it: the same write
+   * as transition, answering only `seq` and what the write did not set itself (movedColumns),
+   * for SqliteLedger to lay over that reading (afterMove). No history is read, nothing the
+   * caller holds is sent back.
    */
-  moveRead(
-    id: string,
-    from: IntentStatus,
-    to: IntentStatus,
-    patch: IntentPatch,
-    now: number,
-    note: string | null,
-    postings: readonly Posting[] = [],
-    dueAlso: DueAlso | null = null,
-  ): unknown[] | null {
+  moveRead(move: Omit<MoveCall, 'read'>): unknown[] | null {
+    const { id, sources, to, patch, now, note, postings, dueAlso } = move;
     const terminal = isTerminal(to);
     const fields = patchFields(patch, terminal);
     const statement = this.#rowShape(`read:${terminal ? 't' : 'o'}:${fields.join(',')}`, () =>
       moveSql(fields, terminal, `seq, ${movedColumns(fields, terminal).join(', ')}`),
     );
     return this.#journaled(() => {
-      const row = statement.get(moveParams(id, [from], to, patch, now, fields)) as
+      const row = statement.get(moveParams(id, sources, to, patch, now, fields)) as
         | unknown[]
         | undefined;
       if (row === undefined) return null;
@@ -446,7 +343,8 @@ export class SqliteCore {
   }
 
   /** `query` as parseJournalQuery leaves it. */
-  journal(query: JournalFilter): JournalPage {
+  /** Up to `limit + 1` entries: the core tells a next page by the one more. */
+  journal(query: JournalFilter): JournalEntry[] {
     const terms = ['j.seq > :after'];
     const params: Params = { after: query.after, limit: query.limit + 1 };
     if (query.playerId !== undefined) {
@@ -482,31 +380,29 @@ export class SqliteCore {
         ORDER BY j.seq LIMIT :limit`,
     );
     statement.setReadBigInts(true);
-    const rows = statement.all(params) as unknown as EntryRow[];
-    // One row more than the page: whether another page follows, without a second query.
-    const more = rows.length > query.limit;
-    const entries = rows.slice(0, query.limit).map(toEntry);
-    return { entries, next: more ? String(entries.at(-1)?.seq) : null };
+    return (statement.all(params) as unknown as EntryRow[]).map(toEntry);
   }
 
-  /** `accounts` as parseAccounts leaves them; none: the class sums. */
-  balances(accounts: readonly string[] | undefined): AccountBalance[] {
-    if (accounts === undefined) {
-      return (
-        this.#sql.classBalances.all() as { class: string; unit: string; balance: bigint }[]
-      ).map((r) => ({ account: r.class, unit: r.unit, balance: String(r.balance) }));
-    }
-    return accounts.flatMap((account) => {
-      const rows = this.#sql.accountBalances.all(account) as { unit: string; balance: bigint }[];
-      if (rows.length === 0) return [{ account, unit: 'msats', balance: '0' }];
-      return rows.map((r) => ({ account, unit: r.unit, balance: String(r.balance) }));
-    });
+  classBalances(): AccountBalance[] {
+    return (
+      this.#sql.classBalances.all() as { class: string; unit: string; balance: bigint }[]
+    ).map((r) => ({ account: r.class, unit: r.unit, balance: String(r.balance) }));
   }
 
-  /** `queued` -1: queued payouts count against `limit` (LedgerStore.claimDue without a share). */
-  claimDue(now: number, limit: number, owner: string, leaseMs: number, queued: number): Intent[] {
-    const split = queued >= 0 ? 1 : 0;
-    const share = Math.max(queued, 0);
+  /** The balance rows of the accounts that ever moved, by unit. */
+  accountBalances(accounts: readonly string[]): AccountBalance[] {
+    return accounts.flatMap((account) =>
+      (this.#sql.accountBalances.all(account) as { unit: string; balance: bigint }[]).map((r) => ({
+        account,
+        unit: r.unit,
+        balance: String(r.balance),
+      })),
+    );
+  }
+
+  claimDue({ now, limit, owner, leaseMs, queued }: ClaimCall): Intent[] {
+    const split = queued === null ? 0 : 1;
+    const share = queued ?? 0;
     const until = now + leaseMs;
     const rows = this.#write(
       () => this.#sql.claim.all({ now, limit, owner, until, split, share }) as unknown as Row[],
@@ -525,12 +421,8 @@ export class SqliteCore {
     this.#write(() => this.#sql.release.run(packId(id), owner));
   }
 
-  unknowns(limit: number): Intent[] {
-    return this.#many(this.#sql.unknowns.all(limit));
-  }
-
-  held(limit: number): Intent[] {
-    return this.#many(this.#sql.held.all(limit));
+  inStatus(status: 'unknown' | 'held', limit: number): Intent[] {
+    return this.#many(this.#sql[status === 'held' ? 'held' : 'unknowns'].all(limit));
   }
 
   openCount(): number {
@@ -546,27 +438,23 @@ export class SqliteCore {
     return this.#write(() => this.#sql.recordEvent.run(eventId, now).changes === 1);
   }
 
-  recordOperatorAction(line: NewOperatorAction, now: number): OperatorAction {
-    return this.#write(() => this.#operator.append(line, now));
-  }
-
-  recordBlock(line: NewOperatorAction, now: number): OperatorAction | null {
-    return this.#write(() => this.#operator.block(line, now));
+  appendLine(
+    line: NewOperatorAction,
+    now: number,
+    change: LineChange | null,
+  ): OperatorAction | null {
+    return this.#write(() => this.#operator.append(line, now, change));
   }
 
   isBlocked(playerId: string): boolean {
     return this.#operator.isBlocked(playerId);
   }
 
-  recordPause(line: NewOperatorAction, now: number): OperatorAction | null {
-    return this.#write(() => this.#operator.pause(line, now));
-  }
-
   payoutPause(): OperatorAction | null {
     return this.#operator.paused();
   }
 
-  operatorLog(query: OperatorLogFilter): OperatorLogPage {
+  operatorLog(query: OperatorLogFilter): OperatorAction[] {
     return this.#operator.page(query);
   }
 
@@ -920,8 +808,47 @@ function metaText(meta: Record<string, unknown> | undefined): string | null {
   return meta === undefined || Object.keys(meta).length === 0 ? null : JSON.stringify(meta);
 }
 
+/** The statements in sql/sqlite/, by file name. */
+const NAMES = [
+  'insert',
+  'append-move',
+  'first-own',
+  'note-id',
+  'add-note',
+  'account-id',
+  'add-account',
+  'add-entry',
+  'add-balances',
+  'add-class-balances',
+  'account-balances',
+  'class-balances',
+  'record-event',
+  'by-remote',
+  'open-by-room',
+  'open-by-player',
+  'by-group',
+  'claim',
+  'release',
+  'count-open',
+  'open-key-holder',
+  'seat-of',
+  'seats-taken',
+  'take-seat',
+  'pass-seat',
+  'due-also',
+  'unknowns',
+  'held',
+  'advance',
+] as const;
+
 function prepareStatements(db: DatabaseSync) {
-  const open = `SELECT ${COLUMNS} FROM intents WHERE %col = ? AND ${LIVE_SQL} ORDER BY created_at, seq`;
+  const slots = { columns: COLUMNS, live: LIVE_SQL, payout: PAYOUT_SQL };
+  const sql = loadSql('sqlite', NAMES, slots);
+  const reserved = (who: string) => {
+    const statement = db.prepare(loadSql('sqlite', ['reserved'], { ...slots, who }).reserved);
+    statement.setReadBigInts(true);
+    return statement;
+  };
   const statements = {
     begin: db.prepare('BEGIN IMMEDIATE'),
     commit: db.prepare('COMMIT'),
@@ -929,99 +856,47 @@ function prepareStatements(db: DatabaseSync) {
     savepoint: db.prepare('SAVEPOINT call'),
     releaseSavepoint: db.prepare('RELEASE call'),
     rollbackSavepoint: db.prepare('ROLLBACK TO call'),
-    insert: db.prepare(`
-      INSERT INTO intents (id, kind, status, live, room_id, player_id, amount, unit, description,
-        callback_token, idempotency_key, open_key, group_id, expires_at, created_at,
-        updated_at, next_check_at, checks, meta)
-      VALUES (:id, :kind, :status, 1, :room_id, :player_id, :amount, :unit, :description,
-        :callback_token, :idempotency_key, :open_key, :group_id, :expires_at, :now,
-        :now, :next_check_at, 0, :meta)
-      RETURNING ${COLUMNS}`),
-    appendMove: db.prepare('INSERT INTO moves (intent, step, at, note) VALUES (?, ?, ?, ?)'),
-    // Whether an intent was recorded in a first status of its own (held, queued: step < 0).
-    firstOwn: db.prepare('SELECT 1 AS own FROM moves WHERE intent = ? AND step < 0 LIMIT 1'),
+    insert: db.prepare(sql.insert),
+    appendMove: db.prepare(sql['append-move']),
+    firstOwn: db.prepare(sql['first-own']),
     moves: arrays(db.prepare(MOVES_SQL)),
-    noteId: db.prepare('SELECT id FROM notes WHERE text = ?'),
-    addNote: db.prepare('INSERT INTO notes (text) VALUES (?) RETURNING id'),
-    accountId: db.prepare('SELECT id FROM accounts WHERE name = ?'),
-    addAccount: db.prepare('INSERT INTO accounts (name) VALUES (?) RETURNING id'),
-    addEntry: db.prepare(`
-      INSERT INTO journal (intent, tag, debit, credit, amount, unit, why, at)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (intent, tag) DO NOTHING`),
-    // A posting's two sides in one statement each (the rows are upserted one after the other,
-    // so two sides of one class, claimable:a -> claimable:b, add up).
-    addBalances: db.prepare(`
-      INSERT INTO balances (account, unit, balance) VALUES (?, ?, ?), (?, ?, ?)
-      ON CONFLICT (account, unit) DO UPDATE SET balance = balance + excluded.balance`),
-    addClassBalances: db.prepare(`
-      INSERT INTO class_balances (class, unit, balance) VALUES (?, ?, ?), (?, ?, ?)
-      ON CONFLICT (class, unit) DO UPDATE SET balance = balance + excluded.balance`),
-    accountBalances: bigInts(
-      db.prepare(`SELECT b.unit, b.balance FROM accounts AS a
-        JOIN balances AS b ON b.account = a.id WHERE a.name = ? ORDER BY b.unit`),
-    ),
-    classBalances: bigInts(
-      db.prepare('SELECT class, unit, balance FROM class_balances ORDER BY class, unit'),
-    ),
+    noteId: db.prepare(sql['note-id']),
+    addNote: db.prepare(sql['add-note']),
+    accountId: db.prepare(sql['account-id']),
+    addAccount: db.prepare(sql['add-account']),
+    addEntry: db.prepare(sql['add-entry']),
+    addBalances: db.prepare(sql['add-balances']),
+    addClassBalances: db.prepare(sql['add-class-balances']),
+    accountBalances: bigInts(db.prepare(sql['account-balances'])),
+    classBalances: bigInts(db.prepare(sql['class-balances'])),
     byId: arrays(db.prepare(joinedSql('i.id = ?'))),
-    recordEvent: db.prepare('INSERT OR IGNORE INTO events (id, seen_at) VALUES (?, ?)'),
+    recordEvent: db.prepare(sql['record-event']),
     byToken: arrays(db.prepare(joinedSql('i.callback_token = ?'))),
-    byRemote: db.prepare(
-      `SELECT ${COLUMNS} FROM intents WHERE kind = ? AND remote_id = ? ORDER BY created_at, seq LIMIT 1`,
-    ),
-    openByRoom: db.prepare(open.replace('%col', 'room_id')),
-    openByPlayer: db.prepare(open.replace('%col', 'player_id')),
-    byGroup: db.prepare(
-      `SELECT ${COLUMNS} FROM intents WHERE group_id = ? AND group_id IS NOT NULL ORDER BY created_at, seq`,
-    ),
-    // Leases are bookkeeping about who is looking, not a change to the intent: updated_at stays.
-    // With a share for the queue (:split), queued payouts are taken apart from the others.
-    claim: db.prepare(`
-      UPDATE intents SET lease_owner = :owner, lease_until = :until
-      WHERE seq IN (
-        SELECT seq FROM (SELECT seq FROM intents
-          WHERE ${DUE_SQL} AND (:split = 0 OR status <> 'queued')
-          ORDER BY next_check_at, created_at, seq LIMIT :limit)
-        UNION ALL
-        SELECT seq FROM (SELECT seq FROM intents
-          WHERE ${DUE_SQL} AND :split = 1 AND status = 'queued'
-          ORDER BY next_check_at, created_at, seq LIMIT :share))
-      RETURNING ${COLUMNS}`),
-    release: db.prepare(
-      'UPDATE intents SET lease_owner = NULL, lease_until = NULL WHERE id = ? AND lease_owner = ?',
-    ),
-    countOpen: db.prepare(
-      `SELECT COUNT(*) AS open FROM intents WHERE player_id = ? AND ${LIVE_SQL}`,
-    ),
+    byRemote: db.prepare(sql['by-remote']),
+    openByRoom: db.prepare(sql['open-by-room']),
+    openByPlayer: db.prepare(sql['open-by-player']),
+    byGroup: db.prepare(sql['by-group']),
+    claim: db.prepare(sql.claim),
+    release: db.prepare(sql.release),
+    countOpen: db.prepare(sql['count-open']),
     openInGame: db.prepare(OPEN_COUNT_SQL),
-    openKeyHolder: db.prepare(`SELECT id FROM intents WHERE open_key = ? AND ${LIVE_SQL}`),
-    seatOf: db.prepare(`SELECT s.intent, i.id FROM seats AS s JOIN intents AS i ON i.seq = s.intent
-      WHERE s.group_id = ? AND s.player_id = ?`),
-    seatsTaken: db.prepare('SELECT taken FROM seat_counts WHERE group_id = ?'),
-    takeSeat: db.prepare('INSERT INTO seats (group_id, player_id, intent) VALUES (?, ?, ?)'),
-    passSeat: db.prepare('UPDATE seats SET intent = ? WHERE group_id = ? AND player_id = ?'),
-    // Never later: a due look stays due; status, lease and updated_at stay.
-    dueAlso: db.prepare(`UPDATE intents SET next_check_at = :at
-      WHERE id = :id AND status = :status AND (next_check_at IS NULL OR next_check_at > :at)`),
+    openKeyHolder: db.prepare(sql['open-key-holder']),
+    seatOf: db.prepare(sql['seat-of']),
+    seatsTaken: db.prepare(sql['seats-taken']),
+    takeSeat: db.prepare(sql['take-seat']),
+    passSeat: db.prepare(sql['pass-seat']),
+    dueAlso: db.prepare(sql['due-also']),
     payoutIndex: {
       player: db.prepare(PAYOUT_INDEXES.player),
       room: db.prepare(PAYOUT_INDEXES.room),
       game: db.prepare(PAYOUT_INDEXES.game),
     },
-    reservedByPlayer: reserved(db, `player_id = ? AND ${PAYOUT_SQL}`),
-    reservedByRoom: reserved(db, `room_id = ? AND ${PAYOUT_SQL}`),
-    reservedByGame: reserved(db, PAYOUT_SQL),
-    unknowns: db.prepare(
-      `SELECT ${COLUMNS} FROM intents WHERE status = 'unknown' ORDER BY created_at, seq LIMIT ?`,
-    ),
-    held: db.prepare(
-      `SELECT ${COLUMNS} FROM intents WHERE status = 'held' ORDER BY created_at, seq LIMIT ?`,
-    ),
-    // The start-up sweep: the same WHERE terms as the due index, so it walks only open intents.
-    advance: db.prepare(`
-      UPDATE intents SET next_check_at = :at
-      WHERE next_check_at IS NOT NULL AND ${LIVE_SQL} AND next_check_at > :at
-        AND kind <> 'match'`),
+    reservedByPlayer: reserved('player_id = ? AND '),
+    reservedByRoom: reserved('room_id = ? AND '),
+    reservedByGame: reserved(''),
+    unknowns: db.prepare(sql.unknowns),
+    held: db.prepare(sql.held),
+    advance: db.prepare(sql.advance),
   } satisfies Record<string, StatementSync | Record<string, StatementSync>>;
   // The statements that return intents' rows read them as arrays (Row, in COLUMN's order).
   const { insert, byRemote, openByRoom, openByPlayer, byGroup, claim, unknowns, held } = statements;
@@ -1057,15 +932,6 @@ function toEntry(row: EntryRow): JournalEntry {
     why: row.why,
     at: Number(row.at),
   };
-}
-
-/** What a budget window holds: payouts created after `since`, unless expired or failed. */
-function reserved(db: DatabaseSync, where: string): StatementSync {
-  const statement = db.prepare(`
-    SELECT COALESCE(SUM(CAST(amount AS INTEGER)), 0) AS reserved FROM intents
-    WHERE ${where} AND created_at > ? AND status NOT IN ('expired', 'failed')`);
-  statement.setReadBigInts(true);
-  return statement;
 }
 
 /** SQLITE_BUSY and its extended codes (the low byte is the primary code). */

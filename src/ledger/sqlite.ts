@@ -2,66 +2,31 @@
  * The embedded ledger store: SQLite on `node:sqlite`, in a file (durable, shared by every
  * process on the machine) or in memory (tests, demos).
  *
- * Usage:
  *   const ledger = new SqliteLedger('./lightning.sqlite'); // or new SqliteLedger() for memory
- *   const intent = await ledger.create({ kind: 'reward', roomId, playerId, amount: '21000',
- *     unit: 'msats', description: 'Level 3', callbackToken });
- *   await ledger.transition(intent.id, 'creating', 'pending', { patch: { remoteId, code } });
  *
- * Footprint: a file ledger runs its connection on a worker thread (sqlite-worker.ts; about
- * 16 MB of RSS with its connection, 25 ms to start), so its SQL, commits and fsyncs
- * (synchronous=FULL) never stall the rooms: the event loop pays one message each way per
- * call, tens of microseconds. Calls that queue up meanwhile commit together, with one fsync.
- * A ':memory:' ledger runs inline by default (about 20 µs per move, 9 µs per read, no fsync
- * to wait for, less than the hand-off): option `worker`. Inputs are validated here, before
- * they cross; what the statements cost is in sqlite-core.ts, the file layout in
+ * A file ledger runs its connection on a worker thread (sqlite-worker.ts), so that its commits
+ * and fsyncs (synchronous=FULL) never stall the rooms, and calls that queue up meanwhile commit
+ * together; a ':memory:' ledger runs inline (option `worker`). Every write is one transaction
+ * that never spans an await: processes on one file serialise on SQLite's write lock, waited
+ * for by the thread's busy handler, or inline retried on a timer so the loop stays free; a
+ * write fails with LedgerBusyError after `busyTimeoutMs`. The file's layout is
  * sql/sqlite/schema.sql.
- *
- * Every write is one transaction that never spans an await, so instances in one process never
- * wait on each other, and instances in several processes serialise on SQLite's write lock:
- * on the worker, SQLite's busy handler waits for it (only the thread waits); inline, SQLite
- * gives up after LOCK_SPIN_MS and the store retries on a timer, leaving the loop free. Either
- * way a write fails with LedgerBusyError after `busyTimeoutMs`. A status change is a
- * compare-and-set on the status column: of two writers moving the same intent, exactly one
- * gets a row back.
  */
-
-import type { DatabaseSync } from 'node:sqlite';
-import { v7 as uuidv7 } from 'uuid';
 import { type Clock, systemClock } from '../clock.js';
 import { ConfigurationError } from '../errors.js';
+import type { ClaimCall, CreateCall, LedgerDriver, MoveCall } from './core.js';
+import { LedgerCore } from './core.js';
 import { LedgerBusyError, LedgerClosedError } from './errors.js';
-import type { Intent, IntentPatch, IntentStatus, NewIntent } from './intent.js';
-import type { AccountBalance, JournalPage, JournalQuery, Posting } from './journal.js';
-import {
-  type NewOperatorAction,
-  type OperatorAction,
-  type OperatorLogPage,
-  type OperatorLogQuery,
-  parseBlock,
-  parseOperatorAction,
-  parseOperatorLogQuery,
-  parsePause,
-  parsePlayerId,
-} from './operator-log.js';
+import type { Intent, IntentPatch, IntentStatus } from './intent.js';
+import type { AccountBalance, JournalEntry, Posting } from './journal.js';
+import type { NewOperatorAction, OperatorAction, OperatorLogFilter } from './operator-log.js';
 import { LocalRateBucket, type RateLimit } from './rate.js';
+import type { LineChange } from './rules.js';
 import { afterMove, SqliteCore } from './sqlite-core.js';
 import { openLedgerDatabase } from './sqlite-schema.js';
 import { SqliteThread } from './sqlite-thread.js';
 import type { CoreMethod } from './sqlite-wire.js';
-import type { CreateGuards, LedgerStore, TransitionOptions } from './store.js';
-import {
-  parseAccounts,
-  parseClaim,
-  parseCreate,
-  parseEpochMs,
-  parseEventId,
-  parseJournalQuery,
-  parseLimit,
-  parseMove,
-  parsePostings,
-  parseUpdate,
-} from './validate.js';
+import type { JournalFilter } from './validate.js';
 
 export interface SqliteLedgerOptions {
   /** A file path, or ':memory:' for a private in-memory ledger. Default ':memory:'. */
@@ -96,26 +61,20 @@ const WRITES: ReadonlySet<CoreMethod> = new Set<CoreMethod>([
   'release',
   'advanceChecks',
   'recordEvent',
-  'recordOperatorAction',
-  'recordBlock',
-  'recordPause',
+  'appendLine',
 ]);
 
-export class SqliteLedger implements LedgerStore {
+/** The SQLite driver: SqliteCore's primitives, inline or on the worker thread. */
+class SqliteDriver implements LedgerDriver {
   readonly path: string;
-  /** Inline mode's connection (the scale bench reads its page count); undefined on a worker. */
-  private readonly db: DatabaseSync | undefined;
   private readonly core: SqliteCore | undefined;
   private readonly thread: SqliteThread | undefined;
-  private readonly clock: Clock;
   private readonly busyTimeoutMs: number;
   private closed = false;
   readonly #rate = new LocalRateBucket();
 
-  constructor(options: string | SqliteLedgerOptions = {}) {
-    const opts = typeof options === 'string' ? { path: options } : options;
+  constructor(opts: SqliteLedgerOptions) {
     this.path = opts.path ?? ':memory:';
-    this.clock = opts.clock ?? systemClock;
     this.busyTimeoutMs = opts.busyTimeoutMs ?? 5000;
     if (typeof this.path !== 'string') {
       throw new ConfigurationError(
@@ -138,77 +97,20 @@ export class SqliteLedger implements LedgerStore {
     } else {
       // The full busy timeout holds while the schema is set up: two processes opening a new
       // file at once would otherwise fail with SQLITE_BUSY. Then each attempt spins briefly.
-      this.db = openLedgerDatabase(this.path, this.busyTimeoutMs);
-      this.db.exec(`PRAGMA busy_timeout = ${LOCK_SPIN_MS}`);
-      this.core = new SqliteCore(this.db);
+      const db = openLedgerDatabase(this.path, this.busyTimeoutMs);
+      db.exec(`PRAGMA busy_timeout = ${LOCK_SPIN_MS}`);
+      this.core = new SqliteCore(db);
     }
   }
 
-  async create(
-    intent: NewIntent,
-    now: number = this.clock.now(),
-    guards: CreateGuards = {},
-    postings?: readonly Posting[],
-  ): Promise<Intent> {
-    this.assertOpen();
-    const { input, checks, budgets, hold } = parseCreate(intent, now, guards);
-    const applied: CreateGuards = { ...checks, budgets };
-    const entries = parsePostings(postings);
-    return this.run('create', [
-      { ...input, id: input.id ?? uuidv7() },
-      now,
-      applied,
-      entries,
-      hold,
-    ]);
+  open(): void {}
+
+  create(call: CreateCall) {
+    return this.run<Intent>('create', [call]);
   }
 
-  async get(id: string): Promise<Intent | null> {
-    this.assertOpen();
-    return this.run('get', [id]);
-  }
-
-  async byCallbackToken(token: string): Promise<Intent | null> {
-    this.assertOpen();
-    return this.run('byCallbackToken', [token]);
-  }
-
-  async byRemoteId(kind: Intent['kind'], remoteId: string): Promise<Intent | null> {
-    this.assertOpen();
-    return this.run('byRemoteId', [kind, remoteId]);
-  }
-
-  async openByRoom(roomId: string): Promise<Intent[]> {
-    this.assertOpen();
-    return this.run('openByRoom', [roomId]);
-  }
-
-  async openByPlayer(playerId: string): Promise<Intent[]> {
-    this.assertOpen();
-    return this.run('openByPlayer', [playerId]);
-  }
-
-  async byGroup(groupId: string): Promise<Intent[]> {
-    this.assertOpen();
-    return this.run('byGroup', [groupId]);
-  }
-
-  async seatHolder(groupId: string, playerId: string): Promise<Intent | null> {
-    this.assertOpen();
-    return this.run('seatHolder', [groupId, playerId]);
-  }
-
-  async transition(
-    id: string,
-    from: IntentStatus | readonly IntentStatus[],
-    to: IntentStatus,
-    options: TransitionOptions = {},
-  ): Promise<Intent | null> {
-    this.assertOpen();
-    const { sources, now, patch, dueAlso } = parseMove(from, to, options, () => this.clock.now());
-    const postings = parsePostings(options.postings);
-    const note = options.note ?? null;
-    const read = options.read;
+  move({ read, ...move }: MoveCall) {
+    const { id, sources, to, patch, now, note } = move;
     if (
       read !== undefined &&
       read.id === id &&
@@ -218,155 +120,112 @@ export class SqliteLedger implements LedgerStore {
     ) {
       // Still in the status it was read in when the move is made, it has not moved since (every
       // move goes up STEPS): its history and the fields no write changes are the reading's.
-      const row = await this.run<unknown[] | null>('moveRead', [
-        id,
-        read.status,
-        to,
-        patch,
-        now,
-        note,
-        postings,
-        dueAlso,
-      ]);
-      return row === null ? null : afterMove(read, to, patch, now, note, row);
+      const row = this.run<unknown[] | null>('moveRead', [move]);
+      const after = (r: unknown[] | null) =>
+        r === null ? null : afterMove(read, to, patch, now, note, r);
+      return row instanceof Promise ? row.then(after) : after(row);
     }
-    return this.run('transition', [id, sources, to, patch, now, note, postings, dueAlso]);
+    return this.run<Intent | null>('transition', [move]);
   }
 
-  async update(
-    id: string,
-    status: IntentStatus,
-    patch: IntentPatch,
-    now: number = this.clock.now(),
-    postings?: readonly Posting[],
-  ): Promise<Intent | null> {
-    this.assertOpen();
-    const input = parseUpdate(status, patch, now);
-    const entries = parsePostings(postings);
-    return this.run('update', [id, status, input, now, entries]);
+  update(id: string, status: IntentStatus, patch: IntentPatch, now: number, postings: Posting[]) {
+    return this.run<Intent | null>('update', [id, status, patch, now, postings]);
   }
 
-  async journal(query?: JournalQuery): Promise<JournalPage> {
-    this.assertOpen();
-    return this.run('journal', [parseJournalQuery(query)]);
+  openKeyHolder(openKey: string) {
+    return this.run<string | null>('openKeyHolder', [openKey]);
   }
 
-  async balances(accounts?: readonly string[]): Promise<AccountBalance[]> {
-    this.assertOpen();
-    return this.run('balances', [parseAccounts(accounts)]);
+  get(id: string) {
+    return this.run<Intent | null>('get', [id]);
   }
 
-  async claimDue(
-    now: number,
-    limit: number,
-    owner: string,
-    leaseMs: number,
-    queued?: number,
-  ): Promise<Intent[]> {
-    this.assertOpen();
-    parseEpochMs(now, 'now');
-    parseClaim(limit, owner, leaseMs, queued);
-    if (limit === 0 && !queued) return [];
-    return this.run('claimDue', [now, limit, owner, leaseMs, queued ?? -1]);
+  byCallbackToken(token: string) {
+    return this.run<Intent | null>('byCallbackToken', [token]);
   }
 
-  async release(id: string, owner: string): Promise<void> {
-    this.assertOpen();
-    await this.run('release', [id, owner]);
+  byRemoteId(kind: Intent['kind'], remoteId: string) {
+    return this.run<Intent | null>('byRemoteId', [kind, remoteId]);
   }
 
-  async open(): Promise<void> {
-    this.assertOpen();
+  openByRoom(roomId: string) {
+    return this.run<Intent[]>('openByRoom', [roomId]);
   }
 
-  async unknowns(limit = 100): Promise<Intent[]> {
-    this.assertOpen();
-    parseLimit(limit);
-    return this.run('unknowns', [limit]);
+  openByPlayer(playerId: string) {
+    return this.run<Intent[]>('openByPlayer', [playerId]);
   }
 
-  async held(limit = 100): Promise<Intent[]> {
-    this.assertOpen();
-    parseLimit(limit);
-    return this.run('held', [limit]);
+  byGroup(groupId: string) {
+    return this.run<Intent[]>('byGroup', [groupId]);
   }
 
-  async openCount(): Promise<number> {
-    this.assertOpen();
-    return this.run('openCount', []);
+  seatHolder(groupId: string, playerId: string) {
+    return this.run<Intent | null>('seatHolder', [groupId, playerId]);
   }
 
-  async advanceChecks(at: number): Promise<number> {
-    this.assertOpen();
-    parseEpochMs(at, 'at');
-    return this.run('advanceChecks', [at]);
+  inStatus(status: 'unknown' | 'held', limit: number) {
+    return this.run<Intent[]>('inStatus', [status, limit]);
   }
 
-  async recordEvent(eventId: string, now: number = this.clock.now()): Promise<boolean> {
-    this.assertOpen();
-    parseEventId(eventId);
-    parseEpochMs(now, 'now');
-    return this.run('recordEvent', [eventId, now]);
+  openCount() {
+    return this.run<number>('openCount', []);
   }
 
-  async recordOperatorAction(
-    line: NewOperatorAction,
-    now: number = this.clock.now(),
-  ): Promise<OperatorAction> {
-    this.assertOpen();
-    const parsed = parseOperatorAction(line);
-    parseEpochMs(now, 'now');
-    return this.run('recordOperatorAction', [parsed, now]);
+  journal(query: JournalFilter) {
+    return this.run<JournalEntry[]>('journal', [query]);
   }
 
-  async recordBlock(
-    line: NewOperatorAction,
-    now: number = this.clock.now(),
-  ): Promise<OperatorAction | null> {
-    this.assertOpen();
-    const parsed = parseBlock(line);
-    parseEpochMs(now, 'now');
-    return this.run('recordBlock', [parsed, now]);
+  classBalances() {
+    return this.run<AccountBalance[]>('classBalances', []);
+  }
+
+  accountBalances(accounts: readonly string[]) {
+    return this.run<AccountBalance[]>('accountBalances', [accounts]);
+  }
+
+  claimDue(claim: ClaimCall) {
+    return this.run<Intent[]>('claimDue', [claim]);
+  }
+
+  release(id: string, owner: string) {
+    return this.run<void>('release', [id, owner]);
+  }
+
+  advanceChecks(at: number) {
+    return this.run<number>('advanceChecks', [at]);
+  }
+
+  recordEvent(eventId: string, now: number) {
+    return this.run<boolean>('recordEvent', [eventId, now]);
+  }
+
+  appendLine(line: NewOperatorAction, now: number, change: LineChange | null) {
+    return this.run<OperatorAction | null>('appendLine', [line, now, change]);
+  }
+
+  isBlocked(playerId: string) {
+    return this.run<boolean>('isBlocked', [playerId]);
+  }
+
+  payoutPause() {
+    return this.run<OperatorAction | null>('payoutPause', []);
+  }
+
+  operatorLog(query: OperatorLogFilter) {
+    return this.run<OperatorAction[]>('operatorLog', [query]);
   }
 
   /** In process: each SqliteLedger instance keeps its own bucket (rate.ts). */
-  async takeToken(limit: RateLimit, now: number, keep = 0): Promise<number> {
-    this.assertOpen();
+  takeToken(limit: RateLimit, now: number, keep: number) {
     return this.#rate.takeToken(limit, now, keep);
   }
 
-  async holdCalls(until: number): Promise<void> {
-    this.assertOpen();
+  holdCalls(until: number) {
     return this.#rate.holdCalls(until);
   }
 
-  async isBlocked(playerId: string): Promise<boolean> {
-    this.assertOpen();
-    return this.run('isBlocked', [parsePlayerId(playerId)]);
-  }
-
-  async recordPause(
-    line: NewOperatorAction,
-    now: number = this.clock.now(),
-  ): Promise<OperatorAction | null> {
-    this.assertOpen();
-    const parsed = parsePause(line);
-    parseEpochMs(now, 'now');
-    return this.run('recordPause', [parsed, now]);
-  }
-
-  async payoutPause(): Promise<OperatorAction | null> {
-    this.assertOpen();
-    return this.run('payoutPause', []);
-  }
-
-  async operatorLog(query?: OperatorLogQuery): Promise<OperatorLogPage> {
-    this.assertOpen();
-    return this.run('operatorLog', [parseOperatorLogQuery(query)]);
-  }
-
   async close(): Promise<void> {
-    if (this.closed) return;
     this.closed = true;
     if (this.thread) await this.thread.close();
     else this.core?.close();
@@ -420,5 +279,16 @@ export class SqliteLedger implements LedgerStore {
 
   private assertOpen(): void {
     if (this.closed) throw new LedgerClosedError();
+  }
+}
+
+export class SqliteLedger extends LedgerCore {
+  readonly path: string;
+
+  constructor(options: string | SqliteLedgerOptions = {}) {
+    const opts = typeof options === 'string' ? { path: options } : options;
+    const driver = new SqliteDriver(opts);
+    super(driver, opts.clock ?? systemClock);
+    this.path = driver.path;
   }
 }

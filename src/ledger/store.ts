@@ -128,11 +128,8 @@ export interface PayoutHold {
   perPlayer?: { limitMsat: number; windowMs: number };
 }
 
-/**
- * A store also keeps the game's outbound rate (`RateStore`, rate.ts): a token bucket shared by
- * every process that shares the store (in process for SQLite).
- */
-export interface LedgerStore extends RateStore {
+/** Intents and their journal. */
+export interface IntentStore {
   /**
    * Records a new intent in status `creating`, with a UUID v7 id unless one is given. Rejects a
    * duplicate id or callback token (DuplicateIntentError), an `openKey` that an open intent
@@ -154,14 +151,6 @@ export interface LedgerStore extends RateStore {
     guards?: CreateGuards,
     postings?: readonly Posting[],
   ): Promise<Intent>;
-
-  /**
-   * Connects and checks that the store can keep its promise: a layout it can read, and storage
-   * that keeps an acknowledged write (a PostgreSQL with fsync off is refused with
-   * LedgerNotDurableError). Idempotent; the server awaits it before it starts, and every other
-   * call runs it first anyway.
-   */
-  open(): Promise<void>;
 
   get(id: string): Promise<Intent | null>;
   byCallbackToken(token: string): Promise<Intent | null>;
@@ -222,6 +211,21 @@ export interface LedgerStore extends RateStore {
    */
   balances(accounts?: readonly string[]): Promise<AccountBalance[]>;
 
+  /** Intents in status `unknown`, oldest (createdAt) first, at most `limit` (default 100). */
+  unknowns(limit?: number): Promise<Intent[]>;
+
+  /** Payouts in status `held` (waiting for an operator), oldest first, at most `limit` (100). */
+  held(limit?: number): Promise<Intent[]>;
+
+  /**
+   * How many intents of the game are open (matches aside): the number `maxOpenPerGame` guards,
+   * read from what each store keeps as it writes (one row, a sum of stripes).
+   */
+  openCount(): Promise<number>;
+}
+
+/** Leases and the queue: the reconciler's claims. */
+export interface LeaseStore {
   /**
    * Atomically takes up to `limit` open intents whose `nextCheckAt` is due (<= now) and whose
    * lease is free or expired, ordered by `nextCheckAt`, and leases them to `owner` until
@@ -245,18 +249,6 @@ export interface LedgerStore extends RateStore {
   /** Releases a lease held by `owner` (no-op if it is not held by them). */
   release(id: string, owner: string): Promise<void>;
 
-  /** Intents in status `unknown`, oldest (createdAt) first, at most `limit` (default 100). */
-  unknowns(limit?: number): Promise<Intent[]>;
-
-  /** Payouts in status `held` (waiting for an operator), oldest first, at most `limit` (100). */
-  held(limit?: number): Promise<Intent[]>;
-
-  /**
-   * How many intents of the game are open (matches aside): the number `maxOpenPerGame` guards,
-   * read from what each store keeps as it writes (one row, one ZCARD, a sum of stripes).
-   */
-  openCount(): Promise<number>;
-
   /**
    * The start-up sweep: every open intent whose `nextCheckAt` is later than `at` becomes due
    * at `at`, so that a process that starts re-reads what may have settled while it was down.
@@ -265,18 +257,23 @@ export interface LedgerStore extends RateStore {
    * Resolves with how many intents were brought forward.
    */
   advanceChecks(at: number): Promise<number>;
+}
 
+/** Once-markers: event ids remembered for good. */
+export interface OnceStore {
   /**
    * Remembers an event id for good: true the first time it is seen, false for every repeat,
    * however much later (and from whichever process) it comes; of many racing calls with one id,
    * exactly one gets true. Used for signed webhook events (`ramp:` or `widget:` and a hash of
    * the signed body: the service signs no timestamp, so an old body can only be told by its id)
    * and as a once-marker (`once:...`, e.g. a match's `match.funded`, an audit finding). Ids are
-   * never forgotten, so a replay a year later is still a repeat; each costs one short row or key
-   * (its size is in each store's header). `now` is recorded as when it was first seen.
+   * never forgotten, so a replay a year later is still a repeat; each costs one short row. `now` is recorded as when it was first seen.
    */
   recordEvent(eventId: string, now?: number): Promise<boolean>;
+}
 
+/** The operator's audit log, with the blocks and the pause it sets. */
+export interface OperatorLogStore {
   /**
    * Appends one line to the operator's audit log (operator-log.ts) and answers it with its seq
    * and time. A line that is not one (an empty `by`, an unknown action, a block naming no player)
@@ -312,6 +309,26 @@ export interface LedgerStore extends RateStore {
    * `after` never skips or repeats one, however appends race.
    */
   operatorLog(query?: OperatorLogQuery): Promise<OperatorLogPage>;
+}
+
+/**
+ * What the engine uses: every job's interface, the outbound rate (`RateStore`, rate.ts: a token
+ * bucket shared by every process that shares the store, in process for SQLite), and the store's
+ * life.
+ */
+export interface LedgerStore
+  extends IntentStore,
+    LeaseStore,
+    OnceStore,
+    OperatorLogStore,
+    RateStore {
+  /**
+   * Connects and checks that the store can keep its promise: a layout it can read, and storage
+   * that keeps an acknowledged write (a PostgreSQL with fsync off is refused with
+   * LedgerNotDurableError). Idempotent; the server awaits it before it starts, and every other
+   * call runs it first anyway.
+   */
+  open(): Promise<void>;
 
   /** Idempotent; every other call afterwards rejects with LedgerClosedError. */
   close(): Promise<void>;

@@ -1,11 +1,10 @@
 /**
- * The checks every store runs before it touches storage: new intents and patches are parsed
- * by zod at this edge (amounts stay decimal strings, never JS numbers, because msats exceed
- * 2^53), and a status move is checked against TRANSITIONS. Shared by every store so that all
- * refuse exactly the same calls. Costs one zod parse per write, but for a move's patch and
- * postings in their common shapes: those a few plain checks accept (plainPatch, plainPostings,
- * each a strict subset of its schema, so that what they accept is what zod would answer), which
- * cost a move a microsecond where zod's generic parse costs it about ten on a busy server.
+ * The checks the core (core.ts) runs before any driver touches storage: new intents and
+ * patches are parsed by zod at this edge (amounts stay decimal strings, never JS numbers,
+ * because msats exceed 2^53), and a status move is checked against TRANSITIONS. A move's patch
+ * and postings in their common shapes pass a few plain checks instead (plainPatch,
+ * plainPostings: each a strict subset of its schema, so what they accept is what zod would
+ * answer), because a move is the hot path and zod's generic parse costs it most.
  */
 import { z } from 'zod';
 import { idInput } from '../ids.js';
@@ -380,7 +379,7 @@ const postingSchema = z.strictObject({
   why: z.string().max(500),
 });
 
-/** Built once: a schema built per call costs a write about 20 µs (bench 5). */
+/** Built once: a schema built per call would cost every write its construction. */
 export const postingsSchema = z.array(postingSchema).max(MAX_POSTINGS);
 
 /**
@@ -453,10 +452,14 @@ const journalQuerySchema = z.strictObject({
   limit: z.int().min(1).max(1000).optional(),
 });
 
+/** A journal query as parseJournalQuery leaves it. */
+export type JournalFilter = Omit<JournalQuery, 'after' | 'limit'> & {
+  after: number;
+  limit: number;
+};
+
 /** A journal query as every store checks it; `limit` defaults to 100, `after` becomes a seq. */
-export function parseJournalQuery(
-  query: JournalQuery | undefined,
-): Omit<JournalQuery, 'after' | 'limit'> & { after: number; limit: number } {
+export function parseJournalQuery(query: JournalQuery | undefined): JournalFilter {
   const parsed = parse(journalQuerySchema, query ?? {}, 'journal query');
   return { ...parsed, after: Number(parsed.after ?? 0), limit: parsed.limit ?? 100 };
 }

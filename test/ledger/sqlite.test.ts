@@ -534,8 +534,9 @@ describe('SqliteLedger', () => {
     const store = ledger();
     await store.create(newIntent());
     // What a crash of the thread looks like from here: it is gone, answers and all.
-    const thread = (store as unknown as { thread: { worker: { terminate(): Promise<number> } } })
-      .thread;
+    const { thread } = (
+      store as unknown as { driver: { thread: { worker: { terminate(): Promise<number> } } } }
+    ).driver;
     const inFlight = store.create(newIntent()).then(
       () => 'answered',
       (err: unknown) => err,

@@ -138,11 +138,13 @@ describe('package: the packed tarball', function () {
       'dist/cjs/client/index.js',
       'dist/ledger/sqlite-worker.js',
       'dist/cjs/ledger/sqlite-worker.js',
-      // Read at run time by name (src/ledger/layout.ts), by each build beside its own modules.
+      // Read at run time by name (src/ledger/sql.ts), by each build beside its own modules.
       'dist/ledger/sql/sqlite/migrations/0001-layout.sql',
       'dist/ledger/sql/postgres/migrations/0001-layout.sql',
       'dist/cjs/ledger/sql/sqlite/migrations/0001-layout.sql',
       'dist/cjs/ledger/sql/postgres/migrations/0001-layout.sql',
+      'dist/ledger/sql/sqlite/insert.sql',
+      'dist/cjs/ledger/sql/postgres/claim.sql',
       'bin/colyseus-lightning.js',
       'README.md',
       'LICENSE',

@@ -1,0 +1,1 @@
+SELECT 1 FROM {s}.blocked WHERE player_id = $1

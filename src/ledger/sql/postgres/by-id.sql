@@ -1,0 +1,1 @@
+SELECT {columns} FROM {s}.intents WHERE id = $1

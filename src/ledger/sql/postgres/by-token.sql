@@ -1,0 +1,1 @@
+SELECT {columns} FROM {s}.intents WHERE callback_token = $1

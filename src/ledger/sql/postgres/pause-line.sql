@@ -1,0 +1,1 @@
+INSERT INTO {s}.payouts_paused (line) VALUES ($1)

@@ -1,0 +1,1 @@
+DELETE FROM {s}.payouts_paused RETURNING line

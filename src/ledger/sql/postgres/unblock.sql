@@ -1,0 +1,1 @@
+DELETE FROM {s}.blocked WHERE player_id = $1 RETURNING player_id

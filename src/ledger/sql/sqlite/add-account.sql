@@ -1,0 +1,1 @@
+INSERT INTO accounts (name) VALUES (?) RETURNING id

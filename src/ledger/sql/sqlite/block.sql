@@ -1,0 +1,1 @@
+INSERT INTO blocked (player_id, since) VALUES (?, ?) ON CONFLICT (player_id) DO NOTHING

@@ -1,0 +1,1 @@
+SELECT class, unit, balance FROM class_balances ORDER BY class, unit

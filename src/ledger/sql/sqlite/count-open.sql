@@ -1,0 +1,1 @@
+SELECT COUNT(*) AS open FROM intents WHERE player_id = ? AND {live}

@@ -1,0 +1,1 @@
+SELECT {columns} FROM intents WHERE player_id = ? AND {live} ORDER BY created_at, seq

@@ -1,0 +1,1 @@
+SELECT id FROM intents WHERE open_key = ? AND {live}

@@ -1,0 +1,1 @@
+UPDATE seats SET intent = ? WHERE group_id = ? AND player_id = ?

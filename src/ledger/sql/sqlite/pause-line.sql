@@ -1,0 +1,1 @@
+UPDATE payouts_paused SET line = ? WHERE only_row = 1

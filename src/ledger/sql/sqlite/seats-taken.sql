@@ -1,0 +1,1 @@
+SELECT taken FROM seat_counts WHERE group_id = ?

@@ -1,0 +1,1 @@
+INSERT INTO seats (group_id, player_id, intent) VALUES (?, ?, ?)

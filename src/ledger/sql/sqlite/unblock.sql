@@ -1,0 +1,1 @@
+DELETE FROM blocked WHERE player_id = ?
