@@ -1,6 +1,6 @@
 /**
- * SqliteLedger: the shared contract on ':memory:' and on a file, then what only a file ledger
- * promises: it survives a restart, and several instances or processes on one file never both
+ * SqliteLedger: what only a file ledger promises (the shared contract on each medium is in
+ * sqlite-contract-*.test.ts): it survives a restart, and several instances or processes on one file never both
  * win a move or a lease. The cross-process tests spawn two Node processes (about a second).
  */
 
@@ -30,7 +30,6 @@ import { LAYOUT } from '../../src/ledger/sqlite-schema.js';
 import {
   assertIncludes,
   assertMembers,
-  describeLedgerContract,
   describeSharedStorage,
   newIntent,
   rejection,
@@ -53,30 +52,8 @@ async function tempDir(): Promise<{ dir: string; remove(): Promise<void> }> {
   return { dir, remove: () => rm(dir, { recursive: true, force: true }) };
 }
 
-// Every mode the store ships: inline is the default for memory, the worker thread for a file.
-for (const worker of [false, true]) {
-  describeLedgerContract(
-    `SqliteLedger :memory:, ${worker ? 'worker thread' : 'inline'}`,
-    async () => {
-      const store = new SqliteLedger({ worker });
-      return { store, cleanup: () => store.close() };
-    },
-  );
-}
-
-for (const worker of [true, false]) {
-  describeLedgerContract(`SqliteLedger file, ${worker ? 'worker thread' : 'inline'}`, async () => {
-    const { dir, remove } = await tempDir();
-    const store = new SqliteLedger({ path: join(dir, 'ledger.sqlite'), worker });
-    return {
-      store,
-      cleanup: async () => {
-        await store.close();
-        await remove();
-      },
-    };
-  });
-}
+// The contract on each mode the store ships: sqlite-contract-*.test.ts (one file per medium, so
+// that the suite's parallel workers share them).
 
 // What every shared store shows, on a file two instances (two worker threads) open.
 describe('SqliteLedger: instances sharing a file', () => {
