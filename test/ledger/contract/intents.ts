@@ -31,6 +31,7 @@ import {
   ALL_PAIRS,
   asCreated,
   assertIncludes,
+  eachStore,
   type LedgerFactory,
   newIntent,
   operatorLine,
@@ -43,14 +44,8 @@ import {
 export function describeIntentContract(factory: LedgerFactory): void {
   describe('intents and journal', () => {
     let store: LedgerStore;
-    let cleanup: () => Promise<void>;
-
-    beforeEach(async () => {
-      ({ store, cleanup } = await factory());
-    });
-
-    afterEach(async () => {
-      await cleanup();
+    eachStore(factory, (made) => {
+      store = made;
     });
 
     const intentIn = (status: IntentStatus, overrides: Partial<NewIntent> = {}) =>

@@ -16,6 +16,7 @@ import { positionOf } from '../../../src/server/kinds/index.js';
 import {
   asCreated,
   assertIncludes,
+  eachStore,
   type LedgerFactory,
   newIntent,
   rejection,
@@ -25,14 +26,8 @@ import {
 export function describeLeaseContract(factory: LedgerFactory): void {
   describe('leases and the queue', () => {
     let store: LedgerStore;
-    let cleanup: () => Promise<void>;
-
-    beforeEach(async () => {
-      ({ store, cleanup } = await factory());
-    });
-
-    afterEach(async () => {
-      await cleanup();
+    eachStore(factory, (made) => {
+      store = made;
     });
 
     const intentIn = (status: IntentStatus, overrides: Partial<NewIntent> = {}) =>

@@ -1,30 +1,16 @@
 /** The LedgerStore contract, once-markers: run on every store (contract.ts). */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import {
-  type IntentStatus,
-  InvalidIntentError,
-  type LedgerStore,
-  type NewIntent,
-} from '../../../src/ledger/index.js';
+import { InvalidIntentError, type LedgerStore } from '../../../src/ledger/index.js';
 
-import { type LedgerFactory, rejection, walkTo } from './support.js';
+import { eachStore, type LedgerFactory, rejection } from './support.js';
 
 export function describeOnceContract(factory: LedgerFactory): void {
   describe('once-markers', () => {
     let store: LedgerStore;
-    let cleanup: () => Promise<void>;
-
-    beforeEach(async () => {
-      ({ store, cleanup } = await factory());
+    eachStore(factory, (made) => {
+      store = made;
     });
-
-    afterEach(async () => {
-      await cleanup();
-    });
-
-    const _intentIn = (status: IntentStatus, overrides: Partial<NewIntent> = {}) =>
-      walkTo(store, status, overrides);
 
     describe('recordEvent', () => {
       const day = 24 * 3600 * 1000;

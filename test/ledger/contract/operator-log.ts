@@ -1,32 +1,18 @@
 /** The LedgerStore contract, the operator log: run on every store (contract.ts). */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import {
-  type IntentStatus,
-  InvalidIntentError,
-  type LedgerStore,
-  type NewIntent,
-} from '../../../src/ledger/index.js';
+import { InvalidIntentError, type LedgerStore } from '../../../src/ledger/index.js';
 
 import type { NewOperatorAction, OperatorAction } from '../../../src/ledger/operator-log.js';
 
-import { type LedgerFactory, operatorLine, rejection, walkTo } from './support.js';
+import { eachStore, type LedgerFactory, operatorLine, rejection } from './support.js';
 
 export function describeOperatorLogContract(factory: LedgerFactory): void {
   describe('the operator log', () => {
     let store: LedgerStore;
-    let cleanup: () => Promise<void>;
-
-    beforeEach(async () => {
-      ({ store, cleanup } = await factory());
+    eachStore(factory, (made) => {
+      store = made;
     });
-
-    afterEach(async () => {
-      await cleanup();
-    });
-
-    const _intentIn = (status: IntentStatus, overrides: Partial<NewIntent> = {}) =>
-      walkTo(store, status, overrides);
 
     describe('operator log and blocks', () => {
       it("pauses and resumes the game's payouts as a compare-and-set, each with its line", async () => {

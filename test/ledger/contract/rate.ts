@@ -1,30 +1,16 @@
 /** The LedgerStore contract, the rate bucket: run on every store (contract.ts). */
 import assert from 'node:assert/strict';
-import {
-  type IntentStatus,
-  InvalidIntentError,
-  type LedgerStore,
-  type NewIntent,
-} from '../../../src/ledger/index.js';
+import { InvalidIntentError, type LedgerStore } from '../../../src/ledger/index.js';
 import { eventually } from '../../support/eventually.js';
 
-import { type LedgerFactory, rejection, walkTo } from './support.js';
+import { eachStore, type LedgerFactory, rejection } from './support.js';
 
 export function describeRateContract(factory: LedgerFactory): void {
   describe('the rate bucket', () => {
     let store: LedgerStore;
-    let cleanup: () => Promise<void>;
-
-    beforeEach(async () => {
-      ({ store, cleanup } = await factory());
+    eachStore(factory, (made) => {
+      store = made;
     });
-
-    afterEach(async () => {
-      await cleanup();
-    });
-
-    const _intentIn = (status: IntentStatus, overrides: Partial<NewIntent> = {}) =>
-      walkTo(store, status, overrides);
 
     describe('the outbound rate (takeToken, holdCalls)', () => {
       // Real time: a store shared by processes counts by its own clock, whatever `now` says.

@@ -27,6 +27,20 @@ export function operatorLine(overrides: Partial<NewOperatorAction> = {}): NewOpe
 
 export type LedgerFactory = () => Promise<{ store: LedgerStore; cleanup(): Promise<void> }>;
 
+/**
+ * A fresh store from `factory` for each test of the enclosing describe, handed to `use` before
+ * the test and cleaned up after it.
+ */
+export function eachStore(factory: LedgerFactory, use: (store: LedgerStore) => void): void {
+  let cleanup: () => Promise<void> = async () => {};
+  beforeEach(async () => {
+    const made = await factory();
+    use(made.store);
+    cleanup = made.cleanup;
+  });
+  afterEach(() => cleanup());
+}
+
 /** A base64url token of 128 bits, as the server layer makes them. */
 export function token(): string {
   return randomBytes(16).toString('base64url');
