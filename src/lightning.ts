@@ -701,7 +701,7 @@ export class Lightning {
     }
     this.#starting ??= startRuntime(this.#settings).then(async (runtime) => {
       const engine = new Engine({
-        api: runtime.calls,
+        port: runtime.port,
         ledger: runtime.ledger,
         outbound: runtime.outbound,
         events: this.#events,
@@ -745,7 +745,7 @@ export class Lightning {
       };
       const reconciler = new Reconciler(engine, audit, (ok) => metrics.checked(ok));
       const matches = new Matches(engine);
-      const regions = new RegionCache(runtime.calls, this.#settings.clock);
+      const regions = new RegionCache(runtime.port, this.#settings.clock);
       const view = readOnlyView(runtime.ledger);
       const operator = new Operator(engine, matches);
       // A process that starts while an operator's pause holds starts paused.
@@ -758,7 +758,7 @@ export class Lightning {
       const { fiat } = this.#settings;
       const price = fiat
         ? new PriceFeed(
-            () => runtime.calls.utility.btcUsd(),
+            () => runtime.port.btcUsd(),
             { currency: 'USD', refreshMs: fiat.refreshMs },
             logger,
           )

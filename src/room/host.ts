@@ -12,12 +12,12 @@
 import type {
   DisclosureAcceptance,
   RampSessionAnswer,
-  RegionSupport,
   WidgetSessionAnswer,
   WidgetUser,
 } from '../api/answers.js';
 import type { RampSessionBody, WidgetSessionBody, WidgetUserBody } from '../api/inputs.js';
 import type { Intent } from '../ledger/intent.js';
+import type { RegionSupport } from '../port/port.js';
 import type { HeaderReader } from '../server/client-address.js';
 import type { LightningLogger } from '../server/logger.js';
 import type { ParsedEnter, ParsedOpenMatch, Shares } from '../server/match/terms.js';

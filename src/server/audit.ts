@@ -316,9 +316,7 @@ export class Auditor {
   /** The wallet at the service, in msats; null when it cannot be read now (logged). */
   async #readWallet(): Promise<bigint | null> {
     try {
-      const wallet = await this.#engine.api.wallet.get();
-      // The service states the balance in satoshis.
-      const msat = BigInt(Math.floor(Number(wallet.balance) * 1000));
+      const msat = await this.#engine.port.readWallet();
       this.#wallet = { msat: msat.toString(), at: this.#engine.now() };
       return msat;
     } catch (err) {

@@ -28,15 +28,9 @@
  * timestamps per held address, at most 10,000 addresses; one wallet read per `walletCheckMs`
  * while a floor is set.
  */
-import {
-  RateLimitError,
-  ServiceError,
-  TimeoutError,
-  UnexpectedResponseError,
-} from '../api/errors.js';
-import type { ServiceCalls } from '../api/service-calls.js';
 import type { Clock } from '../clock.js';
 import { PayoutsPausedError } from '../errors.js';
+import type { PaymentsPort, ServiceFailure } from '../port/port.js';
 import type { PayoutPause } from './events.js';
 import type { LightningLogger } from './logger.js';
 import type { BreakerSettings } from './options.js';
@@ -45,7 +39,7 @@ export interface BreakerDeps {
   settings: BreakerSettings;
   clock: Clock;
   logger: LightningLogger;
-  api: ServiceCalls;
+  port: PaymentsPort;
   /** Told once each time the breaker trips. */
   onPause(pause: PayoutPause): void;
 }
@@ -75,15 +69,8 @@ const MAX_HELD_ADDRESSES = 10_000;
 const NAMED_IN_REASON = 10;
 
 /** Whether a failed call says the service (or a recipient) answered badly: never a 429. */
-function isBadAnswer(err: unknown, ambiguous: boolean): boolean {
-  const status = statusOf(err);
-  if (status === 429 || err instanceof RateLimitError) return false;
-  return ambiguous || (status !== undefined && status >= 500);
-}
-
-function statusOf(err: unknown): number | undefined {
-  const status = (err as { status?: unknown } | null)?.status;
-  return typeof status === 'number' ? status : undefined;
+function isBadAnswer(failure: ServiceFailure, ambiguous: boolean): boolean {
+  return !failure.slowDown && (ambiguous || failure.serverError);
 }
 
 function domainOf(address: string): string {
@@ -118,7 +105,7 @@ export class PayoutBreaker {
    * ambiguous or a 5xx (never a 429). Entry fees and spends must not be given here.
    */
   payoutFailed(err: unknown, ambiguous: boolean, party: PayoutParty): void {
-    if (!isBadAnswer(err, ambiguous)) return;
+    if (!isBadAnswer(this.#deps.port.failureOf(err), ambiguous)) return;
     const now = this.#deps.clock.now();
     const lnAddress = party.lnAddress ? party.lnAddress.toLowerCase() : null;
     if (lnAddress !== null) this.#addressFailed(lnAddress, now);
@@ -158,7 +145,9 @@ export class PayoutBreaker {
    */
   readFailed(err: unknown, intentId: string): void {
     const { failures, windowMs, players } = this.#deps.settings;
-    if (failures === 0 || this.#paused || !isBadAnswer(err, false)) return;
+    if (failures === 0 || this.#paused || !isBadAnswer(this.#deps.port.failureOf(err), false)) {
+      return;
+    }
     const now = this.#deps.clock.now();
     const recent = this.#reads.filter((r) => r.at > now - windowMs);
     const same = recent.filter((r) => r.intentId === intentId);
@@ -180,12 +169,12 @@ export class PayoutBreaker {
    * timeout, a 5xx, a garbled answer) counts against that address only: its server may hang.
    */
   addressUnchecked(lnAddress: string, err: unknown): void {
+    const failure = this.#deps.port.failureOf(err);
     const unanswered =
-      err instanceof TimeoutError ||
-      err instanceof ServiceError ||
-      err instanceof UnexpectedResponseError ||
-      isBadAnswer(err, false);
-    if (unanswered && !(err instanceof RateLimitError)) {
+      failure.meaning === 'unanswered' ||
+      failure.meaning === 'garbled' ||
+      isBadAnswer(failure, false);
+    if (unanswered && failure.meaning !== 'rateLimited') {
       this.#addressFailed(lnAddress.toLowerCase(), this.#deps.clock.now());
     }
   }
@@ -269,9 +258,7 @@ export class PayoutBreaker {
     const now = this.#deps.clock.now();
     const cached = this.#balance;
     if (cached && now - cached.readAt < this.#deps.settings.walletCheckMs) return cached.msat;
-    const wallet = await this.#deps.api.wallet.get();
-    // The service states the balance in satoshis.
-    const msat = BigInt(Math.floor(Number(wallet.balance) * 1000));
+    const msat = await this.#deps.port.readWallet();
     this.#balance = { msat, readAt: now };
     return msat;
   }

@@ -13,7 +13,6 @@
 
 import { matchMaker } from '@colyseus/core';
 import { z } from 'zod';
-import type { ServiceCalls } from '../api/service-calls.js';
 import type { Clock } from '../clock.js';
 import { BudgetExceededError } from '../errors.js';
 import {
@@ -28,6 +27,7 @@ import {
 import { afterWrite, draftOf, postingsFor } from '../ledger/journal.js';
 import type { BudgetWindow, CreateGuards, LedgerStore } from '../ledger/store.js';
 import { parseInput } from '../parse.js';
+import type { PaymentsPort } from '../port/port.js';
 import { parseJson } from './body.js';
 import { PayoutBreaker } from './breaker.js';
 import { ClientAddresses } from './client-address.js';
@@ -58,8 +58,8 @@ const DAY_MS = 86_400_000;
 
 /** What the engine is built from: everything it uses, nothing it does not. */
 export interface EngineDeps {
-  /** The service's send steps: what the engine sends was parsed where its call entered. */
-  api: ServiceCalls;
+  /** The payments provider, in the game's words: what it is sent was parsed where it entered. */
+  port: PaymentsPort;
   ledger: LedgerStore;
   /** The game's outbound rate, when `rateLimit` is set: creates take their token first. */
   outbound?: CreateTokens | null;
@@ -87,7 +87,7 @@ export interface EngineDeps {
 }
 
 export class Engine implements KindHost {
-  readonly api: ServiceCalls;
+  readonly port: PaymentsPort;
   readonly ledger: LedgerStore;
   readonly outbound: CreateTokens | null;
   readonly clock: Clock;
@@ -116,7 +116,7 @@ export class Engine implements KindHost {
   onCallbackMove: ((intent: Intent, ms: number) => void) | undefined;
 
   constructor(deps: EngineDeps) {
-    this.api = deps.api;
+    this.port = deps.port;
     this.ledger = deps.ledger;
     this.outbound = deps.outbound ?? null;
     this.#events = deps.events;
@@ -129,13 +129,13 @@ export class Engine implements KindHost {
       settings: deps.settings.breaker,
       clock: this.clock,
       logger: this.logger,
-      api: this.api,
+      port: this.port,
       onPause: (pause) => this.emit('paused', pause),
     });
     const sources = deps.settings.callbackSources;
     this.sources = sources
       ? new CallbackSources(
-          async () => (await this.api.utility.prodIps()).ips,
+          () => this.port.callbackSources(),
           sources,
           new ClientAddresses(deps.settings.clientAddress),
           this.clock,
@@ -399,7 +399,7 @@ export class Engine implements KindHost {
           : hint !== undefined
             ? ''
             : undefined;
-      observation = await rules.observe(this.api, intent, remoteId, now, proof);
+      observation = await rules.observe(this.port, intent, remoteId, now, proof);
     } catch (err) {
       this.logger.warn(`check of ${intent.kind} ${intent.id} failed: ${(err as Error).message}`);
       // A keyed kind's "read" is its write sent again (a spend, money coming in): not a read.

@@ -10,7 +10,7 @@
  * Footprint: one timer per process (not per room), one API read per `refreshMs`; a listener
  * hears a reading only when the price or its time changed.
  */
-import type { BtcUsdPrice } from '../api/answers.js';
+import type { BtcUsdPrice } from '../port/port.js';
 import type { LightningLogger } from './logger.js';
 
 /** What a room shows: the currency, the price of 1 BTC in it, and when the service took it. */

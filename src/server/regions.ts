@@ -6,22 +6,21 @@
  * Footprint: one entry per address seen; one API read per address per hour.
  */
 
-import type { RegionSupport } from '../api/answers.js';
-import type { ServiceCalls } from '../api/service-calls.js';
 import type { Clock } from '../clock.js';
+import type { PaymentsPort, RegionSupport } from '../port/port.js';
 
 const KEEP_MS = 3_600_000;
 /** More addresses than this and the oldest are forgotten (asked again when seen again). */
 const MAX_ENTRIES = 100_000;
 
 export class RegionCache {
-  readonly #api: ServiceCalls;
+  readonly #port: Pick<PaymentsPort, 'regionOf'>;
   readonly #clock: Clock;
   readonly #known = new Map<string, { at: number; support: Promise<RegionSupport> }>();
 
-  /** `api`'s isSupportedRegion takes an address as node's `isIP` accepts it (client-address.ts). */
-  constructor(api: ServiceCalls, clock: Clock) {
-    this.#api = api;
+  /** The port's regionOf takes an address as node's `isIP` accepts it (client-address.ts). */
+  constructor(port: Pick<PaymentsPort, 'regionOf'>, clock: Clock) {
+    this.#port = port;
     this.#clock = clock;
   }
 
@@ -29,7 +28,7 @@ export class RegionCache {
     const now = this.#clock.now();
     const known = this.#known.get(ip);
     if (known && now - known.at < KEEP_MS) return known.support;
-    const support = this.#api.utility.isSupportedRegion(ip);
+    const support = this.#port.regionOf(ip);
     this.#known.delete(ip);
     this.#known.set(ip, { at: now, support });
     if (this.#known.size > MAX_ENTRIES) {

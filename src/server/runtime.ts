@@ -6,18 +6,22 @@
  * `createLightning` itself can return at once, in a room's module, with no top-level await.
  */
 import { type PaymentsApi, type PaymentsApiOptions, paymentsService } from '../api/client.js';
+import { ServicePort } from '../api/port.js';
 import type { ServiceCalls } from '../api/service-calls.js';
 import type { Emulator } from '../emulator/index.js';
 import { SqliteLedger } from '../ledger/sqlite.js';
 import type { LedgerStore } from '../ledger/store.js';
+import type { PaymentsPort } from '../port/port.js';
 import type { Settings } from './options.js';
 import { OutboundScheduler } from './outbound.js';
 
 export interface Runtime {
   /** The client the game gets (`lightning.api`): it parses what the game hands it. */
   api: PaymentsApi;
-  /** The same calls over the same transport, for the engine: input already parsed. */
+  /** The same calls over the same transport, input already parsed: the widget's. */
   calls: ServiceCalls;
+  /** The service behind the port, over the same calls: what the engine and the kinds use. */
+  port: PaymentsPort;
   ledger: LedgerStore;
   /** The embedded emulator, when there is no API key. */
   emulator: Emulator | null;
@@ -87,6 +91,7 @@ export async function startRuntime(settings: Settings): Promise<Runtime> {
   return {
     api,
     calls,
+    port: new ServicePort(calls),
     ledger,
     emulator,
     outbound,

@@ -6,6 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { paymentsService } from '../../src/api/client.js';
+import { ServicePort } from '../../src/api/port.js';
 import { startEmulator } from '../../src/emulator/index.js';
 import { SqliteLedger } from '../../src/ledger/sqlite.js';
 import { Engine } from '../../src/server/engine.js';
@@ -28,7 +29,7 @@ describe('cluster: presence publishing', () => {
     const { api, calls } = paymentsService({ apiKey: emulator.apiKey, baseUrl: emulator.url });
     const ledger = new SqliteLedger();
     const engine = new Engine({
-      api: calls,
+      port: new ServicePort(calls),
       ledger,
       events: new SafeEmitter(() => settings.logger),
       kinds: KINDS,

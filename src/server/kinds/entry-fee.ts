@@ -1,9 +1,9 @@
 /**
- * The entry-fee kind: a single-use static charge (min = max = the fee, one slot). The service
- * gives static charges no expiry of their own, so the fee's deadline is ours: when it passes,
- * the reconciler closes the charge and reads it once more before calling the fee expired.
+ * The entry-fee kind: a pay code for exactly the fee, payable once. A pay code has no expiry
+ * of its own, so the fee's deadline is ours: when it passes, the reconciler closes the code
+ * and reads it once more before calling the fee expired.
  *
- *   slots above the baseline -> completed; charge disabled, or our deadline passed (the charge
+ *   payments above the baseline -> completed; code closed, or our deadline passed (the code
  *   is then closed) -> expired; otherwise still open
  *
  * A fee that ended expired is looked at once more when a callback names it: money paid after
@@ -11,18 +11,15 @@
  * give it back.
  */
 import { createHash } from 'node:crypto';
-import type { ServiceCalls } from '../../api/service-calls.js';
 import { type Intent, isTerminal } from '../../ledger/intent.js';
 import { accounts, type Position } from '../../ledger/journal.js';
+import type { PaymentsPort } from '../../port/port.js';
 import { refuseBlocked } from '../blocked.js';
 import type { Engine } from '../engine.js';
 import { type OnBehalf, recordThenSend } from '../operations/create.js';
 import type { ParsedEntryFee } from '../operations/inputs.js';
 import { newCallbackToken } from '../tokens.js';
 import { type KindHost, type KindRules, notProvenBy, type Observation } from './kind.js';
-
-/** Statuses of a static charge that accept no more payments. */
-const CLOSED_CHARGE = new Set(['inactive', 'disabled', 'expired']);
 
 export const entryFee: KindRules = {
   kind: 'entryFee',
@@ -53,37 +50,33 @@ export const entryFee: KindRules = {
   groupDue: { on: ['completed'], while: 'creating' },
   // A fee is the player's money coming in: never issued again by us.
   mayReissue: () => false,
-  async observe(api: ServiceCalls, intent, remoteId, now, proof): Promise<Observation | null> {
-    const charge = await api.staticCharges.get(remoteId);
+  async observe(port: PaymentsPort, intent, remoteId, now, proof): Promise<Observation | null> {
+    const charge = await port.readPayCode(remoteId);
     if (notProvenBy(proof, charge.callbackUrl)) return null;
     const baseline = Number(intent.meta.slotsBaseline ?? 0);
-    const patch = { remoteId, code: charge.invoice.request, uri: charge.invoice.uri ?? null };
-    const paid = (slots: number): Observation => ({
+    const patch = { remoteId, code: charge.code, uri: charge.uri };
+    const paid = (payments: number): Observation => ({
       to: 'completed',
       patch,
-      note: `paid (${slots} slots)`,
+      note: `paid (${payments} payments)`,
     });
-    if (charge.slots > baseline) return paid(charge.slots);
-    if (CLOSED_CHARGE.has(charge.status)) {
-      return { to: 'expired', patch, note: `charge ${charge.status}` };
-    }
+    if (charge.payments > baseline) return paid(charge.payments);
+    if (charge.closed) return { to: 'expired', patch, note: charge.said };
     if (intent.expiresAt !== null && now >= intent.expiresAt) {
-      // Our deadline passed: close the charge so no late payment lands on an expired fee.
-      // Its own creation time is in the past on the service's clock, whatever the skew
-      // between our clocks. The answer is the closed charge: a payment that arrived just
-      // before shows in its slots, and none can arrive after.
-      const closeAt = charge.createdAt ?? new Date(now - 60_000).toISOString();
-      const closed = await api.staticCharges.update(remoteId, { expiresAt: closeAt });
-      if (closed.slots > baseline) return paid(closed.slots);
-      return { to: 'expired', patch, note: 'fee deadline passed; charge closed' };
+      // Our deadline passed: close the code so no late payment lands on an expired fee. The
+      // answer is the closed code: a payment that arrived just before shows in its count, and
+      // none can arrive after.
+      const closed = await port.closePayCode(charge, now);
+      if (closed.payments > baseline) return paid(closed.payments);
+      return { to: 'expired', patch, note: 'fee deadline passed; code closed' };
     }
-    return { to: null, patch, note: `charge ${charge.status}, ${charge.slots} slots` };
+    return { to: null, patch, note: `${charge.said}, ${charge.payments} payments` };
   },
   afterEnd: detectLatePayment,
 };
 
 /**
- * An expired fee whose charge was paid anyway (a payment that raced the close, or a charge whose
+ * An expired fee whose code was paid anyway (a payment that raced the close, or a code whose
  * create answer was lost, named by its callback and proven ours by its callback URL): recorded
  * once, by the journal's `late` step (a second process's write is refused), then told.
  */
@@ -92,13 +85,13 @@ async function detectLatePayment(host: KindHost, intent: Intent, hint?: string):
   if (intent.status !== 'expired' || remoteId === undefined) return;
   if (intent.meta.latePaymentReported === true) return;
   try {
-    const charge = await host.api.staticCharges.get(remoteId);
+    const charge = await host.port.readPayCode(remoteId);
     if (intent.remoteId === null) {
       const proof = intent.callbackToken === null ? '' : host.callbackUrl(intent.callbackToken);
       if (notProvenBy(proof, charge.callbackUrl)) return;
     }
     const baseline = Number(intent.meta.slotsBaseline ?? 0);
-    if (charge.slots <= baseline) return;
+    if (charge.payments <= baseline) return;
     const marked = await host.update(intent, {
       ...(intent.remoteId === null ? { remoteId } : {}),
       meta: { ...intent.meta, latePaymentReported: true },
@@ -141,24 +134,22 @@ export async function startEntryFee(
       ...(behalf.groupId === undefined ? {} : { groupId: behalf.groupId }),
     },
     () =>
-      engine.api.staticCharges.create({
-        minAmount: args.amountMsat,
-        maxAmount: args.amountMsat,
+      engine.port.makePayCode({
+        amountMsat: args.amountMsat,
         description: args.description,
-        allowedSlots: 1,
-        internalId: args.playerId,
+        playerId: args.playerId,
         callbackUrl: engine.callbackUrl(token),
-        ...(args.successMessage === undefined ? {} : { successMessage: args.successMessage }),
+        successMessage: args.successMessage,
       }),
     (created, intent) => ({
       patch: {
         remoteId: created.id,
-        code: created.invoice.request,
-        uri: created.invoice.uri ?? `lightning:${created.invoice.request}`,
-        meta: { ...intent.meta, slotsBaseline: created.slots },
+        code: created.code,
+        uri: created.uri ?? `lightning:${created.code}`,
+        meta: { ...intent.meta, slotsBaseline: created.payments },
         nextCheckAt: engine.nextCheckAt(intent),
       },
-      note: `static charge ${created.status}`,
+      note: created.said,
     }),
     behalf.guards === undefined ? {} : { guards: behalf.guards },
   );

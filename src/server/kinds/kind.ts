@@ -8,10 +8,10 @@
  *
  * Nothing here may import the engine: the engine imports this file's types.
  */
-import type { ServiceCalls } from '../../api/service-calls.js';
 import { InvalidIntentError } from '../../ledger/errors.js';
 import type { Intent, IntentKind, IntentPatch, IntentStatus } from '../../ledger/intent.js';
 import type { Position } from '../../ledger/journal.js';
+import type { PaymentsPort } from '../../port/port.js';
 import type { LightningLogger } from '../logger.js';
 
 /** What a re-read of the service's resource says the intent should become. */
@@ -26,7 +26,7 @@ export interface Observation {
 
 /** What a kind may use of the engine when it looks at an ended intent again. */
 export interface KindHost {
-  readonly api: ServiceCalls;
+  readonly port: PaymentsPort;
   readonly logger: LightningLogger;
   now(): number;
   /**
@@ -91,7 +91,7 @@ interface RulesOfAnyKind {
    * someone else's: the answer is null, and nothing was written at the service.
    */
   observe?(
-    api: ServiceCalls,
+    port: PaymentsPort,
     intent: Intent,
     remoteId: string,
     now: number,

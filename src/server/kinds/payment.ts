@@ -13,18 +13,11 @@
  *
  *   a re-read: completed -> completed, failed -> failed, processing -> still open
  */
-import {
-  AuthenticationError,
-  InvalidRequestError,
-  NotFoundError,
-  PermissionError,
-  RateLimitError,
-} from '../../api/errors.js';
-import type { ServiceCalls } from '../../api/service-calls.js';
 import { LnAddressRefusedError } from '../../errors.js';
 import { IntentLostError } from '../../ledger/errors.js';
 import type { Intent } from '../../ledger/intent.js';
 import { accounts, mayReissue } from '../../ledger/journal.js';
+import type { AddressPayment, PaymentsPort } from '../../port/port.js';
 import { refuseBlocked } from '../blocked.js';
 import type { Engine } from '../engine.js';
 import { type OnBehalf, recordThenSend, sendRecorded } from '../operations/create.js';
@@ -47,12 +40,12 @@ export const payment: KindRules = {
   position: (intent) =>
     payoutPosition(intent, { account: accounts.inflight, why: 'payment sent' }, 'paid'),
   address: (intent) => (isPayment(intent) ? (intent.meta.lnAddress ?? null) : null),
-  async observe(api: ServiceCalls, _intent, remoteId, _now, proof): Promise<Observation | null> {
-    const sent = await api.payments.get(remoteId);
+  async observe(port: PaymentsPort, _intent, remoteId, _now, proof): Promise<Observation | null> {
+    const sent = await port.readAddressPayment(remoteId);
     if (notProvenBy(proof, sent.callbackUrl)) return null;
-    const seen = { patch: { remoteId }, note: `payment ${sent.status}` };
-    if (sent.status === 'completed') return { ...seen, to: 'completed' };
-    if (sent.status === 'failed') return { ...seen, to: 'failed' };
+    const seen = { patch: { remoteId }, note: sent.said };
+    if (sent.state === 'paid') return { ...seen, to: 'completed' };
+    if (sent.state === 'failed') return { ...seen, to: 'failed' };
     return { ...seen, to: null };
   },
 };
@@ -72,7 +65,7 @@ export async function startAddressPayment(
   await checkAddress(engine, args.lnAddress);
   await engine.breaker.admit(BigInt(args.amountMsat));
   const token = newCallbackToken();
-  const answered = { status: '' };
+  const answered: Answered = { state: null, said: '' };
   const sent = await recordThenSend(
     engine,
     {
@@ -95,7 +88,13 @@ export async function startAddressPayment(
     paymentAnswer(engine, answered),
     behalf.guards === undefined ? {} : { guards: behalf.guards },
   );
-  return endAsAnswered(engine, sent, answered.status);
+  return endAsAnswered(engine, sent, answered);
+}
+
+/** The provider's own answer to a payment's send, once it came. */
+interface Answered {
+  state: AddressPayment['state'] | null;
+  said: string;
 }
 
 /** Sends a payment an operator approved (now `creating`): the second half of its start. */
@@ -104,7 +103,7 @@ export async function sendApprovedPayment(
   intent: Intent,
   ticket: Ticket | null,
 ): Promise<Intent> {
-  const answered = { status: '' };
+  const answered: Answered = { state: null, said: '' };
   const sent = await sendRecorded(
     engine,
     intent,
@@ -113,39 +112,41 @@ export async function sendApprovedPayment(
     {},
     ticket,
   );
-  return endAsAnswered(engine, sent, answered.status);
+  return endAsAnswered(engine, sent, answered);
 }
 
 /** The send of a payment, as its record says (the address and comment are in its meta). */
 function paymentCall(engine: Engine) {
   return (intent: Intent) => {
     const meta = isPayment(intent) ? intent.meta : {};
-    return engine.api.lnAddress.sendPayment({
+    return engine.port.payAddress({
       lnAddress: recorded(intent, 'address', meta.lnAddress),
-      amount: intent.amount,
-      internalId: intent.playerId,
+      amountMsat: intent.amount,
+      playerId: intent.playerId,
       callbackUrl: engine.callbackUrl(recorded(intent, 'callback token', intent.callbackToken)),
       ...(meta.comment === undefined ? {} : { comment: meta.comment }),
     });
   };
 }
 
-/** What the service's answer to a payment writes; its status word is kept in `answered`. */
-function paymentAnswer(engine: Engine, answered: { status: string }) {
-  return (payment: { id: string; status: string }, intent: Intent) => {
-    answered.status = payment.status;
+/** What the provider's answer to a payment writes; its state is kept in `answered`. */
+function paymentAnswer(engine: Engine, answered: Answered) {
+  return (payment: AddressPayment, intent: Intent) => {
+    answered.state = payment.state;
+    answered.said = payment.said;
     return {
       patch: { remoteId: payment.id, nextCheckAt: engine.nextCheckAt(intent) },
-      note: `payment ${payment.status}`,
+      note: payment.said,
     };
   };
 }
 
-/** The service's own answer (not a callback's body) may already be the outcome. */
-async function endAsAnswered(engine: Engine, sent: Intent, answered: string): Promise<Intent> {
-  const to = answered === 'completed' ? 'completed' : answered === 'failed' ? 'failed' : null;
+/** The provider's own answer (not a callback's body) may already be the outcome. */
+async function endAsAnswered(engine: Engine, sent: Intent, answered: Answered): Promise<Intent> {
+  const to =
+    answered.state === 'paid' ? 'completed' : answered.state === 'failed' ? 'failed' : null;
   if (sent.status !== 'pending' || to === null) return sent;
-  const done = await engine.apply(sent, to, { nextCheckAt: null }, `payment ${answered}`);
+  const done = await engine.apply(sent, to, { nextCheckAt: null }, answered.said);
   if (done) return done;
   const won = await engine.ledger.get(sent.id);
   if (won === null) throw new IntentLostError(sent.id, sent.remoteId);
@@ -164,22 +165,11 @@ async function checkAddress(engine: Engine, lnAddress: string): Promise<void> {
   }
   let valid: boolean;
   try {
-    const answer = await engine.api.lnAddress.validate(lnAddress, {
-      timeoutMs: engine.settings.breaker.validateTimeoutMs,
-      maxRetries: 0,
-    });
-    valid = answer.valid;
+    valid = await engine.port.checkAddress(lnAddress, engine.settings.breaker.validateTimeoutMs);
   } catch (err) {
-    if (err instanceof InvalidRequestError || err instanceof NotFoundError) {
-      throw new LnAddressRefusedError(lnAddress, 'invalid', err);
-    }
-    if (
-      err instanceof AuthenticationError ||
-      err instanceof PermissionError ||
-      err instanceof RateLimitError
-    ) {
-      throw err;
-    }
+    const { meaning } = engine.port.failureOf(err);
+    if (meaning === 'refused') throw new LnAddressRefusedError(lnAddress, 'invalid', err);
+    if (meaning === 'denied' || meaning === 'rateLimited') throw err;
     engine.breaker.addressUnchecked(lnAddress, err);
     throw new LnAddressRefusedError(lnAddress, 'unverified', err);
   }

@@ -1,17 +1,17 @@
 /**
- * The reward kind: a withdrawal request for one player, recorded in the ledger before the
- * service is called, with a callback URL that carries the intent's secret token. Its code is a
- * bearer secret shown to its player only; a re-read reports the request's own status:
+ * The reward kind: a claim code for one player, recorded in the ledger before the
+ * provider is called, with a callback URL that carries the intent's secret token. Its code is a
+ * bearer secret shown to its player only; a re-read reports the code's own state:
  *
- *   completed -> completed (claimed), expired -> expired, error -> failed, pending -> still open
+ *   claimed -> completed, expired -> expired, failed -> failed, open -> still open
  *
  * A create answer that was lost held the only copy of the code, so an `unknown` reward ends
  * expired at its deadline. A match's payout or refund that ended unpaid is issued again only
  * when nobody can hold its code (journal.ts, `mayReissue`).
  */
-import type { ServiceCalls } from '../../api/service-calls.js';
 import type { Intent } from '../../ledger/intent.js';
 import { accounts, mayReissue } from '../../ledger/journal.js';
+import type { ClaimCode, PaymentsPort } from '../../port/port.js';
 import { refuseBlocked } from '../blocked.js';
 import type { Engine } from '../engine.js';
 import { type OnBehalf, recordThenSend, sendRecorded } from '../operations/create.js';
@@ -36,14 +36,14 @@ export const reward: KindRules = {
       { account: accounts.claimable(intent.playerId), why: 'code shown' },
       'claimed',
     ),
-  async observe(api: ServiceCalls, _intent, remoteId, _now, proof): Promise<Observation | null> {
-    const request = await api.withdrawalRequests.get(remoteId);
-    if (notProvenBy(proof, request.callbackUrl)) return null;
-    const patch = { remoteId, code: request.invoice.request, uri: request.invoice.uri ?? null };
-    const seen = { patch, note: `withdrawal request ${request.status}` };
-    if (request.status === 'completed') return { ...seen, to: 'completed' };
-    if (request.status === 'expired') return { ...seen, to: 'expired' };
-    if (request.status === 'error') return { ...seen, to: 'failed' };
+  async observe(port: PaymentsPort, _intent, remoteId, _now, proof): Promise<Observation | null> {
+    const claim = await port.readClaimCode(remoteId);
+    if (notProvenBy(proof, claim.callbackUrl)) return null;
+    const patch = { remoteId, code: claim.code, uri: claim.uri };
+    const seen = { patch, note: claim.said };
+    if (claim.state === 'claimed') return { ...seen, to: 'completed' };
+    if (claim.state === 'expired') return { ...seen, to: 'expired' };
+    if (claim.state === 'failed') return { ...seen, to: 'failed' };
     return { ...seen, to: null };
   },
 };
@@ -84,13 +84,13 @@ export async function startReward(
   );
 }
 
-/** The withdrawal request of a reward, as its record says (`expiresIn` in seconds). */
+/** The claim code of a reward, as its record says (`expiresIn` in seconds). */
 function rewardCall(engine: Engine, expiresIn: number) {
   return (intent: Intent) =>
-    engine.api.withdrawalRequests.create({
-      amount: intent.amount,
+    engine.port.makeClaimCode({
+      amountMsat: intent.amount,
       description: intent.description,
-      internalId: intent.playerId,
+      playerId: intent.playerId,
       callbackUrl: engine.callbackUrl(recorded(intent, 'callback token', intent.callbackToken)),
       expiresIn,
     });
@@ -98,22 +98,18 @@ function rewardCall(engine: Engine, expiresIn: number) {
 
 /** What the service's answer to a reward's create writes. */
 function rewardAnswer(engine: Engine) {
-  return (
-    created: Awaited<ReturnType<ServiceCalls['withdrawalRequests']['create']>>,
-    intent: Intent,
-  ) => {
-    // The service's own expiry wins over ours when it says one.
-    const said = Date.parse(created.invoice.expiresAt ?? created.expiresAt ?? '');
-    const expiresAt = Number.isNaN(said) ? intent.expiresAt : said;
+  return (created: ClaimCode, intent: Intent) => {
+    // The provider's own expiry wins over ours when it says one.
+    const expiresAt = created.expiresAt ?? intent.expiresAt;
     return {
       patch: {
         remoteId: created.id,
-        code: created.invoice.request,
-        uri: created.invoice.uri ?? `lightning:${created.invoice.request}`,
+        code: created.code,
+        uri: created.uri ?? `lightning:${created.code}`,
         expiresAt,
         nextCheckAt: engine.nextCheckAt({ ...intent, expiresAt }),
       },
-      note: `withdrawal request ${created.status}`,
+      note: created.said,
     };
   };
 }

@@ -1,16 +1,15 @@
 /**
- * The spend kind: a player's points debited by a deplete whose UUID idempotency key is stored
- * in the intent before the first attempt, so every retry (the client's, the reconciler's after
- * a restart) carries the same key and the service debits once. There is no read of a deplete:
- * a re-read sends the same keyed call again (COMPLETED -> completed, TX3017 -> failed).
+ * The spend kind: a player's points debited by a keyed spend whose UUID key is stored in the
+ * intent before the first attempt, so every retry (the client's, the reconciler's after a
+ * restart) carries the same key and the provider debits once. There is no read of a spend: a
+ * re-read sends the same keyed call again (done -> completed, insufficient points -> failed).
  * Points are journaled in their own currency, never mixed with msats.
  */
 import { randomUUID } from 'node:crypto';
-import { InsufficientPointsError } from '../../api/errors.js';
-import type { ServiceCalls } from '../../api/service-calls.js';
 import { IntentLostError } from '../../ledger/errors.js';
 import { type Intent, isTerminal } from '../../ledger/intent.js';
 import { accounts, type Position } from '../../ledger/journal.js';
+import type { PaymentsPort } from '../../port/port.js';
 import { refuseBlocked } from '../blocked.js';
 import type { Engine } from '../engine.js';
 import { recordThenSend } from '../operations/create.js';
@@ -42,26 +41,25 @@ export const spend: KindRules = {
     if (!isTerminal(intent.status)) return at(accounts.inflight, intent.status);
     return at(source, intent.status);
   },
-  observe: resendDeplete,
+  observe: resendSpend,
 };
 
-/** A deplete whose answer was lost: the same key makes the service apply it at most once. */
-async function resendDeplete(api: ServiceCalls, intent: Intent): Promise<Observation> {
+/** A spend whose answer was lost: the same key makes the provider apply it at most once. */
+async function resendSpend(port: PaymentsPort, intent: Intent): Promise<Observation> {
   const userId = intent.meta.userId;
   if (typeof userId !== 'string' || intent.idempotencyKey === null) {
     return { to: 'failed', patch: { error: 'spend intent without user or key' }, note: 'invalid' };
   }
   try {
-    const transfer = await api.widgetUsers.deplete({
-      user_id: userId,
+    const spent = await port.spendPoints({
+      userId,
       amount: Number(intent.amount),
       currency: intent.unit,
-      idempotency_key: intent.idempotencyKey,
+      key: intent.idempotencyKey,
     });
-    const to = transfer.status === 'COMPLETED' ? 'completed' : null;
-    return { to, patch: { remoteId: transfer.transfer_id }, note: `transfer ${transfer.status}` };
+    return { to: spent.done ? 'completed' : null, patch: { remoteId: spent.id }, note: spent.said };
   } catch (err) {
-    if (err instanceof InsufficientPointsError) {
+    if (port.failureOf(err).meaning === 'insufficientPoints') {
       return { to: 'failed', patch: { error: 'insufficient point balance' }, note: 'TX3017' };
     }
     throw err;
@@ -72,7 +70,7 @@ async function resendDeplete(api: ServiceCalls, intent: Intent): Promise<Observa
 export async function startSpend(engine: Engine, args: ParsedSpend): Promise<Intent> {
   await refuseBlocked(engine, args.playerId);
   const key = randomUUID();
-  let transferStatus = '';
+  let done = false;
   const pending = await recordThenSend(
     engine,
     {
@@ -86,30 +84,30 @@ export async function startSpend(engine: Engine, args: ParsedSpend): Promise<Int
       meta: { userId: args.userId },
     },
     () =>
-      engine.api.widgetUsers.deplete({
-        user_id: args.userId,
+      engine.port.spendPoints({
+        userId: args.userId,
         amount: args.amount,
         currency: args.currency,
-        idempotency_key: key,
+        key,
       }),
-    (transfer) => {
-      transferStatus = transfer.status;
+    (spent) => {
+      done = spent.done;
       return {
-        patch: { remoteId: transfer.transfer_id, nextCheckAt: engine.now() + RESEND_AFTER_MS },
-        note: `transfer ${transfer.status}`,
+        patch: { remoteId: spent.id, nextCheckAt: engine.now() + RESEND_AFTER_MS },
+        note: spent.said,
       };
     },
     // The same key makes a re-send safe: the reconciler sends it again after a lost answer.
     { retryAfterAmbiguousMs: RESEND_AFTER_MS },
   );
-  if (pending.status !== 'pending' || transferStatus !== 'COMPLETED') return pending;
-  const done = await engine.apply(
+  if (pending.status !== 'pending' || !done) return pending;
+  const completed = await engine.apply(
     pending,
     'completed',
     { nextCheckAt: null },
     'transfer COMPLETED',
   );
-  if (done) return done;
+  if (completed) return completed;
   const won = await engine.ledger.get(pending.id);
   if (won === null) throw new IntentLostError(pending.id, pending.remoteId);
   return won;

@@ -38,7 +38,6 @@
  */
 import { createHash } from 'node:crypto';
 import { v7 as uuidv7 } from 'uuid';
-import { AmbiguousResultError } from '../../api/errors.js';
 import { timerAt } from '../../clock.js';
 import {
   InvalidArgumentError,
@@ -261,7 +260,7 @@ export class Matches {
           },
         );
       } catch (err) {
-        if (!isAmbiguous(err) || attempt >= 1) throw err;
+        if (!isAmbiguous(this.#engine.port, err) || attempt >= 1) throw err;
         this.#engine.logger.warn(
           `match ${match.id}: the charge of ${args.playerId}'s fee ${id} had no certain answer (${(err as Error).message}); a new charge replaces it`,
         );
@@ -667,7 +666,7 @@ export class Matches {
         return this.#made(match, other, what, attempts.length + 1) === true;
       }
       // A lost payment answer: the intent is unknown; the next look decides (see above).
-      if (!(err instanceof AmbiguousResultError)) {
+      if (this.#engine.port.failureOf(err).meaning !== 'ambiguous') {
         this.#engine.logger.warn(
           `match ${match.id}: ${what.role} to ${what.playerId} not made yet: ${(err as Error).message}`,
         );

@@ -148,7 +148,7 @@ export async function sendRecorded<T>(
     if (won === null) throw lost(engine, intent, null, err);
     // Another process moved it first; its message to the room may be lost: hand it over.
     engine.handToRoom(won);
-    if (won.status === 'unknown' && !isAmbiguous(err) && won.remoteId === null) {
+    if (won.status === 'unknown' && !isAmbiguous(engine.port, err) && won.remoteId === null) {
       // The grace period ran out first, but this failure is certain: nothing was created.
       await recordCreateFailure(engine, won, err, null);
       throw err;

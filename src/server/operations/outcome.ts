@@ -5,17 +5,14 @@
  * is never re-sent, and the `unknown` event tells the game and its operator. A payout's
  * failure is told to the breaker, with its player and address (breaker.ts).
  */
-import {
-  AmbiguousResultError,
-  InsufficientPointsError,
-  UnexpectedResponseError,
-} from '../../api/errors.js';
 import { type Intent, isPayout } from '../../ledger/intent.js';
+import type { PaymentsPort } from '../../port/port.js';
 import type { Engine } from '../engine.js';
 
-/** Whether a failed call may hide a success at the service. */
-export function isAmbiguous(err: unknown): boolean {
-  return err instanceof AmbiguousResultError || err instanceof UnexpectedResponseError;
+/** Whether a failed call may hide a success at the provider. */
+export function isAmbiguous(port: PaymentsPort, err: unknown): boolean {
+  const { meaning } = port.failureOf(err);
+  return meaning === 'ambiguous' || meaning === 'garbled';
 }
 
 /**
@@ -31,13 +28,14 @@ export async function recordCreateFailure(
 ): Promise<boolean> {
   const message = err instanceof Error ? err.message : String(err);
   // Only money going out can pause money going out; a fee or a spend that failed cannot.
+  const ambiguous = isAmbiguous(engine.port, err);
   if (isPayout(intent.kind)) {
-    engine.breaker.payoutFailed(err, isAmbiguous(err), {
+    engine.breaker.payoutFailed(err, ambiguous, {
       playerId: intent.playerId,
       lnAddress: engine.rulesOf(intent.kind).address?.(intent) ?? null,
     });
   }
-  if (isAmbiguous(err)) {
+  if (ambiguous) {
     if (intent.status !== 'creating') return false;
     const moved = await engine.apply(
       intent,
@@ -48,7 +46,7 @@ export async function recordCreateFailure(
     if (moved) engine.emit('unknown', moved, err instanceof Error ? err : new Error(message));
     return moved !== null;
   }
-  if (err instanceof InsufficientPointsError) {
+  if (engine.port.failureOf(err).meaning === 'insufficientPoints') {
     const moved = await engine.apply(
       intent,
       'failed',

@@ -1,0 +1,219 @@
+/**
+ * The payments port (port/port.ts) for this service: each of the game's words is one call of
+ * the send steps (service-calls.ts), its answer, already validated there, mapped to the port's
+ * types here, and its errors told apart by `failureOf`. A claim code is a withdrawal request,
+ * a pay code a single-use static charge (min = max, one slot), a spend a keyed deplete.
+ */
+import type {
+  AddressPayment,
+  AddressPaymentOrder,
+  BtcUsdPrice,
+  ClaimCode,
+  ClaimCodeOrder,
+  ClaimState,
+  FailureMeaning,
+  PayCode,
+  PayCodeOrder,
+  PaymentState,
+  PaymentsPort,
+  PointSpend,
+  PointSpendOrder,
+  RegionSupport,
+  ServiceFailure,
+} from '../port/port.js';
+import type { Payment, StaticCharge, WithdrawalRequest } from './answers.js';
+import {
+  AmbiguousResultError,
+  AuthenticationError,
+  ConnectionError,
+  InsufficientPointsError,
+  InvalidRequestError,
+  NotFoundError,
+  PermissionError,
+  RateLimitError,
+  ServiceError,
+  TimeoutError,
+  UnexpectedResponseError,
+} from './errors.js';
+import type { ServiceCalls } from './service-calls.js';
+
+/** Statuses of a static charge that accept no more payments. */
+const CLOSED_CHARGE = new Set(['inactive', 'disabled', 'expired']);
+
+const CLAIM_STATES: Readonly<Record<string, ClaimState>> = {
+  completed: 'claimed',
+  expired: 'expired',
+  error: 'failed',
+};
+const PAYMENT_STATES: Readonly<Record<string, PaymentState>> = {
+  completed: 'paid',
+  failed: 'failed',
+};
+
+/** Each error class's meaning, the most specific first (InsufficientPoints is an InvalidRequest). */
+const MEANINGS: readonly [abstract new (...args: never[]) => Error, FailureMeaning][] = [
+  [AmbiguousResultError, 'ambiguous'],
+  [UnexpectedResponseError, 'garbled'],
+  [InsufficientPointsError, 'insufficientPoints'],
+  [InvalidRequestError, 'refused'],
+  [NotFoundError, 'refused'],
+  [AuthenticationError, 'denied'],
+  [PermissionError, 'denied'],
+  [RateLimitError, 'rateLimited'],
+  [TimeoutError, 'unanswered'],
+  [ServiceError, 'unanswered'],
+  [ConnectionError, 'unreached'],
+];
+
+function claimCode(request: WithdrawalRequest): ClaimCode {
+  // The invoice's own expiry wins over the request's when the service says one.
+  const said = Date.parse(request.invoice.expiresAt ?? request.expiresAt ?? '');
+  return {
+    id: request.id,
+    code: request.invoice.request,
+    uri: request.invoice.uri ?? null,
+    expiresAt: Number.isNaN(said) ? null : said,
+    callbackUrl: request.callbackUrl ?? null,
+    state: CLAIM_STATES[request.status] ?? 'open',
+    said: `withdrawal request ${request.status}`,
+  };
+}
+
+function payCode(charge: StaticCharge): PayCode {
+  return {
+    id: charge.id,
+    code: charge.invoice.request,
+    uri: charge.invoice.uri ?? null,
+    callbackUrl: charge.callbackUrl ?? null,
+    payments: charge.slots,
+    closed: CLOSED_CHARGE.has(charge.status),
+    madeAt: charge.createdAt ?? null,
+    said: `static charge ${charge.status}`,
+  };
+}
+
+function addressPayment(payment: Payment): AddressPayment {
+  return {
+    id: payment.id,
+    callbackUrl: payment.callbackUrl ?? null,
+    state: PAYMENT_STATES[payment.status] ?? 'sent',
+    said: `payment ${payment.status}`,
+  };
+}
+
+function statusOf(err: unknown): number | undefined {
+  const status = (err as { status?: unknown } | null)?.status;
+  return typeof status === 'number' ? status : undefined;
+}
+
+export class ServicePort implements PaymentsPort {
+  readonly #calls: ServiceCalls;
+
+  constructor(calls: ServiceCalls) {
+    this.#calls = calls;
+  }
+
+  async makeClaimCode(order: ClaimCodeOrder): Promise<ClaimCode> {
+    return claimCode(
+      await this.#calls.withdrawalRequests.create({
+        amount: order.amountMsat,
+        description: order.description,
+        internalId: order.playerId,
+        callbackUrl: order.callbackUrl,
+        expiresIn: order.expiresIn,
+      }),
+    );
+  }
+
+  async readClaimCode(id: string): Promise<ClaimCode> {
+    return claimCode(await this.#calls.withdrawalRequests.get(id));
+  }
+
+  async makePayCode(order: PayCodeOrder): Promise<PayCode> {
+    return payCode(
+      await this.#calls.staticCharges.create({
+        minAmount: order.amountMsat,
+        maxAmount: order.amountMsat,
+        description: order.description,
+        allowedSlots: 1,
+        internalId: order.playerId,
+        callbackUrl: order.callbackUrl,
+        ...(order.successMessage === undefined ? {} : { successMessage: order.successMessage }),
+      }),
+    );
+  }
+
+  async readPayCode(id: string): Promise<PayCode> {
+    return payCode(await this.#calls.staticCharges.get(id));
+  }
+
+  async closePayCode(code: PayCode, now: number): Promise<PayCode> {
+    // A static charge has no close: its expiry is set to its own creation time, in the past
+    // on the service's clock whatever the skew between our clocks.
+    const expiresAt = code.madeAt ?? new Date(now - 60_000).toISOString();
+    return payCode(await this.#calls.staticCharges.update(code.id, { expiresAt }));
+  }
+
+  async payAddress(order: AddressPaymentOrder): Promise<AddressPayment> {
+    return addressPayment(
+      await this.#calls.lnAddress.sendPayment({
+        lnAddress: order.lnAddress,
+        amount: order.amountMsat,
+        internalId: order.playerId,
+        callbackUrl: order.callbackUrl,
+        ...(order.comment === undefined ? {} : { comment: order.comment }),
+      }),
+    );
+  }
+
+  async readAddressPayment(id: string): Promise<AddressPayment> {
+    return addressPayment(await this.#calls.payments.get(id));
+  }
+
+  async checkAddress(lnAddress: string, timeoutMs: number): Promise<boolean> {
+    const answer = await this.#calls.lnAddress.validate(lnAddress, { timeoutMs, maxRetries: 0 });
+    return answer.valid;
+  }
+
+  async spendPoints(order: PointSpendOrder): Promise<PointSpend> {
+    const transfer = await this.#calls.widgetUsers.deplete({
+      user_id: order.userId,
+      amount: order.amount,
+      currency: order.currency,
+      idempotency_key: order.key,
+    });
+    return {
+      id: transfer.transfer_id,
+      done: transfer.status === 'COMPLETED',
+      said: `transfer ${transfer.status}`,
+    };
+  }
+
+  async readWallet(): Promise<bigint> {
+    const wallet = await this.#calls.wallet.get();
+    // The service states the balance in satoshis.
+    return BigInt(Math.floor(Number(wallet.balance) * 1000));
+  }
+
+  async callbackSources(): Promise<string[]> {
+    return (await this.#calls.utility.prodIps()).ips;
+  }
+
+  regionOf(ip: string): Promise<RegionSupport> {
+    return this.#calls.utility.isSupportedRegion(ip);
+  }
+
+  btcUsd(): Promise<BtcUsdPrice> {
+    return this.#calls.utility.btcUsd();
+  }
+
+  failureOf(err: unknown): ServiceFailure {
+    const status = statusOf(err);
+    const found = MEANINGS.find(([klass]) => err instanceof klass);
+    return {
+      meaning: found?.[1] ?? 'other',
+      serverError: status !== undefined && status >= 500,
+      slowDown: status === 429 || err instanceof RateLimitError,
+    };
+  }
+}

@@ -1,0 +1,172 @@
+/**
+ * The payments port: what the server asks of a payments provider, in the game's words. The
+ * kinds, the operations, the breaker and the audit reach the provider through this interface
+ * only; api/port.ts implements it for this service (its requests, answers and errors mapped
+ * to these types there, every answer parsed there). A second provider is a second
+ * implementation of this interface: nothing above it changes.
+ *
+ * Inputs are already parsed (the edge parsed them once); each answer is already validated.
+ */
+
+/** The state of a claim code or a pay code, or of a payment, in the game's words. */
+export type ClaimState = 'open' | 'claimed' | 'expired' | 'failed';
+export type PaymentState = 'sent' | 'paid' | 'failed';
+
+/** A code a player's wallet claims money with (a reward). */
+export interface ClaimCode {
+  id: string;
+  /** What the player's wallet reads (an LNURL-withdraw): a bearer secret. */
+  code: string;
+  /** The code as a link, when the provider gives one. */
+  uri: string | null;
+  /** When it can no longer be claimed, as the provider says (epoch ms); null: it says none. */
+  expiresAt: number | null;
+  /** The callback URL it carries: what proves a code named by a callback ours. */
+  callbackUrl: string | null;
+  state: ClaimState;
+  /** The provider's own word for its state, for the history. */
+  said: string;
+}
+
+export interface ClaimCodeOrder {
+  /** Millisatoshis, as digits. */
+  amountMsat: string;
+  description: string;
+  playerId: string;
+  callbackUrl: string;
+  /** Seconds from now until it can no longer be claimed. */
+  expiresIn: number;
+}
+
+/** A code a player's wallet pays exactly one amount with, once (an entry fee). */
+export interface PayCode {
+  id: string;
+  /** What the player's wallet pays (an LNURL-pay). */
+  code: string;
+  uri: string | null;
+  callbackUrl: string | null;
+  /** How many payments it has taken. */
+  payments: number;
+  /** Whether it takes no more payments. */
+  closed: boolean;
+  /** When the provider made it, on its own clock, as it wrote it; null: it did not say. */
+  madeAt: string | null;
+  said: string;
+}
+
+export interface PayCodeOrder {
+  amountMsat: string;
+  description: string;
+  playerId: string;
+  callbackUrl: string;
+  /** What the payer's wallet shows once paid. */
+  successMessage?: string | undefined;
+}
+
+/** A payment sent to a Lightning address. */
+export interface AddressPayment {
+  id: string;
+  callbackUrl: string | null;
+  state: PaymentState;
+  said: string;
+}
+
+export interface AddressPaymentOrder {
+  lnAddress: string;
+  amountMsat: string;
+  playerId: string;
+  callbackUrl: string;
+  comment?: string | undefined;
+}
+
+/** Points debited from a player's widget user, at most once per key. */
+export interface PointSpend {
+  /** The provider's id of the debit. */
+  id: string;
+  /** Whether it is done (the points are spent). */
+  done: boolean;
+  said: string;
+}
+
+export interface PointSpendOrder {
+  /** The player's widget user. */
+  userId: string;
+  amount: number;
+  currency: string;
+  /** The same key makes a second send of it apply once. */
+  key: string;
+}
+
+/** Whether the provider serves the players of an IP address's region. */
+export interface RegionSupport {
+  ipAddress: string;
+  isSupported: boolean;
+  ipCountry?: string | null | undefined;
+  ipRegion?: string | null | undefined;
+}
+
+/** The price of one bitcoin in US dollars, and when the provider took it (epoch ms). */
+export interface BtcUsdPrice {
+  btcUsdPrice: number;
+  btcUsdTimestamp: number;
+}
+
+/**
+ * What a failed call means, in the game's words:
+ * - `ambiguous`: sent, and its answer lost: the provider may have acted on it;
+ * - `garbled`: an answer not in the provider's contract: it may have acted too;
+ * - `insufficientPoints`: the player's points do not cover the debit; nothing was debited;
+ * - `refused`: the request as it stands, or a thing that does not exist (a bad address);
+ * - `denied`: our credentials may not do this;
+ * - `rateLimited`: the provider's rate limit outlasted the retries;
+ * - `unanswered`: no answer in time, or the provider's own error, on a call safe to repeat;
+ * - `unreached`: the request never reached the provider;
+ * - `other`: not a failure of a call to the provider.
+ */
+export type FailureMeaning =
+  | 'ambiguous'
+  | 'garbled'
+  | 'insufficientPoints'
+  | 'refused'
+  | 'denied'
+  | 'rateLimited'
+  | 'unanswered'
+  | 'unreached'
+  | 'other';
+
+export interface ServiceFailure {
+  meaning: FailureMeaning;
+  /** The provider answered with an error of its own (a 5xx): it, or a recipient, is unwell. */
+  serverError: boolean;
+  /** The provider asked us to slow down (a 429): never a sign that it is unwell. */
+  slowDown: boolean;
+}
+
+export interface PaymentsPort {
+  /** Makes a claim code of `amountMsat` for a player. */
+  makeClaimCode(order: ClaimCodeOrder): Promise<ClaimCode>;
+  readClaimCode(id: string): Promise<ClaimCode>;
+  /** Makes a code that takes one payment of exactly `amountMsat`. */
+  makePayCode(order: PayCodeOrder): Promise<PayCode>;
+  readPayCode(id: string): Promise<PayCode>;
+  /**
+   * Closes a pay code to any further payment, `now` being our clock; answers it closed, with
+   * a payment that came first counted.
+   */
+  closePayCode(code: PayCode, now: number): Promise<PayCode>;
+  /** Sends a payment to a Lightning address: never sent twice (it has no key). */
+  payAddress(order: AddressPaymentOrder): Promise<AddressPayment>;
+  readAddressPayment(id: string): Promise<AddressPayment>;
+  /** Whether the provider can pay `lnAddress`, asked once, within `timeoutMs`. */
+  checkAddress(lnAddress: string, timeoutMs: number): Promise<boolean>;
+  /** Debits a player's points: keyed, so sending it again applies it at most once. */
+  spendPoints(order: PointSpendOrder): Promise<PointSpend>;
+  /** The game's wallet at the provider, in millisatoshis. */
+  readWallet(): Promise<bigint>;
+  /** The addresses the provider's callbacks come from. */
+  callbackSources(): Promise<string[]>;
+  regionOf(ip: string): Promise<RegionSupport>;
+  btcUsd(): Promise<BtcUsdPrice>;
+  /** What an error thrown by one of these calls means. */
+  failureOf(err: unknown): ServiceFailure;
+}
