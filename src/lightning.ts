@@ -842,7 +842,7 @@ export class Lightning {
    */
   #pluginHost(): PluginHost {
     const engine = async () => (await this.#start()).engine;
-    const calls = () => this.#ready('api').runtime.calls;
+    const port = () => this.#ready('api').runtime.port;
     const forPlayer = <T>(playerId: string | undefined, work: () => Promise<T>): Promise<T> =>
       playerId === undefined ? work() : this.#ready('api').engine.asPlayer(playerId, work);
     const said = new Set<string>();
@@ -865,16 +865,13 @@ export class Lightning {
       intent: async (id) => (await engine()).ledger.get(id),
       openIntents: async (roomId) => (await engine()).ledger.openByRoom(roomId),
       widget: {
-        // Each waits in its player's turn (reference_id is the player id): server/outbound.ts.
-        createUser: async (body) =>
-          forPlayer(body.reference_id, () => calls().widgetUsers.create(body)),
-        openWidget: async (body) =>
-          forPlayer(body.reference_id, () => calls().widgetSessions.create(body)),
-        openPurchase: async (body) =>
-          forPlayer(body.reference_id, () => calls().ramp.createSession(body)),
-        acceptDisclosures: async (userId, typeIds) =>
-          calls().widgetUsers.acceptDisclosures(userId, typeIds),
-        updateEmail: async (userId, email) => calls().widgetUsers.update(userId, { email }),
+        // Each waits in its player's turn: server/outbound.ts.
+        makeWidgetUser: async (order) =>
+          forPlayer(order.playerId, () => port().makeWidgetUser(order)),
+        openWidget: async (order) => forPlayer(order.playerId, () => port().openWidget(order)),
+        openPurchase: async (order) => forPlayer(order.playerId, () => port().openPurchase(order)),
+        acceptDisclosures: async (userId, typeIds) => port().acceptDisclosures(userId, typeIds),
+        updateEmail: async (userId, email) => port().updateEmail(userId, email),
       },
       webhookUrl: (source) => this.#ready('webhookUrl').engine.webhookUrl(source),
       attachPresence: (presence) => {

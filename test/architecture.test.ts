@@ -127,6 +127,20 @@ describe('architecture of src/', () => {
     expect(reached).to.deep.equal([]);
   });
 
+  it('reaches the payments service through the port: no server, room or operator module imports api/ but the wiring', () => {
+    const offenders = [...graph].flatMap(([file, imports]) =>
+      /^(server|room|operator)\//.test(file) && !PROVIDER_WIRING.includes(file)
+        ? imports.filter((target) => target.startsWith('api/')).map((t) => `${file} -> ${t}`)
+        : [],
+    );
+    expect(offenders).to.deep.equal([]);
+    // The port itself speaks no provider's words: it imports nothing of src/ at all.
+    const port = [...graph].flatMap(([file, imports]) =>
+      file.startsWith('port/') ? imports.filter((t) => !t.startsWith('port/')) : [],
+    );
+    expect(port).to.deep.equal([]);
+  });
+
   it('reaches into no private field of @colyseus/schema: the room writes its state through the public API', () => {
     // MapSchema's journal and key index, the change tracker and the symbols that hold an
     // instance's values: what issue 17 swapped to save bytes, and a minor release may change.
@@ -187,6 +201,12 @@ describe('architecture of src/', () => {
     expect(kindLiterals('server/x.ts', code)).to.have.length(6);
   });
 });
+
+/**
+ * Where the provider is chosen: the runtime builds this service's client and its port
+ * (api/port.ts), and the options parse this service's client tuning (`api`).
+ */
+const PROVIDER_WIRING = ['server/runtime.ts', 'server/options.ts'];
 
 /**
  * Named in the ledger's rules, below server/kinds/: a create counts in the game's open count

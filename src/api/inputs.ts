@@ -9,48 +9,18 @@
  */
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
+import { lnAddress, msat } from '../port/values.js';
+import {
+  baseCurrency,
+  disclosureTypeIds,
+  metadata,
+  purchaseDestination,
+  quoteCurrency,
+} from '../port/widget.js';
 
-/** 21 million bitcoin in millisatoshis: no amount can be larger. */
-export const MAX_MSAT = 2_100_000_000_000_000_000n;
+export { lnAddress, MAX_MSAT, type MsatInput, msat } from '../port/values.js';
 
-/** The widget disclosure types the contract defines: terms (2), privacy (3), EFT (6). */
-export const DISCLOSURE_TYPES = { termsOfService: 2, privacyPolicy: 3, electronicFundsTransfer: 6 };
-const DISCLOSURE_IDS = new Set(Object.values(DISCLOSURE_TYPES));
-
-/** A positive whole number of millisatoshis, given as bigint, number or string; sent as text. */
-export const msat = z
-  .union([z.bigint(), z.number(), z.string()], {
-    error: 'must be a whole number of millisatoshis (bigint, integer or digit string)',
-  })
-  .transform((value, ctx) => {
-    let n: bigint;
-    if (typeof value === 'bigint') {
-      n = value;
-    } else if (typeof value === 'number') {
-      if (!Number.isSafeInteger(value)) {
-        ctx.addIssue({ code: 'custom', message: 'must be a whole, safe integer of millisatoshis' });
-        return z.NEVER;
-      }
-      n = BigInt(value);
-    } else {
-      if (!/^\d+$/.test(value)) {
-        ctx.addIssue({ code: 'custom', message: 'must be a string of digits (millisatoshis)' });
-        return z.NEVER;
-      }
-      n = BigInt(value);
-    }
-    if (n <= 0n) {
-      ctx.addIssue({ code: 'custom', message: 'must be greater than zero' });
-      return z.NEVER;
-    }
-    if (n > MAX_MSAT) {
-      ctx.addIssue({ code: 'custom', message: 'is larger than all the bitcoin there is' });
-      return z.NEVER;
-    }
-    return n.toString();
-  });
-
-export type MsatInput = bigint | number | string;
+export { DISCLOSURE_TYPES, metadata } from '../port/widget.js';
 
 const positiveInt = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
 const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
@@ -76,20 +46,6 @@ export const paymentInput = z.strictObject({
 });
 export type PaymentInput = z.input<typeof paymentInput>;
 export type PaymentBody = z.output<typeof paymentInput>;
-
-/**
- * A Lightning address (LUD-16): `name@domain`, the name of `a-z 0-9 . _ + -` (at most 64), the
- * domain a DNS name of at least two labels (at most 253), ASCII only. Either case is accepted
- * and sent in lower case, as wallets do; nothing else is changed (no trimming).
- */
-export const lnAddress = z
-  .string({ error: 'must be a Lightning address (name@domain)' })
-  .max(320, 'must be at most 320 characters')
-  .regex(
-    /^[a-z0-9._+-]{1,64}@(?=.{4,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z](?:[a-z0-9-]{0,61}[a-z0-9])$/i,
-    'must be a Lightning address: name@domain, the name of a-z 0-9 . _ + - only',
-  )
-  .transform((address) => address.toLowerCase());
 
 /** Bounds of one call, in place of the client's own (`timeoutMs`, `maxRetries`). */
 export const callLimits = z
@@ -218,22 +174,7 @@ export const resourceIdInput = pathId;
 export const updateEmailInput = z.strictObject({ email: z.email() });
 export type UpdateEmailBody = z.output<typeof updateEmailInput>;
 
-export const disclosureTypeIdsInput = z
-  .array(z.number().int(), { error: 'must be an array of disclosure type ids' })
-  .min(1, 'must list at least one disclosure type')
-  .refine((ids) => ids.every((id) => DISCLOSURE_IDS.has(id)), {
-    message: 'must hold only the disclosure types 2 (terms), 3 (privacy) and 6 (EFT)',
-  })
-  .transform((ids) => [...new Set(ids)]);
-
-/** Free-form metadata, refused here if it cannot travel as JSON (a bigint, a cycle). */
-export const metadata = z.record(z.string(), z.unknown()).superRefine((value, ctx) => {
-  try {
-    JSON.stringify(value);
-  } catch {
-    ctx.addIssue({ code: 'custom', message: 'must be JSON (no bigint, no cycle)' });
-  }
-});
+export const disclosureTypeIdsInput = disclosureTypeIds;
 
 export const widgetSessionInput = z
   .strictObject({
@@ -253,15 +194,9 @@ export type WidgetSessionBody = z.output<typeof widgetSessionInput>;
 export const rampSessionInput = z.strictObject({
   email: z.email(),
   webhook_url: httpUrl,
-  destination: text.min(1).optional(),
-  quote_currency: z
-    .string()
-    .regex(/^[A-Z]{3,5}$/, 'must be a currency code such as USD')
-    .optional(),
-  base_currency: z
-    .string()
-    .regex(/^[A-Z]{3,5}$/, 'must be a currency code such as BTC')
-    .optional(),
+  destination: purchaseDestination,
+  quote_currency: quoteCurrency,
+  base_currency: baseCurrency,
   reference_id: text.max(255).optional(),
   metadata: metadata.optional(),
 });

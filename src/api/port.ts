@@ -11,6 +11,7 @@ import type {
   ClaimCode,
   ClaimCodeOrder,
   ClaimState,
+  DisclosureAcceptance,
   FailureMeaning,
   PayCode,
   PayCodeOrder,
@@ -18,8 +19,13 @@ import type {
   PaymentsPort,
   PointSpend,
   PointSpendOrder,
+  PurchaseOrder,
+  PurchaseSession,
   RegionSupport,
   ServiceFailure,
+  SessionOrder,
+  WidgetSession,
+  WidgetUser,
 } from '../port/port.js';
 import type { Payment, StaticCharge, WithdrawalRequest } from './answers.js';
 import {
@@ -205,6 +211,46 @@ export class ServicePort implements PaymentsPort {
 
   btcUsd(): Promise<BtcUsdPrice> {
     return this.#calls.utility.btcUsd();
+  }
+
+  makeWidgetUser(order: { playerId: string; email: string }): Promise<WidgetUser> {
+    // The service answers the user it has for this reference_id: a second create is the first.
+    return this.#calls.widgetUsers.create({ reference_id: order.playerId, email: order.email });
+  }
+
+  async openWidget(order: SessionOrder): Promise<WidgetSession> {
+    const session = await this.#calls.widgetSessions.create({
+      email: order.email,
+      reference_id: order.playerId,
+      webhook_url: order.webhookUrl,
+      metadata: order.metadata,
+    });
+    return { url: session.widget_url, expiresAt: session.expires_at, token: session.session_token };
+  }
+
+  async openPurchase(order: PurchaseOrder): Promise<PurchaseSession> {
+    const session = await this.#calls.ramp.createSession({
+      email: order.email,
+      webhook_url: order.webhookUrl,
+      reference_id: order.playerId,
+      metadata: order.metadata,
+      ...(order.destination ? { destination: order.destination } : {}),
+      ...(order.quoteCurrency ? { quote_currency: order.quoteCurrency } : {}),
+      ...(order.baseCurrency ? { base_currency: order.baseCurrency } : {}),
+    });
+    return {
+      token: session.session_token,
+      expiresAt: session.expires_at ?? null,
+      url: session.widget_url ?? null,
+    };
+  }
+
+  acceptDisclosures(userId: string, typeIds: readonly number[]): Promise<DisclosureAcceptance> {
+    return this.#calls.widgetUsers.acceptDisclosures(userId, typeIds);
+  }
+
+  updateEmail(userId: string, email: string): Promise<WidgetUser> {
+    return this.#calls.widgetUsers.update(userId, { email });
   }
 
   failureOf(err: unknown): ServiceFailure {

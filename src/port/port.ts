@@ -111,6 +111,47 @@ export interface BtcUsdPrice {
   btcUsdTimestamp: number;
 }
 
+/** The player's widget user at the provider, as it answered: its id at least. */
+export interface WidgetUser {
+  id: string;
+  readonly [field: string]: unknown;
+}
+
+/** The provider's answer to a player's acceptance of disclosures. */
+export interface DisclosureAcceptance {
+  acceptedDisclosureTypeIds: number[];
+  readonly [field: string]: unknown;
+}
+
+/** A widget session for one player (sent to that player's client only). */
+export interface WidgetSession {
+  /** The widget's URL to embed (it carries the session token). */
+  url: string;
+  expiresAt: string;
+  token: string;
+}
+
+/** A purchase (ramp) session for one player (sent to that player's client only). */
+export interface PurchaseSession {
+  token: string;
+  expiresAt: string | null;
+  url: string | null;
+}
+
+export interface SessionOrder {
+  playerId: string;
+  email: string;
+  /** Where the provider tells the game of what happened in the session. */
+  webhookUrl: string;
+  metadata: Record<string, unknown>;
+}
+
+export interface PurchaseOrder extends SessionOrder {
+  destination?: string | undefined;
+  quoteCurrency?: string | undefined;
+  baseCurrency?: string | undefined;
+}
+
 /**
  * What a failed call means, in the game's words:
  * - `ambiguous`: sent, and its answer lost: the provider may have acted on it;
@@ -167,6 +208,13 @@ export interface PaymentsPort {
   callbackSources(): Promise<string[]>;
   regionOf(ip: string): Promise<RegionSupport>;
   btcUsd(): Promise<BtcUsdPrice>;
+  /** Makes the player's widget user, or answers the one the player already has. */
+  makeWidgetUser(order: { playerId: string; email: string }): Promise<WidgetUser>;
+  openWidget(order: SessionOrder): Promise<WidgetSession>;
+  openPurchase(order: PurchaseOrder): Promise<PurchaseSession>;
+  /** `typeIds` as `disclosureTypeIds` (port/widget.ts) returns them. */
+  acceptDisclosures(userId: string, typeIds: readonly number[]): Promise<DisclosureAcceptance>;
+  updateEmail(userId: string, email: string): Promise<WidgetUser>;
   /** What an error thrown by one of these calls means. */
   failureOf(err: unknown): ServiceFailure;
 }

@@ -9,15 +9,8 @@
  * arguments once and fills in what it knows to be valid (the player, the room), and nothing
  * behind the host parses them again. A game's unparsed input does not type-check here.
  */
-import type {
-  DisclosureAcceptance,
-  RampSessionAnswer,
-  WidgetSessionAnswer,
-  WidgetUser,
-} from '../api/answers.js';
-import type { RampSessionBody, WidgetSessionBody, WidgetUserBody } from '../api/inputs.js';
 import type { Intent } from '../ledger/intent.js';
-import type { RegionSupport } from '../port/port.js';
+import type { PaymentsPort, RegionSupport } from '../port/port.js';
 import type { HeaderReader } from '../server/client-address.js';
 import type { LightningLogger } from '../server/logger.js';
 import type { ParsedEnter, ParsedOpenMatch, Shares } from '../server/match/terms.js';
@@ -45,21 +38,14 @@ export interface MatchCalls {
 }
 
 /**
- * The service calls a room makes for its players' widget (room/widget-access.ts), each one call
- * of the API client; nothing else of the client reaches the room.
+ * The payments port's calls a room makes for its players' widget (room/widget-access.ts), in
+ * the game's words; nothing else of the provider reaches the room. Each takes what a parse
+ * returns (an email as `z.email()` returns it); a user id is checked where it goes into a path.
  */
-export interface WidgetCalls {
-  /** Creates the player's widget user, or returns the one with this reference_id. */
-  createUser(body: WidgetUserBody): Promise<WidgetUser>;
-  /** A widget session for one user. */
-  openWidget(body: WidgetSessionBody): Promise<WidgetSessionAnswer>;
-  /** A purchase (ramp) session for one user. */
-  openPurchase(body: RampSessionBody): Promise<RampSessionAnswer>;
-  /** `typeIds` as `disclosureTypeIdsInput` returns them; the user id is checked (a path). */
-  acceptDisclosures(userId: string, typeIds: readonly number[]): Promise<DisclosureAcceptance>;
-  /** `email` as `z.email()` returns it; the user id is checked (a path). */
-  updateEmail(userId: string, email: string): Promise<WidgetUser>;
-}
+export type WidgetCalls = Pick<
+  PaymentsPort,
+  'makeWidgetUser' | 'openWidget' | 'openPurchase' | 'acceptDisclosures' | 'updateEmail'
+>;
 
 export interface PluginHost {
   /** Resolves once the server is running (emulator started, ledger open). */

@@ -8,7 +8,13 @@
  * what it returns and hands the host the server's parsed type, which nothing parses again.
  */
 import { z } from 'zod';
-import { disclosureTypeIdsInput, metadata, rampSessionInput } from '../api/inputs.js';
+import {
+  baseCurrency,
+  disclosureTypeIds,
+  metadata,
+  purchaseDestination,
+  quoteCurrency,
+} from '../port/widget.js';
 import { enterInput, oneRoster, openMatchFields } from '../server/match/terms.js';
 import {
   addressPaymentInput,
@@ -41,17 +47,16 @@ export const widgetArgs = z.strictObject({ metadata: metadata.optional() }).defa
 export type WidgetArgs = z.input<typeof widgetArgs>;
 export type ParsedWidgetArgs = z.output<typeof widgetArgs>;
 
-const ramp = rampSessionInput.shape;
 export const purchaseArgs = z
   .strictObject({
     email: z.email().optional(),
-    destination: ramp.destination,
-    quoteCurrency: ramp.quote_currency,
-    baseCurrency: ramp.base_currency,
+    destination: purchaseDestination,
+    quoteCurrency,
+    baseCurrency,
   })
   .default({});
 export type PurchaseArgs = z.input<typeof purchaseArgs>;
 export type ParsedPurchaseArgs = z.output<typeof purchaseArgs>;
 
-export const disclosureArgs = disclosureTypeIdsInput;
+export const disclosureArgs = disclosureTypeIds;
 export const emailArg = z.email();

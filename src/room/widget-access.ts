@@ -12,25 +12,14 @@
 import type { Client } from '@colyseus/core';
 import { InvalidArgumentError } from '../errors.js';
 import { parseInput } from '../parse.js';
+import type { PurchaseSession, WidgetSession } from '../port/port.js';
 import type { PluginHost } from './host.js';
 import { emailArg, type ParsedPurchaseArgs, type ParsedWidgetArgs } from './inputs.js';
 import type { PluginSettings } from './options.js';
 import { recordableId } from './players.js';
 
-/** What `openWidget` sends to the player's client as `lightning:widget`. */
-export interface WidgetSession {
-  /** The widget's URL to embed (it carries the session token). */
-  url: string;
-  expiresAt: string;
-  token: string;
-}
-
-/** What `openPurchase` sends to the player's client as `lightning:purchase`. */
-export interface PurchaseSession {
-  token: string;
-  expiresAt: string | null;
-  url: string | null;
-}
+/** What `openWidget` sends to the player's client as `lightning:widget`; `openPurchase`'s. */
+export type { PurchaseSession, WidgetSession } from '../port/port.js';
 
 /** Widget user ids per player, shared by every room of the process. */
 const userIds = new WeakMap<PluginHost, Map<string, Promise<string>>>();
@@ -81,7 +70,7 @@ export class WidgetAccess {
       );
     }
     const created = this.#host.widget
-      .createUser({ reference_id: playerId, email })
+      .makeWidgetUser({ playerId, email })
       .then((user) => recordableId(user.id, 'userId'));
     cache.set(playerId, created);
     created.catch(() => {
@@ -107,13 +96,12 @@ export class WidgetAccess {
         'a widget session needs the player email: set client.userData.email, or pass options.email',
       );
     }
-    const session = await this.#host.widget.openWidget({
+    return this.#host.widget.openWidget({
       email,
-      reference_id: playerId,
-      webhook_url: this.#webhookUrl('widget'),
+      playerId,
+      webhookUrl: this.#webhookUrl('widget'),
       metadata: { ...args.metadata, roomId, playerId },
     });
-    return { url: session.widget_url, expiresAt: session.expires_at, token: session.session_token };
   }
 
   async openPurchase(
@@ -125,20 +113,15 @@ export class WidgetAccess {
     const email = args.email ?? this.email(client);
     if (!email)
       throw new InvalidArgumentError('email', 'a purchase session needs the player email');
-    const session = await this.#host.widget.openPurchase({
+    return this.#host.widget.openPurchase({
       email,
-      webhook_url: this.#webhookUrl('ramp'),
-      reference_id: playerId,
+      webhookUrl: this.#webhookUrl('ramp'),
+      playerId,
       metadata: { roomId, playerId },
-      ...(args.destination ? { destination: args.destination } : {}),
-      ...(args.quoteCurrency ? { quote_currency: args.quoteCurrency } : {}),
-      ...(args.baseCurrency ? { base_currency: args.baseCurrency } : {}),
+      destination: args.destination,
+      quoteCurrency: args.quoteCurrency,
+      baseCurrency: args.baseCurrency,
     });
-    return {
-      token: session.session_token,
-      expiresAt: session.expires_at ?? null,
-      url: session.widget_url ?? null,
-    };
   }
 
   async acceptDisclosures(client: Client, playerId: string, typeIds: readonly number[]) {

@@ -18,9 +18,9 @@
  * transport's diagnostics channel).
  */
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
-import { REQUEST_CHANNEL, type RequestEvent } from '../api/diagnostics.js';
 import type { Clock } from '../clock.js';
 import type { Intent } from '../ledger/intent.js';
+import { REQUEST_CHANNEL, type RequestEvent } from '../port/requests.js';
 import type { Alert, AlertCondition, AlertKind } from './alert-kinds.js';
 import type { Balances } from './balances.js';
 import type { PayoutPause } from './events.js';

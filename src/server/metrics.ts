@@ -8,7 +8,7 @@
  * Where each figure comes from, so that each is counted once, in the process that saw it:
  * moves and late payments from the engine (`Engine.follow`: the process that made the move),
  * callback outcomes from the routes, re-reads from the reconciler, service calls from the
- * transport's diagnostics channel (api/diagnostics.ts), and the gauges from the ledger's kept
+ * transport's diagnostics channel (port/requests.ts), and the gauges from the ledger's kept
  * balances and counts, read once per collection.
  *
  * Cost: per move, per callback and per re-read one counter add; per request to the service one
@@ -28,8 +28,8 @@ import {
   type Observable,
   type ObservableGauge,
 } from '@opentelemetry/api';
-import { REQUEST_CHANNEL, type RequestEvent } from '../api/diagnostics.js';
 import type { Intent } from '../ledger/intent.js';
+import { REQUEST_CHANNEL, type RequestEvent } from '../port/requests.js';
 import { VERSION } from '../version.js';
 import type { Balances } from './balances.js';
 import type { PayoutPause } from './events.js';

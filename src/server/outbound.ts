@@ -1,6 +1,6 @@
 /**
  * The game's outbound scheduler: one per process, in front of every attempt the API client
- * sends when `rateLimit` is set (the transport asks it, api/outbound.ts). Calls wait for a
+ * sends when `rateLimit` is set (the transport asks it, port/gate.ts). Calls wait for a
  * token of the game's bucket, which the ledger keeps for every process sharing it (PostgreSQL;
  * SQLite in process), rather than fail. A 429 writes its Retry-After to the store,
  * so that every process holds its calls until it ends.
@@ -40,10 +40,10 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { channel } from 'node:diagnostics_channel';
-import type { CallPriority, OutboundGate } from '../api/outbound.js';
 import { type Clock, timerAt } from '../clock.js';
 import { ConfigurationError } from '../errors.js';
 import { LocalRateBucket, type RateLimit, type RateStore } from '../ledger/rate.js';
+import type { CallPriority, OutboundGate } from '../port/gate.js';
 import type { LightningLogger } from './logger.js';
 
 export const RATE_CHANNEL = 'colyseus-lightning:rate';

@@ -1,13 +1,12 @@
 /**
- * What the server runs on, started once on first use: the API client and its send steps over
- * one transport (pointed at the embedded emulator when there is no key, which starts here;
- * the game gets the client, the engine the send steps) and the ledger (opened here unless the
+ * What the server runs on, started once on first use: the API client and the payments port
+ * over one transport (pointed at the embedded emulator when there is no key, which starts
+ * here; the game gets the client, everything else the port) and the ledger (opened here unless the
  * game passed its own store). Everything that needs I/O happens in `startRuntime`, so that
  * `createLightning` itself can return at once, in a room's module, with no top-level await.
  */
 import { type PaymentsApi, type PaymentsApiOptions, paymentsService } from '../api/client.js';
 import { ServicePort } from '../api/port.js';
-import type { ServiceCalls } from '../api/service-calls.js';
 import type { Emulator } from '../emulator/index.js';
 import { SqliteLedger } from '../ledger/sqlite.js';
 import type { LedgerStore } from '../ledger/store.js';
@@ -18,9 +17,10 @@ import { OutboundScheduler } from './outbound.js';
 export interface Runtime {
   /** The client the game gets (`lightning.api`): it parses what the game hands it. */
   api: PaymentsApi;
-  /** The same calls over the same transport, input already parsed: the widget's. */
-  calls: ServiceCalls;
-  /** The service behind the port, over the same calls: what the engine and the kinds use. */
+  /**
+   * The service behind the port, over the same transport, for input already parsed: all the
+   * server, the kinds and the rooms reach the service by. This is where a provider is chosen.
+   */
   port: PaymentsPort;
   ledger: LedgerStore;
   /** The embedded emulator, when there is no API key. */
@@ -90,7 +90,6 @@ export async function startRuntime(settings: Settings): Promise<Runtime> {
   }
   return {
     api,
-    calls,
     port: new ServicePort(calls),
     ledger,
     emulator,

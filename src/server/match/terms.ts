@@ -11,10 +11,10 @@
  * winners never sends the whole pot to the house.
  */
 import { z } from 'zod';
-import { lnAddress, msat } from '../../api/inputs.js';
 import { InvalidArgumentError } from '../../errors.js';
 import { idInput } from '../../ids.js';
 import type { MatchTerms, Payout } from '../../ledger/intent.js';
+import { lnAddress, msat } from '../../port/values.js';
 
 const id = idInput;
 

@@ -7,8 +7,8 @@
  * type (`Parsed...`) and parse nothing again.
  */
 import { z } from 'zod';
-import { lnAddress, msat } from '../../api/inputs.js';
 import { idInput } from '../../ids.js';
+import { lnAddress, msat } from '../../port/values.js';
 
 const playerId = idInput;
 const roomId = idInput.nullable().default(null);
