@@ -1,17 +1,17 @@
 /**
- * A payment straight to a player's Lightning address (`POST /v0/ln-address/send-payment`),
- * recorded in the ledger before the service is called, with a callback URL that carries the
- * intent's secret token. It counts against the payout budgets and the breaker like a reward.
- * The address is checked first (`GET /v0/ln-address/validate/{address}`, one short attempt):
- * one the service cannot pay, or whose check does not answer, or to which payments just
- * failed, is refused with LnAddressRefusedError before anything is recorded or sent.
+ * A payment straight to a player's Lightning address (the port's `payAddress`), recorded in
+ * the ledger before the provider is called, with a callback URL that carries the intent's
+ * secret token. It counts against the payout budgets and the breaker like a reward. The
+ * address is checked first (`checkAddress`, one short attempt): one the provider cannot pay,
+ * or whose check does not answer, or to which payments just failed, is refused with
+ * LnAddressRefusedError before anything is recorded or sent.
  *
  * The send has no idempotency key, so it is sent once and never again: an answer that may hide
  * a success leaves the intent `unknown` (outcome.ts). Unlike a reward's, the money of a lost
  * payment may have left without any code to show for it, so nothing expires it by itself: a
  * callback proven by its callback URL settles it, or an operator does (`lightning.resolve`).
  *
- *   a re-read: completed -> completed, failed -> failed, processing -> still open
+ *   a re-read: paid -> completed, failed -> failed, sent -> still open
  */
 import { LnAddressRefusedError } from '../../errors.js';
 import { IntentLostError } from '../../ledger/errors.js';
