@@ -82,6 +82,8 @@ class TableRoom extends Room {
     });
     this.#match = match;
     match.onFunded(() => void this.#play(match));
+    // However the match ends (its round, a player leaving, its timeout), no one new sits down.
+    match.onClosed(() => void this.lock());
   }
 
   async #enter(client: Client): Promise<void> {
