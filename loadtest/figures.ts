@@ -13,6 +13,24 @@ export interface Cpu {
   name: string;
   cpuMs: number;
   ageMs: number;
+  /** The holds the process's 429s wrote for every process: [from, to], epoch ms. */
+  holds?: [number, number][];
+}
+
+/** Ms of [from, to] covered by any of `spans` (their union). */
+export function coveredMs(spans: readonly [number, number][], from: number, to: number): number {
+  const sorted = spans
+    .map(([a, b]): [number, number] => [Math.max(a, from), Math.min(b, to)])
+    .filter(([a, b]) => b > a)
+    .sort((x, y) => x[0] - y[0]);
+  let total = 0;
+  let end = -Infinity;
+  for (const [a, b] of sorted) {
+    if (b <= end) continue;
+    total += b - Math.max(a, end);
+    end = b;
+  }
+  return total;
 }
 
 export interface PgStats {
@@ -158,6 +176,14 @@ export function loadFigures(m: Measured): LoadFigures {
     `${count(m.requests)} (${(m.requests / wall).toFixed(1)}/s over the run); ${count(m.withdrawals.length)} withdrawal requests`,
   );
   add('rate', "429s (the emulator's count)", count(m.limited));
+  const holds = m.cpu.flatMap((c) => c.holds ?? []);
+  const heldRun = coveredMs(holds, m.times.started, m.times.ended);
+  const drain = settle ? coveredMs(holds, settle.at, settle.at + settle.ms) : 0;
+  add(
+    'rate',
+    "time every process waited out a 429's Retry-After: the run; the tournament's settle",
+    `${seconds(heldRun)} of ${seconds(wall * 1000)}; ${settle ? `${seconds(drain)} of ${seconds(settle.ms)}` : 'none'}`,
+  );
   for (const c of m.cpu)
     add(
       'cpu',

@@ -17,15 +17,17 @@
  *   a match with `seats: <winners>`; once every seat paid, the runner's `settleHall` settles it
  *   with one equal share per player (every entrant wins: a 1,000-winner settle).
  *
- * Commands besides the common ones: `createHall`, `settleHall`, `cpu` (this process's CPU time
- * and age), `audit` (the game's own live audit).
+ * Commands besides the common ones: `createHall`, `settleHall`, `cpu` (this process's CPU time,
+ * age and the holds its 429s wrote), `audit` (the game's own live audit).
  */
+import { channel } from 'node:diagnostics_channel';
 import { type Client, definePlugins, matchMaker, Room } from '@colyseus/core';
 import { schema } from '@colyseus/schema';
 import { PostgresLedger } from '../src/ledger/postgres.js';
 import { createLightning, type Lightning } from '../src/lightning.js';
 import type { RoomMatch } from '../src/room/match.js';
 import { LightningState } from '../src/room/state.js';
+import { RATE_CHANNEL, type RateEvent } from '../src/server/outbound.js';
 import { env, nodeName as name, serveGameProcess } from '../test/cluster/fixtures/game-process.js';
 import { type GameSettings, gameSettings } from './settings.js';
 
@@ -82,6 +84,8 @@ class TableRoom extends Room {
     });
     this.#match = match;
     match.onFunded(() => void this.#play(match));
+    // However the match ends (its round, a player leaving, its timeout), no one new sits down.
+    match.onClosed(() => void this.lock());
   }
 
   async #enter(client: Client): Promise<void> {
@@ -188,6 +192,12 @@ function failure(err: unknown): string {
 type Command = { cmd: 'createHall' } | { cmd: 'settleHall' } | { cmd: 'cpu' } | { cmd: 'audit' };
 
 const born = Date.now();
+// Each 429 this process met holds every process until its Retry-After ends: [from, to] in ms.
+const holds: [number, number][] = [];
+channel(RATE_CHANNEL).subscribe((message) => {
+  const event = message as RateEvent;
+  if (event.event === 'hold') holds.push([event.until - event.waitMs, event.until]);
+});
 await serveGameProcess<Command>(
   'table',
   TableRoom,
@@ -203,7 +213,7 @@ await serveGameProcess<Command>(
         return hall.settleAll();
       case 'cpu': {
         const { user, system } = process.cpuUsage();
-        return { cpuMs: (user + system) / 1000, ageMs: Date.now() - born };
+        return { cpuMs: (user + system) / 1000, ageMs: Date.now() - born, holds };
       }
       case 'audit':
         return (await lightning.audit()).findings.map((f) => `${f.type}: ${f.message}`);

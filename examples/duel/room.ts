@@ -98,6 +98,8 @@ export function duelRoom(options: DuelRoomOptions) {
       match.onFunded(() => {
         if (this.state.phase === 'paying') this.state.phase = 'playing';
       });
+      // However it was decided (here, by its timeout, by an operator), no one new sits down.
+      match.onClosed(() => this.lock());
       return match;
     }
 

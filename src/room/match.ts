@@ -6,6 +6,7 @@
  *   match.onFunded(() => this.startRound());  // both seats paid (or `players: [...]`: each of them)
  *   await match.settle({ [winnerId]: 1 });    // the pot minus the rake, paid once
  *   await match.abort('not enough players');  // every paid fee refunded
+ *   match.onClosed(() => this.lock());        // decided (here, by its timeout or an operator)
  *
  * Its public face is a `Match` in `state.lightning.matches` (pot, rake, status) that every
  * client sees, until `lingerMs` after it ended; fees, payouts and refunds are ordinary owner-only entries. While the room lives
@@ -48,6 +49,8 @@ export class RoomMatch {
   readonly #deps: RoomMatchDeps;
   readonly #funded: (() => void)[] = [];
   #firedFunded = false;
+  readonly #closed: ((view: MatchView) => void)[] = [];
+  #firedClosed = false;
   #alive: Delayed | undefined;
   #leaving = false;
   /** The read of the match in flight, and the one queued after it (refresh). */
@@ -58,6 +61,7 @@ export class RoomMatch {
     this.id = view.id;
     this.#view = view;
     this.#deps = deps;
+    this.#firedClosed = view.status !== 'open';
     this.#sync();
     this.#alive = deps.clock.setInterval(
       () =>
@@ -98,11 +102,25 @@ export class RoomMatch {
         `match ${this.id} was opened without players or seats, so it is never funded: open it with openMatch({ ..., seats: n }) or openMatch({ ..., players: [...] }) to use onFunded`,
       );
     }
-    if (this.#firedFunded) queueMicrotask(listener);
+    if (this.#firedFunded) queueMicrotask(() => this.#call(listener, 'onFunded'));
     else this.#funded.push(listener);
     return () => {
       const at = this.#funded.indexOf(listener);
       if (at >= 0) this.#funded.splice(at, 1);
+    };
+  }
+
+  /**
+   * Called once the match takes no more entries: it was settled or aborted, by this room, by its
+   * timeout or by the game's server code (at once if that is already so). A room that holds one
+   * match locks itself here, so no new player is seated at a table whose match is over.
+   */
+  onClosed(listener: (view: MatchView) => void): () => void {
+    if (this.#firedClosed) queueMicrotask(() => this.#call(listener, 'onClosed'));
+    else this.#closed.push(listener);
+    return () => {
+      const at = this.#closed.indexOf(listener);
+      if (at >= 0) this.#closed.splice(at, 1);
     };
   }
 
@@ -173,13 +191,19 @@ export class RoomMatch {
     }
     if (view.funded && view.status === 'open' && !this.#firedFunded) {
       this.#firedFunded = true;
-      for (const listener of this.#funded.splice(0)) {
-        try {
-          listener();
-        } catch (err) {
-          this.#deps.onError(`a match onFunded listener threw: ${(err as Error).message}`);
-        }
-      }
+      for (const listener of this.#funded.splice(0)) this.#call(listener, 'onFunded');
+    }
+    if (view.status !== 'open' && !this.#firedClosed) {
+      this.#firedClosed = true;
+      for (const listener of this.#closed.splice(0)) this.#call(listener, 'onClosed');
+    }
+  }
+
+  #call(listener: (view: MatchView) => void, hook: string): void {
+    try {
+      listener(this.#view);
+    } catch (err) {
+      this.#deps.onError(`a match ${hook} listener threw: ${(err as Error).message}`);
     }
   }
 
