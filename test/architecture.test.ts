@@ -27,6 +27,7 @@ const LAYERS: [string, number][] = [
   ['server/', 3],
   ['room/', 4],
   ['operator/', 4],
+  ['face/', 5],
   ['lightning.ts', 5],
   ['index.ts', 6],
 ];
