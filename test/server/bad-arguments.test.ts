@@ -108,8 +108,8 @@ describe('server: bad arguments to the helpers', () => {
     expect(game.emulator.control.count('*', /.*/)).to.equal(requestsBefore);
 
     // Good arguments still work: an unknown id is null, the list is empty.
-    expect(await game.lightning.refresh('no-such-intent')).to.equal(null);
-    expect(await game.lightning.unknowns(10)).to.deep.equal([]);
-    expect(await game.lightning.unknowns()).to.deep.equal([]);
+    expect(await game.lightning.books.refresh('no-such-intent')).to.equal(null);
+    expect(await game.lightning.operator.unknowns(10)).to.deep.equal([]);
+    expect(await game.lightning.operator.unknowns()).to.deep.equal([]);
   });
 });

@@ -1,6 +1,6 @@
 /**
  * Issue 30, finding 1: no request takes the game down. A game server in its own process, set up
- * as the docs show (Colyseus's `listen()`, the console by `lightning.attachConsole(server)`, the
+ * as the docs show (Colyseus's `listen()`, the console by `lightning.operator.console.attach(server)`, the
  * routes by `lightning.attach(server)`; or both on Colyseus's router), gets requests node's own
  * clients would not send, written raw on a socket: a Host no URL can be built from, a bad
  * percent-escape in a path, a method no route takes, an X-Forwarded-Proto that is no scheme. Each
