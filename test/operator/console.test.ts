@@ -567,7 +567,7 @@ describe('operator console routes', () => {
       game = await start('router');
       const res = await fetch(url('/export/journal.csv'), { headers: { authorization: TOKEN } });
       expect(res.status).to.equal(501);
-      expect(((await res.json()) as { error: string }).error).to.match(/attachConsole/);
+      expect(((await res.json()) as { error: string }).error).to.match(/operator\.console\.attach/);
     });
   });
 });

@@ -53,7 +53,7 @@ describe('server set-up', () => {
       const emulator = lightning.service.emulator;
       if (!emulator) throw new Error('expected the embedded emulator');
       // The blank PUBLIC_URL is the default: a reward's callback points at it.
-      await lightning.reward({ playerId: 'p', amountMsat: 1_000, description: 'x' });
+      await lightning.reward({ playerId: 'p', amountMsat: 10_000, description: 'x' });
       const [made] = emulator.control.withdrawalRequests();
       expect(made?.callbackUrl).to.match(/^http:\/\/127\.0\.0\.1:2567\/lightning\/callbacks\//);
       expect(
