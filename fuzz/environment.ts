@@ -35,7 +35,7 @@ import type { Counters } from './harness.js';
 import { MATCH_PAYER } from './specs.js';
 
 export const WEBHOOK_SECRET = 'whsec_fuzz_0123456789abcdef';
-/** Where the second Lightning's routes and console are (attach, attachConsole). */
+/** Where the second Lightning's routes and console are (attach, operator.console.attach). */
 export const ATTACHED_PREFIX = '/attached';
 /** What lets a request into either console. */
 export const OPERATOR_TOKEN = 'Bearer fuzz-operator';
@@ -46,7 +46,7 @@ export interface FuzzEnvironment {
   emulator: Emulator;
   game: Game;
   lightning: Lightning;
-  /** The second Lightning, mounted by attach and attachConsole under ATTACHED_PREFIX. */
+  /** The second Lightning, mounted by attach and operator.console.attach under ATTACHED_PREFIX. */
   attached: Lightning;
   room: Arena;
   /** A connected player (`alice`, with an email) of the room. */
@@ -72,7 +72,7 @@ export async function startFuzzEnvironment(): Promise<FuzzEnvironment> {
   process.on('uncaughtException', onUnhandled);
 
   const emulator = await startEmulator({ webhookSecret: WEBHOOK_SECRET });
-  // The second Lightning, mounted in front of Colyseus's router by attach and attachConsole.
+  // The second Lightning, mounted in front of Colyseus's router by attach and operator.console.attach.
   const attachedLedger = new SqliteLedger({ path: ':memory:' });
   const attached = await createLightning({
     apiKey: emulator.apiKey,

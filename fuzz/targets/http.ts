@@ -247,7 +247,7 @@ export function httpTargets(env: FuzzEnvironment): Target[] {
   };
   return [
     target('http attach(server)', routes(ATTACHED_PREFIX), ATTACHED_PREFIX),
-    target('http attachConsole(server)', consoles(ATTACHED_PREFIX), ATTACHED_PREFIX),
+    target('http operator.console.attach(server)', consoles(ATTACHED_PREFIX), ATTACHED_PREFIX),
     target('http router endpoints()', routes('/lightning'), '/lightning'),
     target('http router console()', consoles('/lightning'), '/lightning'),
   ];

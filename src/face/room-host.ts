@@ -51,14 +51,14 @@ class RoomWidget implements WidgetCalls {
   }
 
   #calls(): ServiceCalls {
-    return need(this.#reach, 'api').runtime.calls;
+    return need(this.#reach, 'service.api').runtime.calls;
   }
 
   // Each waits in its player's turn (reference_id is the player id): server/outbound.ts.
   #forPlayer<T>(playerId: string | undefined, work: () => Promise<T>): Promise<T> {
     return playerId === undefined
       ? work()
-      : need(this.#reach, 'api').engine.asPlayer(playerId, work);
+      : need(this.#reach, 'service.api').engine.asPlayer(playerId, work);
   }
 
   async createUser(body: Parameters<WidgetCalls['createUser']>[0]) {

@@ -59,7 +59,7 @@ describe('hostile requests: the game process lives and answers (issue 30)', func
     game = undefined;
   });
 
-  it('through attach and attachConsole: a Host no URL can be built from answers 400, on every path, and the process lives', async () => {
+  it('through attach and operator.console.attach: a Host no URL can be built from answers 400, on every path, and the process lives', async () => {
     game = await startProcess('listener');
     const { port } = game;
     for (const host of ['[', 'a b', 'x:99999', 'operator@x', '999.1.1.1']) {

@@ -535,7 +535,7 @@ describe('the operator: actions through the engine, each a line in the operator 
     ]);
   });
 
-  it('operatorLog pages oldest first and refuses a bad query', async () => {
+  it('operator.log pages oldest first and refuses a bad query', async () => {
     const { game } = await arena();
     for (const player of ['p1', 'p2', 'p3'])
       await game.lightning.operator.block(player, 'ann', 'test');
