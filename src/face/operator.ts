@@ -45,6 +45,36 @@ export interface ReconcilerControl {
   runOnce(): Promise<number>;
 }
 
+/** The reconciler's controls, each starting the server first if need be. */
+class Reconcilers implements ReconcilerControl {
+  readonly #reach: Reach<OperatorParts>;
+  readonly #settings: Settings;
+
+  constructor(reach: Reach<OperatorParts>, settings: Settings) {
+    this.#reach = reach;
+    this.#settings = settings;
+  }
+
+  async #running(): Promise<OperatorParts['reconciler']> {
+    return (await this.#reach.start()).reconciler;
+  }
+
+  start(): void {
+    void this.#running().then(
+      (r) => r.start(),
+      (err: Error) => this.#settings.logger.error(`reconciler not started: ${err.message}`),
+    );
+  }
+
+  async stop(): Promise<void> {
+    return (await this.#running()).stop();
+  }
+
+  async runOnce(): Promise<number> {
+    return (await this.#running()).runOnce();
+  }
+}
+
 export class LightningOperator {
   readonly #reach: Reach<OperatorParts>;
   readonly #settings: Settings;
@@ -60,16 +90,7 @@ export class LightningOperator {
     this.#reach = reach;
     this.#settings = settings;
     this.console = new OperatorConsole(settings, host);
-    const running = () => reach.start().then((r) => r.reconciler);
-    this.reconciler = {
-      start: () =>
-        void running().then(
-          (r) => r.start(),
-          (err: Error) => settings.logger.error(`reconciler not started: ${err.message}`),
-        ),
-      stop: async () => (await running()).stop(),
-      runOnce: async () => (await running()).runOnce(),
-    };
+    this.reconciler = new Reconcilers(reach, settings);
   }
 
   /**
