@@ -158,17 +158,16 @@ async function queue(game: Game): Promise<void> {
 async function honestMatch(game: Game, name: string): Promise<number> {
   const { lightning, emulator } = game;
   const players = [`${name}-a`, `${name}-b`];
-  const match = await lightning.openMatch({ entryFeeMsat: 10_000, description: name, players });
+  const match = await lightning.matches.open({ entryFeeMsat: 10_000, description: name, players });
   const fees = await Promise.all(
-    players.map((playerId) => lightning.enterMatch({ matchId: match.id, playerId })),
+    players.map((playerId) => lightning.matches.enter({ matchId: match.id, playerId })),
   );
   const funded = new Promise<void>((resolve) => {
-    const listener = (view: { id: string }) => {
+    const stop = lightning.on('match.funded', (view) => {
       if (view.id !== match.id) return;
-      lightning.off('match.funded', listener);
+      stop();
       resolve();
-    };
-    lightning.on('match.funded', listener);
+    });
   });
   // A person pays a while after the code is shown (seconds, scanning it): half a second here.
   await new Promise((resolve) => setTimeout(resolve, PAY_AFTER_MS));

@@ -1,6 +1,6 @@
 /**
  * Benchmark 9, entering a match (issue 31): 1,000 players enter a match of 1,000 seats, one after
- * the other, through `lightning.enterMatch` against the emulator, on an in-memory SQLite ledger
+ * the other, through `lightning.matches.enter` against the emulator, on an in-memory SQLite ledger
  * and on PostgreSQL (fsync on, synchronous_commit on), after 1,000 entries into another match to
  * warm up. Each entry's time is taken alone.
  *
@@ -50,20 +50,20 @@ export async function benchMatches(): Promise<Row[]> {
       try {
         await lightning.ready();
         // Warm up first (JIT, connections, statements): the first block is measured warm too.
-        const warm = await lightning.openMatch({ entryFeeMsat: 20_000, seats: WARM_UP });
+        const warm = await lightning.matches.open({ entryFeeMsat: 20_000, seats: WARM_UP });
         for (let i = 0; i < WARM_UP; i++) {
-          await lightning.enterMatch({ matchId: warm.id, playerId: `warm-${i}` });
+          await lightning.matches.enter({ matchId: warm.id, playerId: `warm-${i}` });
         }
-        const match = await lightning.openMatch({ entryFeeMsat: 20_000, seats: PLAYERS });
+        const match = await lightning.matches.open({ entryFeeMsat: 20_000, seats: PLAYERS });
         const times: number[] = [];
         const started = performance.now();
         for (let i = 0; i < PLAYERS; i++) {
           const t = performance.now();
-          await lightning.enterMatch({ matchId: match.id, playerId: `player-${i}` });
+          await lightning.matches.enter({ matchId: match.id, playerId: `player-${i}` });
           times.push(performance.now() - t);
         }
         const seconds = (performance.now() - started) / 1000;
-        const entered = (await lightning.match(match.id)).entered;
+        const entered = (await lightning.matches.get(match.id)).entered;
         if (entered !== PLAYERS) throw new Error(`${entered} of ${PLAYERS} entered`);
         const first = median(times.slice(0, BLOCK));
         const last = median(times.slice(-BLOCK));

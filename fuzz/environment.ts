@@ -7,8 +7,8 @@
  * exceptions in the process.
  *
  * Every HTTP mount of the plugin is on that one server: `lightning.endpoints()` and
- * `lightning.console()` on Colyseus's router (under `/lightning`), and a second Lightning (its
- * own in-memory ledger, on the same emulator) with `attach(server)` and `attachConsole(server)`
+ * `lightning.operator.console.endpoints()` on Colyseus's router (under `/lightning`), and a second Lightning (its
+ * own in-memory ledger, on the same emulator) with `attach(server)` and `operator.console.attach(server)`
  * under `/attached`. Both consoles let in `authorization: Bearer fuzz-operator`.
  * Two open matches (one on the server, one in the room) that alice paid into, so that a match
  * target can aim a bad argument at a real match (a settle naming who never paid in, a share
@@ -35,7 +35,7 @@ import type { Counters } from './harness.js';
 import { MATCH_PAYER } from './specs.js';
 
 export const WEBHOOK_SECRET = 'whsec_fuzz_0123456789abcdef';
-/** Where the second Lightning's routes and console are (attach, attachConsole). */
+/** Where the second Lightning's routes and console are (attach, operator.console.attach). */
 export const ATTACHED_PREFIX = '/attached';
 /** What lets a request into either console. */
 export const OPERATOR_TOKEN = 'Bearer fuzz-operator';
@@ -46,7 +46,7 @@ export interface FuzzEnvironment {
   emulator: Emulator;
   game: Game;
   lightning: Lightning;
-  /** The second Lightning, mounted by attach and attachConsole under ATTACHED_PREFIX. */
+  /** The second Lightning, mounted by attach and operator.console.attach under ATTACHED_PREFIX. */
   attached: Lightning;
   room: Arena;
   /** A connected player (`alice`, with an email) of the room. */
@@ -72,7 +72,7 @@ export async function startFuzzEnvironment(): Promise<FuzzEnvironment> {
   process.on('uncaughtException', onUnhandled);
 
   const emulator = await startEmulator({ webhookSecret: WEBHOOK_SECRET });
-  // The second Lightning, mounted in front of Colyseus's router by attach and attachConsole.
+  // The second Lightning, mounted in front of Colyseus's router by attach and operator.console.attach.
   const attachedLedger = new SqliteLedger({ path: ':memory:' });
   const attached = await createLightning({
     apiKey: emulator.apiKey,
@@ -95,11 +95,11 @@ export async function startFuzzEnvironment(): Promise<FuzzEnvironment> {
     console: { via: 'router', authorize: operatorCheck },
     onServer: (server) => {
       attached.attach(server);
-      attached.attachConsole(server, { authorize: operatorCheck });
+      attached.operator.console.attach(server, { authorize: operatorCheck });
     },
   });
   const lightning = game.lightning;
-  // The writable stores under both (`lightning.ledger` only reads): every write counted.
+  // The writable stores under both (`lightning.books.ledger` only reads): every write counted.
   for (const store of [game.store, attachedLedger]) {
     const ledger = store as unknown as Record<string, (...a: unknown[]) => unknown>;
     for (const name of WRITES) {
@@ -136,17 +136,17 @@ export async function startFuzzEnvironment(): Promise<FuzzEnvironment> {
 
   // Open for the whole run: no reconciler, and a timeout far beyond it.
   const timeoutMs = 7 * 24 * 3600 * 1000;
-  const serverMatch = await lightning.openMatch({ entryFeeMsat: 10_000, timeoutMs });
+  const serverMatch = await lightning.matches.open({ entryFeeMsat: 10_000, timeoutMs });
   const roomMatch = await room.plugins.lightning.openMatch({ entryFeeMsat: 10_000, timeoutMs });
   const fees = [
-    await lightning.enterMatch({ matchId: serverMatch.id, playerId: MATCH_PAYER }),
+    await lightning.matches.enter({ matchId: serverMatch.id, playerId: MATCH_PAYER }),
     (await roomMatch.enter(client)).entry,
   ];
   for (const fee of fees) {
-    const remoteId = (await lightning.ledger.get(fee.id))?.remoteId as string;
+    const remoteId = (await lightning.books.ledger.get(fee.id))?.remoteId as string;
     emulator.control.payStaticCharge(remoteId);
     await eventually(
-      async () => (await lightning.ledger.get(fee.id))?.status === 'completed',
+      async () => (await lightning.books.ledger.get(fee.id))?.status === 'completed',
       5_000,
       `the fuzz fixture's fee ${fee.id} paid`,
     );

@@ -456,7 +456,7 @@ export const roomOpenMatch: ObjectSpec = {
   required: ['entryFeeMsat'],
 };
 
-/** `enterMatch` on the fixture match `matchId`. */
+/** `matches.enter` on the fixture match `matchId`. */
 export function enterMatch(matchId: string): ObjectSpec {
   return {
     good: fc.record(

@@ -216,7 +216,7 @@ await serveGameProcess<Command>(
         return { cpuMs: (user + system) / 1000, ageMs: Date.now() - born, holds };
       }
       case 'audit':
-        return (await lightning.audit()).findings.map((f) => `${f.type}: ${f.message}`);
+        return (await lightning.books.audit()).findings.map((f) => `${f.type}: ${f.message}`);
     }
   },
   { hall: HallRoom },

@@ -215,7 +215,7 @@ async function verdict(
     ),
   );
   checks.push({
-    name: "the game's own audit (lightning.audit()) found nothing",
+    name: "the game's own audit (lightning.books.audit()) found nothing",
     checked: live.length,
     violations: [...new Set(audits.flat())],
   });

@@ -13,7 +13,7 @@
  * and answers `op` `{ seq, ok, id, status, did?, matchId? }` or `{ seq, ok: false, error }`.
  * Kind `match` is the next step of the room's current match, as the room's state and the
  * runner's dice (seeded) decide: open one (through the room's helper or the server's
- * `lightning.openMatch`), enter it (the player's fee, with their Lightning address if they
+ * `lightning.matches.open`), enter it (the player's fee, with their Lightning address if they
  * have one), wait for the others to pay, or end it: settle among those who paid (some with
  * rake), abort, or abandon it (nobody keeps it alive: it times out).
  *
@@ -211,7 +211,7 @@ class SoakRoom extends Room {
         const fee =
           match.handle && d1 < 0.7
             ? (await match.handle.enter(client, options)).entry
-            : await lightning.enterMatch({
+            : await lightning.matches.enter({
                 matchId: match.id,
                 playerId: player.playerId,
                 ...options,
@@ -267,7 +267,7 @@ class SoakRoom extends Room {
       });
       this.#current = { id: handle.id, road, handle, entered: new Set() };
     } else {
-      const view = await lightning.openMatch({
+      const view = await lightning.matches.open({
         ...terms,
         roomId: this.roomId,
         timeoutMs: TIMEOUT_MS,
@@ -290,19 +290,19 @@ class SoakRoom extends Room {
     const shares: Shares =
       second !== undefined && d1 < 0.5 ? { [first]: 2, [second]: 1 } : { [first]: 1 };
     if (match.handle && d2 < 0.7) await match.handle.settle(shares);
-    else await lightning.settleMatch(match.id, shares);
+    else await lightning.matches.settle(match.id, shares);
     if (this.#current === match) this.#current = undefined;
     return 'settle';
   }
 
   async #abort(match: Current, reason: string, d2: number): Promise<void> {
     if (match.handle && d2 < 0.7) await match.handle.abort(reason);
-    else await lightning.abortMatch(match.id, reason);
+    else await lightning.matches.abort(match.id, reason);
     if (this.#current === match) this.#current = undefined;
   }
 
   #view(match: Current): Promise<MatchView> {
-    return match.handle ? match.handle.refresh() : lightning.match(match.id);
+    return match.handle ? match.handle.refresh() : lightning.matches.get(match.id);
   }
 
   /** Closing time: the current match is settled among its payers, or aborted. */
@@ -336,9 +336,9 @@ await serveGameProcess<Command>('soak', SoakRoom, lightning, async (command) => 
       return done.map((d) => (d.status === 'fulfilled' ? d.value : `error ${failure(d.reason)}`));
     }
     case 'resolve':
-      return (await lightning.resolve(command.id, command.status, command.note)).status;
+      return (await lightning.operator.resolve(command.id, command.status, command.note)).status;
     case 'claims': {
-      const lists = await Promise.all(command.playerIds.map((p) => lightning.claims(p)));
+      const lists = await Promise.all(command.playerIds.map((p) => lightning.books.claims(p)));
       return Object.fromEntries(
         command.playerIds.map((p, k) => [p, lists[k]?.map((c) => c.intentId) ?? []]),
       );
@@ -347,6 +347,6 @@ await serveGameProcess<Command>('soak', SoakRoom, lightning, async (command) => 
       clock.setOffset(command.offset);
       return clock.offset;
     case 'audit':
-      return (await lightning.audit()).findings.map((f) => `${f.type}: ${f.message}`);
+      return (await lightning.books.audit()).findings.map((f) => `${f.type}: ${f.message}`);
   }
 });

@@ -67,7 +67,7 @@ function decisionOf(match: Intent): MatchDecision | undefined {
   return meta(match).decision;
 }
 
-/** Resolved by an operator (`lightning.resolve`), as the history says. */
+/** Resolved by an operator (`lightning.operator.resolve`), as the history says. */
 export function byOperator(intent: Intent): boolean {
   return intent.history.some((h) => h.note?.startsWith('resolved by operator') === true);
 }

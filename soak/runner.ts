@@ -698,7 +698,7 @@ function pause(ms: number): Promise<void> {
 }
 
 /**
- * Every match claim code still pending is among `lightning.claims(playerId)` of its player, as a
+ * Every match claim code still pending is among `lightning.books.claims(playerId)` of its player, as a
  * lobby or a web page would list it.
  */
 async function claimsListed(

@@ -139,7 +139,7 @@ export class InvalidArgumentError extends LightningError {
 /**
  * Payouts are paused by the circuit breaker (ambiguous or 5xx answers for several players or
  * to the service's reads, or a wallet under its floor): nothing was recorded or sent.
- * `lightning.resume()` lifts the pause.
+ * `lightning.operator.resume()` lifts the pause.
  */
 export class PayoutsPausedError extends LightningError {
   static override readonly code: LightningErrorCode = 'LN_PAYOUTS_PAUSED';
@@ -346,8 +346,8 @@ export class RegionRefusedError extends LightningError {
 }
 
 /**
- * An operator blocked the player (`lightning.block`): their money helpers are refused before
- * anything is recorded or sent, in every process, until `lightning.unblock`. Codes they already
+ * An operator blocked the player (`lightning.operator.block`): their money helpers are refused before
+ * anything is recorded or sent, in every process, until `lightning.operator.unblock`. Codes they already
  * hold stay valid.
  */
 export class PlayerBlockedError extends LightningError {

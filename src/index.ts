@@ -42,6 +42,12 @@ export {
   PlayerBlockedError,
   RegionRefusedError,
 } from './errors.js';
+// The server-level object, its groups and its events.
+export type { Claim, LightningBooks } from './face/books.js';
+export type { OperatorConsole } from './face/console.js';
+export type { LightningMatches } from './face/matches.js';
+export type { LightningOperator, ReconcilerControl } from './face/operator.js';
+export type { LightningService } from './face/service.js';
 export {
   AnswerNotRecordedError,
   DuplicateIntentError,
@@ -91,14 +97,8 @@ export type {
   LedgerView,
   TransitionOptions,
 } from './ledger/store.js';
-// The server-level object and its events.
-export {
-  type Claim,
-  createLightning,
-  Lightning,
-  type ReconcilerControl,
-} from './lightning.js';
-// The operator's console: what `lightning.console()` and `attachConsole()` take.
+export { createLightning, Lightning } from './lightning.js';
+// The operator's console: what `lightning.operator.console.endpoints()` and `.attach()` take.
 export type { ConsoleAuthorization, ConsoleOptions } from './operator/console.js';
 // The room plugin and the state rooms sync.
 export type { RoomEventName, RoomListener } from './room/hooks.js';

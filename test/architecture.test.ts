@@ -28,6 +28,7 @@ const LAYERS: [string, number][] = [
   ['server/', 4],
   ['room/', 5],
   ['operator/', 5],
+  ['face/', 6],
   ['lightning.ts', 6],
   ['index.ts', 7],
 ];

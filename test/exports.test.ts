@@ -85,4 +85,36 @@ describe('exports', () => {
       }
     }
   });
+
+  it("keeps the face small: the game's daily calls at the top of Lightning, the rest in its groups (issue 33)", async () => {
+    const { createLightning, Lightning } = await import('../src/index.js');
+    const lightning = createLightning({ reconciler: { enabled: false } });
+    try {
+      const own = Reflect.ownKeys(lightning);
+      const inherited = Reflect.ownKeys(Lightning.prototype).filter((k) => k !== 'constructor');
+      const members = [...own, ...inherited].map(String).sort();
+      expect(members).to.deep.equal(
+        [
+          'ready',
+          'close',
+          'on',
+          'plugin',
+          'endpoints',
+          'attach',
+          'reward',
+          'rewardMany',
+          'payAddress',
+          'chargeEntryFee',
+          'spendPoints',
+          'matches',
+          'books',
+          'operator',
+          'service',
+        ].sort(),
+      );
+      expect(members.length).to.be.at.most(15);
+    } finally {
+      await lightning.close();
+    }
+  });
 });

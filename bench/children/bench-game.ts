@@ -76,7 +76,7 @@ export async function startBenchGame(o: BenchGameOptions) {
       amountMsat: 10_000,
       description,
     });
-    const intent = await lightning.ledger.get(entry.id);
+    const intent = await lightning.books.ledger.get(entry.id);
     return {
       id: entry.id,
       token: intent?.callbackToken as string,

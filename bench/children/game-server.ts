@@ -53,7 +53,7 @@ const roomCount = arg('--rooms', 1000);
 const patchRate = arg('--patch-rate', 50);
 const immediatePush = process.argv.includes('--immediate-push');
 // The store is made here, so that the move rate below can write to it as a callback's move does
-// (the game's own `lightning.ledger` only reads).
+// (the game's own `lightning.books.ledger` only reads).
 const store = new SqliteLedger({ path: ':memory:' });
 const game = await startBenchGame({
   emulatorUrl: emulatorUrl as string,

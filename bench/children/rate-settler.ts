@@ -52,12 +52,12 @@ for await (const line of createInterface({ input: process.stdin })) {
   const c = command.parse(JSON.parse(line));
   if (c.cmd === 'stop') break;
   const started = Date.now();
-  let view = await lightning.settleMatch(c.matchId, c.shares);
+  let view = await lightning.matches.settle(c.matchId, c.shares);
   // A settle with many winners returns with its payouts queued: the run ends when the match
   // has made every payout (by whichever process drained them), read every 20 ms.
   while (view.status !== 'settled' && view.status !== 'aborted') {
     await new Promise((resolve) => setTimeout(resolve, 20));
-    view = await lightning.match(c.matchId);
+    view = await lightning.matches.get(c.matchId);
   }
   const statuses: Record<string, number> = {};
   for (const payout of view.payouts) statuses[payout.status] = (statuses[payout.status] ?? 0) + 1;
@@ -66,7 +66,7 @@ for await (const line of createInterface({ input: process.stdin })) {
     payouts: view.payouts.length,
     statuses,
     pauses,
-    paused: lightning.paused !== null,
+    paused: lightning.operator.paused !== null,
     startedAt: started,
     endedAt: Date.now(),
   });

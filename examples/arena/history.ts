@@ -9,7 +9,7 @@
  * it keeps ids only and reads each row from the ledger when it is sent, so what a player
  * sees is never this process's guess. A claim code from a room that has closed since (a
  * refund issued when everyone left) is in the ledger too: the room notes the player's
- * `lightning.claims()` on join, so it shows again wherever they sit down.
+ * `lightning.books.claims()` on join, so it shows again wherever they sit down.
  *
  * Costs: per player at most `size` ids in memory (players are never forgotten: an example,
  * not a server for millions); per change, one ledger read per id of that player; five
@@ -77,7 +77,7 @@ export class MoneyHistory {
   /** The player's rows, newest first, as the ledger holds them now. */
   async of(playerId: string): Promise<MoneyRow[]> {
     const ids = this.#ids.get(playerId) ?? [];
-    const intents = await Promise.all(ids.map((id) => this.#lightning.ledger.get(id)));
+    const intents = await Promise.all(ids.map((id) => this.#lightning.books.ledger.get(id)));
     return intents
       .filter((i): i is Intent => i !== null && i.playerId === playerId)
       .sort((a, b) => b.createdAt - a.createdAt)

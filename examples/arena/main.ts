@@ -49,7 +49,7 @@ export async function startArena(options: ArenaOptions = {}) {
     ...options.lightning,
   } as LightningOptions);
   await lightning.ready();
-  const emulator = lightning.emulator;
+  const emulator = lightning.service.emulator;
   // On the emulator every new player gets points to try the shop with.
   const grantPoints = emulator
     ? async (_playerId: string, userId: string) => {
@@ -93,7 +93,7 @@ export async function startArena(options: ArenaOptions = {}) {
   limitSignIns(http, {
     auth,
     limit: new GuestLimit({ perWindow: config.signInsPerMinute, now: () => clock.now() }),
-    addressOf: (req) => lightning.clientAddress(req),
+    addressOf: (req) => lightning.service.clientAddress(req),
   });
   return {
     server,

@@ -35,7 +35,7 @@ export function logMoney(lightning: Lightning, log: (line: string) => void): voi
   );
   lightning.on('unknown', (intent, err) =>
     log(
-      `[arena] UNKNOWN ${intent.kind} ${intent.id} of player ${intent.playerId}: ${err.message} (never re-sent; see lightning.unknowns())`,
+      `[arena] UNKNOWN ${intent.kind} ${intent.id} of player ${intent.playerId}: ${err.message} (never re-sent; see lightning.operator.unknowns())`,
     ),
   );
 }

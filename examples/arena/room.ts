@@ -80,7 +80,7 @@ export function arenaRoom(options: ArenaRoomOptions) {
   // The service creates one widget user per reference_id (a repeat returns it).
   const widgetUsers = new WidgetUsers(
     async (playerId, email) =>
-      (await lightning.api.widgetUsers.create({ reference_id: playerId, email })).id,
+      (await lightning.service.api.widgetUsers.create({ reference_id: playerId, email })).id,
   );
   const config = options.config ?? arenaConfig;
   const clock = options.clock ?? systemClock;
@@ -172,7 +172,8 @@ export function arenaRoom(options: ArenaRoomOptions) {
         await onPlayerJoined(playerId, await widgetUsers.of(playerId, client.userData.email));
       }
       // Codes still to claim, from this room or one that has closed since: in the history.
-      for (const claim of await lightning.claims(playerId)) history.note(playerId, claim.intentId);
+      for (const claim of await lightning.books.claims(playerId))
+        history.note(playerId, claim.intentId);
       await this.#sendHistory(playerId);
       void this.#maybeOpen();
     }

@@ -57,10 +57,10 @@ interface Purchase {
   done: boolean;
 }
 
-/** The shops of one Lightning, by room id, and the one listener that serves them all. */
+/** The shops of one Lightning, by room id, and how to remove the one listener that serves them all. */
 interface Shops {
   byRoom: Map<string, Shop>;
-  listener: (intent: Intent) => void;
+  stop: () => void;
 }
 
 export class Shop {
@@ -78,9 +78,8 @@ export class Shop {
         const shop = intent.roomId === null ? undefined : byRoom.get(intent.roomId);
         if (shop) shop.#onUnknown(intent);
       };
-      shops = { byRoom, listener };
+      shops = { byRoom, stop: host.lightning.on('unknown', listener) };
       Shop.#shops.set(host.lightning, shops);
-      host.lightning.on('unknown', listener);
     }
     shops.byRoom.set(host.roomId, this);
   }
@@ -91,7 +90,7 @@ export class Shop {
     if (shops?.byRoom.get(roomId) !== this) return;
     shops.byRoom.delete(roomId);
     if (shops.byRoom.size === 0) {
-      lightning.off('unknown', shops.listener);
+      shops.stop();
       Shop.#shops.delete(lightning);
     }
   }
@@ -152,7 +151,7 @@ export class Shop {
       order: purchase.order,
       message: `Your purchase of the ${purchase.item} is not confirmed yet: the payment service did not answer clearly. You will see here whether it went through.`,
     });
-    const now = await this.#host.lightning.ledger.get(purchase.intentId as string);
+    const now = await this.#host.lightning.books.ledger.get(purchase.intentId as string);
     if (now && ENDED.includes(now.status)) this.#end(purchase, now.status);
   }
 

@@ -7,7 +7,7 @@
  *
  * Usage (after `server.listen()`, as it wraps the listeners Colyseus added there):
  *   limitSignIns(httpServer, { auth, limit: new GuestLimit({ perWindow: 5 }),
- *     addressOf: (req) => lightning.clientAddress(req) });
+ *     addressOf: (req) => lightning.service.clientAddress(req) });
  *
  * The address is the one `clientAddress` of createLightning reads (the socket's peer, or the
  * entry the game's own proxies wrote), never a header the client sent; this runs in front of the
@@ -105,7 +105,7 @@ export class GuestLimit {
 export interface SignInLimitOptions {
   auth: Pick<ArenaAuth, 'returning'>;
   limit: GuestLimit;
-  /** The client's address as the game reads it: `(req) => lightning.clientAddress(req)`. */
+  /** The client's address as the game reads it: `(req) => lightning.service.clientAddress(req)`. */
   addressOf: (req: IncomingMessage) => string | null;
 }
 

@@ -3,8 +3,8 @@ import { startArena } from './main.js';
 
 const arena = await startArena();
 console.log(`\n  Arena:      ${arena.url}   (open it in two browser windows)`);
-if (arena.lightning.emulator) {
-  console.log(`  Dev wallet: ${arena.lightning.emulator.devWalletUrl}`);
+if (arena.lightning.service.emulator) {
+  console.log(`  Dev wallet: ${arena.lightning.service.emulator.devWalletUrl}`);
   console.log('  Payments run on the built-in emulator: no real money moves.\n');
 } else {
   console.log(`  Payments:   the real service; callbacks at ${process.env.PUBLIC_URL}/lightning\n`);

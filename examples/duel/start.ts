@@ -6,8 +6,10 @@ console.log(`\n  Duel:       ${duel.url}   (open it in two browser windows)`);
 console.log(
   `  Client:     ${(duel.bundleBytes / 1024).toFixed(0)} KB bundled with React by esbuild`,
 );
-if (duel.lightning.emulator) {
-  console.log(`  Dev wallet: ${duel.lightning.emulator.devWalletUrl}   (press Pay / Claim there)`);
+if (duel.lightning.service.emulator) {
+  console.log(
+    `  Dev wallet: ${duel.lightning.service.emulator.devWalletUrl}   (press Pay / Claim there)`,
+  );
   console.log('  Payments run on the built-in emulator: no real money moves.\n');
 }
 // Ctrl-C and SIGTERM: Colyseus's own handler shuts the duel down (main.ts closes the ledger).

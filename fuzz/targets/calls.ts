@@ -53,7 +53,7 @@ function pair(
 }
 
 export function apiTargets(env: FuzzEnvironment): Target[] {
-  const api = env.lightning.api;
+  const api = env.lightning.service.api;
   const typeIds = fc.subarray([2, 3, 6], { minLength: 1 });
   return [
     call('api.payments.send', api.payments, 'send', one(badObject(spec.payment))),
@@ -167,12 +167,12 @@ export function serverTargets(env: FuzzEnvironment): Target[] {
     call('lightning.chargeEntryFee', l, 'chargeEntryFee', one(badObject(spec.entryFee))),
     call('lightning.payAddress', l, 'payAddress', one(badObject(spec.addressPayment))),
     call('lightning.spendPoints', l, 'spendPoints', one(badObject(spec.spend))),
-    call('lightning.refresh', l, 'refresh', one(spec.badIntentId)),
+    call('lightning.books.refresh', l.books, 'refresh', one(spec.badIntentId)),
     // `undefined` is the default (100); every other value outside 1..1000 is wrong.
-    call('lightning.unknowns', l, 'unknowns', one(badIntIn(1, 1000))),
+    call('lightning.operator.unknowns', l.operator, 'unknowns', one(badIntIn(1, 1000))),
     call(
-      'lightning.resolve',
-      l,
+      'lightning.operator.resolve',
+      l.operator,
       'resolve',
       fc.oneof(
         fc.tuple(spec.badIntentId, status, note),
@@ -181,16 +181,21 @@ export function serverTargets(env: FuzzEnvironment): Target[] {
       ),
     ),
     // The operator's actions: a name and a note are required; a bad one is refused first.
-    call('lightning.pause', l, 'pause', fc.oneof(fc.tuple(badName, note), fc.tuple(name, badNote))),
     call(
-      'lightning.reissue',
-      l,
+      'lightning.operator.pause',
+      l.operator,
+      'pause',
+      fc.oneof(fc.tuple(badName, note), fc.tuple(name, badNote)),
+    ),
+    call(
+      'lightning.operator.reissue',
+      l.operator,
       'reissue',
       fc.oneof(fc.tuple(spec.badIntentId, name), fc.tuple(text(1, 40), badName)),
     ),
     call(
-      'lightning.block',
-      l,
+      'lightning.operator.block',
+      l.operator,
       'block',
       fc.oneof(
         fc.tuple(badPlayer, name, note),
@@ -199,8 +204,8 @@ export function serverTargets(env: FuzzEnvironment): Target[] {
       ),
     ),
     call(
-      'lightning.unblock',
-      l,
+      'lightning.operator.unblock',
+      l.operator,
       'unblock',
       fc.oneof(fc.tuple(badPlayer, name), fc.tuple(text(1, 40), badName)),
     ),

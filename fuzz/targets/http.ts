@@ -1,8 +1,8 @@
 /**
  * The HTTP mounts, raw: hostile request lines, headers and bodies written on a `net.Socket`
  * (node's and undici's clients refuse to send most of them) to each mount of the one running
- * game server: `lightning.attach(server)`, `lightning.attachConsole(server)`, the router's
- * `lightning.endpoints()` and the router's `lightning.console()`. A Host no URL can be built
+ * game server: `lightning.attach(server)`, `lightning.operator.console.attach(server)`, the router's
+ * `lightning.endpoints()` and the router's `lightning.operator.console.endpoints()`. A Host no URL can be built
  * from, an X-Forwarded-Proto that is no scheme, bad percent-escapes and dot segments, methods
  * no route takes, junk Origin / Sec-Fetch-Site / Content-Type / Transfer-Encoding, bodies of
  * any bytes; now and then the operator's own valid read. (Not CONNECT, which node hands to no
@@ -247,7 +247,7 @@ export function httpTargets(env: FuzzEnvironment): Target[] {
   };
   return [
     target('http attach(server)', routes(ATTACHED_PREFIX), ATTACHED_PREFIX),
-    target('http attachConsole(server)', consoles(ATTACHED_PREFIX), ATTACHED_PREFIX),
+    target('http operator.console.attach(server)', consoles(ATTACHED_PREFIX), ATTACHED_PREFIX),
     target('http router endpoints()', routes('/lightning'), '/lightning'),
     target('http router console()', consoles('/lightning'), '/lightning'),
   ];

@@ -55,33 +55,33 @@ export function matchTargets(env: FuzzEnvironment): Target[] {
   );
   return [
     call(
-      'lightning.openMatch',
-      l,
-      'openMatch',
+      'lightning.matches.open',
+      l.matches,
+      'open',
       badObject(spec.openMatch).map((a) => [a]),
     ),
     call(
-      'lightning.enterMatch',
-      l,
-      'enterMatch',
+      'lightning.matches.enter',
+      l.matches,
+      'enter',
       badObject(spec.enterMatch(env.matches.server)).map((a) => [a]),
     ),
     call(
-      'lightning.settleMatch',
-      l,
-      'settleMatch',
+      'lightning.matches.settle',
+      l.matches,
+      'settle',
       pair(matchId, spec.badMatchId, spec.goodShares, spec.badShares),
     ),
     call(
-      'lightning.abortMatch',
-      l,
-      'abortMatch',
+      'lightning.matches.abort',
+      l.matches,
+      'abort',
       pair(matchId, spec.badMatchId, spec.goodReason, spec.badReason),
     ),
     call(
-      'lightning.match',
-      l,
-      'match',
+      'lightning.matches.get',
+      l.matches,
+      'get',
       spec.badMatchId.map((a) => [a]),
     ),
     call(

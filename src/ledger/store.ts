@@ -334,7 +334,7 @@ export interface LedgerStore
   close(): Promise<void>;
 }
 
-/** The reads of a ledger: what the public face hands a game (`lightning.ledger`). */
+/** The reads of a ledger: what the public face hands a game (`lightning.books.ledger`). */
 export type LedgerView = Pick<
   LedgerStore,
   | 'get'

@@ -1,6 +1,6 @@
 /**
  * What an operator can do from the console, one row per action: its input (zod, the console's
- * edge) and the public method of `Lightning` it calls, which goes through the engine (a
+ * edge) and the call of `lightning.operator` it makes, which goes through the engine (a
  * compare-and-set, its events, its journal entries) and appends one line, naming `by`, to the
  * operator log. An action is a new row here, and a button in the page (operator/page.ts) that
  * posts to `{path}/api/actions/<name>`.
@@ -40,7 +40,7 @@ export const ACTIONS = {
   resolve: {
     async run(host, body, by) {
       const a = parseInput(resolveInput, body, 'body');
-      const moved = await host.resolve(a.id, a.status, a.note, by);
+      const moved = await host.operator.resolve(a.id, a.status, a.note, by);
       return {
         result: { id: moved.id, status: moved.status },
         did: `${moved.id} -> ${moved.status}`,
@@ -51,21 +51,21 @@ export const ACTIONS = {
   pause: {
     async run(host, body, by) {
       const a = parseInput(why, body, 'body');
-      return logged(await host.pause(by, a.why), 'payouts');
+      return logged(await host.operator.pause(by, a.why), 'payouts');
     },
   },
   /** Lifts a pause of payouts, the breaker's or an operator's; refused when none is on. */
   resume: {
     async run(host, body, by) {
       parseInput(nothing, body, 'body');
-      return logged(await host.resume(by), 'payouts');
+      return logged(await host.operator.resume(by), 'payouts');
     },
   },
   /** A match's payout or refund that expired unclaimed after it was shown: a new code, once. */
   reissue: {
     async run(host, body, by) {
       const a = parseInput(intent, body, 'body');
-      const attempt = await host.reissue(a.id, by);
+      const attempt = await host.operator.reissue(a.id, by);
       return {
         result: { id: a.id, attempt: attempt.id, status: attempt.status },
         did: `${a.id} -> ${attempt.id}`,
@@ -76,7 +76,7 @@ export const ACTIONS = {
   approve: {
     async run(host, body, by) {
       const a = parseInput(intent, body, 'body');
-      const sent = await host.approve(a.id, by);
+      const sent = await host.operator.approve(a.id, by);
       return { result: { id: sent.id, status: sent.status }, did: `${sent.id} -> ${sent.status}` };
     },
   },
@@ -84,7 +84,7 @@ export const ACTIONS = {
   reject: {
     async run(host, body, by) {
       const a = parseInput(intentWhy, body, 'body');
-      const ended = await host.reject(a.id, by, a.why);
+      const ended = await host.operator.reject(a.id, by, a.why);
       return { result: { id: ended.id, status: ended.status }, did: `${ended.id} -> failed` };
     },
   },
@@ -92,13 +92,13 @@ export const ACTIONS = {
   block: {
     async run(host, body, by) {
       const a = parseInput(playerWhy, body, 'body');
-      return logged(await host.block(a.playerId, by, a.why), a.playerId);
+      return logged(await host.operator.block(a.playerId, by, a.why), a.playerId);
     },
   },
   unblock: {
     async run(host, body, by) {
       const a = parseInput(player, body, 'body');
-      return logged(await host.unblock(a.playerId, by), a.playerId);
+      return logged(await host.operator.unblock(a.playerId, by), a.playerId);
     },
   },
 } as const satisfies Record<string, Action>;

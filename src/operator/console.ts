@@ -1,7 +1,7 @@
 /**
  * The operator's console: one page and the JSON and CSV routes behind it, whatever carries
  * them (Colyseus's router, operator/endpoints.ts; a `node:http` listener, operator/listener.ts).
- * Off unless the game mounts it: `createRouter({ ...lightning.console({ authorize }) })`.
+ * Off unless the game mounts it: `createRouter({ ...lightning.operator.console.endpoints({ authorize }) })`.
  *
  *   GET  {path}                         the page (operator/page.ts: inline, no CDN, no build)
  *   GET  {path}/api/overview            balances, paused payouts, alerts, unknowns, held payouts
@@ -47,6 +47,7 @@ import {
   type ConsoleHost,
   entriesIn,
   type IntentFilter,
+  intentOf,
   intentsIn,
   matches,
   operatorLinesIn,
@@ -161,7 +162,7 @@ const filterSchema = z.strictObject({
   after: seq,
 });
 
-/** The operator log's filters, as `lightning.operatorLog` names them. */
+/** The operator log's filters, as `lightning.operator.log` names them. */
 const oplogFilterSchema = z.strictObject({
   since: time.optional(),
   intentId: id.optional(),
@@ -249,7 +250,7 @@ async function route(
   if (sub === '/api/matches') return json(200, await matchPage(host, filterOf(req.query)));
   if (sub === '/api/oplog') {
     const q = parseInput(oplogSchema, Object.fromEntries(req.query), 'query');
-    return json(200, await host.operatorLog(present(q)));
+    return json(200, await host.operator.log(present(q)));
   }
   const one = /^\/api\/(intents|matches)\/([^/]{1,255})$/.exec(sub);
   if (one) {
@@ -264,14 +265,14 @@ async function route(
 
 async function overview(host: ConsoleHost, exports: boolean) {
   const [balances, unknowns, held] = await Promise.all([
-    host.balances(),
-    host.unknowns(100),
-    host.held(100),
+    host.books.balances(),
+    host.operator.unknowns(100),
+    host.operator.held(100),
   ]);
   return {
     balances,
-    paused: host.paused(),
-    alerts: host.alerts().filter((a) => a.state === 'raised'),
+    paused: host.operator.paused,
+    alerts: host.operator.alerts().filter((a) => a.state === 'raised'),
     unknowns: unknowns.map(shownIntent),
     held: held.map(shownIntent),
     actions: Object.keys(ACTIONS),
@@ -284,24 +285,24 @@ async function intentPage(
   host: ConsoleHost,
   filter: IntentFilter & { after?: string | undefined },
 ) {
-  const page = await host.journal(journalQuery(filter));
+  const page = await host.books.journal(journalQuery(filter));
   const seen = new Set<string>();
   const intents: ReturnType<typeof shownIntent>[] = [];
   for (const entry of inRange(page.entries, filter)) {
     if (seen.has(entry.intentId)) continue;
     seen.add(entry.intentId);
-    const intent = await host.intent(entry.intentId);
+    const intent = await intentOf(host, entry.intentId);
     if (intent && matches(intent, filter)) intents.push(shownIntent(intent));
   }
   return { intents, next: page.next };
 }
 
 async function matchPage(host: ConsoleHost, filter: IntentFilter & { after?: string | undefined }) {
-  const page = await host.journal(journalQuery(filter));
+  const page = await host.books.journal(journalQuery(filter));
   const ids = [...new Set(inRange(page.entries, filter).map((e) => e.matchId))].filter(
     (m): m is string => m !== null,
   );
-  return { matches: await Promise.all(ids.map((m) => host.match(m))), next: page.next };
+  return { matches: await Promise.all(ids.map((m) => host.matches.get(m))), next: page.next };
 }
 
 function journalQuery(filter: IntentFilter & { after?: string | undefined }) {
@@ -318,15 +319,15 @@ const inRange = (entries: JournalEntry[], filter: IntentFilter) =>
   filter.until === undefined ? entries : entries.filter((e) => e.at <= (filter.until as number));
 
 async function intentDetail(host: ConsoleHost, which: string): Promise<ConsoleAnswer> {
-  const intent = await host.intent(parseInput(id, which, 'id'));
+  const intent = await intentOf(host, parseInput(id, which, 'id'));
   if (!intent) return json(404, { error: 'no such intent' });
-  const { entries } = await host.journal({ intentId: intent.id, limit: 1000 });
+  const { entries } = await host.books.journal({ intentId: intent.id, limit: 1000 });
   return json(200, { intent: shownIntent(intent), entries });
 }
 
 async function matchDetail(host: ConsoleHost, which: string): Promise<ConsoleAnswer> {
-  const match = await host.match(parseInput(id, which, 'id'));
-  const { entries } = await host.journal({ matchId: match.id, limit: 1000 });
+  const match = await host.matches.get(parseInput(id, which, 'id'));
+  const { entries } = await host.books.journal({ matchId: match.id, limit: 1000 });
   return json(200, { match, entries });
 }
 
@@ -462,7 +463,7 @@ function exportCsv(host: ConsoleHost, req: ConsoleRequest, file: CsvFile): Conso
   if (!req.streams) {
     return json(501, {
       error:
-        "CSV exports stream through lightning.attachConsole(server) only: Colyseus's router ends a streamed answer after its first chunk",
+        "CSV exports stream through lightning.operator.console.attach(server) only: Colyseus's router ends a streamed answer after its first chunk",
     });
   }
   // Parsed here, before the answer starts: a bad filter is a 400, not a cut file.

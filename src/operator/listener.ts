@@ -1,6 +1,6 @@
 /**
  * The console as a `node:http` listener in front of Colyseus's, the way server/listener.ts
- * carries the callback routes: `lightning.attachConsole(server, { authorize })`. It answers
+ * carries the callback routes: `lightning.operator.console.attach(server, { authorize })`. It answers
  * every request under the console's path (any method: what is not a route answers 404 or 405,
  * after `authorize`) and passes every other request on untouched, but one no URL can be built
  * from (a bad Host), which answers 400 whatever its path (server/front.ts).
@@ -71,5 +71,5 @@ export function attachConsole(
       .catch(() => res.destroy());
     return true;
   };
-  return inFrontOf(server, 'lightning.attachConsole(server)', { request });
+  return inFrontOf(server, 'lightning.operator.console.attach(server)', { request });
 }

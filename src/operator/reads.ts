@@ -13,36 +13,55 @@
 import type { Intent, IntentKind, IntentStatus } from '../ledger/intent.js';
 import type { JournalEntry, JournalPage, JournalQuery } from '../ledger/journal.js';
 import type { OperatorAction, OperatorLogPage, OperatorLogQuery } from '../ledger/operator-log.js';
+import type { LedgerView } from '../ledger/store.js';
 import type { Alert } from '../server/alert-kinds.js';
 import type { Balances } from '../server/balances.js';
 import type { PayoutPause, SettledStatus } from '../server/events.js';
 import { isClaimCode } from '../server/kinds/index.js';
 import type { MatchView } from '../server/match/view.js';
 
-/**
- * The public methods of `Lightning` the console calls, handed down by lightning.ts (a narrow
- * face: the console never sees the engine or a store). Each action goes through the engine and
- * names its operator (`by`) in the operator log.
- */
-export interface ConsoleHost {
-  balances(): Promise<Balances>;
-  journal(query: JournalQuery): Promise<JournalPage>;
+/** The operator's calls the console makes (`lightning.operator`). */
+export interface ConsoleOperator {
   unknowns(limit?: number): Promise<Intent[]>;
-  /** `lightning.ledger.get`. */
-  intent(id: string): Promise<Intent | null>;
-  match(id: string): Promise<MatchView>;
-  paused(): PayoutPause | null;
+  held(limit?: number): Promise<Intent[]>;
+  readonly paused: PayoutPause | null;
   alerts(): Alert[];
   resolve(id: string, status: SettledStatus, note: string, by: string): Promise<Intent>;
   pause(by: string, why: string): Promise<OperatorAction>;
   resume(by: string): Promise<OperatorAction>;
   reissue(id: string, by: string): Promise<Intent>;
-  held(limit?: number): Promise<Intent[]>;
   approve(id: string, by: string): Promise<Intent>;
   reject(id: string, by: string, why: string): Promise<Intent>;
   block(playerId: string, by: string, why: string): Promise<OperatorAction>;
   unblock(playerId: string, by: string): Promise<OperatorAction>;
-  operatorLog(query: OperatorLogQuery): Promise<OperatorLogPage>;
+  log(query: OperatorLogQuery): Promise<OperatorLogPage>;
+}
+
+/** The books' reads the console makes (`lightning.books`). */
+export interface ConsoleBooks {
+  balances(): Promise<Balances>;
+  journal(query: JournalQuery): Promise<JournalPage>;
+  /** Available once `ready()` has resolved. */
+  readonly ledger: Pick<LedgerView, 'get'>;
+}
+
+/**
+ * The groups of the public face the console calls, as `lightning` has them (a narrow face: the
+ * console never sees the engine or a store). Each action goes through the engine and names its
+ * operator (`by`) in the operator log.
+ */
+export interface ConsoleHost {
+  /** Resolves once the server runs. */
+  ready(): Promise<void>;
+  readonly operator: ConsoleOperator;
+  readonly books: ConsoleBooks;
+  readonly matches: { get(matchId: string): Promise<MatchView> };
+}
+
+/** An intent as the ledger holds it now, the server started first if need be. */
+export async function intentOf(host: ConsoleHost, id: string): Promise<Intent | null> {
+  await host.ready();
+  return host.books.ledger.get(id);
 }
 
 /**
@@ -65,7 +84,7 @@ export async function* entriesIn(
 ): AsyncGenerator<JournalEntry> {
   let after: string | undefined;
   for (;;) {
-    const page = await host.journal({
+    const page = await host.books.journal({
       ...(query.playerId ? { playerId: query.playerId } : {}),
       ...(query.matchId ? { matchId: query.matchId } : {}),
       ...(query.since !== undefined ? { since: query.since } : {}),
@@ -109,7 +128,7 @@ export async function* operatorLinesIn(
 ): AsyncGenerator<OperatorAction> {
   let after = query.after;
   for (;;) {
-    const page = await host.operatorLog({ ...query, ...(after ? { after } : {}), limit: 1000 });
+    const page = await host.operator.log({ ...query, ...(after ? { after } : {}), limit: 1000 });
     yield* page.actions;
     if (!page.next) return;
     after = page.next;
@@ -122,7 +141,7 @@ export async function* intentsIn(host: ConsoleHost, filter: IntentFilter): Async
   for await (const entry of entriesIn(host, filter)) {
     if (seen.has(entry.intentId)) continue;
     seen.add(entry.intentId);
-    const intent = await host.intent(entry.intentId);
+    const intent = await intentOf(host, entry.intentId);
     if (intent && matches(intent, filter)) yield intent;
   }
 }

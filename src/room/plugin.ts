@@ -142,7 +142,7 @@ export class LightningPlugin extends RoomPlugin {
    * Pays a player straight to their Lightning address (`name@domain`), once. Resolves with the
    * entry once the service took it (`pending`, or already `completed`/`failed`); the entry is
    * in the owner's view only. A send whose answer was lost rejects (AmbiguousResultError) and
-   * its intent stays `unknown`, never sent again (see `lightning.unknowns()`).
+   * its intent stays `unknown`, never sent again (see `lightning.operator.unknowns()`).
    */
   async payAddress(player: PlayerRef, args: PayAddressArgs): Promise<AddressPayment> {
     const input = parseInput(payAddressArgs, args, 'payAddress');

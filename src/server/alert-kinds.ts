@@ -34,7 +34,7 @@ export type AlertCondition = { message: string } & (
       count: number;
     }
   | {
-      /** The breaker paused payouts (`lightning.paused`) until `lightning.resume()`. */
+      /** The breaker paused payouts (`lightning.operator.paused`) until `lightning.operator.resume()`. */
       kind: 'payouts-paused';
       cause: 'payouts' | 'reads' | 'wallet' | 'operator';
       reason: string;
@@ -58,7 +58,7 @@ export type AlertCondition = { message: string } & (
 
 /**
  * An alert: raised once when its condition starts to hold, cleared once when it stops. The
- * `alert` event carries both; `lightning.alerts()` lists the raised ones.
+ * `alert` event carries both; `lightning.operator.alerts()` lists the raised ones.
  */
 export type Alert = AlertCondition & {
   state: 'raised' | 'cleared';

@@ -1,13 +1,13 @@
 /**
  * Alerts: the conditions an operator must hear about (alert-kinds.ts), each raised once when it
  * starts to hold and cleared once when it stops, as an `alert` event and one log line, and
- * listed while raised (`lightning.alerts()`) so that a console can show them. Off unless the
+ * listed while raised (`lightning.operator.alerts()`) so that a console can show them. Off unless the
  * game sets `alerts`.
  *
  *   createLightning({ alerts: { coverBelowMsat: 50_000_000, unknownAfterMs: 600_000 } });
  *   lightning.on('alert', (a) => pager.send(`${a.state}: ${a.message}`));
  *
- * Checked after each run of the live audit (the reconciler's, or `lightning.audit()`), and every
+ * Checked after each run of the live audit (the reconciler's, or `lightning.books.audit()`), and every
  * `alerts.intervalMs` when set. The state is this process's: each process alerts on what it
  * reads (the ledger's and the journal's are shared; the breaker and the service's answers are
  * what this process saw).
@@ -165,7 +165,7 @@ export class Alerts {
       cause: pause.cause,
       reason: pause.reason,
       pausedAt: pause.at,
-      message: `payouts are paused (${pause.cause}): ${pause.reason}; lightning.resume(by) lifts it`,
+      message: `payouts are paused (${pause.cause}): ${pause.reason}; lightning.operator.resume(by) lifts it`,
     });
   }
 
@@ -207,7 +207,7 @@ export class Alerts {
       intentKind: intent.kind,
       unknownSince: since,
       count: old.length,
-      message: `${old.length} intent(s) unknown for over ${Math.round(after / 1000)} s, the oldest ${intent.kind} ${intent.id} since ${new Date(since).toISOString()}: see lightning.unknowns()`,
+      message: `${old.length} intent(s) unknown for over ${Math.round(after / 1000)} s, the oldest ${intent.kind} ${intent.id} since ${new Date(since).toISOString()}: see lightning.operator.unknowns()`,
     });
   }
 }

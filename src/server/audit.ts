@@ -1,5 +1,5 @@
 /**
- * The live audit: run by the reconciler every `audit.intervalMs` and by `lightning.audit()`, it
+ * The live audit: run by the reconciler every `audit.intervalMs` and by `lightning.books.audit()`, it
  * checks what must always hold of the game's money and reports what does not, once:
  *
  * - the journal sums to zero, in every unit;

@@ -211,7 +211,7 @@ export class PayoutBreaker {
   }
 
   /**
-   * An operator pauses payouts (`lightning.pause`): the pause says so (cause `operator`, `by`).
+   * An operator pauses payouts (`lightning.operator.pause`): the pause says so (cause `operator`, `by`).
    * A compare-and-set: false, and nothing changes, when payouts are already paused.
    */
   pauseByOperator(by: string, reason: string): boolean {
@@ -249,7 +249,7 @@ export class PayoutBreaker {
     if (this.#paused) return;
     this.#paused = { ...pause, at: this.#deps.clock.now() };
     this.#deps.logger.error(
-      `PAYOUTS PAUSED: ${pause.reason}; call lightning.resume() once resolved`,
+      `PAYOUTS PAUSED: ${pause.reason}; call lightning.operator.resume() once resolved`,
     );
     this.#deps.onPause(this.#paused);
   }

@@ -2,7 +2,7 @@
  * Who is on the other end of a request: the client's address, read from the socket and a
  * trusted proxy count (`clientAddress` of createLightning), never from what the client claims.
  * One reading, shared by the callback allowlist (server/sources.ts), the region gate
- * (room/plugin.ts) and the game's own routes (`lightning.clientAddress(req)`: a rate limit).
+ * (room/plugin.ts) and the game's own routes (`lightning.service.clientAddress(req)`: a rate limit).
  *
  *   proxies 0 (the default)  the socket's peer; every forwarding header is ignored
  *   proxies N                the X-Forwarded-For entry N places from the right: each of the

@@ -35,7 +35,7 @@ export interface PayoutPause {
   /**
    * What tripped it: payouts failing for several players (`payouts`), the service answering
    * 5xx to reads (`reads`), the wallet about to fall under its floor (`wallet`), or an
-   * operator's `lightning.pause` (`operator`, who in `by`).
+   * operator's `lightning.operator.pause` (`operator`, who in `by`).
    */
   cause: 'payouts' | 'reads' | 'wallet' | 'operator';
   /** The operator who paused payouts (cause `operator`). */
@@ -54,14 +54,14 @@ export type LightningEvents = {
   /** A create whose outcome is unknown: never re-sent; an operator may have to decide. */
   unknown: [intent: Intent, error: Error];
   /**
-   * A payout was recorded `held` (approvals): nothing was sent. `lightning.approve` sends it,
-   * `lightning.reject` ends it failed; either is the operator's, never the game's code.
+   * A payout was recorded `held` (approvals): nothing was sent. `lightning.operator.approve` sends it,
+   * `lightning.operator.reject` ends it failed; either is the operator's, never the game's code.
    */
   held: [intent: Intent];
   /** Money arrived for an intent that had already ended (a fee paid after it expired). */
   latePayment: [intent: Intent];
   webhook: [event: WebhookEvent];
-  /** Payouts are paused until `lightning.resume()`: once each time the breaker trips. */
+  /** Payouts are paused until `lightning.operator.resume()`: once each time the breaker trips. */
   paused: [pause: PayoutPause];
   /**
    * The live audit found rules of the game's money broken (server/audit.ts): each finding is

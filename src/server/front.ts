@@ -1,6 +1,6 @@
 /**
  * In front of a game's `node:http` (or https) server: what `lightning.attach(server)` (the
- * callback routes) and `lightning.attachConsole(server)` (the console) share. A request one of
+ * callback routes) and `lightning.operator.console.attach(server)` (the console) share. A request one of
  * them answers is answered before any 'request' listener of the server runs, those it has now and
  * those added later (Colyseus adds its own in `listen()`); every other request, and every other
  * event, goes on untouched. Each may be attached once per server (`name` says which).

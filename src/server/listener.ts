@@ -67,14 +67,17 @@ export function attachRoutes(server: Server | HttpsServer, host: RoutesHost): ()
       .catch(() => res.destroy());
     return true;
   };
-  const watch = host.upgrade;
   return inFrontOf(server, 'lightning.attach(server)', {
     request,
     // The room reads Colyseus's context when watching fails.
-    ...(watch
+    ...(host.upgrade
       ? {
           upgrade: (req: IncomingMessage) =>
-            watch(req.url ?? '/', nodeHeaders(req.headers), req.socket.remoteAddress ?? null),
+            host.upgrade?.(
+              req.url ?? '/',
+              nodeHeaders(req.headers),
+              req.socket.remoteAddress ?? null,
+            ),
         }
       : {}),
   });

@@ -159,7 +159,7 @@ const budgetsSchema = z.strictObject({
 
 /**
  * Payout approvals: what is recorded `held` (nothing sent) until an operator approves it
- * (`lightning.approve`) or rejects it (`lightning.reject`). Rewards, a match's payouts and
+ * (`lightning.operator.approve`) or rejects it (`lightning.operator.reject`). Rewards, a match's payouts and
  * payments to Lightning addresses; refunds of a match never (they give a player's own fee back).
  */
 const approvalsSchema = z.strictObject({
@@ -334,7 +334,7 @@ export const lightningOptionsSchema = z.strictObject({
   /**
    * Alerts (server/alerts.ts): cover low, an old unknown, payouts paused, an audit finding, the
    * service failing; each raised once and cleared once (the `alert` event, one log line,
-   * `lightning.alerts()`). Off unless set; `{}` turns on the kinds that need no threshold.
+   * `lightning.operator.alerts()`). Off unless set; `{}` turns on the kinds that need no threshold.
    */
   alerts: alertsSchema.optional(),
   /**

@@ -15,7 +15,7 @@ import type { Settings } from './options.js';
 import { OutboundScheduler } from './outbound.js';
 
 export interface Runtime {
-  /** The client the game gets (`lightning.api`): it parses what the game hands it. */
+  /** The client the game gets (`lightning.service.api`): it parses what the game hands it. */
   api: PaymentsApi;
   /**
    * The service behind the port, over the same transport, for input already parsed: all the

@@ -134,7 +134,7 @@ describe('example arena in a browser', function () {
     await bob.screenshot({ path: `${ARTIFACTS}/arena-4-shop.png`, fullPage: true });
 
     // The deplete goes through but its answer is lost: the page says so, then the outcome.
-    arena.lightning.emulator?.control.faults.add({
+    arena.lightning.service.emulator?.control.faults.add({
       method: 'POST',
       path: DEPLETE,
       mode: 'process-then-destroy',
@@ -162,7 +162,7 @@ describe('example arena in a browser', function () {
     await bob.waitForSelector('#result:has-text("Round called off: Bob did not pay in time")');
     await bob.waitForSelector('#again:visible');
     await bob.waitForSelector('#phase:has-text("You sit out")');
-    const [refund] = await arena.lightning.claims(aliceId);
+    const [refund] = await arena.lightning.books.claims(aliceId);
     expect(refund?.description).to.contain('refund');
     const code = refund?.code as string;
     await alice.screenshot({ path: `${ARTIFACTS}/arena-7-refund.png`, fullPage: true });
@@ -205,6 +205,6 @@ describe('example arena in a browser', function () {
     await alice.waitForSelector('#result:has-text("Round called off: Bob left before GO")');
     await alice.waitForSelector('.entry:has-text("Your refund"):has(.status.pending) .qr svg');
     await alice.screenshot({ path: `${ARTIFACTS}/arena-9-left-before-go.png`, fullPage: true });
-    expect(await arena.lightning.claims(aliceId)).to.have.length(1);
+    expect(await arena.lightning.books.claims(aliceId)).to.have.length(1);
   });
 });

@@ -59,7 +59,7 @@ describe('example arena: limits per player (issue 13, finding 5)', function () {
       'the round called off',
     );
     expect(chargesOf(t, bob.id)).to.have.length(1);
-    const group = await t.arena.lightning.ledger.byGroup(matchId);
+    const group = await t.arena.lightning.books.ledger.byGroup(matchId);
     expect(group.filter((i) => i.kind === 'entryFee' && i.playerId === bob.id)).to.have.length(1);
     const entries = [...room.state.lightning.entryFees.values()];
     expect(entries.filter((e) => e.playerId === bob.id)).to.have.length(1);

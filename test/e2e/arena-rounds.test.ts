@@ -157,7 +157,7 @@ describe('example arena: the shop and the rounds (issues 13 and 14)', function (
       'the prize claimed in her history',
     );
     expect(t.emulator.control.withdrawalRequests()).to.have.length(1);
-    expect(await t.arena.lightning.claims(alice.id)).to.deep.equal([]);
+    expect(await t.arena.lightning.books.claims(alice.id)).to.deep.equal([]);
 
     // Both still here and wanting to play: the next round opens, with a new fee each.
     await eventually(() => ![matchId, ''].includes(matchIdOf(bob)), 3_000, 'the next round');
@@ -237,7 +237,7 @@ describe('example arena: the shop and the rounds (issues 13 and 14)', function (
     expect(seen(alice, bob)?.ready).to.equal(false);
     expect(phaseOf(alice)).to.equal('waiting'); // Bob sits out: no new round for Alice alone
     await eventually(
-      async () => (await t.arena.lightning.ledger.get(bobsFee.id))?.status === 'expired',
+      async () => (await t.arena.lightning.books.ledger.get(bobsFee.id))?.status === 'expired',
       3_000,
       "bob's fee closed",
     );
@@ -259,7 +259,7 @@ describe('example arena: the shop and the rounds (issues 13 and 14)', function (
     await openFeeOf(t, erin.id);
     await erin.room.leave(); // called off: Dave's open fee is closed
     await eventually(
-      async () => (await t.arena.lightning.ledger.get(fee.id))?.status === 'expired',
+      async () => (await t.arena.lightning.books.ledger.get(fee.id))?.status === 'expired',
       5_000,
       'the fee closed',
     );
@@ -267,7 +267,7 @@ describe('example arena: the shop and the rounds (issues 13 and 14)', function (
     // close that did not reach it): here, the charge opened again and paid.
     const remoteId = fee.remoteId as string;
     const later = new Date(Date.now() + 60_000).toISOString();
-    await t.arena.lightning.api.staticCharges.update(remoteId, { expiresAt: later });
+    await t.arena.lightning.service.api.staticCharges.update(remoteId, { expiresAt: later });
     expect(t.emulator.control.payStaticCharge(remoteId).status).to.equal('OK');
 
     const refund = await eventually(
@@ -276,7 +276,7 @@ describe('example arena: the shop and the rounds (issues 13 and 14)', function (
       "dave's refund",
     );
     expect(refund.description).to.contain('paid after its deadline');
-    const [claim] = await t.arena.lightning.claims(dave.id);
+    const [claim] = await t.arena.lightning.books.claims(dave.id);
     expect(claim).to.include({ intentId: refund.id, amountMsat: '100000' });
     expect(t.lines.find((l) => l.startsWith('[arena] REFUND'))).to.contain(dave.id);
     await eventually(
@@ -285,8 +285,8 @@ describe('example arena: the shop and the rounds (issues 13 and 14)', function (
       'the refund in his history',
     );
     // A second look at the same payment refunds nothing more.
-    await t.arena.lightning.refresh(fee.id);
+    await t.arena.lightning.books.refresh(fee.id);
     expect(t.emulator.control.withdrawalRequests()).to.have.length(1);
-    expect(await t.arena.lightning.claims(dave.id)).to.have.length(1);
+    expect(await t.arena.lightning.books.claims(dave.id)).to.have.length(1);
   });
 });

@@ -56,7 +56,7 @@ export async function startArenaUnderTest(
       ...options.lightning,
     },
   });
-  const emulator = arena.lightning.emulator;
+  const emulator = arena.lightning.service.emulator;
   if (!emulator) throw new Error('the arena runs on its embedded emulator in tests');
   return { arena, emulator, clock, lines, port, authSecret };
 }
@@ -148,7 +148,7 @@ export function chargesOf(t: ArenaUnderTest, playerId: string) {
 
 /** No create call of the player's is in flight (each is recorded before it is sent). */
 export async function noCreateInFlight(t: ArenaUnderTest, playerId: string): Promise<boolean> {
-  const open = await t.arena.lightning.ledger.openByPlayer(playerId);
+  const open = await t.arena.lightning.books.ledger.openByPlayer(playerId);
   return open.every((i) => i.status !== 'creating');
 }
 
@@ -156,7 +156,7 @@ export async function noCreateInFlight(t: ArenaUnderTest, playerId: string): Pro
 export async function openFeeOf(t: ArenaUnderTest, playerId: string) {
   return eventually(
     async () => {
-      const open = await t.arena.lightning.ledger.openByPlayer(playerId);
+      const open = await t.arena.lightning.books.ledger.openByPlayer(playerId);
       return open.find((i) => i.kind === 'entryFee' && i.status === 'pending');
     },
     5_000,

@@ -30,7 +30,7 @@ describe('example arena in a browser with a WebLN wallet', function () {
   it('pays the entry fee with one press through window.webln; without one, the QR and link', async () => {
     const port = await freePort();
     arena = await startArena({ port, log: () => {}, lightning: { logger: quietLogger } });
-    const emulator = arena.lightning.emulator;
+    const emulator = arena.lightning.service.emulator;
     if (!emulator) throw new Error('the arena runs on its emulator here');
     const wallet = devWallet(emulator.devWalletUrl);
     browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });

@@ -55,13 +55,15 @@ describe('operator console in a browser', function () {
     );
     const { lightning, emulator } = game;
     // A match: two fees paid, settled to its winner.
-    const match = await lightning.openMatch({ entryFeeMsat: 100_000, rake: 0.1 });
+    const match = await lightning.matches.open({ entryFeeMsat: 100_000, rake: 0.1 });
     for (const playerId of ['winner-w', 'loser-l']) {
-      const fee = await lightning.enterMatch({ matchId: match.id, playerId });
+      const fee = await lightning.matches.enter({ matchId: match.id, playerId });
       emulator.control.payStaticCharge(fee.remoteId as string);
-      await eventually(async () => (await lightning.ledger.get(fee.id))?.status === 'completed');
+      await eventually(
+        async () => (await lightning.books.ledger.get(fee.id))?.status === 'completed',
+      );
     }
-    await lightning.settleMatch(match.id, { 'winner-w': 1 });
+    await lightning.matches.settle(match.id, { 'winner-w': 1 });
     // A jackpot above the approvals' line: held, nothing sent.
     const jackpot = await lightning.reward({
       playerId: 'lucky-j',
@@ -82,8 +84,8 @@ describe('operator console in a browser', function () {
         .reward({ playerId, amountMsat: 20_000, description: 'bonus' })
         .catch(() => {});
     }
-    const unknown = (await lightning.unknowns())[0] as Intent;
-    expect(lightning.paused).to.not.equal(null);
+    const unknown = (await lightning.operator.unknowns())[0] as Intent;
+    expect(lightning.operator.paused).to.not.equal(null);
 
     browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
     const origin = `http://127.0.0.1:${game.port}`;
@@ -140,7 +142,7 @@ describe('operator console in a browser', function () {
     expect(await resolve.locator('select').inputValue()).to.equal('failed');
     await resolve.locator('button').click();
     await page.waitForSelector(`#message:has-text("Resolved ${unknown.id} as failed")`);
-    expect((await lightning.ledger.get(unknown.id))?.status).to.equal('failed');
+    expect((await lightning.books.ledger.get(unknown.id))?.status).to.equal('failed');
     expect(settled.map((i) => i.id)).to.deep.equal([unknown.id]);
     await page.waitForSelector(`#needs .resolve[data-intent="${unknown.id}"]`, {
       state: 'detached',
@@ -149,7 +151,7 @@ describe('operator console in a browser', function () {
     // Resume the paused payouts.
     await page.click('#resume');
     await page.waitForSelector('#message:has-text("Payouts resumed")');
-    expect(lightning.paused).to.equal(null);
+    expect(lightning.operator.paused).to.equal(null);
     await page.waitForSelector('#needs:not(:has-text("Payouts paused"))');
 
     // Approve the held jackpot: sent now, exactly one withdrawal request for it.
@@ -158,7 +160,7 @@ describe('operator console in a browser', function () {
     await approval.locator('button:has-text("Approve")').click();
     await page.waitForSelector(`#message:has-text("Approved ${jackpot.id}: pending")`);
     expect(requests()).to.equal(before + 1);
-    const sent = await lightning.ledger.get(jackpot.id);
+    const sent = await lightning.books.ledger.get(jackpot.id);
     expect(sent?.status).to.equal('pending');
     expect(
       emulator.control.withdrawalRequests().filter((w) => w.id === sent?.remoteId),
@@ -171,7 +173,7 @@ describe('operator console in a browser', function () {
     await page.fill('#pause-why', 'wallet top-up');
     await page.click('#pause');
     await page.waitForSelector('#message:has-text("Payouts paused.")');
-    expect(lightning.paused).to.include({
+    expect(lightning.operator.paused).to.include({
       cause: 'operator',
       by: 'alice-the-operator',
       reason: 'wallet top-up',
@@ -179,14 +181,14 @@ describe('operator console in a browser', function () {
     await page.waitForSelector('#needs:has-text("Payouts paused: wallet top-up")');
     await page.click('#resume');
     await page.waitForSelector('#message:has-text("Payouts resumed")');
-    expect(lightning.paused).to.equal(null);
+    expect(lightning.operator.paused).to.equal(null);
 
     // Block a player chosen in the intents filter.
     await page.fill('#player', 'p2');
     await page.fill('#block-why', 'chargebacks');
     await page.click('#block');
     await page.waitForSelector('#message:has-text("Blocked p2.")');
-    expect(await lightning.ledger.isBlocked('p2')).to.equal(true);
+    expect(await lightning.books.ledger.isBlocked('p2')).to.equal(true);
 
     // Each action is a line of the page's operator log, in the operator's name, newest first.
     const line = (action: string) =>

@@ -3,7 +3,7 @@
  * operator signed in to the console by a cookie visits a page served from another port of the
  * same host (same site, another origin: what another subdomain of the game's would be), which
  * fetches the console's JSON with `credentials: 'include'`. Through Colyseus's router, which
- * reflects any Origin with credentials allowed, and through `attachConsole`, the page reads
+ * reflects any Origin with credentials allowed, and through `operator.console.attach`, the page reads
  * nothing: no balance, no player, no held payout, no line of the operator log. The same browser
  * following a link from that page to the console gets the page, which shows the balances.
  */
@@ -52,7 +52,7 @@ describe('operator console: a page of another origin reads nothing', function ()
         { reconciler: { enabled: false }, console: { authorize, via } },
       );
       // Something to leak: a blocked player, and a line of the operator log naming them.
-      await game.lightning.block('secret-player-7', 'alice', 'chargeback');
+      await game.lightning.operator.block('secret-player-7', 'alice', 'chargeback');
       const consoleUrl = `http://127.0.0.1:${game.port}/lightning/console`;
 
       const port = await freePort();

@@ -68,7 +68,7 @@ describe('example duel (React) in a browser, two players with WebLN wallets', fu
   });
 
   it('both pay with WebLN, the winner claims the pot, the loser never holds its code', async () => {
-    const emulator = duel?.lightning.emulator;
+    const emulator = duel?.lightning.service.emulator;
     if (!emulator) throw new Error('the duel runs on its emulator here');
     const wallet = devWallet(emulator.devWalletUrl);
 

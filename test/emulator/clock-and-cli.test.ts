@@ -105,14 +105,14 @@ describe('emulator: CLI, connecting a game', () => {
       const lightning = createLightning({ ...snippet, logger: quietLogger, ledger: ':memory:' });
       try {
         await lightning.ready();
-        expect(lightning.emulator).to.equal(null);
+        expect(lightning.service.emulator).to.equal(null);
         const reward = await lightning.reward({
           playerId: 'p1',
           amountMsat: 50_000,
           description: 'won',
         });
         expect(reward.status).to.equal('pending');
-        const user = await lightning.api.widgetUsers.create({
+        const user = await lightning.service.api.widgetUsers.create({
           reference_id: 'p1',
           email: 'p1@example.com',
         });

@@ -99,7 +99,7 @@ describe('emulator: stays on loopback unless allowRemote', () => {
     });
     try {
       await lightning.ready();
-      const port = new URL(lightning.emulator?.url ?? '').port;
+      const port = new URL(lightning.service.emulator?.url ?? '').port;
       expect(lines.join('\n')).to.include(
         `listening on 0.0.0.0:${port}: other machines can reach it`,
       );

@@ -7,7 +7,7 @@ import { allTargets } from '../../fuzz/targets/index.js';
  * The short form of `npm run fuzz` (which feeds 10,000 inputs per target): a few hundred bad
  * inputs to every PaymentsApi method that takes one, every server and room helper, every
  * route, every HTTP mount with hostile request lines and headers written raw (attach,
- * attachConsole, the router's endpoints and console: answered, below 500, and a normal request
+ * operator.console.attach, the router's endpoints and console: answered, below 500, and a normal request
  * answering after each), every match call, the region gate (forged forwarding headers at join, the client
  * address, upgrade URLs) and the CLI's arguments. Each must be refused (InvalidArgumentError,
  * or a 4xx), with nothing sent to the service, written to the ledger or emitted, and no

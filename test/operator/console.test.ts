@@ -124,7 +124,7 @@ describe('operator console routes', () => {
     );
   /** The whole operator log, as the engine keeps it. */
   const log = async (): Promise<OperatorAction[]> =>
-    (await game.lightning.operatorLog({ limit: 1000 })).actions;
+    (await game.lightning.operator.log({ limit: 1000 })).actions;
   const url = (sub: string) => `http://127.0.0.1:${game.port}/lightning/console${sub}`;
   const origin = () => `http://127.0.0.1:${game.port}`;
   const post = (sub: string, body: unknown, headers: Record<string, string> = {}) =>
@@ -153,13 +153,18 @@ describe('operator console routes', () => {
         .reward({ playerId, amountMsat: 20_000, description: 'x' })
         .catch(() => {});
     }
-    return game.lightning.unknowns();
+    return game.lightning.operator.unknowns();
   }
 
   it('needs authorize: without it, a ConfigurationError, and nothing is mounted', async () => {
     game = await start('router');
-    expect(() => game.lightning.console({} as never)).to.throw(ConfigurationError, /authorize/);
-    expect(() => game.lightning.attachConsole(undefined, {} as never)).to.throw(ConfigurationError);
+    expect(() => game.lightning.operator.console.endpoints({} as never)).to.throw(
+      ConfigurationError,
+      /authorize/,
+    );
+    expect(() => game.lightning.operator.console.attach(undefined, {} as never)).to.throw(
+      ConfigurationError,
+    );
   });
 
   for (const via of ['router', 'listener'] as const) {
@@ -174,7 +179,7 @@ describe('operator console routes', () => {
             expect(await res.text(), sub).to.equal('');
           }
         }
-        const [first] = await game.lightning.unknowns();
+        const [first] = await game.lightning.operator.unknowns();
         const res = await post(
           '/api/actions/resolve',
           { id: first?.id, status: 'failed', note: 'x' },
@@ -182,7 +187,9 @@ describe('operator console routes', () => {
         );
         expect(res.status).to.equal(401);
         expect(await res.text()).to.equal('');
-        expect((await game.lightning.ledger.get(first?.id as string))?.status).to.equal('unknown');
+        expect((await game.lightning.books.ledger.get(first?.id as string))?.status).to.equal(
+          'unknown',
+        );
       });
 
       it('a resolve through the console moves the intent once and fires settled once', async () => {
@@ -204,7 +211,7 @@ describe('operator console routes', () => {
         expect(answers.map((a) => a.status).sort()).to.deep.equal([200, 409]);
         const loser = answers.find((a) => a.status === 409) as Response;
         expect((await answerOf(loser)).code).to.equal('LN_OPERATOR_REFUSED');
-        const moved = await game.lightning.ledger.get(first?.id as string);
+        const moved = await game.lightning.books.ledger.get(first?.id as string);
         expect(moved?.status).to.equal('failed');
         expect(moved?.history.at(-1)?.note).to.match(/resolved by operator alice: the service/);
         expect(settled.map((i) => i.id)).to.deep.equal([first?.id]);
@@ -217,7 +224,7 @@ describe('operator console routes', () => {
       it('acts only on a same-origin POST with the console header; a GET changes nothing', async () => {
         game = await start(via);
         const [first] = await unknowns();
-        expect(game.lightning.paused).to.not.equal(null);
+        expect(game.lightning.operator.paused).to.not.equal(null);
         const body = { id: first?.id, status: 'failed', note: 'x' };
         const refused = [
           await post('/api/actions/resolve', body, { 'x-lightning-console': '' }),
@@ -232,8 +239,10 @@ describe('operator console routes', () => {
         expect(asGet.status).to.be.oneOf([404, 405]);
         const plain = await post('/api/actions/resume', {}, { 'content-type': 'text/plain' });
         expect(plain.status).to.equal(415);
-        expect((await game.lightning.ledger.get(first?.id as string))?.status).to.equal('unknown');
-        expect(game.lightning.paused).to.not.equal(null);
+        expect((await game.lightning.books.ledger.get(first?.id as string))?.status).to.equal(
+          'unknown',
+        );
+        expect(game.lightning.operator.paused).to.not.equal(null);
 
         expect(await log()).to.deep.equal([]);
 
@@ -242,13 +251,13 @@ describe('operator console routes', () => {
         const answer = await answerOf<{ ok: boolean; result: OperatorAction }>(resumed);
         expect(answer.ok).to.equal(true);
         expect(answer.result).to.include({ action: 'resume', by: 'alice', after: 'running' });
-        expect(game.lightning.paused).to.equal(null);
+        expect(game.lightning.operator.paused).to.equal(null);
       });
 
       it('a read sent from another origin with the operator credentials gets an empty 403; the operator reads and navigates as before', async () => {
         game = await start(via);
         await unknowns();
-        await game.lightning.block('p1', 'ann', 'test');
+        await game.lightning.operator.block('p1', 'ann', 'test');
         const other = `http://127.0.0.1:${game.port + 1}`;
         const read = (sub: string, headers: Record<string, string>) =>
           fetch(url(sub), { headers: { authorization: TOKEN, ...headers } });
@@ -318,14 +327,14 @@ describe('operator console routes', () => {
         game.lightning.on('paused', (p) => paused.push(p));
         const pause = await post('/api/actions/pause', { why: 'wallet top-up' });
         expect(pause.status).to.equal(200);
-        expect(game.lightning.paused).to.include({ cause: 'operator', by: 'alice' });
+        expect(game.lightning.operator.paused).to.include({ cause: 'operator', by: 'alice' });
         expect(paused).to.have.length(1);
         const again = await post('/api/actions/pause', { why: 'twice' });
         expect(again.status).to.equal(409);
         expect((await answerOf(again)).code).to.equal('LN_OPERATOR_REFUSED');
-        expect(game.lightning.paused).to.include({ by: 'alice', reason: 'wallet top-up' });
+        expect(game.lightning.operator.paused).to.include({ by: 'alice', reason: 'wallet top-up' });
         expect((await post('/api/actions/resume', {})).status).to.equal(200);
-        expect(game.lightning.paused).to.equal(null);
+        expect(game.lightning.operator.paused).to.equal(null);
 
         const block = await post('/api/actions/block', { playerId: 'mallory', why: 'chargebacks' });
         expect(block.status).to.equal(200);
@@ -337,7 +346,7 @@ describe('operator console routes', () => {
         expect(twice.status).to.equal(409);
         expect((await answerOf(twice)).code).to.equal('LN_OPERATOR_REFUSED');
         expect((await post('/api/actions/unblock', { playerId: 'mallory' })).status).to.equal(200);
-        expect(await game.lightning.ledger.isBlocked('mallory')).to.equal(false);
+        expect(await game.lightning.books.ledger.isBlocked('mallory')).to.equal(false);
         const stray = await post('/api/actions/unblock', { playerId: 'mallory' });
         expect(stray.status).to.equal(409);
         const extra = await post('/api/actions/block', { playerId: 'x', why: 'y', by: 'eve' });
@@ -390,18 +399,22 @@ describe('operator console routes', () => {
           await emulator.close();
         };
         const { lightning } = game;
-        const match = await lightning.openMatch({
+        const match = await lightning.matches.open({
           entryFeeMsat: 25_000,
           claimExpiresIn: 600,
           seats: 1,
         });
-        const fee = await lightning.enterMatch({ matchId: match.id, playerId: 'alice-player' });
+        const fee = await lightning.matches.enter({ matchId: match.id, playerId: 'alice-player' });
         emulator.control.payStaticCharge(fee.remoteId as string);
-        await eventually(async () => (await lightning.match(match.id)).funded, 5_000, 'fee paid');
-        const decided = await lightning.settleMatch(match.id, { 'alice-player': 1 });
+        await eventually(
+          async () => (await lightning.matches.get(match.id)).funded,
+          5_000,
+          'fee paid',
+        );
+        const decided = await lightning.matches.settle(match.id, { 'alice-player': 1 });
         const payoutId = decided.payouts[0]?.intentId as string;
         await eventually(
-          async () => (await lightning.ledger.get(payoutId))?.status === 'pending',
+          async () => (await lightning.books.ledger.get(payoutId))?.status === 'pending',
           5_000,
           'the code shown',
         );
@@ -413,7 +426,7 @@ describe('operator console routes', () => {
 
         clock.advance(601_000);
         await eventually(
-          async () => (await lightning.ledger.get(payoutId))?.status === 'expired',
+          async () => (await lightning.books.ledger.get(payoutId))?.status === 'expired',
           5_000,
           'the payout expired',
         );
@@ -423,7 +436,9 @@ describe('operator console routes', () => {
           result: { id: string; attempt: string; status: string };
         }>(res);
         expect(result).to.deep.equal({ id: payoutId, attempt: `${payoutId}:2`, status: 'pending' });
-        expect((await lightning.ledger.get(result.attempt))?.playerId).to.equal('alice-player');
+        expect((await lightning.books.ledger.get(result.attempt))?.playerId).to.equal(
+          'alice-player',
+        );
         const second = await post('/api/actions/reissue', { id: payoutId });
         expect(second.status).to.equal(409);
         expect((await log()).map((l) => [l.action, l.by, l.intentId, l.after])).to.deep.equal([
@@ -501,9 +516,9 @@ describe('operator console routes', () => {
 
     it('streams the operator log, its notes escaped, filtered by player', async () => {
       game = await start('listener');
-      await game.lightning.block('p1', 'ann', '=HYPERLINK("http://x"), said "hi"');
-      await game.lightning.block('p2', 'ann', 'second');
-      await game.lightning.unblock('p1', 'bo');
+      await game.lightning.operator.block('p1', 'ann', '=HYPERLINK("http://x"), said "hi"');
+      await game.lightning.operator.block('p2', 'ann', 'second');
+      await game.lightning.operator.unblock('p1', 'bo');
       const get = (sub: string) => fetch(url(sub), { headers: { authorization: TOKEN } });
       const res = await get('/export/oplog.csv?playerId=p1');
       expect(res.status).to.equal(200);
@@ -552,7 +567,7 @@ describe('operator console routes', () => {
       game = await start('router');
       const res = await fetch(url('/export/journal.csv'), { headers: { authorization: TOKEN } });
       expect(res.status).to.equal(501);
-      expect(((await res.json()) as { error: string }).error).to.match(/attachConsole/);
+      expect(((await res.json()) as { error: string }).error).to.match(/operator\.console\.attach/);
     });
   });
 });

@@ -35,7 +35,7 @@ describe('room: creation', () => {
     expect(failure?.message)
       .to.include('has no LightningState')
       .and.include('lightning: LightningState');
-    expect(await game.lightning.ledger.unknowns()).to.deep.equal([]);
+    expect(await game.lightning.books.ledger.unknowns()).to.deep.equal([]);
     // The server's log says it too, once (issue 23, finding 5): the client is not the developer.
     expect(lines).to.have.length(1);
     expect(lines[0])

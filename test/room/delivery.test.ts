@@ -154,7 +154,7 @@ describe('room: how a move reaches the room', () => {
     const [remote] = game.emulator.control.withdrawalRequests();
     game.emulator.control.claimWithdrawal(remote?.id as string);
     const before = reads.get(reward.id) ?? 0;
-    expect((await other.refresh(reward.id))?.status).to.equal('completed');
+    expect((await other.books.refresh(reward.id))?.status).to.equal('completed');
     await eventually(() => claimed.length === 1, 3_000, 'the room hook');
     await eventually(() => statusSeenBy(alice, reward.id) === 'completed', 3_000, 'the screen');
     // refresh read it once; the room read it once more, on the other process's message.

@@ -53,7 +53,7 @@ describe('room: the first game of docs/ROOMS.md', () => {
       return client;
     };
     const chargesOf = (player: string) =>
-      (game.lightning.emulator?.control.staticCharges() ?? []).filter(
+      (game.lightning.service.emulator?.control.staticCharges() ?? []).filter(
         (c) => c.internalId === player,
       );
     /** Resolves when the server answered a ping sent after everything sent so far. */
@@ -61,7 +61,7 @@ describe('room: the first game of docs/ROOMS.md', () => {
       new Promise<number>((resolve) => room.ping(resolve));
     /** No create call of the player's is in flight (each is recorded before it is sent). */
     const settledCreates = async (player: string) => {
-      const open = await game.lightning.ledger.openByPlayer(player);
+      const open = await game.lightning.books.ledger.openByPlayer(player);
       return open.every((i) => i.status !== 'creating');
     };
 
@@ -105,7 +105,7 @@ describe('room: the first game of docs/ROOMS.md', () => {
         "alice's fee",
       );
       expect(fee).to.include({ status: 'pending' });
-      const emulator = lightning.emulator;
+      const emulator = lightning.service.emulator;
       if (!emulator) throw new Error('the first game runs on the built-in emulator here');
       const { callback } = (await (await request(decodeLnurl(fee.code))).body.json()) as {
         callback: string;
@@ -152,7 +152,7 @@ describe('room: the first game of docs/ROOMS.md', () => {
       expect(await dropped).to.equal(4002); // dropped by the server (CloseCode.WITH_ERROR)
       await eventually(() => settledCreates('mallory'), 5000, "mallory's fee created");
       expect(chargesOf('mallory')).to.have.length(1);
-      expect(await game.lightning.ledger.openByPlayer('mallory')).to.have.length(1);
+      expect(await game.lightning.books.ledger.openByPlayer('mallory')).to.have.length(1);
 
       const carol = await sdk('carol').joinOrCreate('arena');
       for (let i = 0; i < 3; i++) carol.send('enter');

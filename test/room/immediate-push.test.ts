@@ -87,7 +87,9 @@ describe('room: immediatePush', () => {
     const patches = countPatches(room);
 
     // An operator ends all five at once: five moves, each handed to the room, in one turn.
-    await Promise.all(ids.map((id) => game.lightning.resolve(id, 'failed', 'never created')));
+    await Promise.all(
+      ids.map((id) => game.lightning.operator.resolve(id, 'failed', 'never created')),
+    );
     await nextTurn();
     expect(patches()).to.equal(1);
     await sentSoFar(room, winner);

@@ -62,7 +62,7 @@ describe('room: a match closed, its room takes no new player', function () {
     const alice = await game.colyseus.sdk.joinOrCreate('table', { playerId: 'alice' });
     const seen = await eventually(() => matchOf(alice), 5_000, 'the match on screen');
     // Decided outside the room, as an operator, a timeout or another process would.
-    await game.lightning.abortMatch(seen.id, 'called off by the server');
+    await game.lightning.matches.abort(seen.id, 'called off by the server');
     await eventually(() => matchOf(alice)?.status === 'aborted', 5_000, 'aborted on screen');
 
     const bob = await game.colyseus.sdk.joinOrCreate('table', { playerId: 'bob' });

@@ -1,5 +1,5 @@
 /**
- * Issue 25, finding 4: one match, one shape. The server's `MatchView` (`lightning.match(id)`,
+ * Issue 25, finding 4: one match, one shape. The server's `MatchView` (`lightning.matches.get(id)`,
  * `match.view`) and the match every client decodes from `state.lightning.matches` name the same
  * facts with the same fields: `entered` and `paid` (and `seats`, `funded`, `potMsat`, `status`)
  * hold the same values on both sides.
@@ -30,7 +30,7 @@ describe('room: the synced match and MatchView share their fields (issue 25, fin
     const match = await room.plugins.lightning.openMatch({ entryFeeMsat: 40_000 });
     const a = await match.enter(serverClient(room, alice));
     await match.enter(serverClient(room, bob));
-    const fee = await game.lightning.ledger.get(a.entry.id);
+    const fee = await game.lightning.books.ledger.get(a.entry.id);
     expect(game.emulator.control.payStaticCharge(fee?.remoteId as string).status).to.equal('OK');
     await a.settled;
     const synced = await eventually(
@@ -38,7 +38,7 @@ describe('room: the synced match and MatchView share their fields (issue 25, fin
       5_000,
       'alice paid, on screen',
     );
-    const view = await game.lightning.match(match.id);
+    const view = await game.lightning.matches.get(match.id);
 
     const same = ['id', 'status', 'entryFeeMsat', 'potMsat', 'rake', 'entered', 'paid', 'seats'];
     for (const field of [...same, 'funded']) {

@@ -32,7 +32,7 @@ describe('room: matches', function () {
 
   /** Pays a fee as the player's wallet would, at the emulator. */
   function pay(feeId: string) {
-    return game.lightning.ledger.get(feeId).then((fee) => {
+    return game.lightning.books.ledger.get(feeId).then((fee) => {
       expect(game.emulator.control.payStaticCharge(fee?.remoteId as string).status).to.equal('OK');
     });
   }
@@ -143,7 +143,7 @@ describe('room: matches', function () {
     await room.disconnect();
     await eventually(() => aborted.length === 1, 5_000, 'the abort of the disposed room');
     expect(aborted[0]).to.equal('room disposed');
-    const [claim] = await game.lightning.claims('alice');
+    const [claim] = await game.lightning.books.claims('alice');
     expect(claim).to.include({ amountMsat: '30000', matchId: match.id });
   });
 

@@ -65,10 +65,10 @@ describe('one parse per call', () => {
       ],
       ['room openMatch', () => plugin.openMatch({ entryFeeMsat: 10_000 })],
       ['lightning.reward', () => lightning.reward({ ...ok, playerId: 'bob' })],
-      ['lightning.openMatch', () => lightning.openMatch({ entryFeeMsat: 10_000 })],
+      ['lightning.matches.open', () => lightning.matches.open({ entryFeeMsat: 10_000 })],
       [
         'api.withdrawalRequests.create',
-        () => lightning.api.withdrawalRequests.create({ amount: 20_000, description: 'x' }),
+        () => lightning.service.api.withdrawalRequests.create({ amount: 20_000, description: 'x' }),
       ],
     ];
     const counted: Record<string, number> = {};

@@ -22,7 +22,7 @@ describe('room: purpose and matchId on every entry (issue 25, finding 3)', funct
   afterEach(async () => game?.stop());
 
   async function pay(feeId: string) {
-    const fee = await game.lightning.ledger.get(feeId);
+    const fee = await game.lightning.books.ledger.get(feeId);
     expect(game.emulator.control.payStaticCharge(fee?.remoteId as string).status).to.equal('OK');
   }
 
@@ -75,7 +75,7 @@ describe('room: purpose and matchId on every entry (issue 25, finding 3)', funct
     expect(payout).to.include({ purpose: 'payout', matchId: won.id, amount: '60000' });
     expect(refund).to.include({ purpose: 'refund', matchId: lost.id, amount: '30000' });
     // A lobby's list of codes to claim says the same.
-    const claims = await game.lightning.claims('alice');
+    const claims = await game.lightning.books.claims('alice');
     expect(claims.find((c) => c.intentId === payoutId)).to.include({ purpose: 'payout' });
     expect(claims.find((c) => c.intentId === refundId)).to.include({ purpose: 'refund' });
     expect(claims.find((c) => c.intentId === reward.id)).to.include({ purpose: 'reward' });

@@ -83,7 +83,7 @@ describe('room: the region gate', () => {
     const match = await room.plugins.lightning.openMatch({ entryFeeMsat: 10_000 });
     expect(await match.enter(client).catch((e: unknown) => e)).to.be.instanceOf(RegionRefusedError);
     expect(creates(game)).to.equal(0);
-    expect(await game.lightning.ledger.openByPlayer('alice')).to.deep.equal([]);
+    expect(await game.lightning.books.ledger.openByPlayer('alice')).to.deep.equal([]);
   });
 
   it('lets a served player pay and be paid, asking the service once per address', async () => {

@@ -25,7 +25,7 @@ describe('room: a match is funded when its roster paid (issue 25, finding 5)', f
   afterEach(async () => game?.stop());
 
   async function pay(feeId: string) {
-    const fee = await game.lightning.ledger.get(feeId);
+    const fee = await game.lightning.books.ledger.get(feeId);
     expect(game.emulator.control.payStaticCharge(fee?.remoteId as string).status).to.equal('OK');
   }
 
@@ -46,7 +46,7 @@ describe('room: a match is funded when its roster paid (issue 25, finding 5)', f
     await eventually(() => matchOn(bob, match.id)?.paid === 1, 5_000, 'one paid on screen');
     // Alice alone paid, and every fee recorded so far is paid: the round must not start.
     expect(matchOn(bob, match.id)).to.include({ entered: 1, paid: 1, seats: 2, funded: false });
-    expect((await game.lightning.match(match.id)).funded).to.equal(false);
+    expect((await game.lightning.matches.get(match.id)).funded).to.equal(false);
     expect(started).to.equal(0);
 
     const b = await match.enter(serverClient(room, bob));
@@ -71,31 +71,35 @@ describe('room: a match is funded when its roster paid (issue 25, finding 5)', f
     game = await startArena({ reconciler: { enabled: false } });
     const funded: string[] = [];
     game.lightning.on('match.funded', (m) => funded.push(m.id));
-    const match = await game.lightning.openMatch({
+    const match = await game.lightning.matches.open({
       entryFeeMsat: 20_000,
       players: ['alice', 'bob'],
     });
     expect(match).to.include({ seats: 2, funded: false });
     expect(match.roster).to.deep.equal(['alice', 'bob']);
-    const refused = await game.lightning
-      .enterMatch({ matchId: match.id, playerId: 'mallory' })
+    const refused = await game.lightning.matches
+      .enter({ matchId: match.id, playerId: 'mallory' })
       .catch((e: unknown) => e);
     expect(refused).to.be.instanceOf(MatchSeatError);
     expect(refused).to.include({ reason: 'not-in-roster', playerId: 'mallory' });
     expect(game.emulator.control.staticCharges()).to.have.length(0);
 
-    const alice = await game.lightning.enterMatch({ matchId: match.id, playerId: 'alice' });
+    const alice = await game.lightning.matches.enter({ matchId: match.id, playerId: 'alice' });
     await pay(alice.id);
     await eventually(
-      async () => (await game.lightning.match(match.id)).paid === 1,
+      async () => (await game.lightning.matches.get(match.id)).paid === 1,
       5_000,
       'alice paid',
     );
-    expect((await game.lightning.match(match.id)).funded).to.equal(false);
-    const bob = await game.lightning.enterMatch({ matchId: match.id, playerId: 'bob' });
+    expect((await game.lightning.matches.get(match.id)).funded).to.equal(false);
+    const bob = await game.lightning.matches.enter({ matchId: match.id, playerId: 'bob' });
     await pay(bob.id);
     await eventually(() => funded.length === 1, 5_000, 'the funded event');
-    expect(await game.lightning.match(match.id)).to.include({ funded: true, paid: 2, entered: 2 });
+    expect(await game.lightning.matches.get(match.id)).to.include({
+      funded: true,
+      paid: 2,
+      entered: 2,
+    });
   });
 
   it('a match without a roster has no funded: onFunded says how to open one', async () => {

@@ -50,7 +50,7 @@ describe('room: spend points', () => {
     expect(game.emulator.control.points(userId, 'USDZ')).to.equal(200);
     const transfers = game.emulator.control.transfers();
     expect(transfers).to.have.length(1);
-    const intent = await game.lightning.ledger.get(spent.id);
+    const intent = await game.lightning.books.ledger.get(spent.id);
     expect(intent?.idempotencyKey).to.be.a('string');
     expect(transfers[0]?.idempotencyKey).to.equal(intent?.idempotencyKey);
     expect(intent?.history[0]?.to).to.equal('creating');

@@ -77,7 +77,7 @@ describe('server: a payment to a Lightning address', () => {
     expect(delivered.map((c) => [c.outcome, c.httpStatus])).to.deep.equal(
       Array(4).fill(['delivered', 200]),
     );
-    const done = await game.lightning.ledger.get(sent.id);
+    const done = await game.lightning.books.ledger.get(sent.id);
     expect(done?.status).to.equal('completed');
     expect(done?.history.map((h) => h.to)).to.deep.equal(['creating', 'pending', 'completed']);
     expect(settledOf(settled, sent.id)).to.have.length(1);
@@ -105,12 +105,12 @@ describe('server: a payment to a Lightning address', () => {
     emuClock.advance(2_000);
     expect(game.emulator.control.callbackLog.map((c) => c.outcome)).to.deep.equal(['dropped']);
     // Nothing is due yet: the first re-read waits for the callback that never comes.
-    expect(await game.lightning.reconciler.runOnce()).to.equal(0);
+    expect(await game.lightning.operator.reconciler.runOnce()).to.equal(0);
     clock.advance(HOUR);
-    expect(await game.lightning.reconciler.runOnce()).to.equal(1);
-    expect((await game.lightning.ledger.get(sent.id))?.status).to.equal('completed');
+    expect(await game.lightning.operator.reconciler.runOnce()).to.equal(1);
+    expect((await game.lightning.books.ledger.get(sent.id))?.status).to.equal('completed');
     clock.advance(HOUR);
-    expect(await game.lightning.reconciler.runOnce()).to.equal(0);
+    expect(await game.lightning.operator.reconciler.runOnce()).to.equal(0);
     expect(settled.map((i) => i.id)).to.deep.equal([sent.id]);
     expect(game.emulator.control.count('POST', SEND)).to.equal(1);
     expect(game.emulator.control.count('GET', `/v0/payments/${sent.remoteId}`)).to.equal(1);
@@ -165,7 +165,7 @@ describe('server: a payment to a Lightning address', () => {
         })
         .catch((e: unknown) => e);
       expect(err).to.be.instanceOf(AmbiguousResultError);
-      const [lost] = await game.lightning.unknowns();
+      const [lost] = await game.lightning.operator.unknowns();
       expect(lost).to.include({
         kind: 'payment',
         status: 'unknown',
@@ -180,9 +180,9 @@ describe('server: a payment to a Lightning address', () => {
       // Days pass and the reconciler runs: nothing re-sends it, nothing expires it.
       for (let day = 0; day < 3; day++) {
         clock.advance(24 * HOUR);
-        await game.lightning.reconciler.runOnce();
+        await game.lightning.operator.reconciler.runOnce();
       }
-      expect(await game.lightning.ledger.get(lost?.id as string)).to.include({
+      expect(await game.lightning.books.ledger.get(lost?.id as string)).to.include({
         status: 'unknown',
         remoteId: null,
       });
@@ -205,11 +205,11 @@ describe('server: a payment to a Lightning address', () => {
         await game.emulator.control.callbacks.idle();
       }
       const done = await eventually(async () => {
-        const now = await game.lightning.ledger.get(lost?.id as string);
+        const now = await game.lightning.books.ledger.get(lost?.id as string);
         return now?.status === 'completed' && now;
       });
       expect(done.remoteId).to.equal(game.emulator.control.lnAddressPayments()[0]?.id);
-      expect(await game.lightning.unknowns()).to.deep.equal([]);
+      expect(await game.lightning.operator.unknowns()).to.deep.equal([]);
       expect(game.emulator.control.count('POST', SEND)).to.equal(1);
     });
   }
@@ -234,7 +234,7 @@ describe('server: a payment to a Lightning address', () => {
     await game.lightning
       .payAddress({ playerId: 'erin', lnAddress: `erin@${LN_ADDRESS_DOMAIN}`, amountMsat: 3_000 })
       .catch(() => {});
-    const [lost] = await game.lightning.unknowns();
+    const [lost] = await game.lightning.operator.unknowns();
     const res = await request(game.callbackUrl(lost?.callbackToken as string), {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -242,7 +242,7 @@ describe('server: a payment to a Lightning address', () => {
     });
     await res.body.dump();
     expect(res.statusCode).to.equal(200);
-    expect(await game.lightning.ledger.get(lost?.id as string)).to.include({
+    expect(await game.lightning.books.ledger.get(lost?.id as string)).to.include({
       status: 'unknown',
       remoteId: null,
     });
@@ -269,7 +269,7 @@ describe('server: a payment to a Lightning address', () => {
     // Asked about, never paid: nothing in the ledger, nothing sent, nothing debited.
     expect(game.emulator.control.count('GET', /^\/v0\/ln-address\/validate\//)).to.equal(2);
     expect(game.emulator.control.count('POST', SEND)).to.equal(0);
-    expect(await game.lightning.ledger.openByPlayer('frank')).to.deep.equal([]);
+    expect(await game.lightning.books.ledger.openByPlayer('frank')).to.deep.equal([]);
     expect(settled).to.deep.equal([]);
     expect(game.emulator.control.wallet()).to.equal(before);
     expect(game.emulator.control.payments()).to.deep.equal([]);
@@ -300,13 +300,13 @@ describe('server: a payment to a Lightning address', () => {
     expect(again).to.include({ reason: 'failing' });
     expect(game.emulator.control.count('GET', /^\/v0\/ln-address\/validate\//)).to.equal(1);
     expect(game.emulator.control.count('POST', SEND)).to.equal(0);
-    expect(await game.lightning.ledger.openByPlayer('sam')).to.deep.equal([]);
+    expect(await game.lightning.books.ledger.openByPlayer('sam')).to.deep.equal([]);
     // Another address is not held; resume() forgets the held ones.
     expect(
       (await game.lightning.payAddress({ playerId: 'sam', lnAddress: alice, amountMsat: 5_000 }))
         .status,
     ).to.equal('completed');
-    game.lightning.resume();
+    game.lightning.operator.resume();
     game.emulator.control.faults.clear();
     expect(
       (await game.lightning.payAddress({ playerId: 'sam', lnAddress: slow, amountMsat: 5_000 }))
@@ -317,23 +317,25 @@ describe('server: a payment to a Lightning address', () => {
   it('a match pays a player whose address fails its check by claim code instead', async () => {
     game = await startGame({ empty: EmptyRoom }, { reconciler: { enabled: false } });
     const frank = `frank@${LN_ADDRESS_DOMAIN}`;
-    const match = await game.lightning.openMatch({ entryFeeMsat: 30_000 });
-    const fee = await game.lightning.enterMatch({
+    const match = await game.lightning.matches.open({ entryFeeMsat: 30_000 });
+    const fee = await game.lightning.matches.enter({
       matchId: match.id,
       playerId: 'frank',
       lnAddress: frank,
     });
     expect(game.emulator.control.payStaticCharge(fee.remoteId as string).status).to.equal('OK');
-    await eventually(async () => (await game.lightning.ledger.get(fee.id))?.status === 'completed');
+    await eventually(
+      async () => (await game.lightning.books.ledger.get(fee.id))?.status === 'completed',
+    );
     // The address stopped resolving after frank entered.
     game.emulator.control.setLnAddress(frank, { valid: false });
-    const settled = await game.lightning.settleMatch(match.id, { frank: 1 });
+    const settled = await game.lightning.matches.settle(match.id, { frank: 1 });
     expect(settled.status).to.equal('settled');
     expect(settled.payouts.map((p) => [p.kind, p.status, p.amountMsat])).to.deep.equal([
       ['reward', 'pending', '30000'],
     ]);
     expect(game.emulator.control.count('POST', SEND)).to.equal(0);
-    expect(await game.lightning.claims('frank')).to.have.length(1);
+    expect(await game.lightning.books.claims('frank')).to.have.length(1);
   });
 
   it('a payment the recipient cannot take ends failed, and the wallet has it back', async () => {
@@ -373,7 +375,7 @@ describe('server: a payment to a Lightning address', () => {
       expect(err, JSON.stringify(input)).to.be.instanceOf(InvalidArgumentError);
     }
     expect(game.emulator.control.count('*', /^\/v0\//)).to.equal(0);
-    expect(await game.lightning.ledger.openByPlayer('gina')).to.deep.equal([]);
+    expect(await game.lightning.books.ledger.openByPlayer('gina')).to.deep.equal([]);
   });
 
   it('counts against the payout budgets with rewards, and maxRewardMsat caps it', async () => {

@@ -1,8 +1,8 @@
 /**
  * Issue 24: alerts. Each kind against the emulator, on the game's ManualClock where time
  * matters: raised once when its condition starts to hold (one `alert` event, one log line,
- * listed by `lightning.alerts()`), not again while it holds, cleared once when it stops. Checks
- * run with each audit (`lightning.audit()` here: the reconciler is off) or on their own interval.
+ * listed by `lightning.operator.alerts()`), not again while it holds, cleared once when it stops. Checks
+ * run with each audit (`lightning.books.audit()` here: the reconciler is off) or on their own interval.
  */
 import { Room } from '@colyseus/core';
 import { expect } from 'chai';
@@ -59,7 +59,7 @@ describe('alerts (issue 24)', function () {
    */
   async function holds(w: Watched, times = 2): Promise<void> {
     const before = said(w.seen);
-    for (let i = 0; i < times; i++) await w.game.lightning.audit();
+    for (let i = 0; i < times; i++) await w.game.lightning.books.audit();
     expect(said(w.seen)).to.deep.equal(before);
   }
 
@@ -68,32 +68,32 @@ describe('alerts (issue 24)', function () {
     await game.lightning
       .reward({ playerId: 'alice', amountMsat: 21_000, description: 'x' })
       .catch(() => {});
-    expect(game.lightning.paused).to.not.equal(null);
+    expect(game.lightning.operator.paused).to.not.equal(null);
   }
 
   it('are off unless set: a pause raises nothing', async () => {
     const w = await start({ breaker: { failures: 1, players: 1 } });
     await pausePayouts(w.game);
-    await w.game.lightning.audit();
+    await w.game.lightning.books.audit();
     expect(w.seen).to.deep.equal([]);
-    expect(w.game.lightning.alerts()).to.deep.equal([]);
+    expect(w.game.lightning.operator.alerts()).to.deep.equal([]);
   });
 
   it('payouts paused: raised once while the breaker holds them, cleared once on resume', async () => {
     const w = await start({ alerts: {}, breaker: { failures: 1, players: 1 } });
-    await w.game.lightning.audit();
+    await w.game.lightning.books.audit();
     expect(w.seen).to.deep.equal([]);
     await pausePayouts(w.game);
-    await w.game.lightning.audit();
+    await w.game.lightning.books.audit();
     expect(said(w.seen)).to.deep.equal(['raised payouts-paused']);
     expect(w.seen[0]).to.include({ kind: 'payouts-paused', cause: 'payouts', state: 'raised' });
-    expect(w.game.lightning.alerts().map((a) => a.key)).to.deep.equal(['payouts-paused']);
+    expect(w.game.lightning.operator.alerts().map((a) => a.key)).to.deep.equal(['payouts-paused']);
     await holds(w);
 
-    w.game.lightning.resume();
-    await w.game.lightning.audit();
+    w.game.lightning.operator.resume();
+    await w.game.lightning.books.audit();
     expect(said(w.seen)).to.deep.equal(['raised payouts-paused', 'cleared payouts-paused']);
-    expect(w.game.lightning.alerts()).to.deep.equal([]);
+    expect(w.game.lightning.operator.alerts()).to.deep.equal([]);
     await holds(w);
     expect(logged(w.lines)).to.have.length(2);
     expect(logged(w.lines)[0]).to.match(/^warn alert raised: payouts are paused/);
@@ -104,7 +104,7 @@ describe('alerts (issue 24)', function () {
     const w = await start({ alerts: { intervalMs: 10 }, breaker: { failures: 1, players: 1 } });
     await pausePayouts(w.game);
     await eventually(() => w.seen.length === 1, 5_000, 'the pause alerted');
-    w.game.lightning.resume();
+    w.game.lightning.operator.resume();
     await eventually(() => w.seen.length === 2, 5_000, 'the alert cleared');
     expect(said(w.seen)).to.deep.equal(['raised payouts-paused', 'cleared payouts-paused']);
   });
@@ -112,17 +112,17 @@ describe('alerts (issue 24)', function () {
   it('cover below alerts.coverBelowMsat: raised once, cleared once it is back above', async () => {
     const w = await start({ alerts: { coverBelowMsat: 500_000 } });
     w.game.emulator.control.setWallet(1_000_000);
-    await w.game.lightning.audit();
+    await w.game.lightning.books.audit();
     expect(w.seen).to.deep.equal([]);
 
     w.game.emulator.control.setWallet(400_000);
-    await w.game.lightning.audit();
+    await w.game.lightning.books.audit();
     expect(said(w.seen)).to.deep.equal(['raised cover-low']);
     expect(w.seen[0]).to.include({ coverMsat: '400000', thresholdMsat: '500000' });
     await holds(w);
 
     w.game.emulator.control.setWallet(900_000);
-    await w.game.lightning.audit();
+    await w.game.lightning.books.audit();
     expect(said(w.seen)).to.deep.equal(['raised cover-low', 'cleared cover-low']);
     await holds(w);
     expect(logged(w.lines)).to.have.length(2);
@@ -134,19 +134,23 @@ describe('alerts (issue 24)', function () {
     await w.game.lightning
       .reward({ playerId: 'alice', amountMsat: 21_000, description: 'x' })
       .catch(() => {});
-    const [unknown] = await w.game.lightning.unknowns();
+    const [unknown] = await w.game.lightning.operator.unknowns();
     expect(unknown?.status).to.equal('unknown');
-    await w.game.lightning.audit();
+    await w.game.lightning.books.audit();
     expect(w.seen).to.deep.equal([]);
 
     w.clock.advance(60_000);
-    await w.game.lightning.audit();
+    await w.game.lightning.books.audit();
     expect(said(w.seen)).to.deep.equal(['raised unknown-old']);
     expect(w.seen[0]).to.include({ intentId: unknown?.id, intentKind: 'reward', count: 1 });
     await holds(w);
 
-    await w.game.lightning.resolve(unknown?.id as string, 'failed', 'never created, per dashboard');
-    await w.game.lightning.audit();
+    await w.game.lightning.operator.resolve(
+      unknown?.id as string,
+      'failed',
+      'never created, per dashboard',
+    );
+    await w.game.lightning.books.audit();
     expect(said(w.seen)).to.deep.equal(['raised unknown-old', 'cleared unknown-old']);
     await holds(w);
   });
@@ -156,14 +160,14 @@ describe('alerts (issue 24)', function () {
     // A code the wallet cannot cover: the audit finds cover short on every run until it can.
     await w.game.lightning.reward({ playerId: 'alice', amountMsat: 21_000, description: 'x' });
     w.game.emulator.control.setWallet(0);
-    await w.game.lightning.audit();
+    await w.game.lightning.books.audit();
     expect(said(w.seen)).to.deep.equal(['raised audit-finding:cover-short']);
     const [raised] = w.seen;
     expect(raised?.kind === 'audit-finding' && raised.finding.type).to.equal('cover-short');
     await holds(w);
 
     w.game.emulator.control.setWallet(1_000_000);
-    await w.game.lightning.audit();
+    await w.game.lightning.books.audit();
     expect(said(w.seen)).to.deep.equal([
       'raised audit-finding:cover-short',
       'cleared audit-finding:cover-short',
@@ -178,19 +182,19 @@ describe('alerts (issue 24)', function () {
       path: '/v0/wallet',
       status: 503,
     });
-    await w.game.lightning.audit();
+    await w.game.lightning.books.audit();
     w.clock.advance(59_999);
-    await w.game.lightning.audit();
+    await w.game.lightning.books.audit();
     expect(w.seen).to.deep.equal([]);
 
     w.clock.advance(1);
-    await w.game.lightning.audit();
+    await w.game.lightning.books.audit();
     expect(said(w.seen)).to.deep.equal(['raised service-failing']);
     expect(w.seen[0]).to.include({ status: 503 });
     await holds(w);
 
     w.game.emulator.control.faults.remove(fault);
-    await w.game.lightning.audit();
+    await w.game.lightning.books.audit();
     expect(said(w.seen)).to.deep.equal(['raised service-failing', 'cleared service-failing']);
     await holds(w);
   });

@@ -1,7 +1,7 @@
 /**
  * Payout approvals (issue 24): with `approvals`, a reward, a match's payout or a payment to a
  * Lightning address above the line is recorded `held`, nothing sent, and the player's entry says
- * so; `lightning.approve` sends it (exactly one request at the service), `lightning.reject` ends
+ * so; `lightning.operator.approve` sends it (exactly one request at the service), `lightning.operator.reject` ends
  * it failed without a request (a match's payout to the house, journaled), each one line in the
  * operator log. A match waits in `settling` for its held payouts. Played against the emulator
  * with a real room (test/room/support.ts).
@@ -77,9 +77,9 @@ describe('payout approvals: held, then approved or rejected by an operator', fun
       5_000,
       "the player's entry says held",
     );
-    expect((await game.lightning.held()).map((i) => i.id)).to.deep.equal([big.id]);
+    expect((await game.lightning.operator.held()).map((i) => i.id)).to.deep.equal([big.id]);
 
-    const sent = await game.lightning.approve(big.id, 'ann');
+    const sent = await game.lightning.operator.approve(big.id, 'ann');
     expect(sent.status).to.equal('pending');
     expect(sent.code).to.be.a('string').and.not.equal('');
     expect(sent.history.map((h) => h.to)).to.deep.equal(['held', 'creating', 'pending']);
@@ -89,8 +89,8 @@ describe('payout approvals: held, then approved or rejected by an operator', fun
       5_000,
       'the code reaches its player',
     );
-    expect(await game.lightning.held()).to.deep.equal([]);
-    expect((await game.lightning.operatorLog()).actions.map(gist)).to.deep.equal([
+    expect(await game.lightning.operator.held()).to.deep.equal([]);
+    expect((await game.lightning.operator.log()).actions.map(gist)).to.deep.equal([
       {
         by: 'ann',
         action: 'approve',
@@ -102,9 +102,9 @@ describe('payout approvals: held, then approved or rejected by an operator', fun
       },
     ]);
     // Approved once: a second approval is refused, nothing sent again, no second line.
-    await refusal(game.lightning.approve(big.id, 'bo'), OperatorRefusedError);
+    await refusal(game.lightning.operator.approve(big.id, 'bo'), OperatorRefusedError);
     expect(requests()).to.equal(2);
-    expect((await game.lightning.operatorLog()).actions).to.have.length(1);
+    expect((await game.lightning.operator.log()).actions).to.have.length(1);
   });
 
   it('reject ends a held reward failed, never sent, settled once, the money back to the house', async () => {
@@ -114,7 +114,7 @@ describe('payout approvals: held, then approved or rejected by an operator', fun
       description: 'suspicious',
     });
     expect(big.status).to.equal('held');
-    const rejected = await game.lightning.reject(big.id, 'ann', 'bot farm');
+    const rejected = await game.lightning.operator.reject(big.id, 'ann', 'bot farm');
     expect(rejected).to.include({ status: 'failed', error: 'rejected by operator ann: bot farm' });
     expect(settled.map((i) => [i.id, i.status])).to.deep.equal([[big.id, 'failed']]);
     expect(requests()).to.equal(0);
@@ -123,11 +123,13 @@ describe('payout approvals: held, then approved or rejected by an operator', fun
       5_000,
       'the entry follows',
     );
-    expect(await game.lightning.ledger.balances(['inflight', 'house:rewards'])).to.deep.equal([
-      { account: 'inflight', unit: 'msats', balance: '0' },
-      { account: 'house:rewards', unit: 'msats', balance: '0' },
-    ]);
-    expect((await game.lightning.operatorLog()).actions.map(gist)).to.deep.equal([
+    expect(await game.lightning.books.ledger.balances(['inflight', 'house:rewards'])).to.deep.equal(
+      [
+        { account: 'inflight', unit: 'msats', balance: '0' },
+        { account: 'house:rewards', unit: 'msats', balance: '0' },
+      ],
+    );
+    expect((await game.lightning.operator.log()).actions.map(gist)).to.deep.equal([
       {
         by: 'ann',
         action: 'reject',
@@ -138,8 +140,8 @@ describe('payout approvals: held, then approved or rejected by an operator', fun
         note: 'bot farm',
       },
     ]);
-    await refusal(game.lightning.approve(big.id, 'ann'), OperatorRefusedError);
-    await refusal(game.lightning.reject(big.id, 'ann', 'again'), OperatorRefusedError);
+    await refusal(game.lightning.operator.approve(big.id, 'ann'), OperatorRefusedError);
+    await refusal(game.lightning.operator.reject(big.id, 'ann', 'again'), OperatorRefusedError);
     expect(requests()).to.equal(0);
   });
 
@@ -173,11 +175,11 @@ describe('payout approvals: held, then approved or rejected by an operator', fun
       amountMsat: 80_000,
       description: 'jackpot',
     });
-    await game.lightning.pause('ann', 'incident');
-    await refusal(game.lightning.approve(big.id, 'ann'), PayoutsPausedError);
-    expect((await game.lightning.ledger.get(big.id))?.status).to.equal('held');
-    await game.lightning.resume('ann');
-    expect((await game.lightning.approve(big.id, 'ann')).status).to.equal('pending');
+    await game.lightning.operator.pause('ann', 'incident');
+    await refusal(game.lightning.operator.approve(big.id, 'ann'), PayoutsPausedError);
+    expect((await game.lightning.books.ledger.get(big.id))?.status).to.equal('held');
+    await game.lightning.operator.resume('ann');
+    expect((await game.lightning.operator.approve(big.id, 'ann')).status).to.equal('pending');
     expect(requests()).to.equal(1);
   });
 
@@ -192,24 +194,24 @@ describe('payout approvals: held, then approved or rejected by an operator', fun
     });
     expect(sent.status).to.equal('held');
     expect(sends()).to.equal(0);
-    const approved = await game.lightning.approve(sent.id, 'ann');
+    const approved = await game.lightning.operator.approve(sent.id, 'ann');
     expect(['pending', 'completed']).to.include(approved.status);
     expect(sends()).to.equal(1);
     expect(approved.meta).to.include({ approvedBy: 'ann', comment: 'grand prize' });
   });
 
   async function fundedMatch(target: Game, players: string[]) {
-    const match = await target.lightning.openMatch({
+    const match = await target.lightning.matches.open({
       entryFeeMsat: 40_000,
       claimExpiresIn: 600,
       seats: players.length,
     });
     for (const playerId of players) {
-      const fee = await target.lightning.enterMatch({ matchId: match.id, playerId });
+      const fee = await target.lightning.matches.enter({ matchId: match.id, playerId });
       expect(target.emulator.control.payStaticCharge(fee.remoteId as string).status).to.equal('OK');
     }
     await eventually(
-      async () => (await target.lightning.match(match.id)).funded,
+      async () => (await target.lightning.matches.get(match.id)).funded,
       5_000,
       'the fees paid',
     );
@@ -222,16 +224,16 @@ describe('payout approvals: held, then approved or rejected by an operator', fun
     const settledMatches: string[] = [];
     game.lightning.on('match.settled', (view) => settledMatches.push(view.id));
     // 80,000 to alice (held), nothing to bob.
-    const decided = await game.lightning.settleMatch(match.id, { alice: 1 });
+    const decided = await game.lightning.matches.settle(match.id, { alice: 1 });
     expect(decided.status).to.equal('settling');
     const payoutId = decided.payouts[0]?.intentId as string;
-    expect((await game.lightning.ledger.get(payoutId))?.status).to.equal('held');
+    expect((await game.lightning.books.ledger.get(payoutId))?.status).to.equal('held');
     expect(requests()).to.equal(0);
-    expect((await game.lightning.match(match.id)).status).to.equal('settling');
+    expect((await game.lightning.matches.get(match.id)).status).to.equal('settling');
 
-    await game.lightning.approve(payoutId, 'ann');
+    await game.lightning.operator.approve(payoutId, 'ann');
     await eventually(
-      async () => (await game.lightning.match(match.id)).status === 'settled',
+      async () => (await game.lightning.matches.get(match.id)).status === 'settled',
       5_000,
       'the match settles once its payout is made',
     );
@@ -242,27 +244,31 @@ describe('payout approvals: held, then approved or rejected by an operator', fun
   it('a rejected match payout goes to the house, journaled; the match settles, never paying it', async () => {
     const { game, requests } = await arena({ reconciler: { intervalMs: 20 } });
     const match = await fundedMatch(game, ['alice', 'bob']);
-    const decided = await game.lightning.settleMatch(match.id, { alice: 1 });
+    const decided = await game.lightning.matches.settle(match.id, { alice: 1 });
     const payoutId = decided.payouts[0]?.intentId as string;
-    await game.lightning.reject(payoutId, 'ann', 'collusion');
+    await game.lightning.operator.reject(payoutId, 'ann', 'collusion');
     await eventually(
-      async () => (await game.lightning.match(match.id)).status === 'settled',
+      async () => (await game.lightning.matches.get(match.id)).status === 'settled',
       5_000,
       'the match settles',
     );
     expect(requests(), 'no claim code for the rejected payout, ever').to.equal(0);
     expect(
-      await game.lightning.ledger.balances([`escrow:${match.id}`, 'house:rejected', 'inflight']),
+      await game.lightning.books.ledger.balances([
+        `escrow:${match.id}`,
+        'house:rejected',
+        'inflight',
+      ]),
     ).to.deep.equal([
       { account: `escrow:${match.id}`, unit: 'msats', balance: '0' },
       { account: 'house:rejected', unit: 'msats', balance: '80000' },
       { account: 'inflight', unit: 'msats', balance: '0' },
     ]);
-    const group = await game.lightning.ledger.byGroup(match.id);
+    const group = await game.lightning.books.ledger.byGroup(match.id);
     expect(group.filter((i) => i.meta.payKey !== undefined).map((i) => i.id)).to.deep.equal([
       payoutId,
     ]);
-    expect((await game.lightning.audit()).findings).to.deep.equal([]);
+    expect((await game.lightning.books.audit()).findings).to.deep.equal([]);
   });
 
   it("a rejected match payout is its winner's documented end: no audit finding, no error line, no alert", async () => {
@@ -279,32 +285,36 @@ describe('payout approvals: held, then approved or rejected by an operator', fun
     game.lightning.on('audit', (found) => findings.push(...found));
     game.lightning.on('alert', (alert) => alerts.push(alert));
     const match = await fundedMatch(game, ['alice', 'bob']);
-    const decided = await game.lightning.settleMatch(match.id, { alice: 1 });
-    await game.lightning.reject(decided.payouts[0]?.intentId as string, 'ann', 'collusion');
+    const decided = await game.lightning.matches.settle(match.id, { alice: 1 });
+    await game.lightning.operator.reject(
+      decided.payouts[0]?.intentId as string,
+      'ann',
+      'collusion',
+    );
     await eventually(
-      async () => (await game.lightning.match(match.id)).status === 'settled',
+      async () => (await game.lightning.matches.get(match.id)).status === 'settled',
       5_000,
       'the match settles',
     );
     // Past the audit's settleMs after the match's last entry: its winners are checked now.
     const lastAt = Math.max(
-      ...(await game.lightning.journal({ matchId: match.id })).entries.map((e) => e.at),
+      ...(await game.lightning.books.journal({ matchId: match.id })).entries.map((e) => e.at),
     );
     await eventually(() => Date.now() > lastAt + 1, 1_000, 'the settle time passes');
-    const report = await game.lightning.audit();
+    const report = await game.lightning.books.audit();
     expect(report.findings).to.deep.equal([]);
     expect(findings).to.deep.equal([]);
     expect(alerts).to.deep.equal([]);
-    expect(game.lightning.alerts()).to.deep.equal([]);
+    expect(game.lightning.operator.alerts()).to.deep.equal([]);
     expect(errors).to.deep.equal([]);
   });
 
   it('never holds a refund: an aborted match gives every fee back at once', async () => {
     const { game, requests } = await arena({ approvals: { aboveMsat: 1 } });
     const match = await fundedMatch(game, ['alice']);
-    const aborted = await game.lightning.abortMatch(match.id, 'server restart');
+    const aborted = await game.lightning.matches.abort(match.id, 'server restart');
     expect(aborted.status).to.equal('aborted');
-    expect(await game.lightning.held()).to.deep.equal([]);
+    expect(await game.lightning.operator.held()).to.deep.equal([]);
     expect(requests()).to.equal(1);
   });
 });

@@ -13,30 +13,38 @@ class EmptyRoom extends Room {}
  */
 function badCalls(lightning: Lightning): [string, string, () => unknown][] {
   // Typed for TypeScript users; JavaScript games and admin scripts pass anything.
-  const l = lightning as unknown as Record<string, (...args: unknown[]) => unknown>;
+  // A call by its path on the face: `reward`, `books.refresh`, `operator.resolve`.
   const call =
-    (name: string, ...args: unknown[]) =>
-    () =>
-      (l[name] as (...a: unknown[]) => unknown).apply(lightning, args);
+    (path: string, ...args: unknown[]) =>
+    () => {
+      const names = path.split('.');
+      const method = names.pop() as string;
+      const owner = names.reduce<object>(
+        (o, name) => (o as Record<string, object>)[name] as object,
+        lightning,
+      );
+      const fn = (owner as Record<string, (...a: unknown[]) => unknown>)[method];
+      return (fn as (...a: unknown[]) => unknown).apply(owner, args);
+    };
   const reward = { playerId: 'p1', amountMsat: 20_000, description: 'x' };
   const pay = { playerId: 'p1', amountMsat: 20_000, lnAddress: 'p1@emulator.test' };
   return [
-    ['refresh an object', 'id', call('refresh', { id: 'x' })],
-    ['refresh a number', 'id', call('refresh', 42)],
-    ['refresh a symbol', 'id', call('refresh', Symbol('x'))],
-    ['refresh a bigint', 'id', call('refresh', 5n)],
-    ['refresh an array', 'id', call('refresh', ['x'])],
-    ['refresh nothing', 'id', call('refresh')],
-    ['refresh an empty id', 'id', call('refresh', '')],
-    ['refresh a huge id', 'id', call('refresh', 'x'.repeat(10_000))],
-    ['unknowns of text', 'limit', call('unknowns', 'ten')],
-    ['unknowns of -1', 'limit', call('unknowns', -1)],
-    ['unknowns of 1.5', 'limit', call('unknowns', 1.5)],
-    ['unknowns of an object', 'limit', call('unknowns', {})],
-    ['unknowns of a billion', 'limit', call('unknowns', 1e9)],
-    ['resolve an object id', 'id', call('resolve', {}, 'failed', 'why')],
-    ['resolve to pending', 'status', call('resolve', 'x', 'pending', 'why')],
-    ['resolve without a note', 'note', call('resolve', 'x', 'failed')],
+    ['refresh an object', 'id', call('books.refresh', { id: 'x' })],
+    ['refresh a number', 'id', call('books.refresh', 42)],
+    ['refresh a symbol', 'id', call('books.refresh', Symbol('x'))],
+    ['refresh a bigint', 'id', call('books.refresh', 5n)],
+    ['refresh an array', 'id', call('books.refresh', ['x'])],
+    ['refresh nothing', 'id', call('books.refresh')],
+    ['refresh an empty id', 'id', call('books.refresh', '')],
+    ['refresh a huge id', 'id', call('books.refresh', 'x'.repeat(10_000))],
+    ['unknowns of text', 'limit', call('operator.unknowns', 'ten')],
+    ['unknowns of -1', 'limit', call('operator.unknowns', -1)],
+    ['unknowns of 1.5', 'limit', call('operator.unknowns', 1.5)],
+    ['unknowns of an object', 'limit', call('operator.unknowns', {})],
+    ['unknowns of a billion', 'limit', call('operator.unknowns', 1e9)],
+    ['resolve an object id', 'id', call('operator.resolve', {}, 'failed', 'why')],
+    ['resolve to pending', 'status', call('operator.resolve', 'x', 'pending', 'why')],
+    ['resolve without a note', 'note', call('operator.resolve', 'x', 'failed')],
     ['reward nothing', '', call('reward')],
     ['reward a string', '', call('reward', 'lots')],
     ['reward a negative amount', 'amountMsat', call('reward', { ...reward, amountMsat: -1 })],
@@ -108,8 +116,8 @@ describe('server: bad arguments to the helpers', () => {
     expect(game.emulator.control.count('*', /.*/)).to.equal(requestsBefore);
 
     // Good arguments still work: an unknown id is null, the list is empty.
-    expect(await game.lightning.refresh('no-such-intent')).to.equal(null);
-    expect(await game.lightning.unknowns(10)).to.deep.equal([]);
-    expect(await game.lightning.unknowns()).to.deep.equal([]);
+    expect(await game.lightning.books.refresh('no-such-intent')).to.equal(null);
+    expect(await game.lightning.operator.unknowns(10)).to.deep.equal([]);
+    expect(await game.lightning.operator.unknowns()).to.deep.equal([]);
   });
 });

@@ -1,6 +1,6 @@
 /**
  * The payout circuit breaker (issue 13): ambiguous or 5xx answers crossing a threshold, or a
- * wallet about to fall under its floor, pause payouts until `lightning.resume()`. A paused
+ * wallet about to fall under its floor, pause payouts until `lightning.operator.resume()`. A paused
  * payout records nothing and sends nothing; money coming in (entry fees) is never paused.
  *
  * Issue 22, finding 1: one player must not be able to pause everyone's payouts. Failures count
@@ -55,13 +55,13 @@ describe('payout circuit breaker', () => {
     expect(pauses[0]).to.include({ cause: 'payouts' });
     expect(pauses[0]?.players).to.deep.equal(['a', 'b', 'c']);
     expect(pauses[0]?.recipients).to.deep.equal([]);
-    expect(game.lightning.paused).to.deep.equal(pauses[0]);
+    expect(game.lightning.operator.paused).to.deep.equal(pauses[0]);
 
     const sent = game.emulator.control.count('POST', '/v0/withdrawal-requests');
     const refused = await reward('d').catch((err: unknown) => err);
     expect(refused).to.be.instanceOf(PayoutsPausedError);
     expect(game.emulator.control.count('POST', '/v0/withdrawal-requests')).to.equal(sent);
-    expect(await game.lightning.ledger.openByPlayer('d')).to.deep.equal([]);
+    expect(await game.lightning.books.ledger.openByPlayer('d')).to.deep.equal([]);
     // Money coming in is not paused.
     const fee = await game.lightning.chargeEntryFee({
       playerId: 'e',
@@ -70,8 +70,8 @@ describe('payout circuit breaker', () => {
     });
     expect(fee.status).to.equal('pending');
 
-    game.lightning.resume();
-    expect(game.lightning.paused).to.equal(null);
+    game.lightning.operator.resume();
+    expect(game.lightning.operator.paused).to.equal(null);
     expect((await reward('d')).status).to.equal('pending');
     expect(pauses).to.have.length(1);
   });
@@ -81,7 +81,7 @@ describe('payout circuit breaker', () => {
       { empty: EmptyRoom },
       { reconciler: { enabled: false }, breaker: { walletFloorMsat: 0 } },
     );
-    const { balance } = await game.lightning.api.wallet.get();
+    const { balance } = await game.lightning.service.api.wallet.get();
     const wallet = Number(balance) * 1000;
     await game.stop();
     game = await startGame(
@@ -121,7 +121,7 @@ describe('payout circuit breaker', () => {
     async function pay(fee: Intent): Promise<void> {
       expect(game.emulator.control.payStaticCharge(fee.remoteId as string).status).to.equal('OK');
       await eventually(
-        async () => (await game.lightning.ledger.get(fee.id))?.status === 'completed',
+        async () => (await game.lightning.books.ledger.get(fee.id))?.status === 'completed',
         5_000,
         `the fee of ${fee.playerId} paid`,
       );
@@ -129,19 +129,19 @@ describe('payout circuit breaker', () => {
 
     /** A player enters a match with `lnAddress`, pays, and leaves: the match is aborted. */
     async function enterPayLeave(playerId: string, lnAddress: string): Promise<MatchView> {
-      const match = await game.lightning.openMatch({ entryFeeMsat: 20_000 });
-      await pay(await game.lightning.enterMatch({ matchId: match.id, playerId, lnAddress }));
-      return game.lightning.abortMatch(match.id, `${playerId} left`);
+      const match = await game.lightning.matches.open({ entryFeeMsat: 20_000 });
+      await pay(await game.lightning.matches.enter({ matchId: match.id, playerId, lnAddress }));
+      return game.lightning.matches.abort(match.id, `${playerId} left`);
     }
 
     /** An honest reward and an honest match afterwards: both pay. */
     async function honestPayoutsGoOn(): Promise<void> {
       expect((await reward('olive')).status).to.equal('pending');
-      const match = await game.lightning.openMatch({ entryFeeMsat: 30_000 });
+      const match = await game.lightning.matches.open({ entryFeeMsat: 30_000 });
       for (const playerId of ['alice', 'bob']) {
-        await pay(await game.lightning.enterMatch({ matchId: match.id, playerId }));
+        await pay(await game.lightning.matches.enter({ matchId: match.id, playerId }));
       }
-      const settled = await game.lightning.settleMatch(match.id, { alice: 1 });
+      const settled = await game.lightning.matches.settle(match.id, { alice: 1 });
       expect(settled.status).to.equal('settled');
       expect(
         settled.payouts.map((p) => [p.playerId, p.kind, p.status, p.amountMsat]),
@@ -165,7 +165,7 @@ describe('payout circuit breaker', () => {
 
       await honestPayoutsGoOn();
       expect(pauses).to.deep.equal([]);
-      expect(game.lightning.paused).to.equal(null);
+      expect(game.lightning.operator.paused).to.equal(null);
       // Each refund is a claim code for mallory, made at once; nothing was sent to the address,
       // and after its first check timed out it was not asked about again.
       for (const view of aborted) {
@@ -178,7 +178,7 @@ describe('payout circuit breaker', () => {
       expect(game.emulator.control.count('GET', /^\/v0\/ln-address\/validate\/mallory/)).to.equal(
         1,
       );
-      expect((await game.lightning.claims('mallory')).length).to.equal(5);
+      expect((await game.lightning.books.claims('mallory')).length).to.equal(5);
     });
 
     it("addresses that pass their check but whose payments hang: one player's failures never pause", async function () {
@@ -194,7 +194,7 @@ describe('payout circuit breaker', () => {
 
       await honestPayoutsGoOn();
       expect(pauses).to.deep.equal([]);
-      expect(game.lightning.paused).to.equal(null);
+      expect(game.lightning.operator.paused).to.equal(null);
       // The same address again: held, so the refund is a claim code and nothing is sent.
       const again = await enterPayLeave('mallory', `mallory0@${LN_ADDRESS_DOMAIN}`);
       expect(again.refunds.map((r) => [r.kind, r.status])).to.deep.equal([['reward', 'pending']]);
@@ -236,7 +236,7 @@ describe('payout circuit breaker', () => {
       expect(pauses[0]).to.include({ cause: 'payouts' });
       expect(pauses[0]?.players).to.have.members(['mallory', 'a', 'b']);
       expect(pauses[0]?.reason).to.match(/payouts of 3 players \(.*mallory.*\)/);
-      expect(game.lightning.paused).to.deep.equal(pauses[0]);
+      expect(game.lightning.operator.paused).to.deep.equal(pauses[0]);
       const refused = await reward('c').catch((e: unknown) => e);
       expect(refused).to.be.instanceOf(PayoutsPausedError);
     });
@@ -245,11 +245,11 @@ describe('payout circuit breaker', () => {
       const pauses = await start({ breaker: { failures: 3, players: 3 } });
       const made = [await reward('a'), await reward('b'), await reward('c')];
       game.emulator.control.faults.add({ method: 'GET', path: `${REQUESTS}/:id`, status: 500 });
-      for (let i = 0; i < 5; i++) await game.lightning.refresh(made[0]?.id as string);
+      for (let i = 0; i < 5; i++) await game.lightning.books.refresh(made[0]?.id as string);
       expect(pauses).to.deep.equal([]);
-      await game.lightning.refresh(made[1]?.id as string);
+      await game.lightning.books.refresh(made[1]?.id as string);
       expect(pauses).to.deep.equal([]);
-      await game.lightning.refresh(made[2]?.id as string);
+      await game.lightning.books.refresh(made[2]?.id as string);
       expect(pauses).to.have.length(1);
       expect(pauses[0]).to.include({ cause: 'reads' });
       expect(pauses[0]?.reason).to.match(/reads of 3 intents with 5xx/);
@@ -289,7 +289,7 @@ describe('payout circuit breaker', () => {
         expect((r as PromiseRejectedResult).reason).to.be.instanceOf(RateLimitError);
       expect(game.emulator.control.limited).to.equal(4);
       expect(pauses).to.deep.equal([]);
-      expect(game.lightning.paused).to.equal(null);
+      expect(game.lightning.operator.paused).to.equal(null);
     });
   });
 });

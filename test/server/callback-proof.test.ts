@@ -46,7 +46,7 @@ describe('callbacks: an id from the body is proven before anything is written', 
       })
       .catch((err: unknown) => err);
     expect(lost).to.be.instanceOf(AmbiguousResultError);
-    const [mine] = await game.lightning.ledger.openByPlayer('mallory');
+    const [mine] = await game.lightning.books.ledger.openByPlayer('mallory');
     expect(mine).to.include({ playerId: 'mallory', remoteId: null });
     clock.advance(12 * 60_000); // its deadline has passed
 
@@ -61,7 +61,7 @@ describe('callbacks: an id from the body is proven before anything is written', 
     expect(game.emulator.control.count('PATCH', /static-charges/)).to.equal(0);
     const charge = game.emulator.control.staticCharges().find((c) => c.id === bob.remoteId);
     expect(charge?.status).to.equal('active');
-    expect(await game.lightning.ledger.get(mine?.id as string)).to.include({
+    expect(await game.lightning.books.ledger.get(mine?.id as string)).to.include({
       status: 'unknown',
       remoteId: null,
     });

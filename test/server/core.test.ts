@@ -80,7 +80,7 @@ describe('server core', () => {
       expect(await callbacksAnswered(game, reward.remoteId)).to.have.length(1);
       expect(settled).to.have.length(1);
       expect(settled[0]).to.include({ id: reward.id, status: 'completed' });
-      const stored = await game.lightning.ledger.get(reward.id);
+      const stored = await game.lightning.books.ledger.get(reward.id);
       expect(stored?.history.map((h) => h.to)).to.deep.equal(['creating', 'pending', 'completed']);
       expect(heard.map((m) => m.status)).to.deep.equal(['pending', 'completed']);
     });
@@ -98,7 +98,7 @@ describe('server core', () => {
       // All six copies applied (each answered after its check), and one settlement.
       expect(await callbacksAnswered(game, reward.remoteId)).to.have.length(6);
       expect(settled).to.have.length(1);
-      const stored = await game.lightning.ledger.get(reward.id);
+      const stored = await game.lightning.books.ledger.get(reward.id);
       expect(stored?.history.map((h) => h.to)).to.deep.equal(['creating', 'pending', 'completed']);
     });
 
@@ -114,7 +114,7 @@ describe('server core', () => {
       const forged = { id: reward.remoteId, status: 'completed', amount: '20000' };
       const answer = await post(game.callbackUrl(token), forged);
       expect(answer.status).to.equal(200);
-      const stored = await game.lightning.ledger.get(reward.id);
+      const stored = await game.lightning.books.ledger.get(reward.id);
       expect(stored?.status).to.equal('pending');
       expect(settled).to.have.length(0);
       // And a body naming someone else's resource cannot adopt it either.
@@ -125,7 +125,7 @@ describe('server core', () => {
       });
       game.emulator.control.claimWithdrawal(other.remoteId as string);
       await post(game.callbackUrl(token), { id: other.remoteId, status: 'completed' });
-      expect((await game.lightning.ledger.get(reward.id))?.status).to.equal('pending');
+      expect((await game.lightning.books.ledger.get(reward.id))?.status).to.equal('pending');
     });
 
     it('an unknown token gets 404 with an empty body; a huge body gets 413', async () => {
@@ -157,13 +157,13 @@ describe('server core', () => {
       const url = game.callbackUrl(reward.callbackToken as string);
       const answers = await Promise.all([
         ...Array.from({ length: 40 }, () => post(url, { id: reward.remoteId })),
-        ...Array.from({ length: 10 }, () => game.lightning.refresh(reward.id)),
+        ...Array.from({ length: 10 }, () => game.lightning.books.refresh(reward.id)),
       ]);
       expect(answers.slice(0, 40).every((a) => (a as { status: number }).status === 200)).to.equal(
         true,
       );
       expect(settled).to.have.length(1);
-      const stored = await game.lightning.ledger.get(reward.id);
+      const stored = await game.lightning.books.ledger.get(reward.id);
       expect(stored?.history.filter((h) => h.to === 'completed')).to.have.length(1);
     });
   });
@@ -226,7 +226,7 @@ describe('server core', () => {
       let checked = 0;
       for (let pass = 0; pass < 1000 / settings.intervalMs; pass++) {
         clock.advance(settings.intervalMs);
-        const n = await game.lightning.reconciler.runOnce();
+        const n = await game.lightning.operator.reconciler.runOnce();
         expect(n, `pass ${pass}`).to.be.at.most(1);
         checked += n;
       }
@@ -264,17 +264,17 @@ describe('server core', () => {
       }
       expect(caught).to.be.instanceOf(AmbiguousResultError);
       expect(unknown).to.have.length(1);
-      const intent = await game.lightning.ledger.get(unknown[0]?.id as string);
+      const intent = await game.lightning.books.ledger.get(unknown[0]?.id as string);
       expect(intent?.status).to.equal('unknown');
       // Only the reconciler could send it again: an hour later, past every schedule it could
       // have, one whole pass (every due intent checked) has run.
       const settled = collect(game);
       clock.advance(3_600_000);
-      await game.lightning.reconciler.runOnce();
+      await game.lightning.operator.reconciler.runOnce();
       expect(game.emulator.control.count('POST', '/v0/withdrawal-requests')).to.equal(1);
       expect(game.emulator.control.withdrawalRequests()).to.have.length(1);
       // Nobody ever got its code, and its deadline has passed: nobody can claim it now.
-      const ended = await game.lightning.ledger.get(intent?.id as string);
+      const ended = await game.lightning.books.ledger.get(intent?.id as string);
       expect(ended?.status).to.equal('expired');
       expect(ended?.history.at(-1)?.note).to.match(/never given to anyone/);
       expect(settled.map((i) => i.id)).to.deep.equal([intent?.id]);
@@ -352,7 +352,7 @@ describe('server core', () => {
         .catch((e) => e);
       expect(short).to.be.instanceOf(InsufficientPointsError);
       expect(game.emulator.control.points(userId, 'USDZ')).to.equal(200);
-      const open = await game.lightning.ledger.openByPlayer('p');
+      const open = await game.lightning.books.ledger.openByPlayer('p');
       expect(open.map((i) => [i.status, i.history.map((h) => h.to)])).to.deep.equal([]);
     });
   });
@@ -403,7 +403,7 @@ describe('server core', () => {
       game.emulator.control.claimWithdrawal(reward.remoteId as string);
       await eventually(() => settled.length === 1, 3000, 'orphan settlement');
       expect(settled[0]).to.include({ id: reward.id, roomId: room.roomId, status: 'completed' });
-      expect((await game.lightning.ledger.get(reward.id))?.status).to.equal('completed');
+      expect((await game.lightning.books.ledger.get(reward.id))?.status).to.equal('completed');
     });
   });
 
@@ -456,15 +456,15 @@ describe('server core', () => {
         logger: { info: (m) => lines.push(m), warn: () => {}, error: () => {} },
         reconciler: { enabled: false },
       });
-      expect(() => lightning.api).to.throw(ConfigurationError, /ready/);
+      expect(() => lightning.service.api).to.throw(ConfigurationError, /ready/);
       expect(lines).to.deep.equal([]);
       await Promise.all([lightning.ready(), lightning.ready()]);
       try {
-        expect(lightning.emulator).to.not.equal(null);
+        expect(lightning.service.emulator).to.not.equal(null);
         expect(lines.filter((l) => /emulator/.test(l))).to.have.length(1);
-        expect((await lightning.api.wallet.get()).balance).to.be.greaterThan(0);
+        expect((await lightning.service.api.wallet.get()).balance).to.be.greaterThan(0);
         // The embedded ledger, seen through its reads (an in-memory SQLite: nothing open yet).
-        expect(await lightning.ledger.unknowns()).to.deep.equal([]);
+        expect(await lightning.books.ledger.unknowns()).to.deep.equal([]);
       } finally {
         await lightning.close();
       }

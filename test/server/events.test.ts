@@ -90,7 +90,7 @@ describe('server events: listeners that throw', () => {
     try {
       const g = await start({ emulator, webhookSecret: SECRET });
       const seen = hostile(g.lightning);
-      const session = await g.lightning.api.ramp.createSession({
+      const session = await g.lightning.service.api.ramp.createSession({
         email: 'p@example.com',
         webhook_url: `http://127.0.0.1:${g.port}/lightning/webhooks/ramp`,
       });

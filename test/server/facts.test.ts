@@ -33,7 +33,7 @@ describe('facts win by what they prove (issue 21)', function () {
   async function pay(game: Game, fee: Intent): Promise<void> {
     expect(game.emulator.control.payStaticCharge(fee.remoteId as string).status).to.equal('OK');
     await eventually(
-      async () => (await game.lightning.ledger.get(fee.id))?.status === 'completed',
+      async () => (await game.lightning.books.ledger.get(fee.id))?.status === 'completed',
       5_000,
       `the fee of ${fee.playerId} paid`,
     );
@@ -54,30 +54,30 @@ describe('facts win by what they prove (issue 21)', function () {
       { emulator, clock, reconciler: { intervalMs: 20 }, api: { timeoutMs: 300, maxRetries: 0 } },
     );
     games.push(game);
-    const match = await game.lightning.openMatch({ entryFeeMsat: 25_000, claimExpiresIn: 600 });
-    await pay(game, await game.lightning.enterMatch({ matchId: match.id, playerId: 'alice' }));
+    const match = await game.lightning.matches.open({ entryFeeMsat: 25_000, claimExpiresIn: 600 });
+    await pay(game, await game.lightning.matches.enter({ matchId: match.id, playerId: 'alice' }));
     game.emulator.control.faults.add({
       method: 'POST',
       path: '/v0/withdrawal-requests',
       mode: 'process-then-destroy',
       times: 1,
     });
-    const settling = await game.lightning.settleMatch(match.id, { alice: 1 });
+    const settling = await game.lightning.matches.settle(match.id, { alice: 1 });
     expect(settling.payouts.map((p) => p.status)).to.deep.equal(['unknown']);
     const [lost] = settling.payouts;
-    expect((await game.lightning.ledger.get(lost?.intentId as string))?.code).to.equal(null);
+    expect((await game.lightning.books.ledger.get(lost?.intentId as string))?.code).to.equal(null);
 
     clock.advance(601_000); // the service expires the request and sends its callback
     await eventually(
-      async () => (await game.lightning.match(match.id)).status === 'settled',
+      async () => (await game.lightning.matches.get(match.id)).status === 'settled',
       5_000,
       'the match settled',
     );
-    const settled = await game.lightning.match(match.id);
+    const settled = await game.lightning.matches.get(match.id);
     expect(settled.payouts.map((p) => p.status)).to.deep.equal(['expired', 'pending']);
-    const expired = await game.lightning.ledger.get(lost?.intentId as string);
+    const expired = await game.lightning.books.ledger.get(lost?.intentId as string);
     expect(expired?.code, 'the re-read recorded the code').to.be.a('string');
-    const claims = await game.lightning.claims('alice');
+    const claims = await game.lightning.books.claims('alice');
     expect(claims.map((c) => c.amountMsat)).to.deep.equal(['25000']);
     const requests = emulator.control.withdrawalRequests().filter((w) => w.internalId === 'alice');
     expect(requests.map((w) => w.status)).to.deep.equal(['expired', 'pending']);
@@ -114,16 +114,16 @@ describe('facts win by what they prove (issue 21)', function () {
     await eventually(() => ledger.released, 5_000, 'the callback lost its race');
     await eventually(
       async () => {
-        const intent = await game.lightning.ledger.get(ledger.heldId as string);
+        const intent = await game.lightning.books.ledger.get(ledger.heldId as string);
         return intent?.status === 'completed';
       },
       5_000,
       'the proven payment completed',
     );
-    const intent = await game.lightning.ledger.get(ledger.heldId as string);
+    const intent = await game.lightning.books.ledger.get(ledger.heldId as string);
     expect(intent?.remoteId).to.equal(payment?.id);
     expect(intent?.history.map((h) => h.to)).to.deep.equal(['creating', 'unknown', 'completed']);
-    expect(await game.lightning.unknowns()).to.deep.equal([]);
+    expect(await game.lightning.operator.unknowns()).to.deep.equal([]);
   });
 
   it('match.funded fires once when every fee is paid at once, on a file ledger', async () => {
@@ -140,17 +140,17 @@ describe('facts win by what they prove (issue 21)', function () {
     game.lightning.on('match.settled', (m) => settled.push(m));
     const ids: string[] = [];
     for (let round = 0; round < 8; round++) {
-      const match = await game.lightning.openMatch({ entryFeeMsat: 10_000, seats: 2 });
+      const match = await game.lightning.matches.open({ entryFeeMsat: 10_000, seats: 2 });
       ids.push(match.id);
-      const alice = await game.lightning.enterMatch({ matchId: match.id, playerId: 'alice' });
-      const bob = await game.lightning.enterMatch({ matchId: match.id, playerId: 'bob' });
+      const alice = await game.lightning.matches.enter({ matchId: match.id, playerId: 'alice' });
+      const bob = await game.lightning.matches.enter({ matchId: match.id, playerId: 'bob' });
       // Both pay in the same instant: their callbacks race into the same check.
       game.emulator.control.payStaticCharge(alice.remoteId as string);
       game.emulator.control.payStaticCharge(bob.remoteId as string);
     }
     await eventually(() => funded.length >= ids.length, 10_000, 'every match funded');
     // Settling takes the match through many more ledger writes than any funded check in flight.
-    for (const id of ids) await game.lightning.settleMatch(id, { alice: 1 });
+    for (const id of ids) await game.lightning.matches.settle(id, { alice: 1 });
     await eventually(() => settled.length === ids.length, 10_000, 'every match settled');
     expect(funded.map((m) => m.id).sort()).to.deep.equal([...ids].sort());
   });

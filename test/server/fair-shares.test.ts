@@ -157,7 +157,7 @@ describe('fair shares of the outbound rate', function () {
     const at = log().findIndex((r, i) => i >= from && reRead(r));
     expect(count(from, at, isPost(REQUESTS)), 'payouts served first').to.be.at.most(2);
     await eventually(
-      async () => (await lightning.ledger.get(created.id))?.status === 'completed',
+      async () => (await lightning.books.ledger.get(created.id))?.status === 'completed',
       5_000,
       'the fee is paid',
     );

@@ -1,6 +1,6 @@
 /**
  * Issue 30, finding 1: no request takes the game down. A game server in its own process, set up
- * as the docs show (Colyseus's `listen()`, the console by `lightning.attachConsole(server)`, the
+ * as the docs show (Colyseus's `listen()`, the console by `lightning.operator.console.attach(server)`, the
  * routes by `lightning.attach(server)`; or both on Colyseus's router), gets requests node's own
  * clients would not send, written raw on a socket: a Host no URL can be built from, a bad
  * percent-escape in a path, a method no route takes, an X-Forwarded-Proto that is no scheme. Each
@@ -59,7 +59,7 @@ describe('hostile requests: the game process lives and answers (issue 30)', func
     game = undefined;
   });
 
-  it('through attach and attachConsole: a Host no URL can be built from answers 400, on every path, and the process lives', async () => {
+  it('through attach and operator.console.attach: a Host no URL can be built from answers 400, on every path, and the process lives', async () => {
     game = await startProcess('listener');
     const { port } = game;
     for (const host of ['[', 'a b', 'x:99999', 'operator@x', '999.1.1.1']) {

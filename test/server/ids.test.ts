@@ -78,22 +78,22 @@ describe('ids: one rule, before the ledger and the service', () => {
         expect(intent.status).to.equal('pending');
         expect(intent.remoteId).to.be.a('string');
         expect(creates()).to.equal(1);
-        const claims = await game.lightning.claims('John Smith');
+        const claims = await game.lightning.books.claims('John Smith');
         expect(claims.map((c) => c.intentId)).to.deep.equal([intent.id]);
-        const page = await game.lightning.journal({ playerId: 'John Smith' });
+        const page = await game.lightning.books.journal({ playerId: 'John Smith' });
         expect(page.entries.some((e) => e.credit === 'claimable:John Smith')).to.equal(true);
       });
 
       it('settles a match won by "Jane Doe", paying her', async () => {
-        const match = await game.lightning.openMatch({ entryFeeMsat: 20_000, seats: 2 });
+        const match = await game.lightning.matches.open({ entryFeeMsat: 20_000, seats: 2 });
         for (const playerId of ['Jane Doe', 'Ann Lee']) {
-          const fee = await game.lightning.enterMatch({ matchId: match.id, playerId });
+          const fee = await game.lightning.matches.enter({ matchId: match.id, playerId });
           game.emulator.control.payStaticCharge(fee.remoteId as string);
-          expect((await game.lightning.refresh(fee.id))?.status).to.equal('completed');
+          expect((await game.lightning.books.refresh(fee.id))?.status).to.equal('completed');
         }
-        const settled = await game.lightning.settleMatch(match.id, { 'Jane Doe': 1 });
+        const settled = await game.lightning.matches.settle(match.id, { 'Jane Doe': 1 });
         expect(settled.status).to.equal('settled');
-        const claims = await game.lightning.claims('Jane Doe');
+        const claims = await game.lightning.books.claims('Jane Doe');
         expect(claims).to.have.length(1);
         expect(claims[0]?.amountMsat).to.equal('40000');
       });
@@ -116,12 +116,14 @@ describe('ids: one rule, before the ledger and the service', () => {
           expect((err as InvalidArgumentError).field).to.equal('playerId');
           if (name !== '256 characters') expect((err as Error).message).to.contain(ID_RULE);
           expect(creates()).to.equal(before);
-          expect(await game.lightning.claims('John Smith')).to.deep.equal([]);
-          const match = await game.lightning.openMatch({ entryFeeMsat: 20_000, seats: 2 });
-          const entry = await game.lightning.enterMatch({ matchId: match.id, playerId: id }).then(
-            () => null,
-            (e: unknown) => e,
-          );
+          expect(await game.lightning.books.claims('John Smith')).to.deep.equal([]);
+          const match = await game.lightning.matches.open({ entryFeeMsat: 20_000, seats: 2 });
+          const entry = await game.lightning.matches
+            .enter({ matchId: match.id, playerId: id })
+            .then(
+              () => null,
+              (e: unknown) => e,
+            );
           expect(entry).to.be.instanceOf(InvalidArgumentError);
           expect(creates()).to.equal(before);
         });

@@ -41,18 +41,21 @@ describe('the journal, balances and the live audit (issue 21)', function () {
 
   async function settled(game: Game, id: string, status = 'completed'): Promise<Intent> {
     await eventually(
-      async () => (await game.lightning.ledger.get(id))?.status === status,
+      async () => (await game.lightning.books.ledger.get(id))?.status === status,
       5_000,
       `${id} ${status}`,
     );
-    return (await game.lightning.ledger.get(id)) as Intent;
+    return (await game.lightning.books.ledger.get(id)) as Intent;
   }
 
-  async function entriesOf(game: Game, query: Parameters<Game['lightning']['journal']>[0]) {
+  async function entriesOf(
+    game: Game,
+    query: Parameters<Game['lightning']['books']['journal']>[0],
+  ) {
     const all: JournalEntry[] = [];
     let after: string | undefined;
     for (;;) {
-      const page = await game.lightning.journal({ ...query, ...(after ? { after } : {}) });
+      const page = await game.lightning.books.journal({ ...query, ...(after ? { after } : {}) });
       all.push(...page.entries);
       if (page.next === null) return all;
       after = page.next;
@@ -70,7 +73,7 @@ describe('the journal, balances and the live audit (issue 21)', function () {
       amountMsat: 21_000,
       description: 'first blood',
     });
-    let balances = await game.lightning.balances();
+    let balances = await game.lightning.books.balances();
     expect(balances).to.include({ claimableMsat: '21000', owedToPlayersMsat: '21000' });
     expect(balances.house.rewardsMsat).to.equal('21000');
     game.emulator.control.claimWithdrawal(reward.remoteId as string);
@@ -87,24 +90,24 @@ describe('the journal, balances and the live audit (issue 21)', function () {
       `${reward.id}:completed`,
     ]);
     expect(entries.every((e) => e.playerId === 'alice' && e.unit === 'msats')).to.equal(true);
-    balances = await game.lightning.balances();
+    balances = await game.lightning.books.balances();
     expect(balances).to.include({ claimableMsat: '0', inFlightMsat: '0', walletNetMsat: '-21000' });
     expect(balances.house).to.include({ rewardsMsat: '21000', netMsat: '-21000' });
     expect(game.emulator.control.wallet()).to.equal(before - 21_000);
-    const report = await game.lightning.audit();
+    const report = await game.lightning.books.audit();
     expect(report.findings).to.deep.equal([]);
   });
 
   it('journals a match: fees into escrow, the rake to the house, the payout out of the pot; an ended escrow is zero', async () => {
     const game = await start();
-    const match = await game.lightning.openMatch({ entryFeeMsat: 50_000, rake: 0.1 });
+    const match = await game.lightning.matches.open({ entryFeeMsat: 50_000, rake: 0.1 });
     for (const playerId of ['alice', 'bob']) {
-      const fee = await game.lightning.enterMatch({ matchId: match.id, playerId });
+      const fee = await game.lightning.matches.enter({ matchId: match.id, playerId });
       game.emulator.control.payStaticCharge(fee.remoteId as string);
       await settled(game, fee.id);
     }
-    expect((await game.lightning.balances()).escrowMsat).to.equal('100000');
-    const view = await game.lightning.settleMatch(match.id, { alice: 1 });
+    expect((await game.lightning.books.balances()).escrowMsat).to.equal('100000');
+    const view = await game.lightning.matches.settle(match.id, { alice: 1 });
     expect(view.status).to.equal('settled');
     const entries = await entriesOf(game, { matchId: match.id });
     expect(moves(entries)).to.have.members([
@@ -114,7 +117,7 @@ describe('the journal, balances and the live audit (issue 21)', function () {
       `escrow:${match.id} -> inflight 90000`,
       'inflight -> claimable:alice 90000',
     ]);
-    const balances = await game.lightning.balances();
+    const balances = await game.lightning.books.balances();
     expect(balances).to.include({ escrowMsat: '0', claimableMsat: '90000' });
     expect(balances.house).to.include({ rakeMsat: '10000', netMsat: '10000' });
     expect(balances.walletNetMsat).to.equal('100000');
@@ -135,7 +138,7 @@ describe('the journal, balances and the live audit (issue 21)', function () {
       ['points:p', 'inflight', '300', 'USDZ'],
       ['inflight', 'house:points', '300', 'USDZ'],
     ]);
-    const balances = await game.lightning.balances();
+    const balances = await game.lightning.books.balances();
     expect(balances.points).to.deep.equal({ USDZ: { spent: '300', inFlight: '0' } });
     expect(balances).to.include({ inFlightMsat: '0', walletNetMsat: '0' });
   });
@@ -145,10 +148,10 @@ describe('the journal, balances and the live audit (issue 21)', function () {
     for (let i = 0; i < 3; i++) {
       await game.lightning.reward({ playerId: 'carol', amountMsat: 10_000, description: 'r' });
     }
-    const first = await game.lightning.journal({ playerId: 'carol', limit: 4 });
+    const first = await game.lightning.books.journal({ playerId: 'carol', limit: 4 });
     expect(first.entries).to.have.length(4);
     expect(first.next).to.be.a('string');
-    const rest = await game.lightning.journal({
+    const rest = await game.lightning.books.journal({
       playerId: 'carol',
       limit: 4,
       after: first.next as string,
@@ -156,7 +159,7 @@ describe('the journal, balances and the live audit (issue 21)', function () {
     expect(rest.entries).to.have.length(2);
     expect(rest.next).to.equal(null);
     for (const bad of [{ limit: 0 }, { limit: 1001 }, { after: 'x' }, { nope: 1 }, 'carol']) {
-      const err = await game.lightning.journal(bad as never).catch((e: unknown) => e);
+      const err = await game.lightning.books.journal(bad as never).catch((e: unknown) => e);
       expect(err, JSON.stringify(bad)).to.have.property('code', 'LN_INVALID_ARGUMENT');
     }
   });
@@ -167,8 +170,8 @@ describe('the journal, balances and the live audit (issue 21)', function () {
       audit: { settleMs: 1 },
       logger: { info: () => {}, warn: () => {}, error: (m) => errors.push(m) },
     });
-    const match = await game.lightning.openMatch({ entryFeeMsat: 20_000 });
-    const fee = await game.lightning.enterMatch({ matchId: match.id, playerId: 'alice' });
+    const match = await game.lightning.matches.open({ entryFeeMsat: 20_000 });
+    const fee = await game.lightning.matches.enter({ matchId: match.id, playerId: 'alice' });
     game.emulator.control.payStaticCharge(fee.remoteId as string);
     await settled(game, fee.id);
     game.emulator.control.faults.add({
@@ -180,10 +183,10 @@ describe('the journal, balances and the live audit (issue 21)', function () {
     });
     const seen: AuditFinding[][] = [];
     game.lightning.on('audit', (findings) => seen.push(findings));
-    let view = await game.lightning.settleMatch(match.id, { alice: 1 });
+    let view = await game.lightning.matches.settle(match.id, { alice: 1 });
     await eventually(
       async () => {
-        view = await game.lightning.match(match.id);
+        view = await game.lightning.matches.get(match.id);
         return view.status === 'settled';
       },
       5_000,
@@ -191,14 +194,14 @@ describe('the journal, balances and the live audit (issue 21)', function () {
     );
     expect(view.payouts.map((p) => p.status)).to.deep.equal(['failed', 'failed', 'failed']);
     // The money is owed to the player by hand, and the pot is empty.
-    const balances = await game.lightning.balances();
+    const balances = await game.lightning.books.balances();
     expect(balances).to.include({ escrowMsat: '0', toPayByHandMsat: '20000' });
     await eventually(
-      async () => (await game.lightning.audit()).findings.length > 0,
+      async () => (await game.lightning.books.audit()).findings.length > 0,
       5_000,
       'the audit finds it',
     );
-    const again = await game.lightning.audit();
+    const again = await game.lightning.books.audit();
     expect(again.findings.map((f) => f.type)).to.deep.equal([]);
     const found = seen.flat();
     expect(found.map((f) => f.type)).to.deep.equal(['winner-unpaid']);
@@ -209,10 +212,10 @@ describe('the journal, balances and the live audit (issue 21)', function () {
   it('finds money that left the wallet with no record, and a wallet that no longer covers what is owed, each once', async () => {
     const game = await start({ audit: { walletSettleMs: 0 } });
     await game.lightning.reward({ playerId: 'alice', amountMsat: 50_000, description: 'prize' });
-    expect((await game.lightning.audit()).findings).to.deep.equal([]);
+    expect((await game.lightning.books.audit()).findings).to.deep.equal([]);
     // Someone spends from the project's wallet outside the game: the journal never saw it.
     game.emulator.control.setWallet(30_000);
-    const report = await game.lightning.audit();
+    const report = await game.lightning.books.audit();
     expect(report.reported.map((f) => f.type).sort()).to.deep.equal([
       'cover-short',
       'wallet-mismatch',
@@ -221,7 +224,7 @@ describe('the journal, balances and the live audit (issue 21)', function () {
     expect(short).to.include({ coverMsat: '-20000' });
     const mismatch = report.reported.find((f) => f.type === 'wallet-mismatch');
     expect(mismatch).to.include({ walletMsat: '30000' });
-    const again = await game.lightning.audit();
+    const again = await game.lightning.books.audit();
     expect(again.reported).to.deep.equal([]);
     expect(again.findings.map((f) => f.type)).to.deep.equal(['cover-short']);
   });
@@ -233,17 +236,17 @@ describe('the journal, balances and the live audit (issue 21)', function () {
     for (const playerId of ['alice', 'bob']) {
       await game.lightning.reward({ playerId, amountMsat: 1_000_000, description: 'prize' });
     }
-    expect((await game.lightning.audit()).findings).to.deep.equal([]);
+    expect((await game.lightning.books.audit()).findings).to.deep.equal([]);
     emulator.control.setWallet(emulator.control.wallet() - 1_500_000);
     // A code claimed a moment ago whose callback is late looks the same, for a while.
-    expect((await game.lightning.audit()).findings).to.deep.equal([]);
+    expect((await game.lightning.books.audit()).findings).to.deep.equal([]);
     clock.advance(30_000);
-    expect((await game.lightning.audit()).findings).to.deep.equal([]);
+    expect((await game.lightning.books.audit()).findings).to.deep.equal([]);
     clock.advance(31_000);
-    const report = await game.lightning.audit();
+    const report = await game.lightning.books.audit();
     expect(report.reported.map((f) => f.type)).to.deep.equal(['wallet-mismatch']);
     expect(report.reported[0]).to.include({ differenceMsat: '-1500000' });
-    expect((await game.lightning.audit()).reported).to.deep.equal([]);
+    expect((await game.lightning.books.audit()).reported).to.deep.equal([]);
   });
 
   it('does not report a code claimed while its callback was lost, once the journal catches up within walletSettleMs', async () => {
@@ -255,13 +258,13 @@ describe('the journal, balances and the live audit (issue 21)', function () {
       amountMsat: 2_000_000,
       description: 'prize',
     });
-    expect((await game.lightning.audit()).findings).to.deep.equal([]);
+    expect((await game.lightning.books.audit()).findings).to.deep.equal([]);
     emulator.control.claimWithdrawal(reward.remoteId as string);
-    expect((await game.lightning.audit()).findings).to.deep.equal([]);
+    expect((await game.lightning.books.audit()).findings).to.deep.equal([]);
     clock.advance(40_000);
-    expect((await game.lightning.refresh(reward.id))?.status).to.equal('completed');
+    expect((await game.lightning.books.refresh(reward.id))?.status).to.equal('completed');
     clock.advance(40_000);
-    expect((await game.lightning.audit()).findings).to.deep.equal([]);
+    expect((await game.lightning.books.audit()).findings).to.deep.equal([]);
   });
 
   it('finds 4,000 sats taken while a 5,000-sat payout is held: a held payout never left the wallet', async () => {
@@ -275,9 +278,9 @@ describe('the journal, balances and the live audit (issue 21)', function () {
       description: 'jackpot',
     });
     expect(held.status).to.equal('held');
-    expect((await game.lightning.audit()).findings).to.deep.equal([]);
+    expect((await game.lightning.books.audit()).findings).to.deep.equal([]);
     game.emulator.control.setWallet(game.emulator.control.wallet() - 4_000_000);
-    const report = await game.lightning.audit();
+    const report = await game.lightning.books.audit();
     expect(report.reported.map((f) => f.type)).to.include('wallet-mismatch');
     expect(report.reported.find((f) => f.type === 'wallet-mismatch')).to.include({
       differenceMsat: '-4000000',
@@ -304,10 +307,10 @@ describe('the journal, balances and the live audit (issue 21)', function () {
       .reward({ playerId: 'bob', amountMsat: 10_000, description: 'lost', expiresIn: 60 })
       .catch(() => null);
     expect(lost).to.equal(null);
-    const [unknown] = await game.lightning.unknowns();
-    expect((await game.lightning.audit()).findings).to.deep.equal([]);
+    const [unknown] = await game.lightning.operator.unknowns();
+    expect((await game.lightning.books.audit()).findings).to.deep.equal([]);
     clock.advance(60_000 + 60_000 + 2_000);
-    const report = await game.lightning.audit();
+    const report = await game.lightning.books.audit();
     expect(report.reported.map((f) => [f.type, 'intentId' in f ? f.intentId : null])).to.deep.equal(
       [['unknown-overdue', unknown?.id]],
     );
@@ -317,15 +320,15 @@ describe('the journal, balances and the live audit (issue 21)', function () {
     const ledger = new LossyLedger();
     owned.push(ledger);
     const game = await start({ ledger, audit: { settleMs: 1 } });
-    const match = await game.lightning.openMatch({ entryFeeMsat: 30_000 });
-    const fee = await game.lightning.enterMatch({ matchId: match.id, playerId: 'alice' });
+    const match = await game.lightning.matches.open({ entryFeeMsat: 30_000 });
+    const fee = await game.lightning.matches.enter({ matchId: match.id, playerId: 'alice' });
     game.emulator.control.payStaticCharge(fee.remoteId as string);
     await settled(game, fee.id);
     ledger.loseCreatedPostings = true;
-    await game.lightning.settleMatch(match.id, { alice: 1 });
+    await game.lightning.matches.settle(match.id, { alice: 1 });
     const findings = await eventually(
       async () => {
-        const report = await game.lightning.audit();
+        const report = await game.lightning.books.audit();
         return report.findings.length > 0 && report.findings;
       },
       5_000,
@@ -345,10 +348,10 @@ describe('the journal, balances and the live audit (issue 21)', function () {
     const a = await start({ emulator, ledger, audit: { walletSettleMs: 0 } });
     const b = await start({ emulator, ledger, audit: { walletSettleMs: 0 } });
     await a.lightning.reward({ playerId: 'dan', amountMsat: 40_000, description: 'r' });
-    await a.lightning.audit();
-    await b.lightning.audit();
+    await a.lightning.books.audit();
+    await b.lightning.books.audit();
     emulator.control.setWallet(1_000);
-    const [ra, rb] = [await a.lightning.audit(), await b.lightning.audit()];
+    const [ra, rb] = [await a.lightning.books.audit(), await b.lightning.books.audit()];
     expect(ra.findings.map((f) => f.type)).to.include('cover-short');
     expect(rb.findings.map((f) => f.type)).to.include('cover-short');
     expect([...ra.reported, ...rb.reported].filter((f) => f.type === 'cover-short')).to.have.length(

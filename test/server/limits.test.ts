@@ -123,7 +123,7 @@ describe('limits and budgets: money is never taken', function () {
     const lightning = await server();
     const first = await lightning.chargeEntryFee(fee);
     emulator.control.payStaticCharge(first.remoteId as string);
-    const paid = await lightning.refresh(first.id);
+    const paid = await lightning.books.refresh(first.id);
     expect(paid?.status).to.equal('completed');
     const next = await lightning.chargeEntryFee(fee);
     expect(next.id).to.not.equal(first.id);
@@ -146,7 +146,7 @@ describe('limits and budgets: money is never taken', function () {
       expect((r as PromiseRejectedResult).reason.code).to.equal('LN_LIMIT_EXCEEDED');
     }
     expect(requests()).to.equal(3);
-    expect(await a.ledger.openByPlayer('alice')).to.have.length(3);
+    expect(await a.books.ledger.openByPlayer('alice')).to.have.length(3);
     // Another player is not held back by alice's limit.
     await b.reward(prize('bob', 10_000));
     expect(requests()).to.equal(4);
@@ -182,12 +182,12 @@ describe('limits and budgets: money is never taken', function () {
       'guest-3',
     ]);
     for (const playerId of ['guest-4', 'guest-5']) {
-      expect(await lightning.ledger.openByPlayer(playerId)).to.deep.equal([]);
-      expect((await lightning.journal({ playerId })).entries).to.deep.equal([]);
+      expect(await lightning.books.ledger.openByPlayer(playerId)).to.deep.equal([]);
+      expect((await lightning.books.journal({ playerId })).entries).to.deep.equal([]);
     }
     // A fee that ends (paid) frees its place for the next player.
     emulator.control.payStaticCharge(fees[0]?.remoteId as string);
-    expect((await lightning.refresh(fees[0]?.id as string))?.status).to.equal('completed');
+    expect((await lightning.books.refresh(fees[0]?.id as string))?.status).to.equal('completed');
     await lightning.chargeEntryFee({ ...fee, playerId: 'guest-4' });
     expect(charges()).to.equal(4);
   });
@@ -213,32 +213,32 @@ describe('limits and budgets: money is never taken', function () {
     expect(charges()).to.equal(5);
     expect(emulator.control.staticCharges()).to.have.length(5);
     const open = await Promise.all(
-      Array.from({ length: 12 }, (_, i) => b.ledger.openByPlayer(`guest-${i}`)),
+      Array.from({ length: 12 }, (_, i) => b.books.ledger.openByPlayer(`guest-${i}`)),
     );
     expect(open.flat()).to.have.length(5);
   });
 
   it('lets a settled match pay its players at the cap, and counts its fees, not the match', async () => {
     const lightning = await server({ limits: { maxOpenPerGame: 3 } });
-    const match = await lightning.openMatch({ roomId: null, entryFeeMsat: 21_000, rake: 0 });
+    const match = await lightning.matches.open({ roomId: null, entryFeeMsat: 21_000, rake: 0 });
     const entered = [];
     for (const playerId of ['alice', 'bob']) {
-      entered.push(await lightning.enterMatch({ matchId: match.id, playerId }));
+      entered.push(await lightning.matches.enter({ matchId: match.id, playerId }));
     }
     for (const paid of entered) {
       emulator.control.payStaticCharge(paid.remoteId as string);
-      expect((await lightning.refresh(paid.id))?.status).to.equal('completed');
+      expect((await lightning.books.refresh(paid.id))?.status).to.equal('completed');
     }
     // Three other seats fill the game: the open match takes no place of its own.
     for (const playerId of ['p1', 'p2', 'p3']) {
       await lightning.chargeEntryFee({ ...fee, playerId });
     }
-    const late = await lightning
-      .enterMatch({ matchId: match.id, playerId: 'carol' })
+    const late = await lightning.matches
+      .enter({ matchId: match.id, playerId: 'carol' })
       .catch((e: unknown) => e);
     expect(late).to.include({ limit: 'maxOpenPerGame' });
     // The pot is the players' money: its payout is not held back by the cap.
-    const settled = await lightning.settleMatch(match.id, { alice: 1 });
+    const settled = await lightning.matches.settle(match.id, { alice: 1 });
     expect(settled.payouts).to.have.length(1);
     expect(settled.payouts[0]).to.include({ playerId: 'alice', amountMsat: '42000' });
     expect(requests()).to.equal(1);
@@ -249,7 +249,7 @@ describe('limits and budgets: money is never taken', function () {
     const err = await lightning.reward(prize('alice', 100_001)).catch((e: unknown) => e);
     expect(err).to.be.instanceOf(BudgetExceededError);
     expect(err).to.include({ scope: 'payout', limitMsat: '100000', code: 'LN_BUDGET_EXCEEDED' });
-    expect(await lightning.ledger.openByPlayer('alice')).to.deep.equal([]);
+    expect(await lightning.books.ledger.openByPlayer('alice')).to.deep.equal([]);
     expect(requests()).to.equal(0);
     await lightning.reward(prize('alice', 100_000));
     expect(requests()).to.equal(1);

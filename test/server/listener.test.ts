@@ -125,7 +125,7 @@ describe('lightning.attach(server): the routes in front of Colyseus', () => {
     expect(streamed).to.include({ status: 413, text: '' });
     // Not JSON at all: a hint only, the service is asked; still pending, never a 500.
     expect((await post(url, 'not json')).status).to.equal(200);
-    expect((await game.lightning.ledger.get(reward.id))?.status).to.equal('pending');
+    expect((await game.lightning.books.ledger.get(reward.id))?.status).to.equal('pending');
     // The unknown tokens are told in one warning; nothing failed.
     expect(lines.filter((l) => l.level === 'error')).to.deep.equal([]);
   });
@@ -246,11 +246,11 @@ describe('lightning.attach(server): the routes in front of Colyseus', () => {
     const refused = await postFrom('127.0.0.2', url, body, { 'x-forwarded-for': '127.0.0.1' });
     expect(refused).to.deep.equal({ status: 403, text: '' });
     expect(reads()).to.equal(0);
-    expect((await game.lightning.ledger.get(reward.id))?.status).to.equal('pending');
+    expect((await game.lightning.books.ledger.get(reward.id))?.status).to.equal('pending');
     // From 127.0.0.1 itself, whatever it claims.
     expect((await post(url, body, { 'x-forwarded-for': '203.0.113.9' })).status).to.equal(200);
     expect(reads()).to.equal(1);
-    expect((await game.lightning.ledger.get(reward.id))?.status).to.equal('completed');
+    expect((await game.lightning.books.ledger.get(reward.id))?.status).to.equal('completed');
   });
 
   it('behind proxies (issue 22, finding 9), a sender that is not one of them is refused, whatever it claims', async () => {
@@ -278,12 +278,12 @@ describe('lightning.attach(server): the routes in front of Colyseus', () => {
     const around = await postFrom('127.0.0.2', url, body, { 'x-forwarded-for': '127.0.0.1' });
     expect(around).to.deep.equal({ status: 403, text: '' });
     expect(reads()).to.equal(0);
-    expect((await game.lightning.ledger.get(reward.id))?.status).to.equal('pending');
+    expect((await game.lightning.books.ledger.get(reward.id))?.status).to.equal('pending');
     // Through the proxy, which appended the service's address to what the sender claimed.
     const through = await post(url, body, { 'x-forwarded-for': '203.0.113.9, 127.0.0.1' });
     expect(through.status).to.equal(200);
     expect(reads()).to.equal(1);
-    expect((await game.lightning.ledger.get(reward.id))?.status).to.equal('completed');
+    expect((await game.lightning.books.ledger.get(reward.id))?.status).to.equal('completed');
   });
 
   it('the router, which cannot see the socket, refuses every callback under proxies 0, and says why', async () => {

@@ -79,7 +79,7 @@ for (const store of stores) {
       expect(game.emulator.control.payStaticCharge(remoteId).status).to.equal('OK');
       return eventually(
         async () => {
-          const fee = await game.lightning.ledger.get(feeId);
+          const fee = await game.lightning.books.ledger.get(feeId);
           return fee?.status === 'completed' && fee;
         },
         5_000,
@@ -101,7 +101,7 @@ for (const store of stores) {
         const game = await start();
         const refunds: [Intent, string][] = [];
         game.lightning.on('match.refund', (r, why) => refunds.push([r, why]));
-        const match = await game.lightning.openMatch({
+        const match = await game.lightning.matches.open({
           roomId: null,
           entryFeeMsat: FEE,
           rake: 0.1,
@@ -110,12 +110,12 @@ for (const store of stores) {
         game.emulator.control.faults.add({ method: 'POST', path: CHARGES, times: 1, ...fault });
 
         // The player is not turned away: a fresh charge, with a code to pay, names the lost one.
-        const fee = await game.lightning.enterMatch({ matchId: match.id, playerId: 'alice' });
+        const fee = await game.lightning.matches.enter({ matchId: match.id, playerId: 'alice' });
         expect(fee.status).to.equal('pending');
         expect(fee.code).to.be.a('string');
         const lostId = fee.meta.replaces as string;
         expect(lostId).to.be.a('string');
-        const lost = await game.lightning.ledger.get(lostId);
+        const lost = await game.lightning.books.ledger.get(lostId);
         expect(lost).to.include({ status: 'unknown', code: null, playerId: 'alice' });
         // The lost charge exists at the service (made before its answer was lost).
         const atService = await eventually(
@@ -125,7 +125,7 @@ for (const store of stores) {
         );
         expect(chargesOf(game, 'alice')).to.have.length(2);
         // Entering again returns the new charge: nothing more is charged.
-        const again = await game.lightning.enterMatch({ matchId: match.id, playerId: 'alice' });
+        const again = await game.lightning.matches.enter({ matchId: match.id, playerId: 'alice' });
         expect(again.id).to.equal(fee.id);
         expect(chargesOf(game, 'alice')).to.have.length(2);
 
@@ -143,29 +143,29 @@ for (const store of stores) {
           [lostId, 'its charge was replaced by a new one'],
         ]);
         // A second look at the lost fee (a repeated callback, a refresh) refunds nothing more.
-        await game.lightning.refresh(lostId);
+        await game.lightning.books.refresh(lostId);
         expect(requestsOf(game, 'alice')).to.have.length(1);
 
         // The seat is paid once: the match waits for bob, and the pot is two fees, not three.
-        expect((await game.lightning.match(match.id)).funded).to.equal(false);
-        const bob = await game.lightning.enterMatch({ matchId: match.id, playerId: 'bob' });
+        expect((await game.lightning.matches.get(match.id)).funded).to.equal(false);
+        const bob = await game.lightning.matches.enter({ matchId: match.id, playerId: 'bob' });
         await pay(game, bob.remoteId as string, bob.id);
         await eventually(
-          async () => (await game.lightning.match(match.id)).funded,
+          async () => (await game.lightning.matches.get(match.id)).funded,
           5_000,
           'the match funded',
         );
-        const settled = await game.lightning.settleMatch(match.id, { alice: 1 });
+        const settled = await game.lightning.matches.settle(match.id, { alice: 1 });
         expect(settled).to.include({ status: 'settled', potMsat: String(2 * FEE) });
         const amounts = requestsOf(game, 'alice').map((w) => w.amount);
         expect(amounts.sort()).to.deep.equal([String(FEE), String(2 * FEE - (2 * FEE) / 10)]);
-        expect((await game.lightning.audit()).findings).to.deep.equal([]);
+        expect((await game.lightning.books.audit()).findings).to.deep.equal([]);
       });
     }
 
     it('a lost charge that ended expired, paid after all, is still refunded once', async () => {
       const game = await start();
-      const match = await game.lightning.openMatch({
+      const match = await game.lightning.matches.open({
         roomId: null,
         entryFeeMsat: FEE,
         players: ['alice', 'bob'],
@@ -176,16 +176,16 @@ for (const store of stores) {
         times: 1,
         mode: 'process-then-destroy',
       });
-      const fee = await game.lightning.enterMatch({ matchId: match.id, playerId: 'alice' });
+      const fee = await game.lightning.matches.enter({ matchId: match.id, playerId: 'alice' });
       const lostId = fee.meta.replaces as string;
       await pay(game, fee.remoteId as string, fee.id);
       // Aborted: the paid fee is refunded, and the lost one, closed by the decision, ends
       // expired (its code was never given to anyone).
-      await game.lightning.abortMatch(match.id, 'called off');
+      await game.lightning.matches.abort(match.id, 'called off');
       const expired = await eventually(
         async () => {
-          await game.lightning.refresh(lostId);
-          const lost = await game.lightning.ledger.get(lostId);
+          await game.lightning.books.refresh(lostId);
+          const lost = await game.lightning.books.ledger.get(lostId);
           return lost?.status === 'expired' && lost;
         },
         5_000,
@@ -193,7 +193,7 @@ for (const store of stores) {
       );
       expect(expired.remoteId).to.equal(null);
       await eventually(
-        async () => (await game.lightning.match(match.id)).status === 'aborted',
+        async () => (await game.lightning.matches.get(match.id)).status === 'aborted',
         5_000,
         'the match aborted',
       );
@@ -202,13 +202,15 @@ for (const store of stores) {
       const atService = chargesOf(game, 'alice').find((c) => c.id !== fee.remoteId);
       expect(game.emulator.control.payStaticCharge(atService?.id as string).status).to.equal('OK');
       await eventually(() => requestsOf(game, 'alice').length === 2, 5_000, 'its refund');
-      await game.lightning.refresh(lostId);
+      await game.lightning.books.refresh(lostId);
       expect(requestsOf(game, 'alice').map((w) => w.amount)).to.deep.equal([
         String(FEE),
         String(FEE),
       ]);
-      expect(await game.lightning.ledger.get(lostId)).to.deep.include({ remoteId: atService?.id });
-      expect((await game.lightning.audit()).findings).to.deep.equal([]);
+      expect(await game.lightning.books.ledger.get(lostId)).to.deep.include({
+        remoteId: atService?.id,
+      });
+      expect((await game.lightning.books.audit()).findings).to.deep.equal([]);
     });
   });
 }

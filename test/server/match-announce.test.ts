@@ -49,27 +49,27 @@ describe('matches: an end told once, whatever stops in between', function () {
     const lightning = game.lightning;
     const settled: MatchView[] = [];
     lightning.on('match.settled', (view) => settled.push(view));
-    const match = await lightning.openMatch({ entryFeeMsat: 20_000, seats: 2 });
+    const match = await lightning.matches.open({ entryFeeMsat: 20_000, seats: 2 });
     for (const playerId of ['ann', 'bob']) {
-      const fee = await lightning.enterMatch({ matchId: match.id, playerId });
+      const fee = await lightning.matches.enter({ matchId: match.id, playerId });
       game.emulator.control.payStaticCharge(fee.remoteId as string);
-      expect((await lightning.refresh(fee.id))?.status).to.equal('completed');
+      expect((await lightning.books.refresh(fee.id))?.status).to.equal('completed');
     }
     ledger.armed = match.id;
-    await lightning.settleMatch(match.id, { ann: 1 }).catch(() => null);
+    await lightning.matches.settle(match.id, { ann: 1 }).catch(() => null);
     expect(ledger.armed).to.equal(null);
     // The next look (the reconciler's, any process's): here a refresh of the match.
     await eventually(
       async () => {
-        await lightning.refresh(match.id).catch(() => null);
+        await lightning.books.refresh(match.id).catch(() => null);
         return settled.length > 0;
       },
       5_000,
       'match.settled told',
     );
-    await lightning.refresh(match.id);
-    expect((await lightning.match(match.id)).status).to.equal('settled');
-    expect((await lightning.ledger.get(match.id))?.status).to.equal('completed');
+    await lightning.books.refresh(match.id);
+    expect((await lightning.matches.get(match.id)).status).to.equal('settled');
+    expect((await lightning.books.ledger.get(match.id))?.status).to.equal('completed');
     expect(settled).to.have.length(1);
     expect(settled[0]?.status).to.equal('settled');
   });
@@ -80,15 +80,15 @@ describe('matches: an end told once, whatever stops in between', function () {
     const lightning = game.lightning;
     const funded: MatchView[] = [];
     lightning.on('match.funded', (view) => funded.push(view));
-    const match = await lightning.openMatch({ entryFeeMsat: 20_000, seats: 1 });
-    const fee = await lightning.enterMatch({ matchId: match.id, playerId: 'ann' });
+    const match = await lightning.matches.open({ entryFeeMsat: 20_000, seats: 1 });
+    const fee = await lightning.matches.enter({ matchId: match.id, playerId: 'ann' });
     // A process marked it funded and stopped before its event's marker (written as it would).
-    const record = await lightning.ledger.get(match.id);
+    const record = await lightning.books.ledger.get(match.id);
     await game.store.update(match.id, 'creating', {
       meta: { ...(record?.meta ?? {}), funded: true },
     });
     game.emulator.control.payStaticCharge(fee.remoteId as string);
-    expect((await lightning.refresh(fee.id))?.status).to.equal('completed');
+    expect((await lightning.books.refresh(fee.id))?.status).to.equal('completed');
     await eventually(() => funded.length > 0, 5_000, 'match.funded told');
     expect(funded).to.have.length(1);
     expect(funded[0]?.funded).to.equal(true);

@@ -77,8 +77,8 @@ describe('matches: a process killed mid-match', function () {
     const aborted: string[] = [];
     game.lightning.on('match.aborted', (m) => aborted.push(m.id));
     const matchId = entered.matchId as string;
-    await game.lightning.reconciler.runOnce();
-    const view = await game.lightning.match(matchId);
+    await game.lightning.operator.reconciler.runOnce();
+    const view = await game.lightning.matches.get(matchId);
     expect(view.status).to.equal('aborted');
     expect(view.reason).to.match(/timed out/);
     expect(view.payouts).to.deep.equal([]);
@@ -88,8 +88,8 @@ describe('matches: a process killed mid-match', function () {
     ]);
     expect(aborted).to.deep.equal([matchId]);
     clock.advance(60_000);
-    await game.lightning.reconciler.runOnce();
-    await game.lightning.reconciler.runOnce();
+    await game.lightning.operator.reconciler.runOnce();
+    await game.lightning.operator.reconciler.runOnce();
     const requests = emulator.control.withdrawalRequests();
     expect(requests.map((w) => w.internalId).sort()).to.deep.equal(['alice', 'bob']);
     expect(requests.every((w) => w.amount === '40000')).to.equal(true);

@@ -63,9 +63,9 @@ describe('matches: funded follows from the ledger, whatever stops after the last
   async function fundedOnce(game: Game, matchId: string, told: MatchView[]): Promise<void> {
     await eventually(() => told.length > 0, 10_000, 'match.funded told by the other process');
     // More looks change nothing: the event was told once.
-    await game.lightning.reconciler.runOnce();
-    await game.lightning.refresh(matchId);
-    const view = await game.lightning.match(matchId);
+    await game.lightning.operator.reconciler.runOnce();
+    await game.lightning.books.refresh(matchId);
+    const view = await game.lightning.matches.get(matchId);
     expect(view.funded).to.equal(true);
     expect(view.status).to.equal('open');
     expect(told).to.have.length(1);
@@ -90,14 +90,14 @@ describe('matches: funded follows from the ledger, whatever stops after the last
     const { path, ledger, first } = await closingProcess();
     const toldFirst: MatchView[] = [];
     first.lightning.on('match.funded', (view) => toldFirst.push(view));
-    const match = await first.lightning.openMatch({ entryFeeMsat: 40_000, seats: 2 });
+    const match = await first.lightning.matches.open({ entryFeeMsat: 40_000, seats: 2 });
     const fees: Intent[] = [];
     for (const playerId of ['alice', 'bob']) {
-      fees.push(await first.lightning.enterMatch({ matchId: match.id, playerId }));
+      fees.push(await first.lightning.matches.enter({ matchId: match.id, playerId }));
     }
     const [a, b] = fees as [Intent, Intent];
     emulator.control.payStaticCharge(a.remoteId as string);
-    expect((await first.lightning.refresh(a.id))?.status).to.equal('completed');
+    expect((await first.lightning.books.refresh(a.id))?.status).to.equal('completed');
     ledger.armed = b.id;
     emulator.control.payStaticCharge(b.remoteId as string);
     // Its callback moves the fee, and the ledger closes right after, before the follow-up.
@@ -111,14 +111,14 @@ describe('matches: funded follows from the ledger, whatever stops after the last
 
   it('a replaced lost charge paid while the match is open: another process refunds it, once', async () => {
     const { path, ledger, first } = await closingProcess();
-    const match = await first.lightning.openMatch({ entryFeeMsat: 40_000, seats: 2 });
+    const match = await first.lightning.matches.open({ entryFeeMsat: 40_000, seats: 2 });
     emulator.control.faults.add({
       method: 'POST',
       path: '/v0/static-charges',
       times: 1,
       mode: 'process-then-destroy',
     });
-    const fee = await first.lightning.enterMatch({ matchId: match.id, playerId: 'alice' });
+    const fee = await first.lightning.matches.enter({ matchId: match.id, playerId: 'alice' });
     const lostId = fee.meta.replaces as string;
     const lostCharge = emulator.control
       .staticCharges()
@@ -133,17 +133,17 @@ describe('matches: funded follows from the ledger, whatever stops after the last
     const other = await otherProcess(path);
     const refund = await eventually(
       async () => {
-        const group = await other.game.lightning.ledger.byGroup(match.id);
+        const group = await other.game.lightning.books.ledger.byGroup(match.id);
         return group.find((i) => i.meta.feeId === lostId && i.status === 'pending');
       },
       10_000,
       'the lost charge refunded by the other process',
     );
     expect(refund.playerId).to.equal('alice');
-    await other.game.lightning.reconciler.runOnce();
+    await other.game.lightning.operator.reconciler.runOnce();
     const requests = emulator.control.withdrawalRequests().filter((w) => w.internalId === 'alice');
     expect(requests).to.have.length(1);
-    expect((await other.game.lightning.match(match.id)).status).to.equal('open');
+    expect((await other.game.lightning.matches.get(match.id)).status).to.equal('open');
   });
 
   it('a process SIGKILLed right after the move: another process funds the match, once', async () => {
@@ -173,7 +173,7 @@ describe('matches: funded follows from the ledger, whatever stops after the last
 
     const other = await otherProcess(path);
     const matchId = entered.matchId as string;
-    const moved = await other.game.lightning.ledger.byGroup(matchId);
+    const moved = await other.game.lightning.books.ledger.byGroup(matchId);
     expect(moved.filter((i) => i.status === 'completed')).to.have.length(2);
     await fundedOnce(other.game, matchId, other.funded);
   });

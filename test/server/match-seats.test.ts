@@ -52,11 +52,11 @@ describe('matches: the last seat goes to one player, whatever the processes', fu
 
   it('admits exactly `seats` of twelve players racing in through two processes', async () => {
     const [a, b] = await twoProcesses();
-    const match = await a.lightning.openMatch({ entryFeeMsat: 20_000, seats: 3 });
+    const match = await a.lightning.matches.open({ entryFeeMsat: 20_000, seats: 3 });
     const players = Array.from({ length: 12 }, (_, i) => `player-${i}`);
     const entries = await Promise.allSettled(
       players.map((playerId, i) =>
-        (i % 2 === 0 ? a : b).lightning.enterMatch({ matchId: match.id, playerId }),
+        (i % 2 === 0 ? a : b).lightning.matches.enter({ matchId: match.id, playerId }),
       ),
     );
     const admitted = entries.filter((e) => e.status === 'fulfilled');
@@ -67,7 +67,7 @@ describe('matches: the last seat goes to one player, whatever the processes', fu
       expect(err).to.be.instanceOf(MatchSeatError);
       expect((err as MatchSeatError).reason).to.equal('full');
     }
-    const view = await b.lightning.match(match.id);
+    const view = await b.lightning.matches.get(match.id);
     expect(view.entered).to.equal(3);
     // Nothing was charged for a refused player.
     expect(emulator.control.staticCharges()).to.have.length(3);
@@ -76,26 +76,26 @@ describe('matches: the last seat goes to one player, whatever the processes', fu
   it('gives the last seat to one of two players entering at once, one in each process, and takes a given-back seat again', async () => {
     const [a, b] = await twoProcesses();
     for (let round = 0; round < 5; round++) {
-      const match = await a.lightning.openMatch({ entryFeeMsat: 20_000, seats: 2 });
-      await a.lightning.enterMatch({ matchId: match.id, playerId: 'first' });
+      const match = await a.lightning.matches.open({ entryFeeMsat: 20_000, seats: 2 });
+      await a.lightning.matches.enter({ matchId: match.id, playerId: 'first' });
       const racing = await Promise.allSettled([
-        a.lightning.enterMatch({ matchId: match.id, playerId: 'ann' }),
-        b.lightning.enterMatch({ matchId: match.id, playerId: 'bob' }),
+        a.lightning.matches.enter({ matchId: match.id, playerId: 'ann' }),
+        b.lightning.matches.enter({ matchId: match.id, playerId: 'bob' }),
       ]);
       expect(
         racing.filter((r) => r.status === 'fulfilled'),
         `round ${round}`,
       ).to.have.length(1);
-      expect((await a.lightning.match(match.id)).entered).to.equal(2);
+      expect((await a.lightning.matches.get(match.id)).entered).to.equal(2);
       // The winner's fee ends unpaid (its deadline passed, its charge closed): the seat is free.
       const fee = racing.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []))[0];
       if (fee === undefined) throw new Error('no winner');
       const loser = fee.playerId === 'ann' ? 'bob' : 'ann';
       await a.store.update(fee.id, 'pending', { expiresAt: 1 });
-      expect((await a.lightning.refresh(fee.id))?.status).to.equal('expired');
-      const again = await b.lightning.enterMatch({ matchId: match.id, playerId: loser });
+      expect((await a.lightning.books.refresh(fee.id))?.status).to.equal('expired');
+      const again = await b.lightning.matches.enter({ matchId: match.id, playerId: loser });
       expect(again.status).to.equal('pending');
-      expect((await b.lightning.match(match.id)).entered).to.equal(2);
+      expect((await b.lightning.matches.get(match.id)).entered).to.equal(2);
     }
   });
 });

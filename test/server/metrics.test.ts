@@ -103,7 +103,7 @@ describe('metrics through the OpenTelemetry API (issue 24)', function () {
 
   async function until(game: Game, id: string, status: string): Promise<void> {
     await eventually(
-      async () => (await game.lightning.ledger.get(id))?.status === status,
+      async () => (await game.lightning.books.ledger.get(id))?.status === status,
       5_000,
       `${id} ${status}`,
     );
@@ -120,17 +120,17 @@ describe('metrics through the OpenTelemetry API (issue 24)', function () {
     emulator.control.payStaticCharge(fee.remoteId as string);
     await until(game, fee.id, 'completed');
 
-    const match = await lightning.openMatch({ entryFeeMsat: 100_000 });
+    const match = await lightning.matches.open({ entryFeeMsat: 100_000 });
     for (const playerId of ['alice', 'bob']) {
-      const entry = await lightning.enterMatch({ matchId: match.id, playerId });
+      const entry = await lightning.matches.enter({ matchId: match.id, playerId });
       emulator.control.payStaticCharge(entry.remoteId as string);
       await until(game, entry.id, 'completed');
     }
-    const settled = await lightning.settleMatch(match.id, { alice: 1 });
+    const settled = await lightning.matches.settle(match.id, { alice: 1 });
     const payout = settled.payouts[0]?.intentId as string;
-    const [claim] = await lightning.claims('alice');
+    const [claim] = await lightning.books.claims('alice');
     emulator.control.claimWithdrawal(
-      (await lightning.ledger.get(claim?.intentId as string))?.remoteId as string,
+      (await lightning.books.ledger.get(claim?.intentId as string))?.remoteId as string,
     );
     await until(game, payout, 'completed');
 
@@ -156,7 +156,7 @@ describe('metrics through the OpenTelemetry API (issue 24)', function () {
       amountMsat: 30_000,
       description: 'later',
     });
-    await eventually(() => lightning.reconciler.runOnce(), 5_000, 'a due re-read');
+    await eventually(() => lightning.operator.reconciler.runOnce(), 5_000, 'a due re-read');
     return { open };
   }
 
@@ -167,8 +167,8 @@ describe('metrics through the OpenTelemetry API (issue 24)', function () {
     ledgers.push(ledger);
     const game = await start({ meterProvider: provider, ledger });
     await playRound(game);
-    await game.lightning.audit(); // the wallet's first reading: cover is known from here
-    const balances = await game.lightning.balances();
+    await game.lightning.books.audit(); // the wallet's first reading: cover is known from here
+    const balances = await game.lightning.books.balances();
 
     ledger.reads = { unknowns: 0, balances: 0, held: 0, openCount: 0 };
     const all = await collect(reader);
@@ -236,8 +236,8 @@ describe('metrics through the OpenTelemetry API (issue 24)', function () {
     let all = await collect(reader);
     expect(total(metric(all, 'lightning.payouts.held', '{payout}'))).to.equal(2);
     expect(total(metric(all, 'lightning.intents.open', '{intent}'))).to.equal(3);
-    const [first] = await game.lightning.held();
-    await game.lightning.reject(first?.id as string, 'ann', 'too much');
+    const [first] = await game.lightning.operator.held();
+    await game.lightning.operator.reject(first?.id as string, 'ann', 'too much');
     all = await collect(reader);
     expect(total(metric(all, 'lightning.payouts.held', '{payout}'))).to.equal(1);
     expect(total(metric(all, 'lightning.intents.open', '{intent}'))).to.equal(2);
@@ -257,7 +257,7 @@ describe('metrics through the OpenTelemetry API (issue 24)', function () {
     await game.lightning
       .reward({ playerId: 'alice', amountMsat: 21_000, description: 'x' })
       .catch(() => {});
-    expect(game.lightning.paused).to.not.equal(null);
+    expect(game.lightning.operator.paused).to.not.equal(null);
     const all = await collect(reader);
     expect(total(metric(all, 'lightning.payouts.paused', '{state}'))).to.equal(1);
     expect(total(metric(all, 'lightning.intents.unknown', '{intent}'))).to.equal(1);
@@ -289,7 +289,7 @@ describe('metrics through the OpenTelemetry API (issue 24)', function () {
     const game = await start({ ledger });
     expect(channel(REQUEST_CHANNEL).hasSubscribers).to.equal(false);
     const { open } = await playRound(game);
-    expect((await game.lightning.ledger.get(open.id))?.status).to.equal('pending');
+    expect((await game.lightning.books.ledger.get(open.id))?.status).to.equal('pending');
     expect(channel(REQUEST_CHANNEL).hasSubscribers).to.equal(false);
     // Nothing but the game's own calls read the unknowns (the audit and alerts are off).
     expect(ledger.reads.unknowns).to.equal(0);

@@ -73,12 +73,17 @@ describe('the operator: actions through the engine, each a line in the operator 
     await room.plugins.lightning
       .reward(serverClient(room, alice), { amountMsat: 30_000, description: 'win' })
       .catch(() => {});
-    const [unknown] = await game.lightning.unknowns();
+    const [unknown] = await game.lightning.operator.unknowns();
     const id = unknown?.id as string;
     expect(unknown?.status).to.equal('unknown');
     const before = room.state.lightning.rewards.get(id)?.status;
 
-    const resolved = await game.lightning.resolve(id, 'failed', 'voided on the dashboard', 'ann');
+    const resolved = await game.lightning.operator.resolve(
+      id,
+      'failed',
+      'voided on the dashboard',
+      'ann',
+    );
     expect(resolved.status).to.equal('failed');
     expect(resolved.history.at(-1)?.note).to.equal(
       'resolved by operator ann: voided on the dashboard',
@@ -89,7 +94,7 @@ describe('the operator: actions through the engine, each a line in the operator 
       5_000,
       `the room's entry (was ${before}) follows`,
     );
-    const log = await game.lightning.operatorLog();
+    const log = await game.lightning.operator.log();
     expect(log.actions.map(gist)).to.deep.equal([
       {
         by: 'ann',
@@ -104,13 +109,13 @@ describe('the operator: actions through the engine, each a line in the operator 
 
     // Not unknown any more: refused, nothing recorded, nothing fired.
     const again = await refusal(
-      game.lightning.resolve(id, 'completed', 'second thoughts', 'ann'),
+      game.lightning.operator.resolve(id, 'completed', 'second thoughts', 'ann'),
       OperatorRefusedError,
     );
     expect(again).to.be.instanceOf(InvalidArgumentError);
     expect(again.code).to.equal('LN_OPERATOR_REFUSED');
-    await refusal(game.lightning.resolve(id, 'failed', 'x', ' '), InvalidArgumentError);
-    expect((await game.lightning.operatorLog()).actions).to.have.length(1);
+    await refusal(game.lightning.operator.resolve(id, 'failed', 'x', ' '), InvalidArgumentError);
+    expect((await game.lightning.operator.log()).actions).to.have.length(1);
     expect(settled).to.have.length(1);
   });
 
@@ -125,10 +130,14 @@ describe('the operator: actions through the engine, each a line in the operator 
     await game.lightning
       .reward({ playerId: 'bob', amountMsat: 30_000, description: 'x' })
       .catch(() => {});
-    const [unknown] = await game.lightning.unknowns();
-    const resolved = await game.lightning.resolve(unknown?.id as string, 'expired', 'gone');
+    const [unknown] = await game.lightning.operator.unknowns();
+    const resolved = await game.lightning.operator.resolve(
+      unknown?.id as string,
+      'expired',
+      'gone',
+    );
     expect(resolved.history.at(-1)?.note).to.equal('resolved by operator: gone');
-    const [line] = (await game.lightning.operatorLog({ intentId: unknown?.id })).actions;
+    const [line] = (await game.lightning.operator.log({ intentId: unknown?.id })).actions;
     expect(line?.by).to.equal('unnamed operator');
   });
 
@@ -137,7 +146,7 @@ describe('the operator: actions through the engine, each a line in the operator 
     const pauses: PayoutPause[] = [];
     game.lightning.on('paused', (p) => pauses.push(p));
 
-    const paused = await game.lightning.pause('ann', 'wallet top-up');
+    const paused = await game.lightning.operator.pause('ann', 'wallet top-up');
     expect(gist(paused)).to.deep.equal({
       by: 'ann',
       action: 'pause',
@@ -147,7 +156,7 @@ describe('the operator: actions through the engine, each a line in the operator 
       after: 'paused',
       note: 'wallet top-up',
     });
-    expect(game.lightning.paused).to.include({
+    expect(game.lightning.operator.paused).to.include({
       cause: 'operator',
       by: 'ann',
       reason: 'wallet top-up',
@@ -161,34 +170,34 @@ describe('the operator: actions through the engine, each a line in the operator 
       PayoutsPausedError,
     );
     expect(game.emulator.control.withdrawalRequests()).to.deep.equal([]);
-    await refusal(game.lightning.pause('bo', 'again'), OperatorRefusedError);
+    await refusal(game.lightning.operator.pause('bo', 'again'), OperatorRefusedError);
     expect(pauses).to.have.length(1);
 
-    const resumed = await game.lightning.resume('bo');
+    const resumed = await game.lightning.operator.resume('bo');
     expect(gist(resumed)).to.include({ by: 'bo', before: 'paused (operator)', after: 'running' });
-    expect(game.lightning.paused).to.equal(null);
-    await refusal(game.lightning.resume('bo'), OperatorRefusedError);
-    await refusal(game.lightning.pause('', 'x'), InvalidArgumentError);
+    expect(game.lightning.operator.paused).to.equal(null);
+    await refusal(game.lightning.operator.resume('bo'), OperatorRefusedError);
+    await refusal(game.lightning.operator.pause('', 'x'), InvalidArgumentError);
     const reward = await room.plugins.lightning.reward(serverClient(room, alice), {
       amountMsat: 21_000,
       description: 'x',
     });
     expect(reward.status).to.equal('pending');
-    expect((await game.lightning.operatorLog()).actions.map((a) => a.action)).to.deep.equal([
+    expect((await game.lightning.operator.log()).actions.map((a) => a.action)).to.deep.equal([
       'pause',
       'resume',
     ]);
     // The old resume() still lifts a pause: at once here, and the ledger's after it, its line
     // naming no one.
-    await game.lightning.pause('ann', 'again');
-    game.lightning.resume();
-    expect(game.lightning.paused).to.equal(null);
+    await game.lightning.operator.pause('ann', 'again');
+    game.lightning.operator.resume();
+    expect(game.lightning.operator.paused).to.equal(null);
     await eventually(
-      async () => (await game.lightning.ledger.payoutPause()) === null,
+      async () => (await game.lightning.books.ledger.payoutPause()) === null,
       5_000,
       "the ledger's pause lifted",
     );
-    expect((await game.lightning.operatorLog()).actions.map(gist).at(-1)).to.include({
+    expect((await game.lightning.operator.log()).actions.map(gist).at(-1)).to.include({
       action: 'resume',
       by: 'unnamed operator',
     });
@@ -206,24 +215,40 @@ describe('the operator: actions through the engine, each a line in the operator 
     const pauses: PayoutPause[] = [];
     two.lightning.on('paused', (p) => pauses.push(p));
 
-    await one.lightning.pause('ann', 'incident');
-    await eventually(() => two.lightning.paused !== null, 5_000, 'the other process pauses');
-    expect(two.lightning.paused).to.include({ cause: 'operator', by: 'ann', reason: 'incident' });
+    await one.lightning.operator.pause('ann', 'incident');
+    await eventually(
+      () => two.lightning.operator.paused !== null,
+      5_000,
+      'the other process pauses',
+    );
+    expect(two.lightning.operator.paused).to.include({
+      cause: 'operator',
+      by: 'ann',
+      reason: 'incident',
+    });
     expect(pauses).to.have.length(1);
     await refusal(
       two.lightning.reward({ playerId: 'alice', amountMsat: 21_000, description: 'x' }),
       PayoutsPausedError,
     );
     // Another operator, in the other process: refused, the pause holds.
-    await refusal(two.lightning.pause('bo', 'me too'), OperatorRefusedError);
+    await refusal(two.lightning.operator.pause('bo', 'me too'), OperatorRefusedError);
     // A process that starts now starts paused.
     const three = await startGame({ empty: Empty }, { ledger: store, emulator });
     owned.push({ close: () => three.stop() });
-    expect(three.lightning.paused).to.include({ cause: 'operator', by: 'ann' });
+    expect(three.lightning.operator.paused).to.include({ cause: 'operator', by: 'ann' });
 
-    await two.lightning.resume('bo');
-    await eventually(() => one.lightning.paused === null, 5_000, 'the first process resumes');
-    await eventually(() => three.lightning.paused === null, 5_000, 'the third process resumes');
+    await two.lightning.operator.resume('bo');
+    await eventually(
+      () => one.lightning.operator.paused === null,
+      5_000,
+      'the first process resumes',
+    );
+    await eventually(
+      () => three.lightning.operator.paused === null,
+      5_000,
+      'the third process resumes',
+    );
     expect(emulator.control.withdrawalRequests()).to.deep.equal([]);
     const reward = await one.lightning.reward({
       playerId: 'alice',
@@ -231,10 +256,12 @@ describe('the operator: actions through the engine, each a line in the operator 
       description: 'x',
     });
     expect(reward.status).to.equal('pending');
-    expect((await one.lightning.operatorLog()).actions.map((a) => [a.action, a.by])).to.deep.equal([
-      ['pause', 'ann'],
-      ['resume', 'bo'],
-    ]);
+    expect((await one.lightning.operator.log()).actions.map((a) => [a.action, a.by])).to.deep.equal(
+      [
+        ['pause', 'ann'],
+        ['resume', 'bo'],
+      ],
+    );
   });
 
   it('reissue: a shown payout that expired unclaimed is issued again once, from house:unclaimed, into the room', async () => {
@@ -252,10 +279,10 @@ describe('the operator: actions through the engine, each a line in the operator 
       seats: 1,
     });
     const entered = await match.enter(serverClient(room, alice));
-    const fee = await game.lightning.ledger.get(entered.entry.id);
+    const fee = await game.lightning.books.ledger.get(entered.entry.id);
     expect(emulator.control.payStaticCharge(fee?.remoteId as string).status).to.equal('OK');
     await eventually(
-      async () => (await game.lightning.match(match.id)).funded,
+      async () => (await game.lightning.matches.get(match.id)).funded,
       5_000,
       'the fee paid',
     );
@@ -267,20 +294,20 @@ describe('the operator: actions through the engine, each a line in the operator 
       'the code on screen',
     );
     // Never reissued while it can still be claimed.
-    await refusal(game.lightning.reissue(payoutId, 'ann'), OperatorRefusedError);
+    await refusal(game.lightning.operator.reissue(payoutId, 'ann'), OperatorRefusedError);
 
     clock.advance(601_000); // the service expires the request; its callback ends the payout
     await eventually(
-      async () => (await game.lightning.ledger.get(payoutId))?.status === 'expired',
+      async () => (await game.lightning.books.ledger.get(payoutId))?.status === 'expired',
       5_000,
       'the payout expired',
     );
-    expect(await game.lightning.ledger.balances(['house:unclaimed'])).to.deep.equal([
+    expect(await game.lightning.books.ledger.balances(['house:unclaimed'])).to.deep.equal([
       { account: 'house:unclaimed', unit: 'msats', balance: '25000' },
     ]);
     const settledBefore = settled.length;
 
-    const attempt = await game.lightning.reissue(payoutId, 'ann');
+    const attempt = await game.lightning.operator.reissue(payoutId, 'ann');
     expect(attempt.id).to.equal(`${payoutId}:2`);
     expect(attempt).to.include({ status: 'pending', playerId: 'alice', amount: '25000' });
     await eventually(
@@ -290,15 +317,15 @@ describe('the operator: actions through the engine, each a line in the operator 
     );
     expect(settled.length, 'nothing settled by the reissue').to.equal(settledBefore);
     expect(
-      await game.lightning.ledger.balances(['house:unclaimed', `escrow:${match.id}`]),
+      await game.lightning.books.ledger.balances(['house:unclaimed', `escrow:${match.id}`]),
     ).to.deep.equal([
       { account: 'house:unclaimed', unit: 'msats', balance: '0' },
       { account: `escrow:${match.id}`, unit: 'msats', balance: '0' },
     ]);
-    expect((await game.lightning.claims('alice')).map((c) => c.intentId)).to.deep.equal([
+    expect((await game.lightning.books.claims('alice')).map((c) => c.intentId)).to.deep.equal([
       attempt.id,
     ]);
-    const log = await game.lightning.operatorLog({ playerId: 'alice' });
+    const log = await game.lightning.operator.log({ playerId: 'alice' });
     expect(log.actions.map(gist)).to.deep.equal([
       {
         by: 'ann',
@@ -312,16 +339,19 @@ describe('the operator: actions through the engine, each a line in the operator 
     ]);
 
     // Once: neither the old attempt again, nor the new one when it expires in turn.
-    await refusal(game.lightning.reissue(payoutId, 'bo'), OperatorRefusedError);
+    await refusal(game.lightning.operator.reissue(payoutId, 'bo'), OperatorRefusedError);
     clock.advance(601_000);
     await eventually(
-      async () => (await game.lightning.ledger.get(attempt.id))?.status === 'expired',
+      async () => (await game.lightning.books.ledger.get(attempt.id))?.status === 'expired',
       5_000,
       'the new code expired',
     );
-    const second = await refusal(game.lightning.reissue(attempt.id, 'bo'), OperatorRefusedError);
+    const second = await refusal(
+      game.lightning.operator.reissue(attempt.id, 'bo'),
+      OperatorRefusedError,
+    );
     expect(second.message).to.match(/once already/);
-    expect((await game.lightning.operatorLog()).actions).to.have.length(1);
+    expect((await game.lightning.operator.log()).actions).to.have.length(1);
   });
 
   it('reissue refuses a claimed payout, a code never shown, and what is no payout', async () => {
@@ -334,17 +364,17 @@ describe('the operator: actions through the engine, each a line in the operator 
       reconciler: { intervalMs: 20 },
       api: { timeoutMs: 300, maxRetries: 0 },
     });
-    const match = await game.lightning.openMatch({
+    const match = await game.lightning.matches.open({
       entryFeeMsat: 25_000,
       claimExpiresIn: 600,
       players: ['alice', 'bob'],
     });
     for (const playerId of ['alice', 'bob']) {
-      const fee = await game.lightning.enterMatch({ matchId: match.id, playerId });
+      const fee = await game.lightning.matches.enter({ matchId: match.id, playerId });
       expect(emulator.control.payStaticCharge(fee.remoteId as string).status).to.equal('OK');
     }
     await eventually(
-      async () => (await game.lightning.match(match.id)).funded,
+      async () => (await game.lightning.matches.get(match.id)).funded,
       5_000,
       'the fees paid',
     );
@@ -356,38 +386,38 @@ describe('the operator: actions through the engine, each a line in the operator 
       mode: 'process-then-destroy',
       times: 1,
     });
-    const decided = await game.lightning.settleMatch(match.id, { alice: 1, bob: 1 });
+    const decided = await game.lightning.matches.settle(match.id, { alice: 1, bob: 1 });
     const [lost, bobs] = decided.payouts;
     expect(lost?.status).to.equal('unknown');
-    const bobPayout = await game.lightning.ledger.get(bobs?.intentId as string);
+    const bobPayout = await game.lightning.books.ledger.get(bobs?.intentId as string);
     expect(emulator.control.claimWithdrawal(bobPayout?.remoteId as string).status).to.equal('OK');
     clock.advance(601_000);
     await eventually(
-      async () => (await game.lightning.match(match.id)).payouts.length === 3,
+      async () => (await game.lightning.matches.get(match.id)).payouts.length === 3,
       5_000,
       "alice's payout issued again by the match",
     );
     await eventually(
       async () =>
-        (await game.lightning.ledger.get(bobPayout?.id as string))?.status === 'completed',
+        (await game.lightning.books.ledger.get(bobPayout?.id as string))?.status === 'completed',
       5_000,
       "bob's code claimed",
     );
 
     const unshown = await refusal(
-      game.lightning.reissue(lost?.intentId as string, 'ann'),
+      game.lightning.operator.reissue(lost?.intentId as string, 'ann'),
       OperatorRefusedError,
     );
     expect(unshown.message).to.match(/never shown/);
     const claimed = await refusal(
-      game.lightning.reissue(bobPayout?.id as string, 'ann'),
+      game.lightning.operator.reissue(bobPayout?.id as string, 'ann'),
       OperatorRefusedError,
     );
     expect(claimed.message).to.match(/completed/);
-    await refusal(game.lightning.reissue(match.id, 'ann'), OperatorRefusedError);
-    await refusal(game.lightning.reissue('no-such-intent', 'ann'), OperatorRefusedError);
-    await refusal(game.lightning.reissue(match.id, ''), InvalidArgumentError);
-    expect((await game.lightning.operatorLog()).actions).to.deep.equal([]);
+    await refusal(game.lightning.operator.reissue(match.id, 'ann'), OperatorRefusedError);
+    await refusal(game.lightning.operator.reissue('no-such-intent', 'ann'), OperatorRefusedError);
+    await refusal(game.lightning.operator.reissue(match.id, ''), InvalidArgumentError);
+    expect((await game.lightning.operator.log()).actions).to.deep.equal([]);
   });
 
   it('block: every money helper of the player refuses before anything is recorded or sent, in the room too, until unblock', async () => {
@@ -398,7 +428,7 @@ describe('the operator: actions through the engine, each a line in the operator 
       description: 'before the block',
     });
 
-    const line = await game.lightning.block('alice', 'ann', 'chargebacks');
+    const line = await game.lightning.operator.block('alice', 'ann', 'chargebacks');
     expect(gist(line)).to.deep.equal({
       by: 'ann',
       action: 'block',
@@ -410,7 +440,7 @@ describe('the operator: actions through the engine, each a line in the operator 
     });
     const requests = game.emulator.control.withdrawalRequests().length;
     const charges = game.emulator.control.staticCharges().length;
-    const match = await game.lightning.openMatch({ entryFeeMsat: 25_000 });
+    const match = await game.lightning.matches.open({ entryFeeMsat: 25_000 });
     const calls: [string, Promise<unknown>][] = [
       [
         'room reward',
@@ -452,7 +482,7 @@ describe('the operator: actions through the engine, each a line in the operator 
           amountMsat: 21_000,
         }),
       ],
-      ['enter', game.lightning.enterMatch({ matchId: match.id, playerId: 'alice' })],
+      ['enter', game.lightning.matches.enter({ matchId: match.id, playerId: 'alice' })],
     ];
     for (const [what, call] of calls) {
       const err = await refusal(call, PlayerBlockedError);
@@ -461,11 +491,11 @@ describe('the operator: actions through the engine, each a line in the operator 
     }
     expect(game.emulator.control.withdrawalRequests()).to.have.length(requests);
     expect(game.emulator.control.staticCharges()).to.have.length(charges);
-    expect((await game.lightning.ledger.openByPlayer('alice')).map((i) => i.id)).to.deep.equal([
-      held.id,
-    ]);
+    expect(
+      (await game.lightning.books.ledger.openByPlayer('alice')).map((i) => i.id),
+    ).to.deep.equal([held.id]);
     // Her open code stays valid; bob is not blocked.
-    const heldIntent = await game.lightning.ledger.get(held.id);
+    const heldIntent = await game.lightning.books.ledger.get(held.id);
     expect(game.emulator.control.claimWithdrawal(heldIntent?.remoteId as string).status).to.equal(
       'OK',
     );
@@ -480,41 +510,42 @@ describe('the operator: actions through the engine, each a line in the operator 
     });
     expect(bobs.status).to.equal('pending');
 
-    await refusal(game.lightning.block('alice', 'bo', 'twice'), OperatorRefusedError);
-    await refusal(game.lightning.block('', 'ann', 'nobody'), InvalidArgumentError);
-    await refusal(game.lightning.block('carol', '', 'no name'), InvalidArgumentError);
-    await refusal(game.lightning.block('carol', 'ann', ''), InvalidArgumentError);
+    await refusal(game.lightning.operator.block('alice', 'bo', 'twice'), OperatorRefusedError);
+    await refusal(game.lightning.operator.block('', 'ann', 'nobody'), InvalidArgumentError);
+    await refusal(game.lightning.operator.block('carol', '', 'no name'), InvalidArgumentError);
+    await refusal(game.lightning.operator.block('carol', 'ann', ''), InvalidArgumentError);
 
-    const lifted = await game.lightning.unblock('alice', 'bo');
+    const lifted = await game.lightning.operator.unblock('alice', 'bo');
     expect(gist(lifted)).to.include({
       action: 'unblock',
       before: 'blocked',
       after: 'unblocked',
       by: 'bo',
     });
-    await refusal(game.lightning.unblock('alice', 'bo'), OperatorRefusedError);
+    await refusal(game.lightning.operator.unblock('alice', 'bo'), OperatorRefusedError);
     const again = await room.plugins.lightning.reward(serverClient(room, alice), {
       amountMsat: 21_000,
       description: 'after',
     });
     expect(again.status).to.equal('pending');
-    const log = await game.lightning.operatorLog({ playerId: 'alice' });
+    const log = await game.lightning.operator.log({ playerId: 'alice' });
     expect(log.actions.map((a) => [a.action, a.by])).to.deep.equal([
       ['block', 'ann'],
       ['unblock', 'bo'],
     ]);
   });
 
-  it('operatorLog pages oldest first and refuses a bad query', async () => {
+  it('operator.log pages oldest first and refuses a bad query', async () => {
     const { game } = await arena();
-    for (const player of ['p1', 'p2', 'p3']) await game.lightning.block(player, 'ann', 'test');
-    const first = await game.lightning.operatorLog({ limit: 2 });
+    for (const player of ['p1', 'p2', 'p3'])
+      await game.lightning.operator.block(player, 'ann', 'test');
+    const first = await game.lightning.operator.log({ limit: 2 });
     expect(first.actions.map((a) => a.playerId)).to.deep.equal(['p1', 'p2']);
-    const rest = await game.lightning.operatorLog({ limit: 2, after: first.next as string });
+    const rest = await game.lightning.operator.log({ limit: 2, after: first.next as string });
     expect(rest).to.deep.include({ next: null });
     expect(rest.actions.map((a) => a.playerId)).to.deep.equal(['p3']);
     for (const bad of [{ limit: 0 }, { after: 'x' }, { extra: 1 }, 'all']) {
-      await refusal(game.lightning.operatorLog(bad as never), InvalidArgumentError);
+      await refusal(game.lightning.operator.log(bad as never), InvalidArgumentError);
     }
   });
 });

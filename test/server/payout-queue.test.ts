@@ -89,14 +89,14 @@ describe('the payout queue: a settle with many winners drains at the rate, once 
     emulator.control.setRateLimit(SERVICE_LIMIT);
     const from = Date.now();
 
-    const decided = await settler.settleMatch(paid.matchId, paid.shares);
+    const decided = await settler.matches.settle(paid.matchId, paid.shares);
     expect(decided.status).to.equal('settling');
     expect(decided.total).to.equal(200);
     expect(decided.payouts).to.have.length(200);
     // Each recorded at once as queued (its history starts there), sent later in its turn: how
     // far the queue got by the time settle returned is a bench row, not an outcome.
     for (const payout of decided.payouts) {
-      const intent = await settler.ledger.get(payout.intentId);
+      const intent = await settler.books.ledger.get(payout.intentId);
       expect(intent?.history[0]?.to, payout.intentId).to.equal('queued');
     }
 
@@ -107,7 +107,7 @@ describe('the payout queue: a settle with many winners drains at the rate, once 
         return `the match settles (${progress.at(-1)?.made ?? 0} of 200 made)`;
       },
     );
-    const view = await settler.match(paid.matchId);
+    const view = await settler.matches.get(paid.matchId);
     expect(view).to.include({ status: 'settled', made: 200, total: 200 });
     expect(view.payouts.every((p) => p.status === 'pending')).to.equal(true);
     // Progress, as often as it is told on the way (a bench row says how often), never backwards.
@@ -124,7 +124,9 @@ describe('the payout queue: a settle with many winners drains at the rate, once 
       .map((r) => r.at);
     expect(times).to.have.length(200);
     expect(overLimit(times, SERVICE_LIMIT)).to.equal(null);
-    expect(await settler.ledger.balances([`escrow:${paid.matchId}`, 'inflight'])).to.deep.equal([
+    expect(
+      await settler.books.ledger.balances([`escrow:${paid.matchId}`, 'inflight']),
+    ).to.deep.equal([
       { account: `escrow:${paid.matchId}`, unit: 'msats', balance: '0' },
       { account: 'inflight', unit: 'msats', balance: '0' },
     ]);
@@ -145,9 +147,9 @@ describe('the payout queue: a settle with many winners drains at the rate, once 
       processes.push(p);
     }
     emulator.control.setRateLimit(SERVICE_LIMIT);
-    await processes[0]?.settleMatch(paid.matchId, paid.shares);
+    await processes[0]?.matches.settle(paid.matchId, paid.shares);
     await eventually(
-      async () => (await setup.match(paid.matchId)).status === 'settled',
+      async () => (await setup.matches.get(paid.matchId)).status === 'settled',
       20_000,
       'the match settles',
     );

@@ -89,7 +89,7 @@ describe('the payout queue: a process killed mid-drain', function () {
       async () => {
         const sent = requests().length;
         if (sent < 3) return false;
-        const view = await setup.match(paid.matchId);
+        const view = await setup.matches.get(paid.matchId);
         return view.made === sent;
       },
       15_000,
@@ -100,12 +100,12 @@ describe('the payout queue: a process killed mid-drain', function () {
     // The crash left the match part paid: still settling, some payouts for the survivor to send.
     const byChild = requests().length;
     expect(byChild).to.be.at.least(3);
-    expect(await setup.match(paid.matchId)).to.include({ status: 'settling', total: 20 });
+    expect(await setup.matches.get(paid.matchId)).to.include({ status: 'settling', total: 20 });
 
     const survivor = processOn(schema, 2012, true);
     await survivor.ready();
     await eventually(
-      async () => (await survivor.match(paid.matchId)).status === 'settled',
+      async () => (await survivor.matches.get(paid.matchId)).status === 'settled',
       15_000,
       'the survivor finishes the match',
     );

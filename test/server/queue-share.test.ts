@@ -68,9 +68,9 @@ describe('the payout queue is claimed in its own share, beside the re-reads due 
     );
     expect(intents.map((i) => i.status)).to.deep.equal(Array(5).fill('queued'));
 
-    await game.reconciler.runOnce();
+    await game.operator.reconciler.runOnce();
 
-    const after = await Promise.all(intents.map((i) => game.ledger.get(i.id)));
+    const after = await Promise.all(intents.map((i) => game.books.ledger.get(i.id)));
     expect(after.map((i) => i?.status)).to.deep.equal(Array(5).fill('pending'));
     const sent = emulator.control.withdrawalRequests().map((w) => w.internalId);
     for (let i = 0; i < 5; i++) expect(sent).to.include(`winner-${i}`);

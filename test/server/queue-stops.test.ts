@@ -86,7 +86,7 @@ describe('the payout queue stops at once: a pause, a blocked player', function (
     const onRequest = (message: unknown) => {
       const event = message as RequestEvent;
       if (event.operation !== 'withdrawalRequests.create' || event.outcome !== 'ok') return;
-      if (++answered === 10) pausing = other.pause('ops', 'checking the wallet');
+      if (++answered === 10) pausing = other.operator.pause('ops', 'checking the wallet');
     };
     subscribe(REQUEST_CHANNEL, onRequest);
     try {
@@ -96,7 +96,8 @@ describe('the payout queue stops at once: a pause, a blocked player', function (
       unsubscribe(REQUEST_CHANNEL, onRequest);
     }
     const pausedAt = Date.now();
-    const read = () => Promise.all(intents.map(async (i) => (await drainer.ledger.get(i.id)) ?? i));
+    const read = () =>
+      Promise.all(intents.map(async (i) => (await drainer.books.ledger.get(i.id)) ?? i));
     // The drainer goes on claiming while paused: wait until it has put some off (due again long
     // after the pause, not sent), and until every drain under way has ended: none is left
     // between its move and its answer, none holds a lease.
@@ -134,7 +135,7 @@ describe('the payout queue stops at once: a pause, a blocked player', function (
     expect(intents.filter((i) => i.status === 'failed')).to.deep.equal([]);
 
     // Resumed, the queue goes on.
-    await drainer.resume('ops');
+    await drainer.operator.resume('ops');
     await eventually(() => posts() > moved.length, 20_000, 'the queue drains again');
   });
 
@@ -156,22 +157,22 @@ describe('the payout queue stops at once: a pause, a blocked player', function (
       { playerId: 'mallory', amountMsat: 10_000, description: 'prize' },
       { playerId: 'alice', amountMsat: 10_000, description: 'prize' },
     ]);
-    await game.block('mallory', 'ops', 'chargeback fraud');
-    await game.reconciler.runOnce();
+    await game.operator.block('mallory', 'ops', 'chargeback fraud');
+    await game.operator.reconciler.runOnce();
 
-    const [mallory, alice] = await Promise.all(intents.map((i) => game.ledger.get(i.id)));
+    const [mallory, alice] = await Promise.all(intents.map((i) => game.books.ledger.get(i.id)));
     expect(mallory?.status).to.equal('failed');
     expect(mallory?.history.map((h) => h.to)).to.deep.equal(['queued', 'failed']);
     expect(alice?.status, alice?.error ?? '').to.equal('pending');
     expect(emulator.control.withdrawalRequests().map((w) => w.internalId)).to.deep.equal(['alice']);
-    expect(await game.claims('mallory')).to.deep.equal([]);
-    const log = await game.operatorLog({ playerId: 'mallory' });
+    expect(await game.books.claims('mallory')).to.deep.equal([]);
+    const log = await game.operator.log({ playerId: 'mallory' });
     expect(log.actions.map((a) => [a.action, a.intentId, a.before, a.after])).to.deep.equal([
       ['block', null, 'unblocked', 'blocked'],
       ['reject', mallory?.id, 'queued', 'failed'],
     ]);
     // The game's own reward went back to the game: nothing is left in flight.
-    expect(await game.ledger.balances(['inflight', 'claimable:mallory'])).to.deep.equal([
+    expect(await game.books.ledger.balances(['inflight', 'claimable:mallory'])).to.deep.equal([
       { account: 'inflight', unit: 'msats', balance: '0' },
       { account: 'claimable:mallory', unit: 'msats', balance: '0' },
     ]);

@@ -100,7 +100,7 @@ describe('the game’s outbound rate', function () {
       'the burst sent, the rest waiting for a token',
     );
     const recorded = (
-      await Promise.all(players.map((p) => lightning.ledger.openByPlayer(p)))
+      await Promise.all(players.map((p) => lightning.books.ledger.openByPlayer(p)))
     ).flat();
     expect(recorded, 'recorded: the two with a token').to.have.length(2);
     // Time moves a token at a time: each waiting payout is recorded only once it has its token.

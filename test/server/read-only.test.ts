@@ -1,5 +1,5 @@
 /**
- * The public face reads (issue 23, finding 2): `lightning.ledger` hands a game the ledger's
+ * The public face reads (issue 23, finding 2): `lightning.books.ledger` hands a game the ledger's
  * reads and nothing that writes, so that no move skips the engine's events, journal and rooms.
  */
 import { Room } from '@colyseus/core';
@@ -8,7 +8,7 @@ import { type Game, startGame } from '../support/game.js';
 
 class EmptyRoom extends Room {}
 
-describe('server: lightning.ledger only reads', () => {
+describe('server: lightning.books.ledger only reads', () => {
   let game: Game;
   afterEach(async () => game?.stop());
 
@@ -19,7 +19,7 @@ describe('server: lightning.ledger only reads', () => {
       amountMsat: 20_000,
       description: 'x',
     });
-    const view = game.lightning.ledger as unknown as Record<string, unknown>;
+    const view = game.lightning.books.ledger as unknown as Record<string, unknown>;
     expect(Object.keys(view).sort()).to.deep.equal([
       'balances',
       'byGroup',
@@ -57,11 +57,11 @@ describe('server: lightning.ledger only reads', () => {
     }).to.throw(TypeError);
 
     // The reads answer from the store the engine writes.
-    expect((await game.lightning.ledger.get(reward.id))?.status).to.equal('pending');
-    expect((await game.lightning.ledger.openByPlayer('p')).map((i) => i.id)).to.deep.equal([
+    expect((await game.lightning.books.ledger.get(reward.id))?.status).to.equal('pending');
+    expect((await game.lightning.books.ledger.openByPlayer('p')).map((i) => i.id)).to.deep.equal([
       reward.id,
     ]);
-    const { entries } = await game.lightning.ledger.journal({ intentId: reward.id });
+    const { entries } = await game.lightning.books.ledger.journal({ intentId: reward.id });
     expect(entries.length).to.be.greaterThan(0);
   });
 });

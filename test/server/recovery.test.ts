@@ -47,7 +47,7 @@ async function openIntentOf(game: Game, playerId: string): Promise<Intent> {
   let found: Intent | undefined;
   await eventually(
     async () => {
-      found = (await game.lightning.ledger.openByPlayer(playerId))[0];
+      found = (await game.lightning.books.ledger.openByPlayer(playerId))[0];
       return found !== undefined;
     },
     5000,
@@ -94,11 +94,11 @@ describe('recovery: money is never lost', function () {
     expect(creating.nextCheckAt).to.equal(creating.createdAt + 30_000);
 
     clock.advance(29_000);
-    await game.lightning.reconciler.runOnce();
-    expect((await game.lightning.ledger.get(creating.id))?.status).to.equal('creating');
+    await game.lightning.operator.reconciler.runOnce();
+    expect((await game.lightning.books.ledger.get(creating.id))?.status).to.equal('creating');
     clock.advance(1_000);
-    await game.lightning.reconciler.runOnce();
-    const now = await game.lightning.ledger.get(creating.id);
+    await game.lightning.operator.reconciler.runOnce();
+    const now = await game.lightning.books.ledger.get(creating.id);
     expect(now?.status).to.equal('unknown');
     expect(unknown.map((i) => i.id)).to.deep.equal([creating.id]);
     // It is due again when it can be called expired: its deadline plus the margin.
@@ -106,7 +106,7 @@ describe('recovery: money is never lost', function () {
     // The service goes away, which ends the hung call; the intent stays where the check put it.
     await game.emulator.close();
     expect(await call).to.be.instanceOf(AmbiguousResultError);
-    expect((await game.lightning.ledger.get(creating.id))?.status).to.equal('unknown');
+    expect((await game.lightning.books.ledger.get(creating.id))?.status).to.equal('unknown');
   });
 
   it('a verified callback moves a creating intent at once; the late answer reads what won', async () => {
@@ -136,7 +136,7 @@ describe('recovery: money is never lost', function () {
     const answer = await call;
     expect(answer).to.include({ id: creating.id, status: 'completed' });
     expect(settled).to.have.length(1);
-    const history = (await game.lightning.ledger.get(creating.id))?.history.map((h) => h.to);
+    const history = (await game.lightning.books.ledger.get(creating.id))?.history.map((h) => h.to);
     expect(history).to.deep.equal(['creating', 'pending', 'completed']);
   });
 
@@ -154,7 +154,7 @@ describe('recovery: money is never lost', function () {
     const call = game.lightning.reward({ playerId: 'late', amountMsat: 30_000, description: 'x' });
     const creating = await openIntentOf(game, 'late');
     clock.advance(30_000);
-    await game.lightning.reconciler.runOnce();
+    await game.lightning.operator.reconciler.runOnce();
     expect(unknown.map((i) => i.id)).to.deep.equal([creating.id]);
 
     const answered = await call;
@@ -178,22 +178,24 @@ describe('recovery: money is never lost', function () {
       .reward({ playerId: 'p', amountMsat: 30_000, description: 'x', expiresIn: 600 })
       .catch((err: unknown) => err);
     expect(failed).to.be.instanceOf(AmbiguousResultError);
-    const [intent] = await game.lightning.unknowns();
+    const [intent] = await game.lightning.operator.unknowns();
     expect(intent).to.include({ status: 'unknown', code: null });
     expect(intent?.nextCheckAt).to.equal((intent?.expiresAt as number) + 60_000);
 
     // Before the deadline (plus its margin) it stays unknown: a callback may still prove it.
     clock.advance(600_000);
-    await game.lightning.reconciler.runOnce();
-    expect((await game.lightning.ledger.get(intent?.id as string))?.status).to.equal('unknown');
+    await game.lightning.operator.reconciler.runOnce();
+    expect((await game.lightning.books.ledger.get(intent?.id as string))?.status).to.equal(
+      'unknown',
+    );
     clock.advance(60_000);
-    await game.lightning.reconciler.runOnce();
-    await game.lightning.reconciler.runOnce();
-    const ended = await game.lightning.ledger.get(intent?.id as string);
+    await game.lightning.operator.reconciler.runOnce();
+    await game.lightning.operator.reconciler.runOnce();
+    const ended = await game.lightning.books.ledger.get(intent?.id as string);
     expect(ended?.status).to.equal('expired');
     expect(ended?.history.at(-1)?.note).to.match(/never given to anyone.*deadline has passed/);
     expect(settled.map((i) => i.id)).to.deep.equal([intent?.id]);
-    expect(await game.lightning.unknowns()).to.deep.equal([]);
+    expect(await game.lightning.operator.unknowns()).to.deep.equal([]);
     // Nothing was sent twice.
     expect(game.emulator.control.count('POST', '/v0/withdrawal-requests')).to.equal(1);
   });
@@ -230,7 +232,7 @@ describe('recovery: money is never lost', function () {
       amountMsat: 40_000,
       description: 'x',
     });
-    const before = await game.lightning.ledger.get(reward.id);
+    const before = await game.lightning.books.ledger.get(reward.id);
     for (let i = 0; i < 8; i++) {
       const res = await request(game.callbackUrl(reward.callbackToken as string), {
         method: 'POST',
@@ -240,7 +242,7 @@ describe('recovery: money is never lost', function () {
       await res.body.dump();
       expect(res.statusCode).to.equal(200);
     }
-    const after = await game.lightning.ledger.get(reward.id);
+    const after = await game.lightning.books.ledger.get(reward.id);
     expect(after?.status).to.equal('pending');
     expect(after?.nextCheckAt).to.be.at.most(before?.nextCheckAt as number);
     expect(after?.checks).to.equal(before?.checks);
@@ -301,19 +303,19 @@ describe('recovery: money is never lost', function () {
     await game.lightning
       .reward({ playerId: 'p', amountMsat: 30_000, description: 'x' })
       .catch(() => {});
-    const [intent] = await game.lightning.unknowns();
+    const [intent] = await game.lightning.operator.unknowns();
     expect(intent?.status).to.equal('unknown');
 
-    const bad = await game.lightning
+    const bad = await game.lightning.operator
       .resolve(intent?.id as string, 'pending' as never, 'x')
       .catch((e: unknown) => e);
     expect(bad).to.be.instanceOf(InvalidArgumentError);
-    const noNote = await game.lightning
+    const noNote = await game.lightning.operator
       .resolve(intent?.id as string, 'failed', ' ')
       .catch((e: unknown) => e);
     expect(noNote).to.be.instanceOf(InvalidArgumentError);
 
-    const resolved = await game.lightning.resolve(
+    const resolved = await game.lightning.operator.resolve(
       intent?.id as string,
       'failed',
       'dashboard shows the request was never claimed; voided it there',
@@ -323,11 +325,11 @@ describe('recovery: money is never lost', function () {
       'resolved by operator: dashboard shows the request was never claimed; voided it there',
     );
     expect(settled.map((i) => i.id)).to.deep.equal([intent?.id]);
-    const again = await game.lightning
+    const again = await game.lightning.operator
       .resolve(intent?.id as string, 'completed', 'x')
       .catch((e: unknown) => e);
     expect(again).to.be.instanceOf(InvalidArgumentError);
-    expect(await game.lightning.unknowns()).to.deep.equal([]);
+    expect(await game.lightning.operator.unknowns()).to.deep.equal([]);
   });
 });
 
@@ -396,11 +398,11 @@ describe('recovery: a hung re-read never holds the reconciler back', function ()
     game.emulator.control.claimWithdrawal(other.remoteId as string);
     // Its callback was dropped: only the reconciler can see the claim, and the hung read lasts 8 s.
     await eventually(
-      async () => (await game?.lightning.ledger.get(other.id))?.status === 'completed',
+      async () => (await game?.lightning.books.ledger.get(other.id))?.status === 'completed',
       3_000,
       'the second reward read and settled while the first read hangs',
     );
-    expect((await game.lightning.ledger.get(stuck.id))?.status).to.equal('pending');
+    expect((await game.lightning.books.ledger.get(stuck.id))?.status).to.equal('pending');
     // The service goes away, which ends the hung read, so the game stops at once.
     await game.emulator.close();
   });

@@ -24,7 +24,7 @@ describe('server core: a reward settles through its callback', () => {
     const claim = game.emulator.control.claimWithdrawal(reward.remoteId as string);
     expect(claim).to.include({ status: 'OK' });
     await eventually(
-      async () => (await game.lightning.ledger.get(reward.id))?.status === 'completed',
+      async () => (await game.lightning.books.ledger.get(reward.id))?.status === 'completed',
     );
     // The route answers a callback once it has applied it: with every callback answered, a
     // second `settled` would already be here.

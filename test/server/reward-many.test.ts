@@ -55,22 +55,22 @@ describe('lightning.rewardMany: a leaderboard through the payout queue', functio
     await eventually(() => onScreen()?.status === 'queued', 5_000, "alice's entry says queued");
     expect(onScreen()?.code).to.equal('');
     // Journaled as creates in flight: 60,000 msats.
-    expect(await game.lightning.ledger.balances(['inflight'])).to.deep.equal([
+    expect(await game.lightning.books.ledger.balances(['inflight'])).to.deep.equal([
       { account: 'inflight', unit: 'msats', balance: '60000' },
     ]);
 
     // The reconciler's turn: each sent once.
-    expect(await game.lightning.reconciler.runOnce()).to.equal(3);
+    expect(await game.lightning.operator.reconciler.runOnce()).to.equal(3);
     expect(requests()).to.equal(3);
     for (const intent of result.intents) {
-      const now = await game.lightning.ledger.get(intent.id);
+      const now = await game.lightning.books.ledger.get(intent.id);
       expect(now?.status).to.equal('pending');
       expect(now?.history.map((h) => h.to)).to.deep.equal(['queued', 'creating', 'pending']);
     }
     await eventually(() => onScreen()?.status === 'pending', 5_000, 'the code reaches alice');
     expect(onScreen()?.code).to.not.equal('');
     // A second pass finds nothing to send.
-    await game.lightning.reconciler.runOnce();
+    await game.lightning.operator.reconciler.runOnce();
     expect(requests()).to.equal(3);
   });
 
@@ -92,6 +92,6 @@ describe('lightning.rewardMany: a leaderboard through the payout queue', functio
       (err: unknown) => err,
     );
     expect(empty).to.be.instanceOf(InvalidArgumentError);
-    expect(await game.lightning.ledger.openByPlayer('alice')).to.deep.equal([]);
+    expect(await game.lightning.books.ledger.openByPlayer('alice')).to.deep.equal([]);
   });
 });

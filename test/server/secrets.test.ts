@@ -142,11 +142,11 @@ describe('secrets: the API key and the webhook secret never show', () => {
       const spend = await lightning.spendPoints({ playerId: 'carol', userId, amount: 40 });
       for (const intent of [reward, fee]) {
         await eventually(
-          async () => (await lightning.ledger.get(intent.id))?.status === 'completed',
+          async () => (await lightning.books.ledger.get(intent.id))?.status === 'completed',
         );
       }
       intents.push(['reward', reward], ['fee', fee], ['spend', spend]);
-      intents.push(['reward settled', await lightning.ledger.get(reward.id)]);
+      intents.push(['reward settled', await lightning.books.ledger.get(reward.id)]);
       errors.push([
         'insufficient points',
         await failure(() => lightning.spendPoints({ playerId: 'carol', userId, amount: 1000 })),
@@ -168,25 +168,25 @@ describe('secrets: the API key and the webhook secret never show', () => {
           ),
         ]);
       }
-      expect(lightning.paused, 'the breaker tripped').to.not.equal(null);
-      items.push(['lightning.paused', lightning.paused]);
+      expect(lightning.operator.paused, 'the breaker tripped').to.not.equal(null);
+      items.push(['lightning.operator.paused', lightning.operator.paused]);
       errors.push([
         'paused',
         await failure(() => lightning.reward({ playerId: 'dan', amountMsat: 1, description: 'x' })),
       ]);
-      lightning.resume();
+      lightning.operator.resume();
 
       // Refusals of every other kind: arguments, an unknown resource, a refused request.
       errors.push(
         ['bad reward', await failure(() => lightning.reward({} as never))],
-        ['bad refresh', await failure(() => lightning.refresh({} as never))],
-        ['bad path id', await failure(() => lightning.api.payments.get('..'))],
-        ['not found', await failure(() => lightning.api.withdrawalRequests.get('nope'))],
-        ['bad resolve', await failure(() => lightning.resolve('nope', 'failed', 'why'))],
+        ['bad refresh', await failure(() => lightning.books.refresh({} as never))],
+        ['bad path id', await failure(() => lightning.service.api.payments.get('..'))],
+        ['not found', await failure(() => lightning.service.api.withdrawalRequests.get('nope'))],
+        ['bad resolve', await failure(() => lightning.operator.resolve('nope', 'failed', 'why'))],
       );
 
       // A signed webhook (an event), a forged one and a callback for nobody (log lines only).
-      const session = await lightning.api.ramp.createSession({
+      const session = await lightning.service.api.ramp.createSession({
         email: 'e@example.com',
         webhook_url: `http://127.0.0.1:${game.port}/lightning/webhooks/ramp`,
         reference_id: 'erin',
@@ -259,15 +259,15 @@ describe('secrets: the API key and the webhook secret never show', () => {
       }
       await echoing.ready();
       for (const i of [1, 2, 3, 4, 5]) {
-        errors.push([`echoed ${i}`, await failure(() => echoing.api.wallet.get())]);
+        errors.push([`echoed ${i}`, await failure(() => echoing.service.api.wallet.get())]);
       }
       for (const i of [6, 7]) {
         const reward = { playerId: 'fay', amountMsat: 1_000, description: 'x' };
         errors.push([`echoed ${i}`, await failure(() => echoing.reward(reward))]);
       }
       expect(service.requests.length, 'every echo was answered').to.equal(7);
-      items.push(['echoing lightning', echoing], ['echoing client', echoing.api]);
-      items.push(['echoed intents', await echoing.ledger.unknowns()]);
+      items.push(['echoing lightning', echoing], ['echoing client', echoing.service.api]);
+      items.push(['echoed intents', await echoing.books.ledger.unknowns()]);
       await echoing.close();
       const unreachable = new PaymentsApi({
         apiKey: KEY,
@@ -280,10 +280,15 @@ describe('secrets: the API key and the webhook secret never show', () => {
       // Everything the game can reach from the object.
       items.push(
         ['lightning', lightning],
-        ['lightning.api', lightning.api],
-        ['lightning.ledger', lightning.ledger],
-        ['lightning.emulator', lightning.emulator],
-        ['lightning.reconciler', lightning.reconciler],
+        ['lightning.matches', lightning.matches],
+        ['lightning.books', lightning.books],
+        ['lightning.operator', lightning.operator],
+        ['lightning.operator.console', lightning.operator.console],
+        ['lightning.service', lightning.service],
+        ['lightning.service.api', lightning.service.api],
+        ['lightning.books.ledger', lightning.books.ledger],
+        ['lightning.service.emulator', lightning.service.emulator],
+        ['lightning.operator.reconciler', lightning.operator.reconciler],
         ['lightning.plugin()', lightning.plugin()],
         ['lightning.endpoints()', lightning.endpoints()],
       );
@@ -296,7 +301,7 @@ describe('secrets: the API key and the webhook secret never show', () => {
         'widgetSessions',
         'ramp',
       ] as const) {
-        items.push([`lightning.api.${name}`, lightning.api[name]]);
+        items.push([`lightning.service.api.${name}`, lightning.service.api[name]]);
       }
       await lightning.close();
       errors.push(['closed', await failure(() => lightning.reward({} as never))]);

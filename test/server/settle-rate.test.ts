@@ -74,7 +74,7 @@ describe('a settle of 100 winners at the service’s rate', function () {
     const from = Date.now();
     const views = await Promise.all(
       settlers.map((s, i) =>
-        s.settleMatch(matches[i]?.matchId as string, matches[i]?.shares ?? {}),
+        s.matches.settle(matches[i]?.matchId as string, matches[i]?.shares ?? {}),
       ),
     );
     for (const view of views) {
@@ -83,7 +83,7 @@ describe('a settle of 100 winners at the service’s rate', function () {
       expect(view.payouts.every((p) => p.status === 'pending')).to.equal(true);
     }
     expect(emulator.control.limited).to.equal(0);
-    for (const s of settlers) expect(s.paused).to.equal(null);
+    for (const s of settlers) expect(s.operator.paused).to.equal(null);
     const times = emulator.control.requests
       .filter((r) => r.at >= from && r.method === 'POST' && r.path === REQUESTS)
       .map((r) => r.at);

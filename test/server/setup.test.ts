@@ -29,7 +29,7 @@ describe('server set-up', () => {
     const lightning = createLightning({ logger });
     try {
       await lightning.ready();
-      const emulator = lightning.emulator;
+      const emulator = lightning.service.emulator;
       if (!emulator) throw new Error('expected the embedded emulator');
       const notices = lines.filter((l) => l.message.includes('emulator'));
       expect(notices).to.have.length(1);
@@ -50,8 +50,12 @@ describe('server set-up', () => {
     const lightning = createLightning({ apiKey: '', publicUrl: ' ', logger });
     try {
       await lightning.ready();
-      expect(lightning.emulator).to.not.equal(null);
-      expect(lightning.toJSON()).to.deep.equal({ publicUrl: 'http://127.0.0.1:2567' });
+      const emulator = lightning.service.emulator;
+      if (!emulator) throw new Error('expected the embedded emulator');
+      // The blank PUBLIC_URL is the default: a reward's callback points at it.
+      await lightning.reward({ playerId: 'p', amountMsat: 10_000, description: 'x' });
+      const [made] = emulator.control.withdrawalRequests();
+      expect(made?.callbackUrl).to.match(/^http:\/\/127\.0\.0\.1:2567\/lightning\/callbacks\//);
       expect(
         lines.filter((l) => l.message.startsWith('no apiKey: using the embedded')),
       ).to.have.length(1);
@@ -94,7 +98,7 @@ async function payAFee(lightning: Lightning) {
     amountMsat: 21_000,
     description: 'Entry',
   });
-  lightning.emulator?.control.payStaticCharge(fee.remoteId ?? '');
+  lightning.service.emulator?.control.payStaticCharge(fee.remoteId ?? '');
   return fee;
 }
 
@@ -124,13 +128,13 @@ describe('server set-up probe', () => {
       'the probe to find the route',
     );
     const fee = await payAFee(lightning);
-    const ledger = lightning.ledger;
+    const ledger = lightning.books.ledger;
     await eventually(
       async () => (await ledger.get(fee.id))?.status === 'completed',
       5000,
       'the fee',
     );
-    const control = lightning.emulator?.control;
+    const control = lightning.service.emulator?.control;
     const callbacks = () =>
       (control?.callbackLog ?? [])
         .filter((c) => c.resourceId === fee.remoteId)
@@ -242,7 +246,7 @@ describe('server set-up: a forgotten ready() (issue 23, finding 5)', () => {
       expect(warned[0]?.level).to.equal('warn');
       expect(warned[0]?.message).to.include('lightning.endpoints()').and.include('beforeListen');
       // Started: the ledger's reads answer without a ready() of the game's.
-      expect(await lightning.ledger.unknowns()).to.deep.equal([]);
+      expect(await lightning.books.ledger.unknowns()).to.deep.equal([]);
     } finally {
       await lightning.close();
     }
@@ -295,7 +299,7 @@ describe('server set-up: a forgotten ready() (issue 23, finding 5)', () => {
 
 function hasStarted(lightning: Lightning): boolean {
   try {
-    return lightning.ledger !== undefined;
+    return lightning.books.ledger !== undefined;
   } catch {
     return false;
   }

@@ -111,7 +111,7 @@ describe('callback sources', () => {
     ).to.equal(null);
   });
 
-  it("hands the game's own routes the same reading: lightning.clientAddress(req)", async () => {
+  it("hands the game's own routes the same reading: lightning.service.clientAddress(req)", async () => {
     const request = (peer: string | undefined, h: Record<string, string> = {}) =>
       ({ headers: h, socket: { remoteAddress: peer } }) as unknown as IncomingMessage;
     const direct = createLightning({ ledger: ':memory:' });
@@ -119,12 +119,14 @@ describe('callback sources', () => {
     try {
       // No proxy: the socket, whatever the client claims.
       const claims = { 'x-forwarded-for': '198.51.100.1', 'x-real-ip': '198.51.100.2' };
-      expect(direct.clientAddress(request('::ffff:203.0.113.9', claims))).to.equal('203.0.113.9');
-      expect(direct.clientAddress(request(undefined, claims))).to.equal(null);
+      expect(direct.service.clientAddress(request('::ffff:203.0.113.9', claims))).to.equal(
+        '203.0.113.9',
+      );
+      expect(direct.service.clientAddress(request(undefined, claims))).to.equal(null);
       // One proxy: the entry it appended, only from a socket that is the proxy.
       const forwarded = { 'x-forwarded-for': '198.51.100.1, 203.0.113.9' };
-      expect(proxied.clientAddress(request('10.0.0.2', forwarded))).to.equal('203.0.113.9');
-      expect(proxied.clientAddress(request('198.51.100.7', forwarded))).to.equal(null);
+      expect(proxied.service.clientAddress(request('10.0.0.2', forwarded))).to.equal('203.0.113.9');
+      expect(proxied.service.clientAddress(request('198.51.100.7', forwarded))).to.equal(null);
     } finally {
       await direct.close();
       await proxied.close();
@@ -243,12 +245,12 @@ describe('callback sources on the route', () => {
     expect(await post(url, undefined, { id: reward.remoteId })).to.equal(403);
     expect(await post(url, '127.0.0.1, 203.0.113.9', { id: reward.remoteId })).to.equal(403);
     expect(reads()).to.equal(0);
-    expect((await game.lightning.ledger.get(reward.id))?.status).to.equal('pending');
+    expect((await game.lightning.books.ledger.get(reward.id))?.status).to.equal('pending');
 
     // The service's own address (the emulator publishes 127.0.0.1), as the proxy wrote it.
     expect(await post(url, '198.51.100.1, 127.0.0.1', { id: reward.remoteId })).to.equal(200);
     expect(reads()).to.equal(1);
-    expect((await game.lightning.ledger.get(reward.id))?.status).to.equal('completed');
+    expect((await game.lightning.books.ledger.get(reward.id))?.status).to.equal('completed');
   });
 
   it('refuses nonsense settings at start, naming the option', () => {

@@ -64,7 +64,9 @@ describe('server: an answer the ledger could not record is kept', function () {
     await server.start();
     const recorded = await eventually(
       async () => {
-        const intent = await game?.lightning.ledger.get(unrecorded.intentId).catch(() => null);
+        const intent = await game?.lightning.books.ledger
+          .get(unrecorded.intentId)
+          .catch(() => null);
         return intent?.status === 'pending' ? intent : null;
       },
       20_000,
@@ -72,7 +74,7 @@ describe('server: an answer the ledger could not record is kept', function () {
     );
     expect(recorded.remoteId).to.equal(made[0]?.id);
     expect(recorded.code).to.equal(made[0]?.invoice.request);
-    const claims = await game.lightning.claims('John Smith');
+    const claims = await game.lightning.books.claims('John Smith');
     expect(claims.map((c) => c.intentId)).to.deep.equal([unrecorded.intentId]);
     expect(emulator.control.withdrawalRequests()).to.have.length(1);
   });

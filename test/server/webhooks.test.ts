@@ -35,7 +35,7 @@ describe('server core: ramp and widget webhooks', () => {
       );
       const events: WebhookEvent[] = [];
       game.lightning.on('webhook', (e) => events.push(e));
-      const session = await game.lightning.api.ramp.createSession({
+      const session = await game.lightning.service.api.ramp.createSession({
         email: 'p@example.com',
         webhook_url: `http://127.0.0.1:${game.port}/lightning/webhooks/ramp`,
         reference_id: 'player-7',
@@ -69,7 +69,7 @@ describe('server core: ramp and widget webhooks', () => {
       ).to.equal(422);
       expect(events.map((e) => e.source)).to.deep.equal(['ramp']);
       // The emulator's own deliveries of a type to the other source's route: refused, and said.
-      const widgetSession = await game.lightning.api.widgetSessions.create({
+      const widgetSession = await game.lightning.service.api.widgetSessions.create({
         email: 'p@example.com',
         webhook_url: widget,
         reference_id: 'player-7',

@@ -20,7 +20,7 @@ export interface Game {
   colyseus: ColyseusTestServer;
   lightning: Lightning;
   /**
-   * The writable store under `lightning.ledger` (which only reads), for a test that plays
+   * The writable store under `lightning.books.ledger` (which only reads), for a test that plays
    * another process writing to the same ledger. Throws for a game started on a file path.
    */
   readonly store: LedgerStore;
@@ -78,14 +78,15 @@ export async function startGame(
     rooms: defined,
     routes: createRouter({
       ...(routes === 'router' ? lightning.endpoints() : {}),
-      ...(via === 'router' ? lightning.console(operator as ConsoleOptions) : {}),
+      ...(via === 'router' ? lightning.operator.console.endpoints(operator as ConsoleOptions) : {}),
     }),
     // The listener goes on the HTTP server before it listens, as a game would attach it.
     ...(routes === 'listener' || via === 'listener' || onServer
       ? {
           initializeTransport: (o: { server: import('node:http').Server }) => {
             if (routes === 'listener') detachRoutes = lightning.attach(o.server);
-            if (via === 'listener') lightning.attachConsole(o.server, operator as ConsoleOptions);
+            if (via === 'listener')
+              lightning.operator.console.attach(o.server, operator as ConsoleOptions);
             onServer?.(o.server);
             return new WebSocketTransport(o);
           },

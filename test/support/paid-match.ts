@@ -20,16 +20,16 @@ export async function openPaidMatch(
   players: number,
   name: string,
 ): Promise<PaidMatch> {
-  const match = await lightning.openMatch({ entryFeeMsat: FEE_MSAT, description: name });
+  const match = await lightning.matches.open({ entryFeeMsat: FEE_MSAT, description: name });
   const ids = Array.from({ length: players }, (_, i) => `${name}-p${i}`);
   const shares: Record<string, number> = {};
   // In batches: the emulator and the ledger, not the rate, are what the set-up waits on.
   for (let i = 0; i < ids.length; i += 50) {
     await Promise.all(
       ids.slice(i, i + 50).map(async (playerId) => {
-        const fee = await lightning.enterMatch({ matchId: match.id, playerId });
+        const fee = await lightning.matches.enter({ matchId: match.id, playerId });
         emulator.control.payStaticCharge(fee.remoteId as string);
-        const read = await lightning.refresh(fee.id);
+        const read = await lightning.books.refresh(fee.id);
         if (read?.status !== 'completed') throw new Error(`fee of ${playerId} is ${read?.status}`);
         shares[playerId] = 1;
       }),

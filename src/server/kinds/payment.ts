@@ -9,7 +9,7 @@
  * The send has no idempotency key, so it is sent once and never again: an answer that may hide
  * a success leaves the intent `unknown` (outcome.ts). Unlike a reward's, the money of a lost
  * payment may have left without any code to show for it, so nothing expires it by itself: a
- * callback proven by its callback URL settles it, or an operator does (`lightning.resolve`).
+ * callback proven by its callback URL settles it, or an operator does (`lightning.operator.resolve`).
  *
  *   a re-read: paid -> completed, failed -> failed, sent -> still open
  */

@@ -34,7 +34,7 @@ export function payoutPosition(
   if (source === accounts.rewards || mayReissue(intent)) return at(source, status);
   // An operator rejected it while held: a match's payout is the house's (never paid twice).
   if (rejectedByOperator(intent)) return at(accounts.rejected, 'rejected by an operator');
-  // An operator issued a shown, expired code again (`lightning.reissue`): its amount went
+  // An operator issued a shown, expired code again (`lightning.operator.reissue`): its amount went
   // back to the pot, and the new attempt takes it out.
   if (status === 'expired' && reissuedByOperator(intent)) {
     return at(source, 'reissued by an operator');

@@ -691,7 +691,7 @@ export class Matches {
       return false;
     }
     // A payment whose answer was lost may have paid: never sent again, it waits for a proven
-    // callback or an operator (lightning.unknowns()), and the match goes on without it.
+    // callback or an operator (lightning.operator.unknowns()), and the match goes on without it.
     if (last.status === 'unknown') return this.#engine.rulesOf(last.kind).lostAnswer === 'proof';
     if (last.status === 'pending' || last.status === 'completed') return true;
     // Ended unpaid. Issued again only when nobody can hold its code (refused, or expired never

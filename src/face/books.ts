@@ -1,0 +1,132 @@
+/**
+ * `lightning.books`: what the game's money adds up to and where each msat went, read from the
+ * ledger's journal (docs/ACCOUNTING.md): the balances, the journal's pages, the live audit, the
+ * claim codes owed to a player, and the ledger's reads. Every write goes through the engine;
+ * nothing here moves money but `refresh`, which applies what the service says, as a callback
+ * does.
+ */
+import { z } from 'zod';
+import type { Intent } from '../ledger/intent.js';
+import type { JournalPage, JournalQuery } from '../ledger/journal.js';
+import type { LedgerView } from '../ledger/store.js';
+import { parseInput } from '../parse.js';
+import type { Auditor, AuditReport } from '../server/audit.js';
+import type { Balances } from '../server/balances.js';
+import type { Engine } from '../server/engine.js';
+import { isClaimCode } from '../server/kinds/index.js';
+import { pageFields } from '../server/operations/inputs.js';
+import { type EntryPurpose, purposeOf } from '../server/purpose.js';
+import { need, type Reach } from './reach.js';
+
+/** What the books read, of what the server runs on. */
+export interface BookParts {
+  engine: Pick<Engine, 'ledger' | 'refresh'>;
+  auditor: Pick<Auditor, 'balances'>;
+  /** One audit run, then the alerts checked against it. */
+  audit(): Promise<AuditReport>;
+  /** The ledger's reads, the one face of it a game gets. */
+  view: LedgerView;
+}
+
+/** A claim code waiting for its player (a reward, a match's payout or refund). */
+export interface Claim {
+  intentId: string;
+  amountMsat: string;
+  description: string;
+  /** The LNURL to show as a QR code; a bearer secret: show it to its player only. */
+  code: string;
+  uri: string | null;
+  /** epoch ms */
+  expiresAt: number | null;
+  roomId: string | null;
+  /** The match it pays out of, if any. */
+  matchId: string | null;
+  /** `payout` (a match's winnings), `refund` (a match's fee back) or `reward`, as in the room. */
+  purpose: EntryPurpose;
+}
+
+const claimsInput = z.string().min(1, 'must not be empty').max(255);
+
+const journalQuery = z
+  .strictObject({
+    playerId: z.string().min(1).max(255).optional(),
+    matchId: z.string().min(1).max(255).optional(),
+    intentId: z.string().min(1).max(255).optional(),
+    ...pageFields,
+  })
+  .default({});
+
+export class LightningBooks {
+  readonly #reach: Reach<BookParts>;
+
+  /** Made by `createLightning`. */
+  constructor(reach: Reach<BookParts>) {
+    this.#reach = reach;
+  }
+
+  /**
+   * What the game's money adds up to, from the journal: escrow, owed to players, in flight, the
+   * house's revenue, rake, reward expense and net, the last wallet reading and the cover
+   * (wallet - owed - escrow - in flight). Amounts are decimal strings of msats.
+   */
+  async balances(): Promise<Balances> {
+    return (await this.#reach.start()).auditor.balances();
+  }
+
+  /**
+   * The journal's entries, oldest first, filtered by player, match, intent or time, a page at a
+   * time (`limit` 1 to 1,000, default 100; pass the answer's `next` as `after` for the next).
+   * Every msat the game moved is in it, between named accounts (see docs/ACCOUNTING.md).
+   */
+  async journal(query?: JournalQuery): Promise<JournalPage> {
+    const parsed = parseInput(journalQuery, query, 'query');
+    return (await this.#reach.start()).engine.ledger.journal(parsed as JournalQuery);
+  }
+
+  /**
+   * Runs the live audit now (the reconciler runs it every `audit.intervalMs`): resolves with
+   * what it found; findings not reported before are also logged and emitted (`audit`).
+   */
+  async audit(): Promise<AuditReport> {
+    return (await this.#reach.start()).audit();
+  }
+
+  /**
+   * The claim codes waiting for a player (rewards, payouts and refunds not yet claimed), for a
+   * lobby or a web page where the player is signed in. Each code is that player's secret.
+   */
+  async claims(playerId: string): Promise<Claim[]> {
+    const id = parseInput(claimsInput, playerId, 'playerId');
+    const open = await (await this.#reach.start()).engine.ledger.openByPlayer(id);
+    return open
+      .flatMap((i) =>
+        isClaimCode(i) && i.status === 'pending' && i.code !== null ? [{ ...i, code: i.code }] : [],
+      )
+      .map((i) => ({
+        intentId: i.id,
+        amountMsat: i.amount,
+        description: i.description,
+        code: i.code,
+        uri: i.uri,
+        expiresAt: i.expiresAt,
+        roomId: i.roomId,
+        matchId: i.groupId,
+        purpose: purposeOf(i),
+      }));
+  }
+
+  /** Re-checks an intent now (e.g. a player pressed "I paid"), through the same path as callbacks. */
+  async refresh(id: string): Promise<Intent | null> {
+    return (await this.#reach.start()).engine.refresh(id);
+  }
+
+  /**
+   * The ledger's reads (an intent, a player's, room's or match's intents, the unknowns, the
+   * journal, balances). Every write goes through the engine: a move, a resolve or a settle made
+   * here would skip its events, its journal entries and the rooms. Available once `ready()` has
+   * resolved.
+   */
+  get ledger(): LedgerView {
+    return need(this.#reach, 'books.ledger').view;
+  }
+}

@@ -1,0 +1,186 @@
+/**
+ * The room plugin's host (room/host.ts): what a room calls on the server, over what the server
+ * runs on. What a room hands it was parsed by the room (its own arguments, and the player and
+ * room it fills in), so it goes to the operations and the service's send steps as it is:
+ * nothing is parsed twice. The face's own money helpers call the same operations here once
+ * they have parsed their input.
+ */
+import type { Intent } from '../ledger/intent.js';
+import type { PaymentsPort } from '../port/port.js';
+import type { MatchCalls, PluginHost, WidgetCalls } from '../room/host.js';
+import type {
+  ClientAddresses,
+  ConnectionAddresses,
+  HeaderReader,
+} from '../server/client-address.js';
+import type { Engine } from '../server/engine.js';
+import { startEntryFee } from '../server/kinds/entry-fee.js';
+import { startAddressPayment } from '../server/kinds/payment.js';
+import { startReward } from '../server/kinds/reward.js';
+import { startSpend } from '../server/kinds/spend.js';
+import type { LightningLogger } from '../server/logger.js';
+import type { Matches } from '../server/match/matches.js';
+import type {
+  ParsedAddressPayment,
+  ParsedEntryFee,
+  ParsedReward,
+  ParsedSpend,
+} from '../server/operations/inputs.js';
+import type { Settings } from '../server/options.js';
+import type { PriceFeed, PriceReading } from '../server/price.js';
+import type { RegionCache } from '../server/regions.js';
+import type { PresenceLike } from '../server/settlement.js';
+import { need, type Reach } from './reach.js';
+
+/** What a room reaches, of what the server runs on. */
+export interface RoomParts {
+  engine: Engine;
+  runtime: { port: PaymentsPort };
+  matches: Matches;
+  regions: RegionCache;
+  /** Null unless `fiat` is set. */
+  price: PriceFeed | null;
+}
+
+/** The five widget calls, each one call of the payments port, in its player's turn. */
+class RoomWidget implements WidgetCalls {
+  readonly #reach: Reach<RoomParts>;
+
+  constructor(reach: Reach<RoomParts>) {
+    this.#reach = reach;
+  }
+
+  #port(): PaymentsPort {
+    return need(this.#reach, 'service.api').runtime.port;
+  }
+
+  // Each waits in its player's turn: server/outbound.ts.
+  #forPlayer<T>(playerId: string | undefined, work: () => Promise<T>): Promise<T> {
+    return playerId === undefined
+      ? work()
+      : need(this.#reach, 'service.api').engine.asPlayer(playerId, work);
+  }
+
+  async makeWidgetUser(order: Parameters<WidgetCalls['makeWidgetUser']>[0]) {
+    return this.#forPlayer(order.playerId, () => this.#port().makeWidgetUser(order));
+  }
+
+  async openWidget(order: Parameters<WidgetCalls['openWidget']>[0]) {
+    return this.#forPlayer(order.playerId, () => this.#port().openWidget(order));
+  }
+
+  async openPurchase(order: Parameters<WidgetCalls['openPurchase']>[0]) {
+    return this.#forPlayer(order.playerId, () => this.#port().openPurchase(order));
+  }
+
+  async acceptDisclosures(userId: string, typeIds: readonly number[]) {
+    return this.#port().acceptDisclosures(userId, typeIds);
+  }
+
+  async updateEmail(userId: string, email: string) {
+    return this.#port().updateEmail(userId, email);
+  }
+}
+
+export class RoomHost implements PluginHost {
+  readonly #reach: Reach<RoomParts>;
+  readonly #addresses: ClientAddresses;
+  readonly #connections: ConnectionAddresses;
+  readonly #said = new Set<string>();
+  readonly logger: LightningLogger;
+  readonly currency: string;
+  readonly widget: WidgetCalls;
+
+  constructor(
+    reach: Reach<RoomParts>,
+    settings: Settings,
+    addresses: ClientAddresses,
+    connections: ConnectionAddresses,
+  ) {
+    this.#reach = reach;
+    this.#addresses = addresses;
+    this.#connections = connections;
+    this.logger = settings.logger;
+    this.currency = settings.fiat?.currency ?? '';
+    this.widget = new RoomWidget(reach);
+  }
+
+  async #engine(): Promise<Engine> {
+    return (await this.#reach.start()).engine;
+  }
+
+  devWarn(key: string, message: string): void {
+    if (process.env.NODE_ENV === 'production' || this.#said.has(key)) return;
+    this.#said.add(key);
+    this.logger.warn(message);
+  }
+
+  ready(): Promise<unknown> {
+    return this.#reach.start();
+  }
+
+  async reward(args: ParsedReward): Promise<Intent> {
+    return startReward(await this.#engine(), args);
+  }
+
+  async payAddress(args: ParsedAddressPayment): Promise<Intent> {
+    return startAddressPayment(await this.#engine(), args);
+  }
+
+  async chargeEntryFee(args: ParsedEntryFee): Promise<Intent> {
+    return startEntryFee(await this.#engine(), args);
+  }
+
+  async spendPoints(args: ParsedSpend): Promise<Intent> {
+    return startSpend(await this.#engine(), args);
+  }
+
+  async matches(): Promise<MatchCalls> {
+    return (await this.#reach.start()).matches;
+  }
+
+  async regionOf(ip: string) {
+    return (await this.#reach.start()).regions.support(ip);
+  }
+
+  clientAddress(headers: HeaderReader | undefined, peer: string | null): string | null {
+    return this.#addresses.of(headers, peer);
+  }
+
+  watchConnections(
+    roomId: string,
+    sink: (sessionId: string, address: string | null) => void,
+  ): () => void {
+    return this.#connections.watch(roomId, sink);
+  }
+
+  async intent(id: string): Promise<Intent | null> {
+    return (await this.#engine()).ledger.get(id);
+  }
+
+  async openIntents(roomId: string): Promise<Intent[]> {
+    return (await this.#engine()).ledger.openByRoom(roomId);
+  }
+
+  webhookUrl(source: 'ramp' | 'widget'): string {
+    return need(this.#reach, 'webhookUrl').engine.webhookUrl(source);
+  }
+
+  attachPresence(presence: PresenceLike | undefined): PresenceLike | undefined {
+    const engine = need(this.#reach, 'presence').engine;
+    if (presence) engine.usePresence(presence);
+    return engine.presence();
+  }
+
+  hostRoom(roomId: string, deliver: (intent: Intent) => void): () => void {
+    return need(this.#reach, 'hostRoom').engine.hostRoom(roomId, deliver);
+  }
+
+  price(): PriceReading | null {
+    return this.#reach.now()?.price?.current ?? null;
+  }
+
+  onPrice(listener: (price: PriceReading) => void): () => void {
+    return need(this.#reach, 'price').price?.onPrice(listener) ?? (() => {});
+  }
+}

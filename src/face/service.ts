@@ -1,0 +1,46 @@
+/**
+ * `lightning.service`: what lightning runs on, for the game's own code: the service's API client
+ * (the wallet, widget users, payments), the embedded emulator (development), and the client
+ * address of a request as lightning reads it (for the game's own routes).
+ */
+import type { IncomingMessage } from 'node:http';
+import type { PaymentsApi } from '../api/client.js';
+import type { Emulator } from '../emulator/index.js';
+import type { ClientAddresses } from '../server/client-address.js';
+import { need, type Reach } from './reach.js';
+
+/** What the service group hands out, of what the server runs on. */
+export interface ServiceParts {
+  runtime: { api: PaymentsApi; emulator: Emulator | null };
+}
+
+export class LightningService {
+  readonly #reach: Reach<ServiceParts>;
+  readonly #addresses: ClientAddresses;
+
+  /** Made by `createLightning`. */
+  constructor(reach: Reach<ServiceParts>, addresses: ClientAddresses) {
+    this.#reach = reach;
+    this.#addresses = addresses;
+  }
+
+  /** The API client, for the wallet and payments. Available once `ready()` has resolved. */
+  get api(): PaymentsApi {
+    return need(this.#reach, 'service.api').runtime.api;
+  }
+
+  /** The embedded emulator (null with a real key). Available once `ready()` has resolved. */
+  get emulator(): Emulator | null {
+    return need(this.#reach, 'service.emulator').runtime.emulator;
+  }
+
+  /**
+   * The address of the client behind a `node:http` request, read as `clientAddress` says: the
+   * socket's peer, or the entry the game's own proxies wrote (from a peer that is one of them);
+   * null when it cannot be told. Never a header the client merely sent, so a game's own routes
+   * (a rate limit on sign-ups, a log line) can key on it. Costs a header split.
+   */
+  clientAddress(request: Pick<IncomingMessage, 'headers' | 'socket'>): string | null {
+    return this.#addresses.ofNodeRequest(request);
+  }
+}
