@@ -19,7 +19,6 @@
  */
 import type { Server as HttpServer, IncomingMessage } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
-import { metrics as otelMetrics } from '@opentelemetry/api';
 import { z } from 'zod';
 import type { PaymentsApi } from './api/client.js';
 import type { Emulator } from './emulator/index.js';
@@ -27,7 +26,7 @@ import { ConfigurationError } from './errors.js';
 import type { Intent } from './ledger/intent.js';
 import type { JournalPage, JournalQuery } from './ledger/journal.js';
 import type { OperatorAction, OperatorLogPage, OperatorLogQuery } from './ledger/operator-log.js';
-import { type LedgerView, readOnlyView } from './ledger/store.js';
+import type { LedgerView } from './ledger/store.js';
 import { type ConsoleOptions, consoleSettings } from './operator/console.js';
 import { consoleEndpoints } from './operator/endpoints.js';
 import { attachConsole } from './operator/listener.js';
@@ -36,12 +35,11 @@ import { parseInput } from './parse.js';
 import type { PluginHost } from './room/host.js';
 import type { LightningPluginOptions } from './room/options.js';
 import { LightningPlugin } from './room/plugin.js';
-import { type Alert, Alerts } from './server/alerts.js';
-import { Auditor, type AuditReport } from './server/audit.js';
-import { type Balances, readBalances } from './server/balances.js';
+import type { Alert } from './server/alerts.js';
+import type { AuditReport } from './server/audit.js';
+import type { Balances } from './server/balances.js';
 import { ClientAddresses, ConnectionAddresses } from './server/client-address.js';
 import { lightningEndpoints } from './server/endpoints.js';
-import { Engine } from './server/engine.js';
 import {
   type LightningEventName,
   type LightningEvents,
@@ -50,12 +48,11 @@ import {
   type SettledStatus,
 } from './server/events.js';
 import { startEntryFee } from './server/kinds/entry-fee.js';
-import { isClaimCode, KINDS } from './server/kinds/index.js';
+import { isClaimCode } from './server/kinds/index.js';
 import { startAddressPayment } from './server/kinds/payment.js';
 import { startReward } from './server/kinds/reward.js';
 import { startSpend } from './server/kinds/spend.js';
 import { attachRoutes } from './server/listener.js';
-import { Matches } from './server/match/matches.js';
 import {
   type EnterInput,
   enterInput,
@@ -67,7 +64,6 @@ import {
   sharesInput,
 } from './server/match/terms.js';
 import type { MatchView } from './server/match/view.js';
-import { LightningMetrics } from './server/metrics.js';
 import {
   type AddressPaymentInput,
   addressPaymentInput,
@@ -84,7 +80,6 @@ import {
 import {
   heldLimit,
   intentIdInput,
-  Operator,
   operatorLogQuery,
   operatorName,
   operatorNote,
@@ -92,14 +87,12 @@ import {
   resolveStatus,
 } from './server/operator.js';
 import { type LightningOptions, resolveOptions, type Settings } from './server/options.js';
-import { PriceFeed } from './server/price.js';
+import { asPlayer } from './server/outbound.js';
 import { newProbeToken, probeCallbackRoute } from './server/probe.js';
 import { type EntryPurpose, purposeOf } from './server/purpose.js';
-import { PayoutQueue, queueRewards, type RewardManyResult } from './server/queue.js';
-import { Reconciler } from './server/reconciler.js';
-import { RegionCache } from './server/regions.js';
+import { queueRewards, type RewardManyResult } from './server/queue.js';
 import type { RoutesHost } from './server/routes.js';
-import { type Runtime, startRuntime } from './server/runtime.js';
+import { createRuntime, type Runtime } from './server/runtime.js';
 
 type Listener<E extends LightningEventName> = (...args: LightningEvents[E]) => void;
 
@@ -120,26 +113,6 @@ export interface ReconcilerControl {
   stop(): Promise<void>;
   /** One pass over the due intents now; resolves with how many were checked. */
   runOnce(): Promise<number>;
-}
-
-interface Running {
-  runtime: Runtime;
-  /** The ledger's reads, the one face of it a game gets. */
-  view: LedgerView;
-  engine: Engine;
-  auditor: Auditor;
-  /** One audit run, then the alerts checked against it. */
-  audit(): Promise<AuditReport>;
-  /** Null unless `alerts` is set. */
-  alerts: Alerts | null;
-  metrics: LightningMetrics;
-  reconciler: Reconciler;
-  matches: Matches;
-  /** The operator's actions, each a line in the ledger's operator log. */
-  operator: Operator;
-  regions: RegionCache;
-  /** Null unless `fiat` is set. */
-  price: PriceFeed | null;
 }
 
 /** A claim code waiting for its player (a reward, a match's payout or refund). */
@@ -165,8 +138,8 @@ export class Lightning {
   readonly #host: PluginHost;
   readonly #addresses: ClientAddresses;
   readonly #connections: ConnectionAddresses;
-  #starting: Promise<Running> | undefined;
-  #running: Running | undefined;
+  #starting: Promise<Runtime> | undefined;
+  #running: Runtime | undefined;
   #closed = false;
   #readyWatch: NodeJS.Timeout | undefined;
   readonly #probeToken = newProbeToken();
@@ -204,7 +177,7 @@ export class Lightning {
 
   /** The API client, for the wallet and payments. Available once `ready()` has resolved. */
   get api(): PaymentsApi {
-    return this.#ready('api').runtime.api;
+    return this.#ready('api').api;
   }
 
   /**
@@ -219,7 +192,7 @@ export class Lightning {
 
   /** The embedded emulator (null with a real key). Available once `ready()` has resolved. */
   get emulator(): Emulator | null {
-    return this.#ready('emulator').runtime.emulator;
+    return this.#ready('emulator').emulator;
   }
 
   on<E extends LightningEventName>(event: E, listener: Listener<E>): this {
@@ -339,8 +312,8 @@ export class Lightning {
       prefix,
       maxBodyBytes,
       logger,
-      engine: async () => (await this.#start()).engine,
-      running: () => (this.#closed ? undefined : this.#running?.engine),
+      runtime: () => this.#start(),
+      running: () => (this.#closed ? undefined : this.#running),
       callbackAnswered: (status) => this.#running?.metrics.callback(status),
       probeToken: this.#probeToken,
       upgrade: (url, headers, peer) => this.#connections.upgrade(url, headers, peer),
@@ -474,7 +447,7 @@ export class Lightning {
 
   /** Re-checks an intent now (e.g. a player pressed "I paid"), through the same path as callbacks. */
   async refresh(id: string): Promise<Intent | null> {
-    return (await this.#start()).engine.refresh(id);
+    return (await this.#start()).checks.refresh(id);
   }
 
   /**
@@ -485,7 +458,8 @@ export class Lightning {
    * until a callback proves it or you resolve it. For an operator's page or a script.
    */
   async unknowns(limit?: number): Promise<Intent[]> {
-    return (await this.#start()).engine.unknowns(limit);
+    const max = parseInput(heldLimit, limit, 'limit');
+    return (await this.#start()).ledger.unknowns(max);
   }
 
   /**
@@ -676,14 +650,7 @@ export class Lightning {
     clearTimeout(this.#readyWatch);
     this.#probe.abort();
     const running = await this.#starting?.catch(() => undefined);
-    if (!running) return;
-    await running.reconciler.stop();
-    await running.engine.kept.close();
-    running.operator.close();
-    running.price?.stop();
-    running.metrics.close();
-    await running.alerts?.close();
-    await running.runtime.close();
+    await running?.close();
   }
 
   /** Keeps every option (the key, the webhook secret among them) out of logs. */
@@ -695,96 +662,15 @@ export class Lightning {
     return { publicUrl: this.#settings.publicUrl };
   }
 
-  #start(): Promise<Running> {
+  /** The runtime (server/runtime.ts), built on first use. */
+  #start(): Promise<Runtime> {
     if (this.#closed) {
       return Promise.reject(new ConfigurationError('lightning', 'is closed'));
     }
-    this.#starting ??= startRuntime(this.#settings).then(async (runtime) => {
-      const engine = new Engine({
-        api: runtime.calls,
-        ledger: runtime.ledger,
-        outbound: runtime.outbound,
-        events: this.#events,
-        kinds: KINDS,
-        settings: this.#settings,
-      });
-      new PayoutQueue(engine);
-      const auditor = new Auditor(engine);
-      // Read as the server starts, so that an SDK the game installed at boot is the one used.
-      const metrics = new LightningMetrics(
-        this.#settings.meterProvider ?? otelMetrics.getMeterProvider(),
-      );
-      if (metrics.live) {
-        // Without an SDK a move costs nothing more: no observer, no timing.
-        engine.follow(async (intent, what) => metrics.moved(intent, what));
-        engine.onCallbackMove = (intent, ms) => metrics.callbackMoved(intent, ms);
-      }
-      const reads = {
-        // The last wallet reading, never a call to the service: gauges and checks stay cheap.
-        balances: () => readBalances(runtime.ledger, auditor.wallet),
-        unknowns: (limit: number) => runtime.ledger.unknowns(limit),
-        held: (limit: number) => runtime.ledger.held(limit),
-        openCount: () => runtime.ledger.openCount(),
-        paused: () => engine.breaker.paused,
-      };
-      metrics.observe(reads);
-      const { alerts: alertSettings, clock, logger } = this.#settings;
-      const alerts = alertSettings
-        ? new Alerts({
-            settings: alertSettings,
-            clock,
-            logger,
-            reads,
-            emit: (alert) => this.#events.emit('alert', alert),
-          })
-        : null;
-      const audit = async () => {
-        const report = await auditor.run();
-        await alerts?.check(report);
-        return report;
-      };
-      const reconciler = new Reconciler(engine, audit, (ok) => metrics.checked(ok));
-      const matches = new Matches(engine);
-      const regions = new RegionCache(runtime.calls, this.#settings.clock);
-      const view = readOnlyView(runtime.ledger);
-      const operator = new Operator(engine, matches);
-      // A process that starts while an operator's pause holds starts paused.
-      await operator
-        .syncPause()
-        .catch((err: unknown) =>
-          this.#settings.logger.warn(`reading the operator's pause: ${(err as Error).message}`),
-        );
-      operator.watchPause();
-      const { fiat } = this.#settings;
-      const price = fiat
-        ? new PriceFeed(
-            () => runtime.calls.utility.btcUsd(),
-            { currency: 'USD', refreshMs: fiat.refreshMs },
-            logger,
-          )
-        : null;
-      this.#running = {
-        runtime,
-        view,
-        engine,
-        auditor,
-        audit,
-        alerts,
-        metrics,
-        reconciler,
-        matches,
-        operator,
-        regions,
-        price,
-      };
-      alerts?.start();
-      price?.start();
-      // The sweep runs whether or not this process reconciles: some process will.
-      void reconciler.sweep().then(() => {
-        if (this.#settings.reconciler.enabled && !this.#closed) reconciler.start();
-      });
+    this.#starting ??= createRuntime(this.#settings, this.#events).then((runtime) => {
+      this.#running = runtime;
       this.#probeOwnRoute(runtime.emulator !== null);
-      return this.#running;
+      return runtime;
     });
     return this.#starting;
   }
@@ -827,7 +713,7 @@ export class Lightning {
     this.#readyWatch.unref();
   }
 
-  #ready(what: string): Running {
+  #ready(what: string): Runtime {
     if (this.#running) return this.#running;
     throw new ConfigurationError(
       `lightning.${what}`,
@@ -842,9 +728,9 @@ export class Lightning {
    */
   #pluginHost(): PluginHost {
     const engine = async () => (await this.#start()).engine;
-    const calls = () => this.#ready('api').runtime.calls;
+    const calls = () => this.#ready('api').calls;
     const forPlayer = <T>(playerId: string | undefined, work: () => Promise<T>): Promise<T> =>
-      playerId === undefined ? work() : this.#ready('api').engine.asPlayer(playerId, work);
+      playerId === undefined ? work() : asPlayer(this.#ready('api').outbound, playerId, work);
     const said = new Set<string>();
     return {
       logger: this.#settings.logger,
@@ -876,13 +762,13 @@ export class Lightning {
           calls().widgetUsers.acceptDisclosures(userId, typeIds),
         updateEmail: async (userId, email) => calls().widgetUsers.update(userId, { email }),
       },
-      webhookUrl: (source) => this.#ready('webhookUrl').engine.webhookUrl(source),
+      webhookUrl: (source) => this.#ready('webhookUrl').webhookUrl(source),
       attachPresence: (presence) => {
-        const e = this.#ready('presence').engine;
-        if (presence) e.usePresence(presence);
-        return e.presence();
+        const rooms = this.#ready('presence').rooms;
+        if (presence) rooms.usePresence(presence);
+        return rooms.presence();
       },
-      hostRoom: (roomId, deliver) => this.#ready('hostRoom').engine.hostRoom(roomId, deliver),
+      hostRoom: (roomId, deliver) => this.#ready('hostRoom').rooms.host(roomId, deliver),
       currency: this.#settings.fiat?.currency ?? '',
       price: () => this.#running?.price?.current ?? null,
       onPrice: (listener) => this.#ready('price').price?.onPrice(listener) ?? (() => {}),

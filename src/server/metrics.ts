@@ -6,8 +6,9 @@
  *   createLightning({ meterProvider })   // default: the global one, as the server starts
  *
  * Where each figure comes from, so that each is counted once, in the process that saw it:
- * moves and late payments from the engine (`Engine.follow`: the process that made the move),
- * callback outcomes from the routes, re-reads from the reconciler, service calls from the
+ * moves and late payments from the engine's stream (moves.ts: the process that made the move),
+ * callback outcomes and the time to the move they proved from the routes, re-reads from the
+ * reconciler, service calls from the
  * transport's diagnostics channel (api/diagnostics.ts), and the gauges from the ledger's kept
  * balances and counts, read once per collection.
  *
@@ -34,6 +35,7 @@ import { VERSION } from '../version.js';
 import type { Balances } from './balances.js';
 import type { PayoutPause } from './events.js';
 import { KINDS } from './kinds/index.js';
+import type { Move, Moves } from './moves.js';
 
 /** The meter's (instrumentation scope's) name. */
 export const METER_NAME = 'colyseus-lightning';
@@ -74,11 +76,16 @@ export class LightningMetrics {
     'open' | 'unknown' | 'held' | 'escrow' | 'owed' | 'inFlight' | 'cover' | 'paused',
     ObservableGauge
   >;
-  #reads: GaugeReads | undefined;
+  readonly #reads: GaugeReads;
   readonly #observe = (result: BatchObservableResult) => this.#collect(result);
   readonly #onRequest = (message: unknown) => this.#request(message as RequestEvent);
 
-  constructor(provider: MeterProvider) {
+  /**
+   * `moves`: the stream it counts; `reads`: what its gauges read. With the API's no-op meter it
+   * neither subscribes nor reads: a move costs nothing more.
+   */
+  constructor(provider: MeterProvider, moves: Moves, reads: GaugeReads) {
+    this.#reads = reads;
     const meter = provider.getMeter(METER_NAME, VERSION);
     this.#meter = meter;
     // The API's no-op provider hands out its one no-op meter (createNoopMeter's). Were that ever
@@ -152,8 +159,11 @@ export class LightningMetrics {
         unit: '{state}',
       }),
     };
+    if (!this.#live) return;
     // A subscriber makes the transport build a message per request: only for a real meter.
-    if (this.#live) subscribe(REQUEST_CHANNEL, this.#onRequest);
+    subscribe(REQUEST_CHANNEL, this.#onRequest);
+    moves.subscribe((move) => this.#moved(move));
+    meter.addBatchObservableCallback(this.#observe, Object.values(this.#gauges) as Observable[]);
   }
 
   /** Whether an SDK is behind the meter (else every figure is dropped by the API anyway). */
@@ -161,20 +171,9 @@ export class LightningMetrics {
     return this.#live;
   }
 
-  /** The gauges read through `reads` from now on (once the server runs). */
-  observe(reads: GaugeReads): void {
-    if (this.#reads || !this.#live) return;
-    this.#reads = reads;
-    this.#meter.addBatchObservableCallback(
-      this.#observe,
-      Object.values(this.#gauges) as Observable[],
-    );
-  }
-
   close(): void {
     if (!this.#live) return;
     unsubscribe(REQUEST_CHANNEL, this.#onRequest);
-    if (!this.#reads) return;
     this.#meter.removeBatchObservableCallback(
       this.#observe,
       Object.values(this.#gauges) as Observable[],
@@ -182,7 +181,8 @@ export class LightningMetrics {
   }
 
   /** A move the engine applied (`what` 'moved'), or money that came for an ended intent. */
-  moved(intent: Intent, what: 'moved' | 'latePayment'): void {
+  #moved({ what, intent }: Move): void {
+    if (what !== 'moved' && what !== 'latePayment') return;
     const { kind, status } = intent;
     if (what === 'latePayment') {
       // A fee paid after it ended: the money did come in.
@@ -211,6 +211,7 @@ export class LightningMetrics {
 
   /** A callback moved its intent, `ms` after it arrived. */
   callbackMoved(intent: Intent, ms: number): void {
+    if (!this.#live) return;
     this.#callbackDuration.record(ms / 1000, { kind: intent.kind, status: intent.status });
   }
 
@@ -229,7 +230,6 @@ export class LightningMetrics {
 
   async #collect(result: BatchObservableResult): Promise<void> {
     const reads = this.#reads;
-    if (!reads) return;
     const g = this.#gauges;
     const paused = reads.paused();
     result.observe(g.paused, paused === null ? 0 : 1);

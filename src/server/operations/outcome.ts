@@ -12,6 +12,7 @@ import {
 } from '../../api/errors.js';
 import { type Intent, isPayout } from '../../ledger/intent.js';
 import type { Engine } from '../engine.js';
+import { unknownCheckAt } from '../schedule.js';
 
 /** Whether a failed call may hide a success at the service. */
 export function isAmbiguous(err: unknown): boolean {
@@ -42,7 +43,16 @@ export async function recordCreateFailure(
     const moved = await engine.apply(
       intent,
       'unknown',
-      { error: message, nextCheckAt: engine.unknownCheckAt(intent, retryLaterMs) },
+      {
+        error: message,
+        nextCheckAt: unknownCheckAt(
+          intent,
+          engine.rulesOf(intent.kind).lostAnswer,
+          engine.now(),
+          retryLaterMs,
+          engine.settings.reconciler,
+        ),
+      },
       'create outcome unknown',
     );
     if (moved) engine.emit('unknown', moved, err instanceof Error ? err : new Error(message));
