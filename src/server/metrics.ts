@@ -54,6 +54,8 @@ export interface GaugeReads {
   paused(): PayoutPause | null;
 }
 
+type GaugeName = 'open' | 'unknown' | 'held' | 'escrow' | 'owed' | 'inFlight' | 'cover' | 'paused';
+
 /** A route's answer to a callback, as the counter names it. */
 function callbackOutcome(status: number): 'verified' | 'refused' | 'failed' {
   if (status === 200) return 'verified';
@@ -72,10 +74,7 @@ export class LightningMetrics {
   readonly #meter: Meter;
   /** False for the API's no-op meter (no SDK installed): then nothing is subscribed or read. */
   readonly #live: boolean;
-  readonly #gauges: Record<
-    'open' | 'unknown' | 'held' | 'escrow' | 'owed' | 'inFlight' | 'cover' | 'paused',
-    ObservableGauge
-  >;
+  readonly #gauges: Record<GaugeName, ObservableGauge>;
   readonly #reads: GaugeReads;
   readonly #observe = (result: BatchObservableResult) => this.#collect(result);
   readonly #onRequest = (message: unknown) => this.#request(message as RequestEvent);
@@ -123,42 +122,7 @@ export class LightningMetrics {
       description: 'Requests to the payments service, each attempt, by operation',
       unit: 's',
     });
-    this.#gauges = {
-      unknown: meter.createObservableGauge('lightning.intents.unknown', {
-        description: 'Intents whose outcome is unknown (counted up to 1,000)',
-        unit: '{intent}',
-      }),
-      open: meter.createObservableGauge('lightning.intents.open', {
-        description: 'Open intents of the game, matches aside (what limits.maxOpenPerGame guards)',
-        unit: '{intent}',
-      }),
-      held: meter.createObservableGauge('lightning.payouts.held', {
-        description: 'Payouts held for an operator (approvals), counted up to 1,000',
-        unit: '{payout}',
-      }),
-      escrow: meter.createObservableGauge('lightning.money.escrow', {
-        description: "Matches' pots: paid fees not yet paid out, refunded or raked",
-        unit: 'msat',
-      }),
-      owed: meter.createObservableGauge('lightning.money.owed', {
-        description: 'Owed to players: unclaimed codes and payouts to pay by hand',
-        unit: 'msat',
-      }),
-      inFlight: meter.createObservableGauge('lightning.money.in_flight', {
-        description: 'Sent or being sent, not settled',
-        unit: 'msat',
-      }),
-      cover: meter.createObservableGauge('lightning.money.cover', {
-        description:
-          'The last wallet reading minus owed, escrow and in flight (none before a reading)',
-        unit: 'msat',
-      }),
-      paused: meter.createObservableGauge('lightning.payouts.paused', {
-        description: 'Payouts paused by the breaker: 1 paused, 0 running',
-        // Not '1' (a ratio, to Prometheus): a state.
-        unit: '{state}',
-      }),
-    };
+    this.#gauges = gaugesOf(meter);
     if (!this.#live) return;
     // A subscriber makes the transport build a message per request: only for a real meter.
     subscribe(REQUEST_CHANNEL, this.#onRequest);
@@ -247,4 +211,44 @@ export class LightningMetrics {
     result.observe(g.inFlight, Number(balances.inFlightMsat));
     if (balances.coverMsat !== null) result.observe(g.cover, Number(balances.coverMsat));
   }
+}
+
+/** The gauges, read together once per collection. */
+function gaugesOf(meter: Meter): Record<GaugeName, ObservableGauge> {
+  return {
+    unknown: meter.createObservableGauge('lightning.intents.unknown', {
+      description: 'Intents whose outcome is unknown (counted up to 1,000)',
+      unit: '{intent}',
+    }),
+    open: meter.createObservableGauge('lightning.intents.open', {
+      description: 'Open intents of the game, matches aside (what limits.maxOpenPerGame guards)',
+      unit: '{intent}',
+    }),
+    held: meter.createObservableGauge('lightning.payouts.held', {
+      description: 'Payouts held for an operator (approvals), counted up to 1,000',
+      unit: '{payout}',
+    }),
+    escrow: meter.createObservableGauge('lightning.money.escrow', {
+      description: "Matches' pots: paid fees not yet paid out, refunded or raked",
+      unit: 'msat',
+    }),
+    owed: meter.createObservableGauge('lightning.money.owed', {
+      description: 'Owed to players: unclaimed codes and payouts to pay by hand',
+      unit: 'msat',
+    }),
+    inFlight: meter.createObservableGauge('lightning.money.in_flight', {
+      description: 'Sent or being sent, not settled',
+      unit: 'msat',
+    }),
+    cover: meter.createObservableGauge('lightning.money.cover', {
+      description:
+        'The last wallet reading minus owed, escrow and in flight (none before a reading)',
+      unit: 'msat',
+    }),
+    paused: meter.createObservableGauge('lightning.payouts.paused', {
+      description: 'Payouts paused by the breaker: 1 paused, 0 running',
+      // Not '1' (a ratio, to Prometheus): a state.
+      unit: '{state}',
+    }),
+  };
 }

@@ -113,6 +113,72 @@ export async function createRuntime(settings: Settings, events: SafeEmitter): Pr
 
 /** Every collaborator, through its constructor, in the order they depend on each other. */
 function build(opened: Opened, settings: Settings, events: SafeEmitter): Runtime {
+  const { calls, ledger } = opened;
+  const { clock, logger } = settings;
+  const { engine, rooms, moves } = buildEngine(opened, settings, events);
+  const auditor = new Auditor(engine);
+  const reads = {
+    // The last wallet reading, never a call to the service: gauges and checks stay cheap.
+    balances: () => readBalances(ledger, auditor.wallet),
+    unknowns: (limit: number) => ledger.unknowns(limit),
+    held: (limit: number) => ledger.held(limit),
+    openCount: () => ledger.openCount(),
+    paused: () => engine.breaker.paused,
+  };
+  // Read as the server starts, so that an SDK the game installed at boot is the one used.
+  const provider = settings.meterProvider ?? otelMetrics.getMeterProvider();
+  const metrics = new LightningMetrics(provider, moves, reads);
+  const matches = new Matches(engine, moves);
+  const checks = new Checks(engine, new PayoutQueue(engine), matches);
+  const alerts = settings.alerts
+    ? new Alerts({
+        settings: settings.alerts,
+        clock,
+        logger,
+        reads,
+        emit: (alert) => events.emit('alert', alert),
+      })
+    : null;
+  const audit = async () => {
+    const report = await auditor.run();
+    await alerts?.check(report);
+    return report;
+  };
+  const runtime: Runtime = {
+    ...opened,
+    engine,
+    rooms,
+    checks,
+    matches,
+    operator: new Operator(engine, matches),
+    auditor,
+    alerts,
+    metrics,
+    reconciler: new Reconciler(engine, checks, audit, (ok) => metrics.checked(ok)),
+    regions: new RegionCache(calls, clock),
+    price: priceFeed(settings, calls),
+    sources: callbackSources(settings, calls),
+    view: readOnlyView(ledger),
+    webhookUrl: webhookUrls(settings),
+    audit,
+    close: async () => {
+      await runtime.reconciler.stop();
+      await engine.kept.close();
+      runtime.operator.close();
+      runtime.price?.stop();
+      metrics.close();
+      await alerts?.close();
+      await opened.close();
+    },
+  };
+  return runtime;
+}
+
+/**
+ * The engine and what it is built with: the stream of moves with the subscribers that need no
+ * engine (the rooms first, then the game's events), the breaker and the kept answers.
+ */
+function buildEngine(opened: Opened, settings: Settings, events: SafeEmitter) {
   const { calls, ledger, outbound } = opened;
   const { clock, logger } = settings;
   const rooms = new Rooms(logger);
@@ -136,77 +202,29 @@ function build(opened: Opened, settings: Settings, events: SafeEmitter): Runtime
     kinds: KINDS,
     settings,
   });
-  const auditor = new Auditor(engine);
-  const reads = {
-    // The last wallet reading, never a call to the service: gauges and checks stay cheap.
-    balances: () => readBalances(ledger, auditor.wallet),
-    unknowns: (limit: number) => ledger.unknowns(limit),
-    held: (limit: number) => ledger.held(limit),
-    openCount: () => ledger.openCount(),
-    paused: () => breaker.paused,
-  };
-  // Read as the server starts, so that an SDK the game installed at boot is the one used.
-  const provider = settings.meterProvider ?? otelMetrics.getMeterProvider();
-  const metrics = new LightningMetrics(provider, moves, reads);
-  const matches = new Matches(engine, moves);
-  const checks = new Checks(engine, new PayoutQueue(engine), matches);
-  const alerts = settings.alerts
-    ? new Alerts({
-        settings: settings.alerts,
-        clock,
-        logger,
-        reads,
-        emit: (a) => events.emit('alert', a),
-      })
-    : null;
-  const audit = async () => {
-    const report = await auditor.run();
-    await alerts?.check(report);
-    return report;
-  };
-  const { fiat, callbackSources } = settings;
-  const runtime: Runtime = {
-    ...opened,
-    engine,
-    rooms,
-    checks,
-    matches,
-    operator: new Operator(engine, matches),
-    auditor,
-    alerts,
-    metrics,
-    reconciler: new Reconciler(engine, checks, audit, (ok) => metrics.checked(ok)),
-    regions: new RegionCache(calls, clock),
-    price: fiat
-      ? new PriceFeed(
-          () => calls.utility.btcUsd(),
-          { currency: 'USD', refreshMs: fiat.refreshMs },
-          logger,
-        )
-      : null,
-    sources: callbackSources
-      ? new CallbackSources(
-          async () => (await calls.utility.prodIps()).ips,
-          callbackSources,
-          new ClientAddresses(settings.clientAddress),
-          clock,
-          logger,
-        )
-      : null,
-    view: readOnlyView(ledger),
-    webhookUrl: webhookUrls(settings),
-    audit,
-    close: async () => {
-      await runtime.reconciler.stop();
-      await kept.close();
-      runtime.operator.close();
-      runtime.price?.stop();
-      metrics.close();
-      await alerts?.close();
-      await opened.close();
-    },
-  };
-  return runtime;
+  return { engine, rooms, moves };
+}
+
+/** The fiat price, when `fiat` is set. */
+function priceFeed(settings: Settings, calls: ServiceCalls): PriceFeed | null {
+  const { fiat, logger } = settings;
+  if (!fiat) return null;
+  const feed = { currency: 'USD', refreshMs: fiat.refreshMs } as const;
+  return new PriceFeed(() => calls.utility.btcUsd(), feed, logger);
+}
+
+/** Who may send callbacks, when `callbackSources` is set. */
+function callbackSources(settings: Settings, calls: ServiceCalls): CallbackSources | null {
+  const { callbackSources: sources, clientAddress, clock, logger } = settings;
+  if (!sources) return null;
+  const serviceIps = async () => (await calls.utility.prodIps()).ips;
+  return new CallbackSources(
+    serviceIps,
+    sources,
+    new ClientAddresses(clientAddress),
+    clock,
+    logger,
+  );
 }
 
 /** Starts the embedded emulator when there is no key, makes the client, opens the ledger. */

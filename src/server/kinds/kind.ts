@@ -80,7 +80,7 @@ interface RulesOfAnyKind {
    *   (it is then proven by the resource's callback URL before anything is written);
    * - `key`: the same keyed call is sent again (the service applies it once);
    * - `own`: a record of ours with nothing to read at the service; the layer that owns it checks
-   *   it (Engine.checkWith).
+   *   it (server/checks.ts).
    */
   readonly reads: 'resource' | 'key' | 'own';
   /**
