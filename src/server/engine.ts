@@ -28,7 +28,7 @@ import type { PayoutBreaker } from './breaker.js';
 import type { LightningEventName, LightningEvents, SafeEmitter } from './events.js';
 import type { KindHost, KindRules, KindTable, Observation } from './kinds/kind.js';
 import type { LightningLogger } from './logger.js';
-import type { MoveKind, Moves } from './moves.js';
+import type { Moves } from './moves.js';
 import type { KeptAnswers } from './operations/kept-answers.js';
 import type { Settings } from './options.js';
 import { asPlayer, type CreateTokens } from './outbound.js';
@@ -447,19 +447,16 @@ export class Engine implements KindHost {
   /**
    * Writes non-status fields of `intent` with the postings the change makes (a fee found paid
    * after its deadline holds money again); null when its status changed meanwhile or the
-   * journal already holds that step. `tell`: a change a room shows (`changed`: a match's
-   * roster funded), published once written.
+   * journal already holds that step.
    */
-  async update(intent: Intent, patch: IntentPatch, tell?: MoveKind): Promise<Intent | null> {
+  async update(intent: Intent, patch: IntentPatch): Promise<Intent | null> {
     const now = this.now();
     const postings = postingsFor(
       intent,
       afterWrite(intent, intent.status, patch, now),
       this.#position,
     );
-    const updated = await this.ledger.update(intent.id, intent.status, patch, now, postings);
-    if (updated && tell) this.#moves.publish({ what: tell, intent: updated });
-    return updated;
+    return this.ledger.update(intent.id, intent.status, patch, now, postings);
   }
 
   /**
