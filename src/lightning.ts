@@ -22,7 +22,6 @@
  */
 import type { Server as HttpServer } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
-import { metrics as otelMetrics } from '@opentelemetry/api';
 import { ConfigurationError } from './errors.js';
 import { LightningBooks } from './face/books.js';
 import { LightningMatches } from './face/matches.js';
@@ -31,21 +30,13 @@ import { RoomHost } from './face/room-host.js';
 import { RouteHost } from './face/routes-host.js';
 import { LightningService } from './face/service.js';
 import type { Intent } from './ledger/intent.js';
-import { type LedgerView, readOnlyView } from './ledger/store.js';
 import { parseInput } from './parse.js';
 import type { LightningPluginOptions } from './room/options.js';
 import { LightningPlugin } from './room/plugin.js';
-import { Alerts } from './server/alerts.js';
-import { Auditor, type AuditReport } from './server/audit.js';
-import { readBalances } from './server/balances.js';
 import { ClientAddresses, ConnectionAddresses } from './server/client-address.js';
 import { lightningEndpoints } from './server/endpoints.js';
-import { Engine } from './server/engine.js';
 import { type LightningEventName, type LightningEvents, SafeEmitter } from './server/events.js';
-import { KINDS } from './server/kinds/index.js';
 import { attachRoutes } from './server/listener.js';
-import { Matches } from './server/match/matches.js';
-import { LightningMetrics } from './server/metrics.js';
 import {
   type AddressPaymentInput,
   addressPaymentInput,
@@ -58,44 +49,20 @@ import {
   type SpendInput,
   spendInput,
 } from './server/operations/inputs.js';
-import { Operator } from './server/operator.js';
 import { type LightningOptions, resolveOptions, type Settings } from './server/options.js';
-import { PriceFeed } from './server/price.js';
 import { newProbeToken, probeCallbackRoute } from './server/probe.js';
-import { PayoutQueue, queueRewards, type RewardManyResult } from './server/queue.js';
-import { Reconciler } from './server/reconciler.js';
-import { RegionCache } from './server/regions.js';
-import { type Runtime, startRuntime } from './server/runtime.js';
+import { queueRewards, type RewardManyResult } from './server/queue.js';
+import { createRuntime, type Runtime } from './server/runtime.js';
 
 type Listener<E extends LightningEventName> = (...args: LightningEvents[E]) => void;
-
-interface Running {
-  runtime: Runtime;
-  /** The ledger's reads, the one face of it a game gets. */
-  view: LedgerView;
-  engine: Engine;
-  auditor: Auditor;
-  /** One audit run, then the alerts checked against it. */
-  audit(): Promise<AuditReport>;
-  /** Null unless `alerts` is set. */
-  alerts: Alerts | null;
-  metrics: LightningMetrics;
-  reconciler: Reconciler;
-  matches: Matches;
-  /** The operator's actions, each a line in the ledger's operator log. */
-  operator: Operator;
-  regions: RegionCache;
-  /** Null unless `fiat` is set. */
-  price: PriceFeed | null;
-}
 
 export class Lightning {
   readonly #settings: Settings;
   readonly #events: SafeEmitter;
   readonly #host: RoomHost;
   readonly #routes: RouteHost;
-  #starting: Promise<Running> | undefined;
-  #running: Running | undefined;
+  #starting: Promise<Runtime> | undefined;
+  #running: Runtime | undefined;
   #closed = false;
   #readyWatch: NodeJS.Timeout | undefined;
   readonly #probeToken = newProbeToken();
@@ -250,106 +217,17 @@ export class Lightning {
     clearTimeout(this.#readyWatch);
     this.#probe.abort();
     const running = await this.#starting?.catch(() => undefined);
-    if (!running) return;
-    await running.reconciler.stop();
-    await running.engine.kept.close();
-    running.operator.close();
-    running.price?.stop();
-    running.metrics.close();
-    await running.alerts?.close();
-    await running.runtime.close();
+    await running?.close();
   }
 
-  #start(): Promise<Running> {
+  #start(): Promise<Runtime> {
     if (this.#closed) {
       return Promise.reject(new ConfigurationError('lightning', 'is closed'));
     }
-    this.#starting ??= startRuntime(this.#settings).then(async (runtime) => {
-      const engine = new Engine({
-        port: runtime.port,
-        ledger: runtime.ledger,
-        outbound: runtime.outbound,
-        events: this.#events,
-        kinds: KINDS,
-        settings: this.#settings,
-      });
-      new PayoutQueue(engine);
-      const auditor = new Auditor(engine);
-      // Read as the server starts, so that an SDK the game installed at boot is the one used.
-      const metrics = new LightningMetrics(
-        this.#settings.meterProvider ?? otelMetrics.getMeterProvider(),
-      );
-      if (metrics.live) {
-        // Without an SDK a move costs nothing more: no observer, no timing.
-        engine.follow(async (intent, what) => metrics.moved(intent, what));
-        engine.onCallbackMove = (intent, ms) => metrics.callbackMoved(intent, ms);
-      }
-      const reads = {
-        // The last wallet reading, never a call to the service: gauges and checks stay cheap.
-        balances: () => readBalances(runtime.ledger, auditor.wallet),
-        unknowns: (limit: number) => runtime.ledger.unknowns(limit),
-        held: (limit: number) => runtime.ledger.held(limit),
-        openCount: () => runtime.ledger.openCount(),
-        paused: () => engine.breaker.paused,
-      };
-      metrics.observe(reads);
-      const { alerts: alertSettings, clock, logger } = this.#settings;
-      const alerts = alertSettings
-        ? new Alerts({
-            settings: alertSettings,
-            clock,
-            logger,
-            reads,
-            emit: (alert) => this.#events.emit('alert', alert),
-          })
-        : null;
-      const audit = async () => {
-        const report = await auditor.run();
-        await alerts?.check(report);
-        return report;
-      };
-      const reconciler = new Reconciler(engine, audit, (ok) => metrics.checked(ok));
-      const matches = new Matches(engine);
-      const regions = new RegionCache(runtime.port, this.#settings.clock);
-      const view = readOnlyView(runtime.ledger);
-      const operator = new Operator(engine, matches);
-      // A process that starts while an operator's pause holds starts paused.
-      await operator
-        .syncPause()
-        .catch((err: unknown) =>
-          this.#settings.logger.warn(`reading the operator's pause: ${(err as Error).message}`),
-        );
-      operator.watchPause();
-      const { fiat } = this.#settings;
-      const price = fiat
-        ? new PriceFeed(
-            () => runtime.port.btcUsd(),
-            { currency: 'USD', refreshMs: fiat.refreshMs },
-            logger,
-          )
-        : null;
-      this.#running = {
-        runtime,
-        view,
-        engine,
-        auditor,
-        audit,
-        alerts,
-        metrics,
-        reconciler,
-        matches,
-        operator,
-        regions,
-        price,
-      };
-      alerts?.start();
-      price?.start();
-      // The sweep runs whether or not this process reconciles: some process will.
-      void reconciler.sweep().then(() => {
-        if (this.#settings.reconciler.enabled && !this.#closed) reconciler.start();
-      });
+    this.#starting ??= createRuntime(this.#settings, this.#events).then((runtime) => {
+      this.#running = runtime;
       this.#probeOwnRoute(runtime.emulator !== null);
-      return this.#running;
+      return runtime;
     });
     return this.#starting;
   }

@@ -12,6 +12,7 @@ import type { LedgerView } from '../ledger/store.js';
 import { parseInput } from '../parse.js';
 import type { Auditor, AuditReport } from '../server/audit.js';
 import type { Balances } from '../server/balances.js';
+import type { Checks } from '../server/checks.js';
 import type { Engine } from '../server/engine.js';
 import { isClaimCode } from '../server/kinds/index.js';
 import { pageFields } from '../server/operations/inputs.js';
@@ -20,7 +21,8 @@ import { need, type Reach } from './reach.js';
 
 /** What the books read, of what the server runs on. */
 export interface BookParts {
-  engine: Pick<Engine, 'ledger' | 'refresh'>;
+  engine: Pick<Engine, 'ledger'>;
+  checks: Pick<Checks, 'refresh'>;
   auditor: Pick<Auditor, 'balances'>;
   /** One audit run, then the alerts checked against it. */
   audit(): Promise<AuditReport>;
@@ -117,7 +119,7 @@ export class LightningBooks {
 
   /** Re-checks an intent now (e.g. a player pressed "I paid"), through the same path as callbacks. */
   async refresh(id: string): Promise<Intent | null> {
-    return (await this.#reach.start()).engine.refresh(id);
+    return (await this.#reach.start()).checks.refresh(id);
   }
 
   /**

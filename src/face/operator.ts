@@ -7,6 +7,7 @@
  */
 import type { Intent } from '../ledger/intent.js';
 import type { OperatorAction, OperatorLogPage, OperatorLogQuery } from '../ledger/operator-log.js';
+import type { LedgerStore } from '../ledger/store.js';
 import type { ConsoleHost } from '../operator/reads.js';
 import { parseInput } from '../parse.js';
 import type { Alert, Alerts } from '../server/alerts.js';
@@ -29,7 +30,8 @@ import type { Reach } from './reach.js';
 
 /** What the operator's calls use, of what the server runs on. */
 export interface OperatorParts {
-  engine: Pick<Engine, 'unknowns' | 'breaker'>;
+  engine: Pick<Engine, 'breaker'>;
+  ledger: Pick<LedgerStore, 'unknowns'>;
   /** The operator's actions, each a line in the ledger's operator log. */
   operator: Operator;
   /** Null unless `alerts` is set. */
@@ -101,7 +103,8 @@ export class LightningOperator {
    * until a callback proves it or you resolve it. For an operator's page or a script.
    */
   async unknowns(limit?: number): Promise<Intent[]> {
-    return (await this.#reach.start()).engine.unknowns(limit);
+    const max = parseInput(heldLimit, limit, 'limit');
+    return (await this.#reach.start()).ledger.unknowns(max);
   }
 
   /**

@@ -27,15 +27,20 @@ import type {
   ParsedSpend,
 } from '../server/operations/inputs.js';
 import type { Settings } from '../server/options.js';
+import { asPlayer, type OutboundScheduler } from '../server/outbound.js';
 import type { PriceFeed, PriceReading } from '../server/price.js';
 import type { RegionCache } from '../server/regions.js';
+import type { Rooms } from '../server/rooms.js';
 import type { PresenceLike } from '../server/settlement.js';
 import { need, type Reach } from './reach.js';
 
 /** What a room reaches, of what the server runs on. */
 export interface RoomParts {
   engine: Engine;
-  runtime: { port: PaymentsPort };
+  port: PaymentsPort;
+  outbound: OutboundScheduler | null;
+  rooms: Rooms;
+  webhookUrl(source: 'ramp' | 'widget'): string;
   matches: Matches;
   regions: RegionCache;
   /** Null unless `fiat` is set. */
@@ -51,14 +56,14 @@ class RoomWidget implements WidgetCalls {
   }
 
   #port(): PaymentsPort {
-    return need(this.#reach, 'service.api').runtime.port;
+    return need(this.#reach, 'service.api').port;
   }
 
   // Each waits in its player's turn: server/outbound.ts.
   #forPlayer<T>(playerId: string | undefined, work: () => Promise<T>): Promise<T> {
     return playerId === undefined
       ? work()
-      : need(this.#reach, 'service.api').engine.asPlayer(playerId, work);
+      : asPlayer(need(this.#reach, 'service.api').outbound, playerId, work);
   }
 
   async makeWidgetUser(order: Parameters<WidgetCalls['makeWidgetUser']>[0]) {
@@ -163,17 +168,17 @@ export class RoomHost implements PluginHost {
   }
 
   webhookUrl(source: 'ramp' | 'widget'): string {
-    return need(this.#reach, 'webhookUrl').engine.webhookUrl(source);
+    return need(this.#reach, 'webhookUrl').webhookUrl(source);
   }
 
   attachPresence(presence: PresenceLike | undefined): PresenceLike | undefined {
-    const engine = need(this.#reach, 'presence').engine;
-    if (presence) engine.usePresence(presence);
-    return engine.presence();
+    const rooms = need(this.#reach, 'presence').rooms;
+    if (presence) rooms.usePresence(presence);
+    return rooms.presence();
   }
 
   hostRoom(roomId: string, deliver: (intent: Intent) => void): () => void {
-    return need(this.#reach, 'hostRoom').engine.hostRoom(roomId, deliver);
+    return need(this.#reach, 'hostRoom').rooms.host(roomId, deliver);
   }
 
   price(): PriceReading | null {

@@ -4,18 +4,14 @@
  * token, the metrics' count of answers, and the websocket upgrades for the region gate.
  */
 import type { ConnectionAddresses, HeaderReader } from '../server/client-address.js';
-import type { Engine } from '../server/engine.js';
 import type { LightningLogger } from '../server/logger.js';
-import type { LightningMetrics } from '../server/metrics.js';
 import type { Settings } from '../server/options.js';
 import type { RoutesHost } from '../server/routes.js';
+import type { Runtime } from '../server/runtime.js';
 import type { Reach } from './reach.js';
 
-/** What the routes reach, of what the server runs on. */
-export interface RouteParts {
-  engine: Engine;
-  metrics: Pick<LightningMetrics, 'callback'>;
-}
+/** The routes reach the whole runtime: the engine, the sources, the webhooks and the metrics. */
+export type RouteParts = Runtime;
 
 export class RouteHost implements RoutesHost {
   readonly #reach: Reach<RouteParts>;
@@ -43,12 +39,12 @@ export class RouteHost implements RoutesHost {
     this.probeToken = probeToken;
   }
 
-  async engine(): Promise<Engine> {
-    return (await this.#reach.start()).engine;
+  runtime(): Promise<Runtime> {
+    return this.#reach.start();
   }
 
-  running(): Engine | undefined {
-    return this.#closed() ? undefined : this.#reach.now()?.engine;
+  running(): Runtime | undefined {
+    return this.#closed() ? undefined : this.#reach.now();
   }
 
   callbackAnswered(status: number): void {

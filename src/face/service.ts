@@ -11,7 +11,8 @@ import { need, type Reach } from './reach.js';
 
 /** What the service group hands out, of what the server runs on. */
 export interface ServiceParts {
-  runtime: { api: PaymentsApi; emulator: Emulator | null };
+  api: PaymentsApi;
+  emulator: Emulator | null;
 }
 
 export class LightningService {
@@ -26,12 +27,12 @@ export class LightningService {
 
   /** The API client, for the wallet and payments. Available once `ready()` has resolved. */
   get api(): PaymentsApi {
-    return need(this.#reach, 'service.api').runtime.api;
+    return need(this.#reach, 'service.api').api;
   }
 
   /** The embedded emulator (null with a real key). Available once `ready()` has resolved. */
   get emulator(): Emulator | null {
-    return need(this.#reach, 'service.emulator').runtime.emulator;
+    return need(this.#reach, 'service.emulator').emulator;
   }
 
   /**

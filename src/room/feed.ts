@@ -2,7 +2,7 @@
  * The room's settlement feed: one presence subscription on the room's channel, on which a
  * process that applied a change to one of the room's intents (callback, reconciler, create
  * answer) publishes it when the room is not its own (its own rooms are handed the change:
- * Engine.hostRoom). Each message is only a pointer: the plugin reads the intent back from the
+ * server/rooms.ts). Each message is only a pointer: the plugin reads the intent back from the
  * ledger before it acts.
  *
  * Cost: one subscription per room; per message one ledger read.

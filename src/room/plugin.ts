@@ -497,16 +497,19 @@ export class LightningPlugin extends RoomPlugin {
   };
 
   /**
-   * The entry of the intent a helper's call returned. The helper writes nothing: every reading
-   * that call made or met was handed to this room by the engine (Engine.handToRoom, hooks and
-   * all), so the entry holds it, or a newer one. One that is missing (its hand-over threw, and
-   * the engine logged why) is delivered now, as a catch-up round would; one that already ended
-   * and left the state (lingerMs 0) is given as a copy.
+   * The entry of the intent a helper's call returned. Every move that call made, and every
+   * reading it met in a race it lost, was published on the engine's stream and handed to this
+   * room (hooks and all), so the entry holds it, or a newer one. A reading the call returned
+   * without a move (the open intent that holds the create's key), or one whose hand-over threw
+   * (the engine logged why), is delivered now, as a catch-up round would; one that already
+   * ended and left the state (lingerMs 0) is given as a copy.
    */
   #entryOf(intent: Intent): Entry {
     const entries = this.#roomEntries();
     const shown = entries.get(intent);
-    if (shown) return shown;
+    if (shown && shown.status === intent.status && shown.updatedAt >= intent.updatedAt) {
+      return shown;
+    }
     void this.#deliver(intent);
     return entries.get(intent) ?? entries.copyOf(intent);
   }

@@ -1,19 +1,15 @@
 /**
  * The engine: the one place where intents move. It turns callbacks (hints) into verified
- * settlements by re-reading the resource, applies every move by compare-and-set, publishes
- * each change to the intent's room through Colyseus presence, and emits the server's events
- * through the one safe emitter. Operations, routes and the reconciler all work through it;
- * it knows none of them, and nothing above the server sees it (the public face is
- * `Lightning`, in ../lightning.ts).
+ * settlements by re-reading the resource, applies every move by compare-and-set with its
+ * journal postings, and publishes each move once on the stream of moves (moves.ts), to which
+ * the rooms, the game's events, the metrics and the matches subscribe. Operations, routes and
+ * the reconciler work through it; it knows none of them, and nothing above the server sees it
+ * (the public face is `Lightning`, in ../lightning.ts). The composition root (runtime.ts)
+ * builds it with everything it works with.
  *
- * Footprint: per settlement one ledger write, one API read, and one delivery to the intent's
- * room: in hand to a room of this process (`hostRoom`: nothing read back, nothing published),
- * else one presence publish.
+ * Footprint: per settlement one ledger write, one API read, and one publish on the stream.
  */
 
-import { matchMaker } from '@colyseus/core';
-import { z } from 'zod';
-import type { Clock } from '../clock.js';
 import { BudgetExceededError } from '../errors.js';
 import {
   type Intent,
@@ -26,29 +22,18 @@ import {
 } from '../ledger/intent.js';
 import { afterWrite, draftOf, postingsFor } from '../ledger/journal.js';
 import type { BudgetWindow, CreateGuards, LedgerStore } from '../ledger/store.js';
-import { parseInput } from '../parse.js';
 import type { PaymentsPort } from '../port/port.js';
 import { parseJson } from './body.js';
-import { PayoutBreaker } from './breaker.js';
-import { ClientAddresses } from './client-address.js';
+import type { PayoutBreaker } from './breaker.js';
 import type { LightningEventName, LightningEvents, SafeEmitter } from './events.js';
 import type { KindHost, KindRules, KindTable, Observation } from './kinds/kind.js';
 import type { LightningLogger } from './logger.js';
-import { KeptAnswers } from './operations/kept-answers.js';
+import type { Moves } from './moves.js';
+import type { KeptAnswers } from './operations/kept-answers.js';
 import type { Settings } from './options.js';
-import type { CreateTokens } from './outbound.js';
-import { nextCheckAt, retryAfterErrorMs } from './schedule.js';
-import { type PresenceLike, roomChannel, settlementMessage } from './settlement.js';
-import { CallbackSources } from './sources.js';
+import { asPlayer, type CreateTokens } from './outbound.js';
+import { nextCheckAt, retryAfterErrorMs, unknownCheckAt } from './schedule.js';
 import { looksLikeToken, sameToken } from './tokens.js';
-
-/**
- * An intent id as the game hands it back: checked here, before the store sees it, because a
- * store binds what it is given (node:sqlite takes an object for named parameters).
- */
-const intentId = z.string({ error: 'must be an intent id (a string)' }).min(1).max(200);
-/** How many unknowns one call lists: enough for an operator's page, bounded for the store. */
-const unknownsLimit = z.number().int().min(1).max(1000).default(100);
 
 /** How many times a proven reading is applied again after losing a race to another writer. */
 const MAX_REAPPLY = 4;
@@ -62,8 +47,14 @@ export interface EngineDeps {
   port: PaymentsPort;
   ledger: LedgerStore;
   /** The game's outbound rate, when `rateLimit` is set: creates take their token first. */
-  outbound?: CreateTokens | null;
+  outbound: CreateTokens | null;
   events: SafeEmitter;
+  /** Where each move is published, once. */
+  moves: Moves;
+  /** Pauses payouts when the service answers badly or the wallet runs low. */
+  breaker: PayoutBreaker;
+  /** Answers the service gave that the ledger could not record yet (operations/kept-answers.ts). */
+  kept: KeptAnswers;
   /** The rules of every kind (kinds/index.ts). */
   kinds: KindTable;
   settings: Pick<
@@ -81,110 +72,48 @@ export interface EngineDeps {
     | 'clock'
     | 'logger'
     | 'webhookSecret'
-    | 'callbackSources'
-    | 'clientAddress'
   >;
+}
+
+/** What a callback's route answers, and the move the callback proved (timed by the route). */
+export interface CallbackAnswer {
+  status: number;
+  moved: Intent | null;
 }
 
 export class Engine implements KindHost {
   readonly port: PaymentsPort;
   readonly ledger: LedgerStore;
   readonly outbound: CreateTokens | null;
-  readonly clock: Clock;
   readonly logger: LightningLogger;
   readonly settings: EngineDeps['settings'];
-  /** Pauses payouts when the service answers badly or the wallet runs low. */
   readonly breaker: PayoutBreaker;
-  /** Answers the service gave that the ledger could not record yet (operations/kept-answers.ts). */
   readonly kept: KeptAnswers;
-  /** Who may send callbacks, when `callbackSources` is set. */
-  readonly sources: CallbackSources | null;
   readonly #events: SafeEmitter;
+  readonly #moves: Moves;
   readonly #kinds: KindTable;
-  #presence: PresenceLike | undefined;
-  /** The rooms of this process, by id: each move of theirs is handed to them, not published. */
-  readonly #rooms = new Map<string, (intent: Intent) => void>();
   #strays = { count: 0, reportedAt: Number.NEGATIVE_INFINITY };
-  /** Told of every move after it is applied, and of late payments (server/match/). */
-  readonly #observers: ((intent: Intent, what: 'moved' | 'latePayment') => Promise<void>)[] = [];
-  /** Kinds that are our own records, not the service's resources (a match), and their checks. */
-  readonly #checkers = new Map<IntentKind, (intent: Intent) => Promise<Intent>>();
-  /** What sends a queued payout in its turn (server/queue.ts); none: it waits. */
-  #drain: ((intent: Intent) => Promise<Intent>) | null = null;
-  #warnedNoSecret = false;
-  /** Told when a callback moved its intent, and how long after it arrived (server/metrics.ts). */
-  onCallbackMove: ((intent: Intent, ms: number) => void) | undefined;
 
   constructor(deps: EngineDeps) {
     this.port = deps.port;
     this.ledger = deps.ledger;
-    this.outbound = deps.outbound ?? null;
+    this.outbound = deps.outbound;
     this.#events = deps.events;
+    this.#moves = deps.moves;
     this.#kinds = deps.kinds;
     this.settings = deps.settings;
-    this.clock = deps.settings.clock;
     this.logger = deps.settings.logger;
-    this.kept = new KeptAnswers(this.clock, this.logger);
-    this.breaker = new PayoutBreaker({
-      settings: deps.settings.breaker,
-      clock: this.clock,
-      logger: this.logger,
-      port: this.port,
-      onPause: (pause) => this.emit('paused', pause),
-    });
-    const sources = deps.settings.callbackSources;
-    this.sources = sources
-      ? new CallbackSources(
-          () => this.port.callbackSources(),
-          sources,
-          new ClientAddresses(deps.settings.clientAddress),
-          this.clock,
-          this.logger,
-        )
-      : null;
+    this.breaker = deps.breaker;
+    this.kept = deps.kept;
   }
 
   now(): number {
-    return this.clock.now();
+    return this.settings.clock.now();
   }
 
-  /** Emits one of the server's events; a listener that throws is logged, never rethrown. */
+  /** Emits one of the server's events that is not a move; a listener that throws is logged. */
   emit<E extends LightningEventName>(event: E, ...args: LightningEvents[E]): void {
     this.#events.emit(event, ...args);
-  }
-
-  /**
-   * Lets a layer above follow every applied move and late payment (matches refund and count
-   * fees this way). Runs after the move is in the ledger; a failure is logged, never thrown.
-   */
-  follow(observer: (intent: Intent, what: 'moved' | 'latePayment') => Promise<void>): void {
-    this.#observers.push(observer);
-  }
-
-  #tell(intent: Intent, what: 'moved' | 'latePayment'): void {
-    for (const observer of this.#observers) {
-      observer(intent, what).catch((err: unknown) =>
-        this.logger.error(`following ${intent.kind} ${intent.id}: ${(err as Error).message}`),
-      );
-    }
-  }
-
-  /** Tells the intent's room about it now (a change that was not a status move). */
-  announce(intent: Intent): void {
-    this.#publish(intent);
-  }
-
-  /**
-   * Lets the payout queue (server/queue.ts) take a queued payout when its check comes (the
-   * reconciler's leased claim of a due intent): the check of a `queued` intent is its drain.
-   */
-  drainWith(drain: (intent: Intent) => Promise<Intent>): void {
-    this.#drain = drain;
-  }
-
-  /** Lets a layer above check the intents of a kind it owns (the reconciler's due checks). */
-  checkWith(kind: IntentKind, check: (intent: Intent) => Promise<Intent>): void {
-    this.#checkers.set(kind, check);
   }
 
   /**
@@ -224,18 +153,6 @@ export class Engine implements KindHost {
   }
 
   /**
-   * A payout the approvals held as it was recorded: its room shows it (`held`), the game hears
-   * of it (the `held` event), and nothing is sent until an operator decides.
-   */
-  noticeHeld(intent: Intent): void {
-    this.#publish(intent);
-    this.logger.warn(
-      `${intent.kind} ${intent.id} of ${intent.amount} msats to player ${intent.playerId} is held for an operator's approval`,
-    );
-    this.emit('held', intent);
-  }
-
-  /**
    * The single-payout cap (`budgets.maxRewardMsat`), for a reward or a payment to an address
    * the game pays out of its own money; a payout of a match's pot (`ownMoney` false) was paid in
    * by its players and is not capped. Refuses with BudgetExceededError (scope `payout`) before
@@ -253,90 +170,32 @@ export class Engine implements KindHost {
     return `${this.settings.publicUrl}${this.settings.prefix}/callbacks/${token}`;
   }
 
-  /** The URL of the ramp or widget webhook route (given to the service with each session). */
-  webhookUrl(source: 'ramp' | 'widget'): string {
-    if (this.settings.webhookSecret === undefined && !this.#warnedNoSecret) {
-      this.#warnedNoSecret = true;
-      this.logger.warn(
-        'widget or ramp sessions are opened without webhookSecret: their webhooks are refused (503) and nothing of them is recorded; set webhookSecret to the one of your project',
-      );
-    }
-    return `${this.settings.publicUrl}${this.settings.prefix}/webhooks/${source}`;
-  }
-
   /** When an open intent should be read again, from now. */
   nextCheckAt(intent: Intent): number {
     return nextCheckAt(intent, this.now(), this.settings.reconciler);
   }
 
-  /** Publish settlements on this presence instead of the matchmaker's (set by the room plugin). */
-  usePresence(presence: PresenceLike): void {
-    this.#presence = presence;
-  }
-
-  presence(): PresenceLike | undefined {
-    return this.#presence ?? (matchMaker.presence as PresenceLike | undefined);
-  }
-
   /**
-   * A room of this process: every move of its intents applied here is given to `deliver` as
-   * the ledger returned it, and nothing is published for it (a room lives in one process, so
-   * no other process hears its channel). Moves applied by other processes come as messages.
-   * Returns the function that forgets the room (on dispose).
+   * A status callback arrived for `token`, with its raw `body`. Answers the HTTP status (404
+   * for a token that is not ours, 200 otherwise) and the intent as the callback moved it, if it
+   * did. The body is only a hint: it may name the resource of an intent whose create was
+   * ambiguous (and is parsed only then), but the status comes from the API.
    */
-  hostRoom(roomId: string, deliver: (intent: Intent) => void): () => void {
-    this.#rooms.set(roomId, deliver);
-    return () => {
-      if (this.#rooms.get(roomId) === deliver) this.#rooms.delete(roomId);
-    };
-  }
-
-  /**
-   * A status callback arrived for `token`, with its raw `body`. Returns the HTTP status to
-   * answer: 404 for a token that is not ours, 200 otherwise. The body is only a hint: it may name
-   * the resource of an intent whose create was ambiguous (and is parsed only then), but the
-   * status comes from the API. `arrivedAt` (`performance.now()` as the request came in) times
-   * the move it proves, for the metrics.
-   */
-  async handleCallback(
-    token: string,
-    body: Buffer,
-    arrivedAt = performance.now(),
-  ): Promise<number> {
-    if (!looksLikeToken(token)) return 404;
+  async handleCallback(token: string, body: Buffer): Promise<CallbackAnswer> {
+    if (!looksLikeToken(token)) return NOT_OURS;
     const intent = await this.ledger.byCallbackToken(token);
     if (!intent || intent.callbackToken === null || !sameToken(intent.callbackToken, token)) {
       this.#reportStrayCallback();
-      return 404;
+      return NOT_OURS;
     }
     // Nothing was sent for a queued payout yet: no callback can be about it, and its turn is
     // the reconciler's to give, never a caller's.
-    if (intent.status === 'queued') return 200;
+    if (intent.status === 'queued') return UNMOVED;
     // The player whose money moved waits on this re-read: it is served as their action.
-    const after = await this.asPlayer(intent.playerId, () =>
+    const after = await asPlayer(this.outbound, intent.playerId, () =>
       this.check(intent, intent.remoteId === null ? hintedId(body) : undefined),
     );
-    if (after.status !== intent.status) this.onCallbackMove?.(after, performance.now() - arrivedAt);
-    return 200;
-  }
-
-  /**
-   * Runs `work` on behalf of the player who waits on it: with the game's rate, its calls wait in
-   * that player's turn among players, re-reads included (server/outbound.ts).
-   */
-  asPlayer<T>(playerId: string, work: () => Promise<T>): Promise<T> {
-    return this.outbound ? this.outbound.asPlayer(playerId, work) : work();
-  }
-
-  /** Re-checks an intent by id now; null when the ledger has no such intent. */
-  async refresh(id: unknown): Promise<Intent | null> {
-    const intent = await this.ledger.get(parseInput(intentId, id, 'id'));
-    return intent ? this.check(intent) : null;
-  }
-
-  /** The unknown intents, oldest first, at most `limit` (1 to 1,000; default 100). */
-  async unknowns(limit?: unknown): Promise<Intent[]> {
-    return this.ledger.unknowns(parseInput(unknownsLimit, limit, 'limit'));
+    return after.status === intent.status ? UNMOVED : { status: 200, moved: after };
   }
 
   /**
@@ -349,20 +208,23 @@ export class Engine implements KindHost {
    * Only a check that was due counts as one: it backs off the next. Any other re-read (a
    * callback, a refresh) never moves the next check later than it was, so that repeated or
    * forged callbacks cannot delay the recovery of a real one that was dropped.
+   *
+   * A record of our own (a match) and a queued payout are not the service's to read: their
+   * checks are their owners' (checks.ts), and here they are left as they are.
    */
   async check(intent: Intent, hintedRemoteId?: string): Promise<Intent> {
     const rules = this.rulesOf(intent.kind);
-    if (rules.reads === 'own') {
-      const own = this.#checkers.get(intent.kind);
-      return own ? own(intent) : intent;
-    }
+    if (rules.reads === 'own' || intent.status === 'queued') return intent;
     if (isTerminal(intent.status)) {
       // A callback may name the resource of an intent that ended without knowing it.
-      await rules.afterEnd?.(this, intent, intent.remoteId === null ? hintedRemoteId : undefined);
+      const late = await rules.afterEnd?.(
+        this,
+        intent,
+        intent.remoteId === null ? hintedRemoteId : undefined,
+      );
+      if (late) this.#moves.publish({ what: 'latePayment', intent: late });
       return intent;
     }
-    // A payout in the queue: its turn has come (a payout to send, not a re-read).
-    if (intent.status === 'queued') return this.#drain ? this.#drain(intent) : intent;
     const now = this.now();
     const byKey = rules.reads === 'key';
     const hint = intent.remoteId === null && !byKey ? hintedRemoteId : undefined;
@@ -373,7 +235,7 @@ export class Engine implements KindHost {
       const stale = await this.apply(
         intent,
         'unknown',
-        { nextCheckAt: this.unknownCheckAt(intent, 0) },
+        { nextCheckAt: this.#unknownCheckAt(intent, 0) },
         'create never answered (its process stopped, or the answer is very late)',
       );
       if (!stale) return (await this.ledger.get(intent.id)) ?? intent;
@@ -488,22 +350,10 @@ export class Engine implements KindHost {
   /** Where an intent's money sits: its kind's rule, for the journal's postings. */
   readonly #position = (intent: Intent) => this.rulesOf(intent.kind).position(intent);
 
-  /**
-   * When an `unknown` intent should be looked at next. A keyed one is sent again after
-   * `resendMs`; one whose code was only in the lost answer is due when it can be called expired.
-   */
-  unknownCheckAt(intent: Intent, resendMs: number | null): number | null {
+  /** When an `unknown` intent should be looked at next (schedule.ts). */
+  #unknownCheckAt(intent: Intent, resendMs: number | null): number | null {
     const { lostAnswer } = this.rulesOf(intent.kind);
-    if (lostAnswer === 'resend') return this.now() + (resendMs ?? 0);
-    if (
-      lostAnswer === 'deadline' &&
-      intent.remoteId === null &&
-      intent.code === null &&
-      intent.expiresAt !== null
-    ) {
-      return intent.expiresAt + this.settings.reconciler.expiryMarginMs;
-    }
-    return resendMs === null ? null : this.now() + resendMs;
+    return unknownCheckAt(intent, lostAnswer, this.now(), resendMs, this.settings.reconciler);
   }
 
   /**
@@ -541,9 +391,9 @@ export class Engine implements KindHost {
   }
 
   /**
-   * Moves an intent and tells everyone who must know: the `settled` events on a terminal
-   * status, and the room through presence on every change. Returns null when another writer
-   * got there first (then that writer told everyone).
+   * Moves an intent and publishes the move. Returns null when another writer got there first:
+   * that writer published its move, and what it left is published here as `found`, for a room
+   * of this process that the winner's message may never reach.
    */
   async apply(
     intent: Intent,
@@ -573,25 +423,25 @@ export class Engine implements KindHost {
       read: intent,
       ...(dueAlso ? { dueAlso } : {}),
     });
-    if (!moved) return null;
-    this.#publish(moved);
-    // A group's record (a match) moves no money: its own events say what it did.
-    const rules = this.rulesOf(moved.kind);
-    if (isTerminal(moved.status) && rules.movesMoney) {
-      this.emit('settled', moved);
-      this.emit(`${rules.kind}.${moved.status}`, moved);
+    if (!moved) {
+      const found = await this.ledger.get(intent.id);
+      if (found) this.#moves.publish({ what: 'found', intent: found });
+      return null;
     }
-    this.#tell(moved, 'moved');
+    this.#moves.publish({ what: 'moved', intent: moved });
     return moved;
   }
 
   /**
-   * Records a new intent (status `creating`, or `held` when the guards' hold takes a payout)
-   * with its journal postings, in the ledger's one atomic step with the guards.
+   * Records a new intent with its journal postings, in the ledger's one atomic step with the
+   * guards: `creating`, or shown at once (published `recorded`) when it waits before anything
+   * is sent: `queued` for the payout queue, `held` when the approvals' hold takes a payout.
    */
   async record(fields: NewIntent, now: number, guards: CreateGuards): Promise<Intent> {
     const postings = postingsFor(null, draftOf(fields, now), this.#position);
-    return this.ledger.create(fields, now, guards, postings);
+    const recorded = await this.ledger.create(fields, now, guards, postings);
+    if (recorded.status !== 'creating') this.#moves.publish({ what: 'recorded', intent: recorded });
+    return recorded;
   }
 
   /**
@@ -609,48 +459,6 @@ export class Engine implements KindHost {
     return this.ledger.update(intent.id, intent.status, patch, now, postings);
   }
 
-  /** A fact about an ended intent that the game must hear (a late payment): emitted, followed. */
-  tell(intent: Intent, what: 'latePayment'): void {
-    this.emit(what, intent);
-    this.#tell(intent, what);
-  }
-
-  /**
-   * Hands a reading of an intent to its room when this process hosts it; true if it did. Every
-   * move this process applies goes through here first (#publish), and so does a reading a
-   * create returns without having made it (operations/create.ts: a lost race, whose winner's
-   * message may never come, or the open intent that holds the create's key), so that the room
-   * holds every intent a helper's call returns.
-   */
-  handToRoom(intent: Intent): boolean {
-    const local = intent.roomId === null ? undefined : this.#rooms.get(intent.roomId);
-    if (!local) return false;
-    try {
-      local(intent);
-    } catch (err) {
-      this.logger.warn(`delivering ${intent.id} to its room: ${(err as Error).message}`);
-    }
-    return true;
-  }
-
-  /** Tells the intent's room of a move: in hand when it is a room of this process, else by presence. */
-  #publish(intent: Intent): void {
-    if (intent.roomId === null || this.handToRoom(intent)) return;
-    const presence = this.presence();
-    if (!presence) return;
-    const warn = (err: unknown) =>
-      this.logger.warn(`could not publish settlement ${intent.id}: ${(err as Error).message}`);
-    try {
-      // RedisPresence publishes asynchronously: a rejection must not become an unhandled one.
-      const published = presence.publish(roomChannel(intent.roomId), settlementMessage(intent));
-      if (typeof (published as PromiseLike<unknown> | null)?.then === 'function') {
-        Promise.resolve(published).catch(warn);
-      }
-    } catch (err) {
-      warn(err);
-    }
-  }
-
   /**
    * A well-formed token the ledger does not hold: a ledger that lost intents (the service then
    * holds money the game forgot), another server's callbacks, or a probe. Said at most once a
@@ -666,6 +474,9 @@ export class Engine implements KindHost {
     this.#strays = { count: 0, reportedAt: now };
   }
 }
+
+const NOT_OURS: CallbackAnswer = { status: 404, moved: null };
+const UNMOVED: CallbackAnswer = { status: 200, moved: null };
 
 /** The resource id a callback's body names, if it is JSON with a string `id`. */
 function hintedId(body: Buffer): string | undefined {

@@ -4,12 +4,13 @@
  * may undo or hide that: each listener is called on its own, and what it throws is logged.
  */
 import { EventEmitter } from 'node:events';
-import type { Intent } from '../ledger/intent.js';
+import { type Intent, isTerminal } from '../ledger/intent.js';
 import type { Alert } from './alert-kinds.js';
 import type { AuditFinding } from './findings.js';
-import type { MoneyKind } from './kinds/kind.js';
+import type { KindTable, MoneyKind } from './kinds/kind.js';
 import type { LightningLogger } from './logger.js';
 import type { MatchView } from './match/view.js';
+import type { MoveListener } from './moves.js';
 
 /** The statuses an intent ends in. */
 export type SettledStatus = 'completed' | 'expired' | 'failed';
@@ -120,4 +121,32 @@ export class SafeEmitter extends EventEmitter<LightningEvents> {
     // A game's listener must not undo a settlement that the ledger already holds.
     this.#logger().error(`a '${event}' listener threw: ${message}`);
   }
+}
+
+/**
+ * The game's events of the stream of moves (moves.ts): `settled` and `<kind>.<status>` when an
+ * intent that moves money ends (a group's record, a match, says what it did in its own events),
+ * `held` when the approvals hold a payout as it is recorded, `latePayment` when money came for
+ * an ended intent.
+ */
+export function eventsOfMoves(
+  events: SafeEmitter,
+  kinds: KindTable,
+  logger: LightningLogger,
+): MoveListener {
+  return ({ what, intent }) => {
+    if (what === 'moved') {
+      const rules = kinds[intent.kind];
+      if (!isTerminal(intent.status) || !rules.movesMoney) return;
+      events.emit('settled', intent);
+      events.emit(`${rules.kind}.${intent.status as SettledStatus}`, intent);
+    } else if (what === 'recorded' && intent.status === 'held') {
+      logger.warn(
+        `${intent.kind} ${intent.id} of ${intent.amount} msats to player ${intent.playerId} is held for an operator's approval`,
+      );
+      events.emit('held', intent);
+    } else if (what === 'latePayment') {
+      events.emit('latePayment', intent);
+    }
+  };
 }

@@ -6,8 +6,9 @@
  *   createLightning({ meterProvider })   // default: the global one, as the server starts
  *
  * Where each figure comes from, so that each is counted once, in the process that saw it:
- * moves and late payments from the engine (`Engine.follow`: the process that made the move),
- * callback outcomes from the routes, re-reads from the reconciler, service calls from the
+ * moves and late payments from the engine's stream (moves.ts: the process that made the move),
+ * callback outcomes and the time to the move they proved from the routes, re-reads from the
+ * reconciler, service calls from the
  * transport's diagnostics channel (port/requests.ts), and the gauges from the ledger's kept
  * balances and counts, read once per collection.
  *
@@ -34,6 +35,7 @@ import { VERSION } from '../version.js';
 import type { Balances } from './balances.js';
 import type { PayoutPause } from './events.js';
 import { KINDS } from './kinds/index.js';
+import type { Move, Moves } from './moves.js';
 
 /** The meter's (instrumentation scope's) name. */
 export const METER_NAME = 'colyseus-lightning';
@@ -51,6 +53,8 @@ export interface GaugeReads {
   openCount(): Promise<number>;
   paused(): PayoutPause | null;
 }
+
+type GaugeName = 'open' | 'unknown' | 'held' | 'escrow' | 'owed' | 'inFlight' | 'cover' | 'paused';
 
 /** A route's answer to a callback, as the counter names it. */
 function callbackOutcome(status: number): 'verified' | 'refused' | 'failed' {
@@ -70,15 +74,17 @@ export class LightningMetrics {
   readonly #meter: Meter;
   /** False for the API's no-op meter (no SDK installed): then nothing is subscribed or read. */
   readonly #live: boolean;
-  readonly #gauges: Record<
-    'open' | 'unknown' | 'held' | 'escrow' | 'owed' | 'inFlight' | 'cover' | 'paused',
-    ObservableGauge
-  >;
-  #reads: GaugeReads | undefined;
+  readonly #gauges: Record<GaugeName, ObservableGauge>;
+  readonly #reads: GaugeReads;
   readonly #observe = (result: BatchObservableResult) => this.#collect(result);
   readonly #onRequest = (message: unknown) => this.#request(message as RequestEvent);
 
-  constructor(provider: MeterProvider) {
+  /**
+   * `moves`: the stream it counts; `reads`: what its gauges read. With the API's no-op meter it
+   * neither subscribes nor reads: a move costs nothing more.
+   */
+  constructor(provider: MeterProvider, moves: Moves, reads: GaugeReads) {
+    this.#reads = reads;
     const meter = provider.getMeter(METER_NAME, VERSION);
     this.#meter = meter;
     // The API's no-op provider hands out its one no-op meter (createNoopMeter's). Were that ever
@@ -116,44 +122,12 @@ export class LightningMetrics {
       description: 'Requests to the payments service, each attempt, by operation',
       unit: 's',
     });
-    this.#gauges = {
-      unknown: meter.createObservableGauge('lightning.intents.unknown', {
-        description: 'Intents whose outcome is unknown (counted up to 1,000)',
-        unit: '{intent}',
-      }),
-      open: meter.createObservableGauge('lightning.intents.open', {
-        description: 'Open intents of the game, matches aside (what limits.maxOpenPerGame guards)',
-        unit: '{intent}',
-      }),
-      held: meter.createObservableGauge('lightning.payouts.held', {
-        description: 'Payouts held for an operator (approvals), counted up to 1,000',
-        unit: '{payout}',
-      }),
-      escrow: meter.createObservableGauge('lightning.money.escrow', {
-        description: "Matches' pots: paid fees not yet paid out, refunded or raked",
-        unit: 'msat',
-      }),
-      owed: meter.createObservableGauge('lightning.money.owed', {
-        description: 'Owed to players: unclaimed codes and payouts to pay by hand',
-        unit: 'msat',
-      }),
-      inFlight: meter.createObservableGauge('lightning.money.in_flight', {
-        description: 'Sent or being sent, not settled',
-        unit: 'msat',
-      }),
-      cover: meter.createObservableGauge('lightning.money.cover', {
-        description:
-          'The last wallet reading minus owed, escrow and in flight (none before a reading)',
-        unit: 'msat',
-      }),
-      paused: meter.createObservableGauge('lightning.payouts.paused', {
-        description: 'Payouts paused by the breaker: 1 paused, 0 running',
-        // Not '1' (a ratio, to Prometheus): a state.
-        unit: '{state}',
-      }),
-    };
+    this.#gauges = gaugesOf(meter);
+    if (!this.#live) return;
     // A subscriber makes the transport build a message per request: only for a real meter.
-    if (this.#live) subscribe(REQUEST_CHANNEL, this.#onRequest);
+    subscribe(REQUEST_CHANNEL, this.#onRequest);
+    moves.subscribe((move) => this.#moved(move));
+    meter.addBatchObservableCallback(this.#observe, Object.values(this.#gauges) as Observable[]);
   }
 
   /** Whether an SDK is behind the meter (else every figure is dropped by the API anyway). */
@@ -161,20 +135,9 @@ export class LightningMetrics {
     return this.#live;
   }
 
-  /** The gauges read through `reads` from now on (once the server runs). */
-  observe(reads: GaugeReads): void {
-    if (this.#reads || !this.#live) return;
-    this.#reads = reads;
-    this.#meter.addBatchObservableCallback(
-      this.#observe,
-      Object.values(this.#gauges) as Observable[],
-    );
-  }
-
   close(): void {
     if (!this.#live) return;
     unsubscribe(REQUEST_CHANNEL, this.#onRequest);
-    if (!this.#reads) return;
     this.#meter.removeBatchObservableCallback(
       this.#observe,
       Object.values(this.#gauges) as Observable[],
@@ -182,7 +145,8 @@ export class LightningMetrics {
   }
 
   /** A move the engine applied (`what` 'moved'), or money that came for an ended intent. */
-  moved(intent: Intent, what: 'moved' | 'latePayment'): void {
+  #moved({ what, intent }: Move): void {
+    if (what !== 'moved' && what !== 'latePayment') return;
     const { kind, status } = intent;
     if (what === 'latePayment') {
       // A fee paid after it ended: the money did come in.
@@ -211,6 +175,7 @@ export class LightningMetrics {
 
   /** A callback moved its intent, `ms` after it arrived. */
   callbackMoved(intent: Intent, ms: number): void {
+    if (!this.#live) return;
     this.#callbackDuration.record(ms / 1000, { kind: intent.kind, status: intent.status });
   }
 
@@ -229,7 +194,6 @@ export class LightningMetrics {
 
   async #collect(result: BatchObservableResult): Promise<void> {
     const reads = this.#reads;
-    if (!reads) return;
     const g = this.#gauges;
     const paused = reads.paused();
     result.observe(g.paused, paused === null ? 0 : 1);
@@ -247,4 +211,44 @@ export class LightningMetrics {
     result.observe(g.inFlight, Number(balances.inFlightMsat));
     if (balances.coverMsat !== null) result.observe(g.cover, Number(balances.coverMsat));
   }
+}
+
+/** The gauges, read together once per collection. */
+function gaugesOf(meter: Meter): Record<GaugeName, ObservableGauge> {
+  return {
+    unknown: meter.createObservableGauge('lightning.intents.unknown', {
+      description: 'Intents whose outcome is unknown (counted up to 1,000)',
+      unit: '{intent}',
+    }),
+    open: meter.createObservableGauge('lightning.intents.open', {
+      description: 'Open intents of the game, matches aside (what limits.maxOpenPerGame guards)',
+      unit: '{intent}',
+    }),
+    held: meter.createObservableGauge('lightning.payouts.held', {
+      description: 'Payouts held for an operator (approvals), counted up to 1,000',
+      unit: '{payout}',
+    }),
+    escrow: meter.createObservableGauge('lightning.money.escrow', {
+      description: "Matches' pots: paid fees not yet paid out, refunded or raked",
+      unit: 'msat',
+    }),
+    owed: meter.createObservableGauge('lightning.money.owed', {
+      description: 'Owed to players: unclaimed codes and payouts to pay by hand',
+      unit: 'msat',
+    }),
+    inFlight: meter.createObservableGauge('lightning.money.in_flight', {
+      description: 'Sent or being sent, not settled',
+      unit: 'msat',
+    }),
+    cover: meter.createObservableGauge('lightning.money.cover', {
+      description:
+        'The last wallet reading minus owed, escrow and in flight (none before a reading)',
+      unit: 'msat',
+    }),
+    paused: meter.createObservableGauge('lightning.payouts.paused', {
+      description: 'Payouts paused by the breaker: 1 paused, 0 running',
+      // Not '1' (a ratio, to Prometheus): a state.
+      unit: '{state}',
+    }),
+  };
 }

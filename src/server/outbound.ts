@@ -114,6 +114,18 @@ export interface Ticket {
 /** What a create needs of the scheduler (operations/create.ts), and the engine holds. */
 export type CreateTokens = Pick<OutboundScheduler, 'reserve' | 'spend' | 'release' | 'asPlayer'>;
 
+/**
+ * Runs `work` on behalf of the player who waits on it: with the game's rate, its calls wait in
+ * that player's turn among players, re-reads included; without one, at once.
+ */
+export function asPlayer<T>(
+  outbound: Pick<CreateTokens, 'asPlayer'> | null,
+  playerId: string,
+  work: () => Promise<T>,
+): Promise<T> {
+  return outbound ? outbound.asPlayer(playerId, work) : work();
+}
+
 export class OutboundScheduler implements OutboundGate {
   readonly #store: RateStore;
   readonly #limit: RateLimit;

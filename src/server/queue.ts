@@ -3,7 +3,7 @@
  * sent in their turn, by whichever process claims them, exactly once each.
  *
  * A queued payout is due at once, so the reconciler's leased claim (`claimDue`) hands it to one
- * process; its check comes here (Engine.drainWith). The drain takes a token of the game's rate
+ * process; its check comes here (checks.ts). The drain takes a token of the game's rate
  * as a payout, then reads what may stop it, after the token (which may take seconds): payouts
  * paused (the operator's pause in the ledger, this process's breaker: it stays queued, looked at
  * again later, its token given back) or, for a reward of the game's own, its player blocked (it
@@ -74,10 +74,10 @@ export class PayoutQueue {
 
   constructor(engine: Engine) {
     this.#engine = engine;
-    engine.drainWith((intent) => this.#drain(intent));
   }
 
-  async #drain(intent: Intent): Promise<Intent> {
+  /** A queued payout's turn has come (its check): sent now, kept for later, or refused. */
+  async drain(intent: Intent): Promise<Intent> {
     const engine = this.#engine;
     // Paused here already: no token is spent on it.
     if (engine.breaker.paused) return this.#later(intent);

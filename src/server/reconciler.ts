@@ -19,6 +19,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Intent } from '../ledger/intent.js';
+import type { Checks } from './checks.js';
 import type { Engine } from './engine.js';
 import type { ReconcilerSettings } from './options.js';
 
@@ -46,6 +47,8 @@ export class Reconciler {
   /** Identifies this process's leases. */
   readonly owner = randomUUID();
   readonly #engine: Engine;
+  /** Who looks at each due intent (the engine, the payout queue, the matches). */
+  readonly #checks: Pick<Checks, 'check'>;
   readonly #settings: ReconcilerSettings;
   #timer: NodeJS.Timeout | undefined;
   #auditTimer: NodeJS.Timeout | undefined;
@@ -64,8 +67,14 @@ export class Reconciler {
    * `audit` is run every `audit.intervalMs` while the reconciler runs; `onChecked` is told of
    * each re-read of a due intent (whether it threw), for the metrics.
    */
-  constructor(engine: Engine, audit?: () => Promise<unknown>, onChecked?: (ok: boolean) => void) {
+  constructor(
+    engine: Engine,
+    checks: Pick<Checks, 'check'>,
+    audit?: () => Promise<unknown>,
+    onChecked?: (ok: boolean) => void,
+  ) {
     this.#engine = engine;
+    this.#checks = checks;
     this.#settings = engine.settings.reconciler;
     this.#audit = audit;
     this.#onChecked = onChecked;
@@ -206,7 +215,7 @@ export class Reconciler {
 
   async #checkOne(intent: Intent): Promise<void> {
     try {
-      await this.#engine.check(intent);
+      await this.#checks.check(intent);
       this.#onChecked?.(true);
     } catch (err) {
       this.#onChecked?.(false);

@@ -13,19 +13,19 @@
  */
 import { BodyTooLargeError } from './body.js';
 import type { HeaderReader } from './client-address.js';
-import type { Engine } from './engine.js';
 import type { LightningLogger } from './logger.js';
 import { PROBE_HEADER } from './probe.js';
+import type { Runtime } from './runtime.js';
 import { receiveWebhook } from './webhooks.js';
 
 export interface RoutesHost {
   prefix: string;
   maxBodyBytes: number;
   logger: LightningLogger;
-  /** The engine, once the server is ready. */
-  engine(): Promise<Engine>;
-  /** The engine at once when it is running (no wait on a promise per request), else undefined. */
-  running?(): Engine | undefined;
+  /** The runtime, once the server is ready. */
+  runtime(): Promise<Runtime>;
+  /** The runtime at once when it is running (no wait on a promise per request), else undefined. */
+  running?(): Runtime | undefined;
   /** The token of this server's set-up probe (server/probe.ts), answered without the engine. */
   probeToken: string;
   /** Told of each callback's answer (not the probe's), for the metrics. */
@@ -106,14 +106,17 @@ async function answerCallback(
 ): Promise<RouteAnswer> {
   if (token === host.probeToken) return { status: 200, headers: { [PROBE_HEADER]: 'ok' } };
   const arrivedAt = performance.now();
-  const engine = host.running?.() ?? (await host.engine());
+  const { engine, sources, metrics } = host.running?.() ?? (await host.runtime());
   // Before the body is read or the ledger touched: a refused sender costs nothing more.
-  if (engine.sources && !(await engine.sources.admits(request.headers, request.peer))) {
+  if (sources && !(await sources.admits(request.headers, request.peer))) {
     return empty(403);
   }
   const raw = await read(host, request);
   if (typeof raw === 'number') return empty(raw);
-  return empty(await engine.handleCallback(token, raw, arrivedAt));
+  const { status, moved } = await engine.handleCallback(token, raw);
+  // From its arrival to the move it proved, for the metrics.
+  if (moved) metrics.callbackMoved(moved, performance.now() - arrivedAt);
+  return empty(status);
 }
 
 async function answerWebhook(
@@ -123,7 +126,7 @@ async function answerWebhook(
 ): Promise<RouteAnswer> {
   const raw = await read(host, request);
   if (typeof raw === 'number') return empty(raw);
-  const status = await receiveWebhook(await host.engine(), {
+  const status = await receiveWebhook((await host.runtime()).engine, {
     source,
     raw,
     signature: request.headers.get('x-zbd-signature'),

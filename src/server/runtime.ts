@@ -1,20 +1,47 @@
 /**
- * What the server runs on, started once on first use: the API client and the payments port
- * over one transport (pointed at the embedded emulator when there is no key, which starts
- * here; the game gets the client, everything else the port) and the ledger (opened here unless the
- * game passed its own store). Everything that needs I/O happens in `startRuntime`, so that
+ * The composition root: what the server runs on, built once, on first use. `createRuntime`
+ * opens the service and the ledger (the embedded emulator when there is no key, which starts
+ * here; the game gets the client, everything else the payments port, over one transport), then builds
+ * the engine and every collaborator through its constructor, in the order they depend on each
+ * other: nothing is registered on anything afterwards, and each piece is built because
+ * something uses it. The stream of moves (moves.ts) is built first, with the subscribers that
+ * need no engine (the rooms, the game's events); the metrics and the matches, built over the
+ * engine, subscribe as they are constructed. Everything that needs I/O happens here, so that
  * `createLightning` itself can return at once, in a room's module, with no top-level await.
  */
+import { metrics as otelMetrics } from '@opentelemetry/api';
 import { type PaymentsApi, type PaymentsApiOptions, paymentsService } from '../api/client.js';
 import { ServicePort } from '../api/port.js';
 import type { Emulator } from '../emulator/index.js';
 import { SqliteLedger } from '../ledger/sqlite.js';
-import type { LedgerStore } from '../ledger/store.js';
+import { type LedgerStore, type LedgerView, readOnlyView } from '../ledger/store.js';
 import type { PaymentsPort } from '../port/port.js';
+import { Alerts } from './alerts.js';
+import { Auditor, type AuditReport } from './audit.js';
+import { readBalances } from './balances.js';
+import { PayoutBreaker } from './breaker.js';
+import { Checks } from './checks.js';
+import { ClientAddresses } from './client-address.js';
+import { Engine } from './engine.js';
+import { eventsOfMoves, type SafeEmitter } from './events.js';
+import { KINDS } from './kinds/index.js';
+import { Matches } from './match/matches.js';
+import { LightningMetrics } from './metrics.js';
+import { Moves } from './moves.js';
+import { KeptAnswers } from './operations/kept-answers.js';
+import { Operator } from './operator.js';
 import type { Settings } from './options.js';
 import { OutboundScheduler } from './outbound.js';
+import { PriceFeed } from './price.js';
+import { PayoutQueue } from './queue.js';
+import { Reconciler } from './reconciler.js';
+import { RegionCache } from './regions.js';
+import { Rooms } from './rooms.js';
+import { CallbackSources } from './sources.js';
+import { webhookUrls } from './webhooks.js';
 
-export interface Runtime {
+/** The service and the ledger, opened. */
+interface Opened {
   /** The client the game gets (`lightning.service.api`): it parses what the game hands it. */
   api: PaymentsApi;
   /**
@@ -30,28 +57,187 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
-export async function startRuntime(settings: Settings): Promise<Runtime> {
+/** Everything the server runs, built and wired. */
+export interface Runtime extends Opened {
+  engine: Engine;
+  /** Where moves go to reach their rooms: the plugin hosts its rooms here. */
+  rooms: Rooms;
+  /** Who looks at a due intent: the engine, the payout queue or the matches. */
+  checks: Checks;
+  matches: Matches;
+  /** The operator's actions, each a line in the ledger's operator log. */
+  operator: Operator;
+  auditor: Auditor;
+  /** Null unless `alerts` is set. */
+  alerts: Alerts | null;
+  metrics: LightningMetrics;
+  reconciler: Reconciler;
+  regions: RegionCache;
+  /** Null unless `fiat` is set. */
+  price: PriceFeed | null;
+  /** Who may send callbacks; null unless `callbackSources` is set. */
+  sources: CallbackSources | null;
+  /** The ledger's reads, the one face of it a game gets. */
+  view: LedgerView;
+  /** The URL of a webhook route, given to the service with a session. */
+  webhookUrl(source: 'ramp' | 'widget'): string;
+  /** One audit run, then the alerts checked against it. */
+  audit(): Promise<AuditReport>;
+}
+
+/**
+ * Opens what the server runs on and builds it; then starts what runs by itself (the operator's
+ * pause followed, the alerts, the price, the reconciler's sweep and, when enabled, its timer).
+ * `events`: the game's emitter, which exists before the server starts.
+ */
+export async function createRuntime(settings: Settings, events: SafeEmitter): Promise<Runtime> {
+  const opened = await open(settings);
+  const runtime = build(opened, settings, events);
+  let closed = false;
+  const close = runtime.close;
+  runtime.close = async () => {
+    closed = true;
+    await close();
+  };
+  // A process that starts while an operator's pause holds starts paused.
+  await runtime.operator
+    .syncPause()
+    .catch((err: unknown) =>
+      settings.logger.warn(`reading the operator's pause: ${(err as Error).message}`),
+    );
+  runtime.operator.watchPause();
+  runtime.alerts?.start();
+  runtime.price?.start();
+  // The sweep runs whether or not this process reconciles: some process will.
+  void runtime.reconciler.sweep().then(() => {
+    if (settings.reconciler.enabled && !closed) runtime.reconciler.start();
+  });
+  return runtime;
+}
+
+/** Every collaborator, through its constructor, in the order they depend on each other. */
+function build(opened: Opened, settings: Settings, events: SafeEmitter): Runtime {
+  const { port, ledger } = opened;
+  const { clock, logger } = settings;
+  const { engine, rooms, moves } = buildEngine(opened, settings, events);
+  const auditor = new Auditor(engine);
+  const reads = {
+    // The last wallet reading, never a call to the service: gauges and checks stay cheap.
+    balances: () => readBalances(ledger, auditor.wallet),
+    unknowns: (limit: number) => ledger.unknowns(limit),
+    held: (limit: number) => ledger.held(limit),
+    openCount: () => ledger.openCount(),
+    paused: () => engine.breaker.paused,
+  };
+  // Read as the server starts, so that an SDK the game installed at boot is the one used.
+  const provider = settings.meterProvider ?? otelMetrics.getMeterProvider();
+  const metrics = new LightningMetrics(provider, moves, reads);
+  const matches = new Matches(engine, moves);
+  const checks = new Checks(engine, new PayoutQueue(engine), matches);
+  const alerts = settings.alerts
+    ? new Alerts({
+        settings: settings.alerts,
+        clock,
+        logger,
+        reads,
+        emit: (alert) => events.emit('alert', alert),
+      })
+    : null;
+  const audit = async () => {
+    const report = await auditor.run();
+    await alerts?.check(report);
+    return report;
+  };
+  const runtime: Runtime = {
+    ...opened,
+    engine,
+    rooms,
+    checks,
+    matches,
+    operator: new Operator(engine, matches),
+    auditor,
+    alerts,
+    metrics,
+    reconciler: new Reconciler(engine, checks, audit, (ok) => metrics.checked(ok)),
+    regions: new RegionCache(port, clock),
+    price: priceFeed(settings, port),
+    sources: callbackSources(settings, port),
+    view: readOnlyView(ledger),
+    webhookUrl: webhookUrls(settings),
+    audit,
+    close: async () => {
+      await runtime.reconciler.stop();
+      await engine.kept.close();
+      runtime.operator.close();
+      runtime.price?.stop();
+      metrics.close();
+      await alerts?.close();
+      await opened.close();
+    },
+  };
+  return runtime;
+}
+
+/**
+ * The engine and what it is built with: the stream of moves with the subscribers that need no
+ * engine (the rooms first, then the game's events), the breaker and the kept answers.
+ */
+function buildEngine(opened: Opened, settings: Settings, events: SafeEmitter) {
+  const { port, ledger, outbound } = opened;
+  const { clock, logger } = settings;
+  const rooms = new Rooms(logger);
+  const moves = new Moves(logger, [rooms.tell, eventsOfMoves(events, KINDS, logger)]);
+  const breaker = new PayoutBreaker({
+    settings: settings.breaker,
+    clock,
+    logger,
+    port,
+    onPause: (pause) => events.emit('paused', pause),
+  });
+  const kept = new KeptAnswers(clock, logger);
+  const engine = new Engine({
+    port,
+    ledger,
+    outbound,
+    events,
+    moves,
+    breaker,
+    kept,
+    kinds: KINDS,
+    settings,
+  });
+  return { engine, rooms, moves };
+}
+
+/** The fiat price, when `fiat` is set. */
+function priceFeed(settings: Settings, port: PaymentsPort): PriceFeed | null {
+  const { fiat, logger } = settings;
+  if (!fiat) return null;
+  const feed = { currency: 'USD', refreshMs: fiat.refreshMs } as const;
+  return new PriceFeed(() => port.btcUsd(), feed, logger);
+}
+
+/** Who may send callbacks, when `callbackSources` is set. */
+function callbackSources(settings: Settings, port: PaymentsPort): CallbackSources | null {
+  const { callbackSources: sources, clientAddress, clock, logger } = settings;
+  if (!sources) return null;
+  return new CallbackSources(
+    () => port.callbackSources(),
+    sources,
+    new ClientAddresses(clientAddress),
+    clock,
+    logger,
+  );
+}
+
+/** Starts the embedded emulator when there is no key, makes the client, opens the ledger. */
+async function open(settings: Settings): Promise<Opened> {
   let emulator: Emulator | null = null;
-  let apiKey = settings.apiKey;
-  let baseUrl = settings.baseUrl;
+  let { apiKey, baseUrl } = settings;
   if (apiKey === undefined) {
-    const { startEmulator } = await import('../emulator/index.js');
-    emulator = await startEmulator({
-      port: settings.emulator.port,
-      host: settings.emulator.host,
-      allowRemote: settings.emulator.allowRemote,
-      logger: settings.logger,
-      ...(settings.webhookSecret ? { webhookSecret: settings.webhookSecret } : {}),
-    });
+    emulator = await startEmbedded(settings);
     apiKey = emulator.apiKey;
     baseUrl = emulator.url;
-    // Off loopback (emulator.allowRemote), the line says where it really listens, as a warning.
-    const where = emulator.loopbackOnly
-      ? ''
-      : `, listening on ${emulator.listening}: other machines can reach it`;
-    settings.logger[emulator.loopbackOnly ? 'info' : 'warn'](
-      `no apiKey: using the embedded payments emulator at ${emulator.url}${where} (no real money moves); dev wallet: ${emulator.devWalletUrl}`,
-    );
   }
   const apiOptions: PaymentsApiOptions = {
     ...settings.api,
@@ -77,28 +263,38 @@ export async function startRuntime(settings: Settings): Promise<Runtime> {
       })
     : null;
   const { api, calls } = paymentsService(apiOptions, outbound ?? undefined);
-  const started = emulator;
+  const close = async () => {
+    outbound?.close();
+    await api.close();
+    if (typeof given !== 'object') await ledger.close();
+    if (emulator) await emulator.close();
+  };
   try {
     // A store that cannot keep its promise (a PostgreSQL with fsync off) stops the start, loudly.
     await ledger.open();
   } catch (err) {
-    outbound?.close();
-    await api.close();
-    if (typeof given !== 'object') await ledger.close();
-    if (started) await started.close();
+    await close();
     throw err;
   }
-  return {
-    api,
-    port: new ServicePort(calls),
-    ledger,
-    emulator,
-    outbound,
-    async close() {
-      outbound?.close();
-      await api.close();
-      if (typeof given !== 'object') await ledger.close();
-      if (started) await started.close();
-    },
-  };
+  return { api, port: new ServicePort(calls), ledger, emulator, outbound, close };
+}
+
+/** The embedded emulator, for a game with no API key (and says so in one line). */
+async function startEmbedded(settings: Settings): Promise<Emulator> {
+  const { startEmulator } = await import('../emulator/index.js');
+  const emulator = await startEmulator({
+    port: settings.emulator.port,
+    host: settings.emulator.host,
+    allowRemote: settings.emulator.allowRemote,
+    logger: settings.logger,
+    ...(settings.webhookSecret ? { webhookSecret: settings.webhookSecret } : {}),
+  });
+  // Off loopback (emulator.allowRemote), the line says where it really listens, as a warning.
+  const where = emulator.loopbackOnly
+    ? ''
+    : `, listening on ${emulator.listening}: other machines can reach it`;
+  settings.logger[emulator.loopbackOnly ? 'info' : 'warn'](
+    `no apiKey: using the embedded payments emulator at ${emulator.url}${where} (no real money moves); dev wallet: ${emulator.devWalletUrl}`,
+  );
+  return emulator;
 }

@@ -27,3 +27,27 @@ export function nextCheckAt(
 export function retryAfterErrorMs(intent: Intent, settings: Backoff): number {
   return Math.min(settings.maxBackoffMs, 2_000 * 2 ** Math.min(intent.checks, 20));
 }
+
+/**
+ * When an `unknown` intent should be looked at next. A keyed one (`lostAnswer` 'resend') is
+ * sent again after `resendMs`; one whose code was only in the lost answer ('deadline') is due
+ * when it can be called expired; any other after `resendMs`, or never (null).
+ */
+export function unknownCheckAt(
+  intent: Pick<Intent, 'remoteId' | 'code' | 'expiresAt'>,
+  lostAnswer: 'deadline' | 'proof' | 'resend',
+  now: number,
+  resendMs: number | null,
+  settings: Pick<ReconcilerSettings, 'expiryMarginMs'>,
+): number | null {
+  if (lostAnswer === 'resend') return now + (resendMs ?? 0);
+  if (
+    lostAnswer === 'deadline' &&
+    intent.remoteId === null &&
+    intent.code === null &&
+    intent.expiresAt !== null
+  ) {
+    return intent.expiresAt + settings.expiryMarginMs;
+  }
+  return resendMs === null ? null : now + resendMs;
+}

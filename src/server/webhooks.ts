@@ -21,6 +21,7 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { parseJson } from './body.js';
 import type { Engine } from './engine.js';
+import type { Settings } from './options.js';
 import { verifySignature } from './webhook-signature.js';
 
 const webhookBody = z.looseObject({ type: z.string().min(1).max(200), data: z.unknown() });
@@ -66,4 +67,23 @@ export async function receiveWebhook(engine: Engine, delivery: WebhookDelivery):
     });
   }
   return 200;
+}
+
+/**
+ * The URL of the ramp or widget webhook route, given to the service with each session. Without
+ * `webhookSecret` its webhooks are refused: said once, the first time a session is opened.
+ */
+export function webhookUrls(
+  settings: Pick<Settings, 'publicUrl' | 'prefix' | 'webhookSecret' | 'logger'>,
+): (source: WebhookDelivery['source']) => string {
+  let warned = false;
+  return (source) => {
+    if (settings.webhookSecret === undefined && !warned) {
+      warned = true;
+      settings.logger.warn(
+        'widget or ramp sessions are opened without webhookSecret: their webhooks are refused (503) and nothing of them is recorded; set webhookSecret to the one of your project',
+      );
+    }
+    return `${settings.publicUrl}${settings.prefix}/webhooks/${source}`;
+  };
 }

@@ -5,46 +5,38 @@
  * stops a Node process).
  */
 import assert from 'node:assert/strict';
-import { paymentsService } from '../../src/api/client.js';
-import { ServicePort } from '../../src/api/port.js';
 import { startEmulator } from '../../src/emulator/index.js';
 import { SqliteLedger } from '../../src/ledger/sqlite.js';
-import { Engine } from '../../src/server/engine.js';
 import { SafeEmitter } from '../../src/server/events.js';
-import { KINDS } from '../../src/server/kinds/index.js';
 import { startReward } from '../../src/server/kinds/reward.js';
 import { resolveOptions } from '../../src/server/options.js';
+import { createRuntime } from '../../src/server/runtime.js';
 import { eventually } from '../support/eventually.js';
 
 describe('cluster: presence publishing', () => {
   it('logs a publish that rejects later, and the settlement stands', async () => {
     const emulator = await startEmulator();
     const warnings: string[] = [];
+    const ledger = new SqliteLedger();
     const settings = resolveOptions({
       apiKey: emulator.apiKey,
       baseUrl: emulator.url,
       publicUrl: 'http://127.0.0.1:9',
       logger: { info: () => {}, warn: (m) => warnings.push(m), error: () => {} },
-    });
-    const { api, calls } = paymentsService({ apiKey: emulator.apiKey, baseUrl: emulator.url });
-    const ledger = new SqliteLedger();
-    const engine = new Engine({
-      port: new ServicePort(calls),
       ledger,
-      events: new SafeEmitter(() => settings.logger),
-      kinds: KINDS,
-      settings,
+      reconciler: { enabled: false },
     });
+    const runtime = await createRuntime(settings, new SafeEmitter(() => settings.logger));
     const unhandled: unknown[] = [];
     const onUnhandled = (reason: unknown) => unhandled.push(reason);
     process.on('unhandledRejection', onUnhandled);
     try {
-      engine.usePresence({
+      runtime.rooms.usePresence({
         publish: () => Promise.reject(new Error('redis is down')),
         subscribe: async () => undefined,
         unsubscribe: () => undefined,
       });
-      const reward = await startReward(engine, {
+      const reward = await startReward(runtime.engine, {
         playerId: 'p',
         roomId: 'room-1',
         amountMsat: '20000',
@@ -61,7 +53,7 @@ describe('cluster: presence publishing', () => {
       assert.equal((await ledger.get(reward.id))?.status, 'pending');
     } finally {
       process.off('unhandledRejection', onUnhandled);
-      await api.close();
+      await runtime.close();
       await ledger.close();
       await emulator.close();
     }

@@ -16,11 +16,14 @@ import type {
   PaymentsPort,
   ServiceFailure,
 } from '../../src/port/port.js';
+import { PayoutBreaker } from '../../src/server/breaker.js';
 import { Engine } from '../../src/server/engine.js';
 import { SafeEmitter } from '../../src/server/events.js';
 import { startEntryFee } from '../../src/server/kinds/entry-fee.js';
 import { KINDS } from '../../src/server/kinds/index.js';
 import { startReward } from '../../src/server/kinds/reward.js';
+import { Moves } from '../../src/server/moves.js';
+import { KeptAnswers } from '../../src/server/operations/kept-answers.js';
 import { resolveOptions } from '../../src/server/options.js';
 
 /** This provider's refusal of an order: it answered, and did nothing. */
@@ -138,18 +141,32 @@ describe('a second provider: the kinds over an in-memory implementation of the p
   let ledger: SqliteLedger;
   let provider: MemoryProvider;
   let engine: Engine;
+  let moved: Intent[];
 
   beforeEach(() => {
+    moved = [];
     provider = new MemoryProvider();
     ledger = new SqliteLedger();
     const settings = resolveOptions({
       publicUrl: 'http://127.0.0.1:9',
       logger: { info: () => {}, warn: () => {}, error: () => {} },
     });
+    const { clock, logger } = settings;
+    const events = new SafeEmitter(() => logger);
     engine = new Engine({
       port: provider,
       ledger,
-      events: new SafeEmitter(() => settings.logger),
+      outbound: null,
+      moves: new Moves(logger, [(move) => move.what === 'moved' && moved.push(move.intent)]),
+      breaker: new PayoutBreaker({
+        settings: settings.breaker,
+        clock,
+        logger,
+        port: provider,
+        onPause: () => {},
+      }),
+      kept: new KeptAnswers(clock, logger),
+      events,
       kinds: KINDS,
       settings,
     });
@@ -158,8 +175,8 @@ describe('a second provider: the kinds over an in-memory implementation of the p
   afterEach(() => ledger.close());
 
   /** The provider calls the URL a code carries: the engine's callback route takes its token. */
-  const callBack = (url: string) =>
-    engine.handleCallback(url.slice(url.lastIndexOf('/') + 1), Buffer.from('{}'));
+  const callBack = async (url: string) =>
+    (await engine.handleCallback(url.slice(url.lastIndexOf('/') + 1), Buffer.from('{}'))).status;
 
   it("a reward shows the provider's claim code, and ends completed once the player claims it", async () => {
     const reward = await startReward(engine, {
@@ -180,10 +197,6 @@ describe('a second provider: the kinds over an in-memory implementation of the p
   });
 
   it("a reward the provider refuses ends failed, with the provider's own reason", async () => {
-    const moved: Intent[] = [];
-    engine.follow(async (intent) => {
-      moved.push(intent);
-    });
     await assert.rejects(
       startReward(engine, {
         playerId: 'bob',

@@ -78,33 +78,39 @@ export const entryFee: KindRules = {
 /**
  * An expired fee whose code was paid anyway (a payment that raced the close, or a code whose
  * create answer was lost, named by its callback and proven ours by its callback URL): recorded
- * once, by the journal's `late` step (a second process's write is refused), then told.
+ * once, by the journal's `late` step (a second process's write is refused), and handed back
+ * for the engine to tell.
  */
-async function detectLatePayment(host: KindHost, intent: Intent, hint?: string): Promise<void> {
+async function detectLatePayment(
+  host: KindHost,
+  intent: Intent,
+  hint?: string,
+): Promise<Intent | null> {
   const remoteId = intent.remoteId ?? hint;
-  if (intent.status !== 'expired' || remoteId === undefined) return;
-  if (intent.meta.latePaymentReported === true) return;
+  if (intent.status !== 'expired' || remoteId === undefined) return null;
+  if (intent.meta.latePaymentReported === true) return null;
   try {
     const charge = await host.port.readPayCode(remoteId);
     if (intent.remoteId === null) {
       const proof = intent.callbackToken === null ? '' : host.callbackUrl(intent.callbackToken);
-      if (notProvenBy(proof, charge.callbackUrl)) return;
+      if (notProvenBy(proof, charge.callbackUrl)) return null;
     }
     const baseline = Number(intent.meta.slotsBaseline ?? 0);
-    if (charge.payments <= baseline) return;
+    if (charge.payments <= baseline) return null;
     const marked = await host.update(intent, {
       ...(intent.remoteId === null ? { remoteId } : {}),
       meta: { ...intent.meta, latePaymentReported: true },
     });
-    if (!marked) return;
+    if (!marked) return null;
     host.logger.warn(
       intent.groupId === null
         ? `entry fee ${intent.id} was paid after it expired: refund it`
         : `entry fee ${intent.id} was paid after it expired: its match refunds it`,
     );
-    host.tell(marked, 'latePayment');
+    return marked;
   } catch (err) {
     host.logger.warn(`late-payment check of ${intent.id} failed: ${(err as Error).message}`);
+    return null;
   }
 }
 

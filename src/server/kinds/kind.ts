@@ -37,8 +37,6 @@ export interface KindHost {
   update(intent: Intent, patch: IntentPatch): Promise<Intent | null>;
   /** The callback URL an intent's resource carries (what proves a hinted resource ours). */
   callbackUrl(token: string): string;
-  /** Tells the game, and the layers that follow moves, of a fact about an ended intent. */
-  tell(intent: Intent, what: 'latePayment'): void;
 }
 
 /**
@@ -82,7 +80,7 @@ interface RulesOfAnyKind {
    *   (it is then proven by the resource's callback URL before anything is written);
    * - `key`: the same keyed call is sent again (the service applies it once);
    * - `own`: a record of ours with nothing to read at the service; the layer that owns it checks
-   *   it (Engine.checkWith).
+   *   it (server/checks.ts).
    */
   readonly reads: 'resource' | 'key' | 'own';
   /**
@@ -112,8 +110,10 @@ interface RulesOfAnyKind {
    * After it ended, one more look (a fee paid after its deadline is still money in). `hint`:
    * the resource a callback's body named, for an intent that ended without knowing its own (a
    * lost create answer); to be proven by the resource's callback URL before it is believed.
+   * Resolves with the intent as marked when money came in late (the engine publishes it as a
+   * late payment), else null.
    */
-  afterEnd?(host: KindHost, intent: Intent, hint?: string): Promise<void>;
+  afterEnd?(host: KindHost, intent: Intent, hint?: string): Promise<Intent | null>;
   /**
    * Which of its moves make its group's record (the intent whose id is its `groupId`) due at once,
    * and while that record is in which status: written in the move's own atomic step

@@ -59,16 +59,10 @@ import { refuseBlocked } from '../blocked.js';
 import type { Engine } from '../engine.js';
 import { entryFee, startEntryFee } from '../kinds/entry-fee.js';
 import { type EntryFeeIntent, isEntryFee } from '../kinds/guards.js';
-import {
-  decisionOf,
-  isMatch,
-  type MatchIntent,
-  match as matchKind,
-  newMatch,
-  termsOf,
-} from '../kinds/match.js';
+import { decisionOf, isMatch, type MatchIntent, newMatch, termsOf } from '../kinds/match.js';
 import { startAddressPayment } from '../kinds/payment.js';
 import { startReward } from '../kinds/reward.js';
+import type { Move, Moves } from '../moves.js';
 import { isAmbiguous } from '../operations/outcome.js';
 import {
   type MatchDecision,
@@ -116,10 +110,21 @@ export class Matches {
   /** Matches whose queued payouts were made since their last look: one look soon. */
   readonly #lookSoon = new Set<string>();
 
-  constructor(engine: Engine) {
+  /** The stream of moves: followed (fees and attempts), and told of a match's own changes. */
+  readonly #moves: Moves;
+
+  constructor(engine: Engine, moves: Moves) {
     this.#engine = engine;
-    engine.checkWith(matchKind.kind, async (match) => (isMatch(match) ? this.check(match) : match));
-    engine.follow((intent, what) => this.#follow(intent, what));
+    this.#moves = moves;
+    moves.subscribe((move) => this.#onMove(move));
+  }
+
+  /** A move of this process, or a late payment: followed after the ledger holds it. */
+  #onMove({ what, intent }: Move): void {
+    if (what !== 'moved' && what !== 'latePayment') return;
+    this.#follow(intent, what).catch((err: unknown) =>
+      this.#engine.logger.error(`following ${intent.kind} ${intent.id}: ${(err as Error).message}`),
+    );
   }
 
   /** Opens a match: a record in the ledger, due at its timeout. */
@@ -321,10 +326,11 @@ export class Matches {
 
   /**
    * The reconciler's look at a due match: abort an open one nobody kept alive, count the roster
-   * of one a paid fee made due (funded, and its event, once), finish a decided one.
+   * of one a paid fee made due (funded, and its event, once), finish a decided one. A match is
+   * a record of ours (its kind reads 'own'): its check is this, not a read of the service.
    */
-  async check(match: MatchIntent): Promise<Intent> {
-    if (isTerminal(match.status)) return match;
+  async check(match: Intent): Promise<Intent> {
+    if (!isMatch(match) || isTerminal(match.status)) return match;
     if (match.status === 'creating') {
       const now = this.#engine.now();
       const timeout = timeoutOf(match);
@@ -451,7 +457,7 @@ export class Matches {
   #finishSoon(match: MatchIntent): void {
     if (this.#lookSoon.has(match.id)) return;
     this.#lookSoon.add(match.id);
-    timerAt(this.#engine.clock, this.#engine.now() + PROGRESS_LOOK_MS, () => {
+    timerAt(this.#engine.settings.clock, this.#engine.now() + PROGRESS_LOOK_MS, () => {
       this.#lookSoon.delete(match.id);
       this.#finish(match).catch((err: unknown) =>
         this.#engine.logger.warn(`match ${match.id}: ${(err as Error).message}`),
@@ -833,7 +839,8 @@ export class Matches {
         });
     if (!isMatch(updated)) return;
     if (!(await this.#engine.ledger.recordEvent(`once:match.funded:${match.id}`))) return;
-    this.#engine.announce(updated);
+    // The match's own record: its rooms show the roster funded.
+    this.#moves.publish({ what: 'changed', intent: updated });
     this.#engine.emit('match.funded', viewOf(updated, group));
   }
 

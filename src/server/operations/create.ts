@@ -29,7 +29,7 @@ import {
 } from '../../ledger/intent.js';
 import type { CreateGuards } from '../../ledger/store.js';
 import type { Engine } from '../engine.js';
-import type { Ticket } from '../outbound.js';
+import { asPlayer, type Ticket } from '../outbound.js';
 import { isAmbiguous, recordCreateFailure } from './outcome.js';
 
 export interface Created {
@@ -66,7 +66,7 @@ export function recordThenSend<T>(
   options: RecordOptions = {},
 ): Promise<Intent> {
   // Its player waits on it: with the game's rate, its calls wait in that player's turn.
-  return engine.asPlayer(fields.playerId, () =>
+  return asPlayer(engine.outbound, fields.playerId, () =>
     recordThenSendNow(engine, fields, send, created, options),
   );
 }
@@ -93,25 +93,15 @@ async function recordThenSendNow<T>(
     if (ticket) outbound?.release(ticket);
     throw err;
   }
-  if (recorded.existing) {
+  // Nothing is sent now for the open intent that holds the key (it is the answer), nor for one
+  // recorded queued (a reconciler sends it in its turn, server/queue.ts) or held (an operator
+  // decides, operator.ts), which the engine published as recorded.
+  const { intent, existing } = recorded;
+  if (existing || intent.status === 'queued' || intent.status === 'held') {
     if (ticket) outbound?.release(ticket);
-    // Nothing moved, so nothing reached the room: the open intent that holds the key is handed
-    // over, so that the helper finds its entry (one still being created appears as such).
-    engine.handToRoom(recorded.intent);
-    return recorded.intent;
+    return intent;
   }
-  if (recorded.intent.status === 'queued') {
-    // In the queue: the room shows it, and a reconciler sends it in its turn (server/queue.ts).
-    engine.announce(recorded.intent);
-    return recorded.intent;
-  }
-  if (recorded.intent.status === 'held') {
-    // The approvals held it: nothing is sent until an operator approves it (operator.ts).
-    if (ticket) outbound?.release(ticket);
-    engine.noticeHeld(recorded.intent);
-    return recorded.intent;
-  }
-  return sendRecorded(engine, recorded.intent, send, created, options, ticket);
+  return sendRecorded(engine, intent, send, created, options, ticket);
 }
 
 /**
@@ -144,10 +134,9 @@ export async function sendRecorded<T>(
       throw ledgerErr;
     });
     if (failed) throw err;
+    // Another writer moved it first (the engine published what it found, for the room).
     const won = await engine.ledger.get(intent.id);
     if (won === null) throw lost(engine, intent, null, err);
-    // Another process moved it first; its message to the room may be lost: hand it over.
-    engine.handToRoom(won);
     if (won.status === 'unknown' && !isAmbiguous(engine.port, err) && won.remoteId === null) {
       // The grace period ran out first, but this failure is certain: nothing was created.
       await recordCreateFailure(engine, won, err, null);
@@ -187,7 +176,6 @@ async function recordAnswer(
   const moved = await engine.apply(intent, 'pending', patch, note);
   if (moved) return moved;
   const won = await engine.ledger.get(intent.id);
-  if (won !== null) engine.handToRoom(won);
   if (won === null) {
     throw lost(
       engine,

@@ -8,6 +8,7 @@
 import { type Intent, isPayout } from '../../ledger/intent.js';
 import type { PaymentsPort } from '../../port/port.js';
 import type { Engine } from '../engine.js';
+import { unknownCheckAt } from '../schedule.js';
 
 /** Whether a failed call may hide a success at the provider. */
 export function isAmbiguous(port: PaymentsPort, err: unknown): boolean {
@@ -40,7 +41,16 @@ export async function recordCreateFailure(
     const moved = await engine.apply(
       intent,
       'unknown',
-      { error: message, nextCheckAt: engine.unknownCheckAt(intent, retryLaterMs) },
+      {
+        error: message,
+        nextCheckAt: unknownCheckAt(
+          intent,
+          engine.rulesOf(intent.kind).lostAnswer,
+          engine.now(),
+          retryLaterMs,
+          engine.settings.reconciler,
+        ),
+      },
       'create outcome unknown',
     );
     if (moved) engine.emit('unknown', moved, err instanceof Error ? err : new Error(message));

@@ -1,0 +1,46 @@
+/**
+ * Who looks at a due intent (the reconciler's claim, a refresh): the engine re-reads the
+ * service's resource; a queued payout's look is its turn in the payout queue (queue.ts); a
+ * record of our own (a match, whose kind reads 'own') is looked at by its owner
+ * (match/matches.ts). Built by the composition root over the three.
+ */
+import { z } from 'zod';
+import type { Intent } from '../ledger/intent.js';
+import { parseInput } from '../parse.js';
+import type { Engine } from './engine.js';
+
+/**
+ * An intent id as the game hands it back: checked here, before the store sees it, because a
+ * store binds what it is given (node:sqlite takes an object for named parameters).
+ */
+const intentId = z.string({ error: 'must be an intent id (a string)' }).min(1).max(200);
+
+/** Whoever looks at intents the service holds nothing of. */
+export interface Looker {
+  check(intent: Intent): Promise<Intent>;
+}
+
+export class Checks {
+  readonly #engine: Engine;
+  readonly #queue: { drain(intent: Intent): Promise<Intent> };
+  readonly #own: Looker;
+
+  constructor(engine: Engine, queue: { drain(intent: Intent): Promise<Intent> }, own: Looker) {
+    this.#engine = engine;
+    this.#queue = queue;
+    this.#own = own;
+  }
+
+  /** Looks at `intent` now, whoever's it is to look at; resolves with what the look left. */
+  check(intent: Intent): Promise<Intent> {
+    if (this.#engine.rulesOf(intent.kind).reads === 'own') return this.#own.check(intent);
+    if (intent.status === 'queued') return this.#queue.drain(intent);
+    return this.#engine.check(intent);
+  }
+
+  /** Looks at an intent by id now; null when the ledger has no such intent. */
+  async refresh(id: unknown): Promise<Intent | null> {
+    const intent = await this.#engine.ledger.get(parseInput(intentId, id, 'id'));
+    return intent ? this.check(intent) : null;
+  }
+}
