@@ -3,9 +3,10 @@
  * checks what must always hold of the game's money and reports what does not, once:
  *
  * - the journal sums to zero, in every unit;
- * - every ended match's escrow is zero, and every winner of a settled match holds a payout that
- *   is claimable, claimed, was shown and let expire, was resolved by an operator, or was
- *   rejected by one while held;
+ * - every ended match's escrow is zero (one that is not is looked at by its match first, which
+ *   pays what it still owes when the process that heard of it stopped), and every winner of a
+ *   settled match holds a payout that is claimable, claimed, was shown and let expire, was
+ *   resolved by an operator, or was rejected by one while held;
  * - no `unknown` past its deadline (one whose code was only in a lost answer ends by then);
  * - the wallet at the service moved by what the journal says moved since the first reading
  *   (within the service's fees; a shortfall is excused by unknowns, and by codes claimed or
@@ -179,8 +180,20 @@ export class Auditor {
       }
       if (!isTerminal(match.status)) continue;
       this.#matches.delete(matchId);
-      const [escrow] = await ledger.balances([accounts.escrow(matchId)]);
-      const left = BigInt(escrow?.balance ?? '0');
+      let left = await this.#escrowOf(matchId);
+      if (left !== 0n) {
+        // An ended match owes what is still in its escrow (an attempt that ended unpaid after
+        // the end, a fee paid late) when the process that heard of it stopped before paying:
+        // its look pays it, once, whichever process audits next; only what stays is a finding,
+        // looked at again by a later run (the service may have refused for now).
+        await this.#engine
+          .check(match)
+          .catch((err: unknown) =>
+            this.#engine.logger.warn(`audit: match ${matchId}: ${(err as Error).message}`),
+          );
+        left = await this.#escrowOf(matchId);
+        if (left !== 0n) this.#matches.set(matchId, now);
+      }
       if (left !== 0n) {
         findings.push({
           type: 'escrow-left',
@@ -192,6 +205,11 @@ export class Auditor {
       if (match.status === 'completed') findings.push(...(await this.#checkWinners(match)));
     }
     return findings;
+  }
+
+  async #escrowOf(matchId: string): Promise<bigint> {
+    const [escrow] = await this.#engine.ledger.balances([accounts.escrow(matchId)]);
+    return BigInt(escrow?.balance ?? '0');
   }
 
   async #checkWinners(match: MatchIntent): Promise<AuditFinding[]> {

@@ -325,7 +325,12 @@ export class Matches {
    * of one a paid fee made due (funded, and its event, once), finish a decided one.
    */
   async check(match: MatchIntent): Promise<Intent> {
-    if (isTerminal(match.status)) return match;
+    if (isTerminal(match.status)) {
+      // An ended match is looked at only when its escrow still holds money (the audit): what
+      // it still owes is paid, once.
+      await this.#finish(match);
+      return match;
+    }
     if (match.status === 'creating') {
       const now = this.#engine.now();
       const timeout = timeoutOf(match);
@@ -472,8 +477,18 @@ export class Matches {
   async #finishOnce(match: MatchIntent): Promise<MatchView> {
     const engine = this.#engine;
     const decision = decisionOf(match);
-    const terms = termsOf(match);
-    if (isTerminal(match.status)) return viewOf(match, await engine.ledger.byGroup(match.id));
+    if (isTerminal(match.status)) {
+      // Ended, yet an attempt may have ended unpaid since (a payment that failed after it was
+      // accepted, a code lost unshown) or a fee come in late: each is paid once more (fixed ids),
+      // never one whose answer was lost (`#made`).
+      const group = await engine.ledger.byGroup(match.id);
+      const attempted = this.#attempted;
+      await this.#payAll(match, decision, group, false);
+      return viewOf(
+        match,
+        this.#attempted === attempted ? group : await engine.ledger.byGroup(match.id),
+      );
+    }
     let done = true;
     let group = await engine.ledger.byGroup(match.id);
     const attempted = this.#attempted;
@@ -484,35 +499,7 @@ export class Matches {
       if (!isTerminal((await this.#close(fee)).status)) done = false;
     }
     group = await engine.ledger.byGroup(match.id);
-
-    if (decision.kind === 'settle') {
-      const queue = this.#queues(decision);
-      for (const payout of decision.payouts) {
-        const paid = await this.#pay(match, group, payoutKey(match.id, payout.playerId), {
-          playerId: payout.playerId,
-          amountMsat: payout.amountMsat,
-          description: `${terms.description}: winnings`,
-          role: 'payout',
-          why: 'won',
-          queue,
-        });
-        if (!paid) done = false;
-      }
-    }
-    const replaced = replacedFees(group);
-    for (const fee of group.filter(isEntryFee)) {
-      const why = refundReason(fee, decision, replaced);
-      if (why === null) continue;
-      const refunded = await this.#pay(match, group, `${fee.id}:refund`, {
-        playerId: fee.playerId,
-        amountMsat: fee.amount,
-        description: `${terms.description}: refund (${why})`,
-        role: 'refund',
-        why,
-        feeId: fee.id,
-      });
-      if (!refunded) done = false;
-    }
+    if (!(await this.#payAll(match, decision, group, this.#queues(decision)))) done = false;
 
     if (!done) {
       await engine.ledger.update(match.id, 'pending', { nextCheckAt: engine.now() + RETRY_MS });
@@ -559,6 +546,48 @@ export class Matches {
       decision.kind === 'settle' ? 'payouts created' : 'refunds created',
     );
     return viewOf(isMatch(ended) ? ended : await this.#match(match.id), group);
+  }
+
+  /**
+   * Makes sure every payout of the decision and every refund owed exists (`#pay`): true when
+   * all are made. `queue`: a first payout by claim code waits its turn in the payout queue.
+   */
+  async #payAll(
+    match: MatchIntent,
+    decision: MatchDecision,
+    group: readonly Intent[],
+    queue: boolean,
+  ): Promise<boolean> {
+    const terms = termsOf(match);
+    let done = true;
+    if (decision.kind === 'settle') {
+      for (const payout of decision.payouts) {
+        const paid = await this.#pay(match, group, payoutKey(match.id, payout.playerId), {
+          playerId: payout.playerId,
+          amountMsat: payout.amountMsat,
+          description: `${terms.description}: winnings`,
+          role: 'payout',
+          why: 'won',
+          queue,
+        });
+        if (!paid) done = false;
+      }
+    }
+    const replaced = replacedFees(group);
+    for (const fee of group.filter(isEntryFee)) {
+      const why = refundReason(fee, decision, replaced);
+      if (why === null) continue;
+      const refunded = await this.#pay(match, group, `${fee.id}:refund`, {
+        playerId: fee.playerId,
+        amountMsat: fee.amount,
+        description: `${terms.description}: refund (${why})`,
+        role: 'refund',
+        why,
+        feeId: fee.id,
+      });
+      if (!refunded) done = false;
+    }
+    return done;
   }
 
   /** `match.progress` when a deciding match's queued payouts made more since this process last told. */
@@ -757,10 +786,11 @@ export class Matches {
 
   /**
    * A payout or refund that ended without paying (a Lightning-address payment that failed after
-   * it was accepted, a code refused or lost unshown) is issued again, as a claim code: by the
-   * match's finish while it is deciding, and for an ended one (which has no timer) by the
-   * process that saw the attempt end. Fixed ids make two processes that both saw it issue it
-   * once.
+   * it was accepted, a code refused or lost unshown) is issued again, as a claim code, by the
+   * match's finish: at once by the process that saw the attempt end. An ended match has no timer:
+   * should that process stop first, the money is back in the match's escrow, and the live audit
+   * of whichever process comes next looks at it (audit.ts). Fixed ids make two processes that
+   * both get there issue it once.
    */
   async #repay(attempt: Intent): Promise<void> {
     const unpaid = attempt.status === 'failed' || attempt.status === 'expired';
@@ -779,22 +809,7 @@ export class Matches {
       else await this.#finish(match);
       return;
     }
-    if (!isTerminal(match.status) || !unpaid) return;
-    const group = await this.#engine.ledger.byGroup(match.id);
-    const key = attempt.meta.payKey;
-    if (typeof key !== 'string') return;
-    if (group.filter((i) => i.meta.payKey === key).at(-1)?.id !== attempt.id) return;
-    const role = attempt.meta.matchRole === 'refund' ? 'refund' : 'payout';
-    const why = typeof attempt.meta.why === 'string' ? attempt.meta.why : role;
-    const feeId = typeof attempt.meta.feeId === 'string' ? attempt.meta.feeId : undefined;
-    await this.#pay(match, group, key, {
-      playerId: attempt.playerId,
-      amountMsat: attempt.amount,
-      description: attempt.description,
-      role,
-      why,
-      ...(feeId ? { feeId } : {}),
-    });
+    if (isTerminal(match.status) && unpaid) await this.#finish(match);
   }
 
   /**
