@@ -453,16 +453,33 @@ export class Matches {
     return run;
   }
 
-  /** One look at a deciding match in PROGRESS_LOOK_MS, shared by every call until then. */
+  /**
+   * One look at a deciding match in PROGRESS_LOOK_MS, shared by every call until then: it ends
+   * the match once nothing is left to wait for, and otherwise only tells the progress. It records
+   * nothing: the settle that queued the payouts records them (should its process stop, the
+   * match's due look does), so the processes that drain a queue never race its settle, each
+   * recording the same payouts again (a refused create and a read per payout, in each).
+   */
   #finishSoon(match: MatchIntent): void {
     if (this.#lookSoon.has(match.id)) return;
     this.#lookSoon.add(match.id);
     timerAt(this.#engine.clock, this.#engine.now() + PROGRESS_LOOK_MS, () => {
       this.#lookSoon.delete(match.id);
-      this.#finish(match).catch((err: unknown) =>
+      this.#lookProgress(match.id).catch((err: unknown) =>
         this.#engine.logger.warn(`match ${match.id}: ${(err as Error).message}`),
       );
     });
+  }
+
+  async #lookProgress(matchId: string): Promise<void> {
+    const match = await this.#engine.ledger.get(matchId);
+    if (!isMatch(match) || match.status !== 'pending') return;
+    const group = await this.#engine.ledger.byGroup(matchId);
+    if (!waitsForQueue(match, group)) {
+      await this.#finish(match);
+      return;
+    }
+    this.#tellProgress(viewOf(match, group));
   }
 
   /**
@@ -561,7 +578,9 @@ export class Matches {
     const terms = termsOf(match);
     let done = true;
     if (decision.kind === 'settle') {
+      let aheadAt = this.#engine.now();
       for (const payout of decision.payouts) {
+        if (queue) aheadAt = await this.#keepAhead(match, aheadAt);
         const paid = await this.#pay(match, group, payoutKey(match.id, payout.playerId), {
           playerId: payout.playerId,
           amountMsat: payout.amountMsat,
@@ -590,9 +609,24 @@ export class Matches {
     return done;
   }
 
+  /**
+   * While a look records a long queue (a settle of many winners on a busy ledger may take
+   * longer than the grace its decision gave it), it keeps the match's due look that far ahead, so
+   * that another process's reconciler does not start recording the same payouts beside it. Should
+   * this process stop, the match is due within the grace. Resolves with when it last did.
+   */
+  async #keepAhead(match: MatchIntent, since: number): Promise<number> {
+    const now = this.#engine.now();
+    const grace = this.#engine.settings.reconciler.creatingGraceMs;
+    if (now - since < grace / 3) return since;
+    await this.#engine.ledger.update(match.id, 'pending', { nextCheckAt: now + grace });
+    return now;
+  }
+
   /** `match.progress` when a deciding match's queued payouts made more since this process last told. */
   #tellProgress(view: MatchView): void {
-    if (view.total === 0 || this.#told.get(view.id) === view.made) return;
+    // Never backwards: a look that read the group earlier may end after one that read it later.
+    if (view.total === 0 || view.made <= (this.#told.get(view.id) ?? -1)) return;
     const queued = view.payouts.some((p) => p.status === 'queued') || this.#told.has(view.id);
     if (!queued) return;
     this.#told.set(view.id, view.made);
@@ -970,6 +1004,21 @@ function lostCreate(fee: Intent): boolean {
 function payoutKey(matchId: string, playerId: string): string {
   return `${matchId}:payout:${createHash('sha256').update(playerId).digest('base64url').slice(0, 22)}`;
 }
+
+/**
+ * Whether a deciding match still waits for its payout queue: a winner's payout not recorded yet
+ * (its settle is recording them), or one whose latest attempt is queued, held or in flight.
+ */
+function waitsForQueue(match: MatchIntent, group: readonly Intent[]): boolean {
+  const { attempts } = indexOf(group);
+  for (const payout of decisionOf(match).payouts) {
+    const last = attempts.get(payoutKey(match.id, payout.playerId))?.at(-1);
+    if (last === undefined || WAITING.has(last.status)) return true;
+  }
+  return false;
+}
+
+const WAITING: ReadonlySet<Intent['status']> = new Set(['queued', 'held', 'creating']);
 
 /** A group's attempts by pay key and latest fee by player, each in the group's order. */
 interface GroupIndex {
