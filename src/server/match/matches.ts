@@ -326,8 +326,8 @@ export class Matches {
    */
   async check(match: MatchIntent): Promise<Intent> {
     if (isTerminal(match.status)) {
-      // An ended match is looked at only when its escrow still holds money (the audit): what
-      // it still owes is paid, once.
+      // An ended match is looked at when its escrow still holds money (the audit) or on a
+      // refresh: what it still owes is paid, once.
       await this.#finish(match);
       return match;
     }
