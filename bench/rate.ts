@@ -51,6 +51,8 @@ export interface RateFigures {
   busiestSecond: number;
   notMade: number;
   pauses: number;
+  /** The longest a match took to be seen settled after its last payout's code was created. */
+  settledAfterLast: number;
 }
 
 export async function benchRate(): Promise<Row[]> {
@@ -69,7 +71,7 @@ export async function benchRate(): Promise<Row[]> {
         limit: `${SERVICE_LIMIT.perSecond} /s allowed`,
         ratio: ratio(r),
         goal: { text: '>= 0.9, 0 429s, 0 failed, no pause', met },
-        detail: `${f.seconds.toFixed(1)} s; 429s ${f.limited}; failed or unknown ${f.notMade}; pauses ${f.pauses}; ${int(f.requests)} requests, busiest second ${f.busiestSecond}, within the bucket: ${f.withinLimit ? 'yes' : 'NO'}`,
+        detail: `${f.seconds.toFixed(1)} s, settled ${f.settledAfterLast.toFixed(1)} s after the last payout; 429s ${f.limited}; failed or unknown ${f.notMade}; pauses ${f.pauses}; ${int(f.requests)} requests, busiest second ${f.busiestSecond}, within the bucket: ${f.withinLimit ? 'yes' : 'NO'}`,
       });
     }
     return rows;
@@ -120,6 +122,16 @@ async function settleRun(
     const payouts = run.filter((r) => r.method === 'POST' && r.path === REQUESTS && !r.limited);
     const made = settled.reduce((n, s) => n + (s.statuses.pending ?? 0), 0);
     const seconds = (to - from) / 1000;
+    // Each match's players are named after it (`m<i>-p<n>`, openPaidMatch).
+    const codes = emulator.control.withdrawalRequests();
+    const lags = settled.map((s, i) => {
+      const last = Math.max(
+        ...codes
+          .filter((w) => w.internalId?.startsWith(`m${i}-`))
+          .map((w) => Date.parse(w.createdAt)),
+      );
+      return (s.endedAt - last) / 1000;
+    });
     return {
       processes,
       winners: WINNERS,
@@ -138,6 +150,7 @@ async function settleRun(
       ),
       notMade: WINNERS - made,
       pauses: settled.reduce((n, s) => n + s.pauses, 0),
+      settledAfterLast: Math.max(...lags),
     };
   } finally {
     for (const child of children) {

@@ -236,7 +236,13 @@ export async function runSoak(input: Partial<SoakOptions> & { ops: number }): Pr
   const cluster = await Cluster.start({
     processes: o.processes,
     reconciler: o.reconciler,
-    lightning: { api: o.api, breaker: { failures: 0 } },
+    // The live audit at the soak's pace: an ended match whose escrow still holds money (its
+    // process killed before it paid again) is paid by whichever process audits next.
+    lightning: {
+      api: o.api,
+      breaker: { failures: 0 },
+      audit: { intervalMs: 1_000, settleMs: 2_000 },
+    },
     lingerMs: 600_000,
   });
   const pool = cluster.postgres.pool({ max: 8 });

@@ -3,9 +3,10 @@
  * checks what must always hold of the game's money and reports what does not, once:
  *
  * - the journal sums to zero, in every unit;
- * - every ended match's escrow is zero, and every winner of a settled match holds a payout that
- *   is claimable, claimed, was shown and let expire, was resolved by an operator, or was
- *   rejected by one while held;
+ * - every ended match's escrow is zero (one that is not is looked at by its match first, which
+ *   pays what it still owes when the process that heard of it stopped), and every winner of a
+ *   settled match holds a payout that is claimable, claimed, was shown and let expire, was
+ *   resolved by an operator, or was rejected by one while held;
  * - no `unknown` past its deadline (one whose code was only in a lost answer ends by then);
  * - the wallet at the service moved by what the journal says moved since the first reading
  *   (within the service's fees; a shortfall is excused by unknowns, and by codes claimed or
@@ -24,6 +25,7 @@ import { createHash } from 'node:crypto';
 import { type Intent, isTerminal } from '../ledger/intent.js';
 import { accounts, type JournalEntry, rejectedByOperator, wasShown } from '../ledger/journal.js';
 import { type Balances, readBalances, sumsByUnit, type WalletReading } from './balances.js';
+import type { Looker } from './checks.js';
 import type { Engine } from './engine.js';
 import type { AuditFinding } from './findings.js';
 import { isMatch, type MatchIntent } from './kinds/match.js';
@@ -61,9 +63,12 @@ export class Auditor {
   #shortfalls: Shortfall[] = [];
   readonly #reported = new Set<string>();
   #running: Promise<AuditReport> | undefined;
+  readonly #looker: Looker;
 
-  constructor(engine: Engine) {
+  /** `matches`: who looks at an ended match whose escrow still holds money. */
+  constructor(engine: Engine, matches: Looker) {
     this.#engine = engine;
+    this.#looker = matches;
   }
 
   /** The last reading of the wallet at the service. */
@@ -179,8 +184,20 @@ export class Auditor {
       }
       if (!isTerminal(match.status)) continue;
       this.#matches.delete(matchId);
-      const [escrow] = await ledger.balances([accounts.escrow(matchId)]);
-      const left = BigInt(escrow?.balance ?? '0');
+      let left = await this.#escrowOf(matchId);
+      if (left !== 0n) {
+        // An ended match owes what is still in its escrow (an attempt that ended unpaid after
+        // the end, a fee paid late) when the process that heard of it stopped before paying:
+        // its look pays it, once, whichever process audits next; only what stays is a finding,
+        // looked at again by a later run (the service may have refused for now).
+        await this.#looker
+          .check(match)
+          .catch((err: unknown) =>
+            this.#engine.logger.warn(`audit: match ${matchId}: ${(err as Error).message}`),
+          );
+        left = await this.#escrowOf(matchId);
+        if (left !== 0n) this.#matches.set(matchId, now);
+      }
       if (left !== 0n) {
         findings.push({
           type: 'escrow-left',
@@ -192,6 +209,11 @@ export class Auditor {
       if (match.status === 'completed') findings.push(...(await this.#checkWinners(match)));
     }
     return findings;
+  }
+
+  async #escrowOf(matchId: string): Promise<bigint> {
+    const [escrow] = await this.#engine.ledger.balances([accounts.escrow(matchId)]);
+    return BigInt(escrow?.balance ?? '0');
   }
 
   async #checkWinners(match: MatchIntent): Promise<AuditFinding[]> {

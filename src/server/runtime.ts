@@ -120,7 +120,8 @@ function build(opened: Opened, settings: Settings, events: SafeEmitter): Runtime
   const { port, ledger } = opened;
   const { clock, logger } = settings;
   const { engine, rooms, moves } = buildEngine(opened, settings, events);
-  const auditor = new Auditor(engine);
+  const matches = new Matches(engine, moves);
+  const auditor = new Auditor(engine, matches);
   const reads = {
     // The last wallet reading, never a call to the service: gauges and checks stay cheap.
     balances: () => readBalances(ledger, auditor.wallet),
@@ -132,7 +133,6 @@ function build(opened: Opened, settings: Settings, events: SafeEmitter): Runtime
   // Read as the server starts, so that an SDK the game installed at boot is the one used.
   const provider = settings.meterProvider ?? otelMetrics.getMeterProvider();
   const metrics = new LightningMetrics(provider, moves, reads);
-  const matches = new Matches(engine, moves);
   const checks = new Checks(engine, new PayoutQueue(engine), matches);
   const alerts = settings.alerts
     ? new Alerts({

@@ -330,7 +330,13 @@ export class Matches {
    * a record of ours (its kind reads 'own'): its check is this, not a read of the service.
    */
   async check(match: Intent): Promise<Intent> {
-    if (!isMatch(match) || isTerminal(match.status)) return match;
+    if (!isMatch(match)) return match;
+    if (isTerminal(match.status)) {
+      // An ended match is looked at when its escrow still holds money (the audit) or on a
+      // refresh: what it still owes is paid, once.
+      await this.#finish(match);
+      return match;
+    }
     if (match.status === 'creating') {
       const now = this.#engine.now();
       const timeout = timeoutOf(match);
@@ -453,16 +459,33 @@ export class Matches {
     return run;
   }
 
-  /** One look at a deciding match in PROGRESS_LOOK_MS, shared by every call until then. */
+  /**
+   * One look at a deciding match in PROGRESS_LOOK_MS, shared by every call until then: it ends
+   * the match once nothing is left to wait for, and otherwise only tells the progress. It records
+   * nothing: the settle that queued the payouts records them (should its process stop, the
+   * match's due look does), so the processes that drain a queue never race its settle, each
+   * recording the same payouts again (a refused create and a read per payout, in each).
+   */
   #finishSoon(match: MatchIntent): void {
     if (this.#lookSoon.has(match.id)) return;
     this.#lookSoon.add(match.id);
     timerAt(this.#engine.settings.clock, this.#engine.now() + PROGRESS_LOOK_MS, () => {
       this.#lookSoon.delete(match.id);
-      this.#finish(match).catch((err: unknown) =>
+      this.#lookProgress(match.id).catch((err: unknown) =>
         this.#engine.logger.warn(`match ${match.id}: ${(err as Error).message}`),
       );
     });
+  }
+
+  async #lookProgress(matchId: string): Promise<void> {
+    const match = await this.#engine.ledger.get(matchId);
+    if (!isMatch(match) || match.status !== 'pending') return;
+    const group = await this.#engine.ledger.byGroup(matchId);
+    if (!waitsForQueue(match, group)) {
+      await this.#finish(match);
+      return;
+    }
+    this.#tellProgress(viewOf(match, group));
   }
 
   /**
@@ -477,8 +500,18 @@ export class Matches {
   async #finishOnce(match: MatchIntent): Promise<MatchView> {
     const engine = this.#engine;
     const decision = decisionOf(match);
-    const terms = termsOf(match);
-    if (isTerminal(match.status)) return viewOf(match, await engine.ledger.byGroup(match.id));
+    if (isTerminal(match.status)) {
+      // Ended, yet an attempt may have ended unpaid since (a payment that failed after it was
+      // accepted, a code lost unshown) or a fee come in late: each is paid once more (fixed ids),
+      // never one whose answer was lost (`#made`).
+      const group = await engine.ledger.byGroup(match.id);
+      const attempted = this.#attempted;
+      await this.#payAll(match, decision, group, false);
+      return viewOf(
+        match,
+        this.#attempted === attempted ? group : await engine.ledger.byGroup(match.id),
+      );
+    }
     let done = true;
     let group = await engine.ledger.byGroup(match.id);
     const attempted = this.#attempted;
@@ -489,35 +522,7 @@ export class Matches {
       if (!isTerminal((await this.#close(fee)).status)) done = false;
     }
     group = await engine.ledger.byGroup(match.id);
-
-    if (decision.kind === 'settle') {
-      const queue = this.#queues(decision);
-      for (const payout of decision.payouts) {
-        const paid = await this.#pay(match, group, payoutKey(match.id, payout.playerId), {
-          playerId: payout.playerId,
-          amountMsat: payout.amountMsat,
-          description: `${terms.description}: winnings`,
-          role: 'payout',
-          why: 'won',
-          queue,
-        });
-        if (!paid) done = false;
-      }
-    }
-    const replaced = replacedFees(group);
-    for (const fee of group.filter(isEntryFee)) {
-      const why = refundReason(fee, decision, replaced);
-      if (why === null) continue;
-      const refunded = await this.#pay(match, group, `${fee.id}:refund`, {
-        playerId: fee.playerId,
-        amountMsat: fee.amount,
-        description: `${terms.description}: refund (${why})`,
-        role: 'refund',
-        why,
-        feeId: fee.id,
-      });
-      if (!refunded) done = false;
-    }
+    if (!(await this.#payAll(match, decision, group, this.#queues(decision)))) done = false;
 
     if (!done) {
       await engine.ledger.update(match.id, 'pending', { nextCheckAt: engine.now() + RETRY_MS });
@@ -566,9 +571,68 @@ export class Matches {
     return viewOf(isMatch(ended) ? ended : await this.#match(match.id), group);
   }
 
+  /**
+   * Makes sure every payout of the decision and every refund owed exists (`#pay`): true when
+   * all are made. `queue`: a first payout by claim code waits its turn in the payout queue.
+   */
+  async #payAll(
+    match: MatchIntent,
+    decision: MatchDecision,
+    group: readonly Intent[],
+    queue: boolean,
+  ): Promise<boolean> {
+    const terms = termsOf(match);
+    let done = true;
+    if (decision.kind === 'settle') {
+      let aheadAt = this.#engine.now();
+      for (const payout of decision.payouts) {
+        if (queue) aheadAt = await this.#keepAhead(match, aheadAt);
+        const paid = await this.#pay(match, group, payoutKey(match.id, payout.playerId), {
+          playerId: payout.playerId,
+          amountMsat: payout.amountMsat,
+          description: `${terms.description}: winnings`,
+          role: 'payout',
+          why: 'won',
+          queue,
+        });
+        if (!paid) done = false;
+      }
+    }
+    const replaced = replacedFees(group);
+    for (const fee of group.filter(isEntryFee)) {
+      const why = refundReason(fee, decision, replaced);
+      if (why === null) continue;
+      const refunded = await this.#pay(match, group, `${fee.id}:refund`, {
+        playerId: fee.playerId,
+        amountMsat: fee.amount,
+        description: `${terms.description}: refund (${why})`,
+        role: 'refund',
+        why,
+        feeId: fee.id,
+      });
+      if (!refunded) done = false;
+    }
+    return done;
+  }
+
+  /**
+   * While a look records a long queue (a settle of many winners on a busy ledger may take
+   * longer than the grace its decision gave it), it keeps the match's due look that far ahead, so
+   * that another process's reconciler does not start recording the same payouts beside it. Should
+   * this process stop, the match is due within the grace. Resolves with when it last did.
+   */
+  async #keepAhead(match: MatchIntent, since: number): Promise<number> {
+    const now = this.#engine.now();
+    const grace = this.#engine.settings.reconciler.creatingGraceMs;
+    if (now - since < grace / 3) return since;
+    await this.#engine.ledger.update(match.id, 'pending', { nextCheckAt: now + grace });
+    return now;
+  }
+
   /** `match.progress` when a deciding match's queued payouts made more since this process last told. */
   #tellProgress(view: MatchView): void {
-    if (view.total === 0 || this.#told.get(view.id) === view.made) return;
+    // Never backwards: a look that read the group earlier may end after one that read it later.
+    if (view.total === 0 || view.made <= (this.#told.get(view.id) ?? -1)) return;
     const queued = view.payouts.some((p) => p.status === 'queued') || this.#told.has(view.id);
     if (!queued) return;
     this.#told.set(view.id, view.made);
@@ -762,10 +826,11 @@ export class Matches {
 
   /**
    * A payout or refund that ended without paying (a Lightning-address payment that failed after
-   * it was accepted, a code refused or lost unshown) is issued again, as a claim code: by the
-   * match's finish while it is deciding, and for an ended one (which has no timer) by the
-   * process that saw the attempt end. Fixed ids make two processes that both saw it issue it
-   * once.
+   * it was accepted, a code refused or lost unshown) is issued again, as a claim code, by the
+   * match's finish: at once by the process that saw the attempt end. An ended match has no timer:
+   * should that process stop first, the money is back in the match's escrow, and the live audit
+   * of whichever process comes next looks at it (audit.ts). Fixed ids make two processes that
+   * both get there issue it once.
    */
   async #repay(attempt: Intent): Promise<void> {
     const unpaid = attempt.status === 'failed' || attempt.status === 'expired';
@@ -784,22 +849,7 @@ export class Matches {
       else await this.#finish(match);
       return;
     }
-    if (!isTerminal(match.status) || !unpaid) return;
-    const group = await this.#engine.ledger.byGroup(match.id);
-    const key = attempt.meta.payKey;
-    if (typeof key !== 'string') return;
-    if (group.filter((i) => i.meta.payKey === key).at(-1)?.id !== attempt.id) return;
-    const role = attempt.meta.matchRole === 'refund' ? 'refund' : 'payout';
-    const why = typeof attempt.meta.why === 'string' ? attempt.meta.why : role;
-    const feeId = typeof attempt.meta.feeId === 'string' ? attempt.meta.feeId : undefined;
-    await this.#pay(match, group, key, {
-      playerId: attempt.playerId,
-      amountMsat: attempt.amount,
-      description: attempt.description,
-      role,
-      why,
-      ...(feeId ? { feeId } : {}),
-    });
+    if (isTerminal(match.status) && unpaid) await this.#finish(match);
   }
 
   /**
@@ -961,6 +1011,21 @@ function lostCreate(fee: Intent): boolean {
 function payoutKey(matchId: string, playerId: string): string {
   return `${matchId}:payout:${createHash('sha256').update(playerId).digest('base64url').slice(0, 22)}`;
 }
+
+/**
+ * Whether a deciding match still waits for its payout queue: a winner's payout not recorded yet
+ * (its settle is recording them), or one whose latest attempt is queued, held or in flight.
+ */
+function waitsForQueue(match: MatchIntent, group: readonly Intent[]): boolean {
+  const { attempts } = indexOf(group);
+  for (const payout of decisionOf(match).payouts) {
+    const last = attempts.get(payoutKey(match.id, payout.playerId))?.at(-1);
+    if (last === undefined || WAITING.has(last.status)) return true;
+  }
+  return false;
+}
+
+const WAITING: ReadonlySet<Intent['status']> = new Set(['queued', 'held', 'creating']);
 
 /** A group's attempts by pay key and latest fee by player, each in the group's order. */
 interface GroupIndex {
