@@ -1,13 +1,8 @@
 /**
  * The operator's audit log: one line per action an operator took on the game's money (a
- * resolve, a pause, a reissue, a block), appended by the ledger store and never changed or
- * removed (no store has a call that would). Each line says who, when, what, on which intent or
- * player, the state before and after, and why. The block of a player is kept beside it, so
- * that every process of the game refuses a blocked player's money helpers.
- *
- * Nothing here does I/O: the shapes, and the one check every store makes of a line and a query
- * before it writes or reads (zod), so that a bad line is refused alike on every store. Costs one
- * parse per call.
+ * resolve, a pause, a reissue, a block), appended by the store and never changed or removed.
+ * Each says who, when, what, on which intent or player, the state before and after, and why.
+ * Here: its shapes, and the one check every store makes of a line and a query (zod).
  */
 import { z } from 'zod';
 import { InvalidIntentError } from './errors.js';
@@ -47,10 +42,7 @@ export interface NewOperatorAction {
 
 /** A line as the log keeps it. */
 export interface OperatorAction extends NewOperatorAction {
-  /**
-   * Names the line (unique, growing with each append) and is the cursor for paging (`after`).
-   * Appends are made one at a time on every store, so seqs are listed in order, none skipped.
-   */
+  /** Names the line and is the cursor for paging (`after`): appends are made one at a time. */
   seq: number;
   /** epoch ms of the append. */
   at: number;

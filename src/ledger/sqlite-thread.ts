@@ -73,7 +73,7 @@ const workerUrl = ledgerFile('./sqlite-worker.js');
 let built: boolean | undefined;
 
 export class SqliteThread {
-  readonly #worker: Worker;
+  private readonly worker: Worker;
   readonly #waiting = new Map<number, { resolve(v: unknown): void; reject(e: unknown): void }>();
   #nextId = 0;
   /** Why no call can be answered any more: the thread failed to open, died, or was closed. */
@@ -82,9 +82,9 @@ export class SqliteThread {
 
   constructor(init: WorkerInit) {
     built ??= existsSync(fileURLToPath(workerUrl));
-    this.#worker = new Worker(workerUrl, { workerData: init, execArgv: built ? [] : undefined });
-    this.#worker.unref();
-    this.#worker.on('message', (message: Answer | Hello) => {
+    this.worker = new Worker(workerUrl, { workerData: init, execArgv: built ? [] : undefined });
+    this.worker.unref();
+    this.worker.on('message', (message: Answer | Hello) => {
       if ('ready' in message) {
         if (!message.ready) this.#fail(decodeError(message.error));
         return;
@@ -95,8 +95,8 @@ export class SqliteThread {
       if (message.ok) waiter.resolve(message.value);
       else waiter.reject(decodeError(message.error));
     });
-    this.#worker.on('error', (err) => this.#fail(new LedgerUnavailableError({ cause: err })));
-    this.#worker.on('exit', () =>
+    this.worker.on('error', (err) => this.#fail(new LedgerUnavailableError({ cause: err })));
+    this.worker.on('exit', () =>
       this.#fail(new LedgerUnavailableError({ cause: new Error('the ledger thread exited') })),
     );
   }
@@ -112,7 +112,7 @@ export class SqliteThread {
         if (this.#failure === undefined) await this.#post({ id: this.#nextId++, close: true });
       } finally {
         this.#fail(new LedgerClosedError());
-        await this.#worker.terminate();
+        await this.worker.terminate();
       }
     })();
     return this.#closing;
@@ -122,10 +122,10 @@ export class SqliteThread {
     if (this.#failure !== undefined) return Promise.reject(this.#failure);
     return new Promise((resolve, reject) => {
       // Referenced while an answer is awaited: the process waits for it, as for a socket.
-      if (this.#waiting.size === 0) this.#worker.ref();
+      if (this.#waiting.size === 0) this.worker.ref();
       this.#waiting.set(call.id, { resolve, reject });
       try {
-        this.#worker.postMessage(call);
+        this.worker.postMessage(call);
       } catch (err) {
         this.#settled(call.id);
         reject(err);
@@ -135,7 +135,7 @@ export class SqliteThread {
 
   #settled(id: number): void {
     this.#waiting.delete(id);
-    if (this.#waiting.size === 0) this.#worker.unref();
+    if (this.#waiting.size === 0) this.worker.unref();
   }
 
   #fail(err: Error): void {

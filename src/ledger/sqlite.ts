@@ -60,7 +60,9 @@ const FORWARDED: readonly Forwarded[] = [
 ] as const;
 
 /** The SQLite driver: SqliteCore's primitives, inline or on the worker thread. */
-function sqliteDriver(opts: SqliteLedgerOptions): LedgerDriver & { path: string } {
+function sqliteDriver(
+  opts: SqliteLedgerOptions,
+): LedgerDriver & { path: string; thread: SqliteThread | undefined } {
   const path = opts.path ?? ':memory:';
   const busyTimeoutMs = opts.busyTimeoutMs ?? 5000;
   if (typeof path !== 'string') {
@@ -129,6 +131,7 @@ function sqliteDriver(opts: SqliteLedgerOptions): LedgerDriver & { path: string 
   return {
     ...forwarded,
     path,
+    thread,
     open() {},
     move({ read, ...move }: MoveCall) {
       const { id, sources, to, patch, now, note } = move;
