@@ -81,7 +81,8 @@ export class LocalRateBucket implements RateStore {
   /** Refill for the time since `at` (never past `burst`), then take one unless held or short. */
   async takeToken(limit: RateLimit, now: number, keep = 0): Promise<number> {
     const { perSecond, burst } = parseTake(limit, now, keep);
-    const bucket = (this.#bucket ??= { tokens: burst, at: 0, hold: 0 });
+    this.#bucket ??= { tokens: burst, at: 0, hold: 0 };
+    const bucket = this.#bucket;
     if (now > bucket.at) {
       bucket.tokens += ((now - bucket.at) * perSecond) / 1000;
       bucket.at = now;
@@ -98,7 +99,8 @@ export class LocalRateBucket implements RateStore {
   /** The later hold wins, and the bucket is empty from its end. */
   async holdCalls(until: number): Promise<void> {
     parseRateTime(until, 'until');
-    const bucket = (this.#bucket ??= { tokens: 0, at: 0, hold: 0 });
+    this.#bucket ??= { tokens: 0, at: 0, hold: 0 };
+    const bucket = this.#bucket;
     if (until <= bucket.hold) return;
     bucket.hold = until;
     bucket.tokens = 0;
