@@ -15,24 +15,20 @@ import type {
   JournalQuery,
   Posting,
 } from './journal.js';
-import {
-  type NewOperatorAction,
-  type OperatorAction,
-  type OperatorLogFilter,
-  type OperatorLogPage,
-  type OperatorLogQuery,
-  parseBlock,
-  parseOperatorAction,
-  parseOperatorLogQuery,
-  parsePause,
-  parsePlayerId,
+import type {
+  NewOperatorAction,
+  OperatorAction,
+  OperatorLogFilter,
+  OperatorLogPage,
+  OperatorLogQuery,
 } from './operator-log.js';
-import { holdFor, parseTake, type RateLimit } from './rate.js';
 import type { Guarded, LineChange } from './rules.js';
-import type { CreateGuards, DueAlso, LedgerStore, TransitionOptions } from './store.js';
+import type { CreateGuards, DueAlso, LedgerStore, RateLimit, TransitionOptions } from './store.js';
 import {
+  holdFor,
   type JournalFilter,
   parseAccounts,
+  parseBlock,
   parseClaim,
   parseCreate,
   parseEpochMs,
@@ -40,7 +36,12 @@ import {
   parseJournalQuery,
   parseLimit,
   parseMove,
+  parseOperatorAction,
+  parseOperatorLogQuery,
+  parsePause,
+  parsePlayerId,
   parsePostings,
+  parseTake,
   parseUpdate,
 } from './validate.js';
 

@@ -5,64 +5,16 @@
  * clock is ahead would otherwise stamp the bucket in everyone's future. SQLite keeps it in
  * process (LocalRateBucket).
  */
-import { InvalidIntentError } from './errors.js';
+import type { RateLimit, RateStore } from './store.js';
+import { parseRateTime, parseTake } from './validate.js';
 
-export interface RateLimit {
-  /** Calls per second, on average: the bucket's refill. */
-  perSecond: number;
-  /** Calls at once after a quiet spell: the bucket's size (at least 1). */
-  burst: number;
-}
-
-export interface RateStore {
-  /**
-   * Takes one call's token: 0 when taken, else the ms to wait (until the next token or the
-   * hold's end). A fresh bucket is full. With `keep` (under `burst`), the token is taken only if
-   * `keep` more remain: a call of low priority leaves the last tokens to those that matter more.
-   * `now` is the caller's clock; a shared bucket counts by its store's own.
-   */
-  takeToken(limit: RateLimit, now: number, keep?: number): Promise<number>;
-  /**
-   * No token before `until` (the caller's clock, read as `now`) in any process sharing the store,
-   * and the bucket empty from then (the service's was, when it said 429). An earlier hold than
-   * the one in force changes nothing.
-   */
-  holdCalls(until: number, now?: number): Promise<void>;
-}
+export type { RateLimit, RateStore } from './store.js';
 
 interface Bucket {
   tokens: number;
   /** When `tokens` was counted, and no token before `hold` (epoch ms). */
   at: number;
   hold: number;
-}
-
-/** A time as the stores keep them: whole epoch ms, not negative. */
-function parseRateTime(value: number, what: 'now' | 'until'): number {
-  if (!(Number.isSafeInteger(value) && value >= 0)) {
-    throw new InvalidIntentError(`${what} must be a non-negative whole number of epoch ms`);
-  }
-  return value;
-}
-
-/** How long a hold until `until` lasts from `now` (both checked): 0 for one already over. */
-export function holdFor(until: number, now: number): number {
-  return Math.max(0, parseRateTime(until, 'until') - parseRateTime(now, 'now'));
-}
-
-export function parseTake(limit: RateLimit, now: number, keep: number): RateLimit {
-  parseRateTime(now, 'now');
-  const { perSecond, burst } = (limit ?? {}) as Partial<RateLimit>;
-  if (
-    !(typeof perSecond === 'number' && Number.isFinite(perSecond) && perSecond > 0) ||
-    !(typeof burst === 'number' && Number.isFinite(burst) && burst >= 1)
-  ) {
-    throw new InvalidIntentError('limit must be { perSecond > 0, burst >= 1 }, finite numbers');
-  }
-  if (!(Number.isSafeInteger(keep) && keep >= 0 && keep + 1 <= burst)) {
-    throw new InvalidIntentError('keep must be a whole number from 0 to burst - 1');
-  }
-  return { perSecond, burst };
 }
 
 /**

@@ -8,7 +8,12 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { BudgetExceededError, LimitExceededError } from '../errors.js';
+import {
+  BudgetExceededError,
+  type BudgetScope,
+  LimitExceededError,
+  type OpenLimit,
+} from '../errors.js';
 import {
   DuplicateIntentError,
   IncompatibleLedgerError,
@@ -39,19 +44,24 @@ export interface WorkerInit {
 
 export function encodeError(err: unknown): WireError {
   if (!(err instanceof Error)) return { message: String(err) };
-  return { ...(err as unknown as Record<string, unknown>), message: err.message };
+  return { ...Object.fromEntries(Object.entries(err)), message: err.message };
 }
 
-type Fields = Pick<DuplicateIntentError, 'field' | 'existingId' | 'message'> &
-  Pick<LimitExceededError, 'limit' | 'max' | 'playerId'> &
-  Pick<BudgetExceededError, 'scope' | 'limitMsat' | 'reservedMsat' | 'windowMs'>;
-
-/** The classes a core call may throw, rebuilt by code; anything else keeps its codes. */
-const CLASSES: Record<string, (e: Fields) => Error> = {
-  LN_LEDGER_DUPLICATE: (e) => new DuplicateIntentError(e.field, { existingId: e.existingId }),
-  LN_LIMIT_EXCEEDED: (e) => new LimitExceededError(e.limit, e.max, e.playerId),
+/** The classes a core call may throw, rebuilt by code from their fields. */
+const CLASSES: Record<string, (e: WireError) => Error> = {
+  LN_LEDGER_DUPLICATE: (e) =>
+    new DuplicateIntentError(e.field as DuplicateIntentError['field'], {
+      existingId: e.existingId as string | null,
+    }),
+  LN_LIMIT_EXCEEDED: (e) =>
+    new LimitExceededError(e.limit as OpenLimit, e.max as number, e.playerId as string),
   LN_BUDGET_EXCEEDED: (e) =>
-    new BudgetExceededError(e.scope, e.limitMsat, e.reservedMsat, e.windowMs),
+    new BudgetExceededError(
+      e.scope as BudgetScope,
+      e.limitMsat as string,
+      e.reservedMsat as string,
+      e.windowMs as number | null,
+    ),
   LN_LEDGER_BUSY: () => new LedgerBusyError(),
   LN_LEDGER_CLOSED: () => new LedgerClosedError(),
   LN_LEDGER_INCOMPATIBLE: (e) => new IncompatibleLedgerError(e.message),
@@ -60,7 +70,7 @@ const CLASSES: Record<string, (e: Fields) => Error> = {
 
 export function decodeError(wire: WireError): Error {
   const make = CLASSES[String(wire.code)];
-  if (make !== undefined) return make(wire as unknown as Fields);
+  if (make !== undefined) return make(wire);
   // SQLite's own errors (a full disk, a corrupt file): message and codes, as node:sqlite gave them.
   return Object.assign(new Error(wire.message), { code: wire.code, errcode: wire.errcode });
 }

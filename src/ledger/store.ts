@@ -11,7 +11,6 @@ import type {
   OperatorLogPage,
   OperatorLogQuery,
 } from './operator-log.js';
-import type { RateStore } from './rate.js';
 
 export interface TransitionOptions {
   /** Fields written in the same atomic step as the status. */
@@ -222,7 +221,31 @@ export interface OperatorLogStore {
   operatorLog(query?: OperatorLogQuery): Promise<OperatorLogPage>;
 }
 
-/** What the engine uses: every job's interface, the outbound rate (rate.ts), and the store's life. */
+/** The game's outbound rate: a token bucket (rate.ts; sql/postgres/rate-take.sql). */
+export interface RateLimit {
+  /** Calls per second, on average: the bucket's refill. */
+  perSecond: number;
+  /** Calls at once after a quiet spell: the bucket's size (at least 1). */
+  burst: number;
+}
+
+export interface RateStore {
+  /**
+   * Takes one call's token: 0 when taken, else the ms to wait (until the next token or the
+   * hold's end). A fresh bucket is full. With `keep` (under `burst`), the token is taken only if
+   * `keep` more remain: a call of low priority leaves the last tokens to those that matter more.
+   * `now` is the caller's clock; a shared bucket counts by its store's own.
+   */
+  takeToken(limit: RateLimit, now: number, keep?: number): Promise<number>;
+  /**
+   * No token before `until` (the caller's clock, read as `now`) in any process sharing the store,
+   * and the bucket empty from then (the service's was, when it said 429). An earlier hold than
+   * the one in force changes nothing.
+   */
+  holdCalls(until: number, now?: number): Promise<void>;
+}
+
+/** What the engine uses: every job's interface, the outbound rate, and the store's life. */
 export interface LedgerStore
   extends IntentStore,
     LeaseStore,

@@ -1,6 +1,7 @@
 /**
- * The checks the core runs before any driver touches storage: inputs parsed by zod at this edge
- * (amounts stay decimal strings: msats exceed 2^53), a status move checked against TRANSITIONS.
+ * The checks the core runs before any driver touches storage, for every job (intents, postings,
+ * pages, the operator log, the rate): inputs parsed by zod at this edge (amounts stay decimal
+ * strings: msats exceed 2^53), a status move checked against TRANSITIONS.
  * A move's patch and postings in their common shapes pass a few plain checks instead (each a
  * strict subset of its schema), because a move is the hot path and zod's parse costs it most.
  */
@@ -24,7 +25,14 @@ import {
   POSTING_TAG_PATTERN,
   type Posting,
 } from './journal.js';
-import type { BudgetWindow, CreateGuards, DueAlso, TransitionOptions } from './store.js';
+import {
+  INTENT_ACTIONS,
+  type NewOperatorAction,
+  OPERATOR_ACTIONS,
+  type OperatorLogFilter,
+  type OperatorLogQuery,
+} from './operator-log.js';
+import type { BudgetWindow, CreateGuards, DueAlso, RateLimit, TransitionOptions } from './store.js';
 
 /** The fields that schedule an intent: cleared by a terminal move, never set on an ended one. */
 export const SCHEDULE_FIELDS: ReadonlySet<keyof IntentPatch> = new Set([
@@ -201,7 +209,7 @@ export interface HoldCheck {
   queue: boolean;
 }
 
-function holdFor(intent: NewIntent, guards: CreateGuards): HoldCheck {
+function holdOf(intent: NewIntent, guards: CreateGuards): HoldCheck {
   const hold = guards.hold;
   if (!isPayout(intent.kind)) return { now: false, window: null, queue: false };
   const queue = guards.queue === true;
@@ -227,7 +235,7 @@ export function parseCreate(
     input,
     checks,
     budgets: budgetsFor(input, checks),
-    hold: holdFor(input, checks),
+    hold: holdOf(input, checks),
   };
 }
 
@@ -398,16 +406,20 @@ function plainPostings(value: unknown): Posting[] | null {
   return out;
 }
 
+/** A page's cursor (the `next` of an earlier page) and size. */
+const cursor = z
+  .string()
+  .regex(/^(0|[1-9][0-9]{0,15})$/, 'must be the next of an earlier page')
+  .optional();
+const pageLimit = z.int().min(1).max(1000).optional();
+
 const journalQuerySchema = z.strictObject({
   playerId: nonEmpty.max(255).optional(),
   matchId: nonEmpty.max(255).optional(),
   intentId: nonEmpty.max(255).optional(),
   since: epochMs.optional(),
-  after: z
-    .string()
-    .regex(/^(0|[1-9][0-9]{0,15})$/, 'must be the next of an earlier page')
-    .optional(),
-  limit: z.int().min(1).max(1000).optional(),
+  after: cursor,
+  limit: pageLimit,
 });
 
 /** A journal query as parseJournalQuery leaves it. */
@@ -428,4 +440,119 @@ const accountsSchema = z.array(z.string().refine(isAccountName)).max(1000);
 export function parseAccounts(accounts: readonly string[] | undefined): string[] | undefined {
   if (accounts === undefined) return undefined;
   return parse(accountsSchema, accounts, 'accounts');
+}
+
+const text = (max: number) =>
+  z
+    .string()
+    .max(max)
+    .refine((v) => !v.includes('\u0000'), 'must not hold NUL');
+const name = text(255).min(1, 'must not be empty');
+
+const lineSchema = z.strictObject({
+  by: name.refine((s) => s.trim() !== '', 'must name the operator'),
+  action: z.enum(OPERATOR_ACTIONS),
+  intentId: name.nullable(),
+  playerId: name.nullable(),
+  before: name.max(100),
+  after: name,
+  note: text(1000),
+});
+
+const querySchema = z.strictObject({
+  since: z.int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
+  intentId: name.optional(),
+  playerId: name.optional(),
+  after: cursor,
+  limit: pageLimit,
+});
+
+function refused(what: string, error: z.ZodError): InvalidIntentError {
+  const issue = error.issues[0];
+  const at = issue && issue.path.length > 0 ? issue.path.join('.') : what;
+  return new InvalidIntentError(`invalid ${what}: ${at} ${issue?.message ?? 'is invalid'}`);
+}
+
+/** Checks a line before a store appends it: InvalidIntentError naming the first bad field. */
+export function parseOperatorAction(line: NewOperatorAction): NewOperatorAction {
+  const parsed = lineSchema.safeParse(line);
+  if (!parsed.success) throw refused('operator action', parsed.error);
+  const { action, intentId, playerId } = parsed.data;
+  if ((action === 'block' || action === 'unblock') && playerId === null) {
+    throw new InvalidIntentError(`invalid operator action: ${action} must name a playerId`);
+  }
+  if (INTENT_ACTIONS.includes(action) && intentId === null) {
+    throw new InvalidIntentError(`invalid operator action: ${action} must name an intentId`);
+  }
+  return parsed.data;
+}
+
+/** Checks a line for `recordBlock`: a block or an unblock, of a player. */
+export function parseBlock(line: NewOperatorAction): NewOperatorAction {
+  const parsed = parseOperatorAction(line);
+  if (parsed.action !== 'block' && parsed.action !== 'unblock') {
+    throw new InvalidIntentError(
+      `invalid operator action: recordBlock takes a block or an unblock, not ${parsed.action}`,
+    );
+  }
+  return parsed;
+}
+
+/** Checks a line for `recordPause`: a pause or a resume of the game's payouts, naming no player. */
+export function parsePause(line: NewOperatorAction): NewOperatorAction {
+  const parsed = parseOperatorAction(line);
+  if (parsed.action !== 'pause' && parsed.action !== 'resume') {
+    throw new InvalidIntentError(
+      `invalid operator action: recordPause takes a pause or a resume, not ${parsed.action}`,
+    );
+  }
+  if (parsed.playerId !== null || parsed.intentId !== null) {
+    throw new InvalidIntentError(
+      `invalid operator action: a ${parsed.action} of the game's payouts names no player or intent`,
+    );
+  }
+  return parsed;
+}
+
+/** Checks a query: `after` becomes a seq, `limit` defaults to 100. */
+export function parseOperatorLogQuery(query: OperatorLogQuery | undefined): OperatorLogFilter {
+  const parsed = querySchema.safeParse(query ?? {});
+  if (!parsed.success) throw refused('operator log query', parsed.error);
+  const { after, limit, ...filters } = parsed.data;
+  return { ...filters, after: Number(after ?? 0), limit: limit ?? 100 };
+}
+
+/** A player id for `isBlocked`: 1 to 255 characters. */
+export function parsePlayerId(playerId: string): string {
+  const parsed = name.safeParse(playerId);
+  if (!parsed.success) throw refused('player id', parsed.error);
+  return parsed.data;
+}
+
+/** A time as the stores keep them: whole epoch ms, not negative. */
+export function parseRateTime(value: number, what: 'now' | 'until'): number {
+  if (!(Number.isSafeInteger(value) && value >= 0)) {
+    throw new InvalidIntentError(`${what} must be a non-negative whole number of epoch ms`);
+  }
+  return value;
+}
+
+/** How long a hold until `until` lasts from `now` (both checked): 0 for one already over. */
+export function holdFor(until: number, now: number): number {
+  return Math.max(0, parseRateTime(until, 'until') - parseRateTime(now, 'now'));
+}
+
+export function parseTake(limit: RateLimit, now: number, keep: number): RateLimit {
+  parseRateTime(now, 'now');
+  const { perSecond, burst } = (limit ?? {}) as Partial<RateLimit>;
+  if (
+    !(typeof perSecond === 'number' && Number.isFinite(perSecond) && perSecond > 0) ||
+    !(typeof burst === 'number' && Number.isFinite(burst) && burst >= 1)
+  ) {
+    throw new InvalidIntentError('limit must be { perSecond > 0, burst >= 1 }, finite numbers');
+  }
+  if (!(Number.isSafeInteger(keep) && keep >= 0 && keep + 1 <= burst)) {
+    throw new InvalidIntentError('keep must be a whole number from 0 to burst - 1');
+  }
+  return { perSecond, burst };
 }
