@@ -6,6 +6,7 @@
  *
  *   npm run bench                  all of them, under five minutes on 2 cores
  *   npm run bench -- client scale  some of them
+ *   npm run bench -- ledgers --against 090dc5b   benchmark 5 beside an older checkout's ledger
  */
 import { benchClient } from './client.js';
 import { benchFair } from './fair.js';
@@ -35,7 +36,9 @@ const benches: Record<string, () => Promise<Row[]>> = {
 };
 
 const profiles: [string, string[]][] = [];
-const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));
+// `--against REF` (benchmark 5, ledgers.ts) takes a value, which names no benchmark.
+const args = process.argv.slice(2);
+const wanted = args.filter((a, i) => !a.startsWith('-') && args[i - 1] !== '--against');
 const names = wanted.length > 0 ? wanted : Object.keys(benches);
 const rows: Row[] = [];
 const started = performance.now();

@@ -22,8 +22,14 @@
  * beforehand and untimed, so the two forms differ by the move's posting only, and the journal
  * grows as it does in a game. After each round the last moves are read back from the journal:
  * a store that dropped a posting fails the run. Costs about 35 s on a quiet machine.
+ *
+ * With `--against REF` (`npm run bench -- ledgers --against 090dc5b`), each store's journaled
+ * moves/s of this checkout beside REF's, in the same run: REF checked out in a temporary git
+ * worktree, each side in a process of its own (children/ledger-moves.ts), the two alternating
+ * ABBA round by round on the same disk and the same PostgreSQL; the ratio is new / old.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { v4 as uuidv4 } from 'uuid';
@@ -33,6 +39,7 @@ import { afterWrite, draftOf, postingsFor } from '../src/ledger/journal.js';
 import type { LedgerStore } from '../src/ledger/store.js';
 import { positionOf } from '../src/server/kinds/index.js';
 import { startPostgres } from '../test/support/postgres.js';
+import { startChild } from './support/child.js';
 import { median, percentile, rotate, Samples } from './support/stats.js';
 import { int, ms, type Row, ratio } from './support/table.js';
 
@@ -190,6 +197,9 @@ async function expectJournal(store: LedgerStore, job: Job, name: string): Promis
 }
 
 export async function benchLedgers(options: LedgersBenchOptions = {}): Promise<Row[]> {
+  const at = process.argv.indexOf('--against');
+  const against = at === -1 ? undefined : process.argv[at + 1];
+  if (against !== undefined) return benchAgainst(against, options);
   const rounds = options.rounds ?? 8;
   const alone = options.alone ?? 150;
   const busy = options.busy ?? 500;
@@ -298,4 +308,72 @@ export async function benchLedgers(options: LedgersBenchOptions = {}): Promise<R
     await postgres.stop();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+const STORES = {
+  'sqlite-worker': 'SqliteLedger (file, synchronous=FULL, worker thread)',
+  'sqlite-inline': 'SqliteLedger (file, synchronous=FULL, inline)',
+  postgres: 'PostgresLedger (fsync, synchronous_commit on)',
+} as const;
+
+/** This checkout's ledger beside `ref`'s, store by store, in child processes (see the header). */
+async function benchAgainst(ref: string, options: LedgersBenchOptions): Promise<Row[]> {
+  const rounds = options.rounds ?? 4;
+  const moves = options.busy ?? 1000;
+  const inFlight = options.inFlight ?? 16;
+  const here = new URL('..', import.meta.url).pathname;
+  const dir = mkdtempSync(join(tmpdir(), 'lightning-bench-against-'));
+  const old = join(dir, 'old');
+  execFileSync('git', ['-C', here, 'worktree', 'add', '--detach', old, ref], { stdio: 'ignore' });
+  symlinkSync(join(here, 'node_modules'), join(old, 'node_modules'));
+  const postgres = await startPostgres();
+  const figures = new Map<string, { alone: number[]; busy: number[] }>();
+  let runs = 0;
+  const run = async (root: string, store: keyof typeof STORES) => {
+    const n = runs++;
+    const where = store === 'postgres' ? postgres.url : join(dir, `${n}.sqlite`);
+    const task = { root, store, where, schema: `bench_${n}`, moves, inFlight };
+    const child = await startChild<{ alone: number; busy: number }>(
+      new URL('./children/ledger-moves.ts', import.meta.url),
+      [JSON.stringify(task)],
+    );
+    await child.stop();
+    const key = `${store}:${root === old ? 'old' : 'new'}`;
+    const f = figures.get(key) ?? { alone: [], busy: [] };
+    f.alone.push(child.info.alone);
+    f.busy.push(child.info.busy);
+    figures.set(key, f);
+  };
+  try {
+    for (let round = 0; round < rounds; round++) {
+      for (const store of Object.keys(STORES) as (keyof typeof STORES)[]) {
+        const sides = round % 2 === 0 ? [old, here] : [here, old];
+        for (const root of sides) await run(root, store);
+      }
+    }
+  } finally {
+    await postgres.stop();
+    execFileSync('git', ['-C', here, 'worktree', 'remove', '--force', old], { stdio: 'ignore' });
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const rows: Row[] = [];
+  for (const [store, name] of Object.entries(STORES)) {
+    for (const load of ['alone', 'busy'] as const) {
+      const mine = median(
+        (figures.get(`${store}:new`) as { alone: number[]; busy: number[] })[load],
+      );
+      const theirs = median(
+        (figures.get(`${store}:old`) as { alone: number[]; busy: number[] })[load],
+      );
+      rows.push({
+        bench: '5 ledgers',
+        subject: `${name}, ${load === 'alone' ? 'one move at a time' : `${inFlight} in flight`}, with its journal entry: this checkout`,
+        value: `${int(mine)} moves/s`,
+        limit: `${int(theirs)} moves/s (${ref})`,
+        ratio: ratio(mine / theirs),
+        note: `ratio: this / ${ref}; ${rounds}x${moves} moves per side, ABBA, medians`,
+      });
+    }
+  }
+  return rows;
 }

@@ -34,10 +34,8 @@ const OWN_DATA_CASTS: [string, string, string][] = [
     'our LightningState maps, each a MapSchema of one of our entry classes, read as their union',
   ],
   ['src/ledger/sqlite-core.ts', 'as unknown as Row', 'a row of our own schema (node:sqlite)'],
-  ['src/ledger/sqlite-core.ts', 'as unknown as EntryRow[]', 'rows of our own schema'],
   ['src/ledger/sqlite-core.ts', 'as unknown as Row[]', 'rows of our own schema'],
   ['src/ledger/sqlite-core.ts', 'as unknown as Move[]', 'rows of our own schema'],
-  ['src/ledger/postgres.ts', 'row as unknown as IntentRow', 'a row of our own schema'],
   [
     'src/ledger/postgres.ts',
     'as unknown as AccountBalance[]',

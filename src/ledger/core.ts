@@ -1,10 +1,8 @@
 /**
  * The ledger's core, written once for every store: the closed check, the clock, the parse of
- * every input (validate.ts, operator-log.ts, rate.ts) and the decisions a call makes before it
- * reaches storage. A store is this class over a driver (`LedgerDriver`), which implements only
- * atomic primitives on inputs already parsed; what a driver must decide inside its own atomic
- * step (a create's guards, the operator log's compare-and-sets) it decides with rules.ts, so
- * each rule stands in one place.
+ * every input and the decisions a call makes before it reaches storage. A store is this class
+ * over a driver (`LedgerDriver`), which implements only atomic primitives on parsed inputs; what
+ * a driver decides inside its own atomic step it asks rules.ts, so each rule stands in one place.
  */
 import { v7 as uuidv7 } from 'uuid';
 import type { Clock } from '../clock.js';
@@ -17,24 +15,20 @@ import type {
   JournalQuery,
   Posting,
 } from './journal.js';
-import {
-  type NewOperatorAction,
-  type OperatorAction,
-  type OperatorLogFilter,
-  type OperatorLogPage,
-  type OperatorLogQuery,
-  parseBlock,
-  parseOperatorAction,
-  parseOperatorLogQuery,
-  parsePause,
-  parsePlayerId,
+import type {
+  NewOperatorAction,
+  OperatorAction,
+  OperatorLogFilter,
+  OperatorLogPage,
+  OperatorLogQuery,
 } from './operator-log.js';
-import { holdFor, parseTake, type RateLimit } from './rate.js';
 import type { Guarded, LineChange } from './rules.js';
-import type { CreateGuards, DueAlso, LedgerStore, TransitionOptions } from './store.js';
+import type { CreateGuards, DueAlso, LedgerStore, RateLimit, TransitionOptions } from './store.js';
 import {
+  holdFor,
   type JournalFilter,
   parseAccounts,
+  parseBlock,
   parseClaim,
   parseCreate,
   parseEpochMs,
@@ -42,7 +36,12 @@ import {
   parseJournalQuery,
   parseLimit,
   parseMove,
+  parseOperatorAction,
+  parseOperatorLogQuery,
+  parsePause,
+  parsePlayerId,
   parsePostings,
+  parseTake,
   parseUpdate,
 } from './validate.js';
 
@@ -89,7 +88,7 @@ export interface IntentDriver {
   openByPlayer(playerId: string): Maybe<Intent[]>;
   byGroup(groupId: string): Maybe<Intent[]>;
   seatHolder(groupId: string, playerId: string): Maybe<Intent | null>;
-  /** In status `status` (unknown or held), oldest first; `limit` is at least 1. */
+  /** In status `status`, oldest first; `limit` is at least 1. */
   inStatus(status: 'unknown' | 'held', limit: number): Maybe<Intent[]>;
   openCount(): Maybe<number>;
   /** Up to `limit + 1` entries, oldest first: the one more says another page follows. */
@@ -161,8 +160,7 @@ export class LedgerCore implements LedgerStore {
   ) {}
 
   async open(): Promise<void> {
-    this.#assertOpen();
-    return this.driver.open();
+    return this.#driver().open();
   }
 
   async create(
@@ -235,38 +233,31 @@ export class LedgerCore implements LedgerStore {
   }
 
   async get(id: string): Promise<Intent | null> {
-    this.#assertOpen();
-    return this.driver.get(id);
+    return this.#driver().get(id);
   }
 
   async byCallbackToken(token: string): Promise<Intent | null> {
-    this.#assertOpen();
-    return this.driver.byCallbackToken(token);
+    return this.#driver().byCallbackToken(token);
   }
 
   async byRemoteId(kind: Intent['kind'], remoteId: string): Promise<Intent | null> {
-    this.#assertOpen();
-    return this.driver.byRemoteId(kind, remoteId);
+    return this.#driver().byRemoteId(kind, remoteId);
   }
 
   async openByRoom(roomId: string): Promise<Intent[]> {
-    this.#assertOpen();
-    return this.driver.openByRoom(roomId);
+    return this.#driver().openByRoom(roomId);
   }
 
   async openByPlayer(playerId: string): Promise<Intent[]> {
-    this.#assertOpen();
-    return this.driver.openByPlayer(playerId);
+    return this.#driver().openByPlayer(playerId);
   }
 
   async byGroup(groupId: string): Promise<Intent[]> {
-    this.#assertOpen();
-    return this.driver.byGroup(groupId);
+    return this.#driver().byGroup(groupId);
   }
 
   async seatHolder(groupId: string, playerId: string): Promise<Intent | null> {
-    this.#assertOpen();
-    return this.driver.seatHolder(groupId, playerId);
+    return this.#driver().seatHolder(groupId, playerId);
   }
 
   async unknowns(limit = 100): Promise<Intent[]> {
@@ -284,8 +275,7 @@ export class LedgerCore implements LedgerStore {
   }
 
   async openCount(): Promise<number> {
-    this.#assertOpen();
-    return this.driver.openCount();
+    return this.#driver().openCount();
   }
 
   async journal(query?: JournalQuery): Promise<JournalPage> {
@@ -325,13 +315,11 @@ export class LedgerCore implements LedgerStore {
   }
 
   async release(id: string, owner: string): Promise<void> {
-    this.#assertOpen();
-    return this.driver.release(id, owner);
+    return this.#driver().release(id, owner);
   }
 
   async advanceChecks(at: number): Promise<number> {
-    this.#assertOpen();
-    return this.driver.advanceChecks(parseEpochMs(at, 'at'));
+    return this.#driver().advanceChecks(parseEpochMs(at, 'at'));
   }
 
   async recordEvent(eventId: string, now: number = this.clock.now()): Promise<boolean> {
@@ -362,8 +350,7 @@ export class LedgerCore implements LedgerStore {
   }
 
   async isBlocked(playerId: string): Promise<boolean> {
-    this.#assertOpen();
-    return this.driver.isBlocked(parsePlayerId(playerId));
+    return this.#driver().isBlocked(parsePlayerId(playerId));
   }
 
   async recordPause(
@@ -377,8 +364,7 @@ export class LedgerCore implements LedgerStore {
   }
 
   async payoutPause(): Promise<OperatorAction | null> {
-    this.#assertOpen();
-    return this.driver.payoutPause();
+    return this.#driver().payoutPause();
   }
 
   async operatorLog(query?: OperatorLogQuery): Promise<OperatorLogPage> {
@@ -389,8 +375,7 @@ export class LedgerCore implements LedgerStore {
   }
 
   async takeToken(limit: RateLimit, now: number, keep = 0): Promise<number> {
-    this.#assertOpen();
-    return this.driver.takeToken(parseTake(limit, now, keep), now, keep);
+    return this.#driver().takeToken(parseTake(limit, now, keep), now, keep);
   }
 
   async holdCalls(until: number, now: number = this.clock.now()): Promise<void> {
@@ -406,6 +391,11 @@ export class LedgerCore implements LedgerStore {
 
   #assertOpen(): void {
     if (this.#closed) throw new LedgerClosedError();
+  }
+
+  #driver(): LedgerDriver {
+    this.#assertOpen();
+    return this.driver;
   }
 }
 

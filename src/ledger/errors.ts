@@ -1,8 +1,6 @@
 /**
- * The ledger's branch of the error tree (errors.ts at the package root): one `LedgerError`
- * (`LN_LEDGER_ERROR`) and one subclass per way a ledger call can be refused, each with its
- * own prefixed code. Shared by every store, so that code above the ledger never depends on
- * which store it runs on. Costs nothing until thrown.
+ * The ledger's branch of the error tree (errors.ts at the package root): one `LedgerError` and a
+ * subclass per way a ledger call can be refused, each with its own code, alike on every store.
  */
 import { LightningError, type LightningErrorCode, type LightningErrorOptions } from '../errors.js';
 import type { IntentStatus } from './intent.js';

@@ -1,9 +1,8 @@
 /**
- * The journal: every msat (and every point) the game moves, as balanced double-entry postings
- * between named accounts, written by each store in the same atomic step as the intent write
- * that causes them. Nothing here does I/O: given where an intent's money sits in each of its
- * states (its kind's rule, server/kinds/), it says which postings a write makes (`postingsFor`). Balances are
- * sums of postings; the stores keep them as they write.
+ * The journal: every msat (and point) the game moves, as balanced double-entry postings between
+ * named accounts, written by each store in the same atomic step as the intent write that causes
+ * them. No I/O: given where an intent's money sits in each state (its kind's rule), it says
+ * which postings a write makes (`postingsFor`). The stores keep the balances as they write.
  *
  * The chart of accounts (an account is `class` or `class:owner`; a class never holds a colon):
  *
@@ -58,10 +57,9 @@ export interface JournalEntry extends Posting {
   /** `<intentId>:<tag>`. */
   id: string;
   /**
-   * Names the entry (unique, growing with each write) and is the cursor for paging (`after`).
-   * Pages list entries in seq order on SQLite; on PostgreSQL in the order their
-   * writes' transactions took ids, which differs only for writes that ran at once (seq may then
-   * step back within a page; one intent's entries are always in the order of its moves).
+   * Names the entry and is the cursor for paging (`after`). On PostgreSQL, pages list entries in
+   * the order their transactions took ids: seq may step back within a page for writes that ran
+   * at once (one intent's entries are always in the order of its moves).
    */
   seq: number;
   intentId: string;

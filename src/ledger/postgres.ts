@@ -4,35 +4,24 @@
  *
  *   const ledger = new PostgresLedger(process.env.DATABASE_URL); // a URL, pg.PoolConfig or pg.Pool
  *
- * The driver under the core (core.ts): its statements are in sql/postgres/, its tables in their
- * own schema (namespace, `lightning` by default), laid out on first use (sql/postgres/migrations/,
- * schema.sql to read) under an advisory lock; a schema a newer or a pre-release library wrote is
- * refused (IncompatibleLedgerError). `pg` is loaded only when the store opens its own pool; the
- * rate's takes then run on a pool of one connection of their own, never queued behind moves
- * waiting on a claim's lock. The locking protocol:
+ * The driver under the core (core.ts). Its tables live in their own schema (`lightning` by
+ * default), laid out on first use under an advisory lock. `pg` is loaded only when the store
+ * opens its own pool; the rate's takes then have a connection of their own, never queued behind
+ * moves waiting on a claim's lock. The locking protocol:
  * - a status change is one compare-and-set, `UPDATE ... WHERE id = $1 AND status = ANY($2)`;
- * - a guarded create takes transaction-level advisory locks on what it counts against (player,
- *   room, game), in one global order so that two creates never deadlock;
- * - the game's cap reads open_count's stripes after the insert (postgres-schema.ts): far from
- *   the cap a create is admitted with the margin of the creates in flight unseen; near it, the
- *   create runs again under the count lock and every stripe, and counts exactly;
- * - `claimDue` takes `FOR UPDATE SKIP LOCKED` under an exclusive advisory lock that every other
- *   write to an existing intent takes shared, so a claim sees every acknowledged write and none
- *   half done: claims, moves and releases act as some order of them;
- * - postings are CTEs of the intent's own write (postgres-schema.ts `journaled`): an entry id
- *   already journaled refuses the write whole (null). Balance rows of house accounts are split
- *   in shards; a write that would take a shard past its share runs again on the exact path.
- *   Entries are listed below a horizon no journaling transaction is under, so paging by `after`
- *   never passes over one;
+ * - a guarded create takes advisory locks on what it counts against, in one global order;
+ * - the game's cap reads open_count's stripes after the insert: near the cap the create runs
+ *   again under the count lock and every stripe, and counts exactly;
+ * - `claimDue` takes its rows under an exclusive advisory lock that every other write to an
+ *   intent takes shared, so a claim sees every acknowledged write and none half done;
+ * - postings are CTEs of the intent's own write (postgres-schema.ts): an entry already journaled
+ *   refuses the write whole (null); a balance shard past its share runs again on the exact path;
  * - a write whose answer a dropped connection lost reads its own token (`last_call`) back.
- *
- * Durability: a server with fsync off is refused (LedgerNotDurableError) unless `durability:
- * 'none'`; synchronous_commit off is warned about once. PostgreSQL text cannot hold NUL: a value
- * to store with one is refused (InvalidIntentError), but in text for people (`error`, notes, a
- * posting's `why`), where it becomes U+FFFD; a lookup by such a key finds nothing.
+ * A server with fsync off is refused (LedgerNotDurableError) unless `durability: 'none'`.
+ * PostgreSQL text cannot hold NUL: a key with one finds nothing, a value to store with one is
+ * refused, and in text for people (`error`, notes, a posting's `why`) it becomes U+FFFD.
  */
-
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { Pool, PoolClient, PoolConfig } from 'pg';
 import { type Clock, systemClock } from '../clock.js';
 import { ConfigurationError, LimitExceededError } from '../errors.js';
@@ -44,17 +33,11 @@ import {
   IncompatibleLedgerError,
   InvalidIntentError,
   LedgerBusyError,
+  LedgerError,
   LedgerNotDurableError,
   LedgerUnavailableError,
 } from './errors.js';
-import {
-  type Intent,
-  type IntentHistoryEntry,
-  type IntentPatch,
-  type IntentStatus,
-  isTerminal,
-  type NewIntent,
-} from './intent.js';
+import { type Intent, type IntentPatch, type IntentStatus, isTerminal } from './intent.js';
 import type { AccountBalance, JournalEntry, Posting } from './journal.js';
 import {
   lineOf,
@@ -62,57 +45,29 @@ import {
   type OperatorAction,
   type OperatorLogFilter,
 } from './operator-log.js';
-import {
-  COLUMNS,
-  EXACT_COUNT_LOCKS,
-  journalExactly,
-  journaled,
-  journalPage,
-  LAYOUT,
-  LINE_COLUMNS,
-  layoutSql,
-  lockBalances,
-  OPEN_COUNT_SQL,
-  OPEN_SQL,
-  OPEN_STRIPES,
-  PAYOUT_SQL,
-  rateHold,
-  rateTake,
-  SCHEMA_NAME,
-  writerLock,
-} from './postgres-schema.js';
+import * as db from './postgres-schema.js';
 import type { RateLimit } from './rate.js';
-import { type IntentRow, rowToEntry, rowToIntent as toIntent } from './rows.js';
-import type { LineChange } from './rules.js';
+import type { LineChange, WindowRead } from './rules.js';
 import * as rules from './rules.js';
 import { loadSql, OPERATOR_SQL } from './sql.js';
-import type { CreateGuards, SeatGuard } from './store.js';
+import type { SeatGuard } from './store.js';
 import { type JournalFilter, SCHEDULE_FIELDS } from './validate.js';
-import { writeToken } from './write-token.js';
 
 /** What to connect to: a connection string, node-postgres pool options, or a ready pg.Pool. */
 export type PostgresConnection = string | PoolConfig | Pool;
 
 export interface PostgresLedgerOptions {
-  /**
-   * The PostgreSQL schema (namespace) that holds the ledger's tables, created if missing:
-   * letters, digits and underscores. Two games on one database use two schemas. Default
-   * 'lightning'.
-   */
+  /** The schema (namespace) of the tables, created if missing: letters, digits, underscores. */
   schema?: string;
   /** The time source used when a call gives no `now`. Default the system clock. */
   clock?: Clock;
-  /**
-   * 'fsync' (default): refuse a server with fsync off, warn once about synchronous_commit off.
-   * 'none': run on any server, for tests and benchmarks only.
-   */
+  /** 'fsync' (default) refuses a server with fsync off; 'none' is for tests and benchmarks. */
   durability?: 'fsync' | 'none';
   /** Where the store's one-time warnings go. Default the console. */
   logger?: { warn(message: string): void };
   /**
-   * Prepare each statement once per connection (named statements). Turn off behind a pooler
-   * that cannot keep them: PgBouncer in transaction mode before 1.21, or without
-   * `max_prepared_statements`. Default true.
+   * Named (prepared) statements, default true: turn off behind a pooler that cannot keep them
+   * (PgBouncer in transaction mode before 1.21).
    */
   preparedStatements?: boolean;
 }
@@ -131,59 +86,48 @@ const PATCH_COLUMNS: Record<keyof IntentPatch, [string, string]> = {
   meta: ['meta', '::json'],
 };
 
-/**
- * What a capped create throws (and `create` catches, to run it again exactly) when the count it
- * read is too near its cap to admit it without the exact count. Never leaves the store.
- */
+/** Thrown by a capped create whose count is too near its cap to admit it unless counted exactly. */
 class NearCap extends Error {}
 
-/** SQLSTATEs after which nothing was written and the call may simply be made again. */
-const BUSY_CODES = new Set(['40001', '40P01', '55P03']);
+/** How often a write PostgreSQL chose as a deadlock's victim (rolled back whole) is made again. */
+const DEADLOCK_RETRIES = 5;
+/** How long a write whose answer was lost keeps trying to read whether it committed. */
+const RECOVER_MS = 3_000;
 
 type Queryable = Pick<Pool, 'query'>;
+type Rows = Record<string, unknown>[];
 
 class PostgresDriver implements LedgerDriver {
-  /** The schema that holds the tables (unquoted). */
   readonly schema: string;
   readonly #pool: Promise<Pool>;
-  /**
-   * A pool of one connection for the rate's takes and holds, when the store opened its own pool:
-   * a take then never waits behind the pool's other queries (moves waiting for a claim's lock
-   * can hold every connection), and one process's takes are one after the other anyway.
-   */
+  /** The rate's own pool of one connection, when the store opened its own pool. */
   #ratePool: Promise<Pool> | undefined;
   readonly #rateConnection: string | PoolConfig | undefined | null;
-  readonly #ownsPool: boolean;
-  readonly #clock: Clock;
   readonly #durability: 'fsync' | 'none';
   readonly #logger: { warn(message: string): void };
   readonly #prepare: boolean;
   /** The quoted schema, ready to prefix table names. */
   readonly #s: string;
-  /** The advisory lock that orders claims (exclusive) against other writes (shared). */
+  /** Claims take it exclusive, every other write to an intent shared. */
   readonly #movesLock: string;
-  /** The advisory lock creates near the game's cap take, one at a time, to count exactly. */
+  /** Creates near the game's cap take it, one at a time, to count exactly. */
   readonly #countLock: string;
-  /**
-   * The first half of the journal writer's lock (`writerLock`), which every write with postings
-   * holds on its intent from before its transaction has an id until it ends.
-   */
+  /** The journal writers' lock key (db.writerLock), non-negative as pg_locks shows it. */
   readonly #writerKey: number;
   readonly #sql: ReturnType<typeof statements>;
   #closed = false;
   #opened: Promise<void> | undefined;
-  /** The game's open intents as the last capped create read them: a hint, never a proof. */
+  /** The game's open count as the last capped create read it: a hint, never a proof. */
   #lastOpen = 0;
 
   constructor(connection?: PostgresConnection, options: PostgresLedgerOptions = {}) {
     this.schema = options.schema ?? 'lightning';
-    if (typeof this.schema !== 'string' || !SCHEMA_NAME.test(this.schema)) {
+    if (typeof this.schema !== 'string' || !db.SCHEMA_NAME.test(this.schema)) {
       throw new ConfigurationError(
         'PostgresLedger options.schema',
         'must be letters, digits and underscores (at most 63), not starting with a digit',
       );
     }
-    this.#clock = options.clock ?? systemClock;
     this.#durability = options.durability ?? 'fsync';
     if (this.#durability !== 'fsync' && this.#durability !== 'none') {
       throw new ConfigurationError(
@@ -196,16 +140,13 @@ class PostgresDriver implements LedgerDriver {
     this.#s = `"${this.schema}"`;
     this.#movesLock = this.#lockKey('moves');
     this.#countLock = this.#lockKey('open count');
-    // Non-negative, so that pg_locks (which shows it as an oid) shows the same number.
     this.#writerKey = Number(BigInt(this.#lockKey('journal writers')) & 0x7fffffffn);
     this.#sql = statements(this.#s, this.#movesLock, this.#writerKey);
     if (isPool(connection)) {
-      this.#ownsPool = false;
       this.#rateConnection = null;
       guardClients(connection);
       this.#pool = Promise.resolve(connection);
     } else {
-      this.#ownsPool = true;
       this.#rateConnection = connection;
       this.#pool = openPool(connection);
       // A failed import (pg not installed) surfaces on the first call, not as an unhandled rejection.
@@ -218,111 +159,71 @@ class PostgresDriver implements LedgerDriver {
   }
 
   async create(create: CreateCall): Promise<Intent> {
-    const { input, now, guards: checks, postings: entries } = create;
-    const history: IntentHistoryEntry[] = [{ at: now, from: null, to: 'creating' }];
+    const { input, now, guards, postings } = create;
     const call = writeToken();
-    const values = [
-      input.id,
-      input.kind,
-      input.roomId,
-      input.playerId,
-      input.amount,
-      input.unit,
-      input.description,
-      input.callbackToken ?? null,
-      input.idempotencyKey ?? null,
-      input.openKey ?? null,
-      input.expiresAt ?? null,
-      now,
-      input.nextCheckAt ?? null,
-      JSON.stringify(input.meta ?? {}),
-      JSON.stringify(history),
-      input.groupId ?? null,
-      call,
-      'creating',
-    ];
     // The row in the status the create records (rules.admit): a held one is never due.
-    const rowIn = (status: string) => {
-      if (status === 'creating') return values;
-      const row = [...values];
-      if (status === 'held') row[12] = null;
-      row[14] = JSON.stringify([{ at: now, from: null, to: status }]);
-      row[17] = status;
-      return row;
-    };
-    const journaling = entries.length > 0;
+    const row = (status: IntentStatus) => [
+      ...[input.id, input.kind, input.roomId, input.playerId, input.amount, input.unit],
+      ...[input.description, input.callbackToken ?? null, input.idempotencyKey ?? null],
+      ...[input.openKey ?? null, input.expiresAt ?? null, now],
+      status === 'held' ? null : (input.nextCheckAt ?? null),
+      JSON.stringify(input.meta ?? {}),
+      JSON.stringify([{ at: now, from: null, to: status }]),
+      ...[input.groupId ?? null, call, status],
+    ];
+    const journaling = postings.length > 0;
     const insert = journaling
-      ? journaled(this.#s, this.#sql.markCte, this.#sql.insertMarked, values.length + 1)
+      ? db.journaled(this.#s, this.#sql.markCte, this.#sql.insertMarked, 19)
       : this.#sql.insert;
-    const paramsOf = (row: unknown[]) =>
-      journaling ? [...row, ...postingParams(entries, now)] : row;
-    assertNoNul(paramsOf(values));
-    const pool = await this.#ready();
+    const params = (values: unknown[]) =>
+      journaling ? [...values, ...postingParams(postings, now)] : values;
+    assertNoNul(params(row('creating')));
     const windows = rules.windowsOf(create);
-    const counted = checks.maxOpenPerPlayer !== undefined || windows.length > 0;
-    const cap = checks.maxOpenPerGame;
-    const locks = counted || cap !== undefined ? this.#guardLocks(input, checks, windows) : [];
-    // One attempt: `exactCount` near the game's cap (no other create in flight uncounted),
-    // `exactShares` past a house balance shard's share of 64 bits (the exact path of the
-    // journal). A refused attempt rolled back whole: the guards are counted again.
-    const attempt = (exactCount: boolean, exactShares: boolean) => {
-      if (!counted && cap === undefined && !exactShares && checks.seat === undefined) {
-        return this.#run(pool, insert, paramsOf(rowIn(rules.admit(create, undefined, []))));
+    const counted = guards.maxOpenPerPlayer !== undefined || windows.length > 0;
+    const cap = guards.maxOpenPerGame;
+    const locks = counted || cap !== undefined ? this.#guardLocks(create, windows) : [];
+    const status = (client: Queryable) =>
+      counted ? this.#guard(client, create, windows) : rules.admit(create, undefined, []);
+    // `exactCount`: near the game's cap, no other create in flight uncounted; `exactShares`:
+    // past a house balance shard's share (the journal's exact path).
+    const attempt = async (pool: Pool, exactCount: boolean, exactShares: boolean) => {
+      if (!counted && cap === undefined && !exactShares && guards.seat === undefined) {
+        return this.#run(pool, insert, params(row(rules.admit(create, undefined, []))));
       }
-      return this.#transaction(
-        pool,
-        exactCount ? [...locks, this.#countLock] : locks,
-        async (client) => {
-          const row = rowIn(
-            counted
-              ? await this.#guard(client, create, windows)
-              : rules.admit(create, undefined, []),
-          );
-          let rows: Record<string, unknown>[];
-          if (exactShares) {
-            const exact = await this.#exactly(client, this.#sql.insertExact, row, entries, now);
-            rows = exact === null ? [] : [exact];
-          } else {
-            rows = await this.#run(client, insert, paramsOf(row));
-          }
-          // After the insert: a key an open intent holds is that one's answer, before a seat's.
-          if (checks.seat !== undefined) {
-            await this.#seat(client, input, values[0] as string, checks.seat);
-          }
-          // After the insert, which took the journal writer's lock before its transaction got
-          // an id: the stripes' row locks would give it one first (postgres-schema.ts).
-          if (exactCount) await client.query(EXACT_COUNT_LOCKS(this.#s));
-          if (cap !== undefined) await this.#gameGuard(client, input, cap, exactCount);
-          return rows;
-        },
-      );
+      const held = exactCount ? [...locks, this.#countLock] : locks;
+      return this.#transaction(pool, held, async (client) => {
+        const values = row(await status(client));
+        const rows = exactShares
+          ? [await this.#exactly(client, this.#sql.insertExact, values, postings, now)]
+          : await this.#run(client, insert, params(values));
+        // After the insert: a key an open intent holds is that one's answer, before a seat's.
+        if (guards.seat !== undefined) await this.#seat(client, create, guards.seat);
+        // After the insert, which took the journal writer's lock before its transaction got an
+        // id: the stripes' row locks would give it one first.
+        if (exactCount) await this.#run(client, this.#sql['exact-count-locks'], []);
+        if (cap !== undefined) await this.#gameGuard(client, create, cap, exactCount);
+        return rows;
+      });
     };
     try {
-      // Where the last count seen was near this cap, straight to the exact count.
-      let exactCount = cap !== undefined && this.#lastOpen + OPEN_STRIPES > cap;
+      const pool = await this.#ready();
+      let exactCount = cap !== undefined && this.#lastOpen + db.OPEN_STRIPES > cap;
       let exactShares = false;
-      let deadlocks = 0;
-      let rows: Record<string, unknown>[];
-      for (;;) {
+      for (let deadlocks = 0; ; ) {
         try {
-          rows = await attempt(exactCount, exactShares);
-          break;
+          return toIntent((await attempt(pool, exactCount, exactShares))[0]);
         } catch (err) {
           if (err instanceof NearCap && !exactCount) exactCount = true;
           else if (journaling && !exactShares && pastShare(err)) exactShares = true;
-          // PostgreSQL rolled the loser back whole: nothing of it was written (see deadlocked).
-          else if (deadlocked(err) && deadlocks++ < DEADLOCK_RETRIES) continue;
-          else throw err;
+          else if (!deadlocked(err) || deadlocks++ >= DEADLOCK_RETRIES) throw err;
         }
       }
-      return toIntent(rows[0]);
     } catch (err) {
-      const mapped = mapError(err);
-      if (mapped instanceof LedgerUnavailableError && maybeSent(err)) {
-        const mine = await this.#recover(values[0] as string, call);
+      if (mayHaveCommitted(err)) {
+        const mine = await this.#recover(input.id, call);
         if (mine) return mine;
       }
-      throw mapped;
+      throw err;
     }
   }
 
@@ -332,228 +233,195 @@ class PostgresDriver implements LedgerDriver {
   }
 
   /**
-   * The player's seat in the new intent's group (CreateGuards.seat), in the create's transaction.
-   * The count row's upsert adds one only below the cap, holding the row until COMMIT: creates
-   * racing for a group's last seat queue on it, and the first to commit takes the seat (the
-   * others read the count it left, and are refused). A refusal rolls the insert back.
+   * The player's seat in the group, in the create's transaction. The count row's upsert adds one
+   * only below the cap and holds the row until COMMIT: creates racing for the last seat queue on
+   * it, and the first to commit takes it.
    */
-  async #seat(client: Queryable, input: NewIntent, id: string, seat: SeatGuard): Promise<void> {
-    const group = input.groupId as string;
-    const player = input.playerId;
+  async #seat(client: Queryable, { input }: CreateCall, seat: SeatGuard): Promise<void> {
+    const [group, player] = [input.groupId, input.playerId];
     if (seat.replaces !== undefined) {
-      const passed = await this.#run(client, this.#sql['pass-seat'], [
-        id,
-        group,
-        player,
-        seat.replaces,
-      ]);
-      if (passed.length > 0) return;
+      const passed = [input.id, group, player, seat.replaces];
+      if ((await this.#run(client, this.#sql['pass-seat'], passed)).length > 0) return;
     }
     const holder = async () => {
-      const [row] = await this.#run(client, this.#sql['seat-of'], [group, player]);
-      return row === undefined ? null : String(row.intent_id);
+      const [found] = await this.#run(client, this.#sql['seat-of'], [group, player]);
+      return found === undefined ? null : String(found.intent_id);
     };
     const held = await holder();
     if (held !== null) throw new DuplicateIntentError('seat', { existingId: held });
-    const taken = await this.#run(client, this.#sql['take-seat-count'], [
-      group,
-      seat.seats ?? null,
-    ]);
-    if (taken.length === 0) {
+    const count = [group, seat.seats ?? null];
+    if ((await this.#run(client, this.#sql['take-seat-count'], count)).length === 0) {
       throw new LimitExceededError('seats', seat.seats as number, player);
     }
-    const took = await this.#run(client, this.#sql['take-seat'], [group, player, id]);
+    const took = await this.#run(client, this.#sql['take-seat'], [group, player, input.id]);
     // The same player's other create took it first (it committed while this one waited).
     if (took.length === 0) throw new DuplicateIntentError('seat', { existingId: await holder() });
   }
 
-  /** The advisory locks a guarded create holds: one per player, room or game it counts against. */
-  #guardLocks(input: NewIntent, checks: CreateGuards, windows: rules.WindowRead[]): string[] {
+  /** The advisory locks of a guarded create (player, room, game), in one global order. */
+  #guardLocks({ input, guards }: CreateCall, windows: WindowRead[]): string[] {
     const keys = new Set<string>();
-    if (checks.maxOpenPerPlayer !== undefined) keys.add(this.#lockKey('player', input.playerId));
+    if (guards.maxOpenPerPlayer !== undefined) keys.add(this.#lockKey('player', input.playerId));
     for (const { scope } of windows) {
       if (scope === 'player') keys.add(this.#lockKey('player', input.playerId));
       else if (scope === 'room') keys.add(this.#lockKey('room', input.roomId as string));
       else keys.add(this.#lockKey('game'));
     }
-    // One global order: two creates that share two keys take them in the same order.
     return [...keys].sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : BigInt(a) > BigInt(b) ? 1 : 0));
   }
 
-  /**
-   * The guards of a create, under its locks (rules.ts decides): a refusal rolls the transaction
-   * back. Resolves with the status the create records.
-   */
-  async #guard(
-    client: Queryable,
-    create: CreateCall,
-    windows: rules.WindowRead[],
-  ): Promise<string> {
+  /** What a create's guards read, under its locks; rules.admit decides. */
+  async #guard(client: Queryable, create: CreateCall, windows: WindowRead[]) {
     const { input, guards } = create;
     const values: unknown[] = [];
-    const param = (value: unknown, cast = '') => {
-      values.push(value);
-      return `$${values.length}${cast}`;
-    };
+    const param = (value: unknown, cast = '') => `$${values.push(value)}${cast}`;
     const columns = ['1 AS one'];
     if (guards.maxOpenPerPlayer !== undefined) {
       columns.push(`(SELECT count(*) FROM ${this.#s}.intents
-        WHERE player_id = ${param(input.playerId)} AND ${OPEN_SQL}) AS open`);
+        WHERE player_id = ${param(input.playerId)} AND ${db.OPEN_SQL}) AS open`);
     }
-    // The payouts a window holds: created after its start, unless they ended unpaid.
     for (const [i, { scope, since }] of windows.entries()) {
       const who =
-        scope === 'player'
-          ? `player_id = ${param(input.playerId)} AND `
-          : scope === 'room'
-            ? `room_id = ${param(input.roomId)} AND `
-            : '';
+        scope === 'game'
+          ? ''
+          : `${scope}_id = ${param(scope === 'player' ? input.playerId : input.roomId)} AND `;
       columns.push(`(SELECT COALESCE(sum(amount), 0)::text FROM ${this.#s}.intents
-        WHERE ${who}${PAYOUT_SQL} AND created_at > ${param(since, '::bigint')}
+        WHERE ${who}${db.PAYOUT_SQL} AND created_at > ${param(since, '::bigint')}
           AND status NOT IN ('expired', 'failed')) AS w${i}`);
     }
-    const [row = {}] = await this.#run(client, `SELECT ${columns.join(',\n')}`, values);
-    const sums = windows.map((_, i) => String(row[`w${i}`] ?? '0'));
-    return rules.admit(create, Number(row.open ?? 0), sums);
+    const [found = {}] = await this.#run(client, `SELECT ${columns.join(',\n')}`, values);
+    const sums = windows.map((_, i) => String(found[`w${i}`] ?? '0'));
+    return rules.admit(create, Number(found.open ?? 0), sums);
   }
 
   /**
-   * The game's cap, after the insert: the trigger has counted it on its backend's row of
-   * open_count (postgres-schema.ts `openCount`), held until this transaction ends, so at most
-   * OPEN_STRIPES - 1 other creates are in flight, uncounted in the sum read now. With that margin
-   * to spare the create is admitted at once; nearer the cap it rejects with NearCap, and the
-   * create runs again `exact` (under the count lock and EXACT_COUNT_LOCKS: no other create in
-   * flight). A refusal
-   * rolls the insert back.
+   * The game's cap, after the insert, which the trigger counted on its backend's stripe (held
+   * until COMMIT): at most OPEN_STRIPES - 1 other creates are in flight uncounted, so with that
+   * margin the create is admitted at once; nearer the cap it runs again exactly (NearCap).
    */
-  async #gameGuard(
-    client: Queryable,
-    input: NewIntent,
-    max: number,
-    exact: boolean,
-  ): Promise<void> {
-    const [row] = await this.#run(client, this.#sql.openCount, []);
-    const open = Number(row?.open ?? 0);
+  async #gameGuard(client: Queryable, { input }: CreateCall, max: number, exact: boolean) {
+    const [found] = await this.#run(client, this.#sql['open-count'], []);
+    const open = Number(found?.open ?? 0);
     this.#lastOpen = open;
     const mine = rules.countsOpen(input.kind) ? 1 : 0;
     rules.refuseGameCap(input, max, open - mine);
-    if (!exact && mine === 1 && open + OPEN_STRIPES - 1 > max) throw new NearCap();
+    if (!exact && mine === 1 && open + db.OPEN_STRIPES - 1 > max) throw new NearCap();
   }
 
-  async get(id: string): Promise<Intent | null> {
+  get(id: string) {
     return this.#one(this.#sql['by-id'], [id], 1);
   }
 
-  async byCallbackToken(token: string): Promise<Intent | null> {
+  byCallbackToken(token: string) {
     return this.#one(this.#sql['by-token'], [token], 1);
   }
 
-  async byRemoteId(kind: Intent['kind'], remoteId: string): Promise<Intent | null> {
+  byRemoteId(kind: Intent['kind'], remoteId: string) {
     return this.#one(this.#sql['by-remote'], [kind, remoteId], 2);
   }
 
-  async openByRoom(roomId: string): Promise<Intent[]> {
+  openByRoom(roomId: string) {
     return this.#many(this.#sql['open-by-room'], [roomId], 1);
   }
 
-  async openByPlayer(playerId: string): Promise<Intent[]> {
+  openByPlayer(playerId: string) {
     return this.#many(this.#sql['open-by-player'], [playerId], 1);
   }
 
-  async byGroup(groupId: string): Promise<Intent[]> {
+  byGroup(groupId: string) {
     return this.#many(this.#sql['by-group'], [groupId], 1);
   }
 
-  async seatHolder(groupId: string, playerId: string): Promise<Intent | null> {
+  seatHolder(groupId: string, playerId: string) {
     return this.#one(this.#sql['seat-holder'], [groupId, playerId], 2);
   }
 
-  async move(move: MoveCall): Promise<Intent | null> {
-    const { id, sources, to, now, patch, dueAlso, note, postings: entries } = move;
+  async move({ id, sources, to, now, patch, dueAlso, note, postings }: MoveCall) {
     const values: unknown[] = [id, sources, to, now];
-    let entry = `jsonb_build_object('at', $4::bigint, 'from', status, 'to', $3::text)`;
-    if (note !== null) {
-      values.push(diagnostic(note));
-      entry = `jsonb_build_object('at', $4::bigint, 'from', status, 'to', $3::text, 'note', $5::text)`;
-    }
+    const noted = note === null ? '' : `, 'note', $${values.push(diagnostic(note))}::text`;
     const call = writeToken();
-    values.push(call);
     const sets = [
       'status = $3',
       'updated_at = $4',
-      `last_call = $${values.length}`,
-      `history = history || jsonb_build_array(${entry})`,
+      `last_call = $${values.push(call)}`,
+      `history = history || jsonb_build_array(jsonb_build_object('at', $4::bigint, 'from', status, 'to', $3::text${noted}))`,
       ...patchSets(patch, isTerminal(to), values),
     ];
     const write = `UPDATE ${this.#s}.intents SET ${sets.join(', ')} FROM moves
-      WHERE id = $1 AND status = ANY($2::text[])
-      RETURNING ${COLUMNS}`;
+      WHERE id = $1 AND status = ANY($2::text[]) RETURNING ${db.COLUMNS}`;
     let touch: string | undefined;
     if (dueAlso !== null) {
-      values.push(dueAlso.id, dueAlso.status, dueAlso.at);
-      const [i, st, at] = [values.length - 2, values.length - 1, values.length];
-      // Reads `written`: made only with the move, in its statement. Never later.
+      const [i, st, at] = [dueAlso.id, dueAlso.status, dueAlso.at].map((v) => values.push(v));
+      // Reads `written`: made only with the move, in its statement.
       touch = `touched AS (UPDATE ${this.#s}.intents SET next_check_at = $${at}::bigint
         WHERE id = $${i}::text AND status = $${st}::text
           AND (next_check_at IS NULL OR next_check_at > $${at}::bigint)
           AND EXISTS (SELECT 1 FROM written))`;
     }
-    return this.#write(id, call, write, values, entries, now, touch);
+    return this.#write(id, call, write, values, postings, now, touch);
+  }
+
+  async update(
+    id: string,
+    status: IntentStatus,
+    patch: IntentPatch,
+    now: number,
+    postings: Posting[],
+  ) {
+    const values: unknown[] = [id, status, now];
+    const sets = ['updated_at = $3', ...patchSets(patch, isTerminal(status), values)];
+    // Only an update that journals carries a token: a plain one leaves the last move's alone,
+    // so that move's read-back still finds it.
+    const call = writeToken();
+    if (postings.length > 0) sets.push(`last_call = $${values.push(call)}`);
+    const write = `UPDATE ${this.#s}.intents SET ${sets.join(', ')} FROM moves
+      WHERE id = $1 AND status = $2 RETURNING ${db.COLUMNS}`;
+    return this.#write(id, call, write, values, postings, now);
   }
 
   /**
    * Runs `write` (an UPDATE of intent `id` that reads the `moves` CTE and sets `last_call =
-   * call`) as one statement, alone or with the statements that journal `entries`; when that
-   * would take a balance shard past its share, again on the exact path. An entry already
-   * journaled refuses it whole (null); an answer lost with the connection is read back by its
-   * token.
+   * call`), alone or journaling `postings` in the same statement, on the exact path when a
+   * balance shard would pass its share. An entry already journaled refuses it whole (null); an
+   * answer lost with the connection is read back by its token.
    */
   async #write(
     id: string,
     call: string,
     write: string,
     values: unknown[],
-    entries: Posting[],
+    postings: Posting[],
     now: number,
     touch?: string,
   ): Promise<Intent | null> {
-    const journaling = entries.length > 0;
-    // With a CTE that reads the write's row: the write itself becomes the CTE `written`.
-    const alone = (ctes: string) =>
+    // With `touch`, the write becomes the CTE `written` that it reads.
+    const statement = (ctes: string) =>
       touch === undefined
         ? `WITH ${ctes}\n${write}`
         : `WITH ${ctes},\n written AS (${write}),\n ${touch}\n SELECT * FROM written`;
     try {
-      if (!journaling) {
-        return await this.#one(
-          touch === undefined
-            ? `${this.#sql.withMovesLock}\n${write}`
-            : alone(this.#sql.withMovesLock.slice('WITH '.length)),
-          values,
-          1,
-        );
-      }
-      const sql = journaled(this.#s, this.#sql.journalingMovesCte, write, values.length + 1, touch);
+      if (postings.length === 0) return await this.#one(statement(this.#sql.movesCte), values, 1);
+      const sql = db.journaled(this.#s, this.#sql.journalingCte, write, values.length + 1, touch);
       try {
-        return await this.#one(sql, [...values, ...postingParams(entries, now)], 1);
+        return await this.#one(sql, [...values, ...postingParams(postings, now)], 1);
       } catch (err) {
         if (!pastShare(err)) throw err;
         const pool = await this.#ready();
-        const first = alone(this.#sql.journalingMovesCte);
+        const first = statement(this.#sql.journalingCte);
         for (let deadlocks = 0; ; deadlocks++) {
           try {
             const row = await this.#transaction(pool, [], (client) =>
-              this.#exactly(client, first, values, entries, now),
+              this.#exactly(client, first, values, postings, now),
             );
-            return row === null ? null : toIntent(row);
+            return row === undefined ? null : toIntent(row);
           } catch (e) {
-            if (!deadlocked(e) || deadlocks >= DEADLOCK_RETRIES) throw mapError(e);
+            if (!deadlocked(e) || deadlocks >= DEADLOCK_RETRIES) throw e;
           }
         }
       }
     } catch (err) {
       if (isJournaledAlready(err)) return null;
-      if (!(err instanceof LedgerUnavailableError) || !maybeSent(err.cause)) throw err;
+      if (!mayHaveCommitted(err)) throw err;
       const mine = await this.#recover(id, call);
       if (mine) return mine;
       throw err;
@@ -561,11 +429,10 @@ class PostgresDriver implements LedgerDriver {
   }
 
   /**
-   * A write whose connection dropped before its answer may have committed. Its own token in the
-   * row says it did: then the write's answer is the row, and the caller (which announces moves)
-   * learns that its move won; any other writer's later compare-and-set would hide it. Tried on
-   * fresh connections for up to RECOVER_MS, while a restarting server comes back; null when the
-   * write did not commit, or the server stays away (the caller gets the original error).
+   * The answer of a write whose connection dropped: its own token in the row says it committed
+   * (any other writer's later compare-and-set would hide it). Tried on fresh connections for up
+   * to RECOVER_MS while a restarting server comes back; null when it did not commit or the
+   * server stays away.
    */
   async #recover(id: string, call: string): Promise<Intent | null> {
     const deadline = Date.now() + RECOVER_MS;
@@ -580,122 +447,55 @@ class PostgresDriver implements LedgerDriver {
     }
   }
 
-  async update(
-    id: string,
-    status: IntentStatus,
-    input: IntentPatch,
-    now: number,
-    entries: Posting[],
-  ): Promise<Intent | null> {
-    const values: unknown[] = [id, status, now];
-    const sets = ['updated_at = $3', ...patchSets(input, isTerminal(status), values)];
-    // Only an update that journals carries a token: a plain one (a schedule, a note) leaves the
-    // token of the last move alone, so that move's read-back still finds it.
-    const call = writeToken();
-    if (entries.length > 0) {
-      values.push(call);
-      sets.push(`last_call = $${values.length}`);
-    }
-    const write = `UPDATE ${this.#s}.intents SET ${sets.join(', ')} FROM moves
-      WHERE id = $1 AND status = $2
-      RETURNING ${COLUMNS}`;
-    return entries.length > 0
-      ? this.#write(id, call, write, values, entries, now)
-      : this.#one(`${this.#sql.withMovesLock}\n${write}`, values, 1);
-  }
-
   /**
-   * The exact path of a write with postings, inside the caller's transaction: `first` writes
-   * the intent (taking the journal writer's lock), then every balance row the postings name is
-   * locked (a house account's every shard) and the entries and whole totals are written
-   * (postgres-schema.ts `lockBalances`, `journalExactly`). Null when `first` wrote no row.
+   * The exact path of a write with postings, in the caller's transaction: `first` writes the
+   * intent (taking the journal writer's lock), then every balance row the postings name is
+   * locked and the entries and whole totals written. Undefined when `first` wrote no row.
    */
-  async #exactly(
-    client: PoolClient,
-    first: string,
-    values: unknown[],
-    entries: Posting[],
-    now: number,
-  ): Promise<Record<string, unknown> | null> {
+  async #exactly(client: Queryable, first: string, values: unknown[], p: Posting[], now: number) {
     const [row] = await this.#run(client, first, values);
-    if (row === undefined) return null;
-    const accounts = entries.flatMap((p) => [p.debit, p.credit]);
-    const units = entries.flatMap((p) => [p.unit, p.unit]);
-    await this.#run(client, this.#sql.lockBalances, [accounts, units]);
-    const { id, player_id, group_id } = row as unknown as IntentRow;
-    await this.#run(client, this.#sql.journalExactly, [
-      id,
-      player_id,
-      group_id,
-      ...postingParams(entries, now),
-    ]);
+    if (row === undefined) return undefined;
+    const accounts = [p.flatMap((e) => [e.debit, e.credit]), p.flatMap((e) => [e.unit, e.unit])];
+    await this.#run(client, this.#sql.lockBalances, accounts);
+    const intent = [row.id, row.player_id, row.group_id];
+    await this.#run(client, this.#sql.journalExactly, [...intent, ...postingParams(p, now)]);
     return row;
   }
 
-  async journal(query: JournalFilter): Promise<JournalEntry[]> {
-    const { after, limit, ...filters } = query;
+  async journal({ after, limit, ...filters }: JournalFilter): Promise<JournalEntry[]> {
     const keys = [filters.playerId, filters.matchId, filters.intentId];
-    // A key PostgreSQL text cannot hold matches no entry.
     if (keys.some((k) => k?.includes('\u0000'))) return [];
     const values: unknown[] = [after, limit + 1];
     const where: string[] = [];
-    const filter = (column: string, value: unknown, cast = '') => {
-      if (value === undefined) return;
-      values.push(value);
-      where.push(`j.${column} ${column === 'at' ? '>=' : '='} $${values.length}${cast}`);
+    const filter = (column: string, value: unknown, op = '=') => {
+      if (value !== undefined) where.push(`j.${column} ${op} $${values.push(value)}`);
     };
     filter('player_id', filters.playerId);
     filter('match_id', filters.matchId);
     filter('intent_id', filters.intentId);
-    filter('at', filters.since, '::bigint');
-    const pool = await this.#ready();
-    const rows = await this.#run(pool, journalPage(this.#s, where, this.#writerKey), values).catch(
-      (err: unknown) => {
-        throw mapError(err);
-      },
-    );
-    return rows.map(rowToEntry);
+    filter('at', filters.since, '>=');
+    const page = db.journalPage(this.#s, where, this.#writerKey);
+    return (await this.#run(await this.#ready(), page, values)).map(db.rowToEntry);
   }
 
   async classBalances(): Promise<AccountBalance[]> {
-    const pool = await this.#ready();
-    const rows = await this.#run(pool, this.#sql['class-balances'], []).catch((err: unknown) => {
-      throw mapError(err);
-    });
+    const rows = await this.#run(await this.#ready(), this.#sql['class-balances'], []);
     return rows as unknown as AccountBalance[];
   }
 
   async accountBalances(names: readonly string[]): Promise<AccountBalance[]> {
-    // A name PostgreSQL text cannot hold never moved.
     const stored = names.filter((n) => !n.includes('\u0000'));
     if (stored.length === 0) return [];
-    const pool = await this.#ready();
-    const rows = await this.#run(pool, this.#sql['account-balances'], [stored]).catch(
-      (err: unknown) => {
-        throw mapError(err);
-      },
-    );
+    const rows = await this.#run(await this.#ready(), this.#sql['account-balances'], [stored]);
     return rows as unknown as AccountBalance[];
   }
 
   async claimDue({ now, limit, owner, leaseMs, queued }: ClaimCall): Promise<Intent[]> {
     const values = [owner, now + leaseMs, now, limit, queued !== null, queued ?? 0];
     assertNoNul(values);
-    const pool = await this.#ready();
-    const rows = await this.#transaction(pool, [this.#movesLock], (client) =>
+    const rows = await this.#transaction(await this.#ready(), [this.#movesLock], (client) =>
       this.#run(client, this.#sql.claim, values),
-    ).catch((err: unknown) => {
-      throw mapError(err);
-    });
-    // RETURNING yields rows in no promised order; the contract is nextCheckAt, then age.
-    const order = (r: unknown) => {
-      const row = r as IntentRow;
-      return [Number(row.next_check_at), Number(row.created_at), Number(row.seq)] as const;
-    };
-    rows.sort((a, b) => {
-      const [x, y] = [order(a), order(b)];
-      return x[0] - y[0] || x[1] - y[1] || x[2] - y[2];
-    });
+    );
     return rows.map(toIntent);
   }
 
@@ -703,101 +503,84 @@ class PostgresDriver implements LedgerDriver {
     await this.#many(this.#sql.release, [id, owner], 2);
   }
 
-  async inStatus(status: 'unknown' | 'held', limit: number): Promise<Intent[]> {
-    return this.#many(status === 'held' ? this.#sql.held : this.#sql.unknowns, [limit], 0);
+  inStatus(status: 'unknown' | 'held', limit: number) {
+    return this.#many(this.#sql[status === 'held' ? 'held' : 'unknowns'], [limit], 0);
   }
 
   async openCount(): Promise<number> {
-    const rows = await this.#run(await this.#ready(), this.#sql.openCount, []);
+    const rows = await this.#run(await this.#ready(), this.#sql['open-count'], []);
     return Number(rows[0]?.open ?? 0);
   }
 
   async advanceChecks(at: number): Promise<number> {
-    const pool = await this.#ready();
-    const result = await pool
-      .query(this.#statement(this.#sql.advance, [at]))
-      .catch((err: unknown) => {
-        throw mapError(err);
-      });
-    return result.rowCount ?? 0;
+    const rows = await this.#run(await this.#ready(), this.#sql.advance, [at]);
+    return Number(rows[0]?.n ?? 0);
   }
 
   async recordEvent(eventId: string, now: number): Promise<boolean> {
-    const values = [eventId, now];
-    assertNoNul(values);
-    const pool = await this.#ready();
-    const rows = await this.#run(pool, this.#sql['record-event'], values).catch((err: unknown) => {
-      throw mapError(err);
-    });
+    assertNoNul([eventId]);
+    const rows = await this.#run(await this.#ready(), this.#sql['record-event'], [eventId, now]);
     return rows.length === 1;
   }
 
-  /** The compare-and-set a line makes (rules.ts LineChange): a statement that answers a row. */
-  #change(change: LineChange, now: number): { text: string; values: unknown[]; after?: string } {
-    const sql = this.#sql;
-    switch (change.kind) {
-      case 'block':
-        return { text: sql.block, values: [change.playerId, now] };
-      case 'unblock':
-        return { text: sql.unblock, values: [change.playerId] };
-      case 'pause':
-        return { text: sql.pause, values: [], after: sql['pause-line'] };
-      case 'resume':
-        return { text: sql.resume, values: [] };
-    }
-  }
-
   /**
-   * One transaction under the log's lock: the block's compare-and-set (`change`, which must
-   * return a row), then the line. The lock makes appends commit in seq order.
+   * The line and its compare-and-set (which must answer a row, else nothing is written), in one
+   * transaction under the log's lock, so that appends commit in seq order.
    */
   async appendLine(
     line: NewOperatorAction,
     now: number,
-    cas: LineChange | null,
+    change: LineChange | null,
   ): Promise<OperatorAction | null> {
-    const change: { text: string; values: unknown[]; after?: string } | null =
-      cas === null ? null : this.#change(cas, now);
     const values = [now, line.by, line.action, line.intentId, line.playerId, line.before];
     values.push(line.after, line.note);
     assertNoNul(values);
-    const pool = await this.#ready();
-    try {
-      return await this.#transaction(pool, [this.#lockKey('operator log')], async (client) => {
-        if (change !== null && (await this.#run(client, change.text, change.values)).length === 0) {
+    const sql = this.#sql;
+    const lock = [this.#lockKey('operator log')];
+    return this.#transaction(await this.#ready(), lock, async (client) => {
+      if (change !== null) {
+        const player = change.kind === 'block' || change.kind === 'unblock' ? change.playerId : '';
+        const args = { block: [player, now], unblock: [player], pause: [], resume: [] };
+        if ((await this.#run(client, sql[change.kind], args[change.kind])).length === 0) {
           return null;
         }
-        const [row] = await this.#run(client, this.#sql['append-line'], values);
-        const appended = lineOf(row as Record<string, unknown>);
-        if (change?.after !== undefined) await this.#run(client, change.after, [appended.seq]);
-        return appended;
-      });
-    } catch (err) {
-      throw mapError(err);
-    }
+      }
+      const appended = lineOf((await this.#run(client, sql['append-line'], values))[0] ?? {});
+      // The pause's row names its line: written after it.
+      if (change?.kind === 'pause') await this.#run(client, sql['pause-line'], [appended.seq]);
+      return appended;
+    });
   }
 
   async payoutPause(): Promise<OperatorAction | null> {
-    const pool = await this.#ready();
-    const rows = await this.#run(pool, this.#sql.paused, []).catch((err: unknown) => {
-      throw mapError(err);
-    });
-    return rows[0] === undefined ? null : lineOf(rows[0]);
+    const [row] = await this.#run(await this.#ready(), this.#sql.paused, []);
+    return row === undefined ? null : lineOf(row);
   }
 
-  /**
-   * One statement on the row `rate`: every process sharing the database draws from one bucket,
-   * counted by the database's clock (`now` is checked, not used).
-   */
+  async isBlocked(id: string): Promise<boolean> {
+    return (await this.#run(await this.#ready(), this.#sql.blocked, [id])).length === 1;
+  }
+
+  async operatorLog(q: OperatorLogFilter): Promise<OperatorAction[]> {
+    const values: unknown[] = [q.after, q.limit + 1];
+    const terms = ['seq > $1'];
+    if (q.intentId !== undefined) terms.push(`intent_id = $${values.push(q.intentId)}`);
+    if (q.playerId !== undefined) terms.push(`player_id = $${values.push(q.playerId)}`);
+    if (q.since !== undefined) terms.push(`at >= $${values.push(q.since)}`);
+    // By the table's seq: LINE_COLUMNS names its text `seq`, which an ORDER BY would sort by.
+    const sql = `SELECT ${db.LINE_COLUMNS} FROM ${this.#s}.operator_log AS l
+      WHERE ${terms.join(' AND ')} ORDER BY l.seq LIMIT $2`;
+    return (await this.#run(await this.#ready(), sql, values)).map(lineOf);
+  }
+
+  /** One statement on the row `rate`, counted by the database's clock (`now` is not used). */
   async takeToken({ perSecond, burst }: RateLimit, _now: number, keep: number): Promise<number> {
-    const pool = await this.#forRate();
-    const rows = await this.#run(pool, rateTake(this.#s), [perSecond, burst, keep]).catch(
-      (err: unknown) => {
-        throw mapError(err);
-      },
-    );
-    const wait = (rows[0] as { wait?: unknown } | undefined)?.wait;
-    // The row is made with the layout and never deleted: without it, no token.
+    const rows = await this.#run(await this.#forRate(), this.#sql['rate-take'], [
+      perSecond,
+      burst,
+      keep,
+    ]);
+    const wait = rows[0]?.wait;
     if (typeof wait !== 'string') {
       throw new IncompatibleLedgerError(`the rate row of schema "${this.schema}" is missing`);
     }
@@ -805,126 +588,65 @@ class PostgresDriver implements LedgerDriver {
   }
 
   async holdCalls(_until: number, _now: number, forMs: number): Promise<void> {
-    const pool = await this.#forRate();
-    await this.#run(pool, rateHold(this.#s), [forMs]).catch((err: unknown) => {
-      throw mapError(err);
-    });
-  }
-
-  async isBlocked(id: string): Promise<boolean> {
-    const pool = await this.#ready();
-    const rows = await this.#run(pool, this.#sql.blocked, [id]).catch((err: unknown) => {
-      throw mapError(err);
-    });
-    return rows.length === 1;
-  }
-
-  async operatorLog(q: OperatorLogFilter): Promise<OperatorAction[]> {
-    const terms = ['seq > $1'];
-    const values: unknown[] = [q.after, q.limit + 1];
-    for (const [column, value] of [
-      ['intent_id', q.intentId],
-      ['player_id', q.playerId],
-    ] as const) {
-      if (value === undefined) continue;
-      values.push(value);
-      terms.push(`${column} = $${values.length}`);
-    }
-    if (q.since !== undefined) {
-      values.push(q.since);
-      terms.push(`at >= $${values.length}`);
-    }
-    const pool = await this.#ready();
-    const rows = await this.#run(
-      pool,
-      // By the table's seq: LINE_COLUMNS names its text `seq`, which an ORDER BY would sort by.
-      `SELECT ${LINE_COLUMNS} FROM ${this.#s}.operator_log AS l WHERE ${terms.join(' AND ')}
-        ORDER BY l.seq LIMIT $2`,
-      values,
-    ).catch((err: unknown) => {
-      throw mapError(err);
-    });
-    return rows.map(lineOf);
+    await this.#run(await this.#forRate(), this.#sql['rate-hold'], [forMs]);
   }
 
   async close(): Promise<void> {
     this.#closed = true;
-    if (!this.#ownsPool) return;
-    try {
-      await (await this.#ratePool)?.end();
-    } catch {
-      // Never opened: nothing to end.
-    }
-    try {
-      await (await this.#pool).end();
-    } catch {
+    if (this.#rateConnection === null) return;
+    for (const pool of [this.#ratePool, this.#pool]) {
       // Never opened (pg missing) or already ended: nothing is left to flush.
+      await pool?.then((p) => p.end()).catch(() => {});
     }
   }
 
-  /** A read or a single-statement write that returns at most one intent. */
   async #one(sql: string, values: unknown[], keys: number): Promise<Intent | null> {
     return (await this.#many(sql, values, keys))[0] ?? null;
   }
 
-  /**
-   * One statement that finds intents by the first `keys` values. A key PostgreSQL text cannot
-   * hold (NUL) matches no stored intent, so the answer is empty, as on the other stores; the
-   * other values are written, so NUL there is refused.
-   */
+  /** A statement that finds intents by its first `keys` values (one with NUL finds nothing). */
   async #many(sql: string, values: unknown[], keys: number): Promise<Intent[]> {
     if (values.slice(0, keys).some((v) => typeof v === 'string' && v.includes('\u0000'))) {
       return [];
     }
     assertNoNul(values.slice(keys));
-    const pool = await this.#ready();
+    return (await this.#run(await this.#ready(), sql, values)).map(toIntent);
+  }
+
+  /** One statement, prepared once per connection under a name derived from its text. */
+  async #run(on: Queryable, text: string, values: unknown[]): Promise<Rows> {
+    const query = this.#prepare ? { name: statementName(text), text, values } : { text, values };
     try {
-      const rows = await this.#run(pool, sql, values);
-      return rows.map(toIntent);
+      return (await on.query(query)).rows as Rows;
     } catch (err) {
       throw mapError(err);
     }
   }
 
-  /** One statement, prepared once per connection under a name derived from its text. */
-  async #run(on: Queryable, text: string, values: unknown[]): Promise<Record<string, unknown>[]> {
-    return (await on.query(this.#statement(text, values))).rows as Record<string, unknown>[];
-  }
-
-  #statement(text: string, values: unknown[]) {
-    return this.#prepare ? { name: statementName(text), text, values } : { text, values };
-  }
-
   /**
-   * BEGIN, the advisory locks (transaction-level: they end with it), `fn`, COMMIT; ROLLBACK on
-   * any failure. A connection that broke mid-way is destroyed rather than handed back.
+   * BEGIN with the advisory locks (they end with it), `fn`, COMMIT; ROLLBACK on any failure. A
+   * connection that broke mid-way is destroyed rather than handed back.
    */
-  async #transaction<T>(
-    pool: Pool,
-    locks: string[],
-    fn: (client: PoolClient) => Promise<T>,
-  ): Promise<T> {
-    const client = await pool.connect();
-    // A checked-out client whose server dies emits 'error' on itself (the pool listens only to
-    // idle ones): without a listener that would end the process. The query that was running
-    // rejects anyway, with the same error.
+  async #transaction<T>(pool: Pool, locks: string[], fn: (c: PoolClient) => Promise<T>) {
+    const client = await pool.connect().catch((err: unknown) => {
+      throw mapError(err);
+    });
+    // A checked-out client whose server dies emits 'error' on itself: unheard, it would end
+    // the process (the query running rejects anyway).
     const ignore = () => {};
     client.on('error', ignore);
     let broken: Error | undefined;
     try {
-      // Keys are our own 64-bit hashes (decimal digits), safe to inline: one round trip.
       const lockSql = locks.map((k) => `pg_advisory_xact_lock(${k})`).join(', ');
       await client.query(locks.length > 0 ? `BEGIN; SELECT ${lockSql}` : 'BEGIN');
       const result = await fn(client);
       await client.query('COMMIT');
       return result;
     } catch (err) {
-      try {
-        await client.query('ROLLBACK');
-      } catch (rollback) {
-        broken = rollback as Error;
-      }
-      throw err;
+      await client.query('ROLLBACK').catch((rollback: Error) => {
+        broken = rollback;
+      });
+      throw mapError(err);
     } finally {
       client.off('error', ignore);
       client.release(broken);
@@ -939,17 +661,16 @@ class PostgresDriver implements LedgerDriver {
     return digest.readBigInt64BE(0).toString();
   }
 
-  /**
-   * Once per instance: checks durability, then lays out the schema under an advisory lock,
-   * refusing one it cannot read. A connection failure is retried on the next call; a refusal
-   * is not.
-   */
   /** The pool a rate statement runs on: its own connection when the store owns its pool. */
   async #forRate(): Promise<Pool> {
     const shared = await this.#ready();
     if (this.#rateConnection === null) return shared;
     if (this.#ratePool === undefined) {
-      const opening = openPool(rateConfig(this.#rateConnection));
+      const config = this.#rateConnection;
+      const opening = openPool({
+        ...(typeof config === 'string' ? { connectionString: config } : config),
+        max: 1,
+      });
       this.#ratePool = opening;
       opening.catch(() => {
         if (this.#ratePool === opening) this.#ratePool = undefined;
@@ -958,10 +679,13 @@ class PostgresDriver implements LedgerDriver {
     return this.#ratePool;
   }
 
+  /**
+   * Once per instance: checks durability, then lays the schema out under an advisory lock. A
+   * connection failure is retried on the next call; a refusal is not.
+   */
   #ready(): Promise<Pool> {
     this.#opened ??= (async () => {
-      const pool = await this.#pool;
-      const client = await pool.connect();
+      const client = await (await this.#pool).connect();
       const ignore = () => {};
       client.on('error', ignore);
       let broken: Error | undefined;
@@ -981,29 +705,25 @@ class PostgresDriver implements LedgerDriver {
       if (!(err instanceof IncompatibleLedgerError) && !(err instanceof LedgerNotDurableError)) {
         this.#opened = undefined;
       }
-      throw err;
+      throw mapError(err);
     });
     return this.#opened.then(() => this.#pool);
   }
 
-  /**
-   * Brings the schema to this library's layout (sql/postgres/migrations/), each migration in a
-   * transaction of its own under an advisory lock, so that processes starting together apply
-   * each once and the others find it done; refuses a schema it cannot read.
-   */
+  /** Each migration the schema lacks, in a transaction of its own under an advisory lock. */
   async #migrate(client: PoolClient): Promise<void> {
-    for (;;) {
+    for (let layout = 0; layout < db.LAYOUT; ) {
       await client.query(`BEGIN; SELECT pg_advisory_xact_lock(${this.#lockKey('migrate')})`);
-      let layout: number;
       try {
         layout = await this.#layout(client);
-        if (layout < LAYOUT) {
+        if (layout < db.LAYOUT) {
           // Only a missing schema is created: CREATE SCHEMA needs a right a runtime role may lack.
-          if (layout === 0 && !(await this.#schemaExists(client))) {
+          const found = 'SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = $1';
+          if (layout === 0 && (await client.query(found, [this.schema])).rows.length === 0) {
             await client.query(`CREATE SCHEMA ${this.#s}`);
           }
           layout += 1;
-          await client.query(layoutSql(this.#s, layout));
+          await client.query(db.layoutSql(this.#s, layout));
           await client.query(
             `INSERT INTO ${this.#s}.layout (version) VALUES ($1)
              ON CONFLICT (only_row) DO UPDATE SET version = EXCLUDED.version`,
@@ -1015,47 +735,32 @@ class PostgresDriver implements LedgerDriver {
         await client.query('ROLLBACK').catch(() => {});
         throw err;
       }
-      if (layout >= LAYOUT) return;
     }
   }
 
-  /**
-   * The schema's layout, read under the migration lock: 0 when it has none yet. Throws
-   * IncompatibleLedgerError for one a newer library wrote, or a pre-release one (whose
-   * `schema_version` table this library does not read).
-   */
+  /** The schema's layout (0: none yet); refuses a newer library's or a pre-release one's. */
   async #layout(client: PoolClient): Promise<number> {
-    const found = await client.query(
-      `SELECT (SELECT true FROM pg_catalog.pg_tables
-                WHERE schemaname = $1 AND tablename = 'layout') AS layout,
-              (SELECT true FROM pg_catalog.pg_tables
-                WHERE schemaname = $1 AND tablename = 'schema_version') AS pre_release`,
-      [this.schema],
-    );
-    const tables = found.rows[0] as { layout: boolean | null; pre_release: boolean | null };
-    if (tables.pre_release) {
-      const row = await client.query(`SELECT version FROM ${this.#s}.schema_version`);
+    const table = (name: string) => `(SELECT true FROM pg_catalog.pg_tables
+      WHERE schemaname = $1 AND tablename = '${name}') AS ${name}`;
+    const found = await client.query(`SELECT ${table('layout')}, ${table('schema_version')}`, [
+      this.schema,
+    ]);
+    const tables = found.rows[0] as { layout: boolean | null; schema_version: boolean | null };
+    const version = async (name: string) =>
+      Number((await client.query(`SELECT version FROM ${this.#s}.${name}`)).rows[0]?.version ?? 0);
+    const where = `the PostgreSQL ledger in schema "${this.schema}"`;
+    if (tables.schema_version) {
       throw new IncompatibleLedgerError(
-        `the PostgreSQL ledger in schema "${this.schema}" was written by a pre-release colyseus-lightning (schema version ${row.rows[0]?.version}), whose layout this one (${VERSION}) does not read. Drop that schema, or give this ledger another ({ schema }), and start anew.`,
+        `${where} was written by a pre-release colyseus-lightning (schema version ${await version('schema_version')}), whose layout this one (${VERSION}) does not read. Drop that schema, or give this ledger another ({ schema }), and start anew.`,
       );
     }
-    if (!tables.layout) return 0;
-    const row = await client.query(`SELECT version FROM ${this.#s}.layout`);
-    const layout = Number(row.rows[0]?.version ?? 0);
-    if (layout > LAYOUT) {
+    const layout = tables.layout ? await version('layout') : 0;
+    if (layout > db.LAYOUT) {
       throw new IncompatibleLedgerError(
-        `the PostgreSQL ledger in schema "${this.schema}" has layout ${layout}, written by a newer colyseus-lightning; this one (${VERSION}) reads up to layout ${LAYOUT}. Upgrade colyseus-lightning in every process before starting this one.`,
+        `${where} has layout ${layout}, written by a newer colyseus-lightning; this one (${VERSION}) reads up to layout ${db.LAYOUT}. Upgrade colyseus-lightning in every process before starting this one.`,
       );
     }
     return layout;
-  }
-
-  async #schemaExists(client: PoolClient): Promise<boolean> {
-    const found = await client.query(
-      'SELECT true AS found FROM pg_catalog.pg_namespace WHERE nspname = $1',
-      [this.schema],
-    );
-    return found.rows.length > 0;
   }
 
   async #checkDurability(client: PoolClient): Promise<void> {
@@ -1089,69 +794,47 @@ export class PostgresLedger extends LedgerCore {
   }
 }
 
-/** The statements whose text is fixed for an instance (per schema). */
+/** The statements whose text is fixed for a schema: sql/postgres/ and the journal's CTEs. */
 function statements(s: string, movesLock: string, writerKey: number) {
-  // Every write to an existing intent holds the moves lock shared until it commits, so that a
-  // claim (exclusive) starts only once no such write is in flight.
-  const movesCte = `moves AS (SELECT pg_advisory_xact_lock_shared(${movesLock}) AS held)`;
-  const withMovesLock = `WITH ${movesCte}`;
-  // A write that journals takes the journal writer's lock of its intent too (after the moves
-  // lock, always in this order), in a CTE the write reads: held before its first row.
-  const mark = writerLock(writerKey);
+  // Every write to an intent holds the moves lock shared until it commits; one that journals
+  // takes its intent's journal writer's lock too, after it, before its first row.
+  const moves = `moves AS (SELECT pg_advisory_xact_lock_shared(${movesLock}) AS held)`;
+  const mark = db.writerLock(writerKey);
   const markCte = `mark AS (SELECT ${mark} AS held)`;
-  const columns = `(id, kind, status, room_id, player_id, amount, unit, description,
-    callback_token, idempotency_key, open_key, expires_at, created_at, updated_at, next_check_at,
-    checks, meta, history, group_id, last_call)`;
-  const row = `$1, $2, $18, $3, $4, $5::numeric, $6, $7, $8, $9, $10, $11::bigint,
-    $12::bigint, $12::bigint, $13::bigint, 0, $14::json, $15::jsonb, $16, $17`;
+  const columns = `(id, kind, room_id, player_id, amount, unit, description, callback_token,
+    idempotency_key, open_key, expires_at, created_at, updated_at, next_check_at, checks, meta,
+    history, group_id, last_call, status)`;
+  const row = `$1, $2, $3, $4, $5::numeric, $6, $7, $8, $9, $10, $11::bigint, $12::bigint,
+    $12::bigint, $13::bigint, 0, $14::json, $15::jsonb, $16, $17, $18`;
   const insertMarked = `INSERT INTO ${s}.intents ${columns} SELECT ${row} FROM mark
-    RETURNING ${COLUMNS}`;
-  const sql = loadSql('postgres', NAMES, {
-    s,
-    columns: COLUMNS,
-    open: OPEN_SQL,
-    moves: movesCte,
-    lines: LINE_COLUMNS,
-  });
+    RETURNING ${db.COLUMNS}`;
   return {
-    withMovesLock,
-    journalingMovesCte: `moves AS (SELECT pg_advisory_xact_lock_shared(${movesLock}) AS held,
+    movesCte: moves,
+    journalingCte: `moves AS (SELECT pg_advisory_xact_lock_shared(${movesLock}) AS held,
       ${mark} AS mine)`,
     markCte,
     insertMarked,
     insertExact: `WITH ${markCte}\n${insertMarked}`,
-    lockBalances: lockBalances(s),
-    journalExactly: journalExactly(s),
-    insert: `INSERT INTO ${s}.intents ${columns} VALUES (${row}) RETURNING ${COLUMNS}`,
-    openCount: OPEN_COUNT_SQL(s),
-    ...sql,
+    insert: `INSERT INTO ${s}.intents ${columns} VALUES (${row}) RETURNING ${db.COLUMNS}`,
+    lockBalances: db.lockBalances(s),
+    journalExactly: db.journalExactly(s),
+    ...loadSql('postgres', NAMES, {
+      s,
+      columns: db.COLUMNS,
+      open: db.OPEN_SQL,
+      moves,
+      lines: db.LINE_COLUMNS,
+      stripes: String(db.OPEN_STRIPES),
+    }),
   };
 }
 
 /** The statements in sql/postgres/, by file name. */
 const NAMES = [
-  'account-balances',
-  'class-balances',
-  'open-key-holder',
-  'seat-of',
-  'seat-holder',
-  'pass-seat',
-  'take-seat-count',
-  'take-seat',
-  'by-id',
-  'by-call',
-  'by-token',
-  'by-remote',
-  'open-by-room',
-  'open-by-player',
-  'by-group',
-  'unknowns',
-  'held',
-  'claim',
-  'release',
-  'advance',
-  'record-event',
-  ...OPERATOR_SQL,
+  ...['account-balances', 'class-balances', 'open-key-holder', 'open-count', 'exact-count-locks'],
+  ...['seat-of', 'seat-holder', 'pass-seat', 'take-seat-count', 'take-seat', 'by-id', 'by-call'],
+  ...['by-token', 'by-remote', 'open-by-room', 'open-by-player', 'by-group', 'unknowns', 'held'],
+  ...['claim', 'release', 'advance', 'record-event', 'rate-take', 'rate-hold', ...OPERATOR_SQL],
 ] as const;
 
 /** `col = $n` for each field the patch names (values appended); terminal moves clear the schedule. */
@@ -1159,24 +842,26 @@ function patchSets(patch: IntentPatch, terminal: boolean, values: unknown[]): st
   const sets: string[] = [];
   for (const [field, [col, cast]] of Object.entries(PATCH_COLUMNS)) {
     const key = field as keyof IntentPatch;
-    if (terminal && SCHEDULE_FIELDS.has(key)) {
-      sets.push(`${col} = NULL`);
-      continue;
-    }
     const value = patch[key];
-    if (value === undefined) continue;
-    values.push(
-      value === null
-        ? null
-        : key === 'meta'
-          ? JSON.stringify(value)
-          : key === 'error'
-            ? diagnostic(value as string)
-            : value,
-    );
-    sets.push(`${col} = $${values.length}${cast}`);
+    if (terminal && SCHEDULE_FIELDS.has(key)) sets.push(`${col} = NULL`);
+    else if (value !== undefined) {
+      const stored =
+        value === null
+          ? null
+          : key === 'meta'
+            ? JSON.stringify(value)
+            : key === 'error'
+              ? diagnostic(value as string)
+              : value;
+      sets.push(`${col} = $${values.push(stored)}${cast}`);
+    }
   }
   return sets;
+}
+
+/** A write's own token (`last_call`): 72 random bits, never shared by two writes of an intent. */
+function writeToken(): string {
+  return randomBytes(9).toString('base64url');
 }
 
 /** A prepared statement's name: the same text gets the same name on every connection. */
@@ -1191,18 +876,15 @@ function statementName(text: string): string {
   return name;
 }
 
-/** Diagnostics may carry any text; PostgreSQL text cannot hold NUL, so it becomes U+FFFD. */
+/** Text for people may hold anything; PostgreSQL text cannot hold NUL, so it becomes U+FFFD. */
 function diagnostic(text: string): string {
   return text.includes('\u0000') ? text.replaceAll('\u0000', '\uFFFD') : text;
 }
 
 function assertNoNul(values: readonly unknown[]): void {
-  for (const value of values) {
-    const texts = Array.isArray(value) ? value : [value];
-    for (const text of texts) {
-      if (typeof text === 'string' && text.includes('\u0000')) {
-        throw new InvalidIntentError('PostgreSQL text cannot hold the NUL character (\\u0000)');
-      }
+  for (const value of values.flat()) {
+    if (typeof value === 'string' && value.includes('\u0000')) {
+      throw new InvalidIntentError('PostgreSQL text cannot hold the NUL character (\\u0000)');
     }
   }
 }
@@ -1212,56 +894,81 @@ function isDatabaseError(err: unknown): err is Error & { code: string; constrain
   return err instanceof Error && typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code);
 }
 
-/**
- * The server is down, restarting or shutting down, or the connection broke: class 08, 57P01-03
- * (admin or crash shutdown, cannot connect now), and the socket errors node-postgres passes on.
- */
-/** How long a write whose answer was lost keeps trying to read whether it committed. */
-const RECOVER_MS = 3_000;
-
-/** False when the connection was never made (refused, no such host): the write was not sent. */
-function maybeSent(err: unknown): boolean {
-  const { code, syscall } = (err ?? {}) as { code?: unknown; syscall?: unknown };
-  return !(
-    syscall === 'connect' ||
-    code === 'ECONNREFUSED' ||
-    code === 'ENOTFOUND' ||
-    code === '57P03'
+/** An error or its cause, from the database. */
+function fromDatabase(
+  err: unknown,
+  test: (e: Error & { code: string; constraint?: string }) => boolean,
+) {
+  return [err, (err as { cause?: unknown } | null)?.cause].some(
+    (e) => isDatabaseError(e) && test(e),
   );
 }
 
+/** A write refused whole because a balance shard would pass its share (or 64 bits). */
+function pastShare(err: unknown): boolean {
+  return fromDatabase(
+    err,
+    (e) => e.code === '22003' || (e.code === '23514' && e.constraint === 'balances_within'),
+  );
+}
+
+/** PostgreSQL broke a deadlock by rolling this write back whole: safe to make again. */
+function deadlocked(err: unknown): boolean {
+  return fromDatabase(err, (e) => e.code === '40P01');
+}
+
+/** A write refused whole because one of its entries is already in the journal. */
+function isJournaledAlready(err: unknown): boolean {
+  return (
+    err instanceof DuplicateIntentError && fromDatabase(err, (e) => e.constraint === 'journal_id')
+  );
+}
+
+/** The connection went away after the write may have been sent: it may have committed. */
+function mayHaveCommitted(err: unknown): boolean {
+  if (!(err instanceof LedgerUnavailableError)) return false;
+  const { code, syscall } = (err.cause ?? {}) as { code?: unknown; syscall?: unknown };
+  return !(syscall === 'connect' || ['ECONNREFUSED', 'ENOTFOUND', '57P03'].includes(String(code)));
+}
+
+/** The server is down, restarting or shutting down, or the connection broke. */
 function lostConnection(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
-  const code = (err as { code?: unknown }).code;
-  if (typeof code === 'string') {
-    if (/^08/.test(code) || ['57P01', '57P02', '57P03'].includes(code)) return true;
-    if (['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND'].includes(code))
-      return true;
-  }
-  return /Connection terminated|connection timeout|Client has encountered a connection error/i.test(
-    err.message,
+  const code = String((err as { code?: unknown }).code);
+  return (
+    /^08/.test(code) ||
+    [
+      '57P01',
+      '57P02',
+      '57P03',
+      'ECONNREFUSED',
+      'ECONNRESET',
+      'EPIPE',
+      'ETIMEDOUT',
+      'ENOTFOUND',
+    ].includes(code) ||
+    /Connection terminated|connection timeout|Client has encountered a connection error/i.test(
+      err.message,
+    )
   );
 }
 
 /** A unique violation names its index; a busy refusal wrote nothing; the rest pass through. */
 function mapError(err: unknown): unknown {
+  if (err instanceof LedgerError || err instanceof NearCap) return err;
   if (lostConnection(err)) return new LedgerUnavailableError({ cause: err });
   if (!isDatabaseError(err)) return err;
-  if (err.code === '23505') {
+  const unique: Record<string, 'id' | 'callbackToken' | 'openKey'> = {
     // An entry id is `<intent id>:<tag>`: on a create, only an intent id used before holds it.
-    if (err.constraint === 'intents_id' || err.constraint === 'journal_id') {
-      return new DuplicateIntentError('id', { cause: err });
-    }
-    if (err.constraint === 'intents_callback_token') {
-      return new DuplicateIntentError('callbackToken', { cause: err });
-    }
-    if (err.constraint === 'intents_open_key') {
-      return new DuplicateIntentError('openKey', { cause: err });
-    }
-  }
-  if (BUSY_CODES.has(err.code)) return new LedgerBusyError({ cause: err });
-  // numeric_value_out_of_range: an intent's amount past numeric's 131,072 digits, or a balance
-  // a write would take past a signed 64-bit integer (the write is refused whole).
+    intents_id: 'id',
+    journal_id: 'id',
+    intents_callback_token: 'callbackToken',
+    intents_open_key: 'openKey',
+  };
+  const field = err.code === '23505' ? unique[err.constraint ?? ''] : undefined;
+  if (field !== undefined) return new DuplicateIntentError(field, { cause: err });
+  if (['40001', '40P01', '55P03'].includes(err.code)) return new LedgerBusyError({ cause: err });
+  // An amount past numeric's range, or a balance past a signed 64-bit integer.
   if (err.code === '22003') {
     return new InvalidIntentError('invalid write: an amount or a balance is too large to store', {
       cause: err,
@@ -1270,61 +977,16 @@ function mapError(err: unknown): unknown {
   return err;
 }
 
-/** A write refused whole because one of its entries is already in the journal. */
-function isJournaledAlready(err: unknown): boolean {
-  return (
-    err instanceof DuplicateIntentError &&
-    (err.cause as { constraint?: unknown } | undefined)?.constraint === 'journal_id'
-  );
-}
-
-/**
- * A write's postings as the parameters `journaled` and `journalExactly` read (six arrays and
- * the write's time). A note for people may hold any text: NUL becomes U+FFFD, as in history
- * notes.
- */
+/** A write's postings as `journaled` and `journalExactly` read them: six arrays and the time. */
 function postingParams(postings: readonly Posting[], now: number): unknown[] {
+  const column = (f: (p: Posting) => string) => postings.map(f);
   return [
-    postings.map((p) => p.tag),
-    postings.map((p) => p.debit),
-    postings.map((p) => p.credit),
-    postings.map((p) => p.amount),
-    postings.map((p) => p.unit),
-    postings.map((p) => diagnostic(p.why)),
-    now,
+    ...[column((p) => p.tag), column((p) => p.debit), column((p) => p.credit)],
+    ...[column((p) => p.amount), column((p) => p.unit), column((p) => diagnostic(p.why)), now],
   ];
 }
 
-/**
- * A write refused whole because a balance row would pass its share of 64 bits (or a bigint
- * sum would overflow): made again on the exact path, which decides on the account's whole
- * total. Raw or mapped (InvalidIntentError keeps the database's error as its cause).
- */
-/** How often a write that PostgreSQL chose as a deadlock's victim is made again. */
-const DEADLOCK_RETRIES = 5;
-
-/**
- * PostgreSQL broke a deadlock by rolling this write back whole (40P01). The exact path (a
- * balance past its shard's share) locks every shard of its accounts while holding its own
- * open-count stripe, and a create on another backend with the same stripe and shard number can
- * hold one of those shards while it waits for that stripe: rare, harmless, and safe to make
- * again, since nothing of the loser was written.
- */
-function deadlocked(err: unknown): boolean {
-  for (const e of [err, (err as { cause?: unknown } | null)?.cause]) {
-    if (isDatabaseError(e) && e.code === '40P01') return true;
-  }
-  return false;
-}
-
-function pastShare(err: unknown): boolean {
-  for (const e of [err, (err as { cause?: unknown } | null)?.cause]) {
-    if (!isDatabaseError(e)) continue;
-    if (e.code === '22003') return true;
-    if (e.code === '23514' && e.constraint === 'balances_within') return true;
-  }
-  return false;
-}
+const toIntent = db.rowToIntent;
 
 function isPool(connection: PostgresConnection | undefined): connection is Pool {
   if (typeof connection !== 'object' || connection === null) return false;
@@ -1339,29 +1001,21 @@ function isPool(connection: PostgresConnection | undefined): connection is Pool 
   return true;
 }
 
-/** The rate's own pool: the store's connection settings, one connection. */
-function rateConfig(connection: string | PoolConfig | undefined): PoolConfig {
-  const config = typeof connection === 'string' ? { connectionString: connection } : connection;
-  return { ...config, max: 1 };
-}
-
 /** Opens a pool with pg, loaded here and not imported: only games on PostgreSQL install it. */
 async function openPool(connection: string | PoolConfig | undefined): Promise<Pool> {
   const { Pool: PoolClass } = await import('pg');
-  const config = typeof connection === 'string' ? { connectionString: connection } : connection;
-  const pool = new PoolClass(config);
-  // An idle connection that breaks (a server restart) is dropped and replaced on the next call;
-  // without a listener node-postgres would throw it at the process.
+  const pool = new PoolClass(
+    typeof connection === 'string' ? { connectionString: connection } : connection,
+  );
+  // A broken idle connection is dropped and replaced; unheard, node-postgres would throw it.
   pool.on('error', () => {});
   guardClients(pool);
   return pool;
 }
 
 /**
- * Every client the pool connects keeps a listener for 'error' from its birth. pg-pool removes its
- * own idle listener when it hands a client to a waiting `connect()`, and a server that dies
- * (SIGKILL: 57P01) can deliver its FATAL in the same read, before the caller has added its own:
- * node would throw it at the process. The query in flight still rejects with the error.
+ * Every client keeps an 'error' listener from birth: a server killed mid-handover can deliver
+ * its FATAL before the caller listens, which node would throw at the process.
  */
 function guardClients(pool: Pool): void {
   pool.on('connect', (client) => {

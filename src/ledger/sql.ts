@@ -1,41 +1,43 @@
 /**
  * The stores' SQL under sql/<store>/, found beside this module (files.ts) and read once per
- * process: the layouts' migrations (layout.ts) and the statements, one `.sql` file each, loaded
- * by name. In a statement a line that starts with `--` is a comment; it may name slots `{name}`,
- * filled from `slots`: what a statement shares with the schema or derives from the package's
- * constants (the columns, the open test, the payout kinds), or a PostgreSQL schema's name.
+ * process. A store's layout is its numbered files in migrations/, applied in order, each in one
+ * transaction, never edited once released (docs/ARCHITECTURE.md); its statements are one `.sql`
+ * file each, loaded by name, whose `--` lines are comments and whose slots `{name}` are filled
+ * from what the statement shares with the layout or the package's constants.
  */
 import { readFileSync } from 'node:fs';
 import { ledgerFile } from './files.js';
 
-/** The operator log's statements, the same primitives on every store (rules.ts LineChange). */
-export const OPERATOR_SQL = [
-  'append-line',
-  'block',
-  'unblock',
-  'blocked',
-  'pause',
-  'pause-line',
-  'resume',
-  'paused',
-] as const;
+/** Each store's migrations, in order: the file at index n takes a database to layout n + 1. */
+export const MIGRATIONS = {
+  sqlite: ['0001-layout.sql'],
+  postgres: ['0001-layout.sql'],
+} as const satisfies Record<string, readonly string[]>;
 
-const files = new Map<string, string>();
+export type LayoutStore = keyof typeof MIGRATIONS;
 
-/** The text of sql/`path`, as written. */
-export function sqlFile(path: string): string {
-  let text = files.get(path);
-  if (text === undefined) {
-    text = readFileSync(ledgerFile(`./sql/${path}`), 'utf8');
-    files.set(path, text);
-  }
-  return text;
+/** The layout this library writes and reads: its store's last migration. */
+export function layoutOf(store: LayoutStore): number {
+  return MIGRATIONS[store].length;
 }
 
+/** The SQL that takes a `store` database from layout `to - 1` to `to`. */
+export function migration(store: LayoutStore, to: number): string {
+  const name = MIGRATIONS[store][to - 1];
+  if (name === undefined) throw new RangeError(`no migration to ${store} layout ${to}`);
+  return readFileSync(ledgerFile(`./sql/${store}/migrations/${name}`), 'utf8');
+}
+
+/** The operator log's statements, the same primitives on every store (rules.ts LineChange). */
+export const OPERATOR_SQL = [
+  ...['append-line', 'block', 'unblock', 'blocked', 'pause', 'pause-line', 'resume', 'paused'],
+] as const;
+
+/** Statements as loaded, without comments: node:sqlite pays for them on every run. */
 const texts = new Map<string, string>();
 
 export function loadSql<N extends string>(
-  store: 'sqlite' | 'postgres',
+  store: LayoutStore,
   names: readonly N[],
   slots: Readonly<Record<string, string>> = {},
 ): Record<N, string> {
@@ -44,8 +46,7 @@ export function loadSql<N extends string>(
     const file = `${store}/${name}.sql`;
     let text = texts.get(file);
     if (text === undefined) {
-      // Comments are for readers: node:sqlite pays for them on every run of a statement.
-      text = sqlFile(file)
+      text = readFileSync(ledgerFile(`./sql/${file}`), 'utf8')
         .split('\n')
         .filter((line) => !line.trimStart().startsWith('--'))
         .join('\n')

@@ -1,26 +1,26 @@
 /**
- * The SQLite driver's statements and transactions, synchronous, on one connection: what
- * SqliteLedger runs inline (':memory:') or on its worker thread (a file). Inputs arrive parsed
- * by the core (core.ts); the statements are in sql/sqlite/, but for a move's and an update's
- * UPDATE, prepared per patch shape so that it writes only the columns the patch names.
- *
- * Every write is one `BEGIN IMMEDIATE ... COMMIT` (or a savepoint inside a batch, see batch()),
- * so a status change is a compare-and-set on the status column: of two writers moving the same
- * intent, in this process or another, exactly one gets a row back. A move's history is not
- * read back when the caller hands the intent it read (`read`) or the move is the first.
+ * The SQLite driver's primitives, synchronous, on one connection: what SqliteLedger runs inline
+ * (':memory:') or on its worker thread (a file). Inputs arrive parsed by the core. Every write
+ * is one `BEGIN IMMEDIATE ... COMMIT` (a savepoint inside a batch), so a status change is a
+ * compare-and-set on the status column; a move's UPDATE is prepared per patch shape, writing
+ * only the columns the patch names.
  */
 import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
 import { LimitExceededError } from '../errors.js';
-import type { ClaimCall, CreateCall, MoveCall } from './core.js';
+import type { ClaimCall, CreateCall, LedgerDriver, MoveCall } from './core.js';
 import { DuplicateIntentError, InvalidIntentError, LedgerBusyError } from './errors.js';
 import type { Intent, IntentHistoryEntry, IntentPatch, IntentStatus, NewIntent } from './intent.js';
 import { canMove, INTENT_STATUSES, isTerminal } from './intent.js';
 import { type AccountBalance, accountClass, type JournalEntry, type Posting } from './journal.js';
-import type { NewOperatorAction, OperatorAction, OperatorLogFilter } from './operator-log.js';
+import {
+  lineOf,
+  type NewOperatorAction,
+  type OperatorAction,
+  type OperatorLogFilter,
+} from './operator-log.js';
 import type { LineChange } from './rules.js';
 import * as rules from './rules.js';
-import { loadSql } from './sql.js';
-import { SqliteOperatorLog } from './sqlite-operator.js';
+import { loadSql, OPERATOR_SQL } from './sql.js';
 import {
   COLUMN,
   COLUMNS,
@@ -30,7 +30,6 @@ import {
   LIVE_SQL,
   MOVES_SQL,
   type Move,
-  OPEN_COUNT_SQL,
   PAYOUT_INDEXES,
   PAYOUT_SQL,
   packId,
@@ -41,26 +40,11 @@ import {
   STEPS,
   unpackId,
 } from './sqlite-schema.js';
-import type { BudgetWindow, DueAlso, SeatGuard } from './store.js';
+import type { BudgetWindow, SeatGuard } from './store.js';
 import { type JournalFilter, SCHEDULE_FIELDS } from './validate.js';
 
 /** Thrown inside a write whose posting is already journaled: the write is rolled back whole. */
 class AlreadyJournaled extends Error {}
-
-/** One entry's row as the journal query returns it (read as bigints: amounts pass 2^53). */
-interface EntryRow {
-  seq: bigint;
-  id: string | Uint8Array;
-  tag: string;
-  player_id: string;
-  group_id: string | null;
-  debit: string;
-  credit: string;
-  amount: bigint;
-  unit: string;
-  why: string;
-  at: bigint;
-}
 
 /** Patchable fields and their columns; `meta` is the one stored as JSON text. */
 const PATCH_COLUMNS = {
@@ -77,64 +61,111 @@ const PATCH_COLUMNS = {
 } as const satisfies Record<keyof IntentPatch, string>;
 const PATCH_FIELDS = Object.keys(PATCH_COLUMNS) as (keyof IntentPatch)[];
 
-/** The most sources a move may list: every status that may move to one target (5: `failed`). */
+/** The most sources a move may list, and their parameters' names (`:from0` ...). */
 const MAX_SOURCES = Math.max(
   ...INTENT_STATUSES.map((to) => INTENT_STATUSES.filter((from) => canMove(from, to)).length),
 );
-/** The names of a move's source parameters (`:from0` ...), made once. */
 const FROM_PARAMS = Array.from({ length: MAX_SOURCES }, (_, i) => `from${i}`);
 
 /**
- * The account classes every game shares (no owner: `wallet`, `inflight`, `house:...`): their
- * ids are kept once committed, so nearly every posting names one without a lookup. Accounts of
- * a player or a match are looked up: there is one per owner, and keeping them would grow with
- * the players.
+ * The classes every game shares (`wallet`, `inflight`, `house:...`): their account ids are kept
+ * once committed, since nearly every posting names one. A player's or match's are looked up.
  */
 const SHARED_CLASSES: ReadonlySet<string> = new Set(['wallet', 'inflight', 'house']);
 /** Notes kept once committed: the texts moves and postings repeat are a few dozen. */
 const MAX_KNOWN_NOTES = 1_000;
 
-type Params = Record<string, SQLInputValue>;
+/** The statements in sql/sqlite/, by file name; the first ones answer intents' rows. */
+const ROWS = [
+  'insert',
+  'by-remote',
+  'open-by-room',
+  'open-by-player',
+  'by-group',
+  'claim',
+] as const;
+const NAMES = [
+  ...[...ROWS, 'unknowns', 'held', 'append-move', 'first-own', 'note-id', 'add-note'],
+  ...['account-id', 'add-account', 'add-entry', 'add-balances', 'add-class-balances'],
+  ...['account-balances', 'class-balances', 'record-event', 'release', 'count-open'],
+  ...['open-key-holder', 'seat-of', 'seats-taken', 'take-seat', 'pass-seat', 'due-also'],
+  ...['advance', 'open-count', ...OPERATOR_SQL],
+] as const;
+const LINE_COLUMNS = 'seq, at, by, action, intent_id, player_id, before, after, note';
 
-export class SqliteCore {
-  readonly #sql: ReturnType<typeof prepareStatements>;
-  /** UPDATE statements by patch shape (and target, for moves): a few dozen at most. */
+type Params = Record<string, SQLInputValue>;
+type Name = (typeof NAMES)[number];
+
+/** The primitives SqliteLedger forwards to this class, inline or on its thread, as they are. */
+export type Forwarded = Exclude<
+  keyof LedgerDriver,
+  'move' | 'takeToken' | 'holdCalls' | 'open' | 'close'
+>;
+
+export class SqliteCore implements Pick<LedgerDriver, Forwarded> {
+  readonly #sql: Record<Name, StatementSync>;
+  readonly #tx: Record<'begin' | 'commit' | 'rollback' | 'save' | 'keep' | 'undo', StatementSync>;
+  readonly #byId: StatementSync;
+  readonly #byToken: StatementSync;
+  readonly #moves: StatementSync;
+  readonly #payoutIndex: Record<BudgetWindow['scope'], StatementSync>;
+  readonly #reserved: Record<BudgetWindow['scope'], StatementSync>;
+  /** Statements by shape (a move's patch, a page's filters): a few dozen at most. */
   readonly #shaped = new Map<string, StatementSync>();
   /** Inside batch(): each write is a savepoint of the batch's one transaction. */
   #batching = false;
-  /**
-   * The budget scopes whose index a create of this connection has built (or found), once that
-   * create was kept: a refused one rolls its index back with it. Until then each budgeted
-   * create asks again (a no-op once the index exists).
-   */
+  /** The budget scopes whose index a kept create of this connection has built (or found). */
   readonly #payoutIndexed = new Set<BudgetWindow['scope']>();
-  /**
-   * Ids of shared accounts and of notes whose rows are committed: a row of either table never
-   * changes or goes once written, so its id holds for good, in every process on the file.
-   */
+  /** Ids of shared accounts and of notes, committed: such rows never change or go. */
   readonly #knownAccounts = new Map<string, number>();
   readonly #knownNotes = new Map<string, number>();
-  /**
-   * Ids the open transaction found or made, kept (known*) only once it commits: a rolled-back
-   * insert's id goes to the next name that is inserted.
-   */
+  /** Ids the open transaction found or made, kept only once it commits. */
   #seen: [Map<string, number>, string, number][] = [];
 
-  /** The operator log's statements (sqlite-operator.ts). */
-  readonly #operator: SqliteOperatorLog;
-
   constructor(readonly db: DatabaseSync) {
-    this.#sql = prepareStatements(db);
-    this.#operator = new SqliteOperatorLog(db);
+    const text = loadSql('sqlite', NAMES, {
+      columns: COLUMNS,
+      live: LIVE_SQL,
+      payout: PAYOUT_SQL,
+      lines: LINE_COLUMNS,
+    });
+    const prepared = (sql: string) => db.prepare(sql);
+    this.#sql = Object.fromEntries(NAMES.map((n) => [n, prepared(text[n])])) as Record<
+      Name,
+      StatementSync
+    >;
+    for (const name of [...ROWS, 'unknowns', 'held'] as const) arrays(this.#sql[name]);
+    for (const name of ['account-balances', 'class-balances'] as const) {
+      this.#sql[name].setReadBigInts(true);
+    }
+    this.#tx = {
+      begin: prepared('BEGIN IMMEDIATE'),
+      commit: prepared('COMMIT'),
+      rollback: prepared('ROLLBACK'),
+      save: prepared('SAVEPOINT call'),
+      keep: prepared('RELEASE call'),
+      undo: prepared('ROLLBACK TO call'),
+    };
+    this.#byId = arrays(prepared(joinedSql('i.id = ?')));
+    this.#byToken = arrays(prepared(joinedSql('i.callback_token = ?')));
+    this.#moves = arrays(prepared(MOVES_SQL));
+    const scopes = ['player', 'room', 'game'] as const;
+    this.#payoutIndex = fromScopes(scopes, (s) => prepared(PAYOUT_INDEXES[s]));
+    const who = { player: 'player_id = ? AND ', room: 'room_id = ? AND ', game: '' };
+    this.#reserved = fromScopes(scopes, (s) => {
+      const slots = { payout: PAYOUT_SQL, who: who[s] };
+      const statement = prepared(loadSql('sqlite', ['reserved'], slots).reserved);
+      statement.setReadBigInts(true);
+      return statement;
+    });
   }
 
-  /** A create (core.ts), its guards decided by rules.ts inside its transaction. */
+  /** A create, its guards decided by rules.ts inside its transaction. */
   create(call: CreateCall): Intent {
     const { input, now, guards, budgets, hold, postings } = call;
     const params: Params = {
       id: packId(input.id),
       kind: input.kind,
-      status: 'creating',
       room_id: input.roomId,
       player_id: input.playerId,
       amount: input.amount,
@@ -154,22 +185,22 @@ export class SqliteCore {
         const playerOpen =
           guards.maxOpenPerPlayer === undefined
             ? undefined
-            : (this.#sql.countOpen.get(input.playerId) as { open: number }).open;
-        const sums = rules.windowsOf(call).map((w) => this.#reserved(w.scope, input, w.since));
+            : (this.#sql['count-open'].get(input.playerId) as { open: number }).open;
+        const sums = rules.windowsOf(call).map((w) => this.#windowSum(w.scope, input, w.since));
         const status = rules.admit(call, playerOpen, sums);
-        // One row the schema's triggers keep (sqlite-schema.ts), not a count of the open intents.
         if (guards.maxOpenPerGame !== undefined) {
           rules.refuseGameCap(input, guards.maxOpenPerGame, this.openCount());
         }
         params.status = status;
         if (status === 'held') params.next_check_at = null;
         const row = this.#sql.insert.get(params) as unknown as Row;
+        const seq = row[COLUMN.seq] as number;
         // After the insert: a key an open intent holds is that one's answer, before any seat's.
-        if (guards.seat !== undefined) this.#seat(input, row[COLUMN.seq], guards.seat);
-        this.#post(row[COLUMN.seq], postings, now);
+        if (guards.seat !== undefined) this.#seat(input, seq, guards.seat);
+        this.#post(seq, postings, now);
         if (status === 'creating') return rowToIntent(row, []);
         const step = status === 'held' ? HELD_STEP : QUEUED_STEP;
-        this.#sql.appendMove.run(row[COLUMN.seq], step, now, null);
+        this.#sql['append-move'].run(seq, step, now, null);
         return rowToIntent(row, [[step, now, null]]);
       });
       for (const budget of budgets) this.#payoutIndexed.add(budget.scope);
@@ -180,144 +211,121 @@ export class SqliteCore {
     }
   }
 
-  /** The id of the open intent that holds `openKey`, or null. */
   openKeyHolder(openKey: string): string | null {
-    const holder = this.#sql.openKeyHolder.get(openKey) as { id: string | Uint8Array } | undefined;
+    const holder = this.#sql['open-key-holder'].get(openKey) as { id: string } | undefined;
     return holder === undefined ? null : unpackId(holder.id);
   }
 
   /** What payouts created after `since` hold in a scope's window, inside the create's write. */
-  #reserved(scope: BudgetWindow['scope'], input: NewIntent, since: number): bigint {
-    // Part of this create's transaction: kept with it, or rolled back with its refusal.
-    if (!this.#payoutIndexed.has(scope)) this.#sql.payoutIndex[scope].run();
-    const row = (
-      scope === 'player'
-        ? this.#sql.reservedByPlayer.get(input.playerId, since)
-        : scope === 'room'
-          ? this.#sql.reservedByRoom.get(input.roomId, since)
-          : this.#sql.reservedByGame.get(since)
-    ) as { reserved: bigint };
-    return row.reserved;
+  #windowSum(scope: BudgetWindow['scope'], input: NewIntent, since: number): bigint {
+    // In the create's transaction: kept with it, or rolled back with its refusal.
+    if (!this.#payoutIndexed.has(scope)) this.#payoutIndex[scope].run();
+    const who = scope === 'player' ? [input.playerId] : scope === 'room' ? [input.roomId] : [];
+    return (this.#reserved[scope].get(...who, since) as { reserved: bigint }).reserved;
   }
 
-  /**
-   * The player's seat in the new intent's group (CreateGuards.seat), inside the create's write:
-   * the holder row, and the group's count kept by the schema's triggers (sqlite-schema.ts).
-   */
+  /** The player's seat in the group, inside the create's write (counts kept by triggers). */
   #seat(input: NewIntent, seq: number, seat: SeatGuard): void {
     const group = input.groupId as string;
-    const holder = this.#sql.seatOf.get(group, input.playerId) as
-      | { intent: number; id: string | Uint8Array }
-      | undefined;
+    const holder = this.#sql['seat-of'].get(group, input.playerId) as { id: string } | undefined;
     if (holder !== undefined) {
       const id = unpackId(holder.id);
       if (id !== seat.replaces) throw new DuplicateIntentError('seat', { existingId: id });
-      this.#sql.passSeat.run(seq, group, input.playerId);
+      this.#sql['pass-seat'].run(seq, group, input.playerId);
       return;
     }
-    const taken = (this.#sql.seatsTaken.get(group) as { taken: number } | undefined)?.taken ?? 0;
-    if (seat.seats !== undefined && taken >= seat.seats) {
+    const taken = (this.#sql['seats-taken'].get(group) as { taken: number } | undefined)?.taken;
+    if (seat.seats !== undefined && (taken ?? 0) >= seat.seats) {
       throw new LimitExceededError('seats', seat.seats, input.playerId);
     }
-    this.#sql.takeSeat.run(group, input.playerId, seq);
+    this.#sql['take-seat'].run(group, input.playerId, seq);
   }
 
-  /** The intent holding the player's seat in the group, or null. */
   seatHolder(groupId: string, playerId: string): Intent | null {
-    const holder = this.#sql.seatOf.get(groupId, playerId) as
-      | { intent: number; id: string | Uint8Array }
-      | undefined;
+    const holder = this.#sql['seat-of'].get(groupId, playerId) as { id: string } | undefined;
     return holder === undefined ? null : this.get(unpackId(holder.id));
   }
 
   get(id: string): Intent | null {
-    return joinedToIntent(this.#sql.byId.all(packId(id)));
+    return joinedToIntent(this.#byId.all(packId(id)));
   }
 
   byCallbackToken(token: string): Intent | null {
-    return joinedToIntent(this.#sql.byToken.all(packToken(token)));
+    return joinedToIntent(this.#byToken.all(packToken(token)));
   }
 
   byRemoteId(kind: Intent['kind'], remoteId: string): Intent | null {
-    return this.#one(this.#sql.byRemote.get(kind, packId(remoteId)));
+    const row = this.#sql['by-remote'].get(kind, packId(remoteId)) as unknown;
+    return row === undefined ? null : this.#withMoves(row as Row);
   }
 
   openByRoom(roomId: string): Intent[] {
-    return this.#many(this.#sql.openByRoom.all(roomId));
+    return this.#many(this.#sql['open-by-room'].all(roomId));
   }
 
   openByPlayer(playerId: string): Intent[] {
-    return this.#many(this.#sql.openByPlayer.all(playerId));
+    return this.#many(this.#sql['open-by-player'].all(playerId));
   }
 
   byGroup(groupId: string): Intent[] {
-    return this.#many(this.#sql.byGroup.all(groupId));
+    return this.#many(this.#sql['by-group'].all(groupId));
   }
 
-  /** A move (core.ts MoveCall, without the caller's reading). */
+  /** A move; its answer is read back but for its history when the move is the intent's first. */
   transition(move: Omit<MoveCall, 'read'>): Intent | null {
-    const { id, sources, to, patch, now, note, postings, dueAlso } = move;
-    const terminal = isTerminal(to);
-    const fields = patchFields(patch, terminal);
-    const statement = this.#rowShape(`move:${terminal ? 't' : 'o'}:${fields.join(',')}`, () =>
-      moveSql(fields, terminal, COLUMNS),
-    );
-    return this.#journaled(() => {
-      const row = statement.get(moveParams(id, sources, to, patch, now, fields)) as Row | undefined;
-      if (row === undefined) return null;
-      const seq = row[COLUMN.seq];
-      this.#appendMove(seq, to, now, note, postings, dueAlso);
-      // A move out of `creating` is the intent's first (every answer of the service), unless it
-      // was recorded `held` or `queued` (a move of a step before `creating`, one key lookup):
-      // its history needs no read.
-      if (sources.length === 1 && sources[0] === 'creating' && !this.#sql.firstOwn.get(seq)) {
-        return rowToIntent(row, [[STEPS.indexOf(to), now, note]]);
-      }
-      return rowToIntent(row, this.#moves(seq));
-    });
+    return this.#move(move, false) as Intent | null;
   }
 
   /**
-   * The move of an intent whose caller read it in its one source and holds it: the same write
-   * as transition, answering only `seq` and what the write did not set itself (movedColumns),
-   * for SqliteLedger to lay over that reading (afterMove). No history is read, nothing the
-   * caller holds is sent back.
+   * The move of an intent its caller read in its one source: the same write, answering only its
+   * `seq` and the columns another write may have changed (movedColumns), for afterMove.
    */
   moveRead(move: Omit<MoveCall, 'read'>): unknown[] | null {
+    return this.#move(move, true) as unknown[] | null;
+  }
+
+  #move(move: Omit<MoveCall, 'read'>, bare: boolean): Intent | Row | null {
     const { id, sources, to, patch, now, note, postings, dueAlso } = move;
     const terminal = isTerminal(to);
     const fields = patchFields(patch, terminal);
-    const statement = this.#rowShape(`read:${terminal ? 't' : 'o'}:${fields.join(',')}`, () =>
-      moveSql(fields, terminal, `seq, ${movedColumns(fields, terminal).join(', ')}`),
-    );
-    return this.#journaled(() => {
-      const row = statement.get(moveParams(id, sources, to, patch, now, fields)) as
-        | unknown[]
-        | undefined;
-      if (row === undefined) return null;
-      this.#appendMove(row[0] as number, to, now, note, postings, dueAlso);
-      return row;
+    const shape = `${bare ? 'read' : 'move'}:${terminal ? 't' : 'o'}:${fields.join(',')}`;
+    const returning = bare ? `seq, ${movedColumns(fields, terminal).join(', ')}` : COLUMNS;
+    const statement = this.#shape(shape, true, () => {
+      const sets = ['status = :to', 'updated_at = :now', ...patchSets(fields)];
+      if (terminal) {
+        sets.push(
+          'live = NULL',
+          'next_check_at = NULL',
+          'lease_owner = NULL',
+          'lease_until = NULL',
+        );
+      }
+      const slots = FROM_PARAMS.map((name) => `:${name}`).join(', ');
+      return `UPDATE intents SET ${sets.join(', ')}
+        WHERE id = :id AND status IN (${slots}) RETURNING ${returning}`;
     });
-  }
-
-  /**
-   * What every move writes besides its row: its postings, its step in the history, and the
-   * other intent it makes due (TransitionOptions.dueAlso).
-   */
-  #appendMove(
-    seq: number,
-    to: IntentStatus,
-    now: number,
-    note: string | null,
-    postings: readonly Posting[],
-    dueAlso: DueAlso | null,
-  ): void {
-    this.#post(seq, postings, now);
-    const noteId = note === null ? null : this.#noteId(note);
-    this.#sql.appendMove.run(seq, STEPS.indexOf(to), now, noteId);
-    if (dueAlso !== null) {
-      this.#sql.dueAlso.run({ id: packId(dueAlso.id), status: dueAlso.status, at: dueAlso.at });
-    }
+    const params = patchParams(patch, fields);
+    Object.assign(params, { id: packId(id), to, now });
+    for (const [i, name] of FROM_PARAMS.entries()) params[name] = sources[i] ?? null;
+    return this.#journaled(() => {
+      const row = statement.get(params) as unknown as Row | undefined;
+      if (row === undefined) return null;
+      // `seq` leads both shapes of answer.
+      const seq = row[COLUMN.seq] as number;
+      this.#post(seq, postings, now);
+      const noteId = note === null ? null : this.#noteId(note);
+      this.#sql['append-move'].run(seq, STEPS.indexOf(to), now, noteId);
+      if (dueAlso !== null) {
+        const { status, at } = dueAlso;
+        this.#sql['due-also'].run({ id: packId(dueAlso.id), status, at });
+      }
+      if (bare) return row;
+      // Out of `creating`, unless recorded held or queued, a move is the first: no history read.
+      if (sources.length === 1 && sources[0] === 'creating' && !this.#sql['first-own'].get(seq)) {
+        return rowToIntent(row, [[STEPS.indexOf(to), now, note]]);
+      }
+      return this.#withMoves(row);
+    });
   }
 
   update(
@@ -328,92 +336,96 @@ export class SqliteCore {
     postings: readonly Posting[] = [],
   ): Intent | null {
     const fields = patchFields(patch, false);
-    const statement = this.#rowShape(`update:${fields.join(',')}`, () => {
+    const statement = this.#shape(`update:${fields.join(',')}`, true, () => {
       const sets = ['updated_at = :now', ...patchSets(fields)];
       return `UPDATE intents SET ${sets.join(', ')}
         WHERE id = :id AND status = :status RETURNING ${COLUMNS}`;
     });
     const params: Params = { ...patchParams(patch, fields), id: packId(id), status, now };
     return this.#journaled(() => {
-      const row = statement.get(params) as Row | undefined;
+      const row = statement.get(params) as unknown as Row | undefined;
       if (row === undefined) return null;
-      this.#post(row[COLUMN.seq], postings, now);
-      return this.#one(row);
+      this.#post(row[COLUMN.seq] as number, postings, now);
+      return this.#withMoves(row);
     });
   }
 
-  /** `query` as parseJournalQuery leaves it. */
   /** Up to `limit + 1` entries: the core tells a next page by the one more. */
   journal(query: JournalFilter): JournalEntry[] {
-    const terms = ['j.seq > :after'];
     const params: Params = { after: query.after, limit: query.limit + 1 };
-    if (query.playerId !== undefined) {
-      terms.push('i.player_id = :player');
-      params.player = query.playerId;
-    }
-    if (query.matchId !== undefined) {
-      terms.push('i.group_id = :match');
-      params.match = query.matchId;
-    }
-    if (query.intentId !== undefined) {
-      terms.push('i.id = :intent');
-      params.intent = packId(query.intentId);
-    }
-    if (query.since !== undefined) {
-      terms.push('j.at >= :since');
-      params.since = query.since;
-    }
-    // By time alone: the planner would walk the whole journal in seq order for a recent
-    // window; its index finds the window, then its few entries are sorted.
+    const terms = ['j.seq > :after'];
+    const filter = (term: string, key: string, value: SQLInputValue | undefined) => {
+      if (value === undefined) return;
+      terms.push(term);
+      params[key] = value;
+    };
+    filter('i.player_id = :player', 'player', query.playerId);
+    filter('i.group_id = :match', 'match', query.matchId);
+    filter('i.id = :intent', 'intent', query.intentId && packId(query.intentId));
+    filter('j.at >= :since', 'since', query.since);
+    // By time alone, the planner would walk the whole journal in seq order: its index instead.
     const byTime = terms.length === 2 && query.since !== undefined;
-    const statement = this.#shape(
-      `journal:${terms.join(' AND ')}`,
-      () => `
+    const where = terms.join(' AND ');
+    const statement = this.#shape(`journal:${where}`, false, () => {
+      const s = this.db.prepare(`
         SELECT j.seq, i.id, j.tag, i.player_id, i.group_id, d.name AS debit, c.name AS credit,
           j.amount, j.unit, n.text AS why, j.at
         FROM journal AS j ${byTime ? 'INDEXED BY journal_at' : ''}
         JOIN intents AS i ON i.seq = j.intent
-        JOIN accounts AS d ON d.id = j.debit
-        JOIN accounts AS c ON c.id = j.credit
+        JOIN accounts AS d ON d.id = j.debit JOIN accounts AS c ON c.id = j.credit
         JOIN notes AS n ON n.id = j.why
-        WHERE ${terms.join(' AND ')}
-        ORDER BY j.seq LIMIT :limit`,
-    );
-    statement.setReadBigInts(true);
-    return (statement.all(params) as unknown as EntryRow[]).map(toEntry);
+        WHERE ${where} ORDER BY j.seq LIMIT :limit`);
+      s.setReadBigInts(true);
+      return s;
+    });
+    return statement.all(params).map((row) => {
+      const r = row as Record<string, bigint | string | Uint8Array | null>;
+      const intentId = unpackId(r.id as string | Uint8Array);
+      return {
+        id: `${intentId}:${r.tag}`,
+        seq: Number(r.seq),
+        intentId,
+        playerId: r.player_id as string,
+        matchId: r.group_id as string | null,
+        tag: r.tag as string,
+        debit: r.debit as string,
+        credit: r.credit as string,
+        amount: String(r.amount),
+        unit: r.unit as string,
+        why: r.why as string,
+        at: Number(r.at),
+      };
+    });
   }
 
   classBalances(): AccountBalance[] {
-    return (
-      this.#sql.classBalances.all() as { class: string; unit: string; balance: bigint }[]
-    ).map((r) => ({ account: r.class, unit: r.unit, balance: String(r.balance) }));
+    const rows = this.#sql['class-balances'].all() as {
+      class: string;
+      unit: string;
+      balance: bigint;
+    }[];
+    return rows.map((r) => ({ account: r.class, unit: r.unit, balance: String(r.balance) }));
   }
 
-  /** The balance rows of the accounts that ever moved, by unit. */
   accountBalances(accounts: readonly string[]): AccountBalance[] {
     return accounts.flatMap((account) =>
-      (this.#sql.accountBalances.all(account) as { unit: string; balance: bigint }[]).map((r) => ({
-        account,
-        unit: r.unit,
-        balance: String(r.balance),
-      })),
+      (this.#sql['account-balances'].all(account) as { unit: string; balance: bigint }[]).map(
+        (r) => ({ account, unit: r.unit, balance: String(r.balance) }),
+      ),
     );
   }
 
   claimDue({ now, limit, owner, leaseMs, queued }: ClaimCall): Intent[] {
-    const split = queued === null ? 0 : 1;
-    const share = queued ?? 0;
-    const until = now + leaseMs;
+    const params = { now, limit, owner, until: now + leaseMs, split: queued === null ? 0 : 1 };
     const rows = this.#write(
-      () => this.#sql.claim.all({ now, limit, owner, until, split, share }) as unknown as Row[],
+      () => this.#sql.claim.all({ ...params, share: queued ?? 0 }) as unknown as Row[],
     );
     // RETURNING yields rows in no promised order; the contract is nextCheckAt, then age.
-    rows.sort(
-      (a, b) =>
-        (a[COLUMN.next_check_at] ?? 0) - (b[COLUMN.next_check_at] ?? 0) ||
-        a[COLUMN.created_at] - b[COLUMN.created_at] ||
-        a[COLUMN.seq] - b[COLUMN.seq],
-    );
+    const key = (r: Row) => [r[COLUMN.next_check_at] ?? 0, r[COLUMN.created_at], r[COLUMN.seq]];
+    rows.sort((a, b) => {
+      const [x, y] = [key(a) as number[], key(b) as number[]];
+      return x.map((v, i) => v - (y[i] as number)).find((d) => d !== 0) ?? 0;
+    });
     return this.#many(rows);
   }
 
@@ -426,7 +438,7 @@ export class SqliteCore {
   }
 
   openCount(): number {
-    return Number((this.#sql.openInGame.get() as { n: number }).n);
+    return Number((this.#sql['open-count'].get() as { n: number }).n);
   }
 
   advanceChecks(at: number): number {
@@ -434,28 +446,58 @@ export class SqliteCore {
   }
 
   recordEvent(eventId: string, now: number): boolean {
-    // Kept for good: a signed event has no timestamp, so only its id tells a late replay.
-    return this.#write(() => this.#sql.recordEvent.run(eventId, now).changes === 1);
+    return this.#write(() => this.#sql['record-event'].run(eventId, now).changes === 1);
   }
 
+  /** The line, after its compare-and-set (null when it changed nothing: no line). */
   appendLine(
     line: NewOperatorAction,
     now: number,
     change: LineChange | null,
   ): OperatorAction | null {
-    return this.#write(() => this.#operator.append(line, now, change));
+    return this.#write(() => {
+      if (change !== null) {
+        const player = change.kind === 'block' || change.kind === 'unblock' ? change.playerId : '';
+        const args = { block: [player, now], unblock: [player], pause: [], resume: [] };
+        if (Number(this.#sql[change.kind].run(...args[change.kind]).changes) !== 1) return null;
+      }
+      const row = this.#sql['append-line'].get({ ...line, at: now });
+      const appended = lineOf(row as Record<string, unknown>);
+      // The pause's row names its line: written before it, linked after.
+      if (change?.kind === 'pause') this.#sql['pause-line'].run(appended.seq);
+      return appended;
+    });
   }
 
   isBlocked(playerId: string): boolean {
-    return this.#operator.isBlocked(playerId);
+    return this.#sql.blocked.get(playerId) !== undefined;
   }
 
   payoutPause(): OperatorAction | null {
-    return this.#operator.paused();
+    const row = this.#sql.paused.get();
+    return row === undefined ? null : lineOf(row);
   }
 
+  /** Up to `limit + 1` lines: the core tells a next page by the one more. */
   operatorLog(query: OperatorLogFilter): OperatorAction[] {
-    return this.#operator.page(query);
+    const params: Params = { after: query.after, limit: query.limit + 1 };
+    const terms = ['seq > :after'];
+    for (const [term, key, value] of [
+      ['intent_id = :intent', 'intent', query.intentId],
+      ['player_id = :player', 'player', query.playerId],
+      ['at >= :since', 'since', query.since],
+    ] as const) {
+      if (value === undefined) continue;
+      terms.push(term);
+      params[key] = value;
+    }
+    const where = terms.join(' AND ');
+    const statement = this.#shape(`log:${where}`, false, () =>
+      this.db.prepare(
+        `SELECT ${LINE_COLUMNS} FROM operator_log WHERE ${where} ORDER BY seq LIMIT :limit`,
+      ),
+    );
+    return statement.all(params).map(lineOf);
   }
 
   close(): void {
@@ -468,9 +510,9 @@ export class SqliteCore {
   }
 
   /**
-   * Runs `fn` in one transaction in which every write is a savepoint: one commit, and so one
-   * fsync, for a whole batch of calls, each of which still fails alone. Throws LedgerBusyError
-   * when the write lock cannot be had (nothing ran), and what COMMIT throws (all undone).
+   * Runs `fn` in one transaction in which every write is a savepoint: one commit (one fsync)
+   * for a batch of calls, each of which still fails alone. Throws LedgerBusyError when the
+   * write lock cannot be had (nothing ran), and what COMMIT throws (all undone).
    */
   batch(fn: () => void): void {
     this.#begin();
@@ -483,84 +525,74 @@ export class SqliteCore {
     } finally {
       this.#batching = false;
     }
-    try {
-      this.#sql.commit.run();
-      this.#keepSeen();
-    } catch (err) {
-      this.#seen = [];
-      if (this.db.isTransaction) this.#sql.rollback.run();
-      throw busyOrSelf(err);
-    }
+    this.#commit();
   }
 
-  /** Takes the write lock up front (IMMEDIATE), so a transaction never fails halfway on a lock upgrade. */
+  /** Takes the write lock up front (IMMEDIATE): a transaction never fails halfway on a lock. */
   #write<T>(fn: () => T): T {
     if (this.#batching) {
       const seen = this.#seen.length;
-      this.#sql.savepoint.run();
+      this.#tx.save.run();
       try {
         const result = fn();
-        this.#sql.releaseSavepoint.run();
+        this.#tx.keep.run();
         return result;
       } catch (err) {
         this.#seen.length = seen;
-        this.#sql.rollbackSavepoint.run();
-        this.#sql.releaseSavepoint.run();
+        this.#tx.undo.run();
+        this.#tx.keep.run();
         throw busyOrSelf(err);
       }
     }
     this.#begin();
+    let result: T;
     try {
-      const result = fn();
-      this.#sql.commit.run();
-      this.#keepSeen();
-      return result;
+      result = fn();
     } catch (err) {
       this.#seen = [];
-      if (this.db.isTransaction) this.#sql.rollback.run();
+      if (this.db.isTransaction) this.#tx.rollback.run();
+      throw busyOrSelf(err);
+    }
+    this.#commit();
+    return result;
+  }
+
+  #begin(): void {
+    try {
+      this.#tx.begin.run();
+    } catch (err) {
       throw busyOrSelf(err);
     }
   }
 
-  /** After a commit: the ids its transaction found or made are known for good. */
-  #keepSeen(): void {
+  /** COMMIT; then the ids its transaction found or made are known for good. */
+  #commit(): void {
+    try {
+      this.#tx.commit.run();
+    } catch (err) {
+      this.#seen = [];
+      if (this.db.isTransaction) this.#tx.rollback.run();
+      throw busyOrSelf(err);
+    }
     for (const [known, name, id] of this.#seen) {
       if (known !== this.#knownNotes || known.size < MAX_KNOWN_NOTES) known.set(name, id);
     }
     this.#seen = [];
   }
 
-  #begin(): void {
-    try {
-      this.#sql.begin.run();
-    } catch (err) {
-      throw busyOrSelf(err);
-    }
-  }
-
-  #shape(key: string, sql: () => string): StatementSync {
+  /** A statement by shape, prepared once; `rows`: it answers intents' rows, read as arrays. */
+  #shape(key: string, rows: boolean, sql: () => string | StatementSync): StatementSync {
     let statement = this.#shaped.get(key);
     if (statement === undefined) {
-      statement = this.db.prepare(sql());
+      const made = sql();
+      statement = typeof made === 'string' ? this.db.prepare(made) : made;
+      if (rows) arrays(statement);
       this.#shaped.set(key, statement);
     }
     return statement;
   }
 
-  /** shape() for a statement that returns intents' rows: read as arrays (Row). */
-  #rowShape(key: string, sql: () => string): StatementSync {
-    let statement = this.#shaped.get(key);
-    if (statement === undefined) {
-      statement = arrays(this.db.prepare(sql()));
-      this.#shaped.set(key, statement);
-    }
-    return statement;
-  }
-
-  /**
-   * A write that may carry postings: null when one of them is already journaled, and then
-   * nothing of it is kept (its transaction or savepoint is rolled back).
-   */
+  /** A write that may carry postings: null, and nothing kept, when one is already journaled. */
   #journaled<T>(fn: () => T | null): T | null {
     try {
       return this.#write(fn);
@@ -572,8 +604,8 @@ export class SqliteCore {
 
   /**
    * Journals `postings` of the intent `seq` and moves their balances, inside the caller's
-   * write. Throws AlreadyJournaled when an entry's id is taken, InvalidIntentError when a
-   * balance would pass a signed 64-bit integer (STRICT refuses the REAL SQLite makes of it).
+   * write: AlreadyJournaled when an entry's id is taken, InvalidIntentError when a balance would
+   * pass a signed 64-bit integer (STRICT refuses the REAL SQLite makes of it).
    */
   #post(seq: number, postings: readonly Posting[], now: number): void {
     for (const p of postings) {
@@ -581,17 +613,11 @@ export class SqliteCore {
       const credit = this.#accountId(p.credit);
       const amount = BigInt(p.amount);
       const entry = [seq, p.tag, debit, credit, amount, p.unit, this.#noteId(p.why), now] as const;
-      if (this.#sql.addEntry.run(...entry).changes === 0) throw new AlreadyJournaled();
+      if (this.#sql['add-entry'].run(...entry).changes === 0) throw new AlreadyJournaled();
       try {
-        this.#sql.addBalances.run(credit, p.unit, amount, debit, p.unit, -amount);
-        this.#sql.addClassBalances.run(
-          accountClass(p.credit),
-          p.unit,
-          amount,
-          accountClass(p.debit),
-          p.unit,
-          -amount,
-        );
+        this.#sql['add-balances'].run(credit, p.unit, amount, debit, p.unit, -amount);
+        const [to, from] = [accountClass(p.credit), accountClass(p.debit)];
+        this.#sql['add-class-balances'].run(to, p.unit, amount, from, p.unit, -amount);
       } catch (err) {
         if ((err as { errcode?: unknown }).errcode !== 3091) throw err;
         throw new InvalidIntentError(
@@ -602,88 +628,67 @@ export class SqliteCore {
     }
   }
 
-  /** An account's id in `accounts`, recorded the first time it is named. */
   #accountId(name: string): number {
-    const kept = this.#knownAccounts.get(name);
-    if (kept !== undefined) return kept;
-    const found = this.#sql.accountId.get(name) as { id: number } | undefined;
-    const id = found?.id ?? (this.#sql.addAccount.get(name) as { id: number }).id;
-    if (SHARED_CLASSES.has(accountClass(name))) this.#seen.push([this.#knownAccounts, name, id]);
-    return id;
+    const shared = SHARED_CLASSES.has(accountClass(name));
+    return this.#idOf(this.#knownAccounts, shared, name, 'account-id', 'add-account');
   }
 
-  /** A note's id in `notes`, recorded the first time it is seen (inside the move's transaction). */
   #noteId(text: string): number {
-    const kept = this.#knownNotes.get(text);
+    return this.#idOf(this.#knownNotes, true, text, 'note-id', 'add-note');
+  }
+
+  /** A row's id in `accounts` or `notes`, recorded the first time its name is seen. */
+  #idOf(
+    known: Map<string, number>,
+    keep: boolean,
+    name: string,
+    find: 'account-id' | 'note-id',
+    add: 'add-account' | 'add-note',
+  ): number {
+    const kept = known.get(name);
     if (kept !== undefined) return kept;
-    const found = this.#sql.noteId.get(text) as { id: number } | undefined;
-    const id = found?.id ?? (this.#sql.addNote.get(text) as { id: number }).id;
-    this.#seen.push([this.#knownNotes, text, id]);
+    const found = this.#sql[find].get(name) as { id: number } | undefined;
+    const id = found?.id ?? (this.#sql[add].get(name) as { id: number }).id;
+    if (keep) this.#seen.push([known, name, id]);
     return id;
   }
 
-  #moves(seq: number): Move[] {
-    return this.#sql.moves.all(seq) as unknown as Move[];
-  }
-
-  #one(row: unknown): Intent | null {
-    return row === undefined
-      ? null
-      : rowToIntent(row as Row, this.#moves((row as Row)[COLUMN.seq]));
+  #withMoves(row: Row): Intent {
+    return rowToIntent(row, this.#moves.all(row[COLUMN.seq] as number) as unknown as Move[]);
   }
 
   #many(rows: unknown[]): Intent[] {
-    return (rows as Row[]).map((row) => rowToIntent(row, this.#moves(row[COLUMN.seq])));
+    return (rows as Row[]).map((row) => this.#withMoves(row));
   }
-}
-
-/** A move's UPDATE: its status, its patch's columns, and the end of its schedule when terminal. */
-function moveSql(fields: readonly (keyof IntentPatch)[], terminal: boolean, returning: string) {
-  const sets = ['status = :to', 'updated_at = :now', ...patchSets(fields)];
-  if (terminal) {
-    sets.push('live = NULL', 'next_check_at = NULL', 'lease_owner = NULL', 'lease_until = NULL');
-  }
-  const slots = FROM_PARAMS.map((name) => `:${name}`).join(', ');
-  return `UPDATE intents SET ${sets.join(', ')}
-    WHERE id = :id AND status IN (${slots}) RETURNING ${returning}`;
-}
-
-function moveParams(
-  id: string,
-  sources: readonly IntentStatus[],
-  to: IntentStatus,
-  patch: IntentPatch,
-  now: number,
-  fields: readonly (keyof IntentPatch)[],
-): Params {
-  const params = patchParams(patch, fields);
-  params.id = packId(id);
-  params.to = to;
-  params.now = now;
-  for (let i = 0; i < MAX_SOURCES; i++) params[FROM_PARAMS[i] as string] = sources[i] ?? null;
-  return params;
 }
 
 /**
  * The columns a move's row may hold that its own write did not set, in COLUMN's order: what
- * another write may have changed since the caller read the intent (any patchable column, and
- * the lease), and `meta` always (it is read back as JSON keeps it).
+ * another write may have changed since the caller read the intent, and `meta` always (read
+ * back as JSON keeps it).
  */
-export function movedColumns(
-  fields: readonly (keyof IntentPatch)[],
-  terminal: boolean,
-): (keyof typeof COLUMN)[] {
+function movedColumns(fields: readonly (keyof IntentPatch)[], terminal: boolean): string[] {
   const set = new Set<string>(fields.map((f) => PATCH_COLUMNS[f]));
   if (terminal) for (const f of SCHEDULE_FIELDS) set.add(PATCH_COLUMNS[f]);
   set.delete('meta');
   return MOVABLE.filter((column) => !set.has(column));
 }
 
+/** Every column a write may change after the insert, but the status and its time. */
+const MOVABLE = Object.keys(COLUMN).filter((c) =>
+  (Object.values(PATCH_COLUMNS) as string[]).includes(c),
+);
+
+/** Where afterMove finds each field in a moveRead's row, by move shape: a few dozen at most. */
+const plans = new Map<string, Partial<Record<keyof IntentPatch, number>>>();
+const FIELD_OF: Record<string, keyof IntentPatch> = Object.fromEntries(
+  Object.entries(PATCH_COLUMNS).map(([field, column]) => [column, field as keyof IntentPatch]),
+);
+
 /**
- * The intent a moveRead left: `read`, the caller's reading in the move's one source, with the
- * move's status, time and patch, the columns `row` answered after its `seq` (movedColumns), and
- * its step appended to the history. Shares nothing with `read`; built in the field order of a
- * read (sqlite-schema.ts), so that every intent the store hands out has one shape.
+ * The intent a moveRead left: the caller's reading `read` (in the move's one source) with the
+ * move's status, time and patch, the columns `row` answered after its `seq`, and its step
+ * appended to the history; built in a read's field order, so every intent has one shape.
  */
 export function afterMove(
   read: Intent,
@@ -720,23 +725,12 @@ export function afterMove(
   const uri = value('uri') as string | null;
   const meta = value('meta') as string | null;
   return {
-    id: read.id,
-    kind: read.kind,
+    ...read,
     status: to,
-    roomId: read.roomId,
-    playerId: read.playerId,
-    amount: read.amount,
-    unit: read.unit,
-    description: read.description,
     remoteId: remoteId === null ? null : unpackId(remoteId),
     code,
     uri: uri === '' ? `lightning:${code}` : uri,
-    callbackToken: read.callbackToken,
-    idempotencyKey: read.idempotencyKey,
-    openKey: read.openKey,
-    groupId: read.groupId,
     expiresAt: value('expiresAt') as number | null,
-    createdAt: read.createdAt,
     updatedAt: now,
     nextCheckAt: value('nextCheckAt') as number | null,
     checks: value('checks') as number,
@@ -745,43 +739,24 @@ export function afterMove(
     error: value('error') as string | null,
     meta: meta === null ? {} : (JSON.parse(meta) as Record<string, unknown>),
     history,
-  };
+  } as Intent;
 }
 
-/** Where afterMove finds each field in a moveRead's row, by move shape: a few dozen at most. */
-const plans = new Map<string, Partial<Record<keyof IntentPatch, number>>>();
-
-/** A patchable column's field. */
-const FIELD_OF: Record<string, keyof IntentPatch> = Object.fromEntries(
-  Object.entries(PATCH_COLUMNS).map(([field, column]) => [column, field as keyof IntentPatch]),
-);
-
-/** Every column a write may change after the insert, but the status and its time. */
-const MOVABLE: readonly (keyof typeof COLUMN)[] = (
-  Object.keys(COLUMN) as (keyof typeof COLUMN)[]
-).filter((c) => (Object.values(PATCH_COLUMNS) as string[]).includes(c));
-
 /** The fields a patch writes, in a fixed order (the statement cache's key). */
-export function patchFields(patch: IntentPatch, terminal: boolean): (keyof IntentPatch)[] {
-  // A terminal move clears the schedule whatever the patch says (assertSchedulable let through
-  // only nulls), so those fields are left to its own SET terms.
+function patchFields(patch: IntentPatch, terminal: boolean): (keyof IntentPatch)[] {
+  // A terminal move clears the schedule in its own SET terms, whatever the patch says.
   return PATCH_FIELDS.filter(
     (f) => patch[f] !== undefined && !(terminal && SCHEDULE_FIELDS.has(f)),
   );
 }
 
 function patchSets(fields: readonly (keyof IntentPatch)[]): string[] {
-  const sets: string[] = [];
-  for (const field of fields) {
-    const col = PATCH_COLUMNS[field];
-    if (field === 'uri') {
-      // Stored as '' when it is the code with its scheme, against the code as it will be.
-      const code = fields.includes('code') ? ':code' : 'code';
-      sets.push(`uri = CASE WHEN :uri = 'lightning:' || ${code} THEN '' ELSE :uri END`);
-    } else {
-      sets.push(`${col} = :${col}`);
-    }
-  }
+  const sets = fields.map((field) =>
+    field === 'uri'
+      ? // Stored as '' when it is the code with its scheme, against the code as it will be.
+        `uri = CASE WHEN :uri = 'lightning:' || ${fields.includes('code') ? ':code' : 'code'} THEN '' ELSE :uri END`
+      : `${PATCH_COLUMNS[field]} = :${PATCH_COLUMNS[field]}`,
+  );
   if (fields.includes('code') && !fields.includes('uri')) {
     // The old uri was implied by the old code: spell it out before the code changes.
     sets.push("uri = CASE WHEN uri = '' THEN 'lightning:' || code ELSE uri END");
@@ -808,130 +783,16 @@ function metaText(meta: Record<string, unknown> | undefined): string | null {
   return meta === undefined || Object.keys(meta).length === 0 ? null : JSON.stringify(meta);
 }
 
-/** The statements in sql/sqlite/, by file name. */
-const NAMES = [
-  'insert',
-  'append-move',
-  'first-own',
-  'note-id',
-  'add-note',
-  'account-id',
-  'add-account',
-  'add-entry',
-  'add-balances',
-  'add-class-balances',
-  'account-balances',
-  'class-balances',
-  'record-event',
-  'by-remote',
-  'open-by-room',
-  'open-by-player',
-  'by-group',
-  'claim',
-  'release',
-  'count-open',
-  'open-key-holder',
-  'seat-of',
-  'seats-taken',
-  'take-seat',
-  'pass-seat',
-  'due-also',
-  'unknowns',
-  'held',
-  'advance',
-] as const;
-
-function prepareStatements(db: DatabaseSync) {
-  const slots = { columns: COLUMNS, live: LIVE_SQL, payout: PAYOUT_SQL };
-  const sql = loadSql('sqlite', NAMES, slots);
-  const reserved = (who: string) => {
-    const statement = db.prepare(loadSql('sqlite', ['reserved'], { ...slots, who }).reserved);
-    statement.setReadBigInts(true);
-    return statement;
-  };
-  const statements = {
-    begin: db.prepare('BEGIN IMMEDIATE'),
-    commit: db.prepare('COMMIT'),
-    rollback: db.prepare('ROLLBACK'),
-    savepoint: db.prepare('SAVEPOINT call'),
-    releaseSavepoint: db.prepare('RELEASE call'),
-    rollbackSavepoint: db.prepare('ROLLBACK TO call'),
-    insert: db.prepare(sql.insert),
-    appendMove: db.prepare(sql['append-move']),
-    firstOwn: db.prepare(sql['first-own']),
-    moves: arrays(db.prepare(MOVES_SQL)),
-    noteId: db.prepare(sql['note-id']),
-    addNote: db.prepare(sql['add-note']),
-    accountId: db.prepare(sql['account-id']),
-    addAccount: db.prepare(sql['add-account']),
-    addEntry: db.prepare(sql['add-entry']),
-    addBalances: db.prepare(sql['add-balances']),
-    addClassBalances: db.prepare(sql['add-class-balances']),
-    accountBalances: bigInts(db.prepare(sql['account-balances'])),
-    classBalances: bigInts(db.prepare(sql['class-balances'])),
-    byId: arrays(db.prepare(joinedSql('i.id = ?'))),
-    recordEvent: db.prepare(sql['record-event']),
-    byToken: arrays(db.prepare(joinedSql('i.callback_token = ?'))),
-    byRemote: db.prepare(sql['by-remote']),
-    openByRoom: db.prepare(sql['open-by-room']),
-    openByPlayer: db.prepare(sql['open-by-player']),
-    byGroup: db.prepare(sql['by-group']),
-    claim: db.prepare(sql.claim),
-    release: db.prepare(sql.release),
-    countOpen: db.prepare(sql['count-open']),
-    openInGame: db.prepare(OPEN_COUNT_SQL),
-    openKeyHolder: db.prepare(sql['open-key-holder']),
-    seatOf: db.prepare(sql['seat-of']),
-    seatsTaken: db.prepare(sql['seats-taken']),
-    takeSeat: db.prepare(sql['take-seat']),
-    passSeat: db.prepare(sql['pass-seat']),
-    dueAlso: db.prepare(sql['due-also']),
-    payoutIndex: {
-      player: db.prepare(PAYOUT_INDEXES.player),
-      room: db.prepare(PAYOUT_INDEXES.room),
-      game: db.prepare(PAYOUT_INDEXES.game),
-    },
-    reservedByPlayer: reserved('player_id = ? AND '),
-    reservedByRoom: reserved('room_id = ? AND '),
-    reservedByGame: reserved(''),
-    unknowns: db.prepare(sql.unknowns),
-    held: db.prepare(sql.held),
-    advance: db.prepare(sql.advance),
-  } satisfies Record<string, StatementSync | Record<string, StatementSync>>;
-  // The statements that return intents' rows read them as arrays (Row, in COLUMN's order).
-  const { insert, byRemote, openByRoom, openByPlayer, byGroup, claim, unknowns, held } = statements;
-  for (const rows of [insert, byRemote, openByRoom, openByPlayer, byGroup, claim, unknowns, held]) {
-    arrays(rows);
-  }
-  return statements;
+function fromScopes<T>(
+  scopes: readonly BudgetWindow['scope'][],
+  make: (scope: BudgetWindow['scope']) => T,
+): Record<BudgetWindow['scope'], T> {
+  return Object.fromEntries(scopes.map((s) => [s, make(s)])) as Record<BudgetWindow['scope'], T>;
 }
 
 function arrays(statement: StatementSync): StatementSync {
   statement.setReturnArrays(true);
   return statement;
-}
-
-function bigInts(statement: StatementSync): StatementSync {
-  statement.setReadBigInts(true);
-  return statement;
-}
-
-function toEntry(row: EntryRow): JournalEntry {
-  const intentId = unpackId(row.id);
-  return {
-    id: `${intentId}:${row.tag}`,
-    seq: Number(row.seq),
-    intentId,
-    playerId: row.player_id,
-    matchId: row.group_id,
-    tag: row.tag,
-    debit: row.debit,
-    credit: row.credit,
-    amount: String(row.amount),
-    unit: row.unit,
-    why: row.why,
-    at: Number(row.at),
-  };
 }
 
 /** SQLITE_BUSY and its extended codes (the low byte is the primary code). */
@@ -942,16 +803,13 @@ function busyOrSelf(err: unknown): unknown {
     : err;
 }
 
+/** SQLITE_CONSTRAINT_UNIQUE names the column: the id, the token and the open key are unique. */
 function duplicateOrSelf(err: unknown): unknown {
-  if (err instanceof Error && (err as { errcode?: number }).errcode === 2067) {
-    // SQLITE_CONSTRAINT_UNIQUE names the column; the id, the token and the open key are unique.
-    if (err.message.includes('intents.id')) return new DuplicateIntentError('id', { cause: err });
-    if (err.message.includes('intents.callback_token')) {
-      return new DuplicateIntentError('callbackToken', { cause: err });
-    }
-    if (err.message.includes('intents.open_key')) {
-      return new DuplicateIntentError('openKey', { cause: err });
-    }
+  if (!(err instanceof Error) || (err as { errcode?: number }).errcode !== 2067) return err;
+  for (const field of ['id', 'callbackToken', 'openKey'] as const) {
+    const column = { id: 'id', callbackToken: 'callback_token', openKey: 'open_key' }[field];
+    if (err.message.includes(`intents.${column}`))
+      return new DuplicateIntentError(field, { cause: err });
   }
   return err;
 }

@@ -1,10 +1,7 @@
 /**
- * The SQLite ledger's file, opened, and its rows read: `openLedgerDatabase` sets the pragmas and
- * brings the file to this library's layout (sql/sqlite/migrations/, each file in one
- * transaction; schema.sql beside them says why each table is as it is), for the inline store
- * and its worker thread alike; the rest packs ids and tokens as the layout keeps them and reads
- * an intent back from its row and its moves. Costs one transaction when a file is opened (one
- * more per migration it still needs), nothing afterwards.
+ * The SQLite ledger's file, opened at this library's layout (`openLedgerDatabase`, for the
+ * inline store and its worker thread alike), and its rows read back: ids and tokens packed as
+ * the layout keeps them, an intent from its row and its moves.
  */
 import type { DatabaseSync } from 'node:sqlite';
 import { IncompatibleLedgerError } from './errors.js';
@@ -16,20 +13,17 @@ import {
   PAYOUT_KINDS,
   TRANSITIONS,
 } from './intent.js';
-import { layoutOf, migration } from './layout.js';
+import { layoutOf, migration } from './sql.js';
 
 /** The layout this library writes and reads (PRAGMA user_version). */
 export const LAYOUT = layoutOf('sqlite');
 
-/** The ledger's mark in a file's header (PRAGMA application_id), set by the first migration. */
+/** The ledger's mark in a file's header (PRAGMA application_id). */
 const LEDGER_ID = 1280200775;
 
 /**
- * A move's step: the rank of its target status. TRANSITIONS only ever moves up this order
- * (checked below), so an intent reaches each step at most once, and ordering its moves by step
- * orders them in time: (intent, step) is the history table's key. `held` is before them all
- * (HELD_STEP): no move leads to it, it is only ever an intent's first status. Part of the
- * layout: `moves` keeps these ranks, so changing them takes a migration.
+ * A move's step: the rank of its target status. Moves only go up this order (checked below), so
+ * ordering an intent's moves by step orders them in time. Part of the layout.
  */
 export const STEPS: readonly IntentStatus[] = [
   'creating',
@@ -48,18 +42,12 @@ for (const from of INTENT_STATUSES) {
 }
 
 export const PAYOUT_SQL = `kind IN (${PAYOUT_KINDS.map((k) => `'${k}'`).join(', ')})`;
-/** The one test of openness the layout's indexes and the queries repeat word for word. */
+/** Openness, as the layout's indexes and the queries spell it word for word. */
 export const LIVE_SQL = 'live IS NOT NULL';
 
-/** The game's open intents, as the triggers keep them. */
-export const OPEN_COUNT_SQL = "SELECT n FROM counters WHERE name = 'open'";
-
 /**
- * The budget windows' indexes, one per scope, built by the first create whose guards check a
- * window of that scope (SqliteCore.guard), not with the table: a game without budgets keeps
- * none of them, about 75 B per payout less in the file and in a ':memory:' ledger. Until one is
- * built, the window's sum is read without it: the same answer, found by a scan. They never
- * change after the insert.
+ * The budget windows' indexes, built by the first create that checks a window of their scope:
+ * a game without budgets keeps none (about 75 B per payout).
  */
 export const PAYOUT_INDEXES = {
   player: `CREATE INDEX IF NOT EXISTS intents_payout_player
@@ -72,10 +60,7 @@ export const PAYOUT_INDEXES = {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-/**
- * An id as stored: a canonical UUID (lowercase, as uuid makes them) as its 16 bytes, any other
- * string as itself. One-to-one, so equality and uniqueness are those of the strings.
- */
+/** An id as stored: a canonical (lowercase) UUID as its 16 bytes, any other string as itself. */
 export function packId(value: string): string | Uint8Array {
   return UUID.test(value) ? Buffer.from(value.replaceAll('-', ''), 'hex') : value;
 }
@@ -86,10 +71,7 @@ export function unpackId(value: string | Uint8Array): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
-/**
- * A callback token as stored: base64url whose bytes encode back to the very same string (every
- * token of 4n characters) as those bytes, any other string as itself. One-to-one, like packId.
- */
+/** A callback token as stored: base64url that round-trips as its bytes, else as itself. */
 export function packToken(value: string): string | Uint8Array {
   if (value.length % 4 !== 0) return value;
   const bytes = Buffer.from(value, 'base64url');
@@ -101,11 +83,7 @@ export function unpackToken(value: string | Uint8Array): string {
   return Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64url');
 }
 
-/**
- * Where each column of an intent's row sits. Rows are read as arrays (node:sqlite's
- * `setReturnArrays`): its row objects have no fixed shape, so each of their 25 fields read is a
- * dictionary lookup, where an array's is an index.
- */
+/** Where each column of an intent's row sits: rows are read as arrays, cheaper than objects. */
 export const COLUMN = {
   seq: 0,
   id: 1,
@@ -137,34 +115,8 @@ export const COLUMN = {
 /** The columns of an intent's row, in COLUMN's order, as every statement that reads one selects them. */
 export const COLUMNS = Object.keys(COLUMN).join(', ');
 
-/** One intent's row as the statements return it (node:sqlite hands integers over as numbers). */
-export type Row = readonly [
-  seq: number,
-  id: string | Uint8Array,
-  kind: Intent['kind'],
-  status: IntentStatus,
-  room_id: string | null,
-  player_id: string,
-  amount: string,
-  unit: string,
-  description: string,
-  remote_id: string | Uint8Array | null,
-  code: string | null,
-  uri: string | null,
-  callback_token: string | Uint8Array | null,
-  idempotency_key: string | null,
-  open_key: string | null,
-  group_id: string | null,
-  expires_at: number | null,
-  created_at: number,
-  updated_at: number,
-  next_check_at: number | null,
-  checks: number,
-  lease_owner: string | null,
-  lease_until: number | null,
-  error: string | null,
-  meta: string | null,
-];
+/** One intent's row, in COLUMN's order. */
+export type Row = readonly unknown[];
 
 /** One row of `moves`, as MOVES_SQL reads it (an array, like Row). */
 export type Move = readonly [step: number, at: number, note: string | null];
@@ -186,21 +138,11 @@ function entryOf(move: Move, from: IntentStatus | null): IntentHistoryEntry {
   return entry;
 }
 
-/**
- * The step of `held` in `moves`: before every other (no move leads to it, it is only ever an
- * intent's first status), written by the create of a payout the approvals hold, at its time.
- * An intent with this row starts its history with it; every other starts with the `creating`
- * its row implies.
- */
+/** The steps of `held` and `queued`: first statuses only, whose row starts a history. */
 export const HELD_STEP = -1;
-
-/** The step of `queued` in `moves`: a first status too (CreateGuards.queue), as HELD_STEP. */
 export const QUEUED_STEP = -2;
 
-/**
- * A history's start, before its moves: the `creating` the row implies (at `createdAt`), or
- * nothing when its first move is a first status of its own (held, queued).
- */
+/** A history's start: the `creating` the row implies, unless it began held or queued. */
 function historyStart(
   createdAt: number,
   firstStep: number | null | undefined,
@@ -211,22 +153,14 @@ function historyStart(
 
 /** An intent from its row and its moves, in step order (the history's first entry is the row's). */
 export function rowToIntent(row: Row, moves: readonly Move[]): Intent {
-  const history = historyStart(row[COLUMN.created_at], moves[0]?.[0]);
+  const history = historyStart(row[COLUMN.created_at] as number, moves[0]?.[0]);
   for (const move of moves) history.push(entryOf(move, history.at(-1)?.to ?? null));
   return withHistory(row, history);
 }
 
-/**
- * An intent's row with one of its moves (`step, at, note`, NULLs for an intent that has none):
- * a row of `joinedSql`, one per move in step order.
- */
-type Joined = readonly [...Row, step: number | null, at: number | null, note: string | null];
-
-/** Where a Joined row's move columns are: after the intent's. */
+/** Where a `joinedSql` row's move columns are: after the intent's. */
 const STEP = 25;
-const AT = 26;
-const NOTE = 27;
-if (Object.keys(COLUMN).length !== STEP) throw new Error('sqlite ledger: a Joined row is stale');
+if (Object.keys(COLUMN).length !== STEP) throw new Error('sqlite ledger: a joined row is stale');
 
 /** An intent and its moves in one statement, for joinedToIntent: `where` names the intent. */
 export function joinedSql(where: string): string {
@@ -238,52 +172,50 @@ export function joinedSql(where: string): string {
     WHERE ${where} ORDER BY m.step`;
 }
 
-/**
- * An intent from the rows of `joinedSql` (arrays, as node:sqlite reads them with
- * `setReturnArrays`): one statement for an intent and its history. Null for no rows.
- */
+/** An intent from the rows of `joinedSql`: one statement for an intent and its history. */
 export function joinedToIntent(rows: readonly object[]): Intent | null {
-  const first = rows[0] as Joined | undefined;
+  const first = rows[0] as Row | undefined;
   if (first === undefined) return null;
-  const history = historyStart(first[COLUMN.created_at], first[STEP]);
-  for (const row of rows as readonly Joined[]) {
-    const step = row[STEP];
-    const at = row[AT];
+  const history = historyStart(first[COLUMN.created_at] as number, first[STEP] as number | null);
+  for (const row of rows as readonly Row[]) {
+    const [step, at, note] = row.slice(STEP) as [number | null, number | null, string | null];
     if (step === null || at === null) break;
-    history.push(entryOf([step, at, row[NOTE]], history.at(-1)?.to ?? null));
+    history.push(entryOf([step, at, note], history.at(-1)?.to ?? null));
   }
   return withHistory(first, history);
 }
 
-/** An intent from its row (or a row that runs on, a Joined one) and its history. */
-function withHistory(row: readonly [...Row, ...unknown[]], history: IntentHistoryEntry[]): Intent {
-  const remote = row[COLUMN.remote_id];
-  const token = row[COLUMN.callback_token];
-  const meta = row[COLUMN.meta];
+/** An intent from its row (or a joined row, which runs on) and its history. */
+function withHistory(row: Row, history: IntentHistoryEntry[]): Intent {
+  const at = <T>(column: keyof typeof COLUMN) => row[COLUMN[column]] as T;
+  const remote = at<string | Uint8Array | null>('remote_id');
+  const token = at<string | Uint8Array | null>('callback_token');
+  const meta = at<string | null>('meta');
+  const uri = at<string | null>('uri');
   return {
-    id: unpackId(row[COLUMN.id]),
-    kind: row[COLUMN.kind],
-    status: row[COLUMN.status],
-    roomId: row[COLUMN.room_id],
-    playerId: row[COLUMN.player_id],
-    amount: row[COLUMN.amount],
-    unit: row[COLUMN.unit],
-    description: row[COLUMN.description],
+    id: unpackId(at('id')),
+    kind: at('kind'),
+    status: at('status'),
+    roomId: at('room_id'),
+    playerId: at('player_id'),
+    amount: at('amount'),
+    unit: at('unit'),
+    description: at('description'),
     remoteId: remote === null ? null : unpackId(remote),
-    code: row[COLUMN.code],
-    uri: row[COLUMN.uri] === '' ? `lightning:${row[COLUMN.code]}` : row[COLUMN.uri],
+    code: at('code'),
+    uri: uri === '' ? `lightning:${at('code')}` : uri,
     callbackToken: token === null ? null : unpackToken(token),
-    idempotencyKey: row[COLUMN.idempotency_key],
-    openKey: row[COLUMN.open_key],
-    groupId: row[COLUMN.group_id],
-    expiresAt: row[COLUMN.expires_at],
-    createdAt: row[COLUMN.created_at],
-    updatedAt: row[COLUMN.updated_at],
-    nextCheckAt: row[COLUMN.next_check_at],
-    checks: row[COLUMN.checks],
-    leaseOwner: row[COLUMN.lease_owner],
-    leaseUntil: row[COLUMN.lease_until],
-    error: row[COLUMN.error],
+    idempotencyKey: at('idempotency_key'),
+    openKey: at('open_key'),
+    groupId: at('group_id'),
+    expiresAt: at('expires_at'),
+    createdAt: at('created_at'),
+    updatedAt: at('updated_at'),
+    nextCheckAt: at('next_check_at'),
+    checks: at('checks'),
+    leaseOwner: at('lease_owner'),
+    leaseUntil: at('lease_until'),
+    error: at('error'),
     meta: meta === null ? {} : (JSON.parse(meta) as Record<string, unknown>),
     history,
   };

@@ -1,115 +1,158 @@
 /**
- * The caller's side of the SQLite ledger's worker thread (sqlite-worker.ts): posts each call
- * and resolves it with the worker's answer, errors turned back into their classes. The event
- * loop only posts and receives: one structured clone each way, tens of microseconds, whatever
- * the SQL, the commit and its fsync cost.
- *
- * The thread does not keep the process alive while it is idle (a game may exit without
- * closing its ledger), only while a call waits for its answer. A thread that dies rejects
- * what it had with LedgerUnavailableError: a write may or may not have been committed, as with
- * a networked store that went away.
+ * The caller's side of the SQLite ledger's worker thread (sqlite-worker.ts), and what crosses
+ * between them: each call posted with its arguments, resolved with the worker's answer, errors
+ * sent as plain data and turned back into their classes (a structured clone keeps an Error's
+ * message, not its class). The thread keeps the process alive only while a call waits; one that
+ * dies rejects what it had with LedgerUnavailableError (a write may or may not have committed).
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { LedgerClosedError, LedgerUnavailableError } from './errors.js';
-import { ledgerFile } from './files.js';
 import {
-  type Answer,
-  type Call,
-  type CoreMethod,
-  decodeError,
-  type Hello,
-  type WorkerInit,
-} from './sqlite-wire.js';
+  BudgetExceededError,
+  type BudgetScope,
+  LimitExceededError,
+  type OpenLimit,
+} from '../errors.js';
+import {
+  DuplicateIntentError,
+  IncompatibleLedgerError,
+  InvalidIntentError,
+  LedgerBusyError,
+  LedgerClosedError,
+  LedgerUnavailableError,
+} from './errors.js';
+import { ledgerFile } from './files.js';
+import type { SqliteCore } from './sqlite-core.js';
+
+/** The core's methods a caller may run on the worker (close is its own message). */
+export type CoreMethod = Exclude<keyof SqliteCore, 'db' | 'batch' | 'close'>;
+export type Call =
+  | { id: number; method: CoreMethod; args: unknown[] }
+  | { id: number; close: true };
+/** An error as data: its own fields (a class's code among them) and its message. */
+export type WireError = Record<string, unknown> & { message: string };
+export type Answer =
+  | { id: number; ok: true; value: unknown }
+  | { id: number; ok: false; error: WireError };
+/** The worker's first message: ready, or why the connection could not be opened. */
+export type Hello = { ready: true } | { ready: false; error: WireError };
+export interface WorkerInit {
+  path: string;
+  busyTimeoutMs: number;
+}
+
+export function encodeError(err: unknown): WireError {
+  if (!(err instanceof Error)) return { message: String(err) };
+  return { ...Object.fromEntries(Object.entries(err)), message: err.message };
+}
+
+/** The classes a core call may throw, rebuilt by code from their fields. */
+const CLASSES: Record<string, (e: WireError) => Error> = {
+  LN_LEDGER_DUPLICATE: (e) =>
+    new DuplicateIntentError(e.field as DuplicateIntentError['field'], {
+      existingId: e.existingId as string | null,
+    }),
+  LN_LIMIT_EXCEEDED: (e) =>
+    new LimitExceededError(e.limit as OpenLimit, e.max as number, e.playerId as string),
+  LN_BUDGET_EXCEEDED: (e) =>
+    new BudgetExceededError(
+      e.scope as BudgetScope,
+      e.limitMsat as string,
+      e.reservedMsat as string,
+      e.windowMs as number | null,
+    ),
+  LN_LEDGER_BUSY: () => new LedgerBusyError(),
+  LN_LEDGER_CLOSED: () => new LedgerClosedError(),
+  LN_LEDGER_INCOMPATIBLE: (e) => new IncompatibleLedgerError(e.message),
+  LN_LEDGER_INVALID: (e) => new InvalidIntentError(e.message),
+};
+
+export function decodeError(wire: WireError): Error {
+  const make = CLASSES[String(wire.code)];
+  if (make !== undefined) return make(wire);
+  // SQLite's own errors (a full disk, a corrupt file): message and codes, as node:sqlite gave them.
+  return Object.assign(new Error(wire.message), { code: wire.code, errcode: wire.errcode });
+}
 
 /**
- * The worker's command-line flags. Built (dist/), it needs none, and some of the process's would
- * stop it from starting (`--input-type` of `node -e`): none. From the sources (the tests and the
- * benchmarks, under tsx) the worker file is TypeScript: the process's own, with tsx's loader.
+ * The worker's flags: none once built (some of the process's, such as `node -e`'s
+ * `--input-type`, would stop it); from the sources, the process's own, with tsx's loader.
  */
 const workerUrl = ledgerFile('./sqlite-worker.js');
 let built: boolean | undefined;
-function workerFlags(): string[] | undefined {
-  built ??= existsSync(fileURLToPath(workerUrl));
-  return built ? [] : undefined;
-}
-
-interface Waiter {
-  resolve(value: unknown): void;
-  reject(err: unknown): void;
-}
 
 export class SqliteThread {
   private readonly worker: Worker;
-  private readonly waiting = new Map<number, Waiter>();
-  private nextId = 0;
+  readonly #waiting = new Map<number, { resolve(v: unknown): void; reject(e: unknown): void }>();
+  #nextId = 0;
   /** Why no call can be answered any more: the thread failed to open, died, or was closed. */
-  private failure: Error | undefined;
-  private closing: Promise<void> | undefined;
+  #failure: Error | undefined;
+  #closing: Promise<void> | undefined;
 
   constructor(init: WorkerInit) {
-    this.worker = new Worker(workerUrl, { workerData: init, execArgv: workerFlags() });
+    built ??= existsSync(fileURLToPath(workerUrl));
+    this.worker = new Worker(workerUrl, { workerData: init, execArgv: built ? [] : undefined });
     this.worker.unref();
     this.worker.on('message', (message: Answer | Hello) => {
       if ('ready' in message) {
-        if (!message.ready) this.fail(decodeError(message.error));
+        if (!message.ready) this.#fail(decodeError(message.error));
         return;
       }
-      const waiter = this.waiting.get(message.id);
+      const waiter = this.#waiting.get(message.id);
       if (waiter === undefined) return;
-      this.settled(message.id);
+      this.#settled(message.id);
       if (message.ok) waiter.resolve(message.value);
       else waiter.reject(decodeError(message.error));
     });
-    this.worker.on('error', (err) => this.fail(new LedgerUnavailableError({ cause: err })));
+    this.worker.on('error', (err) => this.#fail(new LedgerUnavailableError({ cause: err })));
     this.worker.on('exit', () =>
-      this.fail(new LedgerUnavailableError({ cause: new Error('the ledger thread exited') })),
+      this.#fail(new LedgerUnavailableError({ cause: new Error('the ledger thread exited') })),
     );
   }
 
   call<T>(method: CoreMethod, args: unknown[]): Promise<T> {
-    return this.post({ id: this.nextId++, method, args }) as Promise<T>;
+    return this.#post({ id: this.#nextId++, method, args }) as Promise<T>;
   }
 
   /** Runs the pending calls, closes the connection, and ends the thread. Idempotent. */
   close(): Promise<void> {
-    this.closing ??= (async () => {
+    this.#closing ??= (async () => {
       try {
-        if (this.failure === undefined) await this.post({ id: this.nextId++, close: true });
+        if (this.#failure === undefined) await this.#post({ id: this.#nextId++, close: true });
       } finally {
-        this.fail(new LedgerClosedError());
+        this.#fail(new LedgerClosedError());
         await this.worker.terminate();
       }
     })();
-    return this.closing;
+    return this.#closing;
   }
 
-  private post(call: Call): Promise<unknown> {
-    if (this.failure !== undefined) return Promise.reject(this.failure);
+  #post(call: Call): Promise<unknown> {
+    if (this.#failure !== undefined) return Promise.reject(this.#failure);
     return new Promise((resolve, reject) => {
       // Referenced while an answer is awaited: the process waits for it, as for a socket.
-      if (this.waiting.size === 0) this.worker.ref();
-      this.waiting.set(call.id, { resolve, reject });
+      if (this.#waiting.size === 0) this.worker.ref();
+      this.#waiting.set(call.id, { resolve, reject });
       try {
         this.worker.postMessage(call);
       } catch (err) {
-        this.settled(call.id);
+        this.#settled(call.id);
         reject(err);
       }
     });
   }
 
-  private settled(id: number): void {
-    this.waiting.delete(id);
-    if (this.waiting.size === 0) this.worker.unref();
+  #settled(id: number): void {
+    this.#waiting.delete(id);
+    if (this.#waiting.size === 0) this.worker.unref();
   }
 
-  private fail(err: Error): void {
-    this.failure ??= err;
-    for (const [id, waiter] of this.waiting) {
-      this.settled(id);
-      waiter.reject(this.failure);
+  #fail(err: Error): void {
+    this.#failure ??= err;
+    for (const [id, waiter] of this.#waiting) {
+      this.#settled(id);
+      waiter.reject(this.#failure);
     }
   }
 }

@@ -1,13 +1,9 @@
 /**
- * The SQLite ledger's worker thread: owns the connection and runs every call SqliteLedger posts,
- * so that SQL, commits and their fsync never run on the game's event loop. Started by
- * sqlite-thread.ts with `workerData` (WorkerInit); answers each call by its id, in order.
- *
- * Group commit: the calls that queued up while the last batch ran are taken together
- * (receiveMessageOnPort) and run in one transaction, each in its own savepoint, so a burst of
- * moves costs one fsync, while each call still fails or succeeds alone. No answer is sent
- * before its commit. Blocking here on another process's lock (SQLite's busy handler, up to
- * busyTimeoutMs) is fine: only this thread waits.
+ * The SQLite ledger's worker thread: owns the connection and runs every call SqliteLedger posts
+ * (sqlite-thread.ts), so that SQL, commits and their fsync never run on the game's event loop.
+ * Group commit: the calls that queued up while the last batch ran are taken together and run
+ * in one transaction, each in its own savepoint, so a burst costs one fsync while each call
+ * still fails alone; no answer is sent before its commit.
  */
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import { SqliteCore } from './sqlite-core.js';
@@ -17,9 +13,8 @@ import {
   type Call,
   encodeError,
   type Hello,
-  type MethodCall,
   type WorkerInit,
-} from './sqlite-wire.js';
+} from './sqlite-thread.js';
 
 /** The most calls one commit covers: bounds the latency a call adds to the others of its batch. */
 const MAX_BATCH = 64;
@@ -36,8 +31,9 @@ try {
   port.postMessage({ ready: false, error: encodeError(err) } satisfies Hello);
 }
 
-function run(target: SqliteCore, call: MethodCall): Answer {
+function run(target: SqliteCore, call: Call): Answer {
   try {
+    if ('close' in call) return { id: call.id, ok: true, value: target.close() };
     const method = target[call.method] as (...args: unknown[]) => unknown;
     return { id: call.id, ok: true, value: method.apply(target, call.args) };
   } catch (err) {
@@ -54,32 +50,20 @@ port.on('message', (first: Call) => {
     if (next === undefined) break;
     calls.push(next.message as Call);
   }
-  const work = calls.filter((c): c is MethodCall => 'method' in c);
+  const work = calls.filter((c) => !('close' in c));
   let answers: Answer[] = [];
-  if (work.length === 1) {
-    answers = [run(target, work[0] as MethodCall)];
-  } else if (work.length > 1) {
-    try {
-      target.batch(() => {
-        answers = work.map((call) => run(target, call));
-      });
-    } catch (err) {
-      // The lock could not be had, or the commit failed: nothing of the batch was kept.
-      const error = encodeError(err);
-      answers = work.map((call) => ({ id: call.id, ok: false, error }));
-    }
+  try {
+    if (work.length > 1) target.batch(() => (answers = work.map((call) => run(target, call))));
+    else answers = work.map((call) => run(target, call));
+  } catch (err) {
+    // The lock could not be had, or the commit failed: nothing of the batch was kept.
+    answers = work.map((call) => ({ id: call.id, ok: false, error: encodeError(err) }));
   }
-  for (const answer of answers) port.postMessage(answer);
   const close = calls.find((c) => 'close' in c);
   if (close !== undefined) {
-    let answer: Answer = { id: close.id, ok: true, value: undefined };
-    try {
-      target.close();
-    } catch (err) {
-      answer = { id: close.id, ok: false, error: encodeError(err) };
-    }
-    core = undefined;
+    answers.push(run(target, close));
     // The caller ends the thread once it has this answer (Worker.terminate).
-    port.postMessage(answer);
+    core = undefined;
   }
+  for (const answer of answers) port.postMessage(answer);
 });

@@ -1,8 +1,7 @@
 /**
- * The one interface every ledger store implements (SQLite for one process, PostgreSQL for
- * several processes or machines).
- * Every method is async so that a networked store fits; every status change is an atomic
- * compare-and-set, so two processes or two callbacks can never both apply one.
+ * The interface every ledger store implements (SQLite for one process, PostgreSQL for several),
+ * one part per job. Every method is async so that a networked store fits; every status change is
+ * an atomic compare-and-set, so two processes or two callbacks can never both apply one.
  */
 import type { Intent, IntentPatch, IntentStatus, NewIntent } from './intent.js';
 import type { AccountBalance, JournalPage, JournalQuery, Posting } from './journal.js';
@@ -12,40 +11,30 @@ import type {
   OperatorLogPage,
   OperatorLogQuery,
 } from './operator-log.js';
-import type { RateStore } from './rate.js';
 
 export interface TransitionOptions {
   /** Fields written in the same atomic step as the status. */
   patch?: IntentPatch;
   /** A short note kept in the intent's history (never a secret). */
   note?: string;
-  /** epoch ms; defaults to the store's clock (Date.now() unless configured). */
+  /** epoch ms; defaults to the store's clock. */
   now?: number;
-  /**
-   * Journal postings written in the same atomic step as the move, and only if it is made
-   * (see `LedgerStore.create` for the rules they follow).
-   */
+  /** Journal postings written in the same atomic step, only if the move is made (see create). */
   postings?: readonly Posting[];
   /**
-   * The intent as the caller read it from this store (unchanged), when `from` is its status: the
-   * store may take from it the history, with the move appended, and the fields no write changes,
-   * instead of reading them back (the intent still had that status when the move was made, so it
-   * had not moved since: moves only go forward). Whatever the store does with it, the answer is
-   * the same; a store may ignore it (PostgreSQL keeps the history in the intent's own record,
-   * which its move answers in its one round trip anyway).
+   * The intent as the caller read it from this store, when `from` is its status: the store may
+   * take the history and the fields no write changes from it instead of reading them back (it
+   * had not moved since: moves only go forward). The answer is the same either way.
    */
   read?: Intent;
   /**
-   * Another intent made due in the same atomic step, and only if the move is made: while its
-   * status is still `status`, its `nextCheckAt` becomes `at` unless it is already earlier (never
-   * later; one with none becomes due at `at`). Its status, lease and updatedAt stay. A move that
-   * a group's record must look at (a fee paid into a match) makes that record due this way, so
-   * whichever process's reconciler comes next does the follow-up, whatever stops this one.
+   * Another intent made due in the same atomic step, only if the move is made: while its status
+   * is still `status`, its `nextCheckAt` becomes `at` unless already earlier. A fee paid into a
+   * match makes the match due this way, so whichever process comes next does the follow-up.
    */
   dueAlso?: DueAlso;
 }
 
-/** What TransitionOptions.dueAlso makes due. */
 export interface DueAlso {
   id: string;
   status: IntentStatus;
@@ -67,62 +56,44 @@ export interface BudgetWindow {
  * processes. A refused create records nothing.
  */
 export interface CreateGuards {
-  /** Refuse with LimitExceededError when the player already has this many open intents. */
+  /** LimitExceededError when the player already has this many open intents. */
   maxOpenPerPlayer?: number;
   /**
-   * Refuse with LimitExceededError when the whole game already has this many open intents,
-   * whoever holds them. Matches (kind `match`) are not counted: a match's record moves no money
-   * by itself, while its fees, payouts and refunds are intents of their own that count. Each
-   * store keeps this count as it writes, in the same atomic step, so a check reads one number.
+   * LimitExceededError when the game already has this many open intents. Matches do not count
+   * (a match's record moves no money; its fees, payouts and refunds do).
    */
   maxOpenPerGame?: number;
   /**
-   * Payout budgets, over the payout kinds (rewards and payments, PAYOUT_KINDS): refuse with
-   * BudgetExceededError when the new payout would take a window past its cap. Its amount is
-   * reserved by its very record, and given back when it ends expired or failed. Other kinds
-   * ignore budgets. Every process of a game must use the same windows.
+   * Payout budgets (payout kinds only): BudgetExceededError when the new payout would take a
+   * window past its cap. Its record reserves its amount until it ends expired or failed.
    */
   budgets?: readonly BudgetWindow[];
   /**
-   * Payout approvals, over the payout kinds (PAYOUT_KINDS; other kinds ignore it): a payout the
-   * hold takes is recorded in status `held` instead of `creating`, with no `nextCheckAt` (the
-   * reconciler never looks at it), and nothing is sent until an operator approves it. The hold
-   * takes a payout whose amount is above `aboveMsat`, or that would take its player's payouts
-   * created in the last `perPlayer.windowMs` (held ones included, expired and failed ones not)
-   * above `perPlayer.limitMsat`; decided in the create's own atomic step, so two payouts racing
-   * past the player's line cannot both go unheld. Its postings are written as given: a held
-   * payout's amount sits where a `creating` one's does (journal.ts).
+   * Payout approvals (payout kinds only): a payout the hold takes is recorded `held`, never due,
+   * sent only once an operator approves it. It takes an amount above `aboveMsat`, or one that
+   * would take the player's payouts of the last `perPlayer.windowMs` above `perPlayer.limitMsat`
+   * (decided in the create's atomic step, so two racing payouts cannot both pass unheld).
    */
   hold?: PayoutHold;
   /**
-   * The payout queue, over the payout kinds (others ignore it): the payout is recorded in status
-   * `queued` instead of `creating`, with the `nextCheckAt` given (the engine makes it due at
-   * once, so that the reconciler's leased claim hands it to one process, which moves it
-   * `queued -> creating` by compare-and-set and sends it). The hold wins: a payout it takes is
-   * `held`. Journaled as a create in flight (journal.ts).
+   * The payout queue (payout kinds only): recorded `queued` with the `nextCheckAt` given, so
+   * that one process's claim moves it `queued -> creating` and sends it. The hold wins.
    */
   queue?: boolean;
   /**
-   * A seat in the new intent's group (`groupId`, which it must have) for its player, held in the
-   * create's own atomic step: a player holds at most one seat of a group, and a group has at most
-   * `seats` of them taken (none given: no cap, the player's one seat is still kept). The seat is
-   * taken by the create and given back when the intent that holds it ends expired or failed (a
-   * completed one keeps it). Refused with LimitExceededError (`seats`) when every seat is taken,
-   * and with DuplicateIntentError (`seat`, `existingId` the holder) when the player holds one
-   * already, unless `replaces` names that holder: the seat then passes to the new intent, taken
-   * no second time, and the holder keeps none (a charge whose create answer was lost, replaced).
-   * Each store keeps the group's count of taken seats as it writes, so a check reads one number.
+   * A seat in the new intent's group for its player: at most one per player, at most `seats`
+   * taken, given back when the holder ends expired or failed. LimitExceededError (`seats`) when
+   * every seat is taken; DuplicateIntentError (`seat`, `existingId`) when the player holds one,
+   * unless `replaces` names that holder: the seat then passes to the new intent.
    */
   seat?: SeatGuard;
 }
 
-/** What CreateGuards.seat takes. */
 export interface SeatGuard {
   seats?: number;
   replaces?: string;
 }
 
-/** What CreateGuards.hold takes (both optional; neither given: nothing is held). */
 export interface PayoutHold {
   aboveMsat?: number;
   perPlayer?: { limitMsat: number; windowMs: number };
@@ -131,19 +102,16 @@ export interface PayoutHold {
 /** Intents and their journal. */
 export interface IntentStore {
   /**
-   * Records a new intent in status `creating`, with a UUID v7 id unless one is given. Rejects a
-   * duplicate id or callback token (DuplicateIntentError), an `openKey` that an open intent
-   * holds (DuplicateIntentError with `existingId`), an invalid intent, e.g. an amount that is
-   * not a decimal string (InvalidIntentError), and a create its guards refuse
-   * (LimitExceededError, BudgetExceededError); in every case nothing is stored.
+   * Records a new intent in status `creating` (or `held`, `queued`: the guards), with a UUID v7
+   * id unless one is given. Refuses a duplicate id or callback token, an `openKey` an open intent
+   * holds (DuplicateIntentError, `existingId`), an invalid intent (InvalidIntentError) and what
+   * the guards refuse; a refused create stores nothing.
    *
-   * `postings` (here, and on `transition` and `update`) are journal entries written in the same
-   * atomic step as the intent, and only with it: each becomes the entry `<intent id>:<tag>`,
-   * stamped with the intent's player and group and the write's time, and moves the balances
-   * of its two accounts. They are checked before anything is written (InvalidIntentError for a
-   * bad account, tag or amount, two postings with one tag, or debit equal to credit). A move or
-   * update whose posting's id is already in the journal is refused whole: nothing is written
-   * and it answers null, so a step is journaled at most once, whoever races to write it.
+   * `postings` (here, on `transition` and on `update`) are journal entries written in the same
+   * atomic step and only with it: each is the entry `<intent id>:<tag>`, stamped with the
+   * intent's player and group and the write's time, moving the balances of its two accounts.
+   * A move or update whose entry is already journaled writes nothing and answers null, so a step
+   * is journaled at most once, whoever races to write it.
    */
   create(
     intent: NewIntent,
@@ -151,28 +119,21 @@ export interface IntentStore {
     guards?: CreateGuards,
     postings?: readonly Posting[],
   ): Promise<Intent>;
-
   get(id: string): Promise<Intent | null>;
   byCallbackToken(token: string): Promise<Intent | null>;
   byRemoteId(kind: Intent['kind'], remoteId: string): Promise<Intent | null>;
-  /** Open intents (creating, pending, unknown) of a room, oldest (createdAt) first. */
+  /** Open intents of a room, oldest first. */
   openByRoom(roomId: string): Promise<Intent[]>;
   /** Open intents of a player, oldest first. */
   openByPlayer(playerId: string): Promise<Intent[]>;
-  /** Every intent of a group (a match and its fees, payouts, refunds), any status, oldest first. */
+  /** Every intent of a group (a match and its fees, payouts, refunds), oldest first. */
   byGroup(groupId: string): Promise<Intent[]>;
-  /**
-   * The intent that holds the player's seat in the group (CreateGuards.seat), or null: one keyed
-   * read, whatever the size of the group.
-   */
+  /** The intent that holds the player's seat in the group, or null: one keyed read. */
   seatHolder(groupId: string, playerId: string): Promise<Intent | null>;
-
   /**
-   * Moves `id` from one of `from` to `to` atomically. Returns the updated intent, or null
-   * when the intent's status was not in `from` (another writer won, or it was already
-   * there). Throws IllegalTransitionError, before touching the store, when any listed source
-   * may not move to `to`. A move to a terminal status clears nextCheckAt and the lease, and its
-   * patch may not set them.
+   * Moves `id` from one of `from` to `to` atomically: the updated intent, or null when its status
+   * was not in `from`. IllegalTransitionError, before touching the store, when a listed source
+   * may not move to `to`. A move to a terminal status clears nextCheckAt and the lease.
    */
   transition(
     id: string,
@@ -180,12 +141,9 @@ export interface IntentStore {
     to: IntentStatus,
     options?: TransitionOptions,
   ): Promise<Intent | null>;
-
   /**
-   * Writes non-status fields while the status is still `status`. Returns the updated intent,
-   * or null when the status had changed. A terminal intent may be annotated (error, meta) but
-   * never scheduled or leased. `postings` as for `create`: written only with the update, and an
-   * update whose posting is already journaled answers null and writes nothing.
+   * Writes non-status fields while the status is still `status`: the updated intent, or null. A
+   * terminal intent may be annotated (error, meta), never scheduled or leased.
    */
   update(
     id: string,
@@ -194,49 +152,31 @@ export interface IntentStore {
     now?: number,
     postings?: readonly Posting[],
   ): Promise<Intent | null>;
-
   /**
-   * Journal entries, oldest first (see `JournalEntry.seq`), filtered by every field given
-   * (player, match, intent, written since), a page of `limit` (1 to 1000, default 100) at a
-   * time; paging with `after` never skips or repeats one.
+   * Journal entries, oldest first, filtered by every field given, `limit` (1 to 1000, default
+   * 100) at a time; paging with `after` never skips or repeats one.
    */
   journal(query?: JournalQuery): Promise<JournalPage>;
-
   /**
-   * Balances: of the named accounts (every one named is answered, '0' when it never moved,
-   * once per unit it moved in, and 'msats' for one that never moved), or, with no names, of
-   * every account class summed over its owners (`claimable` is every player's codes), one row
-   * per class and unit that ever moved. Kept by the store as it writes postings, so a read
-   * costs no scan of the journal.
+   * Balances of the named accounts (each answered, '0' msats when it never moved), or with no
+   * names of every class summed over its owners; kept as postings are written, never summed.
    */
   balances(accounts?: readonly string[]): Promise<AccountBalance[]>;
-
-  /** Intents in status `unknown`, oldest (createdAt) first, at most `limit` (default 100). */
+  /** Intents in status `unknown`, oldest first, at most `limit` (default 100). */
   unknowns(limit?: number): Promise<Intent[]>;
-
-  /** Payouts in status `held` (waiting for an operator), oldest first, at most `limit` (100). */
+  /** Payouts in status `held`, oldest first, at most `limit` (default 100). */
   held(limit?: number): Promise<Intent[]>;
-
-  /**
-   * How many intents of the game are open (matches aside): the number `maxOpenPerGame` guards,
-   * read from what each store keeps as it writes (one row, a sum of stripes).
-   */
+  /** How many intents of the game are open (matches aside): what maxOpenPerGame guards. */
   openCount(): Promise<number>;
 }
 
 /** Leases and the queue: the reconciler's claims. */
 export interface LeaseStore {
   /**
-   * Atomically takes up to `limit` open intents whose `nextCheckAt` is due (<= now) and whose
-   * lease is free or expired, ordered by `nextCheckAt`, and leases them to `owner` until
-   * now + leaseMs. No two callers get the same intent while its lease runs. A lease is held
-   * while leaseOwner is set and now < leaseUntil. Leasing and releasing leave updatedAt alone:
-   * they record who is looking, not a change to the intent.
-   *
-   * With `queued` given, payouts in status `queued` are claimed in a share of their own: up to
-   * `queued` of them (0: none) beside up to `limit` others, so re-reads due before a long queue
-   * never keep it waiting (nor it them). Without it every due intent counts against `limit`.
-   * The answer is ordered by `nextCheckAt` either way.
+   * Atomically leases to `owner`, until now + leaseMs, up to `limit` open intents whose
+   * `nextCheckAt` is due and whose lease is free or run out, by `nextCheckAt`: no two callers get
+   * one while its lease runs. Leases leave updatedAt alone. With `queued`, queued payouts are
+   * claimed in a share of their own (up to `queued`) beside up to `limit` others.
    */
   claimDue(
     now: number,
@@ -245,16 +185,11 @@ export interface LeaseStore {
     leaseMs: number,
     queued?: number,
   ): Promise<Intent[]>;
-
-  /** Releases a lease held by `owner` (no-op if it is not held by them). */
+  /** Releases a lease held by `owner` (no-op otherwise). */
   release(id: string, owner: string): Promise<void>;
-
   /**
-   * The start-up sweep: every open intent whose `nextCheckAt` is later than `at` becomes due
-   * at `at`, so that a process that starts re-reads what may have settled while it was down.
-   * Statuses, leases and updatedAt are left alone; intents without a nextCheckAt too, and
-   * matches (kind `match`): theirs is a timeout of ours, not a resource to re-read.
-   * Resolves with how many intents were brought forward.
+   * The start-up sweep: every open intent (matches aside) due later than `at` becomes due at
+   * `at`, so that a process re-reads what settled while it was down. Answers how many.
    */
   advanceChecks(at: number): Promise<number>;
 }
@@ -262,60 +197,55 @@ export interface LeaseStore {
 /** Once-markers: event ids remembered for good. */
 export interface OnceStore {
   /**
-   * Remembers an event id for good: true the first time it is seen, false for every repeat,
-   * however much later (and from whichever process) it comes; of many racing calls with one id,
-   * exactly one gets true. Used for signed webhook events (`ramp:` or `widget:` and a hash of
-   * the signed body: the service signs no timestamp, so an old body can only be told by its id)
-   * and as a once-marker (`once:...`, e.g. a match's `match.funded`, an audit finding). Ids are
-   * never forgotten, so a replay a year later is still a repeat; each costs one short row. `now` is recorded as when it was first seen.
+   * True the first time an id is seen, false for every repeat, from any process, however late
+   * (a signed webhook has no timestamp, so only its id tells a replay); one of racing calls wins.
    */
   recordEvent(eventId: string, now?: number): Promise<boolean>;
 }
 
 /** The operator's audit log, with the blocks and the pause it sets. */
 export interface OperatorLogStore {
-  /**
-   * Appends one line to the operator's audit log (operator-log.ts) and answers it with its seq
-   * and time. A line that is not one (an empty `by`, an unknown action, a block naming no player)
-   * is refused with InvalidIntentError and nothing is written. There is no call that changes or
-   * removes a line.
-   */
+  /** Appends a line (operator-log.ts): no call changes or removes one. */
   recordOperatorAction(line: NewOperatorAction, now?: number): Promise<OperatorAction>;
-
   /**
-   * A block or an unblock (`line.action`) of `line.playerId`, as a compare-and-set: the block is
-   * set (or lifted) and the line appended in one atomic step, or, when the player already is
-   * so, nothing is written and it answers null. Other actions are refused (InvalidIntentError).
+   * A block or unblock of `line.playerId` as a compare-and-set: set with its line in one atomic
+   * step, or null (nothing written) when the player already is so.
    */
   recordBlock(line: NewOperatorAction, now?: number): Promise<OperatorAction | null>;
-
-  /** Whether an operator blocked the player (and has not unblocked them): one keyed read. */
   isBlocked(playerId: string): Promise<boolean>;
-
-  /**
-   * An operator's pause or resume (`line.action`) of the whole game's payouts, as a
-   * compare-and-set: the pause is set (or lifted) and the line appended in one atomic step, or,
-   * when the payouts already are so, nothing is written and it answers null. Other actions, and
-   * a line that names a player or an intent, are refused (InvalidIntentError).
-   */
+  /** A pause or resume of the game's payouts as a compare-and-set, like recordBlock. */
   recordPause(line: NewOperatorAction, now?: number): Promise<OperatorAction | null>;
-
-  /** The line of the operator's pause of the game's payouts in force, or null: one keyed read. */
+  /** The line of the pause in force, or null. */
   payoutPause(): Promise<OperatorAction | null>;
-
-  /**
-   * The operator log's lines, oldest first (by seq), filtered by every field given (intent,
-   * player, appended since), a page of `limit` (1 to 1000, default 100) at a time; paging with
-   * `after` never skips or repeats one, however appends race.
-   */
+  /** Lines oldest first, filtered, a page at a time; paging never skips or repeats one. */
   operatorLog(query?: OperatorLogQuery): Promise<OperatorLogPage>;
 }
 
-/**
- * What the engine uses: every job's interface, the outbound rate (`RateStore`, rate.ts: a token
- * bucket shared by every process that shares the store, in process for SQLite), and the store's
- * life.
- */
+/** The game's outbound rate: a token bucket (rate.ts; sql/postgres/rate-take.sql). */
+export interface RateLimit {
+  /** Calls per second, on average: the bucket's refill. */
+  perSecond: number;
+  /** Calls at once after a quiet spell: the bucket's size (at least 1). */
+  burst: number;
+}
+
+export interface RateStore {
+  /**
+   * Takes one call's token: 0 when taken, else the ms to wait (until the next token or the
+   * hold's end). A fresh bucket is full. With `keep` (under `burst`), the token is taken only if
+   * `keep` more remain: a call of low priority leaves the last tokens to those that matter more.
+   * `now` is the caller's clock; a shared bucket counts by its store's own.
+   */
+  takeToken(limit: RateLimit, now: number, keep?: number): Promise<number>;
+  /**
+   * No token before `until` (the caller's clock, read as `now`) in any process sharing the store,
+   * and the bucket empty from then (the service's was, when it said 429). An earlier hold than
+   * the one in force changes nothing.
+   */
+  holdCalls(until: number, now?: number): Promise<void>;
+}
+
+/** What the engine uses: every job's interface, the outbound rate, and the store's life. */
 export interface LedgerStore
   extends IntentStore,
     LeaseStore,
@@ -323,55 +253,30 @@ export interface LedgerStore
     OperatorLogStore,
     RateStore {
   /**
-   * Connects and checks that the store can keep its promise: a layout it can read, and storage
-   * that keeps an acknowledged write (a PostgreSQL with fsync off is refused with
-   * LedgerNotDurableError). Idempotent; the server awaits it before it starts, and every other
-   * call runs it first anyway.
+   * Connects and checks that the store can keep its promise (a layout it reads, storage that
+   * keeps an acknowledged write). Idempotent; every other call runs it first anyway.
    */
   open(): Promise<void>;
-
   /** Idempotent; every other call afterwards rejects with LedgerClosedError. */
   close(): Promise<void>;
 }
 
 /** The reads of a ledger: what the public face hands a game (`lightning.books.ledger`). */
-export type LedgerView = Pick<
-  LedgerStore,
-  | 'get'
-  | 'byRemoteId'
-  | 'openByRoom'
-  | 'openByPlayer'
-  | 'byGroup'
-  | 'unknowns'
-  | 'held'
-  | 'openCount'
-  | 'journal'
-  | 'balances'
-  | 'operatorLog'
-  | 'isBlocked'
-  | 'payoutPause'
->;
+const VIEW = [
+  ...['get', 'byRemoteId', 'openByRoom', 'openByPlayer', 'byGroup', 'unknowns', 'held'],
+  ...['openCount', 'journal', 'balances', 'operatorLog', 'isBlocked', 'payoutPause'],
+] as const;
+export type LedgerView = Pick<LedgerStore, (typeof VIEW)[number]>;
 
 /**
- * A read-only view of `store`: a frozen object of its reads alone, so that no cast reaches a
- * write (a move, a create, a close) the engine did not make. Token lookups are left out too: a
- * callback token is a bearer secret of the route.
+ * A frozen object of `store`'s reads alone, so that no cast reaches a write. Token lookups are
+ * left out too: a callback token is a bearer secret of the route.
  */
 export function readOnlyView(store: LedgerStore): LedgerView {
-  return Object.freeze({
-    get: (id: string) => store.get(id),
-    byRemoteId: (kind: Parameters<LedgerStore['byRemoteId']>[0], remoteId: string) =>
-      store.byRemoteId(kind, remoteId),
-    openByRoom: (roomId: string) => store.openByRoom(roomId),
-    openByPlayer: (playerId: string) => store.openByPlayer(playerId),
-    byGroup: (groupId: string) => store.byGroup(groupId),
-    unknowns: (limit?: number) => store.unknowns(limit),
-    held: (limit?: number) => store.held(limit),
-    openCount: () => store.openCount(),
-    journal: (query?: Parameters<LedgerStore['journal']>[0]) => store.journal(query),
-    balances: (accounts?: readonly string[]) => store.balances(accounts),
-    operatorLog: (query?: Parameters<LedgerStore['operatorLog']>[0]) => store.operatorLog(query),
-    isBlocked: (playerId: string) => store.isBlocked(playerId),
-    payoutPause: () => store.payoutPause(),
-  });
+  const call =
+    (m: (typeof VIEW)[number]) =>
+    (...a: unknown[]) =>
+      (store[m] as (...args: unknown[]) => unknown).apply(store, a);
+  const view = VIEW.map((m) => [m, call(m)]);
+  return Object.freeze(Object.fromEntries(view)) as LedgerView;
 }

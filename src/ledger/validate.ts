@@ -1,10 +1,9 @@
 /**
- * The checks the core (core.ts) runs before any driver touches storage: new intents and
- * patches are parsed by zod at this edge (amounts stay decimal strings, never JS numbers,
- * because msats exceed 2^53), and a status move is checked against TRANSITIONS. A move's patch
- * and postings in their common shapes pass a few plain checks instead (plainPatch,
- * plainPostings: each a strict subset of its schema, so what they accept is what zod would
- * answer), because a move is the hot path and zod's generic parse costs it most.
+ * The checks the core runs before any driver touches storage, for every job (intents, postings,
+ * pages, the operator log, the rate): inputs parsed by zod at this edge (amounts stay decimal
+ * strings: msats exceed 2^53), a status move checked against TRANSITIONS.
+ * A move's patch and postings in their common shapes pass a few plain checks instead (each a
+ * strict subset of its schema), because a move is the hot path and zod's parse costs it most.
  */
 import { z } from 'zod';
 import { idInput } from '../ids.js';
@@ -26,12 +25,16 @@ import {
   POSTING_TAG_PATTERN,
   type Posting,
 } from './journal.js';
-import type { BudgetWindow, CreateGuards, DueAlso, TransitionOptions } from './store.js';
+import {
+  INTENT_ACTIONS,
+  type NewOperatorAction,
+  OPERATOR_ACTIONS,
+  type OperatorLogFilter,
+  type OperatorLogQuery,
+} from './operator-log.js';
+import type { BudgetWindow, CreateGuards, DueAlso, RateLimit, TransitionOptions } from './store.js';
 
-/**
- * The fields that schedule an intent: cleared when it reaches a terminal status (nothing is
- * left to check or lease), and never set on a terminal one. Every store uses this list.
- */
+/** The fields that schedule an intent: cleared by a terminal move, never set on an ended one. */
 export const SCHEDULE_FIELDS: ReadonlySet<keyof IntentPatch> = new Set([
   'nextCheckAt',
   'leaseOwner',
@@ -122,12 +125,6 @@ function parse<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
   return result.data;
 }
 
-export function parseNewIntent(value: NewIntent): NewIntent {
-  const parsed = parse(newIntentSchema, value, 'intent');
-  if (parsed.meta !== undefined) assertJson(parsed.meta);
-  return parsed;
-}
-
 export function parsePatch(value: IntentPatch): IntentPatch {
   const plain = plainPatch(value);
   if (plain !== null) return plain;
@@ -152,11 +149,7 @@ function isPlain(value: unknown): value is Record<string, unknown> {
   return proto === Object.prototype || proto === null;
 }
 
-/**
- * A patch without meta whose every field holds a value of its type, as patchSchema's output (the
- * same object a parse returns: its keys, undefined ones too); null for anything else (meta, an
- * unknown key, a doubtful value), which patchSchema then parses.
- */
+/** A patch without meta, each field of its type, as patchSchema answers (undefined keys too); else null. */
 function plainPatch(value: unknown): IntentPatch | null {
   if (!isPlain(value)) return null;
   const out: Record<string, unknown> = {};
@@ -199,29 +192,16 @@ const PATCH_KEYS: ReadonlySet<string> = new Set(
 
 const statusSchema = z.enum(INTENT_STATUSES);
 
-export function parseStatus(value: IntentStatus): IntentStatus {
-  return parse(statusSchema, value, 'status');
-}
-
-export function parseGuards(guards: unknown): CreateGuards {
-  return parse(guardsSchema, guards, 'guards') as CreateGuards;
-}
-
-/**
- * The budget windows a new intent is checked against: none but for payouts, and a room's only
- * when the intent has a room. One rule for every store.
- */
-export function budgetsFor(intent: NewIntent, guards: CreateGuards): BudgetWindow[] {
+/** The budget windows a new intent is checked against: payouts only, a room's only with a room. */
+function budgetsFor(intent: NewIntent, guards: CreateGuards): BudgetWindow[] {
   if (!isPayout(intent.kind)) return [];
   return (guards.budgets ?? []).filter((b) => b.scope !== 'room' || intent.roomId !== null);
 }
 
 /**
- * How the approvals' hold (CreateGuards.hold) applies to a new intent, one rule for every store:
- * `now` when its amount alone is above the line; `window`, the player's window the store sums
- * in the create's atomic step (the intent is held when that sum plus its amount is above the
- * window's limit), or null when there is none; `queue`, the payout queue (CreateGuards.queue):
- * recorded `queued` unless the hold takes it (held wins). None for anything but a payout.
+ * How the approvals' hold applies to a new payout: `now` when its amount alone is above the
+ * line; `window`, the player's window the store sums in the create's atomic step, or null;
+ * `queue`, recorded `queued` unless the hold takes it.
  */
 export interface HoldCheck {
   now: boolean;
@@ -229,7 +209,7 @@ export interface HoldCheck {
   queue: boolean;
 }
 
-export function holdFor(intent: NewIntent, guards: CreateGuards): HoldCheck {
+function holdOf(intent: NewIntent, guards: CreateGuards): HoldCheck {
   const hold = guards.hold;
   if (!isPayout(intent.kind)) return { now: false, window: null, queue: false };
   const queue = guards.queue === true;
@@ -238,18 +218,16 @@ export function holdFor(intent: NewIntent, guards: CreateGuards): HoldCheck {
   return { now: above, window: hold.perPlayer ?? null, queue };
 }
 
-/**
- * A create's arguments as every store checks them, in this order: the intent, `now`, the
- * guards; with the budget windows that apply to this intent (budgetsFor) and its hold (holdFor).
- */
+/** A create's arguments, checked in order (intent, now, guards), with its budgets and hold. */
 export function parseCreate(
   intent: NewIntent,
   now: number,
   guards: CreateGuards,
 ): { input: NewIntent; checks: CreateGuards; budgets: BudgetWindow[]; hold: HoldCheck } {
-  const input = parseNewIntent(intent);
+  const input = parse(newIntentSchema, intent, 'intent') as NewIntent;
+  if (input.meta !== undefined) assertJson(input.meta);
   parseEpochMs(now, 'now');
-  const checks = parseGuards(guards);
+  const checks = parse(guardsSchema, guards, 'guards') as CreateGuards;
   if (checks.seat !== undefined && (input.groupId ?? null) === null) {
     throw new InvalidIntentError('guards.seat: a seat is in a group, and the intent has none');
   }
@@ -257,14 +235,11 @@ export function parseCreate(
     input,
     checks,
     budgets: budgetsFor(input, checks),
-    hold: holdFor(input, checks),
+    hold: holdOf(input, checks),
   };
 }
 
-/**
- * A move's arguments as every store checks them: the move itself (assertMove), its time
- * (`options.now`, else `fallbackNow`), its patch, which may not schedule a terminal intent.
- */
+/** A move's arguments: the move (assertMove), its time, a patch that schedules no ended intent. */
 export function parseMove(
   from: IntentStatus | readonly IntentStatus[],
   to: IntentStatus,
@@ -286,9 +261,9 @@ const dueAlsoSchema = z.strictObject({
   at: epochMs,
 });
 
-/** An update's arguments as every store checks them; resolves with the parsed patch. */
+/** An update's arguments; answers the parsed patch. */
 export function parseUpdate(status: IntentStatus, patch: IntentPatch, now: number): IntentPatch {
-  parseStatus(status);
+  parse(statusSchema, status, 'status');
   parseEpochMs(now, 'now');
   const input = parsePatch(patch);
   assertSchedulable(status, input);
@@ -306,10 +281,7 @@ export function parseClaim(limit: number, owner: string, leaseMs: number, queued
   parse(z.int().positive(), leaseMs, 'lease duration');
 }
 
-/**
- * Normalises `from` and refuses the whole call if any listed source may not move to `to`:
- * a caller that lists a terminal status has a bug, even if the intent is elsewhere today.
- */
+/** `from` as a list; refused whole if any source may not move to `to` (a caller's bug). */
 export function assertMove(
   from: IntentStatus | readonly IntentStatus[],
   to: IntentStatus,
@@ -382,10 +354,7 @@ const postingSchema = z.strictObject({
 /** Built once: a schema built per call would cost every write its construction. */
 export const postingsSchema = z.array(postingSchema).max(MAX_POSTINGS);
 
-/**
- * A write's postings as every store checks them, before anything is written: each well formed,
- * its two accounts different, no tag twice.
- */
+/** A write's postings, before anything is written: well formed, two accounts, no tag twice. */
 export function parsePostings(postings: readonly Posting[] | undefined): Posting[] {
   if (postings === undefined) return [];
   const parsed = plainPostings(postings) ?? parse(postingsSchema, postings, 'postings');
@@ -404,10 +373,7 @@ export function parsePostings(postings: readonly Posting[] | undefined): Posting
   return parsed;
 }
 
-/**
- * Postings each a plain object of exactly the six fields, each well formed, as postingsSchema's
- * output; null for anything else, which postingsSchema then parses.
- */
+/** Postings of exactly the six fields, each well formed, as postingsSchema answers; else null. */
 function plainPostings(value: unknown): Posting[] | null {
   if (!Array.isArray(value) || value.length > MAX_POSTINGS) return null;
   const out: Posting[] = [];
@@ -440,16 +406,20 @@ function plainPostings(value: unknown): Posting[] | null {
   return out;
 }
 
+/** A page's cursor (the `next` of an earlier page) and size. */
+const cursor = z
+  .string()
+  .regex(/^(0|[1-9][0-9]{0,15})$/, 'must be the next of an earlier page')
+  .optional();
+const pageLimit = z.int().min(1).max(1000).optional();
+
 const journalQuerySchema = z.strictObject({
   playerId: nonEmpty.max(255).optional(),
   matchId: nonEmpty.max(255).optional(),
   intentId: nonEmpty.max(255).optional(),
   since: epochMs.optional(),
-  after: z
-    .string()
-    .regex(/^(0|[1-9][0-9]{0,15})$/, 'must be the next of an earlier page')
-    .optional(),
-  limit: z.int().min(1).max(1000).optional(),
+  after: cursor,
+  limit: pageLimit,
 });
 
 /** A journal query as parseJournalQuery leaves it. */
@@ -458,7 +428,7 @@ export type JournalFilter = Omit<JournalQuery, 'after' | 'limit'> & {
   limit: number;
 };
 
-/** A journal query as every store checks it; `limit` defaults to 100, `after` becomes a seq. */
+/** A journal query; `limit` defaults to 100, `after` becomes a seq. */
 export function parseJournalQuery(query: JournalQuery | undefined): JournalFilter {
   const parsed = parse(journalQuerySchema, query ?? {}, 'journal query');
   return { ...parsed, after: Number(parsed.after ?? 0), limit: parsed.limit ?? 100 };
@@ -470,4 +440,119 @@ const accountsSchema = z.array(z.string().refine(isAccountName)).max(1000);
 export function parseAccounts(accounts: readonly string[] | undefined): string[] | undefined {
   if (accounts === undefined) return undefined;
   return parse(accountsSchema, accounts, 'accounts');
+}
+
+const text = (max: number) =>
+  z
+    .string()
+    .max(max)
+    .refine((v) => !v.includes('\u0000'), 'must not hold NUL');
+const name = text(255).min(1, 'must not be empty');
+
+const lineSchema = z.strictObject({
+  by: name.refine((s) => s.trim() !== '', 'must name the operator'),
+  action: z.enum(OPERATOR_ACTIONS),
+  intentId: name.nullable(),
+  playerId: name.nullable(),
+  before: name.max(100),
+  after: name,
+  note: text(1000),
+});
+
+const querySchema = z.strictObject({
+  since: z.int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
+  intentId: name.optional(),
+  playerId: name.optional(),
+  after: cursor,
+  limit: pageLimit,
+});
+
+function refused(what: string, error: z.ZodError): InvalidIntentError {
+  const issue = error.issues[0];
+  const at = issue && issue.path.length > 0 ? issue.path.join('.') : what;
+  return new InvalidIntentError(`invalid ${what}: ${at} ${issue?.message ?? 'is invalid'}`);
+}
+
+/** Checks a line before a store appends it: InvalidIntentError naming the first bad field. */
+export function parseOperatorAction(line: NewOperatorAction): NewOperatorAction {
+  const parsed = lineSchema.safeParse(line);
+  if (!parsed.success) throw refused('operator action', parsed.error);
+  const { action, intentId, playerId } = parsed.data;
+  if ((action === 'block' || action === 'unblock') && playerId === null) {
+    throw new InvalidIntentError(`invalid operator action: ${action} must name a playerId`);
+  }
+  if (INTENT_ACTIONS.includes(action) && intentId === null) {
+    throw new InvalidIntentError(`invalid operator action: ${action} must name an intentId`);
+  }
+  return parsed.data;
+}
+
+/** Checks a line for `recordBlock`: a block or an unblock, of a player. */
+export function parseBlock(line: NewOperatorAction): NewOperatorAction {
+  const parsed = parseOperatorAction(line);
+  if (parsed.action !== 'block' && parsed.action !== 'unblock') {
+    throw new InvalidIntentError(
+      `invalid operator action: recordBlock takes a block or an unblock, not ${parsed.action}`,
+    );
+  }
+  return parsed;
+}
+
+/** Checks a line for `recordPause`: a pause or a resume of the game's payouts, naming no player. */
+export function parsePause(line: NewOperatorAction): NewOperatorAction {
+  const parsed = parseOperatorAction(line);
+  if (parsed.action !== 'pause' && parsed.action !== 'resume') {
+    throw new InvalidIntentError(
+      `invalid operator action: recordPause takes a pause or a resume, not ${parsed.action}`,
+    );
+  }
+  if (parsed.playerId !== null || parsed.intentId !== null) {
+    throw new InvalidIntentError(
+      `invalid operator action: a ${parsed.action} of the game's payouts names no player or intent`,
+    );
+  }
+  return parsed;
+}
+
+/** Checks a query: `after` becomes a seq, `limit` defaults to 100. */
+export function parseOperatorLogQuery(query: OperatorLogQuery | undefined): OperatorLogFilter {
+  const parsed = querySchema.safeParse(query ?? {});
+  if (!parsed.success) throw refused('operator log query', parsed.error);
+  const { after, limit, ...filters } = parsed.data;
+  return { ...filters, after: Number(after ?? 0), limit: limit ?? 100 };
+}
+
+/** A player id for `isBlocked`: 1 to 255 characters. */
+export function parsePlayerId(playerId: string): string {
+  const parsed = name.safeParse(playerId);
+  if (!parsed.success) throw refused('player id', parsed.error);
+  return parsed.data;
+}
+
+/** A time as the stores keep them: whole epoch ms, not negative. */
+export function parseRateTime(value: number, what: 'now' | 'until'): number {
+  if (!(Number.isSafeInteger(value) && value >= 0)) {
+    throw new InvalidIntentError(`${what} must be a non-negative whole number of epoch ms`);
+  }
+  return value;
+}
+
+/** How long a hold until `until` lasts from `now` (both checked): 0 for one already over. */
+export function holdFor(until: number, now: number): number {
+  return Math.max(0, parseRateTime(until, 'until') - parseRateTime(now, 'now'));
+}
+
+export function parseTake(limit: RateLimit, now: number, keep: number): RateLimit {
+  parseRateTime(now, 'now');
+  const { perSecond, burst } = (limit ?? {}) as Partial<RateLimit>;
+  if (
+    !(typeof perSecond === 'number' && Number.isFinite(perSecond) && perSecond > 0) ||
+    !(typeof burst === 'number' && Number.isFinite(burst) && burst >= 1)
+  ) {
+    throw new InvalidIntentError('limit must be { perSecond > 0, burst >= 1 }, finite numbers');
+  }
+  if (!(Number.isSafeInteger(keep) && keep >= 0 && keep + 1 <= burst)) {
+    throw new InvalidIntentError('keep must be a whole number from 0 to burst - 1');
+  }
+  return { perSecond, burst };
 }

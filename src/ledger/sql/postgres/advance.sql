@@ -1,5 +1,7 @@
 -- The start-up sweep: the same WHERE terms as the due index, so it walks only open intents.
-WITH {moves}
-UPDATE {s}.intents SET next_check_at = $1::bigint FROM moves
-WHERE next_check_at IS NOT NULL AND {open} AND next_check_at > $1::bigint
-  AND kind <> 'match'
+WITH {moves}, advanced AS (
+  UPDATE {s}.intents SET next_check_at = $1::bigint FROM moves
+  WHERE next_check_at IS NOT NULL AND {open} AND next_check_at > $1::bigint
+    AND kind <> 'match'
+  RETURNING 1)
+SELECT count(*)::int AS n FROM advanced

@@ -1,12 +1,15 @@
--- Layout 1 of the PostgreSQL ledger. Frozen once released: a change is a new numbered file.
--- schema.sql beside this folder says why each table and index is as it is. "lightning" stands
--- for the store's own schema: the store puts its name there.
+-- Layout 1 of the PostgreSQL ledger, edited in place until the first release, then frozen
+-- (docs/ARCHITECTURE.md, "The stores' layouts"). "lightning" stands for the store's schema.
 
+-- How many migrations this schema has had, written under the store's advisory lock.
 CREATE TABLE "lightning".layout (
   only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
   version  integer NOT NULL
 );
 
+-- One row per intent: amounts `numeric` (exact sums), times epoch ms, `history` appended to
+-- by each move. `last_call` is the last write's token: a writer whose answer a dropped
+-- connection lost reads whether it committed. The kind is checked by the parse, not here.
 CREATE TABLE "lightning".intents (
   seq             bigint  GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
   id              text    NOT NULL,
@@ -39,6 +42,8 @@ CREATE TABLE "lightning".intents (
   CONSTRAINT intents_id UNIQUE (id)
 );
 
+-- A partial index serves only queries that repeat its WHERE term: OPEN_SQL and PAYOUT_SQL
+-- (postgres-schema.ts) spell these lists the same way (test/ledger/layout.test.ts).
 CREATE UNIQUE INDEX intents_open_key ON "lightning".intents (open_key)
   WHERE open_key IS NOT NULL AND status IN ('held', 'queued', 'creating', 'pending', 'unknown');
 CREATE INDEX intents_open_room ON "lightning".intents (room_id, created_at, seq)
@@ -63,11 +68,14 @@ CREATE INDEX intents_payout_room ON "lightning".intents (room_id, created_at)
 CREATE INDEX intents_payout_time ON "lightning".intents (created_at)
   WHERE kind IN ('reward', 'payment');
 
+-- Event ids seen (webhooks, once-markers), kept for good.
 CREATE TABLE "lightning".events (
   id      text   PRIMARY KEY,
   seen_at bigint NOT NULL
 );
 
+-- One row per posting, never changed, listed in (xid, seq) order (postgres-schema.ts); one
+-- index per filter of the journal's pages.
 CREATE TABLE "lightning".journal (
   seq       bigint GENERATED ALWAYS AS IDENTITY,
   id        text   NOT NULL,
@@ -91,6 +99,8 @@ CREATE INDEX journal_match ON "lightning".journal (match_id, xid, seq)
 CREATE INDEX journal_intent ON "lightning".journal (intent_id, xid, seq);
 CREATE INDEX journal_at ON "lightning".journal (at, seq);
 
+-- Each account's credits minus debits per unit; the house's accounts spread over 16 shards
+-- (BALANCE_SHARDS), each kept within its share `lim` of 2^63 - 1 (postgres-schema.ts).
 CREATE TABLE "lightning".balances (
   account text     NOT NULL,
   unit    text     NOT NULL,
@@ -103,6 +113,8 @@ CREATE TABLE "lightning".balances (
     AND balance <= lim AND balance >= -lim - (shard = 0)::int)
 );
 
+-- The game's open intents, matches aside: 32 rows summed, a write adding to its backend's
+-- (opens 0 to 15, ends 16 to 31: OPEN_STRIPES), so connections rarely wait on each other.
 CREATE TABLE "lightning".open_count (
   stripe smallint PRIMARY KEY CHECK (stripe BETWEEN 0 AND 31),
   n      bigint   NOT NULL
@@ -113,7 +125,6 @@ CREATE FUNCTION "lightning".count_open() RETURNS trigger LANGUAGE plpgsql AS $fn
   DECLARE
     d integer := 0;
   BEGIN
-    -- OLD is not there for an INSERT, nor NEW for a DELETE: each is read only when it is.
     IF TG_OP <> 'INSERT' THEN
       IF (OLD.kind <> 'match' AND OLD.status IN ('held', 'queued', 'creating', 'pending',
           'unknown')) THEN
@@ -149,6 +160,8 @@ CREATE TRIGGER intents_count_delete AFTER DELETE ON "lightning".intents FOR EACH
     'unknown'))
   EXECUTE FUNCTION "lightning".count_open();
 
+-- The operator's audit log, append-only whoever connects; appends take one advisory lock, so
+-- seqs commit in order.
 CREATE TABLE "lightning".operator_log (
   seq       bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
   at        bigint NOT NULL,
@@ -174,16 +187,19 @@ CREATE TRIGGER operator_log_append_only BEFORE UPDATE OR DELETE ON "lightning".o
 CREATE TRIGGER operator_log_no_truncate BEFORE TRUNCATE ON "lightning".operator_log
   FOR EACH STATEMENT EXECUTE FUNCTION "lightning".operator_log_append_only();
 
+-- The players an operator blocked.
 CREATE TABLE "lightning".blocked (
   player_id text   PRIMARY KEY,
   since     bigint NOT NULL
 );
 
+-- At most one row: the operator log's line of an operator's pause of the game's payouts.
 CREATE TABLE "lightning".payouts_paused (
   only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
   line     bigint  NOT NULL
 );
 
+-- The game's outbound token bucket (rate.ts): counted from time 0, the first take finds it full.
 CREATE TABLE "lightning".rate (
   id     smallint         PRIMARY KEY CHECK (id = 1),
   tokens double precision NOT NULL,
@@ -192,6 +208,8 @@ CREATE TABLE "lightning".rate (
 );
 INSERT INTO "lightning".rate (id, tokens, at, hold) VALUES (1, 0, 0, 0);
 
+-- Seats (CreateGuards.seat) and each group's count; the trigger gives a seat back when its
+-- holder ends expired or failed.
 CREATE TABLE "lightning".seats (
   group_id  text NOT NULL,
   player_id text NOT NULL,

@@ -1,8 +1,11 @@
--- Layout 1 of the SQLite ledger. Frozen once released: a change is a new numbered file.
--- schema.sql beside this folder says why each table and index is as it is.
-
+-- Layout 1 of the SQLite ledger, edited in place until the first release, then frozen
+-- (docs/ARCHITECTURE.md, "The stores' layouts"). The mark refuses any other program's file.
 PRAGMA application_id = 1280200775;
 
+-- One small row per intent, so that a move is cheap: `live` (NULL once ended) filters every
+-- open index and changes only on an ending move; ids and tokens are packed to their bytes
+-- (packId); `uri` is '' when it is `lightning:` + code and `meta` NULL when empty. The history
+-- is in `moves`; the budget windows' indexes come with the first create that needs them.
 CREATE TABLE intents (
   seq             INTEGER PRIMARY KEY,
   id              ANY     NOT NULL UNIQUE,
@@ -32,6 +35,7 @@ CREATE TABLE intents (
   meta            TEXT
 ) STRICT;
 
+-- Narrow keys: the rowid ending every entry orders rows by creation.
 CREATE UNIQUE INDEX intents_open_key
   ON intents (open_key) WHERE open_key IS NOT NULL AND live IS NOT NULL;
 CREATE INDEX intents_group ON intents (group_id) WHERE group_id IS NOT NULL;
@@ -45,6 +49,8 @@ CREATE INDEX intents_due
 CREATE INDEX intents_player ON intents (player_id);
 CREATE INDEX intents_held ON intents (created_at) WHERE status = 'held';
 
+-- The history: a row per move keyed by intent and step (the rank of the status it reached),
+-- so a move appends; notes and the journal's whys repeat, so `notes` keeps each once.
 CREATE TABLE moves (
   intent INTEGER NOT NULL,
   step   INTEGER NOT NULL,
@@ -58,11 +64,14 @@ CREATE TABLE notes (
   text TEXT    NOT NULL UNIQUE
 ) STRICT;
 
+-- Event ids seen (webhooks, once-markers), kept for good.
 CREATE TABLE events (
   id      TEXT    PRIMARY KEY,
   seen_at INTEGER NOT NULL
 ) STRICT, WITHOUT ROWID;
 
+-- The journal: an entry names its intent, accounts and why by id; its player and match are
+-- its intent's.
 CREATE TABLE journal (
   seq     INTEGER PRIMARY KEY,
   intent  INTEGER NOT NULL,
@@ -82,6 +91,7 @@ CREATE TABLE accounts (
   name TEXT    NOT NULL UNIQUE
 ) STRICT;
 
+-- Balances kept by each write, so no read sums the journal; STRICT refuses one past 64 bits.
 CREATE TABLE balances (
   account INTEGER NOT NULL,
   unit    TEXT    NOT NULL,
@@ -96,6 +106,8 @@ CREATE TABLE class_balances (
   PRIMARY KEY (class, unit)
 ) STRICT, WITHOUT ROWID;
 
+-- The game's open intents, matches aside (maxOpenPerGame), kept by triggers that only an
+-- insert, an ending move or a delete runs: a create's check reads one row.
 CREATE TABLE counters (
   name TEXT    PRIMARY KEY,
   n    INTEGER NOT NULL
@@ -115,6 +127,7 @@ CREATE TRIGGER intents_count_delete AFTER DELETE ON intents
   WHEN OLD.live IS NOT NULL AND OLD.kind <> 'match'
   BEGIN UPDATE counters SET n = n - 1 WHERE name = 'open'; END;
 
+-- The operator's audit log, append-only whoever writes the file.
 CREATE TABLE operator_log (
   seq       INTEGER PRIMARY KEY,
   at        INTEGER NOT NULL,
@@ -133,16 +146,20 @@ CREATE TRIGGER operator_log_no_update BEFORE UPDATE ON operator_log
 CREATE TRIGGER operator_log_no_delete BEFORE DELETE ON operator_log
   BEGIN SELECT RAISE(ABORT, 'the operator log is append-only'); END;
 
+-- The players an operator blocked.
 CREATE TABLE blocked (
   player_id TEXT    PRIMARY KEY,
   since     INTEGER NOT NULL
 ) STRICT, WITHOUT ROWID;
 
+-- At most one row: the operator log's line of an operator's pause of the game's payouts.
 CREATE TABLE payouts_paused (
   only_row INTEGER PRIMARY KEY CHECK (only_row = 1),
   line     INTEGER NOT NULL
 ) STRICT;
 
+-- Seats (CreateGuards.seat) and each group's count, kept by triggers; a seat goes when its
+-- holder ends expired or failed.
 CREATE TABLE seats (
   group_id  TEXT    NOT NULL,
   player_id TEXT    NOT NULL,
