@@ -9,8 +9,6 @@
  * what it had with LedgerUnavailableError: a write may or may not have been committed, as with
  * a networked store that went away.
  */
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { LedgerClosedError, LedgerUnavailableError } from './errors.js';
 import { ledgerFile } from './files.js';
@@ -22,18 +20,9 @@ import {
   type Hello,
   type WorkerInit,
 } from './sqlite-wire.js';
+import { workerStart } from './worker-start.js';
 
-/**
- * The worker's command-line flags. Built (dist/), it needs none, and some of the process's would
- * stop it from starting (`--input-type` of `node -e`): none. From the sources (the tests and the
- * benchmarks, under tsx) the worker file is TypeScript: the process's own, with tsx's loader.
- */
 const workerUrl = ledgerFile('./sqlite-worker.js');
-let built: boolean | undefined;
-function workerFlags(): string[] | undefined {
-  built ??= existsSync(fileURLToPath(workerUrl));
-  return built ? [] : undefined;
-}
 
 interface Waiter {
   resolve(value: unknown): void;
@@ -49,7 +38,8 @@ export class SqliteThread {
   private closing: Promise<void> | undefined;
 
   constructor(init: WorkerInit) {
-    this.worker = new Worker(workerUrl, { workerData: init, execArgv: workerFlags() });
+    const { script, options } = workerStart(workerUrl);
+    this.worker = new Worker(script, { ...options, workerData: init });
     this.worker.unref();
     this.worker.on('message', (message: Answer | Hello) => {
       if ('ready' in message) {
