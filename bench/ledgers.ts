@@ -206,7 +206,7 @@ export async function benchLedgers(options: LedgersBenchOptions = {}): Promise<R
   const inFlight = options.inFlight ?? 16;
   // On the disk, not tmpfs: fsync must reach storage for the figures to mean durable.
   const dir = mkdtempSync(join(tmpdir(), 'lightning-bench-ledgers-'));
-  const postgres = await startPostgres();
+  const postgres = await startPostgres({ disk: true });
   const stores: { name: string; store: LedgerStore }[] = [
     {
       name: 'SqliteLedger (file, synchronous=FULL, worker thread)',

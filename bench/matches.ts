@@ -25,7 +25,7 @@ const quiet = { info: () => {}, warn: () => {}, error: () => {} };
 
 export async function benchMatches(): Promise<Row[]> {
   const emulator = await startEmulator({ logger: quiet });
-  const pg = postgresAvailable() ? await startPostgres() : null;
+  const pg = postgresAvailable() ? await startPostgres({ disk: true }) : null;
   try {
     const stores: { name: string; make: () => LedgerStore }[] = [
       { name: 'SqliteLedger (:memory:)', make: () => new SqliteLedger({ path: ':memory:' }) },

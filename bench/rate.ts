@@ -56,7 +56,7 @@ export interface RateFigures {
 }
 
 export async function benchRate(): Promise<Row[]> {
-  const pg = await startPostgres();
+  const pg = await startPostgres({ disk: true });
   const emulator = await startEmulator({ logger: quiet });
   try {
     const rows: Row[] = [];

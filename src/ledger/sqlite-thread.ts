@@ -5,8 +5,6 @@
  * message, not its class). The thread keeps the process alive only while a call waits; one that
  * dies rejects what it had with LedgerUnavailableError (a write may or may not have committed).
  */
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import {
   BudgetExceededError,
@@ -24,6 +22,7 @@ import {
 } from './errors.js';
 import { ledgerFile } from './files.js';
 import type { SqliteCore } from './sqlite-core.js';
+import { workerStart } from './worker-start.js';
 
 /** The core's methods a caller may run on the worker (close is its own message). */
 export type CoreMethod = Exclude<keyof SqliteCore, 'db' | 'batch' | 'close'>;
@@ -75,12 +74,7 @@ export function decodeError(wire: WireError): Error {
   return Object.assign(new Error(wire.message), { code: wire.code, errcode: wire.errcode });
 }
 
-/**
- * The worker's flags: none once built (some of the process's, such as `node -e`'s
- * `--input-type`, would stop it); from the sources, the process's own, with tsx's loader.
- */
 const workerUrl = ledgerFile('./sqlite-worker.js');
-let built: boolean | undefined;
 
 export class SqliteThread {
   private readonly worker: Worker;
@@ -91,8 +85,8 @@ export class SqliteThread {
   #closing: Promise<void> | undefined;
 
   constructor(init: WorkerInit) {
-    built ??= existsSync(fileURLToPath(workerUrl));
-    this.worker = new Worker(workerUrl, { workerData: init, execArgv: built ? [] : undefined });
+    const { script, options } = workerStart(workerUrl);
+    this.worker = new Worker(script, { ...options, workerData: init });
     this.worker.unref();
     this.worker.on('message', (message: Answer | Hello) => {
       if ('ready' in message) {

@@ -13,6 +13,12 @@
  * so `kill()` (SIGKILL to the server and every backend at once, as a crash) then `start()` on
  * the same port and directory finds every acknowledged commit. `{ durable: false }` turns all
  * three off (tests about atomicity, not durability).
+ *
+ * Its directory is on tmpfs (/dev/shm) where there is one, unless `{ disk: true }` (the
+ * benchmarks: a user's server writes to a disk). What kill() makes, every server process killed
+ * at once, loses only what PostgreSQL had not yet handed to the kernel, on any medium; so the
+ * crash tests prove the same there, while each commit's fsync, a wait on the disk that only a
+ * power cut (which no test makes) would need, costs nothing.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -26,6 +32,8 @@ import { readyLine } from './ready-line.js';
 export interface PostgresServerOptions {
   /** fsync, synchronous_commit and full_page_writes on (default true); false: all off. */
   durable?: boolean;
+  /** Its directory on the disk (os.tmpdir()) even where tmpfs is at hand (default false). */
+  disk?: boolean;
 }
 
 export interface PostgresServer {
@@ -139,7 +147,8 @@ export async function startPostgres(options: PostgresServerOptions = {}): Promis
   const bin = postgresBin();
   const user = runAs();
   const port = await freePort();
-  const dir = mkdtempSync(join(tmpdir(), 'lightning-pg-'));
+  const base = !options.disk && existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
+  const dir = mkdtempSync(join(base, 'lightning-pg-'));
   if (user) chownSync(dir, user.uid, user.gid);
   const data = join(dir, 'data');
   const init = command(
