@@ -37,7 +37,9 @@ describe('loadtest: a crowd of bots, a tournament settle and a SIGKILL on two pr
     expect(result.figures.tournamentSettleToScreen.n + (codes?.excused ?? 0)).to.equal(
       SHORT.winners,
     );
-    expect(row('table outcomes')).to.match(/won [1-9]/);
+    // Tables played rounds to their end: a player saw the round settle, won or lost. (Who won
+    // which table, against where the SIGKILL lands, is a matter of timing.)
+    expect(row('table outcomes')).to.match(/(won|lost) [1-9]/);
     expect(row('table outcomes')).to.match(/left early [1-9]/);
   });
 });
