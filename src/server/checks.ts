@@ -4,16 +4,10 @@
  * record of our own (a match, whose kind reads 'own') is looked at by its owner
  * (match/matches.ts). Built by the composition root over the three.
  */
-import { z } from 'zod';
 import type { Intent } from '../ledger/intent.js';
 import { parseInput } from '../parse.js';
 import type { Engine } from './engine.js';
-
-/**
- * An intent id as the game hands it back: checked here, before the store sees it, because a
- * store binds what it is given (node:sqlite takes an object for named parameters).
- */
-const intentId = z.string({ error: 'must be an intent id (a string)' }).min(1).max(200);
+import { intentIdInput } from './operator.js';
 
 /** Whoever looks at intents the service holds nothing of. */
 export interface Looker {
@@ -40,7 +34,7 @@ export class Checks {
 
   /** Looks at an intent by id now; null when the ledger has no such intent. */
   async refresh(id: unknown): Promise<Intent | null> {
-    const intent = await this.#engine.ledger.get(parseInput(intentId, id, 'id'));
+    const intent = await this.#engine.ledger.get(parseInput(intentIdInput, id, 'id'));
     return intent ? this.check(intent) : null;
   }
 }

@@ -50,7 +50,11 @@ export const operatorName = z
   .max(255);
 /** Why: said in the operator's words. */
 export const operatorNote = z.string().trim().min(1, 'must say why').max(500);
-export const intentIdInput = z.string().min(1).max(200);
+/**
+ * An intent id as the game hands it back: checked before the store sees it, because a store
+ * binds what it is given (node:sqlite takes an object for named parameters).
+ */
+export const intentIdInput = z.string({ error: 'must be an intent id (a string)' }).min(1).max(200);
 export const playerIdInput = idInput;
 export const resolveStatus = z.enum(['completed', 'expired', 'failed']);
 /** How many held payouts one read lists: 1 to 1,000, default 100. */

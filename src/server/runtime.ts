@@ -180,9 +180,14 @@ function build(opened: Opened, settings: Settings, events: SafeEmitter): Runtime
 
 /**
  * The engine and what it is built with: the stream of moves with the subscribers that need no
- * engine (the rooms first, then the game's events), the breaker and the kept answers.
+ * engine (the rooms first, then the game's events), the breaker and the kept answers. Exported
+ * for a test that puts its own provider behind the port.
  */
-function buildEngine(opened: Opened, settings: Settings, events: SafeEmitter) {
+export function buildEngine(
+  opened: Pick<Opened, 'port' | 'ledger' | 'outbound'>,
+  settings: Settings,
+  events: SafeEmitter,
+) {
   const { port, ledger, outbound } = opened;
   const { clock, logger } = settings;
   const rooms = new Rooms(logger);

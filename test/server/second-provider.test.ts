@@ -16,15 +16,12 @@ import type {
   PaymentsPort,
   ServiceFailure,
 } from '../../src/port/port.js';
-import { PayoutBreaker } from '../../src/server/breaker.js';
-import { Engine } from '../../src/server/engine.js';
+import type { Engine } from '../../src/server/engine.js';
 import { SafeEmitter } from '../../src/server/events.js';
 import { startEntryFee } from '../../src/server/kinds/entry-fee.js';
-import { KINDS } from '../../src/server/kinds/index.js';
 import { startReward } from '../../src/server/kinds/reward.js';
-import { Moves } from '../../src/server/moves.js';
-import { KeptAnswers } from '../../src/server/operations/kept-answers.js';
 import { resolveOptions } from '../../src/server/options.js';
+import { buildEngine } from '../../src/server/runtime.js';
 
 /** This provider's refusal of an order: it answered, and did nothing. */
 class Refused extends Error {}
@@ -151,24 +148,14 @@ describe('a second provider: the kinds over an in-memory implementation of the p
       publicUrl: 'http://127.0.0.1:9',
       logger: { info: () => {}, warn: () => {}, error: () => {} },
     });
-    const { clock, logger } = settings;
-    const events = new SafeEmitter(() => logger);
-    engine = new Engine({
-      port: provider,
-      ledger,
-      outbound: null,
-      moves: new Moves(logger, [(move) => move.what === 'moved' && moved.push(move.intent)]),
-      breaker: new PayoutBreaker({
-        settings: settings.breaker,
-        clock,
-        logger,
-        port: provider,
-        onPause: () => {},
-      }),
-      kept: new KeptAnswers(clock, logger),
-      events,
-      kinds: KINDS,
+    const built = buildEngine(
+      { port: provider, ledger, outbound: null },
       settings,
+      new SafeEmitter(() => settings.logger),
+    );
+    engine = built.engine;
+    built.moves.subscribe((move) => {
+      if (move.what === 'moved') moved.push(move.intent);
     });
   });
 
