@@ -1013,11 +1013,16 @@ async function openPool(connection: string | PoolConfig | undefined): Promise<Po
   return pool;
 }
 
+const guarded = new WeakSet<Pool>();
+
 /**
  * Every client keeps an 'error' listener from birth: a server killed mid-handover can deliver
  * its FATAL before the caller listens, which node would throw at the process.
  */
 function guardClients(pool: Pool): void {
+  // Once per pool: a game may wrap one pool in several ledgers (one per schema).
+  if (guarded.has(pool)) return;
+  guarded.add(pool);
   pool.on('connect', (client) => {
     client.on('error', () => {});
   });

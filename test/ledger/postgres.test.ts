@@ -207,6 +207,26 @@ describe('PostgresLedger', function () {
   }
 
   describe('connections and schema', () => {
+    it('guards a pool shared by many ledgers once: no listener piles up per ledger', async () => {
+      // A game may wrap one pool in a ledger per schema; each used to add its own 'connect'
+      // guard, so every new connection got one 'error' listener per ledger (node warns at 11).
+      const pool = server.pool({ max: 2 });
+      try {
+        const stores = Array.from({ length: 12 }, () => ledger(schema(), pool));
+        for (const store of stores) await store.open();
+        assert.equal(pool.listenerCount('connect'), 1);
+        const client = await pool.connect();
+        try {
+          assert.ok(client.listenerCount('error') <= 2, `${client.listenerCount('error')}`);
+        } finally {
+          client.release();
+        }
+      } finally {
+        for (const store of open.splice(0)) await store.close();
+        await pool.end();
+      }
+    });
+
     it("hands out the rate's tokens while every connection of its pool waits on a locked intent", async () => {
       // Several processes' moves can wait on a claim's lock, each holding a connection: a take
       // queued behind them held the process's outbound calls (the payout queue) as long.

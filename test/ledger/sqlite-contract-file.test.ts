@@ -1,4 +1,8 @@
-/** The ledger contract on a SqliteLedger file, on its worker thread (the default) and inline. */
+/**
+ * The ledger contract on a SqliteLedger file on its worker thread (a file's default). The
+ * transport and the database are independent: ':memory:' inline (its default) runs the same
+ * contract in sqlite-contract-memory.test.ts, so each transport and each open path runs it once.
+ */
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -16,16 +20,14 @@ async function tempDir(): Promise<{ dir: string; remove(): Promise<void> }> {
   return { dir, remove: () => rm(dir, { recursive: true, force: true }) };
 }
 
-for (const worker of [true, false]) {
-  describeLedgerContract(`SqliteLedger file, ${worker ? 'worker thread' : 'inline'}`, async () => {
-    const { dir, remove } = await tempDir();
-    const store = new SqliteLedger({ path: join(dir, 'ledger.sqlite'), worker });
-    return {
-      store,
-      cleanup: async () => {
-        await store.close();
-        await remove();
-      },
-    };
-  });
-}
+describeLedgerContract('SqliteLedger file, worker thread', async () => {
+  const { dir, remove } = await tempDir();
+  const store = new SqliteLedger({ path: join(dir, 'ledger.sqlite') });
+  return {
+    store,
+    cleanup: async () => {
+      await store.close();
+      await remove();
+    },
+  };
+});

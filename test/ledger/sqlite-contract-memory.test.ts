@@ -1,13 +1,11 @@
-/** The ledger contract on SqliteLedger ':memory:', inline (the default) and on a worker thread. */
+/**
+ * The ledger contract on SqliteLedger ':memory:', inline (its default). A file on its worker
+ * thread runs it in sqlite-contract-file.test.ts.
+ */
 import { SqliteLedger } from '../../src/ledger/index.js';
 import { describeLedgerContract } from './contract.js';
 
-for (const worker of [false, true]) {
-  describeLedgerContract(
-    `SqliteLedger :memory:, ${worker ? 'worker thread' : 'inline'}`,
-    async () => {
-      const store = new SqliteLedger({ worker });
-      return { store, cleanup: () => store.close() };
-    },
-  );
-}
+describeLedgerContract('SqliteLedger :memory:, inline', async () => {
+  const store = new SqliteLedger();
+  return { store, cleanup: () => store.close() };
+});

@@ -70,6 +70,32 @@ async function pack(dir: string): Promise<Packed> {
   return { tarball: join(dir, info.filename), files: info.files.map((f) => f.path) };
 }
 
+/**
+ * `npm install <tarball> colyseus @colyseus/sdk` into a new project at `installed`, as the
+ * README says; resolves with the project's path.
+ */
+async function install(installed: string, tarball: string): Promise<string> {
+  mkdirSync(installed);
+  writeFileSync(join(installed, 'package.json'), '{ "private": true }\n');
+  const npm = (extra: string[]) =>
+    run('npm', ['install', '--no-audit', '--no-fund', ...extra, tarball, 'colyseus'], {
+      cwd: installed,
+      maxBuffer: 16 * 1024 * 1024,
+    });
+  // @colyseus/sdk is the game's client here, as in a browser.
+  await npm(['@colyseus/sdk']).catch(async (err: Error & { stderr?: string }) => {
+    // colyseus's peer @colyseus/uwebsockets-transport depends on uWebSockets.js from
+    // github.com; where only the registry is reachable, install without auto-installed
+    // peers and add the one the others need (express, for @colyseus/auth).
+    if (!/github\.com|uWebSockets/.test(err.stderr ?? '')) throw err;
+    console.log(
+      '      (github.com unreachable: colyseus installed with --legacy-peer-deps and express)',
+    );
+    await npm(['--legacy-peer-deps', 'express', '@colyseus/sdk']);
+  });
+  return installed;
+}
+
 /** Runs a fixture game in `project` and returns the JSON line it ends with. */
 async function play(
   project: string,
@@ -101,6 +127,7 @@ describe('package: the packed tarball', function () {
   let dir: string;
   let packed: Packed;
   let project: string;
+  let installing: Promise<string> | undefined;
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'lightning-pack-'));
@@ -118,6 +145,11 @@ describe('package: the packed tarball', function () {
       symlinkSync(join(ours, name), join(modules, name), 'dir');
     }
     writeFileSync(join(project, 'package.json'), '{ "private": true }\n');
+    // The registry install waits mostly on the network: it runs while the linked tests play.
+    if (process.env.TEST_PACK_INSTALL) {
+      installing = install(join(dir, 'installed'), packed.tarball);
+      installing.catch(() => {}); // awaited, and so reported, by the installed tests' before
+    }
   });
 
   after(() => {
@@ -270,31 +302,13 @@ describe('package: the packed tarball', function () {
     let installed: string;
 
     before(async function () {
-      if (!process.env.TEST_PACK_INSTALL) {
+      if (!installing) {
         console.log(
           '      (skipped: set TEST_PACK_INSTALL=1 to install the tarball with colyseus from the registry)',
         );
         this.skip();
       }
-      installed = join(dir, 'installed');
-      mkdirSync(installed);
-      writeFileSync(join(installed, 'package.json'), '{ "private": true }\n');
-      const npm = (extra: string[]) =>
-        run('npm', ['install', '--no-audit', '--no-fund', ...extra, packed.tarball, 'colyseus'], {
-          cwd: installed,
-          maxBuffer: 16 * 1024 * 1024,
-        });
-      // @colyseus/sdk is the game's client here, as in a browser.
-      await npm(['@colyseus/sdk']).catch(async (err: Error & { stderr?: string }) => {
-        // colyseus's peer @colyseus/uwebsockets-transport depends on uWebSockets.js from
-        // github.com; where only the registry is reachable, install without auto-installed
-        // peers and add the one the others need (express, for @colyseus/auth).
-        if (!/github\.com|uWebSockets/.test(err.stderr ?? '')) throw err;
-        console.log(
-          '      (github.com unreachable: colyseus installed with --legacy-peer-deps and express)',
-        );
-        await npm(['--legacy-peer-deps', 'express', '@colyseus/sdk']);
-      });
+      installed = await installing;
     });
 
     const jwt = { COLYSEUS: 'colyseus', JWT_SECRET: 'a secret for the test only' };
