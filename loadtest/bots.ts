@@ -1,6 +1,7 @@
 /**
- * The load test's players: real @colyseus/sdk clients. A table bot joins a `table` room
- * through the matchmaker of one of the processes (RedisDriver decides where it lives), enters
+ * The load test's players: real @colyseus/sdk clients. A table bot waits in the tables' queue
+ * (joined through the matchmaker of one of the processes) until it is seated with three others
+ * at a new `table` room (RedisDriver decides where it lives), enters
  * the room's match, pays its fee from the code on its own screen (the emulator's wallet, as the
  * dev wallet's "pay" does), and then waits for the end of its round: a payout code (it won),
  * a refund code (the round was called off), another winner named, or its fee closed; it claims
@@ -15,7 +16,7 @@
  */
 import { resourceOf } from '../soak/players.js';
 import type { Emulator } from '../src/emulator/index.js';
-import { Gone, joinAny, type Screen, type Seen } from './screen.js';
+import { Gone, joinAny, joinQueued, type Screen, type Seen, Unseated } from './screen.js';
 
 export type Outcome =
   | 'won'
@@ -110,6 +111,8 @@ export interface TableBot {
   /** The processes' addresses; the bot starts with `first` and tries the next if one is down. */
   urls: () => readonly string[];
   first: number;
+  /** The tables' queue: it forms each table and seats its players at once. */
+  queueId: string;
   playerId: string;
   /** Leaves before the round starts: `unpaid` with its fee open, `paid` after paying. */
   leaves: 'no' | 'unpaid' | 'paid';
@@ -126,12 +129,31 @@ export async function playTable(bot: TableBot, ctx: BotContext): Promise<BotStor
   let screen: Screen | undefined;
   try {
     // A table whose round was called off in the instant the bot took its seat refuses the
-    // entry (LN_MATCH_CLOSED): the player goes to another table, as a lobby would send it.
+    // entry (LN_MATCH_CLOSED), and a table whose process died takes no seat: the player queues
+    // again for another table.
     let entered: { id?: string; error?: string } = {};
     let winner: () => string | undefined = () => undefined;
     for (let attempt = 0; attempt < 3 && !entered.id; attempt++) {
       await screen?.leave();
-      screen = await joinAny(bot.urls(), bot.first + attempt, { name: 'table' }, bot.playerId);
+      screen = undefined;
+      try {
+        screen = await joinQueued(
+          bot.urls(),
+          bot.first + attempt,
+          bot.queueId,
+          bot.playerId,
+          ctx.patienceMs,
+        );
+      } catch (err) {
+        if (err instanceof Unseated && attempt < 2) continue;
+        // No table formed within its patience: it leaves, nothing charged.
+        if (err instanceof Gone) {
+          story.outcome = 'impatient';
+          story.error = err.message;
+          return story;
+        }
+        throw err;
+      }
       story.joinedAt = Date.now();
       winner = listenSettling(screen, story);
       entered = await enter(screen, ctx.stepMs, story);
@@ -212,7 +234,7 @@ export class Entrant {
     ctx: BotContext,
   ) {
     const story: BotStory = { playerId, where: 'hall', outcome: 'failed', joinStart: Date.now() };
-    const screen = await joinAny(urls, first, { roomId: hallId }, playerId);
+    const screen = await joinAny(urls, first, hallId, playerId);
     story.joinedAt = Date.now();
     return new Entrant(screen, story, ctx);
   }
@@ -249,14 +271,18 @@ export class Entrant {
     return this.#screen.leave();
   }
 
-  /** Waits for its payout code, claims it, leaves. Never throws. */
-  async collect(ms: number): Promise<BotStory> {
+  /**
+   * Waits for its payout code (for at most `ms`, or until `lost` says its payout's create answer
+   * was lost), claims it, leaves. Never throws.
+   */
+  async collect(ms: number, lost: Promise<void>): Promise<BotStory> {
     const s = this.#screen;
     try {
       if (!this.#code) throw new Error('never paid');
       let timer: NodeJS.Timeout | undefined;
       const late = new Promise<never>((_, reject) => {
         timer = setTimeout(() => reject(new Error(`no payout code within ${ms} ms`)), ms);
+        lost.then(() => reject(new Error('its payout waits for its deadline (answer lost)')));
       });
       const code = await Promise.race([this.#code, late]).finally(() => clearTimeout(timer));
       claim(code, this.story, this.#ctx);

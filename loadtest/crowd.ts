@@ -48,7 +48,9 @@ export interface Tournament {
 
 /**
  * The tournament: every entrant joins the hall (through any process's matchmaker), enters and
- * pays; once each has paid (or failed to), `settle` is asked; then each waits for its code.
+ * pays; once each has paid (or failed to), `settle` is asked; then each waits for its code, or
+ * until `lost` (polled each second) names it: a player whose payout's create answer was lost
+ * (the SIGKILL) gets no code before its deadline, so waiting longer shows nothing.
  */
 export async function playTournament(
   urls: () => readonly string[],
@@ -57,6 +59,7 @@ export async function playTournament(
   ctx: BotContext,
   settle: () => Promise<{ at: number; payouts: number; ms: number }>,
   collectMs: number,
+  lost: () => Promise<ReadonlySet<string>>,
 ): Promise<Tournament> {
   const ids = Array.from({ length: winners }, (_, i) => `t${i}`);
   const paid: Entrant[] = [];
@@ -80,6 +83,25 @@ export async function playTournament(
   } catch (err) {
     error = (err as Error).message;
   }
-  const collected = await Promise.all(paid.map((e) => e.collect(answer ? collectMs : 1)));
+  const given = new Map<string, () => void>();
+  const collecting = Promise.all(
+    paid.map((e) =>
+      e.collect(
+        answer ? collectMs : 1,
+        new Promise<void>((resolve) => given.set(e.story.playerId, resolve)),
+      ),
+    ),
+  );
+  let done = false;
+  const watch = (async () => {
+    while (!done) {
+      await new Promise((r) => setTimeout(r, 1_000));
+      for (const playerId of done ? [] : await lost()) given.get(playerId)?.();
+    }
+  })();
+  const collected = await collecting.finally(() => {
+    done = true;
+  });
+  await watch;
   return { entrants: [...collected, ...failed], settle: answer, ...(error ? { error } : {}) };
 }

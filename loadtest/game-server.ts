@@ -6,23 +6,39 @@
  * PUBLIC_URL, REDIS_URL, API_URL, API_KEY, RECONCILER), plus LEDGER_URL (PostgreSQL) and
  * LOADTEST (JSON: the rate, the fee, the tournament's size).
  *
- * Two rooms:
- * - `table`: four seats; the room opens a match with `seats: 4` when it is created; a bot sends
- *   `enter` and is answered `entered` (its fee, whose code reaches its screen). Once the four
- *   paid (`onFunded`) the round is played: one winner, named from the players' ids and the
- *   run's seed, is paid the pot minus a 10 % rake (`settling` is broadcast, with the time, just
- *   before the settle). A player who leaves before the round starts aborts it: every paid fee is
- *   refunded.
+ * Three rooms:
+ * - `queue`: where table players wait, one per run, created on this process by the runner's
+ *   `createQueue` (Colyseus's QueueRoom): each second it forms groups of four, creates a `table`
+ *   for each and reserves its seats for the group at once. A burst of `joinOrCreate('table')`
+ *   would not do: Colyseus lets every join that finds no free seat while a table is being
+ *   created (its match opened: a ledger write) create one of its own, so a crowd arriving at
+ *   once sits one or two to a table, and those tables never fill. A group the queue could not
+ *   fill within a few seconds (players sent back after their table was called off) gets a
+ *   table of its own size.
+ * - `table`: four seats (or its group's size); the room opens a match with that many seats when
+ *   it is created; a bot sends `enter` and is answered `entered` (its fee, whose code reaches
+ *   its screen). Once every seat paid (`onFunded`) the round is played: one winner, named from
+ *   the players' ids and the run's seed, is paid the pot minus a 10 % rake (`settling` is
+ *   broadcast, with the time, just before the settle). A player who leaves before the round
+ *   starts aborts it: every paid fee is refunded.
  * - `hall`: the tournament, one per run, created on this process by the runner's `createHall`:
  *   a match with `seats: <winners>`; once every seat paid, the runner's `settleHall` settles it
  *   with one equal share per player (every entrant wins: a 1,000-winner settle).
  *
- * Commands besides the common ones: `createHall`, `settleHall`, `cpu` (this process's CPU time,
- * age and the holds its 429s wrote), `audit` (the game's own live audit).
+ * Commands besides the common ones: `createQueue`, `createHall`, `settleHall`, `cpu` (this
+ * process's CPU time, age and the holds its 429s wrote), `audit` (the game's own live audit).
  */
 import { channel } from 'node:diagnostics_channel';
-import { type Client, definePlugins, matchMaker, Room } from '@colyseus/core';
+import {
+  type Client,
+  definePlugins,
+  matchMaker,
+  type QueueMatchGroup,
+  QueueRoom,
+  Room,
+} from '@colyseus/core';
 import { schema } from '@colyseus/schema';
+import { z } from 'zod';
 import { PostgresLedger } from '../src/ledger/postgres.js';
 import { createLightning, type Lightning } from '../src/lightning.js';
 import type { RoomMatch } from '../src/room/match.js';
@@ -63,20 +79,26 @@ function winnerOf(playerIds: readonly string[], seed: number): string {
   return [...playerIds].sort((a, b) => score(a) - score(b))[0] as string;
 }
 
+/** Players at a table: four, or fewer for a group the queue could not fill. */
+const SEATS = 4;
+const tableOptions = z.object({ seats: z.number().int().min(1).max(SEATS).default(SEATS) });
+
 class TableRoom extends Room {
-  override maxClients = 4;
+  override maxClients = SEATS;
   override state = new State();
   override plugins = definePlugins([lightning.plugin({ lingerMs: 600_000 })]);
   #match: RoomMatch | undefined;
   #started = false;
 
-  override async onCreate(): Promise<void> {
+  override async onCreate(options: unknown): Promise<void> {
+    const { seats } = tableOptions.parse(options ?? {});
+    this.maxClients = seats;
     this.state.lightning = new LightningState();
     this.onMessage('enter', (client) => void this.#enter(client));
     const match = await this.plugins.lightning.openMatch({
       entryFeeMsat: settings.feeMsat,
       rake: 0.1,
-      seats: 4,
+      seats,
       feeExpiresIn: settings.feeExpiresIn,
       claimExpiresIn: settings.claimExpiresIn,
       timeoutMs: TIMEOUT_MS,
@@ -126,6 +148,34 @@ class TableRoom extends Room {
     await this.lock();
     await match.abort('a player left before the start').catch((err) => {
       console.error(`[${name}] aborting ${match.id}: ${failure(err)}`);
+    });
+  }
+}
+
+/** Cycles a group may wait for a fourth player before it is given a table of its own size. */
+const QUEUE_CYCLES = 3;
+
+/**
+ * The tables' queue: groups of four in the order players came (any players match), each seated
+ * at a new table at once.
+ */
+class TableQueue extends QueueRoom {
+  override autoDispose = false;
+  #arrivals = 0;
+
+  override onJoin(client: Parameters<QueueRoom['onJoin']>[0], options: unknown): void {
+    this.addToQueue(client, { rank: ++this.#arrivals, options });
+  }
+
+  override onCreate(): void {
+    super.onCreate({
+      matchRoomName: 'table',
+      maxPlayers: SEATS,
+      allowIncompleteGroups: true,
+      maxWaitingCycles: QUEUE_CYCLES,
+      compare: () => true,
+      onGroupReady: (group: QueueMatchGroup) =>
+        matchMaker.createRoom('table', { seats: group.clients.length }),
     });
   }
 }
@@ -189,7 +239,12 @@ function failure(err: unknown): string {
   return e.code === 'LN_AMBIGUOUS_RESULT' ? `${e.code}: ${String(e.message)}` : e.code;
 }
 
-type Command = { cmd: 'createHall' } | { cmd: 'settleHall' } | { cmd: 'cpu' } | { cmd: 'audit' };
+type Command =
+  | { cmd: 'createQueue' }
+  | { cmd: 'createHall' }
+  | { cmd: 'settleHall' }
+  | { cmd: 'cpu' }
+  | { cmd: 'audit' };
 
 const born = Date.now();
 // Each 429 this process met holds every process until its Retry-After ends: [from, to] in ms.
@@ -204,6 +259,8 @@ await serveGameProcess<Command>(
   lightning,
   async (command) => {
     switch (command.cmd) {
+      case 'createQueue':
+        return { roomId: (await matchMaker.handleCreateRoom('queue', {})).roomId };
       case 'createHall': {
         const room = await matchMaker.handleCreateRoom('hall', {});
         return { roomId: room.roomId, matchId: hall?.match?.id };
@@ -219,5 +276,5 @@ await serveGameProcess<Command>(
         return (await lightning.books.audit()).findings.map((f) => `${f.type}: ${f.message}`);
     }
   },
-  { hall: HallRoom },
+  { hall: HallRoom, queue: TableQueue },
 );

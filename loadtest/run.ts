@@ -75,11 +75,12 @@ async function run(o: LoadOptions, world: World, pgPool: pg.Pool): Promise<LoadR
   const random = new Random(o.seed);
 
   const hall = await world.nodes[0]?.process.request<{ roomId: string }>({ cmd: 'createHall' });
-  if (!hall) throw new Error('no hall');
+  const queue = await world.nodes[0]?.process.request<{ roomId: string }>({ cmd: 'createQueue' });
+  if (!hall || !queue) throw new Error('no hall or queue');
   const tables: TableBot[] = Array.from({ length: o.bots }, (_, i) => {
     const r = random.next();
     const leaves = r < o.leaveShare / 2 ? 'unpaid' : r < o.leaveShare ? 'paid' : 'no';
-    return { urls, first: i % o.processes, playerId: `p${i}`, leaves };
+    return { urls, first: i % o.processes, queueId: queue.roomId, playerId: `p${i}`, leaves };
   });
 
   // Half-way through the tables: the last process dies (SIGKILL) and is started again.
@@ -114,6 +115,7 @@ async function run(o: LoadOptions, world: World, pgPool: pg.Pool): Promise<LoadR
         );
       },
       Math.max(60_000, (o.winners / o.rate) * 4_000),
+      async () => ownersOf(pgPool, waitingForDeadline(await inFlight(pgPool), Date.now())),
     ),
   ]);
   const crashed = crash ? await crash : null;

@@ -1,12 +1,15 @@
 /**
  * A bot's connection and its screen: an @colyseus/sdk room joined through one process's
- * matchmaker (the next one if that process does not answer), the entries its client decoded
+ * matchmaker (the next one if that process does not answer), or a table's seat given by the
+ * tables' queue, the entries its client decoded
  * (its own only), and a wait for what the screen should show, given up on a drop or after a
  * limit.
  *
  * Cost per screen: one WebSocket and its decoded state.
  */
 import { ColyseusSDK, type Room as SdkRoom } from '@colyseus/sdk';
+
+type SeatReservation = Parameters<ColyseusSDK['consumeSeatReservation']>[0];
 
 /** An entry as the bot's client decodes it. */
 export interface Seen {
@@ -26,6 +29,9 @@ interface ClientState {
 
 /** What a bot's wait is given up on. */
 export class Gone extends Error {}
+
+/** The queue gave a seat at a table whose process is gone (killed): the player queues again. */
+export class Unseated extends Error {}
 
 /** One connection and what its screen shows, with a way to wait for what it should show. */
 export class Screen {
@@ -105,36 +111,68 @@ export class Screen {
   }
 }
 
-async function joinScreen(
-  url: string,
-  how: { name: string } | { roomId: string },
-  playerId: string,
-): Promise<Screen> {
-  const sdk = new ColyseusSDK(url.replace(/^http/, 'ws'));
-  const room =
-    'name' in how
-      ? await sdk.joinOrCreate(how.name, { playerId })
-      : await sdk.joinById(how.roomId, { playerId });
-  return new Screen(room);
-}
-
 /**
- * Joins through one process's matchmaker, starting with `first`; a process that does not answer
- * (killed, say) is skipped for the next, as a load balancer would.
+ * Joins a room by its id through one process's matchmaker, starting with `first`; a process that
+ * does not answer (killed, say) is skipped for the next, as a load balancer would.
  */
-export async function joinAny(
+async function joinById(
   urls: readonly string[],
   first: number,
-  how: { name: string } | { roomId: string },
+  roomId: string,
   playerId: string,
-): Promise<Screen> {
+): Promise<{ sdk: ColyseusSDK; room: SdkRoom }> {
   let last: unknown;
   for (let k = 0; k < urls.length; k++) {
     try {
-      return await joinScreen(urls[(first + k) % urls.length] as string, how, playerId);
+      const sdk = new ColyseusSDK(
+        (urls[(first + k) % urls.length] as string).replace(/^http/, 'ws'),
+      );
+      return { sdk, room: await sdk.joinById(roomId, { playerId }) };
     } catch (err) {
       last = err;
     }
   }
   throw last;
+}
+
+/** Joins a room by its id (the tournament's hall) through any process. */
+export async function joinAny(
+  urls: readonly string[],
+  first: number,
+  roomId: string,
+  playerId: string,
+): Promise<Screen> {
+  return new Screen((await joinById(urls, first, roomId, playerId)).room);
+}
+
+/**
+ * Waits in the tables' queue (joined through any process) for the seat it reserves once it has
+ * formed a table, and takes that seat; gives up after `ms`.
+ */
+export async function joinQueued(
+  urls: readonly string[],
+  first: number,
+  queueId: string,
+  playerId: string,
+  ms: number,
+): Promise<Screen> {
+  const { sdk, room: queue } = await joinById(urls, first, queueId, playerId);
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const seat = await new Promise<SeatReservation>((resolve, reject) => {
+      queue.onMessage('clients', () => {});
+      queue.onMessage('seat', (reservation: SeatReservation) => resolve(reservation));
+      queue.onLeave((code) => reject(new Gone(`the queue closed (${code})`)));
+      timer = setTimeout(() => reject(new Gone(`no table within ${ms} ms`)), ms);
+    });
+    const table = await sdk.consumeSeatReservation(seat).catch((err: Error) => {
+      throw new Unseated(`the table's process did not take the seat: ${err.message}`);
+    });
+    // The queue lets the player go.
+    queue.send('confirm');
+    return new Screen(table);
+  } finally {
+    clearTimeout(timer);
+    await queue.leave(true).catch(() => {});
+  }
 }
