@@ -1,10 +1,8 @@
 /**
  * The service's send steps, one namespace per resource, for input already parsed: the engine
- * calls these (what it sends was parsed where it entered), and `PaymentsApi`'s calls parse what
- * a game hands them, then call these. Answers are always validated (transport.ts); an id is checked where it goes into a
- * path, since it may come from a callback's body. An unkeyed create is never re-sent once it
- * may have reached the service (retry-policy.ts); a deplete re-sends its key on every attempt.
- * Every call is `async`: a bad argument is a rejected promise, never a synchronous throw.
+ * calls these, and `PaymentsApi`'s calls parse what a game hands them, then call these.
+ * Answers are always validated (transport.ts); an id is checked where it goes into a path,
+ * since it may come from a callback's body. Every call is `async`: a bad argument rejects.
  */
 import type { z } from 'zod';
 import { parseInput } from '../parse.js';
