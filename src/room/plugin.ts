@@ -192,21 +192,17 @@ export class LightningPlugin extends RoomPlugin {
   /** Opens the service's widget for this player: sent to that client only (`lightning:widget`). */
   async openWidget(client: Client, args?: WidgetArgs): Promise<WidgetSession> {
     const input = parseInput(widgetArgs, args, 'openWidget');
-    const playerId = this.#widgetPlayerId(client);
-    await this.#host.ready();
-    const session = await this.#widget.openWidget(client, playerId, this.room.roomId, input);
-    client.send('lightning:widget', session);
-    return session;
+    return this.#sendSession(client, 'lightning:widget', (playerId) =>
+      this.#widget.openWidget(client, playerId, this.room.roomId, input),
+    );
   }
 
   /** Opens a purchase (ramp) session for this player: sent to that client only (`lightning:purchase`). */
   async openPurchase(client: Client, args?: PurchaseArgs): Promise<PurchaseSession> {
     const input = parseInput(purchaseArgs, args, 'openPurchase');
-    const playerId = this.#widgetPlayerId(client);
-    await this.#host.ready();
-    const session = await this.#widget.openPurchase(client, playerId, this.room.roomId, input);
-    client.send('lightning:purchase', session);
-    return session;
+    return this.#sendSession(client, 'lightning:purchase', (playerId) =>
+      this.#widget.openPurchase(client, playerId, this.room.roomId, input),
+    );
   }
 
   /** Records the player's acceptance of disclosures (2 terms, 3 privacy, 6 EFT), server-side. */
@@ -425,6 +421,19 @@ export class LightningPlugin extends RoomPlugin {
       );
     }
     return playerId;
+  }
+
+  /** Opens a session for the client's player and sends it to that client only. */
+  async #sendSession<T>(
+    client: Client,
+    type: string,
+    open: (playerId: string) => Promise<T>,
+  ): Promise<T> {
+    const playerId = this.#widgetPlayerId(client);
+    await this.#host.ready();
+    const session = await open(playerId);
+    client.send(type, session);
+    return session;
   }
 
   /** The player a widget helper acts for: a connected client, whose id the service takes. */
