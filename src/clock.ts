@@ -1,8 +1,6 @@
 /**
- * The one clock shape of the package: the emulator's expiries, the API client's retry waits,
- * the ledger's timestamps and the server's schedule all read time (and wait) through a
- * `Clock`. The real clock by default; a `ManualClock` in tests keeps its own timer list and
- * runs what is due inside `advance(ms)`, so a test moves time forward instead of waiting.
+ * The one clock shape of the package: everything reads time (and waits) through a `Clock`. A
+ * `ManualClock` in tests runs what is due inside `advance(ms)`: tests move time, never wait.
  */
 
 export interface Clock {
@@ -93,10 +91,7 @@ export function timerAt(clock: Clock, at: number, fn: () => void, keepAlive = fa
   return () => clearTimeout(handle);
 }
 
-/**
- * Resolves once `clock` has moved `ms` forward. Someone awaits it, so its real timer keeps
- * the process alive: a script whose only pending work is a retry wait must not exit there.
- */
+/** Resolves once `clock` moved `ms` forward; its timer keeps the process alive (someone awaits). */
 export function sleep(clock: Clock, ms: number): Promise<void> {
   return new Promise((resolve) => {
     timerAt(clock, clock.now() + ms, resolve, true);

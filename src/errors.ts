@@ -1,17 +1,12 @@
 /**
- * The one error tree of the package. Every error it throws is a `LightningError` with a stable,
- * prefixed `code` to switch on (`LN_TIMEOUT`, `LN_LEDGER_BUSY`), `retryable` (whether doing
- * the same thing again is safe and may succeed), and, when the service answered, the HTTP
- * `status` and the service's own `serviceCode` (`TX3017`).
+ * The one error tree of the package. Every error is a `LightningError` with a stable `code`
+ * (`LN_TIMEOUT`), `retryable`, and, when the service answered, `status` and `serviceCode`.
  *
  *   try { await lightning.reward(...) }
  *   catch (err) { if (err instanceof LightningError && err.retryable) retryLater(); }
  *
- * `instanceof` is a brand check, not a prototype check: an error thrown by one copy of the
- * package (a dependency's nested copy, a bundle) is still an instance of the other copy's
- * classes. Each class is identified by its static `code`, so names survive minifiers.
- *
- * Costs nothing until thrown.
+ * `instanceof` is a brand check: an error from another copy of the package (a nested copy, a
+ * bundle) is still an instance; each class is identified by its static `code`, not its name.
  */
 
 /** Every code the package throws, each the identity of one error class. */
@@ -109,10 +104,7 @@ export class LightningError extends Error {
   }
 }
 
-/**
- * The package was set up wrongly (an option, a room without `LightningState`): nothing was
- * recorded or sent. The message says how to fix it.
- */
+/** The package was set up wrongly: nothing was recorded or sent. The message says the fix. */
 export class ConfigurationError extends LightningError {
   static override readonly code: LightningErrorCode = 'LN_CONFIGURATION';
   /** The option or the place that is wrong (`options.publicUrl`, `state`). */
@@ -123,10 +115,7 @@ export class ConfigurationError extends LightningError {
   }
 }
 
-/**
- * An argument failed validation (a call's input, a room or server helper's argument):
- * nothing was recorded or sent. `field` names it as a dotted path (`amount`, `typeIds.0`).
- */
+/** An argument failed validation: nothing was recorded or sent. `field` is a dotted path. */
 export class InvalidArgumentError extends LightningError {
   static override readonly code: LightningErrorCode = 'LN_INVALID_ARGUMENT';
   readonly field: string;
@@ -137,8 +126,7 @@ export class InvalidArgumentError extends LightningError {
 }
 
 /**
- * Payouts are paused by the circuit breaker (ambiguous or 5xx answers for several players or
- * to the service's reads, or a wallet under its floor): nothing was recorded or sent.
+ * Payouts are paused by the circuit breaker: nothing was recorded or sent.
  * `lightning.operator.resume()` lifts the pause.
  */
 export class PayoutsPausedError extends LightningError {
@@ -151,16 +139,14 @@ export class PayoutsPausedError extends LightningError {
 }
 
 /**
- * Why a payment to a Lightning address was not sent: the service says it cannot pay the
- * address (`invalid`), its check did not answer in time or failed (`unverified`), or payments
- * to it failed just before (`failing`, see the breaker's `recipientFailures`).
+ * Why a payment to a Lightning address was not sent: the service cannot pay it (`invalid`), its
+ * check failed or timed out (`unverified`), or payments to it just failed (`failing`).
  */
 export type LnAddressRefusal = 'invalid' | 'unverified' | 'failing';
 
 /**
- * A payment to a Lightning address was refused before anything was recorded or sent: the
- * address is checked first (`GET /v0/ln-address/validate/{address}`, with a short timeout).
- * A match pays such a player by claim code instead. Retryable unless the address is `invalid`.
+ * A payment to a Lightning address was refused before anything was recorded or sent (the
+ * address is checked first). Retryable unless the address is `invalid`.
  */
 export class LnAddressRefusedError extends LightningError {
   static override readonly code: LightningErrorCode = 'LN_ADDRESS_REFUSED';
@@ -183,19 +169,12 @@ export class LnAddressRefusedError extends LightningError {
   }
 }
 
-/**
- * The limit that refused a create: the player's open intents, the whole game's, or a group's
- * seats (a match's, which its `enter` turns into MatchSeatError).
- */
+/** The limit that refused a create: the player's open intents, the game's, or a group's seats. */
 export type OpenLimit = 'maxOpenPerPlayer' | 'maxOpenPerGame' | 'seats';
 
 /**
- * A limit on open intents refused the call: the player already has `maxOpenPerPlayer` open, or
- * the whole game has `maxOpenPerGame` (matches aside), whoever holds them. Checked in the same
- * atomic step that would have recorded the intent, so it holds across processes: nothing was
- * recorded and nothing was sent. `playerId` is the player whose call was refused. Retryable once
- * some intents (the player's, or for the game's cap anyone's) have ended. `seats`: every seat of
- * the intent's group was taken (CreateGuards.seat).
+ * A limit on open intents refused the call, checked in the step that would have recorded it
+ * (so across processes): nothing was recorded or sent. Retryable once some intents have ended.
  */
 export class LimitExceededError extends LightningError {
   static override readonly code: LightningErrorCode = 'LN_LIMIT_EXCEEDED';
@@ -218,17 +197,12 @@ export class LimitExceededError extends LightningError {
   }
 }
 
-/**
- * Which payout budget refused a payout: `payout`, the single-payout cap (`maxRewardMsat`, for a
- * reward and a payment to an address alike), or a rolling window of a player, room or the game.
- */
+/** Which payout budget refused: the single-payout cap, or a player's, room's or game's window. */
 export type BudgetScope = 'payout' | 'player' | 'room' | 'game';
 
 /**
- * A payout budget refused a payout (a reward, or a payment to a Lightning address): it is
- * larger than `maxRewardMsat`, or the payouts of its player, room or whole game in the budget's
- * rolling window (those not expired or failed) would exceed the cap. Checked and reserved atomically with the intent: nothing was recorded, nothing
- * was sent.
+ * A payout budget refused a payout: it exceeds `maxRewardMsat`, or its player's, room's or
+ * game's rolling window would exceed its cap. Checked atomically with the record: nothing sent.
  */
 export class BudgetExceededError extends LightningError {
   static override readonly code: LightningErrorCode = 'LN_BUDGET_EXCEEDED';
@@ -268,11 +242,8 @@ export interface MatchClosedDecision {
 }
 
 /**
- * A match that no longer takes this call: entering one that was decided (settled or aborted,
- * also when the decision came while the entry was being made: its charge is then closed, and
- * a payment that slipped in is refunded), settling one that was aborted (and the other way
- * round), or settling one again with other shares. `decision` names what the match was
- * decided with. Nothing more is paid than that decision says.
+ * A match that no longer takes this call: entering a decided one (a payment that slipped in is
+ * refunded), or deciding it otherwise than it was. `decision` names what stands.
  */
 export class MatchClosedError extends LightningError {
   static override readonly code: LightningErrorCode = 'LN_MATCH_CLOSED';
@@ -293,9 +264,8 @@ export class MatchClosedError extends LightningError {
 }
 
 /**
- * A match opened for a roster refused an entry: the player is not one of its `players`, or
- * every one of its `seats` is taken by another player's open or paid fee. Nothing was recorded
- * or sent.
+ * A roster match refused an entry: the player is not one of its `players`, or every one of its
+ * `seats` is taken. Nothing was recorded or sent.
  */
 export class MatchSeatError extends LightningError {
   static override readonly code: LightningErrorCode = 'LN_MATCH_SEAT';
@@ -323,10 +293,7 @@ function describeDecision(decision: MatchClosedDecision): string {
   return `settled with shares ${shares.length > 200 ? `${shares.slice(0, 200)}…` : shares}`;
 }
 
-/**
- * The region gate refused a money helper: the service does not serve the player's region (or
- * their address could not be told). Checked before anything is recorded or sent.
- */
+/** The region gate refused a money helper: nothing was recorded or sent. */
 export class RegionRefusedError extends LightningError {
   static override readonly code: LightningErrorCode = 'LN_REGION_REFUSED';
   readonly playerId: string;
@@ -346,9 +313,8 @@ export class RegionRefusedError extends LightningError {
 }
 
 /**
- * An operator blocked the player (`lightning.operator.block`): their money helpers are refused before
- * anything is recorded or sent, in every process, until `lightning.operator.unblock`. Codes they already
- * hold stay valid.
+ * An operator blocked the player (`lightning.operator.block`): their money helpers are refused
+ * in every process until `unblock`. Codes they already hold stay valid.
  */
 export class PlayerBlockedError extends LightningError {
   static override readonly code: LightningErrorCode = 'LN_PLAYER_BLOCKED';
@@ -362,16 +328,12 @@ export class PlayerBlockedError extends LightningError {
 
 /**
  * An operator's action that does not apply to what the ledger holds now (a resolve of an intent
- * that is not unknown, a reissue of a claimed code, a second reissue, a pause of paused payouts,
- * a block of a blocked player): nothing was changed or recorded. An InvalidArgumentError too, so
- * code that caught a refused `resolve` as one still does.
+ * that is not unknown, a second reissue, a pause of paused payouts...): nothing was changed. An
+ * InvalidArgumentError too, so code that caught a refused `resolve` as one still does.
  */
 export class OperatorRefusedError extends InvalidArgumentError {
   static override readonly code: LightningErrorCode = 'LN_OPERATOR_REFUSED';
-  /**
-   * The action refused: `resolve`, `pause`, `resume`, `reissue`, `approve`, `reject`, `block`,
-   * `unblock`.
-   */
+  /** The action refused: `resolve`, `pause`, `reissue`, `approve`, `block`, ... */
   readonly action: string;
 
   constructor(action: string, field: string, problem: string) {

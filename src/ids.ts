@@ -1,13 +1,9 @@
 /**
- * The one rule for an id a game names (a player, a room, a match, a widget user): what the
- * service keeps as `internalId` and the ledger keeps in an account's name (`claimable:<id>`).
- * Checked where a call enters, before the ledger or the service hears of it, and again by the
- * journal, so nothing the ledger would refuse is ever sent.
- *
- * Spaces and any Unicode are ids ("Jane Doe" is what many games use). Refused: the empty
- * string, more than 255 UTF-16 units (the service's limit), a control character (a newline in
- * an id would forge a log line or a CSV row), and a lone surrogate (PostgreSQL would store a
- * replacement character, a different id than the one the game holds).
+ * The one rule for an id a game names (a player, a room, a match, a widget user), checked where
+ * a call enters and again by the journal, so nothing the ledger would refuse is ever sent. Any
+ * Unicode is an id ("Jane Doe"); refused: empty, over 255 UTF-16 units (the service's limit), a
+ * control character (it would forge a log line or a CSV row), a lone surrogate (PostgreSQL would
+ * store a different id than the game holds).
  */
 import { z } from 'zod';
 

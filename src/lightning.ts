@@ -14,11 +14,9 @@
  *     beforeListen: () => lightning.ready(),
  *   });
  *
- * This is the public face only: the engine behind it (server/engine.ts) moves the intents,
- * and neither it nor the runtime's secrets are reachable from here. At the top, what a game
- * calls every day (the lifecycle, events, the plugin and the routes, the money helpers); the
- * rest by concern, each group in face/: `matches`, `books`, `operator` (with its `console`),
- * `service`. Every option lives in a private field, so no rendering of the object shows one.
+ * The public face only: the engine behind it and the runtime's secrets are not reachable from
+ * here. At the top, what a game calls every day; the rest by concern, each group in face/.
+ * Every option lives in a private field, so no rendering of the object shows one.
  */
 import type { Server as HttpServer } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
@@ -71,16 +69,10 @@ export class Lightning {
   /** Paid matches from the server, outside a room: open, enter, settle, abort, get. */
   readonly matches: LightningMatches;
 
-  /**
-   * The books: the balances, the journal, the live audit, the claim codes owed to a player, a
-   * re-check of one intent, and the ledger's reads.
-   */
+  /** The books: balances, journal, audit, codes owed to a player, the ledger's reads. */
   readonly books: LightningBooks;
 
-  /**
-   * The operator's calls (unknowns, resolve, pause and resume, approvals, reissue, blocks, the
-   * operator log, alerts), the reconciler's controls, and the console (`operator.console`).
-   */
+  /** The operator's calls, the reconciler's controls, and the console (`operator.console`). */
   readonly operator: LightningOperator;
 
   /** What lightning runs on, for the game's own code: `api`, `emulator`, `clientAddress(req)`. */
@@ -107,18 +99,14 @@ export class Lightning {
     this.service = new LightningService(reach, addresses);
   }
 
-  /**
-   * Starts what the server runs on (the embedded emulator without a key, the ledger, the
-   * reconciler) if it is not running yet. Safe to call any number of times.
-   */
+  /** Starts the embedded emulator, the ledger and the reconciler if not running yet; idempotent. */
   async ready(): Promise<void> {
     await this.#start();
   }
 
   /**
-   * Calls `listener` on each `event` (typed: `lightning.on('setled', ...)` does not compile; a
-   * listener that throws is logged, never allowed to change an HTTP answer or hide an error).
-   * Returns the function that removes it.
+   * Calls `listener` on each `event` (typed; a listener that throws is logged, never allowed to
+   * change an HTTP answer). Returns the function that removes it.
    */
   on<E extends LightningEventName>(event: E, listener: Listener<E>): () => void {
     this.#events.on(event, listener as never);
@@ -137,14 +125,12 @@ export class Lightning {
   }
 
   /**
-   * The same routes as `endpoints()`, on the lightest path: a `node:http` request listener in
-   * front of Colyseus's, cheaper per callback than the router (bench/README.md). Pass the
-   * game's HTTP server, before or after it listens; every other request goes on to Colyseus
-   * untouched. Returns a function that removes it.
+   * The same routes as `endpoints()` as a `node:http` listener in front of Colyseus's, cheaper
+   * per callback than the router. Pass the game's HTTP server, before or after it listens;
+   * other requests go on untouched. Returns a function that removes it.
    *
    *   const transport = new WebSocketTransport();
    *   lightning.attach(transport.server);
-   *   export default defineServer({ transport, rooms, beforeListen: () => lightning.ready() });
    */
   attach(server: HttpServer | HttpsServer | undefined): () => void {
     if (!server) {
@@ -172,13 +158,10 @@ export class Lightning {
   }
 
   /**
-   * Rewards many players at once (a leaderboard): every reward is recorded `queued` now, in the
-   * list's order, and sent in its turn by the reconciler of any process of the game (at the
-   * game's `rateLimit`, or at the reconciler's pace), exactly once each; each player's code
-   * appears when it is made (`settled` events follow as for `reward`). Each reward is checked
-   * as `reward` checks it (a blocked player, `maxRewardMsat`, the budgets, the open-intent
-   * limits): one refused is listed in `refused` with its error, and the others are recorded.
-   * A bad list (1 to 1,000 rewards, each as for `reward`) is refused whole, nothing recorded.
+   * Rewards many players at once (a leaderboard): each reward is recorded `queued` now, in order,
+   * and sent exactly once in its turn by any process's reconciler (at the game's `rateLimit`).
+   * Each is checked as `reward` checks it; one refused is listed in `refused`, the others are
+   * recorded. A bad list (1 to 1,000 rewards) is refused whole.
    */
   async rewardMany(input: RewardManyInput): Promise<RewardManyResult> {
     const list = parseInput(rewardManyInput, input, 'rewards');
@@ -186,15 +169,11 @@ export class Lightning {
   }
 
   /**
-   * Pays a player straight to their Lightning address (`name@domain`), once. Resolves with the
-   * intent once the service took it: `pending` while it is processing, or already `completed`
-   * or `failed`; the `payment.completed` event follows a pending one. The address is checked
-   * first, briefly: one the service cannot pay, whose check does not answer, or to which a
-   * payment just failed rejects with LnAddressRefusedError, nothing recorded or sent (one the
-   * service still refuses at the send: InvalidRequestError, nothing paid). A send whose answer
-   * was lost rejects with AmbiguousResultError and leaves the intent `unknown`: it is never
-   * sent again, a callback that proves it settles it, or an operator does
-   * (`operator.unknowns()`, `operator.resolve()`).
+   * Pays a player straight to their Lightning address (`name@domain`), once. Resolves once the
+   * service took it (`pending`, or already `completed`/`failed`). The address is checked first:
+   * one that cannot be paid rejects with LnAddressRefusedError, nothing recorded or sent. A send
+   * whose answer was lost rejects with AmbiguousResultError and leaves the intent `unknown`,
+   * never sent again (`operator.unknowns()`, `operator.resolve()`).
    */
   async payAddress(input: AddressPaymentInput): Promise<Intent> {
     return this.#host.payAddress(parseInput(addressPaymentInput, input));
@@ -232,10 +211,7 @@ export class Lightning {
     return this.#starting;
   }
 
-  /**
-   * In development (the emulator, or a real key outside production), checks once the server
-   * listens that `publicUrl` reaches this server's callback route, and warns when it does not.
-   */
+  /** Outside production, warns once the server listens if `publicUrl` misses its callback route. */
   #probeOwnRoute(emulator: boolean): void {
     if (!emulator && process.env.NODE_ENV === 'production') return;
     const { publicUrl, prefix, logger, reconciler } = this.#settings;
@@ -250,10 +226,9 @@ export class Lightning {
   }
 
   /**
-   * The routes or the plugin were made (`what`): the server is about to listen. Unless
-   * `ready()` (or a first use) starts it within `startWithoutReadyMs`, it starts then, and says
-   * so outside production, once: a forgotten `ready()` would leave a restarted server's open
-   * payments unrecovered and the dev wallet URL unprinted until a player's first payment.
+   * The routes or the plugin were made: the server is about to listen. Unless started within
+   * `startWithoutReadyMs`, it starts then and says so outside production: a forgotten `ready()`
+   * leaves a restarted server's open payments unrecovered until a player's first payment.
    */
   #expectReady(what: string): void {
     const { startWithoutReadyMs: after, logger } = this.#settings;

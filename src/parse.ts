@@ -1,12 +1,7 @@
 /**
- * The one way every layer parses what comes in from outside (a call's arguments, options, a
- * room's message): a zod schema, and an error that names the first bad field. Below every
- * layer, so that the API client, the ledger, the server and the room share it without
- * importing one another. Costs one zod parse; a plain-object check first.
- *
- * A call is parsed once, where it enters (docs/ARCHITECTURE.md, "Where input is parsed"); each
- * parse is told on a `node:diagnostics_channel` so that a test can count them. Costs one
- * `hasSubscribers` read when nobody listens.
+ * The one way every layer parses what comes in from outside: a zod schema, and an error that
+ * names the first bad field. Each parse is told on a diagnostics channel, so a test can count
+ * that a call is parsed once, where it enters (one `hasSubscribers` read when nobody listens).
  *
  *   subscribe(PARSE_CHANNEL, (m) => count((m as ParseEvent).schema));
  */
@@ -35,8 +30,7 @@ export function parseInput<S extends z.ZodType>(
   Failure: new (field: string, problem: string) => Error = InvalidArgumentError,
 ): z.output<S> {
   if (parses.hasSubscribers) parses.publish({ schema, field } satisfies ParseEvent);
-  // zod takes any object for an object schema, so a Date, a Map or a class instance would pass
-  // as `{}` wherever every field is optional: arguments are plain objects (or arrays, or values).
+  // zod takes a Date, a Map or a class instance as `{}` where every field is optional.
   if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
     const proto = Object.getPrototypeOf(value);
     if (proto !== Object.prototype && proto !== null) {

@@ -7,25 +7,50 @@
  *
  * Every call validates its arguments before sending (InvalidArgumentError), validates the
  * answer (UnexpectedResponseError), and retries only what is safe to retry (retry-policy.ts).
- * Every method is `async`: a bad argument is a rejected promise, like any other failure, so
- * `.catch()` sees it; no method throws synchronously.
- *
- * Each method is two steps: its namespace parses the game's input, then the send step
- * (service-calls.ts) sends it. The server makes its own calls through the send steps alone
- * (`paymentsService`), since what it sends was parsed where it entered.
+ * Every method is `async`: a bad argument is a rejected promise, never a synchronous throw.
  */
+import { isIP } from 'node:net';
 import type { Dispatcher } from 'undici';
 import { z } from 'zod';
 import { type Clock, systemClock } from '../clock.js';
 import { parseInput } from '../parse.js';
-import { LnAddressCalls } from './namespaces/ln-address.js';
-import { PaymentCalls } from './namespaces/payments.js';
-import { RampCalls, WidgetSessionCalls } from './namespaces/sessions.js';
-import { StaticChargeCalls } from './namespaces/static-charges.js';
-import { UtilityCalls } from './namespaces/utility.js';
-import type { WalletCalls } from './namespaces/wallet.js';
-import { WidgetUserCalls } from './namespaces/widget-users.js';
-import { WithdrawalRequestCalls } from './namespaces/withdrawal-requests.js';
+import type {
+  DisclosureAcceptance,
+  LnAddressValidation,
+  Payment,
+  RampSessionAnswer,
+  RegionSupport,
+  StaticCharge,
+  WidgetSessionAnswer,
+  WidgetUser,
+  WithdrawalRequest,
+} from './answers.js';
+import { type DepleteResult, ServiceCalls } from './calls.js';
+import {
+  type CallLimits,
+  callLimits,
+  type DepleteInput,
+  depleteInput,
+  disclosureTypeIdsInput,
+  type LnAddressPaymentInput,
+  lnAddress,
+  lnAddressPaymentInput,
+  type PaymentInput,
+  paymentInput,
+  type RampSessionInput,
+  rampSessionInput,
+  type StaticChargeInput,
+  type StaticChargeUpdateInput,
+  staticChargeInput,
+  staticChargeUpdateInput,
+  updateEmailInput,
+  type WidgetSessionInput,
+  type WidgetUserInput,
+  type WithdrawalRequestInput,
+  widgetSessionInput,
+  widgetUserInput,
+  withdrawalRequestInput,
+} from './inputs.js';
 import type { OutboundGate } from './outbound.js';
 import {
   DEFAULT_BASE_URL,
@@ -35,7 +60,6 @@ import {
   resolvePaths,
 } from './paths.js';
 import { type BackoffOptions, DEFAULT_BACKOFF } from './retry-policy.js';
-import { ServiceCalls } from './service-calls.js';
 import { Transport } from './transport.js';
 
 export interface PaymentsApiOptions {
@@ -68,6 +92,7 @@ export interface PaymentsApiOptions {
   clock?: Clock;
 }
 
+const ipInput = z.string().refine((ip) => isIP(ip) !== 0, 'must be an IPv4 or IPv6 address');
 const pathOverride = z.string().startsWith('/', 'must start with "/"');
 
 /**
@@ -115,30 +140,99 @@ const optionsSchema = apiTuningSchema.extend({
     .default(systemClock),
 });
 
-/**
- * Reads a client's send steps. They stay a private field (a game's client offers only calls
- * that parse); the class hands this module the reader in its static block, for
- * `paymentsService` alone.
- */
+/** Readers of a client's private send steps and transport, for `paymentsService` alone. */
 let callsOf: (api: PaymentsApi) => ServiceCalls;
 let transportOf: (api: PaymentsApi) => Transport;
 
 export class PaymentsApi {
-  readonly wallet: WalletCalls;
-  readonly payments: PaymentCalls;
+  /** The project's wallet. */
+  readonly wallet = {
+    /** The wallet; `balance` is in satoshis. Also the cheapest way to test a key. */
+    get: () => this.#calls.wallet.get(),
+  };
+  /** Outgoing payments; `send` is never re-sent once it may have reached the service. */
+  readonly payments = {
+    send: async (input: PaymentInput): Promise<Payment> =>
+      this.#calls.payments.send(parseInput(paymentInput, input)),
+    get: (id: string) => this.#calls.payments.get(id),
+  };
   /** Payments to Lightning addresses (`name@domain`), and their validation. */
-  readonly lnAddress: LnAddressCalls;
-  readonly withdrawalRequests: WithdrawalRequestCalls;
-  readonly staticCharges: StaticChargeCalls;
-  readonly widgetUsers: WidgetUserCalls;
-  readonly widgetSessions: WidgetSessionCalls;
-  readonly ramp: RampCalls;
-  readonly utility: UtilityCalls;
+  readonly lnAddress = {
+    /** Pays `amount` msats to `lnAddress`. Answers the payment, usually `processing`. */
+    sendPayment: async (input: LnAddressPaymentInput): Promise<Payment> =>
+      this.#calls.lnAddress.sendPayment(parseInput(lnAddressPaymentInput, input)),
+    /**
+     * Whether the service can pay `address`. It asks the address's own server, which may hang:
+     * `limits` bounds this call (`{ timeoutMs: 3_000, maxRetries: 0 }`) alone.
+     */
+    validate: async (address: string, limits?: CallLimits): Promise<LnAddressValidation> =>
+      this.#calls.lnAddress.validate(
+        parseInput(lnAddress, address, 'address'),
+        parseInput(callLimits, limits, 'limits'),
+      ),
+  };
+  /** Codes a player claims with a wallet; `invoice.request` is a bearer secret. */
+  readonly withdrawalRequests = {
+    /** Creates a request in status `pending`. Never re-sent once it may have been processed. */
+    create: async (input: WithdrawalRequestInput): Promise<WithdrawalRequest> =>
+      this.#calls.withdrawalRequests.create(parseInput(withdrawalRequestInput, input)),
+    get: (id: string) => this.#calls.withdrawalRequests.get(id),
+  };
+  /** Reusable LNURL-pay codes with an amount range and an optional slot cap. */
+  readonly staticCharges = {
+    create: async (input: StaticChargeInput): Promise<StaticCharge> =>
+      this.#calls.staticCharges.create(parseInput(staticChargeInput, input)),
+    get: (id: string) => this.#calls.staticCharges.get(id),
+    /** Changes the given fields; the code (QR) stays the same. */
+    update: async (id: string, input: StaticChargeUpdateInput): Promise<StaticCharge> =>
+      this.#calls.staticCharges.update(id, parseInput(staticChargeUpdateInput, input)),
+  };
+  readonly widgetUsers = {
+    /** Creates the user, or returns the existing one with this reference_id/email. */
+    create: async (input: WidgetUserInput): Promise<WidgetUser> =>
+      this.#calls.widgetUsers.create(parseInput(widgetUserInput, input)),
+    /**
+     * Debits points, retried always with the same `idempotency_key`, so the service applies it
+     * once. Throws InsufficientPointsError (TX3017) when the balance is short.
+     */
+    deplete: async (input: DepleteInput): Promise<DepleteResult> =>
+      this.#calls.widgetUsers.deplete(parseInput(depleteInput, input)),
+    /** Changes the user's email (the only updatable field). */
+    update: async (userId: string, input: { email: string }): Promise<WidgetUser> =>
+      this.#calls.widgetUsers.update(userId, parseInput(updateEmailInput, input)),
+    /** Records acceptance of each disclosure type (2 terms, 3 privacy, 6 EFT), server-side. */
+    acceptDisclosures: async (
+      userId: string,
+      typeIds: readonly number[],
+    ): Promise<DisclosureAcceptance> =>
+      this.#calls.widgetUsers.acceptDisclosures(
+        userId,
+        parseInput(disclosureTypeIdsInput, typeIds, 'typeIds'),
+      ),
+  };
+  readonly widgetSessions = {
+    /** A session token and the widget URL to embed; valid until `expires_at`. */
+    create: async (input: WidgetSessionInput): Promise<WidgetSessionAnswer> =>
+      this.#calls.widgetSessions.create(parseInput(widgetSessionInput, input)),
+  };
+  readonly ramp = {
+    /** A purchase session (15 minutes); results arrive as webhooks at `webhook_url`. */
+    createSession: async (input: RampSessionInput): Promise<RampSessionAnswer> =>
+      this.#calls.ramp.createSession(parseInput(rampSessionInput, input)),
+  };
+  readonly utility = {
+    /** The addresses the service sends callbacks from. */
+    prodIps: () => this.#calls.utility.prodIps(),
+    /** Whether the service serves the region of `ip` (a player's address). */
+    isSupportedRegion: async (ip: string): Promise<RegionSupport> =>
+      this.#calls.utility.isSupportedRegion(parseInput(ipInput, ip, 'ip')),
+    /** The price of one bitcoin in US dollars, and when the service took it. */
+    btcUsd: () => this.#calls.utility.btcUsd(),
+  };
   /** The base URL the client talks to (never the key). */
   readonly baseUrl: string;
 
   readonly #transport: Transport;
-  /** The send steps the namespaces parse for, on the same transport. */
   readonly #calls: ServiceCalls;
 
   static {
@@ -164,18 +258,7 @@ export class PaymentsApi {
       clock: o.clock,
       dispatcher: o.dispatcher,
     });
-    const ctx = { transport: this.#transport, paths: resolvePaths(o.paths) };
-    const calls = new ServiceCalls(ctx);
-    this.#calls = calls;
-    this.wallet = calls.wallet;
-    this.payments = new PaymentCalls(calls.payments);
-    this.lnAddress = new LnAddressCalls(calls.lnAddress);
-    this.withdrawalRequests = new WithdrawalRequestCalls(calls.withdrawalRequests);
-    this.staticCharges = new StaticChargeCalls(calls.staticCharges);
-    this.widgetUsers = new WidgetUserCalls(calls.widgetUsers);
-    this.widgetSessions = new WidgetSessionCalls(calls.widgetSessions);
-    this.ramp = new RampCalls(calls.ramp);
-    this.utility = new UtilityCalls(calls.utility);
+    this.#calls = new ServiceCalls(this.#transport, resolvePaths(o.paths));
   }
 
   /** Closes the connection pool the client opened (not a dispatcher you passed in). */
@@ -194,10 +277,8 @@ export class PaymentsApi {
 }
 
 /**
- * A client and its send steps over one transport (one pool, one retry policy): the server's
- * runtime makes both, gives the game `api` (which parses what the game hands it) and its
- * engine `calls` (for what it parsed where it entered). Closing `api` closes both. With a
- * `gate` (the game's outbound rate), every attempt of either waits for it.
+ * A client and its send steps over one transport (one pool, one retry policy): the game gets
+ * `api`, the engine `calls`. Closing `api` closes both; with a `gate`, every attempt waits on it.
  */
 export function paymentsService(
   options: PaymentsApiOptions,
@@ -207,7 +288,6 @@ export function paymentsService(
   calls: ServiceCalls;
 } {
   const api = new PaymentsApi(options);
-  // Every attempt of both, the game's calls and the engine's, waits for the game's rate.
   if (gate !== undefined) transportOf(api).limitBy(gate);
   return { api, calls: callsOf(api) };
 }

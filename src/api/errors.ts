@@ -1,15 +1,8 @@
 /**
  * The client's branch of the error tree (errors.ts at the package root): every failure of a
- * call that got as far as the network is a `PaymentsApiError` (`LN_API_ERROR`), which adds to
- * `LightningError`'s `code`, `retryable`, `status` and `serviceCode` the `method`, `path`
- * and number of `attempts`. Each class's code and default `retryable` are static, so the
- * brand check makes `instanceof` hold across copies of the package.
- *
- * A bad argument is an `InvalidArgumentError`, which sits beside this branch, not under it:
- * nothing was sent. It is re-exported here because every call can throw it.
- *
- * No error ever carries the API key: messages and causes are built from scrubbed text only.
- * Costs nothing until thrown.
+ * call that reached the network is a `PaymentsApiError`, which adds the `method`, `path` and
+ * number of `attempts`. A bad argument is an `InvalidArgumentError` beside this branch: nothing
+ * was sent. No error carries the API key: messages and causes are built from scrubbed text.
  */
 import { LightningError, type LightningErrorCode, type LightningErrorOptions } from '../errors.js';
 
@@ -31,10 +24,7 @@ export class PaymentsApiError extends LightningError {
   readonly method: string | undefined;
   readonly path: string | undefined;
   readonly attempts: number | undefined;
-  /**
-   * The service's id for its answer, to quote to its support: from the last answer's
-   * `x-request-id` (or `request-id`) header. Undefined when no answer came or it sent none.
-   */
+  /** The service's id for its answer (`x-request-id`), to quote to its support. */
   readonly requestId: string | undefined;
   /** The last answer's headers, as the service sent them (set-cookie left out). */
   readonly headers: Readonly<Record<string, string>> | undefined;
@@ -92,10 +82,7 @@ export class ServiceError extends PaymentsApiError {
   static override readonly retryable: boolean = true;
 }
 
-/**
- * The request never reached the service (connection refused, DNS, connect timeout), or, for
- * a read, the connection dropped before the answer: repeating it is safe.
- */
+/** The request never reached the service, or (a read) the connection dropped: safe to repeat. */
 export class ConnectionError extends PaymentsApiError {
   static override readonly code: LightningErrorCode = 'LN_CONNECTION';
   static override readonly retryable: boolean = true;
@@ -108,11 +95,9 @@ export class TimeoutError extends PaymentsApiError {
 }
 
 /**
- * The request may have been processed: it was sent, and then the answer was lost (timeout,
- * connection reset) or was a 5xx. For a request without an idempotency key, sending it
- * again could move money twice, so the client never does, and `retryable` is false: look
- * the resource up (or ask an operator) instead. For a keyed request (deplete) `retryable` is
- * true and `idempotencyKey` is the key to re-send with.
+ * The request may have been processed: it was sent, then the answer was lost or was a 5xx.
+ * Unkeyed, a second send could move money twice, so `retryable` is false: look the resource up
+ * first. Keyed (deplete), `retryable` is true and `idempotencyKey` is the key to re-send with.
  */
 export class AmbiguousResultError extends PaymentsApiError {
   static override readonly code: LightningErrorCode = 'LN_AMBIGUOUS_RESULT';

@@ -27,6 +27,7 @@ export type {
   WidgetUser,
   WithdrawalRequest,
 } from './answers.js';
+export type { DepleteResult } from './calls.js';
 export { PaymentsApi, type PaymentsApiOptions } from './client.js';
 export { REQUEST_CHANNEL, type RequestEvent } from './diagnostics.js';
 export {
@@ -58,6 +59,5 @@ export {
   type WidgetUserInput,
   type WithdrawalRequestInput,
 } from './inputs.js';
-export type { DepleteResult } from './namespaces/widget-users.js';
 export { DEFAULT_BASE_URL, DEFAULT_PATHS, type PathName, type PathTable } from './paths.js';
 export { DEFAULT_BACKOFF } from './retry-policy.js';

@@ -5,7 +5,7 @@
  * `InvalidArgumentError` naming the field.
  *
  * Each schema's input type (`...Input`) is what a game may hand the client; its output type
- * (`...Body`) is what a parse returns and what the typed send step (service-calls.ts) takes.
+ * (`...Body`) is what a parse returns and what the typed send step (calls.ts) takes.
  */
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';

@@ -1,6 +1,6 @@
 /**
  * The payments port (port/port.ts) for this service: each of the game's words is one call of
- * the send steps (service-calls.ts), its answer, already validated there, mapped to the port's
+ * the send steps (calls.ts), its answer, already validated there, mapped to the port's
  * types here, and its errors told apart by `failureOf`. A claim code is a withdrawal request,
  * a pay code a single-use static charge (min = max, one slot), a spend a keyed deplete.
  */
@@ -28,6 +28,7 @@ import type {
   WidgetUser,
 } from '../port/port.js';
 import type { Payment, StaticCharge, WithdrawalRequest } from './answers.js';
+import type { ServiceCalls } from './calls.js';
 import {
   AmbiguousResultError,
   AuthenticationError,
@@ -41,7 +42,6 @@ import {
   TimeoutError,
   UnexpectedResponseError,
 } from './errors.js';
-import type { ServiceCalls } from './service-calls.js';
 
 /** Statuses of a static charge that accept no more payments. */
 const CLOSED_CHARGE = new Set(['inactive', 'disabled', 'expired']);

@@ -1,10 +1,8 @@
 /**
- * The retry policy, as one table: for each kind of failure (row) and each kind of request
- * (column), whether to send the request again while attempts remain, and what the failure
- * means once they are spent, i.e. the error the call ends in. The transport asks `decide`,
- * and only it. The rule that shapes the table: a request that has no idempotency key and may
- * have reached the service is never sent again, because the service could already have
- * created a withdrawal request or sent a payment, and a second one would move money twice.
+ * The retry policy, as one table: for each kind of failure (row) and request (column), whether
+ * to send again while attempts remain, and the error the call ends in once they are spent. A
+ * request with no idempotency key that may have reached the service is never sent again: a
+ * second withdrawal request or payment would move money twice.
  *
  * | failure | read (GET)                | keyed (deplete)          | unkeyed (POST/PATCH, no key) |
  * |---------|---------------------------|--------------------------|------------------------------|
@@ -14,17 +12,11 @@
  * | timeout | retry, then timeout       | retry, then ambiguous    | ambiguous at once            |
  * | reset   | retry, then connection    | retry, then ambiguous    | ambiguous at once            |
  *
- * `connect`: the connection was never made, so no byte of the request was sent.
- * `429`: the service refused before processing. `Retry-After` (on 429 or 5xx) is honoured up
- * to a cap; a longer one ends the retries early, with the same final error.
- * `keyed`: every attempt carries the same idempotency key, so the service applies it once;
- * when the answer is still unclear after the last attempt, the result is ambiguous, but
- * re-sending with that key is safe (`AmbiguousResultError.retryable`).
- * `ambiguous`: `AmbiguousResultError`; the caller must look before acting again. A call one of
- * whose attempts ended ambiguous stays ambiguous even if its last attempt was only refused
- * (429, no connection): that refusal says nothing of the earlier attempt (transport.ts).
- *
- * Costs one property read per failed attempt.
+ * `connect`: no byte of the request was sent. `429`: refused before processing. `Retry-After`
+ * (on 429 or 5xx) is honoured up to a cap; a longer one ends the retries. `keyed`: every
+ * attempt carries the same idempotency key, so re-sending an ambiguous one is safe.
+ * `ambiguous`: `AmbiguousResultError`; the caller looks before acting again. A call once
+ * ambiguous stays so even if its last attempt was only refused (transport.ts).
  */
 
 export type RequestSafety = 'read' | 'keyed' | 'unkeyed';

@@ -98,10 +98,7 @@ const CONNECT_CODES = new Set([
 ]);
 const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);
 
-/**
- * Behind a gate, 429s in a row that a call waits out (each is a refusal before processing, so
- * sending again is safe whatever the call) before it ends in RateLimitError.
- */
+/** Behind a gate, 429s in a row a call waits out (each refused before processing). */
 export const GATED_RATE_LIMIT_RETRIES = 10;
 
 export class Transport {
@@ -138,10 +135,7 @@ export class Transport {
     };
   }
 
-  /**
-   * Every attempt from now on waits for `gate` (the game's outbound rate), and every 429 is
-   * told to it. Set once, by the server's runtime, before the first call.
-   */
+  /** Every attempt from now on waits for `gate`, and every 429 is told to it. */
   limitBy(gate: OutboundGate): void {
     this.#gate = gate;
   }
@@ -154,9 +148,8 @@ export class Transport {
     const headers =
       body === undefined ? this.#headers : { ...this.#headers, 'content-type': 'application/json' };
     const maxAttempts = (call.maxRetries ?? this.#options.maxRetries) + 1;
-    // An attempt that may have been processed (a keyed one is sent again): a later attempt that
-    // was only refused (429, no connection) cannot tell whether it was, so the call stays
-    // ambiguous whatever the last attempt met.
+    // Once an attempt may have been processed, a later one that was only refused cannot tell
+    // whether it was: the call stays ambiguous.
     let mayHaveApplied = false;
     let limitedInARow = 0;
     /** The last attempt's failure: what a call that cannot go on ends in. */
@@ -201,10 +194,8 @@ export class Transport {
       const decision = decide(call.safety, failure.kind);
       if (decision.final === 'ambiguous') mayHaveApplied = true;
       if (gate !== undefined && failure.kind === 'rate-limited') {
-        // Refused before processing: the gate holds every call (here and in every process
-        // sharing the store) for the wait asked, and this one waits its turn again, its
-        // attempts unspent. A wait past the cap ends this call, and holds the others for the
-        // cap only: no call waits longer than the client allows (the next to go asks again).
+        // Refused before processing: the gate holds every call sharing it for the wait asked
+        // (capped), and this one waits its turn again, its attempts unspent.
         const waitMs =
           failure.retryAfterMs ??
           (retryDelay(limitedInARow, this.#options.backoff, undefined) as number);
@@ -379,8 +370,7 @@ export class Transport {
     path: string,
     { status, text, headers }: { status: number; text: string; headers: AnswerHeaders },
   ) {
-    // Built only for an error: every header scrubbed of the secrets is work an answer in use
-    // does not need.
+    // Built only for an error: scrubbing every header is work an answer in use does not need.
     const details = () => ({ status, method: call.method, path, ...this.#answerDetails(headers) });
     let envelope: unknown;
     try {
@@ -437,9 +427,8 @@ export class Transport {
   }
 
   /**
-   * What an error quotes of the service's answer: its request id and its headers (scrubbed of
-   * every secret, cookies left out, each value cut at 500 characters, at most 64 of them).
-   * Built only when an error is, never for an answer that is used.
+   * What an error quotes of the answer: its request id and headers (scrubbed of every secret,
+   * no cookies, each cut at 500 characters, at most 64), built only when an error is.
    */
   #answerDetails(raw: AnswerHeaders | undefined): Pick<ErrorDetails, 'requestId' | 'headers'> {
     if (raw === undefined) return {};

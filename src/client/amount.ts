@@ -1,12 +1,10 @@
 /**
- * Amounts as players read them: sats by default, or fiat with the BTC price the server syncs
- * (`state.lightning.price`). Exact at any size: msats are decimal strings that can exceed 2^53,
- * so the arithmetic is BigInt and only the final text goes through `Intl.NumberFormat` (which
- * formats a decimal string exactly). Costs one formatter per call.
+ * Amounts as players read them: sats, or fiat with the BTC price the server syncs. Exact at any
+ * size: msats can exceed 2^53, so the arithmetic is BigInt and only the final decimal string
+ * goes through `Intl.NumberFormat`.
  *
  *   formatAmount('21000')                                       // '21 sats'
  *   formatAmount('21000', { price: 100_000, currency: 'USD' })  // '$0.021'
- *   formatAmount(entry.amountMsat, { price: priceOf(state.lightning) }) // fiat once known
  */
 import { InvalidArgumentError } from '../errors.js';
 
@@ -14,10 +12,7 @@ import { InvalidArgumentError } from '../errors.js';
 export type PriceInput = number | { btcPrice: number; currency: string } | null | undefined;
 
 export interface FormatAmountOptions {
-  /**
-   * The price of 1 BTC: a number in `currency`, or `priceOf(state.lightning)`. Without one, or
-   * while it is 0 or null (not known yet), the amount is shown in sats.
-   */
+  /** The price of 1 BTC (a number in `currency`, or `priceOf(state.lightning)`); sats without. */
   price?: PriceInput;
   /** ISO 4217 code (`USD`) of a numeric `price`; a price object carries its own. */
   currency?: string;
@@ -81,10 +76,7 @@ export function formatAmount(
   return fiatFormat(options.locale, currency, micro).format(value);
 }
 
-/**
- * Whole amounts with the currency's usual digits; under one unit, enough digits to show two
- * significant ones (21 sats at $100,000 is $0.021, not $0.02), and never fewer than two.
- */
+/** The currency's usual digits; under one unit, two significant ones ($0.021, not $0.02). */
 function fiatFormat(locale: string | undefined, currency: string, micro: bigint) {
   if (micro >= MICRO || micro === 0n)
     return new Intl.NumberFormat(locale, { style: 'currency', currency });

@@ -1,8 +1,6 @@
 /**
- * The codes a player scans, read: an LNURL (LUD-01, bech32 of a URL, what entry fees, payouts
- * and refunds carry) or a BOLT11 invoice, with or without a `lightning:` prefix, in one case.
- * Anything else is refused with an `InvalidArgumentError` on `code` that says what it is not,
- * so a page never draws a QR of garbage. Costs one bech32 pass (checksum included) per call.
+ * The codes a player scans, read: an LNURL or a BOLT11 invoice, with or without `lightning:`.
+ * Anything else is an `InvalidArgumentError` saying what it is not: no QR of garbage.
  */
 import { bech32 } from 'bech32';
 import { InvalidArgumentError } from '../errors.js';

@@ -1,19 +1,13 @@
 /**
  * The emulator's dev wallet for scripted players and tests: `pay(code)` an entry fee,
- * `claim(code)` a payout or a refund, as a player's wallet would, from Node (or a page the
- * emulator itself serves: its `/_emulator/` routes send no CORS headers, so no other web page
- * can use them; a game's page asks its own server, as the arena does).
+ * `claim(code)` a payout or a refund, as a player's wallet would.
  *
  *   const wallet = devWallet(emu.devWalletUrl); // http://127.0.0.1:43123/_emulator/#key=...
  *   await wallet.pay(fee.code);
- *   await wallet.claim(payout.code);
  *
- * Refuses to run against anything but the emulator: the URL must carry the key of the
- * emulator's start (`#key=`, as `devWalletUrl` does), and before the first code is sent the
- * emulator must answer `GET /_emulator/state` with that key, in its own shape. A real payment
- * service has no such route, so a code never leaves for one. The emulator's answers are
- * checked by hand, not with zod: zod would more than double the browser bundle of the kit.
- * Costs one state read per wallet, then one request per pay or claim.
+ * Runs against the emulator only: the URL carries the key of its start, and the emulator must
+ * answer `GET /_emulator/state` in its own shape before a code is sent (a real service has no
+ * such route). Answers are checked by hand: zod would double the kit's browser bundle.
  */
 import { ConfigurationError, InvalidArgumentError } from '../errors.js';
 import { toMsat } from './amount.js';
@@ -188,11 +182,7 @@ function targetOf(code: string, kind: 'pay' | 'withdraw'): string {
   return target.id;
 }
 
-/**
- * What an emulator's LNURL points at: a static charge to pay or a withdrawal request to claim,
- * its id, and the URL the code stands for; null for any other code. For a game's server that
- * presses the dev wallet for its player (the arena's `POST /dev-wallet/:action/:id`).
- */
+/** What an emulator's LNURL points at (a charge to pay, a request to claim), or null. */
 export function devWalletTarget(
   code: string,
 ): { kind: 'pay' | 'withdraw'; id: string; url: string } | null {

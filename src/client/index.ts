@@ -2,8 +2,6 @@
  * colyseus-lightning/client: the player's side, for browsers and Node, with no framework and
  * nothing of the server inside (under 25 KB minified, QR included; `npm run build` prints it).
  *
- * Usage:
- *   // Callbacks: the game's own, imported from @colyseus/sdk
  *   import { formatAmount, pay, watchLightning } from 'colyseus-lightning/client';
  *
  *   watchLightning(Callbacks.get(room), {
@@ -12,9 +10,8 @@
  *   const result = await pay(fee.code); // the browser's wallet (WebLN), or:
  *   if (result.via === 'show') box.innerHTML = `<a href="${result.uri}">${result.svg}</a>`;
  *
- * Views: `entriesOf`, `matchesOf`, `matchOf`, `priceOf` read `room.state.lightning`; codes:
- * `qrSvg`, `lightningUri`, `decodeLnurl`; wallets: `pay`, `claim` (WebLN, or the QR), and for
- * scripted players and tests on the emulator, `devWallet(emu.devWalletUrl)`.
+ * Views: `entriesOf`, `matchesOf`, `matchOf`, `priceOf`; codes: `qrSvg`, `lightningUri`,
+ * `decodeLnurl`; wallets: `pay`, `claim`, and `devWallet(emu.devWalletUrl)` on the emulator.
  */
 
 export { ConfigurationError, InvalidArgumentError, LightningError } from '../errors.js';

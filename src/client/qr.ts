@@ -1,10 +1,7 @@
 /**
- * A code's QR as an SVG string, ready for `innerHTML` or an `<img src="data:...">`. The QR
- * matrix comes from `uqr` (unjs, maintained, no dependencies); this file only draws it, one
- * path of horizontal runs, one SVG unit per module, so the text stays small (about 6 KB for an
- * entry's LNURL, half of uqr's own renderSVG with one square per module). Codes are encoded in upper case,
- * the QR alphanumeric mode that makes the densest symbol, as LUD-01 recommends. Deterministic:
- * the same code gives the same text. Costs one QR encoding per call (well under a millisecond).
+ * A code's QR as an SVG string. The matrix comes from `uqr`; this file draws one path of
+ * horizontal runs, one unit per module, so the text stays small. Codes are encoded in upper
+ * case, the densest (alphanumeric) mode, as LUD-01 recommends. Deterministic.
  */
 import { encode } from 'uqr';
 import { readCode } from './code.js';

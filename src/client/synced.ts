@@ -1,11 +1,7 @@
 /**
- * What a client decodes in `room.state.lightning`, as structural types: a Schema instance
- * decoded by @colyseus/sdk fits them, and so does a plain object (a test's, or a snapshot
- * a game kept). Nothing here is imported from the server side or from @colyseus/schema, so
- * the kit works with whichever copy of the SDK the game bundles. Types only: costs nothing.
- *
- * Fields a server before this kit's version did not sync (`purpose`, `matchId`, `price`) are
- * optional here; the views read them with a fallback.
+ * What a client decodes in `room.state.lightning`, as structural types: a decoded Schema fits
+ * them, and so does a plain object, with no import of @colyseus/schema. Fields an older server
+ * did not sync are optional; the views read them with a fallback.
  */
 
 /** What a synced map offers on a client: `MapSchema` has it, and so does a `Map`. */

@@ -1,9 +1,6 @@
 /**
- * Typed views of `room.state.lightning`: the player's entries (each with its purpose, match,
- * amount in msats and sats, status and expiry) and the room's matches, as plain objects a
- * page can keep, compare and render. Pure reads of the synced state, on any object of its
- * shape (see synced.ts). Costs one pass over the maps per call: a player holds a handful of
- * entries (the server sends each client its own only).
+ * Typed views of `room.state.lightning`: the player's entries and the room's matches as plain
+ * objects a page can keep, compare and render. Pure reads, on any object of the synced shape.
  */
 import { satsOf } from './amount.js';
 import {
@@ -156,10 +153,7 @@ export function entryView(entry: SyncedEntry, id: string, map: EntryMapName): En
   };
 }
 
-/**
- * The player's entries in every map, oldest map first in the order fees, rewards (payouts and
- * refunds), payments, spends. Missing maps (a server before this version) read as empty.
- */
+/** The player's entries, maps in the order fees, rewards, payments, spends; missing maps empty. */
 export function entriesOf(lightning: SyncedLightning | undefined): EntryView[] {
   const views: EntryView[] = [];
   if (!lightning) return views;

@@ -1,17 +1,13 @@
 /**
- * Change callbacks on `room.state.lightning`, through Colyseus 0.18's client-side callbacks
- * API: pass what `Callbacks.get(room)` returns (from `@colyseus/sdk`), so the kit listens
- * through the game's own copy of the SDK and bundles none of it.
+ * Change callbacks on `room.state.lightning` through Colyseus 0.18's client-side callbacks: pass
+ * `Callbacks.get(room)`, so the kit bundles none of the SDK.
  *
- *   // Callbacks: the game's own, imported from @colyseus/sdk
  *   const stop = watchLightning(Callbacks.get(room), {
  *     entry: (e) => e.action && show(e),           // appeared or changed
  *     change: ({ entries, matches, price }) => render(entries, matches, price),
  *   });
  *
- * Each handler gets the views of views.ts; `change` comes once per patch (on a microtask after
- * it), with the whole picture. Costs one callback per entry and per match, and one view built
- * per change.
+ * `change` comes once per patch (on a microtask), with the whole picture.
  */
 import type { SyncedEntry, SyncedLightning, SyncedMatch, SyncedPrice } from './synced.js';
 import { ENTRY_MAPS, type EntryMapName } from './synced.js';
@@ -26,10 +22,7 @@ import {
   priceOf,
 } from './views.js';
 
-/**
- * What `Callbacks.get(room)` offers that the kit uses: Colyseus's `StateCallbackStrategy`
- * fits it (its handlers' values are typed here as `unknown`: the kit checks what it reads).
- */
+/** What `Callbacks.get(room)` offers that the kit uses (values `unknown`: the kit checks). */
 export interface StateCallbacks {
   listen(
     property: string,
@@ -128,10 +121,7 @@ function attach(
   const offs: (() => void)[] = [];
   /** Each item's own onChange, by map and key. */
   const items = new Map<string, () => void>();
-  /**
-   * What each item's handler was last told: an item added in a patch is told at its add, and
-   * its fields' changes in the same patch would tell it again.
-   */
+  /** What each item's handler was last told: a change in the patch of its add is no news. */
   const told = new Map<string, string>();
   const tell = <V>(slot: string, view: V, handler: ((view: V) => void) | undefined) => {
     const text = JSON.stringify(view);

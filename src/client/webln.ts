@@ -1,13 +1,10 @@
 /**
- * Paying and claiming from a page: through the browser's Lightning wallet (WebLN, the
- * `window.webln` an extension such as Alby puts there) when there is one, or else the QR and
- * the `lightning:` link for the player to scan or tap. Never a false success: `{ via: 'webln' }`
- * says the wallet accepted the request; the entry's synced `status` says when the money moved.
+ * Paying and claiming from a page: through the browser's Lightning wallet (WebLN) when there is
+ * one, else the QR and `lightning:` link. Never a false success: `{ via: 'webln' }` says the
+ * wallet accepted; the entry's synced `status` says when the money moved.
  *
  *   const result = await pay(fee.code);
  *   if (result.via === 'show') box.innerHTML = `<a href="${result.uri}">${result.svg}</a>`;
- *
- * Costs nothing without a wallet but the QR (one encoding).
  */
 import { InvalidArgumentError } from '../errors.js';
 import { lightningUri, readCode } from './code.js';
@@ -45,9 +42,8 @@ export interface WalletOptions {
 }
 
 /**
- * Pays `code`, an entry fee's LNURL (through `webln.lnurl`) or a BOLT11 invoice (through
- * `webln.sendPayment`), with the browser's wallet, or says to show it. Garbage is refused (a rejection
- * with `InvalidArgumentError`) before any wallet sees it.
+ * Pays `code` (an entry fee's LNURL or a BOLT11 invoice) with the browser's wallet, or says to
+ * show it. Garbage is refused (`InvalidArgumentError`) before any wallet sees it.
  */
 export async function pay(code: string, options: WalletOptions = {}): Promise<WalletResult> {
   const read = readCode(code);

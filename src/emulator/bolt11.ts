@@ -1,10 +1,8 @@
 /**
- * BOLT11 invoices: encode (the emulator's LNURL-pay answers, and test wallets' LNURL-withdraw
- * invoices) and decode (the emulator reads the amount of the invoice a wallet hands to the
- * LNURL-withdraw callback). Invoices are signed with a real secp256k1 recoverable signature
- * and carry the payee key (tag n), so ordinary decoders accept them; the emulator does not
- * verify the signatures of invoices it receives, as it pays nothing over Lightning.
- * Cost: one signature per encode (invoice-keys.ts); decoding is bech32 only.
+ * BOLT11 invoices: encode (LNURL-pay answers, test wallets' invoices) and decode (the amount of
+ * an invoice handed to LNURL-withdraw). Signed with a real secp256k1 recoverable signature and
+ * carrying the payee key, so ordinary decoders accept them; received signatures are not
+ * verified (nothing is paid over Lightning). Cost: one signature per encode.
  */
 
 import { createHash, randomBytes } from 'node:crypto';

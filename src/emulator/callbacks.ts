@@ -1,10 +1,7 @@
 /**
- * Status callbacks, sent as the service sends them: the bare resource object POSTed as
- * JSON to its callbackUrl, once, unauthenticated, no retries; failures are counted and each
- * is logged in one line, since a game that cannot be reached otherwise learns of a payment
- * only when it re-reads it.
- * Tests can make delivery worse on purpose: drop, duplicate, delay or reorder.
- * Delays use real timers (they stand for the network, not for the emulator's clock).
+ * Status callbacks as the service sends them: the bare resource POSTed as JSON to its
+ * callbackUrl, once, unauthenticated, no retries; each failure is counted and logged. Tests
+ * can drop, duplicate, delay (real timers: the network) or reorder them on purpose.
  */
 
 import { request } from 'undici';
@@ -18,10 +15,7 @@ export interface CallbackOptions {
   duplicate?: number;
   /** Wait before each delivery, in ms; default 0. */
   delayMs?: number;
-  /**
-   * Hold callbacks and deliver them newest first, when `reorderWindowMs` (default 50) has
-   * passed since the first one was held, or on `flush()`.
-   */
+  /** Hold callbacks and deliver them newest first after `reorderWindowMs` (50), or on `flush()`. */
   reorder?: boolean;
   reorderWindowMs?: number;
   /** Give up on a receiver after this many ms; default 10,000 (the service's own limit is unknown). */

@@ -1,12 +1,8 @@
 /**
- * `colyseus-lightning emulator`: runs the emulator in the foreground and prints its URL, the
- * address it bound, its keys and the `createLightning` options that connect a game to it (or
- * one JSON line with --json, for scripts such as the benchmark). Every new player starts with
- * points, so a game's shop can be tried at once.
- *
- * The arguments are parsed whole before anything starts (`parseCommandLine`, pure, fuzzed by
- * fuzz/targets/cli.ts): a bad one is an InvalidArgumentError, printed as one line saying what
- * is wrong and one usage line, exit code 2, never a stack trace.
+ * `colyseus-lightning emulator`: runs the emulator in the foreground and prints its URL, keys
+ * and the `createLightning` options that connect a game to it (or one JSON line with --json).
+ * Arguments are parsed whole before anything starts (fuzzed): a bad one is one line saying
+ * what is wrong and the usage line, exit code 2, never a stack trace.
  */
 
 import { parseArgs } from 'node:util';

@@ -1,8 +1,7 @@
 /**
- * The control interface: what a test, a demo or the dev wallet does to the emulator
- * besides calling the API. Create projects and keys, set wallets and point balances, act
- * as the player's wallet (claim, pay), fire webhooks, inject faults, shape callback
- * delivery, move time, and read what happened (resources, requests, callbacks).
+ * The control interface: what a test, a demo or the dev wallet does to the emulator besides
+ * calling the API: projects, wallets, points, acting as the player's wallet, webhooks, faults,
+ * callback delivery, time, and what happened.
  */
 
 import { randomUUID } from 'node:crypto';
@@ -86,16 +85,12 @@ export interface EmulatorControl {
   withdrawalRequests(projectId?: string): WithProject<ReturnType<typeof withdrawalRequestView>>[];
   staticCharges(projectId?: string): WithProject<ReturnType<typeof staticChargeView>>[];
   payments(projectId?: string): WithProject<ReturnType<typeof paymentView>>[];
-  /**
-   * Payments sent to Lightning addresses, oldest first: to `address` (any case) only, or to
-   * every address. Each shows its `lnAddress`, `comment`, `internalId` and `status`.
-   */
+  /** Payments sent to Lightning addresses (to `address` only, any case), oldest first. */
   lnAddressPayments(address?: string): WithProject<ReturnType<typeof paymentView>>[];
   /**
    * Changes how a test player's Lightning address (`<name>@emulator.test`) behaves: `valid:
-   * false` makes it unresolvable (validate answers false; a payment is refused with 400, nothing
-   * debited); `failPayments: true` accepts payments that then fail (the wallet refunded).
-   * `null` makes it an ordinary valid address again.
+   * false` makes it unresolvable; `failPayments: true` accepts payments that then fail. `null`
+   * makes it ordinary again.
    */
   setLnAddress(address: string, rule: LnAddressRule | null): void;
   sessions(kind?: SessionRecord['kind']): SessionRecord[];
@@ -141,19 +136,12 @@ export interface EmulatorControl {
   setProdIps(ips: string[]): void;
   /** Makes `GET /v0/is-supported-region/{ip}` refuse (or, with null, support again) one IP. */
   setRegion(ip: string, refused: { country: string; region: string } | null): void;
-  /**
-   * Sets what `GET /v0/btcusd` answers: the price of one bitcoin in US dollars (answered with
-   * two decimals), taken at `at` (epoch ms; default: the time of each read, a live ticker).
-   */
+  /** Sets what `GET /v0/btcusd` answers, taken at `at` (epoch ms; default: each read's time). */
   setBtcUsdPrice(price: number, at?: number): void;
 
   /** Applies every due expiry now (timers do it too; this is for clocks without timers). */
   tick(): void;
-  /**
-   * Back to the state right after start: all projects, resources, logs and faults are
-   * gone, the default project is re-created with the same keys and wallet, and callback
-   * options return to the start options.
-   */
+  /** Back to the state right after start: the default project re-created, options as at start. */
   reset(): void;
 }
 
@@ -289,12 +277,7 @@ export function createControl(
       return core.webhookLog;
     },
 
-    faults: {
-      add: (rule) => core.faults.add(rule),
-      remove: (fault) => core.faults.remove(fault),
-      clear: () => core.faults.clear(),
-      list: () => core.faults.list(),
-    },
+    faults: core.faults,
     callbacks: callbackControl(core.callbacks),
     get callbackLog() {
       return core.callbacks.log;

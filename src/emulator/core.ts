@@ -24,10 +24,7 @@ export interface EmulatorCore {
   baseUrl: string;
   /** HS256 secret of session tokens. */
   readonly sessionSecret: string;
-  /**
-   * The dev wallet's key, new at each start: the `/_emulator/` control routes answer only a
-   * request that carries it (header x-emulator-key).
-   */
+  /** The dev wallet's key, new at each start (header x-emulator-key). */
   readonly controlKey: string;
   /** Signs ramp and widget webhooks when set. */
   webhookSecret: string | undefined;
@@ -44,10 +41,7 @@ export interface EmulatorCore {
   readonly walletKey: KeyPair;
   /** What `GET /v0/prod-ips` answers: the addresses callbacks come from. */
   prodIps: string[];
-  /**
-   * What `GET /v0/btcusd` answers: the price of one bitcoin in US dollars, and when it was
-   * taken (epoch ms; null: the clock's now at each read, a live ticker).
-   */
+  /** What `GET /v0/btcusd` answers, and when it was taken (null: each read's time). */
   btcUsd: { price: number; at: number | null };
   /** Regions that `GET /v0/is-supported-region/{ip}` refuses, by IP; every other IP is supported. */
   readonly unsupported: Map<string, { country: string; region: string }>;

@@ -1,15 +1,8 @@
 /**
- * The dev wallet: a page at /_emulator/ listing the withdrawal requests (rewards) and static
- * charges (fees) of every project, newest first, each with its player (`internalId`), kind,
- * amount in sats (msats on hover) and status, with Claim and Pay buttons on the open ones; the
- * players' point balances with a Grant button; and the JSON routes behind it.
- *
- * The routes hand out reward codes and move money, so only the page may call them: each needs
- * the key of this start (header x-emulator-key), which the page reads from its URL's fragment
- * (`devWalletUrl`, `#key=...`), and none sends CORS headers, so another web page the developer
- * opens can neither read an answer nor send the header. A game's own browser client goes
- * through its server instead (the arena's dev-wallet route). Cost: the page polls `state`
- * every 3 s.
+ * The dev wallet: a page at /_emulator/ listing every project's rewards (withdrawal requests)
+ * and fees (static charges), newest first, with Claim and Pay buttons, the players' points with
+ * a Grant button, and the JSON routes behind it. The routes move money, so each needs the key
+ * of this start, which the page reads from its URL's fragment; none sends CORS headers.
  */
 
 import { z } from 'zod';

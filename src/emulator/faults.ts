@@ -1,9 +1,7 @@
 /**
- * Injected failures, per route: answer a 5xx or 429 (with Retry-After), add latency, hang,
- * or destroy the connection before or after processing. "process-then-destroy" really
- * performs the operation and then drops the socket, which is the case a client's retry
- * policy must survive without paying twice.
- * Cost when no fault is set: one array length check per request.
+ * Injected failures, per route: a 5xx or 429 (with Retry-After), latency, a hang, or a
+ * destroyed connection before or after processing ("process-then-destroy" really performs the
+ * operation: the case a retry policy must survive without paying twice).
  */
 
 export type FaultMode =
@@ -16,10 +14,7 @@ export type FaultMode =
 export interface FaultRule {
   /** Any method when omitted. */
   method?: string;
-  /**
-   * Any path when omitted. A string matches the whole path; `*` matches any characters and
-   * `:name` or `{name}` one segment. A RegExp is tested against the path (no query).
-   */
+  /** Any path when omitted; `*` matches anything, `:name` or `{name}` one segment; or a RegExp. */
   path?: string | RegExp;
   /** Status for mode 'status': default 500. */
   status?: number;

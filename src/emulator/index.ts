@@ -1,18 +1,14 @@
 /**
- * colyseus-lightning/emulator: a local copy of the payments service for development,
- * tests, demos and benchmarks. Same paths, envelopes, state machines, callbacks and real
- * LNURL endpoints; plus a control interface, fault injection and an injectable clock.
+ * colyseus-lightning/emulator: a local copy of the payments service for development, tests,
+ * demos and benchmarks: same paths, envelopes, state machines, callbacks and LNURL endpoints,
+ * plus a control interface, fault injection and an injectable clock.
  *
- * Usage:
  *   const emu = await startEmulator();
- *   // point the API client at emu.url with emu.apiKey
  *   emu.control.claimWithdrawal(id); // the player's wallet
  *   await emu.close();
  *
- * Development only. It listens on loopback unless `allowRemote: true`; the /lnurl/ routes and
- * the session pages need no key (as on the service: their ids and tokens are the secret), the
- * dev wallet's control routes (/_emulator/) need the key new at each start that `devWalletUrl`
- * carries, and /_emulator/ sends no CORS headers, so no other web page can read or use them.
+ * Development only: loopback unless `allowRemote`; the dev wallet's routes need the key of this
+ * start and send no CORS headers, so no other web page can read or use them.
  */
 
 // First: on an older Node, fail here with the version needed, not deep in a dependency.
@@ -44,20 +40,11 @@ export const DEFAULT_WALLET_MSAT = 1_000_000_000;
 export interface EmulatorOptions {
   /** 0 (default) picks a free port. */
   port?: number;
-  /**
-   * Default '127.0.0.1'. Any address other than loopback (127.0.0.0/8, ::1, `localhost`), such
-   * as '0.0.0.0', is refused (ConfigurationError) unless `allowRemote` is true.
-   */
+  /** Default '127.0.0.1'. Other than loopback is refused unless `allowRemote` is true. */
   host?: string;
-  /**
-   * Listen on a `host` other than loopback (a phone on the same network). Default false.
-   * Development only: never on a machine the internet can reach.
-   */
+  /** Listen on a `host` other than loopback (a phone on your network). Development only. */
   allowRemote?: boolean;
-  /**
-   * The address LNURL codes and widget URLs point at, when it differs from the listening
-   * address (a tunnel to test with a phone wallet): an http(s) URL. Default `http://host:port`.
-   */
+  /** The address LNURL codes and widget URLs point at (a tunnel). Default `http://host:port`. */
   publicUrl?: string;
   /** Default: the system clock with real timers. A ManualClock drives expiries in tests. */
   clock?: Clock;
@@ -74,45 +61,27 @@ export interface EmulatorOptions {
   /** Fixed keys for the default project (e.g. to keep a .env stable); random by default. */
   apiKey?: string;
   sandboxKey?: string;
-  /**
-   * Points each new widget user starts with, in its project's point currency (USDZ minor
-   * units: 1000 is 10.00), so a game's shop can be tried at once. Default 0: as on the
-   * service, balances are filled from outside the API (control.setPoints).
-   */
+  /** Points each new widget user starts with (USDZ minor units). Default 0. */
   userPoints?: number;
   /** Keep payments `processing` this long before `completed`; default 0 (at once). */
   paymentDelayMs?: number;
-  /**
-   * The price of one bitcoin in US dollars that `GET /v0/btcusd` answers (and again after
-   * control.reset()); `control.setBtcUsdPrice` changes it. Default DEFAULT_BTC_USD_PRICE.
-   */
+  /** What `GET /v0/btcusd` answers, in US dollars; default DEFAULT_BTC_USD_PRICE. */
   btcUsdPrice?: number;
-  /**
-   * Where the emulator's few log lines go (a callback it could not deliver). Default the
-   * console, prefixed `[emulator]`.
-   */
+  /** Where the emulator's few log lines go. Default the console, prefixed `[emulator]`. */
   logger?: { warn(message: string): void };
   /** Largest accepted request body in bytes; default 64 KiB. */
   bodyLimit?: number;
   /**
-   * Limit each API key to `perSecond` requests on average and `burst` at once (default
-   * perSecond), as the service does: a request beyond it is answered 429 with `Retry-After`,
-   * not processed, and counted (`control.limited`, `limited` on its `control.requests` entry).
-   * Default: no limit. `control.setRateLimit` changes it while running.
+   * Limit each API key to `perSecond` requests (`burst` at once) as the service does: beyond
+   * it, 429 with `Retry-After`, not processed. Default: none.
    */
   rateLimit?: EmulatorRateLimit;
 }
 
 export interface Emulator {
-  /**
-   * Base URL of the API, e.g. http://127.0.0.1:43123 (no trailing slash). On a wildcard host
-   * ('0.0.0.0', '::') the loopback address of the same port, which always answers.
-   */
+  /** Base URL of the API (no trailing slash); on a wildcard host, the loopback address. */
   readonly url: string;
-  /**
-   * The address and port the server actually bound, as the system reports them:
-   * `127.0.0.1:43123`, `0.0.0.0:43123` (every interface), `[::1]:43123`.
-   */
+  /** The address and port bound, as the system reports them (`127.0.0.1:43123`). */
   readonly listening: string;
   /** Whether `listening` is a loopback address (the default); false only with allowRemote. */
   readonly loopbackOnly: boolean;
@@ -121,15 +90,9 @@ export interface Emulator {
   /** Sandbox-scope key of the default project (widget calls answer 403 with it). */
   readonly sandboxKey: string;
   readonly projectId: string;
-  /**
-   * The dev wallet page, with its key in the fragment (`/_emulator/#key=...`, never sent to a
-   * server nor in a Referer): open this URL, not `/_emulator/` alone.
-   */
+  /** The dev wallet page with its key in the fragment (never sent to a server): open this URL. */
   readonly devWalletUrl: string;
-  /**
-   * The key of the `/_emulator/` control routes, new at each start: send it in the
-   * `x-emulator-key` header to call them from a script. In-process code uses `control` instead.
-   */
+  /** The key of the `/_emulator/` control routes (header `x-emulator-key`), new at each start. */
   readonly controlKey: string;
   readonly control: EmulatorControl;
   readonly server: Server;

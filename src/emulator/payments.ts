@@ -1,10 +1,8 @@
 /**
- * Payments sent from the project's wallet: to a BOLT11 invoice (`POST /v0/payments`) or to a
- * Lightning address (ln-address.ts), both through `startPayment`. The contract shows no
- * recipient fields for `/v0/payments`, so extra fields (invoice, ...) are accepted and echoed,
- * never checked. The wallet is debited at once; the payment completes at once, or after
- * `paymentDelayMs` in `processing`. A payment whose recipient cannot be paid ends `failed` and
- * the wallet gets the amount back. Each status change after creation is POSTed to callbackUrl.
+ * Payments from the project's wallet: to a BOLT11 invoice (`POST /v0/payments`) or a Lightning
+ * address (ln-address.ts). Unknown recipient fields are echoed, never checked. The wallet is
+ * debited at once; the payment completes at once or after `paymentDelayMs`; one whose recipient
+ * cannot be paid ends `failed`, refunded. Each later status change is POSTed to callbackUrl.
  */
 
 import { randomBytes, randomUUID } from 'node:crypto';

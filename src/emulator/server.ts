@@ -1,10 +1,8 @@
 /**
  * Routing and the request pipeline on plain node:http: log, CORS preflight (LNURL only),
  * injected faults, body, API key or dev wallet key, handler, answer (or a destroyed socket).
- * Every route of the emulator is in the one table below. Unknown routes answer 404 JSON.
- *
- * `/_emulator/` sends no CORS headers: no other web page may read the dev wallet's answers
- * (reward codes) or call its control routes, which besides need the key of this start.
+ * Every route is in the one table below. `/_emulator/` sends no CORS headers: no other web
+ * page may read the dev wallet's answers (reward codes) or call its control routes.
  */
 
 import { randomUUID } from 'node:crypto';
@@ -194,12 +192,6 @@ const ROUTES: Route[] = [
   r('GET', '/_emulator/widget', 'emulator', 'none', (c) => sessionPage(c.core, 'widget', c.query)),
   r('GET', '/_emulator/ramp', 'emulator', 'none', (c) => sessionPage(c.core, 'ramp', c.query)),
 ];
-
-/** Every route, for documentation and the CLI. */
-export const ROUTE_TABLE: ReadonlyArray<{ method: string; path: string }> = ROUTES.map((route) => ({
-  method: route.method,
-  path: route.pattern,
-}));
 
 const COMPILED: CompiledRoute[] = ROUTES.map((route) => {
   const names: string[] = [];

@@ -1,9 +1,7 @@
 /**
- * Static charges: reusable LNURL-pay codes. `active` at creation with 0 slots; each paid
- * invoice with an amount in [minAmount, maxAmount] raises `slots` and credits the wallet;
- * after `allowedSlots` payments the charge becomes `inactive`, and past `expiresAt` it is
- * `expired` (the service shows only `active`; the other two names are this project's).
- * PATCH changes fields but never the id or the code.
+ * Static charges: reusable LNURL-pay codes, `active` at creation with 0 slots; each paid invoice
+ * in [minAmount, maxAmount] raises `slots` and credits the wallet; after `allowedSlots` payments
+ * `inactive`, past `expiresAt` `expired`. PATCH never changes the id or the code.
  */
 
 import { createHash, randomBytes, randomUUID } from 'node:crypto';

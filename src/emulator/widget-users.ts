@@ -1,13 +1,9 @@
 /**
- * Widget users of a project: creation (idempotent on reference_id or email), the email
- * update, disclosure acceptance, and deplete (debit of a point balance). Point balances
- * are set by control.setPoints; the service fills them from outside the API.
- *
- * Deplete is idempotent on idempotency_key per project: the same key and body return the
- * same transfer; the same key with another body is refused (409). Only completed
- * transfers are remembered, so a retry after TX3017 can succeed once points arrive.
- * The handler is synchronous after the body is read, so two racing requests with one key
- * cannot both debit.
+ * Widget users of a project: creation (idempotent on reference_id or email), the email update,
+ * disclosure acceptance, and deplete. Deplete is idempotent on idempotency_key per project (the
+ * same key with another body is refused, 409); only completed transfers are remembered, so a
+ * retry after TX3017 can succeed once points arrive. Synchronous after the body is read, so two
+ * racing requests with one key cannot both debit.
  */
 
 import { randomUUID } from 'node:crypto';

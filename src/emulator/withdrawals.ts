@@ -1,8 +1,6 @@
 /**
- * Withdrawal requests: pending at creation, completed by one claim before expiry (which
- * debits the project's wallet), expired when expiresIn passes. Expiry is checked lazily on
- * every read and claim, and by a timer so that the expiry callback fires unprompted.
- * The claim is LUD-03's callback; the dev wallet and control drive the same function.
+ * Withdrawal requests: pending at creation, completed by one claim before expiry (debiting the
+ * wallet), expired after expiresIn, checked on every read and by a timer (so its callback fires).
  */
 
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -148,10 +146,9 @@ function notify(core: EmulatorCore, wr: WithdrawalRequestRecord): void {
 }
 
 /**
- * The claim (LUD-03 callback). `k1` must match; `pr` must be a BOLT11 invoice whose amount
- * equals the request's (min = max). Amountless invoices are refused: wallets put the amount
- * in, and an emulator that guessed would hide a wallet bug. The wallet is checked again
- * here: creation did not reserve the funds.
+ * The claim (LUD-03 callback): `k1` must match; `pr` must be an invoice for exactly the amount
+ * (an amountless one is refused: guessing would hide a wallet bug). The wallet is checked here:
+ * creation reserved nothing.
  */
 export function claimWithdrawalRequest(
   core: EmulatorCore,

@@ -1,9 +1,7 @@
 /**
  * `lightning.books`: what the game's money adds up to and where each msat went, read from the
- * ledger's journal (docs/ACCOUNTING.md): the balances, the journal's pages, the live audit, the
- * claim codes owed to a player, and the ledger's reads. Every write goes through the engine;
- * nothing here moves money but `refresh`, which applies what the service says, as a callback
- * does.
+ * ledger's journal (docs/ACCOUNTING.md). Nothing here moves money but `refresh`, which applies
+ * what the service says, as a callback does.
  */
 import { z } from 'zod';
 import type { Intent } from '../ledger/intent.js';
@@ -66,37 +64,26 @@ export class LightningBooks {
     this.#reach = reach;
   }
 
-  /**
-   * What the game's money adds up to, from the journal: escrow, owed to players, in flight, the
-   * house's revenue, rake, reward expense and net, the last wallet reading and the cover
-   * (wallet - owed - escrow - in flight). Amounts are decimal strings of msats.
-   */
+  /** What the game's money adds up to (escrow, owed, in flight, house, cover), in msat strings. */
   async balances(): Promise<Balances> {
     return (await this.#reach.start()).auditor.balances();
   }
 
   /**
    * The journal's entries, oldest first, filtered by player, match, intent or time, a page at a
-   * time (`limit` 1 to 1,000, default 100; pass the answer's `next` as `after` for the next).
-   * Every msat the game moved is in it, between named accounts (see docs/ACCOUNTING.md).
+   * time (pass `next` as `after`). Every msat moved is in it (docs/ACCOUNTING.md).
    */
   async journal(query?: JournalQuery): Promise<JournalPage> {
     const parsed = parseInput(journalQuery, query, 'query');
     return (await this.#reach.start()).engine.ledger.journal(parsed as JournalQuery);
   }
 
-  /**
-   * Runs the live audit now (the reconciler runs it every `audit.intervalMs`): resolves with
-   * what it found; findings not reported before are also logged and emitted (`audit`).
-   */
+  /** Runs the live audit now; new findings are also logged and emitted (`audit`). */
   async audit(): Promise<AuditReport> {
     return (await this.#reach.start()).audit();
   }
 
-  /**
-   * The claim codes waiting for a player (rewards, payouts and refunds not yet claimed), for a
-   * lobby or a web page where the player is signed in. Each code is that player's secret.
-   */
+  /** The claim codes waiting for a player, for a lobby where they are signed in (their secret). */
   async claims(playerId: string): Promise<Claim[]> {
     const id = parseInput(claimsInput, playerId, 'playerId');
     const open = await (await this.#reach.start()).engine.ledger.openByPlayer(id);
@@ -122,12 +109,7 @@ export class LightningBooks {
     return (await this.#reach.start()).checks.refresh(id);
   }
 
-  /**
-   * The ledger's reads (an intent, a player's, room's or match's intents, the unknowns, the
-   * journal, balances). Every write goes through the engine: a move, a resolve or a settle made
-   * here would skip its events, its journal entries and the rooms. Available once `ready()` has
-   * resolved.
-   */
+  /** The ledger's reads, once `ready()` resolved; every write goes through the engine. */
   get ledger(): LedgerView {
     return need(this.#reach, 'books.ledger').view;
   }

@@ -24,22 +24,18 @@ export class OperatorConsole {
   }
 
   /**
-   * The console's page, its JSON routes and its actions, as router endpoints to spread into
-   * `createRouter({ ... })`. `authorize(request)`, the game's own check of an operator, is
-   * required, and every route answers an empty 401 unless it says yes.
+   * The console's page and routes as router endpoints (no CSV exports: see `attach`). Every
+   * route answers an empty 401 unless the game's `authorize(request)` says yes.
    *
    *   routes: createRouter({ ...lightning.endpoints(), ...lightning.operator.console.endpoints({ authorize }) })
-   *
-   * The CSV exports stream through `attach(server, ...)` only (see there).
    */
   endpoints(options: ConsoleOptions) {
     return consoleEndpoints(this.#host, consoleSettings(options, this.#settings));
   }
 
   /**
-   * The console as a `node:http` listener in front of Colyseus's (as `lightning.attach` is for
-   * the callbacks), with the CSV exports streamed a row at a time, which Colyseus's router
-   * cannot do. Returns a function that removes it.
+   * The console as a `node:http` listener in front of Colyseus's, with the CSV exports streamed
+   * a row at a time (which the router cannot do). Returns a function that removes it.
    */
   attach(server: HttpServer | HttpsServer | undefined, options: ConsoleOptions): () => void {
     const settings = consoleSettings(options, this.#settings);

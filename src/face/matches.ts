@@ -29,29 +29,21 @@ export class LightningMatches {
 
   /**
    * Opens a match: entry fees held in escrow, paid out by `settle` or refunded by `abort`, each
-   * exactly once. With `players` (only they may enter) or `seats: n`, it is funded
-   * (`match.funded`) once that roster paid; without either, never. In a room, use the plugin's
-   * `openMatch`, which keeps the match alive while the room lives and aborts it when the room is
-   * disposed.
+   * exactly once; funded once its roster (`players` or `seats`) paid. In a room, use the
+   * plugin's `openMatch`, which keeps it alive while the room lives.
    */
   async open(input: OpenMatchInput): Promise<MatchView> {
     const args = parseInput(openMatchInput, input);
     return (await this.#reach.start()).matches.open(args);
   }
 
-  /**
-   * Charges a player's fee into a match; an open or paid fee of theirs is returned instead. A
-   * match decided before the fee was recorded refuses it (`MatchClosedError`, its charge closed).
-   */
+  /** Charges a player's fee into a match; an open or paid fee of theirs is returned instead. */
   async enter(input: EnterInput): Promise<Intent> {
     const args = parseInput(enterInput, input);
     return (await this.#reach.start()).matches.enter(args);
   }
 
-  /**
-   * Shares of the pot minus the rake, e.g. `{ [winnerId]: 1 }`; the same shares again are the
-   * same settlement, other shares a `MatchClosedError` naming the one that stands.
-   */
+  /** Pays shares of the pot minus the rake, e.g. `{ [winnerId]: 1 }`, once. */
   async settle(matchId: string, shares: Shares): Promise<MatchView> {
     const id = parseInput(matchIdInput, matchId, 'matchId');
     const wanted = parseInput(sharesInput, shares, 'shares');

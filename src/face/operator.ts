@@ -1,9 +1,8 @@
 /**
  * `lightning.operator`: what a person running the game does (docs/OPERATING.md). Each action
- * parses its input, goes through the engine (a compare-and-set, its events, its journal
- * entries) and appends one line naming `by` to the append-only operator log; the reads are what
- * needs a person (unknowns, held payouts, the pause, the alerts). The console
- * (`operator.console`) is a page over these same calls.
+ * parses its input, goes through the engine and appends one line naming `by` to the operator
+ * log. Every refusal is an OperatorRefusedError, nothing recorded. The console is a page over
+ * these same calls.
  */
 import type { Intent } from '../ledger/intent.js';
 import type { OperatorAction, OperatorLogPage, OperatorLogQuery } from '../ledger/operator-log.js';
@@ -96,11 +95,9 @@ export class LightningOperator {
   }
 
   /**
-   * Intents whose outcome is unknown and that nothing will resolve by itself (oldest first, at
-   * most `limit`: 1 to 1,000, default 100). Rewards and entry fees whose create answer was lost resolve
-   * themselves once their deadline has passed, and spends by re-sending their key; they are
-   * listed while they wait. A payment to a Lightning address whose answer was lost stays here
-   * until a callback proves it or you resolve it. For an operator's page or a script.
+   * Intents whose outcome is unknown and that nothing will resolve by itself, oldest first
+   * (`limit` 1 to 1,000, default 100). A lost create answer resolves itself after its deadline;
+   * a lost payment to an address waits here for a callback or you.
    */
   async unknowns(limit?: number): Promise<Intent[]> {
     const max = parseInput(heldLimit, limit, 'limit');
@@ -108,11 +105,8 @@ export class LightningOperator {
   }
 
   /**
-   * Records an operator's decision about an `unknown` intent (after looking at the service's
-   * dashboard, say): it moves to `status`, the note is kept in its history, `settled` fires, and
-   * a line goes to the operator log naming `by` (the operator; omitted, the line says `unnamed
-   * operator`). Rejects with OperatorRefusedError (an InvalidArgumentError) when the intent does
-   * not exist or is not unknown, recording nothing.
+   * Records an operator's decision about an `unknown` intent: it moves to `status`, the note is
+   * kept in its history, `settled` fires, and a line naming `by` goes to the operator log.
    */
   async resolve(id: string, status: SettledStatus, note: string, by?: string): Promise<Intent> {
     const intent = parseInput(intentIdInput, id, 'id');
@@ -123,12 +117,8 @@ export class LightningOperator {
   }
 
   /**
-   * Pauses the game's payouts, as the breaker does (`paused` says so, its cause `operator`
-   * and `by`; the `paused` event fires), until `resume(by)`: this process at once, every other
-   * process sharing the ledger within a second (each looks at the ledger's pause every second,
-   * and a process that starts while it holds starts paused; docs/OPERATING.md). Resolves with
-   * the operator log's line; rejects with OperatorRefusedError when an operator's pause already
-   * holds.
+   * Pauses the game's payouts until `resume(by)`: this process at once, every process sharing
+   * the ledger within a second (docs/OPERATING.md). Resolves with the operator log's line.
    */
   async pause(by: string, why: string): Promise<OperatorAction> {
     const who = parseInput(operatorName, by, 'by');
@@ -137,11 +127,9 @@ export class LightningOperator {
   }
 
   /**
-   * Ends the pause of the payouts: an operator's (in every process, see `pause`) and this
-   * process's breaker's; the breaker counts afresh. With `by`, one line in the operator log,
-   * and OperatorRefusedError when payouts are not paused. Without it (the call before the log),
-   * this process's pause is lifted at once, and an operator's pause in the ledger after it, its
-   * line naming `unnamed operator` (a failure to reach the ledger is logged).
+   * Ends the pause (an operator's, in every process, and this process's breaker's). With `by`,
+   * one line in the operator log; without it, this process resumes at once and the ledger's
+   * pause is lifted after, its line naming `unnamed operator`.
    */
   resume(): void;
   resume(by: string): Promise<OperatorAction>;
@@ -163,21 +151,14 @@ export class LightningOperator {
     })();
   }
 
-  /**
-   * Why payouts are paused (the circuit breaker tripped, or an operator's `pause`): its
-   * `reason`, its `cause` (`payouts` failing for several players, the service failing `reads`,
-   * the `wallet` floor, `operator`) and whose payouts failed; null while they run.
-   */
+  /** Why payouts are paused (its `reason`, `cause` and whose payouts failed); null while they run. */
   get paused(): PayoutPause | null {
     return this.#reach.now()?.engine.breaker.paused ?? null;
   }
 
   /**
-   * Issues a match's payout or refund once more as a new claim code: one that expired unclaimed
-   * after its code was shown (the match never issues those by itself: the player may have held
-   * the code). Once per payout; the money goes from `house:unclaimed` back out. Resolves with the
-   * new attempt (its entry appears in the room); rejects with OperatorRefusedError for a claimed,
-   * open or never-shown code, or a second reissue.
+   * Issues a match's payout or refund that expired unclaimed after its code was shown once more,
+   * as a new claim code (once per payout, from `house:unclaimed`). Resolves with the new attempt.
    */
   async reissue(id: string, by: string): Promise<Intent> {
     const intent = parseInput(intentIdInput, id, 'id');
@@ -185,22 +166,15 @@ export class LightningOperator {
     return (await this.#reach.start()).operator.reissue(intent, who);
   }
 
-  /**
-   * Payouts the approvals held (`approvals` option), oldest first, at most `limit` (1 to 1,000,
-   * default 100): each waits for `approve` or `reject`, and nothing of it has been sent.
-   */
+  /** Payouts the approvals held, oldest first (`limit` 1 to 1,000, default 100); none sent. */
   async held(limit?: number): Promise<Intent[]> {
     const max = parseInput(heldLimit, limit, 'limit');
     return (await this.#reach.start()).operator.held(max);
   }
 
   /**
-   * Approves a held payout: it is sent now, as any payout (a reward gets its claim code, with
-   * as long to claim it from now as it was given; a payment goes to its address), and a line
-   * naming `by` goes to the operator log. Resolves with the payout as the send left it
-   * (`pending`, or `failed`/`unknown` with its error when the service refused or did not
-   * answer). Rejects with OperatorRefusedError when the intent is not held, and with
-   * PayoutsPausedError while payouts are paused, moving nothing.
+   * Approves a held payout: it is sent now, as any payout. Resolves with it as the send left
+   * it; PayoutsPausedError while payouts are paused.
    */
   async approve(id: string, by: string): Promise<Intent> {
     const intent = parseInput(intentIdInput, id, 'id');
@@ -209,10 +183,8 @@ export class LightningOperator {
   }
 
   /**
-   * Rejects a held payout: it ends `failed` without ever being sent (`settled` fires), its
-   * error names `by` and `why`, and a line goes to the operator log. A match's payout goes to
-   * the house (`house:rejected`) and the match ends settled; it is never issued again. Rejects
-   * with OperatorRefusedError when the intent is not held.
+   * Rejects a held payout: it ends `failed`, never sent, its error naming `by` and `why`. A
+   * match's payout goes to the house (`house:rejected`).
    */
   async reject(id: string, by: string, why: string): Promise<Intent> {
     const intent = parseInput(intentIdInput, id, 'id');
@@ -222,11 +194,8 @@ export class LightningOperator {
   }
 
   /**
-   * Blocks a player: every money helper of theirs (reward, chargeEntryFee, spendPoints,
-   * payAddress, a match's enter, the room plugin's) rejects with PlayerBlockedError, in every
-   * process, before anything is recorded or sent, until `unblock`. Codes they hold stay valid,
-   * and a match still pays them what it owes. Rejects with OperatorRefusedError when the player
-   * is blocked already.
+   * Blocks a player: their money helpers reject with PlayerBlockedError in every process until
+   * `unblock`. Codes they hold stay valid; a match still pays what it owes.
    */
   async block(playerId: string, by: string, why: string): Promise<OperatorAction> {
     const player = parseInput(playerIdInput, playerId, 'playerId');
@@ -243,20 +212,15 @@ export class LightningOperator {
   }
 
   /**
-   * The operator log: every action an operator took (who, when, what, on which intent or
-   * player, before -> after, why), oldest first, filtered by intent, player or time, a page at a
-   * time (`limit` 1 to 1,000, default 100; pass the answer's `next` as `after`). Append-only.
+   * The operator log, append-only: every action (who, when, what, before -> after, why), oldest
+   * first, filtered by intent, player or time; a page at a time (pass `next` as `after`).
    */
   async log(query?: OperatorLogQuery): Promise<OperatorLogPage> {
     const parsed = parseInput(operatorLogQuery, query, 'query');
     return (await this.#reach.start()).operator.log(parsed as OperatorLogQuery);
   }
 
-  /**
-   * The alerts raised now in this process (with `alerts` set; see the `alert` event), oldest
-   * first, for a console: cover low, an old unknown, payouts paused, an audit finding, the
-   * service failing. Empty before the server starts.
-   */
+  /** The alerts raised now in this process (with `alerts` set), oldest first. */
   alerts(): Alert[] {
     return this.#reach.now()?.alerts?.list() ?? [];
   }

@@ -1,9 +1,7 @@
 /**
- * The room plugin's host (room/host.ts): what a room calls on the server, over what the server
- * runs on. What a room hands it was parsed by the room (its own arguments, and the player and
- * room it fills in), so it goes to the operations and the service's send steps as it is:
- * nothing is parsed twice. The face's own money helpers call the same operations here once
- * they have parsed their input.
+ * The room plugin's host (room/host.ts) over what the server runs on. What a room hands it was
+ * parsed by the room, so it goes to the operations as it is; the face's own money helpers call
+ * the same operations once they parsed their input.
  */
 import type { Intent } from '../ledger/intent.js';
 import type { PaymentsPort } from '../port/port.js';

@@ -36,10 +36,8 @@ export class LightningService {
   }
 
   /**
-   * The address of the client behind a `node:http` request, read as `clientAddress` says: the
-   * socket's peer, or the entry the game's own proxies wrote (from a peer that is one of them);
-   * null when it cannot be told. Never a header the client merely sent, so a game's own routes
-   * (a rate limit on sign-ups, a log line) can key on it. Costs a header split.
+   * The address of the client behind a `node:http` request as `clientAddress` reads it (never a
+   * header the client merely sent), for the game's own routes; null when it cannot be told.
    */
   clientAddress(request: Pick<IncomingMessage, 'headers' | 'socket'>): string | null {
     return this.#addresses.ofNodeRequest(request);

@@ -1,12 +1,7 @@
 /**
  * What an operator can do from the console, one row per action: its input (zod, the console's
- * edge) and the call of `lightning.operator` it makes, which goes through the engine (a
- * compare-and-set, its events, its journal entries) and appends one line, naming `by`, to the
- * operator log. An action is a new row here, and a button in the page (operator/page.ts) that
- * posts to `{path}/api/actions/<name>`.
- *
- * `by` is who `authorize` said the operator is. A method's refusal (OperatorRefusedError,
- * PlayerBlockedError) reaches the console as is, which answers it 409 with its code (console.ts).
+ * edge) and the `lightning.operator` call it makes. An action is a row here and a button in the
+ * page posting to `{path}/api/actions/<name>`; `by` is who `authorize` said the operator is.
  */
 import { z } from 'zod';
 import type { OperatorAction } from '../ledger/operator-log.js';

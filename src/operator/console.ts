@@ -15,17 +15,12 @@
  *   GET  {path}/export/intents.csv?since=&until=&player=&...
  *   GET  {path}/export/oplog.csv?since=&intentId=&playerId=
  *
- * A request a page of another origin sent with the operator's cookie is refused first, with an
- * empty 403, reads as well as actions (see `foreign`). Every route then asks the game's
- * `authorize(request)`, and refuses with an empty 401 when it says no or throws: nothing is
- * read before it says yes. An action is a POST only, with the
- * header `x-lightning-console: action` (a page of another origin cannot send it without a CORS
- * preflight, which nothing here answers) and, when the browser says where it came from, an
- * `Origin` of this host and a `Sec-Fetch-Site` of `same-origin`: a cookie alone never acts. An action the ledger's state refuses
- * (OperatorRefusedError, PlayerBlockedError) answers 409 with the error's `code`; a bad input
- * 400 with its code; either way nothing changed.
- *
- * Cost: nothing until a request; per request the game's check, then the reads it names.
+ * A request another origin sent with the operator's cookie is refused first (empty 403, see
+ * `foreign`); then every route asks the game's `authorize(request)`, an empty 401 unless it says
+ * yes. An action is a POST with the header `x-lightning-console: action` (another origin cannot
+ * send it without a preflight nothing answers) and a same-origin `Origin`/`Sec-Fetch-Site`: a
+ * cookie alone never acts. A refusal by the ledger's state answers 409, a bad input 400, with
+ * the error's code; either way nothing changed.
  */
 import { z } from 'zod';
 import {
@@ -59,10 +54,9 @@ export type ConsoleAuthorization = string | boolean | null | undefined;
 
 export interface ConsoleOptions {
   /**
-   * The game's own check of an operator (its admin JWT in a cookie or an `Authorization`
-   * header, say): the request as a WHATWG `Request` (headers, method, URL; no body). A string
-   * answer is the operator's name, `true` an operator it does not name; anything else, or a
-   * throw, refuses with an empty 401. Required.
+   * The game's own check of an operator, on the request as a WHATWG `Request` (no body): a
+   * string is the operator's name, `true` an unnamed operator; anything else, or a throw, is
+   * an empty 401. Required.
    */
   authorize: (request: Request) => ConsoleAuthorization | Promise<ConsoleAuthorization>;
   /** Where the page lives (default `<prefix>/console`, `/lightning/console`). */
@@ -351,13 +345,10 @@ function otherOrigin(req: ConsoleRequest): boolean {
 }
 
 /**
- * A request a page of another origin made with the operator's cookie: a read must not hand it
- * data whatever CORS headers the host server adds (Colyseus's router reflects any Origin with
- * credentials allowed), so it is refused unless the browser says it came from this origin or
- * from the operator (`Sec-Fetch-Site` of `same-origin` or `none`) and any `Origin` is this host.
- * A navigation to the page is let through from anywhere (a link in the game's admin): what
- * another origin navigates to it cannot read, and the page may not be framed. A request with
- * neither header (a script, curl) is the game's `authorize` to judge.
+ * A request a page of another origin made with the operator's cookie: refused unless the
+ * browser says it came from this origin or the operator (Colyseus's router reflects any Origin
+ * with credentials, so CORS does not protect a read). A navigation to the page may come from
+ * anywhere (it cannot be read or framed); a request with neither header is `authorize`'s to judge.
  */
 function foreign(req: ConsoleRequest): boolean {
   const page = req.sub === '' || req.sub === '/';

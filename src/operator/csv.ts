@@ -1,16 +1,9 @@
 /**
- * CSV for an operator's exports (the journal, intents over a time range): one row at a time,
- * RFC 4180 quoting, and every cell that a spreadsheet would read as a formula made inert.
- *
- * A cell from the ledger may hold a player's id or a description the game wrote from a
- * player's input; `=HYPERLINK(...)` in one would run when the operator opens the file. So a
- * formula start (`=`, `+`, `-`, `@`, after any spaces and quotes) gets a `'` before it (OWASP's
- * advice) at the cell's start and after every character a spreadsheet may split fields or rows
- * at: Excel in German or French locales reads a CSV with `;` as the separator, where our commas
- * split nothing and `x;=1+1` is two fields, the second a formula, whatever our quotes say (a
- * quote opens a field only at its start). A cell that starts with a tab or a return gets the
- * `'` too. Then any cell with a quote, a separator or a line break is quoted. Cost: one scan
- * per cell, and a second only for a cell that needs it.
+ * CSV for an operator's exports: one row at a time, RFC 4180 quoting, and every cell that a
+ * spreadsheet would read as a formula made inert: a cell may hold a player's text, and
+ * `=HYPERLINK(...)` would run when the operator opens the file. A formula start gets a `'`
+ * (OWASP) at the cell's start and after every character a spreadsheet may split at (`;` in
+ * German or French Excel, whatever our quotes say), and before a leading tab or return.
  */
 
 /** A formula start at the cell's start or after a separator or a line break. */

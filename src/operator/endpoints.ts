@@ -1,11 +1,8 @@
 /**
- * The console as Colyseus router endpoints: spread `lightning.operator.console.endpoints({ authorize })` into
- * `createRouter({ ... })`. What they answer is operator/console.ts; this file adapts the
- * router's WHATWG Request and Response to it.
- *
- * Colyseus 0.18's router (better-call's `setResponse`) ends a streamed answer after its first
- * chunk, so through it the CSV exports answer 501 and say to use `lightning.operator.console.attach`;
- * a truncated file that looks whole would be worse than none.
+ * The console as Colyseus router endpoints, adapting the router's WHATWG Request and Response
+ * to operator/console.ts. Colyseus 0.18's router ends a streamed answer after its first chunk,
+ * so the CSV exports answer 501 here (use `console.attach`): a cut file that looks whole is
+ * worse than none.
  */
 import { createEndpoint } from '@colyseus/core';
 import { readRawBody } from '../server/body.js';

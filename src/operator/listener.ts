@@ -1,13 +1,8 @@
 /**
- * The console as a `node:http` listener in front of Colyseus's, the way server/listener.ts
- * carries the callback routes: `lightning.operator.console.attach(server, { authorize })`. It answers
- * every request under the console's path (any method: what is not a route answers 404 or 405,
- * after `authorize`) and passes every other request on untouched, but one no URL can be built
- * from (a bad Host), which answers 400 whatever its path (server/front.ts).
- *
- * Unlike the router, it streams: a CSV export is written a row at a time as the journal's pages
- * are read, waiting for the socket to drain, so a long export holds one page in memory. A read
- * that fails half way destroys the socket, so a cut file never looks complete.
+ * The console as a `node:http` listener in front of Colyseus's: it answers every request under
+ * the console's path and passes others on untouched (but one with a bad Host: 400). It streams
+ * a CSV export a row at a time, waiting for the socket to drain; a read that fails half way
+ * destroys the socket, so a cut file never looks complete.
  */
 
 import { once } from 'node:events';

@@ -1,14 +1,8 @@
 /**
- * The console's one page: HTML, CSS and script inline, made once per process, with a Content
- * Security Policy that allows exactly this script and this style (by hash) and fetches to this
- * origin only. No CDN, no build step for the game, works offline.
- *
- * The script writes every value with `textContent` (never `innerHTML`), so an intent's
- * description or a player's id is text, whatever it holds. It polls `api/overview` and the
- * operator log's new lines (`api/oplog?after=`, the last seq it holds) every few seconds and
- * posts actions as JSON with the `x-lightning-console` header. Controls whose typed text must
- * survive a refresh (a pause's or a block's reason) are in the static page, not in what the
- * refresh rebuilds. Cost: ~16 KB once.
+ * The console's one page: HTML, CSS and script inline, with a Content Security Policy that
+ * allows exactly this script and style (by hash) and fetches to this origin only: no CDN, no
+ * build step. Every value is written with `textContent`, so a player's text stays text. Inputs
+ * whose text must survive a refresh are in the static page, not in what the refresh rebuilds.
  */
 import { createHash } from 'node:crypto';
 

@@ -1,14 +1,8 @@
 /**
- * What the console reads, over the ledger's public reads alone. The ledger has no read of
- * intents by time, kind or status, so intents and matches are found through the journal, which
- * pages by time (`since`) and cursor: an intent is in a time range when its money moved in it
- * (an entry of its in the range), and a match when a fee, payout or refund of its did. A match's
- * own record moves no money, so it is reached through its group's entries.
- *
- * Cost: one journal page of up to 1,000 entries per page read, and one `get` per intent (or one
- * `match` per match) the first time the page names it; a whole export keeps the set of ids it
- * has written (ids only), so an intent that moved several times is written once. The operator
- * log pages by its own seq: an export of it reads 1,000 lines a page and keeps nothing.
+ * What the console reads, over the ledger's public reads alone. Intents and matches are found
+ * by time through the journal (an intent is in a range when its money moved in it; a match
+ * through its group's entries). Cost: one journal page of up to 1,000 entries per page read,
+ * one `get` per intent the first time; an export keeps the ids it wrote, so each is written once.
  */
 import type { Intent, IntentKind, IntentStatus } from '../ledger/intent.js';
 import type { JournalEntry, JournalPage, JournalQuery } from '../ledger/journal.js';
@@ -45,11 +39,7 @@ export interface ConsoleBooks {
   readonly ledger: Pick<LedgerView, 'get'>;
 }
 
-/**
- * The groups of the public face the console calls, as `lightning` has them (a narrow face: the
- * console never sees the engine or a store). Each action goes through the engine and names its
- * operator (`by`) in the operator log.
- */
+/** The groups of the public face the console calls (it never sees the engine or a store). */
 export interface ConsoleHost {
   /** Resolves once the server runs. */
   ready(): Promise<void>;
@@ -64,10 +54,7 @@ export async function intentOf(host: ConsoleHost, id: string): Promise<Intent | 
   return host.books.ledger.get(id);
 }
 
-/**
- * On PostgreSQL the journal's order is the order writes began, so an entry written a moment
- * before another may come after it: past `until`, reading goes on this long before it stops.
- */
+/** PostgreSQL's journal order is the order writes began: past `until`, read on this long. */
 export const UNTIL_SLACK_MS = 60_000;
 
 export interface Range {
@@ -146,10 +133,7 @@ export async function* intentsIn(host: ConsoleHost, filter: IntentFilter): Async
   }
 }
 
-/**
- * What the console shows of an intent: never its callback token (the route's bearer secret),
- * its claim code (the player's), its idempotency key or its lease.
- */
+/** What the console shows of an intent: never its callback token, claim code, key or lease. */
 export function shownIntent(i: Intent) {
   return {
     id: i.id,

@@ -1,13 +1,8 @@
 /**
- * What stands in front of every attempt a provider's transport sends, when the game set an
- * outbound rate: a gate that hands out one token per attempt, in order of priority, and that
- * hears the provider's "slow down" (a 429). The server's scheduler implements it over the
- * ledger's shared bucket (server/outbound.ts); a provider's transport asks it (api/outbound.ts
- * holds this service's table of which call is which priority).
- *
- * Priorities, first served first: a player's own action (an entry fee, a spend, a session,
- * the region check as they join), then payouts (a claim code, a payment, the checks a payout
- * makes first), then re-reads (a callback's or the reconciler's check).
+ * The gate in front of every attempt a provider's transport sends when the game set an outbound
+ * rate: one token per attempt, by priority, and it hears the provider's 429. The server's
+ * scheduler implements it over the ledger's shared bucket (server/outbound.ts). Priorities: a
+ * player's own action, then payouts, then re-reads.
  */
 
 export type CallPriority = 'player' | 'payout' | 'read';

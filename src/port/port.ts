@@ -1,11 +1,8 @@
 /**
- * The payments port: what the server asks of a payments provider, in the game's words. The
- * kinds, the operations, the breaker and the audit reach the provider through this interface
- * only; api/port.ts implements it for this service (its requests, answers and errors mapped
- * to these types there, every answer parsed there). A second provider is a second
- * implementation of this interface: nothing above it changes.
- *
- * Inputs are already parsed (the edge parsed them once); each answer is already validated.
+ * The payments port: what the server asks of a payments provider, in the game's words; the
+ * kinds, the breaker and the audit reach the provider through it only. api/port.ts implements
+ * it for this service; a second provider is a second implementation. Inputs are parsed
+ * already, and each answer is validated by the implementation.
  */
 
 /** The state of a claim code or a pay code, or of a payment, in the game's words. */
@@ -190,10 +187,7 @@ export interface PaymentsPort {
   /** Makes a code that takes one payment of exactly `amountMsat`. */
   makePayCode(order: PayCodeOrder): Promise<PayCode>;
   readPayCode(id: string): Promise<PayCode>;
-  /**
-   * Closes a pay code to any further payment, `now` being our clock; answers it closed, with
-   * a payment that came first counted.
-   */
+  /** Closes a pay code to any further payment (`now`: our clock); a payment first is counted. */
   closePayCode(code: PayCode, now: number): Promise<PayCode>;
   /** Sends a payment to a Lightning address: never sent twice (it has no key). */
   payAddress(order: AddressPaymentOrder): Promise<AddressPayment>;

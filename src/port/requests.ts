@@ -1,10 +1,6 @@
 /**
- * What a provider's transport tells of each attempt it sends: one `node:diagnostics_channel`
- * message on REQUEST_CHANNEL, for the server's metrics and alerts and for the logs a game wires
- * up itself. Never the key or a body.
- *
- *   import { subscribe } from 'node:diagnostics_channel';
- *   subscribe('colyseus-lightning:request', (m) => console.log(m));
+ * What a provider's transport tells of each attempt: one diagnostics_channel message on
+ * REQUEST_CHANNEL (never the key or a body), for metrics, alerts and a game's own logs.
  */
 
 export const REQUEST_CHANNEL = 'colyseus-lightning:request';

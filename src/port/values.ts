@@ -1,8 +1,7 @@
 /**
- * The game's own values, one definition each, for every layer that parses them: an amount of
- * millisatoshis and a Lightning address. Amounts are the dangerous part: they travel as decimal
- * strings of positive integers, so a float, a negative, a zero or a stray character is refused
- * rather than guessed at.
+ * The game's own values, one definition each: an amount of msats (decimal strings of positive
+ * integers: a float, a negative, a zero or a stray character is refused, never guessed at) and
+ * a Lightning address.
  */
 import { z } from 'zod';
 
@@ -44,11 +43,7 @@ export const msat = z
 
 export type MsatInput = bigint | number | string;
 
-/**
- * A Lightning address (LUD-16): `name@domain`, the name of `a-z 0-9 . _ + -` (at most 64), the
- * domain a DNS name of at least two labels (at most 253), ASCII only. Either case is accepted
- * and sent in lower case, as wallets do; nothing else is changed (no trimming).
- */
+/** A Lightning address (LUD-16, `name@domain`, ASCII); either case is accepted, sent lower. */
 export const lnAddress = z
   .string({ error: 'must be a Lightning address (name@domain)' })
   .max(320, 'must be at most 320 characters')

@@ -1,8 +1,4 @@
-/**
- * The values of a player's widget and purchase sessions, one definition each, for the room that
- * parses a helper's arguments and the client that parses a game's call: the disclosure types a
- * player accepts, the session's metadata, a purchase's currencies and destination.
- */
+/** The values of a player's widget and purchase sessions, one definition each. */
 import { z } from 'zod';
 
 /** The widget disclosure types: terms (2), privacy (3), EFT (6). */

@@ -1,21 +1,11 @@
 /**
- * Where each player of a room joined from, for the region gate: the client address of
- * `clientAddress` (server/client-address.ts), never a header the client merely sent.
+ * Where each player of a room joined from, for the region gate: the address `clientAddress`
+ * reads (server/client-address.ts), never a header the client merely sent. The socket first,
+ * where `lightning.attach(server)` sees the upgrade (any onAuth, static too); else the context
+ * of the plugin's onAuth, whose `ip` Colyseus may take from client-sent headers.
  *
- * Two sources, the socket first:
- *   - `lightning.attach(server)` sees each websocket's upgrade, socket and all, for every room
- *     however it authenticates (a static onAuth too, which Colyseus lets skip the instance one);
- *   - otherwise the context Colyseus gives the plugin's onAuth, which runs after the room's own
- *     onAuth accepted the client. Colyseus's `context.ip` prefers client-sent headers
- *     (X-Real-IP, X-Forwarded-For) to the socket, so it is the socket's peer only when no header
- *     of the request could have supplied it; behind proxies the headers are read as
- *     `clientAddress` says.
- *
- * Footprint, bounded whatever joins fail: an address noted in onAuth lives with its Client
- * object (a WeakMap: a failed join, whose onLeave never runs, leaves nothing); a socket's
- * address is kept only for a session with a seat reserved in this room, at most MAX_PENDING,
- * until its join; a player's, at most MAX_PLAYERS per room, the oldest forgotten. Each value is
- * an address of at most 45 characters, or null.
+ * Footprint, bounded whatever joins fail: a context address lives with its Client (WeakMap); a
+ * socket's only for a reserved seat, at most MAX_PENDING; players' at most MAX_PLAYERS.
  */
 import type { AuthContext, Client } from '@colyseus/core';
 

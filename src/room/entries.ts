@@ -3,9 +3,8 @@
  * StateView only (a reward's code is a bearer secret), updated as settlements arrive, and
  * taken out `lingerMs` after it ended so the owner sees the outcome first.
  *
- * Cost: per entry one schema instance (bench/scale.ts measures its heap) and one StateView add
- * per connected owner client. Only
- * @colyseus/schema's public API is used: no saving here reaches into its private fields.
+ * Cost: per entry one schema instance and one StateView add per connected owner client; only
+ * @colyseus/schema's public API is used.
  */
 import type { Client, Room } from '@colyseus/core';
 import { StateView } from '@colyseus/schema';
@@ -78,12 +77,9 @@ export class RoomEntries {
   }
 
   /**
-   * Shows a (re)joining client the entry maps, empty, and its own entries in them. The maps are
-   * `.view()` fields: Colyseus sends them to a client whose view holds something of the
-   * LightningState, and sends an entry only to a view that holds that entry. Adding the price
-   * (a field every client sees anyway) to the view is that something: through the public API
-   * (`StateView.add`), it introduces the maps without a single entry of another player (adding a
-   * map would add every entry in it). test/room/maps.test.ts holds both sides.
+   * Shows a (re)joining client the entry maps, empty, and its own entries in them. Adding the
+   * price (which every client sees anyway) to its view introduces the `.view()` maps without
+   * another player's entry (adding a map would add every entry in it).
    */
   showTo(client: Client, playerId: string): void {
     const state = this.find();
@@ -99,10 +95,7 @@ export class RoomEntries {
     return state ? mapOf(state, intent.kind).get(intent.id) : undefined;
   }
 
-  /**
-   * A reading of the intent as an entry of no state: for an intent whose entry already left the
-   * state (it ended, and `lingerMs` passed). Nothing updates it.
-   */
+  /** A reading as an entry of no state, for an intent whose entry already left it. */
   copyOf(intent: Intent): Entry {
     const entry = newEntry(intent);
     write(entry, intent);
@@ -110,11 +103,9 @@ export class RoomEntries {
   }
 
   /**
-   * Writes a reading of the intent into its entry, or puts a new entry in the state and shows it
-   * to its owner's clients (`owner` tells which connected client is whose). Returns the entry,
-   * or null when the reading changes nothing the entry shows: an older one (settlements may
-   * arrive out of order: a create answer after its own callback), one that would leave a
-   * terminal status, or the reading the entry already holds (a repeated delivery).
+   * Writes a reading into its entry, or puts a new entry in the state shown to its owner's
+   * clients. Null when the reading changes nothing the entry shows: an older one (settlements
+   * arrive out of order), one that would leave a terminal status, or a repeated delivery.
    */
   upsert(
     intent: Intent,
@@ -137,8 +128,7 @@ export class RoomEntries {
 
   /** Takes an ended entry out after `lingerMs`; its owner's client sees it deleted. */
   lingerThenRemove(intent: Intent): void {
-    // Its kind and id only: the timer must not keep the whole intent (its history, its meta)
-    // alive for lingerMs, into the old generation, at every settlement.
+    // Its kind and id only: the timer must not keep the whole intent alive for lingerMs.
     const { kind, id } = intent;
     this.#room.clock.setTimeout(() => {
       const state = this.find();
@@ -147,10 +137,7 @@ export class RoomEntries {
   }
 }
 
-/**
- * A newer reading into an existing entry; false when it is older than the entry's, would leave
- * a terminal status, or shows nothing new (then only its time is kept, to order later readings).
- */
+/** A newer reading into an entry; false when it shows nothing new (then only its time is kept). */
 function update(entry: Entry, intent: Intent): boolean {
   if (intent.updatedAt < entry.updatedAt) return false;
   if (isTerminal(entry.status) && !isTerminal(intent.status)) return false;
@@ -206,10 +193,8 @@ const ENTRY_CLASS: Record<RoomMap, new () => Entry> = {
 };
 
 /**
- * A new entry for the intent, its synced fields written in their declared order, `status`
- * (field 0) first: Colyseus keeps an instance's values in an array that grows as fields are
- * set, and a first write at a high index makes it larger for the entry's whole life. Its
- * purpose and match never change, so they are written here only.
+ * A new entry, synced fields written in declared order, `status` first: Colyseus's value array
+ * grows as fields are set, and a first write at a high index keeps it large for the entry's life.
  */
 function newEntry(intent: Intent): Entry {
   const map = roomMapOf(intent.kind);

@@ -1,11 +1,7 @@
 /**
- * The room's settlement feed: one presence subscription on the room's channel, on which a
- * process that applied a change to one of the room's intents (callback, reconciler, create
- * answer) publishes it when the room is not its own (its own rooms are handed the change:
- * server/rooms.ts). Each message is only a pointer: the plugin reads the intent back from the
- * ledger before it acts.
- *
- * Cost: one subscription per room; per message one ledger read.
+ * The room's settlement feed: one presence subscription on the room's channel, where other
+ * processes publish moves of the room's intents (its own process hands them over). A message
+ * is only a pointer: the plugin reads the intent back. Cost: one ledger read per message.
  */
 import type { SettlementMessage } from '../server/settlement.js';
 import { type PresenceLike, roomChannel } from '../server/settlement.js';

@@ -1,13 +1,7 @@
 /**
- * What the room plugin needs from the server, and nothing more: the money operations, a read
- * of one intent, the five widget calls it makes to the service, presence to hear other
- * processes' settlements on, and a way to be handed the moves this process applies to the
- * room's intents. The server's public face implements it; the plugin never sees the engine or
- * the API client behind it.
- *
- * Every call takes what a parse returns (`Parsed...`, `...Body`): the room parses its helpers'
- * arguments once and fills in what it knows to be valid (the player, the room), and nothing
- * behind the host parses them again. A game's unparsed input does not type-check here.
+ * What the room plugin needs from the server, and nothing more; the server's public face
+ * implements it. Every call takes what a parse returns: the room parses its helpers' arguments
+ * once, and nothing behind the host parses them again.
  */
 import type { Intent } from '../ledger/intent.js';
 import type { PaymentsPort, RegionSupport } from '../port/port.js';
@@ -24,10 +18,7 @@ import type {
 import type { PriceReading } from '../server/price.js';
 import type { PresenceLike } from '../server/settlement.js';
 
-/**
- * What a room does with matches; the server's Matches implements it. `shares` and `reason` as
- * `sharesInput` and `reasonInput` (server/match/terms.ts) return them.
- */
+/** What a room does with matches; the server's Matches implements it. */
 export interface MatchCalls {
   open(args: ParsedOpenMatch): Promise<MatchView>;
   enter(args: ParsedEnter): Promise<Intent>;
@@ -37,11 +28,7 @@ export interface MatchCalls {
   keepAlive(matchId: string): Promise<void>;
 }
 
-/**
- * The payments port's calls a room makes for its players' widget (room/widget-access.ts), in
- * the game's words; nothing else of the provider reaches the room. Each takes what a parse
- * returns (an email as `z.email()` returns it); a user id is checked where it goes into a path.
- */
+/** The payments port's calls a room makes for its players' widget. */
 export type WidgetCalls = Pick<
   PaymentsPort,
   'makeWidgetUser' | 'openWidget' | 'openPurchase' | 'acceptDisclosures' | 'updateEmail'
@@ -56,15 +43,9 @@ export interface PluginHost {
   spendPoints(args: ParsedSpend): Promise<Intent>;
   /** Whether the service serves the region of `ip` (cached; see server/regions.ts). */
   regionOf(ip: string): Promise<RegionSupport>;
-  /**
-   * The client's address for these headers and this socket peer (null when the transport hides
-   * it), as `clientAddress` says to read it; null when it cannot be told.
-   */
+  /** The client's address for these headers and socket peer, as `clientAddress` reads it. */
   clientAddress(headers: HeaderReader | undefined, peer: string | null): string | null;
-  /**
-   * Calls `sink` with the session id and address of each websocket upgrade for room `roomId`
-   * that `lightning.attach(server)` sees; returns the function that stops it.
-   */
+  /** Calls `sink` with each websocket upgrade for `roomId` that `lightning.attach` sees. */
   watchConnections(
     roomId: string,
     sink: (sessionId: string, address: string | null) => void,
@@ -79,21 +60,11 @@ export interface PluginHost {
   readonly widget: WidgetCalls;
   webhookUrl(source: 'ramp' | 'widget'): string;
   readonly logger: LightningLogger;
-  /**
-   * Says `message` once per `key` for the life of the server, outside production only: a
-   * development warning that names the fix (a player with no stable id, a room without state).
-   */
+  /** Says `message` once per `key`, outside production only: a warning that names the fix. */
   devWarn(key: string, message: string): void;
-  /**
-   * Settlements for rooms of other processes are published on the room's presence from now on;
-   * returns the presence the room should subscribe on (the same one, or the matchmaker's).
-   */
+  /** Publishes other processes' settlements on this presence; returns the one to subscribe on. */
   attachPresence(presence: PresenceLike | undefined): PresenceLike | undefined;
-  /**
-   * Every move this process applies to an intent of `roomId` is given to `deliver` in hand, and
-   * none is published (only other processes' moves come on presence); only after `ready()`.
-   * Returns the function that stops it.
-   */
+  /** Hands `deliver` every move this process applies to an intent of `roomId` (after `ready()`). */
   hostRoom(roomId: string, deliver: (intent: Intent) => void): () => void;
   /** The fiat currency of `state.lightning.price` ('USD'), or '' when the game did not turn it on. */
   readonly currency: string;

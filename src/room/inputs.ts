@@ -1,11 +1,7 @@
 /**
- * Arguments of the room helpers, checked before anything is recorded or sent: a bad amount,
- * a description too long or a stray field is an InvalidArgumentError at the call site, and
- * neither the ledger nor the service hears of it. The money fields are the server core's own
- * schemas (one definition of a valid amount), without the fields the plugin fills in.
- *
- * This is the one parse of a room helper's call: the plugin adds the player and the room to
- * what it returns and hands the host the server's parsed type, which nothing parses again.
+ * Arguments of the room helpers, parsed once before anything is recorded or sent (a bad one is
+ * an InvalidArgumentError at the call site). The money fields are the server's own schemas,
+ * without the fields the plugin fills in (player, room).
  */
 import { z } from 'zod';
 import {

@@ -8,11 +8,9 @@
  *   await match.abort('not enough players');  // every paid fee refunded
  *   match.onClosed(() => this.lock());        // decided (here, by its timeout or an operator)
  *
- * Its public face is a `Match` in `state.lightning.matches` (pot, rake, status) that every
- * client sees, until `lingerMs` after it ended; fees, payouts and refunds are ordinary owner-only entries. While the room lives
- * it keeps the match alive (one timer per open match, every third of its timeout); when the
- * room is disposed, an open match is aborted, and if the process dies the reconciler aborts it
- * after its timeout. Either way every paid fee is refunded.
+ * Every client sees it as a `Match` in `state.lightning.matches` until `lingerMs` after it ended.
+ * Cost: one keep-alive timer per open match. A disposed room aborts its open match; a dead
+ * process's is aborted by the reconciler after its timeout: every paid fee is refunded.
  */
 import type { Client, Clock as RoomClock } from '@colyseus/core';
 import { ConfigurationError } from '../errors.js';
@@ -79,21 +77,18 @@ export class RoomMatch {
 
   /**
    * Charges the player's entry fee, once: an open or paid fee of theirs is returned; once the
-   * match is decided (also while this call runs) it rejects with `MatchClosedError`. With
-   * `lnAddress` (from the player's own account, never a room message), their payout or refund is
-   * paid straight to it instead of a claim code.
+   * match is decided it rejects with `MatchClosedError`. With `lnAddress` (from the player's own
+   * account, never a room message), their payout or refund goes straight to it.
    */
   async enter(client: Client, options?: MatchEntryOptions): Promise<ChargedEntryFee> {
-    // Parsed here, before the plugin spreads the options into the call: a Set or a Date would
-    // spread to nothing and pass as "no address".
+    // Parsed before the plugin spreads it: a Set or a Date would spread to "no address".
     const args = parseInput(matchEntryArgs, options, 'options');
     return this.#deps.enter(this, client, args);
   }
 
   /**
-   * Called once the roster has paid: every one of `players`, or `seats` players (at once if that
-   * is already so). A match opened without `players` or `seats` has no roster, so nothing can
-   * say it is funded: registering here throws a ConfigurationError that says so.
+   * Called once the roster (`players`, or `seats` players) has paid, at once if it has. A match
+   * opened without a roster is never funded: registering then throws a ConfigurationError.
    */
   onFunded(listener: () => void): () => void {
     if (this.#view.seats === 0) {
@@ -102,25 +97,28 @@ export class RoomMatch {
         `match ${this.id} was opened without players or seats, so it is never funded: open it with openMatch({ ..., seats: n }) or openMatch({ ..., players: [...] }) to use onFunded`,
       );
     }
-    if (this.#firedFunded) queueMicrotask(() => this.#call(listener, 'onFunded'));
-    else this.#funded.push(listener);
-    return () => {
-      const at = this.#funded.indexOf(listener);
-      if (at >= 0) this.#funded.splice(at, 1);
-    };
+    return this.#listen(this.#funded, this.#firedFunded, listener, 'onFunded');
   }
 
   /**
-   * Called once the match takes no more entries: it was settled or aborted, by this room, by its
-   * timeout or by the game's server code (at once if that is already so). A room that holds one
-   * match locks itself here, so no new player is seated at a table whose match is over.
+   * Called once the match takes no more entries (settled or aborted by anyone, or timed out),
+   * at once if it already does: a one-match room locks itself here.
    */
   onClosed(listener: (view: MatchView) => void): () => void {
-    if (this.#firedClosed) queueMicrotask(() => this.#call(listener, 'onClosed'));
-    else this.#closed.push(listener);
+    return this.#listen(this.#closed, this.#firedClosed, listener, 'onClosed');
+  }
+
+  #listen<L extends (view: MatchView) => void>(
+    list: L[],
+    fired: boolean,
+    listener: L,
+    hook: string,
+  ): () => void {
+    if (fired) queueMicrotask(() => this.#call(listener, hook));
+    else list.push(listener);
     return () => {
-      const at = this.#closed.indexOf(listener);
-      if (at >= 0) this.#closed.splice(at, 1);
+      const at = list.indexOf(listener);
+      if (at >= 0) list.splice(at, 1);
     };
   }
 
@@ -129,7 +127,7 @@ export class RoomMatch {
    * the same settlement, other shares once it is decided a `MatchClosedError` naming the decision.
    */
   async settle(shares: Shares): Promise<MatchView> {
-    // Parsed here, the call's one edge: the match's calls behind the host parse nothing again.
+    // Parsed at the call's one edge: nothing behind the host parses it again.
     const wanted = parseInput(sharesInput, shares, 'shares');
     const view = await this.#deps.calls.settle(this.id, wanted);
     this.update(view);
@@ -145,11 +143,9 @@ export class RoomMatch {
   }
 
   /**
-   * Reads the match again (after a settlement of one of its intents). Reads of one match are
-   * coalesced: while one is in flight, every call shares the one read made after it ends (the
-   * read in flight began before the call, so its answer may be older than the caller needs). A
-   * match of N players gets a read per settlement of each of its intents, and a read costs
-   * O(N): without this, a 1,000-player match's fees and payouts cost a million rows of reads.
+   * Reads the match again. While a read is in flight, every call shares the one read made after
+   * it (the one in flight may be older than the caller needs): a read costs O(players), and a
+   * match gets one per settlement of each of its intents.
    */
   refresh(): Promise<MatchView> {
     if (!this.#reading) return this.#read();

@@ -27,29 +27,20 @@ const schema = z.strictObject({
   /** How long an ended entry stays in the state so its owner sees the outcome. Default 30,000 ms. */
   lingerMs: z.number().int().min(0).default(30_000),
   /**
-   * Refuse money helpers (reward, chargeEntryFee, spendPoints, a match's enter) to players whose
-   * address is in a region the service does not serve: RegionRefusedError, nothing recorded or
-   * sent. The address is the client's as `clientAddress` of createLightning reads it (the
-   * socket, or the entry the game's own proxies wrote; never a header the client sent), taken
-   * once the room's own onAuth accepted the client, from the socket where `lightning.attach`
-   * sees it, else from Colyseus's auth context. A room authenticated by a static onAuth
-   * (@colyseus/auth) gets no instance onAuth call: it needs `lightning.attach(server)`. A player
-   * with no address the gate trusts is refused. Default false. Use one setting per room class
-   * (Colyseus lays out plugin hooks once per class).
+   * Refuse money helpers to players whose address (as `clientAddress` reads it, never a header
+   * the client sent) is in a region the service does not serve: RegionRefusedError, nothing
+   * sent. A room with a static onAuth needs `lightning.attach(server)`; a player with no address
+   * the gate trusts is refused. Default false. One setting per room class.
    */
   regionGate: z.boolean().default(false),
   /**
-   * How often the room reads its open entries back from the ledger, so that a settlement whose
-   * presence message was lost (Redis restarted or a subscriber reconnected) still reaches the
-   * room and its players. 0 turns it off. Default 10,000 ms.
+   * How often the room reads its open entries back from the ledger, so a settlement whose
+   * presence message was lost still reaches it. 0 turns it off. Default 10,000 ms.
    */
   catchUpMs: z.number().int().min(0).default(10_000),
   /**
-   * Send the room's patch as soon as a settlement changed an entry, rather than at the next
-   * patch tick, so the owner's screen updates in about the verification time. Settlements that
-   * arrive in the same turn of the event loop share one patch (setImmediate). Costs one extra
-   * patch per batch of settlements (the next tick then finds nothing new to send). `false`
-   * leaves every change to the patch tick. Default true.
+   * Send the room's patch as soon as a settlement changed an entry (one per event-loop turn),
+   * not at the next patch tick. Default true.
    */
   immediatePush: z.boolean().default(true),
 });

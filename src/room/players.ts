@@ -35,11 +35,7 @@ export function playerOf(
   return id;
 }
 
-/**
- * An id the room fills into a call (the player's, the room's, a widget user's), as the ledger
- * and the service take it (src/ids.ts). Checked here, where the room fills
- * it in, because nothing behind the host parses the call again.
- */
+/** An id the room fills into a call, checked here since nothing behind the host parses again. */
 export function recordableId(id: unknown, field: string): string {
   if (typeof id !== 'string' || id === '') {
     throw new InvalidArgumentError(field, 'must be a non-empty string id');
@@ -50,9 +46,8 @@ export function recordableId(id: unknown, field: string): string {
 }
 
 /**
- * The client a helper sends to (a widget or purchase session) or acts for (their widget user):
- * it must be a Colyseus client, not a player id nor an object that only looks like one, or
- * the session or debit would be made at the service and then reach nobody.
+ * The client a widget helper sends to or acts for: a real Colyseus client, or the session or
+ * debit would be made at the service and then reach nobody.
  */
 export function clientOf(value: unknown): Client {
   const v = value as { sessionId?: unknown; send?: unknown } | null;

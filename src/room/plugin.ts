@@ -12,15 +12,10 @@
  *     payWinner(client: Client) { return this.plugins.lightning.reward(client, { amountMsat: 50_000, description: 'Win' }); }
  *   }
  *
- * Footprint: one presence subscription per room; per entry one schema instance, added to its
- * owner's StateView; per move one write of the entry: a move applied in this process is handed
- * over by the engine (nothing read, nothing published), one applied by another process comes
- * as a presence message and costs one ledger read; with `immediatePush` (the default), one
- * patch per event-loop turn that changed entries. Nothing runs per message or per tick.
- *
- * What players observe: the owner's client gets the entry (with the QR `code` for rewards and
- * fees) and sees its `status` move from `pending` to `completed`/`expired`/`failed`; no other
- * client ever receives the entry. Ended entries leave the state after `lingerMs`.
+ * Footprint: one presence subscription per room; per entry one schema instance in its owner's
+ * StateView; per move one write of the entry (another process's move costs one ledger read);
+ * with `immediatePush`, one patch per event-loop turn that changed entries. Nothing per tick.
+ * Only the owner's client ever receives an entry; ended entries leave after `lingerMs`.
  */
 import type { AuthContext, Client } from '@colyseus/core';
 import { ErrorCode, RoomPlugin, ServerError } from '@colyseus/core';
@@ -80,31 +75,22 @@ export class LightningPlugin extends RoomPlugin {
   readonly #settings: PluginSettings;
   readonly #widget: WidgetAccess;
   /**
-   * Intents whose end this room has applied: a repeated delivery of an end (a lost race's
-   * hand-over and the winner's message, a catch-up) must not fire the hooks again, even after the
-   * entry left the state. Every delivery of one end comes within moments of its move, so an id
-   * is forgotten ENDED_MEMORY_MS after its entry left: a long-lived room does not grow with
-   * every settlement it ever had. Kept in the order they ended, each with when it may be
-   * forgotten, and pruned from the front as new ends come: no timer per settlement.
+   * Intents whose end this room applied, so a repeated delivery fires no hook twice. Kept in
+   * end order with a forget time and pruned from the front: no timer per settlement.
    */
   readonly #ended = new Map<string, number>();
   #hooks: RoomHooks;
   #entries: RoomEntries | undefined;
   #feed: SettlementFeed | undefined;
-  /** Stops the engine handing this room its moves (set once attached). */
   #unhost: (() => void) | undefined;
-  /** Stops the fiat price coming (set once attached). */
   #unprice: (() => void) | undefined;
   #attached: Promise<void> | undefined;
-  /** With the region gate: where each player joined from (bounded: room/addresses.ts). */
+  /** With the region gate: where each player joined from. */
   readonly #addresses = new AddressBook();
-  /** With the region gate: stops the socket addresses of `lightning.attach` coming. */
   #unwatch: (() => void) | undefined;
-  /** The room's matches, by id: kept alive while the room lives, aborted when it goes. */
+  /** Kept alive while the room lives, aborted when it goes. */
   readonly #matches = new Map<string, RoomMatch>();
-  /** With immediatePush: a patch is scheduled for this turn's settlements, or the room is gone. */
   #pushPending = false;
-  /** A catch-up round is running (rounds never overlap). */
   #catchingUp = false;
   #disposed = false;
 
@@ -121,8 +107,7 @@ export class LightningPlugin extends RoomPlugin {
   }
 
   // ---- money helpers --------------------------------------------------------------------
-  // Each parses its arguments once and fills in the player and the room, checked as it fills
-  // them in: the host takes the parsed type, and nothing behind it parses the call again.
+  // Each parses its arguments once; nothing behind the host parses them again.
 
   /**
    * Pays a player a reward they claim with a wallet (a withdrawal request whose `internalId` is
@@ -130,26 +115,20 @@ export class LightningPlugin extends RoomPlugin {
    */
   async reward(player: PlayerRef, args: RewardArgs): Promise<Reward> {
     const input = parseInput(rewardArgs, args, 'reward');
-    const playerId = this.#payerId(player);
-    this.#roomEntries().require();
-    await this.#attach('helper');
-    await this.#admit(playerId);
+    const playerId = await this.#payer(player);
     const intent = await this.#host.reward({ ...input, playerId, roomId: this.#roomId() });
     return this.#entryOf(intent) as Reward;
   }
 
   /**
    * Pays a player straight to their Lightning address (`name@domain`), once. Resolves with the
-   * entry once the service took it (`pending`, or already `completed`/`failed`); the entry is
-   * in the owner's view only. A send whose answer was lost rejects (AmbiguousResultError) and
-   * its intent stays `unknown`, never sent again (see `lightning.operator.unknowns()`).
+   * entry once the service took it (`pending`, or already `completed`/`failed`). A send whose
+   * answer was lost rejects (AmbiguousResultError) and its intent stays `unknown`, never sent
+   * again (see `lightning.operator.unknowns()`).
    */
   async payAddress(player: PlayerRef, args: PayAddressArgs): Promise<AddressPayment> {
     const input = parseInput(payAddressArgs, args, 'payAddress');
-    const playerId = this.#payerId(player);
-    this.#roomEntries().require();
-    await this.#attach('helper');
-    await this.#admit(playerId);
+    const playerId = await this.#payer(player);
     const intent = await this.#host.payAddress({ ...input, playerId, roomId: this.#roomId() });
     return this.#entryOf(intent) as AddressPayment;
   }
@@ -160,18 +139,10 @@ export class LightningPlugin extends RoomPlugin {
    */
   async chargeEntryFee(player: PlayerRef, args: EntryFeeArgs): Promise<ChargedEntryFee> {
     const input = parseInput(entryFeeArgs, args, 'chargeEntryFee');
-    const playerId = this.#payerId(player);
-    this.#roomEntries().require();
-    await this.#attach('helper');
-    await this.#admit(playerId);
-    const intent = await this.#host.chargeEntryFee({ ...input, playerId, roomId: this.#roomId() });
-    const entry = this.#entryOf(intent) as EntryFee;
-    // A settlement delivered before this line already ended the entry: read the entry, which
-    // holds the latest status, rather than the intent as the create call returned it.
-    const settled = isTerminal(entry.status)
-      ? Promise.resolve(entry)
-      : (this.#hooks.waitFor(intent.id) as Promise<EntryFee>);
-    return { entry, settled };
+    const playerId = await this.#payer(player);
+    return this.#charged(
+      await this.#host.chargeEntryFee({ ...input, playerId, roomId: this.#roomId() }),
+    );
   }
 
   /**
@@ -181,17 +152,10 @@ export class LightningPlugin extends RoomPlugin {
    */
   async spendPoints(client: Client, args: SpendArgs): Promise<PointSpend> {
     const input = parseInput(spendArgs, args, 'spendPoints');
-    const playerId = this.#payerId(clientOf(client));
-    this.#roomEntries().require();
-    await this.#attach('helper');
-    await this.#admit(playerId);
+    const playerId = await this.#payer(clientOf(client));
     const userId = await this.#widget.userId(client, playerId);
-    const intent = await this.#host.spendPoints({
-      ...input,
-      playerId,
-      userId,
-      roomId: this.#roomId(),
-    });
+    const roomId = this.#roomId();
+    const intent = await this.#host.spendPoints({ ...input, playerId, userId, roomId });
     return this.#entryOf(intent) as PointSpend;
   }
 
@@ -228,21 +192,17 @@ export class LightningPlugin extends RoomPlugin {
   /** Opens the service's widget for this player: sent to that client only (`lightning:widget`). */
   async openWidget(client: Client, args?: WidgetArgs): Promise<WidgetSession> {
     const input = parseInput(widgetArgs, args, 'openWidget');
-    const playerId = this.#widgetPlayerId(client);
-    await this.#host.ready();
-    const session = await this.#widget.openWidget(client, playerId, this.room.roomId, input);
-    client.send('lightning:widget', session);
-    return session;
+    return this.#sendSession(client, 'lightning:widget', (playerId) =>
+      this.#widget.openWidget(client, playerId, this.room.roomId, input),
+    );
   }
 
   /** Opens a purchase (ramp) session for this player: sent to that client only (`lightning:purchase`). */
   async openPurchase(client: Client, args?: PurchaseArgs): Promise<PurchaseSession> {
     const input = parseInput(purchaseArgs, args, 'openPurchase');
-    const playerId = this.#widgetPlayerId(client);
-    await this.#host.ready();
-    const session = await this.#widget.openPurchase(client, playerId, this.room.roomId, input);
-    client.send('lightning:purchase', session);
-    return session;
+    return this.#sendSession(client, 'lightning:purchase', (playerId) =>
+      this.#widget.openPurchase(client, playerId, this.room.roomId, input),
+    );
   }
 
   /** Records the player's acceptance of disclosures (2 terms, 3 privacy, 6 EFT), server-side. */
@@ -288,9 +248,8 @@ export class LightningPlugin extends RoomPlugin {
   // ---- lifecycle ------------------------------------------------------------------------
 
   protected override async onCreate(): Promise<void> {
-    // A room with nowhere to show its entries fails at creation, not at its first payment. A
-    // room that assigns its state in its own onCreate (which runs after this) is checked by
-    // the helpers, before any money moves.
+    // A room with nowhere to show its entries fails at creation; one that assigns its state in
+    // its own onCreate (which runs after this) is checked by the helpers.
     if (this.room.state !== undefined) {
       try {
         this.#roomEntries().require();
@@ -299,8 +258,7 @@ export class LightningPlugin extends RoomPlugin {
         this.#host.logger.error(
           `room ${this.room.roomName} not created: ${(err as Error).message}`,
         );
-        // Colyseus sends a creation error's `code` to the client as its status: a numeric one,
-        // so the client reads this message and not "seat reservation expired".
+        // A numeric code: the client reads this message, not "seat reservation expired".
         throw new ServerError(ErrorCode.APPLICATION_ERROR, (err as Error).message);
       }
     }
@@ -314,12 +272,9 @@ export class LightningPlugin extends RoomPlugin {
   }
 
   /**
-   * With the region gate only (Colyseus wraps a room's onAuth for every plugin that has one, and
-   * decides which plugins have one once per room class: give one room class one regionGate).
-   * Runs after the room's own onAuth accepted the client (one that throws stops here), and only
-   * reads the client's address from Colyseus's context: nothing is asked of the service before
-   * the client has joined. A room authenticated by a static onAuth never gets here (Colyseus
-   * skips the instance onAuth); `lightning.attach(server)` gives its sockets' addresses.
+   * With the region gate only: runs after the room's own onAuth accepted the client and only
+   * reads its address (Colyseus decides which plugins have onAuth once per room class). A
+   * static onAuth skips it; `lightning.attach(server)` then gives the sockets' addresses.
    */
   #noteAddress = (client: Client, _options: unknown, context: AuthContext): void => {
     this.#addresses.noteContext(
@@ -330,15 +285,13 @@ export class LightningPlugin extends RoomPlugin {
 
   protected override onJoin(client: Client): void {
     if (this.#settings.regionGate) {
-      // Our onAuth makes Colyseus call the room's instance onAuth, whose default answer `true`
-      // would otherwise become `client.auth` in a room that authenticates nobody.
+      // Our onAuth makes Colyseus call the room's default onAuth, whose `true` would become auth.
       if (client.auth === true) client.auth = undefined;
       const address = this.#addresses.joined(client, this.#playerId(client));
       // Asked now, so that the player's first helper call does not wait for the answer.
       if (address !== null) void this.#host.regionOf(address).catch(() => {});
     }
-    // Runs after the room's own onJoin, so a view the room created is kept, not replaced, and
-    // the identity the room set (userData, auth) is the one read here.
+    // After the room's own onJoin: its view and the identity it set are the ones used here.
     this.#showPrice();
     this.#roomEntries().showTo(client, this.#playerId(client));
   }
@@ -374,10 +327,9 @@ export class LightningPlugin extends RoomPlugin {
   }
 
   /**
-   * Starts the server if needed and subscribes to the room's settlement channel, once.
-   * Normally from onCreate; the helpers call it too because Colyseus 0.18 skips plugin hooks on
-   * the first instance of a room class that defines `onUncaughtException` (its constructor
-   * binds the room's own hooks before the plugin wrappers are installed).
+   * Starts the server if needed and subscribes to the room's settlement channel, once. The
+   * helpers call it too: Colyseus 0.18 skips plugin hooks on the first instance of a room class
+   * that defines `onUncaughtException`.
    */
   #attach(from: 'onCreate' | 'helper'): Promise<void> {
     if (this.#attached) return this.#attached;
@@ -386,8 +338,8 @@ export class LightningPlugin extends RoomPlugin {
         `room ${this.room.roomId}: the lightning plugin's onCreate did not run (a room with onUncaughtException, Colyseus 0.18); rejoining players of this room will not get their entries back`,
       );
     }
-    // A move this process applies is handed to the room (hostRoom) and never published; so a
-    // message is another process's move, and says only which intent moved: it is read back.
+    // This process's moves are handed over (hostRoom), never published: a message is another
+    // process's move, and names only the intent: it is read back.
     const feed = new SettlementFeed(this.room.roomId, (m) => void this.#readAndDeliver(m.id));
     this.#feed = feed;
     this.#attached = this.#host.ready().then(() => {
@@ -403,10 +355,7 @@ export class LightningPlugin extends RoomPlugin {
     return this.#attached;
   }
 
-  /**
-   * Starts a catch-up round unless the last one is still running: over a slow ledger, rounds
-   * wait for each other rather than pile up and read the same intents at once.
-   */
+  /** Rounds never overlap: over a slow ledger they wait rather than pile up. */
   #catchUpRound(): void {
     if (this.#catchingUp) return;
     this.#catchingUp = true;
@@ -420,17 +369,14 @@ export class LightningPlugin extends RoomPlugin {
   }
 
   /**
-   * Presence messages are fire and forget: one published while this room's process was
-   * re-subscribing (a Redis restart) is gone. So the room reads its open entries and matches
-   * back from the ledger now and then (one read of the room's open intents, plus one per entry
-   * that is no longer open), and delivers what changed as if it had been told.
+   * Presence messages are fire and forget (one sent during a Redis restart is gone): the room
+   * reads its open entries and matches back now and then, and delivers what changed.
    */
   async #catchUp(): Promise<void> {
     const open = this.#roomEntries()
       .all()
       .filter((entry) => !isTerminal(entry.status));
-    // One read of the room's open intents; an entry that is not among them has moved on (or
-    // ended), and only that one is read alone.
+    // One read of the room's open intents; only an entry no longer among them is read alone.
     const stillOpen =
       open.length === 0
         ? new Map<string, Intent>()
@@ -458,9 +404,9 @@ export class LightningPlugin extends RoomPlugin {
   }
 
   /**
-   * The player a money helper moves money for. A client the default rule can tell only by its
-   * session id (no `client.auth`, no `userData.playerId`) is paid and charged under an id that
-   * changes on every join: said once, with the fix, outside production.
+   * The player a money helper moves money for. One the default rule tells only by its session
+   * id is paid under an id that changes on every join: said once, with the fix, outside
+   * production.
    */
   #payerId(player: PlayerRef): string {
     const playerId = recordableId(this.#playerId(player), 'player');
@@ -475,6 +421,19 @@ export class LightningPlugin extends RoomPlugin {
       );
     }
     return playerId;
+  }
+
+  /** Opens a session for the client's player and sends it to that client only. */
+  async #sendSession<T>(
+    client: Client,
+    type: string,
+    open: (playerId: string) => Promise<T>,
+  ): Promise<T> {
+    const playerId = this.#widgetPlayerId(client);
+    await this.#host.ready();
+    const session = await open(playerId);
+    client.send(type, session);
+    return session;
   }
 
   /** The player a widget helper acts for: a connected client, whose id the service takes. */
@@ -497,12 +456,9 @@ export class LightningPlugin extends RoomPlugin {
   };
 
   /**
-   * The entry of the intent a helper's call returned. Every move that call made, and every
-   * reading it met in a race it lost, was published on the engine's stream and handed to this
-   * room (hooks and all), so the entry holds it, or a newer one. A reading the call returned
-   * without a move (the open intent that holds the create's key), or one whose hand-over threw
-   * (the engine logged why), is delivered now, as a catch-up round would; one that already
-   * ended and left the state (lingerMs 0) is given as a copy.
+   * The entry of the intent a helper's call returned. Its moves were handed to this room
+   * already; a reading without a move (the open intent holding the create's key), or one whose
+   * hand-over threw, is delivered now; one that ended and left the state is given as a copy.
    */
   #entryOf(intent: Intent): Entry {
     const entries = this.#roomEntries();
@@ -526,20 +482,15 @@ export class LightningPlugin extends RoomPlugin {
   async #admit(playerId: string): Promise<void> {
     if (!this.#settings.regionGate) return;
     const ip = this.#addresses.of(playerId);
-    if (ip === undefined) {
+    if (ip === undefined || ip === null) {
+      const room = `room ${this.room.roomId}`;
       throw new RegionRefusedError(
         playerId,
         null,
         null,
-        `player ${playerId} has not joined room ${this.room.roomId} (regionGate: its address is unknown); nothing was sent`,
-      );
-    }
-    if (ip === null) {
-      throw new RegionRefusedError(
-        playerId,
-        null,
-        null,
-        `player ${playerId} joined room ${this.room.roomId} with no address the gate can trust (regionGate): behind proxies, set clientAddress.proxies; with a static onAuth, or a client sending forwarding headers to a game with no proxy, use lightning.attach(server), which sees the socket; nothing was sent`,
+        ip === undefined
+          ? `player ${playerId} has not joined ${room} (regionGate: its address is unknown); nothing was sent`
+          : `player ${playerId} joined ${room} with no address the gate can trust (regionGate): behind proxies, set clientAddress.proxies; with a static onAuth, or a client sending forwarding headers to a game with no proxy, use lightning.attach(server), which sees the socket; nothing was sent`,
       );
     }
     const support = await this.#host.regionOf(ip);
@@ -548,24 +499,41 @@ export class LightningPlugin extends RoomPlugin {
     }
   }
 
+  /** The checks every money helper makes before it moves money: the player it moves it for. */
+  async #payer(player: PlayerRef): Promise<string> {
+    const playerId = this.#payerId(player);
+    this.#roomEntries().require();
+    await this.#attach('helper');
+    await this.#admit(playerId);
+    return playerId;
+  }
+
+  /** A fee as chargeEntryFee resolves: the entry holds the latest status, not the create's. */
+  #charged(intent: Intent): ChargedEntryFee {
+    const entry = this.#entryOf(intent) as EntryFee;
+    const settled = isTerminal(entry.status)
+      ? Promise.resolve(entry)
+      : (this.#hooks.waitFor(intent.id) as Promise<EntryFee>);
+    return { entry, settled };
+  }
+
   /** The fee of `client` in `match`, shown to its owner, as chargeEntryFee resolves. */
   async #enterMatch(
     match: RoomMatch,
     client: Client,
     options: MatchEntryOptions,
   ): Promise<ChargedEntryFee> {
-    const playerId = this.#payerId(client);
-    this.#roomEntries().require();
-    await this.#admit(playerId);
+    const playerId = await this.#payer(client);
     const calls = await this.#host.matches();
-    const intent = await calls.enter({ matchId: match.id, playerId, ...options });
-    const entry = this.#entryOf(intent) as EntryFee;
+    const charged = this.#charged(await calls.enter({ matchId: match.id, playerId, ...options }));
     void match.refresh().catch(() => {});
-    const settled = isTerminal(entry.status)
-      ? Promise.resolve(entry)
-      : (this.#hooks.waitFor(intent.id) as Promise<EntryFee>);
-    return { entry, settled };
+    return charged;
   }
+
+  /**
+   * Sends the room's patch once this turn's settlements are applied (setImmediate coalesces a
+   * burst); patches are deltas, so the next tick sends nothing twice.
+   */
 
   /**
    * Sends the room's patch once the settlements of this turn of the event loop are applied
@@ -588,10 +556,7 @@ export class LightningPlugin extends RoomPlugin {
     });
   }
 
-  /**
-   * Writes the fiat price as last read into the room's state (a room that assigns its state in
-   * its own onCreate gets it at its first join). Unchanged values write nothing.
-   */
+  /** Writes the fiat price as last read into the state; unchanged values write nothing. */
   #showPrice(): void {
     const state = this.#roomEntries().find();
     if (!state) return;
@@ -628,12 +593,9 @@ export class LightningPlugin extends RoomPlugin {
   }
 
   /**
-   * The one way a reading of an intent gets into the room, whatever brought it (the engine's
-   * hand-over, another process's message read back, a catch-up round): its entry, written only
-   * when the reading shows something new (RoomEntries.upsert: never an older one, never the same
-   * one twice), its match, and the hooks on its first end. Up to the write it runs
-   * synchronously, so an intent handed over by the engine is on its entry when the move's
-   * `apply` returns.
+   * The one way a reading of an intent gets into the room (hand-over, another process's
+   * message, catch-up): its entry if the reading is new, its match, the hooks on its first end.
+   * Synchronous up to the write, so a handed-over intent is on its entry when `apply` returns.
    */
   async #deliver(intent: Intent): Promise<void> {
     try {

@@ -1,11 +1,7 @@
 /**
  * The synced state a room puts in its own: one `LightningState` holding the room's money
- * entries, keyed by intent id, its matches, and the BTC price. Every entry map is tagged
- * `.view()`: an entry reaches only the clients whose StateView holds it, which the plugin grants
- * to the entry's owner alone, since a reward's `code` is a bearer secret. What a client decodes
- * (checked by test/room/*.test.ts): `state.lightning` is always there, with its four entry maps
- * (empty until the client owns an entry, then holding that client's entries only), `matches`
- * and `price`. Another player's entries, ids, codes and amounts never reach its socket.
+ * entries by intent id, its matches, and the BTC price. Entry maps are `.view()`: an entry
+ * reaches only its owner's client, since a reward's `code` is a bearer secret.
  *
  *   const ArenaState = schema({ lightning: LightningState, ... }, 'ArenaState');
  */
@@ -16,17 +12,9 @@ import type { EntryPurpose } from '../server/purpose.js';
 export type { EntryPurpose } from '../server/purpose.js';
 
 /**
- * Fields every entry has. Amounts are decimal strings: msats can exceed 2^53.
- *
- * Eight synced fields at most per entry: from the ninth on, Colyseus's change tracker
- * (@colyseus/schema 5.0: `numFields > 7`, counting synced fields from 0) gives each instance its
- * own byte array of pending operations. What the owner's screen does not need is kept on the
- * server only (`.noSync()`): the id (the entry's key in its map, which the client has), the
- * owner's player id (the client's own), the update time, and the `kind`: the map an entry is in
- * says its kind, and `purpose` says more than the kind did (a match's payout and refund are both
- * rewards). A reward or fee syncs status, amount, unit, description, expiresAt, purpose, matchId
- * and code: eight (a ninth would take an entry past its memory goal: bench/scale.ts). The
- * creation time is the ledger's alone.
+ * Fields every entry has. Amounts are decimal strings: msats can exceed 2^53. At most eight
+ * synced fields: from the ninth on, @colyseus/schema gives each instance its own array of
+ * pending operations; what the owner's screen does not need is `.noSync()`.
  */
 const common = {
   /** Server only: on a client, the entry's key in its map. */
@@ -95,17 +83,10 @@ export const Match = schema(
     rakeMsat: t.string(),
     /** 0 to 0.5 */
     rake: t.float64(),
-    /**
-     * How many players entered (their latest fee open or paid), and how many of them paid: the
-     * same names and counts as the server's `MatchView`.
-     */
+    /** How many players entered (their latest fee open or paid), and how many paid. */
     entered: t.uint16(),
     paid: t.uint16(),
-    /**
-     * Once decided: payouts and refunds made, of `total` (the server's `MatchView.made` and
-     * `total`, capped at 65,535). Fourteen synced fields: a match is one per round, not one per
-     * player, so the per-instance change array past eight fields (see `common`) costs little.
-     */
+    /** Once decided: payouts and refunds made, of `total` (capped at 65,535). */
     made: t.uint16(),
     total: t.uint16(),
     /** How many players it waits for (its roster's size, or `seats`); 0 without a roster. */
@@ -121,9 +102,8 @@ export const Match = schema(
 export type Match = SchemaType<typeof Match>;
 
 /**
- * The price of one bitcoin, read from the service every `fiat.refreshMs` (createLightning's
- * `fiat` option), for every client: a screen shows `sats * btcPrice / 1e8` in that currency.
- * Fiat off: `currency` is '' and the numbers 0; `btcPrice` is 0 until the first read answered.
+ * The price of one bitcoin, read every `fiat.refreshMs`, for every client: a screen shows
+ * `sats * btcPrice / 1e8`. Fiat off: `currency` is '' and the numbers 0.
  */
 export const Price = schema(
   {

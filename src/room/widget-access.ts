@@ -1,13 +1,8 @@
 /**
- * The widget side of a player: their widget user (created by `reference_id` = player id,
- * which the service treats idempotently, then remembered per process: one create per player,
- * not per call), sessions for the widget and for
- * purchases, disclosures and email. Session tokens go to the one client they belong to,
- * never into shared state.
- *
- * The host's widget calls take what a parse returns and parse nothing again, so what this
- * file adds to the helper's parsed arguments is checked as it comes in: the player's email
- * from the game (`options.email`), and the widget user id from the game or the service.
+ * The widget side of a player: their widget user (created by `reference_id` = player id, which
+ * the service treats idempotently, then remembered per process), widget and purchase sessions,
+ * disclosures and email. Session tokens go to the one client they belong to, never into shared
+ * state. What this adds to a parsed call (the game's email, a widget user id) is checked here.
  */
 import type { Client } from '@colyseus/core';
 import { InvalidArgumentError } from '../errors.js';
@@ -23,10 +18,7 @@ export type { PurchaseSession, WidgetSession } from '../port/port.js';
 
 /** Widget user ids per player, shared by every room of the process. */
 const userIds = new WeakMap<PluginHost, Map<string, Promise<string>>>();
-/**
- * Players whose widget user id a process remembers: the one unseen longest is forgotten first
- * (and created again, idempotently, if they come back). Bounds the memory, not the calls.
- */
+/** Players whose widget user id a process remembers, the one unseen longest forgotten first. */
 const REMEMBERED_USERS = 10_000;
 
 export class WidgetAccess {
@@ -99,7 +91,7 @@ export class WidgetAccess {
     return this.#host.widget.openWidget({
       email,
       playerId,
-      webhookUrl: this.#webhookUrl('widget'),
+      webhookUrl: this.#host.webhookUrl('widget'),
       metadata: { ...args.metadata, roomId, playerId },
     });
   }
@@ -115,7 +107,7 @@ export class WidgetAccess {
       throw new InvalidArgumentError('email', 'a purchase session needs the player email');
     return this.#host.widget.openPurchase({
       email,
-      webhookUrl: this.#webhookUrl('ramp'),
+      webhookUrl: this.#host.webhookUrl('ramp'),
       playerId,
       metadata: { roomId, playerId },
       destination: args.destination,
@@ -132,9 +124,5 @@ export class WidgetAccess {
   async updateEmail(client: Client, playerId: string, email: string) {
     const userId = await this.userId(client, playerId);
     return this.#host.widget.updateEmail(userId, email);
-  }
-
-  #webhookUrl(source: 'ramp' | 'widget'): string {
-    return this.#host.webhookUrl(source);
   }
 }
