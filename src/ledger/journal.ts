@@ -8,9 +8,6 @@
 import { isId } from '../ids.js';
 import type { Intent, IntentStatus, NewIntent } from './intent.js';
 
-/** How many times a match's payout or refund is issued before it is left to an operator. */
-export const MAX_PAYOUT_ATTEMPTS = 3;
-
 /** One move of money, as a caller hands it to a store with the write that causes it. */
 export interface Posting {
   /** The step within its intent (`[a-z0-9-]{1,40}`): the entry's id is `<intent id>:<tag>`. */
@@ -120,43 +117,9 @@ export const accounts = {
   housePoints: 'house:points',
 } as const;
 
-/** Was the intent's code ever given out (to its room, its caller)? A fact recorded when it was. */
-export function wasShown(intent: Pick<Intent, 'meta' | 'history'>): boolean {
-  return typeof intent.meta.shownAt === 'number' || intent.history.some((h) => h.to === 'pending');
-}
-
-/** Which attempt at a match's payout or refund this intent is (1 for anything else). */
-export function attemptOf(intent: Pick<Intent, 'meta' | 'id'>): number {
-  const recorded = intent.meta.attempt;
-  if (typeof recorded === 'number' && Number.isInteger(recorded) && recorded > 0) return recorded;
-  const suffix = /:(\d+)$/.exec(intent.id);
-  return typeof intent.meta.payKey === 'string' && suffix ? Number(suffix[1]) : 1;
-}
-
 /** A payout or refund paid from a match's pot (its fixed key names the step it pays). */
 export function fromPot(intent: Pick<Intent, 'groupId' | 'meta'>): boolean {
   return intent.groupId !== null && typeof intent.meta.payKey === 'string';
-}
-
-/**
- * May a match's payout or refund that ended unpaid be issued again? Only when nobody can have
- * its code: refused by the service, or expired without ever being shown. A code that was shown
- * may still be in a player's hands until its deadline, so it is never issued twice.
- */
-export function mayReissue(intent: Intent): boolean {
-  if (!fromPot(intent) || attemptOf(intent) >= MAX_PAYOUT_ATTEMPTS) return false;
-  if (rejectedByOperator(intent)) return false;
-  return intent.status === 'failed' || (intent.status === 'expired' && !wasShown(intent));
-}
-
-/** Whether an operator rejected this held payout (`meta.rejectedBy`): it is never issued again. */
-export function rejectedByOperator(intent: Pick<Intent, 'meta'>): boolean {
-  return typeof intent.meta.rejectedBy === 'string';
-}
-
-/** Whether an operator issued this ended payout or refund again (`meta.reissuedBy`, once). */
-export function reissuedByOperator(intent: Pick<Intent, 'meta'>): boolean {
-  return typeof intent.meta.reissuedBy === 'string';
 }
 
 /** Where an intent's amount sits, and under which step name it got there. */
