@@ -21,13 +21,11 @@ import { type Intent, isTerminal } from '../src/ledger/intent.js';
 import {
   type AccountBalance,
   accountClass,
-  attemptOf,
   fromPot,
   type JournalEntry,
-  mayReissue,
-  wasShown,
 } from '../src/ledger/journal.js';
 import { positionOf } from '../src/server/kinds/index.js';
+import { attemptOf, mayReissue, wasShown } from '../src/server/kinds/payout-position.js';
 import type { MatchDecision, MatchMeta } from '../src/server/match/terms.js';
 import type { Check } from './invariants.js';
 

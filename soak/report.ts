@@ -6,7 +6,8 @@
  * balances, and each invariant's verdict.
  */
 import type { Intent } from '../src/ledger/intent.js';
-import { attemptOf, fromPot, wasShown } from '../src/ledger/journal.js';
+import { fromPot } from '../src/ledger/journal.js';
+import { attemptOf, wasShown } from '../src/server/kinds/payout-position.js';
 import type { MatchMeta } from '../src/server/match/terms.js';
 import { count, type Figure, percentile, seconds, tally, tallyOf } from './figures.js';
 import type { Books } from './money.js';

@@ -1,8 +1,8 @@
 /**
  * The ledger's core, written once for every store: the closed check, the clock, the parse of
  * every input and the decisions a call makes before it reaches storage. A store is this class
- * over a driver (`LedgerDriver`), which implements only atomic primitives on parsed inputs; what
- * a driver decides inside its own atomic step it asks rules.ts, so each rule stands in one place.
+ * over a driver (`LedgerDriver`) of atomic primitives on parsed inputs; what a driver decides
+ * inside its own atomic step it asks rules.ts.
  */
 import { v7 as uuidv7 } from 'uuid';
 import type { Clock } from '../clock.js';
@@ -22,13 +22,19 @@ import type {
   OperatorLogPage,
   OperatorLogQuery,
 } from './operator-log.js';
-import type { Guarded, LineChange } from './rules.js';
-import type { CreateGuards, DueAlso, LedgerStore, RateLimit, TransitionOptions } from './store.js';
+import { type Guarded, guarded, type LineChange } from './rules.js';
+import type {
+  CreateGuards,
+  DueAlso,
+  IntentStore,
+  LedgerStore,
+  RateLimit,
+  TransitionOptions,
+} from './store.js';
 import {
   holdFor,
   type JournalFilter,
   parseAccounts,
-  parseBlock,
   parseClaim,
   parseCreate,
   parseEpochMs,
@@ -38,9 +44,9 @@ import {
   parseMove,
   parseOperatorAction,
   parseOperatorLogQuery,
-  parsePause,
   parsePlayerId,
   parsePostings,
+  parseSwitch,
   parseTake,
   parseUpdate,
 } from './validate.js';
@@ -68,8 +74,37 @@ export interface MoveCall {
   read: Intent | undefined;
 }
 
-/** Intents and their journal: create if the guards allow, move or update by compare-and-set. */
-export interface IntentDriver {
+/** A claim of due intents, parsed; `queued` null: queued payouts count against `limit`. */
+export interface ClaimCall {
+  now: number;
+  limit: number;
+  owner: string;
+  leaseMs: number;
+  queued: number | null;
+}
+
+/** The keyed reads a driver answers as the store does, on inputs it takes as they are. */
+type Reads = Pick<
+  IntentStore,
+  | 'get'
+  | 'byCallbackToken'
+  | 'byRemoteId'
+  | 'openByRoom'
+  | 'openByPlayer'
+  | 'byGroup'
+  | 'seatHolder'
+  | 'openCount'
+>;
+type Driven<T> = {
+  [K in keyof T]: T[K] extends (...args: infer A) => Promise<infer R>
+    ? (...args: A) => Maybe<R>
+    : never;
+};
+
+export interface LedgerDriver extends Driven<Reads> {
+  open(): Maybe<void>;
+  close(): Maybe<void>;
+  // Intents and their journal: create if the guards allow, move or update by compare-and-set.
   create(call: CreateCall): Maybe<Intent>;
   /** The id of the open intent that holds `openKey`, or null. */
   openKeyHolder(openKey: string): Maybe<string | null>;
@@ -81,43 +116,19 @@ export interface IntentDriver {
     now: number,
     postings: Posting[],
   ): Maybe<Intent | null>;
-  get(id: string): Maybe<Intent | null>;
-  byCallbackToken(token: string): Maybe<Intent | null>;
-  byRemoteId(kind: Intent['kind'], remoteId: string): Maybe<Intent | null>;
-  openByRoom(roomId: string): Maybe<Intent[]>;
-  openByPlayer(playerId: string): Maybe<Intent[]>;
-  byGroup(groupId: string): Maybe<Intent[]>;
-  seatHolder(groupId: string, playerId: string): Maybe<Intent | null>;
   /** In status `status`, oldest first; `limit` is at least 1. */
   inStatus(status: 'unknown' | 'held', limit: number): Maybe<Intent[]>;
-  openCount(): Maybe<number>;
   /** Up to `limit + 1` entries, oldest first: the one more says another page follows. */
   journal(query: JournalFilter): Maybe<JournalEntry[]>;
   /** Every class's total per unit that ever moved. */
   classBalances(): Maybe<AccountBalance[]>;
   /** The balance rows of the named accounts that ever moved, by unit. */
   accountBalances(accounts: readonly string[]): Maybe<AccountBalance[]>;
-}
-
-/** A claim of due intents (LedgerStore.claimDue), parsed. */
-export interface ClaimCall {
-  now: number;
-  limit: number;
-  owner: string;
-  leaseMs: number;
-  /** null: queued payouts count against `limit`; a number: their own share. */
-  queued: number | null;
-}
-
-/** Leases and the queue. */
-export interface LeaseDriver {
+  // Leases and the queue.
   claimDue(claim: ClaimCall): Maybe<Intent[]>;
   release(id: string, owner: string): Maybe<void>;
   advanceChecks(at: number): Maybe<number>;
-}
-
-/** The operator log: a line appended, alone or with its compare-and-set (rules.ts LineChange). */
-export interface OperatorDriver {
+  // The operator log: a line appended, alone or with its compare-and-set.
   appendLine(
     line: NewOperatorAction,
     now: number,
@@ -127,28 +138,11 @@ export interface OperatorDriver {
   payoutPause(): Maybe<OperatorAction | null>;
   /** Up to `limit + 1` lines, by seq: the one more says another page follows. */
   operatorLog(query: OperatorLogFilter): Maybe<OperatorAction[]>;
-}
-
-/** The outbound rate bucket; its inputs arrive parsed. */
-export interface RateDriver {
+  // The outbound rate bucket, and once-markers.
   takeToken(limit: RateLimit, now: number, keep: number): Maybe<number>;
   /** Hold every call for `forMs` from `now`, i.e. until `until`. */
   holdCalls(until: number, now: number, forMs: number): Maybe<void>;
-}
-
-/** Once-markers: an id recorded for good. */
-export interface OnceDriver {
   recordEvent(eventId: string, now: number): Maybe<boolean>;
-}
-
-export interface LedgerDriver
-  extends IntentDriver,
-    LeaseDriver,
-    OperatorDriver,
-    RateDriver,
-    OnceDriver {
-  open(): Maybe<void>;
-  close(): Maybe<void>;
 }
 
 export class LedgerCore implements LedgerStore {
@@ -170,13 +164,11 @@ export class LedgerCore implements LedgerStore {
     postings?: readonly Posting[],
   ): Promise<Intent> {
     this.#assertOpen();
-    const { input, checks, budgets, hold } = parseCreate(intent, now, guards);
-    const call: CreateCall = {
-      input: { ...input, id: input.id ?? uuidv7() },
-      now,
-      guards: checks,
-      budgets,
-      hold,
+    const { input, checks } = parseCreate(intent, now, guards);
+    const withId = { ...input, id: input.id ?? uuidv7() };
+    const call = {
+      ...guarded(withId, now, checks),
+      input: withId,
       postings: parsePostings(postings),
     };
     // No await on the way: an inline driver's answer is handed back as it is.
@@ -341,11 +333,9 @@ export class LedgerCore implements LedgerStore {
     now: number = this.clock.now(),
   ): Promise<OperatorAction | null> {
     this.#assertOpen();
-    const parsed = parseBlock(line);
-    const change: LineChange = {
-      kind: parsed.action === 'block' ? 'block' : 'unblock',
-      playerId: parsed.playerId as string,
-    };
+    const parsed = parseSwitch(line, 'recordBlock');
+    const kind = parsed.action === 'block' ? 'block' : 'unblock';
+    const change: LineChange = { kind, playerId: parsed.playerId as string };
     return this.driver.appendLine(parsed, parseEpochMs(now, 'now'), change);
   }
 
@@ -358,7 +348,7 @@ export class LedgerCore implements LedgerStore {
     now: number = this.clock.now(),
   ): Promise<OperatorAction | null> {
     this.#assertOpen();
-    const parsed = parsePause(line);
+    const parsed = parseSwitch(line, 'recordPause');
     const change: LineChange = { kind: parsed.action === 'pause' ? 'pause' : 'resume' };
     return this.driver.appendLine(parsed, parseEpochMs(now, 'now'), change);
   }

@@ -1,7 +1,4 @@
-/**
- * The ledger's branch of the error tree (errors.ts at the package root): one `LedgerError` and a
- * subclass per way a ledger call can be refused, each with its own code, alike on every store.
- */
+/** The ledger's branch of the error tree: a subclass per way a call is refused, on every store. */
 import { LightningError, type LightningErrorCode, type LightningErrorOptions } from '../errors.js';
 import type { IntentStatus } from './intent.js';
 
@@ -30,11 +27,11 @@ export class IllegalTransitionError extends LedgerError {
   }
 }
 
-/** `create` was given an id or a callback token that another intent already has. */
+/** `create` was given an id, callback token, open key or seat that another intent holds. */
 export class DuplicateIntentError extends LedgerError {
   static override readonly code: LedgerErrorCode = 'LN_LEDGER_DUPLICATE';
   readonly field: 'id' | 'callbackToken' | 'openKey' | 'seat';
-  /** For `openKey`: the id of the open intent that holds the key; for `seat`, of the seat's holder. */
+  /** For `openKey` and `seat`: the id of the open intent that holds it. */
   readonly existingId: string | null;
 
   constructor(
@@ -55,7 +52,7 @@ export class DuplicateIntentError extends LedgerError {
   }
 }
 
-/** Arguments that do not describe a valid intent or patch (e.g. an amount that is not a decimal string). */
+/** Arguments that do not describe a valid intent, patch or query. */
 export class InvalidIntentError extends LedgerError {
   static override readonly code: LedgerErrorCode = 'LN_LEDGER_INVALID';
 }
@@ -68,18 +65,12 @@ export class LedgerClosedError extends LedgerError {
   }
 }
 
-/**
- * The stored data has a layout this library cannot read (a newer library's, a pre-release's, or
- * not a ledger's at all); refusing beats misreading money.
- */
+/** Stored data of a layout this library cannot read: refusing beats misreading money. */
 export class IncompatibleLedgerError extends LedgerError {
   static override readonly code: LedgerErrorCode = 'LN_LEDGER_INCOMPATIBLE';
 }
 
-/**
- * Another process held the store's write lock for longer than the store waits. Nothing was
- * written, so the call is safe to retry.
- */
+/** Another process held the write lock longer than the store waits; nothing was written. */
 export class LedgerBusyError extends LedgerError {
   static override readonly code: LedgerErrorCode = 'LN_LEDGER_BUSY';
   static override readonly retryable: boolean = true;
@@ -88,19 +79,14 @@ export class LedgerBusyError extends LedgerError {
   }
 }
 
-/**
- * The store cannot keep its promise that an acknowledged write survives: a PostgreSQL with
- * fsync off. Refusing beats forgetting money.
- */
+/** A PostgreSQL with fsync off cannot keep an acknowledged write: refusing beats forgetting money. */
 export class LedgerNotDurableError extends LedgerError {
   static override readonly code: LedgerErrorCode = 'LN_LEDGER_NOT_DURABLE';
 }
 
 /**
- * The ledger's server could not be reached or went away mid-call (a restart, a failover). A
- * write may or may not have been recorded (a create that was becomes `unknown` after its grace
- * period and ends by the usual rules). Retryable: a helper that reaches the service first and
- * then cannot record its answer throws AnswerNotRecordedError instead, which is not.
+ * The ledger's server could not be reached or went away mid-call; a write may or may not have
+ * been recorded. Retryable (unlike AnswerNotRecordedError, once the service has answered).
  */
 export class LedgerUnavailableError extends LedgerError {
   static override readonly code: LedgerErrorCode = 'LN_LEDGER_UNAVAILABLE';
@@ -114,9 +100,8 @@ export class LedgerUnavailableError extends LedgerError {
 }
 
 /**
- * An intent this process recorded moments ago is no longer in the ledger: the store lost
- * acknowledged writes (a database restored from backup, storage that lost what it had synced).
- * The service may have acted: `remoteId` names what it answered, when it answered.
+ * An intent this process recorded moments ago is gone: the store lost acknowledged writes. The
+ * service may have acted: `remoteId` names what it answered.
  */
 export class IntentLostError extends LedgerError {
   static override readonly code: LedgerErrorCode = 'LN_LEDGER_LOST';
@@ -134,10 +119,8 @@ export class IntentLostError extends LedgerError {
 }
 
 /**
- * The service answered a create (`remoteId` names what it made: a live claim code, a charge, a
- * payment) and the ledger could not record the answer (its server down for a moment). The
- * answer is kept by the process and recorded as soon as the ledger answers again; a callback
- * or the reconciler finds it too. Not retryable: the same call again would be a second request.
+ * The service answered a create (`remoteId`) and the ledger could not record the answer: it is
+ * kept and recorded once the ledger answers. Not retryable: the same call would be a second one.
  */
 export class AnswerNotRecordedError extends LedgerError {
   static override readonly code: LedgerErrorCode = 'LN_LEDGER_UNRECORDED';

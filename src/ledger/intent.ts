@@ -1,31 +1,15 @@
 /**
- * Intents: the record of every money movement the plugin starts, written before the
- * service is called. One shape for every store (SQLite, PostgreSQL), one list of statuses and
- * the one table of moves between them.
- *
- *   held     -> creating | failed                          (an operator's approval or rejection)
- *   queued   -> creating | failed                          (its turn to be sent, or never sent)
- *   creating -> pending | unknown | failed
- *   pending  -> completed | expired | failed
- *   unknown  -> pending | completed | expired | failed   (only on a certain answer)
- *
- * `completed`, `expired` and `failed` are terminal: nothing moves out of them. `held` is only
- * ever an intent's first status: a payout the approvals held when it was recorded (nothing sent
- * until an operator approves it, see CreateGuards.hold); so is `queued`: a payout recorded to be
- * sent in its turn by whichever process drains the queue (CreateGuards.queue), due at once.
+ * Intents: the record of every money movement the plugin starts, written before the service is
+ * called; one list of statuses and the one table of moves between them (TRANSITIONS). `held`
+ * and `queued` are only ever first statuses (CreateGuards.hold, .queue); `completed`, `expired`
+ * and `failed` are terminal.
  */
 
-/**
- * `match` is the record of a match's pot: its fees, payouts and refunds are ordinary intents
- * whose `groupId` is the match's id (see server/match/).
- */
+/** A `match` is the record of a match's pot; its fees, payouts and refunds are in its group. */
 export const INTENT_KINDS = ['reward', 'entryFee', 'spend', 'payment', 'match'] as const;
 export type IntentKind = (typeof INTENT_KINDS)[number];
 
-/**
- * Money the game pays out to a player: a reward (a claim code) or a payment (to their Lightning
- * address). These, and only these, count against payout budgets.
- */
+/** Money the game pays out to a player: what payout budgets count. */
 export const PAYOUT_KINDS: readonly IntentKind[] = ['reward', 'payment'];
 
 export function isPayout(kind: IntentKind): boolean {
@@ -53,7 +37,7 @@ export const OPEN_STATUSES: readonly IntentStatus[] = [
   'unknown',
 ];
 
-/** The allowed moves; a transition not listed here is refused by every store. */
+/** The allowed moves; `unknown` moves only on a certain answer. */
 export const TRANSITIONS: Readonly<Record<IntentStatus, readonly IntentStatus[]>> = {
   held: ['creating', 'failed'],
   queued: ['creating', 'failed'],
@@ -124,15 +108,9 @@ interface IntentFields {
   history: IntentHistoryEntry[];
 }
 
-/*
- * What each kind keeps in its `meta`. Stores keep meta as JSON and hand it back as it was
- * written, so every field is optional to the type: a reader of a field its kind always writes
- * checks it is there (a record that lost it is refused, never guessed).
- */
-
 /**
- * What any intent may carry: facts the engine, the operator and a match record on it. A store
- * keeps any JSON object (its contract writes its own fields); the fields named are typed.
+ * What any intent's `meta` may carry, kept as JSON: every field is optional to the type, so a
+ * reader of a field its kind always writes checks it is there (never guessed).
  */
 export interface CommonMeta {
   [field: string]: unknown;
@@ -189,10 +167,7 @@ export interface MatchTerms {
   roster?: string[];
   /** How many players it seats: the roster's size, or `seats`; absent: no roster, no funded. */
   seats?: number;
-  /**
-   * Its seats are held by the ledger (CreateGuards.seat), in each fee's create. Absent on a
-   * match opened before the ledger kept seats: its seats are a read of its group.
-   */
+  /** Its seats are held by the ledger (CreateGuards.seat); absent: a read of its group. */
   seatGuard?: true;
 }
 
@@ -260,6 +235,8 @@ export interface NewIntentOf<K extends IntentKind> {
   groupId?: string | null;
   expiresAt?: number | null;
   nextCheckAt?: number | null;
+  /** False for a record of ours that moves no money (its kind's `movesMoney`): not counted open. */
+  movesMoney?: boolean;
   meta?: IntentMetas[K];
 }
 

@@ -1,48 +1,19 @@
 /**
  * The journal: every msat (and point) the game moves, as balanced double-entry postings between
- * named accounts, written by each store in the same atomic step as the intent write that causes
- * them. No I/O: given where an intent's money sits in each state (its kind's rule), it says
- * which postings a write makes (`postingsFor`). The stores keep the balances as they write.
- *
- * The chart of accounts (an account is `class` or `class:owner`; a class never holds a colon):
- *
- *   wallet                 the service wallet: money in and out of the game (an asset)
- *   inflight               sent or being sent, not settled (a create in flight, an unknown,
- *                          a payment to an address on its way)
- *   claimable:<player>     claim codes a player holds and has not claimed yet
- *   owed:<player>          a payout that failed every attempt: to be paid by hand
- *   escrow:<match>         a match's pot, from its paid fees to its payouts, refunds and rake
- *   house:rewards          what the game's own rewards cost (an expense)
- *   house:fees             what entry fees outside matches earned
- *   house:rake             what matches' rake earned
- *   house:unclaimed        match payouts whose code was shown and never claimed
- *   house:rejected         match payouts an operator rejected (the approvals): the game keeps them
- *   points:<player>        points a player spent (in their currency, never mixed with msats)
- *   house:points           points the game took in spends
- *
- * A posting moves `amount` of `unit` from `debit` to `credit`, as money moves between pockets:
- * a paid fee is `wallet -> escrow:m`, a claimed code `claimable:p -> wallet`. An account's
- * balance is its credits minus its debits, so what an account holds is positive (escrow,
- * claimable) and the wallet's balance is minus what the journal says came in. Every posting
- * adds as much as it takes: all balances of a unit sum to zero, always.
+ * named accounts (the chart: docs/ACCOUNTING.md), written by each store in the same atomic step
+ * as the intent write that causes them. Given where an intent's money sits in each state (its
+ * kind's rule), `postingsFor` says which postings a write makes. A posting moves `amount` from
+ * `debit` to `credit`; a balance is credits minus debits, so all balances of a unit sum to zero.
  */
 import { isId } from '../ids.js';
 import type { Intent, IntentStatus, NewIntent } from './intent.js';
 
-/** How many times a match's payout or refund is issued before it is left to an operator. */
-export const MAX_PAYOUT_ATTEMPTS = 3;
-
 /** One move of money, as a caller hands it to a store with the write that causes it. */
 export interface Posting {
-  /**
-   * Names the step within its intent (`[a-z0-9-]+`, at most 40 characters). The entry's id is
-   * `<intent id>:<tag>`, unique in the journal: a write that carries a posting whose id is
-   * already there is refused whole (it answers null), so a step is journaled at most once.
-   */
+  /** The step within its intent (`[a-z0-9-]{1,40}`): the entry's id is `<intent id>:<tag>`. */
   tag: string;
-  /** The account the money leaves (`class` or `class:owner`). */
+  /** The accounts the money leaves and reaches (`class` or `class:owner`). */
   debit: string;
-  /** The account the money reaches. */
   credit: string;
   /** A positive integer as a decimal string (msats, or points in minor units). */
   amount: string;
@@ -57,9 +28,8 @@ export interface JournalEntry extends Posting {
   /** `<intentId>:<tag>`. */
   id: string;
   /**
-   * Names the entry and is the cursor for paging (`after`). On PostgreSQL, pages list entries in
-   * the order their transactions took ids: seq may step back within a page for writes that ran
-   * at once (one intent's entries are always in the order of its moves).
+   * The cursor for paging (`after`). On PostgreSQL, pages list entries in the order their
+   * transactions took ids: seq may step back within a page (never within one intent's entries).
    */
   seq: number;
   intentId: string;
@@ -110,10 +80,7 @@ export const ACCOUNT_CLASSES = [
 
 const CLASSES: ReadonlySet<string> = new Set(ACCOUNT_CLASSES);
 
-/**
- * A name a read may ask for: `class` or `class:owner` with an owner of 1 to 255 characters. One
- * that no write could make (an owner with a NUL) is simply found empty.
- */
+/** A name a read may ask for: `class` or `class:owner`, an owner of 1 to 255 characters. */
 export function isAccountName(account: string): boolean {
   const colon = account.indexOf(':');
   if (colon === -1) return CLASSES.has(account);
@@ -150,52 +117,17 @@ export const accounts = {
   housePoints: 'house:points',
 } as const;
 
-/** Was the intent's code ever given out (to its room, its caller)? A fact recorded when it was. */
-export function wasShown(intent: Pick<Intent, 'meta' | 'history'>): boolean {
-  return typeof intent.meta.shownAt === 'number' || intent.history.some((h) => h.to === 'pending');
-}
-
-/** Which attempt at a match's payout or refund this intent is (1 for anything else). */
-export function attemptOf(intent: Pick<Intent, 'meta' | 'id'>): number {
-  const recorded = intent.meta.attempt;
-  if (typeof recorded === 'number' && Number.isInteger(recorded) && recorded > 0) return recorded;
-  const suffix = /:(\d+)$/.exec(intent.id);
-  return typeof intent.meta.payKey === 'string' && suffix ? Number(suffix[1]) : 1;
-}
-
 /** A payout or refund paid from a match's pot (its fixed key names the step it pays). */
 export function fromPot(intent: Pick<Intent, 'groupId' | 'meta'>): boolean {
   return intent.groupId !== null && typeof intent.meta.payKey === 'string';
 }
 
-/**
- * May a match's payout or refund that ended unpaid be issued again? Only when nobody can have
- * its code: refused by the service, or expired without ever being shown. A code that was shown
- * may still be in a player's hands until its deadline, so it is never issued twice.
- */
-export function mayReissue(intent: Intent): boolean {
-  if (!fromPot(intent) || attemptOf(intent) >= MAX_PAYOUT_ATTEMPTS) return false;
-  if (rejectedByOperator(intent)) return false;
-  return intent.status === 'failed' || (intent.status === 'expired' && !wasShown(intent));
-}
-
-/** Whether an operator rejected this held payout (`meta.rejectedBy`): it is never issued again. */
-export function rejectedByOperator(intent: Pick<Intent, 'meta'>): boolean {
-  return typeof intent.meta.rejectedBy === 'string';
-}
-
-/** Whether an operator issued this ended payout or refund again (`meta.reissuedBy`, once). */
-export function reissuedByOperator(intent: Pick<Intent, 'meta'>): boolean {
-  return typeof intent.meta.reissuedBy === 'string';
-}
-
 /** Where an intent's amount sits, and under which step name it got there. */
 export interface Position {
-  /** The account holding the intent's amount now. */
+  /** The account holding the amount now, and where it comes from (and returns to if unspent). */
   account: string;
-  /** Where the amount comes from (and returns to when nothing moved in the end). */
   source: string;
-  /** The amount (a positive decimal string) or '0'. */
+  /** A positive decimal string, or '0'. */
   amount: string;
   unit: string;
   /** Why it is here, for the journal. */
@@ -208,11 +140,9 @@ export interface Position {
 export type PositionRule = (intent: Intent) => Position;
 
 /**
- * The postings of a write that takes an intent from `before` (null: it is being created) to
- * `after`, by its kind's `positionOf`: the amount moves from the position before to the
- * position after. Tagged by the step's name: the status it reached, or for an update that moved
- * no status, the position's own `tag` (`late` for a fee paid after its deadline) or `moved`. At
- * most one posting: an intent's amount is in one place at a time.
+ * The posting of a write that takes an intent from `before` (null: a create) to `after`: its
+ * amount moves from the position before to the position after, tagged by the status reached,
+ * or for an update by the position's own `tag` or `moved`. An amount is in one place at a time.
  */
 export function postingsFor(
   before: Intent | null,

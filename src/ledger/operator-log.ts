@@ -1,8 +1,6 @@
 /**
- * The operator's audit log: one line per action an operator took on the game's money (a
- * resolve, a pause, a reissue, a block), appended by the store and never changed or removed.
- * Each says who, when, what, on which intent or player, the state before and after, and why.
- * Here: its shapes; validate.ts checks a line and a query alike for every store.
+ * The operator's audit log: one line per action an operator took on the game's money, appended
+ * and never changed or removed: who, when, what, on which intent or player, before, after, why.
  */
 
 /** What an operator may do; each is a method of `Lightning` of the same name. */
@@ -28,12 +26,11 @@ export const INTENT_ACTIONS: readonly OperatorActionName[] = [
 
 /** A line as a caller hands it to `LedgerStore.recordOperatorAction`. */
 export interface NewOperatorAction {
-  /** Who did it: the operator's name, as the caller gives it (1 to 255 characters). */
+  /** The operator's name (1 to 255 characters). */
   by: string;
   action: OperatorActionName;
-  /** The intent it acted on (a resolve, a reissue), or null. */
+  /** The intent and the player it acted on, or null. */
   intentId: string | null;
-  /** The player it acted on (a block; a resolve's or reissue's intent's player), or null. */
   playerId: string | null;
   /** The state before: an intent's status, `running`/`paused`, `blocked`/`unblocked`. */
   before: string;
@@ -45,7 +42,7 @@ export interface NewOperatorAction {
 
 /** A line as the log keeps it. */
 export interface OperatorAction extends NewOperatorAction {
-  /** Names the line and is the cursor for paging (`after`): appends are made one at a time. */
+  /** The cursor for paging (`after`): appends are made one at a time. */
   seq: number;
   /** epoch ms of the append. */
   at: number;
@@ -53,7 +50,7 @@ export interface OperatorAction extends NewOperatorAction {
 
 /** Which lines `LedgerStore.operatorLog` lists; every filter given must hold. */
 export interface OperatorLogQuery {
-  /** Lines appended at or after this time (epoch ms). */
+  /** epoch ms: lines appended at or after it. */
   since?: number;
   intentId?: string;
   playerId?: string;
@@ -70,7 +67,7 @@ export interface OperatorLogPage {
   next: string | null;
 }
 
-/** A query as every store reads it: `after` a seq (0: from the start), `limit` given. */
+/** A query as a driver reads it: `after` a seq (0: from the start), `limit` given. */
 export interface OperatorLogFilter {
   since?: number;
   intentId?: string;

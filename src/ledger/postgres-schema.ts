@@ -1,22 +1,16 @@
 /**
- * The SQL PostgresLedger builds rather than loads (the journal's CTEs, its pages, the columns
- * every read returns) and what reads its rows back. No I/O; every table name is qualified with
- * the quoted schema, so nothing depends on the connection's search_path.
+ * The SQL PostgresLedger builds rather than loads (the journal's CTEs and pages, the columns
+ * every read returns) and what reads its rows back; every table qualified with the schema.
  *
  * Why journaled writes hold no lock to COMMIT:
- * - Order. An entry records its transaction's id, and pages list entries by (xid, seq) only
- *   below a horizon under which every transaction has ended, so a reader paging by `after` never
- *   passes over an entry. The horizon is the snapshot's xmin, unless entries it sees wait above
- *   it: then the lowest id, of those the snapshot saw running, that still holds a journal
- *   writer's lock or has ended since (`journalPage`). Every write that journals takes that lock
- *   (`writerLock`, per intent) before its first row gets an id, so a transaction that journals
- *   nothing (another application's, an autovacuum) holds no page back, and one intent's entries
- *   are listed in the order of its moves.
+ * - Order. Pages list entries by (xid, seq) only below a horizon under which every transaction
+ *   has ended, so paging by `after` never passes over one: the snapshot's xmin, or the lowest id
+ *   it saw running that still holds a journal writer's lock (`writerLock`, taken by every write
+ *   that journals before its first row gets an id) or has ended since (`journalPage`).
  * - Balances. A write adds its deltas to its backend's shard of each house account, in (account,
- *   unit) order, so two writes never wait on each other crosswise. Each shard row holds `lim`,
- *   its share of 2^63 - 1, so shards within their shares never sum past it; a write that would
- *   pass one runs again on the exact path (postgres.ts): every shard locked, the total checked
- *   whole and the shares dealt afresh.
+ *   unit) order, so writes never wait on each other crosswise. Each shard holds `lim`, its share
+ *   of 2^63 - 1; a write that would pass one runs again on the exact path (postgres.ts): every
+ *   shard locked, the total checked whole and the shares dealt afresh.
  */
 import type { Intent, IntentHistoryEntry } from './intent.js';
 import { OPEN_STATUSES, PAYOUT_KINDS } from './intent.js';
@@ -31,14 +25,14 @@ export function layoutSql(s: string, to: number): string {
   return migration('postgres', to).replaceAll('"lightning".', `${s}.`);
 }
 
-/** A PostgreSQL identifier we create ourselves: letters, digits, underscores, at most 63 bytes. */
+/** A schema name: letters, digits, underscores, at most 63 bytes. */
 export const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 
 const list = (values: readonly string[]): string => values.map((v) => `'${v}'`).join(', ');
 
-/** Rows per house account in `balances`: part of the layout (each row's `lim` is dealt for it). */
+/** Rows per house account in `balances` (part of the layout). */
 export const BALANCE_SHARDS = 16;
-/** Rows of open_count that take the opens, and as many the ends: part of the layout. */
+/** Rows of open_count that take the opens, and as many the ends (part of the layout). */
 export const OPEN_STRIPES = 16;
 
 /** The largest balance (2^63 - 1), and a new shard row's share of it. */
@@ -126,10 +120,7 @@ export function rowToEntry(value: unknown): JournalEntry {
   };
 }
 
-/**
- * The postings at parameters $first to $first+6 (tags, debits, credits, amounts, units, whys as
- * arrays, then the time) as entry rows of the intent whose id, player and group are given.
- */
+/** The postings at $first to $first+6 (six arrays, then the time) as an intent's entry rows. */
 function postingRows(first: number, id: string, player: string, group: string, from: string) {
   const arg = (i: number) => `$${first + i}`;
   return `SELECT pg_current_xact_id(), ${id} || ':' || p.tag, ${id}, ${player}, ${group}, p.debit,
@@ -146,10 +137,9 @@ const DELTAS = `SELECT account, unit, sum(delta) AS delta
     GROUP BY account, unit`;
 
 /**
- * A write (an INSERT or UPDATE of one intent returning COLUMNS, reading `ctes`, one of which
- * takes the journal writer's lock) with its postings ($first to $first+6) in one statement: an
- * entry id already journaled, or a balance shard past its share, fails it whole. `after`: one
- * more CTE, which may read `written` (a move's dueAlso).
+ * A write of one intent (returning COLUMNS, reading `ctes`, which take the journal writer's lock)
+ * with its postings at $first to $first+6, in one statement: an entry already journaled or a
+ * shard past its share fails it whole. `after`: one more CTE, which may read `written`.
  */
 export function journaled(
   s: string,
@@ -177,18 +167,12 @@ export function journaled(
     SELECT * FROM written`;
 }
 
-/**
- * The journal writer's lock of the intent $1, as a CTE expression the write reads. `key` is the
- * store's own: pg_locks shows the lock with objsubid 2 and classid = key.
- */
+/** The journal writer's lock of the intent $1: pg_locks shows it with objsubid 2, classid `key`. */
 export function writerLock(key: number): string {
   return `pg_advisory_xact_lock(${key}, hashtext($1::text))`;
 }
 
-/**
- * The exact path, first step: locks every balance row the postings name ($1 accounts, $2 units),
- * each house account's every shard, in the order the fast path locks them.
- */
+/** The exact path, first: locks every balance row ($1 accounts, $2 units), every shard, in order. */
 export function lockBalances(s: string): string {
   const sharded = SHARDED('a.class');
   return `INSERT INTO ${s}.balances AS b (account, unit, shard, class, balance, lim)
@@ -202,9 +186,8 @@ export function lockBalances(s: string): string {
 }
 
 /**
- * The exact path, second step: journals the postings ($4 to $10) of intent $1 (player $2, group
- * $3) and puts each account's whole total in shard 0 (past 64 bits, the statement fails), its
- * shares dealt afresh.
+ * The exact path, then: journals the postings ($4 to $10) of intent $1 (player $2, group $3) and
+ * puts each account's whole total in shard 0 (past 64 bits it fails), its shares dealt afresh.
  */
 export function journalExactly(s: string): string {
   return `WITH entries AS (
@@ -223,9 +206,8 @@ export function journalExactly(s: string): string {
 }
 
 /**
- * A page of the journal: entries after the cursor $1 (an entry's seq), matching `filters`,
- * below the horizon (see above: pg_locks is read once, after the snapshot, so "running" and
- * "holds the lock" are read together), in (xid, seq) order, at most $2.
+ * A page of the journal: at most $2 entries after the cursor $1, matching `filters`, below the
+ * horizon (pg_locks read once, after the snapshot), in (xid, seq) order.
  */
 export function journalPage(s: string, filters: readonly string[], writers: number): string {
   // Each part is computed once (an InitPlan), so that the page is a range scan of an index.

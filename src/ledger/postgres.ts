@@ -1,25 +1,19 @@
 /**
- * The relational ledger store: intents in PostgreSQL, shared by every process of a game on any
- * number of machines.
+ * The relational ledger store, shared by every process of a game on any number of machines:
  *
  *   const ledger = new PostgresLedger(process.env.DATABASE_URL); // a URL, pg.PoolConfig or pg.Pool
  *
- * The driver under the core (core.ts). Its tables live in their own schema (`lightning` by
- * default), laid out on first use under an advisory lock. `pg` is loaded only when the store
- * opens its own pool; the rate's takes then have a connection of their own, never queued behind
- * moves waiting on a claim's lock. The locking protocol:
+ * Its tables live in their own schema (`lightning` by default), laid out on first use under an
+ * advisory lock; `pg` is loaded only when the store opens its own pool. The locking protocol:
  * - a status change is one compare-and-set, `UPDATE ... WHERE id = $1 AND status = ANY($2)`;
- * - a guarded create takes advisory locks on what it counts against, in one global order;
- * - the game's cap reads open_count's stripes after the insert: near the cap the create runs
- *   again under the count lock and every stripe, and counts exactly;
- * - `claimDue` takes its rows under an exclusive advisory lock that every other write to an
- *   intent takes shared, so a claim sees every acknowledged write and none half done;
- * - postings are CTEs of the intent's own write (postgres-schema.ts): an entry already journaled
- *   refuses the write whole (null); a balance shard past its share runs again on the exact path;
+ * - a guarded create takes advisory locks on what it counts against, in one global order; near
+ *   the game's cap it runs again under the count lock and every stripe, and counts exactly;
+ * - `claimDue` holds an advisory lock exclusive that every other write to an intent takes shared,
+ *   so a claim sees every acknowledged write and none half done;
+ * - postings are CTEs of the intent's own write (postgres-schema.ts);
  * - a write whose answer a dropped connection lost reads its own token (`last_call`) back.
- * A server with fsync off is refused (LedgerNotDurableError) unless `durability: 'none'`.
- * PostgreSQL text cannot hold NUL: a key with one finds nothing, a value to store with one is
- * refused, and in text for people (`error`, notes, a posting's `why`) it becomes U+FFFD.
+ * PostgreSQL text cannot hold NUL: a key with one finds nothing, a value with one is refused, and
+ * text for people (`error`, notes, a posting's `why`) gets U+FFFD instead.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import type { Pool, PoolClient, PoolConfig } from 'pg';
@@ -86,10 +80,10 @@ const PATCH_COLUMNS: Record<keyof IntentPatch, [string, string]> = {
   meta: ['meta', '::json'],
 };
 
-/** Thrown by a capped create whose count is too near its cap to admit it unless counted exactly. */
+/** A capped create too near its cap to admit it unless counted exactly. */
 class NearCap extends Error {}
 
-/** How often a write PostgreSQL chose as a deadlock's victim (rolled back whole) is made again. */
+/** A deadlock's victim was rolled back whole: made again, up to this many times. */
 const DEADLOCK_RETRIES = 5;
 /** How long a write whose answer was lost keeps trying to read whether it committed. */
 const RECOVER_MS = 3_000;
@@ -100,7 +94,7 @@ type Rows = Record<string, unknown>[];
 class PostgresDriver implements LedgerDriver {
   readonly schema: string;
   readonly #pool: Promise<Pool>;
-  /** The rate's own pool of one connection, when the store opened its own pool. */
+  /** The rate's own connection (never queued behind moves), when the store owns its pool. */
   #ratePool: Promise<Pool> | undefined;
   readonly #rateConnection: string | PoolConfig | undefined | null;
   readonly #durability: 'fsync' | 'none';
@@ -112,7 +106,7 @@ class PostgresDriver implements LedgerDriver {
   readonly #movesLock: string;
   /** Creates near the game's cap take it, one at a time, to count exactly. */
   readonly #countLock: string;
-  /** The journal writers' lock key (db.writerLock), non-negative as pg_locks shows it. */
+  /** The journal writers' lock key (db.writerLock), as pg_locks shows it. */
   readonly #writerKey: number;
   readonly #sql: ReturnType<typeof statements>;
   #closed = false;
@@ -149,7 +143,7 @@ class PostgresDriver implements LedgerDriver {
     } else {
       this.#rateConnection = connection;
       this.#pool = openPool(connection);
-      // A failed import (pg not installed) surfaces on the first call, not as an unhandled rejection.
+      // A failed import (no pg) surfaces on the first call, not as an unhandled rejection.
       this.#pool.catch(() => {});
     }
   }
@@ -169,11 +163,11 @@ class PostgresDriver implements LedgerDriver {
       status === 'held' ? null : (input.nextCheckAt ?? null),
       JSON.stringify(input.meta ?? {}),
       JSON.stringify([{ at: now, from: null, to: status }]),
-      ...[input.groupId ?? null, call, status],
+      ...[input.groupId ?? null, call, status, rules.countsOpen(input)],
     ];
     const journaling = postings.length > 0;
     const insert = journaling
-      ? db.journaled(this.#s, this.#sql.markCte, this.#sql.insertMarked, 19)
+      ? db.journaled(this.#s, this.#sql.markCte, this.#sql.insertMarked, 20)
       : this.#sql.insert;
     const params = (values: unknown[]) =>
       journaling ? [...values, ...postingParams(postings, now)] : values;
@@ -184,8 +178,7 @@ class PostgresDriver implements LedgerDriver {
     const locks = counted || cap !== undefined ? this.#guardLocks(create, windows) : [];
     const status = (client: Queryable) =>
       counted ? this.#guard(client, create, windows) : rules.admit(create, undefined, []);
-    // `exactCount`: near the game's cap, no other create in flight uncounted; `exactShares`:
-    // past a house balance shard's share (the journal's exact path).
+    // `exactCount`: near the game's cap; `exactShares`: past a balance shard's share.
     const attempt = async (pool: Pool, exactCount: boolean, exactShares: boolean) => {
       if (!counted && cap === undefined && !exactShares && guards.seat === undefined) {
         return this.#run(pool, insert, params(row(rules.admit(create, undefined, []))));
@@ -198,8 +191,7 @@ class PostgresDriver implements LedgerDriver {
           : await this.#run(client, insert, params(values));
         // After the insert: a key an open intent holds is that one's answer, before a seat's.
         if (guards.seat !== undefined) await this.#seat(client, create, guards.seat);
-        // After the insert, which took the journal writer's lock before its transaction got an
-        // id: the stripes' row locks would give it one first.
+        // After the insert, whose journal writer's lock must come before the transaction's id.
         if (exactCount) await this.#run(client, this.#sql['exact-count-locks'], []);
         if (cap !== undefined) await this.#gameGuard(client, create, cap, exactCount);
         return rows;
@@ -233,9 +225,8 @@ class PostgresDriver implements LedgerDriver {
   }
 
   /**
-   * The player's seat in the group, in the create's transaction. The count row's upsert adds one
-   * only below the cap and holds the row until COMMIT: creates racing for the last seat queue on
-   * it, and the first to commit takes it.
+   * The player's seat in the group, in the create's transaction: the count row's upsert holds it
+   * until COMMIT, so creates racing for the last seat queue on it.
    */
   async #seat(client: Queryable, { input }: CreateCall, seat: SeatGuard): Promise<void> {
     const [group, player] = [input.groupId, input.playerId];
@@ -296,14 +287,14 @@ class PostgresDriver implements LedgerDriver {
 
   /**
    * The game's cap, after the insert, which the trigger counted on its backend's stripe (held
-   * until COMMIT): at most OPEN_STRIPES - 1 other creates are in flight uncounted, so with that
-   * margin the create is admitted at once; nearer the cap it runs again exactly (NearCap).
+   * until COMMIT): at most OPEN_STRIPES - 1 other creates are in flight uncounted, so nearer the
+   * cap than that the create runs again exactly (NearCap).
    */
   async #gameGuard(client: Queryable, { input }: CreateCall, max: number, exact: boolean) {
     const [found] = await this.#run(client, this.#sql['open-count'], []);
     const open = Number(found?.open ?? 0);
     this.#lastOpen = open;
-    const mine = rules.countsOpen(input.kind) ? 1 : 0;
+    const mine = rules.countsOpen(input) ? 1 : 0;
     rules.refuseGameCap(input, max, open - mine);
     if (!exact && mine === 1 && open + db.OPEN_STRIPES - 1 > max) throw new NearCap();
   }
@@ -380,10 +371,9 @@ class PostgresDriver implements LedgerDriver {
   }
 
   /**
-   * Runs `write` (an UPDATE of intent `id` that reads the `moves` CTE and sets `last_call =
-   * call`), alone or journaling `postings` in the same statement, on the exact path when a
-   * balance shard would pass its share. An entry already journaled refuses it whole (null); an
-   * answer lost with the connection is read back by its token.
+   * Runs `write` (an UPDATE of intent `id` reading the `moves` CTE, setting `last_call = call`)
+   * with its postings, on the exact path past a shard's share. An entry already journaled
+   * refuses it whole (null); an answer lost with the connection is read back by its token.
    */
   async #write(
     id: string,
@@ -429,10 +419,9 @@ class PostgresDriver implements LedgerDriver {
   }
 
   /**
-   * The answer of a write whose connection dropped: its own token in the row says it committed
-   * (any other writer's later compare-and-set would hide it). Tried on fresh connections for up
-   * to RECOVER_MS while a restarting server comes back; null when it did not commit or the
-   * server stays away.
+   * The answer of a write whose connection dropped: its own token in the row says it committed.
+   * Tried on fresh connections for up to RECOVER_MS while a restarting server comes back; null
+   * when it did not commit or the server stays away.
    */
   async #recover(id: string, call: string): Promise<Intent | null> {
     const deadline = Date.now() + RECOVER_MS;
@@ -448,9 +437,8 @@ class PostgresDriver implements LedgerDriver {
   }
 
   /**
-   * The exact path of a write with postings, in the caller's transaction: `first` writes the
-   * intent (taking the journal writer's lock), then every balance row the postings name is
-   * locked and the entries and whole totals written. Undefined when `first` wrote no row.
+   * The exact path of a write with postings: `first` writes the intent, then every balance row
+   * the postings name is locked and the entries and whole totals written; undefined: no row.
    */
   async #exactly(client: Queryable, first: string, values: unknown[], p: Posting[], now: number) {
     const [row] = await this.#run(client, first, values);
@@ -523,10 +511,7 @@ class PostgresDriver implements LedgerDriver {
     return rows.length === 1;
   }
 
-  /**
-   * The line and its compare-and-set (which must answer a row, else nothing is written), in one
-   * transaction under the log's lock, so that appends commit in seq order.
-   */
+  /** The line and its compare-and-set, under the log's lock: appends commit in seq order. */
   async appendLine(
     line: NewOperatorAction,
     now: number,
@@ -573,7 +558,7 @@ class PostgresDriver implements LedgerDriver {
     return (await this.#run(await this.#ready(), sql, values)).map(lineOf);
   }
 
-  /** One statement on the row `rate`, counted by the database's clock (`now` is not used). */
+  /** By the database's clock, shared by every process: `now` is not used. */
   async takeToken({ perSecond, burst }: RateLimit, _now: number, keep: number): Promise<number> {
     const rows = await this.#run(await this.#forRate(), this.#sql['rate-take'], [
       perSecond,
@@ -623,16 +608,12 @@ class PostgresDriver implements LedgerDriver {
     }
   }
 
-  /**
-   * BEGIN with the advisory locks (they end with it), `fn`, COMMIT; ROLLBACK on any failure. A
-   * connection that broke mid-way is destroyed rather than handed back.
-   */
+  /** BEGIN with the advisory locks, `fn`, COMMIT; a connection that broke is destroyed. */
   async #transaction<T>(pool: Pool, locks: string[], fn: (c: PoolClient) => Promise<T>) {
     const client = await pool.connect().catch((err: unknown) => {
       throw mapError(err);
     });
-    // A checked-out client whose server dies emits 'error' on itself: unheard, it would end
-    // the process (the query running rejects anyway).
+    // Unheard, the 'error' of a client whose server dies would end the process.
     const ignore = () => {};
     client.on('error', ignore);
     let broken: Error | undefined;
@@ -661,7 +642,6 @@ class PostgresDriver implements LedgerDriver {
     return digest.readBigInt64BE(0).toString();
   }
 
-  /** The pool a rate statement runs on: its own connection when the store owns its pool. */
   async #forRate(): Promise<Pool> {
     const shared = await this.#ready();
     if (this.#rateConnection === null) return shared;
@@ -679,10 +659,7 @@ class PostgresDriver implements LedgerDriver {
     return this.#ratePool;
   }
 
-  /**
-   * Once per instance: checks durability, then lays the schema out under an advisory lock. A
-   * connection failure is retried on the next call; a refusal is not.
-   */
+  /** Once: checks durability and lays the schema out; a refusal holds for good, a failure not. */
   #ready(): Promise<Pool> {
     this.#opened ??= (async () => {
       const client = await (await this.#pool).connect();
@@ -717,7 +694,7 @@ class PostgresDriver implements LedgerDriver {
       try {
         layout = await this.#layout(client);
         if (layout < db.LAYOUT) {
-          // Only a missing schema is created: CREATE SCHEMA needs a right a runtime role may lack.
+          // CREATE SCHEMA needs a right a runtime role may lack: only a missing one is created.
           const found = 'SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = $1';
           if (layout === 0 && (await client.query(found, [this.schema])).rows.length === 0) {
             await client.query(`CREATE SCHEMA ${this.#s}`);
@@ -796,16 +773,15 @@ export class PostgresLedger extends LedgerCore {
 
 /** The statements whose text is fixed for a schema: sql/postgres/ and the journal's CTEs. */
 function statements(s: string, movesLock: string, writerKey: number) {
-  // Every write to an intent holds the moves lock shared until it commits; one that journals
-  // takes its intent's journal writer's lock too, after it, before its first row.
+  // A write that journals takes its intent's journal writer's lock after the moves lock.
   const moves = `moves AS (SELECT pg_advisory_xact_lock_shared(${movesLock}) AS held)`;
   const mark = db.writerLock(writerKey);
   const markCte = `mark AS (SELECT ${mark} AS held)`;
   const columns = `(id, kind, room_id, player_id, amount, unit, description, callback_token,
     idempotency_key, open_key, expires_at, created_at, updated_at, next_check_at, checks, meta,
-    history, group_id, last_call, status)`;
+    history, group_id, last_call, status, moves_money)`;
   const row = `$1, $2, $3, $4, $5::numeric, $6, $7, $8, $9, $10, $11::bigint, $12::bigint,
-    $12::bigint, $13::bigint, 0, $14::json, $15::jsonb, $16, $17, $18`;
+    $12::bigint, $13::bigint, 0, $14::json, $15::jsonb, $16, $17, $18, $19::boolean`;
   const insertMarked = `INSERT INTO ${s}.intents ${columns} SELECT ${row} FROM mark
     RETURNING ${db.COLUMNS}`;
   return {
@@ -859,7 +835,7 @@ function patchSets(patch: IntentPatch, terminal: boolean, values: unknown[]): st
   return sets;
 }
 
-/** A write's own token (`last_call`): 72 random bits, never shared by two writes of an intent. */
+/** A write's own token (`last_call`): 72 random bits. */
 function writeToken(): string {
   return randomBytes(9).toString('base64url');
 }
@@ -870,13 +846,12 @@ function statementName(text: string): string {
   let name = names.get(text);
   if (name === undefined) {
     name = `lightning_${createHash('sha1').update(text).digest('hex').slice(0, 24)}`;
-    // Patch shapes are few, schemas per process too; the cap only guards against a leak.
     if (names.size < 10_000) names.set(text, name);
   }
   return name;
 }
 
-/** Text for people may hold anything; PostgreSQL text cannot hold NUL, so it becomes U+FFFD. */
+/** Text for people: a NUL becomes U+FFFD. */
 function diagnostic(text: string): string {
   return text.includes('\u0000') ? text.replaceAll('\u0000', '\uFFFD') : text;
 }
@@ -894,7 +869,6 @@ function isDatabaseError(err: unknown): err is Error & { code: string; constrain
   return err instanceof Error && typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code);
 }
 
-/** An error or its cause, from the database. */
 function fromDatabase(
   err: unknown,
   test: (e: Error & { code: string; constraint?: string }) => boolean,
@@ -936,17 +910,7 @@ function lostConnection(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
   const code = String((err as { code?: unknown }).code);
   return (
-    /^08/.test(code) ||
-    [
-      '57P01',
-      '57P02',
-      '57P03',
-      'ECONNREFUSED',
-      'ECONNRESET',
-      'EPIPE',
-      'ETIMEDOUT',
-      'ENOTFOUND',
-    ].includes(code) ||
+    /^(08...|57P0[123]|ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|ENOTFOUND)$/.test(code) ||
     /Connection terminated|connection timeout|Client has encountered a connection error/i.test(
       err.message,
     )
@@ -1016,11 +980,10 @@ async function openPool(connection: string | PoolConfig | undefined): Promise<Po
 const guarded = new WeakSet<Pool>();
 
 /**
- * Every client keeps an 'error' listener from birth: a server killed mid-handover can deliver
- * its FATAL before the caller listens, which node would throw at the process.
+ * Every client listens for 'error' from birth, once per pool (several ledgers may share one): a
+ * server killed mid-handover can deliver its FATAL before the caller listens.
  */
 function guardClients(pool: Pool): void {
-  // Once per pool: a game may wrap one pool in several ledgers (one per schema).
   if (guarded.has(pool)) return;
   guarded.add(pool);
   pool.on('connect', (client) => {

@@ -1,9 +1,7 @@
 /**
- * The game's one outbound rate: a token bucket (its tokens, when they were counted, and a hold
- * until which nobody calls: a 429's Retry-After). PostgreSQL keeps one bucket for every process
- * (sql/postgres/rate-take.sql repeats the rule below), by its own clock: one process whose
- * clock is ahead would otherwise stamp the bucket in everyone's future. SQLite keeps it in
- * process (LocalRateBucket).
+ * The game's outbound rate: a token bucket with a hold until which nobody calls (a 429's
+ * Retry-After). PostgreSQL keeps one for every process (sql/postgres/rate-take.sql), by its own
+ * clock; SQLite keeps it in process, here.
  */
 import type { RateLimit, RateStore } from './store.js';
 import { parseRateTime, parseTake } from './validate.js';
@@ -18,9 +16,8 @@ interface Bucket {
 }
 
 /**
- * The bucket of a store that keeps it in process (SQLite): one per store instance. Fresh, it is
- * full; `emptyAt` (epoch ms) starts it empty then instead: a process standing in for a shared
- * bucket it can no longer reach must not add a burst to what the others already spent.
+ * A bucket in process: full when fresh, or empty at `emptyAt` (a process standing in for a shared
+ * bucket it cannot reach must not add a burst to what the others spent).
  */
 export class LocalRateBucket implements RateStore {
   #bucket: Bucket | null;

@@ -1,21 +1,30 @@
 /**
- * The rules a driver applies inside its own atomic step, written once: what a create's guards
- * refuse, whether the hold takes a payout, the status a create records, and the operator log's
- * compare-and-sets. A driver reads the numbers (counts and window sums, under its locks) and
+ * The decisions of a create, written once: which budgets and hold apply, what its guards refuse,
+ * the status it records. A driver reads the numbers (counts, window sums) under its own locks and
  * asks these; pure functions, so that SQLite's worker thread runs the same ones.
  */
 import { BudgetExceededError, LimitExceededError } from '../errors.js';
-import type { IntentKind, IntentStatus, NewIntent } from './intent.js';
+import { type IntentStatus, isPayout, type NewIntent } from './intent.js';
 import type { BudgetWindow, CreateGuards } from './store.js';
-import type { HoldCheck } from './validate.js';
 
-/** A create as the guards' rules read it, parsed (core.ts CreateCall). */
+/**
+ * How the approvals' hold applies to a new payout: `now` when its amount alone is above the
+ * line; `window`, the player's window to sum in the create's atomic step; `queue`, recorded
+ * `queued` unless the hold takes it.
+ */
+export interface HoldCheck {
+  now: boolean;
+  window: { limitMsat: number; windowMs: number } | null;
+  queue: boolean;
+}
+
+/** A create as the rules read it, parsed (core.ts CreateCall). */
 export interface Guarded {
   input: NewIntent;
   now: number;
-  /** The count guards and the seat (parseCreate's `checks`). */
+  /** The count guards and the seat. */
   guards: CreateGuards;
-  /** The budget windows that apply to this intent (budgetsFor). */
+  /** The budget windows that apply to this intent. */
   budgets: readonly BudgetWindow[];
   hold: HoldCheck;
 }
@@ -31,6 +40,23 @@ export interface WindowRead {
   since: number;
 }
 
+/** The budgets and the hold a parsed create is held to: payouts only, a room's with a room. */
+export function guarded(input: NewIntent, now: number, guards: CreateGuards): Guarded {
+  if (!isPayout(input.kind)) {
+    return { input, now, guards, budgets: [], hold: { now: false, window: null, queue: false } };
+  }
+  const budgets = (guards.budgets ?? []).filter((b) => b.scope !== 'room' || input.roomId !== null);
+  const { hold, queue = false } = guards;
+  const above = hold?.aboveMsat !== undefined && BigInt(input.amount) > BigInt(hold.aboveMsat);
+  return {
+    input,
+    now,
+    guards,
+    budgets,
+    hold: { now: above, window: hold?.perPlayer ?? null, queue },
+  };
+}
+
 /** The window sums a create reads, in order: each budget's, then the hold's player window. */
 export function windowsOf({ now, budgets, hold }: Guarded): WindowRead[] {
   const reads = budgets.map((b) => ({ scope: b.scope, since: now - b.windowMs }));
@@ -40,17 +66,15 @@ export function windowsOf({ now, budgets, hold }: Guarded): WindowRead[] {
   return reads;
 }
 
-/** Whether a window holding `reserved` takes `amount` past `limitMsat`. */
 function past(reserved: bigint | string, amount: string, limitMsat: number): boolean {
   return BigInt(reserved) + BigInt(amount) > BigInt(limitMsat);
 }
 
 /**
- * A create's guards decided on what its driver read in the create's atomic step: the player's
- * open intents (`playerOpen`, read when maxOpenPerPlayer is set) and the sums of windowsOf, in
- * its order. Throws the refusal (the player's limit, then each budget), else answers the status
- * the create records: `held` when the hold takes the payout (its amount alone, or its player's
- * window), else `queued` for the queue, else `creating`.
+ * A create's guards, decided on what its driver read in the create's atomic step: the player's
+ * open intents (read when maxOpenPerPlayer is set) and the sums of windowsOf, in its order.
+ * Throws the refusal, else answers the status to record: `held` when the hold takes the payout,
+ * else `queued` for the queue, else `creating`.
  */
 export function admit(
   { input, guards, budgets, hold }: Guarded,
@@ -67,17 +91,16 @@ export function admit(
       throw new BudgetExceededError(b.scope, String(b.limitMsat), String(reserved), b.windowMs);
     }
   }
-  if (hold.now) return 'held';
   const window = hold.window;
-  if (window !== null && past(sums[budgets.length] ?? 0n, input.amount, window.limitMsat)) {
+  if (hold.now || (window && past(sums[budgets.length] ?? 0n, input.amount, window.limitMsat))) {
     return 'held';
   }
   return hold.queue ? 'queued' : 'creating';
 }
 
 /**
- * The game's cap: `open` is the game's open intents (matches aside) before this create, read
- * in its atomic step. A match is refused at the cap too, though it does not count.
+ * The game's cap on `open`, its open count before this create, read in its atomic step. A
+ * record that moves no money is refused at the cap too, though it does not count.
  */
 export function refuseGameCap(input: NewIntent, max: number | undefined, open: number): void {
   if (max !== undefined && open >= max) {
@@ -85,7 +108,10 @@ export function refuseGameCap(input: NewIntent, max: number | undefined, open: n
   }
 }
 
-/** Whether a create counts in the game's open count (a match moves no money by itself). */
-export function countsOpen(kind: IntentKind): boolean {
-  return kind !== 'match';
+/**
+ * Whether an intent counts in the game's open count and the start-up sweep: its kind's module
+ * says, as `movesMoney` (a group's own record moves none: its members do).
+ */
+export function countsOpen(input: NewIntent): boolean {
+  return input.movesMoney !== false;
 }

@@ -1,9 +1,7 @@
 /**
- * The stores' SQL under sql/<store>/, found beside this module (files.ts) and read once per
- * process. A store's layout is its numbered files in migrations/, applied in order, each in one
- * transaction, never edited once released (docs/ARCHITECTURE.md); its statements are one `.sql`
- * file each, loaded by name, whose `--` lines are comments and whose slots `{name}` are filled
- * from what the statement shares with the layout or the package's constants.
+ * The stores' SQL under sql/<store>/, read once per process: a layout is the numbered files of
+ * migrations/, applied in order, never edited once released (docs/ARCHITECTURE.md); a statement
+ * is a `.sql` file loaded by name, its slots `{name}` filled from constants it shares.
  */
 import { readFileSync } from 'node:fs';
 import { ledgerFile } from './files.js';
@@ -28,7 +26,7 @@ export function migration(store: LayoutStore, to: number): string {
   return readFileSync(ledgerFile(`./sql/${store}/migrations/${name}`), 'utf8');
 }
 
-/** The operator log's statements, the same primitives on every store (rules.ts LineChange). */
+/** The operator log's statements, on every store (rules.ts LineChange). */
 export const OPERATOR_SQL = [
   ...['append-line', 'block', 'unblock', 'blocked', 'pause', 'pause-line', 'resume', 'paused'],
 ] as const;

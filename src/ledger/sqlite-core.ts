@@ -1,15 +1,14 @@
 /**
- * The SQLite driver's primitives, synchronous, on one connection: what SqliteLedger runs inline
- * (':memory:') or on its worker thread (a file). Inputs arrive parsed by the core. Every write
- * is one `BEGIN IMMEDIATE ... COMMIT` (a savepoint inside a batch), so a status change is a
- * compare-and-set on the status column; a move's UPDATE is prepared per patch shape, writing
- * only the columns the patch names.
+ * The SQLite driver's primitives, synchronous, on one connection, inline (':memory:') or on the
+ * worker thread (a file). Every write is one `BEGIN IMMEDIATE ... COMMIT` (a savepoint inside a
+ * batch), so a status change is a compare-and-set on the status column; a move's UPDATE is
+ * prepared per patch shape, writing only the columns the patch names.
  */
 import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
 import { LimitExceededError } from '../errors.js';
 import type { ClaimCall, CreateCall, LedgerDriver, MoveCall } from './core.js';
 import { DuplicateIntentError, InvalidIntentError, LedgerBusyError } from './errors.js';
-import type { Intent, IntentHistoryEntry, IntentPatch, IntentStatus, NewIntent } from './intent.js';
+import type { Intent, IntentPatch, IntentStatus, NewIntent } from './intent.js';
 import { canMove, INTENT_STATUSES, isTerminal } from './intent.js';
 import { type AccountBalance, accountClass, type JournalEntry, type Posting } from './journal.js';
 import {
@@ -46,7 +45,7 @@ import { type JournalFilter, SCHEDULE_FIELDS } from './validate.js';
 /** Thrown inside a write whose posting is already journaled: the write is rolled back whole. */
 class AlreadyJournaled extends Error {}
 
-/** Patchable fields and their columns; `meta` is the one stored as JSON text. */
+/** Patchable fields and their columns. */
 const PATCH_COLUMNS = {
   remoteId: 'remote_id',
   code: 'code',
@@ -67,12 +66,9 @@ const MAX_SOURCES = Math.max(
 );
 const FROM_PARAMS = Array.from({ length: MAX_SOURCES }, (_, i) => `from${i}`);
 
-/**
- * The classes every game shares (`wallet`, `inflight`, `house:...`): their account ids are kept
- * once committed, since nearly every posting names one. A player's or match's are looked up.
- */
+/** Nearly every posting names one of these classes' accounts: their ids are kept once committed. */
 const SHARED_CLASSES: ReadonlySet<string> = new Set(['wallet', 'inflight', 'house']);
-/** Notes kept once committed: the texts moves and postings repeat are a few dozen. */
+/** The note texts moves and postings repeat are a few dozen. */
 const MAX_KNOWN_NOTES = 1_000;
 
 /** The statements in sql/sqlite/, by file name; the first ones answer intents' rows. */
@@ -85,7 +81,7 @@ const ROWS = [
   'claim',
 ] as const;
 const NAMES = [
-  ...[...ROWS, 'unknowns', 'held', 'append-move', 'first-own', 'note-id', 'add-note'],
+  ...[...ROWS, 'unknowns', 'held', 'append-move', 'note-id', 'add-note'],
   ...['account-id', 'add-account', 'add-entry', 'add-balances', 'add-class-balances'],
   ...['account-balances', 'class-balances', 'record-event', 'release', 'count-open'],
   ...['open-key-holder', 'seat-of', 'seats-taken', 'take-seat', 'pass-seat', 'due-also'],
@@ -96,7 +92,7 @@ const LINE_COLUMNS = 'seq, at, by, action, intent_id, player_id, before, after, 
 type Params = Record<string, SQLInputValue>;
 type Name = (typeof NAMES)[number];
 
-/** The primitives SqliteLedger forwards to this class, inline or on its thread, as they are. */
+/** The primitives SqliteLedger forwards as they are, inline or to the thread. */
 export type Forwarded = Exclude<
   keyof LedgerDriver,
   'move' | 'takeToken' | 'holdCalls' | 'open' | 'close'
@@ -160,7 +156,6 @@ export class SqliteCore implements Pick<LedgerDriver, Forwarded> {
     });
   }
 
-  /** A create, its guards decided by rules.ts inside its transaction. */
   create(call: CreateCall): Intent {
     const { input, now, guards, budgets, hold, postings } = call;
     const params: Params = {
@@ -179,6 +174,7 @@ export class SqliteCore implements Pick<LedgerDriver, Forwarded> {
       now,
       next_check_at: input.nextCheckAt ?? null,
       meta: metaText(input.meta),
+      live: rules.countsOpen(input) ? 1 : 0,
     };
     try {
       const created = this.#write(() => {
@@ -271,38 +267,19 @@ export class SqliteCore implements Pick<LedgerDriver, Forwarded> {
     return this.#many(this.#sql['by-group'].all(groupId));
   }
 
-  /** A move; its answer is read back but for its history when the move is the intent's first. */
-  transition(move: Omit<MoveCall, 'read'>): Intent | null {
-    return this.#move(move, false) as Intent | null;
-  }
-
-  /**
-   * The move of an intent its caller read in its one source: the same write, answering only its
-   * `seq` and the columns another write may have changed (movedColumns), for afterMove.
-   */
-  moveRead(move: Omit<MoveCall, 'read'>): unknown[] | null {
-    return this.#move(move, true) as unknown[] | null;
-  }
-
-  #move(move: Omit<MoveCall, 'read'>, bare: boolean): Intent | Row | null {
+  /** A move; `known`: the caller has its history, which is not read back (sqlite.ts). */
+  transition(move: Omit<MoveCall, 'read'>, known = false): Intent | null {
     const { id, sources, to, patch, now, note, postings, dueAlso } = move;
     const terminal = isTerminal(to);
     const fields = patchFields(patch, terminal);
-    const shape = `${bare ? 'read' : 'move'}:${terminal ? 't' : 'o'}:${fields.join(',')}`;
-    const returning = bare ? `seq, ${movedColumns(fields, terminal).join(', ')}` : COLUMNS;
-    const statement = this.#shape(shape, true, () => {
+    const statement = this.#shape(`move:${terminal ? 't' : 'o'}:${fields.join(',')}`, true, () => {
       const sets = ['status = :to', 'updated_at = :now', ...patchSets(fields)];
       if (terminal) {
-        sets.push(
-          'live = NULL',
-          'next_check_at = NULL',
-          'lease_owner = NULL',
-          'lease_until = NULL',
-        );
+        sets.push('live = NULL, next_check_at = NULL, lease_owner = NULL, lease_until = NULL');
       }
       const slots = FROM_PARAMS.map((name) => `:${name}`).join(', ');
       return `UPDATE intents SET ${sets.join(', ')}
-        WHERE id = :id AND status IN (${slots}) RETURNING ${returning}`;
+        WHERE id = :id AND status IN (${slots}) RETURNING ${COLUMNS}`;
     });
     const params = patchParams(patch, fields);
     Object.assign(params, { id: packId(id), to, now });
@@ -310,7 +287,6 @@ export class SqliteCore implements Pick<LedgerDriver, Forwarded> {
     return this.#journaled(() => {
       const row = statement.get(params) as unknown as Row | undefined;
       if (row === undefined) return null;
-      // `seq` leads both shapes of answer.
       const seq = row[COLUMN.seq] as number;
       this.#post(seq, postings, now);
       const noteId = note === null ? null : this.#noteId(note);
@@ -319,12 +295,7 @@ export class SqliteCore implements Pick<LedgerDriver, Forwarded> {
         const { status, at } = dueAlso;
         this.#sql['due-also'].run({ id: packId(dueAlso.id), status, at });
       }
-      if (bare) return row;
-      // Out of `creating`, unless recorded held or queued, a move is the first: no history read.
-      if (sources.length === 1 && sources[0] === 'creating' && !this.#sql['first-own'].get(seq)) {
-        return rowToIntent(row, [[STEPS.indexOf(to), now, note]]);
-      }
-      return this.#withMoves(row);
+      return known ? rowToIntent(row, []) : this.#withMoves(row);
     });
   }
 
@@ -660,86 +631,6 @@ export class SqliteCore implements Pick<LedgerDriver, Forwarded> {
   #many(rows: unknown[]): Intent[] {
     return (rows as Row[]).map((row) => this.#withMoves(row));
   }
-}
-
-/**
- * The columns a move's row may hold that its own write did not set, in COLUMN's order: what
- * another write may have changed since the caller read the intent, and `meta` always (read
- * back as JSON keeps it).
- */
-function movedColumns(fields: readonly (keyof IntentPatch)[], terminal: boolean): string[] {
-  const set = new Set<string>(fields.map((f) => PATCH_COLUMNS[f]));
-  if (terminal) for (const f of SCHEDULE_FIELDS) set.add(PATCH_COLUMNS[f]);
-  set.delete('meta');
-  return MOVABLE.filter((column) => !set.has(column));
-}
-
-/** Every column a write may change after the insert, but the status and its time. */
-const MOVABLE = Object.keys(COLUMN).filter((c) =>
-  (Object.values(PATCH_COLUMNS) as string[]).includes(c),
-);
-
-/** Where afterMove finds each field in a moveRead's row, by move shape: a few dozen at most. */
-const plans = new Map<string, Partial<Record<keyof IntentPatch, number>>>();
-const FIELD_OF: Record<string, keyof IntentPatch> = Object.fromEntries(
-  Object.entries(PATCH_COLUMNS).map(([field, column]) => [column, field as keyof IntentPatch]),
-);
-
-/**
- * The intent a moveRead left: the caller's reading `read` (in the move's one source) with the
- * move's status, time and patch, the columns `row` answered after its `seq`, and its step
- * appended to the history; built in a read's field order, so every intent has one shape.
- */
-export function afterMove(
-  read: Intent,
-  to: IntentStatus,
-  patch: IntentPatch,
-  now: number,
-  note: string | null,
-  row: readonly unknown[],
-): Intent {
-  const terminal = isTerminal(to);
-  const fields = patchFields(patch, terminal);
-  const key = `${terminal ? 't' : 'o'}:${fields.join(',')}`;
-  let plan = plans.get(key);
-  if (plan === undefined) {
-    plan = {};
-    for (const [i, column] of movedColumns(fields, terminal).entries()) {
-      plan[FIELD_OF[column] as keyof IntentPatch] = i + 1;
-    }
-    plans.set(key, plan);
-  }
-  const at = plan;
-  // Answered by the row, else cleared by an ending move, else written as the patch gave it.
-  const value = (field: keyof IntentPatch): unknown => {
-    const i = at[field];
-    if (i !== undefined) return row[i];
-    return terminal && SCHEDULE_FIELDS.has(field) ? null : patch[field];
-  };
-  const history = read.history.map((h) => ({ ...h }));
-  const step: IntentHistoryEntry = { at: now, from: read.status, to };
-  if (note !== null) step.note = note;
-  history.push(step);
-  const remoteId = value('remoteId') as string | Uint8Array | null;
-  const code = value('code') as string | null;
-  const uri = value('uri') as string | null;
-  const meta = value('meta') as string | null;
-  return {
-    ...read,
-    status: to,
-    remoteId: remoteId === null ? null : unpackId(remoteId),
-    code,
-    uri: uri === '' ? `lightning:${code}` : uri,
-    expiresAt: value('expiresAt') as number | null,
-    updatedAt: now,
-    nextCheckAt: value('nextCheckAt') as number | null,
-    checks: value('checks') as number,
-    leaseOwner: value('leaseOwner') as string | null,
-    leaseUntil: value('leaseUntil') as number | null,
-    error: value('error') as string | null,
-    meta: meta === null ? {} : (JSON.parse(meta) as Record<string, unknown>),
-    history,
-  } as Intent;
 }
 
 /** The fields a patch writes, in a fixed order (the statement cache's key). */

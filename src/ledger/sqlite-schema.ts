@@ -1,8 +1,4 @@
-/**
- * The SQLite ledger's file, opened at this library's layout (`openLedgerDatabase`, for the
- * inline store and its worker thread alike), and its rows read back: ids and tokens packed as
- * the layout keeps them, an intent from its row and its moves.
- */
+/** The SQLite ledger's file, opened at this library's layout, and its rows read back. */
 import type { DatabaseSync } from 'node:sqlite';
 import { IncompatibleLedgerError } from './errors.js';
 import {
@@ -21,10 +17,7 @@ export const LAYOUT = layoutOf('sqlite');
 /** The ledger's mark in a file's header (PRAGMA application_id). */
 const LEDGER_ID = 1280200775;
 
-/**
- * A move's step: the rank of its target status. Moves only go up this order (checked below), so
- * ordering an intent's moves by step orders them in time. Part of the layout.
- */
+/** A move's step, the rank of its target: moves only go up it, so steps order them in time. */
 export const STEPS: readonly IntentStatus[] = [
   'creating',
   'unknown',
@@ -45,10 +38,7 @@ export const PAYOUT_SQL = `kind IN (${PAYOUT_KINDS.map((k) => `'${k}'`).join(', 
 /** Openness, as the layout's indexes and the queries spell it word for word. */
 export const LIVE_SQL = 'live IS NOT NULL';
 
-/**
- * The budget windows' indexes, built by the first create that checks a window of their scope:
- * a game without budgets keeps none (about 75 B per payout).
- */
+/** The budget windows' indexes, built by the first create that checks one: else none is kept. */
 export const PAYOUT_INDEXES = {
   player: `CREATE INDEX IF NOT EXISTS intents_payout_player
     ON intents (player_id, created_at) WHERE ${PAYOUT_SQL}`,
@@ -83,37 +73,18 @@ export function unpackToken(value: string | Uint8Array): string {
   return Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64url');
 }
 
-/** Where each column of an intent's row sits: rows are read as arrays, cheaper than objects. */
-export const COLUMN = {
-  seq: 0,
-  id: 1,
-  kind: 2,
-  status: 3,
-  room_id: 4,
-  player_id: 5,
-  amount: 6,
-  unit: 7,
-  description: 8,
-  remote_id: 9,
-  code: 10,
-  uri: 11,
-  callback_token: 12,
-  idempotency_key: 13,
-  open_key: 14,
-  group_id: 15,
-  expires_at: 16,
-  created_at: 17,
-  updated_at: 18,
-  next_check_at: 19,
-  checks: 20,
-  lease_owner: 21,
-  lease_until: 22,
-  error: 23,
-  meta: 24,
-} as const;
-
-/** The columns of an intent's row, in COLUMN's order, as every statement that reads one selects them. */
-export const COLUMNS = Object.keys(COLUMN).join(', ');
+/** An intent's row as every statement that reads one selects it: an array, cheaper than an object. */
+const COLUMN_NAMES = [
+  ...['seq', 'id', 'kind', 'status', 'room_id', 'player_id', 'amount', 'unit', 'description'],
+  ...['remote_id', 'code', 'uri', 'callback_token', 'idempotency_key', 'open_key', 'group_id'],
+  ...['expires_at', 'created_at', 'updated_at', 'next_check_at', 'checks', 'lease_owner'],
+  ...['lease_until', 'error', 'meta'],
+] as const;
+export const COLUMN = Object.fromEntries(COLUMN_NAMES.map((c, i) => [c, i])) as Record<
+  (typeof COLUMN_NAMES)[number],
+  number
+>;
+export const COLUMNS = COLUMN_NAMES.join(', ');
 
 /** One intent's row, in COLUMN's order. */
 export type Row = readonly unknown[];
@@ -125,48 +96,36 @@ export type Move = readonly [step: number, at: number, note: string | null];
 export const MOVES_SQL = `SELECT m.step, m.at, n.text AS note
   FROM moves AS m LEFT JOIN notes AS n ON n.id = m.note WHERE m.intent = ? ORDER BY m.step`;
 
-/** A history entry from its move and the entry before it. */
-function entryOf(move: Move, from: IntentStatus | null): IntentHistoryEntry {
-  const to =
-    move[0] === HELD_STEP
-      ? 'held'
-      : move[0] === QUEUED_STEP
-        ? 'queued'
-        : (STEPS[move[0]] as IntentStatus);
-  const entry: IntentHistoryEntry = { at: move[1], from, to };
-  if (move[2] !== null) entry.note = move[2];
-  return entry;
-}
-
 /** The steps of `held` and `queued`: first statuses only, whose row starts a history. */
 export const HELD_STEP = -1;
 export const QUEUED_STEP = -2;
 
-/** A history's start: the `creating` the row implies, unless it began held or queued. */
-function historyStart(
-  createdAt: number,
-  firstStep: number | null | undefined,
-): IntentHistoryEntry[] {
-  if (firstStep === HELD_STEP || firstStep === QUEUED_STEP) return [];
-  return [{ at: createdAt, from: null, to: 'creating' }];
-}
-
-/** An intent from its row and its moves, in step order (the history's first entry is the row's). */
+/** An intent from its row and its moves in step order; `creating` is the row's, unless held or queued. */
 export function rowToIntent(row: Row, moves: readonly Move[]): Intent {
-  const history = historyStart(row[COLUMN.created_at] as number, moves[0]?.[0]);
-  for (const move of moves) history.push(entryOf(move, history.at(-1)?.to ?? null));
+  const first = moves[0]?.[0];
+  const history: IntentHistoryEntry[] =
+    first === HELD_STEP || first === QUEUED_STEP
+      ? []
+      : [{ at: row[COLUMN.created_at] as number, from: null, to: 'creating' }];
+  for (const [step, at, note] of moves) {
+    const to = step === HELD_STEP ? 'held' : step === QUEUED_STEP ? 'queued' : STEPS[step];
+    const entry: IntentHistoryEntry = {
+      at,
+      from: history.at(-1)?.to ?? null,
+      to: to as IntentStatus,
+    };
+    if (note !== null) entry.note = note;
+    history.push(entry);
+  }
   return withHistory(row, history);
 }
 
 /** Where a `joinedSql` row's move columns are: after the intent's. */
-const STEP = 25;
-if (Object.keys(COLUMN).length !== STEP) throw new Error('sqlite ledger: a joined row is stale');
+const STEP = COLUMN_NAMES.length;
 
 /** An intent and its moves in one statement, for joinedToIntent: `where` names the intent. */
 export function joinedSql(where: string): string {
-  const columns = Object.keys(COLUMN)
-    .map((c) => `i.${c}`)
-    .join(', ');
+  const columns = COLUMN_NAMES.map((c) => `i.${c}`).join(', ');
   return `SELECT ${columns}, m.step, m.at, n.text FROM intents AS i
     LEFT JOIN moves AS m ON m.intent = i.seq LEFT JOIN notes AS n ON n.id = m.note
     WHERE ${where} ORDER BY m.step`;
@@ -176,13 +135,10 @@ export function joinedSql(where: string): string {
 export function joinedToIntent(rows: readonly object[]): Intent | null {
   const first = rows[0] as Row | undefined;
   if (first === undefined) return null;
-  const history = historyStart(first[COLUMN.created_at] as number, first[STEP] as number | null);
-  for (const row of rows as readonly Row[]) {
-    const [step, at, note] = row.slice(STEP) as [number | null, number | null, string | null];
-    if (step === null || at === null) break;
-    history.push(entryOf([step, at, note], history.at(-1)?.to ?? null));
-  }
-  return withHistory(first, history);
+  const moves = (rows as Row[])
+    .filter((r) => r[STEP] !== null)
+    .map((r) => [r[STEP], r[STEP + 1], r[STEP + 2]] as Move);
+  return rowToIntent(first, moves);
 }
 
 /** An intent from its row (or a joined row, which runs on) and its history. */

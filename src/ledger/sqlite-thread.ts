@@ -1,9 +1,8 @@
 /**
- * The caller's side of the SQLite ledger's worker thread (sqlite-worker.ts), and what crosses
- * between them: each call posted with its arguments, resolved with the worker's answer, errors
- * sent as plain data and turned back into their classes (a structured clone keeps an Error's
- * message, not its class). The thread keeps the process alive only while a call waits; one that
- * dies rejects what it had with LedgerUnavailableError (a write may or may not have committed).
+ * The caller's side of the SQLite ledger's worker thread (sqlite-worker.ts): each call posted,
+ * resolved with its answer; errors cross as data and are rebuilt as their classes (a structured
+ * clone keeps an Error's message, not its class). The thread keeps the process alive only while
+ * a call waits; one that dies rejects what it had with LedgerUnavailableError.
  */
 import { Worker } from 'node:worker_threads';
 import {
@@ -80,7 +79,7 @@ export class SqliteThread {
   private readonly worker: Worker;
   readonly #waiting = new Map<number, { resolve(v: unknown): void; reject(e: unknown): void }>();
   #nextId = 0;
-  /** Why no call can be answered any more: the thread failed to open, died, or was closed. */
+  /** Why no call can be answered any more. */
   #failure: Error | undefined;
   #closing: Promise<void> | undefined;
 
@@ -125,7 +124,6 @@ export class SqliteThread {
   #post(call: Call): Promise<unknown> {
     if (this.#failure !== undefined) return Promise.reject(this.#failure);
     return new Promise((resolve, reject) => {
-      // Referenced while an answer is awaited: the process waits for it, as for a socket.
       if (this.#waiting.size === 0) this.worker.ref();
       this.#waiting.set(call.id, { resolve, reject });
       try {

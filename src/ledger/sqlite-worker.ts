@@ -1,9 +1,7 @@
 /**
- * The SQLite ledger's worker thread: owns the connection and runs every call SqliteLedger posts
- * (sqlite-thread.ts), so that SQL, commits and their fsync never run on the game's event loop.
- * Group commit: the calls that queued up while the last batch ran are taken together and run
- * in one transaction, each in its own savepoint, so a burst costs one fsync while each call
- * still fails alone; no answer is sent before its commit.
+ * The SQLite ledger's worker thread: SQL, commits and their fsync off the game's event loop.
+ * Group commit: the calls that queued up meanwhile run in one transaction, each in a savepoint
+ * of its own, so a burst costs one fsync and each call still fails alone.
  */
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import { SqliteCore } from './sqlite-core.js';

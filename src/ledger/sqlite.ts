@@ -16,9 +16,9 @@ import { ConfigurationError } from '../errors.js';
 import type { LedgerDriver, MoveCall } from './core.js';
 import { LedgerCore } from './core.js';
 import { LedgerBusyError, LedgerClosedError } from './errors.js';
-import type { Intent } from './intent.js';
+import type { Intent, IntentHistoryEntry } from './intent.js';
 import { LocalRateBucket, type RateLimit } from './rate.js';
-import { afterMove, type Forwarded, SqliteCore } from './sqlite-core.js';
+import { type Forwarded, SqliteCore } from './sqlite-core.js';
 import { openLedgerDatabase } from './sqlite-schema.js';
 import { type CoreMethod, SqliteThread } from './sqlite-thread.js';
 
@@ -47,7 +47,7 @@ const RETRY_MAX_MS = 25;
 
 /** The core's write methods: inline, retried on a timer while another process holds the lock. */
 const WRITES: ReadonlySet<CoreMethod> = new Set<CoreMethod>([
-  ...['create', 'transition', 'moveRead', 'update', 'claimDue', 'release', 'advanceChecks'],
+  ...['create', 'transition', 'update', 'claimDue', 'release', 'advanceChecks'],
   ...['recordEvent', 'appendLine'],
 ] as const);
 
@@ -58,6 +58,41 @@ const FORWARDED: readonly Forwarded[] = [
   ...['classBalances', 'accountBalances', 'claimDue', 'release', 'advanceChecks', 'recordEvent'],
   ...['appendLine', 'isBlocked', 'payoutPause', 'operatorLog'],
 ] as const;
+
+/**
+ * One inline call, its answer handed back as it is (no promise of a promise). A write that finds
+ * the lock held (a busy attempt wrote nothing) is retried on a timer, each attempt blocking the
+ * loop at most LOCK_SPIN_MS, until `busyTimeoutMs` has passed.
+ */
+function inline(core: SqliteCore, busyTimeoutMs: number, closed: () => boolean) {
+  return <T>(method: CoreMethod, args: unknown[]): T | Promise<T> => {
+    const once = () => (core[method] as (...a: unknown[]) => T).apply(core, args);
+    if (!WRITES.has(method)) return once();
+    const started = performance.now();
+    try {
+      return once();
+    } catch (err) {
+      if (!(err instanceof LedgerBusyError)) throw err;
+      return (async () => {
+        let last = err;
+        for (let pause = RETRY_FIRST_MS; ; pause = Math.min(pause * 2, RETRY_MAX_MS)) {
+          const waited = performance.now() - started;
+          if (waited >= busyTimeoutMs) throw last;
+          await new Promise((resolve) =>
+            setTimeout(resolve, Math.min(pause, busyTimeoutMs - waited)),
+          );
+          if (closed()) throw new LedgerClosedError();
+          try {
+            return once();
+          } catch (e) {
+            if (!(e instanceof LedgerBusyError)) throw e;
+            last = e;
+          }
+        }
+      })();
+    }
+  };
+}
 
 /** The SQLite driver: SqliteCore's primitives, inline or on the worker thread. */
 function sqliteDriver(
@@ -75,56 +110,25 @@ function sqliteDriver(
     );
   }
   const memory = path === ':memory:' || path === '';
+  let closed = false;
   let thread: SqliteThread | undefined;
   let core: SqliteCore | undefined;
+  let run: <T>(method: CoreMethod, args: unknown[]) => T | Promise<T>;
   if (opts.worker ?? !memory) {
     // A file this library cannot read fails the constructor, as inline; the thread opens it ready.
     if (!memory) openLedgerDatabase(path, busyTimeoutMs).close();
-    thread = new SqliteThread({ path, busyTimeoutMs });
+    const started = new SqliteThread({ path, busyTimeoutMs });
+    thread = started;
+    run = (method, args) => started.call(method, args);
   } else {
-    // The full busy timeout holds while the schema is set up (two processes may open a new file
-    // at once); then each attempt spins briefly.
+    // The full busy timeout holds while the schema is laid out (two processes may open a new
+    // file at once); then each attempt spins briefly.
     core = new SqliteCore(openLedgerDatabase(path, busyTimeoutMs));
     core.db.exec(`PRAGMA busy_timeout = ${LOCK_SPIN_MS}`);
+    run = inline(core, busyTimeoutMs, () => closed);
   }
-  let closed = false;
+  // In process: each SqliteLedger instance keeps its own bucket (rate.ts).
   const rate = new LocalRateBucket();
-
-  /**
-   * One core call: posted to the thread, or run here, its answer handed back as it is (no
-   * promise of a promise); inline, a write that finds the lock held is retried on a timer,
-   * each attempt blocking the loop at most LOCK_SPIN_MS (a busy attempt wrote nothing).
-   */
-  const run = <T>(method: CoreMethod, args: unknown[]): T | Promise<T> => {
-    if (thread) return thread.call<T>(method, args);
-    const target = core as SqliteCore;
-    const once = () => (target[method] as (...a: unknown[]) => T).apply(target, args);
-    if (!WRITES.has(method)) return once();
-    const started = performance.now();
-    try {
-      return once();
-    } catch (err) {
-      if (!(err instanceof LedgerBusyError)) throw err;
-      return (async () => {
-        let last = err;
-        for (let pause = RETRY_FIRST_MS; ; pause = Math.min(pause * 2, RETRY_MAX_MS)) {
-          const waited = performance.now() - started;
-          if (waited >= busyTimeoutMs) throw last;
-          await new Promise((resolve) =>
-            setTimeout(resolve, Math.min(pause, busyTimeoutMs - waited)),
-          );
-          if (closed) throw new LedgerClosedError();
-          try {
-            return once();
-          } catch (e) {
-            if (!(e instanceof LedgerBusyError)) throw e;
-            last = e;
-          }
-        }
-      })();
-    }
-  };
-
   const forwarded = Object.fromEntries(
     FORWARDED.map((method) => [method, (...args: unknown[]) => run(method, args)]),
   ) as Pick<LedgerDriver, Forwarded>;
@@ -134,24 +138,27 @@ function sqliteDriver(
     thread,
     open() {},
     move({ read, ...move }: MoveCall) {
-      const { id, sources, to, patch, now, note } = move;
+      // Still in the status it was read in, it has not moved since (moves only go forward): its
+      // history is the reading's and this move's, and is not read back.
+      const { id, sources, to, now, note } = move;
+      const last = read?.history.at(-1)?.to;
       if (
-        read === undefined ||
-        read.id !== id ||
+        read?.id !== id ||
         sources.length !== 1 ||
         read.status !== sources[0] ||
-        read.history.at(-1)?.to !== read.status
+        last !== read.status
       ) {
         return run<Intent | null>('transition', [move]);
       }
-      // Still in the status it was read in, it has not moved since (moves go up STEPS): its
-      // history and the fields no write changes are the reading's.
-      const row = run<unknown[] | null>('moveRead', [move]);
-      const after = (r: unknown[] | null) =>
-        r === null ? null : afterMove(read, to, patch, now, note, r);
-      return row instanceof Promise ? row.then(after) : after(row);
+      const step: IntentHistoryEntry = { at: now, from: read.status, to };
+      if (note !== null) step.note = note;
+      const known = (moved: Intent | null) => {
+        if (moved !== null) moved.history = [...read.history.map((h) => ({ ...h })), step];
+        return moved;
+      };
+      const moved = run<Intent | null>('transition', [move, true]);
+      return moved instanceof Promise ? moved.then(known) : known(moved);
     },
-    // In process: each SqliteLedger instance keeps its own bucket (rate.ts).
     takeToken: (limit: RateLimit, now: number, keep: number) => rate.takeToken(limit, now, keep),
     holdCalls: (until: number) => rate.holdCalls(until),
     async close() {

@@ -1,7 +1,6 @@
 /**
- * The interface every ledger store implements (SQLite for one process, PostgreSQL for several),
- * one part per job. Every method is async so that a networked store fits; every status change is
- * an atomic compare-and-set, so two processes or two callbacks can never both apply one.
+ * The interface every ledger store implements, one part per job. Every status change is an
+ * atomic compare-and-set: two processes or two callbacks never both apply one.
  */
 import type { Intent, IntentPatch, IntentStatus, NewIntent } from './intent.js';
 import type { AccountBalance, JournalPage, JournalQuery, Posting } from './journal.js';
@@ -22,15 +21,13 @@ export interface TransitionOptions {
   /** Journal postings written in the same atomic step, only if the move is made (see create). */
   postings?: readonly Posting[];
   /**
-   * The intent as the caller read it from this store, when `from` is its status: the store may
-   * take the history and the fields no write changes from it instead of reading them back (it
-   * had not moved since: moves only go forward). The answer is the same either way.
+   * The intent as the caller read it, when `from` is its status: a store may take its history
+   * from it instead of reading it back (moves only go forward). The answer is the same.
    */
   read?: Intent;
   /**
-   * Another intent made due in the same atomic step, only if the move is made: while its status
-   * is still `status`, its `nextCheckAt` becomes `at` unless already earlier. A fee paid into a
-   * match makes the match due this way, so whichever process comes next does the follow-up.
+   * Another intent made due in the same step, only if the move is made: while its status is
+   * still `status`, its `nextCheckAt` becomes `at` unless earlier (a fee paid makes its match due).
    */
   dueAlso?: DueAlso;
 }
@@ -51,17 +48,11 @@ export interface BudgetWindow {
   windowMs: number;
 }
 
-/**
- * Checks `create` makes in the same atomic step as the insert, so that they hold across
- * processes. A refused create records nothing.
- */
+/** Checks `create` makes in its atomic step, so that they hold across processes. */
 export interface CreateGuards {
   /** LimitExceededError when the player already has this many open intents. */
   maxOpenPerPlayer?: number;
-  /**
-   * LimitExceededError when the game already has this many open intents. Matches do not count
-   * (a match's record moves no money; its fees, payouts and refunds do).
-   */
+  /** LimitExceededError when the game has this many open intents (`movesMoney: false` aside). */
   maxOpenPerGame?: number;
   /**
    * Payout budgets (payout kinds only): BudgetExceededError when the new payout would take a
@@ -69,22 +60,18 @@ export interface CreateGuards {
    */
   budgets?: readonly BudgetWindow[];
   /**
-   * Payout approvals (payout kinds only): a payout the hold takes is recorded `held`, never due,
-   * sent only once an operator approves it. It takes an amount above `aboveMsat`, or one that
-   * would take the player's payouts of the last `perPlayer.windowMs` above `perPlayer.limitMsat`
-   * (decided in the create's atomic step, so two racing payouts cannot both pass unheld).
+   * Payout approvals (payout kinds only): a payout above `aboveMsat`, or one that would take the
+   * player's payouts of the window above `perPlayer.limitMsat`, is recorded `held`, never due,
+   * sent only once an operator approves it.
    */
   hold?: PayoutHold;
-  /**
-   * The payout queue (payout kinds only): recorded `queued` with the `nextCheckAt` given, so
-   * that one process's claim moves it `queued -> creating` and sends it. The hold wins.
-   */
+  /** The payout queue (payout kinds only): recorded `queued`, due; the hold wins. */
   queue?: boolean;
   /**
-   * A seat in the new intent's group for its player: at most one per player, at most `seats`
-   * taken, given back when the holder ends expired or failed. LimitExceededError (`seats`) when
-   * every seat is taken; DuplicateIntentError (`seat`, `existingId`) when the player holds one,
-   * unless `replaces` names that holder: the seat then passes to the new intent.
+   * A seat in the new intent's group for its player: one per player, at most `seats`, given back
+   * when the holder ends expired or failed. LimitExceededError (`seats`) when every seat is taken;
+   * DuplicateIntentError (`seat`, `existingId`) when the player holds one, unless `replaces`
+   * names that holder: the seat then passes to the new intent.
    */
   seat?: SeatGuard;
 }
@@ -102,16 +89,13 @@ export interface PayoutHold {
 /** Intents and their journal. */
 export interface IntentStore {
   /**
-   * Records a new intent in status `creating` (or `held`, `queued`: the guards), with a UUID v7
-   * id unless one is given. Refuses a duplicate id or callback token, an `openKey` an open intent
-   * holds (DuplicateIntentError, `existingId`), an invalid intent (InvalidIntentError) and what
-   * the guards refuse; a refused create stores nothing.
+   * Records a new intent, `creating` (or `held`, `queued`: the guards), its id a UUID v7 unless
+   * given. DuplicateIntentError for a taken id, callback token or open `openKey` (`existingId`);
+   * a refused create stores nothing.
    *
-   * `postings` (here, on `transition` and on `update`) are journal entries written in the same
-   * atomic step and only with it: each is the entry `<intent id>:<tag>`, stamped with the
-   * intent's player and group and the write's time, moving the balances of its two accounts.
-   * A move or update whose entry is already journaled writes nothing and answers null, so a step
-   * is journaled at most once, whoever races to write it.
+   * `postings` (here, on `transition` and `update`) are journaled in the same atomic step: each
+   * the entry `<intent id>:<tag>`. A write whose entry is already journaled writes nothing and
+   * answers null, so a step is journaled at most once, whoever races to write it.
    */
   create(
     intent: NewIntent,
@@ -131,9 +115,9 @@ export interface IntentStore {
   /** The intent that holds the player's seat in the group, or null: one keyed read. */
   seatHolder(groupId: string, playerId: string): Promise<Intent | null>;
   /**
-   * Moves `id` from one of `from` to `to` atomically: the updated intent, or null when its status
-   * was not in `from`. IllegalTransitionError, before touching the store, when a listed source
-   * may not move to `to`. A move to a terminal status clears nextCheckAt and the lease.
+   * Moves `id` from one of `from` to `to`: the moved intent, or null when its status was not in
+   * `from` (IllegalTransitionError for a move TRANSITIONS refuses). An ending move clears
+   * nextCheckAt and the lease.
    */
   transition(
     id: string,
@@ -141,10 +125,7 @@ export interface IntentStore {
     to: IntentStatus,
     options?: TransitionOptions,
   ): Promise<Intent | null>;
-  /**
-   * Writes non-status fields while the status is still `status`: the updated intent, or null. A
-   * terminal intent may be annotated (error, meta), never scheduled or leased.
-   */
+  /** Writes non-status fields while the status is `status`, or null; an ended one is never scheduled. */
   update(
     id: string,
     status: IntentStatus,
@@ -152,31 +133,24 @@ export interface IntentStore {
     now?: number,
     postings?: readonly Posting[],
   ): Promise<Intent | null>;
-  /**
-   * Journal entries, oldest first, filtered by every field given, `limit` (1 to 1000, default
-   * 100) at a time; paging with `after` never skips or repeats one.
-   */
+  /** Journal entries, oldest first, filtered; paging with `after` never skips or repeats one. */
   journal(query?: JournalQuery): Promise<JournalPage>;
-  /**
-   * Balances of the named accounts (each answered, '0' msats when it never moved), or with no
-   * names of every class summed over its owners; kept as postings are written, never summed.
-   */
+  /** Balances of the named accounts, or of every class; kept as postings are written. */
   balances(accounts?: readonly string[]): Promise<AccountBalance[]>;
   /** Intents in status `unknown`, oldest first, at most `limit` (default 100). */
   unknowns(limit?: number): Promise<Intent[]>;
   /** Payouts in status `held`, oldest first, at most `limit` (default 100). */
   held(limit?: number): Promise<Intent[]>;
-  /** How many intents of the game are open (matches aside): what maxOpenPerGame guards. */
+  /** The game's open intents that move money: what maxOpenPerGame guards. */
   openCount(): Promise<number>;
 }
 
 /** Leases and the queue: the reconciler's claims. */
 export interface LeaseStore {
   /**
-   * Atomically leases to `owner`, until now + leaseMs, up to `limit` open intents whose
-   * `nextCheckAt` is due and whose lease is free or run out, by `nextCheckAt`: no two callers get
-   * one while its lease runs. Leases leave updatedAt alone. With `queued`, queued payouts are
-   * claimed in a share of their own (up to `queued`) beside up to `limit` others.
+   * Leases to `owner` until now + leaseMs up to `limit` due open intents whose lease is free or
+   * run out, by `nextCheckAt`: no two callers get one while its lease runs. With `queued`, queued
+   * payouts are claimed in a share of their own beside the others.
    */
   claimDue(
     now: number,
@@ -187,19 +161,13 @@ export interface LeaseStore {
   ): Promise<Intent[]>;
   /** Releases a lease held by `owner` (no-op otherwise). */
   release(id: string, owner: string): Promise<void>;
-  /**
-   * The start-up sweep: every open intent (matches aside) due later than `at` becomes due at
-   * `at`, so that a process re-reads what settled while it was down. Answers how many.
-   */
+  /** The start-up sweep: every open intent that moves money due later than `at` is due at `at`. */
   advanceChecks(at: number): Promise<number>;
 }
 
 /** Once-markers: event ids remembered for good. */
 export interface OnceStore {
-  /**
-   * True the first time an id is seen, false for every repeat, from any process, however late
-   * (a signed webhook has no timestamp, so only its id tells a replay); one of racing calls wins.
-   */
+  /** True the first time an id is seen, from any process, however late; false for a repeat. */
   recordEvent(eventId: string, now?: number): Promise<boolean>;
 }
 
@@ -207,13 +175,10 @@ export interface OnceStore {
 export interface OperatorLogStore {
   /** Appends a line (operator-log.ts): no call changes or removes one. */
   recordOperatorAction(line: NewOperatorAction, now?: number): Promise<OperatorAction>;
-  /**
-   * A block or unblock of `line.playerId` as a compare-and-set: set with its line in one atomic
-   * step, or null (nothing written) when the player already is so.
-   */
+  /** A block or unblock with its line, in one step; null (nothing written) when already so. */
   recordBlock(line: NewOperatorAction, now?: number): Promise<OperatorAction | null>;
   isBlocked(playerId: string): Promise<boolean>;
-  /** A pause or resume of the game's payouts as a compare-and-set, like recordBlock. */
+  /** A pause or resume of the game's payouts, like recordBlock. */
   recordPause(line: NewOperatorAction, now?: number): Promise<OperatorAction | null>;
   /** The line of the pause in force, or null. */
   payoutPause(): Promise<OperatorAction | null>;
@@ -231,17 +196,11 @@ export interface RateLimit {
 
 export interface RateStore {
   /**
-   * Takes one call's token: 0 when taken, else the ms to wait (until the next token or the
-   * hold's end). A fresh bucket is full. With `keep` (under `burst`), the token is taken only if
-   * `keep` more remain: a call of low priority leaves the last tokens to those that matter more.
-   * `now` is the caller's clock; a shared bucket counts by its store's own.
+   * Takes one call's token: 0 when taken, else the ms to wait. A fresh bucket is full. With
+   * `keep`, only if `keep` more remain (a call of low priority leaves the last ones to others).
    */
   takeToken(limit: RateLimit, now: number, keep?: number): Promise<number>;
-  /**
-   * No token before `until` (the caller's clock, read as `now`) in any process sharing the store,
-   * and the bucket empty from then (the service's was, when it said 429). An earlier hold than
-   * the one in force changes nothing.
-   */
+  /** No token before `until` in any process sharing the store, and none left then (a 429). */
   holdCalls(until: number, now?: number): Promise<void>;
 }
 
@@ -252,10 +211,7 @@ export interface LedgerStore
     OnceStore,
     OperatorLogStore,
     RateStore {
-  /**
-   * Connects and checks that the store can keep its promise (a layout it reads, storage that
-   * keeps an acknowledged write). Idempotent; every other call runs it first anyway.
-   */
+  /** Connects and checks the layout and durability; every other call runs it first anyway. */
   open(): Promise<void>;
   /** Idempotent; every other call afterwards rejects with LedgerClosedError. */
   close(): Promise<void>;
@@ -268,10 +224,7 @@ const VIEW = [
 ] as const;
 export type LedgerView = Pick<LedgerStore, (typeof VIEW)[number]>;
 
-/**
- * A frozen object of `store`'s reads alone, so that no cast reaches a write. Token lookups are
- * left out too: a callback token is a bearer secret of the route.
- */
+/** A frozen object of `store`'s reads alone (not the token lookup: a bearer secret's). */
 export function readOnlyView(store: LedgerStore): LedgerView {
   const call =
     (m: (typeof VIEW)[number]) =>

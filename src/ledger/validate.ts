@@ -1,9 +1,7 @@
 /**
- * The checks the core runs before any driver touches storage, for every job (intents, postings,
- * pages, the operator log, the rate): inputs parsed by zod at this edge (amounts stay decimal
- * strings: msats exceed 2^53), a status move checked against TRANSITIONS.
- * A move's patch and postings in their common shapes pass a few plain checks instead (each a
- * strict subset of its schema), because a move is the hot path and zod's parse costs it most.
+ * Every input the core takes, parsed before a driver touches storage (amounts stay decimal
+ * strings: msats exceed 2^53). Postings in their common shape pass plain checks, a strict subset
+ * of their schema: a move carries them, and zod's parse of them costs the move most.
  */
 import { z } from 'zod';
 import { idInput } from '../ids.js';
@@ -14,7 +12,6 @@ import {
   INTENT_STATUSES,
   type IntentPatch,
   type IntentStatus,
-  isPayout,
   isTerminal,
   type NewIntent,
 } from './intent.js';
@@ -32,7 +29,7 @@ import {
   type OperatorLogFilter,
   type OperatorLogQuery,
 } from './operator-log.js';
-import type { BudgetWindow, CreateGuards, DueAlso, RateLimit, TransitionOptions } from './store.js';
+import type { CreateGuards, DueAlso, RateLimit, TransitionOptions } from './store.js';
 
 /** The fields that schedule an intent: cleared by a terminal move, never set on an ended one. */
 export const SCHEDULE_FIELDS: ReadonlySet<keyof IntentPatch> = new Set([
@@ -41,7 +38,7 @@ export const SCHEDULE_FIELDS: ReadonlySet<keyof IntentPatch> = new Set([
   'leaseUntil',
 ]);
 
-/** A non-negative integer in decimal, without leading zeros: compared and summed as text or bigint. */
+/** A non-negative integer in decimal, without leading zeros. */
 export const AMOUNT_PATTERN = /^(0|[1-9][0-9]*)$/;
 /** base64url of at least 128 bits: anything shorter is guessable enough to forge a callback. */
 export const CALLBACK_TOKEN_PATTERN = /^[A-Za-z0-9_-]{22,}$/;
@@ -49,6 +46,9 @@ export const CALLBACK_TOKEN_PATTERN = /^[A-Za-z0-9_-]{22,}$/;
 const epochMs = z.int().nonnegative();
 const nonEmpty = z.string().min(1);
 const meta = z.record(z.string(), z.unknown());
+// Sums are kept exact as integers up to 2^53 msats in every store.
+const msat = z.int().nonnegative().max(Number.MAX_SAFE_INTEGER);
+const window = z.strictObject({ limitMsat: msat, windowMs: z.int().positive() });
 
 const newIntentSchema = z.strictObject({
   id: nonEmpty.optional(),
@@ -68,6 +68,7 @@ const newIntentSchema = z.strictObject({
   groupId: z.string().min(1).max(200).nullable().optional(),
   expiresAt: epochMs.nullable().optional(),
   nextCheckAt: epochMs.nullable().optional(),
+  movesMoney: z.boolean().optional(),
   meta: meta.optional(),
 });
 
@@ -75,34 +76,16 @@ const guardsSchema = z.strictObject({
   maxOpenPerPlayer: z.int().positive().optional(),
   maxOpenPerGame: z.int().positive().optional(),
   budgets: z
-    .array(
-      z.strictObject({
-        scope: z.enum(['player', 'room', 'game']),
-        // Sums are kept exact as integers up to 2^53 msats (90,000 BTC) in every store.
-        limitMsat: z.int().nonnegative().max(Number.MAX_SAFE_INTEGER),
-        windowMs: z.int().positive(),
-      }),
-    )
+    .array(z.strictObject({ scope: z.enum(['player', 'room', 'game']), ...window.shape }))
     .optional(),
   queue: z.boolean().optional(),
   seat: z
     .strictObject({ seats: z.int().positive().optional(), replaces: nonEmpty.optional() })
     .optional(),
-  hold: z
-    .strictObject({
-      aboveMsat: z.int().nonnegative().max(Number.MAX_SAFE_INTEGER).optional(),
-      perPlayer: z
-        .strictObject({
-          limitMsat: z.int().nonnegative().max(Number.MAX_SAFE_INTEGER),
-          windowMs: z.int().positive(),
-        })
-        .optional(),
-    })
-    .optional(),
+  hold: z.strictObject({ aboveMsat: msat.optional(), perPlayer: window.optional() }).optional(),
 });
 
-/** A patch as every store accepts it (exported as the reference plainPatch is tested against). */
-export const patchSchema = z.strictObject({
+const patchSchema = z.strictObject({
   remoteId: nonEmpty.nullable().optional(),
   code: nonEmpty.nullable().optional(),
   uri: nonEmpty.nullable().optional(),
@@ -113,6 +96,12 @@ export const patchSchema = z.strictObject({
   leaseUntil: epochMs.nullable().optional(),
   error: z.string().nullable().optional(),
   meta: meta.optional(),
+});
+
+const dueAlsoSchema = z.strictObject({
+  id: nonEmpty,
+  status: z.enum(INTENT_STATUSES),
+  at: epochMs,
 });
 
 function parse<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
@@ -126,104 +115,21 @@ function parse<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
 }
 
 export function parsePatch(value: IntentPatch): IntentPatch {
-  const plain = plainPatch(value);
-  if (plain !== null) return plain;
   const parsed = parse(patchSchema, value, 'patch');
   if (parsed.meta !== undefined) assertJson(parsed.meta);
   return parsed;
 }
 
 export function parseEpochMs(value: number, what: string): number {
-  return isEpochMs(value) ? value : parse(epochMs, value, what);
+  return Number.isSafeInteger(value) && value >= 0 ? value : parse(epochMs, value, what);
 }
 
-/** What `epochMs` accepts. */
-function isEpochMs(value: unknown): value is number {
-  return Number.isSafeInteger(value) && (value as number) >= 0;
-}
-
-/** A plain object (what zod's strict objects read their keys from, with nothing inherited). */
-function isPlain(value: unknown): value is Record<string, unknown> {
-  if (typeof value !== 'object' || value === null) return false;
-  const proto = Object.getPrototypeOf(value);
-  return proto === Object.prototype || proto === null;
-}
-
-/** A patch without meta, each field of its type, as patchSchema answers (undefined keys too); else null. */
-function plainPatch(value: unknown): IntentPatch | null {
-  if (!isPlain(value)) return null;
-  const out: Record<string, unknown> = {};
-  for (const key in value) {
-    const v = value[key];
-    if (v !== undefined && v !== null) {
-      switch (key) {
-        case 'remoteId':
-        case 'code':
-        case 'uri':
-        case 'leaseOwner':
-          if (typeof v !== 'string' || v.length === 0) return null;
-          break;
-        case 'expiresAt':
-        case 'nextCheckAt':
-        case 'leaseUntil':
-        case 'checks':
-          if (!isEpochMs(v)) return null;
-          break;
-        case 'error':
-          if (typeof v !== 'string') return null;
-          break;
-        default:
-          return null;
-      }
-    } else if (v === null && (key === 'checks' || !PATCH_KEYS.has(key))) {
-      return null;
-    } else if (v === undefined && !PATCH_KEYS.has(key)) {
-      return null;
-    }
-    out[key] = v;
-  }
-  return out as IntentPatch;
-}
-
-/** The keys plainPatch takes (all of patchSchema's but meta). */
-const PATCH_KEYS: ReadonlySet<string> = new Set(
-  Object.keys(patchSchema.shape).filter((key) => key !== 'meta'),
-);
-
-const statusSchema = z.enum(INTENT_STATUSES);
-
-/** The budget windows a new intent is checked against: payouts only, a room's only with a room. */
-function budgetsFor(intent: NewIntent, guards: CreateGuards): BudgetWindow[] {
-  if (!isPayout(intent.kind)) return [];
-  return (guards.budgets ?? []).filter((b) => b.scope !== 'room' || intent.roomId !== null);
-}
-
-/**
- * How the approvals' hold applies to a new payout: `now` when its amount alone is above the
- * line; `window`, the player's window the store sums in the create's atomic step, or null;
- * `queue`, recorded `queued` unless the hold takes it.
- */
-export interface HoldCheck {
-  now: boolean;
-  window: { limitMsat: number; windowMs: number } | null;
-  queue: boolean;
-}
-
-function holdOf(intent: NewIntent, guards: CreateGuards): HoldCheck {
-  const hold = guards.hold;
-  if (!isPayout(intent.kind)) return { now: false, window: null, queue: false };
-  const queue = guards.queue === true;
-  if (hold === undefined) return { now: false, window: null, queue };
-  const above = hold.aboveMsat !== undefined && BigInt(intent.amount) > BigInt(hold.aboveMsat);
-  return { now: above, window: hold.perPlayer ?? null, queue };
-}
-
-/** A create's arguments, checked in order (intent, now, guards), with its budgets and hold. */
+/** A create's arguments, checked in order: the intent, its time, the guards. */
 export function parseCreate(
   intent: NewIntent,
   now: number,
   guards: CreateGuards,
-): { input: NewIntent; checks: CreateGuards; budgets: BudgetWindow[]; hold: HoldCheck } {
+): { input: NewIntent; checks: CreateGuards } {
   const input = parse(newIntentSchema, intent, 'intent') as NewIntent;
   if (input.meta !== undefined) assertJson(input.meta);
   parseEpochMs(now, 'now');
@@ -231,12 +137,7 @@ export function parseCreate(
   if (checks.seat !== undefined && (input.groupId ?? null) === null) {
     throw new InvalidIntentError('guards.seat: a seat is in a group, and the intent has none');
   }
-  return {
-    input,
-    checks,
-    budgets: budgetsFor(input, checks),
-    hold: holdOf(input, checks),
-  };
+  return { input, checks };
 }
 
 /** A move's arguments: the move (assertMove), its time, a patch that schedules no ended intent. */
@@ -255,15 +156,9 @@ export function parseMove(
   return { sources, now, patch, dueAlso };
 }
 
-const dueAlsoSchema = z.strictObject({
-  id: nonEmpty,
-  status: z.enum(INTENT_STATUSES),
-  at: epochMs,
-});
-
 /** An update's arguments; answers the parsed patch. */
 export function parseUpdate(status: IntentStatus, patch: IntentPatch, now: number): IntentPatch {
-  parse(statusSchema, status, 'status');
+  parse(z.enum(INTENT_STATUSES), status, 'status');
   parseEpochMs(now, 'now');
   const input = parsePatch(patch);
   assertSchedulable(status, input);
@@ -287,6 +182,7 @@ export function assertMove(
   to: IntentStatus,
 ): IntentStatus[] {
   const sources = typeof from === 'string' ? [from] : [...from];
+  const isStatus = (s: unknown) => INTENT_STATUSES.includes(s as IntentStatus);
   if (
     !isStatus(to) ||
     sources.length === 0 ||
@@ -295,10 +191,6 @@ export function assertMove(
     throw new IllegalTransitionError(sources, to);
   }
   return sources.length === 1 ? sources : [...new Set(sources)];
-}
-
-function isStatus(value: unknown): value is IntentStatus {
-  return INTENT_STATUSES.includes(value as IntentStatus);
 }
 
 /** A terminal intent is never checked or leased again, so a patch may not schedule one. */
@@ -330,9 +222,7 @@ function assertJson(value: Record<string, unknown>): void {
 
 /** The largest amount one posting may carry, and any balance may reach: a signed 64-bit integer. */
 export const MAX_POSTING_AMOUNT = 2n ** 63n - 1n;
-/** A posting's amount: a positive integer in decimal, of at most 19 digits. */
 const POSTING_AMOUNT = /^[1-9][0-9]{0,18}$/;
-/** The most postings one write may carry. */
 const MAX_POSTINGS = 16;
 
 const postingSchema = z.strictObject({
@@ -342,16 +232,12 @@ const postingSchema = z.strictObject({
   amount: z
     .string()
     // abort: zod runs later checks after a failed one, and BigInt('1.5') throws a SyntaxError.
-    .regex(POSTING_AMOUNT, {
-      error: 'must be a positive integer as a decimal string',
-      abort: true,
-    })
+    .regex(POSTING_AMOUNT, { error: 'must be a positive integer as a decimal string', abort: true })
     .refine((a) => BigInt(a) <= MAX_POSTING_AMOUNT, 'must fit a signed 64-bit integer'),
   unit: z.string().min(1).max(32),
   why: z.string().max(500),
 });
 
-/** Built once: a schema built per call would cost every write its construction. */
 export const postingsSchema = z.array(postingSchema).max(MAX_POSTINGS);
 
 /** A write's postings, before anything is written: well formed, two accounts, no tag twice. */
@@ -359,16 +245,13 @@ export function parsePostings(postings: readonly Posting[] | undefined): Posting
   if (postings === undefined) return [];
   const parsed = plainPostings(postings) ?? parse(postingsSchema, postings, 'postings');
   const tags = new Set<string>();
-  for (const posting of parsed) {
-    if (posting.debit === posting.credit) {
-      throw new InvalidIntentError(
-        `invalid postings: ${posting.tag} debits and credits one account`,
-      );
+  for (const { tag, debit, credit } of parsed) {
+    if (debit === credit) {
+      throw new InvalidIntentError(`invalid postings: ${tag} debits and credits one account`);
     }
-    if (tags.has(posting.tag)) {
-      throw new InvalidIntentError(`invalid postings: the tag ${posting.tag} is given twice`);
-    }
-    tags.add(posting.tag);
+    if (tags.has(tag))
+      throw new InvalidIntentError(`invalid postings: the tag ${tag} is given twice`);
+    tags.add(tag);
   }
   return parsed;
 }
@@ -378,26 +261,20 @@ function plainPostings(value: unknown): Posting[] | null {
   if (!Array.isArray(value) || value.length > MAX_POSTINGS) return null;
   const out: Posting[] = [];
   for (const posting of value) {
-    if (!isPlain(posting)) return null;
+    const proto = typeof posting === 'object' && posting !== null && Object.getPrototypeOf(posting);
+    if (proto !== Object.prototype && proto !== null) return null;
     let keys = 0;
     for (const _ in posting) keys++;
-    const { tag, debit, credit, amount, unit, why } = posting;
+    const { tag, debit, credit, amount, unit, why } = posting as Record<string, unknown>;
     if (
       keys !== 6 ||
-      typeof tag !== 'string' ||
-      !POSTING_TAG_PATTERN.test(tag) ||
-      typeof debit !== 'string' ||
-      !isAccount(debit) ||
-      typeof credit !== 'string' ||
-      !isAccount(credit) ||
-      typeof amount !== 'string' ||
-      !POSTING_AMOUNT.test(amount) ||
+      !(typeof tag === 'string' && POSTING_TAG_PATTERN.test(tag)) ||
+      !(typeof debit === 'string' && isAccount(debit)) ||
+      !(typeof credit === 'string' && isAccount(credit)) ||
+      !(typeof amount === 'string' && POSTING_AMOUNT.test(amount)) ||
       BigInt(amount) > MAX_POSTING_AMOUNT ||
-      typeof unit !== 'string' ||
-      unit.length < 1 ||
-      unit.length > 32 ||
-      typeof why !== 'string' ||
-      why.length > 500
+      !(typeof unit === 'string' && unit.length >= 1 && unit.length <= 32) ||
+      !(typeof why === 'string' && why.length <= 500)
     ) {
       return null;
     }
@@ -422,13 +299,12 @@ const journalQuerySchema = z.strictObject({
   limit: pageLimit,
 });
 
-/** A journal query as parseJournalQuery leaves it. */
+/** A journal query as parseJournalQuery leaves it: `after` a seq, `limit` given. */
 export type JournalFilter = Omit<JournalQuery, 'after' | 'limit'> & {
   after: number;
   limit: number;
 };
 
-/** A journal query; `limit` defaults to 100, `after` becomes a seq. */
 export function parseJournalQuery(query: JournalQuery | undefined): JournalFilter {
   const parsed = parse(journalQuerySchema, query ?? {}, 'journal query');
   return { ...parsed, after: Number(parsed.after ?? 0), limit: parsed.limit ?? 100 };
@@ -436,10 +312,8 @@ export function parseJournalQuery(query: JournalQuery | undefined): JournalFilte
 
 const accountsSchema = z.array(z.string().refine(isAccountName)).max(1000);
 
-/** Account names for `balances`: at most 1,000, each an account. */
 export function parseAccounts(accounts: readonly string[] | undefined): string[] | undefined {
-  if (accounts === undefined) return undefined;
-  return parse(accountsSchema, accounts, 'accounts');
+  return accounts === undefined ? undefined : parse(accountsSchema, accounts, 'accounts');
 }
 
 const text = (max: number) =>
@@ -467,46 +341,41 @@ const querySchema = z.strictObject({
   limit: pageLimit,
 });
 
-function refused(what: string, error: z.ZodError): InvalidIntentError {
-  const issue = error.issues[0];
+/** The operator's inputs: InvalidIntentError naming the first bad field. */
+function parseNamed<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
   const at = issue && issue.path.length > 0 ? issue.path.join('.') : what;
-  return new InvalidIntentError(`invalid ${what}: ${at} ${issue?.message ?? 'is invalid'}`);
+  throw new InvalidIntentError(`invalid ${what}: ${at} ${issue?.message ?? 'is invalid'}`);
 }
 
-/** Checks a line before a store appends it: InvalidIntentError naming the first bad field. */
 export function parseOperatorAction(line: NewOperatorAction): NewOperatorAction {
-  const parsed = lineSchema.safeParse(line);
-  if (!parsed.success) throw refused('operator action', parsed.error);
-  const { action, intentId, playerId } = parsed.data;
+  const parsed = parseNamed(lineSchema, line, 'operator action');
+  const { action, intentId, playerId } = parsed;
   if ((action === 'block' || action === 'unblock') && playerId === null) {
     throw new InvalidIntentError(`invalid operator action: ${action} must name a playerId`);
   }
   if (INTENT_ACTIONS.includes(action) && intentId === null) {
     throw new InvalidIntentError(`invalid operator action: ${action} must name an intentId`);
   }
-  return parsed.data;
-}
-
-/** Checks a line for `recordBlock`: a block or an unblock, of a player. */
-export function parseBlock(line: NewOperatorAction): NewOperatorAction {
-  const parsed = parseOperatorAction(line);
-  if (parsed.action !== 'block' && parsed.action !== 'unblock') {
-    throw new InvalidIntentError(
-      `invalid operator action: recordBlock takes a block or an unblock, not ${parsed.action}`,
-    );
-  }
   return parsed;
 }
 
-/** Checks a line for `recordPause`: a pause or a resume of the game's payouts, naming no player. */
-export function parsePause(line: NewOperatorAction): NewOperatorAction {
+/** A line for `recordBlock` or `recordPause`: one of its two actions (a pause names nobody). */
+export function parseSwitch(
+  line: NewOperatorAction,
+  call: 'recordBlock' | 'recordPause',
+): NewOperatorAction {
   const parsed = parseOperatorAction(line);
-  if (parsed.action !== 'pause' && parsed.action !== 'resume') {
+  const [on, off] = call === 'recordBlock' ? ['block', 'unblock'] : ['pause', 'resume'];
+  if (parsed.action !== on && parsed.action !== off) {
+    const takes = call === 'recordBlock' ? 'a block or an unblock' : 'a pause or a resume';
     throw new InvalidIntentError(
-      `invalid operator action: recordPause takes a pause or a resume, not ${parsed.action}`,
+      `invalid operator action: ${call} takes ${takes}, not ${parsed.action}`,
     );
   }
-  if (parsed.playerId !== null || parsed.intentId !== null) {
+  if (call === 'recordPause' && (parsed.playerId !== null || parsed.intentId !== null)) {
     throw new InvalidIntentError(
       `invalid operator action: a ${parsed.action} of the game's payouts names no player or intent`,
     );
@@ -514,19 +383,13 @@ export function parsePause(line: NewOperatorAction): NewOperatorAction {
   return parsed;
 }
 
-/** Checks a query: `after` becomes a seq, `limit` defaults to 100. */
 export function parseOperatorLogQuery(query: OperatorLogQuery | undefined): OperatorLogFilter {
-  const parsed = querySchema.safeParse(query ?? {});
-  if (!parsed.success) throw refused('operator log query', parsed.error);
-  const { after, limit, ...filters } = parsed.data;
+  const { after, limit, ...filters } = parseNamed(querySchema, query ?? {}, 'operator log query');
   return { ...filters, after: Number(after ?? 0), limit: limit ?? 100 };
 }
 
-/** A player id for `isBlocked`: 1 to 255 characters. */
 export function parsePlayerId(playerId: string): string {
-  const parsed = name.safeParse(playerId);
-  if (!parsed.success) throw refused('player id', parsed.error);
-  return parsed.data;
+  return parseNamed(name, playerId, 'player id');
 }
 
 /** A time as the stores keep them: whole epoch ms, not negative. */

@@ -1,13 +1,9 @@
 /**
- * How the SQLite ledger's worker thread starts. Built (dist/): from its file beside this module,
- * with no flags (some of the process's, such as `node -e`'s `--input-type`, would stop it).
- *
- * From the sources (this repository's tests, benchmarks and examples, under tsx) the worker is
- * TypeScript. Each thread would load its hundred modules one by one through tsx's loader, which
- * costs a fresh store several times what its SQL does; instead the worker is bundled once per
- * process with esbuild (the transformer tsx runs) and each thread evaluates that one script.
- * Where esbuild cannot be loaded, the thread inherits the process's flags, tsx's loader among
- * them, as before.
+ * How the SQLite ledger's worker thread starts. Built: from its file beside this module, with no
+ * flags (`node -e`'s `--input-type` would stop it). From the sources under tsx, each thread would
+ * load its modules one by one through tsx's loader, costing a fresh store more than its SQL; so
+ * the worker is bundled once per process with esbuild and each thread evaluates that script.
+ * Without esbuild, the thread inherits the process's flags, tsx's loader among them.
  */
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';

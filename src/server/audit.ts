@@ -23,12 +23,13 @@
  */
 import { createHash } from 'node:crypto';
 import { type Intent, isTerminal } from '../ledger/intent.js';
-import { accounts, type JournalEntry, rejectedByOperator, wasShown } from '../ledger/journal.js';
+import { accounts, type JournalEntry } from '../ledger/journal.js';
 import { type Balances, readBalances, sumsByUnit, type WalletReading } from './balances.js';
 import type { Looker } from './checks.js';
 import type { Engine } from './engine.js';
 import type { AuditFinding } from './findings.js';
 import { isMatch, type MatchIntent } from './kinds/match.js';
+import { rejectedByOperator, wasShown } from './kinds/payout-position.js';
 
 export type { AuditFinding } from './findings.js';
 

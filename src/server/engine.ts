@@ -439,7 +439,9 @@ export class Engine implements KindHost {
    */
   async record(fields: NewIntent, now: number, guards: CreateGuards): Promise<Intent> {
     const postings = postingsFor(null, draftOf(fields, now), this.#position);
-    const recorded = await this.ledger.create(fields, now, guards, postings);
+    // A record that moves no money (a match) is not counted open: its kind says so.
+    const intent = this.rulesOf(fields.kind).movesMoney ? fields : { ...fields, movesMoney: false };
+    const recorded = await this.ledger.create(intent, now, guards, postings);
     if (recorded.status !== 'creating') this.#moves.publish({ what: 'recorded', intent: recorded });
     return recorded;
   }

@@ -24,7 +24,7 @@ import { z } from 'zod';
 import { OperatorRefusedError } from '../errors.js';
 import { idInput } from '../ids.js';
 import type { Intent, IntentPatch } from '../ledger/intent.js';
-import { fromPot, reissuedByOperator, wasShown } from '../ledger/journal.js';
+import { fromPot } from '../ledger/journal.js';
 import type {
   NewOperatorAction,
   OperatorAction,
@@ -33,6 +33,7 @@ import type {
 } from '../ledger/operator-log.js';
 import type { Engine } from './engine.js';
 import { isClaimCode } from './kinds/index.js';
+import { reissuedByOperator, wasShown } from './kinds/payout-position.js';
 import { claimTimeFromNow, sendRecordedPayout } from './kinds/payouts.js';
 import { pageFields } from './operations/inputs.js';
 import type { Ticket } from './outbound.js';

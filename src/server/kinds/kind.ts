@@ -121,7 +121,7 @@ interface RulesOfAnyKind {
    * looks next, whatever becomes of the one that moved it. None: its moves leave the group alone.
    */
   readonly groupDue?: { readonly on: readonly IntentStatus[]; readonly while: IntentStatus };
-  /** May it be issued again having ended unpaid? (journal.ts's `mayReissue` for payouts) */
+  /** May it be issued again having ended unpaid? (payout-position.ts's `mayReissue` for payouts) */
   mayReissue(intent: Intent): boolean;
   /** The room map its entry appears in; null: it never appears in a room. */
   readonly room: RoomMap | null;

@@ -16,7 +16,7 @@
 import { LnAddressRefusedError } from '../../errors.js';
 import { IntentLostError } from '../../ledger/errors.js';
 import type { Intent } from '../../ledger/intent.js';
-import { accounts, mayReissue } from '../../ledger/journal.js';
+import { accounts } from '../../ledger/journal.js';
 import type { AddressPayment, PaymentsPort } from '../../port/port.js';
 import { refuseBlocked } from '../blocked.js';
 import type { Engine } from '../engine.js';
@@ -26,7 +26,7 @@ import type { Ticket } from '../outbound.js';
 import { newCallbackToken } from '../tokens.js';
 import { isPayment } from './guards.js';
 import { type KindRules, notProvenBy, type Observation, recorded } from './kind.js';
-import { payoutPosition } from './payout-position.js';
+import { mayReissue, payoutPosition } from './payout-position.js';
 
 export const payment: KindRules = {
   kind: 'payment',

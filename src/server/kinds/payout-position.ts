@@ -4,15 +4,44 @@
  * claim, or a payment on its way) and what their completion is called.
  */
 import type { Intent } from '../../ledger/intent.js';
-import {
-  accounts,
-  attemptOf,
-  fromPot,
-  mayReissue,
-  type Position,
-  reissuedByOperator,
-  rejectedByOperator,
-} from '../../ledger/journal.js';
+import { accounts, fromPot, type Position } from '../../ledger/journal.js';
+
+/** How many times a match's payout or refund is issued before it is left to an operator. */
+export const MAX_PAYOUT_ATTEMPTS = 3;
+
+/** Was the intent's code ever given out (to its room, its caller)? A fact recorded when it was. */
+export function wasShown(intent: Pick<Intent, 'meta' | 'history'>): boolean {
+  return typeof intent.meta.shownAt === 'number' || intent.history.some((h) => h.to === 'pending');
+}
+
+/** Which attempt at a match's payout or refund this intent is (1 for anything else). */
+export function attemptOf(intent: Pick<Intent, 'meta' | 'id'>): number {
+  const recorded = intent.meta.attempt;
+  if (typeof recorded === 'number' && Number.isInteger(recorded) && recorded > 0) return recorded;
+  const suffix = /:(\d+)$/.exec(intent.id);
+  return typeof intent.meta.payKey === 'string' && suffix ? Number(suffix[1]) : 1;
+}
+
+/**
+ * May a match's payout or refund that ended unpaid be issued again? Only when nobody can have
+ * its code: refused by the service, or expired without ever being shown. A code that was shown
+ * may still be in a player's hands until its deadline, so it is never issued twice.
+ */
+export function mayReissue(intent: Intent): boolean {
+  if (!fromPot(intent) || attemptOf(intent) >= MAX_PAYOUT_ATTEMPTS) return false;
+  if (rejectedByOperator(intent)) return false;
+  return intent.status === 'failed' || (intent.status === 'expired' && !wasShown(intent));
+}
+
+/** Whether an operator rejected this held payout (`meta.rejectedBy`): it is never issued again. */
+export function rejectedByOperator(intent: Pick<Intent, 'meta'>): boolean {
+  return typeof intent.meta.rejectedBy === 'string';
+}
+
+/** Whether an operator issued this ended payout or refund again (`meta.reissuedBy`, once). */
+export function reissuedByOperator(intent: Pick<Intent, 'meta'>): boolean {
+  return typeof intent.meta.reissuedBy === 'string';
+}
 
 export function payoutPosition(
   intent: Intent,

@@ -10,7 +10,7 @@
  * when nobody can hold its code (journal.ts, `mayReissue`).
  */
 import type { Intent } from '../../ledger/intent.js';
-import { accounts, mayReissue } from '../../ledger/journal.js';
+import { accounts } from '../../ledger/journal.js';
 import type { ClaimCode, PaymentsPort } from '../../port/port.js';
 import { refuseBlocked } from '../blocked.js';
 import type { Engine } from '../engine.js';
@@ -19,7 +19,7 @@ import type { ParsedReward } from '../operations/inputs.js';
 import type { Ticket } from '../outbound.js';
 import { newCallbackToken } from '../tokens.js';
 import { type KindRules, notProvenBy, type Observation, recorded } from './kind.js';
-import { payoutPosition } from './payout-position.js';
+import { mayReissue, payoutPosition } from './payout-position.js';
 
 export const reward: KindRules = {
   kind: 'reward',

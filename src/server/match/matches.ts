@@ -48,12 +48,6 @@ import {
 } from '../../errors.js';
 import { DuplicateIntentError, InvalidIntentError } from '../../ledger/errors.js';
 import { type Intent, isTerminal } from '../../ledger/intent.js';
-import {
-  attemptOf,
-  MAX_PAYOUT_ATTEMPTS,
-  reissuedByOperator,
-  wasShown,
-} from '../../ledger/journal.js';
 import type { SeatGuard } from '../../ledger/store.js';
 import { refuseBlocked } from '../blocked.js';
 import type { Engine } from '../engine.js';
@@ -61,6 +55,12 @@ import { entryFee, startEntryFee } from '../kinds/entry-fee.js';
 import { type EntryFeeIntent, isEntryFee } from '../kinds/guards.js';
 import { decisionOf, isMatch, type MatchIntent, newMatch, termsOf } from '../kinds/match.js';
 import { startAddressPayment } from '../kinds/payment.js';
+import {
+  attemptOf,
+  MAX_PAYOUT_ATTEMPTS,
+  reissuedByOperator,
+  wasShown,
+} from '../kinds/payout-position.js';
 import { startReward } from '../kinds/reward.js';
 import type { Move, Moves } from '../moves.js';
 import { isAmbiguous } from '../operations/outcome.js';

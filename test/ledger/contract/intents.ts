@@ -1273,12 +1273,13 @@ export function describeIntentContract(factory: LedgerFactory): void {
         await rejection(store.create(newIntent(), 1, cap), LimitExceededError);
       });
 
-      it('does not count matches against maxOpenPerGame: their fees and payouts count', async () => {
+      it('does not count a record that moves no money (a match) against maxOpenPerGame: its fees and payouts count', async () => {
         const cap = { maxOpenPerGame: 2 };
         const matchId = randomUUID();
         const match = newIntent({
           id: matchId,
           kind: 'match',
+          movesMoney: false,
           playerId: `match:${matchId}`,
           groupId: matchId,
           callbackToken: null,

@@ -316,7 +316,10 @@ export function describeLeaseContract(factory: LedgerFactory): void {
         await store.transition(unknown.id, 'creating', 'unknown', { now: 2 });
         const sooner = await store.create(newIntent({ nextCheckAt: 500 }), 1);
         const never = await store.create(newIntent({ nextCheckAt: null }), 1);
-        const match = await store.create(newIntent({ kind: 'match', nextCheckAt: 8_000 }), 1);
+        const match = await store.create(
+          newIntent({ kind: 'match', movesMoney: false, nextCheckAt: 8_000 }),
+          1,
+        );
         const done = await store.create(newIntent({ nextCheckAt: 7_000 }), 1);
         await store.transition(done.id, 'creating', 'failed', { now: 2 });
         await store.claimDue(500, 10, 'worker-1', 10_000);

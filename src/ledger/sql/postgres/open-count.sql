@@ -1,2 +1,2 @@
--- The game's open intents, matches aside: the stripes summed.
+-- The game's open intents, that move money: the stripes summed.
 SELECT sum(n)::bigint AS open FROM {s}.open_count

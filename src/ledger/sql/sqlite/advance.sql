@@ -1,3 +1,3 @@
--- The start-up sweep: the same WHERE terms as the due index, so it walks only open intents.
+-- The start-up sweep of what moves money (live = 1); the due index's terms, so it walks open ones.
 UPDATE intents SET next_check_at = :at
-WHERE next_check_at IS NOT NULL AND {live} AND next_check_at > :at AND kind <> 'match'
+WHERE next_check_at IS NOT NULL AND {live} AND next_check_at > :at AND live = 1

@@ -1,2 +1,2 @@
--- The game's open intents, matches aside, as the triggers keep them.
+-- The game's open intents, that move money, as the triggers keep them.
 SELECT n FROM counters WHERE name = 'open'

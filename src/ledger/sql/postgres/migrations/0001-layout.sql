@@ -9,7 +9,8 @@ CREATE TABLE "lightning".layout (
 
 -- One row per intent: amounts `numeric` (exact sums), times epoch ms, `history` appended to
 -- by each move. `last_call` is the last write's token: a writer whose answer a dropped
--- connection lost reads whether it committed. The kind is checked by the parse, not here.
+-- connection lost reads whether it committed. `moves_money` is false for a record of ours that
+-- moves none (its kind's rule): not counted open, not swept at start-up.
 CREATE TABLE "lightning".intents (
   seq             bigint  GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
   id              text    NOT NULL,
@@ -39,6 +40,7 @@ CREATE TABLE "lightning".intents (
   meta            json    NOT NULL,
   history         jsonb   NOT NULL,
   last_call       text,
+  moves_money     boolean NOT NULL,
   CONSTRAINT intents_id UNIQUE (id)
 );
 
@@ -113,7 +115,7 @@ CREATE TABLE "lightning".balances (
     AND balance <= lim AND balance >= -lim - (shard = 0)::int)
 );
 
--- The game's open intents, matches aside: 32 rows summed, a write adding to its backend's
+-- The game's open intents that move money: 32 rows summed, a write adding to its backend's
 -- (opens 0 to 15, ends 16 to 31: OPEN_STRIPES), so connections rarely wait on each other.
 CREATE TABLE "lightning".open_count (
   stripe smallint PRIMARY KEY CHECK (stripe BETWEEN 0 AND 31),
@@ -126,13 +128,13 @@ CREATE FUNCTION "lightning".count_open() RETURNS trigger LANGUAGE plpgsql AS $fn
     d integer := 0;
   BEGIN
     IF TG_OP <> 'INSERT' THEN
-      IF (OLD.kind <> 'match' AND OLD.status IN ('held', 'queued', 'creating', 'pending',
+      IF (OLD.moves_money AND OLD.status IN ('held', 'queued', 'creating', 'pending',
           'unknown')) THEN
         d := d - 1;
       END IF;
     END IF;
     IF TG_OP <> 'DELETE' THEN
-      IF (NEW.kind <> 'match' AND NEW.status IN ('held', 'queued', 'creating', 'pending',
+      IF (NEW.moves_money AND NEW.status IN ('held', 'queued', 'creating', 'pending',
           'unknown')) THEN
         d := d + 1;
       END IF;
@@ -146,17 +148,17 @@ CREATE FUNCTION "lightning".count_open() RETURNS trigger LANGUAGE plpgsql AS $fn
   END
 $fn$;
 CREATE TRIGGER intents_count_insert AFTER INSERT ON "lightning".intents FOR EACH ROW
-  WHEN (NEW.kind <> 'match' AND NEW.status IN ('held', 'queued', 'creating', 'pending',
+  WHEN (NEW.moves_money AND NEW.status IN ('held', 'queued', 'creating', 'pending',
     'unknown'))
   EXECUTE FUNCTION "lightning".count_open();
-CREATE TRIGGER intents_count_update AFTER UPDATE OF status, kind ON "lightning".intents
+CREATE TRIGGER intents_count_update AFTER UPDATE OF status, moves_money ON "lightning".intents
   FOR EACH ROW
-  WHEN ((OLD.kind <> 'match' AND OLD.status IN ('held', 'queued', 'creating', 'pending',
-    'unknown')) IS DISTINCT FROM (NEW.kind <> 'match' AND NEW.status IN ('held', 'queued',
+  WHEN ((OLD.moves_money AND OLD.status IN ('held', 'queued', 'creating', 'pending',
+    'unknown')) IS DISTINCT FROM (NEW.moves_money AND NEW.status IN ('held', 'queued',
     'creating', 'pending', 'unknown')))
   EXECUTE FUNCTION "lightning".count_open();
 CREATE TRIGGER intents_count_delete AFTER DELETE ON "lightning".intents FOR EACH ROW
-  WHEN (OLD.kind <> 'match' AND OLD.status IN ('held', 'queued', 'creating', 'pending',
+  WHEN (OLD.moves_money AND OLD.status IN ('held', 'queued', 'creating', 'pending',
     'unknown'))
   EXECUTE FUNCTION "lightning".count_open();
 

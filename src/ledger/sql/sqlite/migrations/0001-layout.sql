@@ -106,25 +106,20 @@ CREATE TABLE class_balances (
   PRIMARY KEY (class, unit)
 ) STRICT, WITHOUT ROWID;
 
--- The game's open intents, matches aside (maxOpenPerGame), kept by triggers that only an
--- insert, an ending move or a delete runs: a create's check reads one row.
+-- The game's open intents that move money (live = 1; 0: open, a record that moves none), kept
+-- by triggers: a create's check reads one row.
 CREATE TABLE counters (
   name TEXT    PRIMARY KEY,
   n    INTEGER NOT NULL
 ) STRICT, WITHOUT ROWID;
 INSERT INTO counters (name, n) VALUES ('open', 0);
 
-CREATE TRIGGER intents_count_insert AFTER INSERT ON intents
-  WHEN NEW.live IS NOT NULL AND NEW.kind <> 'match'
+CREATE TRIGGER intents_count_insert AFTER INSERT ON intents WHEN NEW.live IS 1
   BEGIN UPDATE counters SET n = n + 1 WHERE name = 'open'; END;
-CREATE TRIGGER intents_count_live AFTER UPDATE OF live, kind ON intents
-  WHEN (OLD.live IS NOT NULL AND OLD.kind <> 'match') <> (NEW.live IS NOT NULL AND NEW.kind <> 'match')
-  BEGIN
-    UPDATE counters SET n = n + IIF(NEW.live IS NOT NULL AND NEW.kind <> 'match', 1, -1)
-      WHERE name = 'open';
-  END;
-CREATE TRIGGER intents_count_delete AFTER DELETE ON intents
-  WHEN OLD.live IS NOT NULL AND OLD.kind <> 'match'
+CREATE TRIGGER intents_count_live AFTER UPDATE OF live ON intents
+  WHEN (OLD.live IS 1) <> (NEW.live IS 1)
+  BEGIN UPDATE counters SET n = n + IIF(NEW.live IS 1, 1, -1) WHERE name = 'open'; END;
+CREATE TRIGGER intents_count_delete AFTER DELETE ON intents WHEN OLD.live IS 1
   BEGIN UPDATE counters SET n = n - 1 WHERE name = 'open'; END;
 
 -- The operator's audit log, append-only whoever writes the file.
