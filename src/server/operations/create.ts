@@ -199,6 +199,20 @@ async function record(
   }
 }
 
+/** Ends an intent its own answer settled; what won, when another writer came first. */
+export async function settleAsAnswered(
+  engine: Engine,
+  intent: Intent,
+  to: 'completed' | 'failed',
+  note: string,
+): Promise<Intent> {
+  const done = await engine.apply(intent, to, { nextCheckAt: null }, note);
+  if (done) return done;
+  const won = await engine.ledger.get(intent.id);
+  if (won === null) throw new IntentLostError(intent.id, intent.remoteId);
+  return won;
+}
+
 /** The ledger lost an intent recorded moments ago: the `unknown` event carries the answer. */
 function lost(
   engine: Engine,
