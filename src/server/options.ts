@@ -36,6 +36,7 @@ const reconcilerSchema = z.strictObject({
   /** A code nobody saw (answer lost) ends `expired` this long after its deadline. Default 60 s. */
   expiryMarginMs: ms.default(60_000),
 });
+export type ReconcilerSettings = z.output<typeof reconcilerSchema>;
 
 const auditSchema = z.strictObject({
   /** Run the live audit with the reconciler. Default true. */
@@ -70,6 +71,7 @@ const breakerSchema = z.strictObject({
   /** How long a wallet read is trusted (payouts since are subtracted). Default 30,000 ms. */
   walletCheckMs: ms.default(30_000),
 });
+export type BreakerSettings = z.output<typeof breakerSchema>;
 
 const alertsSchema = z.strictObject({
   /** Alert when cover (wallet - owed - escrow - in flight) falls below this. Default: off. */
@@ -86,6 +88,7 @@ const alertsSchema = z.strictObject({
   /** Alert when the service has answered nothing but 5xx for this long. Default 60,000 ms. */
   serviceFailingMs: ms.default(60_000),
 });
+export type AlertSettings = z.output<typeof alertsSchema>;
 
 const limitsSchema = z.strictObject({
   /** Open intents one player may hold at once, across processes. Default 20. */
@@ -267,15 +270,12 @@ export const lightningOptionsSchema = z.strictObject({
     .default(systemClock),
 });
 
-/** What `createLightning` accepts. */
+/** What `createLightning` accepts, and its parts. */
 export type LightningOptions = z.input<typeof lightningOptionsSchema>;
 export type ReconcilerOptions = z.input<typeof reconcilerSchema>;
-export type ReconcilerSettings = z.output<typeof reconcilerSchema>;
 export type AuditOptions = z.input<typeof auditSchema>;
 export type AlertsOptions = z.input<typeof alertsSchema>;
-export type AlertSettings = z.output<typeof alertsSchema>;
 export type BreakerOptions = z.input<typeof breakerSchema>;
-export type BreakerSettings = z.output<typeof breakerSchema>;
 export type LimitsOptions = z.input<typeof limitsSchema>;
 export type BudgetsOptions = z.input<typeof budgetsSchema>;
 export type ClientAddressOptions = z.input<typeof clientAddressSchema>;
