@@ -1,8 +1,4 @@
-/**
- * What an operator is alerted to (alerts.ts decides when): one typed kind per condition, each
- * with a one-line message for the log and the fields a console shows. Types only, so that the
- * events (events.ts) can name them without importing the checks.
- */
+/** What an operator is alerted to, one typed kind per condition. Types only (events.ts names them). */
 import type { IntentKind } from '../ledger/intent.js';
 import type { AuditFinding } from './findings.js';
 
@@ -56,10 +52,7 @@ export type AlertCondition = { message: string } & (
     }
 );
 
-/**
- * An alert: raised once when its condition starts to hold, cleared once when it stops. The
- * `alert` event carries both; `lightning.operator.alerts()` lists the raised ones.
- */
+/** An alert: raised once when its condition starts to hold, cleared once when it stops. */
 export type Alert = AlertCondition & {
   state: 'raised' | 'cleared';
   /** What makes it the same alert from one check to the next (its kind and subject). */

@@ -1,21 +1,13 @@
 /**
- * Alerts: the conditions an operator must hear about (alert-kinds.ts), each raised once when it
- * starts to hold and cleared once when it stops, as an `alert` event and one log line, and
- * listed while raised (`lightning.operator.alerts()`) so that a console can show them. Off unless the
- * game sets `alerts`.
+ * Alerts: the conditions an operator must hear about (alert-kinds.ts), each raised once and
+ * cleared once, as an `alert` event and one log line, and listed while raised. Checked after
+ * each audit run and every `alerts.intervalMs`; the state is this process's.
  *
  *   createLightning({ alerts: { coverBelowMsat: 50_000_000, unknownAfterMs: 600_000 } });
  *   lightning.on('alert', (a) => pager.send(`${a.state}: ${a.message}`));
  *
- * Checked after each run of the live audit (the reconciler's, or `lightning.books.audit()`), and every
- * `alerts.intervalMs` when set. The state is this process's: each process alerts on what it
- * reads (the ledger's and the journal's are shared; the breaker and the service's answers are
- * what this process saw).
- *
- * Cost per check: the oldest 1,000 unknowns (with `unknownAfterMs`), two balance reads (with
- * `coverBelowMsat`, outside an audit run, which brings its own), no call to the service. Per
- * request to the service, while alerts are on: one comparison (the 5xx run, from the
- * transport's diagnostics channel).
+ * Cost per check: the oldest 1,000 unknowns, two balance reads (outside an audit run), no call
+ * to the service; per service request, one comparison.
  */
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import type { Clock } from '../clock.js';
@@ -31,7 +23,7 @@ import type { AlertSettings } from './options.js';
 export type { Alert, AlertCondition, AlertKind } from './alert-kinds.js';
 
 /** What the checks read: narrow, so that a test can hand in its own. */
-export interface AlertReads {
+interface AlertReads {
   /** The unknowns, oldest first. */
   unknowns(limit: number): Promise<Intent[]>;
   /** Why payouts are paused; null while they run. */
@@ -40,7 +32,7 @@ export interface AlertReads {
   balances(): Promise<Balances>;
 }
 
-export interface AlertsDeps {
+interface AlertsDeps {
   settings: AlertSettings;
   clock: Clock;
   logger: LightningLogger;
@@ -49,7 +41,7 @@ export interface AlertsDeps {
 }
 
 /** What an audit run hands the check: its findings and the balances it read. */
-export interface AuditSight {
+interface AuditSight {
   findings: readonly AuditFinding[];
   balances: Balances;
 }
@@ -100,10 +92,7 @@ export class Alerts {
     await this.#queue;
   }
 
-  /**
-   * Checks every condition now; with an audit run's sight, its findings too (an audit finding
-   * holds while the latest run finds it). A failed read leaves its kind as it was (logged).
-   */
+  /** Checks every condition now (with an audit run's findings); a failed read changes nothing. */
   check(audit?: AuditSight): Promise<void> {
     const run = this.#queue.then(() => this.#check(audit));
     this.#queue = run.catch(() => {});
@@ -134,10 +123,7 @@ export class Alerts {
     }
   }
 
-  /**
-   * Brings one kind's alerts in line with what holds now (by key): raises the new ones, clears
-   * the ones that no longer hold. `undefined`: cannot tell now, leave them be.
-   */
+  /** Raises one kind's new alerts and clears those that no longer hold; `undefined`: unknown. */
   #settle(kind: AlertKind, holding: Map<string, AlertCondition> | undefined): void {
     if (holding === undefined) return;
     const now = this.#clock.now();

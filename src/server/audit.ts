@@ -1,25 +1,11 @@
 /**
- * The live audit: run by the reconciler every `audit.intervalMs` and by `lightning.books.audit()`, it
- * checks what must always hold of the game's money and reports what does not, once:
+ * The live audit (the reconciler's, and `lightning.books.audit()`): the journal sums to zero;
+ * every ended match's escrow is zero and every winner holds a payout; no `unknown` past its
+ * deadline; the wallet moved by what the journal says (within fees and `walletSettleMs`); cover
+ * is not below zero. Each finding is reported once, in every process (a once-marker).
  *
- * - the journal sums to zero, in every unit;
- * - every ended match's escrow is zero (one that is not is looked at by its match first, which
- *   pays what it still owes when the process that heard of it stopped), and every winner of a
- *   settled match holds a payout that is claimable, claimed, was shown and let expire, was
- *   resolved by an operator, or was rejected by one while held;
- * - no `unknown` past its deadline (one whose code was only in a lost answer ends by then);
- * - the wallet at the service moved by what the journal says moved since the first reading
- *   (within the service's fees; a shortfall is excused by unknowns, and by codes claimed or
- *   payments sent before their callback reached the journal only while the journal catches up
- *   within `walletSettleMs`: held and queued payouts never left the wallet);
- * - cover (wallet - owed to players - escrow - in flight) is not below zero.
- *
- * A finding is logged in one line, emitted in an `audit` event, and never reported again: not by
- * this process (a memory of what it reported) nor by another (a once-marker in the ledger).
- *
- * Cost per run: the journal entries written since the last run (read in pages of 1,000), two
- * balance reads, one wallet read at the service, one read of the unknowns, and for each match
- * that moved, its record, its group and its escrow.
+ * Cost per run: the journal entries since the last run, two balance reads, one wallet read,
+ * one read of the unknowns, and for each match that moved, its record, group and escrow.
  */
 import { createHash } from 'node:crypto';
 import { type Intent, isTerminal } from '../ledger/intent.js';
@@ -187,10 +173,8 @@ export class Auditor {
       this.#matches.delete(matchId);
       let left = await this.#escrowOf(matchId);
       if (left !== 0n) {
-        // An ended match owes what is still in its escrow (an attempt that ended unpaid after
-        // the end, a fee paid late) when the process that heard of it stopped before paying:
-        // its look pays it, once, whichever process audits next; only what stays is a finding,
-        // looked at again by a later run (the service may have refused for now).
+        // What it still owes, unpaid by a process that stopped: its look pays it, once; only
+        // what stays is a finding (looked at again later: the service may refuse for now).
         await this.#looker
           .check(match)
           .catch((err: unknown) =>
@@ -259,14 +243,10 @@ export class Auditor {
   }
 
   /**
-   * The wallet against what the journal says came in since the first reading. Above it (a
-   * deposit, a fee paid before its callback) for longer than `walletSettleMs`: reported. Below
-   * it, only money that may really have left excuses a shortfall: a create whose outcome is
-   * unknown at any age, and a code claimed or a payment sent whose record is late, for
-   * `walletSettleMs` only. So each shortfall is kept with the journal's order when it was seen;
-   * the outflows recorded since then for codes and payments already out at that moment explain
-   * it; one still unexplained `walletSettleMs` later, while the wallet is still short, is
-   * reported, however much is claimable, held or queued (held and queued payouts never left).
+   * The wallet against the journal since the first reading. Above it for `walletSettleMs`: a
+   * finding. Below it, only money that may really have left excuses a shortfall: unknowns at any
+   * age, and outflows recorded later for codes and payments already out when it was seen, for
+   * `walletSettleMs` only (held and queued payouts never left).
    */
   #checkWallet(
     wallet: bigint,
@@ -380,10 +360,7 @@ function mayLeave(account: string): boolean {
   return account === accounts.inflight || account.startsWith('claimable:');
 }
 
-/**
- * A winner's payout that counts as paid or settled: claimable, claimed, shown and let expire,
- * resolved by an operator, or rejected by one while held (the pot's money went to the house).
- */
+/** A winner's payout that counts: claimable, claimed, shown and expired, or an operator's call. */
 function holdsPayout(payout: Intent): boolean {
   if (payout.status === 'pending' || payout.status === 'completed') return true;
   if (payout.status === 'expired' && wasShown(payout)) return true;
@@ -391,10 +368,7 @@ function holdsPayout(payout: Intent): boolean {
   return payout.history.some((h) => h.note?.startsWith('resolved by operator') === true);
 }
 
-/**
- * What makes a finding the same finding, in every process: its fields (a shortfall of another
- * size is another finding), hashed so that a key stays short whatever ids it holds.
- */
+/** A finding's fields, hashed: the same finding in every process, with a short key. */
 function findingKey(finding: AuditFinding): string {
   const { message: _message, ...fields } = finding;
   return createHash('sha256').update(JSON.stringify(fields)).digest('base64url');

@@ -1,10 +1,7 @@
 /**
- * Balances as an operator reads them, from the journal's sums (ledger/journal.ts): what sits in
- * escrow, what is owed to players, what is on its way, what the house earned and spent, and
- * whether the wallet at the service covers it. Every amount is a decimal string of msats.
+ * Balances as an operator reads them, from the journal's sums, in decimal strings of msats.
  *
- * Cost: two reads of the store's kept balances (no scan of the journal); no call to the service
- * (the wallet figure is the last reading the audit made).
+ * Cost: two reads of the store's kept balances; no call to the service (the audit's last reading).
  */
 import { type AccountBalance, accounts } from '../ledger/journal.js';
 import type { LedgerStore } from '../ledger/store.js';

@@ -1,9 +1,4 @@
-/**
- * The check every money helper makes first: a player an operator blocked (operator.ts,
- * `lightning.operator.block`) gets nothing new from the game. One keyed read of the ledger (each store's
- * header says what that read costs). Its own module, so that the kinds, which the operator's
- * actions use to send an approved payout, import nothing of the operator.
- */
+/** The check every money helper makes first; its own module so the kinds import no operator. */
 import { PlayerBlockedError } from '../errors.js';
 import type { Engine } from './engine.js';
 

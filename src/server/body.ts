@@ -1,7 +1,6 @@
 /**
- * Reads a request body as raw bytes with a size cap: the callback and webhook routes are
- * open to the internet, so an oversized body is cut off rather than buffered. The raw bytes
- * matter too: a webhook signature is computed over them, not over re-serialized JSON.
+ * A request body as raw bytes (a webhook's signature is over them) with a size cap: the routes
+ * are open to the internet, so an oversized body is cut off rather than buffered.
  */
 
 export class BodyTooLargeError extends Error {

@@ -1,32 +1,13 @@
 /**
- * The payout circuit breaker: when the service starts answering badly (ambiguous creates,
- * 5xx) or the wallet runs low, stop paying out until an operator has looked. A payout that is
- * refused here records nothing and sends nothing.
+ * The payout circuit breaker: when the service answers badly (ambiguous or 5xx, never a 429) or
+ * the wallet runs low, payouts stop until `resume()`, refused with nothing recorded or sent.
+ * No player can pause everyone's: failed payout creates count against their player and their
+ * recipient (an address's domain), and pause only when they come from `players` of each; 5xx
+ * reads count against the service, from `players` intents. Money coming in never counts. An
+ * address that keeps failing is held for the window. State is per process.
  *
- * What counts, and against whom, so that no player can pause everyone's payouts:
- *
- * - A payout's create (a reward's withdrawal request, a payment to a Lightning address) that
- *   ended ambiguous or 5xx counts against its player and its recipient: the address's domain
- *   (the server that answers for it), or the player for a claim code. Payouts pause only when
- *   `failures` of them within `windowMs` come from `players` different players and
- *   recipients: a player whose own address hangs fails their own payouts, never the game's.
- * - A read of the service (the re-read of an intent) answered 5xx counts against the service:
- *   `failures` of them within `windowMs`, of `players` different intents, pause payouts,
- *   whoever's intents they were.
- * - Entry fees and spends (money coming in) never count; nor does a 429 (the service's rate
- *   limit, not a failure of it).
- * - A payment to an address that failed (ambiguous or 5xx), or whose check did not answer,
- *   holds that address once it happened `recipientFailures` times within `windowMs`: nothing
- *   more is sent to it until the window has passed (a match pays by claim code instead).
- *
- * The wallet: payouts pause when one would leave it under `walletFloorMsat` (the balance is
- * read at most every `walletCheckMs`, and the amounts paid out since are subtracted from it).
- * A pause lasts until `resume()`. The state is per process: each process trips on what it sees.
- *
- * Footprint: one small record per counted failure within the window, at most `failures` per
- * player, recipient or intent (so about `failures` × `players` before it trips); a few
- * timestamps per held address, at most 10,000 addresses; one wallet read per `walletCheckMs`
- * while a floor is set.
+ * Footprint: at most `failures` records per player, recipient or intent; at most 10,000 held
+ * addresses; one wallet read per `walletCheckMs` while a floor is set.
  */
 import type { Clock } from '../clock.js';
 import { PayoutsPausedError } from '../errors.js';
@@ -35,7 +16,7 @@ import type { PayoutPause } from './events.js';
 import type { LightningLogger } from './logger.js';
 import type { BreakerSettings } from './options.js';
 
-export interface BreakerDeps {
+interface BreakerDeps {
   settings: BreakerSettings;
   clock: Clock;
   logger: LightningLogger;
@@ -45,7 +26,7 @@ export interface BreakerDeps {
 }
 
 /** Whose payout failed: its player, and the Lightning address it went to (none: a claim code). */
-export interface PayoutParty {
+interface PayoutParty {
   playerId: string;
   lnAddress?: string | null | undefined;
 }
@@ -114,8 +95,7 @@ export class PayoutBreaker {
     const recipient =
       lnAddress === null ? `player:${party.playerId}` : `domain:${domainOf(lnAddress)}`;
     const recent = this.#payouts.filter((f) => f.at > now - windowMs);
-    // More failures of one player, or of one recipient, than `failures` change nothing: the
-    // oldest of theirs goes, which bounds the list whoever keeps failing.
+    // One player's or recipient's failures beyond `failures` replace their oldest: bounded.
     for (const same of [
       (f: PayoutFailure) => f.playerId === party.playerId,
       (f: PayoutFailure) => f.recipient === recipient,
@@ -138,11 +118,7 @@ export class PayoutBreaker {
     });
   }
 
-  /**
-   * A read of the service (of the intent `intentId`) failed: a 5xx counts against the service
-   * itself, once reads of `players` different intents failed (one broken record is not an
-   * outage).
-   */
+  /** A read failed: a 5xx counts against the service, from `players` intents (not one record). */
   readFailed(err: unknown, intentId: string): void {
     const { failures, windowMs, players } = this.#deps.settings;
     if (failures === 0 || this.#paused || !isBadAnswer(this.#deps.port.failureOf(err), false)) {
@@ -164,10 +140,7 @@ export class PayoutBreaker {
     });
   }
 
-  /**
-   * The check of a Lightning address before a payment failed. One that did not answer (a
-   * timeout, a 5xx, a garbled answer) counts against that address only: its server may hang.
-   */
+  /** An address's check did not answer: counts against that address only (its server may hang). */
   addressUnchecked(lnAddress: string, err: unknown): void {
     const failure = this.#deps.port.failureOf(err);
     const unanswered =
@@ -210,10 +183,7 @@ export class PayoutBreaker {
     if (this.#balance) this.#balance.msat -= amountMsat;
   }
 
-  /**
-   * An operator pauses payouts (`lightning.operator.pause`): the pause says so (cause `operator`, `by`).
-   * A compare-and-set: false, and nothing changes, when payouts are already paused.
-   */
+  /** An operator's pause; false, and nothing changes, when payouts are already paused. */
   pauseByOperator(by: string, reason: string): boolean {
     if (this.#paused) return false;
     this.#trip({ cause: 'operator', reason, players: [], recipients: [], by });

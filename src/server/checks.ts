@@ -1,9 +1,4 @@
-/**
- * Who looks at a due intent (the reconciler's claim, a refresh): the engine re-reads the
- * service's resource; a queued payout's look is its turn in the payout queue (queue.ts); a
- * record of our own (a match, whose kind reads 'own') is looked at by its owner
- * (match/matches.ts). Built by the composition root over the three.
- */
+/** Who looks at a due intent: the engine, the payout queue (a queued payout) or the matches. */
 import type { Intent } from '../ledger/intent.js';
 import { parseInput } from '../parse.js';
 import type { Engine } from './engine.js';

@@ -1,25 +1,11 @@
 /**
- * Who is on the other end of a request: the client's address, read from the socket and a
- * trusted proxy count (`clientAddress` of createLightning), never from what the client claims.
- * One reading, shared by the callback allowlist (server/sources.ts), the region gate
- * (room/plugin.ts) and the game's own routes (`lightning.service.clientAddress(req)`: a rate limit).
+ * The client's address, from the socket and a trusted proxy count, never from what the client
+ * claims: with `proxies` N, the X-Forwarded-For entry N places from the right (entries further
+ * left are the client's claim), or the one `header` the game's proxy writes. A request that did
+ * not come from `proxyAddresses` went around the proxies and has no address. Shared by the
+ * callback allowlist, the region gate and the game's own routes.
  *
- *   proxies 0 (the default)  the socket's peer; every forwarding header is ignored
- *   proxies N                the X-Forwarded-For entry N places from the right: each of the
- *                            game's proxies appends the address it saw, so entries further left
- *                            are whatever the client claimed
- *   header 'x-real-ip'       that one header, as the game's proxy (N ≥ 1) writes it
- *
- * Where the socket is known (`lightning.attach(server)`), a request through proxies must come
- * from one of `proxyAddresses` (default: loopback and private networks): one from anywhere else
- * went around the proxies, and whatever it says in its headers is no address. Only strings that
- * node's `isIP` accepts are returned, without port, brackets or IPv4-mapped prefix.
- *
- * ConnectionAddresses (below) hands the rooms that ask (the region gate) the address of each
- * websocket upgrade `lightning.attach(server)` sees, keyed by session.
- *
- * Cost per request: a header split and, with a known socket, one BlockList lookup; per
- * websocket upgrade through attach, a map lookup (and the reading, for a watched room).
+ * Cost per request: a header split and, with a known socket, one BlockList lookup.
  */
 import { BlockList, isIP } from 'node:net';
 
@@ -28,8 +14,8 @@ export interface HeaderReader {
   get(name: string): string | null;
 }
 
-/** A `node:http` request as far as its client's address goes: its headers and its socket. */
-export interface NodeRequestLike {
+/** A `node:http` request as far as its client's address goes. */
+interface NodeRequestLike {
   headers: Record<string, string | string[] | undefined>;
   socket?: { remoteAddress?: string | undefined } | null;
 }
@@ -45,12 +31,9 @@ export function nodeHeaders(headers: NodeRequestLike['headers']): HeaderReader {
   };
 }
 
-export interface ClientAddressSettings {
-  /** How many proxies of the game's own stand between the client and this server. */
+interface ClientAddressSettings {
   proxies: number;
-  /** A header the game's proxy sets to the client's address, read instead of X-Forwarded-For. */
   header?: string | undefined;
-  /** Addresses or subnets the game's proxies connect from. */
   proxyAddresses: readonly string[];
 }
 
@@ -88,16 +71,11 @@ export class ClientAddresses {
     return this.of(nodeHeaders(req.headers), req.socket?.remoteAddress ?? null);
   }
 
-  /**
-   * The client's address for a request with these headers from this socket peer (null where the
-   * transport hides the socket), or null when it cannot be told.
-   */
+  /** The client's address (`peer` null where the transport hides the socket), or null. */
   of(headers: HeaderReader | undefined, peer: string | null): string | null {
     const from = peerAddress(peer);
     if (this.proxies === 0) return from;
-    // The socket is known: a request that did not come from a proxy of the game went around
-    // them, and its forwarding headers are its own claim. A socket address that is no address
-    // at all is no proxy either.
+    // A request that did not come from a proxy of the game went around them.
     if (peer !== null && (from === null || !inList(this.#proxyList, from))) return null;
     if (this.header !== undefined) return singleAddress(headers?.get(this.header) ?? null);
     return senderAddress(headers?.get('x-forwarded-for') ?? null, this.proxies);
@@ -110,11 +88,7 @@ export class ClientAddresses {
   }
 }
 
-/**
- * The sender as the game's proxies saw it: the entry `proxies` places from the right of
- * X-Forwarded-For, without brackets, port or IPv4-mapped prefix. Null when there is none or it
- * is not an address.
- */
+/** The X-Forwarded-For entry `proxies` places from the right, normalised; null if none. */
 export function senderAddress(forwardedFor: string | null, proxies: number): string | null {
   if (forwardedFor === null || forwardedFor.length > MAX_FORWARDED || proxies < 1) return null;
   const entries = forwardedFor.split(',');
@@ -123,12 +97,12 @@ export function senderAddress(forwardedFor: string | null, proxies: number): str
 }
 
 /** The socket's peer without the IPv4-mapped prefix; null when unknown (the router's case). */
-export function peerAddress(peer: string | null | undefined): string | null {
+function peerAddress(peer: string | null | undefined): string | null {
   return peer ? singleAddress(peer) : null;
 }
 
 /** One address (trimmed, normalised), or null for anything else: a list, a name, a long string. */
-export function singleAddress(value: string | null): string | null {
+function singleAddress(value: string | null): string | null {
   if (value === null) return null;
   const entry = value.trim();
   if (entry.length === 0 || entry.length > MAX_ENTRY) return null;
@@ -179,11 +153,9 @@ const ROOM_PATH = /\/[a-zA-Z0-9_-]+\/([a-zA-Z0-9_-]+)$/;
 const MAX_URL = 2048;
 
 /**
- * The address of each websocket that joins a room of this process, as `lightning.attach(server)`
- * sees its upgrade: the one place a room authenticated by a static onAuth can learn it from the
- * socket. Rooms that want it (the region gate) watch their id; an upgrade for any other room,
- * or with no session, costs a map lookup. What a room keeps is its own business (it keeps only
- * sessions with a reserved seat).
+ * The address of each websocket upgrade `lightning.attach(server)` sees, for the rooms that
+ * watch their id (the region gate): a room's static onAuth cannot see the socket. Costs a map
+ * lookup per upgrade.
  */
 export class ConnectionAddresses {
   readonly #addresses: ClientAddresses;

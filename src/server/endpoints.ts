@@ -1,12 +1,6 @@
 /**
- * The HTTP routes the service calls, as Colyseus router endpoints (the `@colyseus/auth`
- * style): spread `lightning.endpoints()` into `createRouter({ ... })`. What they answer is
- * server/routes.ts, shared with the lighter `node:http` listener (server/listener.ts); this
- * file only adapts the router's WHATWG Request and Response to it.
- *
- * Bodies are read raw with a size cap (the routes are open to the internet, and signatures
- * are over the raw bytes). The routes are built before the engine exists (at server
- * definition), and wait for it on the first request.
+ * The routes the service calls as Colyseus router endpoints: spread `lightning.endpoints()` into
+ * `createRouter({ ... })`. This file only adapts the router's Request and Response to routes.ts.
  */
 import { createEndpoint } from '@colyseus/core';
 import { readRawBody } from './body.js';

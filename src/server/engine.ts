@@ -1,11 +1,7 @@
 /**
- * The engine: the one place where intents move. It turns callbacks (hints) into verified
- * settlements by re-reading the resource, applies every move by compare-and-set with its
- * journal postings, and publishes each move once on the stream of moves (moves.ts), to which
- * the rooms, the game's events, the metrics and the matches subscribe. Operations, routes and
- * the reconciler work through it; it knows none of them, and nothing above the server sees it
- * (the public face is `Lightning`, in ../lightning.ts). The composition root (runtime.ts)
- * builds it with everything it works with.
+ * The engine: the one place where intents move. Callbacks are hints, verified by re-reading the
+ * resource; every move is a compare-and-set with its journal postings, published once on the
+ * stream of moves (moves.ts). It knows none of its callers; runtime.ts builds it.
  *
  * Footprint: per settlement one ledger write, one API read, and one publish on the stream.
  */
@@ -43,19 +39,15 @@ const DAY_MS = 86_400_000;
 
 /** What the engine is built from: everything it uses, nothing it does not. */
 export interface EngineDeps {
-  /** The payments provider, in the game's words: what it is sent was parsed where it entered. */
   port: PaymentsPort;
   ledger: LedgerStore;
-  /** The game's outbound rate, when `rateLimit` is set: creates take their token first. */
+  /** The game's outbound rate (`rateLimit`): creates take their token first. */
   outbound: CreateTokens | null;
   events: SafeEmitter;
-  /** Where each move is published, once. */
   moves: Moves;
-  /** Pauses payouts when the service answers badly or the wallet runs low. */
   breaker: PayoutBreaker;
-  /** Answers the service gave that the ledger could not record yet (operations/kept-answers.ts). */
+  /** Answers the ledger could not record yet (operations/kept-answers.ts). */
   kept: KeptAnswers;
-  /** The rules of every kind (kinds/index.ts). */
   kinds: KindTable;
   settings: Pick<
     Settings,
@@ -75,7 +67,7 @@ export interface EngineDeps {
   >;
 }
 
-/** What a callback's route answers, and the move the callback proved (timed by the route). */
+/** What a callback's route answers, and the move the callback proved. */
 export interface CallbackAnswer {
   status: number;
   moved: Intent | null;
@@ -116,11 +108,7 @@ export class Engine implements KindHost {
     this.#events.emit(event, ...args);
   }
 
-  /**
-   * The checks the ledger makes with the record of a new intent of `kind`: the per-player and
-   * game-wide limits on open intents for every kind, and the budgets for payouts (rewards and
-   * payments to Lightning addresses).
-   */
+  /** What the ledger checks as it records an intent of `kind`: open limits; budgets for payouts. */
   guards(kind: IntentKind): CreateGuards {
     const { maxOpenPerPlayer, maxOpenPerGame } = this.settings.limits;
     if (!isPayout(kind)) return { maxOpenPerPlayer, maxOpenPerGame };
@@ -134,11 +122,7 @@ export class Engine implements KindHost {
     return { maxOpenPerPlayer, maxOpenPerGame, budgets, ...this.payoutHold() };
   }
 
-  /**
-   * The approvals' hold (`approvals`), for the ledger to decide in a payout's create whether it
-   * is recorded `held`; nothing when approvals are off. A match's payouts take it alone: paid
-   * from the pot, they count against no budget or limit.
-   */
+  /** The approvals' hold, decided in a payout's create; a match's payouts take it alone. */
   payoutHold(): Pick<CreateGuards, 'hold'> {
     const approvals = this.settings.approvals;
     if (approvals === undefined) return {};
@@ -152,12 +136,7 @@ export class Engine implements KindHost {
     };
   }
 
-  /**
-   * The single-payout cap (`budgets.maxRewardMsat`), for a reward or a payment to an address
-   * the game pays out of its own money; a payout of a match's pot (`ownMoney` false) was paid in
-   * by its players and is not capped. Refuses with BudgetExceededError (scope `payout`) before
-   * anything is recorded or sent.
-   */
+  /** The single-payout cap, on the game's own money only (a match's pot was paid in by players). */
   capPayout(amountMsat: string, ownMoney: boolean): void {
     const max = this.settings.budgets.maxRewardMsat;
     if (ownMoney && max !== undefined && BigInt(amountMsat) > BigInt(max)) {
@@ -176,10 +155,8 @@ export class Engine implements KindHost {
   }
 
   /**
-   * A status callback arrived for `token`, with its raw `body`. Answers the HTTP status (404
-   * for a token that is not ours, 200 otherwise) and the intent as the callback moved it, if it
-   * did. The body is only a hint: it may name the resource of an intent whose create was
-   * ambiguous (and is parsed only then), but the status comes from the API.
+   * A status callback for `token`: 404 when not ours, else 200 and the move it proved. The body
+   * is only a hint (the resource of an ambiguous create); the status comes from a re-read.
    */
   async handleCallback(token: string, body: Buffer): Promise<CallbackAnswer> {
     if (!looksLikeToken(token)) return NOT_OURS;
@@ -188,10 +165,9 @@ export class Engine implements KindHost {
       this.#reportStrayCallback();
       return NOT_OURS;
     }
-    // Nothing was sent for a queued payout yet: no callback can be about it, and its turn is
-    // the reconciler's to give, never a caller's.
+    // Nothing was sent for a queued payout: its turn is the reconciler's to give.
     if (intent.status === 'queued') return UNMOVED;
-    // The player whose money moved waits on this re-read: it is served as their action.
+    // The player whose money moved waits on this re-read.
     const after = await asPlayer(this.outbound, intent.playerId, () =>
       this.check(intent, intent.remoteId === null ? hintedId(body) : undefined),
     );
@@ -199,18 +175,10 @@ export class Engine implements KindHost {
   }
 
   /**
-   * Re-reads the resource behind `intent` and applies what the API says. Safe to call from
-   * any process at any time: transitions are compare-and-set, so a change applies once.
-   * `hintedRemoteId` is the id a callback's body named; it is used only for an intent that
-   * does not know its resource yet, and only once the service's record of that resource
-   * points back at this intent's callback URL.
-   *
-   * Only a check that was due counts as one: it backs off the next. Any other re-read (a
-   * callback, a refresh) never moves the next check later than it was, so that repeated or
-   * forged callbacks cannot delay the recovery of a real one that was dropped.
-   *
-   * A record of our own (a match) and a queued payout are not the service's to read: their
-   * checks are their owners' (checks.ts), and here they are left as they are.
+   * Re-reads the resource behind `intent` and applies what the API says, by compare-and-set,
+   * from any process. `hintedRemoteId` (a callback's) is used only for an intent that does not
+   * know its resource, once the resource points back at its callback URL. Only a due check
+   * backs off the next: forged callbacks cannot delay the recovery of a dropped one.
    */
   async check(intent: Intent, hintedRemoteId?: string): Promise<Intent> {
     const rules = this.rulesOf(intent.kind);
@@ -229,7 +197,7 @@ export class Engine implements KindHost {
     const byKey = rules.reads === 'key';
     const hint = intent.remoteId === null && !byKey ? hintedRemoteId : undefined;
     if (intent.status === 'creating' && hint === undefined) {
-      // Its create call is still in flight in some process, or that process died mid-call.
+      // Its create is in flight in some process, or that process died mid-call.
       const graceEnds = intent.createdAt + this.settings.reconciler.creatingGraceMs;
       if (now < graceEnds) return this.#reschedule(intent, graceEnds);
       const stale = await this.apply(
@@ -247,7 +215,7 @@ export class Engine implements KindHost {
     }
     const remoteId = intent.remoteId ?? (byKey ? '' : hint);
     if (remoteId === undefined || rules.observe === undefined) {
-      // Nothing to read until a callback names the resource; polling would find nothing.
+      // Nothing to read until a callback names the resource.
       return (await this.ledger.update(intent.id, intent.status, { nextCheckAt: null })) ?? intent;
     }
     const due = intent.nextCheckAt !== null && intent.nextCheckAt <= now;
@@ -264,7 +232,7 @@ export class Engine implements KindHost {
       observation = await rules.observe(this.port, intent, remoteId, now, proof);
     } catch (err) {
       this.logger.warn(`check of ${intent.kind} ${intent.id} failed: ${(err as Error).message}`);
-      // A keyed kind's "read" is its write sent again (a spend, money coming in): not a read.
+      // A keyed kind's "read" is its write sent again: not a read.
       if (!byKey) this.breaker.readFailed(err, intent.id);
       const retryAt = now + retryAfterErrorMs(intent, this.settings.reconciler);
       await this.ledger.update(intent.id, intent.status, {
@@ -278,9 +246,8 @@ export class Engine implements KindHost {
       this.logger.warn(`callback for ${intent.id} named ${remoteId}, which is not this intent's`);
       return intent;
     }
-    // A reading proves what the service holds, whatever route brought it: when another writer
-    // moved the intent meanwhile (the create's own answer, a process that gave up waiting), it
-    // is read again and the reading applied to what is there now, never dropped.
+    // A reading proves what the service holds: when another writer moved the intent meanwhile,
+    // it is applied to what is there now, never dropped.
     let current = intent;
     for (let round = 0; ; round++) {
       const applied = await this.#applyReading(current, observation, { due, checks, now });
@@ -293,17 +260,13 @@ export class Engine implements KindHost {
     }
   }
 
-  /**
-   * Applies one reading to `intent` as it is; null when another writer moved it first (the
-   * caller reads it again and retries).
-   */
+  /** Applies one reading to `intent` as it is; null when another writer moved it first. */
   async #applyReading(
     intent: Intent,
     observation: Observation,
     look: { due: boolean; checks: number; now: number },
   ): Promise<Intent | null> {
     const { due, checks, now } = look;
-    // Only an intent that stays open needs its next check (a settlement does not).
     const nextCheck = (): number => {
       const scheduled = nextCheckAt(
         { checks, expiresAt: intent.expiresAt },
@@ -319,8 +282,7 @@ export class Engine implements KindHost {
     };
     let to: IntentStatus | null = observation.to;
     if (intent.status === 'creating' && to !== null && to !== 'pending' && to !== 'failed') {
-      // A callback outran the create answer and the player already paid or claimed: the
-      // resource is proven ours, so record it first (creating -> pending), then the outcome.
+      // A callback outran the create answer: record it created first, then the outcome.
       const pending = await this.apply(
         intent,
         'pending',
@@ -342,27 +304,22 @@ export class Engine implements KindHost {
     return this.apply(intent, to, patch, observation.note);
   }
 
-  /** The rules of a kind (kinds/). */
   rulesOf(kind: IntentKind): KindRules {
     return this.#kinds[kind];
   }
 
-  /** Where an intent's money sits: its kind's rule, for the journal's postings. */
+  /** Where an intent's money sits, for the journal's postings. */
   readonly #position = (intent: Intent) => this.rulesOf(intent.kind).position(intent);
 
-  /** When an `unknown` intent should be looked at next (schedule.ts). */
   #unknownCheckAt(intent: Intent, resendMs: number | null): number | null {
     const { lostAnswer } = this.rulesOf(intent.kind);
     return unknownCheckAt(intent, lostAnswer, this.now(), resendMs, this.settings.reconciler);
   }
 
   /**
-   * An `unknown` whose create answer was lost and that no callback has named yet. When its code
-   * was only in that answer (a reward, a fee), no player has it: once the deadline has passed
-   * (plus a margin for clock skew), the service's own expiry (a withdrawal request) or ours (a
-   * fee) means that it can never be claimed or paid: expired. Until then, a callback naming the
-   * resource can still prove it and move it. Otherwise (money that may have left with no code,
-   * a payment to an address) only a proven callback or an operator ends it.
+   * An `unknown` whose create answer was lost, named by no callback. A code only in that answer
+   * was seen by nobody: past its deadline (and a margin) it is expired. Money that may have left
+   * with no code ends only by a proven callback or an operator.
    */
   async #lostAnswer(intent: Intent, rules: KindRules, now: number): Promise<Intent> {
     if (rules.lostAnswer !== 'deadline' || intent.code !== null || intent.expiresAt === null) {
@@ -379,21 +336,19 @@ export class Engine implements KindHost {
     return moved ?? (await this.ledger.get(intent.id)) ?? intent;
   }
 
-  /** Sets the next check to `at` unless it already is. */
   async #reschedule(intent: Intent, at: number): Promise<Intent> {
     if (intent.nextCheckAt === at) return intent;
     return (await this.ledger.update(intent.id, intent.status, { nextCheckAt: at })) ?? intent;
   }
 
-  /** A next check computed by a re-read that was not due: never later than the one it had. */
+  /** A re-read that was not due never moves the next check later. */
   #noLater(intent: Intent, at: number): number {
     return intent.nextCheckAt === null ? at : Math.min(intent.nextCheckAt, at);
   }
 
   /**
-   * Moves an intent and publishes the move. Returns null when another writer got there first:
-   * that writer published its move, and what it left is published here as `found`, for a room
-   * of this process that the winner's message may never reach.
+   * Moves an intent and publishes the move; null when another writer got there first (what it
+   * left is published as `found`, for a room here the winner's message may never reach).
    */
   async apply(
     intent: Intent,
@@ -404,8 +359,7 @@ export class Engine implements KindHost {
     const now = this.now();
     let written = patch;
     if (to === 'pending' && this.rulesOf(intent.kind).showsCode && (patch.code ?? intent.code)) {
-      // The code is given out from here on (to its room, to the caller): the fact that decides
-      // whether it may ever be issued again.
+      // The code is given out from here on: what decides whether it may be issued again.
       written = { ...patch, meta: { ...(patch.meta ?? intent.meta), shownAt: now } };
     }
     const postings = postingsFor(intent, afterWrite(intent, to, written, now), this.#position);
@@ -419,7 +373,6 @@ export class Engine implements KindHost {
       note,
       now,
       postings,
-      // What the store needs of the intent as it was is in hand: no read of its history back.
       read: intent,
       ...(dueAlso ? { dueAlso } : {}),
     });
@@ -433,9 +386,8 @@ export class Engine implements KindHost {
   }
 
   /**
-   * Records a new intent with its journal postings, in the ledger's one atomic step with the
-   * guards: `creating`, or shown at once (published `recorded`) when it waits before anything
-   * is sent: `queued` for the payout queue, `held` when the approvals' hold takes a payout.
+   * Records a new intent with its postings and guards in one atomic step; one that waits before
+   * anything is sent (`queued`, `held`) is published at once.
    */
   async record(fields: NewIntent, now: number, guards: CreateGuards): Promise<Intent> {
     const postings = postingsFor(null, draftOf(fields, now), this.#position);
@@ -446,11 +398,7 @@ export class Engine implements KindHost {
     return recorded;
   }
 
-  /**
-   * Writes non-status fields of `intent` with the postings the change makes (a fee found paid
-   * after its deadline holds money again); null when its status changed meanwhile or the
-   * journal already holds that step.
-   */
+  /** Writes non-status fields with the postings they make; null when the status moved meanwhile. */
   async update(intent: Intent, patch: IntentPatch): Promise<Intent | null> {
     const now = this.now();
     const postings = postingsFor(
@@ -461,11 +409,7 @@ export class Engine implements KindHost {
     return this.ledger.update(intent.id, intent.status, patch, now, postings);
   }
 
-  /**
-   * A well-formed token the ledger does not hold: a ledger that lost intents (the service then
-   * holds money the game forgot), another server's callbacks, or a probe. Said at most once a
-   * minute, with how many there were, so that a flood cannot flood the log.
-   */
+  /** A token the ledger does not hold (lost intents, or a probe): logged at most once a minute. */
   #reportStrayCallback(): void {
     this.#strays.count++;
     const now = this.now();
@@ -490,11 +434,7 @@ function hintedId(body: Buffer): string | undefined {
     : undefined;
 }
 
-/**
- * The fields of a re-read's patch that differ from the intent: a re-read of a known resource
- * learns nothing new (its id and code are already recorded), so the move writes, and a store
- * with a worker or a server carries, only what changed.
- */
+/** The fields of a re-read's patch that differ from the intent: a store carries only those. */
 function unchangedLeftOut(intent: Intent, patch: IntentPatch): IntentPatch {
   const changed: Record<string, unknown> = {};
   for (const key of Object.keys(patch) as (keyof IntentPatch)[]) {

@@ -15,11 +15,7 @@ import type { MoveListener } from './moves.js';
 /** The statuses an intent ends in. */
 export type SettledStatus = 'completed' | 'expired' | 'failed';
 
-/**
- * A ramp or widget webhook whose signature matched `webhookSecret`, received on its own route
- * (`ramp.*` types on the ramp route, every other type on the widget route), seen for the first
- * time ever: a repeat is acknowledged and never emitted again, however late it comes.
- */
+/** A signed ramp or widget webhook, emitted once ever: a repeat is acknowledged, not emitted. */
 export interface WebhookEvent {
   source: 'ramp' | 'widget';
   /** A hash of the route and the signed body: the same for every delivery of one event. */
@@ -30,14 +26,10 @@ export interface WebhookEvent {
   data: unknown;
 }
 
-/** Why payouts stopped (the circuit breaker tripped), who or what it was, and when. */
+/** Why payouts stopped (the circuit breaker tripped), and when. */
 export interface PayoutPause {
   reason: string;
-  /**
-   * What tripped it: payouts failing for several players (`payouts`), the service answering
-   * 5xx to reads (`reads`), the wallet about to fall under its floor (`wallet`), or an
-   * operator's `lightning.operator.pause` (`operator`, who in `by`).
-   */
+  /** What tripped it: failing payouts, 5xx reads, the wallet's floor, or an operator (`by`). */
   cause: 'payouts' | 'reads' | 'wallet' | 'operator';
   /** The operator who paused payouts (cause `operator`). */
   by?: string;
@@ -54,36 +46,24 @@ export type LightningEvents = {
   settled: [intent: Intent];
   /** A create whose outcome is unknown: never re-sent; an operator may have to decide. */
   unknown: [intent: Intent, error: Error];
-  /**
-   * A payout was recorded `held` (approvals): nothing was sent. `lightning.operator.approve` sends it,
-   * `lightning.operator.reject` ends it failed; either is the operator's, never the game's code.
-   */
+  /** A payout was recorded `held` (approvals), nothing sent: for an operator to approve or reject. */
   held: [intent: Intent];
   /** Money arrived for an intent that had already ended (a fee paid after it expired). */
   latePayment: [intent: Intent];
   webhook: [event: WebhookEvent];
   /** Payouts are paused until `lightning.operator.resume()`: once each time the breaker trips. */
   paused: [pause: PayoutPause];
-  /**
-   * The live audit found rules of the game's money broken (server/audit.ts): each finding is
-   * reported once, across processes, and logged in one line.
-   */
+  /** The live audit found rules of the game's money broken: each finding once, in every process. */
   audit: [findings: AuditFinding[]];
-  /**
-   * An alert was raised or cleared (with `alerts` set: server/alerts.ts): each condition once
-   * when it starts to hold (`state: 'raised'`), once when it stops (`'cleared'`).
-   */
+  /** An alert was raised or cleared (with `alerts` set), once each. */
   alert: [alert: Alert];
   /** A match's roster paid (its `players`, or `seats` players); never for one without a roster. */
   'match.funded': [match: MatchView];
-  /**
-   * A match deciding with queued payouts made more of them (`made` of `total` in its view): told
-   * by the process whose look at the match saw the count move, so at most once per count there.
-   */
+  /** A deciding match's queued payouts made more of them (`made` of `total`). */
   'match.progress': [match: MatchView];
   /** A match was settled and its payouts created (each exactly once). */
   'match.settled': [match: MatchView];
-  /** A match was aborted (by the game, its room's disposal, or its timeout) and every paid fee refunded. */
+  /** A match was aborted (by the game, its room or its timeout) and every paid fee refunded. */
   'match.aborted': [match: MatchView];
   /** A fee was refunded (a claim code for its player), with why: aborted, paid late, paid twice. */
   'match.refund': [refund: Intent, why: string];
@@ -94,7 +74,7 @@ export type LightningEvents = {
 
 export type LightningEventName = keyof LightningEvents;
 
-/** An EventEmitter whose `emit` never throws: listeners are isolated from each other and from us. */
+/** An EventEmitter whose `emit` never throws: listeners are isolated from each other and us. */
 export class SafeEmitter extends EventEmitter<LightningEvents> {
   readonly #logger: () => LightningLogger;
 
@@ -123,12 +103,7 @@ export class SafeEmitter extends EventEmitter<LightningEvents> {
   }
 }
 
-/**
- * The game's events of the stream of moves (moves.ts): `settled` and `<kind>.<status>` when an
- * intent that moves money ends (a group's record, a match, says what it did in its own events),
- * `held` when the approvals hold a payout as it is recorded, `latePayment` when money came for
- * an ended intent.
- */
+/** The game's events of the stream of moves: `settled`, `<kind>.<status>`, `held`, `latePayment`. */
 export function eventsOfMoves(
   events: SafeEmitter,
   kinds: KindTable,

@@ -1,22 +1,11 @@
 /**
- * In front of a game's `node:http` (or https) server: what `lightning.attach(server)` (the
- * callback routes) and `lightning.operator.console.attach(server)` (the console) share. A request one of
- * them answers is answered before any 'request' listener of the server runs, those it has now and
- * those added later (Colyseus adds its own in `listen()`); every other request, and every other
- * event, goes on untouched. Each may be attached once per server (`name` says which).
+ * In front of a game's `node:http` server, shared by `lightning.attach(server)` and the console:
+ * a request a front answers is answered before any 'request' listener (Colyseus adds its own in
+ * `listen()`); everything else goes on untouched. A request no WHATWG Request can be built from
+ * (a bad Host) answers an empty 400, and TRACE a 405, whatever the path: Colyseus's router would
+ * throw on it out of its listener and never answer.
  *
- * Every request it sees must be one a WHATWG Request can be built from, with the URL
- * `<scheme>://<Host><path>` as Colyseus's router builds it (its scheme from X-Forwarded-Proto):
- * one that cannot (`Host: [`, `Host: a b`, `Host: x:99999`, `Host: user@x`) answers an empty 400
- * and closes, and a TRACE (a method fetch refuses) an empty 405, whatever the path. Colyseus
- * 0.18's router throws on such a request out of its listener (an unhandled rejection; the
- * request is never answered), so in front of it the game's own routes and `/matchmake` are
- * guarded too; RFC 9112 asks a 400 for an invalid Host anyway. A handler that throws answers
- * 400 rather than let the throw out of the server's `emit`.
- *
- * Cost: per request, one URL parse and one call of each attached `request` handler (a method
- * check and a prefix compare in both); per upgrade, one of the `upgrade` watcher when there is
- * one.
+ * Cost: per request, one URL parse and one call of each front's `request` handler.
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
@@ -33,9 +22,8 @@ export interface Front {
 const attached = Symbol('lightning fronts attached');
 
 /**
- * Puts `front` before the server's own listeners, by answering in its `emit`: EventEmitter cannot
- * stop a listener list half way, and a listener put first now would be second once Colyseus
- * prepends its own in listen(). Returns a function that takes it away.
+ * Puts `front` before the server's listeners by answering in its `emit`: a listener put first now
+ * would be second once Colyseus prepends its own. Returns a function that takes it away.
  */
 export function inFrontOf(server: Server | HttpsServer, name: string, front: Front): () => void {
   const marked = server as (Server | HttpsServer) & { [attached]?: Set<string> };
@@ -76,11 +64,7 @@ export function inFrontOf(server: Server | HttpsServer, name: string, front: Fro
   };
 }
 
-/**
- * The request's URL as Colyseus's router builds it (the scheme from X-Forwarded-Proto, else the
- * socket's; the authority from Host), or null when none can be built or it names a user (a
- * WHATWG Request refuses a URL with credentials). A missing Host (HTTP/1.0) reads `localhost`.
- */
+/** The request's URL as Colyseus's router builds it, or null when a WHATWG Request would refuse it. */
 export function requestUrl(req: IncomingMessage): URL | null {
   const forwarded = req.headers['x-forwarded-proto'];
   const scheme =
@@ -97,7 +81,7 @@ export function requestUrl(req: IncomingMessage): URL | null {
 /** Methods a WHATWG Request refuses (fetch's forbidden methods; node hands CONNECT elsewhere). */
 const REFUSED_METHODS = new Set(['CONNECT', 'TRACE', 'TRACK']);
 
-/** An empty 400 (or `status`) that closes the connection; true, as `emit` answers for one handled. */
+/** An empty 400 (or `status`) that closes the connection; true, as `emit` answers. */
 export function badRequest(res: ServerResponse, status = 400): true {
   if (res.headersSent) res.destroy();
   else res.writeHead(status, { 'content-length': '0', connection: 'close' }).end();

@@ -1,22 +1,12 @@
 /**
- * OpenTelemetry metrics, through `@opentelemetry/api` alone: the game installs an SDK and an
- * exporter (Prometheus, OTLP) if it wants them; without one every instrument is the API's
- * no-op and no gauge is ever read. The table of names is in docs/OPERATING.md.
+ * OpenTelemetry metrics through `@opentelemetry/api` alone (names in docs/OPERATING.md). Each
+ * figure is counted once, in the process that saw it: moves from the engine's stream, callbacks
+ * from the routes, service calls from the transport's diagnostics channel, gauges from the
+ * ledger once per collection.
  *
- *   createLightning({ meterProvider })   // default: the global one, as the server starts
- *
- * Where each figure comes from, so that each is counted once, in the process that saw it:
- * moves and late payments from the engine's stream (moves.ts: the process that made the move),
- * callback outcomes and the time to the move they proved from the routes, re-reads from the
- * reconciler, service calls from the
- * transport's diagnostics channel (port/requests.ts), and the gauges from the ledger's kept
- * balances and counts, read once per collection.
- *
- * Cost: per move, per callback and per re-read one counter add; per request to the service one
- * diagnostics message and one histogram record; per collection two balance reads, the open
- * count (one row, one ZCARD or a sum of 32 rows) and reads of the oldest 1,000 unknowns and held
- * payouts. Without an SDK (the API's no-op meter, when the server starts) the
- * adds are the API's no-ops, and nothing is subscribed or read.
+ * Cost: one counter add per move, callback or re-read; one histogram record per service request;
+ * per collection two balance reads, the open count and the oldest 1,000 unknowns and held.
+ * Without an SDK nothing is subscribed or read.
  */
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import {
@@ -38,13 +28,13 @@ import { KINDS } from './kinds/index.js';
 import type { Move, Moves } from './moves.js';
 
 /** The meter's (instrumentation scope's) name. */
-export const METER_NAME = 'colyseus-lightning';
+const METER_NAME = 'colyseus-lightning';
 
 /** Unknowns read per collection; the gauge says "at least" beyond it. */
 const UNKNOWNS_READ = 1000;
 
 /** What the gauges read, once per collection. */
-export interface GaugeReads {
+interface GaugeReads {
   /** Balances with the last wallet reading (no call to the service). */
   balances(): Promise<Balances>;
   unknowns(limit: number): Promise<Intent[]>;
@@ -72,23 +62,18 @@ export class LightningMetrics {
   readonly #callbackDuration: Histogram;
   readonly #serviceDuration: Histogram;
   readonly #meter: Meter;
-  /** False for the API's no-op meter (no SDK installed): then nothing is subscribed or read. */
+  /** False for the API's no-op meter (no SDK installed). */
   readonly #live: boolean;
   readonly #gauges: Record<GaugeName, ObservableGauge>;
   readonly #reads: GaugeReads;
   readonly #observe = (result: BatchObservableResult) => this.#collect(result);
   readonly #onRequest = (message: unknown) => this.#request(message as RequestEvent);
 
-  /**
-   * `moves`: the stream it counts; `reads`: what its gauges read. With the API's no-op meter it
-   * neither subscribes nor reads: a move costs nothing more.
-   */
   constructor(provider: MeterProvider, moves: Moves, reads: GaugeReads) {
     this.#reads = reads;
     const meter = provider.getMeter(METER_NAME, VERSION);
     this.#meter = meter;
-    // The API's no-op provider hands out its one no-op meter (createNoopMeter's). Were that ever
-    // another object, this would only subscribe for nothing: never miss a real meter.
+    // The no-op provider hands out createNoopMeter's one meter; another object only costs work.
     this.#live = meter !== createNoopMeter();
     this.#moves = meter.createCounter('lightning.intent.moves', {
       description: 'Intents moved, by kind and the status they moved to',
@@ -144,12 +129,10 @@ export class LightningMetrics {
     );
   }
 
-  /** A move the engine applied (`what` 'moved'), or money that came for an ended intent. */
   #moved({ what, intent }: Move): void {
     if (what !== 'moved' && what !== 'latePayment') return;
     const { kind, status } = intent;
     if (what === 'latePayment') {
-      // A fee paid after it ended: the money did come in.
       if (intent.unit === 'msats') this.#moneyIn.add(Number(intent.amount), { kind, late: true });
       return;
     }

@@ -1,9 +1,7 @@
 /**
  * The one stream of what happens to intents in this process: the engine publishes each thing
- * once, and whoever needs to know subscribes (the rooms, the game's events, the metrics, the
- * matches). A subscriber is called in the order it subscribed, synchronously: a room is handed
- * a move before the `apply` that made it returns. One that throws is logged and the others are
- * still told.
+ * once; subscribers are called in order, synchronously (a room has a move before the `apply`
+ * that made it returns), and one that throws is logged.
  *
  * Cost: per move one call per subscriber.
  */
@@ -11,15 +9,10 @@ import type { Intent } from '../ledger/intent.js';
 import type { LightningLogger } from './logger.js';
 
 /**
- * What the stream carries:
- * - `moved`: this process moved the intent (a compare-and-set it won);
- * - `recorded`: a new intent that is shown before anything is sent (queued, or held);
- * - `found`: a reading this process met but did not make (it lost a move to another process,
- *   whose own message to a room may be lost);
- * - `changed`: a field changed that a room shows, with no move (a match's roster funded);
- * - `latePayment`: money came in for an intent that had ended (a fee paid after its deadline).
+ * `moved` by this process; `recorded` unsent (queued, held); `found` after losing a race (the
+ * winner's message may be lost); `changed` without a move; `latePayment` after its end.
  */
-export type MoveKind = 'moved' | 'recorded' | 'found' | 'changed' | 'latePayment';
+type MoveKind = 'moved' | 'recorded' | 'found' | 'changed' | 'latePayment';
 
 export interface Move {
   readonly what: MoveKind;
@@ -32,16 +25,12 @@ export class Moves {
   readonly #listeners: MoveListener[] = [];
   readonly #logger: LightningLogger;
 
-  /** `listeners`: the subscribers known when the stream is built, told first, in order. */
   constructor(logger: LightningLogger, listeners: readonly MoveListener[] = []) {
     this.#logger = logger;
     this.#listeners.push(...listeners);
   }
 
-  /**
-   * For a subscriber built over the engine that publishes here (the matches): it subscribes as
-   * it is constructed. Returns the function that unsubscribes.
-   */
+  /** For a subscriber built over the engine (the matches); returns how to unsubscribe. */
   subscribe(listener: MoveListener): () => void {
     this.#listeners.push(listener);
     return () => {

@@ -1,24 +1,11 @@
 /**
- * The operator's actions on the game's money, each a compare-and-set through the engine (or, for
- * a block, in the ledger) and one line in the ledger's append-only operator log (who, when, what,
- * on which intent or player, before -> after, why), in the same call:
+ * The operator's actions on the game's money (resolve an unknown, pause and resume payouts,
+ * reissue an expired shown code, approve or reject a held payout, block a player): each a
+ * compare-and-set, then one line in the ledger's append-only operator log, written by the one
+ * caller whose compare-and-set won. An action that does not apply is refused
+ * (OperatorRefusedError) and records nothing.
  *
- *   resolve(id, status, note, by)  an `unknown` intent -> completed | expired | failed
- *   pause(by, why) / resume(by)    the game's payouts, in every process: running <-> paused
- *   reissue(id, by)                a match's payout or refund that expired unclaimed after its
- *                                  code was shown -> a new claim code, once
- *   approve(id, by)                a payout the approvals held -> creating, then sent as any
- *   reject(id, by, why)            a held payout -> failed, never sent (a match's: to the house)
- *   block(playerId, by, why)       the player's money helpers refused (PlayerBlockedError), in
- *   unblock(playerId, by)          every process, until unblocked; codes they hold stay valid
- *
- * An action that does not apply to what the ledger holds is refused (OperatorRefusedError) and
- * records nothing. A line is written once the move it records was made, by the one caller whose
- * compare-and-set won: a process that dies between the two leaves the move (and, for a resolve or
- * a reissue, the operator's name in the intent's history or meta) without its line.
- *
- * Footprint: an action costs its move and one append; `refuseBlocked`, which every money helper
- * runs first, one keyed read of the ledger (each store's header says what that read costs).
+ * Footprint: an action costs its move and one append.
  */
 import { z } from 'zod';
 import { OperatorRefusedError } from '../errors.js';
@@ -36,14 +23,13 @@ import { isClaimCode } from './kinds/index.js';
 import { reissuedByOperator, wasShown } from './kinds/payout-position.js';
 import { claimTimeFromNow, sendRecordedPayout } from './kinds/payouts.js';
 import { pageFields } from './operations/inputs.js';
-import type { Ticket } from './outbound.js';
 
-/** What a reissue needs of the matches (match/matches.ts): to issue a marked attempt again. */
-export interface Reissuer {
+/** What a reissue needs of the matches: to issue a marked attempt again. */
+interface Reissuer {
   reissue(marked: Intent): Promise<Intent | null>;
 }
 
-/** Who did it: required of every action (resolve's old signature aside). */
+/** Who did it. */
 export const operatorName = z
   .string({ error: 'must name the operator (a string)' })
   .trim()
@@ -51,10 +37,7 @@ export const operatorName = z
   .max(255);
 /** Why: said in the operator's words. */
 export const operatorNote = z.string().trim().min(1, 'must say why').max(500);
-/**
- * An intent id as the game hands it back: checked before the store sees it, because a store
- * binds what it is given (node:sqlite takes an object for named parameters).
- */
+/** Checked before the store sees it: node:sqlite would bind an object as named parameters. */
 export const intentIdInput = z.string({ error: 'must be an intent id (a string)' }).min(1).max(200);
 export const playerIdInput = idInput;
 export const resolveStatus = z.enum(['completed', 'expired', 'failed']);
@@ -69,9 +52,12 @@ export const operatorLogQuery = z
   .default({});
 
 /** How often each process looks at the operator's pause in the ledger. */
-export const PAUSE_SYNC_MS = 1_000;
+const PAUSE_SYNC_MS = 1_000;
 
-/** Recorded as `by` when a resolve names no operator (its signature before the log). */
+/** A line about the game as a whole, not one intent or player. */
+const ON_GAME = { intentId: null, playerId: null };
+
+/** Recorded as `by` when a resolve names no operator. */
 const UNNAMED = 'unnamed operator';
 
 export class Operator {
@@ -92,25 +78,10 @@ export class Operator {
     by: string | undefined,
   ): Promise<Intent> {
     const engine = this.#engine;
-    const intent = await engine.ledger.get(id);
-    if (!intent) throw new OperatorRefusedError('resolve', 'id', 'names no intent in the ledger');
-    if (intent.status !== 'unknown') {
-      throw new OperatorRefusedError(
-        'resolve',
-        'id',
-        `names a ${intent.status} intent, not an unknown one`,
-      );
-    }
+    const intent = await this.#intentIn('resolve', id, 'unknown');
     const said = by === undefined ? 'resolved by operator' : `resolved by operator ${by}`;
     const moved = await engine.apply(intent, status, {}, `${said}: ${note}`);
-    if (!moved) {
-      const now = await engine.ledger.get(id);
-      throw new OperatorRefusedError(
-        'resolve',
-        'id',
-        `names an intent that became ${now?.status} meanwhile`,
-      );
-    }
+    if (!moved) throw await this.#movedMeanwhile('resolve', id);
     await this.#record({
       by: by ?? UNNAMED,
       action: 'resolve',
@@ -123,22 +94,10 @@ export class Operator {
     return moved;
   }
 
-  /**
-   * Pauses the game's payouts: the pause and its line in the ledger by one compare-and-set, this
-   * process paused at once (the `paused` event fires, its cause `operator`), every other process
-   * at its next look (`syncPause`, every PAUSE_SYNC_MS). Refused when an operator's pause holds.
-   */
+  /** Pauses the game's payouts: this process at once, the others at their next `syncPause`. */
   async pause(by: string, why: string): Promise<OperatorAction> {
     const line = await this.#engine.ledger.recordPause(
-      {
-        by,
-        action: 'pause',
-        intentId: null,
-        playerId: null,
-        before: 'running',
-        after: 'paused',
-        note: why,
-      },
+      { ...ON_GAME, by, action: 'pause', before: 'running', after: 'paused', note: why },
       this.#engine.now(),
     );
     if (!line) {
@@ -154,11 +113,7 @@ export class Operator {
     return line;
   }
 
-  /**
-   * Lifts the operator's pause of the game's payouts (and this process's breaker, if it
-   * tripped), or, with no such pause, this process's breaker's: one line either way. Other
-   * processes lift the operator's pause at their next look; a breaker's trip is its process's.
-   */
+  /** Lifts the operator's pause (and this process's breaker), or else this process's breaker's. */
   async resume(by: string): Promise<OperatorAction> {
     const breaker = this.#engine.breaker;
     const local = breaker.paused;
@@ -169,46 +124,24 @@ export class Operator {
     }
     if (!local) throw new OperatorRefusedError('resume', 'by', 'payouts are not paused');
     breaker.resume();
-    return this.#record({
-      by,
-      action: 'resume',
-      intentId: null,
-      playerId: null,
-      before: `paused (${local.cause})`,
-      after: 'running',
-      note: '',
-    });
+    const before = `paused (${local.cause})`;
+    return this.#record({ ...ON_GAME, by, action: 'resume', before, after: 'running', note: '' });
   }
 
-  /**
-   * `resume()` without a name: lifts an operator's pause in the ledger, if one holds, its line
-   * naming no one (this process's own pause was lifted by the caller).
-   */
+  /** `resume()` without a name: lifts an operator's pause in the ledger, if one holds. */
   async resumeUnnamed(): Promise<void> {
     await this.#liftGamePause(UNNAMED);
   }
 
-  /** The compare-and-set that lifts the operator's pause in the ledger, with its line; null if none. */
+  /** Lifts the operator's pause in the ledger, with its line; null if none. */
   #liftGamePause(by: string): Promise<OperatorAction | null> {
     return this.#engine.ledger.recordPause(
-      {
-        by,
-        action: 'resume',
-        intentId: null,
-        playerId: null,
-        before: 'paused (operator)',
-        after: 'running',
-        note: '',
-      },
+      { ...ON_GAME, by, action: 'resume', before: 'paused (operator)', after: 'running', note: '' },
       this.#engine.now(),
     );
   }
 
-  /**
-   * Makes this process's payouts follow the operator's pause in the ledger: paused while it
-   * holds (unless already paused), running again once it is lifted (a pause of the breaker's
-   * own stays). One keyed read of the ledger.
-   */
+  /** This process's payouts follow the operator's pause in the ledger (a breaker's own stays). */
   async syncPause(): Promise<void> {
     const line = await this.#engine.ledger.payoutPause();
     const breaker = this.#engine.breaker;
@@ -234,11 +167,9 @@ export class Operator {
   }
 
   /**
-   * Issues a match's payout or refund again as a new claim code, once: only the latest attempt,
-   * a claim code that expired unclaimed after it was shown (one never shown the match issues
-   * again by itself). Its amount goes from `house:unclaimed` back to the pot (a journaled
-   * update of the expired attempt, `meta.reissuedBy`, whose entry is written at most once) and
-   * out again with the new attempt. Resolves with the new attempt.
+   * Issues a match's latest payout or refund, a code that expired unclaimed after it was shown,
+   * again, once: its amount goes from `house:unclaimed` back to the pot (journaled once by
+   * `meta.reissuedBy`) and out with the new attempt.
    */
   async reissue(id: string, by: string): Promise<Intent> {
     const engine = this.#engine;
@@ -259,8 +190,7 @@ export class Operator {
     if (attempts.some((a) => a.id !== last.id && reissuedByOperator(a))) {
       throw refuse(`the ${roleOf(last)} was issued again by an operator once already`);
     }
-    // The compare-and-set: the amount back to the pot, journaled once. A mark an earlier call
-    // made whose new attempt could not be created then is taken as it is.
+    // A mark of an earlier call whose new attempt could not be created is taken as it is.
     const marked = reissuedByOperator(last)
       ? last
       : await engine.update(last, { meta: { ...last.meta, reissuedBy: by } });
@@ -288,18 +218,12 @@ export class Operator {
     return this.#engine.ledger.held(limit);
   }
 
-  /**
-   * Sends a held payout: the compare-and-set held -> creating (`meta.approvedBy`; a reward's
-   * claim time counted from now), its line, then the service called as for any payout. Payouts
-   * paused, or the wallet under its floor, refuse it (PayoutsPausedError) with nothing moved.
-   * Resolves with the payout as the send left it (pending; failed or unknown when the service
-   * refused or did not answer: its error says why, and a match issues its payout again).
-   */
+  /** Sends a held payout (refused, nothing moved, while payouts are paused). */
   async approve(id: string, by: string): Promise<Intent> {
     const engine = this.#engine;
-    const intent = await this.#heldIntent('approve', id);
+    const intent = await this.#intentIn('approve', id, 'held');
     await engine.breaker.admit(BigInt(intent.amount));
-    // With the game's rate, the token first: the move to `creating` and the send follow at once.
+    // The token first: the move to `creating` and the send follow at once.
     const ticket = engine.outbound ? await engine.outbound.reserve('payout') : null;
     const patch: IntentPatch = {
       ...claimTimeFromNow(engine, intent),
@@ -320,7 +244,7 @@ export class Operator {
       note: '',
     });
     try {
-      return await this.#send(approved, ticket);
+      return await sendRecordedPayout(engine, approved, ticket);
     } catch (err) {
       // The approval stands (its line is written): what the send left is in the ledger.
       engine.logger.warn(
@@ -330,14 +254,10 @@ export class Operator {
     }
   }
 
-  /**
-   * Ends a held payout unpaid, never sent: held -> failed (`meta.rejectedBy`, the reason in its
-   * error), the `settled` event as for any end, one line. A match's payout goes to the house
-   * (`house:rejected`) and is not issued again; a reward's amount was never the player's.
-   */
+  /** Ends a held payout unsent: failed; a match's payout goes to the house, not issued again. */
   async reject(id: string, by: string, why: string): Promise<Intent> {
     const engine = this.#engine;
-    const intent = await this.#heldIntent('reject', id);
+    const intent = await this.#intentIn('reject', id, 'held');
     const patch: IntentPatch = {
       meta: { ...intent.meta, rejectedBy: by },
       error: `rejected by operator ${by}: ${why}`,
@@ -356,14 +276,15 @@ export class Operator {
     return rejected;
   }
 
-  async #heldIntent(action: 'approve' | 'reject', id: string): Promise<Intent> {
+  async #intentIn(action: string, id: string, status: 'held' | 'unknown'): Promise<Intent> {
     const intent = await this.#engine.ledger.get(id);
     if (!intent) throw new OperatorRefusedError(action, 'id', 'names no intent in the ledger');
-    if (intent.status !== 'held') {
+    if (intent.status !== status) {
+      const wanted = status === 'held' ? 'a held' : 'an unknown';
       throw new OperatorRefusedError(
         action,
         'id',
-        `names a ${intent.status} intent, not a held one`,
+        `names a ${intent.status} intent, not ${wanted} one`,
       );
     }
     return intent;
@@ -376,11 +297,6 @@ export class Operator {
       'id',
       `names an intent that became ${now?.status} meanwhile`,
     );
-  }
-
-  /** Calls the service for an approved payout, by its kind. */
-  #send(approved: Intent, ticket: Ticket | null): Promise<Intent> {
-    return sendRecordedPayout(this.#engine, approved, ticket);
   }
 
   /** Blocks a player's money helpers, in every process. */

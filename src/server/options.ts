@@ -1,7 +1,6 @@
 /**
- * `createLightning` options. The zod schema below is their one definition: the type users
- * write (`LightningOptions`) is inferred from it, and every default is applied here, in
- * `resolveOptions`, once, so a mistake is a clear error before the first player joins.
+ * `createLightning` options: the zod schema is their one definition (the types are inferred) and
+ * every default is applied here, once, so a mistake fails before the first player joins.
  */
 import { randomBytes } from 'node:crypto';
 import type { MeterProvider } from '@opentelemetry/api';
@@ -32,37 +31,23 @@ const reconcilerSchema = z.strictObject({
   checksPerSecond: z.number().positive().default(20),
   /** How long one process holds an intent it is checking. Default 30,000 ms. */
   leaseMs: ms.default(30_000),
-  /**
-   * A `creating` intent older than this lost its process mid-call (or its answer is very late):
-   * it becomes `unknown` and the `unknown` event fires. A create answer that arrives later still
-   * wins over `unknown`. Default 30,000 ms.
-   */
+  /** A `creating` intent older than this lost its process: now `unknown`. Default 30,000 ms. */
   creatingGraceMs: ms.default(30_000),
-  /**
-   * A reward or entry fee whose create answer was lost never gave its code to anyone, so nobody
-   * can claim or pay it: this long after its deadline (a margin for clock skew with the
-   * service), it ends `expired`. Default 60,000 ms.
-   */
+  /** A code nobody saw (answer lost) ends `expired` this long after its deadline. Default 60 s. */
   expiryMarginMs: ms.default(60_000),
 });
+export type ReconcilerSettings = z.output<typeof reconcilerSchema>;
 
 const auditSchema = z.strictObject({
   /** Run the live audit with the reconciler. Default true. */
   enabled: z.boolean().default(true),
   /** How often the reconciler audits the journal and the wallet. Default 60,000 ms. */
   intervalMs: ms.default(60_000),
-  /**
-   * How long after its last journal entry an ended match is checked (its last payouts and
-   * refunds are being made until then), and how far past its deadline an unknown is overdue.
-   * Default 30,000 ms.
-   */
+  /** How long an ended match settles before its audit; an unknown's overdue margin. Default 30 s. */
   settleMs: ms.default(30_000),
   /** How far back the first audit of a process reads the journal. Default one day. */
   lookbackMs: ms.default(86_400_000),
-  /**
-   * How long the wallet may stay off what the journal says before it is a finding: money can
-   * move at the service before its callback or re-read reaches the journal. Default 600,000 ms.
-   */
+  /** How long the wallet may differ from the journal before it is a finding. Default 600,000 ms. */
   walletSettleMs: z.number().int().min(0).default(600_000),
   /** What the wallet may differ by anyway: it is read in whole sats. Default 10,000 msats. */
   walletToleranceMsat: z.number().int().min(0).default(10_000),
@@ -71,37 +56,22 @@ const auditSchema = z.strictObject({
 });
 
 const breakerSchema = z.strictObject({
-  /**
-   * Ambiguous or 5xx answers to payout creates within `windowMs` that pause payouts, once they
-   * come from `players` different players; also 5xx answers to reads of the service, from
-   * anyone. Entry fees and spends never count, nor does a 429. 0 never pauses. Default 5.
-   */
+  /** Ambiguous/5xx payout creates or 5xx reads in `windowMs` that pause payouts; 0 never. Default 5. */
   failures: z.number().int().min(0).default(5),
   /** The window those failures are counted in. Default 60,000 ms. */
   windowMs: ms.default(60_000),
-  /**
-   * How many different players (and, for payments to Lightning addresses, different address
-   * domains) the failing payouts must come from before they pause everyone's: one player (or
-   * one address server) cannot pause the game. 1 counts any. Default 3.
-   */
+  /** Different players (and address domains) those must come from: one cannot pause. Default 3. */
   players: z.number().int().min(1).max(1000).default(3),
-  /**
-   * Failed payments (ambiguous or 5xx, or a check of the address that did not answer) to one
-   * Lightning address within `windowMs` after which nothing more is sent to it until the window
-   * has passed: a match pays its player by claim code, `payAddress` rejects with
-   * LnAddressRefusedError (`failing`). 0 never holds an address. Default 1.
-   */
+  /** Failed payments to one address in `windowMs` that refuse it for the window; 0 never. Default 1. */
   recipientFailures: z.number().int().min(0).default(1),
-  /**
-   * How long the check of a Lightning address before each payment to it may take (one attempt,
-   * `GET /v0/ln-address/validate/{address}`). Default 3,000 ms.
-   */
+  /** How long the check of a Lightning address before each payment may take. Default 3,000 ms. */
   validateTimeoutMs: ms.max(600_000).default(3_000),
   /** Pause payouts rather than let the wallet fall below this many msats. Default: no floor. */
   walletFloorMsat: z.number().int().min(0).optional(),
-  /** How long a wallet balance read is trusted (payouts since are subtracted). Default 30,000 ms. */
+  /** How long a wallet read is trusted (payouts since are subtracted). Default 30,000 ms. */
   walletCheckMs: ms.default(30_000),
 });
+export type BreakerSettings = z.output<typeof breakerSchema>;
 
 const alertsSchema = z.strictObject({
   /** Alert when cover (wallet - owed - escrow - in flight) falls below this. Default: off. */
@@ -115,25 +85,15 @@ const alertsSchema = z.strictObject({
   unknownAfterMs: ms.optional(),
   /** Check this often as well as after each audit run. Default: only after audit runs. */
   intervalMs: ms.optional(),
-  /**
-   * Alert when the service has answered nothing but 5xx for this long (any other answer ends
-   * the run). Default 60,000 ms.
-   */
+  /** Alert when the service has answered nothing but 5xx for this long. Default 60,000 ms. */
   serviceFailingMs: ms.default(60_000),
 });
+export type AlertSettings = z.output<typeof alertsSchema>;
 
 const limitsSchema = z.strictObject({
-  /**
-   * Open intents (creating, pending, unknown) one player may hold at once, across every process
-   * of the game; one more is refused with LimitExceededError, nothing recorded or sent. Default 20.
-   */
+  /** Open intents one player may hold at once, across processes. Default 20. */
   maxOpenPerPlayer: z.number().int().positive().default(20),
-  /**
-   * Open intents the whole game may hold at once, whoever holds them (matches aside: a match's
-   * record moves no money, its fees and payouts count), across every process; one more is
-   * refused with LimitExceededError (`limit: 'maxOpenPerGame'`), nothing recorded or sent. What
-   * bounds a crowd of new players, which per-player limits cannot. Default 10,000.
-   */
+  /** Open intents the whole game may hold (matches' own records aside). Default 10,000. */
   maxOpenPerGame: z.number().int().positive().default(10_000),
 });
 
@@ -157,26 +117,15 @@ const budgetsSchema = z.strictObject({
   game: budgetWindow.optional(),
 });
 
-/**
- * Payout approvals: what is recorded `held` (nothing sent) until an operator approves it
- * (`lightning.operator.approve`) or rejects it (`lightning.operator.reject`). Rewards, a match's payouts and
- * payments to Lightning addresses; refunds of a match never (they give a player's own fee back).
- */
+/** Payouts held until an operator approves or rejects them; never a refund (a player's own fee). */
 const approvalsSchema = z.strictObject({
   /** A payout of more than this many msats is held. */
   aboveMsat: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),
-  /**
-   * A payout that would take its player's payouts of the last 24 hours (held ones included,
-   * expired and failed ones not) past this many msats is held too. Decided in the ledger's
-   * atomic create, so it holds across processes.
-   */
+  /** A payout taking its player's last 24 hours past this is held too (in the atomic create). */
   perPlayerPerDayMsat: capMsat.optional(),
 });
 
-/**
- * Fiat prices: the service publishes one price, of a bitcoin in US dollars (`GET /v0/btcusd`),
- * so 'USD' is the one currency; any other is refused here rather than shown wrong.
- */
+/** The service publishes one price, a bitcoin in US dollars: another currency is refused. */
 const fiatSchema = z.strictObject({
   /** 'USD': the currency `state.lightning.price` is in. */
   currency: z.string().refine((c) => c === 'USD', {
@@ -190,26 +139,16 @@ const fiatSchema = z.strictObject({
 /** Who the client is, by address (see `clientAddress` below and server/client-address.ts). */
 const clientAddressSchema = z
   .strictObject({
-    /**
-     * How many proxies of the game's own append to X-Forwarded-For before this server (1
-     * behind one load balancer). 0: none, the socket's peer. Default 0.
-     */
+    /** Proxies of the game's own appending to X-Forwarded-For (0: the socket's peer). Default 0. */
     proxies: z.number().int().min(0).max(10).default(0),
-    /**
-     * A header the game's proxy sets to the client's address (`x-real-ip`,
-     * `cf-connecting-ip`), read instead of X-Forwarded-For; only with `proxies` of 1 or more.
-     */
+    /** A header the game's proxy sets to the client's address, read instead of X-Forwarded-For. */
     header: z
       .string()
       .regex(/^[A-Za-z0-9-]{1,64}$/, 'must be a header name')
       .transform((h) => h.toLowerCase())
       .refine((h) => h !== 'x-forwarded-for', 'leave it out to read X-Forwarded-For')
       .optional(),
-    /**
-     * Where the game's proxies connect from (addresses or CIDR subnets). Where the socket is
-     * known (`lightning.attach(server)`), a request through proxies from anywhere else went
-     * around them and has no address. Default: loopback and private networks.
-     */
+    /** Where the game's proxies connect from; a request from elsewhere has no address. */
     proxyAddresses: z
       .array(z.string().refine(isAddressOrSubnet, 'must be an IP address or a CIDR subnet'))
       .max(100)
@@ -225,32 +164,20 @@ export const lightningOptionsSchema = z.strictObject({
   apiKey: z.string().min(1, 'must not be empty').optional(),
   /** The service's base URL. Default the production URL (the emulator's with no key). */
   baseUrl: httpUrl.optional(),
-  /**
-   * The origin the service can reach for callbacks, e.g. `https://game.example.com`.
-   * Required (and https) with a real key; with the emulator, default `http://127.0.0.1:2567`.
-   */
+  /** The origin the service calls back: required (https) with a real key. */
   publicUrl: httpUrl.optional(),
   /** Where the callback and webhook routes live. Default `/lightning`. */
   prefix: z
     .string()
     .regex(/^\/[A-Za-z0-9/_-]*[A-Za-z0-9_-]$/, 'must look like /lightning')
     .default('/lightning'),
-  /**
-   * The ledger: a LedgerStore, or a SQLite file path. Default: `lightning-ledger.sqlite` in the
-   * working directory with a real key, `:memory:` with the emulator.
-   */
+  /** A LedgerStore or a SQLite path. Default `lightning-ledger.sqlite` (emulator: `:memory:`). */
   ledger: z.union([z.string().min(1), z.custom<LedgerStore>(isObject)]).optional(),
   /** Shared secret of the widget and ramp webhooks (HMAC-SHA256 of the raw body). */
   webhookSecret: z.string().min(16, 'must be at least 16 characters').optional(),
   /** API client settings: timeouts, retries, path overrides (see `PaymentsApiOptions`). */
   api: apiTuningSchema.default({}),
-  /**
-   * One outbound rate for the whole game (server/outbound.ts): every call to the service, in
-   * every process sharing the ledger (PostgreSQL; SQLite serves one process), waits for a
-   * token of one bucket that refills `perSecond` and holds `burst` (default perSecond, at least
-   * 1); a player's own action goes first, then payouts, then re-reads; a 429's Retry-After holds
-   * every process. Set it a little under the service's limit (docs/DEPLOY.md). Default: none.
-   */
+  /** One outbound rate for every process sharing the ledger (server/outbound.ts). Default none. */
   rateLimit: z
     .strictObject({
       perSecond: z.number().positive().max(100_000),
@@ -264,33 +191,20 @@ export const lightningOptionsSchema = z.strictObject({
   breaker: breakerSchema.prefault({}),
   /** The live audit of the journal and the wallet (see server/audit.ts). */
   audit: auditSchema.prefault({}),
-  /**
-   * Limits on open intents, per player and game-wide, enforced in the ledger so that they hold
-   * across processes.
-   */
+  /** Limits on open intents, enforced in the ledger so that they hold across processes. */
   limits: limitsSchema.prefault({}),
   /** Payout budgets, checked and reserved in the ledger with each payout. Default none. */
   budgets: budgetsSchema.prefault({}),
   /** Payout approvals (see approvalsSchema): off unless set. */
   approvals: approvalsSchema.optional(),
-  /**
-   * The payout queue (server/queue.ts): a match settled with at least `fromWinners` winners
-   * records every payout `queued` at once and returns; the reconcilers of the game's processes
-   * send them in their turn (at the game's `rateLimit`, or at the reconciler's pace), each
-   * exactly once. Only where this process runs its reconciler; `lightning.rewardMany` always
-   * queues. Default `{ fromWinners: 10 }`.
-   */
+  /** The payout queue (server/queue.ts) for settles with many winners; needs the reconciler. */
   payoutQueue: z
     .strictObject({
       /** A settle naming at least this many winners queues its payouts. Default 10. */
       fromWinners: z.number().int().min(1).default(10),
     })
     .prefault({}),
-  /**
-   * The embedded emulator (when there is no apiKey). Default port 0 (free), host 127.0.0.1. A
-   * host other than loopback (127.0.0.0/8, ::1, `localhost`), such as '0.0.0.0', is refused
-   * unless `allowRemote: true` (development only: never on a machine the internet can reach).
-   */
+  /** The embedded emulator (no apiKey); a non-loopback host needs `allowRemote`. */
   emulator: z
     .strictObject({
       port: z.number().int().min(0).max(65535).default(0),
@@ -307,43 +221,20 @@ export const lightningOptionsSchema = z.strictObject({
       }
     })
     .prefault({}),
-  /**
-   * Who the client is, by address: the callback allowlist (`callbackSources`) and the room
-   * plugin's region gate read it the same way (server/client-address.ts). With no proxy in
-   * front of the game, the socket's own peer; behind proxies of the game's own, the
-   * X-Forwarded-For entry `proxies` places from the right (or the `header` they set), never
-   * what the client claims. Default: no proxy.
-   */
+  /** Who the client is, by address (server/client-address.ts). Default: no proxy. */
   clientAddress: clientAddressSchema.prefault({}),
-  /**
-   * Prices in a fiat currency: `{ currency: 'USD', refreshMs? }` reads the service's price of a
-   * bitcoin (`GET /v0/btcusd`) as the server starts and every `refreshMs`, and every room syncs
-   * it in `state.lightning.price` (`currency`, `btcPrice`, `at`). Default: off (currency '').
-   */
+  /** Fiat prices, synced to every room in `state.lightning.price`. Default off. */
   fiat: fiatSchema.optional(),
-  /**
-   * Where the metrics go (server/metrics.ts): an OpenTelemetry `MeterProvider`. Default the
-   * global one as the server starts, a no-op unless the game installed an SDK.
-   */
+  /** An OpenTelemetry `MeterProvider` for the metrics. Default the global one. */
   meterProvider: z
     .custom<MeterProvider>(
       (v) => isObject(v) && typeof (v as MeterProvider).getMeter === 'function',
       'must be an OpenTelemetry MeterProvider',
     )
     .optional(),
-  /**
-   * Alerts (server/alerts.ts): cover low, an old unknown, payouts paused, an audit finding, the
-   * service failing; each raised once and cleared once (the `alert` event, one log line,
-   * `lightning.operator.alerts()`). Off unless set; `{}` turns on the kinds that need no threshold.
-   */
+  /** Alerts (server/alerts.ts), each raised and cleared once. Off unless set. */
   alerts: alertsSchema.optional(),
-  /**
-   * Accept status callbacks only from the service's published addresses (`GET /v0/prod-ips`,
-   * read again every `refreshMs`) and from `also`; others get an empty 403. The sender is the
-   * client address of `clientAddress`, so behind proxies the game must be reachable only
-   * through them; with no proxy (`clientAddress.proxies` 0) only `lightning.attach(server)`
-   * sees the sender: the router does not expose the socket. Default: off.
-   */
+  /** Accept callbacks only from the service's published addresses and `also`. Default off. */
   callbackSources: z
     .strictObject({
       /** How often the service's list is read again. Default 3,600,000 ms. */
@@ -359,12 +250,7 @@ export const lightningOptionsSchema = z.strictObject({
         .optional(),
     })
     .optional(),
-  /**
-   * A game that mounts the routes or the room plugin and never calls `lightning.ready()` starts
-   * this long after the first of them anyway (with a warning outside production): until then a
-   * restarted server would not recover its open payments. 0: wait for the first use. Default
-   * 5,000 ms.
-   */
+  /** Start this long after the first mount even without `ready()`. Default 5,000 ms. */
   startWithoutReadyMs: ms.max(600_000).default(5_000),
   /** Largest callback or webhook body accepted. Default 64 KiB. */
   maxBodyBytes: z
@@ -378,26 +264,20 @@ export const lightningOptionsSchema = z.strictObject({
       (v) => isObject(v) && typeof (v as LightningLogger).warn === 'function',
     )
     .default(consoleLogger),
-  /** The time source of the server, its ledger writes and its schedule; tests pass a ManualClock. */
+  /** The time source of the server, its ledger writes and its schedule. */
   clock: z
     .custom<Clock>((v) => isObject(v) && typeof (v as Clock).now === 'function')
     .default(systemClock),
 });
 
-/** What `createLightning` accepts. */
+/** What `createLightning` accepts, and its parts. */
 export type LightningOptions = z.input<typeof lightningOptionsSchema>;
 export type ReconcilerOptions = z.input<typeof reconcilerSchema>;
-export type ReconcilerSettings = z.output<typeof reconcilerSchema>;
 export type AuditOptions = z.input<typeof auditSchema>;
-export type AuditSettings = z.output<typeof auditSchema>;
 export type AlertsOptions = z.input<typeof alertsSchema>;
-export type AlertSettings = z.output<typeof alertsSchema>;
 export type BreakerOptions = z.input<typeof breakerSchema>;
-export type BreakerSettings = z.output<typeof breakerSchema>;
 export type LimitsOptions = z.input<typeof limitsSchema>;
 export type BudgetsOptions = z.input<typeof budgetsSchema>;
-export type BudgetsSettings = z.output<typeof budgetsSchema>;
-export type ApprovalsOptions = z.input<typeof approvalsSchema>;
 export type ClientAddressOptions = z.input<typeof clientAddressSchema>;
 export type FiatOptions = z.input<typeof fiatSchema>;
 
@@ -421,8 +301,7 @@ export function resolveOptions(
         'is required when NODE_ENV=production (the embedded emulator moves no real money)',
       );
     }
-    // The embedded emulator signs its webhooks with the secret it is given: without one of the
-    // game's, a random one, so that webhooks work in development exactly as in production.
+    // A random secret so that the emulator's webhooks are signed as in production.
     return {
       ...o,
       webhookSecret: o.webhookSecret ?? randomBytes(32).toString('base64url'),
@@ -444,10 +323,7 @@ export function resolveOptions(
   return { ...o, publicUrl: trimSlash(o.publicUrl) };
 }
 
-/**
- * `LIGHTNING_API_KEY=` and `PUBLIC_URL=` left empty in a copied `.env` mean "not set": the
- * emulator and its default address, with the same notice as when they are absent.
- */
+/** `LIGHTNING_API_KEY=` and `PUBLIC_URL=` left empty in a copied `.env` mean "not set". */
 function withoutBlanks(options: LightningOptions | undefined): unknown {
   if (typeof options !== 'object' || options === null) return options ?? {};
   const o = { ...options };

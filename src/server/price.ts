@@ -1,14 +1,9 @@
 /**
- * The price of one bitcoin in the game's fiat currency (createLightning's `fiat` option), read
- * from the service (`GET /v0/btcusd`) when the server starts and every `refreshMs`, and handed to
- * whoever listens (each room's plugin writes it into `state.lightning.price`).
+ * The price of one bitcoin in the game's fiat currency (`fiat`), read at start and every
+ * `refreshMs` and handed to each room. A failed read keeps the last price and is said once until
+ * a read answers again; reads never overlap.
  *
- * A failed read keeps the last price and is said once, in one warning line, until a read
- * answers again (one info line then): a service down for an hour costs one line, not one per
- * refresh, and never a crash. Reads never overlap: a slow answer makes the next tick skip.
- *
- * Footprint: one timer per process (not per room), one API read per `refreshMs`; a listener
- * hears a reading only when the price or its time changed.
+ * Footprint: one timer per process, one API read per `refreshMs`.
  */
 import type { BtcUsdPrice } from '../port/port.js';
 import type { LightningLogger } from './logger.js';
@@ -22,7 +17,7 @@ export interface PriceReading {
   at: number;
 }
 
-export interface PriceFeedSettings {
+interface PriceFeedSettings {
   currency: 'USD';
   refreshMs: number;
 }

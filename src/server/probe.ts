@@ -1,12 +1,9 @@
 /**
- * The set-up probe: at start, in development, the server POSTs to its own callback route at
- * `publicUrl`, with a token that cannot be an intent's, and warns in one line, with the fix,
- * when the answer is not its own. Without it, a forgotten `lightning.endpoints()`, a game on
- * another port than `publicUrl` says, or a `publicUrl` copied from an example all look the
- * same: every payment settles, silently, only when the reconciler re-reads it (15 s later).
+ * The set-up probe: in development the server POSTs to its own callback route at `publicUrl` and
+ * warns, with the fix, when the answer is not its own. Otherwise a forgotten route or a wrong
+ * `publicUrl` is silent: every payment settles only when the reconciler re-reads it.
  *
- * Cost: one request once the server listens (a few while it is not listening yet, for at
- * most `waitMs`), on timers that never keep the process alive.
+ * Cost: one request once the server listens, on timers that never keep the process alive.
  */
 import { randomBytes } from 'node:crypto';
 import { request } from 'undici';
@@ -20,7 +17,7 @@ export function newProbeToken(): string {
   return `probe.${randomBytes(12).toString('base64url')}`;
 }
 
-export interface ProbeOptions {
+interface ProbeOptions {
   publicUrl: string;
   prefix: string;
   token: string;
@@ -36,7 +33,7 @@ export interface ProbeOptions {
 }
 
 /** What the probe found. */
-export type ProbeResult = 'own' | 'other' | 'unreachable' | 'stopped';
+type ProbeResult = 'own' | 'other' | 'unreachable' | 'stopped';
 
 export async function probeCallbackRoute(o: ProbeOptions): Promise<ProbeResult> {
   const shown = `${o.publicUrl}${o.prefix}/callbacks/…`;

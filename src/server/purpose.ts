@@ -1,17 +1,12 @@
 /**
- * What an intent is for, in the player's words: the `purpose` of a room's entry and of a
- * lobby's claim. A kind says where the money goes (a claim code, a charge, an address); the
- * purpose says why, so that a screen tells a match's refund from its prize without reading the
- * description. Pure: nothing read, nothing kept.
+ * What an intent is for, in the player's words (a kind says where the money goes, the purpose
+ * why), so that a screen tells a match's refund from its prize. Pure.
  */
 import type { Intent } from '../ledger/intent.js';
 import { KINDS } from './kinds/index.js';
 import type { RoomMap } from './kinds/kind.js';
 
-/**
- * `reward` (a plain reward), `payout` (a match's winnings), `refund` (a match's fee back), `fee`
- * (an entry fee), `spend` (points spent), `payment` (a payment to the player's address).
- */
+/** `payout` is a match's winnings, `refund` a match's fee back; the others name their kind. */
 export type EntryPurpose = 'reward' | 'payout' | 'refund' | 'fee' | 'spend' | 'payment';
 
 /** What each room map's entries are for, unless a match says otherwise (below). */
@@ -22,11 +17,7 @@ const BY_MAP: Record<RoomMap, EntryPurpose> = {
   pointSpends: 'spend',
 };
 
-/**
- * A match's payout and refund are a claim code (a reward) or a payment to an address: the
- * `matchRole` the match gave them (server/match/matches.ts) says which of the two they are,
- * whatever carries them. Any other intent is what its kind's room map holds.
- */
+/** A match's `matchRole` says payout or refund, whatever carries it; else the kind's room map. */
 export function purposeOf(intent: Pick<Intent, 'kind' | 'meta'>): EntryPurpose {
   const role = intent.meta.matchRole;
   if (role === 'payout' || role === 'refund') return role;

@@ -1,11 +1,9 @@
 /**
- * Which players' addresses the service serves (`GET /v0/is-supported-region/{ip}`), asked once
- * per address and kept for an hour, shared by every room of the process. A failed read is not
- * kept: the next helper call asks again.
+ * Which players' addresses the service serves, asked once per address and kept for an hour for
+ * every room of the process (a failed read is not kept).
  *
  * Footprint: one entry per address seen; one API read per address per hour.
  */
-
 import type { Clock } from '../clock.js';
 import type { PaymentsPort, RegionSupport } from '../port/port.js';
 

@@ -1,9 +1,7 @@
 /**
- * Where a move goes to reach its room, a subscriber of the one stream (moves.ts). A room lives
- * in one process: a room of this process (`host`) is handed the intent as the ledger returned
- * it, nothing read, nothing published; a room elsewhere gets a pointer on its presence channel
- * (settlement.ts) and reads the intent back. A reading this process met without making it
- * (`found`: a lost race) goes to a room of this process only: the winner published its move.
+ * Where a move goes to reach its room: a room of this process is handed the intent; a room
+ * elsewhere gets a pointer on its presence channel (settlement.ts). A `found` reading goes to a
+ * room here only: the winner published its move.
  *
  * Cost: per move one map lookup, then a call in hand or one presence publish.
  */
@@ -31,10 +29,7 @@ export class Rooms {
     this.#publish(intent.roomId, intent);
   };
 
-  /**
-   * A room of this process: each move of its intents is given to `deliver` in hand (moves
-   * applied by other processes come as messages). Returns the function that forgets the room.
-   */
+  /** A room of this process: its moves go to `deliver` in hand; returns how to forget it. */
   host(roomId: string, deliver: (intent: Intent) => void): () => void {
     this.#local.set(roomId, deliver);
     return () => {

@@ -1,15 +1,7 @@
 /**
- * What the lightning routes answer, whatever carries the request: Colyseus's router
- * (server/endpoints.ts) or the `node:http` listener in front of it (server/listener.ts). Both
- * adapt their request to `RouteRequest` and write back the `RouteAnswer`, so the checks (probe
- * token, callback sources, body cap, unknown token) and the answers are the same on both.
- *
- *   POST {prefix}/callbacks/:token   status callbacks of withdrawal requests, charges, payments
- *   POST {prefix}/webhooks/ramp      purchase (ramp) session events
- *   POST {prefix}/webhooks/widget    widget session events
- *
- * Every answer is empty: a status, and on the set-up probe one header. Cost: nothing beyond
- * what the engine does per callback or webhook.
+ * What the lightning routes answer, whichever transport carries the request (the router,
+ * endpoints.ts, or the `node:http` listener, listener.ts): `POST {prefix}/callbacks/:token`,
+ * `/webhooks/ramp`, `/webhooks/widget`. Every answer is empty. Cost: what the engine does.
  */
 import { BodyTooLargeError } from './body.js';
 import type { HeaderReader } from './client-address.js';
@@ -24,13 +16,13 @@ export interface RoutesHost {
   logger: LightningLogger;
   /** The runtime, once the server is ready. */
   runtime(): Promise<Runtime>;
-  /** The runtime at once when it is running (no wait on a promise per request), else undefined. */
+  /** The runtime at once when it is running (no promise per request). */
   running?(): Runtime | undefined;
-  /** The token of this server's set-up probe (server/probe.ts), answered without the engine. */
+  /** The token of this server's set-up probe, answered without the engine. */
   probeToken: string;
   /** Told of each callback's answer (not the probe's), for the metrics. */
   callbackAnswered?(status: number): void;
-  /** A websocket upgrade the listener saw (its URL, headers and socket peer): not answered. */
+  /** A websocket upgrade the listener saw: watched, not answered. */
   upgrade?(url: string, headers: HeaderReader, peer: string | null): void;
 }
 
@@ -56,10 +48,7 @@ export interface RouteAnswer {
 
 const empty = (status: number): RouteAnswer => ({ status });
 
-/**
- * The route of a POST to `pathname` (query string already removed), or null when it is none
- * of ours. A token is one non-empty path segment.
- */
+/** The route of a POST to `pathname` (no query), or null when it is none of ours. */
 export function matchRoute(prefix: string, pathname: string): LightningRoute | null {
   if (!pathname.startsWith(prefix)) return null;
   const rest = pathname.slice(prefix.length);
@@ -72,11 +61,7 @@ export function matchRoute(prefix: string, pathname: string): LightningRoute | n
   return null;
 }
 
-/**
- * Answers one request, never with a stack trace: an unexpected failure (the ledger
- * unreachable, say) is one log line and an empty 500. The service does not retry callbacks;
- * the reconciler recovers what the failed one would have done.
- */
+/** Answers one request; a failure is one log line and an empty 500 (the reconciler recovers). */
 export async function answerRoute(
   host: RoutesHost,
   route: LightningRoute,
@@ -114,7 +99,6 @@ async function answerCallback(
   const raw = await read(host, request);
   if (typeof raw === 'number') return empty(raw);
   const { status, moved } = await engine.handleCallback(token, raw);
-  // From its arrival to the move it proved, for the metrics.
   if (moved) metrics.callbackMoved(moved, performance.now() - arrivedAt);
   return empty(status);
 }

@@ -1,13 +1,7 @@
 /**
- * The composition root: what the server runs on, built once, on first use. `createRuntime`
- * opens the service and the ledger (the embedded emulator when there is no key, which starts
- * here; the game gets the client, everything else the payments port, over one transport), then builds
- * the engine and every collaborator through its constructor, in the order they depend on each
- * other: nothing is registered on anything afterwards, and each piece is built because
- * something uses it. The stream of moves (moves.ts) is built first, with the subscribers that
- * need no engine (the rooms, the game's events); the metrics and the matches, built over the
- * engine, subscribe as they are constructed. Everything that needs I/O happens here, so that
- * `createLightning` itself can return at once, in a room's module, with no top-level await.
+ * The composition root, built once on first use: opens the service and the ledger (or the
+ * embedded emulator), then builds the engine and every collaborator through its constructor,
+ * nothing registered afterwards. All I/O happens here, so `createLightning` returns at once.
  */
 import { metrics as otelMetrics } from '@opentelemetry/api';
 import { type PaymentsApi, type PaymentsApiOptions, paymentsService } from '../api/client.js';
@@ -42,17 +36,12 @@ import { webhookUrls } from './webhooks.js';
 
 /** The service and the ledger, opened. */
 interface Opened {
-  /** The client the game gets (`lightning.service.api`): it parses what the game hands it. */
+  /** The client the game gets: it parses what the game hands it. */
   api: PaymentsApi;
-  /**
-   * The service behind the port, over the same transport, for input already parsed: all the
-   * server, the kinds and the rooms reach the service by. This is where a provider is chosen.
-   */
+  /** The service behind the port, for input already parsed: where a provider is chosen. */
   port: PaymentsPort;
   ledger: LedgerStore;
-  /** The embedded emulator, when there is no API key. */
   emulator: Emulator | null;
-  /** The scheduler in front of every call, when `rateLimit` is set. */
   outbound: OutboundScheduler | null;
   close(): Promise<void>;
 }
@@ -60,12 +49,10 @@ interface Opened {
 /** Everything the server runs, built and wired. */
 export interface Runtime extends Opened {
   engine: Engine;
-  /** Where moves go to reach their rooms: the plugin hosts its rooms here. */
+  /** The plugin hosts its rooms here. */
   rooms: Rooms;
-  /** Who looks at a due intent: the engine, the payout queue or the matches. */
   checks: Checks;
   matches: Matches;
-  /** The operator's actions, each a line in the ledger's operator log. */
   operator: Operator;
   auditor: Auditor;
   /** Null unless `alerts` is set. */
@@ -77,7 +64,7 @@ export interface Runtime extends Opened {
   price: PriceFeed | null;
   /** Who may send callbacks; null unless `callbackSources` is set. */
   sources: CallbackSources | null;
-  /** The ledger's reads, the one face of it a game gets. */
+  /** The ledger's reads: the one face of it a game gets. */
   view: LedgerView;
   /** The URL of a webhook route, given to the service with a session. */
   webhookUrl(source: 'ramp' | 'widget'): string;
@@ -85,11 +72,7 @@ export interface Runtime extends Opened {
   audit(): Promise<AuditReport>;
 }
 
-/**
- * Opens what the server runs on and builds it; then starts what runs by itself (the operator's
- * pause followed, the alerts, the price, the reconciler's sweep and, when enabled, its timer).
- * `events`: the game's emitter, which exists before the server starts.
- */
+/** Opens, builds, then starts what runs by itself. `events` exists before the server starts. */
 export async function createRuntime(settings: Settings, events: SafeEmitter): Promise<Runtime> {
   const opened = await open(settings);
   const runtime = build(opened, settings, events);
@@ -178,11 +161,7 @@ function build(opened: Opened, settings: Settings, events: SafeEmitter): Runtime
   return runtime;
 }
 
-/**
- * The engine and what it is built with: the stream of moves with the subscribers that need no
- * engine (the rooms first, then the game's events), the breaker and the kept answers. Exported
- * for a test that puts its own provider behind the port.
- */
+/** The engine, its stream of moves (rooms first) and its breaker; exported for a provider test. */
 export function buildEngine(
   opened: Pick<Opened, 'port' | 'ledger' | 'outbound'>,
   settings: Settings,
@@ -275,7 +254,7 @@ async function open(settings: Settings): Promise<Opened> {
     if (emulator) await emulator.close();
   };
   try {
-    // A store that cannot keep its promise (a PostgreSQL with fsync off) stops the start, loudly.
+    // A store that cannot keep its promise (fsync off) stops the start, loudly.
     await ledger.open();
   } catch (err) {
     await close();
@@ -294,7 +273,6 @@ async function startEmbedded(settings: Settings): Promise<Emulator> {
     logger: settings.logger,
     ...(settings.webhookSecret ? { webhookSecret: settings.webhookSecret } : {}),
   });
-  // Off loopback (emulator.allowRemote), the line says where it really listens, as a warning.
   const where = emulator.loopbackOnly
     ? ''
     : `, listening on ${emulator.listening}: other machines can reach it`;

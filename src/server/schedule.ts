@@ -1,8 +1,4 @@
-/**
- * When the reconciler looks at an intent again: pure functions of the intent, the time and
- * the settings, shared by the operations (first check after a create), the engine (after each
- * re-read) and the reconciler.
- */
+/** When the reconciler looks at an intent again: pure functions of the intent, time and settings. */
 import type { Intent } from '../ledger/intent.js';
 import type { ReconcilerSettings } from './options.js';
 
@@ -28,11 +24,7 @@ export function retryAfterErrorMs(intent: Intent, settings: Backoff): number {
   return Math.min(settings.maxBackoffMs, 2_000 * 2 ** Math.min(intent.checks, 20));
 }
 
-/**
- * When an `unknown` intent should be looked at next. A keyed one (`lostAnswer` 'resend') is
- * sent again after `resendMs`; one whose code was only in the lost answer ('deadline') is due
- * when it can be called expired; any other after `resendMs`, or never (null).
- */
+/** When an `unknown` is due: 'resend' after `resendMs`, 'deadline' when it can expire, else never. */
 export function unknownCheckAt(
   intent: Pick<Intent, 'remoteId' | 'code' | 'expiresAt'>,
   lostAnswer: 'deadline' | 'proof' | 'resend',

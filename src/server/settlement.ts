@@ -1,9 +1,6 @@
 /**
- * What a room in another process hears about one of its intents: published on the room's
- * presence channel `lightning:room:<roomId>` by the process that applied the change, so the
- * process that hosts the room gets it with LocalPresence and RedisPresence alike. A room of the
- * applying process is handed the moved intent instead (server/rooms.ts), and nothing is
- * published for it. The message only points: the room reads the intent back from the ledger.
+ * What a room in another process hears about one of its intents, on its presence channel: a
+ * pointer only; the room reads the intent back from the ledger.
  */
 import type { Intent, IntentKind, IntentStatus } from '../ledger/intent.js';
 

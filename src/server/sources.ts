@@ -1,19 +1,8 @@
 /**
- * Where status callbacks may come from: optional defence in depth on top of the per-intent
- * token and the re-read. The service publishes the addresses it calls from
- * (`GET /v0/prod-ips`); with `callbackSources` set, the callback route answers an empty 403 to
- * any other sender, before it reads the body or touches the ledger.
- *
- * The sender is the client address of server/client-address.ts (`clientAddress` of
- * createLightning, shared with the region gate): the socket's peer with no proxy, else the
- * entry of X-Forwarded-For the game's own proxies wrote (or the header they set). Colyseus's
- * router hands a route a WHATWG Request without the peer's socket, so there `proxies: 0`
- * refuses every callback and a request through proxies cannot be checked to come from one;
- * the `node:http` listener (server/listener.ts) sees the socket and checks both.
- *
- * The list is fetched on first use and again every `refreshMs` in the background, keeping the
- * last good list when a refresh fails. With no list at all (the first fetch failed) callbacks
- * are refused, which loses nothing: the reconciler reads every open intent on its own schedule.
+ * Where status callbacks may come from: defence in depth on top of the per-intent token and the
+ * re-read. With `callbackSources`, a sender not among the service's published addresses gets an
+ * empty 403 before the body is read. Without a list yet, callbacks are refused, which loses
+ * nothing: the reconciler reads every open intent anyway.
  *
  * Footprint: one API read per `refreshMs`; per callback a header split and a BlockList lookup.
  */
@@ -22,10 +11,8 @@ import type { Clock } from '../clock.js';
 import { blockListOf, type ClientAddresses, type HeaderReader, inList } from './client-address.js';
 import type { LightningLogger } from './logger.js';
 
-export interface SourcesSettings {
-  /** How often the service's addresses are read again, in ms. */
+interface SourcesSettings {
   refreshMs: number;
-  /** Addresses or subnets (`10.0.0.0/8`) allowed besides the service's. */
   also: readonly string[];
 }
 
@@ -54,10 +41,7 @@ export class CallbackSources {
     this.#logger = logger;
   }
 
-  /**
-   * Whether a callback with these headers, from this peer (the socket's remote address, null
-   * when the transport hides it), comes from an allowed sender.
-   */
+  /** Whether a callback comes from an allowed sender (`peer` null where the socket is hidden). */
   async admits(headers: HeaderReader | undefined, peer: string | null = null): Promise<boolean> {
     if (this.#list === null) await this.#refresh();
     else if (this.#clock.now() - this.#fetchedAt >= this.#settings.refreshMs) void this.#refresh();
@@ -88,7 +72,7 @@ export class CallbackSources {
     return this.#refreshing;
   }
 
-  /** At most one line a minute, however many are refused: a flood cannot flood the log. */
+  /** At most one line a minute: a flood cannot flood the log. */
   #reportRefused(address: string | null, peer: string | null): void {
     this.#refused.count++;
     const now = this.#clock.now();

@@ -1,7 +1,6 @@
 /**
- * Callback tokens: the only thing that ties an unauthenticated callback to an intent. 192
- * random bits, base64url, so a token cannot be guessed; compared in constant time so that
- * a probe learns nothing from the answer's timing.
+ * Callback tokens, the only tie between an unauthenticated callback and its intent: 192 random
+ * bits, compared in constant time.
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 

@@ -1,14 +1,7 @@
 /**
- * The entry-fee kind: a pay code for exactly the fee, payable once. A pay code has no expiry
- * of its own, so the fee's deadline is ours: when it passes, the reconciler closes the code
- * and reads it once more before calling the fee expired.
- *
- *   payments above the baseline -> completed; code closed, or our deadline passed (the code
- *   is then closed) -> expired; otherwise still open
- *
- * A fee that ended expired is looked at once more when a callback names it: money paid after
- * its deadline is still money in (the journal's `late` step), and the game or its match must
- * give it back.
+ * The entry-fee kind: a pay code for exactly the fee. A pay code has no expiry of its own, so
+ * the deadline is ours: past it the code is closed and read once more before the fee expires.
+ * Money paid after the deadline is still money in (the journal's `late` step), to give back.
  */
 import { createHash } from 'node:crypto';
 import { type Intent, isTerminal } from '../../ledger/intent.js';
@@ -45,8 +38,7 @@ export const entryFee: KindRules = {
     }
     return at(accounts.wallet, isTerminal(intent.status) ? intent.status : 'not paid yet');
   },
-  // A fee paid into an open match: the match's own check counts its roster (funded), in
-  // whichever process comes next, even if this one stops right after the move.
+  // A fee paid into an open match makes it due: its check counts the roster, in any process.
   groupDue: { on: ['completed'], while: 'creating' },
   // A fee is the player's money coming in: never issued again by us.
   mayReissue: () => false,
@@ -63,9 +55,7 @@ export const entryFee: KindRules = {
     if (charge.payments > baseline) return paid(charge.payments);
     if (charge.closed) return { to: 'expired', patch, note: charge.said };
     if (intent.expiresAt !== null && now >= intent.expiresAt) {
-      // Our deadline passed: close the code so no late payment lands on an expired fee. The
-      // answer is the closed code: a payment that arrived just before shows in its count, and
-      // none can arrive after.
+      // Our deadline passed: the closed code's count shows a payment just before, none after.
       const closed = await port.closePayCode(charge, now);
       if (closed.payments > baseline) return paid(closed.payments);
       return { to: 'expired', patch, note: 'fee deadline passed; code closed' };
@@ -75,12 +65,7 @@ export const entryFee: KindRules = {
   afterEnd: detectLatePayment,
 };
 
-/**
- * An expired fee whose code was paid anyway (a payment that raced the close, or a code whose
- * create answer was lost, named by its callback and proven ours by its callback URL): recorded
- * once, by the journal's `late` step (a second process's write is refused), and handed back
- * for the engine to tell.
- */
+/** An expired fee whose code was paid anyway (proven ours): marked once, for the engine to tell. */
 async function detectLatePayment(
   host: KindHost,
   intent: Intent,

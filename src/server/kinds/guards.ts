@@ -1,8 +1,4 @@
-/**
- * Which kind an intent is, narrowed to its kind's typed meta, for the layers that read it (a
- * match reads its fees; a payment's send reads its address). Apart from each kind's module so
- * that it imports no engine: the match's view and the events read it.
- */
+/** Narrows an intent to its kind's typed meta; apart from the kinds so that it imports no engine. */
 import type { Intent, IntentOf } from '../../ledger/intent.js';
 
 export type EntryFeeIntent = IntentOf<'entryFee'>;

@@ -1,8 +1,4 @@
-/**
- * Every kind of intent, registered: the engine is built with this table and applies its rules,
- * so adding a kind is its own file (see kind.ts for what it says) plus one line here (and its
- * name and meta in ledger/intent.ts, which the table's type then requires here).
- */
+/** Every kind, registered: a new kind is its file, one line here, and its name in ledger/intent.ts. */
 import { type Intent, isPayout } from '../../ledger/intent.js';
 import type { Position } from '../../ledger/journal.js';
 import { entryFee } from './entry-fee.js';

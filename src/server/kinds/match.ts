@@ -1,8 +1,6 @@
 /**
- * The match kind: a record of ours, not a resource at the service. A match holds its pot in
- * escrow (the journal's `escrow:<match>`): its fees, payouts and refunds are intents of the other
- * kinds whose group is the match (server/match/ does the moves, and checks a due match through
- * server/checks.ts). It never appears in a room as an entry: its room shows it as a match.
+ * The match kind: a record of ours holding its pot in escrow (`escrow:<match>`); its fees,
+ * payouts and refunds are intents of the other kinds grouped under it (server/match/).
  */
 import { InvalidIntentError } from '../../ledger/errors.js';
 import type {
@@ -22,7 +20,7 @@ export function isMatch(intent: Intent | null | undefined): intent is MatchInten
   return intent?.kind === 'match';
 }
 
-/** The record a match is opened as (server/match/matches.ts fills in its fields). */
+/** The record a match is opened as. */
 export function newMatch(fields: Omit<NewIntentOf<'match'>, 'kind'>): NewIntentOf<'match'> {
   return { ...fields, kind: 'match' };
 }

@@ -1,26 +1,21 @@
 /**
- * A payment straight to a player's Lightning address (the port's `payAddress`), recorded in
- * the ledger before the provider is called, with a callback URL that carries the intent's
- * secret token. It counts against the payout budgets and the breaker like a reward. The
- * address is checked first (`checkAddress`, one short attempt): one the provider cannot pay,
- * or whose check does not answer, or to which payments just failed, is refused with
- * LnAddressRefusedError before anything is recorded or sent.
- *
- * The send has no idempotency key, so it is sent once and never again: an answer that may hide
- * a success leaves the intent `unknown` (outcome.ts). Unlike a reward's, the money of a lost
- * payment may have left without any code to show for it, so nothing expires it by itself: a
- * callback proven by its callback URL settles it, or an operator does (`lightning.operator.resolve`).
- *
- *   a re-read: paid -> completed, failed -> failed, sent -> still open
+ * A payment straight to a player's Lightning address, a payout like a reward. The address is
+ * checked first: one that cannot be paid, or is failing, is refused before anything is recorded.
+ * The send has no idempotency key, so it is sent once: a lost answer leaves it `unknown` until a
+ * proven callback or an operator ends it (its money may have left with no code to show for it).
  */
 import { LnAddressRefusedError } from '../../errors.js';
-import { IntentLostError } from '../../ledger/errors.js';
 import type { Intent } from '../../ledger/intent.js';
 import { accounts } from '../../ledger/journal.js';
 import type { AddressPayment, PaymentsPort } from '../../port/port.js';
 import { refuseBlocked } from '../blocked.js';
 import type { Engine } from '../engine.js';
-import { type OnBehalf, recordThenSend, sendRecorded } from '../operations/create.js';
+import {
+  type OnBehalf,
+  recordThenSend,
+  sendRecorded,
+  settleAsAnswered,
+} from '../operations/create.js';
 import type { ParsedAddressPayment } from '../operations/inputs.js';
 import type { Ticket } from '../outbound.js';
 import { newCallbackToken } from '../tokens.js';
@@ -56,10 +51,8 @@ export async function startAddressPayment(
   args: ParsedAddressPayment,
   behalf: OnBehalf = {},
 ): Promise<Intent> {
-  // A blocked player gets nothing new from the game; a match's payout or refund is the pot's
-  // debt to them, paid whoever they are.
+  // A match's payout or refund is the pot's debt, paid to a blocked player too, and uncapped.
   if (behalf.guards === undefined) await refuseBlocked(engine, args.playerId);
-  // A payout of a match's pot was paid in by its players: budgets guard the game's own money.
   engine.capPayout(args.amountMsat, behalf.guards === undefined);
   engine.breaker.refuseIfPaused();
   await checkAddress(engine, args.lnAddress);
@@ -146,18 +139,12 @@ async function endAsAnswered(engine: Engine, sent: Intent, answered: Answered): 
   const to =
     answered.state === 'paid' ? 'completed' : answered.state === 'failed' ? 'failed' : null;
   if (sent.status !== 'pending' || to === null) return sent;
-  const done = await engine.apply(sent, to, { nextCheckAt: null }, answered.said);
-  if (done) return done;
-  const won = await engine.ledger.get(sent.id);
-  if (won === null) throw new IntentLostError(sent.id, sent.remoteId);
-  return won;
+  return settleAsAnswered(engine, sent, to, answered.said);
 }
 
 /**
- * Resolves when `lnAddress` may be paid: payments to it did not just fail (the breaker holds
- * it), and the service says it can pay it, within `breaker.validateTimeoutMs` and one attempt.
- * Otherwise rejects with LnAddressRefusedError, nothing recorded or sent. A refusal of the
- * call itself that is not about the address (a bad key, a 429) is thrown as it is.
+ * Resolves when `lnAddress` may be paid (not failing, and the service says so in one attempt);
+ * else LnAddressRefusedError. A refusal not about the address (a bad key, a 429) is thrown as is.
  */
 async function checkAddress(engine: Engine, lnAddress: string): Promise<void> {
   if (engine.breaker.addressFailing(lnAddress)) {

@@ -1,8 +1,4 @@
-/**
- * Where a payout's money sits (a reward's claim code or a payment to an address): the journal's
- * rule for both, which differ only in what their pending state holds (a code the player may
- * claim, or a payment on its way) and what their completion is called.
- */
+/** Where a payout's money sits: one journal rule for a claim code and an address payment. */
 import type { Intent } from '../../ledger/intent.js';
 import { accounts, fromPot, type Position } from '../../ledger/journal.js';
 
@@ -52,19 +48,16 @@ export function payoutPosition(
   const source = fromPot(intent) && groupId !== null ? accounts.escrow(groupId) : accounts.rewards;
   const at = (account: string, why: string): Position => ({ account, source, amount, unit, why });
   if (status === 'creating' || status === 'unknown') return at(accounts.inflight, status);
-  // Held for an operator's approval: recorded like a create in flight (a held payout is
-  // journaled as one, whether the approvals hold it is decided by the store's atomic step).
+  // Held and queued are journaled like a create in flight, so their move to `creating` writes
+  // no entry and a queue never spends the pot twice.
   if (status === 'held') return at(accounts.inflight, 'held for approval');
-  // Queued to be sent in its turn: recorded like a create in flight, so that a drain (the
-  // move to `creating`) writes no entry and a queue never spends the pot twice.
   if (status === 'queued') return at(accounts.inflight, 'queued');
   if (status === 'pending') return at(pending.account, pending.why);
   if (status === 'completed') return at(accounts.wallet, completed);
   if (source === accounts.rewards || mayReissue(intent)) return at(source, status);
   // An operator rejected it while held: a match's payout is the house's (never paid twice).
   if (rejectedByOperator(intent)) return at(accounts.rejected, 'rejected by an operator');
-  // An operator issued a shown, expired code again (`lightning.operator.reissue`): its amount went
-  // back to the pot, and the new attempt takes it out.
+  // Reissued by an operator: back to the pot, and the new attempt takes it out.
   if (status === 'expired' && reissuedByOperator(intent)) {
     return at(source, 'reissued by an operator');
   }

@@ -1,8 +1,4 @@
-/**
- * The second half of a payout recorded without being sent (held for an operator, or queued): the
- * service called for it, by its kind, once it is `creating`. The operator's approval and the
- * payout queue both send through here, so neither names a kind's call.
- */
+/** The send of a payout recorded unsent (held or queued), so that neither caller names a kind. */
 import type { Intent } from '../../ledger/intent.js';
 import type { Engine } from '../engine.js';
 import type { Ticket } from '../outbound.js';
@@ -20,10 +16,7 @@ export function sendRecordedPayout(
     : sendApprovedReward(engine, intent, ticket);
 }
 
-/**
- * What a recorded payout's move to `creating` writes besides its status: a check when the grace
- * period ends, and for a reward its claim time counted from now (as long as it was given).
- */
+/** What a recorded payout's move to `creating` writes: its grace, a reward's claim time anew. */
 export function claimTimeFromNow(
   engine: Engine,
   intent: Intent,

@@ -1,13 +1,7 @@
 /**
- * The reward kind: a claim code for one player, recorded in the ledger before the
- * provider is called, with a callback URL that carries the intent's secret token. Its code is a
- * bearer secret shown to its player only; a re-read reports the code's own state:
- *
- *   claimed -> completed, expired -> expired, failed -> failed, open -> still open
- *
- * A create answer that was lost held the only copy of the code, so an `unknown` reward ends
- * expired at its deadline. A match's payout or refund that ended unpaid is issued again only
- * when nobody can hold its code (journal.ts, `mayReissue`).
+ * The reward kind: a claim code for one player, a bearer secret shown to that player only. A
+ * lost create answer held the only copy of the code, so an `unknown` reward ends expired at its
+ * deadline; one that ended unpaid is issued again only when nobody can hold its code.
  */
 import type { Intent } from '../../ledger/intent.js';
 import { accounts } from '../../ledger/journal.js';
@@ -54,12 +48,10 @@ export async function startReward(
   args: ParsedReward,
   behalf: OnBehalf = {},
 ): Promise<Intent> {
-  // A blocked player gets nothing new from the game; a match's payout or refund is the pot's
-  // debt to them, paid whoever they are.
+  // A match's payout or refund is the pot's debt, paid to a blocked player too, and uncapped.
   if (behalf.guards === undefined) await refuseBlocked(engine, args.playerId);
-  // A payout of a match's pot was paid in by its players: budgets guard the game's own money.
   engine.capPayout(args.amountMsat, behalf.guards === undefined);
-  // A queued reward is sent later: the breaker is asked when its turn comes (server/queue.ts).
+  // A queued reward asks the breaker when its turn comes.
   if (!behalf.queue) await engine.breaker.admit(BigInt(args.amountMsat));
   const guards = behalf.guards ?? engine.guards('reward');
   const token = newCallbackToken();
@@ -114,19 +106,13 @@ function rewardAnswer(engine: Engine) {
   };
 }
 
-/**
- * The claim time a held reward was recorded with, in seconds: an approval gives the player as
- * long from the approval on as they would have had from the record.
- */
+/** The claim time a held reward was recorded with, in seconds, given again from its approval. */
 export function heldClaimSeconds(intent: Intent): number {
   const span = (intent.expiresAt ?? intent.createdAt) - intent.createdAt;
   return Math.max(1, Math.round(span / 1000));
 }
 
-/**
- * Sends a reward an operator approved, or the queue took (now `creating`): the second half of
- * its start.
- */
+/** Sends a reward an operator approved, or the queue took (now `creating`). */
 export function sendApprovedReward(
   engine: Engine,
   intent: Intent,

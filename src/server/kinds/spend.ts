@@ -1,18 +1,15 @@
 /**
- * The spend kind: a player's points debited by a keyed spend whose UUID key is stored in the
- * intent before the first attempt, so every retry (the client's, the reconciler's after a
- * restart) carries the same key and the provider debits once. There is no read of a spend: a
- * re-read sends the same keyed call again (done -> completed, insufficient points -> failed).
- * Points are journaled in their own currency, never mixed with msats.
+ * The spend kind: a player's points debited by a keyed call whose key is recorded before the
+ * first attempt, so every retry debits once; a re-read sends the same call again. Points are
+ * journaled in their own currency, never mixed with msats.
  */
 import { randomUUID } from 'node:crypto';
-import { IntentLostError } from '../../ledger/errors.js';
 import { type Intent, isTerminal } from '../../ledger/intent.js';
 import { accounts, type Position } from '../../ledger/journal.js';
 import type { PaymentsPort } from '../../port/port.js';
 import { refuseBlocked } from '../blocked.js';
 import type { Engine } from '../engine.js';
-import { recordThenSend } from '../operations/create.js';
+import { recordThenSend, settleAsAnswered } from '../operations/create.js';
 import type { ParsedSpend } from '../operations/inputs.js';
 import type { KindRules, Observation } from './kind.js';
 
@@ -97,18 +94,9 @@ export async function startSpend(engine: Engine, args: ParsedSpend): Promise<Int
         note: spent.said,
       };
     },
-    // The same key makes a re-send safe: the reconciler sends it again after a lost answer.
+    // The same key makes a re-send after a lost answer safe.
     { retryAfterAmbiguousMs: RESEND_AFTER_MS },
   );
   if (pending.status !== 'pending' || !done) return pending;
-  const completed = await engine.apply(
-    pending,
-    'completed',
-    { nextCheckAt: null },
-    'transfer COMPLETED',
-  );
-  if (completed) return completed;
-  const won = await engine.ledger.get(pending.id);
-  if (won === null) throw new IntentLostError(pending.id, pending.remoteId);
-  return won;
+  return settleAsAnswered(engine, pending, 'completed', 'transfer COMPLETED');
 }

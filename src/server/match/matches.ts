@@ -1,40 +1,17 @@
 /**
  * Matches: a pot held in escrow, paid out or refunded exactly once, whatever crashes.
  *
- * A match is a ledger record (an intent of kind `match`, see terms.ts for its `meta`), and its
- * fees, payouts and refunds are ordinary intents whose `groupId` is the match's id:
+ * A match is an intent of kind `match` (terms.ts: its `meta`); its fees, payouts and refunds are
+ * ordinary intents grouped under its id. open --settle/abort by compare-and-set--> deciding
+ * (pending) --every payout and refund made, every fee closed--> settled | aborted.
+ * - The pot is the fees paid when the match was decided; a fee paid later is refunded.
+ * - Payouts and refunds have fixed ids (`<match>:payout:<player>`, `<fee>:refund`): a second
+ *   attempt in any process is a duplicate the ledger refuses, never a second payment.
+ * - The first decision stands; anything else is refused with MatchClosedError.
+ * - Seats are taken in the fee's atomic create (CreateGuards.seat), across processes.
+ * - A decided match stays due in the reconciler until finished, so another process finishes it.
  *
- *   open (creating) --settle/abort, by compare-and-set--> settling|aborting (pending)
- *     --every payout or refund created, every fee closed--> settled (completed) | aborted (failed)
- *
- * - The pot is the sum of the fees the ledger saw paid when the match was decided; their ids
- *   are kept in the decision. A fee paid later (into a decided match, or after its own
- *   deadline) is refunded to its player.
- * - Payouts and refunds have fixed ids (`<match>:payout:<player>`, `<fee>:refund`), so a second
- *   attempt (another process, the reconciler after a crash) is a duplicate the ledger refuses,
- *   never a second payment. One whose create answer was lost and whose code nobody saw ends
- *   expired by the ledger's own rule; it is then issued again (`...:2`, at most 3 attempts).
- * - The first decision stands: the same settle (same shares) or abort again is answered with
- *   it, anything else is refused with a MatchClosedError naming it, in whichever process.
- * - An entry is returned only if the match was still open once its fee was in the ledger (read
- *   again after the create); one that lost the race to a decision has its charge closed and is
- *   refused, and a payment that slipped in is refunded as paid into a decided match.
- * - Seats are the ledger's: each fee's create takes its player's seat in the same atomic step
- *   (CreateGuards.seat), so the last seat goes to one player whatever the processes, and an
- *   entry reads the match and the player's seat, never the group.
- * - A decided match is due in the reconciler until it is finished, so a process that dies
- *   halfway is finished by another. An open match times out at its `expiresAt`: while its room
- *   lives, the room pushes the timeout forward; once nobody does, the reconciler aborts it and
- *   every paid fee is refunded. A fee paid into it makes it due at once, in the move's own
- *   atomic step, so `funded` follows from the ledger: whichever process looks next marks it.
- *
- * Its calls take what the schemas of terms.ts return, parsed once where the call entered (a
- * method of `lightning`, the room); the fees, payouts and refunds it starts are built from the
- * match's record of those terms, and their operations parse nothing again.
- *
- * Footprint: per call a few ledger reads of the match's group, but an entry: two keyed reads
- * (the match, the player's seat) and its fee's create; no timers (the reconciler and the rooms
- * drive it).
+ * Footprint: a few ledger reads of the match's group per call; no timers of its own.
  */
 import { createHash } from 'node:crypto';
 import { v7 as uuidv7 } from 'uuid';
@@ -73,44 +50,27 @@ import {
   seatsOf,
   splitPot,
 } from './terms.js';
-import {
-  type MatchView,
-  matchStatus,
-  paidFees,
-  replacedFees,
-  rosterPaid,
-  seated,
-  viewOf,
-} from './view.js';
+import { type MatchView, matchStatus, paidFees, replacedFees, rosterPaid, viewOf } from './view.js';
 
 /** How soon a decided match that could not finish is looked at again. */
 const RETRY_MS = 15_000;
 
-/**
- * How long payouts of a queue made one after the other wait for one look at their match: the
- * look reads the whole group, so one per payout of a thousand-winner queue would cost more than
- * the queue's own sends.
- */
+/** Queued payouts made one by one share one look at their match (a look reads the group). */
 const PROGRESS_LOOK_MS = 1_000;
 
 export class Matches {
   readonly #engine: Engine;
-  /**
-   * For each match, the finish running in this process and the one waiting to run after it
-   * (which any later call shares: it will read what that call saw, and more).
-   */
+  /** Per match, the finish running here and the one queued after it (later calls share it). */
   readonly #finishing = new Map<
     string,
     { current: Promise<MatchView>; next?: Promise<MatchView> }
   >();
   /** The last `made` each deciding match told (`match.progress`), in this process. */
   readonly #told = new Map<string, number>();
-  /** Attempts this process started (a finish that started none need not read its group again). */
+  /** Attempts started here: a finish that started none need not read its group again. */
   #attempted = 0;
-  /** Matches whose queued payouts were made since their last look: one look soon. */
+  /** Matches whose queued payouts were made since their last look. */
   readonly #lookSoon = new Set<string>();
-
-  /** The stream of moves: followed (fees and attempts), and told of a match's own changes. */
   readonly #moves: Moves;
 
   constructor(engine: Engine, moves: Moves) {
@@ -119,7 +79,6 @@ export class Matches {
     moves.subscribe((move) => this.#onMove(move));
   }
 
-  /** A move of this process, or a late payment: followed after the ledger holds it. */
   #onMove({ what, intent }: Move): void {
     if (what !== 'moved' && what !== 'latePayment') return;
     this.#follow(intent, what).catch((err: unknown) =>
@@ -152,8 +111,7 @@ export class Matches {
         unit: 'msats',
         description: args.description,
         groupId: id,
-        // The timeout is `expiresAt`; `nextCheckAt` is when to look next, which a fee paid
-        // into the match brings forward (its check then counts the roster).
+        // A fee paid into the match brings `nextCheckAt` forward; `expiresAt` is the timeout.
         expiresAt: now + args.timeoutMs,
         nextCheckAt: now + args.timeoutMs,
         meta: { terms },
@@ -166,10 +124,8 @@ export class Matches {
   }
 
   /**
-   * Charges the player's fee into the match, once: a fee of theirs that is open or paid is
-   * returned instead of charging again. A fee is only ever returned from a match that was
-   * still open once the fee was in the ledger: when a decision came first (a `settle` racing
-   * this call, in this process or another), the fee's charge is closed and the entry refused.
+   * Charges the player's fee, once (an open or paid fee of theirs is returned), and only while
+   * the match is still open once the fee is in the ledger: a decision that came first refuses it.
    */
   async enter(args: ParsedEnter): Promise<Intent> {
     await refuseBlocked(this.#engine, args.playerId);
@@ -179,9 +135,7 @@ export class Matches {
     if (terms.roster && !terms.roster.includes(args.playerId)) {
       throw new MatchSeatError(match.id, args.playerId, 'not-in-roster');
     }
-    if (terms.seatGuard !== true) return this.#enterByRead(match, args);
-    // The player's seat is one keyed read, whatever the number already entered: a fee that
-    // holds it (open or paid) is theirs; one whose create answer was lost is replaced.
+    // A fee that holds the seat is theirs; one whose create answer was lost is replaced.
     let holder = await this.#engine.ledger.seatHolder(match.id, args.playerId);
     for (let round = 0; ; round++) {
       if (holder !== null && !lostCreate(holder)) return this.#stillOpen(match.id, holder);
@@ -199,43 +153,17 @@ export class Matches {
   }
 
   /**
-   * `enter` into a match opened before the ledger kept seats (no `seatGuard` in its terms): its
-   * seats are a read of its group, as they were then.
-   */
-  async #enterByRead(match: MatchIntent, args: ParsedEnter): Promise<Intent> {
-    const terms = termsOf(match);
-    const group = await this.#engine.ledger.byGroup(match.id);
-    const replaced = replacedFees(group);
-    const fees = group.filter(
-      (i) => isEntryFee(i) && i.playerId === args.playerId && !replaced.has(i.id),
-    );
-    const held = fees.filter(
-      (i) => i.status === 'completed' || (!isTerminal(i.status) && !lostCreate(i)),
-    );
-    if (held.length === 0) refuseSeat(match.id, terms, group, args.playerId);
-    const fee =
-      held.find((i) => i.status === 'completed') ??
-      held.at(-1) ??
-      (await this.#charge(match, args, fees.filter(lostCreate).at(-1)?.id));
-    return this.#stillOpen(match.id, fee);
-  }
-
-  /**
-   * Charges the player's fee. A create whose answer was lost (a timeout after sending, a 5xx)
-   * leaves its fee `unknown`, with a code nobody saw: the player is met at once by a new charge
-   * for the same seat, which names the lost one (`meta.replaces`, view.ts `replacedFees`). The
-   * lost one never counts; should it exist at the service and be paid after all, its callback
-   * proves it and the match refunds it, once. One new charge per call: if that answer is lost
-   * too, the call rejects, and the player's next `enter` replaces it in turn. The open key of
-   * a new charge is the lost fee's, so that two calls replacing one lost fee make one charge.
+   * Charges the player's fee. A fee whose create answer was lost (a code nobody saw) is replaced
+   * at once by a new charge naming it (`meta.replaces`); the lost one never counts, and is
+   * refunded should it be paid after all. The new charge's key is the lost fee's, so two calls
+   * replacing one lost fee make one charge; if its answer is lost too, the call rejects.
    */
   async #charge(match: MatchIntent, args: ParsedEnter, lost: string | undefined): Promise<Intent> {
     const terms = termsOf(match);
     let replaces = lost;
     for (let attempt = 0; ; attempt++) {
       const id = uuidv7();
-      // The player's seat, in the create's own atomic step: capped by `seats`; a roster names
-      // its players, one seat each. A new charge for a lost one takes the lost one's seat.
+      // Taken in the create's atomic step; a roster names its players, one seat each.
       const seat: SeatGuard = {
         ...(terms.seats === undefined || terms.roster ? {} : { seats: terms.seats }),
         ...(replaces === undefined ? {} : { replaces }),
@@ -259,9 +187,7 @@ export class Matches {
               ...(replaces === undefined ? {} : { replaces }),
               ...(args.lnAddress ? { lnAddress: args.lnAddress } : {}),
             },
-            ...(terms.seatGuard === true
-              ? { guards: { ...this.#engine.guards(entryFee.kind), seat } }
-              : {}),
+            guards: { ...this.#engine.guards(entryFee.kind), seat },
           },
         );
       } catch (err) {
@@ -275,13 +201,9 @@ export class Matches {
   }
 
   /**
-   * The fee `enter` is about to return, if its match is still open now that the fee is in the
-   * ledger. The decision reads the ledger when it is taken, so a fee recorded before it is one
-   * of its group (closed by the finish, like any open fee) and a fee recorded after it is not
-   * of its pot: either way the entry came too late. Its charge is closed here (the finish of
-   * an ended match never comes back to it), and a payment that slipped in before the close
-   * is refunded by the match, once ("paid after the match was decided"). A fee the decision
-   * counted in its pot is the player's stake and is returned as it is.
+   * The fee `enter` returns if its match is still open now that the fee is in the ledger (or
+   * the decision counted it). Otherwise the entry came too late: its charge is closed here, and
+   * a payment that slipped in is refunded as paid after the decision.
    */
   async #stillOpen(matchId: string, fee: Intent): Promise<Intent> {
     const match = await this.#match(matchId);
@@ -292,10 +214,7 @@ export class Matches {
     throw closedError(match);
   }
 
-  /**
-   * Pays the pot minus the rake by shares to players who paid in. The same shares again are
-   * answered with the settlement; other shares, once decided, are refused (MatchClosedError).
-   */
+  /** Pays the pot minus the rake by shares to players who paid in; the first decision stands. */
   async settle(matchId: string, shares: Shares): Promise<MatchView> {
     return this.#decide(matchId, 'settle', { shares, reason: null });
   }
@@ -310,11 +229,7 @@ export class Matches {
     return viewOf(match, await this.#engine.ledger.byGroup(matchId));
   }
 
-  /**
-   * Pushes an open match's timeout (`expiresAt`) forward: its room still lives. Its next look
-   * is left as it is: a look a paid fee brought forward stays due, and a look at the old timeout
-   * finds the new one and waits for it.
-   */
+  /** Pushes an open match's timeout forward (its room lives); its next look stays as it is. */
   async keepAlive(matchId: string): Promise<void> {
     const match = await this.#engine.ledger.get(matchId);
     if (!isMatch(match) || match.status !== 'creating') return;
@@ -325,15 +240,12 @@ export class Matches {
   }
 
   /**
-   * The reconciler's look at a due match: abort an open one nobody kept alive, count the roster
-   * of one a paid fee made due (funded, and its event, once), finish a decided one. A match is
-   * a record of ours (its kind reads 'own'): its check is this, not a read of the service.
+   * The reconciler's look at a due match: abort an open one nobody kept alive, fund one whose
+   * roster paid, finish a decided or ended one (what it still owes is paid, once).
    */
   async check(match: Intent): Promise<Intent> {
     if (!isMatch(match)) return match;
     if (isTerminal(match.status)) {
-      // An ended match is looked at when its escrow still holds money (the audit) or on a
-      // refresh: what it still owes is paid, once.
       await this.#finish(match);
       return match;
     }
@@ -341,11 +253,7 @@ export class Matches {
       const now = this.#engine.now();
       const timeout = timeoutOf(match);
       if (timeout > now) {
-        // The next look goes back to the timeout before the roster is read: a fee paid from
-        // here on makes the match due again (its move's dueAlso, never later), and a fee paid
-        // before is in what is read.
-        // (A match opened before `expiresAt` was written gets it now, so that this write, which
-        // moves its `updatedAt`, does not move its timeout.)
+        // Back to the timeout before the roster is read: a fee paid from here on makes it due.
         const waiting =
           match.nextCheckAt === timeout && match.expiresAt !== null
             ? match
@@ -406,15 +314,14 @@ export class Matches {
         'pending',
         {
           meta: { ...meta, decision },
-          // Due at once for any other process if this one dies before it finishes.
+          // Due for any other process should this one die before it finishes.
           nextCheckAt: now + this.#engine.settings.reconciler.creatingGraceMs,
         },
         kind === 'settle' ? `settled: pot ${pot} msats` : `aborted: ${wanted.reason}`,
       );
       match = isMatch(moved) ? moved : await this.#match(id);
     }
-    // The first decision stands: the same one again is answered with it; any other (an abort
-    // of a settled match, a settle with other shares, from this process or another) is refused.
+    // The same decision again is answered with it; any other is refused.
     const decision = match.meta.decision;
     if (
       decision?.kind !== kind ||
@@ -425,16 +332,10 @@ export class Matches {
     return this.#finish(match);
   }
 
-  /**
-   * Does what the decision asks until nothing is left: closes open fees, creates each payout
-   * and refund (fixed ids), and ends the match once every fee is closed and every payment
-   * made. Safe to run again at any time, in any process.
-   */
+  /** Closes open fees, makes each payout and refund, and ends the match; safe to run again. */
   #finish(match: MatchIntent): Promise<MatchView> {
-    // One at a time per match in this process: a finish that closes a fee sets off another
-    // (the fee's move), which runs after it, on what it left. Processes race in the ledger.
-    // Calls while one waits to run share it (a queue's payouts, made one by one, each call for
-    // a look: one look after the running one sees them all).
+    // One at a time per match here (a fee it closes sets off another); processes race in the
+    // ledger. Calls while one waits share it: it runs later and sees what they would.
     const slot = this.#finishing.get(match.id);
     if (slot?.next) return slot.next;
     const run: Promise<MatchView> = (slot?.current ?? Promise.resolve())
@@ -460,11 +361,8 @@ export class Matches {
   }
 
   /**
-   * One look at a deciding match in PROGRESS_LOOK_MS, shared by every call until then: it ends
-   * the match once nothing is left to wait for, and otherwise only tells the progress. It records
-   * nothing: the settle that queued the payouts records them (should its process stop, the
-   * match's due look does), so the processes that drain a queue never race its settle, each
-   * recording the same payouts again (a refused create and a read per payout, in each).
+   * One shared look soon: ends the match once nothing is left, else tells the progress. It
+   * records nothing, so processes draining a queue never race its settle recording payouts.
    */
   #finishSoon(match: MatchIntent): void {
     if (this.#lookSoon.has(match.id)) return;
@@ -488,10 +386,7 @@ export class Matches {
     this.#tellProgress(viewOf(match, group));
   }
 
-  /**
-   * Whether a settle's payouts go to the queue (server/queue.ts): many winners, and a reconciler
-   * in this process to drain them (the game's others drain them too).
-   */
+  /** A settle's payouts are queued: many winners, and a reconciler here to drain them. */
   #queues(decision: MatchDecision): boolean {
     const { payoutQueue, reconciler } = this.#engine.settings;
     return reconciler.enabled && decision.payouts.length >= payoutQueue.fromWinners;
@@ -501,9 +396,7 @@ export class Matches {
     const engine = this.#engine;
     const decision = decisionOf(match);
     if (isTerminal(match.status)) {
-      // Ended, yet an attempt may have ended unpaid since (a payment that failed after it was
-      // accepted, a code lost unshown) or a fee come in late: each is paid once more (fixed ids),
-      // never one whose answer was lost (`#made`).
+      // An attempt may have ended unpaid since, or a fee come in late: each is paid once more.
       const group = await engine.ledger.byGroup(match.id);
       const attempted = this.#attempted;
       await this.#payAll(match, decision, group, false);
@@ -516,8 +409,8 @@ export class Matches {
     let group = await engine.ledger.byGroup(match.id);
     const attempted = this.#attempted;
 
-    // No one may pay into a decided match: each open fee's deadline becomes now, and its
-    // check closes the charge (a payment that came just before shows, and is refunded below).
+    // No one may pay into a decided match: each open fee is closed (one paid just before is
+    // refunded below).
     for (const fee of group.filter((i) => isEntryFee(i) && !isTerminal(i.status))) {
       if (!isTerminal((await this.#close(fee)).status)) done = false;
     }
@@ -526,8 +419,7 @@ export class Matches {
 
     if (!done) {
       await engine.ledger.update(match.id, 'pending', { nextCheckAt: engine.now() + RETRY_MS });
-      // Read again only when this look started attempts: a look at a draining queue reads its
-      // group once (it is the cost of each look: thousands of intents).
+      // Read again only when this look started attempts (a queue's group is large).
       const seen = this.#attempted === attempted ? group : await engine.ledger.byGroup(match.id);
       const view = viewOf(match, seen);
       this.#tellProgress(view);
@@ -538,12 +430,8 @@ export class Matches {
   }
 
   /**
-   * Ends a match whose payouts and refunds are all made, and says so once. The end is written
-   * first (`meta.ended`: the view says settled or aborted from here on) while the match stays
-   * due; then the event's once-marker, so the process that takes it first tells; only then the
-   * terminal move. A process that stops, or a ledger that goes away, anywhere in between leaves
-   * the match due, and whichever process looks next does what is left (an event already told
-   * is not told again).
+   * Ends a match whose payouts and refunds are made: `meta.ended` while it stays due, then the
+   * event's once-marker, then the terminal move, so a stop in between is finished by the next look.
    */
   async #end(match: MatchIntent, decision: MatchDecision): Promise<MatchView> {
     const engine = this.#engine;
@@ -571,10 +459,7 @@ export class Matches {
     return viewOf(isMatch(ended) ? ended : await this.#match(match.id), group);
   }
 
-  /**
-   * Makes sure every payout of the decision and every refund owed exists (`#pay`): true when
-   * all are made. `queue`: a first payout by claim code waits its turn in the payout queue.
-   */
+  /** Makes every payout and refund owed: true when all are made. `queue`: payouts wait. */
   async #payAll(
     match: MatchIntent,
     decision: MatchDecision,
@@ -601,25 +486,14 @@ export class Matches {
     const replaced = replacedFees(group);
     for (const fee of group.filter(isEntryFee)) {
       const why = refundReason(fee, decision, replaced);
-      if (why === null) continue;
-      const refunded = await this.#pay(match, group, `${fee.id}:refund`, {
-        playerId: fee.playerId,
-        amountMsat: fee.amount,
-        description: `${terms.description}: refund (${why})`,
-        role: 'refund',
-        why,
-        feeId: fee.id,
-      });
-      if (!refunded) done = false;
+      if (why !== null && !(await this.#refund(match, group, fee, why))) done = false;
     }
     return done;
   }
 
   /**
-   * While a look records a long queue (a settle of many winners on a busy ledger may take
-   * longer than the grace its decision gave it), it keeps the match's due look that far ahead, so
-   * that another process's reconciler does not start recording the same payouts beside it. Should
-   * this process stop, the match is due within the grace. Resolves with when it last did.
+   * Keeps the match's due look a grace ahead while a long queue is recorded, so that another
+   * process does not record the same payouts beside it. Resolves with when it last did.
    */
   async #keepAhead(match: MatchIntent, since: number): Promise<number> {
     const now = this.#engine.now();
@@ -629,9 +503,9 @@ export class Matches {
     return now;
   }
 
-  /** `match.progress` when a deciding match's queued payouts made more since this process last told. */
+  /** `match.progress` when queued payouts made more since this process last told. */
   #tellProgress(view: MatchView): void {
-    // Never backwards: a look that read the group earlier may end after one that read it later.
+    // Never backwards: an earlier read may end after a later one.
     if (view.total === 0 || view.made <= (this.#told.get(view.id) ?? -1)) return;
     const queued = view.payouts.some((p) => p.status === 'queued') || this.#told.has(view.id);
     if (!queued) return;
@@ -639,11 +513,7 @@ export class Matches {
     this.#engine.emit('match.progress', view);
   }
 
-  /**
-   * Makes sure one payout or refund exists, exactly once: resolves true when it is made (or
-   * pending, or claimed), false when it must be looked at again (its create is in flight or its
-   * outcome unknown, or the service refused for now).
-   */
+  /** Makes one payout or refund exist, once: true when made, false to look again. */
   async #pay(
     match: MatchIntent,
     group: readonly Intent[],
@@ -655,7 +525,6 @@ export class Matches {
       role: 'payout' | 'refund';
       why: string;
       feeId?: string;
-      /** A first attempt by claim code goes to the payout queue (a settle with many winners). */
       queue?: boolean;
     },
   ): Promise<boolean> {
@@ -668,7 +537,7 @@ export class Matches {
     const id = attempts.length === 0 ? key : `${key}:${attempts.length + 1}`;
     this.#attempted++;
     const terms = termsOf(match);
-    // The player's Lightning address, given when they entered, for a first attempt.
+    // The address the player gave when they entered, for a first attempt.
     const address =
       attempts.length === 0 ? indexOf(group).fees.get(what.playerId)?.meta.lnAddress : undefined;
     const toAddress = address !== undefined;
@@ -683,12 +552,9 @@ export class Matches {
           why: what.why,
           ...(what.feeId ? { feeId: what.feeId } : {}),
         },
-        // Paid from the pot, not the game's own money: no budget or open-intent limit applies.
-        // The approvals may hold a winner's first attempt (one issued again was approved, or
-        // under the line, already); never a refund, which gives a player's own fee back.
+        // From the pot, so no budget or open limit; approvals may hold a winner's first attempt,
+        // never a refund (a player's own fee).
         guards: what.role === 'payout' && attempts.length === 0 ? this.#engine.payoutHold() : {},
-        // A first attempt by claim code may wait its turn; one to an address is checked and
-        // sent now (its check is a call of its own), and an attempt issued again goes at once.
         queue: what.queue === true && attempts.length === 0 && !toAddress,
       };
       const byCode = () =>
@@ -716,8 +582,7 @@ export class Matches {
               },
               behalf,
             ).catch((err: unknown) => {
-              // The address failed its check (or payments to it just failed): nothing was
-              // recorded or sent, so this first attempt is a claim code instead.
+              // Nothing was recorded or sent: this first attempt is a claim code instead.
               if (!(err instanceof LnAddressRefusedError)) throw err;
               this.#engine.logger.warn(
                 `match ${match.id}: ${what.role} to ${what.playerId} by claim code: ${err.message}`,
@@ -729,13 +594,11 @@ export class Matches {
       return made.status === 'pending' || made.status === 'completed';
     } catch (err) {
       if (err instanceof DuplicateIntentError && err.field === 'id') {
-        // Another process made this attempt first: it counts as made only once it is, by the
-        // same rules as any attempt (its create answer may have been lost in that process).
+        // Another process made this attempt first: judged by the same rules as any.
         const other = await this.#engine.ledger.get(id);
         if (other === null) return false;
         return this.#made(match, other, what, attempts.length + 1) === true;
       }
-      // A lost payment answer: the intent is unknown; the next look decides (see above).
       if (this.#engine.port.failureOf(err).meaning !== 'ambiguous') {
         this.#engine.logger.warn(
           `match ${match.id}: ${what.role} to ${what.playerId} not made yet: ${(err as Error).message}`,
@@ -745,28 +608,20 @@ export class Matches {
     }
   }
 
-  /**
-   * Whether the latest attempt at a payout or refund has made it: true (pending or claimed, a
-   * payment waiting for an operator, or ended for good), false (look again: a create in flight,
-   * an unknown code), or 'again' (ended unpaid and nobody can hold its code: issue it again).
-   */
+  /** Whether the latest attempt has made it: true, false (look again) or 'again' (reissue it). */
   #made(
     match: MatchIntent,
     last: Intent,
     what: { playerId: string; amountMsat: string; role: string },
     attempts: number,
   ): boolean | 'again' {
-    // A create in flight, a payout the approvals hold or one in the queue: the match waits.
     if (last.status === 'creating' || last.status === 'held' || last.status === 'queued') {
       return false;
     }
-    // A payment whose answer was lost may have paid: never sent again, it waits for a proven
-    // callback or an operator (lightning.operator.unknowns()), and the match goes on without it.
+    // A payment whose answer was lost may have paid: never sent again (an operator decides).
     if (last.status === 'unknown') return this.#engine.rulesOf(last.kind).lostAnswer === 'proof';
     if (last.status === 'pending' || last.status === 'completed') return true;
-    // Ended unpaid. Issued again only when nobody can hold its code (refused, or expired never
-    // shown), whatever route brought the news and whatever code is stored now, or when an
-    // operator said so (operator.ts: a shown code that expired, once).
+    // Ended unpaid: issued again only when nobody can hold its code, or an operator said so.
     if (this.#engine.rulesOf(last.kind).mayReissue(last)) return 'again';
     if (last.status === 'expired' && reissuedByOperator(last)) return 'again';
     const unpaid = last.status === 'failed' || !wasShown(last);
@@ -778,7 +633,6 @@ export class Matches {
     return true;
   }
 
-  /** A fee of a match moved, or was paid after it expired; or a payout or refund ended. */
   async #follow(intent: Intent, what: 'moved' | 'latePayment'): Promise<void> {
     if (typeof intent.meta.payKey === 'string') return this.#repay(intent);
     if (!isEntryFee(intent) || intent.groupId === null) return;
@@ -787,18 +641,16 @@ export class Matches {
     if (match.status === 'creating') {
       if (what !== 'moved' || intent.status !== 'completed') return;
       const group = await this.#engine.ledger.byGroup(match.id);
-      // A lost charge that a new one replaced, paid after all: the player's money goes back now.
+      // A lost charge that a new one replaced, paid after all: refunded.
       if (replacedFees(group).has(intent.id)) await this.#refund(match, group, intent, REPLACED);
       else await this.#checkFunded(match, group);
       return;
     }
     if (match.status === 'pending') {
-      // Any move of a fee may be what the decided match waited for (a create that answered).
       await this.#finish(match);
       return;
     }
     if (what === 'moved' && intent.status !== 'completed') return;
-    // The match has ended: a fee paid after it ended is refunded on its own.
     const fee = (await this.#engine.ledger.get(intent.id)) ?? intent;
     const group = await this.#engine.ledger.byGroup(match.id);
     const decision = decisionOf(match);
@@ -807,14 +659,14 @@ export class Matches {
     await this.#refund(match, group, fee, why);
   }
 
-  /** Gives a fee back to its player, once (its refund's id is fixed: `<fee>:refund`). */
-  async #refund(
+  /** Gives a fee back to its player, once (`<fee>:refund`). */
+  #refund(
     match: MatchIntent,
     group: readonly Intent[],
     fee: Intent,
     why: string,
-  ): Promise<void> {
-    await this.#pay(match, group, `${fee.id}:refund`, {
+  ): Promise<boolean> {
+    return this.#pay(match, group, `${fee.id}:refund`, {
       playerId: fee.playerId,
       amountMsat: fee.amount,
       description: `${termsOf(match).description}: refund (${why})`,
@@ -825,25 +677,19 @@ export class Matches {
   }
 
   /**
-   * A payout or refund that ended without paying (a Lightning-address payment that failed after
-   * it was accepted, a code refused or lost unshown) is issued again, as a claim code, by the
-   * match's finish: at once by the process that saw the attempt end. An ended match has no timer:
-   * should that process stop first, the money is back in the match's escrow, and the live audit
-   * of whichever process comes next looks at it (audit.ts). Fixed ids make two processes that
-   * both get there issue it once.
+   * An attempt that ended unpaid is issued again by the match's finish, at once. Should this
+   * process stop first, the money is in the match's escrow and the live audit finds it.
    */
   async #repay(attempt: Intent): Promise<void> {
     const unpaid = attempt.status === 'failed' || attempt.status === 'expired';
-    // A held payout an operator approved, or a queued one sent in its turn, is made: the match
-    // that waited for it may end now.
+    // A held payout approved, or a queued one sent: the match that waited may end.
     const approved =
       attempt.status === 'pending' &&
       (typeof attempt.meta.approvedBy === 'string' || attempt.history[0]?.to === 'queued');
     if ((!unpaid && !approved) || attempt.groupId === null) return;
     const match = await this.#engine.ledger.get(attempt.groupId);
     if (!isMatch(match)) return;
-    // A deciding match goes on at once with what the attempt's end left it to do (issuing it
-    // again, or ending), not at its next timer; a queue's payouts made share one look soon.
+    // At once, not at its next timer; a queue's payouts share one look soon.
     if (match.status === 'pending') {
       if (approved && typeof attempt.meta.approvedBy !== 'string') this.#finishSoon(match);
       else await this.#finish(match);
@@ -852,11 +698,7 @@ export class Matches {
     if (isTerminal(match.status) && unpaid) await this.#finish(match);
   }
 
-  /**
-   * An attempt an operator marked to be issued again (operator.ts, `meta.reissuedBy`): issued
-   * now, by the same rules as any attempt. Resolves with the new attempt, or null when none
-   * could be made now (the service refused for now, payouts paused: the log says why).
-   */
+  /** Issues now an attempt an operator marked (operator.ts): the new attempt, or null for now. */
   async reissue(marked: Intent): Promise<Intent | null> {
     await this.#repay(marked);
     if (marked.groupId === null) return null;
@@ -866,12 +708,8 @@ export class Matches {
   }
 
   /**
-   * The roster has paid (view.ts `rosterPaid`): the funded flag in the ledger, and the event,
-   * once, by a compare-and-set in the ledger (two fees paid together, in one process or two,
-   * both get here). A match without a roster is never funded. Run by the process that saw the
-   * fee paid (`#follow`) and by the match's check, which the fee's move made due in the ledger
-   * (entry-fee.ts `groupDue`): a process that stops, or a ledger that goes away, between the
-   * move and this leaves the match due, and whichever process looks next funds it.
+   * The roster has paid: the funded flag, then the event's once-marker in the ledger (two fees
+   * paid together both get here). The fee's move made the match due, so a stop is finished later.
    */
   async #checkFunded(match: MatchIntent, read?: readonly Intent[]): Promise<void> {
     const terms = termsOf(match);
@@ -880,8 +718,6 @@ export class Matches {
     if (!rosterPaid(terms, group)) return;
     const current = await this.#engine.ledger.get(match.id);
     if (!isMatch(current) || current.status !== 'creating') return;
-    // The fact first, then the event's once-marker: a process that stops between the two
-    // leaves the match funded, and the next look at it tells (whoever takes the marker first).
     const updated = current.meta.funded
       ? current
       : await this.#engine.ledger.update(match.id, 'creating', {
@@ -889,16 +725,11 @@ export class Matches {
         });
     if (!isMatch(updated)) return;
     if (!(await this.#engine.ledger.recordEvent(`once:match.funded:${match.id}`))) return;
-    // The match's own record: its rooms show the roster funded.
     this.#moves.publish({ what: 'changed', intent: updated });
     this.#engine.emit('match.funded', viewOf(updated, group));
   }
 
-  /**
-   * A look at an open match a paid fee made due (or its timeout, not yet come): what its
-   * process's follow-up would have done, from the ledger. A lost charge that a new one replaced
-   * and that turned out paid is refunded (fixed id: once), and a roster that paid is funded.
-   */
+  /** What a paid fee's follow-up would have done, from the ledger: refund replaced, fund. */
   async #lookOpen(match: MatchIntent): Promise<void> {
     const group = await this.#engine.ledger.byGroup(match.id);
     const replaced = replacedFees(group);
@@ -910,11 +741,7 @@ export class Matches {
     await this.#checkFunded(match, group);
   }
 
-  /**
-   * Closes an open fee of a decided match: its deadline becomes now, and its check closes the
-   * charge at the service. Resolves with what the check left (still open when the service could
-   * not be reached, or the fee's create is in flight: the reconciler closes it at its next look).
-   */
+  /** Closes an open fee: its deadline becomes now and its check closes the charge (or later). */
   async #close(fee: Intent): Promise<Intent> {
     const now = this.#engine.now();
     const closing =
@@ -946,29 +773,7 @@ function closedError(match: MatchIntent): MatchClosedError {
   );
 }
 
-/**
- * For a match opened before the ledger kept seats (`#enterByRead`; its roster was checked): refuses
- * a player the match has no seat for (MatchSeatError), before anything is recorded: one more than
- * its `seats` while every seat holds another player's open or paid fee. A read, not a guard.
- */
-function refuseSeat(
-  matchId: string,
-  terms: MatchTerms,
-  group: readonly Intent[],
-  playerId: string,
-): void {
-  if (terms.roster) return;
-  // The player's own seat (a fee of theirs whose create answer was lost) is not another's.
-  const others = seated(group).filter((fee) => fee.playerId !== playerId);
-  if (terms.seats !== undefined && others.length >= terms.seats) {
-    throw new MatchSeatError(matchId, playerId, 'full');
-  }
-}
-
-/**
- * When an open match times out: its `expiresAt`, which `open` and `keepAlive` write. A match
- * opened before it had one timed out `timeoutMs` after its last write (its keep-alive's).
- */
+/** When an open match times out: `expiresAt`, or `timeoutMs` after its last write. */
 function timeoutOf(match: MatchIntent): number {
   return match.expiresAt ?? match.updatedAt + termsOf(match).timeoutMs;
 }
@@ -983,7 +788,6 @@ function sameShares(a: Shares | null, b: Shares | null): boolean {
   );
 }
 
-/** Why a fee refunds: its create answer was lost, and a new charge replaced it. */
 const REPLACED = 'its charge was replaced by a new one';
 
 /** Why a fee of a decided match is owed back to its player, or null when it is not. */
@@ -1012,10 +816,7 @@ function payoutKey(matchId: string, playerId: string): string {
   return `${matchId}:payout:${createHash('sha256').update(playerId).digest('base64url').slice(0, 22)}`;
 }
 
-/**
- * Whether a deciding match still waits for its payout queue: a winner's payout not recorded yet
- * (its settle is recording them), or one whose latest attempt is queued, held or in flight.
- */
+/** A deciding match still waits for its queue: a payout not recorded yet, or not sent yet. */
 function waitsForQueue(match: MatchIntent, group: readonly Intent[]): boolean {
   const { attempts } = indexOf(group);
   for (const payout of decisionOf(match).payouts) {
@@ -1027,16 +828,13 @@ function waitsForQueue(match: MatchIntent, group: readonly Intent[]): boolean {
 
 const WAITING: ReadonlySet<Intent['status']> = new Set(['queued', 'held', 'creating']);
 
-/** A group's attempts by pay key and latest fee by player, each in the group's order. */
+/** A group's attempts by pay key and latest fee by player. */
 interface GroupIndex {
   attempts: Map<string, Intent[]>;
   fees: Map<string, EntryFeeIntent>;
 }
 
-/**
- * Built once per read of a group (a finish looks up every winner's attempts in it: a search
- * each would make a settle of n winners cost n² per look, which a queue draining looks often).
- */
+/** Once per read of a group: a search per winner would make each look cost n². */
 const indexes = new WeakMap<readonly Intent[], GroupIndex>();
 
 function indexOf(group: readonly Intent[]): GroupIndex {

@@ -1,14 +1,8 @@
 /**
- * A match's terms and arithmetic: what `openMatch`, `enter`, `settle` and `abort` accept (zod,
- * parsed once at the edge: a method of `lightning`, or the room; matches.ts takes the parsed
- * types), what the match record keeps in its `meta`, and how a pot is split.
- *
- * The split, in integer msats: the rake is `floor(pot * rakeBps / 10000)`; what remains is
- * shared in proportion to the shares, each payout rounded down; the few msats that rounding
- * leaves (fewer than the number of winners) go to the house with the rake. So payouts never
- * exceed pot minus rake, and pot = rake + payouts exactly. A share too small to weigh anything
- * is refused at the edge, and so is a split in which every part rounds down to 0 msats: naming
- * winners never sends the whole pot to the house.
+ * A match's inputs (zod, parsed once at the edge) and how a pot is split, in integer msats: the
+ * rake is `floor(pot * rakeBps / 10000)`, the rest shared by weight, each payout rounded down,
+ * the remainder to the house; so pot = rake + payouts exactly. A split that pays nobody is
+ * refused: naming winners never sends the whole pot to the house.
  */
 import { z } from 'zod';
 import { InvalidArgumentError } from '../../errors.js';
@@ -21,11 +15,8 @@ const id = idInput;
 /** A match's id, as a game hands it back. */
 export const matchIdInput = id;
 
-/**
- * The least claim code the service makes (a withdrawal request of 10 sats): every fee may have to
- * be refunded as one, and every payout may end as one, so neither may be smaller.
- */
-export const MIN_PAYOUT_MSAT = 10_000n;
+/** The least claim code the service makes: any fee or payout may end as one. */
+const MIN_PAYOUT_MSAT = 10_000n;
 
 /** The fields of `openMatch`; `openMatchInput` adds the rule between them. */
 export const openMatchFields = z.strictObject({
@@ -53,10 +44,7 @@ export const openMatchFields = z.strictObject({
     .max(7 * 24 * 3600)
     .default(24 * 3600),
   description: z.string().min(1).max(200).default('Match'),
-  /**
-   * The players the match is for: only they may enter, and it is funded once every one of
-   * them has paid. Take it from the game's own lobby, never from a room message.
-   */
+  /** The only players who may enter (from the game's lobby, never a room message). */
   players: z
     .array(id)
     .min(1)
@@ -82,10 +70,7 @@ export type ParsedOpenMatch = z.output<typeof openMatchInput>;
 export const enterInput = z.strictObject({
   matchId: id,
   playerId: id,
-  /**
-   * Pay this player's payout or refund straight to their Lightning address instead of a claim
-   * code. Take it from the player's own authenticated account, never from a room message.
-   */
+  /** Pay this player to their Lightning address (from their account, never a room message). */
   lnAddress: lnAddress.optional(),
 });
 export type EnterInput = z.input<typeof enterInput>;
@@ -94,16 +79,11 @@ export type ParsedEnter = z.output<typeof enterInput>;
 /** Shares count in millionths: a share this small would weigh nothing. */
 const MIN_SHARE = 5e-7;
 
-/**
- * Shares of the pot by player id, e.g. `{ alice: 2, bob: 1 }`: alice gets two thirds. A share
- * that rounds to no millionth at all is refused (its winner would be paid nothing, and alone
- * it would send the whole pot to the house).
- */
+/** Shares of the pot by player id (`{ alice: 2, bob: 1 }`: alice gets two thirds). */
 export const sharesInput = z
   .unknown()
   .superRefine((shares, ctx) => {
-    // A parsed record drops an own `__proto__` key (JSON.parse makes one) without a word: the
-    // pot would go to the others. It names no player, so it is refused.
+    // A parsed record silently drops an own `__proto__` key: the pot would go to the others.
     if (typeof shares === 'object' && shares !== null && Object.hasOwn(shares, '__proto__')) {
       ctx.addIssue({ code: 'custom', path: ['__proto__'], message: 'names no player' });
     }
@@ -139,10 +119,7 @@ export function seatsOf(terms: MatchTerms): number {
   return terms.roster?.length ?? terms.seats ?? 0;
 }
 
-/**
- * Splits `pot` (msats) by `shares` after the rake, as the module header says. A split that
- * pays nobody is refused (`InvalidArgumentError`).
- */
+/** Splits `pot` (msats) by `shares` after the rake, as the module header says. */
 export function splitPot(
   pot: bigint,
   rakeBps: number,
@@ -170,8 +147,6 @@ export function splitPot(
     payouts.push({ playerId, amountMsat: amount.toString() });
   }
   if (payouts.length === 0) {
-    // Every part rounds down to 0 msats (a pot smaller than the number of winners): the whole
-    // pot would go to the house, which no game means by naming winners.
     throw new InvalidArgumentError(
       'shares',
       `would pay nobody: ${shared} msats shared by these shares round down to 0 msats each`,

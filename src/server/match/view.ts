@@ -36,10 +36,7 @@ export interface MatchView {
   potMsat: string;
   /** The house's part, once settled (rake plus rounding); null before. */
   rakeMsat: string | null;
-  /**
-   * The roster has paid: every one of `players` (or `seats` players) paid their fee. Always
-   * false for a match opened without a roster. Once true, it stays true while the match is open.
-   */
+  /** The roster (`players` or `seats`) has paid; false without a roster. */
   funded: boolean;
   /** How many players entered: their latest fee is open or paid (one that expired or failed left). */
   entered: number;
@@ -53,11 +50,7 @@ export interface MatchView {
   players: MatchPlayer[];
   payouts: MatchMoney[];
   refunds: (MatchMoney & { why: string })[];
-  /**
-   * Once decided: how many of its payouts and refunds are made (a code exists, or it was paid
-   * or claimed), of `total` it has to make (every winner's payout, every refund owed); 0 of 0
-   * while open. A settle with many winners queues its payouts: `made` counts them as they go.
-   */
+  /** Once decided, how many payouts and refunds are made, of `total`; 0 of 0 while open. */
   made: number;
   total: number;
   /** Why it was aborted. */
@@ -76,21 +69,14 @@ export function matchStatus(match: MatchIntent): MatchStatus {
   return ended ? 'aborted' : 'aborting';
 }
 
-/**
- * The players holding a seat: their latest fee is open or paid. `entered` and `paid` of the view
- * and of the room's synced match are these counts, one definition.
- */
+/** The players holding a seat: their latest fee is open or paid. */
 export function seated(group: readonly Intent[]): EntryFeeIntent[] {
   return [...latestFees(group).values()].filter(
     (fee) => fee.status !== 'expired' && fee.status !== 'failed',
   );
 }
 
-/**
- * The fees a new charge replaced: a fee whose create answer was lost (`unknown`, no code shown)
- * is met by a new charge for the same seat, which names it in `meta.replaces`. A replaced fee
- * never holds a seat nor counts in a pot: if it turns out paid after all, it is refunded.
- */
+/** The fees a new charge replaced (`meta.replaces`): never a seat nor in a pot. */
 export function replacedFees(group: readonly Intent[]): Set<string> {
   const replaced = new Set<string>();
   for (const intent of group) {
@@ -108,9 +94,8 @@ export function paidFees(group: readonly Intent[]): EntryFeeIntent[] {
 }
 
 /**
- * Whether the roster has paid: every listed player, or `seats` players, with a paid fee. A
- * match without a roster is never funded: "every fee recorded so far" would start a round on
- * the first payer whose opponent's fee is still being made.
+ * Whether the roster has paid. A match without one is never funded: "every fee so far" would
+ * start a round on the first payer while an opponent's fee is still being made.
  */
 export function rosterPaid(terms: MatchTerms, group: readonly Intent[]): boolean {
   const seats = seatsOf(terms);
@@ -121,7 +106,7 @@ export function rosterPaid(terms: MatchTerms, group: readonly Intent[]): boolean
 }
 
 /** The fees of a group, the latest one per player. */
-export function latestFees(group: readonly Intent[]): Map<string, EntryFeeIntent> {
+function latestFees(group: readonly Intent[]): Map<string, EntryFeeIntent> {
   const fees = new Map<string, EntryFeeIntent>();
   for (const intent of group) if (isEntryFee(intent)) fees.set(intent.playerId, intent);
   return fees;
@@ -174,12 +159,7 @@ export function viewOf(match: MatchIntent, group: readonly Intent[]): MatchView 
   };
 }
 
-/**
- * How many of a decided match's payouts and refunds are made, of how many: each is a pay key
- * (`meta.payKey`, one per winner or refund, whatever its attempts), made when its latest attempt
- * is pending or completed. A settle owes one per winner of its decision, an abort one per fee it
- * counted; refunds of late fees add theirs as they are recorded.
- */
+/** Pay keys whose latest attempt is pending or completed, of those the decision owes. */
 function progressOf(
   decision: MatchDecision | undefined,
   group: readonly Intent[],

@@ -1,18 +1,10 @@
 /**
  * The one shape of every money operation: record the intent, only then call the service, and
- * turn the answer into `pending` (or the failure into `failed`/`unknown`, see outcome.ts). A
- * payout the approvals hold is recorded `held` and not sent: an operator's approval sends it
- * later through the same second half (`sendRecorded`). So is a payout for the queue
- * (`CreateGuards.queue`), recorded `queued` and due at once: whichever process's reconciler
- * claims it moves it to `creating` and sends it (server/queue.ts).
- *
- * The intent is recorded with a check due when the grace period ends, so that a process that
- * dies mid-call leaves nothing behind: the reconciler finds the `creating` intent and makes it
- * `unknown` (see Engine.check). Two things can move the intent while the call is in flight: a
- * verified callback (the service acted and the player already paid or claimed), and the grace
- * period ending. The answer then loses the compare-and-set and the helper resolves with what
- * won, except over an `unknown` that the grace period made: a certain answer replaces it.
- * A helper never resolves without an intent: if the ledger lost it, it rejects.
+ * write the answer (`pending`) or the failure (outcome.ts). A held or queued payout is recorded
+ * and sent later through the second half, `sendRecorded`. The record is due when the grace ends,
+ * so a process that dies mid-call leaves an intent the reconciler makes `unknown`. An answer
+ * that loses the compare-and-set resolves with what won, except a grace-made `unknown`: a
+ * certain answer replaces it.
  */
 import {
   AnswerNotRecordedError,
@@ -44,17 +36,13 @@ export interface RecordOptions {
   guards?: CreateGuards;
 }
 
-/**
- * Internal fields of an intent started on behalf of a match (server/match/): a fixed id makes a
- * second attempt a DuplicateIntentError instead of a second payout; the group ties it to the
- * match. Not reachable from the public helpers.
- */
+/** Fields of an intent started for a match: a fixed id makes a second attempt a duplicate. */
 export interface OnBehalf {
   id?: string;
   groupId?: string;
   meta?: Record<string, unknown>;
   guards?: CreateGuards;
-  /** Record it for the payout queue (`queued`), to be sent in its turn by any process. */
+  /** Record it for the payout queue, to be sent in its turn by any process. */
   queue?: boolean;
 }
 
@@ -65,7 +53,7 @@ export function recordThenSend<T>(
   created: (answer: T, intent: Intent) => Created,
   options: RecordOptions = {},
 ): Promise<Intent> {
-  // Its player waits on it: with the game's rate, its calls wait in that player's turn.
+  // Its player waits on it: its calls wait in that player's turn.
   return asPlayer(engine.outbound, fields.playerId, () =>
     recordThenSendNow(engine, fields, send, created, options),
   );
@@ -79,9 +67,8 @@ async function recordThenSendNow<T>(
   options: RecordOptions,
 ): Promise<Intent> {
   const guards = options.guards ?? engine.guards(fields.kind);
-  // A payout for the queue is sent in its turn, not now: it takes no token here.
+  // The token first (none for the queue): the record and its first attempt follow at once.
   const queued = guards.queue === true && isPayout(fields.kind);
-  // With the game's rate, the token comes first: the record and its first attempt follow at once.
   const outbound = queued ? null : engine.outbound;
   const ticket = outbound
     ? await outbound.reserve(isPayout(fields.kind) ? 'payout' : 'player')
@@ -93,9 +80,7 @@ async function recordThenSendNow<T>(
     if (ticket) outbound?.release(ticket);
     throw err;
   }
-  // Nothing is sent now for the open intent that holds the key (it is the answer), nor for one
-  // recorded queued (a reconciler sends it in its turn, server/queue.ts) or held (an operator
-  // decides, operator.ts), which the engine published as recorded.
+  // Nothing is sent for the open intent that holds the key, nor a queued or held one.
   const { intent, existing } = recorded;
   if (existing || intent.status === 'queued' || intent.status === 'held') {
     if (ticket) outbound?.release(ticket);
@@ -104,11 +89,7 @@ async function recordThenSendNow<T>(
   return sendRecorded(engine, intent, send, created, options, ticket);
 }
 
-/**
- * The second half of recordThenSend: the service called for an intent in `creating` (just
- * recorded, or approved out of `held`), and its answer, or failure, written. `ticket`: the
- * token the caller took for it before its move to `creating` (with the game's rate).
- */
+/** The second half: the service called for a `creating` intent, with the caller's `ticket`. */
 export async function sendRecorded<T>(
   engine: Engine,
   intent: Intent,
@@ -128,13 +109,12 @@ export async function sendRecorded<T>(
       err,
       options.retryAfterAmbiguousMs ?? null,
     ).catch((ledgerErr: unknown) => {
-      // The call's own failure is the truth the caller needs; the intent stays `creating`
-      // and the reconciler makes it `unknown` after its grace period, as for a dead process.
+      // The call's own failure is what the caller needs; the grace makes the intent `unknown`.
       if (ledgerErr instanceof LedgerUnavailableError) return true;
       throw ledgerErr;
     });
     if (failed) throw err;
-    // Another writer moved it first (the engine published what it found, for the room).
+    // Another writer moved it first.
     const won = await engine.ledger.get(intent.id);
     if (won === null) throw lost(engine, intent, null, err);
     if (won.status === 'unknown' && !isAmbiguous(engine.port, err) && won.remoteId === null) {
@@ -143,8 +123,7 @@ export async function sendRecorded<T>(
       throw err;
     }
     if (won.status === 'unknown' || won.status === 'failed') throw err;
-    // A verified callback moved it while the call failed: it proved that the service acted,
-    // so what the ledger holds is truer than this error.
+    // A verified callback moved it: the service acted, and the ledger is truer than this error.
     return won;
   }
   const { patch, note } = created(answer, intent);
@@ -152,8 +131,7 @@ export async function sendRecorded<T>(
     return await recordAnswer(engine, intent, patch, note);
   } catch (err) {
     if (!(err instanceof LedgerUnavailableError)) throw err;
-    // The service acted and the ledger is away for a moment: the answer is kept and written
-    // when it is back, and the caller is told exactly that, never to call again.
+    // The service acted and the ledger is away: the answer is kept and written when it is back.
     const remoteId = patch.remoteId ?? null;
     engine.kept.keep(intent.id, remoteId, async () => {
       await recordAnswer(engine, intent, patch, note);
@@ -162,11 +140,7 @@ export async function sendRecorded<T>(
   }
 }
 
-/**
- * Writes the service's answer (`creating -> pending`), or, when another writer moved the
- * intent first, resolves with what won; an `unknown` the grace period made without an answer
- * is replaced, since this answer is certain.
- */
+/** Writes the answer, or resolves with what won; a grace-made `unknown` is replaced. */
 async function recordAnswer(
   engine: Engine,
   intent: Intent,
@@ -185,7 +159,6 @@ async function recordAnswer(
     );
   }
   if (won.status === 'unknown' && won.remoteId === null && won.code === null) {
-    // The grace period ran out before this answer came: it is certain, so it wins.
     const late = await engine.apply(
       won,
       'pending',
@@ -198,11 +171,7 @@ async function recordAnswer(
   return won;
 }
 
-/**
- * Records the intent with the guards of its kind (the per-player limit; budgets for rewards),
- * checked in the ledger's own atomic step. An intent whose open key is held by an open intent
- * is not recorded: that one is returned (`existing`), and nothing is sent.
- */
+/** Records the intent with its guards in one atomic step; an open key's holder is returned. */
 async function record(
   engine: Engine,
   fields: NewIntent,
@@ -224,16 +193,27 @@ async function record(
         throw err;
       }
       const holder = err.existingId === null ? null : await engine.ledger.get(err.existingId);
-      // It ended between the refusal and this read: the key is free again, so try once more.
+      // It ended between the refusal and this read: the key is free, try once more.
       if (holder && !isTerminal(holder.status)) return { intent: holder, existing: true };
     }
   }
 }
 
-/**
- * The ledger no longer has an intent recorded moments ago. The `unknown` event carries what
- * the service answered, so that an operator can act; the log line names ids, never the code.
- */
+/** Ends an intent its own answer settled; what won, when another writer came first. */
+export async function settleAsAnswered(
+  engine: Engine,
+  intent: Intent,
+  to: 'completed' | 'failed',
+  note: string,
+): Promise<Intent> {
+  const done = await engine.apply(intent, to, { nextCheckAt: null }, note);
+  if (done) return done;
+  const won = await engine.ledger.get(intent.id);
+  if (won === null) throw new IntentLostError(intent.id, intent.remoteId);
+  return won;
+}
+
+/** The ledger lost an intent recorded moments ago: the `unknown` event carries the answer. */
 function lost(
   engine: Engine,
   intent: Intent,

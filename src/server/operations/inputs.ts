@@ -1,10 +1,6 @@
 /**
- * Arguments of the money helpers, checked before anything is recorded or sent: a bad amount
- * is a clear error at the call site, never a half-written intent.
- *
- * Each is parsed once, where the call enters (a method of `lightning`, or a room helper that
- * parses its own part and fills in the player and the room); the operations take the parsed
- * type (`Parsed...`) and parse nothing again.
+ * Arguments of the money helpers, parsed once where the call enters, before anything is
+ * recorded or sent; the operations take the `Parsed...` types and parse nothing again.
  */
 import { z } from 'zod';
 import { idInput } from '../../ids.js';
@@ -13,7 +9,7 @@ import { lnAddress, msat } from '../../port/values.js';
 const playerId = idInput;
 const roomId = idInput.nullable().default(null);
 const description = z.string().min(1, 'must not be empty').max(1000);
-/** Seconds; at most a week, at least 10 seconds (a code nobody can scan in time helps nobody). */
+/** Seconds: at least 10 (a code nobody can scan in time helps nobody), at most a week. */
 const expiresIn = z
   .number()
   .int()
@@ -21,13 +17,10 @@ const expiresIn = z
   .max(7 * 24 * 3600)
   .default(600);
 
-export const rewardInput = z.strictObject({
-  playerId,
-  roomId,
-  amountMsat: msat,
-  description,
-  expiresIn,
-});
+/** Who is paid or charged, how much, and what for. */
+const money = { playerId, roomId, amountMsat: msat, description };
+
+export const rewardInput = z.strictObject({ ...money, expiresIn });
 export type RewardInput = z.input<typeof rewardInput>;
 export type ParsedReward = z.output<typeof rewardInput>;
 
@@ -36,16 +29,10 @@ export const rewardManyInput = z.array(rewardInput).min(1).max(1000);
 export type RewardManyInput = z.input<typeof rewardManyInput>;
 
 export const entryFeeInput = z.strictObject({
-  playerId,
-  roomId,
-  amountMsat: msat,
-  description,
+  ...money,
   successMessage: z.string().max(144, 'must be at most 144 characters').optional(),
   expiresIn,
-  /**
-   * A player has one open fee per room; a call while it is open returns it instead of charging
-   * again. Name a key to hold several (one open fee per key), e.g. a match id.
-   */
+  /** One open fee per player and room (a call returns it); a key allows one per key. */
   key: z.string().min(1, 'must not be empty').max(200).optional(),
 });
 export type EntryFeeInput = z.input<typeof entryFeeInput>;
@@ -78,10 +65,7 @@ export const spendInput = z.strictObject({
 export type SpendInput = z.input<typeof spendInput>;
 export type ParsedSpend = z.output<typeof spendInput>;
 
-/**
- * The fields every paged read of the ledger takes (the journal, the operator log): written
- * since an epoch ms, after an earlier page's `next`, at most `limit` (1 to 1,000) a page.
- */
+/** The fields of every paged read of the ledger: `since` epoch ms, `after` a page's `next`. */
 export const pageFields = {
   since: z.number().int().nonnegative().optional(),
   after: z

@@ -1,13 +1,9 @@
 /**
- * Answers the service gave that the ledger could not record at that moment (its server down
- * for a moment): each is kept in this process and written as soon as the ledger answers
- * again, so a live code the service made is never dropped. The helper that got the answer has
- * already rejected with AnswerNotRecordedError; a callback or the reconciler may record the
- * intent first, and then the kept write finds it moved and stops.
+ * Answers the service gave while the ledger was away for a moment: kept in this process and
+ * written once it answers again, so a live code is never dropped (its caller was told
+ * AnswerNotRecordedError). On close each is tried once more; what still fails is logged by ids.
  *
- * Footprint: one timer per kept answer while the ledger is down, backing off to one try every
- * few seconds. On close each is tried once more; what still fails is logged by ids (never the
- * code), for an operator to find at the service by the intent's callback token.
+ * Footprint: one timer per kept answer while the ledger is down, backing off to one try in 5 s.
  */
 import { type Clock, timerAt } from '../../clock.js';
 import { LedgerUnavailableError } from '../../ledger/errors.js';
@@ -31,11 +27,6 @@ export class KeptAnswers {
   constructor(clock: Clock, logger: LightningLogger) {
     this.#clock = clock;
     this.#logger = logger;
-  }
-
-  /** Answers waiting for the ledger, in this process. */
-  get size(): number {
-    return this.#kept.size;
   }
 
   /** Keeps `write` (the answer's record) and tries it again until it is written. */

@@ -1,9 +1,7 @@
 /**
- * What a failed create call means for its intent. A failure the service certainly did not
- * act on (a refusal, a connection never made) ends the intent as `failed`. A failure that may
- * hide a success (a timeout after sending, a 5xx, a garbled answer) makes it `unknown`: it
- * is never re-sent, and the `unknown` event tells the game and its operator. A payout's
- * failure is told to the breaker, with its player and address (breaker.ts).
+ * What a failed create means for its intent: one the service certainly did not act on ends
+ * `failed`; one that may hide a success makes it `unknown`, never re-sent (the `unknown` event).
+ * A payout's failure is told to the breaker.
  */
 import { type Intent, isPayout } from '../../ledger/intent.js';
 import type { PaymentsPort } from '../../port/port.js';
@@ -16,11 +14,7 @@ export function isAmbiguous(port: PaymentsPort, err: unknown): boolean {
   return meaning === 'ambiguous' || meaning === 'garbled';
 }
 
-/**
- * Records the failure on `intent` (in status `creating`, or `unknown` when the grace period
- * ran out first and the failure is certain). Resolves true when it moved the intent, false
- * when another writer had already moved it.
- */
+/** Records the failure on `intent` (`creating`, or a grace-made `unknown`): false if it lost. */
 export async function recordCreateFailure(
   engine: Engine,
   intent: Intent,
@@ -56,20 +50,13 @@ export async function recordCreateFailure(
     if (moved) engine.emit('unknown', moved, err instanceof Error ? err : new Error(message));
     return moved !== null;
   }
-  if (engine.port.failureOf(err).meaning === 'insufficientPoints') {
-    const moved = await engine.apply(
-      intent,
-      'failed',
-      { error: 'insufficient point balance', nextCheckAt: null },
-      'TX3017',
-    );
-    return moved !== null;
-  }
+  const points = engine.port.failureOf(err).meaning === 'insufficientPoints';
+  const error = points ? 'insufficient point balance' : message;
   const moved = await engine.apply(
     intent,
     'failed',
-    { error: message, nextCheckAt: null },
-    'create refused',
+    { error, nextCheckAt: null },
+    points ? 'TX3017' : 'create refused',
   );
   return moved !== null;
 }
