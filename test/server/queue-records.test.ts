@@ -41,6 +41,38 @@ class CountingLedger extends SqliteLedger {
   }
 }
 
+/** A ledger whose queued payouts' creates wait at a gate until `letThrough()`: how many wait at once. */
+class GatedLedger extends SqliteLedger {
+  waiting = 0;
+  most = 0;
+  #open: Promise<void> | null = null;
+  #release = () => {};
+  shut(): void {
+    this.#open = new Promise((resolve) => {
+      this.#release = resolve;
+    });
+  }
+  letThrough(): void {
+    this.#release();
+    this.#open = null;
+  }
+
+  override async create(
+    intent: NewIntent,
+    now?: number,
+    guards?: CreateGuards,
+    postings?: readonly Posting[],
+  ): Promise<Intent> {
+    if (guards?.queue === true && this.#open) {
+      this.waiting++;
+      this.most = Math.max(this.most, this.waiting);
+      await this.#open;
+      this.waiting--;
+    }
+    return super.create(intent, now, guards, postings);
+  }
+}
+
 const GRACE_MS = 4_000;
 const WINNERS = 12;
 
@@ -123,5 +155,26 @@ describe('the payout queue: recorded once, by the settle, whatever drains it', f
         playerId,
       ).to.have.length(1);
     }
+  });
+
+  it('the settle records several payouts of its queue at once, not one ledger round trip after the other', async () => {
+    const ledger = new GatedLedger({ path: join(dir, 'gated.sqlite') });
+    const a = gameProcess(ledger, new ManualClock(Date.now()), 2112);
+    await a.ready();
+    const paid = await openPaidMatch(a, emulator, WINNERS, 'lanes');
+    ledger.shut();
+    const settling = a.matches.settle(paid.matchId, paid.shares);
+    // One after the other, a single create would wait at the gate, whatever the wait.
+    await eventually(
+      () => ledger.waiting >= 4,
+      10_000,
+      () => `4 creates waiting (${ledger.waiting})`,
+    );
+    ledger.letThrough();
+    const settled = await settling;
+    expect(ledger.most).to.be.at.least(4);
+    expect(settled.status).to.equal('settling');
+    const queued = await Promise.all(settled.payouts.map((p) => ledger.get(p.intentId)));
+    expect(queued.map((i) => i?.history[0]?.to)).to.deep.equal(Array(WINNERS).fill('queued'));
   });
 });

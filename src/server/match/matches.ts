@@ -58,6 +58,13 @@ const RETRY_MS = 15_000;
 /** Queued payouts made one by one share one look at their match (a look reads the group). */
 const PROGRESS_LOOK_MS = 1_000;
 
+/**
+ * Payouts a settle records for its queue at once. Each record is a round trip to the ledger;
+ * one after the other, they (not the game's rate) set the queue's pace: the drains of every
+ * process send each payout as soon as it is recorded.
+ */
+const RECORDING_LANES = 8;
+
 export class Matches {
   readonly #engine: Engine;
   /** Per match, the finish running here and the one queued after it (later calls share it). */
@@ -470,18 +477,23 @@ export class Matches {
     let done = true;
     if (decision.kind === 'settle') {
       let aheadAt = this.#engine.now();
-      for (const payout of decision.payouts) {
-        if (queue) aheadAt = await this.#keepAhead(match, aheadAt);
-        const paid = await this.#pay(match, group, payoutKey(match.id, payout.playerId), {
-          playerId: payout.playerId,
-          amountMsat: payout.amountMsat,
-          description: `${terms.description}: winnings`,
-          role: 'payout',
-          why: 'won',
-          queue,
-        });
-        if (!paid) done = false;
-      }
+      let next = 0;
+      const lane = async () => {
+        while (next < decision.payouts.length) {
+          const payout = decision.payouts[next++] as MatchDecision['payouts'][number];
+          if (queue) aheadAt = await this.#keepAhead(match, aheadAt);
+          const paid = await this.#pay(match, group, payoutKey(match.id, payout.playerId), {
+            playerId: payout.playerId,
+            amountMsat: payout.amountMsat,
+            description: `${terms.description}: winnings`,
+            role: 'payout',
+            why: 'won',
+            queue,
+          });
+          if (!paid) done = false;
+        }
+      };
+      await Promise.all(Array.from({ length: queue ? RECORDING_LANES : 1 }, lane));
     }
     const replaced = replacedFees(group);
     for (const fee of group.filter(isEntryFee)) {
