@@ -5,8 +5,6 @@
  * control character (it would forge a log line or a CSV row), a lone surrogate (PostgreSQL would
  * store a different id than the game holds).
  */
-import { z } from 'zod';
-
 export const MAX_ID_LENGTH = 255;
 
 /** The rule in words, for errors and docs. */
@@ -27,9 +25,3 @@ export function idProblem(id: string): string | null {
 export function isId(id: unknown): id is string {
   return typeof id === 'string' && idProblem(id) === null;
 }
-
-/** The rule as a zod schema: each refusal names what is wrong. */
-export const idInput = z.string().superRefine((id, ctx) => {
-  const problem = idProblem(id);
-  if (problem !== null) ctx.addIssue({ code: 'custom', message: problem });
-});

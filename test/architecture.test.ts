@@ -19,6 +19,7 @@ const LAYERS: [string, number][] = [
   ['clock.ts', 0],
   ['parse.ts', 0],
   ['ids.ts', 0],
+  ['id-input.ts', 0],
   ['errors.ts', 0],
   ['version.ts', 0],
   ['node-version.ts', 0],
@@ -59,6 +60,18 @@ function importsOf(file: string): string[] {
   ].map((m) => m[1] as string);
   return specifiers.map((s) =>
     relative(SRC, resolve(dirname(file), s.replace(/\.js$/, '.ts'))).replaceAll('\\', '/'),
+  );
+}
+
+/** The relative modules `file` loads when it runs: its imports, type-only ones left out. */
+function runtimeImportsOf(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  return [...text.matchAll(/^\s*(?:import|export)\s(?!type\s)[^;]*?from\s+'(\.[^']+)'/gms)].map(
+    (m) =>
+      relative(SRC, resolve(dirname(file), (m[1] as string).replace(/\.js$/, '.ts'))).replaceAll(
+        '\\',
+        '/',
+      ),
   );
 }
 
@@ -191,6 +204,21 @@ describe('architecture of src/', () => {
       SPEAKS_KINDS.test(file) ? [] : kindLiterals(file, readFileSync(join(SRC, file), 'utf8')),
     );
     expect(offenders).to.deep.equal([]);
+  });
+
+  it("keeps zod out of the SQLite ledger's worker thread: each thread loads only what it runs", () => {
+    const loaded = new Set<string>();
+    const visit = (file: string) => {
+      if (loaded.has(file)) return;
+      loaded.add(file);
+      for (const next of runtimeImportsOf(join(SRC, file))) visit(next);
+    };
+    visit('ledger/sqlite-worker.ts');
+    expect(loaded.size).to.be.greaterThan(3);
+    const withZod = [...loaded].filter((file) =>
+      /from\s+'zod'/.test(readFileSync(join(SRC, file), 'utf8')),
+    );
+    expect(withZod).to.deep.equal([]);
   });
 
   it('has no function over 80 lines outside emulator/ (biome counts each body)', function () {

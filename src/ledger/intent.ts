@@ -259,3 +259,10 @@ export type IntentPatch = Partial<
     | 'meta'
   >
 >;
+
+/** The fields that schedule an intent: cleared by a terminal move, never set on an ended one. */
+export const SCHEDULE_FIELDS: ReadonlySet<keyof IntentPatch> = new Set([
+  'nextCheckAt',
+  'leaseOwner',
+  'leaseUntil',
+]);

@@ -31,7 +31,13 @@ import {
   LedgerNotDurableError,
   LedgerUnavailableError,
 } from './errors.js';
-import { type Intent, type IntentPatch, type IntentStatus, isTerminal } from './intent.js';
+import {
+  type Intent,
+  type IntentPatch,
+  type IntentStatus,
+  isTerminal,
+  SCHEDULE_FIELDS,
+} from './intent.js';
 import type { AccountBalance, JournalEntry, Posting } from './journal.js';
 import {
   lineOf,
@@ -45,7 +51,7 @@ import type { LineChange, WindowRead } from './rules.js';
 import * as rules from './rules.js';
 import { loadSql, OPERATOR_SQL } from './sql.js';
 import type { SeatGuard } from './store.js';
-import { type JournalFilter, SCHEDULE_FIELDS } from './validate.js';
+import type { JournalFilter } from './validate.js';
 
 /** What to connect to: a connection string, node-postgres pool options, or a ready pg.Pool. */
 export type PostgresConnection = string | PoolConfig | Pool;

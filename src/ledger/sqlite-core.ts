@@ -9,7 +9,7 @@ import { LimitExceededError } from '../errors.js';
 import type { ClaimCall, CreateCall, LedgerDriver, MoveCall } from './core.js';
 import { DuplicateIntentError, InvalidIntentError, LedgerBusyError } from './errors.js';
 import type { Intent, IntentPatch, IntentStatus, NewIntent } from './intent.js';
-import { canMove, INTENT_STATUSES, isTerminal } from './intent.js';
+import { canMove, INTENT_STATUSES, isTerminal, SCHEDULE_FIELDS } from './intent.js';
 import { type AccountBalance, accountClass, type JournalEntry, type Posting } from './journal.js';
 import {
   lineOf,
@@ -40,7 +40,7 @@ import {
   unpackId,
 } from './sqlite-schema.js';
 import type { BudgetWindow, SeatGuard } from './store.js';
-import { type JournalFilter, SCHEDULE_FIELDS } from './validate.js';
+import type { JournalFilter } from './validate.js';
 
 /** Thrown inside a write whose posting is already journaled: the write is rolled back whole. */
 class AlreadyJournaled extends Error {}

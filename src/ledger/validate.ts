@@ -4,7 +4,7 @@
  * of their schema: a move carries them, and zod's parse of them costs the move most.
  */
 import { z } from 'zod';
-import { idInput } from '../ids.js';
+import { idInput } from '../id-input.js';
 import { IllegalTransitionError, InvalidIntentError } from './errors.js';
 import {
   canMove,
@@ -14,6 +14,7 @@ import {
   type IntentStatus,
   isTerminal,
   type NewIntent,
+  SCHEDULE_FIELDS,
 } from './intent.js';
 import {
   isAccount,
@@ -30,13 +31,6 @@ import {
   type OperatorLogQuery,
 } from './operator-log.js';
 import type { CreateGuards, DueAlso, RateLimit, TransitionOptions } from './store.js';
-
-/** The fields that schedule an intent: cleared by a terminal move, never set on an ended one. */
-export const SCHEDULE_FIELDS: ReadonlySet<keyof IntentPatch> = new Set([
-  'nextCheckAt',
-  'leaseOwner',
-  'leaseUntil',
-]);
 
 /** A non-negative integer in decimal, without leading zeros. */
 export const AMOUNT_PATTERN = /^(0|[1-9][0-9]*)$/;

@@ -9,7 +9,7 @@
  */
 import { z } from 'zod';
 import { OperatorRefusedError } from '../errors.js';
-import { idInput } from '../ids.js';
+import { idInput } from '../id-input.js';
 import type { Intent, IntentPatch } from '../ledger/intent.js';
 import { fromPot } from '../ledger/journal.js';
 import type {

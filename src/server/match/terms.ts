@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { InvalidArgumentError } from '../../errors.js';
-import { idInput } from '../../ids.js';
+import { idInput } from '../../id-input.js';
 import type { MatchTerms, Payout } from '../../ledger/intent.js';
 import { lnAddress, msat } from '../../port/values.js';
 

@@ -3,7 +3,7 @@
  * recorded or sent; the operations take the `Parsed...` types and parse nothing again.
  */
 import { z } from 'zod';
-import { idInput } from '../../ids.js';
+import { idInput } from '../../id-input.js';
 import { lnAddress, msat } from '../../port/values.js';
 
 const playerId = idInput;
