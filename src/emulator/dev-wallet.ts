@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import { encodeBolt11 } from './bolt11.js';
 import { type EmulatorCore, isPrice } from './core.js';
-import { json, type Reply } from './http.js';
+import { type Ctx, json, type Reply } from './http.js';
 import type { LnurlResult } from './lnurl.js';
 import {
   payInvoice,
@@ -43,7 +43,7 @@ function answer(result: { status: 'OK' | 'ERROR' }): Reply {
   return json(result.status === 'OK' ? 200 : 400, result);
 }
 
-export function devClaim(core: EmulatorCore, id: string): Reply {
+export function devClaim({ core, id }: Ctx): Reply {
   return answer(claimAsWallet(core, id));
 }
 
@@ -51,7 +51,7 @@ const payBody = z.object({
   amountMsat: z.union([z.number().int().positive(), z.string().regex(/^\d+$/)]).nullish(),
 });
 
-export function devPay(core: EmulatorCore, id: string, body: unknown): Reply {
+export function devPay({ core, id, body }: Ctx): Reply {
   const parsed = payBody.safeParse(body ?? {});
   if (!parsed.success)
     return json(400, { status: 'ERROR', reason: 'amountMsat must be a positive integer' });
@@ -59,7 +59,7 @@ export function devPay(core: EmulatorCore, id: string, body: unknown): Reply {
   return answer(payStaticCharge(core, id, amount == null ? undefined : Number(amount)));
 }
 
-export function devPayInvoice(core: EmulatorCore, body: unknown): Reply {
+export function devPayInvoice({ core, body }: Ctx): Reply {
   const parsed = z.object({ pr: z.string().min(1) }).safeParse(body ?? {});
   if (!parsed.success)
     return json(400, { status: 'ERROR', reason: 'pr (BOLT11 invoice) is required' });
@@ -86,7 +86,7 @@ interface DevEntry {
   allowedSlots?: number | null;
 }
 
-export function devState(core: EmulatorCore): Reply {
+export function devState({ core }: Ctx): Reply {
   const withdrawalRequests = [];
   const staticCharges = [];
   const entries: DevEntry[] = [];
@@ -148,7 +148,7 @@ const grantBody = z.object({
 });
 
 /** Adds points to a player's balance, as the service's dashboard would: development only. */
-export function devGrantPoints(core: EmulatorCore, userId: string, body: unknown): Reply {
+export function devGrantPoints({ core, id: userId, body }: Ctx): Reply {
   const user = core.store.users.get(userId);
   if (!user) return json(404, { status: 'ERROR', reason: 'Unknown widget user' });
   const parsed = grantBody.safeParse(body ?? {});
@@ -172,7 +172,7 @@ const priceBody = z.strictObject({
  * Sets what `GET /v0/btcusd` answers (`{ price, at? }`), for a game or test in another process
  * than the emulator: `control.setBtcUsdPrice` in its own.
  */
-export function devSetBtcUsd(core: EmulatorCore, body: unknown): Reply {
+export function devSetBtcUsd({ core, body }: Ctx): Reply {
   const parsed = priceBody.safeParse(body ?? {});
   if (!parsed.success) {
     return json(400, {

@@ -9,7 +9,7 @@ import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import type { EmulatorCore } from './core.js';
 import { WIDGET_ERRORS as E, widgetError, widgetOk } from './envelopes.js';
-import { html, type Reply } from './http.js';
+import { type Ctx, html, type Reply } from './http.js';
 import type { Project, SessionRecord } from './store.js';
 import { email, httpUrl, parse } from './validation.js';
 import { sendWebhook, type WebhookDelivery } from './webhooks.js';
@@ -117,7 +117,7 @@ function mint(
   };
 }
 
-export function createWidgetSession(core: EmulatorCore, project: Project, body: unknown): Reply {
+export function createWidgetSession({ core, project, body }: Ctx): Reply {
   const parsed = parse(widgetBody, body);
   if (!parsed.ok) return widgetError(400, E.validation, parsed.message);
   const input = parsed.value;
@@ -138,7 +138,7 @@ export function createWidgetSession(core: EmulatorCore, project: Project, body: 
   return widgetOk(data, 'Widget session created', 201);
 }
 
-export function createRampSession(core: EmulatorCore, project: Project, body: unknown): Reply {
+export function createRampSession({ core, project, body }: Ctx): Reply {
   const parsed = parse(rampBody, body);
   if (!parsed.ok) return widgetError(400, E.validation, parsed.message);
   const input = parsed.value;
