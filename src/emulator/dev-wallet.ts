@@ -16,7 +16,7 @@ import {
   refreshStaticCharge,
   staticChargeView,
 } from './static-charges.js';
-import type { Project } from './store.js';
+import type { Project, StaticChargeRecord, WithdrawalRequestRecord } from './store.js';
 import {
   claimWithdrawalRequest,
   refreshWithdrawalRequest,
@@ -70,21 +70,30 @@ export function devPayInvoice({ core, body }: Ctx): Reply {
 const RECENT = 200;
 
 /** One row of the page: a reward or a fee, whoever's it is, open or not. */
-interface DevEntry {
-  id: string;
-  kind: 'withdrawalRequest' | 'staticCharge';
-  projectId: string;
-  /** The `internalId` the game gave: its player id. */
-  player: string | null;
-  minMsat: string;
-  maxMsat: string;
-  status: string;
-  open: boolean;
-  description: string;
-  createdAt: number;
-  slots?: number;
-  allowedSlots?: number | null;
+function entryOf(
+  kind: 'withdrawalRequest' | 'staticCharge',
+  of: WithdrawalRequestRecord | StaticChargeRecord,
+  open: boolean,
+  minMsat: string,
+  maxMsat = minMsat,
+) {
+  const { id, projectId, status, description, createdAt } = of;
+  // `player`: the `internalId` the game gave, its player id.
+  return {
+    id,
+    kind,
+    projectId,
+    player: of.internalId,
+    minMsat,
+    maxMsat,
+    status,
+    open,
+    description,
+    createdAt,
+  };
 }
+
+type DevEntry = ReturnType<typeof entryOf> & { slots?: number; allowedSlots?: number | null };
 
 export function devState({ core }: Ctx): Reply {
   const withdrawalRequests = [];
@@ -93,38 +102,18 @@ export function devState({ core }: Ctx): Reply {
   for (const wr of core.store.withdrawalRequests.values()) {
     refreshWithdrawalRequest(core, wr);
     const view = { projectId: wr.projectId, ...withdrawalRequestView(core, wr) };
-    if (wr.status === 'pending') withdrawalRequests.push(view);
-    entries.push({
-      id: wr.id,
-      kind: 'withdrawalRequest',
-      projectId: wr.projectId,
-      player: wr.internalId,
-      minMsat: view.amount,
-      maxMsat: view.amount,
-      status: wr.status,
-      open: wr.status === 'pending',
-      description: wr.description,
-      createdAt: wr.createdAt,
-    });
+    const open = wr.status === 'pending';
+    if (open) withdrawalRequests.push(view);
+    entries.push(entryOf('withdrawalRequest', wr, open, view.amount));
   }
   for (const charge of core.store.staticCharges.values()) {
     refreshStaticCharge(core, charge);
     const view = { projectId: charge.projectId, ...staticChargeView(core, charge) };
-    if (charge.status === 'active') staticCharges.push(view);
-    entries.push({
-      id: charge.id,
-      kind: 'staticCharge',
-      projectId: charge.projectId,
-      player: charge.internalId,
-      minMsat: view.minAmount,
-      maxMsat: view.maxAmount,
-      status: charge.status,
-      open: charge.status === 'active',
-      description: charge.description,
-      createdAt: charge.createdAt,
-      slots: charge.slots,
-      allowedSlots: charge.allowedSlots,
-    });
+    const open = charge.status === 'active';
+    if (open) staticCharges.push(view);
+    const { slots, allowedSlots } = charge;
+    const entry = entryOf('staticCharge', charge, open, view.minAmount, view.maxAmount);
+    entries.push({ ...entry, slots, allowedSlots });
   }
   // Newest first; among entries of one millisecond, the later made first (maps keep the order
   // of insertion), rewards before charges.
