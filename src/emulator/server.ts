@@ -230,6 +230,9 @@ export function createRequestHandler(
       return;
     }
 
+    // Answers an error in the route's family (v0, widget, lnurl, emulator).
+    const refuse = (status: number, code: string, message: string) =>
+      send(res, errorFor(route.family, status, code, message));
     let body: unknown;
     if (method === 'POST' || method === 'PATCH' || method === 'PUT') {
       try {
@@ -237,11 +240,11 @@ export function createRequestHandler(
       } catch (error) {
         if (error instanceof BodyTooLargeError) {
           res.setHeader('connection', 'close');
-          send(res, errorFor(route.family, 413, 'PAYLOAD_TOO_LARGE', error.message));
+          refuse(413, 'PAYLOAD_TOO_LARGE', error.message);
           return;
         }
         if (error instanceof InvalidJsonError) {
-          send(res, errorFor(route.family, 400, WIDGET_ERRORS.validation, error.message));
+          refuse(400, WIDGET_ERRORS.validation, error.message);
           return;
         }
         throw error;
@@ -253,15 +256,7 @@ export function createRequestHandler(
       const header = req.headers.apikey;
       const key = typeof header === 'string' ? core.store.keys.get(header) : undefined;
       if (!key) {
-        send(
-          res,
-          errorFor(
-            route.family,
-            401,
-            WIDGET_ERRORS.unauthorized,
-            'Missing or invalid API key (header apikey)',
-          ),
-        );
+        refuse(401, WIDGET_ERRORS.unauthorized, 'Missing or invalid API key (header apikey)');
         return;
       }
       // Counted per key, before the work: a refused request was never processed.
@@ -275,15 +270,7 @@ export function createRequestHandler(
         return;
       }
       if (route.auth === 'production' && key.scope !== 'production') {
-        send(
-          res,
-          errorFor(
-            route.family,
-            403,
-            WIDGET_ERRORS.forbidden,
-            'This operation requires a production-scope API key',
-          ),
-        );
+        refuse(403, WIDGET_ERRORS.forbidden, 'This operation requires a production-scope API key');
         return;
       }
       project = core.store.projects.get(key.projectId);
