@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import { encodeBolt11 } from './bolt11.js';
 import { type EmulatorCore, isPrice } from './core.js';
-import { json, type Reply } from './http.js';
+import { type Ctx, json, type Reply } from './http.js';
 import type { LnurlResult } from './lnurl.js';
 import {
   payInvoice,
@@ -16,7 +16,7 @@ import {
   refreshStaticCharge,
   staticChargeView,
 } from './static-charges.js';
-import type { Project } from './store.js';
+import type { Project, StaticChargeRecord, WithdrawalRequestRecord } from './store.js';
 import {
   claimWithdrawalRequest,
   refreshWithdrawalRequest,
@@ -43,7 +43,7 @@ function answer(result: { status: 'OK' | 'ERROR' }): Reply {
   return json(result.status === 'OK' ? 200 : 400, result);
 }
 
-export function devClaim(core: EmulatorCore, id: string): Reply {
+export function devClaim({ core, id }: Ctx): Reply {
   return answer(claimAsWallet(core, id));
 }
 
@@ -51,7 +51,7 @@ const payBody = z.object({
   amountMsat: z.union([z.number().int().positive(), z.string().regex(/^\d+$/)]).nullish(),
 });
 
-export function devPay(core: EmulatorCore, id: string, body: unknown): Reply {
+export function devPay({ core, id, body }: Ctx): Reply {
   const parsed = payBody.safeParse(body ?? {});
   if (!parsed.success)
     return json(400, { status: 'ERROR', reason: 'amountMsat must be a positive integer' });
@@ -59,7 +59,7 @@ export function devPay(core: EmulatorCore, id: string, body: unknown): Reply {
   return answer(payStaticCharge(core, id, amount == null ? undefined : Number(amount)));
 }
 
-export function devPayInvoice(core: EmulatorCore, body: unknown): Reply {
+export function devPayInvoice({ core, body }: Ctx): Reply {
   const parsed = z.object({ pr: z.string().min(1) }).safeParse(body ?? {});
   if (!parsed.success)
     return json(400, { status: 'ERROR', reason: 'pr (BOLT11 invoice) is required' });
@@ -70,61 +70,50 @@ export function devPayInvoice(core: EmulatorCore, body: unknown): Reply {
 const RECENT = 200;
 
 /** One row of the page: a reward or a fee, whoever's it is, open or not. */
-interface DevEntry {
-  id: string;
-  kind: 'withdrawalRequest' | 'staticCharge';
-  projectId: string;
-  /** The `internalId` the game gave: its player id. */
-  player: string | null;
-  minMsat: string;
-  maxMsat: string;
-  status: string;
-  open: boolean;
-  description: string;
-  createdAt: number;
-  slots?: number;
-  allowedSlots?: number | null;
+function entryOf(
+  kind: 'withdrawalRequest' | 'staticCharge',
+  of: WithdrawalRequestRecord | StaticChargeRecord,
+  open: boolean,
+  minMsat: string,
+  maxMsat = minMsat,
+) {
+  const { id, projectId, status, description, createdAt } = of;
+  // `player`: the `internalId` the game gave, its player id.
+  return {
+    id,
+    kind,
+    projectId,
+    player: of.internalId,
+    minMsat,
+    maxMsat,
+    status,
+    open,
+    description,
+    createdAt,
+  };
 }
 
-export function devState(core: EmulatorCore): Reply {
+type DevEntry = ReturnType<typeof entryOf> & { slots?: number; allowedSlots?: number | null };
+
+export function devState({ core }: Ctx): Reply {
   const withdrawalRequests = [];
   const staticCharges = [];
   const entries: DevEntry[] = [];
   for (const wr of core.store.withdrawalRequests.values()) {
     refreshWithdrawalRequest(core, wr);
     const view = { projectId: wr.projectId, ...withdrawalRequestView(core, wr) };
-    if (wr.status === 'pending') withdrawalRequests.push(view);
-    entries.push({
-      id: wr.id,
-      kind: 'withdrawalRequest',
-      projectId: wr.projectId,
-      player: wr.internalId,
-      minMsat: view.amount,
-      maxMsat: view.amount,
-      status: wr.status,
-      open: wr.status === 'pending',
-      description: wr.description,
-      createdAt: wr.createdAt,
-    });
+    const open = wr.status === 'pending';
+    if (open) withdrawalRequests.push(view);
+    entries.push(entryOf('withdrawalRequest', wr, open, view.amount));
   }
   for (const charge of core.store.staticCharges.values()) {
     refreshStaticCharge(core, charge);
     const view = { projectId: charge.projectId, ...staticChargeView(core, charge) };
-    if (charge.status === 'active') staticCharges.push(view);
-    entries.push({
-      id: charge.id,
-      kind: 'staticCharge',
-      projectId: charge.projectId,
-      player: charge.internalId,
-      minMsat: view.minAmount,
-      maxMsat: view.maxAmount,
-      status: charge.status,
-      open: charge.status === 'active',
-      description: charge.description,
-      createdAt: charge.createdAt,
-      slots: charge.slots,
-      allowedSlots: charge.allowedSlots,
-    });
+    const open = charge.status === 'active';
+    if (open) staticCharges.push(view);
+    const { slots, allowedSlots } = charge;
+    const entry = entryOf('staticCharge', charge, open, view.minAmount, view.maxAmount);
+    entries.push({ ...entry, slots, allowedSlots });
   }
   // Newest first; among entries of one millisecond, the later made first (maps keep the order
   // of insertion), rewards before charges.
@@ -148,7 +137,7 @@ const grantBody = z.object({
 });
 
 /** Adds points to a player's balance, as the service's dashboard would: development only. */
-export function devGrantPoints(core: EmulatorCore, userId: string, body: unknown): Reply {
+export function devGrantPoints({ core, id: userId, body }: Ctx): Reply {
   const user = core.store.users.get(userId);
   if (!user) return json(404, { status: 'ERROR', reason: 'Unknown widget user' });
   const parsed = grantBody.safeParse(body ?? {});
@@ -172,7 +161,7 @@ const priceBody = z.strictObject({
  * Sets what `GET /v0/btcusd` answers (`{ price, at? }`), for a game or test in another process
  * than the emulator: `control.setBtcUsdPrice` in its own.
  */
-export function devSetBtcUsd(core: EmulatorCore, body: unknown): Reply {
+export function devSetBtcUsd({ core, body }: Ctx): Reply {
   const parsed = priceBody.safeParse(body ?? {});
   if (!parsed.success) {
     return json(400, {

@@ -5,6 +5,8 @@
  */
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { EmulatorCore } from './core.js';
+import type { Project } from './store.js';
 
 export interface Reply {
   status: number;
@@ -12,6 +14,17 @@ export interface Reply {
   body?: unknown;
   html?: string;
   headers?: Record<string, string>;
+}
+
+/** A request as a route's handler gets it. */
+export interface Ctx {
+  core: EmulatorCore;
+  /** The path's one parameter (`:id`, `:ip`, ...), decoded; '' on a route without one. */
+  id: string;
+  query: URLSearchParams;
+  body: unknown;
+  /** Set on routes with auth other than 'none'. */
+  project: Project;
 }
 
 export const DEFAULT_BODY_LIMIT = 64 * 1024;

@@ -11,9 +11,9 @@
 import { z } from 'zod';
 import type { EmulatorCore } from './core.js';
 import { v0Error, v0Ok } from './envelopes.js';
-import type { Reply } from './http.js';
+import type { Ctx, Reply } from './http.js';
 import { INSUFFICIENT_BALANCE, paymentView, startPayment } from './payments.js';
-import type { LnAddressRule, Project } from './store.js';
+import type { LnAddressRule } from './store.js';
 import { httpUrl, msatString, parse } from './validation.js';
 
 /** The domain of the test players' Lightning addresses: `alice@emulator.test`. */
@@ -49,7 +49,7 @@ function resolve(
   return { address: lower, rule };
 }
 
-export function sendToLnAddress(core: EmulatorCore, project: Project, body: unknown): Reply {
+export function sendToLnAddress({ core, project, body }: Ctx): Reply {
   const parsed = parse(sendBody, body);
   if (!parsed.ok) return v0Error(400, parsed.message);
   const input = parsed.value;
@@ -76,7 +76,7 @@ export function sendToLnAddress(core: EmulatorCore, project: Project, body: unkn
   return v0Ok(paymentView(payment), 'Payment to Lightning Address initiated successfully.');
 }
 
-export function validateLnAddress(core: EmulatorCore, address: string): Reply {
+export function validateLnAddress({ core, id: address }: Ctx): Reply {
   const target = resolve(core, address);
   if (!target) return v0Ok({ valid: false }, 'Lightning Address is not valid.');
   return v0Ok(

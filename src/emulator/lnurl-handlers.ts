@@ -6,8 +6,7 @@
  * the body, the HTTP status is 400 for errors only as a courtesy.
  */
 
-import type { EmulatorCore } from './core.js';
-import { json, type Reply } from './http.js';
+import { type Ctx, json, type Reply } from './http.js';
 import { lnurlPaths } from './lnurl.js';
 import { chargeMetadata, issueChargeInvoice, refreshStaticCharge } from './static-charges.js';
 import { claimWithdrawalRequest, refreshWithdrawalRequest, withdrawParams } from './withdrawals.js';
@@ -17,7 +16,7 @@ function lnurlError(reason: string): Reply {
 }
 
 /** LUD-03 step 1: what the wallet may withdraw. */
-export function withdrawInfo(core: EmulatorCore, id: string): Reply {
+export function withdrawInfo({ core, id }: Ctx): Reply {
   const wr = core.store.withdrawalRequests.get(id);
   if (!wr) return lnurlError('Unknown withdrawal request');
   refreshWithdrawalRequest(core, wr);
@@ -26,13 +25,13 @@ export function withdrawInfo(core: EmulatorCore, id: string): Reply {
 }
 
 /** LUD-03 step 2: the wallet hands in k1 and its invoice; the claim happens here. */
-export function withdrawCallback(core: EmulatorCore, id: string, query: URLSearchParams): Reply {
+export function withdrawCallback({ core, id, query }: Ctx): Reply {
   const result = claimWithdrawalRequest(core, id, query.get('k1'), query.get('pr'));
   return result.status === 'OK' ? json(200, result) : json(400, result);
 }
 
 /** LUD-06 step 1: what the payer may send. */
-export function payInfo(core: EmulatorCore, id: string): Reply {
+export function payInfo({ core, id }: Ctx): Reply {
   const charge = core.store.staticCharges.get(id);
   if (!charge) return lnurlError('Unknown static charge');
   refreshStaticCharge(core, charge);
@@ -48,7 +47,7 @@ export function payInfo(core: EmulatorCore, id: string): Reply {
 }
 
 /** LUD-06 step 2: an invoice for the chosen amount. */
-export function payCallback(core: EmulatorCore, id: string, query: URLSearchParams): Reply {
+export function payCallback({ core, id, query }: Ctx): Reply {
   const amount = query.get('amount');
   if (!amount || !/^\d+$/.test(amount)) return lnurlError('amount (msat) is required');
   const result = issueChargeInvoice(core, id, Number(amount));

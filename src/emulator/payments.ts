@@ -9,7 +9,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { armTimer, type EmulatorCore, iso } from './core.js';
 import { v0Error, v0Ok } from './envelopes.js';
-import type { Reply } from './http.js';
+import type { Ctx, Reply } from './http.js';
 import type { PaymentRecord, Project } from './store.js';
 import { httpUrl, msatString, parse } from './validation.js';
 
@@ -44,7 +44,7 @@ export function paymentView(payment: PaymentRecord) {
   };
 }
 
-export function createPayment(core: EmulatorCore, project: Project, body: unknown): Reply {
+export function createPayment({ core, project, body }: Ctx): Reply {
   const parsed = parse(createBody, body);
   if (!parsed.ok) return v0Error(400, parsed.message);
   const input = parsed.value;
@@ -115,7 +115,7 @@ function finish(core: EmulatorCore, payment: PaymentRecord): void {
   );
 }
 
-export function getPayment(core: EmulatorCore, project: Project, id: string): Reply {
+export function getPayment({ core, project, id }: Ctx): Reply {
   const payment = core.store.payments.get(id);
   if (!payment || payment.projectId !== project.id) return v0Error(404, 'Payment not found.');
   return v0Ok(paymentView(payment), 'Successfully retrieved Payment.');

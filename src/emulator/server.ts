@@ -22,6 +22,7 @@ import { errorFor, type Family, v0Ok, WIDGET_ERRORS } from './envelopes.js';
 import type { FaultDecision } from './faults.js';
 import {
   BodyTooLargeError,
+  type Ctx,
   DEFAULT_BODY_LIMIT,
   html,
   InvalidJsonError,
@@ -46,15 +47,6 @@ import { createWithdrawalRequest, getWithdrawalRequest } from './withdrawals.js'
  */
 type Auth = 'none' | 'key' | 'production' | 'control';
 
-interface Ctx {
-  core: EmulatorCore;
-  params: Record<string, string>;
-  query: URLSearchParams;
-  body: unknown;
-  /** Set on routes with auth other than 'none'. */
-  project: Project;
-}
-
 interface Route {
   method: string;
   pattern: string;
@@ -63,24 +55,8 @@ interface Route {
   handle(ctx: Ctx): Reply;
 }
 
-interface CompiledRoute extends Route {
-  regex: RegExp;
-  names: string[];
-}
-
-const r = (
-  method: string,
-  pattern: string,
-  family: Family,
-  auth: Auth,
-  handle: Route['handle'],
-): Route => ({
-  method,
-  pattern,
-  family,
-  auth,
-  handle,
-});
+const r = (method: string, pattern: string, family: Family, auth: Auth, handle: Route['handle']) =>
+  ({ method, pattern, family, auth, handle }) satisfies Route;
 
 const ROUTES: Route[] = [
   r('GET', '/v0/wallet', 'v0', 'key', ({ project }) =>
@@ -102,8 +78,7 @@ const ROUTES: Route[] = [
       'Successfully retrieved BTC USD price ticker information.',
     ),
   ),
-  r('GET', '/v0/is-supported-region/:ip', 'v0', 'key', ({ core, params }) => {
-    const ip = params.ip as string;
+  r('GET', '/v0/is-supported-region/:ip', 'v0', 'key', ({ core, id: ip }) => {
     const refused = core.unsupported.get(ip);
     return v0Ok(
       {
@@ -115,59 +90,25 @@ const ROUTES: Route[] = [
       'Successfully retrieved region support.',
     );
   }),
-  r('POST', '/v0/payments', 'v0', 'key', (c) => createPayment(c.core, c.project, c.body)),
-  r('GET', '/v0/payments/:id', 'v0', 'key', (c) =>
-    getPayment(c.core, c.project, c.params.id as string),
-  ),
-  r('POST', '/v0/ln-address/send-payment', 'v0', 'key', (c) =>
-    sendToLnAddress(c.core, c.project, c.body),
-  ),
-  r('GET', '/v0/ln-address/validate/:address', 'v0', 'key', (c) =>
-    validateLnAddress(c.core, c.params.address as string),
-  ),
-  r('POST', '/v0/withdrawal-requests', 'v0', 'key', (c) =>
-    createWithdrawalRequest(c.core, c.project, c.body),
-  ),
-  r('GET', '/v0/withdrawal-requests/:id', 'v0', 'key', (c) =>
-    getWithdrawalRequest(c.core, c.project, c.params.id as string),
-  ),
-  r('POST', '/v0/static-charges', 'v0', 'key', (c) =>
-    createStaticCharge(c.core, c.project, c.body),
-  ),
-  r('GET', '/v0/static-charges/:id', 'v0', 'key', (c) =>
-    getStaticCharge(c.core, c.project, c.params.id as string),
-  ),
-  r('PATCH', '/v0/static-charges/:id', 'v0', 'key', (c) =>
-    updateStaticCharge(c.core, c.project, c.params.id as string, c.body),
-  ),
-  r('POST', '/api/v1/widget/users', 'widget', 'production', (c) =>
-    createUser(c.core, c.project, c.body),
-  ),
-  r('POST', '/api/v1/widget/users/deplete', 'widget', 'production', (c) =>
-    deplete(c.core, c.project, c.body),
-  ),
-  r('POST', '/api/v1/widget/users/session', 'widget', 'production', (c) =>
-    createWidgetSession(c.core, c.project, c.body),
-  ),
-  r('PATCH', '/api/v1/widget/users/:userId', 'widget', 'production', (c) =>
-    updateUser(c.core, c.project, c.params.userId as string, c.body),
-  ),
-  r('POST', '/api/v1/widget/users/:userId/disclosures', 'widget', 'production', (c) =>
-    acceptDisclosures(c.core, c.project, c.params.userId as string, c.body),
-  ),
-  r('POST', '/api/v1/ramp-widget', 'widget', 'production', (c) =>
-    createRampSession(c.core, c.project, c.body),
-  ),
-  r('GET', '/lnurl/withdraw/:id', 'lnurl', 'none', (c) =>
-    withdrawInfo(c.core, c.params.id as string),
-  ),
-  r('GET', '/lnurl/withdraw/:id/callback', 'lnurl', 'none', (c) =>
-    withdrawCallback(c.core, c.params.id as string, c.query),
-  ),
-  r('GET', '/lnurl/pay/:id', 'lnurl', 'none', (c) => payInfo(c.core, c.params.id as string)),
-  r('GET', '/lnurl/pay/:id/callback', 'lnurl', 'none', (c) =>
-    payCallback(c.core, c.params.id as string, c.query),
-  ),
+  r('POST', '/v0/payments', 'v0', 'key', createPayment),
+  r('GET', '/v0/payments/:id', 'v0', 'key', getPayment),
+  r('POST', '/v0/ln-address/send-payment', 'v0', 'key', sendToLnAddress),
+  r('GET', '/v0/ln-address/validate/:address', 'v0', 'key', validateLnAddress),
+  r('POST', '/v0/withdrawal-requests', 'v0', 'key', createWithdrawalRequest),
+  r('GET', '/v0/withdrawal-requests/:id', 'v0', 'key', getWithdrawalRequest),
+  r('POST', '/v0/static-charges', 'v0', 'key', createStaticCharge),
+  r('GET', '/v0/static-charges/:id', 'v0', 'key', getStaticCharge),
+  r('PATCH', '/v0/static-charges/:id', 'v0', 'key', updateStaticCharge),
+  r('POST', '/api/v1/widget/users', 'widget', 'production', createUser),
+  r('POST', '/api/v1/widget/users/deplete', 'widget', 'production', deplete),
+  r('POST', '/api/v1/widget/users/session', 'widget', 'production', createWidgetSession),
+  r('PATCH', '/api/v1/widget/users/:userId', 'widget', 'production', updateUser),
+  r('POST', '/api/v1/widget/users/:userId/disclosures', 'widget', 'production', acceptDisclosures),
+  r('POST', '/api/v1/ramp-widget', 'widget', 'production', createRampSession),
+  r('GET', '/lnurl/withdraw/:id', 'lnurl', 'none', withdrawInfo),
+  r('GET', '/lnurl/withdraw/:id/callback', 'lnurl', 'none', withdrawCallback),
+  r('GET', '/lnurl/pay/:id', 'lnurl', 'none', payInfo),
+  r('GET', '/lnurl/pay/:id/callback', 'lnurl', 'none', payCallback),
   // The page holds no secret: its key comes in the URL's fragment, which no request carries.
   r('GET', '/_emulator/', 'emulator', 'none', () => ({
     ...html(200, DEV_WALLET_HTML),
@@ -177,30 +118,21 @@ const ROUTES: Route[] = [
     status: 302,
     headers: { location: '/_emulator/' },
   })),
-  r('GET', '/_emulator/state', 'emulator', 'control', (c) => devState(c.core)),
-  r('POST', '/_emulator/withdrawal-requests/:id/claim', 'emulator', 'control', (c) =>
-    devClaim(c.core, c.params.id as string),
-  ),
-  r('POST', '/_emulator/static-charges/:id/pay', 'emulator', 'control', (c) =>
-    devPay(c.core, c.params.id as string, c.body),
-  ),
-  r('POST', '/_emulator/pay-invoice', 'emulator', 'control', (c) => devPayInvoice(c.core, c.body)),
-  r('POST', '/_emulator/btcusd', 'emulator', 'control', (c) => devSetBtcUsd(c.core, c.body)),
-  r('POST', '/_emulator/users/:id/points', 'emulator', 'control', (c) =>
-    devGrantPoints(c.core, c.params.id as string, c.body),
-  ),
+  r('GET', '/_emulator/state', 'emulator', 'control', devState),
+  r('POST', '/_emulator/withdrawal-requests/:id/claim', 'emulator', 'control', devClaim),
+  r('POST', '/_emulator/static-charges/:id/pay', 'emulator', 'control', devPay),
+  r('POST', '/_emulator/pay-invoice', 'emulator', 'control', devPayInvoice),
+  r('POST', '/_emulator/btcusd', 'emulator', 'control', devSetBtcUsd),
+  r('POST', '/_emulator/users/:id/points', 'emulator', 'control', devGrantPoints),
   r('GET', '/_emulator/widget', 'emulator', 'none', (c) => sessionPage(c.core, 'widget', c.query)),
   r('GET', '/_emulator/ramp', 'emulator', 'none', (c) => sessionPage(c.core, 'ramp', c.query)),
 ];
 
-const COMPILED: CompiledRoute[] = ROUTES.map((route) => {
-  const names: string[] = [];
-  const source = route.pattern.replace(/:(\w+)/g, (_, name: string) => {
-    names.push(name);
-    return '([^/]+)';
-  });
-  return { ...route, regex: new RegExp(`^${source}$`), names };
-});
+/** At most one parameter per path: a handler gets it as `id`. */
+const COMPILED = ROUTES.map((route) => ({
+  ...route,
+  regex: new RegExp(`^${route.pattern.replace(/:\w+/g, '([^/]+)')}$`),
+}));
 
 function familyOf(path: string): Family {
   if (path.startsWith('/api/')) return 'widget';
@@ -262,7 +194,7 @@ export function createRequestHandler(
       }
     }
 
-    let route: CompiledRoute | undefined;
+    let route: (typeof COMPILED)[number] | undefined;
     let match: RegExpExecArray | null = null;
     let pathKnown = false;
     for (const candidate of COMPILED) {
@@ -298,6 +230,9 @@ export function createRequestHandler(
       return;
     }
 
+    // Answers an error in the route's family (v0, widget, lnurl, emulator).
+    const refuse = (status: number, code: string, message: string) =>
+      send(res, errorFor(route.family, status, code, message));
     let body: unknown;
     if (method === 'POST' || method === 'PATCH' || method === 'PUT') {
       try {
@@ -305,11 +240,11 @@ export function createRequestHandler(
       } catch (error) {
         if (error instanceof BodyTooLargeError) {
           res.setHeader('connection', 'close');
-          send(res, errorFor(route.family, 413, 'PAYLOAD_TOO_LARGE', error.message));
+          refuse(413, 'PAYLOAD_TOO_LARGE', error.message);
           return;
         }
         if (error instanceof InvalidJsonError) {
-          send(res, errorFor(route.family, 400, WIDGET_ERRORS.validation, error.message));
+          refuse(400, WIDGET_ERRORS.validation, error.message);
           return;
         }
         throw error;
@@ -321,15 +256,7 @@ export function createRequestHandler(
       const header = req.headers.apikey;
       const key = typeof header === 'string' ? core.store.keys.get(header) : undefined;
       if (!key) {
-        send(
-          res,
-          errorFor(
-            route.family,
-            401,
-            WIDGET_ERRORS.unauthorized,
-            'Missing or invalid API key (header apikey)',
-          ),
-        );
+        refuse(401, WIDGET_ERRORS.unauthorized, 'Missing or invalid API key (header apikey)');
         return;
       }
       // Counted per key, before the work: a refused request was never processed.
@@ -343,26 +270,15 @@ export function createRequestHandler(
         return;
       }
       if (route.auth === 'production' && key.scope !== 'production') {
-        send(
-          res,
-          errorFor(
-            route.family,
-            403,
-            WIDGET_ERRORS.forbidden,
-            'This operation requires a production-scope API key',
-          ),
-        );
+        refuse(403, WIDGET_ERRORS.forbidden, 'This operation requires a production-scope API key');
         return;
       }
       project = core.store.projects.get(key.projectId);
     }
 
-    const params: Record<string, string> = {};
-    route.names.forEach((name, i) => {
-      params[name] = decodeURIComponent(match[i + 1] as string);
-    });
+    const id = match[1] === undefined ? '' : decodeURIComponent(match[1]);
     const query = new URLSearchParams(q === -1 ? '' : rawUrl.slice(q + 1));
-    let reply = route.handle({ core, params, query, body, project: project as Project });
+    let reply = route.handle({ core, id, query, body, project: project as Project });
     if (cors) reply = withCors(reply);
 
     if (fault?.mode === 'process-then-destroy') {

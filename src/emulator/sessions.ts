@@ -9,7 +9,7 @@ import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import type { EmulatorCore } from './core.js';
 import { WIDGET_ERRORS as E, widgetError, widgetOk } from './envelopes.js';
-import { html, type Reply } from './http.js';
+import { type Ctx, html, type Reply } from './http.js';
 import type { Project, SessionRecord } from './store.js';
 import { email, httpUrl, parse } from './validation.js';
 import { sendWebhook, type WebhookDelivery } from './webhooks.js';
@@ -19,7 +19,11 @@ export const RAMP_SESSION_TTL_MS = 15 * 60 * 1000;
 
 const metadata = z.record(z.string(), z.unknown()).nullish();
 
-const widgetBody = z
+/** The fields of a session as its body gives them. */
+type Given = Pick<SessionRecord, 'email' | 'referenceId' | 'webhookUrl' | 'metadata'> &
+  Partial<SessionRecord>;
+
+const widgetBody: z.ZodType<Given> = z
   .object({
     email: email.nullish(),
     webhook_url: httpUrl.nullish(),
@@ -30,21 +34,38 @@ const widgetBody = z
   .refine((b) => b.email || b.access_token, {
     message: 'is required unless access_token is supplied',
     path: ['email'],
-  });
+  })
+  .transform((b) => ({
+    email: b.email ?? null,
+    referenceId: b.reference_id ?? null,
+    webhookUrl: b.webhook_url ?? null,
+    metadata: b.metadata ?? null,
+    otpSkipped: Boolean(b.access_token),
+  }));
 
 const currency = z
   .string()
   .regex(/^[A-Z]{3,5}$/, 'must be a currency code such as USD, EUR or BTC');
 
-const rampBody = z.object({
-  email,
-  webhook_url: httpUrl,
-  destination: z.string().min(1).nullish(),
-  quote_currency: currency.nullish(),
-  base_currency: currency.nullish(),
-  reference_id: z.string().max(255).nullish(),
-  metadata,
-});
+const rampBody: z.ZodType<Given> = z
+  .object({
+    email,
+    webhook_url: httpUrl,
+    destination: z.string().min(1).nullish(),
+    quote_currency: currency.nullish(),
+    base_currency: currency.nullish(),
+    reference_id: z.string().max(255).nullish(),
+    metadata,
+  })
+  .transform((b) => ({
+    email: b.email,
+    referenceId: b.reference_id ?? null,
+    webhookUrl: b.webhook_url,
+    metadata: b.metadata ?? null,
+    destination: b.destination ?? null,
+    quoteCurrency: b.quote_currency ?? null,
+    baseCurrency: b.base_currency ?? null,
+  }));
 
 function b64url(value: Buffer | string): string {
   return Buffer.from(value).toString('base64url');
@@ -87,79 +108,50 @@ function userIdByEmail(
   return null;
 }
 
-function mint(
-  core: EmulatorCore,
-  session: Omit<SessionRecord, 'token' | 'createdAt' | 'expiresAt'>,
-  ttlMs: number,
-) {
-  const now = core.clock.now();
-  // Whole seconds, so that the JWT's exp and expires_at name the same instant.
-  const exp = Math.floor((now + ttlMs) / 1000);
-  const token = signJwt(core.sessionSecret, {
-    iss: 'colyseus-lightning-emulator',
-    sub: session.userId ?? session.email ?? 'anonymous',
-    kind: session.kind,
-    project_id: session.projectId,
-    email: session.email,
-    reference_id: session.referenceId,
-    otp_required: !session.otpSkipped,
-    jti: randomUUID(),
-    iat: Math.floor(now / 1000),
-    exp,
-  });
-  const record: SessionRecord = { ...session, token, createdAt: now, expiresAt: exp * 1000 };
-  core.store.sessions.set(token, record);
-  const page = session.kind === 'ramp' ? 'ramp' : 'widget';
-  return {
-    session_token: token,
-    expires_at: new Date(record.expiresAt).toISOString(),
-    widget_url: `${core.baseUrl}/_emulator/${page}?session_token=${encodeURIComponent(token)}`,
+/** The route that makes a session of `kind`: a signed token, and the page that shows it. */
+function sessionRoute(kind: SessionRecord['kind'], body: z.ZodType<Given>, ttlMs: number) {
+  return (ctx: Ctx): Reply => {
+    const { core, project } = ctx;
+    const parsed = parse(body, ctx.body);
+    if (!parsed.ok) return widgetError(400, E.validation, parsed.message);
+    const now = core.clock.now();
+    // Whole seconds, so that the JWT's exp and expires_at name the same instant.
+    const exp = Math.floor((now + ttlMs) / 1000);
+    const session = { ...parsed.value, kind, projectId: project.id };
+    const userId = userIdByEmail(core, project, session.email);
+    const token = signJwt(core.sessionSecret, {
+      iss: 'colyseus-lightning-emulator',
+      sub: userId ?? session.email ?? 'anonymous',
+      kind,
+      project_id: project.id,
+      email: session.email,
+      reference_id: session.referenceId,
+      otp_required: !session.otpSkipped,
+      jti: randomUUID(),
+      iat: Math.floor(now / 1000),
+      exp,
+    });
+    const record: SessionRecord = {
+      ...session,
+      userId,
+      token,
+      createdAt: now,
+      expiresAt: exp * 1000,
+    };
+    core.store.sessions.set(token, record);
+    const data = {
+      session_token: token,
+      expires_at: new Date(record.expiresAt).toISOString(),
+      widget_url: `${core.baseUrl}/_emulator/${kind}?session_token=${encodeURIComponent(token)}`,
+    };
+    return kind === 'ramp'
+      ? widgetOk(data, 'Ramp session created')
+      : widgetOk(data, 'Widget session created', 201);
   };
 }
 
-export function createWidgetSession(core: EmulatorCore, project: Project, body: unknown): Reply {
-  const parsed = parse(widgetBody, body);
-  if (!parsed.ok) return widgetError(400, E.validation, parsed.message);
-  const input = parsed.value;
-  const data = mint(
-    core,
-    {
-      kind: 'widget',
-      projectId: project.id,
-      email: input.email ?? null,
-      userId: userIdByEmail(core, project, input.email ?? null),
-      referenceId: input.reference_id ?? null,
-      webhookUrl: input.webhook_url ?? null,
-      metadata: input.metadata ?? null,
-      otpSkipped: Boolean(input.access_token),
-    },
-    WIDGET_SESSION_TTL_MS,
-  );
-  return widgetOk(data, 'Widget session created', 201);
-}
-
-export function createRampSession(core: EmulatorCore, project: Project, body: unknown): Reply {
-  const parsed = parse(rampBody, body);
-  if (!parsed.ok) return widgetError(400, E.validation, parsed.message);
-  const input = parsed.value;
-  const data = mint(
-    core,
-    {
-      kind: 'ramp',
-      projectId: project.id,
-      email: input.email,
-      userId: userIdByEmail(core, project, input.email),
-      referenceId: input.reference_id ?? null,
-      webhookUrl: input.webhook_url,
-      metadata: input.metadata ?? null,
-      destination: input.destination ?? null,
-      quoteCurrency: input.quote_currency ?? null,
-      baseCurrency: input.base_currency ?? null,
-    },
-    RAMP_SESSION_TTL_MS,
-  );
-  return widgetOk(data, 'Ramp session created');
-}
+export const createWidgetSession = sessionRoute('widget', widgetBody, WIDGET_SESSION_TTL_MS);
+export const createRampSession = sessionRoute('ramp', rampBody, RAMP_SESSION_TTL_MS);
 
 /** By session token, or else the newest session of the kind with that reference_id. */
 export function findSession(core: EmulatorCore, kind: SessionRecord['kind'], target: string) {

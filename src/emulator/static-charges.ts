@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { decodeBolt11, encodeBolt11 } from './bolt11.js';
 import { armTimer, disarmTimer, type EmulatorCore, iso } from './core.js';
 import { v0Error, v0Ok } from './envelopes.js';
-import type { Reply } from './http.js';
+import type { Ctx, Reply } from './http.js';
 import { encodeLnurl, lnurlPaths } from './lnurl.js';
 import type { Project, StaticChargeRecord, StaticChargeStatus } from './store.js';
 import { httpUrl, isoTimestamp, msatString, parse } from './validation.js';
@@ -114,7 +114,7 @@ function checkAmounts(min: number, max: number): string | null {
   return null;
 }
 
-export function createStaticCharge(core: EmulatorCore, project: Project, body: unknown): Reply {
+export function createStaticCharge({ core, project, body }: Ctx): Reply {
   const parsed = parse(createBody, body);
   if (!parsed.ok) return v0Error(400, parsed.message);
   const input = parsed.value;
@@ -153,19 +153,14 @@ function find(core: EmulatorCore, project: Project, id: string): StaticChargeRec
   return charge && charge.projectId === project.id ? charge : undefined;
 }
 
-export function getStaticCharge(core: EmulatorCore, project: Project, id: string): Reply {
+export function getStaticCharge({ core, project, id }: Ctx): Reply {
   const charge = find(core, project, id);
   if (!charge) return v0Error(404, 'Static Charge not found.');
   refreshStaticCharge(core, charge);
   return v0Ok(staticChargeView(core, charge), 'Successfully retrieved Static Charge.');
 }
 
-export function updateStaticCharge(
-  core: EmulatorCore,
-  project: Project,
-  id: string,
-  body: unknown,
-): Reply {
+export function updateStaticCharge({ core, project, id, body }: Ctx): Reply {
   const charge = find(core, project, id);
   if (!charge) return v0Error(404, 'Static Charge not found.');
   const parsed = parse(patchBody, body);

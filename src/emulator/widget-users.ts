@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { EmulatorCore } from './core.js';
 import { WIDGET_ERRORS as E, widgetError, widgetOk } from './envelopes.js';
-import type { Reply } from './http.js';
+import type { Ctx, Reply } from './http.js';
 import type { Project, TransferRecord, WidgetUserRecord } from './store.js';
 import { email, parse } from './validation.js';
 
@@ -74,7 +74,7 @@ function notFound(): Reply {
   return widgetError(404, E.notFound, 'User not found in this project');
 }
 
-export function createUser(core: EmulatorCore, project: Project, body: unknown): Reply {
+export function createUser({ core, project, body }: Ctx): Reply {
   const parsed = parse(createBody, body);
   if (!parsed.ok) return widgetError(400, E.validation, parsed.message);
   const { email: address, reference_id: referenceId } = parsed.value;
@@ -98,7 +98,7 @@ export function createUser(core: EmulatorCore, project: Project, body: unknown):
   return widgetOk(userView(user), 'User created', 201);
 }
 
-export function updateUser(core: EmulatorCore, project: Project, id: string, body: unknown): Reply {
+export function updateUser({ core, project, id, body }: Ctx): Reply {
   const parsed = parse(patchBody, body);
   if (!parsed.ok)
     return widgetError(400, E.validation, `${parsed.message} (only email can be updated)`);
@@ -123,12 +123,7 @@ export function updateUser(core: EmulatorCore, project: Project, id: string, bod
   );
 }
 
-export function acceptDisclosures(
-  core: EmulatorCore,
-  project: Project,
-  id: string,
-  body: unknown,
-): Reply {
+export function acceptDisclosures({ core, project, id, body }: Ctx): Reply {
   if (!project.disclosures) {
     return widgetError(
       403,
@@ -149,7 +144,7 @@ function transferData(transfer: TransferRecord) {
   return { transfer_id: transfer.transferId, status: transfer.status };
 }
 
-export function deplete(core: EmulatorCore, project: Project, body: unknown): Reply {
+export function deplete({ core, project, body }: Ctx): Reply {
   const parsed = parse(depleteBody, body);
   if (!parsed.ok) return widgetError(400, E.validation, parsed.message);
   const input = parsed.value;

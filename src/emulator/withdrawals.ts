@@ -8,9 +8,9 @@ import { z } from 'zod';
 import { decodeBolt11 } from './bolt11.js';
 import { armTimer, disarmTimer, type EmulatorCore, iso } from './core.js';
 import { v0Error, v0Ok } from './envelopes.js';
-import type { Reply } from './http.js';
+import type { Ctx, Reply } from './http.js';
 import { encodeLnurl, type LnurlResult, lnurlPaths } from './lnurl.js';
-import type { Project, WithdrawalRequestRecord } from './store.js';
+import type { WithdrawalRequestRecord } from './store.js';
 import { httpUrl, msatString, parse } from './validation.js';
 
 /** The service's minimum: 10 sats. */
@@ -85,11 +85,7 @@ export function withdrawalRequestView(core: EmulatorCore, wr: WithdrawalRequestR
   };
 }
 
-export function createWithdrawalRequest(
-  core: EmulatorCore,
-  project: Project,
-  body: unknown,
-): Reply {
+export function createWithdrawalRequest({ core, project, body }: Ctx): Reply {
   const parsed = parse(createBody, body);
   if (!parsed.ok) return v0Error(400, parsed.message);
   const input = parsed.value;
@@ -120,7 +116,7 @@ export function createWithdrawalRequest(
   return v0Ok(withdrawalRequestView(core, wr), 'Successfully created Withdrawal Request.');
 }
 
-export function getWithdrawalRequest(core: EmulatorCore, project: Project, id: string): Reply {
+export function getWithdrawalRequest({ core, project, id }: Ctx): Reply {
   const wr = core.store.withdrawalRequests.get(id);
   if (!wr || wr.projectId !== project.id) return v0Error(404, 'Withdrawal Request not found.');
   refreshWithdrawalRequest(core, wr);

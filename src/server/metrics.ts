@@ -44,7 +44,50 @@ interface GaugeReads {
   paused(): PayoutPause | null;
 }
 
-type GaugeName = 'open' | 'unknown' | 'held' | 'escrow' | 'owed' | 'inFlight' | 'cover' | 'paused';
+/** Each instrument in one line: its name, its unit, its description. */
+const COUNTERS = {
+  moves: 'lightning.intent.moves {move} Intents moved, by kind and the status they moved to',
+  moneyIn: 'lightning.money.in msat Money that came into the wallet: paid entry fees',
+  moneyOut:
+    'lightning.money.out msat Money that left the wallet: claimed codes, completed address payments',
+  points: "lightning.points.spent {point} Players' points spent, by currency (minor units)",
+  callbacks: 'lightning.callbacks {callback} Status callbacks received, by what the route answered',
+  checks: "lightning.reconciler.checks {check} The reconciler's re-reads of due intents",
+} satisfies Record<string, string>;
+
+const HISTOGRAMS = {
+  callback: "lightning.callback.duration s From a callback's arrival to the move it proved",
+  service:
+    'lightning.service.request.duration s Requests to the payments service, each attempt, by operation',
+} satisfies Record<string, string>;
+
+/** The gauges, read together once per collection. */
+const GAUGES = {
+  unknown:
+    'lightning.intents.unknown {intent} Intents whose outcome is unknown (counted up to 1,000)',
+  open: 'lightning.intents.open {intent} Open intents of the game, matches aside (what limits.maxOpenPerGame guards)',
+  held: 'lightning.payouts.held {payout} Payouts held for an operator (approvals), counted up to 1,000',
+  escrow:
+    "lightning.money.escrow msat Matches' pots: paid fees not yet paid out, refunded or raked",
+  owed: 'lightning.money.owed msat Owed to players: unclaimed codes and payouts to pay by hand',
+  inFlight: 'lightning.money.in_flight msat Sent or being sent, not settled',
+  cover:
+    'lightning.money.cover msat The last wallet reading minus owed, escrow and in flight (none before a reading)',
+  // Not '1' (a ratio, to Prometheus): a state.
+  paused: 'lightning.payouts.paused {state} Payouts paused by the breaker: 1 paused, 0 running',
+} satisfies Record<string, string>;
+
+function create<K extends string, T>(
+  specs: Record<K, string>,
+  make: (name: string, options: { unit: string; description: string }) => T,
+): Record<K, T> {
+  const made = {} as Record<K, T>;
+  for (const key of Object.keys(specs) as K[]) {
+    const [name = '', unit = '', ...words] = specs[key].split(' ');
+    made[key] = make(name, { unit, description: words.join(' ') });
+  }
+  return made;
+}
 
 /** A route's answer to a callback, as the counter names it. */
 function callbackOutcome(status: number): 'verified' | 'refused' | 'failed' {
@@ -53,18 +96,12 @@ function callbackOutcome(status: number): 'verified' | 'refused' | 'failed' {
 }
 
 export class LightningMetrics {
-  readonly #moves: Counter;
-  readonly #moneyIn: Counter;
-  readonly #moneyOut: Counter;
-  readonly #points: Counter;
-  readonly #callbacks: Counter;
-  readonly #checks: Counter;
-  readonly #callbackDuration: Histogram;
-  readonly #serviceDuration: Histogram;
+  readonly #count: Record<keyof typeof COUNTERS, Counter>;
+  readonly #time: Record<keyof typeof HISTOGRAMS, Histogram>;
   readonly #meter: Meter;
   /** False for the API's no-op meter (no SDK installed). */
   readonly #live: boolean;
-  readonly #gauges: Record<GaugeName, ObservableGauge>;
+  readonly #gauges: Record<keyof typeof GAUGES, ObservableGauge>;
   readonly #reads: GaugeReads;
   readonly #observe = (result: BatchObservableResult) => this.#collect(result);
   readonly #onRequest = (message: unknown) => this.#request(message as RequestEvent);
@@ -75,39 +112,9 @@ export class LightningMetrics {
     this.#meter = meter;
     // The no-op provider hands out createNoopMeter's one meter; another object only costs work.
     this.#live = meter !== createNoopMeter();
-    this.#moves = meter.createCounter('lightning.intent.moves', {
-      description: 'Intents moved, by kind and the status they moved to',
-      unit: '{move}',
-    });
-    this.#moneyIn = meter.createCounter('lightning.money.in', {
-      description: 'Money that came into the wallet: paid entry fees',
-      unit: 'msat',
-    });
-    this.#moneyOut = meter.createCounter('lightning.money.out', {
-      description: 'Money that left the wallet: claimed codes, completed address payments',
-      unit: 'msat',
-    });
-    this.#points = meter.createCounter('lightning.points.spent', {
-      description: "Players' points spent, by currency (minor units)",
-      unit: '{point}',
-    });
-    this.#callbacks = meter.createCounter('lightning.callbacks', {
-      description: 'Status callbacks received, by what the route answered',
-      unit: '{callback}',
-    });
-    this.#checks = meter.createCounter('lightning.reconciler.checks', {
-      description: "The reconciler's re-reads of due intents",
-      unit: '{check}',
-    });
-    this.#callbackDuration = meter.createHistogram('lightning.callback.duration', {
-      description: "From a callback's arrival to the move it proved",
-      unit: 's',
-    });
-    this.#serviceDuration = meter.createHistogram('lightning.service.request.duration', {
-      description: 'Requests to the payments service, each attempt, by operation',
-      unit: 's',
-    });
-    this.#gauges = gaugesOf(meter);
+    this.#count = create(COUNTERS, (name, o) => meter.createCounter(name, o));
+    this.#time = create(HISTOGRAMS, (name, o) => meter.createHistogram(name, o));
+    this.#gauges = create(GAUGES, (name, o) => meter.createObservableGauge(name, o));
     if (!this.#live) return;
     // A subscriber makes the transport build a message per request: only for a real meter.
     subscribe(REQUEST_CHANNEL, this.#onRequest);
@@ -133,24 +140,25 @@ export class LightningMetrics {
     if (what !== 'moved' && what !== 'latePayment') return;
     const { kind, status } = intent;
     if (what === 'latePayment') {
-      if (intent.unit === 'msats') this.#moneyIn.add(Number(intent.amount), { kind, late: true });
+      if (intent.unit === 'msats')
+        this.#count.moneyIn.add(Number(intent.amount), { kind, late: true });
       return;
     }
-    this.#moves.add(1, { kind, status });
+    this.#count.moves.add(1, { kind, status });
     if (status !== 'completed') return;
     const counts = KINDS[kind].counts;
     if (counts === 'points') {
-      this.#points.add(Number(intent.amount), { currency: intent.unit });
+      this.#count.points.add(Number(intent.amount), { currency: intent.unit });
     } else if (counts === 'moneyIn') {
-      this.#moneyIn.add(Number(intent.amount), { kind, late: false });
+      this.#count.moneyIn.add(Number(intent.amount), { kind, late: false });
     } else if (counts === 'moneyOut') {
-      this.#moneyOut.add(Number(intent.amount), { kind });
+      this.#count.moneyOut.add(Number(intent.amount), { kind });
     }
   }
 
   /** A callback the route answered with `status` (not the set-up probe). */
   callback(status: number): void {
-    this.#callbacks.add(1, {
+    this.#count.callbacks.add(1, {
       outcome: callbackOutcome(status),
       'http.response.status_code': status,
     });
@@ -159,16 +167,16 @@ export class LightningMetrics {
   /** A callback moved its intent, `ms` after it arrived. */
   callbackMoved(intent: Intent, ms: number): void {
     if (!this.#live) return;
-    this.#callbackDuration.record(ms / 1000, { kind: intent.kind, status: intent.status });
+    this.#time.callback.record(ms / 1000, { kind: intent.kind, status: intent.status });
   }
 
   /** The reconciler re-read a due intent (`ok` false: the check threw). */
   checked(ok: boolean): void {
-    this.#checks.add(1, { outcome: ok ? 'ok' : 'failed' });
+    this.#count.checks.add(1, { outcome: ok ? 'ok' : 'failed' });
   }
 
   #request(event: RequestEvent): void {
-    this.#serviceDuration.record(event.durationMs / 1000, {
+    this.#time.service.record(event.durationMs / 1000, {
       operation: event.operation,
       outcome: event.outcome,
       ...(event.status === undefined ? {} : { 'http.response.status_code': event.status }),
@@ -194,44 +202,4 @@ export class LightningMetrics {
     result.observe(g.inFlight, Number(balances.inFlightMsat));
     if (balances.coverMsat !== null) result.observe(g.cover, Number(balances.coverMsat));
   }
-}
-
-/** The gauges, read together once per collection. */
-function gaugesOf(meter: Meter): Record<GaugeName, ObservableGauge> {
-  return {
-    unknown: meter.createObservableGauge('lightning.intents.unknown', {
-      description: 'Intents whose outcome is unknown (counted up to 1,000)',
-      unit: '{intent}',
-    }),
-    open: meter.createObservableGauge('lightning.intents.open', {
-      description: 'Open intents of the game, matches aside (what limits.maxOpenPerGame guards)',
-      unit: '{intent}',
-    }),
-    held: meter.createObservableGauge('lightning.payouts.held', {
-      description: 'Payouts held for an operator (approvals), counted up to 1,000',
-      unit: '{payout}',
-    }),
-    escrow: meter.createObservableGauge('lightning.money.escrow', {
-      description: "Matches' pots: paid fees not yet paid out, refunded or raked",
-      unit: 'msat',
-    }),
-    owed: meter.createObservableGauge('lightning.money.owed', {
-      description: 'Owed to players: unclaimed codes and payouts to pay by hand',
-      unit: 'msat',
-    }),
-    inFlight: meter.createObservableGauge('lightning.money.in_flight', {
-      description: 'Sent or being sent, not settled',
-      unit: 'msat',
-    }),
-    cover: meter.createObservableGauge('lightning.money.cover', {
-      description:
-        'The last wallet reading minus owed, escrow and in flight (none before a reading)',
-      unit: 'msat',
-    }),
-    paused: meter.createObservableGauge('lightning.payouts.paused', {
-      description: 'Payouts paused by the breaker: 1 paused, 0 running',
-      // Not '1' (a ratio, to Prometheus): a state.
-      unit: '{state}',
-    }),
-  };
 }

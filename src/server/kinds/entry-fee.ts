@@ -9,7 +9,7 @@ import { accounts, type Position } from '../../ledger/journal.js';
 import type { PaymentsPort } from '../../port/port.js';
 import { refuseBlocked } from '../blocked.js';
 import type { Engine } from '../engine.js';
-import { type OnBehalf, recordThenSend } from '../operations/create.js';
+import { msatFields, type OnBehalf, recordThenSend } from '../operations/create.js';
 import type { ParsedEntryFee } from '../operations/inputs.js';
 import { newCallbackToken } from '../tokens.js';
 import { type KindHost, type KindRules, notProvenBy, type Observation } from './kind.js';
@@ -111,18 +111,13 @@ export async function startEntryFee(
   return recordThenSend(
     engine,
     {
-      ...(behalf.id === undefined ? {} : { id: behalf.id }),
+      ...msatFields(args, behalf),
       kind: 'entryFee',
-      roomId: args.roomId,
-      playerId: args.playerId,
-      amount: args.amountMsat,
-      unit: 'msats',
       description: args.description,
       callbackToken: token,
       expiresAt: engine.now() + args.expiresIn * 1000,
       openKey: openKeyOf(args.roomId, args.playerId, args.key),
       meta: { ...behalf.meta, slotsBaseline: 0 },
-      ...(behalf.groupId === undefined ? {} : { groupId: behalf.groupId }),
     },
     () =>
       engine.port.makePayCode({

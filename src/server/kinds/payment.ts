@@ -11,6 +11,7 @@ import type { AddressPayment, PaymentsPort } from '../../port/port.js';
 import { refuseBlocked } from '../blocked.js';
 import type { Engine } from '../engine.js';
 import {
+  msatFields,
   type OnBehalf,
   recordThenSend,
   sendRecorded,
@@ -62,11 +63,8 @@ export async function startAddressPayment(
   const sent = await recordThenSend(
     engine,
     {
+      ...msatFields(args, behalf),
       kind: 'payment',
-      roomId: args.roomId,
-      playerId: args.playerId,
-      amount: args.amountMsat,
-      unit: 'msats',
       description: args.comment ?? `payment to ${args.lnAddress}`,
       callbackToken: token,
       meta: {
@@ -74,8 +72,6 @@ export async function startAddressPayment(
         lnAddress: args.lnAddress,
         ...(args.comment === undefined ? {} : { comment: args.comment }),
       },
-      ...(behalf.id === undefined ? {} : { id: behalf.id }),
-      ...(behalf.groupId === undefined ? {} : { groupId: behalf.groupId }),
     },
     paymentCall(engine),
     paymentAnswer(engine, answered),

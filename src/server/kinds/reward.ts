@@ -8,7 +8,7 @@ import { accounts } from '../../ledger/journal.js';
 import type { ClaimCode, PaymentsPort } from '../../port/port.js';
 import { refuseBlocked } from '../blocked.js';
 import type { Engine } from '../engine.js';
-import { type OnBehalf, recordThenSend, sendRecorded } from '../operations/create.js';
+import { msatFields, type OnBehalf, recordThenSend, sendRecorded } from '../operations/create.js';
 import type { ParsedReward } from '../operations/inputs.js';
 import type { Ticket } from '../outbound.js';
 import { newCallbackToken } from '../tokens.js';
@@ -58,16 +58,11 @@ export async function startReward(
   return recordThenSend(
     engine,
     {
+      ...msatFields(args, behalf),
       kind: 'reward',
-      roomId: args.roomId,
-      playerId: args.playerId,
-      amount: args.amountMsat,
-      unit: 'msats',
       description: args.description,
       callbackToken: token,
       expiresAt: engine.now() + args.expiresIn * 1000,
-      ...(behalf.id === undefined ? {} : { id: behalf.id }),
-      ...(behalf.groupId === undefined ? {} : { groupId: behalf.groupId }),
       ...(behalf.meta === undefined ? {} : { meta: behalf.meta }),
     },
     rewardCall(engine, args.expiresIn),

@@ -46,6 +46,21 @@ export interface OnBehalf {
   queue?: boolean;
 }
 
+/** What a fee or payout records from its call: who, how much, and the match it is for. */
+export function msatFields(
+  args: { roomId: string | null; playerId: string; amountMsat: string },
+  behalf: OnBehalf,
+) {
+  return {
+    roomId: args.roomId,
+    playerId: args.playerId,
+    amount: args.amountMsat,
+    unit: 'msats',
+    ...(behalf.id === undefined ? {} : { id: behalf.id }),
+    ...(behalf.groupId === undefined ? {} : { groupId: behalf.groupId }),
+  };
+}
+
 export function recordThenSend<T>(
   engine: Engine,
   fields: NewIntent,
