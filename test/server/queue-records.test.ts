@@ -23,38 +23,25 @@ import { eventually } from '../support/eventually.js';
 import { quietLogger } from '../support/game.js';
 import { openPaidMatch } from '../support/paid-match.js';
 
-/** A ledger that counts the payouts it records, and runs `afterQueued` after each queued one. */
+/**
+ * A ledger that counts the payouts it records and runs `afterQueued` after each queued one; once
+ * `shut()`, its queued creates wait at a gate until `letThrough()` (`most`: how many at once).
+ */
 class CountingLedger extends SqliteLedger {
   readonly payouts: string[] = [];
   afterQueued: ((intent: Intent) => Promise<void>) | null = null;
-
-  override async create(
-    intent: NewIntent,
-    now?: number,
-    guards?: CreateGuards,
-    postings?: readonly Posting[],
-  ): Promise<Intent> {
-    const made = await super.create(intent, now, guards, postings);
-    if (made.meta.matchRole === 'payout') this.payouts.push(made.id);
-    if (made.status === 'queued') await this.afterQueued?.(made);
-    return made;
-  }
-}
-
-/** A ledger whose queued payouts' creates wait at a gate until `letThrough()`: how many wait at once. */
-class GatedLedger extends SqliteLedger {
   waiting = 0;
   most = 0;
-  #open: Promise<void> | null = null;
+  #gate: Promise<void> | null = null;
   #release = () => {};
   shut(): void {
-    this.#open = new Promise((resolve) => {
+    this.#gate = new Promise((resolve) => {
       this.#release = resolve;
     });
   }
   letThrough(): void {
     this.#release();
-    this.#open = null;
+    this.#gate = null;
   }
 
   override async create(
@@ -63,13 +50,16 @@ class GatedLedger extends SqliteLedger {
     guards?: CreateGuards,
     postings?: readonly Posting[],
   ): Promise<Intent> {
-    if (guards?.queue === true && this.#open) {
+    if (guards?.queue === true && this.#gate) {
       this.waiting++;
       this.most = Math.max(this.most, this.waiting);
-      await this.#open;
+      await this.#gate;
       this.waiting--;
     }
-    return super.create(intent, now, guards, postings);
+    const made = await super.create(intent, now, guards, postings);
+    if (made.meta.matchRole === 'payout') this.payouts.push(made.id);
+    if (made.status === 'queued') await this.afterQueued?.(made);
+    return made;
   }
 }
 
@@ -158,7 +148,7 @@ describe('the payout queue: recorded once, by the settle, whatever drains it', f
   });
 
   it('the settle records several payouts of its queue at once, not one ledger round trip after the other', async () => {
-    const ledger = new GatedLedger({ path: join(dir, 'gated.sqlite') });
+    const ledger = new CountingLedger({ path: join(dir, 'gated.sqlite') });
     const a = gameProcess(ledger, new ManualClock(Date.now()), 2112);
     await a.ready();
     const paid = await openPaidMatch(a, emulator, WINNERS, 'lanes');
