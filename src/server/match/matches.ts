@@ -515,6 +515,22 @@ export class Matches {
     return now;
   }
 
+  /**
+   * Whether another process is recording this settle's queue: its match is kept due a grace
+   * ahead (#keepAhead) while it does, and a move here (a fee it closed, a payout that failed)
+   * would otherwise start a second recorder beside it, every create refused as a duplicate.
+   * Such a move gets a look soon, which records nothing; should the recorder die, the match
+   * falls due and any process's reconciler finishes it.
+   */
+  #recordedElsewhere(match: MatchIntent): boolean {
+    return (
+      this.#queues(decisionOf(match)) &&
+      !this.#finishing.has(match.id) &&
+      match.nextCheckAt !== null &&
+      match.nextCheckAt > this.#engine.now()
+    );
+  }
+
   /** `match.progress` when queued payouts made more since this process last told. */
   #tellProgress(view: MatchView): void {
     // Never backwards: an earlier read may end after a later one.
@@ -659,8 +675,12 @@ export class Matches {
       return;
     }
     if (match.status === 'pending') {
-      await this.#finish(match);
-      return;
+      if (!this.#recordedElsewhere(match)) {
+        await this.#finish(match);
+        return;
+      }
+      // Its finish is the recorder's; a fee paid late is this move's own to refund.
+      this.#finishSoon(match);
     }
     if (what === 'moved' && intent.status !== 'completed') return;
     const fee = (await this.#engine.ledger.get(intent.id)) ?? intent;
@@ -703,7 +723,8 @@ export class Matches {
     if (!isMatch(match)) return;
     // At once, not at its next timer; a queue's payouts share one look soon.
     if (match.status === 'pending') {
-      if (approved && typeof attempt.meta.approvedBy !== 'string') this.#finishSoon(match);
+      const queued = approved && typeof attempt.meta.approvedBy !== 'string';
+      if (queued || this.#recordedElsewhere(match)) this.#finishSoon(match);
       else await this.#finish(match);
       return;
     }
