@@ -13,6 +13,7 @@
  * always form takes about 10 s; the install adds what the registry takes (about 5 s warm).
  */
 import { execFile } from 'node:child_process';
+import { lookup } from 'node:dns/promises';
 import {
   copyFileSync,
   cpSync,
@@ -82,18 +83,34 @@ async function install(installed: string, tarball: string): Promise<string> {
       cwd: installed,
       maxBuffer: 16 * 1024 * 1024,
     });
-  // @colyseus/sdk is the game's client here, as in a browser.
-  await npm(['@colyseus/sdk']).catch(async (err: Error & { stderr?: string }) => {
-    // colyseus's peer @colyseus/uwebsockets-transport depends on uWebSockets.js from
-    // github.com; where only the registry is reachable, install without auto-installed
-    // peers and add the one the others need (express, for @colyseus/auth).
-    if (!/github\.com|uWebSockets/.test(err.stderr ?? '')) throw err;
+  // colyseus's peer @colyseus/uwebsockets-transport depends on uWebSockets.js from github.com;
+  // where only the registry is reachable, the README's other line: without auto-installed peers,
+  // with the one the others need (express, for @colyseus/auth). @colyseus/sdk is the game's
+  // client here, as in a browser.
+  const withoutGithub = async () => {
     console.log(
       '      (github.com unreachable: colyseus installed with --legacy-peer-deps and express)',
     );
     await npm(['--legacy-peer-deps', 'express', '@colyseus/sdk']);
-  });
+  };
+  // A name that does not resolve needs no 16 s attempt to say so.
+  if (!(await resolves('github.com'))) await withoutGithub();
+  else {
+    await npm(['@colyseus/sdk']).catch(async (err: Error & { stderr?: string }) => {
+      if (!/github\.com|uWebSockets/.test(err.stderr ?? '')) throw err;
+      await withoutGithub();
+    });
+  }
   return installed;
+}
+
+async function resolves(host: string): Promise<boolean> {
+  try {
+    await lookup(host);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Runs a fixture game in `project` and returns the JSON line it ends with. */
