@@ -75,17 +75,32 @@ describe('PostgresLedger', function () {
   }
 
   /**
-   * The contract's store: one schema per suite, emptied before each test (a fresh schema costs
-   * ~30 ms of DDL, a test ~5 ms), so every test starts on an empty ledger.
+   * The contract's store: one schema and one open store per suite, emptied before each test (a
+   * fresh schema costs ~30 ms of DDL, a store's own pool its connections), so every test starts
+   * on an empty ledger. A test that closed it gets a new one.
    */
   function contractStore(
     s: string,
     connection: () => string | pg.Pool,
     options: PostgresLedgerOptions = {},
   ) {
+    let kept: { store: PostgresLedger; closed: boolean } | undefined;
+    after(async () => {
+      if (kept && !kept.closed) await kept.store.close();
+    });
     return async () => {
-      const store = new PostgresLedger(connection(), { schema: s, ...options });
-      await store.open();
+      if (!kept || kept.closed) {
+        const store = new PostgresLedger(connection(), { schema: s, ...options });
+        const made = { store, closed: false };
+        const close = store.close.bind(store);
+        store.close = async () => {
+          made.closed = true;
+          await close();
+        };
+        await store.open();
+        kept = made;
+      }
+      const store = kept.store;
       // The operator log refuses every DELETE (its trigger): only its owner, by turning the
       // trigger off, empties it, as this test's admin does between tests.
       await admin.query(
@@ -96,7 +111,7 @@ describe('PostgresLedger', function () {
          DELETE FROM "${s}".operator_log;
          ALTER TABLE "${s}".operator_log ENABLE TRIGGER operator_log_append_only`,
       );
-      return { store, cleanup: () => store.close() };
+      return { store, cleanup: async () => {} };
     };
   }
 
