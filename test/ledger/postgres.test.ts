@@ -43,6 +43,8 @@ describe('PostgresLedger', function () {
   let server: PostgresServer;
   let admin: pg.Pool;
   const open: PostgresLedger[] = [];
+  /** The contract suites' stores, each kept open across its suite's tests. */
+  const suiteStores: { store: PostgresLedger; closed: boolean }[] = [];
 
   before(async function () {
     needPostgres(this);
@@ -51,6 +53,7 @@ describe('PostgresLedger', function () {
   });
 
   after(async () => {
+    for (const kept of suiteStores) if (!kept.closed) await kept.store.close();
     await admin?.end();
     await server?.stop();
   });
@@ -85,9 +88,6 @@ describe('PostgresLedger', function () {
     options: PostgresLedgerOptions = {},
   ) {
     let kept: { store: PostgresLedger; closed: boolean } | undefined;
-    after(async () => {
-      if (kept && !kept.closed) await kept.store.close();
-    });
     return async () => {
       if (!kept || kept.closed) {
         const store = new PostgresLedger(connection(), { schema: s, ...options });
@@ -99,6 +99,7 @@ describe('PostgresLedger', function () {
         };
         await store.open();
         kept = made;
+        suiteStores.push(made);
       }
       const store = kept.store;
       // The operator log refuses every DELETE (its trigger): only its owner, by turning the
