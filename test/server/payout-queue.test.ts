@@ -6,16 +6,15 @@
  * ledger drain one queue between them, never a payout twice.
  */
 import { expect } from 'chai';
-import { type Emulator, startEmulator } from '../../src/emulator/index.js';
 import { PostgresLedger } from '../../src/ledger/postgres.js';
 import { createLightning, type Lightning } from '../../src/lightning.js';
 import type { MatchView } from '../../src/server/match/view.js';
 import type { LightningOptions } from '../../src/server/options.js';
 import { eventually } from '../support/eventually.js';
 import { quietLogger } from '../support/game.js';
-import { needPostgres } from '../support/needs.js';
 import { openPaidMatch } from '../support/paid-match.js';
-import { freshSchema, type PostgresServer, startPostgres } from '../support/postgres.js';
+import { freshSchema } from '../support/postgres.js';
+import { postgresWorld } from '../support/postgres-world.js';
 import { overLimit } from '../support/rate-check.js';
 
 const SERVICE_LIMIT = { perSecond: 100, burst: 100 };
@@ -24,24 +23,7 @@ const REQUESTS = '/v0/withdrawal-requests';
 
 describe('the payout queue: a settle with many winners drains at the rate, once each', function () {
   this.timeout(30_000);
-  let emulator: Emulator;
-  let pg: PostgresServer;
-  const closing: { close(): Promise<void> }[] = [];
-
-  before(async function () {
-    needPostgres(this);
-    pg = await startPostgres({ durable: false });
-  });
-  after(async () => pg?.stop());
-
-  beforeEach(async () => {
-    emulator = await startEmulator({ logger: quietLogger });
-  });
-
-  afterEach(async () => {
-    for (const c of closing.splice(0).reverse()) await c.close();
-    await emulator.close();
-  });
+  const world = postgresWorld();
 
   /** A process of the game on the shared ledger (a schema), known to the service by its port. */
   async function gameProcess(
@@ -49,25 +31,25 @@ describe('the payout queue: a settle with many winners drains at the rate, once 
     port: number,
     options: Partial<LightningOptions> = {},
   ): Promise<Lightning> {
-    const ledger = new PostgresLedger(pg.url, { schema, durability: 'none' });
-    closing.push(ledger);
+    const ledger = new PostgresLedger(world.pg.url, { schema, durability: 'none' });
+    world.closing.push(ledger);
     const lightning = createLightning({
-      apiKey: emulator.apiKey,
-      baseUrl: emulator.url,
+      apiKey: world.emulator.apiKey,
+      baseUrl: world.emulator.url,
       publicUrl: `http://127.0.0.1:${port}`,
       logger: quietLogger,
       ledger,
       ...options,
     } as LightningOptions);
-    closing.push(lightning);
+    world.closing.push(lightning);
     await lightning.ready();
     return lightning;
   }
 
-  /** The winners' withdrawal requests at the emulator, by player. */
+  /** The winners' withdrawal requests at the world.emulator, by player. */
   function requestsByPlayer(): Map<string, string[]> {
     const byPlayer = new Map<string, string[]>();
-    for (const wr of emulator.control.withdrawalRequests()) {
+    for (const wr of world.emulator.control.withdrawalRequests()) {
       const player = wr.internalId ?? '';
       byPlayer.set(player, [...(byPlayer.get(player) ?? []), wr.callbackUrl ?? '']);
     }
@@ -77,7 +59,7 @@ describe('the payout queue: a settle with many winners drains at the rate, once 
   it('200 winners: settle returns with every payout queued, each sent once within the rate, then settled', async () => {
     const schema = freshSchema();
     const setup = await gameProcess(schema, 2001, { reconciler: { enabled: false } });
-    const paid = await openPaidMatch(setup, emulator, 200, 'big');
+    const paid = await openPaidMatch(setup, world.emulator, 200, 'big');
     const settler = await gameProcess(schema, 2002, {
       rateLimit: GAME_LIMIT,
       reconciler: { intervalMs: 250 },
@@ -86,7 +68,7 @@ describe('the payout queue: a settle with many winners drains at the rate, once 
     const settled: MatchView[] = [];
     settler.on('match.progress', (view) => progress.push(view));
     settler.on('match.settled', (view) => settled.push(view));
-    emulator.control.setRateLimit(SERVICE_LIMIT);
+    world.emulator.control.setRateLimit(SERVICE_LIMIT);
     const from = Date.now();
 
     const decided = await settler.matches.settle(paid.matchId, paid.shares);
@@ -118,8 +100,8 @@ describe('the payout queue: a settle with many winners drains at the rate, once 
     const byPlayer = requestsByPlayer();
     expect(byPlayer.size).to.equal(200);
     expect([...byPlayer.values()].every((urls) => urls.length === 1)).to.equal(true);
-    expect(emulator.control.limited).to.equal(0);
-    const times = emulator.control.requests
+    expect(world.emulator.control.limited).to.equal(0);
+    const times = world.emulator.control.requests
       .filter((r) => r.at >= from && r.method === 'POST' && r.path === REQUESTS)
       .map((r) => r.at);
     expect(times).to.have.length(200);
@@ -135,7 +117,7 @@ describe('the payout queue: a settle with many winners drains at the rate, once 
   it('two processes on one PostgreSQL drain one queue: every payout sent once, by one of them', async () => {
     const schema = freshSchema();
     const setup = await gameProcess(schema, 2003, { reconciler: { enabled: false } });
-    const paid = await openPaidMatch(setup, emulator, 120, 'shared');
+    const paid = await openPaidMatch(setup, world.emulator, 120, 'shared');
     const settled: string[] = [];
     const processes = [];
     for (const port of [2004, 2005]) {
@@ -146,7 +128,7 @@ describe('the payout queue: a settle with many winners drains at the rate, once 
       p.on('match.settled', (view) => settled.push(view.id));
       processes.push(p);
     }
-    emulator.control.setRateLimit(SERVICE_LIMIT);
+    world.emulator.control.setRateLimit(SERVICE_LIMIT);
     await processes[0]?.matches.settle(paid.matchId, paid.shares);
     await eventually(
       async () => (await setup.matches.get(paid.matchId)).status === 'settled',
@@ -166,6 +148,6 @@ describe('the payout queue: a settle with many winners drains at the rate, once 
     // Both processes took turns (a payout's callback URL names the process that sent it).
     const senders = new Set(urls.map((u) => new URL(u[0] as string).port));
     expect([...senders].sort()).to.deep.equal(['2004', '2005']);
-    expect(emulator.control.limited).to.equal(0);
+    expect(world.emulator.control.limited).to.equal(0);
   });
 });

@@ -8,50 +8,33 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
-import { type Emulator, startEmulator } from '../../src/emulator/index.js';
 import { PostgresLedger } from '../../src/ledger/postgres.js';
 import { createLightning, type Lightning } from '../../src/lightning.js';
 import { eventually } from '../support/eventually.js';
 import { quietLogger } from '../support/game.js';
-import { needPostgres } from '../support/needs.js';
 import { openPaidMatch } from '../support/paid-match.js';
-import { freshSchema, type PostgresServer, startPostgres } from '../support/postgres.js';
+import { freshSchema } from '../support/postgres.js';
+import { postgresWorld } from '../support/postgres-world.js';
 
 const FIXTURE = fileURLToPath(new URL('./fixtures/queue-process.ts', import.meta.url));
 
 describe('the payout queue: a process killed mid-drain', function () {
   this.timeout(30_000);
-  let emulator: Emulator;
-  let pg: PostgresServer;
   let child: ChildProcess | undefined;
-  const closing: { close(): Promise<void> }[] = [];
-
-  before(async function () {
-    needPostgres(this);
-    pg = await startPostgres({ durable: false });
-  });
-  after(async () => pg?.stop());
-  beforeEach(async () => {
-    emulator = await startEmulator({ logger: quietLogger });
-  });
-  afterEach(async () => {
-    child?.kill('SIGKILL');
-    for (const c of closing.splice(0).reverse()) await c.close();
-    await emulator.close();
-  });
+  const world = postgresWorld(() => child?.kill('SIGKILL'));
 
   function processOn(schema: string, port: number, reconciler: boolean): Lightning {
-    const ledger = new PostgresLedger(pg.url, { schema, durability: 'none' });
-    closing.push(ledger);
+    const ledger = new PostgresLedger(world.pg.url, { schema, durability: 'none' });
+    world.closing.push(ledger);
     const lightning = createLightning({
-      apiKey: emulator.apiKey,
-      baseUrl: emulator.url,
+      apiKey: world.emulator.apiKey,
+      baseUrl: world.emulator.url,
       publicUrl: `http://127.0.0.1:${port}`,
       logger: quietLogger,
       ledger,
       reconciler: reconciler ? { intervalMs: 100 } : { enabled: false },
     });
-    closing.push(lightning);
+    world.closing.push(lightning);
     return lightning;
   }
 
@@ -59,11 +42,11 @@ describe('the payout queue: a process killed mid-drain', function () {
     const schema = freshSchema();
     const setup = processOn(schema, 2010, false);
     await setup.ready();
-    const paid = await openPaidMatch(setup, emulator, 20, 'crash');
+    const paid = await openPaidMatch(setup, world.emulator, 20, 'crash');
     const config = JSON.stringify({
-      apiKey: emulator.apiKey,
-      baseUrl: emulator.url,
-      ledgerUrl: pg.url,
+      apiKey: world.emulator.apiKey,
+      baseUrl: world.emulator.url,
+      ledgerUrl: world.pg.url,
       schema,
       matchId: paid.matchId,
       shares: paid.shares,
@@ -84,7 +67,7 @@ describe('the payout queue: a process killed mid-drain', function () {
     expect(settled).to.include({ status: 'settling', total: 20 });
 
     // Killed between two sends (2 a second): a few payouts made, the rest queued or leased.
-    const requests = () => emulator.control.withdrawalRequests();
+    const requests = () => world.emulator.control.withdrawalRequests();
     await eventually(
       async () => {
         const sent = requests().length;

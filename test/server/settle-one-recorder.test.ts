@@ -5,7 +5,6 @@
  * second recorder made every create twice, refused as duplicates, and raced the drains.
  */
 import { expect } from 'chai';
-import { type Emulator, startEmulator } from '../../src/emulator/index.js';
 import type { Intent } from '../../src/ledger/intent.js';
 import type { Posting } from '../../src/ledger/journal.js';
 import { PostgresLedger } from '../../src/ledger/postgres.js';
@@ -14,9 +13,9 @@ import { createLightning, type Lightning } from '../../src/lightning.js';
 import { eventually } from '../support/eventually.js';
 import { quietLogger } from '../support/game.js';
 import { type HoldingProxy, startHoldingProxy } from '../support/holding-proxy.js';
-import { needPostgres } from '../support/needs.js';
 import { openPaidMatch } from '../support/paid-match.js';
-import { freshSchema, type PostgresServer, startPostgres } from '../support/postgres.js';
+import { freshSchema } from '../support/postgres.js';
+import { postgresWorld } from '../support/postgres-world.js';
 
 /** The real ledger, counting the payouts this process asked it to record and its group reads. */
 class CountingLedger extends PostgresLedger {
@@ -41,36 +40,22 @@ class CountingLedger extends PostgresLedger {
 
 describe('a queued settle: one process records its payouts', function () {
   this.timeout(30_000);
-  let emulator: Emulator;
   let proxy: HoldingProxy;
-  let pg: PostgresServer;
-  const closing: { close(): Promise<void> }[] = [];
-
-  before(async function () {
-    needPostgres(this);
-    pg = await startPostgres({ durable: false });
-  });
-  after(async () => pg?.stop());
+  const world = postgresWorld(() => proxy.release());
   beforeEach(async () => {
-    emulator = await startEmulator({ logger: quietLogger });
-    proxy = await startHoldingProxy(emulator.url);
+    proxy = await startHoldingProxy(world.emulator.url);
   });
-  afterEach(async () => {
-    proxy.release();
-    for (const c of closing.splice(0).reverse()) await c.close();
-    await proxy.close();
-    await emulator.close();
-  });
+  afterEach(async () => proxy.close());
 
   function processOn(
     schema: string,
     baseUrl: string,
     intervalMs: number,
   ): { lightning: Lightning; ledger: CountingLedger } {
-    const ledger = new CountingLedger(pg.url, { schema, durability: 'none' });
-    closing.push(ledger);
+    const ledger = new CountingLedger(world.pg.url, { schema, durability: 'none' });
+    world.closing.push(ledger);
     const lightning = createLightning({
-      apiKey: emulator.apiKey,
+      apiKey: world.emulator.apiKey,
       baseUrl,
       publicUrl: 'http://127.0.0.1:2567',
       logger: quietLogger,
@@ -78,7 +63,7 @@ describe('a queued settle: one process records its payouts', function () {
       reconciler: { intervalMs },
       payoutQueue: { fromWinners: 5 },
     });
-    closing.push(lightning);
+    world.closing.push(lightning);
     return { lightning, ledger };
   }
 
@@ -87,12 +72,12 @@ describe('a queued settle: one process records its payouts', function () {
     // The settler reaches the service through the proxy; both drain the queue.
     const settler = processOn(schema, proxy.url, 60_000);
     await settler.lightning.ready();
-    const paid = await openPaidMatch(settler.lightning, emulator, 20, 'one');
+    const paid = await openPaidMatch(settler.lightning, world.emulator, 20, 'one');
     const late = await settler.lightning.matches.enter({
       matchId: paid.matchId,
       playerId: 'late',
     });
-    const other = processOn(schema, emulator.url, 50);
+    const other = processOn(schema, world.emulator.url, 50);
     await other.lightning.ready();
 
     // The settle's close of the open fee reads its charge: held there, past the fee's deadline.
@@ -112,7 +97,7 @@ describe('a queued settle: one process records its payouts', function () {
       20_000,
       'the queue drained and the match settled',
     );
-    const requests = emulator.control.withdrawalRequests();
+    const requests = world.emulator.control.withdrawalRequests();
     expect(requests.map((w) => w.internalId).sort()).to.deep.equal(Object.keys(paid.shares).sort());
     // Each payout recorded once, by the settle: no create refused as a duplicate.
     expect(other.ledger.payoutCreates).to.equal(0, 'payouts the other process recorded');

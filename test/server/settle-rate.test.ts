@@ -5,14 +5,13 @@
  * ratio of the allowed rate, is the benchmark's to say: bench/rate.ts.)
  */
 import { expect } from 'chai';
-import { type Emulator, startEmulator } from '../../src/emulator/index.js';
 import { PostgresLedger } from '../../src/ledger/postgres.js';
 import { createLightning, type Lightning } from '../../src/lightning.js';
 import type { LightningOptions } from '../../src/server/options.js';
 import { quietLogger } from '../support/game.js';
-import { needPostgres } from '../support/needs.js';
 import { openPaidMatch, type PaidMatch } from '../support/paid-match.js';
-import { freshSchema, type PostgresServer, startPostgres } from '../support/postgres.js';
+import { freshSchema } from '../support/postgres.js';
+import { postgresWorld } from '../support/postgres-world.js';
 import { overLimit } from '../support/rate-check.js';
 
 const SERVICE_LIMIT = { perSecond: 50, burst: 50 };
@@ -23,32 +22,15 @@ const REQUESTS = '/v0/withdrawal-requests';
 
 describe('a settle of 100 winners at the service’s rate', function () {
   this.timeout(30_000);
-  let emulator: Emulator;
-  let pg: PostgresServer;
-  const closing: { close(): Promise<void> }[] = [];
-
-  before(async function () {
-    needPostgres(this);
-    pg = await startPostgres({ durable: false });
-  });
-  after(async () => pg?.stop());
-
-  beforeEach(async () => {
-    emulator = await startEmulator({ logger: quietLogger });
-  });
-
-  afterEach(async () => {
-    for (const c of closing.splice(0).reverse()) await c.close();
-    await emulator.close();
-  });
+  const world = postgresWorld();
 
   /** A process of the game on the shared ledger (a schema), with or without the game's rate. */
   async function gameProcess(schema: string, rateLimit?: typeof GAME_LIMIT): Promise<Lightning> {
-    const ledger = new PostgresLedger(pg.url, { schema, durability: 'none' });
-    closing.push(ledger);
+    const ledger = new PostgresLedger(world.pg.url, { schema, durability: 'none' });
+    world.closing.push(ledger);
     const lightning = createLightning({
-      apiKey: emulator.apiKey,
-      baseUrl: emulator.url,
+      apiKey: world.emulator.apiKey,
+      baseUrl: world.emulator.url,
       publicUrl: 'http://127.0.0.1:2567',
       logger: quietLogger,
       reconciler: { enabled: false },
@@ -56,7 +38,7 @@ describe('a settle of 100 winners at the service’s rate', function () {
       breaker: { failures: 2, players: 2 },
       ...(rateLimit ? { rateLimit } : {}),
     } as LightningOptions);
-    closing.push(lightning);
+    world.closing.push(lightning);
     await lightning.ready();
     return lightning;
   }
@@ -66,11 +48,11 @@ describe('a settle of 100 winners at the service’s rate', function () {
     const setup = await gameProcess(schema);
     const matches: PaidMatch[] = [];
     for (let i = 0; i < processes; i++) {
-      matches.push(await openPaidMatch(setup, emulator, winnersEach, `m${i}`));
+      matches.push(await openPaidMatch(setup, world.emulator, winnersEach, `m${i}`));
     }
     const settlers = [];
     for (let i = 0; i < processes; i++) settlers.push(await gameProcess(schema, GAME_LIMIT));
-    emulator.control.setRateLimit(SERVICE_LIMIT);
+    world.emulator.control.setRateLimit(SERVICE_LIMIT);
     const from = Date.now();
     const views = await Promise.all(
       settlers.map((s, i) =>
@@ -82,9 +64,9 @@ describe('a settle of 100 winners at the service’s rate', function () {
       expect(view.payouts).to.have.length(winnersEach);
       expect(view.payouts.every((p) => p.status === 'pending')).to.equal(true);
     }
-    expect(emulator.control.limited).to.equal(0);
+    expect(world.emulator.control.limited).to.equal(0);
     for (const s of settlers) expect(s.operator.paused).to.equal(null);
-    const times = emulator.control.requests
+    const times = world.emulator.control.requests
       .filter((r) => r.at >= from && r.method === 'POST' && r.path === REQUESTS)
       .map((r) => r.at);
     expect(times).to.have.length(processes * winnersEach);
