@@ -51,27 +51,21 @@ function sourceFiles(dir: string): string[] {
   });
 }
 
-/** Relative imports and re-exports of a module, as paths under src/ (`server/engine.ts`). */
-function importsOf(file: string): string[] {
+/**
+ * Relative imports and re-exports of a module, as paths under src/ (`server/engine.ts`); with
+ * `runtime`, only those it loads as it starts (type-only and dynamic imports left out).
+ */
+function importsOf(file: string, { runtime = false } = {}): string[] {
   const text = readFileSync(file, 'utf8');
+  const statics = runtime
+    ? /^\s*(?:import|export)\s(?!type\s)[^;]*?from\s+'(\.[^']+)'/gms
+    : /^\s*(?:import|export)\s[^;]*?from\s+'(\.[^']+)'/gms;
   const specifiers = [
-    ...text.matchAll(/^\s*(?:import|export)\s[^;]*?from\s+'(\.[^']+)'/gms),
-    ...text.matchAll(/import\('(\.[^']+)'\)/g),
+    ...text.matchAll(statics),
+    ...(runtime ? [] : text.matchAll(/import\('(\.[^']+)'\)/g)),
   ].map((m) => m[1] as string);
   return specifiers.map((s) =>
     relative(SRC, resolve(dirname(file), s.replace(/\.js$/, '.ts'))).replaceAll('\\', '/'),
-  );
-}
-
-/** The relative modules `file` loads when it runs: its imports, type-only ones left out. */
-function runtimeImportsOf(file: string): string[] {
-  const text = readFileSync(file, 'utf8');
-  return [...text.matchAll(/^\s*(?:import|export)\s(?!type\s)[^;]*?from\s+'(\.[^']+)'/gms)].map(
-    (m) =>
-      relative(SRC, resolve(dirname(file), (m[1] as string).replace(/\.js$/, '.ts'))).replaceAll(
-        '\\',
-        '/',
-      ),
   );
 }
 
@@ -211,7 +205,7 @@ describe('architecture of src/', () => {
     const visit = (file: string) => {
       if (loaded.has(file)) return;
       loaded.add(file);
-      for (const next of runtimeImportsOf(join(SRC, file))) visit(next);
+      for (const next of importsOf(join(SRC, file), { runtime: true })) visit(next);
     };
     visit('ledger/sqlite-worker.ts');
     expect(loaded.size).to.be.greaterThan(3);

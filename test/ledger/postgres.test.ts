@@ -38,13 +38,22 @@ import { describeLedgerContract, describeSharedStorage, newIntent, rejection } f
 
 class EmptyRoom extends Room {}
 
+/** A store that says whether a test closed it, so the next test gets a new one. */
+class KeptLedger extends PostgresLedger {
+  closed = false;
+  override async close(): Promise<void> {
+    this.closed = true;
+    await super.close();
+  }
+}
+
 describe('PostgresLedger', function () {
   this.timeout(30_000);
   let server: PostgresServer;
   let admin: pg.Pool;
   const open: PostgresLedger[] = [];
   /** The contract suites' stores, each kept open across its suite's tests. */
-  const suiteStores: { store: PostgresLedger; closed: boolean }[] = [];
+  const suiteStores: KeptLedger[] = [];
 
   before(async function () {
     needPostgres(this);
@@ -53,7 +62,7 @@ describe('PostgresLedger', function () {
   });
 
   after(async () => {
-    for (const kept of suiteStores) if (!kept.closed) await kept.store.close();
+    for (const kept of suiteStores) if (!kept.closed) await kept.close();
     await admin?.end();
     await server?.stop();
   });
@@ -87,21 +96,14 @@ describe('PostgresLedger', function () {
     connection: () => string | pg.Pool,
     options: PostgresLedgerOptions = {},
   ) {
-    let kept: { store: PostgresLedger; closed: boolean } | undefined;
+    let kept: KeptLedger | undefined;
     return async () => {
       if (!kept || kept.closed) {
-        const store = new PostgresLedger(connection(), { schema: s, ...options });
-        const made = { store, closed: false };
-        const close = store.close.bind(store);
-        store.close = async () => {
-          made.closed = true;
-          await close();
-        };
-        await store.open();
-        kept = made;
-        suiteStores.push(made);
+        kept = new KeptLedger(connection(), { schema: s, ...options });
+        await kept.open();
+        suiteStores.push(kept);
       }
-      const store = kept.store;
+      const store = kept;
       // The operator log refuses every DELETE (its trigger): only its owner, by turning the
       // trigger off, empties it, as this test's admin does between tests.
       await admin.query(

@@ -476,12 +476,16 @@ export class Matches {
     const terms = termsOf(match);
     let done = true;
     if (decision.kind === 'settle') {
-      let aheadAt = this.#engine.now();
+      // The lanes keep the match ahead one after another: one write per period, not one each.
+      let ahead = Promise.resolve(this.#engine.now());
       let next = 0;
       const lane = async () => {
         while (next < decision.payouts.length) {
           const payout = decision.payouts[next++] as MatchDecision['payouts'][number];
-          if (queue) aheadAt = await this.#keepAhead(match, aheadAt);
+          if (queue) {
+            ahead = ahead.then((since) => this.#keepAhead(match, since));
+            await ahead;
+          }
           const paid = await this.#pay(match, group, payoutKey(match.id, payout.playerId), {
             playerId: payout.playerId,
             amountMsat: payout.amountMsat,
