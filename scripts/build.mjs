@@ -10,6 +10,7 @@ import { build } from 'esbuild';
 const tsc = (project) => execFileSync('tsc', ['-p', project], { stdio: 'inherit' });
 rmSync('dist', { recursive: true, force: true });
 tsc('tsconfig.build.json');
+// The CommonJS twin emits the same program the ESM build just checked: noCheck (tsconfig.cjs.json).
 tsc('tsconfig.cjs.json');
 mkdirSync('dist/cjs', { recursive: true });
 writeFileSync('dist/cjs/package.json', `${JSON.stringify({ type: 'commonjs' })}\n`);
