@@ -52,7 +52,7 @@ import { type MatchView, matchStatus, paidFees, replacedFees, rosterPaid, viewOf
 const RETRY_MS = 15_000;
 /** Queued payouts made one by one share one look at their match (a look reads the group). */
 const PROGRESS_LOOK_MS = 1_000;
-/** Payouts a settle records for its queue at once: one by one, the ledger's round trips would set the queue's pace. */
+/** Payouts a settle records for its queue at once: one by one, round trips would set its pace. */
 const RECORDING_LANES = 8;
 const REPLACED = 'its charge was replaced by a new one';
 
