@@ -20,7 +20,12 @@ import {
   MatchSeatError,
 } from '../../errors.js';
 import { DuplicateIntentError, InvalidIntentError } from '../../ledger/errors.js';
-import { type Intent, isTerminal } from '../../ledger/intent.js';
+import {
+  type Intent,
+  isTerminal,
+  type MatchDecision,
+  type MatchTerms,
+} from '../../ledger/intent.js';
 import { refuseBlocked } from '../blocked.js';
 import type { Engine } from '../engine.js';
 import { entryFee, startEntryFee } from '../kinds/entry-fee.js';
@@ -37,15 +42,7 @@ import { startReward } from '../kinds/reward.js';
 import type { Moves } from '../moves.js';
 import type { OnBehalf } from '../operations/create.js';
 import { isAmbiguous } from '../operations/outcome.js';
-import {
-  type MatchDecision,
-  type MatchTerms,
-  type ParsedEnter,
-  type ParsedOpenMatch,
-  type Shares,
-  seatsOf,
-  splitPot,
-} from './terms.js';
+import { type ParsedEnter, type ParsedOpenMatch, type Shares, seatsOf, splitPot } from './terms.js';
 import { type MatchView, matchStatus, paidFees, replacedFees, rosterPaid, viewOf } from './view.js';
 
 /** How soon a decided match that could not finish is looked at again. */
