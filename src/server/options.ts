@@ -244,10 +244,6 @@ export const lightningOptionsSchema = z.strictObject({
         .array(z.string().refine(isAddressOrSubnet, 'must be an IP address or a CIDR subnet'))
         .max(100)
         .default([]),
-      /** Moved to `clientAddress.proxies`, which the region gate shares. */
-      proxies: z
-        .never({ error: 'moved to clientAddress.proxies (shared with the region gate)' })
-        .optional(),
     })
     .optional(),
   /** Start this long after the first mount even without `ready()`. Default 5,000 ms. */
