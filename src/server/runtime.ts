@@ -102,7 +102,10 @@ function build(opened: Opened, settings: Settings, events: SafeEmitter) {
   };
   const operator = new Operator(engine, matches);
   const reconciler = new Reconciler(engine, checks, audit, (ok) => metrics.checked(ok));
-  const price = priceFeed(settings, port);
+  const { fiat, callbackSources: sources } = settings;
+  const price = fiat
+    ? new PriceFeed(() => port.btcUsd(), { currency: 'USD', refreshMs: fiat.refreshMs }, logger)
+    : null;
   return {
     ...opened,
     engine,
@@ -116,7 +119,16 @@ function build(opened: Opened, settings: Settings, events: SafeEmitter) {
     reconciler,
     regions: new RegionCache(port, clock),
     price,
-    sources: callbackSources(settings, port),
+    /** Who may send callbacks. */
+    sources: sources
+      ? new CallbackSources(
+          () => port.callbackSources(),
+          sources,
+          new ClientAddresses(settings.clientAddress),
+          clock,
+          logger,
+        )
+      : null,
     /** The ledger's reads: the one face of it a game gets. */
     view: readOnlyView(ledger),
     webhookUrl: webhookUrls(settings),
@@ -163,27 +175,6 @@ export function buildEngine(
     settings,
   });
   return { engine, rooms, moves };
-}
-
-/** The fiat price, when `fiat` is set. */
-function priceFeed(settings: Settings, port: PaymentsPort): PriceFeed | null {
-  const { fiat, logger } = settings;
-  if (!fiat) return null;
-  const feed = { currency: 'USD', refreshMs: fiat.refreshMs } as const;
-  return new PriceFeed(() => port.btcUsd(), feed, logger);
-}
-
-/** Who may send callbacks, when `callbackSources` is set. */
-function callbackSources(settings: Settings, port: PaymentsPort): CallbackSources | null {
-  const { callbackSources: sources, clientAddress, clock, logger } = settings;
-  if (!sources) return null;
-  return new CallbackSources(
-    () => port.callbackSources(),
-    sources,
-    new ClientAddresses(clientAddress),
-    clock,
-    logger,
-  );
 }
 
 /** Starts the embedded emulator when there is no key, makes the client, opens the ledger. */
