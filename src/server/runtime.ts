@@ -103,9 +103,7 @@ function build(opened: Opened, settings: Settings, events: SafeEmitter) {
   const operator = new Operator(engine, matches);
   const reconciler = new Reconciler(engine, checks, audit, (ok) => metrics.checked(ok));
   const { fiat, callbackSources: sources } = settings;
-  const price = fiat
-    ? new PriceFeed(() => port.btcUsd(), { currency: 'USD', refreshMs: fiat.refreshMs }, logger)
-    : null;
+  const price = fiat ? new PriceFeed(() => port.btcUsd(), fiat, logger) : null;
   return {
     ...opened,
     engine,
