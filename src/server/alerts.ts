@@ -15,30 +15,15 @@ import type { Intent } from '../ledger/intent.js';
 import { REQUEST_CHANNEL, type RequestEvent } from '../port/requests.js';
 import type { Alert, AlertCondition, AlertKind } from './alert-kinds.js';
 import type { Balances } from './balances.js';
-import type { PayoutPause } from './events.js';
 import type { AuditFinding } from './findings.js';
 import type { LightningLogger } from './logger.js';
+import type { GaugeReads } from './metrics.js';
 import type { AlertSettings } from './options.js';
 
 export type { Alert, AlertCondition, AlertKind } from './alert-kinds.js';
 
-/** What the checks read: narrow, so that a test can hand in its own. */
-interface AlertReads {
-  /** The unknowns, oldest first. */
-  unknowns(limit: number): Promise<Intent[]>;
-  /** Why payouts are paused; null while they run. */
-  paused(): PayoutPause | null;
-  /** Balances with the last wallet reading: no call to the service. */
-  balances(): Promise<Balances>;
-}
-
-interface AlertsDeps {
-  settings: AlertSettings;
-  clock: Clock;
-  logger: LightningLogger;
-  reads: AlertReads;
-  emit(alert: Alert): void;
-}
+/** What the checks read: the gauges' reads, narrow so that a test can hand in its own. */
+type AlertReads = Pick<GaugeReads, 'unknowns' | 'paused' | 'balances'>;
 
 /** What an audit run hands the check: its findings and the balances it read. */
 interface AuditSight {
@@ -63,7 +48,13 @@ export class Alerts {
   #queue: Promise<void> = Promise.resolve();
   readonly #onRequest = (message: unknown) => this.#sawRequest(message as RequestEvent);
 
-  constructor(deps: AlertsDeps) {
+  constructor(deps: {
+    settings: AlertSettings;
+    clock: Clock;
+    logger: LightningLogger;
+    reads: AlertReads;
+    emit(alert: Alert): void;
+  }) {
     this.#settings = deps.settings;
     this.#clock = deps.clock;
     this.#logger = deps.logger;

@@ -1,11 +1,9 @@
 /**
- * The live audit (the reconciler's, and `lightning.books.audit()`): the journal sums to zero;
- * every ended match's escrow is zero and every winner holds a payout; no `unknown` past its
- * deadline; the wallet moved by what the journal says (within fees and `walletSettleMs`); cover
- * is not below zero. Each finding is reported once, in every process (a once-marker).
- *
- * Cost per run: the journal entries since the last run, two balance reads, one wallet read,
- * one read of the unknowns, and for each match that moved, its record, group and escrow.
+ * The live audit: the journal sums to zero; every ended match's escrow is zero and every winner
+ * holds a payout; no `unknown` past its deadline; the wallet moved by what the journal says
+ * (within fees and `walletSettleMs`); cover is not below zero. Each finding is reported once, in
+ * every process. Cost per run: the journal since the last run, two balance reads, one wallet
+ * read, the unknowns, and for each match that moved, its record, group and escrow.
  */
 import { createHash } from 'node:crypto';
 import { type Intent, isTerminal } from '../ledger/intent.js';
@@ -19,12 +17,11 @@ import { rejectedByOperator, wasShown } from './kinds/payout-position.js';
 
 export type { AuditFinding } from './findings.js';
 
+/** `findings`: all this run found; `reported`: those it was the first to report. */
 export interface AuditReport {
   /** epoch ms */
   at: number;
-  /** Everything found wrong by this run, reported before or not. */
   findings: AuditFinding[];
-  /** What this run reported for the first time (logged and emitted). */
   reported: AuditFinding[];
   balances: Balances;
 }
@@ -114,10 +111,7 @@ export class Auditor {
     return { at: now, findings, reported, balances };
   }
 
-  /**
-   * Reads the entries written since the last run: which matches' money moved, and how much left
-   * the wallet (the service's fees are a share of it).
-   */
+  /** Reads the entries since the last run: which matches' money moved, and what left the wallet. */
   async #readJournal(now: number): Promise<bigint> {
     const { lookbackMs } = this.#engine.settings.audit;
     let outflow = 0n;
@@ -173,8 +167,7 @@ export class Auditor {
       this.#matches.delete(matchId);
       let left = await this.#escrowOf(matchId);
       if (left !== 0n) {
-        // What it still owes, unpaid by a process that stopped: its look pays it, once; only
-        // what stays is a finding (looked at again later: the service may refuse for now).
+        // What a stopped process left unpaid: its look pays it; only what stays is a finding.
         await this.#looker
           .check(match)
           .catch((err: unknown) =>
@@ -244,9 +237,8 @@ export class Auditor {
 
   /**
    * The wallet against the journal since the first reading. Above it for `walletSettleMs`: a
-   * finding. Below it, only money that may really have left excuses a shortfall: unknowns at any
-   * age, and outflows recorded later for codes and payments already out when it was seen, for
-   * `walletSettleMs` only (held and queued payouts never left).
+   * finding. Below it, only money that may have left excuses it: unknowns, and for
+   * `walletSettleMs` outflows recorded later of codes and payments already out when it was seen.
    */
   #checkWallet(
     wallet: bigint,

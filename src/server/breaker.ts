@@ -135,8 +135,6 @@ export class PayoutBreaker {
     this.#trip({
       cause: 'reads',
       reason: `the service answered ${recent.length} reads of ${intents} intents with 5xx within ${windowMs} ms`,
-      players: [],
-      recipients: [],
     });
   }
 
@@ -175,10 +173,8 @@ export class PayoutBreaker {
       this.#trip({
         cause: 'wallet',
         reason: `the wallet would fall below its floor of ${floor} msat`,
-        players: [],
-        recipients: [],
       });
-      throw new PayoutsPausedError((this.#paused as PayoutPause | null)?.reason ?? 'paused');
+      this.refuseIfPaused();
     }
     if (this.#balance) this.#balance.msat -= amountMsat;
   }
@@ -186,7 +182,7 @@ export class PayoutBreaker {
   /** An operator's pause; false, and nothing changes, when payouts are already paused. */
   pauseByOperator(by: string, reason: string): boolean {
     if (this.#paused) return false;
-    this.#trip({ cause: 'operator', reason, players: [], recipients: [], by });
+    this.#trip({ cause: 'operator', reason, by });
     return true;
   }
 
@@ -215,9 +211,10 @@ export class PayoutBreaker {
     }
   }
 
-  #trip(pause: Omit<PayoutPause, 'at'>): void {
+  /** Pauses payouts, once until `resume()`; `players` and `recipients` default to none. */
+  #trip(pause: Pick<PayoutPause, 'cause' | 'reason'> & Partial<PayoutPause>): void {
     if (this.#paused) return;
-    this.#paused = { ...pause, at: this.#deps.clock.now() };
+    this.#paused = { players: [], recipients: [], ...pause, at: this.#deps.clock.now() };
     this.#deps.logger.error(
       `PAYOUTS PAUSED: ${pause.reason}; call lightning.operator.resume() once resolved`,
     );

@@ -73,7 +73,7 @@ export class ClientAddresses {
 
   /** The client's address (`peer` null where the transport hides the socket), or null. */
   of(headers: HeaderReader | undefined, peer: string | null): string | null {
-    const from = peerAddress(peer);
+    const from = singleAddress(peer);
     if (this.proxies === 0) return from;
     // A request that did not come from a proxy of the game went around them.
     if (peer !== null && (from === null || !inList(this.#proxyList, from))) return null;
@@ -83,7 +83,7 @@ export class ClientAddresses {
 
   /** Whether `address` is one the game's proxies connect from. */
   isProxy(address: string): boolean {
-    const a = peerAddress(address);
+    const a = singleAddress(address);
     return a !== null && inList(this.#proxyList, a);
   }
 }
@@ -96,12 +96,10 @@ export function senderAddress(forwardedFor: string | null, proxies: number): str
   return entry === undefined ? null : singleAddress(entry);
 }
 
-/** The socket's peer without the IPv4-mapped prefix; null when unknown (the router's case). */
-function peerAddress(peer: string | null | undefined): string | null {
-  return peer ? singleAddress(peer) : null;
-}
-
-/** One address (trimmed, normalised), or null for anything else: a list, a name, a long string. */
+/**
+ * One address (trimmed, normalised: no port, no IPv4-mapped prefix), or null for anything else:
+ * none, a list, a name, a long string.
+ */
 function singleAddress(value: string | null): string | null {
   if (value === null) return null;
   const entry = value.trim();

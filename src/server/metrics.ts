@@ -33,10 +33,11 @@ const METER_NAME = 'colyseus-lightning';
 /** Unknowns read per collection; the gauge says "at least" beyond it. */
 const UNKNOWNS_READ = 1000;
 
-/** What the gauges read, once per collection. */
-interface GaugeReads {
+/** What the gauges read, once per collection (and the alerts, some of it). */
+export interface GaugeReads {
   /** Balances with the last wallet reading (no call to the service). */
   balances(): Promise<Balances>;
+  /** The unknowns and the held payouts, oldest first. */
   unknowns(limit: number): Promise<Intent[]>;
   held(limit: number): Promise<Intent[]>;
   /** The game's open intents, matches aside (the number `limits.maxOpenPerGame` guards). */

@@ -10,7 +10,7 @@
 import { z } from 'zod';
 import { OperatorRefusedError } from '../errors.js';
 import { idInput } from '../id-input.js';
-import type { Intent, IntentPatch } from '../ledger/intent.js';
+import type { Intent, IntentPatch, IntentStatus } from '../ledger/intent.js';
 import { fromPot } from '../ledger/journal.js';
 import type {
   NewOperatorAction,
@@ -77,21 +77,10 @@ export class Operator {
     note: string,
     by: string | undefined,
   ): Promise<Intent> {
-    const engine = this.#engine;
     const intent = await this.#intentIn('resolve', id, 'unknown');
     const said = by === undefined ? 'resolved by operator' : `resolved by operator ${by}`;
-    const moved = await engine.apply(intent, status, {}, `${said}: ${note}`);
-    if (!moved) throw await this.#movedMeanwhile('resolve', id);
-    await this.#record({
-      by: by ?? UNNAMED,
-      action: 'resolve',
-      intentId: id,
-      playerId: intent.playerId,
-      before: 'unknown',
-      after: status,
-      note,
-    });
-    return moved;
+    const line = { action: 'resolve', by: by ?? UNNAMED, note } as const;
+    return this.#move(intent, status, {}, `${said}: ${note}`, line);
   }
 
   /** Pauses the game's payouts: this process at once, the others at their next `syncPause`. */
@@ -225,24 +214,14 @@ export class Operator {
     await engine.breaker.admit(BigInt(intent.amount));
     // The token first: the move to `creating` and the send follow at once.
     const ticket = engine.outbound ? await engine.outbound.reserve('payout') : null;
-    const patch: IntentPatch = {
-      ...claimTimeFromNow(engine, intent),
-      meta: { ...intent.meta, approvedBy: by },
-    };
-    const approved = await engine.apply(intent, 'creating', patch, `approved by ${by}`);
-    if (!approved) {
-      if (ticket) engine.outbound?.release(ticket);
-      throw await this.#movedMeanwhile('approve', id);
-    }
-    await this.#record({
-      by,
-      action: 'approve',
-      intentId: id,
-      playerId: intent.playerId,
-      before: 'held',
-      after: 'creating',
-      note: '',
-    });
+    const patch = { ...claimTimeFromNow(engine, intent), meta: { ...intent.meta, approvedBy: by } };
+    const line = { action: 'approve', by, note: '' } as const;
+    const approved = await this.#move(intent, 'creating', patch, `approved by ${by}`, line).catch(
+      (err: unknown) => {
+        if (ticket) engine.outbound?.release(ticket);
+        throw err;
+      },
+    );
     try {
       return await sendRecordedPayout(engine, approved, ticket);
     } catch (err) {
@@ -256,24 +235,35 @@ export class Operator {
 
   /** Ends a held payout unsent: failed; a match's payout goes to the house, not issued again. */
   async reject(id: string, by: string, why: string): Promise<Intent> {
-    const engine = this.#engine;
     const intent = await this.#intentIn('reject', id, 'held');
-    const patch: IntentPatch = {
+    const patch = {
       meta: { ...intent.meta, rejectedBy: by },
       error: `rejected by operator ${by}: ${why}`,
     };
-    const rejected = await engine.apply(intent, 'failed', patch, `rejected by ${by}: ${why}`);
-    if (!rejected) throw await this.#movedMeanwhile('reject', id);
-    await this.#record({
-      by,
-      action: 'reject',
-      intentId: id,
-      playerId: intent.playerId,
-      before: 'held',
-      after: 'failed',
-      note: why,
-    });
-    return rejected;
+    const line = { action: 'reject', by, note: why } as const;
+    return this.#move(intent, 'failed', patch, `rejected by ${by}: ${why}`, line);
+  }
+
+  /** Moves an intent an action found as it wanted, then writes the action's line. */
+  async #move(
+    intent: Intent,
+    to: IntentStatus,
+    patch: IntentPatch,
+    history: string,
+    line: Pick<NewOperatorAction, 'action' | 'by' | 'note'>,
+  ): Promise<Intent> {
+    const moved = await this.#engine.apply(intent, to, patch, history);
+    if (!moved) {
+      const now = await this.#engine.ledger.get(intent.id);
+      throw new OperatorRefusedError(
+        line.action,
+        'id',
+        `names an intent that became ${now?.status} meanwhile`,
+      );
+    }
+    const { id: intentId, playerId, status: before } = intent;
+    await this.#record({ ...line, intentId, playerId, before, after: to });
+    return moved;
   }
 
   async #intentIn(action: string, id: string, status: 'held' | 'unknown'): Promise<Intent> {
@@ -288,15 +278,6 @@ export class Operator {
       );
     }
     return intent;
-  }
-
-  async #movedMeanwhile(action: string, id: string): Promise<OperatorRefusedError> {
-    const now = await this.#engine.ledger.get(id);
-    return new OperatorRefusedError(
-      action,
-      'id',
-      `names an intent that became ${now?.status} meanwhile`,
-    );
   }
 
   /** Blocks a player's money helpers, in every process. */

@@ -244,10 +244,6 @@ export const lightningOptionsSchema = z.strictObject({
         .array(z.string().refine(isAddressOrSubnet, 'must be an IP address or a CIDR subnet'))
         .max(100)
         .default([]),
-      /** Moved to `clientAddress.proxies`, which the region gate shares. */
-      proxies: z
-        .never({ error: 'moved to clientAddress.proxies (shared with the region gate)' })
-        .optional(),
     })
     .optional(),
   /** Start this long after the first mount even without `ready()`. Default 5,000 ms. */
@@ -314,7 +310,9 @@ export function resolveOptions(
       'is required with a real API key: the origin the service can reach for callbacks',
     );
   }
-  if (!o.publicUrl.startsWith('https://') && !isLoopback(o.baseUrl)) {
+  // A service on this machine (an emulator in another process) may call plain-http callbacks.
+  const localService = o.baseUrl !== undefined && isLoopbackHost(new URL(o.baseUrl).hostname);
+  if (!o.publicUrl.startsWith('https://') && !localService) {
     throw new ConfigurationError(
       'options.publicUrl',
       'must be https with a real API key (the service only calls HTTPS callback URLs)',
@@ -332,13 +330,4 @@ function withoutBlanks(options: LightningOptions | undefined): unknown {
   return o;
 }
 
-function trimSlash(url: string): string {
-  return url.replace(/\/+$/, '');
-}
-
-/** A service on this machine (an emulator in another process) may call plain-http callbacks. */
-function isLoopback(baseUrl: string | undefined): boolean {
-  if (baseUrl === undefined) return false;
-  const host = new URL(baseUrl).hostname;
-  return host === 'localhost' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host);
-}
+const trimSlash = (url: string) => url.replace(/\/+$/, '');

@@ -1,42 +1,20 @@
 /**
- * The game's outbound scheduler: one per process, in front of every attempt the API client
- * sends when `rateLimit` is set (the transport asks it, port/gate.ts). Calls wait for a
- * token of the game's bucket, which the ledger keeps for every process sharing it (PostgreSQL;
- * SQLite in process), rather than fail. A 429 writes its Retry-After to the store,
- * so that every process holds its calls until it ends.
+ * The game's outbound scheduler: one per process, in front of every attempt the API client sends
+ * when `rateLimit` is set (port/gate.ts). Calls wait for a token of the game's bucket, kept in
+ * the ledger for every process sharing it, rather than fail; a 429's Retry-After is written there
+ * too, so every process holds its calls until it ends. Who goes first (docs/PERFORMANCE.md):
+ * - players' actions (`asPlayer`), fairly: players who took few tokens lately are served in the
+ *   order they waited, heavier ones after them, the lightest first;
+ * - payouts, in order, with a floor: one after every PLAYERS_PER_PAYOUT players' tokens;
+ * - re-reads, only from a surplus (READ_KEEP), never the token the next payout was about to take.
+ * Payouts, re-reads and heavy players leave PLAYER_KEEP tokens, so a player who comes finds one.
+ * A create takes its token before it is recorded (`reserve`) and its first attempt spends it, so
+ * no intent waits in `creating` (which the reconciler would take for a dead process).
  *
- * Who is served first, in one process (docs/PERFORMANCE.md says it for the game):
- * - players' actions, fairly between players: a call made while a player waits on it
- *   (`asPlayer`: their own create, their callback's proving re-read) waits in that player's
- *   line; players who took few tokens lately (under HEAVY_USE, decayed by half every 10 s) are
- *   served in the order they waited, and those who took more after them, the fewest first. One player's flood makes
- *   their own use high: another player's call goes before it, and floods share what is left;
- *   calls outside any player's context share one line of their own;
- * - payouts, in the order they came, with a floor: while payouts and players both wait, a
- *   payout goes after every PLAYERS_PER_PAYOUT players' tokens (after one more when the player
- *   next in line took few lately: one who just came goes at once), so a crowd of players, light
- *   or heavy, never stops the queue (a quarter to a fifth of the rate), and a queue of payouts
- *   never takes more than that share from them;
- * - re-reads (the reconciler's), in order, and only from a surplus: a re-read takes a token
- *   only when one more is left (READ_KEEP), so that re-reads in any process never take the
- *   token the next payout was about to.
- * Payouts, re-reads and players who took many lately also leave PLAYER_KEEP tokens in the
- * bucket (as the burst allows): while they take every token, a player who comes finds one.
- *
- * Footprint: one store call per token handed out, plus one per wake-up of a process that found
- * none (each process asks again when the next token is due; with N processes waiting, about N
- * calls per token); no timer while nobody waits; per token a look at each player waiting; one
- * small record per player served lately (at most REMEMBERED_PLAYERS). If the store cannot be
- * reached, the process falls back to a bucket of its own at the same rate, empty when it starts
- * (logged once): calls go on, maybe past the game's rate, and a 429 they meet is waited out.
- *
- * A create takes its token before it is recorded (`reserve`), and its first attempt spends it
- * (`spend`, which marks the async context of the send): so an intent never waits in the queue
- * in status `creating`, where a reconciler that saw it past `creatingGraceMs` would think its
- * process died mid-call.
- *
- * Holds are told on the diagnostics channel `colyseus-lightning:rate` ({ event: 'hold',
- * waitMs, until }), for logs and tests.
+ * Footprint: one store call per token (about one per waiting process per token when several
+ * wait); no timer while nobody waits; one small record per player served lately. If the store
+ * cannot be reached, a bucket of this process's own at the same rate, empty at first (logged).
+ * Holds are told on the diagnostics channel `colyseus-lightning:rate`.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { channel } from 'node:diagnostics_channel';
@@ -58,31 +36,18 @@ export interface RateEvent {
 
 const rateChannel = channel(RATE_CHANNEL);
 
-/**
- * Tokens a re-read leaves in the game's bucket (when the burst allows): while payouts or
- * players' actions take tokens as fast as they come, in any process, re-reads wait for a
- * surplus instead of taking the token the next payout was about to.
- */
+/** Tokens a re-read leaves in the bucket (as the burst allows): re-reads take only a surplus. */
 const READ_KEEP = 1;
 
-/**
- * While players and payouts both wait, this many tokens go to players, then one to a payout:
- * players keep three quarters of the rate (a person at a screen waits on each), and a queue
- * of payouts (nobody watches it token by token) still moves at a quarter of it.
- */
+/** While players and payouts both wait, this many tokens go to players, then one to a payout. */
 const PLAYERS_PER_PAYOUT = 3;
 
-/**
- * Tokens payouts, re-reads and players who took many lately leave in the bucket (when the burst
- * allows): a player who comes while they take every token finds one at once, not a token's
- * time later. Throughput is the same; the burst left to the others is smaller by this much.
- */
+/** Tokens payouts, re-reads and heavy players leave (as the burst allows) for one who comes. */
 const PLAYER_KEEP = 2;
 
 /**
- * Tokens' time (at the game's rate) without a payout served, from which the next payout leaves
- * no token for whoever comes: the tokens left are one process's courtesy, and players of the
- * game's other processes, sharing the bucket, take them.
+ * Tokens' time without a payout served, from which the next payout leaves no token: players of
+ * the game's other processes, sharing the bucket, would take those left.
  */
 const STARVED_TOKENS = 4;
 
@@ -92,10 +57,7 @@ const HEAVY_USE = 8;
 /** The turn of players' calls made outside any player's context (the game's own calls). */
 const NO_PLAYER = '';
 
-/**
- * How fast a player's use of the rate is forgotten: a player who just took many tokens waits
- * behind one who took few, and is equal again after a quiet spell of a few half-lives.
- */
+/** How fast a player's use of the rate is forgotten (equal again after a few quiet half-lives). */
 const USE_HALF_LIFE_MS = 10_000;
 
 /** Players whose use a process remembers (the one served longest ago is forgotten first). */

@@ -17,14 +17,9 @@ export interface PriceReading {
   at: number;
 }
 
-interface PriceFeedSettings {
-  currency: 'USD';
-  refreshMs: number;
-}
-
 export class PriceFeed {
   readonly #read: () => Promise<BtcUsdPrice>;
-  readonly #settings: PriceFeedSettings;
+  readonly #settings: { refreshMs: number };
   readonly #logger: LightningLogger;
   readonly #listeners = new Set<(price: PriceReading) => void>();
   #last: PriceReading | null = null;
@@ -34,7 +29,7 @@ export class PriceFeed {
 
   constructor(
     read: () => Promise<BtcUsdPrice>,
-    settings: PriceFeedSettings,
+    settings: { refreshMs: number },
     logger: LightningLogger,
   ) {
     this.#read = read;
@@ -74,7 +69,8 @@ export class PriceFeed {
     try {
       const answer = await this.#read();
       const reading = {
-        currency: this.#settings.currency,
+        // The service publishes the price in US dollars only (options.ts refuses another).
+        currency: 'USD',
         btcPrice: answer.btcUsdPrice,
         at: answer.btcUsdTimestamp,
       };

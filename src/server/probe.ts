@@ -6,6 +6,7 @@
  * Cost: one request once the server listens, on timers that never keep the process alive.
  */
 import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
 import type { LightningLogger } from './logger.js';
 
@@ -65,7 +66,7 @@ export async function probeCallbackRoute(o: ProbeOptions): Promise<ProbeResult> 
       const code = (err as { code?: string }).code ?? (err as Error).message;
       if (code === 'ECONNREFUSED' && Date.now() < deadline) {
         // The server is probably not listening yet: ready() runs before listen().
-        await pause(o.retryMs ?? 200, o.signal);
+        await sleep(o.retryMs ?? 200, undefined, { signal: o.signal, ref: false }).catch(() => {});
         continue;
       }
       o.logger.warn(
@@ -74,17 +75,4 @@ export async function probeCallbackRoute(o: ProbeOptions): Promise<ProbeResult> 
       return 'unreachable';
     }
   }
-}
-
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    timer.unref();
-    signal.addEventListener('abort', done, { once: true });
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-  });
 }

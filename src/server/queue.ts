@@ -1,30 +1,13 @@
 /**
  * The payout queue: payouts recorded `queued` (a settle with many winners, `rewardMany`) are
- * sent in their turn, by whichever process claims them, exactly once each.
+ * sent in their turn, by whichever process claims them, exactly once each. A queued payout is due
+ * at once, so the reconciler's leased claim hands it to one process (checks.ts sends it here).
+ * The drain takes its token first, then reads what may stop it (a pause, its player blocked),
+ * then moves it `queued -> creating` by compare-and-set and sends it through its kind's second
+ * half: of two processes that got this far, one sends. A process killed before the move leaves
+ * it queued for another; one killed after leaves it `creating`, made `unknown` by the grace.
  *
- * A queued payout is due at once, so the reconciler's leased claim (`claimDue`) hands it to one
- * process; its check comes here (checks.ts). The drain takes a token of the game's rate
- * as a payout, then reads what may stop it, after the token (which may take seconds): payouts
- * paused (the operator's pause in the ledger, this process's breaker: it stays queued, looked at
- * again later, its token given back) or, for a reward of the game's own, its player blocked (it
- * ends `failed`, never sent, with a line in the operator log; a match's payout is its pot's debt,
- * paid as when it is not queued). Then it moves `queued -> creating` by compare-and-set and
- * sends it through its kind's second half (kinds/payouts.ts), as an operator's approval does.
- * After `pause()` returns, no payout is sent but those already `creating`, in the pausing
- * process; another process may still move one whose read came in the round trip before the
- * pause was written. Of two processes that both got this far
- * (a lease that ran out while a token was awaited), the compare-and-set lets one send; the other
- * gives its token back. A process killed before its move leaves the payout queued: its lease
- * ends and another process sends it; one killed after it leaves a `creating` payout, which the
- * reconciler makes `unknown` after the grace period (never sent twice).
- *
- * The pace is the reconciler's: with `rateLimit`, each tick claims up to a second's worth of
- * the rate of queued payouts beside its re-reads (reconciler.ts), and the scheduler serves them
- * as payouts; without a rate, queued payouts count as the reconciler's checks (checksPerSecond).
- *
- * Footprint: nothing of its own; per payout two keyed reads (pause, and the block but for a
- * match's payout), one compare-and-set,
- * then the create.
+ * Footprint: per payout two keyed reads (pause, block), one compare-and-set, then the create.
  */
 import { PayoutsPausedError } from '../errors.js';
 import type { Intent } from '../ledger/intent.js';
@@ -43,10 +26,8 @@ export interface RewardManyResult {
 }
 
 /**
- * Records rewards parsed where the call entered (`rewardManyInput`) for the queue, one after
- * the other in the list's order, each as `reward` would (a blocked player, the single-payout
- * cap, the budgets and open-intent limits in the ledger's atomic create): so an earlier reward
- * takes a budget first. One refused does not stop the others.
+ * Records rewards for the queue in the list's order, each as `reward` would (so an earlier one
+ * takes a budget first); one refused does not stop the others.
  */
 export async function queueRewards(
   engine: Engine,
@@ -81,9 +62,8 @@ export class PayoutQueue {
     const engine = this.#engine;
     // Paused here already: no token is spent on it.
     if (engine.breaker.paused) return this.#later(intent);
-    // With the game's rate, the token first: it may take seconds, so what may stop the payout
-    // (a pause here or in another process, the player's block) is read after it, just before the
-    // move; a payout stopped then gives its token back to the next call.
+    // The token first: it may take seconds, so what may stop the payout is read after it; a
+    // payout stopped then gives its token back.
     const ticket = engine.outbound ? await engine.outbound.reserve('payout') : null;
     const stop = await this.#stopped(intent);
     if (stop !== null) {
@@ -103,8 +83,7 @@ export class PayoutQueue {
     try {
       return await sendRecordedPayout(engine, taken, ticket);
     } catch (err) {
-      // What the send left (failed, unknown) is in the ledger: the match or the game hears of it
-      // by the move, as for any payout.
+      // What the send left (failed, unknown) is in the ledger, and told by its move.
       engine.logger.warn(
         `queued ${intent.kind} ${intent.id} could not be sent: ${(err as Error).message}`,
       );
@@ -113,11 +92,10 @@ export class PayoutQueue {
   }
 
   /**
-   * Whether the payout may not go now: payouts paused (an operator's pause in the ledger, which
-   * this process then follows at once, or this process's breaker, wallet floor included), or its
-   * player blocked (not read for a match's payout: its pot's debt is paid to a blocked player
-   * as when it is not queued). Two keyed reads of the ledger at most; the breaker is asked last,
-   * so a pause in this process while they ran stops it too.
+   * Whether the payout may not go now: payouts paused (the operator's pause in the ledger, then
+   * followed here, or this process's breaker), or its player blocked (a match's payout is its
+   * pot's debt: paid to a blocked player too). The breaker is asked last, so a pause here while
+   * the reads ran stops it too.
    */
   async #stopped(intent: Intent): Promise<'paused' | 'blocked' | null> {
     const { breaker, ledger } = this.#engine;
@@ -145,11 +123,7 @@ export class PayoutQueue {
     return later ?? intent;
   }
 
-  /**
-   * Its player was blocked while it waited (a reward of the game's own): it ends `failed`, never
-   * sent, as an operator's rejection of a held payout does (`meta.rejectedBy`), its amount back
-   * to the game. One line in the operator log says so.
-   */
+  /** Its player was blocked while it waited: `failed` unsent, as an operator's reject. */
   async #refuseBlocked(intent: Intent): Promise<Intent> {
     const engine = this.#engine;
     const why = `player ${intent.playerId} is blocked`;

@@ -1,19 +1,10 @@
 /**
- * The reconciler: recovers what the service never reports. The service's callbacks are not
- * retried, so a dropped one would leave a payout open forever; here every open intent has a
- * `nextCheckAt`, and one timer per process re-reads the due ones through the same path as a
- * callback (`Engine.check`). Re-reads back off exponentially, are due again right after an
- * intent's expiry, stay under a global rate cap, and are leased in the ledger so that two
- * processes never poll one intent at once; a lease outlives a dead process only by `leaseMs`.
- *
- * It also runs the live audit (audit.ts) every `audit.intervalMs`, on a timer of its own.
- *
- * Queued payouts (queue.ts) are due at once and claimed the same way; their check is their send,
- * a payout, not a re-read: with the game's rate (`rateLimit`) a tick claims up to a tick's worth
- * of the rate of them in a share of their own, beside its re-reads (the outbound scheduler
- * paces them as payouts), with as many in flight; without a rate they count as checks, under
- * `checksPerSecond`. A
- * claimed intent no budget covers is released at once, due as it was, for the next tick.
+ * The reconciler: recovers what the service never reports (its callbacks are not retried).
+ * Every open intent has a `nextCheckAt`; one timer per process claims the due ones, leased in
+ * the ledger so that two processes never read one at once, and re-reads each through the same
+ * path as a callback, under `checksPerSecond`. Queued payouts (queue.ts) are claimed the same
+ * way: with `rateLimit`, in a share of their own paced by the outbound scheduler; without one,
+ * as checks. It also runs the live audit (audit.ts) every `audit.intervalMs`.
  *
  * Footprint: two interval timers; per tick one ledger query, plus the re-reads that are due.
  */
@@ -25,22 +16,13 @@ import type { ReconcilerSettings } from './options.js';
 
 /** At most this many re-reads run at once in one pass of `runOnce`. */
 const PARALLEL_CHECKS = 8;
-/**
- * At most this many re-reads in flight in one process, across ticks: a tick claims only what
- * fits, so a hung re-read (it lasts its retries times the API timeout) holds one place, never
- * the whole reconciler. The rate cap still bounds how many start per second.
- */
+/** Re-reads in flight in one process, across ticks: a hung one holds one place, not all. */
 const MAX_IN_FLIGHT = 32;
 
 /** What one claim may start: re-reads (and, without a rate, queued payouts) and drains. */
 interface TickBudget {
   checks: number;
   drains: number;
-}
-
-/** A tick's budget, and how many drains may wait for their tokens at once. */
-interface Budget extends TickBudget {
-  drainsInFlight: number;
 }
 
 export class Reconciler {
@@ -102,11 +84,9 @@ export class Reconciler {
   }
 
   /**
-   * The start-up sweep: every open intent becomes due now, so that what settled while this
-   * process (or the whole game) was down is recovered in seconds, not at each intent's own
-   * next check: the service never re-sends a callback. The re-reads then run at the
-   * reconciler's pace, under its rate cap, in whichever process claims them. Resolves with how
-   * many intents were brought forward; a failure is logged, never thrown.
+   * The start-up sweep: every open intent becomes due now, so that what settled while the game
+   * was down is recovered in seconds, at the reconciler's pace. Resolves with how many; a
+   * failure is logged, never thrown.
    */
   async sweep(): Promise<number> {
     try {
@@ -155,7 +135,8 @@ export class Reconciler {
     }
   }
 
-  #budget(): Budget {
+  /** A tick's budget, and how many drains may wait for their tokens at once. */
+  #budget(): TickBudget & { drainsInFlight: number } {
     const { checksPerSecond, intervalMs } = this.#settings;
     const rate = this.#engine.settings.rateLimit;
     // A tick's worth of the game's rate (at least its burst), paced by the scheduler; a second's
@@ -191,11 +172,7 @@ export class Reconciler {
     return kept;
   }
 
-  /**
-   * Leases what `room` covers. With a rate, queued payouts are claimed in their own share:
-   * re-reads due before a long queue (a crowd's open codes) never keep it waiting, nor it them.
-   * Without one they count as checks.
-   */
+  /** Leases what `room` covers; with a rate, queued payouts in a share of their own. */
   async #claim(room: TickBudget): Promise<Intent[]> {
     const checks = Math.max(0, room.checks);
     const queued = this.#engine.settings.rateLimit ? Math.max(0, room.drains) : undefined;

@@ -4,11 +4,11 @@
  * nothing registered afterwards. All I/O happens here, so `createLightning` returns at once.
  */
 import { metrics as otelMetrics } from '@opentelemetry/api';
-import { type PaymentsApi, type PaymentsApiOptions, paymentsService } from '../api/client.js';
+import { type PaymentsApiOptions, paymentsService } from '../api/client.js';
 import { ServicePort } from '../api/port.js';
 import type { Emulator } from '../emulator/index.js';
 import { SqliteLedger } from '../ledger/sqlite.js';
-import { type LedgerStore, type LedgerView, readOnlyView } from '../ledger/store.js';
+import { type LedgerStore, readOnlyView } from '../ledger/store.js';
 import type { PaymentsPort } from '../port/port.js';
 import { Alerts } from './alerts.js';
 import { Auditor, type AuditReport } from './audit.js';
@@ -34,43 +34,11 @@ import { Rooms } from './rooms.js';
 import { CallbackSources } from './sources.js';
 import { webhookUrls } from './webhooks.js';
 
-/** The service and the ledger, opened. */
-interface Opened {
-  /** The client the game gets: it parses what the game hands it. */
-  api: PaymentsApi;
-  /** The service behind the port, for input already parsed: where a provider is chosen. */
-  port: PaymentsPort;
-  ledger: LedgerStore;
-  emulator: Emulator | null;
-  outbound: OutboundScheduler | null;
-  close(): Promise<void>;
-}
+/** Everything the server runs, built and wired (null parts: their option is not set). */
+export type Runtime = ReturnType<typeof build>;
 
-/** Everything the server runs, built and wired. */
-export interface Runtime extends Opened {
-  engine: Engine;
-  /** The plugin hosts its rooms here. */
-  rooms: Rooms;
-  checks: Checks;
-  matches: Matches;
-  operator: Operator;
-  auditor: Auditor;
-  /** Null unless `alerts` is set. */
-  alerts: Alerts | null;
-  metrics: LightningMetrics;
-  reconciler: Reconciler;
-  regions: RegionCache;
-  /** Null unless `fiat` is set. */
-  price: PriceFeed | null;
-  /** Who may send callbacks; null unless `callbackSources` is set. */
-  sources: CallbackSources | null;
-  /** The ledger's reads: the one face of it a game gets. */
-  view: LedgerView;
-  /** The URL of a webhook route, given to the service with a session. */
-  webhookUrl(source: 'ramp' | 'widget'): string;
-  /** One audit run, then the alerts checked against it. */
-  audit(): Promise<AuditReport>;
-}
+/** The service and the ledger, opened. */
+type Opened = Awaited<ReturnType<typeof open>>;
 
 /** Opens, builds, then starts what runs by itself. `events` exists before the server starts. */
 export async function createRuntime(settings: Settings, events: SafeEmitter): Promise<Runtime> {
@@ -99,7 +67,7 @@ export async function createRuntime(settings: Settings, events: SafeEmitter): Pr
 }
 
 /** Every collaborator, through its constructor, in the order they depend on each other. */
-function build(opened: Opened, settings: Settings, events: SafeEmitter): Runtime {
+function build(opened: Opened, settings: Settings, events: SafeEmitter) {
   const { port, ledger } = opened;
   const { clock, logger } = settings;
   const { engine, rooms, moves } = buildEngine(opened, settings, events);
@@ -126,39 +94,53 @@ function build(opened: Opened, settings: Settings, events: SafeEmitter): Runtime
         emit: (alert) => events.emit('alert', alert),
       })
     : null;
-  const audit = async () => {
+  /** One audit run, then the alerts checked against it. */
+  const audit = async (): Promise<AuditReport> => {
     const report = await auditor.run();
     await alerts?.check(report);
     return report;
   };
-  const runtime: Runtime = {
+  const operator = new Operator(engine, matches);
+  const reconciler = new Reconciler(engine, checks, audit, (ok) => metrics.checked(ok));
+  const { fiat, callbackSources: sources } = settings;
+  const price = fiat ? new PriceFeed(() => port.btcUsd(), fiat, logger) : null;
+  return {
     ...opened,
     engine,
     rooms,
     checks,
     matches,
-    operator: new Operator(engine, matches),
+    operator,
     auditor,
     alerts,
     metrics,
-    reconciler: new Reconciler(engine, checks, audit, (ok) => metrics.checked(ok)),
+    reconciler,
     regions: new RegionCache(port, clock),
-    price: priceFeed(settings, port),
-    sources: callbackSources(settings, port),
+    price,
+    /** Who may send callbacks. */
+    sources: sources
+      ? new CallbackSources(
+          () => port.callbackSources(),
+          sources,
+          new ClientAddresses(settings.clientAddress),
+          clock,
+          logger,
+        )
+      : null,
+    /** The ledger's reads: the one face of it a game gets. */
     view: readOnlyView(ledger),
     webhookUrl: webhookUrls(settings),
     audit,
     close: async () => {
-      await runtime.reconciler.stop();
+      await reconciler.stop();
       await engine.kept.close();
-      runtime.operator.close();
-      runtime.price?.stop();
+      operator.close();
+      price?.stop();
       metrics.close();
       await alerts?.close();
       await opened.close();
     },
   };
-  return runtime;
 }
 
 /** The engine, its stream of moves (rooms first) and its breaker; exported for a provider test. */
@@ -193,29 +175,8 @@ export function buildEngine(
   return { engine, rooms, moves };
 }
 
-/** The fiat price, when `fiat` is set. */
-function priceFeed(settings: Settings, port: PaymentsPort): PriceFeed | null {
-  const { fiat, logger } = settings;
-  if (!fiat) return null;
-  const feed = { currency: 'USD', refreshMs: fiat.refreshMs } as const;
-  return new PriceFeed(() => port.btcUsd(), feed, logger);
-}
-
-/** Who may send callbacks, when `callbackSources` is set. */
-function callbackSources(settings: Settings, port: PaymentsPort): CallbackSources | null {
-  const { callbackSources: sources, clientAddress, clock, logger } = settings;
-  if (!sources) return null;
-  return new CallbackSources(
-    () => port.callbackSources(),
-    sources,
-    new ClientAddresses(clientAddress),
-    clock,
-    logger,
-  );
-}
-
 /** Starts the embedded emulator when there is no key, makes the client, opens the ledger. */
-async function open(settings: Settings): Promise<Opened> {
+async function open(settings: Settings) {
   let emulator: Emulator | null = null;
   let { apiKey, baseUrl } = settings;
   if (apiKey === undefined) {
@@ -230,7 +191,7 @@ async function open(settings: Settings): Promise<Opened> {
     ...(baseUrl ? { baseUrl } : {}),
   };
   const given = settings.ledger;
-  const ledger =
+  const ledger: LedgerStore =
     typeof given === 'object'
       ? given
       : new SqliteLedger({
@@ -260,7 +221,8 @@ async function open(settings: Settings): Promise<Opened> {
     await close();
     throw err;
   }
-  return { api, port: new ServicePort(calls), ledger, emulator, outbound, close };
+  const port: PaymentsPort = new ServicePort(calls);
+  return { api, port, ledger, emulator, outbound, close };
 }
 
 /** The embedded emulator, for a game with no API key (and says so in one line). */

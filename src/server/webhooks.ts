@@ -17,11 +17,6 @@ const webhookBody = z.looseObject({ type: z.string().min(1).max(200), data: z.un
 const MAX_SIGNATURE_CHARS = 256;
 const MAX_DELIVERY_ID_CHARS = 200;
 
-/** Which route a signed event type belongs to. */
-function sourceOfType(type: string): WebhookDelivery['source'] {
-  return type.startsWith('ramp.') ? 'ramp' : 'widget';
-}
-
 export interface WebhookDelivery {
   source: 'ramp' | 'widget';
   raw: Buffer;
@@ -40,7 +35,7 @@ export async function receiveWebhook(engine: Engine, delivery: WebhookDelivery):
   const parsed = webhookBody.safeParse(parseJson(raw));
   if (!parsed.success) return 400;
   // Signed by the service but meant for the other route: a replay or a miswired session.
-  if (sourceOfType(parsed.data.type) !== source) return 422;
+  if (parsed.data.type.startsWith('ramp.') !== (source === 'ramp')) return 422;
   const id = createHash('sha256').update(`${source}\n`).update(raw).digest('base64url');
   // At-least-once delivery: a repeat is acknowledged, never handled twice.
   if (await engine.ledger.recordEvent(`${source}:${id}`, engine.now())) {

@@ -87,11 +87,8 @@ async function detectLatePayment(
       meta: { ...intent.meta, latePaymentReported: true },
     });
     if (!marked) return null;
-    host.logger.warn(
-      intent.groupId === null
-        ? `entry fee ${intent.id} was paid after it expired: refund it`
-        : `entry fee ${intent.id} was paid after it expired: its match refunds it`,
-    );
+    const refund = intent.groupId === null ? 'refund it' : 'its match refunds it';
+    host.logger.warn(`entry fee ${intent.id} was paid after it expired: ${refund}`);
     return marked;
   } catch (err) {
     host.logger.warn(`late-payment check of ${intent.id} failed: ${(err as Error).message}`);

@@ -24,6 +24,9 @@ import { isPayment } from './guards.js';
 import { type KindRules, notProvenBy, type Observation, recorded } from './kind.js';
 import { mayReissue, payoutPosition } from './payout-position.js';
 
+/** What a payment's state makes its intent; null: on its way. */
+const PAYMENT_ENDS = { sent: null, paid: 'completed', failed: 'failed' } as const;
+
 export const payment: KindRules = {
   kind: 'payment',
   reads: 'resource',
@@ -39,10 +42,7 @@ export const payment: KindRules = {
   async observe(port: PaymentsPort, _intent, remoteId, _now, proof): Promise<Observation | null> {
     const sent = await port.readAddressPayment(remoteId);
     if (notProvenBy(proof, sent.callbackUrl)) return null;
-    const seen = { patch: { remoteId }, note: sent.said };
-    if (sent.state === 'paid') return { ...seen, to: 'completed' };
-    if (sent.state === 'failed') return { ...seen, to: 'failed' };
-    return { ...seen, to: null };
+    return { patch: { remoteId }, note: sent.said, to: PAYMENT_ENDS[sent.state] };
   },
 };
 
@@ -132,8 +132,7 @@ function paymentAnswer(engine: Engine, answered: Answered) {
 
 /** The provider's own answer (not a callback's body) may already be the outcome. */
 async function endAsAnswered(engine: Engine, sent: Intent, answered: Answered): Promise<Intent> {
-  const to =
-    answered.state === 'paid' ? 'completed' : answered.state === 'failed' ? 'failed' : null;
+  const to = answered.state === null ? null : PAYMENT_ENDS[answered.state];
   if (sent.status !== 'pending' || to === null) return sent;
   return settleAsAnswered(engine, sent, to, answered.said);
 }

@@ -1,5 +1,5 @@
 /** The send of a payout recorded unsent (held or queued), so that neither caller names a kind. */
-import type { Intent } from '../../ledger/intent.js';
+import type { Intent, IntentPatch } from '../../ledger/intent.js';
 import type { Engine } from '../engine.js';
 import type { Ticket } from '../outbound.js';
 import { sendApprovedPayment } from './payment.js';
@@ -17,12 +17,7 @@ export function sendRecordedPayout(
 }
 
 /** What a recorded payout's move to `creating` writes: its grace, a reward's claim time anew. */
-export function claimTimeFromNow(
-  engine: Engine,
-  intent: Intent,
-): Pick<Intent, 'nextCheckAt'> & {
-  expiresAt?: number;
-} {
+export function claimTimeFromNow(engine: Engine, intent: Intent): IntentPatch {
   const now = engine.now();
   return {
     nextCheckAt: now + engine.settings.reconciler.creatingGraceMs,

@@ -1,17 +1,13 @@
 /**
  * Matches: a pot held in escrow, paid out or refunded exactly once, whatever crashes.
  *
- * A match is an intent of kind `match` (terms.ts: its `meta`); its fees, payouts and refunds are
- * ordinary intents grouped under its id. open --settle/abort by compare-and-set--> deciding
- * (pending) --every payout and refund made, every fee closed--> settled | aborted.
- * - The pot is the fees paid when the match was decided; a fee paid later is refunded.
- * - Payouts and refunds have fixed ids (`<match>:payout:<player>`, `<fee>:refund`): a second
- *   attempt in any process is a duplicate the ledger refuses, never a second payment.
- * - The first decision stands; anything else is refused with MatchClosedError.
- * - Seats are taken in the fee's atomic create (CreateGuards.seat), across processes.
- * - A decided match stays due in the reconciler until finished, so another process finishes it.
- *
- * Footprint: a few ledger reads of the match's group per call; no timers of its own.
+ * A match is an intent of kind `match`; its fees, payouts and refunds are intents grouped under
+ * its id. open --settle/abort by compare-and-set--> deciding (pending) --all made--> settled |
+ * aborted. The first decision stands (anything else: MatchClosedError); the pot is the fees paid
+ * when it was decided, and a fee paid later is refunded. Payouts and refunds have fixed ids, so
+ * a second attempt in any process is a duplicate the ledger refuses, never a second payment.
+ * Seats are taken in the fee's atomic create; a decided match stays due in the reconciler until
+ * it ends, so any process finishes it. Footprint: a few reads of the group per call; no timers.
  */
 import { createHash } from 'node:crypto';
 import { v7 as uuidv7 } from 'uuid';
@@ -24,8 +20,12 @@ import {
   MatchSeatError,
 } from '../../errors.js';
 import { DuplicateIntentError, InvalidIntentError } from '../../ledger/errors.js';
-import { type Intent, isTerminal } from '../../ledger/intent.js';
-import type { SeatGuard } from '../../ledger/store.js';
+import {
+  type Intent,
+  isTerminal,
+  type MatchDecision,
+  type MatchTerms,
+} from '../../ledger/intent.js';
 import { refuseBlocked } from '../blocked.js';
 import type { Engine } from '../engine.js';
 import { entryFee, startEntryFee } from '../kinds/entry-fee.js';
@@ -39,34 +39,34 @@ import {
   wasShown,
 } from '../kinds/payout-position.js';
 import { startReward } from '../kinds/reward.js';
-import type { Move, Moves } from '../moves.js';
+import type { Moves } from '../moves.js';
+import type { OnBehalf } from '../operations/create.js';
 import { isAmbiguous } from '../operations/outcome.js';
-import {
-  type MatchDecision,
-  type MatchTerms,
-  type ParsedEnter,
-  type ParsedOpenMatch,
-  type Shares,
-  seatsOf,
-  splitPot,
-} from './terms.js';
+import { type ParsedEnter, type ParsedOpenMatch, type Shares, seatsOf, splitPot } from './terms.js';
 import { type MatchView, matchStatus, paidFees, replacedFees, rosterPaid, viewOf } from './view.js';
 
 /** How soon a decided match that could not finish is looked at again. */
 const RETRY_MS = 15_000;
-
 /** Queued payouts made one by one share one look at their match (a look reads the group). */
 const PROGRESS_LOOK_MS = 1_000;
-
-/**
- * Payouts a settle records for its queue at once. Each record is a round trip to the ledger;
- * one after the other, they (not the game's rate) set the queue's pace: the drains of every
- * process send each payout as soon as it is recorded.
- */
+/** Payouts a settle records for its queue at once: one by one, round trips would set its pace. */
 const RECORDING_LANES = 8;
+const REPLACED = 'its charge was replaced by a new one';
+
+/** A payout or refund a match owes. `queue`: recorded for the payout queue. */
+interface Owed {
+  playerId: string;
+  amountMsat: string;
+  description: string;
+  role: 'payout' | 'refund';
+  why: string;
+  feeId?: string;
+  queue?: boolean;
+}
 
 export class Matches {
   readonly #engine: Engine;
+  readonly #moves: Moves;
   /** Per match, the finish running here and the one queued after it (later calls share it). */
   readonly #finishing = new Map<
     string,
@@ -76,51 +76,47 @@ export class Matches {
   readonly #told = new Map<string, number>();
   /** Attempts started here: a finish that started none need not read its group again. */
   #attempted = 0;
-  /** Matches whose queued payouts were made since their last look. */
+  /** Matches with a look soon (#finishSoon). */
   readonly #lookSoon = new Set<string>();
-  readonly #moves: Moves;
 
   constructor(engine: Engine, moves: Moves) {
     this.#engine = engine;
     this.#moves = moves;
-    moves.subscribe((move) => this.#onMove(move));
-  }
-
-  #onMove({ what, intent }: Move): void {
-    if (what !== 'moved' && what !== 'latePayment') return;
-    this.#follow(intent, what).catch((err: unknown) =>
-      this.#engine.logger.error(`following ${intent.kind} ${intent.id}: ${(err as Error).message}`),
-    );
+    moves.subscribe(({ what, intent }) => {
+      if (what !== 'moved' && what !== 'latePayment') return;
+      this.#follow(intent, what).catch((err: unknown) =>
+        engine.logger.error(`following ${intent.kind} ${intent.id}: ${(err as Error).message}`),
+      );
+    });
   }
 
   /** Opens a match: a record in the ledger, due at its timeout. */
   async open(args: ParsedOpenMatch): Promise<MatchView> {
     const now = this.#engine.now();
     const id = uuidv7();
+    const { roomId, entryFeeMsat, feeExpiresIn, timeoutMs, claimExpiresIn, description } = args;
     const terms: MatchTerms = {
       seatGuard: true,
-      entryFeeMsat: args.entryFeeMsat,
+      entryFeeMsat,
       rakeBps: Math.round(args.rake * 10_000),
-      feeExpiresIn: args.feeExpiresIn,
-      timeoutMs: args.timeoutMs,
-      claimExpiresIn: args.claimExpiresIn,
-      description: args.description,
+      feeExpiresIn,
+      timeoutMs,
+      claimExpiresIn,
+      description,
       ...(args.players ? { roster: args.players } : {}),
       ...(args.seats ? { seats: args.seats } : {}),
     };
+    // Its player is never a player: a match counts against nobody's limits. A fee paid in
+    // brings `nextCheckAt` forward; `expiresAt` is the timeout.
+    const fields = { id, roomId, playerId: `match:${id}`, amount: entryFeeMsat, unit: 'msats' };
+    const at = now + timeoutMs;
     const match = await this.#engine.record(
       newMatch({
-        id,
-        roomId: args.roomId,
-        // Never a player's id: a match counts against nobody's limits.
-        playerId: `match:${id}`,
-        amount: args.entryFeeMsat,
-        unit: 'msats',
-        description: args.description,
+        ...fields,
+        description,
         groupId: id,
-        // A fee paid into the match brings `nextCheckAt` forward; `expiresAt` is the timeout.
-        expiresAt: now + args.timeoutMs,
-        nextCheckAt: now + args.timeoutMs,
+        expiresAt: at,
+        nextCheckAt: at,
         meta: { terms },
       }),
       now,
@@ -138,8 +134,8 @@ export class Matches {
     await refuseBlocked(this.#engine, args.playerId);
     const match = await this.#match(args.matchId);
     if (match.status !== 'creating') throw closedError(match);
-    const terms = termsOf(match);
-    if (terms.roster && !terms.roster.includes(args.playerId)) {
+    const { roster } = termsOf(match);
+    if (roster && !roster.includes(args.playerId)) {
       throw new MatchSeatError(match.id, args.playerId, 'not-in-roster');
     }
     // A fee that holds the seat is theirs; one whose create answer was lost is replaced.
@@ -160,21 +156,18 @@ export class Matches {
   }
 
   /**
-   * Charges the player's fee. A fee whose create answer was lost (a code nobody saw) is replaced
-   * at once by a new charge naming it (`meta.replaces`); the lost one never counts, and is
-   * refunded should it be paid after all. The new charge's key is the lost fee's, so two calls
-   * replacing one lost fee make one charge; if its answer is lost too, the call rejects.
+   * Charges the player's fee. One whose create answer was lost (a code nobody saw) is replaced at
+   * once by a charge naming it (`meta.replaces`), keyed by it so that two calls make one charge;
+   * the lost one never counts, and is refunded if paid after all.
    */
   async #charge(match: MatchIntent, args: ParsedEnter, lost: string | undefined): Promise<Intent> {
     const terms = termsOf(match);
     let replaces = lost;
     for (let attempt = 0; ; attempt++) {
       const id = uuidv7();
+      const replacing = replaces === undefined ? {} : { replaces };
       // Taken in the create's atomic step; a roster names its players, one seat each.
-      const seat: SeatGuard = {
-        ...(terms.seats === undefined || terms.roster ? {} : { seats: terms.seats }),
-        ...(replaces === undefined ? {} : { replaces }),
-      };
+      const seats = terms.seats === undefined || terms.roster ? {} : { seats: terms.seats };
       try {
         return await startEntryFee(
           this.#engine,
@@ -191,10 +184,10 @@ export class Matches {
             groupId: match.id,
             meta: {
               matchRole: 'fee',
-              ...(replaces === undefined ? {} : { replaces }),
+              ...replacing,
               ...(args.lnAddress ? { lnAddress: args.lnAddress } : {}),
             },
-            guards: { ...this.#engine.guards(entryFee.kind), seat },
+            guards: { ...this.#engine.guards(entryFee.kind), seat: { ...seats, ...replacing } },
           },
         );
       } catch (err) {
@@ -208,26 +201,27 @@ export class Matches {
   }
 
   /**
-   * The fee `enter` returns if its match is still open now that the fee is in the ledger (or
-   * the decision counted it). Otherwise the entry came too late: its charge is closed here, and
-   * a payment that slipped in is refunded as paid after the decision.
+   * The fee `enter` returns if its match is still open now that the fee is in the ledger (or the
+   * decision counted it). Otherwise the entry came too late: its charge is closed, and a payment
+   * that slipped in is refunded as paid after the decision.
    */
   async #stillOpen(matchId: string, fee: Intent): Promise<Intent> {
     const match = await this.#match(matchId);
-    if (match.status === 'creating') return fee;
-    if (match.meta.decision?.paidFeeIds.includes(fee.id)) return fee;
+    if (match.status === 'creating' || match.meta.decision?.paidFeeIds.includes(fee.id)) {
+      return fee;
+    }
     const current = (await this.#engine.ledger.get(fee.id)) ?? fee;
     if (!isTerminal(current.status)) await this.#close(current);
     throw closedError(match);
   }
 
   /** Pays the pot minus the rake by shares to players who paid in; the first decision stands. */
-  async settle(matchId: string, shares: Shares): Promise<MatchView> {
+  settle(matchId: string, shares: Shares): Promise<MatchView> {
     return this.#decide(matchId, 'settle', { shares, reason: null });
   }
 
   /** Refunds every paid fee and closes every open one; idempotent. */
-  async abort(matchId: string, reason: string): Promise<MatchView> {
+  abort(matchId: string, reason: string): Promise<MatchView> {
     return this.#decide(matchId, 'abort', { shares: null, reason });
   }
 
@@ -240,10 +234,8 @@ export class Matches {
   async keepAlive(matchId: string): Promise<void> {
     const match = await this.#engine.ledger.get(matchId);
     if (!isMatch(match) || match.status !== 'creating') return;
-    const { timeoutMs } = termsOf(match);
-    await this.#engine.ledger.update(match.id, 'creating', {
-      expiresAt: this.#engine.now() + timeoutMs,
-    });
+    const expiresAt = this.#engine.now() + termsOf(match).timeoutMs;
+    await this.#engine.ledger.update(match.id, 'creating', { expiresAt });
   }
 
   /**
@@ -252,35 +244,42 @@ export class Matches {
    */
   async check(match: Intent): Promise<Intent> {
     if (!isMatch(match)) return match;
-    if (isTerminal(match.status)) {
+    if (match.status !== 'creating') {
       await this.#finish(match);
-      return match;
-    }
-    if (match.status === 'creating') {
-      const now = this.#engine.now();
-      const timeout = timeoutOf(match);
-      if (timeout > now) {
-        // Back to the timeout before the roster is read: a fee paid from here on makes it due.
-        const waiting =
-          match.nextCheckAt === timeout && match.expiresAt !== null
-            ? match
-            : await this.#engine.ledger.update(match.id, 'creating', {
-                nextCheckAt: timeout,
-                expiresAt: timeout,
-              });
-        if (isMatch(waiting)) await this.#lookOpen(waiting);
-        return (await this.#engine.ledger.get(match.id)) ?? match;
-      }
+      if (isTerminal(match.status)) return match;
+    } else if (timeoutOf(match) > this.#engine.now()) {
+      await this.#lookOpen(match);
+    } else {
       await this.#decide(match.id, 'abort', {
         shares: null,
         reason: 'timed out: nobody settled or aborted it (its room or process stopped)',
       }).catch((err: unknown) => {
         if (!(err instanceof MatchClosedError)) throw err;
       });
-    } else {
-      await this.#finish(match);
     }
     return (await this.#engine.ledger.get(match.id)) ?? match;
+  }
+
+  /**
+   * An open match before its timeout: due again at the timeout before the roster is read (a fee
+   * paid from here on makes it due), then what a paid fee's follow-up would have done.
+   */
+  async #lookOpen(match: MatchIntent): Promise<void> {
+    const { ledger } = this.#engine;
+    const timeout = timeoutOf(match);
+    const waiting =
+      match.nextCheckAt === timeout && match.expiresAt !== null
+        ? match
+        : await ledger.update(match.id, 'creating', { nextCheckAt: timeout, expiresAt: timeout });
+    if (!isMatch(waiting)) return;
+    const group = await ledger.byGroup(match.id);
+    const replaced = replacedFees(group);
+    for (const fee of group) {
+      if (replaced.has(fee.id) && fee.status === 'completed') {
+        await this.#refund(waiting, group, fee, REPLACED);
+      }
+    }
+    await this.#checkFunded(waiting, group);
   }
 
   /** Settles or aborts by compare-and-set (the first decision wins), then finishes. */
@@ -291,20 +290,16 @@ export class Matches {
   ): Promise<MatchView> {
     let match = await this.#match(id);
     if (match.status === 'creating') {
-      const meta = match.meta;
-      const terms = termsOf(match);
-      const group = await this.#engine.ledger.byGroup(id);
-      const paid = paidFees(group);
+      const paid = paidFees(await this.#engine.ledger.byGroup(id));
       const pot = paid.reduce((sum, fee) => sum + BigInt(fee.amount), 0n);
       let split = { rakeMsat: 0n, payouts: [] as MatchDecision['payouts'] };
       if (kind === 'settle' && wanted.shares) {
         const payers = new Set(paid.map((fee) => fee.playerId));
-        for (const playerId of Object.keys(wanted.shares)) {
-          if (!payers.has(playerId)) {
-            throw new InvalidArgumentError('shares', `names ${playerId}, who has not paid in`);
-          }
+        const stranger = Object.keys(wanted.shares).find((playerId) => !payers.has(playerId));
+        if (stranger !== undefined) {
+          throw new InvalidArgumentError('shares', `names ${stranger}, who has not paid in`);
         }
-        split = splitPot(pot, terms.rakeBps, wanted.shares);
+        split = splitPot(pot, termsOf(match).rakeBps, wanted.shares);
       }
       const now = this.#engine.now();
       const decision: MatchDecision = {
@@ -319,9 +314,9 @@ export class Matches {
       const moved = await this.#engine.apply(
         match,
         'pending',
+        // Due for any other process should this one die before it finishes.
         {
-          meta: { ...meta, decision },
-          // Due for any other process should this one die before it finishes.
+          meta: { ...match.meta, decision },
           nextCheckAt: now + this.#engine.settings.reconciler.creatingGraceMs,
         },
         kind === 'settle' ? `settled: pot ${pot} msats` : `aborted: ${wanted.reason}`,
@@ -343,26 +338,27 @@ export class Matches {
   #finish(match: MatchIntent): Promise<MatchView> {
     // One at a time per match here (a fee it closes sets off another); processes race in the
     // ledger. Calls while one waits share it: it runs later and sees what they would.
-    const slot = this.#finishing.get(match.id);
+    const { id } = match;
+    const slot = this.#finishing.get(id);
     if (slot?.next) return slot.next;
     const run: Promise<MatchView> = (slot?.current ?? Promise.resolve())
       .catch(() => {})
       .then(async () => {
-        const now = this.#finishing.get(match.id);
+        const now = this.#finishing.get(id);
         if (now?.next === run) {
           now.current = run;
           delete now.next;
         }
-        const read = await this.#engine.ledger.get(match.id);
+        const read = await this.#engine.ledger.get(id);
         return this.#finishOnce(isMatch(read) ? read : match);
       });
     if (slot) slot.next = run;
-    else this.#finishing.set(match.id, { current: run });
+    else this.#finishing.set(id, { current: run });
     void run
       .catch(() => {})
       .finally(() => {
-        const now = this.#finishing.get(match.id);
-        if (now?.current === run && !now.next) this.#finishing.delete(match.id);
+        const now = this.#finishing.get(id);
+        if (now?.current === run && !now.next) this.#finishing.delete(id);
       });
     return run;
   }
@@ -386,11 +382,8 @@ export class Matches {
     const match = await this.#engine.ledger.get(matchId);
     if (!isMatch(match) || match.status !== 'pending') return;
     const group = await this.#engine.ledger.byGroup(matchId);
-    if (!waitsForQueue(match, group)) {
-      await this.#finish(match);
-      return;
-    }
-    this.#tellProgress(viewOf(match, group));
+    if (waitsForQueue(match, group)) this.#tellProgress(viewOf(match, group));
+    else await this.#finish(match);
   }
 
   /** A settle's payouts are queued: many winners, and a reconciler here to drain them. */
@@ -400,40 +393,33 @@ export class Matches {
   }
 
   async #finishOnce(match: MatchIntent): Promise<MatchView> {
-    const engine = this.#engine;
+    const { ledger } = this.#engine;
     const decision = decisionOf(match);
+    const attempted = this.#attempted;
+    let group = await ledger.byGroup(match.id);
+    // Read again only when this look started attempts (a queue's group is large).
+    const seen = async () => (this.#attempted === attempted ? group : ledger.byGroup(match.id));
     if (isTerminal(match.status)) {
       // An attempt may have ended unpaid since, or a fee come in late: each is paid once more.
-      const group = await engine.ledger.byGroup(match.id);
-      const attempted = this.#attempted;
       await this.#payAll(match, decision, group, false);
-      return viewOf(
-        match,
-        this.#attempted === attempted ? group : await engine.ledger.byGroup(match.id),
-      );
+      return viewOf(match, await seen());
     }
-    let done = true;
-    let group = await engine.ledger.byGroup(match.id);
-    const attempted = this.#attempted;
-
     // No one may pay into a decided match: each open fee is closed (one paid just before is
     // refunded below).
+    let done = true;
     for (const fee of group.filter((i) => isEntryFee(i) && !isTerminal(i.status))) {
       if (!isTerminal((await this.#close(fee)).status)) done = false;
     }
-    group = await engine.ledger.byGroup(match.id);
+    group = await ledger.byGroup(match.id);
     if (!(await this.#payAll(match, decision, group, this.#queues(decision)))) done = false;
-
-    if (!done) {
-      await engine.ledger.update(match.id, 'pending', { nextCheckAt: engine.now() + RETRY_MS });
-      // Read again only when this look started attempts (a queue's group is large).
-      const seen = this.#attempted === attempted ? group : await engine.ledger.byGroup(match.id);
-      const view = viewOf(match, seen);
-      this.#tellProgress(view);
-      return view;
+    if (done) {
+      this.#told.delete(match.id);
+      return this.#end(match, decision);
     }
-    this.#told.delete(match.id);
-    return this.#end(match, decision);
+    await ledger.update(match.id, 'pending', { nextCheckAt: this.#engine.now() + RETRY_MS });
+    const view = viewOf(match, await seen());
+    this.#tellProgress(view);
+    return view;
   }
 
   /**
@@ -451,17 +437,17 @@ export class Matches {
       ending = isMatch(marked) ? marked : await this.#match(match.id);
       if (isTerminal(ending.status)) return viewOf(ending, await engine.ledger.byGroup(match.id));
     }
-    const event = decision.kind === 'settle' ? 'match.settled' : 'match.aborted';
+    const settled = decision.kind === 'settle';
+    const event = settled ? 'match.settled' : 'match.aborted';
     const group = await engine.ledger.byGroup(match.id);
     if (await engine.ledger.recordEvent(`once:${event}:${match.id}`)) {
       engine.emit(event, viewOf(ending, group));
     }
-    const to = decision.kind === 'settle' ? 'completed' : 'failed';
     const ended = await engine.apply(
       ending,
-      to,
+      settled ? 'completed' : 'failed',
       {},
-      decision.kind === 'settle' ? 'payouts created' : 'refunds created',
+      settled ? 'payouts created' : 'refunds created',
     );
     return viewOf(isMatch(ended) ? ended : await this.#match(match.id), group);
   }
@@ -473,28 +459,26 @@ export class Matches {
     group: readonly Intent[],
     queue: boolean,
   ): Promise<boolean> {
-    const terms = termsOf(match);
     let done = true;
     if (decision.kind === 'settle') {
       // The lanes keep the match ahead one after another: one write per period, not one each.
       let ahead = Promise.resolve(this.#engine.now());
-      let next = 0;
+      const payouts = decision.payouts.values();
       const lane = async () => {
-        while (next < decision.payouts.length) {
-          const payout = decision.payouts[next++] as MatchDecision['payouts'][number];
+        for (const { playerId, amountMsat } of payouts) {
           if (queue) {
             ahead = ahead.then((since) => this.#keepAhead(match, since));
             await ahead;
           }
-          const paid = await this.#pay(match, group, payoutKey(match.id, payout.playerId), {
-            playerId: payout.playerId,
-            amountMsat: payout.amountMsat,
-            description: `${terms.description}: winnings`,
+          const owed: Owed = {
+            playerId,
+            amountMsat,
+            description: `${termsOf(match).description}: winnings`,
             role: 'payout',
             why: 'won',
             queue,
-          });
-          if (!paid) done = false;
+          };
+          if (!(await this.#pay(match, group, payoutKey(match.id, playerId), owed))) done = false;
         }
       };
       await Promise.all(Array.from({ length: queue ? RECORDING_LANES : 1 }, lane));
@@ -520,11 +504,9 @@ export class Matches {
   }
 
   /**
-   * Whether another process is recording this settle's queue: its match is kept due a grace
-   * ahead (#keepAhead) while it does, and a move here (a fee it closed, a payout that failed)
-   * would otherwise start a second recorder beside it, every create refused as a duplicate.
-   * Such a move gets a look soon, which records nothing; should the recorder die, the match
-   * falls due and any process's reconciler finishes it.
+   * Whether another process is recording this settle's queue (it keeps the match due a grace
+   * ahead): a move here (a fee it closed, a payout that failed) would start a second recorder
+   * beside it, every create refused as a duplicate. Should the recorder die, the match falls due.
    */
   #recordedElsewhere(match: MatchIntent): boolean {
     return (
@@ -550,90 +532,71 @@ export class Matches {
     match: MatchIntent,
     group: readonly Intent[],
     key: string,
-    what: {
-      playerId: string;
-      amountMsat: string;
-      description: string;
-      role: 'payout' | 'refund';
-      why: string;
-      feeId?: string;
-      queue?: boolean;
-    },
+    owed: Owed,
   ): Promise<boolean> {
-    const attempts = indexOf(group).attempts.get(key) ?? [];
+    const index = indexOf(group);
+    const attempts = index.attempts.get(key) ?? [];
     const last = attempts.at(-1);
-    if (last) {
-      const made = this.#made(match, last, what, attempts.length);
-      if (made !== 'again') return made;
-    }
-    const id = attempts.length === 0 ? key : `${key}:${attempts.length + 1}`;
+    const made = last === undefined ? 'again' : this.#made(match, last, owed, attempts.length);
+    if (made !== 'again') return made;
+    const attempt = attempts.length + 1;
+    const id = attempt === 1 ? key : `${key}:${attempt}`;
     this.#attempted++;
-    const terms = termsOf(match);
     // The address the player gave when they entered, for a first attempt.
-    const address =
-      attempts.length === 0 ? indexOf(group).fees.get(what.playerId)?.meta.lnAddress : undefined;
-    const toAddress = address !== undefined;
-    try {
-      const behalf = {
-        id,
-        groupId: match.id,
-        meta: {
-          matchRole: what.role,
-          payKey: key,
-          attempt: attempts.length + 1,
-          why: what.why,
-          ...(what.feeId ? { feeId: what.feeId } : {}),
+    const address = attempt === 1 ? index.fees.get(owed.playerId)?.meta.lnAddress : undefined;
+    const behalf: OnBehalf = {
+      id,
+      groupId: match.id,
+      meta: {
+        matchRole: owed.role,
+        payKey: key,
+        attempt,
+        why: owed.why,
+        ...(owed.feeId ? { feeId: owed.feeId } : {}),
+      },
+      // From the pot, so no budget or open limit; approvals may hold a winner's first attempt,
+      // never a refund (a player's own fee).
+      guards: owed.role === 'payout' && attempt === 1 ? this.#engine.payoutHold() : {},
+      queue: owed.queue === true && attempt === 1 && address === undefined,
+    };
+    const to = { playerId: owed.playerId, roomId: match.roomId, amountMsat: owed.amountMsat };
+    const byCode = () =>
+      startReward(
+        this.#engine,
+        {
+          ...to,
+          description: owed.description.slice(0, 1000),
+          expiresIn: termsOf(match).claimExpiresIn,
         },
-        // From the pot, so no budget or open limit; approvals may hold a winner's first attempt,
-        // never a refund (a player's own fee).
-        guards: what.role === 'payout' && attempts.length === 0 ? this.#engine.payoutHold() : {},
-        queue: what.queue === true && attempts.length === 0 && !toAddress,
-      };
-      const byCode = () =>
-        startReward(
-          this.#engine,
-          {
-            playerId: what.playerId,
-            roomId: match.roomId,
-            amountMsat: what.amountMsat,
-            description: what.description.slice(0, 1000),
-            expiresIn: terms.claimExpiresIn,
-          },
-          behalf,
-        );
+        behalf,
+      );
+    try {
       const made =
-        address !== undefined
-          ? await startAddressPayment(
+        address === undefined
+          ? await byCode()
+          : await startAddressPayment(
               this.#engine,
-              {
-                playerId: what.playerId,
-                roomId: match.roomId,
-                lnAddress: address,
-                amountMsat: what.amountMsat,
-                comment: what.description.slice(0, 255),
-              },
+              { ...to, lnAddress: address, comment: owed.description.slice(0, 255) },
               behalf,
             ).catch((err: unknown) => {
               // Nothing was recorded or sent: this first attempt is a claim code instead.
               if (!(err instanceof LnAddressRefusedError)) throw err;
               this.#engine.logger.warn(
-                `match ${match.id}: ${what.role} to ${what.playerId} by claim code: ${err.message}`,
+                `match ${match.id}: ${owed.role} to ${owed.playerId} by claim code: ${err.message}`,
               );
               return byCode();
-            })
-          : await byCode();
-      if (what.role === 'refund') this.#engine.emit('match.refund', made, what.why);
+            });
+      if (owed.role === 'refund') this.#engine.emit('match.refund', made, owed.why);
       return made.status === 'pending' || made.status === 'completed';
     } catch (err) {
       if (err instanceof DuplicateIntentError && err.field === 'id') {
         // Another process made this attempt first: judged by the same rules as any.
         const other = await this.#engine.ledger.get(id);
-        if (other === null) return false;
-        return this.#made(match, other, what, attempts.length + 1) === true;
+        return other !== null && this.#made(match, other, owed, attempt) === true;
       }
       if (this.#engine.port.failureOf(err).meaning !== 'ambiguous') {
         this.#engine.logger.warn(
-          `match ${match.id}: ${what.role} to ${what.playerId} not made yet: ${(err as Error).message}`,
+          `match ${match.id}: ${owed.role} to ${owed.playerId} not made yet: ${(err as Error).message}`,
         );
       }
       return false;
@@ -641,25 +604,20 @@ export class Matches {
   }
 
   /** Whether the latest attempt has made it: true, false (look again) or 'again' (reissue it). */
-  #made(
-    match: MatchIntent,
-    last: Intent,
-    what: { playerId: string; amountMsat: string; role: string },
-    attempts: number,
-  ): boolean | 'again' {
-    if (last.status === 'creating' || last.status === 'held' || last.status === 'queued') {
-      return false;
-    }
+  #made(match: MatchIntent, last: Intent, owed: Owed, attempts: number): boolean | 'again' {
+    const { status } = last;
+    if (status === 'creating' || status === 'held' || status === 'queued') return false;
+    const rules = this.#engine.rulesOf(last.kind);
     // A payment whose answer was lost may have paid: never sent again (an operator decides).
-    if (last.status === 'unknown') return this.#engine.rulesOf(last.kind).lostAnswer === 'proof';
-    if (last.status === 'pending' || last.status === 'completed') return true;
+    if (status === 'unknown') return rules.lostAnswer === 'proof';
+    if (status === 'pending' || status === 'completed') return true;
     // Ended unpaid: issued again only when nobody can hold its code, or an operator said so.
-    if (this.#engine.rulesOf(last.kind).mayReissue(last)) return 'again';
-    if (last.status === 'expired' && reissuedByOperator(last)) return 'again';
-    const unpaid = last.status === 'failed' || !wasShown(last);
-    if (unpaid && attemptOf(last) >= MAX_PAYOUT_ATTEMPTS) {
+    if (rules.mayReissue(last) || (status === 'expired' && reissuedByOperator(last))) {
+      return 'again';
+    }
+    if ((status === 'failed' || !wasShown(last)) && attemptOf(last) >= MAX_PAYOUT_ATTEMPTS) {
       this.#engine.logger.error(
-        `match ${match.id}: the ${what.role} of ${what.amountMsat} msats to ${what.playerId} failed ${attempts} times; pay it by hand`,
+        `match ${match.id}: the ${owed.role} of ${owed.amountMsat} msats to ${owed.playerId} failed ${attempts} times; pay it by hand`,
       );
     }
     return true;
@@ -668,11 +626,12 @@ export class Matches {
   async #follow(intent: Intent, what: 'moved' | 'latePayment'): Promise<void> {
     if (typeof intent.meta.payKey === 'string') return this.#repay(intent);
     if (!isEntryFee(intent) || intent.groupId === null) return;
-    const match = await this.#engine.ledger.get(intent.groupId);
+    const { ledger } = this.#engine;
+    const match = await ledger.get(intent.groupId);
     if (!isMatch(match)) return;
     if (match.status === 'creating') {
       if (what !== 'moved' || intent.status !== 'completed') return;
-      const group = await this.#engine.ledger.byGroup(match.id);
+      const group = await ledger.byGroup(match.id);
       // A lost charge that a new one replaced, paid after all: refunded.
       if (replacedFees(group).has(intent.id)) await this.#refund(match, group, intent, REPLACED);
       else await this.#checkFunded(match, group);
@@ -687,21 +646,14 @@ export class Matches {
       this.#finishSoon(match);
     }
     if (what === 'moved' && intent.status !== 'completed') return;
-    const fee = (await this.#engine.ledger.get(intent.id)) ?? intent;
-    const group = await this.#engine.ledger.byGroup(match.id);
-    const decision = decisionOf(match);
-    const why = refundReason(fee, decision, replacedFees(group));
-    if (why === null) return;
-    await this.#refund(match, group, fee, why);
+    const fee = (await ledger.get(intent.id)) ?? intent;
+    const group = await ledger.byGroup(match.id);
+    const why = refundReason(fee, decisionOf(match), replacedFees(group));
+    if (why !== null) await this.#refund(match, group, fee, why);
   }
 
   /** Gives a fee back to its player, once (`<fee>:refund`). */
-  #refund(
-    match: MatchIntent,
-    group: readonly Intent[],
-    fee: Intent,
-    why: string,
-  ): Promise<boolean> {
+  #refund(match: MatchIntent, group: readonly Intent[], fee: Intent, why: string) {
     return this.#pay(match, group, `${fee.id}:refund`, {
       playerId: fee.playerId,
       amountMsat: fee.amount,
@@ -713,26 +665,25 @@ export class Matches {
   }
 
   /**
-   * An attempt that ended unpaid is issued again by the match's finish, at once. Should this
-   * process stop first, the money is in the match's escrow and the live audit finds it.
+   * An attempt that ended unpaid is issued again by the match's finish, at once (should this
+   * process stop first, the money is in the escrow and the live audit finds it); a held payout
+   * approved, or a queued one sent, lets the match that waited end.
    */
   async #repay(attempt: Intent): Promise<void> {
     const unpaid = attempt.status === 'failed' || attempt.status === 'expired';
-    // A held payout approved, or a queued one sent: the match that waited may end.
-    const approved =
-      attempt.status === 'pending' &&
-      (typeof attempt.meta.approvedBy === 'string' || attempt.history[0]?.to === 'queued');
-    if ((!unpaid && !approved) || attempt.groupId === null) return;
+    const approvedBy = typeof attempt.meta.approvedBy === 'string';
+    const sent =
+      attempt.status === 'pending' && (approvedBy || attempt.history[0]?.to === 'queued');
+    if ((!unpaid && !sent) || attempt.groupId === null) return;
     const match = await this.#engine.ledger.get(attempt.groupId);
     if (!isMatch(match)) return;
-    // At once, not at its next timer; a queue's payouts share one look soon.
     if (match.status === 'pending') {
-      const queued = approved && typeof attempt.meta.approvedBy !== 'string';
-      if (queued || this.#recordedElsewhere(match)) this.#finishSoon(match);
+      // A queue's payouts share one look soon.
+      if ((sent && !approvedBy) || this.#recordedElsewhere(match)) this.#finishSoon(match);
       else await this.#finish(match);
-      return;
+    } else if (isTerminal(match.status) && unpaid) {
+      await this.#finish(match);
     }
-    if (isTerminal(match.status) && unpaid) await this.#finish(match);
   }
 
   /** Issues now an attempt an operator marked (operator.ts): the new attempt, or null for now. */
@@ -748,34 +699,18 @@ export class Matches {
    * The roster has paid: the funded flag, then the event's once-marker in the ledger (two fees
    * paid together both get here). The fee's move made the match due, so a stop is finished later.
    */
-  async #checkFunded(match: MatchIntent, read?: readonly Intent[]): Promise<void> {
+  async #checkFunded(match: MatchIntent, group: readonly Intent[]): Promise<void> {
     const terms = termsOf(match);
-    if (seatsOf(terms) === 0) return;
-    const group = read ?? (await this.#engine.ledger.byGroup(match.id));
-    if (!rosterPaid(terms, group)) return;
-    const current = await this.#engine.ledger.get(match.id);
+    if (seatsOf(terms) === 0 || !rosterPaid(terms, group)) return;
+    const { ledger } = this.#engine;
+    const current = await ledger.get(match.id);
     if (!isMatch(current) || current.status !== 'creating') return;
     const updated = current.meta.funded
       ? current
-      : await this.#engine.ledger.update(match.id, 'creating', {
-          meta: { ...current.meta, funded: true },
-        });
-    if (!isMatch(updated)) return;
-    if (!(await this.#engine.ledger.recordEvent(`once:match.funded:${match.id}`))) return;
+      : await ledger.update(match.id, 'creating', { meta: { ...current.meta, funded: true } });
+    if (!isMatch(updated) || !(await ledger.recordEvent(`once:match.funded:${match.id}`))) return;
     this.#moves.publish({ what: 'changed', intent: updated });
     this.#engine.emit('match.funded', viewOf(updated, group));
-  }
-
-  /** What a paid fee's follow-up would have done, from the ledger: refund replaced, fund. */
-  async #lookOpen(match: MatchIntent): Promise<void> {
-    const group = await this.#engine.ledger.byGroup(match.id);
-    const replaced = replacedFees(group);
-    for (const fee of group) {
-      if (replaced.has(fee.id) && fee.status === 'completed') {
-        await this.#refund(match, group, fee, REPLACED);
-      }
-    }
-    await this.#checkFunded(match, group);
   }
 
   /** Closes an open fee: its deadline becomes now and its check closes the charge (or later). */
@@ -793,9 +728,7 @@ export class Matches {
 
   async #match(id: string): Promise<MatchIntent> {
     const match = await this.#engine.ledger.get(id);
-    if (!isMatch(match)) {
-      throw new InvalidArgumentError('matchId', 'names no match in the ledger');
-    }
+    if (!isMatch(match)) throw new InvalidArgumentError('matchId', 'names no match in the ledger');
     return match;
   }
 }
@@ -825,8 +758,6 @@ function sameShares(a: Shares | null, b: Shares | null): boolean {
   );
 }
 
-const REPLACED = 'its charge was replaced by a new one';
-
 /** Why a fee of a decided match is owed back to its player, or null when it is not. */
 function refundReason(
   fee: Intent,
@@ -853,17 +784,16 @@ function payoutKey(matchId: string, playerId: string): string {
   return `${matchId}:payout:${createHash('sha256').update(playerId).digest('base64url').slice(0, 22)}`;
 }
 
+const WAITING: ReadonlySet<Intent['status']> = new Set(['queued', 'held', 'creating']);
+
 /** A deciding match still waits for its queue: a payout not recorded yet, or not sent yet. */
 function waitsForQueue(match: MatchIntent, group: readonly Intent[]): boolean {
   const { attempts } = indexOf(group);
-  for (const payout of decisionOf(match).payouts) {
-    const last = attempts.get(payoutKey(match.id, payout.playerId))?.at(-1);
-    if (last === undefined || WAITING.has(last.status)) return true;
-  }
-  return false;
+  return decisionOf(match).payouts.some(({ playerId }) => {
+    const last = attempts.get(payoutKey(match.id, playerId))?.at(-1);
+    return last === undefined || WAITING.has(last.status);
+  });
 }
-
-const WAITING: ReadonlySet<Intent['status']> = new Set(['queued', 'held', 'creating']);
 
 /** A group's attempts by pay key and latest fee by player. */
 interface GroupIndex {
@@ -880,8 +810,9 @@ function indexOf(group: readonly Intent[]): GroupIndex {
   index = { attempts: new Map(), fees: new Map() };
   for (const intent of group) {
     const key = intent.meta.payKey;
-    if (typeof key === 'string')
+    if (typeof key === 'string') {
       index.attempts.set(key, [...(index.attempts.get(key) ?? []), intent]);
+    }
     if (isEntryFee(intent)) index.fees.set(intent.playerId, intent);
   }
   indexes.set(group, index);

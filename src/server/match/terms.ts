@@ -10,10 +10,9 @@ import { idInput } from '../../id-input.js';
 import type { MatchTerms, Payout } from '../../ledger/intent.js';
 import { lnAddress, msat } from '../../port/values.js';
 
+/** A match's id, as a game hands it back; players' and rooms' ids are the same shape. */
+export const matchIdInput = idInput;
 const id = idInput;
-
-/** A match's id, as a game hands it back. */
-export const matchIdInput = id;
 
 /** The least claim code the service makes: any fee or payout may end as one. */
 const MIN_PAYOUT_MSAT = 10_000n;
@@ -76,9 +75,6 @@ export const enterInput = z.strictObject({
 export type EnterInput = z.input<typeof enterInput>;
 export type ParsedEnter = z.output<typeof enterInput>;
 
-/** Shares count in millionths: a share this small would weigh nothing. */
-const MIN_SHARE = 5e-7;
-
 /** Shares of the pot by player id (`{ alice: 2, bob: 1 }`: alice gets two thirds). */
 export const sharesInput = z
   .unknown()
@@ -88,31 +84,29 @@ export const sharesInput = z
       ctx.addIssue({ code: 'custom', path: ['__proto__'], message: 'names no player' });
     }
   })
-  .pipe(sharesRecord());
-
-function sharesRecord() {
-  return z
-    .record(
-      id,
-      z
-        .number()
-        .positive()
-        .finite()
-        .max(1e9)
-        .refine(
-          (share) => Math.round(share * 1e6) >= 1,
-          `is too small: shares count in millionths, and one under ${MIN_SHARE} rounds to nothing`,
-        ),
-    )
-    .refine((shares) => Object.keys(shares).length > 0, 'must name at least one winner')
-    .refine((shares) => Object.keys(shares).length <= 1000, 'must name at most 1000 winners');
-}
+  .pipe(
+    z
+      .record(
+        id,
+        z
+          .number()
+          .positive()
+          .finite()
+          .max(1e9)
+          .refine(
+            (share) => Math.round(share * 1e6) >= 1,
+            'is too small: shares count in millionths, and one under 5e-7 rounds to nothing',
+          ),
+      )
+      .refine((shares) => Object.keys(shares).length > 0, 'must name at least one winner')
+      .refine((shares) => Object.keys(shares).length <= 1000, 'must name at most 1000 winners'),
+  );
 export type Shares = z.output<typeof sharesInput>;
 
-export const reasonInput = z.string().trim().min(1, 'must say why').max(500);
-
-/** What a match record keeps in its intent's `meta` (ledger/intent.ts: the record's shape). */
+/** What a match record keeps in its intent's `meta`, for the soak's readers. */
 export type { MatchDecision, MatchMeta, MatchTerms, Payout } from '../../ledger/intent.js';
+
+export const reasonInput = z.string().trim().min(1, 'must say why').max(500);
 
 /** How many players a match waits for before it is funded; 0 when it has no roster. */
 export function seatsOf(terms: MatchTerms): number {

@@ -2,10 +2,10 @@
  * What a game sees of a match: one plain object built from the match record and the intents
  * of its group (fees, payouts, refunds). Amounts are decimal strings in msats.
  */
-import type { Intent, IntentStatus } from '../../ledger/intent.js';
+import type { Intent, IntentStatus, MatchDecision, MatchTerms } from '../../ledger/intent.js';
 import { type EntryFeeIntent, isEntryFee } from '../kinds/guards.js';
 import { type MatchIntent, termsOf } from '../kinds/match.js';
-import { type MatchDecision, type MatchTerms, seatsOf } from './terms.js';
+import { seatsOf } from './terms.js';
 
 export type MatchStatus = 'open' | 'settling' | 'aborting' | 'settled' | 'aborted';
 
@@ -69,22 +69,9 @@ export function matchStatus(match: MatchIntent): MatchStatus {
   return ended ? 'aborted' : 'aborting';
 }
 
-/** The players holding a seat: their latest fee is open or paid. */
-export function seated(group: readonly Intent[]): EntryFeeIntent[] {
-  return [...latestFees(group).values()].filter(
-    (fee) => fee.status !== 'expired' && fee.status !== 'failed',
-  );
-}
-
 /** The fees a new charge replaced (`meta.replaces`): never a seat nor in a pot. */
 export function replacedFees(group: readonly Intent[]): Set<string> {
-  const replaced = new Set<string>();
-  for (const intent of group) {
-    if (!isEntryFee(intent)) continue;
-    const lost = intent.meta.replaces;
-    if (lost !== undefined) replaced.add(lost);
-  }
-  return replaced;
+  return new Set(group.filter(isEntryFee).flatMap((fee) => fee.meta.replaces ?? []));
 }
 
 /** The fees paid into a match that count for a seat and the pot (a replaced fee does not). */
@@ -105,23 +92,18 @@ export function rosterPaid(terms: MatchTerms, group: readonly Intent[]): boolean
   return payers.size >= seats;
 }
 
-/** The fees of a group, the latest one per player. */
-function latestFees(group: readonly Intent[]): Map<string, EntryFeeIntent> {
-  const fees = new Map<string, EntryFeeIntent>();
-  for (const intent of group) if (isEntryFee(intent)) fees.set(intent.playerId, intent);
-  return fees;
-}
-
 export function viewOf(match: MatchIntent, group: readonly Intent[]): MatchView {
   const { meta } = match;
   const terms = termsOf(match);
   const decision = meta.decision;
-  const fees = latestFees(group);
-  const sitting = seated(group);
-  const paid = paidFees(group);
-  const pot = decision
-    ? decision.potMsat
-    : paid.reduce((sum, fee) => sum + BigInt(fee.amount), 0n).toString();
+  // Each player's latest fee; those open or paid hold a seat.
+  const fees = new Map(group.filter(isEntryFee).map((fee) => [fee.playerId, fee]));
+  const sitting = [...fees.values()].filter((f) => f.status !== 'expired' && f.status !== 'failed');
+  const pot =
+    decision?.potMsat ??
+    paidFees(group)
+      .reduce((sum, fee) => sum + BigInt(fee.amount), 0n)
+      .toString();
   const money = (i: Intent): MatchMoney => ({
     intentId: i.id,
     playerId: i.playerId,
@@ -169,14 +151,14 @@ function progressOf(
   for (const intent of group) {
     if (typeof intent.meta.payKey === 'string') latest.set(intent.meta.payKey, intent);
   }
-  const refunds = new Set<string>();
-  for (const [key, intent] of latest) if (intent.meta.matchRole === 'refund') refunds.add(key);
-  if (decision.kind === 'abort')
+  const attempts = [...latest.values()];
+  const refunds = new Set(
+    attempts.filter((i) => i.meta.matchRole === 'refund').map((i) => i.meta.payKey),
+  );
+  if (decision.kind === 'abort') {
     for (const feeId of decision.paidFeeIds) refunds.add(`${feeId}:refund`);
-  const owed = decision.kind === 'settle' ? decision.payouts.length : 0;
-  let made = 0;
-  for (const intent of latest.values()) {
-    if (intent.status === 'pending' || intent.status === 'completed') made++;
   }
+  const owed = decision.kind === 'settle' ? decision.payouts.length : 0;
+  const made = attempts.filter((i) => i.status === 'pending' || i.status === 'completed').length;
   return { made, total: owed + refunds.size };
 }

@@ -69,39 +69,26 @@ export function recordThenSend<T>(
   options: RecordOptions = {},
 ): Promise<Intent> {
   // Its player waits on it: its calls wait in that player's turn.
-  return asPlayer(engine.outbound, fields.playerId, () =>
-    recordThenSendNow(engine, fields, send, created, options),
-  );
-}
-
-async function recordThenSendNow<T>(
-  engine: Engine,
-  fields: NewIntent,
-  send: (intent: Intent) => Promise<T>,
-  created: (answer: T, intent: Intent) => Created,
-  options: RecordOptions,
-): Promise<Intent> {
-  const guards = options.guards ?? engine.guards(fields.kind);
-  // The token first (none for the queue): the record and its first attempt follow at once.
-  const queued = guards.queue === true && isPayout(fields.kind);
-  const outbound = queued ? null : engine.outbound;
-  const ticket = outbound
-    ? await outbound.reserve(isPayout(fields.kind) ? 'payout' : 'player')
-    : null;
-  let recorded: { intent: Intent; existing: boolean };
-  try {
-    recorded = await record(engine, fields, guards, queued);
-  } catch (err) {
-    if (ticket) outbound?.release(ticket);
-    throw err;
-  }
-  // Nothing is sent for the open intent that holds the key, nor a queued or held one.
-  const { intent, existing } = recorded;
-  if (existing || intent.status === 'queued' || intent.status === 'held') {
-    if (ticket) outbound?.release(ticket);
-    return intent;
-  }
-  return sendRecorded(engine, intent, send, created, options, ticket);
+  return asPlayer(engine.outbound, fields.playerId, async () => {
+    const guards = options.guards ?? engine.guards(fields.kind);
+    // The token first (none for the queue): the record and its first attempt follow at once.
+    const queued = guards.queue === true && isPayout(fields.kind);
+    const outbound = queued ? null : engine.outbound;
+    const ticket = outbound
+      ? await outbound.reserve(isPayout(fields.kind) ? 'payout' : 'player')
+      : null;
+    const release = () => ticket && outbound?.release(ticket);
+    const { intent, existing } = await record(engine, fields, guards, queued).catch((err) => {
+      release();
+      throw err;
+    });
+    // Nothing is sent for the open intent that holds the key, nor a queued or held one.
+    if (existing || intent.status === 'queued' || intent.status === 'held') {
+      release();
+      return intent;
+    }
+    return sendRecorded(engine, intent, send, created, options, ticket);
+  });
 }
 
 /** The second half: the service called for a `creating` intent, with the caller's `ticket`. */
