@@ -81,13 +81,11 @@ export class LightningPlugin extends RoomPlugin {
   readonly #ended = new Map<string, number>();
   #hooks: RoomHooks;
   #entries: RoomEntries | undefined;
-  #feed: SettlementFeed | undefined;
-  #unhost: (() => void) | undefined;
-  #unprice: (() => void) | undefined;
+  /** What the room stops following when it goes: the feed, the hand-over, the price, sockets. */
+  readonly #offs: (() => void)[] = [];
   #attached: Promise<void> | undefined;
   /** With the region gate: where each player joined from. */
   readonly #addresses = new AddressBook();
-  #unwatch: (() => void) | undefined;
   /** Kept alive while the room lives, aborted when it goes. */
   readonly #matches = new Map<string, RoomMatch>();
   #pushPending = false;
@@ -192,33 +190,23 @@ export class LightningPlugin extends RoomPlugin {
   /** Opens the service's widget for this player: sent to that client only (`lightning:widget`). */
   async openWidget(client: Client, args?: WidgetArgs): Promise<WidgetSession> {
     const input = parseInput(widgetArgs, args, 'openWidget');
-    return this.#sendSession(client, 'lightning:widget', (playerId) =>
-      this.#widget.openWidget(client, playerId, this.room.roomId, input),
-    );
+    return this.#widget.openWidget(client, this.room.roomId, input);
   }
 
   /** Opens a purchase (ramp) session for this player: sent to that client only (`lightning:purchase`). */
   async openPurchase(client: Client, args?: PurchaseArgs): Promise<PurchaseSession> {
     const input = parseInput(purchaseArgs, args, 'openPurchase');
-    return this.#sendSession(client, 'lightning:purchase', (playerId) =>
-      this.#widget.openPurchase(client, playerId, this.room.roomId, input),
-    );
+    return this.#widget.openPurchase(client, this.room.roomId, input);
   }
 
   /** Records the player's acceptance of disclosures (2 terms, 3 privacy, 6 EFT), server-side. */
   async acceptDisclosures(client: Client, typeIds: readonly number[]) {
-    const ids = parseInput(disclosureArgs, typeIds, 'typeIds');
-    const playerId = this.#widgetPlayerId(client);
-    await this.#host.ready();
-    return this.#widget.acceptDisclosures(client, playerId, ids);
+    return this.#widget.acceptDisclosures(client, parseInput(disclosureArgs, typeIds, 'typeIds'));
   }
 
   /** Changes the email the widget sends this player's one-time codes to. */
   async updateEmail(client: Client, email: string) {
-    const address = parseInput(emailArg, email, 'email');
-    const playerId = this.#widgetPlayerId(client);
-    await this.#host.ready();
-    return this.#widget.updateEmail(client, playerId, address);
+    return this.#widget.updateEmail(client, parseInput(emailArg, email, 'email'));
   }
 
   // ---- room hooks -----------------------------------------------------------------------
@@ -264,9 +252,10 @@ export class LightningPlugin extends RoomPlugin {
     }
     if (this.#settings.regionGate) {
       // Only a session with a seat reserved here: a stranger's upgrades cannot fill the book.
-      this.#unwatch = this.#host.watchConnections(this.room.roomId, (sessionId, address) => {
+      const watch = this.#host.watchConnections(this.room.roomId, (sessionId, address) => {
         if (this.room.hasReservedSeat(sessionId)) this.#addresses.noteSocket(sessionId, address);
       });
+      this.#offs.push(watch);
     }
     await this.#attach('onCreate');
   }
@@ -298,10 +287,7 @@ export class LightningPlugin extends RoomPlugin {
 
   protected override onDispose(): void {
     this.#disposed = true;
-    this.#unwatch?.();
-    this.#feed?.unsubscribe();
-    this.#unhost?.();
-    this.#unprice?.();
+    for (const off of this.#offs.splice(0)) off();
     this.#hooks.clear();
     // Nobody is left to play an open match: refund it now rather than at its timeout.
     for (const match of this.#matches.values()) {
@@ -341,11 +327,13 @@ export class LightningPlugin extends RoomPlugin {
     // This process's moves are handed over (hostRoom), never published: a message is another
     // process's move, and names only the intent: it is read back.
     const feed = new SettlementFeed(this.room.roomId, (m) => void this.#readAndDeliver(m.id));
-    this.#feed = feed;
+    this.#offs.push(() => feed.unsubscribe());
     this.#attached = this.#host.ready().then(() => {
       if (this.#disposed) return;
-      this.#unhost = this.#host.hostRoom(this.room.roomId, (intent) => void this.#deliver(intent));
-      this.#unprice = this.#host.onPrice(() => this.#showPrice());
+      this.#offs.push(
+        this.#host.hostRoom(this.room.roomId, (intent) => void this.#deliver(intent)),
+        this.#host.onPrice(() => this.#showPrice()),
+      );
       this.#showPrice();
       return feed.subscribe(this.#host.attachPresence(this.room.presence as never));
     });
@@ -421,24 +409,6 @@ export class LightningPlugin extends RoomPlugin {
       );
     }
     return playerId;
-  }
-
-  /** Opens a session for the client's player and sends it to that client only. */
-  async #sendSession<T>(
-    client: Client,
-    type: string,
-    open: (playerId: string) => Promise<T>,
-  ): Promise<T> {
-    const playerId = this.#widgetPlayerId(client);
-    await this.#host.ready();
-    const session = await open(playerId);
-    client.send(type, session);
-    return session;
-  }
-
-  /** The player a widget helper acts for: a connected client, whose id the service takes. */
-  #widgetPlayerId(client: unknown): string {
-    return recordableId(this.#playerId(clientOf(client)), 'player');
   }
 
   /** The room's id as the ledger records it (a game may set its own). */
@@ -529,11 +499,6 @@ export class LightningPlugin extends RoomPlugin {
     void match.refresh().catch(() => {});
     return charged;
   }
-
-  /**
-   * Sends the room's patch once this turn's settlements are applied (setImmediate coalesces a
-   * burst); patches are deltas, so the next tick sends nothing twice.
-   */
 
   /**
    * Sends the room's patch once the settlements of this turn of the event loop are applied
