@@ -8,25 +8,15 @@ import type { Intent } from '../ledger/intent.js';
 import type { JournalPage, JournalQuery } from '../ledger/journal.js';
 import type { LedgerView } from '../ledger/store.js';
 import { parseInput } from '../parse.js';
-import type { Auditor, AuditReport } from '../server/audit.js';
+import type { AuditReport } from '../server/audit.js';
 import type { Balances } from '../server/balances.js';
-import type { Checks } from '../server/checks.js';
-import type { Engine } from '../server/engine.js';
 import { isClaimCode } from '../server/kinds/index.js';
 import { pageFields } from '../server/operations/inputs.js';
 import { type EntryPurpose, purposeOf } from '../server/purpose.js';
+import type { Runtime } from '../server/runtime.js';
 import { need, type Reach } from './reach.js';
 
-/** What the books read, of what the server runs on. */
-export interface BookParts {
-  engine: Pick<Engine, 'ledger'>;
-  checks: Pick<Checks, 'refresh'>;
-  auditor: Pick<Auditor, 'balances'>;
-  /** One audit run, then the alerts checked against it. */
-  audit(): Promise<AuditReport>;
-  /** The ledger's reads, the one face of it a game gets. */
-  view: LedgerView;
-}
+type BookParts = Pick<Runtime, 'engine' | 'checks' | 'auditor' | 'audit' | 'view'>;
 
 /** A claim code waiting for its player (a reward, a match's payout or refund). */
 export interface Claim {

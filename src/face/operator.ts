@@ -6,16 +6,13 @@
  */
 import type { Intent } from '../ledger/intent.js';
 import type { OperatorAction, OperatorLogPage, OperatorLogQuery } from '../ledger/operator-log.js';
-import type { LedgerStore } from '../ledger/store.js';
 import type { ConsoleHost } from '../operator/reads.js';
 import { parseInput } from '../parse.js';
-import type { Alert, Alerts } from '../server/alerts.js';
-import type { Engine } from '../server/engine.js';
+import type { Alert } from '../server/alerts.js';
 import type { PayoutPause, SettledStatus } from '../server/events.js';
 import {
   heldLimit,
   intentIdInput,
-  type Operator,
   operatorLogQuery,
   operatorName,
   operatorNote,
@@ -23,20 +20,9 @@ import {
   resolveStatus,
 } from '../server/operator.js';
 import type { Settings } from '../server/options.js';
-import type { Reconciler } from '../server/reconciler.js';
+import type { Runtime } from '../server/runtime.js';
 import { OperatorConsole } from './console.js';
 import type { Reach } from './reach.js';
-
-/** What the operator's calls use, of what the server runs on. */
-export interface OperatorParts {
-  engine: Pick<Engine, 'breaker'>;
-  ledger: Pick<LedgerStore, 'unknowns'>;
-  /** The operator's actions, each a line in the ledger's operator log. */
-  operator: Operator;
-  /** Null unless `alerts` is set. */
-  alerts: Pick<Alerts, 'list'> | null;
-  reconciler: Pick<Reconciler, 'start' | 'stop' | 'runOnce'>;
-}
 
 /** Run, pause or step the reconciler (it runs by itself unless `reconciler.enabled` is false). */
 export interface ReconcilerControl {
@@ -46,35 +32,7 @@ export interface ReconcilerControl {
   runOnce(): Promise<number>;
 }
 
-/** The reconciler's controls, each starting the server first if need be. */
-class Reconcilers implements ReconcilerControl {
-  readonly #reach: Reach<OperatorParts>;
-  readonly #settings: Settings;
-
-  constructor(reach: Reach<OperatorParts>, settings: Settings) {
-    this.#reach = reach;
-    this.#settings = settings;
-  }
-
-  async #running(): Promise<OperatorParts['reconciler']> {
-    return (await this.#reach.start()).reconciler;
-  }
-
-  start(): void {
-    void this.#running().then(
-      (r) => r.start(),
-      (err: Error) => this.#settings.logger.error(`reconciler not started: ${err.message}`),
-    );
-  }
-
-  async stop(): Promise<void> {
-    return (await this.#running()).stop();
-  }
-
-  async runOnce(): Promise<number> {
-    return (await this.#running()).runOnce();
-  }
-}
+type OperatorParts = Pick<Runtime, 'engine' | 'ledger' | 'operator' | 'alerts' | 'reconciler'>;
 
 export class LightningOperator {
   readonly #reach: Reach<OperatorParts>;
@@ -91,7 +49,17 @@ export class LightningOperator {
     this.#reach = reach;
     this.#settings = settings;
     this.console = new OperatorConsole(settings, host);
-    this.reconciler = new Reconcilers(reach, settings);
+    // Each control starts the server first if need be.
+    const running = async () => (await reach.start()).reconciler;
+    this.reconciler = {
+      start: () =>
+        void running().then(
+          (r) => r.start(),
+          (err: Error) => settings.logger.error(`reconciler not started: ${err.message}`),
+        ),
+      stop: async () => (await running()).stop(),
+      runOnce: async () => (await running()).runOnce(),
+    };
   }
 
   /**

@@ -7,13 +7,10 @@ import type { IncomingMessage } from 'node:http';
 import type { PaymentsApi } from '../api/client.js';
 import type { Emulator } from '../emulator/index.js';
 import type { ClientAddresses } from '../server/client-address.js';
+import type { Runtime } from '../server/runtime.js';
 import { need, type Reach } from './reach.js';
 
-/** What the service group hands out, of what the server runs on. */
-export interface ServiceParts {
-  api: PaymentsApi;
-  emulator: Emulator | null;
-}
+type ServiceParts = Pick<Runtime, 'api' | 'emulator'>;
 
 export class LightningService {
   readonly #reach: Reach<ServiceParts>;
