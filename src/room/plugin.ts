@@ -104,13 +104,9 @@ export class LightningPlugin extends RoomPlugin {
     }
   }
 
-  // ---- money helpers --------------------------------------------------------------------
-  // Each parses its arguments once; nothing behind the host parses them again.
+  // ---- money helpers: each parses its arguments once; nothing behind the host parses again
 
-  /**
-   * Pays a player a reward they claim with a wallet (a withdrawal request whose `internalId` is
-   * the player id). Resolves with the entry once created (`pending`), not once claimed.
-   */
+  /** Pays a player a reward they claim with a wallet; resolves with its entry, `pending`. */
   async reward(player: PlayerRef, args: RewardArgs): Promise<Reward> {
     const input = parseInput(rewardArgs, args, 'reward');
     const playerId = await this.#payer(player);
@@ -119,10 +115,8 @@ export class LightningPlugin extends RoomPlugin {
   }
 
   /**
-   * Pays a player straight to their Lightning address (`name@domain`), once. Resolves with the
-   * entry once the service took it (`pending`, or already `completed`/`failed`). A send whose
-   * answer was lost rejects (AmbiguousResultError) and its intent stays `unknown`, never sent
-   * again (see `lightning.operator.unknowns()`).
+   * Pays a player straight to their Lightning address, once; resolves with its entry once the
+   * service took it. A lost answer rejects (AmbiguousResultError): `unknown`, never sent again.
    */
   async payAddress(player: PlayerRef, args: PayAddressArgs): Promise<AddressPayment> {
     const input = parseInput(payAddressArgs, args, 'payAddress');
@@ -131,10 +125,7 @@ export class LightningPlugin extends RoomPlugin {
     return this.#entryOf(intent) as AddressPayment;
   }
 
-  /**
-   * Charges a player an entry fee (a static charge for exactly that amount, one payment).
-   * `settled` resolves with the entry once it is paid (`completed`), or ends `expired`/`failed`.
-   */
+  /** Charges a player an entry fee; `settled` resolves with its entry once it ended. */
   async chargeEntryFee(player: PlayerRef, args: EntryFeeArgs): Promise<ChargedEntryFee> {
     const input = parseInput(entryFeeArgs, args, 'chargeEntryFee');
     const playerId = await this.#payer(player);
@@ -143,11 +134,7 @@ export class LightningPlugin extends RoomPlugin {
     );
   }
 
-  /**
-   * Spends a player's points (deplete, keyed so it applies once however often it is retried).
-   * Resolves with the completed entry; rejects with InsufficientPointsError when their balance
-   * is short (nothing is debited).
-   */
+  /** Spends a player's points, once; InsufficientPointsError when they are short. */
   async spendPoints(client: Client, args: SpendArgs): Promise<PointSpend> {
     const input = parseInput(spendArgs, args, 'spendPoints');
     const playerId = await this.#payer(clientOf(client));
@@ -158,10 +145,8 @@ export class LightningPlugin extends RoomPlugin {
   }
 
   /**
-   * Opens a match: entry fees held in escrow and paid out (`settle`) or refunded (`abort`),
-   * each exactly once. With `seats: n` or `players: [...]`, `onFunded` fires once that roster
-   * paid. Its pot, rake, `entered`, `paid` and `seats` are in `state.lightning.matches`, seen by
-   * every client.
+   * Opens a match: entry fees in escrow, paid out (`settle`) or refunded (`abort`) once; every
+   * client sees it in `state.lightning.matches`. It lives while the room does.
    */
   async openMatch(args: MatchArgs): Promise<RoomMatch> {
     const input = parseInput(matchArgs, args, 'openMatch');
@@ -193,7 +178,7 @@ export class LightningPlugin extends RoomPlugin {
     return this.#widget.openWidget(client, this.room.roomId, input);
   }
 
-  /** Opens a purchase (ramp) session for this player: sent to that client only (`lightning:purchase`). */
+  /** Opens a purchase (ramp) session for this player: sent to that client only. */
   async openPurchase(client: Client, args?: PurchaseArgs): Promise<PurchaseSession> {
     const input = parseInput(purchaseArgs, args, 'openPurchase');
     return this.#widget.openPurchase(client, this.room.roomId, input);
