@@ -23,9 +23,9 @@ import { RegionRefusedError } from '../errors.js';
 import { type Intent, isTerminal } from '../ledger/intent.js';
 import { parseInput } from '../parse.js';
 import { isMatch } from '../server/kinds/match.js';
+import { roomChannel, type SettlementMessage } from '../server/settlement.js';
 import { AddressBook, contextPeer } from './addresses.js';
 import { RoomEntries } from './entries.js';
-import { SettlementFeed } from './feed.js';
 import { RoomHooks, type RoomListener } from './hooks.js';
 import type { PluginHost } from './host.js';
 import {
@@ -309,18 +309,20 @@ export class LightningPlugin extends RoomPlugin {
         `room ${this.room.roomId}: the lightning plugin's onCreate did not run (a room with onUncaughtException, Colyseus 0.18); rejoining players of this room will not get their entries back`,
       );
     }
-    // This process's moves are handed over (hostRoom), never published: a message is another
-    // process's move, and names only the intent: it is read back.
-    const feed = new SettlementFeed(this.room.roomId, (m) => void this.#readAndDeliver(m.id));
-    this.#offs.push(() => feed.unsubscribe());
+    // This process's moves are handed over (hostRoom), never published: a message on the room's
+    // channel is another process's move, and names only the intent: it is read back.
+    const channel = roomChannel(this.room.roomId);
+    const onMessage = (m: unknown) => void this.#readAndDeliver((m as SettlementMessage).id);
     this.#attached = this.#host.ready().then(() => {
       if (this.#disposed) return;
+      const presence = this.#host.attachPresence(this.room.presence as never);
       this.#offs.push(
         this.#host.hostRoom(this.room.roomId, (intent) => void this.#deliver(intent)),
         this.#host.onPrice(() => this.#showPrice()),
+        () => presence?.unsubscribe(channel, onMessage),
       );
       this.#showPrice();
-      return feed.subscribe(this.#host.attachPresence(this.room.presence as never));
+      return presence?.subscribe(channel, onMessage).then(() => {});
     });
     if (this.#settings.catchUpMs > 0) {
       this.room.clock.setInterval(() => this.#catchUpRound(), this.#settings.catchUpMs);
