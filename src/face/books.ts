@@ -1,7 +1,6 @@
 /**
- * `lightning.books`: what the game's money adds up to and where each msat went, read from the
- * ledger's journal (docs/ACCOUNTING.md). Nothing here moves money but `refresh`, which applies
- * what the service says, as a callback does.
+ * `lightning.books`: what the game's money adds up to and where each msat went (the journal,
+ * docs/ACCOUNTING.md). Nothing here moves money but `refresh`, which works as a callback does.
  */
 import { z } from 'zod';
 import type { Intent } from '../ledger/intent.js';
@@ -59,10 +58,7 @@ export class LightningBooks {
     return (await this.#reach.start()).auditor.balances();
   }
 
-  /**
-   * The journal's entries, oldest first, filtered by player, match, intent or time, a page at a
-   * time (pass `next` as `after`). Every msat moved is in it (docs/ACCOUNTING.md).
-   */
+  /** The journal's entries, oldest first, a page at a time (pass `next` as `after`). */
   async journal(query?: JournalQuery): Promise<JournalPage> {
     const parsed = parseInput(journalQuery, query, 'query');
     return (await this.#reach.start()).engine.ledger.journal(parsed as JournalQuery);
@@ -94,7 +90,7 @@ export class LightningBooks {
       }));
   }
 
-  /** Re-checks an intent now (e.g. a player pressed "I paid"), through the same path as callbacks. */
+  /** Re-checks an intent now (a player pressed "I paid"), through the same path as callbacks. */
   async refresh(id: string): Promise<Intent | null> {
     return (await this.#reach.start()).checks.refresh(id);
   }
