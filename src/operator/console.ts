@@ -1,7 +1,6 @@
 /**
  * The operator's console: one page and the JSON and CSV routes behind it, whatever carries
- * them (Colyseus's router, operator/endpoints.ts; a `node:http` listener, operator/listener.ts).
- * Off unless the game mounts it: `createRouter({ ...lightning.operator.console.endpoints({ authorize }) })`.
+ * them (the router, operator/endpoints.ts; a `node:http` listener, operator/listener.ts).
  *
  *   GET  {path}                         the page (operator/page.ts: inline, no CDN, no build)
  *   GET  {path}/api/overview            balances, paused payouts, alerts, unknowns, held payouts
@@ -15,12 +14,11 @@
  *   GET  {path}/export/intents.csv?since=&until=&player=&...
  *   GET  {path}/export/oplog.csv?since=&intentId=&playerId=
  *
- * A request another origin sent with the operator's cookie is refused first (empty 403, see
- * `foreign`); then every route asks the game's `authorize(request)`, an empty 401 unless it says
- * yes. An action is a POST with the header `x-lightning-console: action` (another origin cannot
- * send it without a preflight nothing answers) and a same-origin `Origin`/`Sec-Fetch-Site`: a
- * cookie alone never acts. A refusal by the ledger's state answers 409, a bad input 400, with
- * the error's code; either way nothing changed.
+ * A request another origin sent with the operator's cookie is refused first (empty 403,
+ * `foreign`); then `authorize(request)` decides (an empty 401 unless it says yes). An action
+ * also needs the header `x-lightning-console: action` (another origin cannot send it without a
+ * preflight nothing answers) and a same-origin request: a cookie alone never acts. A refusal by
+ * the ledger's state answers 409, a bad input 400; either way nothing changed.
  */
 import { z } from 'zod';
 import {
