@@ -1,12 +1,8 @@
 /**
  * The one error tree of the package. Every error is a `LightningError` with a stable `code`
  * (`LN_TIMEOUT`), `retryable`, and, when the service answered, `status` and `serviceCode`.
- *
- *   try { await lightning.reward(...) }
- *   catch (err) { if (err instanceof LightningError && err.retryable) retryLater(); }
- *
- * `instanceof` is a brand check: an error from another copy of the package (a nested copy, a
- * bundle) is still an instance; each class is identified by its static `code`, not its name.
+ * `instanceof` is a brand check by `code`, so an error from another copy of the package (a
+ * nested copy, a bundle) is still an instance.
  */
 
 /** Every code the package throws, each the identity of one error class. */
@@ -48,7 +44,7 @@ export type LightningErrorCode =
   | 'LN_OPERATOR_REFUSED'
   | 'LN_DEV_WALLET';
 
-/** The codes of an error's class and of every class above it: what `instanceof` checks. */
+/** Holds the codes of an error's class and of every class above it: what `instanceof` checks. */
 const BRAND: unique symbol = Symbol.for('colyseus-lightning.error') as never;
 
 export interface LightningErrorOptions {

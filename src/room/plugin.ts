@@ -74,10 +74,7 @@ export class LightningPlugin extends RoomPlugin {
   readonly #host: PluginHost;
   readonly #settings: PluginSettings;
   readonly #widget: WidgetAccess;
-  /**
-   * Intents whose end this room applied, so a repeated delivery fires no hook twice. Kept in
-   * end order with a forget time and pruned from the front: no timer per settlement.
-   */
+  /** Ends this room applied (no hook fires twice), in end order with a forget time: no timer. */
   readonly #ended = new Map<string, number>();
   #hooks: RoomHooks;
   #entries: RoomEntries | undefined;
@@ -413,9 +410,9 @@ export class LightningPlugin extends RoomPlugin {
   };
 
   /**
-   * The entry of the intent a helper's call returned. Its moves were handed to this room
-   * already; a reading without a move (the open intent holding the create's key), or one whose
-   * hand-over threw, is delivered now; one that ended and left the state is given as a copy.
+   * The entry of the intent a helper's call returned, its moves handed over already. A reading
+   * without a move (the open intent holding the create's key) is delivered now; one that ended
+   * and left the state is given as a copy.
    */
   #entryOf(intent: Intent): Entry {
     const entries = this.#roomEntries();
@@ -427,10 +424,18 @@ export class LightningPlugin extends RoomPlugin {
     return entries.get(intent) ?? entries.copyOf(intent);
   }
 
-  /** An entry's end: its hooks, once however often the end is delivered, then its linger. */
+  /**
+   * An entry's end: its hooks, once however often the end is delivered, then its linger. The
+   * ends old enough that no delivery of them can still come are forgotten first.
+   */
   #end(entry: Entry, intent: Intent): void {
     if (this.#ended.has(intent.id)) return;
-    this.#remember(intent.id);
+    const now = this.room.clock.currentTime;
+    for (const [old, forgetAt] of this.#ended) {
+      if (forgetAt > now) break;
+      this.#ended.delete(old);
+    }
+    this.#ended.set(intent.id, now + this.#settings.lingerMs + ENDED_MEMORY_MS);
     this.#hooks.ended(entry, intent);
     this.#roomEntries().lingerThenRemove(intent);
   }
@@ -488,9 +493,8 @@ export class LightningPlugin extends RoomPlugin {
   }
 
   /**
-   * Sends the room's patch once the settlements of this turn of the event loop are applied
-   * (setImmediate coalesces a burst into one patch). Colyseus patches are deltas: the regular
-   * tick that follows sends only what changed after this one, so nothing is sent twice.
+   * Sends the room's patch once this turn's settlements are applied (setImmediate coalesces a
+   * burst); patches are deltas, so the next tick sends nothing twice.
    */
   #pushSoon(): void {
     if (this.#pushPending || this.#disposed) return;
@@ -520,34 +524,19 @@ export class LightningPlugin extends RoomPlugin {
     if (price.at !== now.at) price.at = now.at;
   }
 
-  /** Records an end, and forgets the ends old enough that no delivery of them can still come. */
-  #remember(id: string): void {
-    const now = this.room.clock.currentTime;
-    for (const [old, forgetAt] of this.#ended) {
-      if (forgetAt > now) break;
-      this.#ended.delete(old);
-    }
-    this.#ended.set(id, now + this.#settings.lingerMs + ENDED_MEMORY_MS);
-  }
-
   /** A move another process applied: the message is only a pointer, the ledger says what. */
   async #readAndDeliver(id: string): Promise<void> {
-    let intent: Intent | null;
-    try {
-      intent = await this.#host.intent(id);
-    } catch (err) {
-      this.#host.logger.warn(
-        `delivering ${id} to room ${this.room.roomId}: ${(err as Error).message}`,
-      );
-      return;
-    }
+    const intent = await this.#host.intent(id).catch((err: Error) => {
+      this.#host.logger.warn(`delivering ${id} to room ${this.room.roomId}: ${err.message}`);
+      return null;
+    });
     if (intent) await this.#deliver(intent);
   }
 
   /**
-   * The one way a reading of an intent gets into the room (hand-over, another process's
-   * message, catch-up): its entry if the reading is new, its match, the hooks on its first end.
-   * Synchronous up to the write, so a handed-over intent is on its entry when `apply` returns.
+   * The one way a reading gets into the room (hand-over, message, catch-up): its entry if new,
+   * its match, the hooks on its first end. Synchronous up to the write, so a handed-over
+   * intent is on its entry when `apply` returns.
    */
   async #deliver(intent: Intent): Promise<void> {
     try {
