@@ -9,6 +9,7 @@ import {
   type SyncedEntry,
   type SyncedLightning,
   type SyncedMatch,
+  type SyncedPrice,
 } from './synced.js';
 
 const PURPOSES = ['reward', 'payout', 'refund', 'fee', 'spend', 'payment'] as const;
@@ -87,14 +88,8 @@ export interface MatchView {
   reason: string;
 }
 
-/** The BTC price for fiat amounts, once the server knows it. */
-export interface PriceView {
-  currency: string;
-  /** The price of 1 BTC in `currency`. */
-  btcPrice: number;
-  /** When it was read, epoch ms. */
-  at: number;
-}
+/** The BTC price for fiat amounts, once the server knows it (`currency` is never ''). */
+export type PriceView = SyncedPrice;
 
 /** What the player does with an open entry's code, by its purpose: pay a fee, claim the rest. */
 const ACTION: Readonly<Record<EntryPurpose, 'pay' | 'claim' | null>> = {
