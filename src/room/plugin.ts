@@ -17,14 +17,13 @@
  * with `immediatePush`, one patch per event-loop turn that changed entries. Nothing per tick.
  * Only the owner's client ever receives an entry; ended entries leave after `lingerMs`.
  */
-import type { AuthContext, Client } from '@colyseus/core';
+import type { Client } from '@colyseus/core';
 import { ErrorCode, RoomPlugin, ServerError } from '@colyseus/core';
-import { RegionRefusedError } from '../errors.js';
 import { type Intent, isTerminal } from '../ledger/intent.js';
 import { parseInput } from '../parse.js';
 import { isMatch } from '../server/kinds/match.js';
 import { roomChannel, type SettlementMessage } from '../server/settlement.js';
-import { AddressBook, contextPeer } from './addresses.js';
+import { RegionGate } from './addresses.js';
 import { RoomEntries } from './entries.js';
 import { RoomHooks, type RoomListener } from './hooks.js';
 import type { PluginHost } from './host.js';
@@ -81,8 +80,8 @@ export class LightningPlugin extends RoomPlugin {
   /** What the room stops following when it goes: the feed, the hand-over, the price, sockets. */
   readonly #offs: (() => void)[] = [];
   #attached: Promise<void> | undefined;
-  /** With the region gate: where each player joined from. */
-  readonly #addresses = new AddressBook();
+  /** With `regionGate` only. */
+  readonly #gate: RegionGate | null;
   /** Kept alive while the room lives, aborted when it goes. */
   readonly #matches = new Map<string, RoomMatch>();
   #pushPending = false;
@@ -96,9 +95,8 @@ export class LightningPlugin extends RoomPlugin {
     this.#settings = resolvePluginOptions(options);
     this.#widget = new WidgetAccess(host, this.#settings);
     this.#hooks = new RoomHooks(host.logger);
-    if (this.#settings.regionGate) {
-      this.onAuth = this.#noteAddress;
-    }
+    this.#gate = this.#settings.regionGate ? new RegionGate(host) : null;
+    if (this.#gate) this.onAuth = this.#gate.noteAuth;
   }
 
   // ---- money helpers: each parses its arguments once; nothing behind the host parses again
@@ -232,36 +230,12 @@ export class LightningPlugin extends RoomPlugin {
         throw new ServerError(ErrorCode.APPLICATION_ERROR, (err as Error).message);
       }
     }
-    if (this.#settings.regionGate) {
-      // Only a session with a seat reserved here: a stranger's upgrades cannot fill the book.
-      const watch = this.#host.watchConnections(this.room.roomId, (sessionId, address) => {
-        if (this.room.hasReservedSeat(sessionId)) this.#addresses.noteSocket(sessionId, address);
-      });
-      this.#offs.push(watch);
-    }
+    if (this.#gate) this.#offs.push(this.#gate.watch(this.room));
     await this.#attach('onCreate');
   }
 
-  /**
-   * With the region gate only: runs after the room's own onAuth accepted the client and only
-   * reads its address (Colyseus decides which plugins have onAuth once per room class). A
-   * static onAuth skips it; `lightning.attach(server)` then gives the sockets' addresses.
-   */
-  #noteAddress = (client: Client, _options: unknown, context: AuthContext): void => {
-    this.#addresses.noteContext(
-      client,
-      this.#host.clientAddress(context?.headers, contextPeer(context)),
-    );
-  };
-
   protected override onJoin(client: Client): void {
-    if (this.#settings.regionGate) {
-      // Our onAuth makes Colyseus call the room's default onAuth, whose `true` would become auth.
-      if (client.auth === true) client.auth = undefined;
-      const address = this.#addresses.joined(client, this.#playerId(client));
-      // Asked now, so that the player's first helper call does not wait for the answer.
-      if (address !== null) void this.#host.regionOf(address).catch(() => {});
-    }
+    this.#gate?.joined(client, this.#playerId(client));
     // After the room's own onJoin: its view and the identity it set are the ones used here.
     this.#showPrice();
     this.#roomEntries().showTo(client, this.#playerId(client));
@@ -440,33 +414,12 @@ export class LightningPlugin extends RoomPlugin {
     this.#roomEntries().lingerThenRemove(intent);
   }
 
-  /** The region gate: refuses a player the service would refuse, before anything is sent. */
-  async #admit(playerId: string): Promise<void> {
-    if (!this.#settings.regionGate) return;
-    const ip = this.#addresses.of(playerId);
-    if (ip === undefined || ip === null) {
-      const room = `room ${this.room.roomId}`;
-      throw new RegionRefusedError(
-        playerId,
-        null,
-        null,
-        ip === undefined
-          ? `player ${playerId} has not joined ${room} (regionGate: its address is unknown); nothing was sent`
-          : `player ${playerId} joined ${room} with no address the gate can trust (regionGate): behind proxies, set clientAddress.proxies; with a static onAuth, or a client sending forwarding headers to a game with no proxy, use lightning.attach(server), which sees the socket; nothing was sent`,
-      );
-    }
-    const support = await this.#host.regionOf(ip);
-    if (!support.isSupported) {
-      throw new RegionRefusedError(playerId, support.ipCountry ?? null, support.ipRegion ?? null);
-    }
-  }
-
   /** The checks every money helper makes before it moves money: the player it moves it for. */
   async #payer(player: PlayerRef): Promise<string> {
     const playerId = this.#payerId(player);
     this.#roomEntries().require();
     await this.#attach('helper');
-    await this.#admit(playerId);
+    await this.#gate?.admit(playerId, this.room.roomId);
     return playerId;
   }
 

@@ -1,8 +1,8 @@
 /**
- * The widget side of a player: their widget user (created by `reference_id` = player id, which
- * the service treats idempotently, then remembered per process), widget and purchase sessions,
- * disclosures and email. Session tokens go to the one client they belong to, never into shared
- * state. What this adds to a parsed call (the game's email, a widget user id) is checked here.
+ * The widget side of a player: their widget user (made by player id, which the service treats
+ * idempotently, then remembered per process), sessions, disclosures and email. A session's
+ * token goes to the one client it belongs to, never into shared state. What this adds to a
+ * parsed call (the game's email, a widget user id) is checked here.
  */
 import type { Client } from '@colyseus/core';
 import { InvalidArgumentError } from '../errors.js';
@@ -41,11 +41,8 @@ export class WidgetAccess {
     if (this.#settings.widgetUser) {
       return this.#settings.widgetUser(client, playerId).then((id) => recordableId(id, 'userId'));
     }
-    let cache = userIds.get(this.#host);
-    if (!cache) {
-      cache = new Map();
-      userIds.set(this.#host, cache);
-    }
+    const cache = userIds.get(this.#host) ?? new Map<string, Promise<string>>();
+    userIds.set(this.#host, cache);
     const known = cache.get(playerId);
     if (known) {
       cache.delete(playerId);
