@@ -24,12 +24,16 @@ export interface ClaimCode {
   said: string;
 }
 
-export interface ClaimCodeOrder {
+/** What every order that moves msats for a player names. */
+interface Order {
   /** Millisatoshis, as digits. */
   amountMsat: string;
-  description: string;
   playerId: string;
   callbackUrl: string;
+}
+
+export interface ClaimCodeOrder extends Order {
+  description: string;
   /** Seconds from now until it can no longer be claimed. */
   expiresIn: number;
 }
@@ -50,11 +54,8 @@ export interface PayCode {
   said: string;
 }
 
-export interface PayCodeOrder {
-  amountMsat: string;
+export interface PayCodeOrder extends Order {
   description: string;
-  playerId: string;
-  callbackUrl: string;
   /** What the payer's wallet shows once paid. */
   successMessage?: string | undefined;
 }
@@ -67,11 +68,8 @@ export interface AddressPayment {
   said: string;
 }
 
-export interface AddressPaymentOrder {
+export interface AddressPaymentOrder extends Order {
   lnAddress: string;
-  amountMsat: string;
-  playerId: string;
-  callbackUrl: string;
   comment?: string | undefined;
 }
 
