@@ -1,15 +1,12 @@
 /**
- * The one clock shape of the package: everything reads time (and waits) through a `Clock`. A
- * `ManualClock` in tests runs what is due inside `advance(ms)`: tests move time, never wait.
+ * The one clock shape: everything reads time (and waits) through a `Clock`. A `ManualClock`
+ * runs what is due inside `advance(ms)`: tests move time, never wait.
  */
 
 export interface Clock {
   /** Epoch milliseconds. */
   now(): number;
-  /**
-   * Optional: run `fn` once when the clock reaches `at`; returns a cancel function.
-   * Clocks without it get real `setTimeout` timers measured against `now()`.
-   */
+  /** Runs `fn` once the clock reaches `at`; returns its cancel. Without it: real timers. */
   setTimer?(at: number, fn: () => void): () => void;
 }
 
@@ -75,9 +72,9 @@ export class ManualClock implements Clock {
 const MAX_DELAY = 2_147_483_647;
 
 /**
- * Runs `fn` once when `clock` reaches `at`; returns a cancel function. A clock without timers
- * of its own gets a `setTimeout`, re-armed until `now()` has really reached `at`, and unref'd
- * unless `keepAlive`: a background schedule must not hold the process open.
+ * Runs `fn` once `clock` reaches `at`; returns its cancel. A clock without timers gets a
+ * `setTimeout`, re-armed until `now()` reached `at`, unref'd unless `keepAlive`: a background
+ * schedule must not hold the process open.
  */
 export function timerAt(clock: Clock, at: number, fn: () => void, keepAlive = false): () => void {
   if (clock.setTimer) return clock.setTimer(at, fn);

@@ -1,12 +1,8 @@
 /**
  * The one error tree of the package. Every error is a `LightningError` with a stable `code`
  * (`LN_TIMEOUT`), `retryable`, and, when the service answered, `status` and `serviceCode`.
- *
- *   try { await lightning.reward(...) }
- *   catch (err) { if (err instanceof LightningError && err.retryable) retryLater(); }
- *
- * `instanceof` is a brand check: an error from another copy of the package (a nested copy, a
- * bundle) is still an instance; each class is identified by its static `code`, not its name.
+ * `instanceof` is a brand check by `code`, so an error from another copy of the package (a
+ * nested copy, a bundle) is still an instance.
  */
 
 /** Every code the package throws, each the identity of one error class. */
@@ -48,7 +44,7 @@ export type LightningErrorCode =
   | 'LN_OPERATOR_REFUSED'
   | 'LN_DEV_WALLET';
 
-/** The codes of an error's class and of every class above it: what `instanceof` checks. */
+/** Holds the codes of an error's class and of every class above it: what `instanceof` checks. */
 const BRAND: unique symbol = Symbol.for('colyseus-lightning.error') as never;
 
 export interface LightningErrorOptions {
@@ -107,34 +103,31 @@ export class LightningError extends Error {
 /** The package was set up wrongly: nothing was recorded or sent. The message says the fix. */
 export class ConfigurationError extends LightningError {
   static override readonly code: LightningErrorCode = 'LN_CONFIGURATION';
-  /** The option or the place that is wrong (`options.publicUrl`, `state`). */
-  readonly field: string;
-  constructor(field: string, problem: string) {
+  /** `field`: the option or the place that is wrong (`options.publicUrl`, `state`). */
+  constructor(
+    readonly field: string,
+    problem: string,
+  ) {
     super(`${field}: ${problem}`);
-    this.field = field;
   }
 }
 
 /** An argument failed validation: nothing was recorded or sent. `field` is a dotted path. */
 export class InvalidArgumentError extends LightningError {
   static override readonly code: LightningErrorCode = 'LN_INVALID_ARGUMENT';
-  readonly field: string;
-  constructor(field: string, problem: string) {
+  constructor(
+    readonly field: string,
+    problem: string,
+  ) {
     super(`${field || 'argument'}: ${problem}`);
-    this.field = field;
   }
 }
 
-/**
- * Payouts are paused by the circuit breaker: nothing was recorded or sent.
- * `lightning.operator.resume()` lifts the pause.
- */
+/** Payouts are paused: nothing was recorded or sent; `lightning.operator.resume()` lifts it. */
 export class PayoutsPausedError extends LightningError {
   static override readonly code: LightningErrorCode = 'LN_PAYOUTS_PAUSED';
-  readonly reason: string;
-  constructor(reason: string) {
+  constructor(readonly reason: string) {
     super(`payouts are paused (${reason}); nothing was sent`);
-    this.reason = reason;
   }
 }
 
@@ -144,28 +137,27 @@ export class PayoutsPausedError extends LightningError {
  */
 export type LnAddressRefusal = 'invalid' | 'unverified' | 'failing';
 
+const ADDRESS_REFUSALS: Record<LnAddressRefusal, string> = {
+  invalid: 'the service says it cannot be paid',
+  unverified: 'its check did not answer in time, or failed',
+  failing: 'payments to it failed just now',
+};
+
 /**
  * A payment to a Lightning address was refused before anything was recorded or sent (the
- * address is checked first). Retryable unless the address is `invalid`.
+ * address, in lower case, is checked first). Retryable unless the address is `invalid`.
  */
 export class LnAddressRefusedError extends LightningError {
   static override readonly code: LightningErrorCode = 'LN_ADDRESS_REFUSED';
-  /** The address, in lower case. */
-  readonly address: string;
-  readonly reason: LnAddressRefusal;
-
-  constructor(address: string, reason: LnAddressRefusal, cause?: unknown) {
-    const why = {
-      invalid: 'the service says it cannot be paid',
-      unverified: 'its check did not answer in time, or failed',
-      failing: 'payments to it failed just now',
-    }[reason];
-    super(`Lightning address ${address}: ${why}; nothing was sent`, {
+  constructor(
+    readonly address: string,
+    readonly reason: LnAddressRefusal,
+    cause?: unknown,
+  ) {
+    super(`Lightning address ${address}: ${ADDRESS_REFUSALS[reason]}; nothing was sent`, {
       retryable: reason !== 'invalid',
       cause,
     });
-    this.address = address;
-    this.reason = reason;
   }
 }
 
@@ -179,11 +171,12 @@ export type OpenLimit = 'maxOpenPerPlayer' | 'maxOpenPerGame' | 'seats';
 export class LimitExceededError extends LightningError {
   static override readonly code: LightningErrorCode = 'LN_LIMIT_EXCEEDED';
   static override readonly retryable: boolean = true;
-  readonly limit: OpenLimit;
-  readonly max: number;
-  readonly playerId: string;
 
-  constructor(limit: OpenLimit, max: number, playerId: string) {
+  constructor(
+    readonly limit: OpenLimit,
+    readonly max: number,
+    readonly playerId: string,
+  ) {
     super(
       limit === 'maxOpenPerGame'
         ? `the game already has ${max} open intents, its cap (limits.maxOpenPerGame); player ${playerId}'s was refused and nothing was sent`
@@ -191,9 +184,6 @@ export class LimitExceededError extends LightningError {
           ? `every one of the group's ${max} seats is taken; player ${playerId}'s was refused and nothing was sent`
           : `player ${playerId} already has ${max} open intents (limits.${limit}); nothing was sent`,
     );
-    this.limit = limit;
-    this.max = max;
-    this.playerId = playerId;
   }
 }
 
@@ -206,29 +196,21 @@ export type BudgetScope = 'payout' | 'player' | 'room' | 'game';
  */
 export class BudgetExceededError extends LightningError {
   static override readonly code: LightningErrorCode = 'LN_BUDGET_EXCEEDED';
-  readonly scope: BudgetScope;
-  /** The cap, in msats. */
-  readonly limitMsat: string;
-  /** What the window already holds, in msats (0 for `payout`). */
-  readonly reservedMsat: string;
-  /** The rolling window, in ms; null for `payout`. */
-  readonly windowMs: number | null;
 
   constructor(
-    scope: BudgetScope,
-    limitMsat: string,
-    reservedMsat: string,
-    windowMs: number | null,
+    readonly scope: BudgetScope,
+    /** The cap, in msats. */
+    readonly limitMsat: string,
+    /** What the window already holds, in msats (0 for `payout`). */
+    readonly reservedMsat: string,
+    /** The rolling window, in ms; null for `payout`. */
+    readonly windowMs: number | null,
   ) {
     super(
       scope === 'payout'
         ? `the payout exceeds budgets.maxRewardMsat (${limitMsat} msats); nothing was sent`
         : `the ${scope} payout budget (${limitMsat} msats per ${windowMs} ms) holds ${reservedMsat} msats already: this payout would exceed it; nothing was sent`,
     );
-    this.scope = scope;
-    this.limitMsat = limitMsat;
-    this.reservedMsat = reservedMsat;
-    this.windowMs = windowMs;
   }
 }
 
@@ -247,42 +229,37 @@ export interface MatchClosedDecision {
  */
 export class MatchClosedError extends LightningError {
   static override readonly code: LightningErrorCode = 'LN_MATCH_CLOSED';
-  readonly matchId: string;
-  /** What the match is now: settling, aborting, settled or aborted. */
-  readonly matchStatus: string;
-  /** The decision that stands; null when the match could not be read whole. */
-  readonly decision: MatchClosedDecision | null;
 
-  constructor(matchId: string, matchStatus: string, decision: MatchClosedDecision | null = null) {
+  constructor(
+    readonly matchId: string,
+    /** What the match is now: settling, aborting, settled or aborted. */
+    readonly matchStatus: string,
+    /** The decision that stands; null when the match could not be read whole. */
+    readonly decision: MatchClosedDecision | null = null,
+  ) {
     super(
       `match ${matchId} is ${matchStatus}${decision ? ` (${describeDecision(decision)})` : ''}: it takes no more entries or other decisions`,
     );
-    this.matchId = matchId;
-    this.matchStatus = matchStatus;
-    this.decision = decision;
   }
 }
 
 /**
- * A roster match refused an entry: the player is not one of its `players`, or every one of its
- * `seats` is taken. Nothing was recorded or sent.
+ * A roster match refused an entry: the player is not one of its `players` (`not-in-roster`),
+ * or every one of its `seats` is taken (`full`). Nothing was recorded or sent.
  */
 export class MatchSeatError extends LightningError {
   static override readonly code: LightningErrorCode = 'LN_MATCH_SEAT';
-  readonly matchId: string;
-  readonly playerId: string;
-  /** `not-in-roster`: not one of the match's players; `full`: no seat left. */
-  readonly reason: 'not-in-roster' | 'full';
 
-  constructor(matchId: string, playerId: string, reason: 'not-in-roster' | 'full') {
+  constructor(
+    readonly matchId: string,
+    readonly playerId: string,
+    readonly reason: 'not-in-roster' | 'full',
+  ) {
     super(
       reason === 'not-in-roster'
         ? `match ${matchId} was opened for a roster that does not name ${playerId}: nothing was charged`
         : `match ${matchId} has no seat left for ${playerId} (every seat holds another player's open or paid fee): nothing was charged`,
     );
-    this.matchId = matchId;
-    this.playerId = playerId;
-    this.reason = reason;
   }
 }
 
@@ -296,19 +273,18 @@ function describeDecision(decision: MatchClosedDecision): string {
 /** The region gate refused a money helper: nothing was recorded or sent. */
 export class RegionRefusedError extends LightningError {
   static override readonly code: LightningErrorCode = 'LN_REGION_REFUSED';
-  readonly playerId: string;
-  /** The country and region the service named, when it answered. */
-  readonly country: string | null;
-  readonly region: string | null;
 
-  constructor(playerId: string, country: string | null, region: string | null, why?: string) {
+  constructor(
+    readonly playerId: string,
+    /** The country the service named, when it answered. */
+    readonly country: string | null,
+    readonly region: string | null,
+    why?: string,
+  ) {
     super(
       why ??
         `player ${playerId} is in a region the service does not serve (${country ?? '?'}${region ? `, ${region}` : ''}); nothing was sent`,
     );
-    this.playerId = playerId;
-    this.country = country;
-    this.region = region;
   }
 }
 
@@ -318,11 +294,8 @@ export class RegionRefusedError extends LightningError {
  */
 export class PlayerBlockedError extends LightningError {
   static override readonly code: LightningErrorCode = 'LN_PLAYER_BLOCKED';
-  readonly playerId: string;
-
-  constructor(playerId: string) {
+  constructor(readonly playerId: string) {
     super(`player ${playerId} is blocked by an operator; nothing was recorded or sent`);
-    this.playerId = playerId;
   }
 }
 
@@ -333,11 +306,12 @@ export class PlayerBlockedError extends LightningError {
  */
 export class OperatorRefusedError extends InvalidArgumentError {
   static override readonly code: LightningErrorCode = 'LN_OPERATOR_REFUSED';
-  /** The action refused: `resolve`, `pause`, `reissue`, `approve`, `block`, ... */
-  readonly action: string;
-
-  constructor(action: string, field: string, problem: string) {
+  /** `action`: the one refused (`resolve`, `pause`, `reissue`, `approve`, `block`, ...). */
+  constructor(
+    readonly action: string,
+    field: string,
+    problem: string,
+  ) {
     super(field, `${action} refused: ${problem}`);
-    this.action = action;
   }
 }

@@ -1,9 +1,8 @@
 /**
- * The one rule for an id a game names (a player, a room, a match, a widget user), checked where
- * a call enters and again by the journal, so nothing the ledger would refuse is ever sent. Any
- * Unicode is an id ("Jane Doe"); refused: empty, over 255 UTF-16 units (the service's limit), a
- * control character (it would forge a log line or a CSV row), a lone surrogate (PostgreSQL would
- * store a different id than the game holds).
+ * The one rule for an id a game names (player, room, match, widget user), checked where a call
+ * enters and by the journal. Any Unicode is an id; refused: empty, over 255 UTF-16 units (the
+ * service's limit), a control character (it would forge a log line or a CSV row), a lone
+ * surrogate (PostgreSQL would store another id than the game holds).
  */
 export const MAX_ID_LENGTH = 255;
 

@@ -1,22 +1,17 @@
 /**
- * `createLightning(options)`: the object a game server creates once, in its own module, and
- * imports wherever it is needed. It returns at once: the embedded emulator starts and the
- * ledger opens on first use (a room's creation, a helper, a callback) or in
- * `await lightning.ready()`, so a room file can say `plugins = definePlugins([lightning.plugin()])`
- * with no top-level await, in ESM and CommonJS alike.
+ * `createLightning(options)`: the object a game server creates once, in its own module. It does
+ * no I/O: the emulator starts and the ledger opens on first use or in `ready()`, so a room file
+ * can name `lightning.plugin()` in a class field with no top-level await, in ESM and CommonJS.
  *
- *   // lightning.ts
  *   export const lightning = createLightning({ apiKey, publicUrl: 'https://game.example.com' });
- *   // app.config.ts
  *   export default defineServer({
  *     rooms: { arena: defineRoom(Arena) },
  *     routes: createRouter({ ...lightning.endpoints() }),
  *     beforeListen: () => lightning.ready(),
  *   });
  *
- * The public face only: the engine behind it and the runtime's secrets are not reachable from
- * here. At the top, what a game calls every day; the rest by concern, each group in face/.
- * Every option lives in a private field, so no rendering of the object shows one.
+ * At the top, what a game calls every day; the rest by concern, each group in face/. The engine
+ * and every option stay in private fields: no rendering of the object shows one.
  */
 import type { Server as HttpServer } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
@@ -68,13 +63,10 @@ export class Lightning {
 
   /** Paid matches from the server, outside a room: open, enter, settle, abort, get. */
   readonly matches: LightningMatches;
-
   /** The books: balances, journal, audit, codes owed to a player, the ledger's reads. */
   readonly books: LightningBooks;
-
   /** The operator's calls, the reconciler's controls, and the console (`operator.console`). */
   readonly operator: LightningOperator;
-
   /** What lightning runs on, for the game's own code: `api`, `emulator`, `clientAddress(req)`. */
   readonly service: LightningService;
 
@@ -104,10 +96,7 @@ export class Lightning {
     await this.#start();
   }
 
-  /**
-   * Calls `listener` on each `event` (typed; a listener that throws is logged, never allowed to
-   * change an HTTP answer). Returns the function that removes it.
-   */
+  /** Calls `listener` on each `event` (one that throws is logged); returns its remover. */
   on<E extends LightningEventName>(event: E, listener: Listener<E>): () => void {
     this.#events.on(event, listener as never);
     return () => this.#events.off(event, listener as never);
@@ -125,12 +114,8 @@ export class Lightning {
   }
 
   /**
-   * The same routes as `endpoints()` as a `node:http` listener in front of Colyseus's, cheaper
-   * per callback than the router. Pass the game's HTTP server, before or after it listens;
-   * other requests go on untouched. Returns a function that removes it.
-   *
-   *   const transport = new WebSocketTransport();
-   *   lightning.attach(transport.server);
+   * The routes of `endpoints()` as a `node:http` listener in front of Colyseus's, cheaper per
+   * callback: `lightning.attach(transport.server)`, before or after it listens. Returns its remover.
    */
   attach(server: HttpServer | HttpsServer | undefined): () => void {
     if (!server) {
@@ -158,10 +143,8 @@ export class Lightning {
   }
 
   /**
-   * Rewards many players at once (a leaderboard): each reward is recorded `queued` now, in order,
-   * and sent exactly once in its turn by any process's reconciler (at the game's `rateLimit`).
-   * Each is checked as `reward` checks it; one refused is listed in `refused`, the others are
-   * recorded. A bad list (1 to 1,000 rewards) is refused whole.
+   * Rewards many players at once (a leaderboard): each is recorded `queued` now and sent once in
+   * its turn, at the game's `rateLimit`. One `reward` would refuse is listed in `refused`.
    */
   async rewardMany(input: RewardManyInput): Promise<RewardManyResult> {
     const list = parseInput(rewardManyInput, input, 'rewards');
@@ -169,11 +152,9 @@ export class Lightning {
   }
 
   /**
-   * Pays a player straight to their Lightning address (`name@domain`), once. Resolves once the
-   * service took it (`pending`, or already `completed`/`failed`). The address is checked first:
-   * one that cannot be paid rejects with LnAddressRefusedError, nothing recorded or sent. A send
-   * whose answer was lost rejects with AmbiguousResultError and leaves the intent `unknown`,
-   * never sent again (`operator.unknowns()`, `operator.resolve()`).
+   * Pays a player straight to their Lightning address (`name@domain`), once; resolves once the
+   * service took it. An address it cannot pay: LnAddressRefusedError, nothing sent. A lost
+   * answer: AmbiguousResultError, the intent `unknown`, never sent again (`operator.unknowns()`).
    */
   async payAddress(input: AddressPaymentInput): Promise<Intent> {
     return this.#host.payAddress(parseInput(addressPaymentInput, input));
@@ -226,9 +207,9 @@ export class Lightning {
   }
 
   /**
-   * The routes or the plugin were made: the server is about to listen. Unless started within
-   * `startWithoutReadyMs`, it starts then and says so outside production: a forgotten `ready()`
-   * leaves a restarted server's open payments unrecovered until a player's first payment.
+   * The routes or the plugin were made: the server is about to listen. A forgotten `ready()`
+   * would leave a restarted server's open payments unrecovered until a first payment: it starts
+   * after `startWithoutReadyMs` anyway, and says so outside production.
    */
   #expectReady(what: string): void {
     const { startWithoutReadyMs: after, logger } = this.#settings;

@@ -1,8 +1,7 @@
 /**
- * The one Node version the package runs on, and the check every entry point makes first
- * (through ./require-node.ts). On an older Node the package would otherwise fail later and
- * obscurely ("No such built-in module: node:sqlite", a crash inside undici); this names the
- * version instead. Costs one comparison of three numbers, once, at import.
+ * The one Node version the package runs on, checked first by every entry point (through
+ * ./require-node.ts): an older Node fails here with the version it needs, not obscurely later
+ * ("No such built-in module: node:sqlite").
  */
 
 /** The oldest Node this package runs on; package.json `engines` and the docs say the same. */

@@ -1,9 +1,7 @@
 /**
  * The one way every layer parses what comes in from outside: a zod schema, and an error that
  * names the first bad field. Each parse is told on a diagnostics channel, so a test can count
- * that a call is parsed once, where it enters (one `hasSubscribers` read when nobody listens).
- *
- *   subscribe(PARSE_CHANNEL, (m) => count((m as ParseEvent).schema));
+ * that a call is parsed once, where it enters.
  */
 import { channel } from 'node:diagnostics_channel';
 import type { z } from 'zod';

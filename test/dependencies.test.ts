@@ -28,11 +28,6 @@ const SRC = join(ROOT, 'src');
  * the API that carried it, never a dependency's object. File, the exact text, and why.
  */
 const OWN_DATA_CASTS: [string, string, string][] = [
-  [
-    'src/room/entries.ts',
-    'state[roomMapOf(kind)] as unknown as EntryMap',
-    'our LightningState maps, each a MapSchema of one of our entry classes, read as their union',
-  ],
   ['src/ledger/sqlite-core.ts', 'as unknown as Row', 'a row of our own schema (node:sqlite)'],
   ['src/ledger/sqlite-core.ts', 'as unknown as Row[]', 'rows of our own schema'],
   ['src/ledger/sqlite-core.ts', 'as unknown as Move[]', 'rows of our own schema'],

@@ -1,17 +1,12 @@
 /**
  * colyseus-lightning/client: the player's side, for browsers and Node, with no framework and
- * nothing of the server inside (under 25 KB minified, QR included; `npm run build` prints it).
- *
- *   import { formatAmount, pay, watchLightning } from 'colyseus-lightning/client';
+ * nothing of the server inside.
  *
  *   watchLightning(Callbacks.get(room), {
  *     change: ({ entries, price }) => render(entries.map((e) => formatAmount(e.amountMsat ?? '0', { price }))),
  *   });
  *   const result = await pay(fee.code); // the browser's wallet (WebLN), or:
  *   if (result.via === 'show') box.innerHTML = `<a href="${result.uri}">${result.svg}</a>`;
- *
- * Views: `entriesOf`, `matchesOf`, `matchOf`, `priceOf`; codes: `qrSvg`, `lightningUri`,
- * `decodeLnurl`; wallets: `pay`, `claim`, and `devWallet(emu.devWalletUrl)` on the emulator.
  */
 
 export { ConfigurationError, InvalidArgumentError, LightningError } from '../errors.js';

@@ -1,7 +1,6 @@
 /**
- * What a client decodes in `room.state.lightning`, as structural types: a decoded Schema fits
- * them, and so does a plain object, with no import of @colyseus/schema. Fields an older server
- * did not sync are optional; the views read them with a fallback.
+ * What a client decodes in `room.state.lightning`, as structural types (a decoded Schema or a
+ * plain object; no import of @colyseus/schema). Fields an older server lacks are optional.
  */
 
 /** What a synced map offers on a client: `MapSchema` has it, and so does a `Map`. */
@@ -12,14 +11,13 @@ export interface SyncedMap<V> {
 /** One of the player's entries, as synced (its id is its key in the map). */
 export interface SyncedEntry {
   status: string;
-  /** A decimal string: msats when `unit` is `msats`, minor units of the points currency else. */
+  /** msats when `unit` is `msats`, else minor units of the points currency. */
   amount: string;
   unit: string;
   description: string;
   /** epoch ms; 0 when there is none */
   expiresAt: number;
   kind?: string;
-  /** One of the six purposes; a server before this version does not sync it. */
   purpose?: string;
   /** The match the entry belongs to; '' when none. */
   matchId?: string;
@@ -39,7 +37,6 @@ export interface SyncedMatch {
   rake: number;
   entered: number;
   paid: number;
-  /** Once decided: payouts and refunds made, of `total` (absent from a server before them). */
   made?: number;
   total?: number;
   funded: boolean;
@@ -56,7 +53,7 @@ export interface SyncedPrice {
   at: number;
 }
 
-/** `room.state.lightning`: every map may be missing on a server before this version. */
+/** `room.state.lightning`. */
 export interface SyncedLightning {
   rewards?: SyncedMap<SyncedEntry> | undefined;
   entryFees?: SyncedMap<SyncedEntry> | undefined;
@@ -66,6 +63,6 @@ export interface SyncedLightning {
   price?: SyncedPrice | undefined;
 }
 
-/** The names of the entry maps, in the order the views list them. */
+/** The entry maps, in the order the views list them. */
 export const ENTRY_MAPS = ['entryFees', 'rewards', 'payments', 'pointSpends'] as const;
 export type EntryMapName = (typeof ENTRY_MAPS)[number];

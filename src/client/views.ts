@@ -9,25 +9,31 @@ import {
   type SyncedEntry,
   type SyncedLightning,
   type SyncedMatch,
+  type SyncedPrice,
 } from './synced.js';
 
+const PURPOSES = ['reward', 'payout', 'refund', 'fee', 'spend', 'payment'] as const;
+const STATUSES = [
+  'creating',
+  'pending',
+  'held',
+  'queued',
+  'unknown',
+  'completed',
+  'expired',
+  'failed',
+] as const;
+const ENDED: readonly EntryStatus[] = ['completed', 'expired', 'failed'];
+const MATCH_STATUSES = ['open', 'settling', 'aborting', 'settled', 'aborted'] as const;
+
 /** What an entry is for the player. */
-export type EntryPurpose = 'reward' | 'payout' | 'refund' | 'fee' | 'spend' | 'payment';
+export type EntryPurpose = (typeof PURPOSES)[number];
 
 /**
  * Where an entry is. `held`: a payout waiting for an operator's approval; `queued`: waiting its
- * turn to be sent; `unknown`: sent, its outcome not confirmed yet. A status this version of the
- * kit does not know reads as `unknown`: neither done nor failed.
+ * turn to be sent; `unknown`: its outcome not confirmed yet, or a status this kit does not know.
  */
-export type EntryStatus =
-  | 'creating'
-  | 'pending'
-  | 'held'
-  | 'queued'
-  | 'unknown'
-  | 'completed'
-  | 'expired'
-  | 'failed';
+export type EntryStatus = (typeof STATUSES)[number];
 
 /** One of the player's entries, read. */
 export interface EntryView {
@@ -39,7 +45,7 @@ export interface EntryView {
   status: EntryStatus;
   /** Not ended yet: creating, pending, held, queued or unknown. */
   open: boolean;
-  /** What the player does with `code` now: pay it (a fee), claim it (a reward, payout or refund), or nothing. */
+  /** What the player does with `code` now: pay it (a fee), claim it, or nothing. */
   action: 'pay' | 'claim' | null;
   /** msats as a decimal string; null for points. */
   amountMsat: string | null;
@@ -57,7 +63,7 @@ export interface EntryView {
   lnAddress: string;
 }
 
-export type MatchStatus = 'open' | 'settling' | 'aborting' | 'settled' | 'aborted';
+export type MatchStatus = (typeof MATCH_STATUSES)[number];
 
 /** A match of the room, read: the pot and the rake every player sees. */
 export interface MatchView {
@@ -73,7 +79,7 @@ export interface MatchView {
   /** How many players entered, and how many of them paid. */
   entered: number;
   paid: number;
-  /** Once decided: its payouts and refunds made so far, of `total` (a queue drains: 120 of 500). */
+  /** Once decided: its payouts and refunds made so far, of `total`. */
   made: number;
   total: number;
   /** Every player of the roster paid. */
@@ -82,16 +88,8 @@ export interface MatchView {
   reason: string;
 }
 
-/** The BTC price for fiat amounts, once the server knows it. */
-export interface PriceView {
-  currency: string;
-  /** The price of 1 BTC in `currency`. */
-  btcPrice: number;
-  /** When it was read, epoch ms. */
-  at: number;
-}
-
-const PURPOSES: readonly EntryPurpose[] = ['reward', 'payout', 'refund', 'fee', 'spend', 'payment'];
+/** The BTC price for fiat amounts, once the server knows it (`currency` is never ''). */
+export type PriceView = SyncedPrice;
 
 /** What the player does with an open entry's code, by its purpose: pay a fee, claim the rest. */
 const ACTION: Readonly<Record<EntryPurpose, 'pay' | 'claim' | null>> = {
@@ -102,24 +100,6 @@ const ACTION: Readonly<Record<EntryPurpose, 'pay' | 'claim' | null>> = {
   spend: null,
   payment: null,
 };
-const STATUSES: readonly EntryStatus[] = [
-  'creating',
-  'pending',
-  'held',
-  'queued',
-  'unknown',
-  'completed',
-  'expired',
-  'failed',
-];
-const ENDED: readonly EntryStatus[] = ['completed', 'expired', 'failed'];
-const MATCH_STATUSES: readonly MatchStatus[] = [
-  'open',
-  'settling',
-  'aborting',
-  'settled',
-  'aborted',
-];
 /** A server before `purpose` was synced: what each map holds. */
 const PURPOSE_OF_MAP: Record<EntryMapName, EntryPurpose> = {
   entryFees: 'fee',

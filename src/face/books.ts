@@ -1,32 +1,21 @@
 /**
- * `lightning.books`: what the game's money adds up to and where each msat went, read from the
- * ledger's journal (docs/ACCOUNTING.md). Nothing here moves money but `refresh`, which applies
- * what the service says, as a callback does.
+ * `lightning.books`: what the game's money adds up to and where each msat went (the journal,
+ * docs/ACCOUNTING.md). Nothing here moves money but `refresh`, which works as a callback does.
  */
 import { z } from 'zod';
 import type { Intent } from '../ledger/intent.js';
 import type { JournalPage, JournalQuery } from '../ledger/journal.js';
 import type { LedgerView } from '../ledger/store.js';
 import { parseInput } from '../parse.js';
-import type { Auditor, AuditReport } from '../server/audit.js';
+import type { AuditReport } from '../server/audit.js';
 import type { Balances } from '../server/balances.js';
-import type { Checks } from '../server/checks.js';
-import type { Engine } from '../server/engine.js';
 import { isClaimCode } from '../server/kinds/index.js';
 import { pageFields } from '../server/operations/inputs.js';
 import { type EntryPurpose, purposeOf } from '../server/purpose.js';
+import type { Runtime } from '../server/runtime.js';
 import { need, type Reach } from './reach.js';
 
-/** What the books read, of what the server runs on. */
-export interface BookParts {
-  engine: Pick<Engine, 'ledger'>;
-  checks: Pick<Checks, 'refresh'>;
-  auditor: Pick<Auditor, 'balances'>;
-  /** One audit run, then the alerts checked against it. */
-  audit(): Promise<AuditReport>;
-  /** The ledger's reads, the one face of it a game gets. */
-  view: LedgerView;
-}
+type BookParts = Pick<Runtime, 'engine' | 'checks' | 'auditor' | 'audit' | 'view'>;
 
 /** A claim code waiting for its player (a reward, a match's payout or refund). */
 export interface Claim {
@@ -69,10 +58,7 @@ export class LightningBooks {
     return (await this.#reach.start()).auditor.balances();
   }
 
-  /**
-   * The journal's entries, oldest first, filtered by player, match, intent or time, a page at a
-   * time (pass `next` as `after`). Every msat moved is in it (docs/ACCOUNTING.md).
-   */
+  /** The journal's entries, oldest first, a page at a time (pass `next` as `after`). */
   async journal(query?: JournalQuery): Promise<JournalPage> {
     const parsed = parseInput(journalQuery, query, 'query');
     return (await this.#reach.start()).engine.ledger.journal(parsed as JournalQuery);
@@ -104,7 +90,7 @@ export class LightningBooks {
       }));
   }
 
-  /** Re-checks an intent now (e.g. a player pressed "I paid"), through the same path as callbacks. */
+  /** Re-checks an intent now (a player pressed "I paid"), through the same path as callbacks. */
   async refresh(id: string): Promise<Intent | null> {
     return (await this.#reach.start()).checks.refresh(id);
   }

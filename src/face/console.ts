@@ -1,8 +1,6 @@
 /**
- * `lightning.operator.console`: the operator's console (docs/OPERATING.md), mounted as the
- * game's own routes are: as router endpoints, or as a `node:http` listener in front of
- * Colyseus's. Off unless mounted. It calls the face's groups (a narrow ConsoleHost), so every
- * action goes through the engine and names its operator.
+ * `lightning.operator.console` (docs/OPERATING.md): off unless mounted, as router endpoints or
+ * a `node:http` listener. It calls the face's groups, so every action names its operator.
  */
 import type { Server as HttpServer } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
@@ -24,19 +22,14 @@ export class OperatorConsole {
   }
 
   /**
-   * The console's page and routes as router endpoints (no CSV exports: see `attach`). Every
-   * route answers an empty 401 unless the game's `authorize(request)` says yes.
-   *
-   *   routes: createRouter({ ...lightning.endpoints(), ...lightning.operator.console.endpoints({ authorize }) })
+   * The console's page and routes as router endpoints (no CSV exports: see `attach`), each an
+   * empty 401 unless `authorize(request)` says yes: `createRouter({ ...console.endpoints(o) })`.
    */
   endpoints(options: ConsoleOptions) {
     return consoleEndpoints(this.#host, consoleSettings(options, this.#settings));
   }
 
-  /**
-   * The console as a `node:http` listener in front of Colyseus's, with the CSV exports streamed
-   * a row at a time (which the router cannot do). Returns a function that removes it.
-   */
+  /** The console as a `node:http` listener, with the CSV exports streamed; returns its remover. */
   attach(server: HttpServer | HttpsServer | undefined, options: ConsoleOptions): () => void {
     const settings = consoleSettings(options, this.#settings);
     if (!server) {

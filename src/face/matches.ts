@@ -1,7 +1,6 @@
 /**
- * `lightning.matches`: paid matches from the server, outside a room (docs/MATCHES.md). Each call
- * parses its input, then asks the server's Matches; a room uses its plugin's `openMatch`, which
- * keeps the match alive while the room lives.
+ * `lightning.matches`: paid matches from the server, outside a room (docs/MATCHES.md); a room
+ * uses its plugin's `openMatch`, which keeps the match alive while the room lives.
  */
 import type { Intent } from '../ledger/intent.js';
 import { parseInput } from '../parse.js';
@@ -27,11 +26,7 @@ export class LightningMatches {
     this.#reach = reach;
   }
 
-  /**
-   * Opens a match: entry fees held in escrow, paid out by `settle` or refunded by `abort`, each
-   * exactly once; funded once its roster (`players` or `seats`) paid. In a room, use the
-   * plugin's `openMatch`, which keeps it alive while the room lives.
-   */
+  /** Opens a match: entry fees in escrow, paid out by `settle` or refunded by `abort`, once. */
   async open(input: OpenMatchInput): Promise<MatchView> {
     const args = parseInput(openMatchInput, input);
     return (await this.#reach.start()).matches.open(args);

@@ -1,21 +1,17 @@
 /**
  * `lightning.operator`: what a person running the game does (docs/OPERATING.md). Each action
- * parses its input, goes through the engine and appends one line naming `by` to the operator
- * log. Every refusal is an OperatorRefusedError, nothing recorded. The console is a page over
- * these same calls.
+ * goes through the engine and appends one line naming `by` to the operator log; a refusal is
+ * an OperatorRefusedError, nothing recorded. The console is a page over these same calls.
  */
 import type { Intent } from '../ledger/intent.js';
 import type { OperatorAction, OperatorLogPage, OperatorLogQuery } from '../ledger/operator-log.js';
-import type { LedgerStore } from '../ledger/store.js';
 import type { ConsoleHost } from '../operator/reads.js';
 import { parseInput } from '../parse.js';
-import type { Alert, Alerts } from '../server/alerts.js';
-import type { Engine } from '../server/engine.js';
+import type { Alert } from '../server/alerts.js';
 import type { PayoutPause, SettledStatus } from '../server/events.js';
 import {
   heldLimit,
   intentIdInput,
-  type Operator,
   operatorLogQuery,
   operatorName,
   operatorNote,
@@ -23,20 +19,9 @@ import {
   resolveStatus,
 } from '../server/operator.js';
 import type { Settings } from '../server/options.js';
-import type { Reconciler } from '../server/reconciler.js';
+import type { Runtime } from '../server/runtime.js';
 import { OperatorConsole } from './console.js';
 import type { Reach } from './reach.js';
-
-/** What the operator's calls use, of what the server runs on. */
-export interface OperatorParts {
-  engine: Pick<Engine, 'breaker'>;
-  ledger: Pick<LedgerStore, 'unknowns'>;
-  /** The operator's actions, each a line in the ledger's operator log. */
-  operator: Operator;
-  /** Null unless `alerts` is set. */
-  alerts: Pick<Alerts, 'list'> | null;
-  reconciler: Pick<Reconciler, 'start' | 'stop' | 'runOnce'>;
-}
 
 /** Run, pause or step the reconciler (it runs by itself unless `reconciler.enabled` is false). */
 export interface ReconcilerControl {
@@ -46,35 +31,7 @@ export interface ReconcilerControl {
   runOnce(): Promise<number>;
 }
 
-/** The reconciler's controls, each starting the server first if need be. */
-class Reconcilers implements ReconcilerControl {
-  readonly #reach: Reach<OperatorParts>;
-  readonly #settings: Settings;
-
-  constructor(reach: Reach<OperatorParts>, settings: Settings) {
-    this.#reach = reach;
-    this.#settings = settings;
-  }
-
-  async #running(): Promise<OperatorParts['reconciler']> {
-    return (await this.#reach.start()).reconciler;
-  }
-
-  start(): void {
-    void this.#running().then(
-      (r) => r.start(),
-      (err: Error) => this.#settings.logger.error(`reconciler not started: ${err.message}`),
-    );
-  }
-
-  async stop(): Promise<void> {
-    return (await this.#running()).stop();
-  }
-
-  async runOnce(): Promise<number> {
-    return (await this.#running()).runOnce();
-  }
-}
+type OperatorParts = Pick<Runtime, 'engine' | 'ledger' | 'operator' | 'alerts' | 'reconciler'>;
 
 export class LightningOperator {
   readonly #reach: Reach<OperatorParts>;
@@ -91,23 +48,26 @@ export class LightningOperator {
     this.#reach = reach;
     this.#settings = settings;
     this.console = new OperatorConsole(settings, host);
-    this.reconciler = new Reconcilers(reach, settings);
+    // Each control starts the server first if need be.
+    const running = async () => (await reach.start()).reconciler;
+    this.reconciler = {
+      start: () =>
+        void running().then(
+          (r) => r.start(),
+          (err: Error) => settings.logger.error(`reconciler not started: ${err.message}`),
+        ),
+      stop: async () => (await running()).stop(),
+      runOnce: async () => (await running()).runOnce(),
+    };
   }
 
-  /**
-   * Intents whose outcome is unknown and that nothing will resolve by itself, oldest first
-   * (`limit` 1 to 1,000, default 100). A lost create answer resolves itself after its deadline;
-   * a lost payment to an address waits here for a callback or you.
-   */
+  /** Intents whose outcome is unknown and that nothing will resolve by itself, oldest first. */
   async unknowns(limit?: number): Promise<Intent[]> {
     const max = parseInput(heldLimit, limit, 'limit');
     return (await this.#reach.start()).ledger.unknowns(max);
   }
 
-  /**
-   * Records an operator's decision about an `unknown` intent: it moves to `status`, the note is
-   * kept in its history, `settled` fires, and a line naming `by` goes to the operator log.
-   */
+  /** Records an operator's decision about an `unknown` intent: it moves to `status`. */
   async resolve(id: string, status: SettledStatus, note: string, by?: string): Promise<Intent> {
     const intent = parseInput(intentIdInput, id, 'id');
     const to = parseInput(resolveStatus, status, 'status');
@@ -116,10 +76,7 @@ export class LightningOperator {
     return (await this.#reach.start()).operator.resolve(intent, to, why, who);
   }
 
-  /**
-   * Pauses the game's payouts until `resume(by)`: this process at once, every process sharing
-   * the ledger within a second (docs/OPERATING.md). Resolves with the operator log's line.
-   */
+  /** Pauses the game's payouts in every process until `resume(by)`; resolves with the log line. */
   async pause(by: string, why: string): Promise<OperatorAction> {
     const who = parseInput(operatorName, by, 'by');
     const reason = parseInput(operatorNote, why, 'why');
@@ -127,9 +84,8 @@ export class LightningOperator {
   }
 
   /**
-   * Ends the pause (an operator's, in every process, and this process's breaker's). With `by`,
-   * one line in the operator log; without it, this process resumes at once and the ledger's
-   * pause is lifted after, its line naming `unnamed operator`.
+   * Ends the pause, an operator's and the breaker's. Without `by`, this process resumes at once
+   * and the ledger's pause is lifted after, its line naming `unnamed operator`.
    */
   resume(): void;
   resume(by: string): Promise<OperatorAction>;
@@ -151,15 +107,12 @@ export class LightningOperator {
     })();
   }
 
-  /** Why payouts are paused (its `reason`, `cause` and whose payouts failed); null while they run. */
+  /** Why payouts are paused (`reason`, `cause`, whose payouts failed); null while they run. */
   get paused(): PayoutPause | null {
     return this.#reach.now()?.engine.breaker.paused ?? null;
   }
 
-  /**
-   * Issues a match's payout or refund that expired unclaimed after its code was shown once more,
-   * as a new claim code (once per payout, from `house:unclaimed`). Resolves with the new attempt.
-   */
+  /** Issues a shown, expired match payout or refund once more, as a new claim code, once. */
   async reissue(id: string, by: string): Promise<Intent> {
     const intent = parseInput(intentIdInput, id, 'id');
     const who = parseInput(operatorName, by, 'by');
@@ -172,20 +125,14 @@ export class LightningOperator {
     return (await this.#reach.start()).operator.held(max);
   }
 
-  /**
-   * Approves a held payout: it is sent now, as any payout. Resolves with it as the send left
-   * it; PayoutsPausedError while payouts are paused.
-   */
+  /** Approves a held payout: it is sent now (PayoutsPausedError while payouts are paused). */
   async approve(id: string, by: string): Promise<Intent> {
     const intent = parseInput(intentIdInput, id, 'id');
     const who = parseInput(operatorName, by, 'by');
     return (await this.#reach.start()).operator.approve(intent, who);
   }
 
-  /**
-   * Rejects a held payout: it ends `failed`, never sent, its error naming `by` and `why`. A
-   * match's payout goes to the house (`house:rejected`).
-   */
+  /** Rejects a held payout: it ends `failed`, never sent (a match's goes to `house:rejected`). */
   async reject(id: string, by: string, why: string): Promise<Intent> {
     const intent = parseInput(intentIdInput, id, 'id');
     const who = parseInput(operatorName, by, 'by');
@@ -193,10 +140,7 @@ export class LightningOperator {
     return (await this.#reach.start()).operator.reject(intent, who, reason);
   }
 
-  /**
-   * Blocks a player: their money helpers reject with PlayerBlockedError in every process until
-   * `unblock`. Codes they hold stay valid; a match still pays what it owes.
-   */
+  /** Blocks a player's money helpers (PlayerBlockedError) in every process until `unblock`. */
   async block(playerId: string, by: string, why: string): Promise<OperatorAction> {
     const player = parseInput(playerIdInput, playerId, 'playerId');
     const who = parseInput(operatorName, by, 'by');
@@ -211,10 +155,7 @@ export class LightningOperator {
     return (await this.#reach.start()).operator.unblock(player, who);
   }
 
-  /**
-   * The operator log, append-only: every action (who, when, what, before -> after, why), oldest
-   * first, filtered by intent, player or time; a page at a time (pass `next` as `after`).
-   */
+  /** The append-only operator log, oldest first, a page at a time (pass `next` as `after`). */
   async log(query?: OperatorLogQuery): Promise<OperatorLogPage> {
     const parsed = parseInput(operatorLogQuery, query, 'query');
     return (await this.#reach.start()).operator.log(parsed as OperatorLogQuery);

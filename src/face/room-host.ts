@@ -4,20 +4,17 @@
  * the same operations once they parsed their input.
  */
 import type { Intent } from '../ledger/intent.js';
-import type { PaymentsPort } from '../port/port.js';
 import type { MatchCalls, PluginHost, WidgetCalls } from '../room/host.js';
 import type {
   ClientAddresses,
   ConnectionAddresses,
   HeaderReader,
 } from '../server/client-address.js';
-import type { Engine } from '../server/engine.js';
 import { startEntryFee } from '../server/kinds/entry-fee.js';
 import { startAddressPayment } from '../server/kinds/payment.js';
 import { startReward } from '../server/kinds/reward.js';
 import { startSpend } from '../server/kinds/spend.js';
 import type { LightningLogger } from '../server/logger.js';
-import type { Matches } from '../server/match/matches.js';
 import type {
   ParsedAddressPayment,
   ParsedEntryFee,
@@ -25,64 +22,30 @@ import type {
   ParsedSpend,
 } from '../server/operations/inputs.js';
 import type { Settings } from '../server/options.js';
-import { asPlayer, type OutboundScheduler } from '../server/outbound.js';
-import type { PriceFeed, PriceReading } from '../server/price.js';
-import type { RegionCache } from '../server/regions.js';
-import type { Rooms } from '../server/rooms.js';
+import { asPlayer } from '../server/outbound.js';
+import type { PriceReading } from '../server/price.js';
+import type { Runtime } from '../server/runtime.js';
 import type { PresenceLike } from '../server/settlement.js';
 import { need, type Reach } from './reach.js';
 
-/** What a room reaches, of what the server runs on. */
-export interface RoomParts {
-  engine: Engine;
-  port: PaymentsPort;
-  outbound: OutboundScheduler | null;
-  rooms: Rooms;
-  webhookUrl(source: 'ramp' | 'widget'): string;
-  matches: Matches;
-  regions: RegionCache;
-  /** Null unless `fiat` is set. */
-  price: PriceFeed | null;
-}
+type RoomParts = Pick<
+  Runtime,
+  'engine' | 'port' | 'outbound' | 'rooms' | 'webhookUrl' | 'matches' | 'regions' | 'price'
+>;
 
 /** The five widget calls, each one call of the payments port, in its player's turn. */
-class RoomWidget implements WidgetCalls {
-  readonly #reach: Reach<RoomParts>;
-
-  constructor(reach: Reach<RoomParts>) {
-    this.#reach = reach;
-  }
-
-  #port(): PaymentsPort {
-    return need(this.#reach, 'service.api').port;
-  }
-
-  // Each waits in its player's turn: server/outbound.ts.
-  #forPlayer<T>(playerId: string | undefined, work: () => Promise<T>): Promise<T> {
-    return playerId === undefined
-      ? work()
-      : asPlayer(need(this.#reach, 'service.api').outbound, playerId, work);
-  }
-
-  async makeWidgetUser(order: Parameters<WidgetCalls['makeWidgetUser']>[0]) {
-    return this.#forPlayer(order.playerId, () => this.#port().makeWidgetUser(order));
-  }
-
-  async openWidget(order: Parameters<WidgetCalls['openWidget']>[0]) {
-    return this.#forPlayer(order.playerId, () => this.#port().openWidget(order));
-  }
-
-  async openPurchase(order: Parameters<WidgetCalls['openPurchase']>[0]) {
-    return this.#forPlayer(order.playerId, () => this.#port().openPurchase(order));
-  }
-
-  async acceptDisclosures(userId: string, typeIds: readonly number[]) {
-    return this.#port().acceptDisclosures(userId, typeIds);
-  }
-
-  async updateEmail(userId: string, email: string) {
-    return this.#port().updateEmail(userId, email);
-  }
+function widgetCalls(reach: Reach<RoomParts>): WidgetCalls {
+  const port = () => need(reach, 'service.api').port;
+  // A player's session waits in their turn (server/outbound.ts).
+  const turn = <T>(playerId: string, work: () => Promise<T>) =>
+    asPlayer(need(reach, 'service.api').outbound, playerId, work);
+  return {
+    makeWidgetUser: async (order) => turn(order.playerId, () => port().makeWidgetUser(order)),
+    openWidget: async (order) => turn(order.playerId, () => port().openWidget(order)),
+    openPurchase: async (order) => turn(order.playerId, () => port().openPurchase(order)),
+    acceptDisclosures: async (userId, typeIds) => port().acceptDisclosures(userId, typeIds),
+    updateEmail: async (userId, email) => port().updateEmail(userId, email),
+  };
 }
 
 export class RoomHost implements PluginHost {
@@ -105,10 +68,10 @@ export class RoomHost implements PluginHost {
     this.#connections = connections;
     this.logger = settings.logger;
     this.currency = settings.fiat?.currency ?? '';
-    this.widget = new RoomWidget(reach);
+    this.widget = widgetCalls(reach);
   }
 
-  async #engine(): Promise<Engine> {
+  async #engine() {
     return (await this.#reach.start()).engine;
   }
 

@@ -1,7 +1,6 @@
 /**
- * The callback and webhook routes' host (server/routes.ts), whichever carries them
- * (`lightning.endpoints()` or `lightning.attach(server)`): the engine once it runs, the probe's
- * token, the metrics' count of answers, and the websocket upgrades for the region gate.
+ * The callback and webhook routes' host (server/routes.ts), whichever carries them: the whole
+ * runtime once it runs, the probe's token, and the websocket upgrades for the region gate.
  */
 import type { ConnectionAddresses, HeaderReader } from '../server/client-address.js';
 import type { LightningLogger } from '../server/logger.js';
@@ -10,11 +9,8 @@ import type { RoutesHost } from '../server/routes.js';
 import type { Runtime } from '../server/runtime.js';
 import type { Reach } from './reach.js';
 
-/** The routes reach the whole runtime: the engine, the sources, the webhooks and the metrics. */
-export type RouteParts = Runtime;
-
 export class RouteHost implements RoutesHost {
-  readonly #reach: Reach<RouteParts>;
+  readonly #reach: Reach<Runtime>;
   readonly #closed: () => boolean;
   readonly #connections: ConnectionAddresses;
   readonly prefix: string;
@@ -24,7 +20,7 @@ export class RouteHost implements RoutesHost {
 
   /** `closed` says whether the face was closed: a closed server answers as one not running. */
   constructor(
-    reach: Reach<RouteParts>,
+    reach: Reach<Runtime>,
     closed: () => boolean,
     settings: Settings,
     probeToken: string,

@@ -1,19 +1,15 @@
 /**
- * `lightning.service`: what lightning runs on, for the game's own code: the service's API client
- * (the wallet, widget users, payments), the embedded emulator (development), and the client
- * address of a request as lightning reads it (for the game's own routes).
+ * `lightning.service`: what lightning runs on, for the game's own code: the API client, the
+ * embedded emulator, and a request's client address as lightning reads it.
  */
 import type { IncomingMessage } from 'node:http';
 import type { PaymentsApi } from '../api/client.js';
 import type { Emulator } from '../emulator/index.js';
 import type { ClientAddresses } from '../server/client-address.js';
+import type { Runtime } from '../server/runtime.js';
 import { need, type Reach } from './reach.js';
 
-/** What the service group hands out, of what the server runs on. */
-export interface ServiceParts {
-  api: PaymentsApi;
-  emulator: Emulator | null;
-}
+type ServiceParts = Pick<Runtime, 'api' | 'emulator'>;
 
 export class LightningService {
   readonly #reach: Reach<ServiceParts>;
@@ -35,10 +31,7 @@ export class LightningService {
     return need(this.#reach, 'service.emulator').emulator;
   }
 
-  /**
-   * The address of the client behind a `node:http` request as `clientAddress` reads it (never a
-   * header the client merely sent), for the game's own routes; null when it cannot be told.
-   */
+  /** The client address of a `node:http` request as `clientAddress` reads it, or null. */
   clientAddress(request: Pick<IncomingMessage, 'headers' | 'socket'>): string | null {
     return this.#addresses.ofNodeRequest(request);
   }

@@ -1,7 +1,6 @@
 /**
  * The operator's console: one page and the JSON and CSV routes behind it, whatever carries
- * them (Colyseus's router, operator/endpoints.ts; a `node:http` listener, operator/listener.ts).
- * Off unless the game mounts it: `createRouter({ ...lightning.operator.console.endpoints({ authorize }) })`.
+ * them (the router, operator/endpoints.ts; a `node:http` listener, operator/listener.ts).
  *
  *   GET  {path}                         the page (operator/page.ts: inline, no CDN, no build)
  *   GET  {path}/api/overview            balances, paused payouts, alerts, unknowns, held payouts
@@ -15,12 +14,11 @@
  *   GET  {path}/export/intents.csv?since=&until=&player=&...
  *   GET  {path}/export/oplog.csv?since=&intentId=&playerId=
  *
- * A request another origin sent with the operator's cookie is refused first (empty 403, see
- * `foreign`); then every route asks the game's `authorize(request)`, an empty 401 unless it says
- * yes. An action is a POST with the header `x-lightning-console: action` (another origin cannot
- * send it without a preflight nothing answers) and a same-origin `Origin`/`Sec-Fetch-Site`: a
- * cookie alone never acts. A refusal by the ledger's state answers 409, a bad input 400, with
- * the error's code; either way nothing changed.
+ * A request another origin sent with the operator's cookie is refused first (empty 403,
+ * `foreign`); then `authorize(request)` decides (an empty 401 unless it says yes). An action
+ * also needs the header `x-lightning-console: action` (another origin cannot send it without a
+ * preflight nothing answers) and a same-origin request: a cookie alone never acts. A refusal by
+ * the ledger's state answers 409, a bad input 400; either way nothing changed.
  */
 import { z } from 'zod';
 import {
@@ -44,7 +42,8 @@ import {
   type IntentFilter,
   intentOf,
   intentsIn,
-  matches,
+  intentsOf,
+  journalQuery,
   operatorLinesIn,
   shownIntent,
 } from './reads.js';
@@ -52,45 +51,41 @@ import {
 /** Who the game says the operator is: a name, or true for one it does not name. */
 export type ConsoleAuthorization = string | boolean | null | undefined;
 
-export interface ConsoleOptions {
+const optionsSchema = z.strictObject({
   /**
    * The game's own check of an operator, on the request as a WHATWG `Request` (no body): a
    * string is the operator's name, `true` an unnamed operator; anything else, or a throw, is
    * an empty 401. Required.
    */
-  authorize: (request: Request) => ConsoleAuthorization | Promise<ConsoleAuthorization>;
+  authorize: z.custom<(request: Request) => ConsoleAuthorization | Promise<ConsoleAuthorization>>(
+    (v) => typeof v === 'function',
+    { message: "is required: the game's own check of an operator, e.g. its admin JWT" },
+  ),
   /** Where the page lives (default `<prefix>/console`, `/lightning/console`). */
-  path?: string;
-}
-
-const optionsSchema = z.strictObject({
-  authorize: z.custom<ConsoleOptions['authorize']>((v) => typeof v === 'function', {
-    message: "is required: the game's own check of an operator, e.g. its admin JWT",
-  }),
   path: z
     .string()
     .regex(/^(\/[A-Za-z0-9._~-]+)+$/, 'must be a path such as /admin/lightning (no trailing /)')
     .optional(),
 });
 
-export interface ConsoleSettings {
-  authorize: ConsoleOptions['authorize'];
-  path: string;
+export type ConsoleOptions = z.input<typeof optionsSchema>;
+
+interface Defaults {
+  prefix: string;
   logger: LightningLogger;
   maxBodyBytes: number;
 }
+export type ConsoleSettings = Omit<Defaults, 'prefix'> & Required<ConsoleOptions>;
 
 /** The options, checked: a missing `authorize` is a ConfigurationError, not an open page. */
-export function consoleSettings(
-  options: unknown,
-  defaults: { prefix: string; logger: LightningLogger; maxBodyBytes: number },
-): ConsoleSettings {
+export function consoleSettings(options: unknown, defaults: Defaults): ConsoleSettings {
   const o = parseInput(optionsSchema, options ?? {}, 'console', ConfigurationError);
+  const { logger, maxBodyBytes } = defaults;
   return {
     authorize: o.authorize,
     path: o.path ?? `${defaults.prefix}/console`,
-    logger: defaults.logger,
-    maxBodyBytes: defaults.maxBodyBytes,
+    logger,
+    maxBodyBytes,
   };
 }
 
@@ -124,7 +119,7 @@ const json = (status: number, value: unknown): ConsoleAnswer => ({
 });
 
 /** The header every action carries; a page of another origin cannot send it unasked. */
-export const ACTION_HEADER = 'x-lightning-console';
+const ACTION_HEADER = 'x-lightning-console';
 
 const time = z
   .string()
@@ -179,18 +174,12 @@ function present<T extends Record<string, unknown>>(q: T) {
   };
 }
 
-function filterOf(query: URLSearchParams): IntentFilter & { after?: string | undefined } {
+type PageFilter = IntentFilter & { after?: string | undefined };
+
+function filterOf(query: URLSearchParams): PageFilter {
   const q = parseInput(filterSchema, Object.fromEntries(query), 'query');
-  return {
-    playerId: q.player,
-    roomId: q.room,
-    matchId: q.match,
-    kind: q.kind,
-    status: q.status,
-    since: q.since,
-    until: q.until,
-    after: q.after,
-  };
+  const { player, room, match, ...rest } = q;
+  return { playerId: player, roomId: room, matchId: match, ...rest };
 }
 
 /** Answers one console request; never a stack trace, never a byte before `authorize` says yes. */
@@ -275,42 +264,23 @@ async function overview(host: ConsoleHost, exports: boolean) {
 }
 
 /** One journal page's worth of intents (each once), and the cursor of the next page. */
-async function intentPage(
-  host: ConsoleHost,
-  filter: IntentFilter & { after?: string | undefined },
-) {
-  const page = await host.books.journal(journalQuery(filter));
-  const seen = new Set<string>();
+async function intentPage(host: ConsoleHost, filter: PageFilter) {
+  const page = await host.books.journal(journalQuery(filter, filter.after));
   const intents: ReturnType<typeof shownIntent>[] = [];
-  for (const entry of inRange(page.entries, filter)) {
-    if (seen.has(entry.intentId)) continue;
-    seen.add(entry.intentId);
-    const intent = await intentOf(host, entry.intentId);
-    if (intent && matches(intent, filter)) intents.push(shownIntent(intent));
+  for await (const intent of intentsOf(host, inRange(page.entries, filter), filter)) {
+    intents.push(shownIntent(intent));
   }
   return { intents, next: page.next };
 }
 
-async function matchPage(host: ConsoleHost, filter: IntentFilter & { after?: string | undefined }) {
-  const page = await host.books.journal(journalQuery(filter));
-  const ids = [...new Set(inRange(page.entries, filter).map((e) => e.matchId))].filter(
-    (m): m is string => m !== null,
-  );
-  return { matches: await Promise.all(ids.map((m) => host.matches.get(m))), next: page.next };
+async function matchPage(host: ConsoleHost, filter: PageFilter) {
+  const page = await host.books.journal(journalQuery(filter, filter.after));
+  const ids = new Set(inRange(page.entries, filter).flatMap((e) => e.matchId ?? []));
+  return { matches: await Promise.all([...ids].map((m) => host.matches.get(m))), next: page.next };
 }
 
-function journalQuery(filter: IntentFilter & { after?: string | undefined }) {
-  return {
-    ...(filter.playerId ? { playerId: filter.playerId } : {}),
-    ...(filter.matchId ? { matchId: filter.matchId } : {}),
-    ...(filter.since !== undefined ? { since: filter.since } : {}),
-    ...(filter.after ? { after: filter.after } : {}),
-    limit: 1000,
-  };
-}
-
-const inRange = (entries: JournalEntry[], filter: IntentFilter) =>
-  filter.until === undefined ? entries : entries.filter((e) => e.at <= (filter.until as number));
+const inRange = (entries: JournalEntry[], { until }: IntentFilter) =>
+  until === undefined ? entries : entries.filter((e) => e.at <= until);
 
 async function intentDetail(host: ConsoleHost, which: string): Promise<ConsoleAnswer> {
   const intent = await intentOf(host, parseInput(id, which, 'id'));

@@ -22,7 +22,6 @@ section h2 { font-size: 15px; margin: 0 0 8px; }
 .short .value { color: #b3261e; }
 table { border-collapse: collapse; width: 100%; font-size: 13px; }
 th, td { text-align: left; padding: 4px 6px; border-bottom: 1px solid #eef; vertical-align: top; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; }
 tr.pick { cursor: pointer; } tr.pick:hover { background: #f0f3ff; }
 .status { padding: 0 6px; border-radius: 8px; background: #eef; }
 .status.completed { background: #dff5e3; } .status.unknown, .status.failed { background: #fde2e0; } .status.held { background: #fff1c2; }

@@ -55,42 +55,13 @@ export async function intentOf(host: ConsoleHost, id: string): Promise<Intent | 
 }
 
 /** PostgreSQL's journal order is the order writes began: past `until`, read on this long. */
-export const UNTIL_SLACK_MS = 60_000;
+const UNTIL_SLACK_MS = 60_000;
 
-export interface Range {
+export interface IntentFilter {
   /** epoch ms, inclusive */
   since?: number | undefined;
   /** epoch ms, inclusive */
   until?: number | undefined;
-}
-
-/** Journal entries in a range, oldest first, page by page from `after`. */
-export async function* entriesIn(
-  host: ConsoleHost,
-  query: Range & { playerId?: string | undefined; matchId?: string | undefined },
-): AsyncGenerator<JournalEntry> {
-  let after: string | undefined;
-  for (;;) {
-    const page = await host.books.journal({
-      ...(query.playerId ? { playerId: query.playerId } : {}),
-      ...(query.matchId ? { matchId: query.matchId } : {}),
-      ...(query.since !== undefined ? { since: query.since } : {}),
-      ...(after ? { after } : {}),
-      limit: 1000,
-    });
-    for (const entry of page.entries) {
-      if (query.until !== undefined && entry.at > query.until) {
-        if (entry.at > query.until + UNTIL_SLACK_MS) return;
-        continue;
-      }
-      yield entry;
-    }
-    if (!page.next) return;
-    after = page.next;
-  }
-}
-
-export interface IntentFilter extends Range {
   playerId?: string | undefined;
   roomId?: string | undefined;
   matchId?: string | undefined;
@@ -98,14 +69,35 @@ export interface IntentFilter extends Range {
   status?: IntentStatus | undefined;
 }
 
-export function matches(intent: Intent, filter: IntentFilter): boolean {
-  return (
-    (filter.roomId === undefined || intent.roomId === filter.roomId) &&
-    (filter.kind === undefined || intent.kind === filter.kind) &&
-    (filter.status === undefined || intent.status === filter.status) &&
-    (filter.playerId === undefined || intent.playerId === filter.playerId) &&
-    (filter.matchId === undefined || intent.groupId === filter.matchId)
-  );
+/** The journal page of a filter's player, match and start, from `after`. */
+export function journalQuery(filter: IntentFilter, after?: string | undefined): JournalQuery {
+  return {
+    ...(filter.playerId ? { playerId: filter.playerId } : {}),
+    ...(filter.matchId ? { matchId: filter.matchId } : {}),
+    ...(filter.since !== undefined ? { since: filter.since } : {}),
+    ...(after ? { after } : {}),
+    limit: 1000,
+  };
+}
+
+/** Journal entries in a range, oldest first, page by page. */
+export async function* entriesIn(
+  host: ConsoleHost,
+  filter: IntentFilter,
+): AsyncGenerator<JournalEntry> {
+  let after: string | undefined;
+  for (;;) {
+    const page = await host.books.journal(journalQuery(filter, after));
+    for (const entry of page.entries) {
+      if (filter.until !== undefined && entry.at > filter.until) {
+        if (entry.at > filter.until + UNTIL_SLACK_MS) return;
+        continue;
+      }
+      yield entry;
+    }
+    if (!page.next) return;
+    after = page.next;
+  }
 }
 
 /** Every operator log line the query names, oldest first, page by page from its `after`. */
@@ -122,15 +114,33 @@ export async function* operatorLinesIn(
   }
 }
 
-/** Every intent whose money moved in the range and that passes the filter, each once. */
-export async function* intentsIn(host: ConsoleHost, filter: IntentFilter): AsyncGenerator<Intent> {
+/** The intents of these entries that pass the filter, each once. */
+export async function* intentsOf(
+  host: ConsoleHost,
+  entries: Iterable<JournalEntry> | AsyncIterable<JournalEntry>,
+  filter: IntentFilter,
+): AsyncGenerator<Intent> {
   const seen = new Set<string>();
-  for await (const entry of entriesIn(host, filter)) {
+  for await (const entry of entries) {
     if (seen.has(entry.intentId)) continue;
     seen.add(entry.intentId);
     const intent = await intentOf(host, entry.intentId);
-    if (intent && matches(intent, filter)) yield intent;
+    if (intent && passes(intent, filter)) yield intent;
   }
+}
+
+/** Every intent whose money moved in the range and that passes the filter, each once. */
+export const intentsIn = (host: ConsoleHost, filter: IntentFilter) =>
+  intentsOf(host, entriesIn(host, filter), filter);
+
+function passes(intent: Intent, filter: IntentFilter): boolean {
+  return (
+    (filter.roomId === undefined || intent.roomId === filter.roomId) &&
+    (filter.kind === undefined || intent.kind === filter.kind) &&
+    (filter.status === undefined || intent.status === filter.status) &&
+    (filter.playerId === undefined || intent.playerId === filter.playerId) &&
+    (filter.matchId === undefined || intent.groupId === filter.matchId)
+  );
 }
 
 /** What the console shows of an intent: never its callback token, claim code, key or lease. */

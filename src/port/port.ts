@@ -1,8 +1,7 @@
 /**
- * The payments port: what the server asks of a payments provider, in the game's words; the
- * kinds, the breaker and the audit reach the provider through it only. api/port.ts implements
- * it for this service; a second provider is a second implementation. Inputs are parsed
- * already, and each answer is validated by the implementation.
+ * The payments port: what the server asks of a payments provider, in the game's words.
+ * api/port.ts implements it for this service; a second provider is a second implementation.
+ * Inputs come parsed; each implementation validates its answers.
  */
 
 /** The state of a claim code or a pay code, or of a payment, in the game's words. */
@@ -12,25 +11,29 @@ export type PaymentState = 'sent' | 'paid' | 'failed';
 /** A code a player's wallet claims money with (a reward). */
 export interface ClaimCode {
   id: string;
-  /** What the player's wallet reads (an LNURL-withdraw): a bearer secret. */
+  /** What the player's wallet reads (LNURL-withdraw): a bearer secret. */
   code: string;
   /** The code as a link, when the provider gives one. */
   uri: string | null;
-  /** When it can no longer be claimed, as the provider says (epoch ms); null: it says none. */
+  /** epoch ms; null: the provider says none. */
   expiresAt: number | null;
-  /** The callback URL it carries: what proves a code named by a callback ours. */
+  /** The callback URL it carries: what proves a code a callback names ours. */
   callbackUrl: string | null;
   state: ClaimState;
   /** The provider's own word for its state, for the history. */
   said: string;
 }
 
-export interface ClaimCodeOrder {
+/** What every order that moves msats for a player names. */
+interface Order {
   /** Millisatoshis, as digits. */
   amountMsat: string;
-  description: string;
   playerId: string;
   callbackUrl: string;
+}
+
+export interface ClaimCodeOrder extends Order {
+  description: string;
   /** Seconds from now until it can no longer be claimed. */
   expiresIn: number;
 }
@@ -46,16 +49,13 @@ export interface PayCode {
   payments: number;
   /** Whether it takes no more payments. */
   closed: boolean;
-  /** When the provider made it, on its own clock, as it wrote it; null: it did not say. */
+  /** When the provider made it, on its own clock, as written; null: it did not say. */
   madeAt: string | null;
   said: string;
 }
 
-export interface PayCodeOrder {
-  amountMsat: string;
+export interface PayCodeOrder extends Order {
   description: string;
-  playerId: string;
-  callbackUrl: string;
   /** What the payer's wallet shows once paid. */
   successMessage?: string | undefined;
 }
@@ -68,11 +68,8 @@ export interface AddressPayment {
   said: string;
 }
 
-export interface AddressPaymentOrder {
+export interface AddressPaymentOrder extends Order {
   lnAddress: string;
-  amountMsat: string;
-  playerId: string;
-  callbackUrl: string;
   comment?: string | undefined;
 }
 
@@ -149,27 +146,25 @@ export interface PurchaseOrder extends SessionOrder {
   baseCurrency?: string | undefined;
 }
 
-/**
- * What a failed call means, in the game's words:
- * - `ambiguous`: sent, and its answer lost: the provider may have acted on it;
- * - `garbled`: an answer not in the provider's contract: it may have acted too;
- * - `insufficientPoints`: the player's points do not cover the debit; nothing was debited;
- * - `refused`: the request as it stands, or a thing that does not exist (a bad address);
- * - `denied`: our credentials may not do this;
- * - `rateLimited`: the provider's rate limit outlasted the retries;
- * - `unanswered`: no answer in time, or the provider's own error, on a call safe to repeat;
- * - `unreached`: the request never reached the provider;
- * - `other`: not a failure of a call to the provider.
- */
+/** What a failed call means, in the game's words. */
 export type FailureMeaning =
+  /** Sent, and its answer lost: the provider may have acted on it. */
   | 'ambiguous'
+  /** An answer not in the provider's contract: it may have acted too. */
   | 'garbled'
+  /** The player's points do not cover the debit; nothing was debited. */
   | 'insufficientPoints'
+  /** The request as it stands, or a thing that does not exist (a bad address). */
   | 'refused'
+  /** Our credentials may not do this. */
   | 'denied'
+  /** The provider's rate limit outlasted the retries. */
   | 'rateLimited'
+  /** No answer in time, or the provider's own error, on a call safe to repeat. */
   | 'unanswered'
+  /** The request never reached the provider. */
   | 'unreached'
+  /** Not a failure of a call to the provider. */
   | 'other';
 
 export interface ServiceFailure {

@@ -67,13 +67,7 @@ export class RoomEntries {
   /** Every entry of the room, of every player. */
   all(): Entry[] {
     const state = this.find();
-    if (!state) return [];
-    return [
-      ...state.rewards.values(),
-      ...state.entryFees.values(),
-      ...state.pointSpends.values(),
-      ...state.payments.values(),
-    ];
+    return state ? ROOM_MAPS.flatMap((map) => [...(state[map] as EntryMap).values()]) : [];
   }
 
   /**
@@ -181,16 +175,17 @@ function roomMapOf(kind: IntentKind): RoomMap {
 }
 
 function mapOf(state: LightningState, kind: IntentKind): EntryMap {
-  return state[roomMapOf(kind)] as unknown as EntryMap;
+  return state[roomMapOf(kind)] as EntryMap;
 }
 
 /** The synced class of each room map's entries. */
 const ENTRY_CLASS: Record<RoomMap, new () => Entry> = {
   rewards: Reward,
   entryFees: EntryFee,
-  payments: AddressPayment,
   pointSpends: PointSpend,
+  payments: AddressPayment,
 };
+const ROOM_MAPS = Object.keys(ENTRY_CLASS) as RoomMap[];
 
 /**
  * A new entry, synced fields written in declared order, `status` first: Colyseus's value array

@@ -1,7 +1,6 @@
 /**
- * What the room plugin needs from the server, and nothing more; the server's public face
- * implements it. Every call takes what a parse returns: the room parses its helpers' arguments
- * once, and nothing behind the host parses them again.
+ * What the room plugin needs from the server, and nothing more (face/room-host.ts implements
+ * it). Every call takes what the room's one parse returned: nothing behind it parses again.
  */
 import type { Intent } from '../ledger/intent.js';
 import type { PaymentsPort, RegionSupport } from '../port/port.js';

@@ -3,14 +3,11 @@
  *
  *   const match = await this.plugins.lightning.openMatch({ entryFeeMsat: 100_000, rake: 0.1, seats: 2 });
  *   await match.enter(client);                // one fee per player, never charged twice
- *   match.onFunded(() => this.startRound());  // both seats paid (or `players: [...]`: each of them)
+ *   match.onFunded(() => this.startRound());  // both seats paid
  *   await match.settle({ [winnerId]: 1 });    // the pot minus the rake, paid once
- *   await match.abort('not enough players');  // every paid fee refunded
- *   match.onClosed(() => this.lock());        // decided (here, by its timeout or an operator)
  *
- * Every client sees it as a `Match` in `state.lightning.matches` until `lingerMs` after it ended.
- * Cost: one keep-alive timer per open match. A disposed room aborts its open match; a dead
- * process's is aborted by the reconciler after its timeout: every paid fee is refunded.
+ * Every client sees it in `state.lightning.matches` until `lingerMs` after it ended. Cost: one
+ * keep-alive timer per open match; a dead process's match is aborted after its timeout.
  */
 import type { Client, Clock as RoomClock } from '@colyseus/core';
 import { ConfigurationError } from '../errors.js';
@@ -76,20 +73,15 @@ export class RoomMatch {
   }
 
   /**
-   * Charges the player's entry fee, once: an open or paid fee of theirs is returned; once the
-   * match is decided it rejects with `MatchClosedError`. With `lnAddress` (from the player's own
-   * account, never a room message), their payout or refund goes straight to it.
+   * Charges the player's entry fee, once (an open or paid fee of theirs is returned); with
+   * `lnAddress` (from their own account, never a room message), their payout goes straight to it.
    */
   async enter(client: Client, options?: MatchEntryOptions): Promise<ChargedEntryFee> {
-    // Parsed before the plugin spreads it: a Set or a Date would spread to "no address".
     const args = parseInput(matchEntryArgs, options, 'options');
     return this.#deps.enter(this, client, args);
   }
 
-  /**
-   * Called once the roster (`players`, or `seats` players) has paid, at once if it has. A match
-   * opened without a roster is never funded: registering then throws a ConfigurationError.
-   */
+  /** Called once the roster (`players`, or `seats` players) has paid, at once if it has. */
   onFunded(listener: () => void): () => void {
     if (this.#view.seats === 0) {
       throw new ConfigurationError(
@@ -100,10 +92,7 @@ export class RoomMatch {
     return this.#listen(this.#funded, this.#firedFunded, listener, 'onFunded');
   }
 
-  /**
-   * Called once the match takes no more entries (settled or aborted by anyone, or timed out),
-   * at once if it already does: a one-match room locks itself here.
-   */
+  /** Called once the match takes no more entries (decided by anyone, or timed out). */
   onClosed(listener: (view: MatchView) => void): () => void {
     return this.#listen(this.#closed, this.#firedClosed, listener, 'onClosed');
   }
@@ -122,12 +111,8 @@ export class RoomMatch {
     };
   }
 
-  /**
-   * Pays shares of the pot minus the rake, e.g. `{ [winnerId]: 1 }`; the same shares again are
-   * the same settlement, other shares once it is decided a `MatchClosedError` naming the decision.
-   */
+  /** Pays shares of the pot minus the rake, e.g. `{ [winnerId]: 1 }`, once. */
   async settle(shares: Shares): Promise<MatchView> {
-    // Parsed at the call's one edge: nothing behind the host parses it again.
     const wanted = parseInput(sharesInput, shares, 'shares');
     const view = await this.#deps.calls.settle(this.id, wanted);
     this.update(view);
@@ -143,9 +128,8 @@ export class RoomMatch {
   }
 
   /**
-   * Reads the match again. While a read is in flight, every call shares the one read made after
-   * it (the one in flight may be older than the caller needs): a read costs O(players), and a
-   * match gets one per settlement of each of its intents.
+   * Reads the match again. Calls during a read share the one read queued after it (the one in
+   * flight may be older than they need): a read costs O(players), asked on each fee's move.
    */
   refresh(): Promise<MatchView> {
     if (!this.#reading) return this.#read();

@@ -17,15 +17,14 @@
  * with `immediatePush`, one patch per event-loop turn that changed entries. Nothing per tick.
  * Only the owner's client ever receives an entry; ended entries leave after `lingerMs`.
  */
-import type { AuthContext, Client } from '@colyseus/core';
+import type { Client } from '@colyseus/core';
 import { ErrorCode, RoomPlugin, ServerError } from '@colyseus/core';
-import { RegionRefusedError } from '../errors.js';
 import { type Intent, isTerminal } from '../ledger/intent.js';
 import { parseInput } from '../parse.js';
 import { isMatch } from '../server/kinds/match.js';
-import { AddressBook, contextPeer } from './addresses.js';
+import { roomChannel, type SettlementMessage } from '../server/settlement.js';
+import { RegionGate } from './addresses.js';
 import { RoomEntries } from './entries.js';
-import { SettlementFeed } from './feed.js';
 import { RoomHooks, type RoomListener } from './hooks.js';
 import type { PluginHost } from './host.js';
 import {
@@ -74,20 +73,15 @@ export class LightningPlugin extends RoomPlugin {
   readonly #host: PluginHost;
   readonly #settings: PluginSettings;
   readonly #widget: WidgetAccess;
-  /**
-   * Intents whose end this room applied, so a repeated delivery fires no hook twice. Kept in
-   * end order with a forget time and pruned from the front: no timer per settlement.
-   */
+  /** Ends this room applied (no hook fires twice), in end order with a forget time: no timer. */
   readonly #ended = new Map<string, number>();
   #hooks: RoomHooks;
   #entries: RoomEntries | undefined;
-  #feed: SettlementFeed | undefined;
-  #unhost: (() => void) | undefined;
-  #unprice: (() => void) | undefined;
+  /** What the room stops following when it goes: the feed, the hand-over, the price, sockets. */
+  readonly #offs: (() => void)[] = [];
   #attached: Promise<void> | undefined;
-  /** With the region gate: where each player joined from. */
-  readonly #addresses = new AddressBook();
-  #unwatch: (() => void) | undefined;
+  /** With `regionGate` only. */
+  readonly #gate: RegionGate | null;
   /** Kept alive while the room lives, aborted when it goes. */
   readonly #matches = new Map<string, RoomMatch>();
   #pushPending = false;
@@ -101,18 +95,13 @@ export class LightningPlugin extends RoomPlugin {
     this.#settings = resolvePluginOptions(options);
     this.#widget = new WidgetAccess(host, this.#settings);
     this.#hooks = new RoomHooks(host.logger);
-    if (this.#settings.regionGate) {
-      this.onAuth = this.#noteAddress;
-    }
+    this.#gate = this.#settings.regionGate ? new RegionGate(host) : null;
+    if (this.#gate) this.onAuth = this.#gate.noteAuth;
   }
 
-  // ---- money helpers --------------------------------------------------------------------
-  // Each parses its arguments once; nothing behind the host parses them again.
+  // ---- money helpers: each parses its arguments once; nothing behind the host parses again
 
-  /**
-   * Pays a player a reward they claim with a wallet (a withdrawal request whose `internalId` is
-   * the player id). Resolves with the entry once created (`pending`), not once claimed.
-   */
+  /** Pays a player a reward they claim with a wallet; resolves with its entry, `pending`. */
   async reward(player: PlayerRef, args: RewardArgs): Promise<Reward> {
     const input = parseInput(rewardArgs, args, 'reward');
     const playerId = await this.#payer(player);
@@ -121,10 +110,8 @@ export class LightningPlugin extends RoomPlugin {
   }
 
   /**
-   * Pays a player straight to their Lightning address (`name@domain`), once. Resolves with the
-   * entry once the service took it (`pending`, or already `completed`/`failed`). A send whose
-   * answer was lost rejects (AmbiguousResultError) and its intent stays `unknown`, never sent
-   * again (see `lightning.operator.unknowns()`).
+   * Pays a player straight to their Lightning address, once; resolves with its entry once the
+   * service took it. A lost answer rejects (AmbiguousResultError): `unknown`, never sent again.
    */
   async payAddress(player: PlayerRef, args: PayAddressArgs): Promise<AddressPayment> {
     const input = parseInput(payAddressArgs, args, 'payAddress');
@@ -133,10 +120,7 @@ export class LightningPlugin extends RoomPlugin {
     return this.#entryOf(intent) as AddressPayment;
   }
 
-  /**
-   * Charges a player an entry fee (a static charge for exactly that amount, one payment).
-   * `settled` resolves with the entry once it is paid (`completed`), or ends `expired`/`failed`.
-   */
+  /** Charges a player an entry fee; `settled` resolves with its entry once it ended. */
   async chargeEntryFee(player: PlayerRef, args: EntryFeeArgs): Promise<ChargedEntryFee> {
     const input = parseInput(entryFeeArgs, args, 'chargeEntryFee');
     const playerId = await this.#payer(player);
@@ -145,11 +129,7 @@ export class LightningPlugin extends RoomPlugin {
     );
   }
 
-  /**
-   * Spends a player's points (deplete, keyed so it applies once however often it is retried).
-   * Resolves with the completed entry; rejects with InsufficientPointsError when their balance
-   * is short (nothing is debited).
-   */
+  /** Spends a player's points, once; InsufficientPointsError when they are short. */
   async spendPoints(client: Client, args: SpendArgs): Promise<PointSpend> {
     const input = parseInput(spendArgs, args, 'spendPoints');
     const playerId = await this.#payer(clientOf(client));
@@ -160,10 +140,8 @@ export class LightningPlugin extends RoomPlugin {
   }
 
   /**
-   * Opens a match: entry fees held in escrow and paid out (`settle`) or refunded (`abort`),
-   * each exactly once. With `seats: n` or `players: [...]`, `onFunded` fires once that roster
-   * paid. Its pot, rake, `entered`, `paid` and `seats` are in `state.lightning.matches`, seen by
-   * every client.
+   * Opens a match: entry fees in escrow, paid out (`settle`) or refunded (`abort`) once; every
+   * client sees it in `state.lightning.matches`. It lives while the room does.
    */
   async openMatch(args: MatchArgs): Promise<RoomMatch> {
     const input = parseInput(matchArgs, args, 'openMatch');
@@ -192,33 +170,23 @@ export class LightningPlugin extends RoomPlugin {
   /** Opens the service's widget for this player: sent to that client only (`lightning:widget`). */
   async openWidget(client: Client, args?: WidgetArgs): Promise<WidgetSession> {
     const input = parseInput(widgetArgs, args, 'openWidget');
-    return this.#sendSession(client, 'lightning:widget', (playerId) =>
-      this.#widget.openWidget(client, playerId, this.room.roomId, input),
-    );
+    return this.#widget.openWidget(client, this.room.roomId, input);
   }
 
-  /** Opens a purchase (ramp) session for this player: sent to that client only (`lightning:purchase`). */
+  /** Opens a purchase (ramp) session for this player: sent to that client only. */
   async openPurchase(client: Client, args?: PurchaseArgs): Promise<PurchaseSession> {
     const input = parseInput(purchaseArgs, args, 'openPurchase');
-    return this.#sendSession(client, 'lightning:purchase', (playerId) =>
-      this.#widget.openPurchase(client, playerId, this.room.roomId, input),
-    );
+    return this.#widget.openPurchase(client, this.room.roomId, input);
   }
 
   /** Records the player's acceptance of disclosures (2 terms, 3 privacy, 6 EFT), server-side. */
   async acceptDisclosures(client: Client, typeIds: readonly number[]) {
-    const ids = parseInput(disclosureArgs, typeIds, 'typeIds');
-    const playerId = this.#widgetPlayerId(client);
-    await this.#host.ready();
-    return this.#widget.acceptDisclosures(client, playerId, ids);
+    return this.#widget.acceptDisclosures(client, parseInput(disclosureArgs, typeIds, 'typeIds'));
   }
 
   /** Changes the email the widget sends this player's one-time codes to. */
   async updateEmail(client: Client, email: string) {
-    const address = parseInput(emailArg, email, 'email');
-    const playerId = this.#widgetPlayerId(client);
-    await this.#host.ready();
-    return this.#widget.updateEmail(client, playerId, address);
+    return this.#widget.updateEmail(client, parseInput(emailArg, email, 'email'));
   }
 
   // ---- room hooks -----------------------------------------------------------------------
@@ -262,35 +230,12 @@ export class LightningPlugin extends RoomPlugin {
         throw new ServerError(ErrorCode.APPLICATION_ERROR, (err as Error).message);
       }
     }
-    if (this.#settings.regionGate) {
-      // Only a session with a seat reserved here: a stranger's upgrades cannot fill the book.
-      this.#unwatch = this.#host.watchConnections(this.room.roomId, (sessionId, address) => {
-        if (this.room.hasReservedSeat(sessionId)) this.#addresses.noteSocket(sessionId, address);
-      });
-    }
+    if (this.#gate) this.#offs.push(this.#gate.watch(this.room));
     await this.#attach('onCreate');
   }
 
-  /**
-   * With the region gate only: runs after the room's own onAuth accepted the client and only
-   * reads its address (Colyseus decides which plugins have onAuth once per room class). A
-   * static onAuth skips it; `lightning.attach(server)` then gives the sockets' addresses.
-   */
-  #noteAddress = (client: Client, _options: unknown, context: AuthContext): void => {
-    this.#addresses.noteContext(
-      client,
-      this.#host.clientAddress(context?.headers, contextPeer(context)),
-    );
-  };
-
   protected override onJoin(client: Client): void {
-    if (this.#settings.regionGate) {
-      // Our onAuth makes Colyseus call the room's default onAuth, whose `true` would become auth.
-      if (client.auth === true) client.auth = undefined;
-      const address = this.#addresses.joined(client, this.#playerId(client));
-      // Asked now, so that the player's first helper call does not wait for the answer.
-      if (address !== null) void this.#host.regionOf(address).catch(() => {});
-    }
+    this.#gate?.joined(client, this.#playerId(client));
     // After the room's own onJoin: its view and the identity it set are the ones used here.
     this.#showPrice();
     this.#roomEntries().showTo(client, this.#playerId(client));
@@ -298,10 +243,7 @@ export class LightningPlugin extends RoomPlugin {
 
   protected override onDispose(): void {
     this.#disposed = true;
-    this.#unwatch?.();
-    this.#feed?.unsubscribe();
-    this.#unhost?.();
-    this.#unprice?.();
+    for (const off of this.#offs.splice(0)) off();
     this.#hooks.clear();
     // Nobody is left to play an open match: refund it now rather than at its timeout.
     for (const match of this.#matches.values()) {
@@ -338,16 +280,20 @@ export class LightningPlugin extends RoomPlugin {
         `room ${this.room.roomId}: the lightning plugin's onCreate did not run (a room with onUncaughtException, Colyseus 0.18); rejoining players of this room will not get their entries back`,
       );
     }
-    // This process's moves are handed over (hostRoom), never published: a message is another
-    // process's move, and names only the intent: it is read back.
-    const feed = new SettlementFeed(this.room.roomId, (m) => void this.#readAndDeliver(m.id));
-    this.#feed = feed;
+    // This process's moves are handed over (hostRoom), never published: a message on the room's
+    // channel is another process's move, and names only the intent: it is read back.
+    const channel = roomChannel(this.room.roomId);
+    const onMessage = (m: unknown) => void this.#readAndDeliver((m as SettlementMessage).id);
     this.#attached = this.#host.ready().then(() => {
       if (this.#disposed) return;
-      this.#unhost = this.#host.hostRoom(this.room.roomId, (intent) => void this.#deliver(intent));
-      this.#unprice = this.#host.onPrice(() => this.#showPrice());
+      const presence = this.#host.attachPresence(this.room.presence as never);
+      this.#offs.push(
+        this.#host.hostRoom(this.room.roomId, (intent) => void this.#deliver(intent)),
+        this.#host.onPrice(() => this.#showPrice()),
+        () => presence?.unsubscribe(channel, onMessage),
+      );
       this.#showPrice();
-      return feed.subscribe(this.#host.attachPresence(this.room.presence as never));
+      return presence?.subscribe(channel, onMessage).then(() => {});
     });
     if (this.#settings.catchUpMs > 0) {
       this.room.clock.setInterval(() => this.#catchUpRound(), this.#settings.catchUpMs);
@@ -423,24 +369,6 @@ export class LightningPlugin extends RoomPlugin {
     return playerId;
   }
 
-  /** Opens a session for the client's player and sends it to that client only. */
-  async #sendSession<T>(
-    client: Client,
-    type: string,
-    open: (playerId: string) => Promise<T>,
-  ): Promise<T> {
-    const playerId = this.#widgetPlayerId(client);
-    await this.#host.ready();
-    const session = await open(playerId);
-    client.send(type, session);
-    return session;
-  }
-
-  /** The player a widget helper acts for: a connected client, whose id the service takes. */
-  #widgetPlayerId(client: unknown): string {
-    return recordableId(this.#playerId(clientOf(client)), 'player');
-  }
-
   /** The room's id as the ledger records it (a game may set its own). */
   #roomId(): string {
     return recordableId(this.room.roomId, 'roomId');
@@ -456,9 +384,9 @@ export class LightningPlugin extends RoomPlugin {
   };
 
   /**
-   * The entry of the intent a helper's call returned. Its moves were handed to this room
-   * already; a reading without a move (the open intent holding the create's key), or one whose
-   * hand-over threw, is delivered now; one that ended and left the state is given as a copy.
+   * The entry of the intent a helper's call returned, its moves handed over already. A reading
+   * without a move (the open intent holding the create's key) is delivered now; one that ended
+   * and left the state is given as a copy.
    */
   #entryOf(intent: Intent): Entry {
     const entries = this.#roomEntries();
@@ -470,33 +398,20 @@ export class LightningPlugin extends RoomPlugin {
     return entries.get(intent) ?? entries.copyOf(intent);
   }
 
-  /** An entry's end: its hooks, once however often the end is delivered, then its linger. */
+  /**
+   * An entry's end: its hooks, once however often the end is delivered, then its linger. The
+   * ends old enough that no delivery of them can still come are forgotten first.
+   */
   #end(entry: Entry, intent: Intent): void {
     if (this.#ended.has(intent.id)) return;
-    this.#remember(intent.id);
+    const now = this.room.clock.currentTime;
+    for (const [old, forgetAt] of this.#ended) {
+      if (forgetAt > now) break;
+      this.#ended.delete(old);
+    }
+    this.#ended.set(intent.id, now + this.#settings.lingerMs + ENDED_MEMORY_MS);
     this.#hooks.ended(entry, intent);
     this.#roomEntries().lingerThenRemove(intent);
-  }
-
-  /** The region gate: refuses a player the service would refuse, before anything is sent. */
-  async #admit(playerId: string): Promise<void> {
-    if (!this.#settings.regionGate) return;
-    const ip = this.#addresses.of(playerId);
-    if (ip === undefined || ip === null) {
-      const room = `room ${this.room.roomId}`;
-      throw new RegionRefusedError(
-        playerId,
-        null,
-        null,
-        ip === undefined
-          ? `player ${playerId} has not joined ${room} (regionGate: its address is unknown); nothing was sent`
-          : `player ${playerId} joined ${room} with no address the gate can trust (regionGate): behind proxies, set clientAddress.proxies; with a static onAuth, or a client sending forwarding headers to a game with no proxy, use lightning.attach(server), which sees the socket; nothing was sent`,
-      );
-    }
-    const support = await this.#host.regionOf(ip);
-    if (!support.isSupported) {
-      throw new RegionRefusedError(playerId, support.ipCountry ?? null, support.ipRegion ?? null);
-    }
   }
 
   /** The checks every money helper makes before it moves money: the player it moves it for. */
@@ -504,7 +419,7 @@ export class LightningPlugin extends RoomPlugin {
     const playerId = this.#payerId(player);
     this.#roomEntries().require();
     await this.#attach('helper');
-    await this.#admit(playerId);
+    await this.#gate?.admit(playerId, this.room.roomId);
     return playerId;
   }
 
@@ -534,12 +449,6 @@ export class LightningPlugin extends RoomPlugin {
    * Sends the room's patch once this turn's settlements are applied (setImmediate coalesces a
    * burst); patches are deltas, so the next tick sends nothing twice.
    */
-
-  /**
-   * Sends the room's patch once the settlements of this turn of the event loop are applied
-   * (setImmediate coalesces a burst into one patch). Colyseus patches are deltas: the regular
-   * tick that follows sends only what changed after this one, so nothing is sent twice.
-   */
   #pushSoon(): void {
     if (this.#pushPending || this.#disposed) return;
     this.#pushPending = true;
@@ -568,34 +477,19 @@ export class LightningPlugin extends RoomPlugin {
     if (price.at !== now.at) price.at = now.at;
   }
 
-  /** Records an end, and forgets the ends old enough that no delivery of them can still come. */
-  #remember(id: string): void {
-    const now = this.room.clock.currentTime;
-    for (const [old, forgetAt] of this.#ended) {
-      if (forgetAt > now) break;
-      this.#ended.delete(old);
-    }
-    this.#ended.set(id, now + this.#settings.lingerMs + ENDED_MEMORY_MS);
-  }
-
   /** A move another process applied: the message is only a pointer, the ledger says what. */
   async #readAndDeliver(id: string): Promise<void> {
-    let intent: Intent | null;
-    try {
-      intent = await this.#host.intent(id);
-    } catch (err) {
-      this.#host.logger.warn(
-        `delivering ${id} to room ${this.room.roomId}: ${(err as Error).message}`,
-      );
-      return;
-    }
+    const intent = await this.#host.intent(id).catch((err: Error) => {
+      this.#host.logger.warn(`delivering ${id} to room ${this.room.roomId}: ${err.message}`);
+      return null;
+    });
     if (intent) await this.#deliver(intent);
   }
 
   /**
-   * The one way a reading of an intent gets into the room (hand-over, another process's
-   * message, catch-up): its entry if the reading is new, its match, the hooks on its first end.
-   * Synchronous up to the write, so a handed-over intent is on its entry when `apply` returns.
+   * The one way a reading gets into the room (hand-over, message, catch-up): its entry if new,
+   * its match, the hooks on its first end. Synchronous up to the write, so a handed-over
+   * intent is on its entry when `apply` returns.
    */
   async #deliver(intent: Intent): Promise<void> {
     try {

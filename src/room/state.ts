@@ -12,14 +12,13 @@ import type { EntryPurpose } from '../server/purpose.js';
 export type { EntryPurpose } from '../server/purpose.js';
 
 /**
- * Fields every entry has. Amounts are decimal strings: msats can exceed 2^53. At most eight
- * synced fields: from the ninth on, @colyseus/schema gives each instance its own array of
- * pending operations; what the owner's screen does not need is `.noSync()`.
+ * Fields every entry has; amounts are decimal strings (msats can exceed 2^53). At most eight
+ * synced: from the ninth on, @colyseus/schema gives each instance its own array of pending
+ * operations, so what the owner's screen does not need is `.noSync()`.
  */
 const common = {
   /** Server only: on a client, the entry's key in its map. */
   id: t.string().noSync(),
-  /** Synced as text, typed as the union: `status === 'complete'` does not compile. */
   status: t.string<IntentStatus>(),
   /** Server only: the owner (only the owner's client ever holds the entry). */
   playerId: t.string().noSync(),
@@ -36,10 +35,7 @@ const common = {
   matchId: t.string(),
 };
 
-/**
- * A reward the owner claims by scanning `code` (LNURL-withdraw). No `uri` is synced: it would
- * be the same ~200 characters again in every entry; a client builds it as `lightning:${code}`.
- */
+/** A reward the owner claims by scanning `code`; its link is `lightning:${code}` (not synced). */
 export const Reward = schema(
   { ...common, kind: t.string<IntentKind>().noSync(), code: t.string() },
   'LightningReward',
@@ -67,10 +63,7 @@ export const PointSpend = schema(
 );
 export type PointSpend = SchemaType<typeof PointSpend>;
 
-/**
- * A match of the room, seen by every client: the pot and the rake on screen. Players' codes
- * are in their own entries (fees, payouts and refunds), never here.
- */
+/** A match of the room, seen by every client; players' codes are in their own entries. */
 export const Match = schema(
   {
     id: t.string(),
@@ -101,10 +94,7 @@ export const Match = schema(
 );
 export type Match = SchemaType<typeof Match>;
 
-/**
- * The price of one bitcoin, read every `fiat.refreshMs`, for every client: a screen shows
- * `sats * btcPrice / 1e8`. Fiat off: `currency` is '' and the numbers 0.
- */
+/** The price of one bitcoin, read every `fiat.refreshMs`; fiat off: '' and zeros. */
 export const Price = schema(
   {
     /** 'USD', or '' when the game did not turn fiat on. */

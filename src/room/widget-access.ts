@@ -1,8 +1,8 @@
 /**
- * The widget side of a player: their widget user (created by `reference_id` = player id, which
- * the service treats idempotently, then remembered per process), widget and purchase sessions,
- * disclosures and email. Session tokens go to the one client they belong to, never into shared
- * state. What this adds to a parsed call (the game's email, a widget user id) is checked here.
+ * The widget side of a player: their widget user (made by player id, which the service treats
+ * idempotently, then remembered per process), sessions, disclosures and email. A session's
+ * token goes to the one client it belongs to, never into shared state. What this adds to a
+ * parsed call (the game's email, a widget user id) is checked here.
  */
 import type { Client } from '@colyseus/core';
 import { InvalidArgumentError } from '../errors.js';
@@ -11,7 +11,7 @@ import type { PurchaseSession, WidgetSession } from '../port/port.js';
 import type { PluginHost } from './host.js';
 import { emailArg, type ParsedPurchaseArgs, type ParsedWidgetArgs } from './inputs.js';
 import type { PluginSettings } from './options.js';
-import { recordableId } from './players.js';
+import { clientOf, playerOf, recordableId } from './players.js';
 
 /** What `openWidget` sends to the player's client as `lightning:widget`; `openPurchase`'s. */
 export type { PurchaseSession, WidgetSession } from '../port/port.js';
@@ -41,11 +41,8 @@ export class WidgetAccess {
     if (this.#settings.widgetUser) {
       return this.#settings.widgetUser(client, playerId).then((id) => recordableId(id, 'userId'));
     }
-    let cache = userIds.get(this.#host);
-    if (!cache) {
-      cache = new Map();
-      userIds.set(this.#host, cache);
-    }
+    const cache = userIds.get(this.#host) ?? new Map<string, Promise<string>>();
+    userIds.set(this.#host, cache);
     const known = cache.get(playerId);
     if (known) {
       cache.delete(playerId);
@@ -75,54 +72,66 @@ export class WidgetAccess {
     return created;
   }
 
+  /** Opens a widget session for the client's player and sends it to that client only. */
   async openWidget(
-    client: Client,
-    playerId: string,
+    client: unknown,
     roomId: string,
     args: ParsedWidgetArgs,
   ): Promise<WidgetSession> {
-    const email = this.email(client);
+    const { to, playerId } = await this.#ready(client);
+    const email = this.email(to);
     if (!email) {
       throw new InvalidArgumentError(
         'email',
         'a widget session needs the player email: set client.userData.email, or pass options.email',
       );
     }
-    return this.#host.widget.openWidget({
-      email,
-      playerId,
-      webhookUrl: this.#host.webhookUrl('widget'),
-      metadata: { ...args.metadata, roomId, playerId },
-    });
+    const metadata = { ...args.metadata, roomId, playerId };
+    const webhookUrl = this.#host.webhookUrl('widget');
+    const session = await this.#host.widget.openWidget({ email, playerId, webhookUrl, metadata });
+    to.send('lightning:widget', session);
+    return session;
   }
 
+  /** Opens a purchase (ramp) session for the client's player and sends it to that client only. */
   async openPurchase(
-    client: Client,
-    playerId: string,
+    client: unknown,
     roomId: string,
     args: ParsedPurchaseArgs,
   ): Promise<PurchaseSession> {
-    const email = args.email ?? this.email(client);
+    const { to, playerId } = await this.#ready(client);
+    const email = args.email ?? this.email(to);
     if (!email)
       throw new InvalidArgumentError('email', 'a purchase session needs the player email');
-    return this.#host.widget.openPurchase({
+    const { destination, quoteCurrency, baseCurrency } = args;
+    const session = await this.#host.widget.openPurchase({
       email,
       webhookUrl: this.#host.webhookUrl('ramp'),
       playerId,
       metadata: { roomId, playerId },
-      destination: args.destination,
-      quoteCurrency: args.quoteCurrency,
-      baseCurrency: args.baseCurrency,
+      destination,
+      quoteCurrency,
+      baseCurrency,
     });
+    to.send('lightning:purchase', session);
+    return session;
   }
 
-  async acceptDisclosures(client: Client, playerId: string, typeIds: readonly number[]) {
-    const userId = await this.userId(client, playerId);
-    return this.#host.widget.acceptDisclosures(userId, typeIds);
+  async acceptDisclosures(client: unknown, typeIds: readonly number[]) {
+    const { to, playerId } = await this.#ready(client);
+    return this.#host.widget.acceptDisclosures(await this.userId(to, playerId), typeIds);
   }
 
-  async updateEmail(client: Client, playerId: string, email: string) {
-    const userId = await this.userId(client, playerId);
-    return this.#host.widget.updateEmail(userId, email);
+  async updateEmail(client: unknown, email: string) {
+    const { to, playerId } = await this.#ready(client);
+    return this.#host.widget.updateEmail(await this.userId(to, playerId), email);
+  }
+
+  /** The connected client a widget helper acts for and its player, once the server runs. */
+  async #ready(client: unknown): Promise<{ to: Client; playerId: string }> {
+    const to = clientOf(client);
+    const playerId = recordableId(playerOf(to, this.#settings.playerId), 'player');
+    await this.#host.ready();
+    return { to, playerId };
   }
 }
