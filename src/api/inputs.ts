@@ -10,17 +10,11 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { lnAddress, msat } from '../port/values.js';
-import {
-  baseCurrency,
-  disclosureTypeIds,
-  metadata,
-  purchaseDestination,
-  quoteCurrency,
-} from '../port/widget.js';
+import { baseCurrency, metadata, purchaseDestination, quoteCurrency } from '../port/widget.js';
 
 export { lnAddress, MAX_MSAT, type MsatInput, msat } from '../port/values.js';
 
-export { DISCLOSURE_TYPES, metadata } from '../port/widget.js';
+export { DISCLOSURE_TYPES, disclosureTypeIds, metadata } from '../port/widget.js';
 
 const positiveInt = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
 const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
@@ -168,13 +162,9 @@ function encodes(id: string): boolean {
     return false;
   }
 }
-export const userIdInput = pathId;
-export const resourceIdInput = pathId;
 
 export const updateEmailInput = z.strictObject({ email: z.email() });
 export type UpdateEmailBody = z.output<typeof updateEmailInput>;
-
-export const disclosureTypeIdsInput = disclosureTypeIds;
 
 export const widgetSessionInput = z
   .strictObject({

@@ -107,11 +107,6 @@ function addressPayment(payment: Payment): AddressPayment {
   };
 }
 
-function statusOf(err: unknown): number | undefined {
-  const status = (err as { status?: unknown } | null)?.status;
-  return typeof status === 'number' ? status : undefined;
-}
-
 export class ServicePort implements PaymentsPort {
   readonly #calls: ServiceCalls;
 
@@ -120,145 +115,141 @@ export class ServicePort implements PaymentsPort {
   }
 
   async makeClaimCode(order: ClaimCodeOrder): Promise<ClaimCode> {
-    return claimCode(
-      await this.#calls.withdrawalRequests.create({
-        amount: order.amountMsat,
-        description: order.description,
-        internalId: order.playerId,
-        callbackUrl: order.callbackUrl,
-        expiresIn: order.expiresIn,
-      }),
-    );
+    const body = {
+      amount: order.amountMsat,
+      description: order.description,
+      internalId: order.playerId,
+      callbackUrl: order.callbackUrl,
+      expiresIn: order.expiresIn,
+    };
+    return claimCode(await this.#calls.send('withdrawalRequests.create', { body }));
   }
 
   async readClaimCode(id: string): Promise<ClaimCode> {
-    return claimCode(await this.#calls.withdrawalRequests.get(id));
+    return claimCode(await this.#calls.send('withdrawalRequests.get', { id }));
   }
 
   async makePayCode(order: PayCodeOrder): Promise<PayCode> {
-    return payCode(
-      await this.#calls.staticCharges.create({
-        minAmount: order.amountMsat,
-        maxAmount: order.amountMsat,
-        description: order.description,
-        allowedSlots: 1,
-        internalId: order.playerId,
-        callbackUrl: order.callbackUrl,
-        ...(order.successMessage === undefined ? {} : { successMessage: order.successMessage }),
-      }),
-    );
+    const body = {
+      minAmount: order.amountMsat,
+      maxAmount: order.amountMsat,
+      description: order.description,
+      allowedSlots: 1,
+      internalId: order.playerId,
+      callbackUrl: order.callbackUrl,
+      successMessage: order.successMessage,
+    };
+    return payCode(await this.#calls.send('staticCharges.create', { body }));
   }
 
   async readPayCode(id: string): Promise<PayCode> {
-    return payCode(await this.#calls.staticCharges.get(id));
+    return payCode(await this.#calls.send('staticCharges.get', { id }));
   }
 
   async closePayCode(code: PayCode, now: number): Promise<PayCode> {
     // A static charge has no close: its expiry is set to its own creation time, in the past
     // on the service's clock whatever the skew between our clocks.
-    const expiresAt = code.madeAt ?? new Date(now - 60_000).toISOString();
-    return payCode(await this.#calls.staticCharges.update(code.id, { expiresAt }));
+    const body = { expiresAt: code.madeAt ?? new Date(now - 60_000).toISOString() };
+    return payCode(await this.#calls.send('staticCharges.update', { id: code.id, body }));
   }
 
   async payAddress(order: AddressPaymentOrder): Promise<AddressPayment> {
-    return addressPayment(
-      await this.#calls.lnAddress.sendPayment({
-        lnAddress: order.lnAddress,
-        amount: order.amountMsat,
-        internalId: order.playerId,
-        callbackUrl: order.callbackUrl,
-        ...(order.comment === undefined ? {} : { comment: order.comment }),
-      }),
-    );
+    const body = {
+      lnAddress: order.lnAddress,
+      amount: order.amountMsat,
+      internalId: order.playerId,
+      callbackUrl: order.callbackUrl,
+      comment: order.comment,
+    };
+    return addressPayment(await this.#calls.send('lnAddress.sendPayment', { body }));
   }
 
   async readAddressPayment(id: string): Promise<AddressPayment> {
-    return addressPayment(await this.#calls.payments.get(id));
+    return addressPayment(await this.#calls.send('payments.get', { id }));
   }
 
   async checkAddress(lnAddress: string, timeoutMs: number): Promise<boolean> {
-    const answer = await this.#calls.lnAddress.validate(lnAddress, { timeoutMs, maxRetries: 0 });
-    return answer.valid;
+    const limits = { timeoutMs, maxRetries: 0 };
+    return (await this.#calls.send('lnAddress.validate', { id: lnAddress, limits })).valid;
   }
 
   async spendPoints(order: PointSpendOrder): Promise<PointSpend> {
-    const transfer = await this.#calls.widgetUsers.deplete({
+    const body = {
       user_id: order.userId,
       amount: order.amount,
       currency: order.currency,
       idempotency_key: order.key,
-    });
-    return {
-      id: transfer.transfer_id,
-      done: transfer.status === 'COMPLETED',
-      said: `transfer ${transfer.status}`,
     };
+    const transfer = await this.#calls.send('widgetUsers.deplete', { body });
+    const { transfer_id: id, status } = transfer;
+    return { id, done: status === 'COMPLETED', said: `transfer ${status}` };
   }
 
   async readWallet(): Promise<bigint> {
-    const wallet = await this.#calls.wallet.get();
+    const wallet = await this.#calls.send('wallet.get', {});
     // The service states the balance in satoshis.
     return BigInt(Math.floor(Number(wallet.balance) * 1000));
   }
 
   async callbackSources(): Promise<string[]> {
-    return (await this.#calls.utility.prodIps()).ips;
+    return (await this.#calls.send('utility.prodIps', {})).ips;
   }
 
   regionOf(ip: string): Promise<RegionSupport> {
-    return this.#calls.utility.isSupportedRegion(ip);
+    return this.#calls.send('utility.isSupportedRegion', { id: ip });
   }
 
   btcUsd(): Promise<BtcUsdPrice> {
-    return this.#calls.utility.btcUsd();
+    return this.#calls.send('utility.btcUsd', {});
   }
 
   makeWidgetUser(order: { playerId: string; email: string }): Promise<WidgetUser> {
     // The service answers the user it has for this reference_id: a second create is the first.
-    return this.#calls.widgetUsers.create({ reference_id: order.playerId, email: order.email });
+    const body = { reference_id: order.playerId, email: order.email };
+    return this.#calls.send('widgetUsers.create', { body });
   }
 
   async openWidget(order: SessionOrder): Promise<WidgetSession> {
-    const session = await this.#calls.widgetSessions.create({
+    const body = {
       email: order.email,
       reference_id: order.playerId,
       webhook_url: order.webhookUrl,
       metadata: order.metadata,
-    });
+    };
+    const session = await this.#calls.send('widgetSessions.create', { body });
     return { url: session.widget_url, expiresAt: session.expires_at, token: session.session_token };
   }
 
   async openPurchase(order: PurchaseOrder): Promise<PurchaseSession> {
-    const session = await this.#calls.ramp.createSession({
+    const body = {
       email: order.email,
       webhook_url: order.webhookUrl,
       reference_id: order.playerId,
       metadata: order.metadata,
-      ...(order.destination ? { destination: order.destination } : {}),
-      ...(order.quoteCurrency ? { quote_currency: order.quoteCurrency } : {}),
-      ...(order.baseCurrency ? { base_currency: order.baseCurrency } : {}),
-    });
-    return {
-      token: session.session_token,
-      expiresAt: session.expires_at ?? null,
-      url: session.widget_url ?? null,
+      destination: order.destination || undefined,
+      quote_currency: order.quoteCurrency || undefined,
+      base_currency: order.baseCurrency || undefined,
     };
+    const session = await this.#calls.send('ramp.createSession', { body });
+    const { session_token: token, expires_at, widget_url } = session;
+    return { token, expiresAt: expires_at ?? null, url: widget_url ?? null };
   }
 
   acceptDisclosures(userId: string, typeIds: readonly number[]): Promise<DisclosureAcceptance> {
-    return this.#calls.widgetUsers.acceptDisclosures(userId, typeIds);
+    const body = { acceptedDisclosureTypeIds: typeIds };
+    return this.#calls.send('widgetUsers.acceptDisclosures', { userId, body });
   }
 
   updateEmail(userId: string, email: string): Promise<WidgetUser> {
-    return this.#calls.widgetUsers.update(userId, { email });
+    return this.#calls.send('widgetUsers.update', { userId, body: { email } });
   }
 
   failureOf(err: unknown): ServiceFailure {
-    const status = statusOf(err);
+    const status = (err as { status?: unknown } | null)?.status;
     const found = MEANINGS.find(([klass]) => err instanceof klass);
     return {
       meaning: found?.[1] ?? 'other',
-      serverError: status !== undefined && status >= 500,
+      serverError: typeof status === 'number' && status >= 500,
       slowDown: status === 429 || err instanceof RateLimitError,
     };
   }

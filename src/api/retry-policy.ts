@@ -80,7 +80,7 @@ export const DEFAULT_BACKOFF: BackoffOptions = {
 export function retryDelay(
   retry: number,
   options: BackoffOptions,
-  retryAfterMs: number | undefined,
+  retryAfterMs?: number,
   random: () => number = Math.random,
 ): number | null {
   if (retryAfterMs !== undefined) {
