@@ -14,22 +14,19 @@
 // First: on an older Node, fail here with the version needed, not deep in a dependency.
 import '../require-node.js';
 
-import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type Clock, systemClock } from '../clock.js';
+import type { Clock } from '../clock.js';
 import { ConfigurationError } from '../errors.js';
 import { isLoopbackHost, plainHttpUrl, remoteHostProblem } from './bind.js';
-import { CallbackDispatcher, type CallbackOptions } from './callbacks.js';
-import { Scheduler } from './clock.js';
+import type { CallbackOptions } from './callbacks.js';
 import { createControl, type EmulatorControl } from './control.js';
-import { type EmulatorCore, isPrice } from './core.js';
-import { type FaultRule, FaultSet } from './faults.js';
-import { generateKeyPair } from './invoice-keys.js';
-import { type EmulatorRateLimit, KeyRateLimiter, rateLimitProblem } from './rate-limit.js';
+import { createCore, isPrice } from './core.js';
+import type { FaultRule } from './faults.js';
+import { type EmulatorRateLimit, rateLimitProblem } from './rate-limit.js';
 import { RequestLog } from './request-log.js';
 import { createRequestHandler } from './server.js';
-import { newKey, Store } from './store.js';
+import { newKey } from './store.js';
 
 /** What `GET /v0/btcusd` answers unless told otherwise: 1 BTC = 100,000.00 USD. */
 export const DEFAULT_BTC_USD_PRICE = 100_000;
@@ -129,34 +126,10 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     const problem = rateLimitProblem(options.rateLimit);
     if (problem !== undefined) throw new ConfigurationError('rateLimit', problem);
   }
-  const clock = options.clock ?? systemClock;
   const logger = options.logger ?? { warn: (m: string) => console.warn(`[emulator] ${m}`) };
-  const store = new Store();
+  const core = createCore(options, btcUsdPrice, (m) => logger.warn(m));
+  const { store, scheduler } = core;
   const log = new RequestLog();
-  const scheduler = new Scheduler(clock);
-  const core: EmulatorCore = {
-    store,
-    clock,
-    scheduler,
-    callbacks: new CallbackDispatcher(options.callbacks, (m) => logger.warn(m)),
-    faults: new FaultSet(options.faults),
-    rateLimiter: new KeyRateLimiter(clock, options.rateLimit),
-    baseUrl: '',
-    sessionSecret: options.sessionSecret ?? randomBytes(32).toString('hex'),
-    controlKey: randomBytes(24).toString('base64url'),
-    webhookSecret: options.webhookSecret,
-    userPoints: options.userPoints ?? 0,
-    paymentDelayMs: options.paymentDelayMs ?? 0,
-    timers: new Map(),
-    webhookLog: [],
-    nodeKey: generateKeyPair(),
-    walletKey: generateKeyPair(),
-    // Callbacks leave from this machine; a game behind a proxy sees this address.
-    prodIps: ['127.0.0.1', '::1'],
-    btcUsd: { price: btcUsdPrice, at: null },
-    unsupported: new Map(),
-    lnAddresses: new Map(),
-  };
   const defaultProject = {
     projectId: 'default',
     apiKey: options.apiKey ?? newKey('production'),
