@@ -4,17 +4,57 @@
  */
 
 import { randomBytes } from 'node:crypto';
-import { systemClock } from '../clock.js';
-import { CallbackDispatcher } from './callbacks.js';
+import { type Clock, systemClock } from '../clock.js';
+import { CallbackDispatcher, type CallbackOptions } from './callbacks.js';
 import { Scheduler } from './clock.js';
-import { FaultSet } from './faults.js';
-import type { EmulatorOptions } from './index.js';
+import { type FaultRule, FaultSet } from './faults.js';
 import { generateKeyPair } from './invoice-keys.js';
-import { KeyRateLimiter } from './rate-limit.js';
+import { type EmulatorRateLimit, KeyRateLimiter } from './rate-limit.js';
 import { type LnAddressRule, Store } from './store.js';
 import type { WebhookDelivery } from './webhooks.js';
 
 export type EmulatorCore = ReturnType<typeof createCore>;
+
+export interface EmulatorOptions {
+  /** 0 (default) picks a free port. */
+  port?: number;
+  /** Default '127.0.0.1'. Other than loopback is refused unless `allowRemote` is true. */
+  host?: string;
+  /** Listen on a `host` other than loopback (a phone on your network). Development only. */
+  allowRemote?: boolean;
+  /** The address LNURL codes and widget URLs point at (a tunnel). Default `http://host:port`. */
+  publicUrl?: string;
+  /** Default: the system clock with real timers. A ManualClock drives expiries in tests. */
+  clock?: Clock;
+  /** Faults active from the start (and again after control.reset()). */
+  faults?: FaultRule[];
+  /** Callback delivery options from the start (and again after control.reset()). */
+  callbacks?: CallbackOptions;
+  /** Signs widget and ramp webhooks (X-ZBD-Signature) when set. */
+  webhookSecret?: string;
+  /** HS256 secret of session tokens; random by default. */
+  sessionSecret?: string;
+  /** The default project's wallet in msat; default DEFAULT_WALLET_MSAT. */
+  walletMsat?: number;
+  /** Fixed keys for the default project (e.g. to keep a .env stable); random by default. */
+  apiKey?: string;
+  sandboxKey?: string;
+  /** Points each new widget user starts with (USDZ minor units). Default 0. */
+  userPoints?: number;
+  /** Keep payments `processing` this long before `completed`; default 0 (at once). */
+  paymentDelayMs?: number;
+  /** What `GET /v0/btcusd` answers, in US dollars; default DEFAULT_BTC_USD_PRICE. */
+  btcUsdPrice?: number;
+  /** Where the emulator's few log lines go. Default the console, prefixed `[emulator]`. */
+  logger?: { warn(message: string): void };
+  /** Largest accepted request body in bytes; default 64 KiB. */
+  bodyLimit?: number;
+  /**
+   * Limit each API key to `perSecond` requests (`burst` at once) as the service does: beyond
+   * it, 429 with `Retry-After`, not processed. Default: none.
+   */
+  rateLimit?: EmulatorRateLimit;
+}
 
 export function createCore(
   options: EmulatorOptions,

@@ -16,14 +16,14 @@ import '../require-node.js';
 
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Clock } from '../clock.js';
 import { ConfigurationError } from '../errors.js';
 import { isLoopbackHost, plainHttpUrl, remoteHostProblem } from './bind.js';
-import type { CallbackOptions } from './callbacks.js';
 import { createControl, type EmulatorControl } from './control.js';
-import { createCore, isPrice } from './core.js';
-import type { FaultRule } from './faults.js';
-import { type EmulatorRateLimit, rateLimitProblem } from './rate-limit.js';
+import { createCore, type EmulatorOptions, isPrice } from './core.js';
+
+export type { EmulatorOptions } from './core.js';
+
+import { rateLimitProblem } from './rate-limit.js';
 import { RequestLog } from './request-log.js';
 import { createRequestHandler } from './server.js';
 import { newKey } from './store.js';
@@ -33,47 +33,6 @@ export const DEFAULT_BTC_USD_PRICE = 100_000;
 
 /** The default project's wallet: 1,000,000 sats (0.01 BTC), plenty for a demo. */
 export const DEFAULT_WALLET_MSAT = 1_000_000_000;
-
-export interface EmulatorOptions {
-  /** 0 (default) picks a free port. */
-  port?: number;
-  /** Default '127.0.0.1'. Other than loopback is refused unless `allowRemote` is true. */
-  host?: string;
-  /** Listen on a `host` other than loopback (a phone on your network). Development only. */
-  allowRemote?: boolean;
-  /** The address LNURL codes and widget URLs point at (a tunnel). Default `http://host:port`. */
-  publicUrl?: string;
-  /** Default: the system clock with real timers. A ManualClock drives expiries in tests. */
-  clock?: Clock;
-  /** Faults active from the start (and again after control.reset()). */
-  faults?: FaultRule[];
-  /** Callback delivery options from the start (and again after control.reset()). */
-  callbacks?: CallbackOptions;
-  /** Signs widget and ramp webhooks (X-ZBD-Signature) when set. */
-  webhookSecret?: string;
-  /** HS256 secret of session tokens; random by default. */
-  sessionSecret?: string;
-  /** The default project's wallet in msat; default DEFAULT_WALLET_MSAT. */
-  walletMsat?: number;
-  /** Fixed keys for the default project (e.g. to keep a .env stable); random by default. */
-  apiKey?: string;
-  sandboxKey?: string;
-  /** Points each new widget user starts with (USDZ minor units). Default 0. */
-  userPoints?: number;
-  /** Keep payments `processing` this long before `completed`; default 0 (at once). */
-  paymentDelayMs?: number;
-  /** What `GET /v0/btcusd` answers, in US dollars; default DEFAULT_BTC_USD_PRICE. */
-  btcUsdPrice?: number;
-  /** Where the emulator's few log lines go. Default the console, prefixed `[emulator]`. */
-  logger?: { warn(message: string): void };
-  /** Largest accepted request body in bytes; default 64 KiB. */
-  bodyLimit?: number;
-  /**
-   * Limit each API key to `perSecond` requests (`burst` at once) as the service does: beyond
-   * it, 429 with `Retry-After`, not processed. Default: none.
-   */
-  rateLimit?: EmulatorRateLimit;
-}
 
 export interface Emulator {
   /** Base URL of the API (no trailing slash); on a wildcard host, the loopback address. */
