@@ -6,7 +6,7 @@
 
 import { randomUUID } from 'node:crypto';
 import type { CallbackDispatcher, CallbackOptions, CallbackRecord } from './callbacks.js';
-import { disarmTimer, type EmulatorCore, isPrice } from './core.js';
+import { disarmAll, type EmulatorCore, isPrice } from './core.js';
 import { claimAsWallet } from './dev-wallet.js';
 import type { FaultRule, FaultSet } from './faults.js';
 import type { LnurlResult } from './lnurl.js';
@@ -260,8 +260,7 @@ export function createControl(core: EmulatorCore, log: RequestLog, defaults: Con
       core.btcUsd = { price: defaults.btcUsdPrice, at: null };
       core.unsupported.clear();
       core.lnAddresses.clear();
-      for (const id of [...core.timers.keys()]) disarmTimer(core, id);
-      core.scheduler.cancelAll();
+      disarmAll(core);
       store.clear();
       log.clear();
       core.callbacks.clearLog();

@@ -4,13 +4,12 @@
  */
 
 import { randomBytes } from 'node:crypto';
-import { type Clock, systemClock } from '../clock.js';
+import { type Clock, systemClock, timerAt } from '../clock.js';
 import { CallbackDispatcher, type CallbackOptions } from './callbacks.js';
-import { Scheduler } from './clock.js';
 import { type FaultRule, FaultSet } from './faults.js';
 import { generateKeyPair } from './invoice-keys.js';
 import { type EmulatorRateLimit, KeyRateLimiter } from './rate-limit.js';
-import { type LnAddressRule, Store } from './store.js';
+import { type LnAddressRule, type Project, Store } from './store.js';
 import type { WebhookDelivery } from './webhooks.js';
 
 export type EmulatorCore = ReturnType<typeof createCore>;
@@ -65,7 +64,6 @@ export function createCore(
   return {
     store: new Store(),
     clock,
-    scheduler: new Scheduler(clock),
     callbacks: new CallbackDispatcher(options.callbacks, warn),
     faults: new FaultSet(options.faults),
     /** The optional limit per API key: 429 with Retry-After beyond it. */
@@ -104,12 +102,15 @@ export function iso(ms: number): string {
   return new Date(ms).toISOString();
 }
 
-/** Arms (or re-arms) the one timer of a resource. */
+/**
+ * Arms (or re-arms) the one timer of a resource. Expiries are also checked on every read:
+ * the timer is what makes their callbacks fire without one.
+ */
 export function armTimer(core: EmulatorCore, id: string, at: number, fn: () => void): void {
-  core.timers.get(id)?.();
+  disarmTimer(core, id);
   core.timers.set(
     id,
-    core.scheduler.at(at, () => {
+    timerAt(core.clock, at, () => {
       core.timers.delete(id);
       fn();
     }),
@@ -119,6 +120,21 @@ export function armTimer(core: EmulatorCore, id: string, at: number, fn: () => v
 export function disarmTimer(core: EmulatorCore, id: string): void {
   core.timers.get(id)?.();
   core.timers.delete(id);
+}
+
+export function disarmAll(core: EmulatorCore): void {
+  for (const cancel of core.timers.values()) cancel();
+  core.timers.clear();
+}
+
+/** The record `id` of `project`; another project's is as unknown as a missing one. */
+export function owned<T extends { projectId: string }>(
+  records: Map<string, T>,
+  project: Project,
+  id: string,
+): T | undefined {
+  const record = records.get(id);
+  return record?.projectId === project.id ? record : undefined;
 }
 
 /** A price `GET /v0/btcusd` can answer: a positive, finite number under 10^15 dollars. */

@@ -29,6 +29,17 @@ export interface Ctx {
 
 export const DEFAULT_BODY_LIMIT = 64 * 1024;
 
+/** A request refused as it stands: the server answers it in the route's envelope. */
+export class Refusal extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly code = 'VALIDATION_ERROR',
+  ) {
+    super(message);
+  }
+}
+
 export class BodyTooLargeError extends Error {
   readonly code = 'BODY_TOO_LARGE';
 }

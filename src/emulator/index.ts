@@ -19,7 +19,7 @@ import type { AddressInfo } from 'node:net';
 import { ConfigurationError } from '../errors.js';
 import { isLoopbackHost, plainHttpUrl, remoteHostProblem } from './bind.js';
 import { createControl, type EmulatorControl } from './control.js';
-import { createCore, type EmulatorOptions, isPrice } from './core.js';
+import { createCore, disarmAll, type EmulatorOptions, isPrice } from './core.js';
 
 export type { EmulatorOptions } from './core.js';
 
@@ -87,7 +87,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   }
   const logger = options.logger ?? { warn: (m: string) => console.warn(`[emulator] ${m}`) };
   const core = createCore(options, btcUsdPrice, (m) => logger.warn(m));
-  const { store, scheduler } = core;
+  const { store } = core;
   const log = new RequestLog();
   const defaultProject = {
     projectId: 'default',
@@ -137,8 +137,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     server,
     close() {
       closing ??= new Promise<void>((resolve) => {
-        scheduler.cancelAll();
-        core.timers.clear();
+        disarmAll(core);
         core.callbacks.close();
         server.close(() => resolve());
         server.closeAllConnections();

@@ -50,9 +50,7 @@ function resolve(
 }
 
 export function sendToLnAddress({ core, project, body }: Ctx): Reply {
-  const parsed = parse(sendBody, body);
-  if (!parsed.ok) return v0Error(400, parsed.message);
-  const input = parsed.value;
+  const input = parse(sendBody, body);
   const target = resolve(core, input.lnAddress);
   if (!target) return v0Error(400, `Could not resolve Lightning Address ${input.lnAddress}.`);
   const amountMsat = Number(input.amount);

@@ -27,6 +27,7 @@ import {
   html,
   InvalidJsonError,
   json,
+  Refusal,
   type Reply,
   readJsonBody,
   send,
@@ -278,7 +279,13 @@ export function createRequestHandler(
 
     const id = match[1] === undefined ? '' : decodeURIComponent(match[1]);
     const query = new URLSearchParams(q === -1 ? '' : rawUrl.slice(q + 1));
-    let reply = route.handle({ core, id, query, body, project: project as Project });
+    let reply: Reply;
+    try {
+      reply = route.handle({ core, id, query, body, project: project as Project });
+    } catch (error) {
+      if (!(error instanceof Refusal)) throw error;
+      reply = errorFor(route.family, error.status, error.code, error.message);
+    }
     if (cors) reply = withCors(reply);
 
     if (fault?.mode === 'process-then-destroy') {

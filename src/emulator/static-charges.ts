@@ -7,11 +7,11 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { decodeBolt11, encodeBolt11 } from './bolt11.js';
-import { armTimer, disarmTimer, type EmulatorCore, iso } from './core.js';
+import { armTimer, disarmTimer, type EmulatorCore, iso, owned } from './core.js';
 import { v0Error, v0Ok } from './envelopes.js';
 import type { Ctx, Reply } from './http.js';
 import { encodeLnurl, lnurlPaths } from './lnurl.js';
-import type { Project, StaticChargeRecord, StaticChargeStatus } from './store.js';
+import type { StaticChargeRecord, StaticChargeStatus } from './store.js';
 import { httpUrl, isoTimestamp, msatString, parse } from './validation.js';
 
 export const SUCCESS_MESSAGE_MAX = 144;
@@ -115,9 +115,7 @@ function checkAmounts(min: number, max: number): string | null {
 }
 
 export function createStaticCharge({ core, project, body }: Ctx): Reply {
-  const parsed = parse(createBody, body);
-  if (!parsed.ok) return v0Error(400, parsed.message);
-  const input = parsed.value;
+  const input = parse(createBody, body);
   const min = Number(input.minAmount);
   const max = Number(input.maxAmount);
   const problem = checkAmounts(min, max);
@@ -148,24 +146,17 @@ export function createStaticCharge({ core, project, body }: Ctx): Reply {
   return v0Ok(staticChargeView(core, charge), 'Successfully created Static Charge.');
 }
 
-function find(core: EmulatorCore, project: Project, id: string): StaticChargeRecord | undefined {
-  const charge = core.store.staticCharges.get(id);
-  return charge && charge.projectId === project.id ? charge : undefined;
-}
-
 export function getStaticCharge({ core, project, id }: Ctx): Reply {
-  const charge = find(core, project, id);
+  const charge = owned(core.store.staticCharges, project, id);
   if (!charge) return v0Error(404, 'Static Charge not found.');
   refreshStaticCharge(core, charge);
   return v0Ok(staticChargeView(core, charge), 'Successfully retrieved Static Charge.');
 }
 
 export function updateStaticCharge({ core, project, id, body }: Ctx): Reply {
-  const charge = find(core, project, id);
+  const charge = owned(core.store.staticCharges, project, id);
   if (!charge) return v0Error(404, 'Static Charge not found.');
-  const parsed = parse(patchBody, body);
-  if (!parsed.ok) return v0Error(400, parsed.message);
-  const input = parsed.value;
+  const input = parse(patchBody, body);
   const min = input.minAmount === undefined ? charge.minAmountMsat : Number(input.minAmount);
   const max = input.maxAmount === undefined ? charge.maxAmountMsat : Number(input.maxAmount);
   const problem = checkAmounts(min, max);

@@ -4,6 +4,7 @@
  */
 
 import { z } from 'zod';
+import { Refusal } from './http.js';
 
 export const msatString = z
   .string({ error: 'must be a string of digits (millisatoshis)' })
@@ -28,11 +29,10 @@ export const isoTimestamp = z
 
 export const email = z.string().regex(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, 'must be an email address');
 
-export type Parsed<T> = { ok: true; value: T } | { ok: false; message: string };
-
-export function parse<T>(schema: z.ZodType<T>, body: unknown): Parsed<T> {
+/** The body as `schema` reads it, or a 400 refusal naming every problem. */
+export function parse<T>(schema: z.ZodType<T>, body: unknown, hint = ''): T {
   const result = schema.safeParse(body ?? {});
-  if (result.success) return { ok: true, value: result.data };
+  if (result.success) return result.data;
   const message = result.error.issues
     .map((issue) => {
       const where = issue.path.map(String).join('.');
@@ -40,5 +40,5 @@ export function parse<T>(schema: z.ZodType<T>, body: unknown): Parsed<T> {
       return where ? `${where}: ${issue.message}` : issue.message;
     })
     .join('; ');
-  return { ok: false, message };
+  throw new Refusal(400, `${message}${hint}`);
 }

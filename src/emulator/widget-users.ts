@@ -8,7 +8,7 @@
 
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import type { EmulatorCore } from './core.js';
+import { type EmulatorCore, owned } from './core.js';
 import { WIDGET_ERRORS as E, widgetError, widgetOk } from './envelopes.js';
 import type { Ctx, Reply } from './http.js';
 import type { Project, TransferRecord, WidgetUserRecord } from './store.js';
@@ -61,23 +61,12 @@ export function startingPoints(core: EmulatorCore, project: Project): Map<string
   return new Map(core.userPoints > 0 ? [[project.pointCurrency, core.userPoints]] : []);
 }
 
-export function findUser(
-  core: EmulatorCore,
-  project: Project,
-  id: string,
-): WidgetUserRecord | undefined {
-  const user = core.store.users.get(id);
-  return user && user.projectId === project.id ? user : undefined;
-}
-
 function notFound(): Reply {
   return widgetError(404, E.notFound, 'User not found in this project');
 }
 
 export function createUser({ core, project, body }: Ctx): Reply {
-  const parsed = parse(createBody, body);
-  if (!parsed.ok) return widgetError(400, E.validation, parsed.message);
-  const { email: address, reference_id: referenceId } = parsed.value;
+  const { email: address, reference_id: referenceId } = parse(createBody, body);
   for (const user of core.store.users.values()) {
     if (user.projectId !== project.id) continue;
     const sameRef = referenceId != null && user.referenceId === referenceId;
@@ -99,12 +88,9 @@ export function createUser({ core, project, body }: Ctx): Reply {
 }
 
 export function updateUser({ core, project, id, body }: Ctx): Reply {
-  const parsed = parse(patchBody, body);
-  if (!parsed.ok)
-    return widgetError(400, E.validation, `${parsed.message} (only email can be updated)`);
-  const user = findUser(core, project, id);
+  const { email: next } = parse(patchBody, body, ' (only email can be updated)');
+  const user = owned(core.store.users, project, id);
   if (!user) return notFound();
-  const next = parsed.value.email;
   if (next !== undefined) {
     for (const other of core.store.users.values()) {
       if (
@@ -131,11 +117,10 @@ export function acceptDisclosures({ core, project, id, body }: Ctx): Reply {
       'This API key is not allowed to use the widget disclosure interface',
     );
   }
-  const parsed = parse(disclosuresBody, body);
-  if (!parsed.ok) return widgetError(400, E.validation, parsed.message);
-  const user = findUser(core, project, id);
+  const { acceptedDisclosureTypeIds: ids } = parse(disclosuresBody, body);
+  const user = owned(core.store.users, project, id);
   if (!user) return notFound();
-  const accepted = [...new Set(parsed.value.acceptedDisclosureTypeIds)];
+  const accepted = [...new Set(ids)];
   for (const type of accepted) user.acceptedDisclosures.add(type);
   return widgetOk({ acceptedDisclosureTypeIds: accepted }, 'Disclosures accepted', 201);
 }
@@ -145,9 +130,7 @@ function transferData(transfer: TransferRecord) {
 }
 
 export function deplete({ core, project, body }: Ctx): Reply {
-  const parsed = parse(depleteBody, body);
-  if (!parsed.ok) return widgetError(400, E.validation, parsed.message);
-  const input = parsed.value;
+  const input = parse(depleteBody, body);
   const fingerprint = JSON.stringify([input.user_id, input.amount, input.currency]);
   const storeKey = `${project.id} ${input.idempotency_key}`;
   const previous = core.store.transfers.get(storeKey);
@@ -161,7 +144,7 @@ export function deplete({ core, project, body }: Ctx): Reply {
     }
     return widgetOk(transferData(previous), 'Points depleted successfully');
   }
-  const user = findUser(core, project, input.user_id);
+  const user = owned(core.store.users, project, input.user_id);
   if (!user) return notFound();
   if (input.currency !== project.pointCurrency) {
     return widgetError(

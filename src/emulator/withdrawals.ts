@@ -6,7 +6,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { decodeBolt11 } from './bolt11.js';
-import { armTimer, disarmTimer, type EmulatorCore, iso } from './core.js';
+import { armTimer, disarmTimer, type EmulatorCore, iso, owned } from './core.js';
 import { v0Error, v0Ok } from './envelopes.js';
 import type { Ctx, Reply } from './http.js';
 import { encodeLnurl, type LnurlResult, lnurlPaths } from './lnurl.js';
@@ -86,9 +86,7 @@ export function withdrawalRequestView(core: EmulatorCore, wr: WithdrawalRequestR
 }
 
 export function createWithdrawalRequest({ core, project, body }: Ctx): Reply {
-  const parsed = parse(createBody, body);
-  if (!parsed.ok) return v0Error(400, parsed.message);
-  const input = parsed.value;
+  const input = parse(createBody, body);
   const amountMsat = Number(input.amount);
   if (amountMsat < MIN_WITHDRAWAL_MSAT) {
     return v0Error(400, `The minimum withdrawal amount is 10 sats (${MIN_WITHDRAWAL_MSAT} msats)`);
@@ -117,8 +115,8 @@ export function createWithdrawalRequest({ core, project, body }: Ctx): Reply {
 }
 
 export function getWithdrawalRequest({ core, project, id }: Ctx): Reply {
-  const wr = core.store.withdrawalRequests.get(id);
-  if (!wr || wr.projectId !== project.id) return v0Error(404, 'Withdrawal Request not found.');
+  const wr = owned(core.store.withdrawalRequests, project, id);
+  if (!wr) return v0Error(404, 'Withdrawal Request not found.');
   refreshWithdrawalRequest(core, wr);
   return v0Ok(withdrawalRequestView(core, wr), 'Successfully retrieved Withdrawal Request.');
 }
