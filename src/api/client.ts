@@ -46,76 +46,62 @@ import {
   DEFAULT_PATHS,
   type OperationName,
   type PathName,
-  type PathTable,
 } from './operations.js';
 import { type BackoffOptions, DEFAULT_BACKOFF } from './retry-policy.js';
 import { Transport } from './transport.js';
 
-export interface PaymentsApiOptions {
-  /** The project's API key, sent as the `apikey` header. Server-side only. */
-  apiKey: string;
-  /**
-   * Other secrets to cut out of every error, should the service or a proxy echo them back
-   * (the key always is). `createLightning` passes the webhook secret.
-   */
-  redact?: string[];
-  /** Default `https://api.zbdpay.com`. May carry a path prefix. */
-  baseUrl?: string;
-  /** Longest wait for the answer's headers, and then between body chunks. Default 10,000 ms. */
-  timeoutMs?: number;
-  /** Longest wait for a connection. Default the smaller of timeoutMs and 5,000 ms. */
-  connectTimeoutMs?: number;
-  /** Retries after the first attempt, where the policy allows them. Default 2. */
-  maxRetries?: number;
-  /** Backoff between retries: full jitter from `baseDelayMs`, capped; `Retry-After` honoured. */
-  retry?: Partial<BackoffOptions>;
-  /** Replace any path of the table in paths.ts. */
-  paths?: Partial<PathTable>;
-  /** Your own undici dispatcher (Agent, Pool, MockAgent); the client then does not close it. */
-  dispatcher?: Dispatcher;
-  /**
-   * The clock the waits between retries run on, and `Retry-After` dates are read against.
-   * Default the system clock; a `ManualClock` lets a test move time instead of waiting. The
-   * per-attempt `timeoutMs` stays on real time: it bounds a real socket.
-   */
-  clock?: Clock;
-}
-
 const ipInput = z.string().refine((ip) => isIP(ip) !== 0, 'must be an IPv4 or IPv6 address');
-const pathOverride = z.string().startsWith('/', 'must start with "/"');
+const limit = z.number().int().positive().max(600_000);
+const delay = z.number().int().min(0).optional();
 
 /**
  * The client's tuning (timeouts, retries, path overrides): what a game may set here and, the
  * same schema, under `createLightning`'s `api` option.
  */
 export const apiTuningSchema = z.strictObject({
-  timeoutMs: z.number().int().positive().max(600_000).optional(),
-  connectTimeoutMs: z.number().int().positive().max(600_000).optional(),
+  /** Longest wait for the answer's headers, and then between body chunks. Default 10,000 ms. */
+  timeoutMs: limit.optional(),
+  /** Longest wait for a connection. Default the smaller of timeoutMs and 5,000 ms. */
+  connectTimeoutMs: limit.optional(),
+  /** Retries after the first attempt, where the policy allows them. Default 2. */
   maxRetries: z.number().int().min(0).max(10).optional(),
+  /** Backoff between retries: full jitter from `baseDelayMs`, capped; `Retry-After` honoured. */
   retry: z
-    .strictObject({
-      baseDelayMs: z.number().int().min(0).optional(),
-      maxDelayMs: z.number().int().min(0).optional(),
-      maxRetryAfterMs: z.number().int().min(0).optional(),
-    })
+    .strictObject({ baseDelayMs: delay, maxDelayMs: delay, maxRetryAfterMs: delay })
     .optional(),
+  /** Replace any path of the table in operations.ts, by its name. */
   paths: z
-    .partialRecord(z.enum(Object.keys(DEFAULT_PATHS) as [PathName, ...PathName[]]), pathOverride)
+    .partialRecord(
+      z.enum(Object.keys(DEFAULT_PATHS) as [PathName, ...PathName[]]),
+      z.string().startsWith('/', 'must start with "/"'),
+    )
     .optional(),
 });
 
 const optionsSchema = apiTuningSchema.extend({
+  /** The project's API key, sent as the `apikey` header. Server-side only. */
   apiKey: z
     .string({ error: 'is required' })
     .min(1, 'is required')
     .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces'),
+  /**
+   * Other secrets to cut out of every error, should the service or a proxy echo them back
+   * (the key always is). `createLightning` passes the webhook secret.
+   */
   redact: z.array(z.string()).optional(),
+  /** Default `https://api.zbdpay.com`. May carry a path prefix. */
   baseUrl: z
     .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
     .default(DEFAULT_BASE_URL),
+  /** Your own undici dispatcher (Agent, Pool, MockAgent); the client then does not close it. */
   dispatcher: z
     .custom<Dispatcher>((value) => typeof value === 'object' && value !== null)
     .optional(),
+  /**
+   * The clock the waits between retries run on, and `Retry-After` dates are read against.
+   * Default the system clock; a `ManualClock` lets a test move time instead of waiting. The
+   * per-attempt `timeoutMs` stays on real time: it bounds a real socket.
+   */
   clock: z
     .custom<Clock>(
       (value) => typeof (value as { now?: unknown } | null)?.now === 'function',
@@ -123,6 +109,8 @@ const optionsSchema = apiTuningSchema.extend({
     )
     .default(systemClock),
 });
+
+export type PaymentsApiOptions = z.input<typeof optionsSchema>;
 
 /** Readers of a client's private send step and transport, for `paymentsService` alone. */
 let callsOf: (api: PaymentsApi) => ServiceCalls;

@@ -49,13 +49,7 @@ export const callLimits = z
     /** How many times a failed attempt may be retried (0 to 10). */
     maxRetries: z.number().int().min(0).max(10).optional(),
   })
-  .optional()
-  .transform((limits) => {
-    const out: { timeoutMs?: number; maxRetries?: number } = {};
-    if (limits?.timeoutMs !== undefined) out.timeoutMs = limits.timeoutMs;
-    if (limits?.maxRetries !== undefined) out.maxRetries = limits.maxRetries;
-    return out;
-  });
+  .optional();
 export type CallLimits = z.input<typeof callLimits>;
 export type Limits = z.output<typeof callLimits>;
 
