@@ -35,25 +35,22 @@ export class Refusal extends Error {
     readonly status: number,
     message: string,
     readonly code = 'VALIDATION_ERROR',
+    readonly headers?: Record<string, string>,
   ) {
     super(message);
   }
 }
 
-export class BodyTooLargeError extends Error {
-  readonly code = 'BODY_TOO_LARGE';
-}
-
-export class InvalidJsonError extends Error {
-  readonly code = 'INVALID_JSON';
-}
-
 /** Reads and parses a JSON body; an empty body is `undefined`. */
 export function readJsonBody(req: IncomingMessage, limit: number): Promise<unknown> {
+  // The connection closes after a 413: the rest of the body is not read.
+  const tooLarge = () =>
+    new Refusal(413, `request body exceeds ${limit} bytes`, 'PAYLOAD_TOO_LARGE', {
+      connection: 'close',
+    });
   return new Promise((resolve, reject) => {
-    const declared = Number(req.headers['content-length']);
-    if (declared > limit) {
-      reject(new BodyTooLargeError(`request body exceeds ${limit} bytes`));
+    if (Number(req.headers['content-length']) > limit) {
+      reject(tooLarge());
       return;
     }
     const chunks: Buffer[] = [];
@@ -64,7 +61,7 @@ export function readJsonBody(req: IncomingMessage, limit: number): Promise<unkno
       size += chunk.length;
       if (size > limit) {
         failed = true;
-        reject(new BodyTooLargeError(`request body exceeds ${limit} bytes`));
+        reject(tooLarge());
         return;
       }
       chunks.push(chunk);
@@ -78,7 +75,7 @@ export function readJsonBody(req: IncomingMessage, limit: number): Promise<unkno
       try {
         resolve(JSON.parse(Buffer.concat(chunks, size).toString('utf8')));
       } catch {
-        reject(new InvalidJsonError('request body is not valid JSON'));
+        reject(new Refusal(400, 'request body is not valid JSON'));
       }
     });
     req.on('error', reject);
