@@ -13,6 +13,7 @@ import type { LnurlResult } from './lnurl.js';
 import { paymentView } from './payments.js';
 import { type EmulatorRateLimit, rateLimitProblem } from './rate-limit.js';
 import type { LoggedRequest, RequestLog } from './request-log.js';
+import type { WebhookDelivery } from './sessions.js';
 import { fireWebhook } from './sessions.js';
 import {
   type PayResult,
@@ -30,7 +31,6 @@ import {
   type SessionRecord,
   type TransferRecord,
 } from './store.js';
-import type { WebhookDelivery } from './webhooks.js';
 import { startingPoints, userView } from './widget-users.js';
 import { refreshWithdrawalRequest, withdrawalRequestView } from './withdrawals.js';
 

@@ -5,12 +5,12 @@
 
 import { randomBytes } from 'node:crypto';
 import { type Clock, systemClock, timerAt } from '../clock.js';
+import { generateKeyPair } from './bolt11.js';
 import { CallbackDispatcher, type CallbackOptions } from './callbacks.js';
 import { type FaultRule, FaultSet } from './faults.js';
-import { generateKeyPair } from './invoice-keys.js';
 import { type EmulatorRateLimit, KeyRateLimiter } from './rate-limit.js';
+import type { WebhookDelivery } from './sessions.js';
 import { type LnAddressRule, type Project, Store } from './store.js';
-import type { WebhookDelivery } from './webhooks.js';
 
 export type EmulatorCore = ReturnType<typeof createCore>;
 

@@ -86,6 +86,15 @@ export function json(status: number, body: unknown, headers?: Record<string, str
   return headers ? { status, body, headers } : { status, body };
 }
 
+/** An LNURL-style answer (also the dev wallet's): 400 only when it says ERROR. */
+export function outcome(result: { status: 'OK' | 'ERROR' }): Reply {
+  return json(result.status === 'OK' ? 200 : 400, result);
+}
+
+export function failure(reason: string, status = 400): Reply {
+  return json(status, { status: 'ERROR', reason });
+}
+
 export function html(status: number, text: string): Reply {
   return { status, html: text };
 }

@@ -162,6 +162,7 @@ export { LN_ADDRESS_DOMAIN } from './ln-address.js';
 export { decodeLnurl, encodeLnurl, type LnurlResult } from './lnurl.js';
 export type { EmulatorRateLimit } from './rate-limit.js';
 export type { LoggedRequest } from './request-log.js';
+export { signWebhook, type WebhookDelivery } from './sessions.js';
 export type { PayResult } from './static-charges.js';
 export type {
   CreatedProject,
@@ -171,5 +172,4 @@ export type {
   SessionRecord,
   TransferRecord,
 } from './store.js';
-export { signWebhook, type WebhookDelivery } from './webhooks.js';
 export { MIN_WITHDRAWAL_MSAT } from './withdrawals.js';

@@ -30,14 +30,24 @@ import {
   send,
 } from './http.js';
 import { sendToLnAddress, validateLnAddress } from './ln-address.js';
-import { payCallback, payInfo, withdrawCallback, withdrawInfo } from './lnurl-handlers.js';
 import { createPayment, getPayment } from './payments.js';
 import type { LoggedRequest, RequestLog } from './request-log.js';
 import { createRampSession, createWidgetSession, sessionPage } from './sessions.js';
-import { createStaticCharge, getStaticCharge, updateStaticCharge } from './static-charges.js';
+import {
+  createStaticCharge,
+  getStaticCharge,
+  payCallback,
+  payInfo,
+  updateStaticCharge,
+} from './static-charges.js';
 import type { Project } from './store.js';
 import { acceptDisclosures, createUser, deplete, updateUser } from './widget-users.js';
-import { createWithdrawalRequest, getWithdrawalRequest } from './withdrawals.js';
+import {
+  createWithdrawalRequest,
+  getWithdrawalRequest,
+  withdrawCallback,
+  withdrawInfo,
+} from './withdrawals.js';
 
 /**
  * 'key': any key of the project; 'production': a production-scope key; 'control': the dev

@@ -2,17 +2,20 @@
  * Widget sessions and purchase (ramp) sessions: an HS256 JWT (node:crypto HMAC, secret in
  * control.sessionSecret) valid until expires_at, and a widget_url served by the emulator
  * that carries it. Widget sessions live 1 hour (the docs give no figure), ramp sessions
- * 15 minutes. Webhooks of either kind are fired through control.
+ * 15 minutes. Webhooks of either kind are fired through control: `{type, data}` POSTed to the
+ * session's webhook_url with X-ZBD-Event-Id (unique per event) and X-ZBD-Event-Type, and, when
+ * a webhook secret is set, X-ZBD-Signature = hex HMAC-SHA256 of the raw body. The service
+ * retries for hours; the emulator sends once and reports what happened.
  */
 
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
+import { request } from 'undici';
 import { z } from 'zod';
 import type { EmulatorCore } from './core.js';
 import { widgetOk } from './envelopes.js';
 import { type Ctx, html, type Reply } from './http.js';
 import type { Project, SessionRecord } from './store.js';
 import { email, httpUrl, parse } from './validation.js';
-import { sendWebhook, type WebhookDelivery } from './webhooks.js';
 
 export const WIDGET_SESSION_TTL_MS = 60 * 60 * 1000;
 export const RAMP_SESSION_TTL_MS = 15 * 60 * 1000;
@@ -228,4 +231,61 @@ function page(title: string, body: string): string {
   return `<!doctype html><html><head><meta charset="utf-8"><title>${title}</title>
 <style>body{font:15px system-ui;margin:2em}.ok{color:#070}.bad{color:#b00}th{text-align:left;padding-right:1em}</style>
 </head><body><h1>${title}</h1>${body}<p><small>colyseus-lightning emulator: for development only.</small></p></body></html>`;
+}
+
+export interface WebhookDelivery {
+  eventId: string;
+  type: string;
+  url: string;
+  /** The raw body exactly as sent (what the signature covers). */
+  body: string;
+  headers: Record<string, string>;
+  httpStatus: number | null;
+  error: string | null;
+  ok: boolean;
+}
+
+export function signWebhook(secret: string, rawBody: string): string {
+  return createHmac('sha256', secret).update(rawBody, 'utf8').digest('hex');
+}
+
+export async function sendWebhook(
+  url: string,
+  type: string,
+  data: Record<string, unknown>,
+  secret: string | undefined,
+  eventId: string = randomUUID(),
+): Promise<WebhookDelivery> {
+  const body = JSON.stringify({ type, data });
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    'x-zbd-event-id': eventId,
+    'x-zbd-event-type': type,
+  };
+  if (secret) headers['x-zbd-signature'] = signWebhook(secret, body);
+  const delivery: WebhookDelivery = {
+    eventId,
+    type,
+    url,
+    body,
+    headers,
+    httpStatus: null,
+    error: null,
+    ok: false,
+  };
+  try {
+    const res = await request(url, {
+      method: 'POST',
+      body,
+      headers,
+      headersTimeout: 10_000,
+      bodyTimeout: 10_000,
+    });
+    await res.body.dump();
+    delivery.httpStatus = res.statusCode;
+    delivery.ok = res.statusCode >= 200 && res.statusCode < 300;
+  } catch (error) {
+    delivery.error = error instanceof Error ? error.message : String(error);
+  }
+  return delivery;
 }

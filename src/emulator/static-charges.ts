@@ -1,5 +1,5 @@
 /**
- * Static charges: reusable LNURL-pay codes, `active` at creation with 0 slots; each paid invoice
+ * Static charges: reusable LNURL-pay codes (LUD-06, with the LUD-09 message success action), `active` at creation with 0 slots; each paid invoice
  * in [minAmount, maxAmount] raises `slots` and credits the wallet; after `allowedSlots` payments
  * `inactive`, past `expiresAt` `expired`. PATCH never changes the id or the code.
  */
@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { decodeBolt11, encodeBolt11 } from './bolt11.js';
 import { armTimer, disarmTimer, type EmulatorCore, iso, owned } from './core.js';
 import { v0Error, v0Ok } from './envelopes.js';
-import type { Ctx, Reply } from './http.js';
+import { type Ctx, failure, json, outcome, type Reply } from './http.js';
 import { encodeLnurl, lnurlPaths } from './lnurl.js';
 import type { StaticChargeRecord, StaticChargeStatus } from './store.js';
 import { httpUrl, isoTimestamp, msatString, parse } from './validation.js';
@@ -276,4 +276,39 @@ export function payStaticCharge(core: EmulatorCore, id: string, amountMsat?: num
   const issued = issueChargeInvoice(core, id, amountMsat ?? charge.minAmountMsat);
   if (issued.status === 'ERROR') return issued;
   return payInvoice(core, issued.pr);
+}
+
+/** LUD-06 step 1: what the payer may send. */
+export function payInfo({ core, id }: Ctx): Reply {
+  const charge = core.store.staticCharges.get(id);
+  if (!charge) return failure('Unknown static charge');
+  refreshStaticCharge(core, charge);
+  if (charge.status !== 'active') {
+    return failure(`Static charge is ${charge.status}`);
+  }
+  return json(200, {
+    tag: 'payRequest',
+    callback: `${core.baseUrl}${lnurlPaths.payCallback(id)}`,
+    minSendable: charge.minAmountMsat,
+    maxSendable: charge.maxAmountMsat,
+    metadata: chargeMetadata(charge),
+    commentAllowed: 0,
+  });
+}
+
+/** LUD-06 step 2: an invoice for the chosen amount. */
+export function payCallback({ core, id, query }: Ctx): Reply {
+  const amount = query.get('amount');
+  if (!amount || !/^\d+$/.test(amount)) {
+    return failure('amount (msat) is required');
+  }
+  const result = issueChargeInvoice(core, id, Number(amount));
+  if (result.status === 'ERROR') return outcome(result);
+  return json(200, {
+    pr: result.pr,
+    routes: [],
+    ...(result.successMessage
+      ? { successAction: { tag: 'message', message: result.successMessage } }
+      : {}),
+  });
 }

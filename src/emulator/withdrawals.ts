@@ -1,6 +1,8 @@
 /**
  * Withdrawal requests: pending at creation, completed by one claim before expiry (debiting the
  * wallet), expired after expiresIn, checked on every read and by a timer (so its callback fires).
+ * The claim is LUD-03: the wallet reads what it may withdraw, then hands in k1 and its invoice.
+ * LNURL answers are JSON with `status: 'ERROR'` on failure (HTTP 400 only as a courtesy).
  */
 
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -8,7 +10,7 @@ import { z } from 'zod';
 import { decodeBolt11 } from './bolt11.js';
 import { armTimer, disarmTimer, type EmulatorCore, iso, owned } from './core.js';
 import { v0Error, v0Ok } from './envelopes.js';
-import type { Ctx, Reply } from './http.js';
+import { type Ctx, failure, json, outcome, type Reply } from './http.js';
 import { encodeLnurl, type LnurlResult, lnurlPaths } from './lnurl.js';
 import type { WithdrawalRequestRecord } from './store.js';
 import { httpUrl, msatString, parse } from './validation.js';
@@ -186,4 +188,19 @@ export function claimWithdrawalRequest(
   disarmTimer(core, wr.id);
   notify(core, wr);
   return { status: 'OK' };
+}
+
+/** LUD-03 step 1: what the wallet may withdraw. */
+export function withdrawInfo({ core, id }: Ctx): Reply {
+  const wr = core.store.withdrawalRequests.get(id);
+  if (!wr) return failure('Unknown withdrawal request');
+  refreshWithdrawalRequest(core, wr);
+  if (wr.status !== 'pending') return failure(`Withdrawal request is ${wr.status}`);
+  return json(200, withdrawParams(core, wr));
+}
+
+/** LUD-03 step 2: the wallet hands in k1 and its invoice; the claim happens here. */
+export function withdrawCallback({ core, id, query }: Ctx): Reply {
+  const result = claimWithdrawalRequest(core, id, query.get('k1'), query.get('pr'));
+  return outcome(result);
 }
