@@ -6,14 +6,13 @@
 
 import { randomUUID } from 'node:crypto';
 import type { CallbackDispatcher, CallbackOptions, CallbackRecord } from './callbacks.js';
-import { disarmAll, type EmulatorCore, isPrice } from './core.js';
+import { disarmAll, type EmulatorCore, isPrice, type WebhookDelivery } from './core.js';
 import { claimAsWallet } from './dev-wallet.js';
 import type { FaultRule, FaultSet } from './faults.js';
 import type { LnurlResult } from './lnurl.js';
 import { paymentView } from './payments.js';
 import { type EmulatorRateLimit, rateLimitProblem } from './rate-limit.js';
 import type { LoggedRequest, RequestLog } from './request-log.js';
-import type { WebhookDelivery } from './sessions.js';
 import { fireWebhook } from './sessions.js';
 import {
   type PayResult,

@@ -9,10 +9,22 @@ import { generateKeyPair } from './bolt11.js';
 import { CallbackDispatcher, type CallbackOptions } from './callbacks.js';
 import { type FaultRule, FaultSet } from './faults.js';
 import { type EmulatorRateLimit, KeyRateLimiter } from './rate-limit.js';
-import type { WebhookDelivery } from './sessions.js';
 import { type LnAddressRule, type Project, Store } from './store.js';
 
 export type EmulatorCore = ReturnType<typeof createCore>;
+
+/** A webhook of a widget or ramp session, as it was sent and answered. */
+export interface WebhookDelivery {
+  eventId: string;
+  type: string;
+  url: string;
+  /** The raw body exactly as sent (what the signature covers). */
+  body: string;
+  headers: Record<string, string>;
+  httpStatus: number | null;
+  error: string | null;
+  ok: boolean;
+}
 
 export interface EmulatorOptions {
   /** 0 (default) picks a free port. */

@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import { encodeBolt11 } from './bolt11.js';
 import { type EmulatorCore, isPrice } from './core.js';
-import { type Ctx, failure, json, type Reply } from './http.js';
+import { type Ctx, failure, json, outcome, type Reply } from './http.js';
 import type { LnurlResult } from './lnurl.js';
 import {
   payInvoice,
@@ -37,10 +37,6 @@ export function claimAsWallet(core: EmulatorCore, id: string): LnurlResult {
     key: core.walletKey,
   });
   return claimWithdrawalRequest(core, id, wr.k1, pr);
-}
-
-function outcome(result: { status: 'OK' | 'ERROR' }): Reply {
-  return outcome(result);
 }
 
 export function devClaim({ core, id }: Ctx): Reply {

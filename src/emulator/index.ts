@@ -157,12 +157,13 @@ export type {
   CallbackRecord,
 } from './callbacks.js';
 export type { CallbackControl, EmulatorControl, FaultControl } from './control.js';
+export type { WebhookDelivery } from './core.js';
 export type { ActiveFault, FaultMode, FaultRule } from './faults.js';
 export { LN_ADDRESS_DOMAIN } from './ln-address.js';
 export { decodeLnurl, encodeLnurl, type LnurlResult } from './lnurl.js';
 export type { EmulatorRateLimit } from './rate-limit.js';
 export type { LoggedRequest } from './request-log.js';
-export { signWebhook, type WebhookDelivery } from './sessions.js';
+export { signWebhook } from './sessions.js';
 export type { PayResult } from './static-charges.js';
 export type {
   CreatedProject,

@@ -11,7 +11,7 @@
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import { request } from 'undici';
 import { z } from 'zod';
-import type { EmulatorCore } from './core.js';
+import type { EmulatorCore, WebhookDelivery } from './core.js';
 import { widgetOk } from './envelopes.js';
 import { type Ctx, html, type Reply } from './http.js';
 import type { Project, SessionRecord } from './store.js';
@@ -231,18 +231,6 @@ function page(title: string, body: string): string {
   return `<!doctype html><html><head><meta charset="utf-8"><title>${title}</title>
 <style>body{font:15px system-ui;margin:2em}.ok{color:#070}.bad{color:#b00}th{text-align:left;padding-right:1em}</style>
 </head><body><h1>${title}</h1>${body}<p><small>colyseus-lightning emulator: for development only.</small></p></body></html>`;
-}
-
-export interface WebhookDelivery {
-  eventId: string;
-  type: string;
-  url: string;
-  /** The raw body exactly as sent (what the signature covers). */
-  body: string;
-  headers: Record<string, string>;
-  httpStatus: number | null;
-  error: string | null;
-  ok: boolean;
 }
 
 export function signWebhook(secret: string, rawBody: string): string {
