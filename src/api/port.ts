@@ -6,26 +6,12 @@
  */
 import type {
   AddressPayment,
-  AddressPaymentOrder,
-  BtcUsdPrice,
   ClaimCode,
-  ClaimCodeOrder,
   ClaimState,
-  DisclosureAcceptance,
   FailureMeaning,
   PayCode,
-  PayCodeOrder,
   PaymentState,
   PaymentsPort,
-  PointSpend,
-  PointSpendOrder,
-  PurchaseOrder,
-  PurchaseSession,
-  RegionSupport,
-  ServiceFailure,
-  SessionOrder,
-  WidgetSession,
-  WidgetUser,
 } from '../port/port.js';
 import type { Payment, StaticCharge, WithdrawalRequest } from './answers.js';
 import type { ServiceCalls } from './calls.js';
@@ -114,7 +100,7 @@ export class ServicePort implements PaymentsPort {
     this.#calls = calls;
   }
 
-  async makeClaimCode(order: ClaimCodeOrder): Promise<ClaimCode> {
+  makeClaimCode: PaymentsPort['makeClaimCode'] = async (order) => {
     const body = {
       amount: order.amountMsat,
       description: order.description,
@@ -123,13 +109,12 @@ export class ServicePort implements PaymentsPort {
       expiresIn: order.expiresIn,
     };
     return claimCode(await this.#calls.send('withdrawalRequests.create', { body }));
-  }
+  };
 
-  async readClaimCode(id: string): Promise<ClaimCode> {
-    return claimCode(await this.#calls.send('withdrawalRequests.get', { id }));
-  }
+  readClaimCode: PaymentsPort['readClaimCode'] = async (id) =>
+    claimCode(await this.#calls.send('withdrawalRequests.get', { id }));
 
-  async makePayCode(order: PayCodeOrder): Promise<PayCode> {
+  makePayCode: PaymentsPort['makePayCode'] = async (order) => {
     const body = {
       minAmount: order.amountMsat,
       maxAmount: order.amountMsat,
@@ -140,20 +125,19 @@ export class ServicePort implements PaymentsPort {
       successMessage: order.successMessage,
     };
     return payCode(await this.#calls.send('staticCharges.create', { body }));
-  }
+  };
 
-  async readPayCode(id: string): Promise<PayCode> {
-    return payCode(await this.#calls.send('staticCharges.get', { id }));
-  }
+  readPayCode: PaymentsPort['readPayCode'] = async (id) =>
+    payCode(await this.#calls.send('staticCharges.get', { id }));
 
-  async closePayCode(code: PayCode, now: number): Promise<PayCode> {
+  closePayCode: PaymentsPort['closePayCode'] = async (code, now) => {
     // A static charge has no close: its expiry is set to its own creation time, in the past
     // on the service's clock whatever the skew between our clocks.
     const body = { expiresAt: code.madeAt ?? new Date(now - 60_000).toISOString() };
     return payCode(await this.#calls.send('staticCharges.update', { id: code.id, body }));
-  }
+  };
 
-  async payAddress(order: AddressPaymentOrder): Promise<AddressPayment> {
+  payAddress: PaymentsPort['payAddress'] = async (order) => {
     const body = {
       lnAddress: order.lnAddress,
       amount: order.amountMsat,
@@ -162,18 +146,17 @@ export class ServicePort implements PaymentsPort {
       comment: order.comment,
     };
     return addressPayment(await this.#calls.send('lnAddress.sendPayment', { body }));
-  }
+  };
 
-  async readAddressPayment(id: string): Promise<AddressPayment> {
-    return addressPayment(await this.#calls.send('payments.get', { id }));
-  }
+  readAddressPayment: PaymentsPort['readAddressPayment'] = async (id) =>
+    addressPayment(await this.#calls.send('payments.get', { id }));
 
-  async checkAddress(lnAddress: string, timeoutMs: number): Promise<boolean> {
+  checkAddress: PaymentsPort['checkAddress'] = async (lnAddress, timeoutMs) => {
     const limits = { timeoutMs, maxRetries: 0 };
     return (await this.#calls.send('lnAddress.validate', { id: lnAddress, limits })).valid;
-  }
+  };
 
-  async spendPoints(order: PointSpendOrder): Promise<PointSpend> {
+  spendPoints: PaymentsPort['spendPoints'] = async (order) => {
     const body = {
       user_id: order.userId,
       amount: order.amount,
@@ -183,33 +166,29 @@ export class ServicePort implements PaymentsPort {
     const transfer = await this.#calls.send('widgetUsers.deplete', { body });
     const { transfer_id: id, status } = transfer;
     return { id, done: status === 'COMPLETED', said: `transfer ${status}` };
-  }
+  };
 
-  async readWallet(): Promise<bigint> {
+  readWallet: PaymentsPort['readWallet'] = async () => {
     const wallet = await this.#calls.send('wallet.get', {});
     // The service states the balance in satoshis.
     return BigInt(Math.floor(Number(wallet.balance) * 1000));
-  }
+  };
 
-  async callbackSources(): Promise<string[]> {
-    return (await this.#calls.send('utility.prodIps', {})).ips;
-  }
+  callbackSources: PaymentsPort['callbackSources'] = async () =>
+    (await this.#calls.send('utility.prodIps', {})).ips;
 
-  regionOf(ip: string): Promise<RegionSupport> {
-    return this.#calls.send('utility.isSupportedRegion', { id: ip });
-  }
+  regionOf: PaymentsPort['regionOf'] = (ip) =>
+    this.#calls.send('utility.isSupportedRegion', { id: ip });
 
-  btcUsd(): Promise<BtcUsdPrice> {
-    return this.#calls.send('utility.btcUsd', {});
-  }
+  btcUsd: PaymentsPort['btcUsd'] = () => this.#calls.send('utility.btcUsd', {});
 
-  makeWidgetUser(order: { playerId: string; email: string }): Promise<WidgetUser> {
+  makeWidgetUser: PaymentsPort['makeWidgetUser'] = (order) => {
     // The service answers the user it has for this reference_id: a second create is the first.
     const body = { reference_id: order.playerId, email: order.email };
     return this.#calls.send('widgetUsers.create', { body });
-  }
+  };
 
-  async openWidget(order: SessionOrder): Promise<WidgetSession> {
+  openWidget: PaymentsPort['openWidget'] = async (order) => {
     const body = {
       email: order.email,
       reference_id: order.playerId,
@@ -218,9 +197,9 @@ export class ServicePort implements PaymentsPort {
     };
     const session = await this.#calls.send('widgetSessions.create', { body });
     return { url: session.widget_url, expiresAt: session.expires_at, token: session.session_token };
-  }
+  };
 
-  async openPurchase(order: PurchaseOrder): Promise<PurchaseSession> {
+  openPurchase: PaymentsPort['openPurchase'] = async (order) => {
     const body = {
       email: order.email,
       webhook_url: order.webhookUrl,
@@ -233,18 +212,17 @@ export class ServicePort implements PaymentsPort {
     const session = await this.#calls.send('ramp.createSession', { body });
     const { session_token: token, expires_at, widget_url } = session;
     return { token, expiresAt: expires_at ?? null, url: widget_url ?? null };
-  }
+  };
 
-  acceptDisclosures(userId: string, typeIds: readonly number[]): Promise<DisclosureAcceptance> {
+  acceptDisclosures: PaymentsPort['acceptDisclosures'] = (userId, typeIds) => {
     const body = { acceptedDisclosureTypeIds: typeIds };
     return this.#calls.send('widgetUsers.acceptDisclosures', { userId, body });
-  }
+  };
 
-  updateEmail(userId: string, email: string): Promise<WidgetUser> {
-    return this.#calls.send('widgetUsers.update', { userId, body: { email } });
-  }
+  updateEmail: PaymentsPort['updateEmail'] = (userId, email) =>
+    this.#calls.send('widgetUsers.update', { userId, body: { email } });
 
-  failureOf(err: unknown): ServiceFailure {
+  failureOf: PaymentsPort['failureOf'] = (err) => {
     const status = (err as { status?: unknown } | null)?.status;
     const found = MEANINGS.find(([klass]) => err instanceof klass);
     return {
@@ -252,5 +230,5 @@ export class ServicePort implements PaymentsPort {
       serverError: typeof status === 'number' && status >= 500,
       slowDown: status === 429 || err instanceof RateLimitError,
     };
-  }
+  };
 }
