@@ -166,21 +166,14 @@ export function findSession(core: EmulatorCore, kind: SessionRecord['kind'], tar
   return found;
 }
 
-function defaultRampData(session: SessionRecord, type: string): Record<string, unknown> {
-  switch (type) {
-    case 'ramp.purchase.completed':
-      return {
-        amount: '10.00',
-        currency: session.quoteCurrency ?? 'USD',
-        reference_id: session.referenceId,
-      };
-    case 'ramp.purchase.failed':
-      return { reference_id: session.referenceId };
-    case 'ramp.kyc.completed':
-      return { user_id: session.userId ?? session.email };
-    default:
-      return { reference_id: session.referenceId };
+/** What a webhook's `data` says unless the caller says otherwise. */
+function defaultData(session: SessionRecord, type: string): Record<string, unknown> {
+  const { referenceId: reference_id } = session;
+  if (type === 'ramp.purchase.completed') {
+    return { amount: '10.00', currency: session.quoteCurrency ?? 'USD', reference_id };
   }
+  if (type === 'ramp.kyc.completed') return { user_id: session.userId ?? session.email };
+  return { reference_id };
 }
 
 export async function fireWebhook(
@@ -194,7 +187,7 @@ export async function fireWebhook(
   if (!session) throw new Error(`no ${kind} session with token or reference_id ${target}`);
   if (!session.webhookUrl) throw new Error(`the ${kind} session has no webhook_url`);
   const defaults =
-    kind === 'ramp' ? defaultRampData(session, type) : { reference_id: session.referenceId };
+    kind === 'ramp' ? defaultData(session, type) : { reference_id: session.referenceId };
   const delivery = await sendWebhook(
     session.webhookUrl,
     type,

@@ -216,19 +216,7 @@ export class Store {
   }
 
   clear(): void {
-    for (const map of [
-      this.projects,
-      this.keys,
-      this.withdrawalRequests,
-      this.staticCharges,
-      this.invoices,
-      this.payments,
-      this.users,
-      this.transfers,
-      this.sessions,
-    ] as Map<string, unknown>[]) {
-      map.clear();
-    }
+    for (const map of Object.values(this)) if (map instanceof Map) map.clear();
   }
 }
 
