@@ -1,7 +1,8 @@
 /**
- * Static charges: reusable LNURL-pay codes (LUD-06, with the LUD-09 message success action), `active` at creation with 0 slots; each paid invoice
- * in [minAmount, maxAmount] raises `slots` and credits the wallet; after `allowedSlots` payments
- * `inactive`, past `expiresAt` `expired`. PATCH never changes the id or the code.
+ * Static charges: reusable LNURL-pay codes (LUD-06, with the LUD-09 message success action),
+ * `active` at creation with 0 slots; each paid invoice in [minAmount, maxAmount] raises `slots`
+ * and credits the wallet; after `allowedSlots` payments `inactive`, past `expiresAt` `expired`.
+ * PATCH never changes the id or the code.
  */
 
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
@@ -34,16 +35,7 @@ const fields = {
 };
 
 const createBody = z.object(fields);
-const patchBody = z.strictObject({
-  minAmount: fields.minAmount.optional(),
-  maxAmount: fields.maxAmount.optional(),
-  description: fields.description.optional(),
-  successMessage: fields.successMessage,
-  allowedSlots: fields.allowedSlots,
-  internalId: fields.internalId,
-  callbackUrl: fields.callbackUrl,
-  expiresAt: fields.expiresAt,
-});
+const patchBody = z.strictObject(fields).omit({ identifier: true }).partial();
 
 const codes = new WeakMap<StaticChargeRecord, string>();
 
@@ -156,21 +148,19 @@ export function getStaticCharge({ core, project, id }: Ctx): Reply {
 export function updateStaticCharge({ core, project, id, body }: Ctx): Reply {
   const charge = owned(core.store.staticCharges, project, id);
   if (!charge) return v0Error(404, 'Static Charge not found.');
-  const input = parse(patchBody, body);
-  const min = input.minAmount === undefined ? charge.minAmountMsat : Number(input.minAmount);
-  const max = input.maxAmount === undefined ? charge.maxAmountMsat : Number(input.maxAmount);
+  const { minAmount, maxAmount, expiresAt, ...rest } = parse(patchBody, body);
+  const min = minAmount === undefined ? charge.minAmountMsat : Number(minAmount);
+  const max = maxAmount === undefined ? charge.maxAmountMsat : Number(maxAmount);
   const problem = checkAmounts(min, max);
   if (problem) return v0Error(400, problem);
   charge.minAmountMsat = min;
   charge.maxAmountMsat = max;
-  if (input.description !== undefined) charge.description = input.description;
-  if (input.successMessage !== undefined) charge.successMessage = input.successMessage;
-  if (input.allowedSlots !== undefined) charge.allowedSlots = input.allowedSlots;
-  if (input.internalId !== undefined) charge.internalId = input.internalId;
-  if (input.callbackUrl !== undefined) charge.callbackUrl = input.callbackUrl;
-  if (input.expiresAt !== undefined) {
-    charge.expiresAt = input.expiresAt === null ? null : Date.parse(input.expiresAt);
-  }
+  // The other fields have the record's names: each one given replaces the record's.
+  Object.assign(
+    charge,
+    Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined)),
+  );
+  if (expiresAt !== undefined) charge.expiresAt = expiresAt === null ? null : Date.parse(expiresAt);
   charge.updatedAt = core.clock.now();
   // A PATCH may lift a charge out of inactive/expired (more slots, a later expiry) or into them.
   charge.status = statusOf(charge, core.clock.now());
