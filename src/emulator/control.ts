@@ -4,7 +4,6 @@
  * callback delivery, time, and what happened.
  */
 
-import { randomUUID } from 'node:crypto';
 import type { CallbackDispatcher, CallbackOptions, CallbackRecord } from './callbacks.js';
 import { disarmAll, type EmulatorCore, isPrice, type WebhookDelivery } from './core.js';
 import { claimAsWallet } from './dev-wallet.js';
@@ -30,7 +29,7 @@ import {
   type SessionRecord,
   type TransferRecord,
 } from './store.js';
-import { startingPoints, userView } from './widget-users.js';
+import { addUser, userView } from './widget-users.js';
 import { refreshWithdrawalRequest, withdrawalRequestView } from './withdrawals.js';
 
 /** What `emu.control.faults` does: add, remove, clear and list the injected faults. */
@@ -118,18 +117,8 @@ export function createControl(core: EmulatorCore, log: RequestLog, defaults: Con
     wallet: (projectId?: string) => project(projectId).walletMsat,
 
     createUser(options: { email: string; referenceId?: string; projectId?: string }): string {
-      const id = randomUUID();
-      const owner = project(options.projectId);
-      store.users.set(id, {
-        id,
-        projectId: owner.id,
-        referenceId: options.referenceId ?? null,
-        email: options.email,
-        acceptedDisclosures: new Set(),
-        points: startingPoints(core, owner),
-        createdAt: core.clock.now(),
-      });
-      return id;
+      return addUser(core, project(options.projectId), options.email, options.referenceId ?? null)
+        .id;
     },
     setPoints(userId: string, currency: string, amount: number) {
       if (!Number.isSafeInteger(amount) || amount < 0)

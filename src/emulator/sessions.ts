@@ -14,8 +14,9 @@ import { z } from 'zod';
 import type { EmulatorCore, WebhookDelivery } from './core.js';
 import { widgetOk } from './envelopes.js';
 import { type Ctx, html, type Reply } from './http.js';
-import type { Project, SessionRecord } from './store.js';
+import type { SessionRecord } from './store.js';
 import { email, httpUrl, parse } from './validation.js';
+import { findUser } from './widget-users.js';
 
 export const WIDGET_SESSION_TTL_MS = 60 * 60 * 1000;
 export const RAMP_SESSION_TTL_MS = 15 * 60 * 1000;
@@ -98,19 +99,6 @@ export function verifyJwt(
   return claims;
 }
 
-function userIdByEmail(
-  core: EmulatorCore,
-  project: Project,
-  address: string | null,
-): string | null {
-  if (!address) return null;
-  for (const user of core.store.users.values()) {
-    if (user.projectId === project.id && user.email.toLowerCase() === address.toLowerCase())
-      return user.id;
-  }
-  return null;
-}
-
 /** The route that makes a session of `kind`: a signed token, and the page that shows it. */
 function sessionRoute(kind: SessionRecord['kind'], body: z.ZodType<Given>, ttlMs: number) {
   return (ctx: Ctx): Reply => {
@@ -120,7 +108,7 @@ function sessionRoute(kind: SessionRecord['kind'], body: z.ZodType<Given>, ttlMs
     // Whole seconds, so that the JWT's exp and expires_at name the same instant.
     const exp = Math.floor((now + ttlMs) / 1000);
     const session = { ...given, kind, projectId: project.id };
-    const userId = userIdByEmail(core, project, session.email);
+    const userId = session.email ? (findUser(core, project, session.email)?.id ?? null) : null;
     const token = signJwt(core.sessionSecret, {
       iss: 'colyseus-lightning-emulator',
       sub: userId ?? session.email ?? 'anonymous',

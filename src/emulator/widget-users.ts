@@ -56,9 +56,40 @@ export function userView(user: WidgetUserRecord) {
   };
 }
 
-/** A new user's balances: the emulator's `userPoints` in the project's currency, if any. */
-export function startingPoints(core: EmulatorCore, project: Project): Map<string, number> {
-  return new Map(core.userPoints > 0 ? [[project.pointCurrency, core.userPoints]] : []);
+/** A new user, with the emulator's `userPoints` in the project's currency, if any. */
+export function addUser(
+  core: EmulatorCore,
+  project: Project,
+  email: string,
+  referenceId: string | null,
+): WidgetUserRecord {
+  const user = {
+    id: randomUUID(),
+    projectId: project.id,
+    referenceId,
+    email,
+    acceptedDisclosures: new Set<number>(),
+    points: new Map(core.userPoints > 0 ? [[project.pointCurrency, core.userPoints]] : []),
+    createdAt: core.clock.now(),
+  };
+  core.store.users.set(user.id, user);
+  return user;
+}
+
+/** The project's user with this email (any case), or with this reference_id when one is given. */
+export function findUser(
+  core: EmulatorCore,
+  project: Project,
+  email: string,
+  referenceId?: string | null,
+): WidgetUserRecord | undefined {
+  const lower = email.toLowerCase();
+  return [...core.store.users.values()].find(
+    (user) =>
+      user.projectId === project.id &&
+      (user.email.toLowerCase() === lower ||
+        (referenceId != null && user.referenceId === referenceId)),
+  );
 }
 
 function notFound(): Reply {
@@ -66,25 +97,14 @@ function notFound(): Reply {
 }
 
 export function createUser({ core, project, body }: Ctx): Reply {
-  const { email: address, reference_id: referenceId } = parse(createBody, body);
-  for (const user of core.store.users.values()) {
-    if (user.projectId !== project.id) continue;
-    const sameRef = referenceId != null && user.referenceId === referenceId;
-    if (sameRef || user.email.toLowerCase() === address.toLowerCase()) {
-      return widgetOk(userView(user), 'User already exists', 201);
-    }
-  }
-  const user: WidgetUserRecord = {
-    id: randomUUID(),
-    projectId: project.id,
-    referenceId: referenceId ?? null,
-    email: address,
-    acceptedDisclosures: new Set(),
-    points: startingPoints(core, project),
-    createdAt: core.clock.now(),
-  };
-  core.store.users.set(user.id, user);
-  return widgetOk(userView(user), 'User created', 201);
+  const { email, reference_id: referenceId } = parse(createBody, body);
+  const existing = findUser(core, project, email, referenceId);
+  if (existing) return widgetOk(userView(existing), 'User already exists', 201);
+  return widgetOk(
+    userView(addUser(core, project, email, referenceId ?? null)),
+    'User created',
+    201,
+  );
 }
 
 export function updateUser({ core, project, id, body }: Ctx): Reply {
@@ -92,21 +112,14 @@ export function updateUser({ core, project, id, body }: Ctx): Reply {
   const user = owned(core.store.users, project, id);
   if (!user) return notFound();
   if (next !== undefined) {
-    for (const other of core.store.users.values()) {
-      if (
-        other !== user &&
-        other.projectId === project.id &&
-        other.email.toLowerCase() === next.toLowerCase()
-      ) {
-        return widgetError(409, E.emailInUse, 'Another user of this project has this email');
-      }
+    const other = findUser(core, project, next);
+    if (other && other !== user) {
+      return widgetError(409, E.emailInUse, 'Another user of this project has this email');
     }
     user.email = next;
   }
-  return widgetOk(
-    { id: user.id, reference_id: user.referenceId, email: user.email },
-    'User updated',
-  );
+  const { referenceId: reference_id, email } = user;
+  return widgetOk({ id: user.id, reference_id, email }, 'User updated');
 }
 
 export function acceptDisclosures({ core, project, id, body }: Ctx): Reply {
