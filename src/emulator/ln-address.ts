@@ -10,8 +10,7 @@
 
 import { z } from 'zod';
 import type { EmulatorCore } from './core.js';
-import { v0Error, v0Ok } from './envelopes.js';
-import type { Ctx, Reply } from './http.js';
+import { type Ctx, type Reply, v0Error, v0Ok } from './http.js';
 import { INSUFFICIENT_BALANCE, paymentView, startPayment } from './payments.js';
 import type { LnAddressRule } from './store.js';
 import { httpUrl, msatString, parse } from './validation.js';

@@ -8,8 +8,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { armTimer, type EmulatorCore, iso, owned } from './core.js';
-import { v0Error, v0Ok } from './envelopes.js';
-import type { Ctx, Reply } from './http.js';
+import { type Ctx, type Reply, v0Error, v0Ok } from './http.js';
 import type { PaymentRecord, Project } from './store.js';
 import { httpUrl, msatString, parse } from './validation.js';
 

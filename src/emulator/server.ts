@@ -18,16 +18,19 @@ import {
   devSetBtcUsd,
   devState,
 } from './dev-wallet.js';
-import { errorFor, type Family, v0Ok, WIDGET_ERRORS } from './envelopes.js';
 import {
   type Ctx,
   DEFAULT_BODY_LIMIT,
+  errorFor,
+  type Family,
   html,
   json,
   Refusal,
   type Reply,
   readJsonBody,
   send,
+  v0Ok,
+  WIDGET_ERRORS,
 } from './http.js';
 import { sendToLnAddress, validateLnAddress } from './ln-address.js';
 import { createPayment, getPayment } from './payments.js';

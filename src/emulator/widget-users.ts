@@ -9,8 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { type EmulatorCore, owned } from './core.js';
-import { WIDGET_ERRORS as E, widgetError, widgetOk } from './envelopes.js';
-import type { Ctx, Reply } from './http.js';
+import { type Ctx, WIDGET_ERRORS as E, type Reply, widgetError, widgetOk } from './http.js';
 import type { Project, TransferRecord, WidgetUserRecord } from './store.js';
 import { email, parse } from './validation.js';
 
