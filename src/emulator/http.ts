@@ -85,8 +85,8 @@ export function readJsonBody(req: IncomingMessage, limit: number): Promise<unkno
   });
 }
 
-export function json(status: number, body: unknown, headers?: Record<string, string>): Reply {
-  return headers ? { status, body, headers } : { status, body };
+export function json(status: number, body: unknown): Reply {
+  return { status, body };
 }
 
 /** An LNURL-style answer (also the dev wallet's): 400 only when it says ERROR. */

@@ -163,14 +163,10 @@ function withCors(reply: Reply): Reply {
   return { ...reply, headers: { ...LNURL_CORS_HEADERS, ...reply.headers } };
 }
 
-export interface ServerOptions {
-  bodyLimit?: number;
-}
-
 export function createRequestHandler(
   core: EmulatorCore,
   log: RequestLog,
-  options: ServerOptions = {},
+  options: { bodyLimit?: number } = {},
 ) {
   const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
 

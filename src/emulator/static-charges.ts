@@ -205,11 +205,9 @@ export function issueChargeInvoice(
   });
   core.store.invoices.set(pr.toLowerCase(), {
     pr,
-    paymentHash: paymentHash.toString('hex'),
     preimage: preimage.toString('hex'),
     chargeId: charge.id,
     amountMsat,
-    createdAt: now,
     expiresAt: now + CHARGE_INVOICE_EXPIRY_SEC * 1000,
     paidAt: null,
   });

@@ -38,8 +38,6 @@ export interface WithdrawalRequestRecord {
   /** LUD-03 secret the wallet must echo. */
   k1: string;
   completedAt: number | null;
-  /** The invoice the claiming wallet handed in. */
-  claimInvoice: string | null;
 }
 
 export type StaticChargeStatus = 'active' | 'inactive' | 'expired';
@@ -65,11 +63,9 @@ export interface StaticChargeRecord {
 /** A BOLT11 invoice issued by an LNURL-pay callback, waiting to be paid. */
 export interface InvoiceRecord {
   pr: string;
-  paymentHash: string;
   preimage: string;
   chargeId: string;
   amountMsat: number;
-  createdAt: number;
   expiresAt: number;
   paidAt: number | null;
 }

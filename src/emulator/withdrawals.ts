@@ -108,7 +108,6 @@ export function createWithdrawalRequest({ core, project, body }: Ctx): Reply {
     expiresAt: now + (input.expiresIn ?? DEFAULT_EXPIRES_IN_SEC) * 1000,
     k1: randomBytes(32).toString('hex'),
     completedAt: null,
-    claimInvoice: null,
   };
   core.store.withdrawalRequests.set(wr.id, wr);
   armTimer(core, wr.id, wr.expiresAt, () => refreshWithdrawalRequest(core, wr));
@@ -183,7 +182,6 @@ export function claimWithdrawalRequest(
   project.walletMsat -= wr.amountMsat;
   wr.status = 'completed';
   wr.completedAt = core.clock.now();
-  wr.claimInvoice = pr;
   disarmTimer(core, wr.id);
   notify(core, wr);
   return { status: 'OK' };
