@@ -5,7 +5,7 @@
  * what is wrong and the usage line, exit code 2, never a stack trace.
  */
 
-import { parseArgs } from 'node:util';
+import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { z } from 'zod';
 import { ConfigurationError, InvalidArgumentError } from '../errors.js';
 import { isLoopbackHost, plainHttpUrl, remoteHostProblem } from './bind.js';
@@ -64,25 +64,6 @@ export type CliCommand =
       gameUrl: string;
     };
 
-const OPTIONS = {
-  port: { type: 'string' },
-  host: { type: 'string' },
-  'allow-remote': { type: 'boolean' },
-  'public-url': { type: 'string' },
-  'wallet-msat': { type: 'string' },
-  'api-key': { type: 'string' },
-  'sandbox-key': { type: 'string' },
-  'webhook-secret': { type: 'string' },
-  'payment-delay': { type: 'string' },
-  'btc-usd': { type: 'string' },
-  'rate-limit': { type: 'string' },
-  'rate-burst': { type: 'string' },
-  points: { type: 'string' },
-  'game-url': { type: 'string' },
-  json: { type: 'boolean' },
-  help: { type: 'boolean', short: 'h' },
-} as const;
-
 /** A non-negative whole number in decimal digits, at most `max`. */
 const count = (max = Number.MAX_SAFE_INTEGER) =>
   z
@@ -132,6 +113,18 @@ const values = z.object({
   json: z.boolean().default(false),
   help: z.boolean().default(false),
 });
+
+/** What parseArgs reads: every option of `values` takes a value but the two switches. */
+const SWITCHES = new Set(['allow-remote', 'json']);
+const OPTIONS: ParseArgsConfig['options'] = {
+  ...Object.fromEntries(
+    Object.keys(values.shape).map((name) => [
+      name,
+      { type: SWITCHES.has(name) ? 'boolean' : 'string' },
+    ]),
+  ),
+  help: { type: 'boolean', short: 'h' },
+};
 
 /** Control characters (a newline, an escape sequence) never reach the terminal from an argument. */
 function printable(text: string): string {
