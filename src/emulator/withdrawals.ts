@@ -47,16 +47,9 @@ function codesOf(core: EmulatorCore, wr: WithdrawalRequestRecord) {
   let found = codes.get(wr);
   if (found) return found;
   const url = `${core.baseUrl}${lnurlPaths.withdraw(wr.id)}`;
-  const params = withdrawParams(core, wr);
   // LUD-08 fast form: the same parameters in the query, so a wallet can skip step 1.
-  const fast = new URLSearchParams({
-    tag: params.tag,
-    k1: params.k1,
-    minWithdrawable: String(params.minWithdrawable),
-    maxWithdrawable: String(params.maxWithdrawable),
-    defaultDescription: params.defaultDescription,
-    callback: params.callback,
-  });
+  const params = Object.entries(withdrawParams(core, wr));
+  const fast = new URLSearchParams(params.map(([k, v]): [string, string] => [k, String(v)]));
   found = { request: encodeLnurl(url), fastRequest: encodeLnurl(`${url}?${fast}`) };
   codes.set(wr, found);
   return found;
