@@ -50,22 +50,19 @@ export type SendArgs<N extends OperationName> = (N extends keyof Bodies
 export type Answer<N extends OperationName> = z.output<Operations[N]['data']>;
 
 export class ServiceCalls {
-  readonly #transport: Transport;
-  readonly #paths: PathTable;
-
-  constructor(transport: Transport, paths: PathTable) {
-    this.#transport = transport;
-    this.#paths = paths;
-  }
+  constructor(
+    private readonly transport: Transport,
+    private readonly paths: PathTable,
+  ) {}
 
   async send<N extends OperationName>(name: N, args: SendArgs<N>): Promise<Answer<N>> {
     const op = OPERATIONS[name];
-    let path = this.#paths[op.pathName];
+    let path = this.paths[op.pathName];
     const [field, id] = args.userId === undefined ? ['id', args.id] : ['userId', args.userId];
     if (id !== undefined)
       path = path.replace('{id}', encodeURIComponent(parseInput(pathId, id, field)));
     const key = op.safety === 'keyed' ? (args.body as DepleteBody).idempotency_key : undefined;
-    return this.#transport.send({
+    return this.transport.send({
       operation: name,
       method: op.method,
       path,
