@@ -14,24 +14,14 @@ import type { Dispatcher } from 'undici';
 import { z } from 'zod';
 import { type Clock, systemClock } from '../clock.js';
 import { parseInput } from '../parse.js';
-import type {
-  DisclosureAcceptance,
-  LnAddressValidation,
-  Payment,
-  RampSessionAnswer,
-  RegionSupport,
-  StaticCharge,
-  WidgetSessionAnswer,
-  WidgetUser,
-  WithdrawalRequest,
-} from './answers.js';
-import { type DepleteResult, ServiceCalls } from './calls.js';
+import type { OutboundGate } from '../port/gate.js';
+import { type DepleteResult, type SendArgs, ServiceCalls } from './calls.js';
 import {
   type CallLimits,
   callLimits,
   type DepleteInput,
   depleteInput,
-  disclosureTypeIdsInput,
+  disclosureTypeIds,
   type LnAddressPaymentInput,
   lnAddress,
   lnAddressPaymentInput,
@@ -51,96 +41,78 @@ import {
   widgetUserInput,
   withdrawalRequestInput,
 } from './inputs.js';
-import type { OutboundGate } from './outbound.js';
 import {
   DEFAULT_BASE_URL,
   DEFAULT_PATHS,
+  type OperationName,
   type PathName,
-  type PathTable,
-  resolvePaths,
-} from './paths.js';
+} from './operations.js';
 import { type BackoffOptions, DEFAULT_BACKOFF } from './retry-policy.js';
 import { Transport } from './transport.js';
 
-export interface PaymentsApiOptions {
-  /** The project's API key, sent as the `apikey` header. Server-side only. */
-  apiKey: string;
-  /**
-   * Other secrets to cut out of every error, should the service or a proxy echo them back
-   * (the key always is). `createLightning` passes the webhook secret.
-   */
-  redact?: string[];
-  /** Default `https://api.zbdpay.com`. May carry a path prefix. */
-  baseUrl?: string;
-  /** Longest wait for the answer's headers, and then between body chunks. Default 10,000 ms. */
-  timeoutMs?: number;
-  /** Longest wait for a connection. Default the smaller of timeoutMs and 5,000 ms. */
-  connectTimeoutMs?: number;
-  /** Retries after the first attempt, where the policy allows them. Default 2. */
-  maxRetries?: number;
-  /** Backoff between retries: full jitter from `baseDelayMs`, capped; `Retry-After` honoured. */
-  retry?: Partial<BackoffOptions>;
-  /** Replace any path of the table in paths.ts. */
-  paths?: Partial<PathTable>;
-  /** Your own undici dispatcher (Agent, Pool, MockAgent); the client then does not close it. */
-  dispatcher?: Dispatcher;
-  /**
-   * The clock the waits between retries run on, and `Retry-After` dates are read against.
-   * Default the system clock; a `ManualClock` lets a test move time instead of waiting. The
-   * per-attempt `timeoutMs` stays on real time: it bounds a real socket.
-   */
-  clock?: Clock;
-}
-
 const ipInput = z.string().refine((ip) => isIP(ip) !== 0, 'must be an IPv4 or IPv6 address');
-const pathOverride = z.string().startsWith('/', 'must start with "/"');
+const limit = z.number().int().positive().max(600_000);
+const delay = z.number().int().min(0).optional();
 
 /**
  * The client's tuning (timeouts, retries, path overrides): what a game may set here and, the
  * same schema, under `createLightning`'s `api` option.
  */
 export const apiTuningSchema = z.strictObject({
-  timeoutMs: z.number().int().positive().max(600_000).optional(),
-  connectTimeoutMs: z.number().int().positive().max(600_000).optional(),
+  /** Longest wait for the answer's headers, and then between body chunks. Default 10,000 ms. */
+  timeoutMs: limit.optional(),
+  /** Longest wait for a connection. Default the smaller of timeoutMs and 5,000 ms. */
+  connectTimeoutMs: limit.optional(),
+  /** Retries after the first attempt, where the policy allows them. Default 2. */
   maxRetries: z.number().int().min(0).max(10).optional(),
+  /** Backoff between retries: full jitter from `baseDelayMs`, capped; `Retry-After` honoured. */
   retry: z
-    .strictObject({
-      baseDelayMs: z.number().int().min(0).optional(),
-      maxDelayMs: z.number().int().min(0).optional(),
-      maxRetryAfterMs: z.number().int().min(0).optional(),
-    })
+    .strictObject({ baseDelayMs: delay, maxDelayMs: delay, maxRetryAfterMs: delay })
     .optional(),
+  /** Replace any path of the table in operations.ts, by its name. */
   paths: z
-    .partialRecord(z.enum(Object.keys(DEFAULT_PATHS) as [PathName, ...PathName[]]), pathOverride)
+    .partialRecord(
+      z.enum(Object.keys(DEFAULT_PATHS) as [PathName, ...PathName[]]),
+      z.string().startsWith('/', 'must start with "/"'),
+    )
     .optional(),
 });
 
 const optionsSchema = apiTuningSchema.extend({
+  /** The project's API key, sent as the `apikey` header. Server-side only. */
   apiKey: z
     .string({ error: 'is required' })
     .min(1, 'is required')
     .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces'),
+  /**
+   * Other secrets to cut out of every error, should the service or a proxy echo them back
+   * (the key always is). `createLightning` passes the webhook secret.
+   */
   redact: z.array(z.string()).optional(),
+  /** Default `https://api.zbdpay.com`. May carry a path prefix. */
   baseUrl: z
     .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
     .default(DEFAULT_BASE_URL),
-  timeoutMs: z.number().int().positive().max(600_000).default(10_000),
-  maxRetries: z.number().int().min(0).max(10).default(2),
+  /** Your own undici dispatcher (Agent, Pool, MockAgent); the client then does not close it. */
   dispatcher: z
     .custom<Dispatcher>((value) => typeof value === 'object' && value !== null)
     .optional(),
+  /**
+   * The clock the waits between retries run on, and `Retry-After` dates are read against.
+   * Default the system clock; a `ManualClock` lets a test move time instead of waiting. The
+   * per-attempt `timeoutMs` stays on real time: it bounds a real socket.
+   */
   clock: z
     .custom<Clock>(
-      (value) =>
-        typeof value === 'object' &&
-        value !== null &&
-        typeof (value as { now?: unknown }).now === 'function',
+      (value) => typeof (value as { now?: unknown } | null)?.now === 'function',
       'must be a Clock (an object with now())',
     )
     .default(systemClock),
 });
 
-/** Readers of a client's private send steps and transport, for `paymentsService` alone. */
+export type PaymentsApiOptions = z.input<typeof optionsSchema>;
+
+/** Readers of a client's private send step and transport, for `paymentsService` alone. */
 let callsOf: (api: PaymentsApi) => ServiceCalls;
 let transportOf: (api: PaymentsApi) => Transport;
 
@@ -148,86 +120,86 @@ export class PaymentsApi {
   /** The project's wallet. */
   readonly wallet = {
     /** The wallet; `balance` is in satoshis. Also the cheapest way to test a key. */
-    get: () => this.#calls.wallet.get(),
+    get: () => this.#send('wallet.get', {}),
   };
   /** Outgoing payments; `send` is never re-sent once it may have reached the service. */
   readonly payments = {
-    send: async (input: PaymentInput): Promise<Payment> =>
-      this.#calls.payments.send(parseInput(paymentInput, input)),
-    get: (id: string) => this.#calls.payments.get(id),
+    send: async (input: PaymentInput) =>
+      this.#send('payments.send', { body: parseInput(paymentInput, input) }),
+    get: (id: string) => this.#send('payments.get', { id }),
   };
   /** Payments to Lightning addresses (`name@domain`), and their validation. */
   readonly lnAddress = {
     /** Pays `amount` msats to `lnAddress`. Answers the payment, usually `processing`. */
-    sendPayment: async (input: LnAddressPaymentInput): Promise<Payment> =>
-      this.#calls.lnAddress.sendPayment(parseInput(lnAddressPaymentInput, input)),
+    sendPayment: async (input: LnAddressPaymentInput) =>
+      this.#send('lnAddress.sendPayment', { body: parseInput(lnAddressPaymentInput, input) }),
     /**
      * Whether the service can pay `address`. It asks the address's own server, which may hang:
      * `limits` bounds this call (`{ timeoutMs: 3_000, maxRetries: 0 }`) alone.
      */
-    validate: async (address: string, limits?: CallLimits): Promise<LnAddressValidation> =>
-      this.#calls.lnAddress.validate(
-        parseInput(lnAddress, address, 'address'),
-        parseInput(callLimits, limits, 'limits'),
-      ),
+    validate: async (address: string, limits?: CallLimits) =>
+      this.#send('lnAddress.validate', {
+        id: parseInput(lnAddress, address, 'address'),
+        limits: parseInput(callLimits, limits, 'limits'),
+      }),
   };
   /** Codes a player claims with a wallet; `invoice.request` is a bearer secret. */
   readonly withdrawalRequests = {
     /** Creates a request in status `pending`. Never re-sent once it may have been processed. */
-    create: async (input: WithdrawalRequestInput): Promise<WithdrawalRequest> =>
-      this.#calls.withdrawalRequests.create(parseInput(withdrawalRequestInput, input)),
-    get: (id: string) => this.#calls.withdrawalRequests.get(id),
+    create: async (input: WithdrawalRequestInput) =>
+      this.#send('withdrawalRequests.create', { body: parseInput(withdrawalRequestInput, input) }),
+    get: (id: string) => this.#send('withdrawalRequests.get', { id }),
   };
   /** Reusable LNURL-pay codes with an amount range and an optional slot cap. */
   readonly staticCharges = {
-    create: async (input: StaticChargeInput): Promise<StaticCharge> =>
-      this.#calls.staticCharges.create(parseInput(staticChargeInput, input)),
-    get: (id: string) => this.#calls.staticCharges.get(id),
+    create: async (input: StaticChargeInput) =>
+      this.#send('staticCharges.create', { body: parseInput(staticChargeInput, input) }),
+    get: (id: string) => this.#send('staticCharges.get', { id }),
     /** Changes the given fields; the code (QR) stays the same. */
-    update: async (id: string, input: StaticChargeUpdateInput): Promise<StaticCharge> =>
-      this.#calls.staticCharges.update(id, parseInput(staticChargeUpdateInput, input)),
+    update: async (id: string, input: StaticChargeUpdateInput) =>
+      this.#send('staticCharges.update', { id, body: parseInput(staticChargeUpdateInput, input) }),
   };
   readonly widgetUsers = {
     /** Creates the user, or returns the existing one with this reference_id/email. */
-    create: async (input: WidgetUserInput): Promise<WidgetUser> =>
-      this.#calls.widgetUsers.create(parseInput(widgetUserInput, input)),
+    create: async (input: WidgetUserInput) =>
+      this.#send('widgetUsers.create', { body: parseInput(widgetUserInput, input) }),
     /**
      * Debits points, retried always with the same `idempotency_key`, so the service applies it
      * once. Throws InsufficientPointsError (TX3017) when the balance is short.
      */
-    deplete: async (input: DepleteInput): Promise<DepleteResult> =>
-      this.#calls.widgetUsers.deplete(parseInput(depleteInput, input)),
+    deplete: async (input: DepleteInput): Promise<DepleteResult> => {
+      const body = parseInput(depleteInput, input);
+      const transfer = await this.#send('widgetUsers.deplete', { body });
+      return { ...transfer, idempotencyKey: body.idempotency_key };
+    },
     /** Changes the user's email (the only updatable field). */
-    update: async (userId: string, input: { email: string }): Promise<WidgetUser> =>
-      this.#calls.widgetUsers.update(userId, parseInput(updateEmailInput, input)),
+    update: async (userId: string, input: { email: string }) =>
+      this.#send('widgetUsers.update', { userId, body: parseInput(updateEmailInput, input) }),
     /** Records acceptance of each disclosure type (2 terms, 3 privacy, 6 EFT), server-side. */
-    acceptDisclosures: async (
-      userId: string,
-      typeIds: readonly number[],
-    ): Promise<DisclosureAcceptance> =>
-      this.#calls.widgetUsers.acceptDisclosures(
+    acceptDisclosures: async (userId: string, typeIds: readonly number[]) =>
+      this.#send('widgetUsers.acceptDisclosures', {
         userId,
-        parseInput(disclosureTypeIdsInput, typeIds, 'typeIds'),
-      ),
+        body: { acceptedDisclosureTypeIds: parseInput(disclosureTypeIds, typeIds, 'typeIds') },
+      }),
   };
   readonly widgetSessions = {
     /** A session token and the widget URL to embed; valid until `expires_at`. */
-    create: async (input: WidgetSessionInput): Promise<WidgetSessionAnswer> =>
-      this.#calls.widgetSessions.create(parseInput(widgetSessionInput, input)),
+    create: async (input: WidgetSessionInput) =>
+      this.#send('widgetSessions.create', { body: parseInput(widgetSessionInput, input) }),
   };
   readonly ramp = {
     /** A purchase session (15 minutes); results arrive as webhooks at `webhook_url`. */
-    createSession: async (input: RampSessionInput): Promise<RampSessionAnswer> =>
-      this.#calls.ramp.createSession(parseInput(rampSessionInput, input)),
+    createSession: async (input: RampSessionInput) =>
+      this.#send('ramp.createSession', { body: parseInput(rampSessionInput, input) }),
   };
   readonly utility = {
     /** The addresses the service sends callbacks from. */
-    prodIps: () => this.#calls.utility.prodIps(),
+    prodIps: () => this.#send('utility.prodIps', {}),
     /** Whether the service serves the region of `ip` (a player's address). */
-    isSupportedRegion: async (ip: string): Promise<RegionSupport> =>
-      this.#calls.utility.isSupportedRegion(parseInput(ipInput, ip, 'ip')),
+    isSupportedRegion: async (ip: string) =>
+      this.#send('utility.isSupportedRegion', { id: parseInput(ipInput, ip, 'ip') }),
     /** The price of one bitcoin in US dollars, and when the service took it. */
-    btcUsd: () => this.#calls.utility.btcUsd(),
+    btcUsd: () => this.#send('utility.btcUsd', {}),
   };
   /** The base URL the client talks to (never the key). */
   readonly baseUrl: string;
@@ -242,23 +214,25 @@ export class PaymentsApi {
 
   constructor(options: PaymentsApiOptions) {
     const o = parseInput(optionsSchema, options, 'options');
-    const backoff: BackoffOptions = { ...DEFAULT_BACKOFF };
-    for (const [name, value] of Object.entries(o.retry ?? {})) {
-      if (value !== undefined) backoff[name as keyof BackoffOptions] = value;
-    }
+    const timeoutMs = o.timeoutMs ?? 10_000;
+    const retry = Object.entries(o.retry ?? {}).filter(([, value]) => value !== undefined);
     this.baseUrl = o.baseUrl;
     this.#transport = new Transport({
       apiKey: o.apiKey,
       redact: o.redact,
       baseUrl: o.baseUrl,
-      timeoutMs: o.timeoutMs,
-      connectTimeoutMs: o.connectTimeoutMs ?? Math.min(o.timeoutMs, 5_000),
-      maxRetries: o.maxRetries,
-      backoff,
+      timeoutMs,
+      connectTimeoutMs: o.connectTimeoutMs ?? Math.min(timeoutMs, 5_000),
+      maxRetries: o.maxRetries ?? 2,
+      backoff: { ...DEFAULT_BACKOFF, ...(Object.fromEntries(retry) as Partial<BackoffOptions>) },
       clock: o.clock,
       dispatcher: o.dispatcher,
     });
-    this.#calls = new ServiceCalls(this.#transport, resolvePaths(o.paths));
+    this.#calls = new ServiceCalls(this.#transport, { ...DEFAULT_PATHS, ...o.paths });
+  }
+
+  #send<N extends OperationName>(name: N, args: SendArgs<N>) {
+    return this.#calls.send(name, args);
   }
 
   /** Closes the connection pool the client opened (not a dispatcher you passed in). */

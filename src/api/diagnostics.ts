@@ -3,12 +3,8 @@
  * Costs nothing when nobody subscribes.
  */
 import { channel } from 'node:diagnostics_channel';
-import { REQUEST_CHANNEL, type RequestEvent } from '../port/requests.js';
+import { REQUEST_CHANNEL } from '../port/requests.js';
 
 export { REQUEST_CHANNEL, type RequestEvent } from '../port/requests.js';
 
 export const requestChannel = channel(REQUEST_CHANNEL);
-
-export function publishRequest(event: RequestEvent): void {
-  if (requestChannel.hasSubscribers) requestChannel.publish(event);
-}

@@ -59,5 +59,5 @@ export {
   type WidgetUserInput,
   type WithdrawalRequestInput,
 } from './inputs.js';
-export { DEFAULT_BASE_URL, DEFAULT_PATHS, type PathName, type PathTable } from './paths.js';
+export { DEFAULT_BASE_URL, DEFAULT_PATHS, type PathName, type PathTable } from './operations.js';
 export { DEFAULT_BACKOFF } from './retry-policy.js';

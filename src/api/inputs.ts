@@ -10,17 +10,11 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { lnAddress, msat } from '../port/values.js';
-import {
-  baseCurrency,
-  disclosureTypeIds,
-  metadata,
-  purchaseDestination,
-  quoteCurrency,
-} from '../port/widget.js';
+import { baseCurrency, metadata, purchaseDestination, quoteCurrency } from '../port/widget.js';
 
 export { lnAddress, MAX_MSAT, type MsatInput, msat } from '../port/values.js';
 
-export { DISCLOSURE_TYPES, metadata } from '../port/widget.js';
+export { DISCLOSURE_TYPES, disclosureTypeIds, metadata } from '../port/widget.js';
 
 const positiveInt = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
 const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
@@ -55,13 +49,7 @@ export const callLimits = z
     /** How many times a failed attempt may be retried (0 to 10). */
     maxRetries: z.number().int().min(0).max(10).optional(),
   })
-  .optional()
-  .transform((limits) => {
-    const out: { timeoutMs?: number; maxRetries?: number } = {};
-    if (limits?.timeoutMs !== undefined) out.timeoutMs = limits.timeoutMs;
-    if (limits?.maxRetries !== undefined) out.maxRetries = limits.maxRetries;
-    return out;
-  });
+  .optional();
 export type CallLimits = z.input<typeof callLimits>;
 export type Limits = z.output<typeof callLimits>;
 
@@ -149,32 +137,15 @@ export const pathId = z
   .min(1, 'must not be empty')
   .max(255, 'must be at most 255 characters')
   .refine((id) => id !== '.' && id !== '..', 'must not be "." or ".."')
-  .refine(oneSegment, 'must not hold a slash, a backslash or a control character')
-  .refine(encodes, 'must be well-formed text (no lone surrogate)');
-
-function oneSegment(id: string): boolean {
-  for (let i = 0; i < id.length; i++) {
-    const c = id.charCodeAt(i);
-    if (c < 0x20 || c === 0x7f || c === 0x2f || c === 0x5c) return false;
-  }
-  return true;
-}
-
-function encodes(id: string): boolean {
-  try {
-    encodeURIComponent(id);
-    return true;
-  } catch {
-    return false;
-  }
-}
-export const userIdInput = pathId;
-export const resourceIdInput = pathId;
+  .refine(
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses
+    (id) => !/[\u0000-\u001f\u007f/\\]/.test(id),
+    'must not hold a slash, a backslash or a control character',
+  )
+  .refine((id) => !/\p{Cs}/u.test(id), 'must be well-formed text (no lone surrogate)');
 
 export const updateEmailInput = z.strictObject({ email: z.email() });
 export type UpdateEmailBody = z.output<typeof updateEmailInput>;
-
-export const disclosureTypeIdsInput = disclosureTypeIds;
 
 export const widgetSessionInput = z
   .strictObject({

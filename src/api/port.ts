@@ -6,26 +6,12 @@
  */
 import type {
   AddressPayment,
-  AddressPaymentOrder,
-  BtcUsdPrice,
   ClaimCode,
-  ClaimCodeOrder,
   ClaimState,
-  DisclosureAcceptance,
   FailureMeaning,
   PayCode,
-  PayCodeOrder,
   PaymentState,
   PaymentsPort,
-  PointSpend,
-  PointSpendOrder,
-  PurchaseOrder,
-  PurchaseSession,
-  RegionSupport,
-  ServiceFailure,
-  SessionOrder,
-  WidgetSession,
-  WidgetUser,
 } from '../port/port.js';
 import type { Payment, StaticCharge, WithdrawalRequest } from './answers.js';
 import type { ServiceCalls } from './calls.js';
@@ -107,11 +93,6 @@ function addressPayment(payment: Payment): AddressPayment {
   };
 }
 
-function statusOf(err: unknown): number | undefined {
-  const status = (err as { status?: unknown } | null)?.status;
-  return typeof status === 'number' ? status : undefined;
-}
-
 export class ServicePort implements PaymentsPort {
   readonly #calls: ServiceCalls;
 
@@ -119,147 +100,135 @@ export class ServicePort implements PaymentsPort {
     this.#calls = calls;
   }
 
-  async makeClaimCode(order: ClaimCodeOrder): Promise<ClaimCode> {
-    return claimCode(
-      await this.#calls.withdrawalRequests.create({
-        amount: order.amountMsat,
-        description: order.description,
-        internalId: order.playerId,
-        callbackUrl: order.callbackUrl,
-        expiresIn: order.expiresIn,
-      }),
-    );
-  }
+  makeClaimCode: PaymentsPort['makeClaimCode'] = async (order) => {
+    const body = {
+      amount: order.amountMsat,
+      description: order.description,
+      internalId: order.playerId,
+      callbackUrl: order.callbackUrl,
+      expiresIn: order.expiresIn,
+    };
+    return claimCode(await this.#calls.send('withdrawalRequests.create', { body }));
+  };
 
-  async readClaimCode(id: string): Promise<ClaimCode> {
-    return claimCode(await this.#calls.withdrawalRequests.get(id));
-  }
+  readClaimCode: PaymentsPort['readClaimCode'] = async (id) =>
+    claimCode(await this.#calls.send('withdrawalRequests.get', { id }));
 
-  async makePayCode(order: PayCodeOrder): Promise<PayCode> {
-    return payCode(
-      await this.#calls.staticCharges.create({
-        minAmount: order.amountMsat,
-        maxAmount: order.amountMsat,
-        description: order.description,
-        allowedSlots: 1,
-        internalId: order.playerId,
-        callbackUrl: order.callbackUrl,
-        ...(order.successMessage === undefined ? {} : { successMessage: order.successMessage }),
-      }),
-    );
-  }
+  makePayCode: PaymentsPort['makePayCode'] = async (order) => {
+    const body = {
+      minAmount: order.amountMsat,
+      maxAmount: order.amountMsat,
+      description: order.description,
+      allowedSlots: 1,
+      internalId: order.playerId,
+      callbackUrl: order.callbackUrl,
+      successMessage: order.successMessage,
+    };
+    return payCode(await this.#calls.send('staticCharges.create', { body }));
+  };
 
-  async readPayCode(id: string): Promise<PayCode> {
-    return payCode(await this.#calls.staticCharges.get(id));
-  }
+  readPayCode: PaymentsPort['readPayCode'] = async (id) =>
+    payCode(await this.#calls.send('staticCharges.get', { id }));
 
-  async closePayCode(code: PayCode, now: number): Promise<PayCode> {
+  closePayCode: PaymentsPort['closePayCode'] = async (code, now) => {
     // A static charge has no close: its expiry is set to its own creation time, in the past
     // on the service's clock whatever the skew between our clocks.
-    const expiresAt = code.madeAt ?? new Date(now - 60_000).toISOString();
-    return payCode(await this.#calls.staticCharges.update(code.id, { expiresAt }));
-  }
+    const body = { expiresAt: code.madeAt ?? new Date(now - 60_000).toISOString() };
+    return payCode(await this.#calls.send('staticCharges.update', { id: code.id, body }));
+  };
 
-  async payAddress(order: AddressPaymentOrder): Promise<AddressPayment> {
-    return addressPayment(
-      await this.#calls.lnAddress.sendPayment({
-        lnAddress: order.lnAddress,
-        amount: order.amountMsat,
-        internalId: order.playerId,
-        callbackUrl: order.callbackUrl,
-        ...(order.comment === undefined ? {} : { comment: order.comment }),
-      }),
-    );
-  }
+  payAddress: PaymentsPort['payAddress'] = async (order) => {
+    const body = {
+      lnAddress: order.lnAddress,
+      amount: order.amountMsat,
+      internalId: order.playerId,
+      callbackUrl: order.callbackUrl,
+      comment: order.comment,
+    };
+    return addressPayment(await this.#calls.send('lnAddress.sendPayment', { body }));
+  };
 
-  async readAddressPayment(id: string): Promise<AddressPayment> {
-    return addressPayment(await this.#calls.payments.get(id));
-  }
+  readAddressPayment: PaymentsPort['readAddressPayment'] = async (id) =>
+    addressPayment(await this.#calls.send('payments.get', { id }));
 
-  async checkAddress(lnAddress: string, timeoutMs: number): Promise<boolean> {
-    const answer = await this.#calls.lnAddress.validate(lnAddress, { timeoutMs, maxRetries: 0 });
-    return answer.valid;
-  }
+  checkAddress: PaymentsPort['checkAddress'] = async (lnAddress, timeoutMs) => {
+    const limits = { timeoutMs, maxRetries: 0 };
+    return (await this.#calls.send('lnAddress.validate', { id: lnAddress, limits })).valid;
+  };
 
-  async spendPoints(order: PointSpendOrder): Promise<PointSpend> {
-    const transfer = await this.#calls.widgetUsers.deplete({
+  spendPoints: PaymentsPort['spendPoints'] = async (order) => {
+    const body = {
       user_id: order.userId,
       amount: order.amount,
       currency: order.currency,
       idempotency_key: order.key,
-    });
-    return {
-      id: transfer.transfer_id,
-      done: transfer.status === 'COMPLETED',
-      said: `transfer ${transfer.status}`,
     };
-  }
+    const transfer = await this.#calls.send('widgetUsers.deplete', { body });
+    const { transfer_id: id, status } = transfer;
+    return { id, done: status === 'COMPLETED', said: `transfer ${status}` };
+  };
 
-  async readWallet(): Promise<bigint> {
-    const wallet = await this.#calls.wallet.get();
+  readWallet: PaymentsPort['readWallet'] = async () => {
+    const wallet = await this.#calls.send('wallet.get', {});
     // The service states the balance in satoshis.
     return BigInt(Math.floor(Number(wallet.balance) * 1000));
-  }
+  };
 
-  async callbackSources(): Promise<string[]> {
-    return (await this.#calls.utility.prodIps()).ips;
-  }
+  callbackSources: PaymentsPort['callbackSources'] = async () =>
+    (await this.#calls.send('utility.prodIps', {})).ips;
 
-  regionOf(ip: string): Promise<RegionSupport> {
-    return this.#calls.utility.isSupportedRegion(ip);
-  }
+  regionOf: PaymentsPort['regionOf'] = (ip) =>
+    this.#calls.send('utility.isSupportedRegion', { id: ip });
 
-  btcUsd(): Promise<BtcUsdPrice> {
-    return this.#calls.utility.btcUsd();
-  }
+  btcUsd: PaymentsPort['btcUsd'] = () => this.#calls.send('utility.btcUsd', {});
 
-  makeWidgetUser(order: { playerId: string; email: string }): Promise<WidgetUser> {
+  makeWidgetUser: PaymentsPort['makeWidgetUser'] = (order) => {
     // The service answers the user it has for this reference_id: a second create is the first.
-    return this.#calls.widgetUsers.create({ reference_id: order.playerId, email: order.email });
-  }
+    const body = { reference_id: order.playerId, email: order.email };
+    return this.#calls.send('widgetUsers.create', { body });
+  };
 
-  async openWidget(order: SessionOrder): Promise<WidgetSession> {
-    const session = await this.#calls.widgetSessions.create({
+  openWidget: PaymentsPort['openWidget'] = async (order) => {
+    const body = {
       email: order.email,
       reference_id: order.playerId,
       webhook_url: order.webhookUrl,
       metadata: order.metadata,
-    });
-    return { url: session.widget_url, expiresAt: session.expires_at, token: session.session_token };
-  }
-
-  async openPurchase(order: PurchaseOrder): Promise<PurchaseSession> {
-    const session = await this.#calls.ramp.createSession({
-      email: order.email,
-      webhook_url: order.webhookUrl,
-      reference_id: order.playerId,
-      metadata: order.metadata,
-      ...(order.destination ? { destination: order.destination } : {}),
-      ...(order.quoteCurrency ? { quote_currency: order.quoteCurrency } : {}),
-      ...(order.baseCurrency ? { base_currency: order.baseCurrency } : {}),
-    });
-    return {
-      token: session.session_token,
-      expiresAt: session.expires_at ?? null,
-      url: session.widget_url ?? null,
     };
-  }
+    const session = await this.#calls.send('widgetSessions.create', { body });
+    return { url: session.widget_url, expiresAt: session.expires_at, token: session.session_token };
+  };
 
-  acceptDisclosures(userId: string, typeIds: readonly number[]): Promise<DisclosureAcceptance> {
-    return this.#calls.widgetUsers.acceptDisclosures(userId, typeIds);
-  }
+  openPurchase: PaymentsPort['openPurchase'] = async (order) => {
+    const body = {
+      email: order.email,
+      webhook_url: order.webhookUrl,
+      reference_id: order.playerId,
+      metadata: order.metadata,
+      destination: order.destination || undefined,
+      quote_currency: order.quoteCurrency || undefined,
+      base_currency: order.baseCurrency || undefined,
+    };
+    const session = await this.#calls.send('ramp.createSession', { body });
+    const { session_token: token, expires_at, widget_url } = session;
+    return { token, expiresAt: expires_at ?? null, url: widget_url ?? null };
+  };
 
-  updateEmail(userId: string, email: string): Promise<WidgetUser> {
-    return this.#calls.widgetUsers.update(userId, { email });
-  }
+  acceptDisclosures: PaymentsPort['acceptDisclosures'] = (userId, typeIds) => {
+    const body = { acceptedDisclosureTypeIds: typeIds };
+    return this.#calls.send('widgetUsers.acceptDisclosures', { userId, body });
+  };
 
-  failureOf(err: unknown): ServiceFailure {
-    const status = statusOf(err);
+  updateEmail: PaymentsPort['updateEmail'] = (userId, email) =>
+    this.#calls.send('widgetUsers.update', { userId, body: { email } });
+
+  failureOf: PaymentsPort['failureOf'] = (err) => {
+    const status = (err as { status?: unknown } | null)?.status;
     const found = MEANINGS.find(([klass]) => err instanceof klass);
     return {
       meaning: found?.[1] ?? 'other',
-      serverError: status !== undefined && status >= 500,
+      serverError: typeof status === 'number' && status >= 500,
       slowDown: status === 429 || err instanceof RateLimitError,
     };
-  }
+  };
 }

@@ -4,14 +4,6 @@
  * request with no idempotency key that may have reached the service is never sent again: a
  * second withdrawal request or payment would move money twice.
  *
- * | failure | read (GET)                | keyed (deplete)          | unkeyed (POST/PATCH, no key) |
- * |---------|---------------------------|--------------------------|------------------------------|
- * | connect | retry, then connection    | retry, then connection   | retry, then connection       |
- * | 429     | retry, then rate-limited  | retry, then rate-limited | retry, then rate-limited     |
- * | 5xx     | retry, then service-error | retry, then ambiguous    | ambiguous at once            |
- * | timeout | retry, then timeout       | retry, then ambiguous    | ambiguous at once            |
- * | reset   | retry, then connection    | retry, then ambiguous    | ambiguous at once            |
- *
  * `connect`: no byte of the request was sent. `429`: refused before processing. `Retry-After`
  * (on 429 or 5xx) is honoured up to a cap; a longer one ends the retries. `keyed`: every
  * attempt carries the same idempotency key, so re-sending an ambiguous one is safe.
@@ -41,9 +33,10 @@ type Row = readonly [read: Decision, keyed: Decision, unkeyed: Decision];
 const retry = (final: FinalFailure): Decision => Object.freeze({ retry: true, final });
 const stop = (final: FinalFailure): Decision => Object.freeze({ retry: false, final });
 
-// biome-ignore format: aligned, it reads as the table above
+// retry(x): send again while attempts remain, then end in x; stop(x): end in x at once.
+// biome-ignore format: aligned, it reads as a table
 const RETRY_POLICY: Readonly<Record<FailureKind, Row>> = {
-  //               read                      keyed                     unkeyed
+  //               read (GET)                keyed (deplete)           unkeyed (POST/PATCH)
   connect:        [retry('connection'),      retry('connection'),      retry('connection')],
   'rate-limited': [retry('rate-limited'),    retry('rate-limited'),    retry('rate-limited')],
   'server-error': [retry('service-error'),   retry('ambiguous'),       stop('ambiguous')],
@@ -80,7 +73,7 @@ export const DEFAULT_BACKOFF: BackoffOptions = {
 export function retryDelay(
   retry: number,
   options: BackoffOptions,
-  retryAfterMs: number | undefined,
+  retryAfterMs?: number,
   random: () => number = Math.random,
 ): number | null {
   if (retryAfterMs !== undefined) {

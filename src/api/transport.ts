@@ -3,14 +3,15 @@
  * allows (waiting on the client's clock between them), unwraps the envelope, validates
  * `data`, and turns every failure into one error of the tree in errors.ts: the retry table
  * says what a failure means, this file only builds the error it names. One undici Pool with
- * keep-alive per client; per-attempt cost is one request, one JSON.parse and one zod parse.
+ * keep-alive per client; an attempt costs one request, one JSON.parse and one zod parse.
  */
 import { type Dispatcher, Pool } from 'undici';
 import type { z } from 'zod';
 import { type Clock, sleep } from '../clock.js';
 import { ConfigurationError } from '../errors.js';
+import type { CallPriority, OutboundGate } from '../port/gate.js';
 import { VERSION } from '../version.js';
-import { publishRequest, requestChannel } from './diagnostics.js';
+import { type RequestEvent, requestChannel } from './diagnostics.js';
 import {
   AmbiguousResultError,
   AuthenticationError,
@@ -26,7 +27,6 @@ import {
   TimeoutError,
   UnexpectedResponseError,
 } from './errors.js';
-import { type OutboundGate, priorityOf } from './outbound.js';
 import {
   type BackoffOptions,
   decide,
@@ -58,6 +58,8 @@ export interface Call<S extends z.ZodType> {
   path: string;
   body?: unknown;
   safety: RequestSafety;
+  /** Where the call waits at an outbound gate, when there is one. */
+  priority: CallPriority;
   /** For keyed calls: the key every attempt carries, reported on ambiguous failures. */
   idempotencyKey?: string;
   /** Validates the envelope's `data`. */
@@ -68,16 +70,12 @@ export interface Call<S extends z.ZodType> {
   maxRetries?: number;
 }
 
-/** How one attempt ended. */
-type Outcome =
-  | { kind: 'ok'; status: number; text: string; headers: AnswerHeaders }
-  | { kind: 'http-error'; status: number; error: PaymentsApiError }
-  | { kind: 'failure'; status: number | undefined; failure: Failure };
+type AnswerHeaders = Dispatcher.ResponseData['headers'];
 
-/** What one attempt ended with, when it did not end with a usable answer. */
+/** How one attempt ended, when it did not end with a usable answer or a refusal. */
 interface Failure {
   kind: FailureKind;
-  status?: number;
+  status?: number | undefined;
   retryAfterMs?: number;
   message: string;
   cause?: Error;
@@ -85,21 +83,26 @@ interface Failure {
   headers?: AnswerHeaders;
 }
 
-type AnswerHeaders = Dispatcher.ResponseData['headers'];
+type Outcome =
+  | { kind: 'ok'; status: number; text: string; headers: AnswerHeaders }
+  | { kind: 'http-error'; status: number; error: PaymentsApiError }
+  | Failure;
 
-const CONNECT_CODES = new Set([
-  'ECONNREFUSED',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'EADDRNOTAVAIL',
-  'UND_ERR_CONNECT_TIMEOUT',
-]);
+// biome-ignore format: a table
+const CONNECT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL', 'UND_ERR_CONNECT_TIMEOUT']);
 const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);
+
+/** The refusal each status means; any other 4xx is an InvalidRequestError. */
+const REFUSALS: Readonly<Record<number, typeof InvalidRequestError>> = {
+  401: AuthenticationError,
+  403: PermissionError,
+  404: NotFoundError,
+};
 
 /** Behind a gate, 429s in a row a call waits out (each refused before processing). */
 export const GATED_RATE_LIMIT_RETRIES = 10;
+
+const closed = () => new ConfigurationError('PaymentsApi', 'is closed; nothing was sent');
 
 export class Transport {
   /** The key and every other secret to cut out of text the service sent back. */
@@ -107,7 +110,6 @@ export class Transport {
   readonly #origin: string;
   readonly #basePath: string;
   readonly #dispatcher: Dispatcher;
-  readonly #ownsDispatcher: boolean;
   readonly #options: TransportOptions;
   readonly #headers: Record<string, string>;
   #gate: OutboundGate | undefined;
@@ -119,7 +121,6 @@ export class Transport {
     const base = new URL(options.baseUrl);
     this.#origin = base.origin;
     this.#basePath = base.pathname.replace(/\/+$/, '');
-    this.#ownsDispatcher = options.dispatcher === undefined;
     this.#dispatcher =
       options.dispatcher ??
       new Pool(this.#origin, {
@@ -142,11 +143,12 @@ export class Transport {
 
   async send<S extends z.ZodType>(call: Call<S>): Promise<z.output<S>> {
     // Said at once: a closed pool would fail every attempt as a lost connection, and retry.
-    if (this.#closed) throw new ConfigurationError('PaymentsApi', 'is closed; nothing was sent');
+    if (this.#closed) throw closed();
     const path = this.#basePath + call.path;
     const body = call.body === undefined ? undefined : JSON.stringify(call.body);
     const headers =
       body === undefined ? this.#headers : { ...this.#headers, 'content-type': 'application/json' };
+    const { backoff } = this.#options;
     const maxAttempts = (call.maxRetries ?? this.#options.maxRetries) + 1;
     // Once an attempt may have been processed, a later one that was only refused cannot tell
     // whether it was: the call stays ambiguous.
@@ -155,56 +157,45 @@ export class Transport {
     /** The last attempt's failure: what a call that cannot go on ends in. */
     let last: { failure: Failure; attempt: number } | undefined;
     const gate = this.#gate;
-    const priority = gate === undefined ? undefined : priorityOf(call.operation);
 
     for (let attempt = 1; ; attempt++) {
-      if (gate !== undefined && priority !== undefined) {
+      if (gate !== undefined) {
         try {
-          await gate.acquire(priority);
-          if (this.#closed) {
-            throw new ConfigurationError('PaymentsApi', 'is closed; nothing was sent');
-          }
+          await gate.acquire(call.priority);
+          if (this.#closed) throw closed();
         } catch (err) {
           // Closed while waiting to send again: an earlier attempt may have been processed,
           // and the call says so rather than "nothing was sent".
-          if (mayHaveApplied && last) {
-            throw this.#finalError(call, path, last.failure, 'ambiguous', last.attempt);
-          }
+          if (mayHaveApplied && last) throw this.#finalError(call, path, last, 'ambiguous');
           throw err;
         }
       }
       const started = performance.now();
       const outcome = await this.#attempt(call, path, headers, body);
       if (requestChannel.hasSubscribers) {
-        publishRequest({
+        requestChannel.publish({
           operation: call.operation,
           method: call.method,
           path,
           attempt,
           status: outcome.status,
           durationMs: performance.now() - started,
-          outcome: outcome.kind === 'failure' ? outcome.failure.kind : outcome.kind,
-        });
+          outcome: outcome.kind,
+        } satisfies RequestEvent);
       }
       if (outcome.kind === 'http-error') throw outcome.error;
       if (outcome.kind === 'ok') return this.#unwrap(call, path, outcome);
 
-      const failure = outcome.failure;
-      last = { failure, attempt };
-      const decision = decide(call.safety, failure.kind);
+      last = { failure: outcome, attempt };
+      const decision = decide(call.safety, outcome.kind);
       if (decision.final === 'ambiguous') mayHaveApplied = true;
-      if (gate !== undefined && failure.kind === 'rate-limited') {
+      if (gate !== undefined && outcome.kind === 'rate-limited') {
         // Refused before processing: the gate holds every call sharing it for the wait asked
         // (capped), and this one waits its turn again, its attempts unspent.
-        const waitMs =
-          failure.retryAfterMs ??
-          (retryDelay(limitedInARow, this.#options.backoff, undefined) as number);
-        await gate.limited(Math.min(waitMs, this.#options.backoff.maxRetryAfterMs));
+        const waitMs = outcome.retryAfterMs ?? (retryDelay(limitedInARow, backoff) as number);
+        await gate.limited(Math.min(waitMs, backoff.maxRetryAfterMs));
         limitedInARow++;
-        if (
-          waitMs <= this.#options.backoff.maxRetryAfterMs &&
-          limitedInARow <= GATED_RATE_LIMIT_RETRIES
-        ) {
+        if (waitMs <= backoff.maxRetryAfterMs && limitedInARow <= GATED_RATE_LIMIT_RETRIES) {
           attempt--;
           continue;
         }
@@ -212,20 +203,19 @@ export class Transport {
         limitedInARow = 0;
       }
       if (decision.retry && attempt < maxAttempts) {
-        const delay = retryDelay(attempt - 1, this.#options.backoff, failure.retryAfterMs);
+        const delay = retryDelay(attempt - 1, backoff, outcome.retryAfterMs);
         if (delay !== null) {
           await sleep(this.#options.clock, delay);
           continue;
         }
       }
-      const final = mayHaveApplied ? 'ambiguous' : decision.final;
-      throw this.#finalError(call, path, failure, final, attempt);
+      throw this.#finalError(call, path, last, mayHaveApplied ? 'ambiguous' : decision.final);
     }
   }
 
   close(): Promise<void> {
     this.#closed = true;
-    return this.#ownsDispatcher ? this.#dispatcher.close() : Promise.resolve();
+    return this.#options.dispatcher === undefined ? this.#dispatcher.close() : Promise.resolve();
   }
 
   async #attempt(
@@ -235,13 +225,13 @@ export class Transport {
     body: string | undefined,
   ): Promise<Outcome> {
     let status: number;
-    let responseHeaders: Dispatcher.ResponseData['headers'];
+    let answerHeaders: AnswerHeaders;
     let text: string;
-    // undici checks its own timeouts on a coarse (about 1 s) tick; one timer per attempt
-    // makes `timeoutMs` a precise deadline for the whole answer, headers and body.
+    // undici checks its own timeouts on a coarse tick; one timer per attempt makes
+    // `timeoutMs` a precise deadline for the whole answer, headers and body.
     const timeoutMs = call.timeoutMs ?? this.#options.timeoutMs;
     const deadline = new AbortController();
-    const timer = setTimeout(expire, timeoutMs, deadline);
+    const timer = setTimeout(() => deadline.abort(), timeoutMs);
     try {
       const response = await this.#dispatcher.request({
         origin: this.#origin,
@@ -254,66 +244,51 @@ export class Transport {
         bodyTimeout: timeoutMs,
       });
       status = response.statusCode;
-      responseHeaders = response.headers;
+      answerHeaders = response.headers;
       text = await response.body.text();
     } catch (err) {
-      const failure = deadline.signal.aborted
-        ? { kind: 'timeout' as const, message: `no answer within ${timeoutMs} ms` }
+      return deadline.signal.aborted
+        ? { kind: 'timeout', message: `no answer within ${timeoutMs} ms` }
         : this.#transportFailure(err, timeoutMs);
-      return { kind: 'failure', status: undefined, failure };
     } finally {
       clearTimeout(timer);
     }
 
-    if (status >= 200 && status < 300)
-      return { kind: 'ok', status, text, headers: responseHeaders };
+    if (status >= 200 && status < 300) return { kind: 'ok', status, text, headers: answerHeaders };
     const { message, serviceCode } = this.#errorBody(text, status);
     if (status === 429 || status >= 500) {
       // Retry-After is honoured wherever the service sends it (429, and 503 during upkeep).
-      const retryAfterMs = parseRetryAfter(
-        responseHeaders['retry-after'],
-        this.#options.clock.now(),
-      );
-      const kind = status === 429 ? ('rate-limited' as const) : ('server-error' as const);
+      const retryAfterMs = parseRetryAfter(answerHeaders['retry-after'], this.#options.clock.now());
       return {
-        kind: 'failure',
+        kind: status === 429 ? 'rate-limited' : 'server-error',
         status,
-        failure: {
-          kind,
-          status,
-          message,
-          headers: responseHeaders,
-          ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
-        },
+        message,
+        headers: answerHeaders,
+        ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
       };
     }
+    const details = { status, serviceCode, method: call.method, path };
+    const Refusal =
+      serviceCode === 'TX3017'
+        ? InsufficientPointsError
+        : (REFUSALS[status] ?? InvalidRequestError);
     return {
       kind: 'http-error',
       status,
-      error: httpError(status, `${call.operation}: ${message}`, {
-        status,
-        serviceCode,
-        method: call.method,
-        path,
-        ...this.#answerDetails(responseHeaders),
+      error: new Refusal(`${call.operation}: ${message}`, {
+        ...details,
+        ...this.#answerDetails(answerHeaders),
       }),
     };
   }
 
   #transportFailure(err: unknown, timeoutMs: number): Failure {
-    const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : '';
+    const code = (err as { code?: unknown } | null)?.code;
     const codeText = typeof code === 'string' ? code : '';
     const cause = this.#scrubbedCause(err);
-    if (
-      CONNECT_CODES.has(codeText) ||
-      codeText.startsWith('ERR_TLS') ||
-      codeText.startsWith('ERR_SSL')
-    ) {
-      return {
-        kind: 'connect',
-        message: `could not connect (${codeText}); the request never reached the service`,
-        cause,
-      };
+    if (CONNECT_CODES.has(codeText) || /^ERR_(TLS|SSL)/.test(codeText)) {
+      const message = `could not connect (${codeText}); the request never reached the service`;
+      return { kind: 'connect', message, cause };
     }
     if (TIMEOUT_CODES.has(codeText)) {
       return { kind: 'timeout', message: `no answer within ${timeoutMs} ms`, cause };
@@ -327,41 +302,33 @@ export class Transport {
   #finalError(
     call: Call<z.ZodType>,
     path: string,
-    failure: Failure,
+    { failure, attempt }: { failure: Failure; attempt: number },
     final: FinalFailure,
-    attempts: number,
   ): PaymentsApiError {
-    const details: ErrorDetails = {
-      status: failure.status,
-      method: call.method,
-      path,
-      attempts,
-      cause: failure.cause,
-      ...this.#answerDetails(failure.headers),
-    };
+    const { status, cause, retryAfterMs } = failure;
+    const details: ErrorDetails = { status, method: call.method, path, attempts: attempt, cause };
+    Object.assign(details, this.#answerDetails(failure.headers));
     const what = `${call.operation}: ${failure.message}`;
     switch (final) {
       case 'ambiguous': {
+        const { idempotencyKey } = call;
         const advice =
-          call.idempotencyKey === undefined
-            ? 'it may have been processed; it was not sent again. Look the resource up before acting.'
-            : 'it may have been processed; re-send it with the same idempotency key.';
-        return new AmbiguousResultError(`${what}; ${advice}`, {
+          idempotencyKey === undefined
+            ? 'it was not sent again. Look the resource up before acting.'
+            : 're-send it with the same idempotency key.';
+        return new AmbiguousResultError(`${what}; it may have been processed; ${advice}`, {
           ...details,
-          idempotencyKey: call.idempotencyKey,
+          idempotencyKey,
         });
       }
-      case 'connection':
-        return new ConnectionError(what, details);
       case 'rate-limited':
-        return new RateLimitError(`${what}; rate limited`, {
-          ...details,
-          retryAfterMs: failure.retryAfterMs,
-        });
+        return new RateLimitError(`${what}; rate limited`, { ...details, retryAfterMs });
       case 'service-error':
-        return new ServiceError(`${what}; service error ${failure.status}`, details);
+        return new ServiceError(`${what}; service error ${status}`, details);
       case 'timeout':
         return new TimeoutError(what, details);
+      case 'connection':
+        return new ConnectionError(what, details);
     }
   }
 
@@ -369,36 +336,29 @@ export class Transport {
     call: Call<S>,
     path: string,
     { status, text, headers }: { status: number; text: string; headers: AnswerHeaders },
-  ) {
+  ): z.output<S> {
     // Built only for an error: scrubbing every header is work an answer in use does not need.
     const details = () => ({ status, method: call.method, path, ...this.#answerDetails(headers) });
+    const fail = (problem: string) =>
+      new UnexpectedResponseError(`${call.operation}: ${problem}`, details());
     let envelope: unknown;
     try {
       envelope = JSON.parse(text);
     } catch {
-      throw new UnexpectedResponseError(`${call.operation}: the answer is not JSON`, details());
+      throw fail('the answer is not JSON');
     }
     if (typeof envelope !== 'object' || envelope === null || !('data' in envelope)) {
-      throw new UnexpectedResponseError(`${call.operation}: the answer has no data`, details());
+      throw fail('the answer has no data');
     }
-    const { success, data } = envelope as { success?: unknown; data: unknown };
-    if (success === false) {
+    if ((envelope as { success?: unknown }).success === false) {
       const { message, serviceCode } = this.#errorBody(text, status);
-      throw new InvalidRequestError(`${call.operation}: ${message}`, {
-        ...details(),
-        serviceCode,
-      });
+      throw new InvalidRequestError(`${call.operation}: ${message}`, { ...details(), serviceCode });
     }
-    const parsed = call.data.safeParse(data);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      const where = issue?.path.length ? `data.${issue.path.join('.')}` : 'data';
-      throw new UnexpectedResponseError(
-        `${call.operation}: ${where} ${issue?.message ?? 'is malformed'}`,
-        details(),
-      );
-    }
-    return parsed.data;
+    const parsed = call.data.safeParse(envelope.data);
+    if (parsed.success) return parsed.data;
+    const issue = parsed.error.issues[0];
+    const where = issue?.path.length ? `data.${issue.path.join('.')}` : 'data';
+    throw fail(`${where} ${issue?.message ?? 'is malformed'}`);
   }
 
   /** The service's message and code from an error body, whichever envelope it used. */
@@ -460,24 +420,5 @@ export class Transport {
     let scrubbed = text;
     for (const secret of this.#secrets) scrubbed = scrubbed.split(secret).join('[redacted]');
     return scrubbed;
-  }
-}
-
-/** Ends an attempt at its deadline: undici rejects the request when its signal aborts. */
-function expire(deadline: AbortController): void {
-  deadline.abort();
-}
-
-function httpError(status: number, message: string, details: ErrorDetails): PaymentsApiError {
-  if (details.serviceCode === 'TX3017') return new InsufficientPointsError(message, details);
-  switch (status) {
-    case 401:
-      return new AuthenticationError(message, details);
-    case 403:
-      return new PermissionError(message, details);
-    case 404:
-      return new NotFoundError(message, details);
-    default:
-      return new InvalidRequestError(message, details);
   }
 }

@@ -3,11 +3,30 @@
  * an invoice handed to LNURL-withdraw). Signed with a real secp256k1 recoverable signature and
  * carrying the payee key, so ordinary decoders accept them; received signatures are not
  * verified (nothing is paid over Lightning). Cost: one signature per encode.
+ *
+ * Keys and signatures are @noble/secp256k1's (RFC 6979 nonces, low-S): node:crypto computes
+ * the recovery id BOLT11 carries but never reveals it. Not constant-time: these keys guard no
+ * money.
  */
 
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
+import { hashes, keygen, sign } from '@noble/secp256k1';
 import { bech32 } from 'bech32';
-import { generateKeyPair, type KeyPair, signRecoverable } from './invoice-keys.js';
+
+// The library's synchronous API needs an HMAC-SHA256, unless the host application set one.
+hashes.hmacSha256 ??= (key, message) =>
+  new Uint8Array(createHmac('sha256', key).update(message).digest());
+
+export interface KeyPair {
+  privateKey: Uint8Array;
+  /** 33-byte compressed public key. */
+  publicKey: Uint8Array;
+}
+
+export function generateKeyPair(): KeyPair {
+  const { secretKey, publicKey } = keygen();
+  return { privateKey: secretKey, publicKey };
+}
 
 /** Invoices outgrow bech32's default 90-character limit by far. */
 const BECH32_LIMIT = 8192;
@@ -142,8 +161,9 @@ export function encodeBolt11(input: Bolt11Input): string {
     .update(Buffer.from(hrp, 'utf8'))
     .update(wordsToBytes(words))
     .digest();
-  const { signature, recoveryId } = signRecoverable(hash, key.privateKey);
-  words.push(...bech32.toWords(Buffer.concat([signature, Buffer.from([recoveryId])])));
+  // The library puts the recovery id first; BOLT11 wants it after r || s.
+  const signed = sign(hash, key.privateKey, { prehash: false, format: 'recovered' });
+  words.push(...bech32.toWords(Buffer.concat([signed.subarray(1), signed.subarray(0, 1)])));
   return bech32.encode(hrp, words, BECH32_LIMIT);
 }
 

@@ -47,8 +47,9 @@ export class CallbackDispatcher {
   #options: CallbackOptions;
   #seq = 0;
   readonly #inflight = new Set<Promise<void>>();
-  #held: Array<{ record: CallbackRecord; release: () => void; done: Promise<void> }> = [];
-  #reorderTimer: NodeJS.Timeout | undefined;
+  /** Callbacks held for reordering, and the window that releases them (counted in flight). */
+  #held: Array<{ record: CallbackRecord; text: string }> = [];
+  #window: { timer: NodeJS.Timeout; end: () => void } | undefined;
   readonly #delayTimers = new Map<NodeJS.Timeout, () => void>();
   #closed = false;
 
@@ -120,17 +121,14 @@ export class CallbackDispatcher {
 
   close(): void {
     this.#closed = true;
-    clearTimeout(this.#reorderTimer);
     for (const [timer, cancel] of this.#delayTimers) {
       clearTimeout(timer);
       cancel();
     }
     this.#delayTimers.clear();
-    for (const { record, release } of this.#held) {
-      record.outcome = 'cancelled';
-      release();
-    }
+    for (const { record } of this.#held) record.outcome = 'cancelled';
     this.#held = [];
+    this.#endWindow();
   }
 
   #shouldDrop(url: string, body: unknown): boolean {
@@ -151,23 +149,15 @@ export class CallbackDispatcher {
       record.outcome = 'cancelled';
       return;
     }
-    if (!this.#options.reorder) {
-      await this.#post(record, text);
-      return;
-    }
-    let finished = () => {};
-    const done = new Promise<void>((resolve) => {
-      finished = resolve;
-    });
-    await new Promise<void>((release) => {
-      this.#held.push({ record, release, done });
-      this.#reorderTimer ??= setTimeout(
-        () => this.#releaseHeld(),
-        this.#options.reorderWindowMs ?? 50,
-      );
-    });
-    if (record.outcome !== 'cancelled') await this.#post(record, text);
-    finished();
+    if (!this.#options.reorder) return this.#post(record, text);
+    this.#held.push({ record, text });
+    if (this.#window) return;
+    this.#track(
+      new Promise<void>((end) => {
+        const timer = setTimeout(() => this.#releaseHeld(), this.#options.reorderWindowMs ?? 50);
+        this.#window = { timer, end };
+      }),
+    );
   }
 
   /** Resolves true after `ms`, or false if the dispatcher closes first. */
@@ -182,18 +172,22 @@ export class CallbackDispatcher {
   }
 
   #releaseHeld(): void {
-    clearTimeout(this.#reorderTimer);
-    this.#reorderTimer = undefined;
     const held = this.#held.reverse();
     this.#held = [];
-    // Release one at a time in reverse order so the receiver sees them newest first.
-    let chain = Promise.resolve();
-    for (const { release, done } of held) {
-      chain = chain.then(() => {
-        release();
-        return done;
-      });
-    }
+    // One at a time, newest first, so that the receiver sees them in that order.
+    this.#track(
+      (async () => {
+        for (const { record, text } of held) await this.#post(record, text);
+      })(),
+    );
+    this.#endWindow();
+  }
+
+  #endWindow(): void {
+    if (this.#window === undefined) return;
+    clearTimeout(this.#window.timer);
+    this.#window.end();
+    this.#window = undefined;
   }
 
   async #post(record: CallbackRecord, text: string): Promise<void> {

@@ -5,12 +5,12 @@
  * what is wrong and the usage line, exit code 2, never a stack trace.
  */
 
-import { parseArgs } from 'node:util';
+import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { z } from 'zod';
 import { ConfigurationError, InvalidArgumentError } from '../errors.js';
 import { isLoopbackHost, plainHttpUrl, remoteHostProblem } from './bind.js';
 import { isPrice } from './core.js';
-import { type EmulatorOptions, startEmulator } from './index.js';
+import { type Emulator, type EmulatorOptions, startEmulator } from './index.js';
 
 const USAGE = `Usage: colyseus-lightning emulator [options]
 
@@ -64,25 +64,6 @@ export type CliCommand =
       gameUrl: string;
     };
 
-const OPTIONS = {
-  port: { type: 'string' },
-  host: { type: 'string' },
-  'allow-remote': { type: 'boolean' },
-  'public-url': { type: 'string' },
-  'wallet-msat': { type: 'string' },
-  'api-key': { type: 'string' },
-  'sandbox-key': { type: 'string' },
-  'webhook-secret': { type: 'string' },
-  'payment-delay': { type: 'string' },
-  'btc-usd': { type: 'string' },
-  'rate-limit': { type: 'string' },
-  'rate-burst': { type: 'string' },
-  points: { type: 'string' },
-  'game-url': { type: 'string' },
-  json: { type: 'boolean' },
-  help: { type: 'boolean', short: 'h' },
-} as const;
-
 /** A non-negative whole number in decimal digits, at most `max`. */
 const count = (max = Number.MAX_SAFE_INTEGER) =>
   z
@@ -132,6 +113,18 @@ const values = z.object({
   json: z.boolean().default(false),
   help: z.boolean().default(false),
 });
+
+/** What parseArgs reads: every option of `values` takes a value but the two switches. */
+const SWITCHES = new Set(['allow-remote', 'json']);
+const OPTIONS: ParseArgsConfig['options'] = {
+  ...Object.fromEntries(
+    Object.keys(values.shape).map((name) => [
+      name,
+      { type: SWITCHES.has(name) ? 'boolean' : 'string' },
+    ]),
+  ),
+  help: { type: 'boolean', short: 'h' },
+};
 
 /** Control characters (a newline, an escape sequence) never reach the terminal from an argument. */
 function printable(text: string): string {
@@ -210,28 +203,24 @@ export function parseCommandLine(argv: readonly string[]): CliCommand {
   if (!v['allow-remote'] && !isLoopbackHost(v.host)) {
     throw new InvalidArgumentError('--host', remoteHostProblem(v.host, 'Add --allow-remote'));
   }
-  const options: Extract<CliCommand, { command: 'emulator' }>['options'] = {
+  const rate = v['rate-limit'];
+  if (v['rate-burst'] !== undefined && rate === undefined) {
+    throw new InvalidArgumentError('--rate-burst', 'needs --rate-limit');
+  }
+  const options = {
     port: v.port,
     host: v.host,
     userPoints: v.points,
+    allowRemote: v['allow-remote'] || undefined,
+    publicUrl: v['public-url'],
+    walletMsat: v['wallet-msat'],
+    apiKey: v['api-key'],
+    sandboxKey: v['sandbox-key'],
+    webhookSecret: v['webhook-secret'],
+    paymentDelayMs: v['payment-delay'],
+    btcUsdPrice: v['btc-usd'],
+    rateLimit: rate === undefined ? undefined : { perSecond: rate, burst: v['rate-burst'] ?? rate },
   };
-  if (v['allow-remote']) options.allowRemote = true;
-  if (v['public-url'] !== undefined) options.publicUrl = v['public-url'];
-  if (v['wallet-msat'] !== undefined) options.walletMsat = v['wallet-msat'];
-  if (v['api-key'] !== undefined) options.apiKey = v['api-key'];
-  if (v['sandbox-key'] !== undefined) options.sandboxKey = v['sandbox-key'];
-  if (v['webhook-secret'] !== undefined) options.webhookSecret = v['webhook-secret'];
-  if (v['payment-delay'] !== undefined) options.paymentDelayMs = v['payment-delay'];
-  if (v['btc-usd'] !== undefined) options.btcUsdPrice = v['btc-usd'];
-  if (v['rate-burst'] !== undefined && v['rate-limit'] === undefined) {
-    throw new InvalidArgumentError('--rate-burst', 'needs --rate-limit');
-  }
-  if (v['rate-limit'] !== undefined) {
-    options.rateLimit = {
-      perSecond: v['rate-limit'],
-      ...(v['rate-burst'] === undefined ? {} : { burst: v['rate-burst'] }),
-    };
-  }
   return { command: 'emulator', options, json: v.json, gameUrl: v['game-url'] };
 }
 
@@ -270,7 +259,7 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
     io.out(USAGE);
     return 0;
   }
-  let emu: Awaited<ReturnType<typeof startEmulator>>;
+  let emu: Emulator;
   try {
     emu = await startEmulator(command.options);
   } catch (err) {
@@ -285,19 +274,7 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
     );
     return 1;
   }
-  const info: Info = {
-    url: emu.url,
-    listening: emu.listening,
-    loopbackOnly: emu.loopbackOnly,
-    apiKey: emu.apiKey,
-    sandboxKey: emu.sandboxKey,
-    projectId: emu.projectId,
-    devWalletUrl: emu.devWalletUrl,
-    controlKey: emu.controlKey,
-    sessionSecret: emu.control.sessionSecret,
-    userPoints: command.options.userPoints,
-    rateLimit: emu.control.rateLimit,
-  };
+  const info = infoOf(emu, command.options.userPoints);
   io.out(command.json ? `${JSON.stringify(info)}\n` : banner(info, command.gameUrl));
   const stop = () => {
     void emu.close().then(() => process.exit(0));
@@ -307,21 +284,26 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
   return 0;
 }
 
-interface Info {
-  url: string;
-  /** The address and port the server bound (`127.0.0.1:8787`, `0.0.0.0:8787`). */
-  listening: string;
-  loopbackOnly: boolean;
-  apiKey: string;
-  sandboxKey: string;
-  projectId: string;
-  devWalletUrl: string;
-  controlKey: string;
-  sessionSecret: string;
-  userPoints: number;
-  /** The limit per API key (--rate-limit), or null. */
-  rateLimit: { perSecond: number; burst: number } | null;
+/** What the banner and the JSON line say about a running emulator. */
+function infoOf(emu: Emulator, userPoints: number) {
+  const { url, listening, loopbackOnly, apiKey, sandboxKey, projectId, devWalletUrl } = emu;
+  const { sessionSecret, rateLimit } = emu.control;
+  return {
+    url,
+    listening,
+    loopbackOnly,
+    apiKey,
+    sandboxKey,
+    projectId,
+    devWalletUrl,
+    controlKey: emu.controlKey,
+    sessionSecret,
+    userPoints,
+    rateLimit,
+  };
 }
+
+type Info = ReturnType<typeof infoOf>;
 
 /** The start banner: where it is, and the options that connect a game to it. */
 export function banner(info: Info, gameUrl = DEFAULT_GAME_URL): string {

@@ -4,11 +4,10 @@
  * callback delivery, time, and what happened.
  */
 
-import { randomUUID } from 'node:crypto';
 import type { CallbackDispatcher, CallbackOptions, CallbackRecord } from './callbacks.js';
-import { disarmTimer, type EmulatorCore, isPrice } from './core.js';
+import { disarmAll, type EmulatorCore, isPrice, type WebhookDelivery } from './core.js';
 import { claimAsWallet } from './dev-wallet.js';
-import type { ActiveFault, FaultRule } from './faults.js';
+import type { FaultRule, FaultSet } from './faults.js';
 import type { LnurlResult } from './lnurl.js';
 import { paymentView } from './payments.js';
 import { type EmulatorRateLimit, rateLimitProblem } from './rate-limit.js';
@@ -30,120 +29,13 @@ import {
   type SessionRecord,
   type TransferRecord,
 } from './store.js';
-import type { WebhookDelivery } from './webhooks.js';
-import { startingPoints, userView } from './widget-users.js';
+import { addUser, userView } from './widget-users.js';
 import { refreshWithdrawalRequest, withdrawalRequestView } from './withdrawals.js';
 
-type WithProject<T> = T & { projectId: string };
-
-export interface FaultControl {
-  add(rule: FaultRule): ActiveFault;
-  remove(fault: ActiveFault | number): void;
-  clear(): void;
-  list(): ActiveFault[];
-}
-
-export interface CallbackControl {
-  /** Merges into the current delivery options. */
-  set(options: CallbackOptions): void;
-  get(): CallbackOptions;
-  /** Back to faithful delivery (once, in order, no delay). */
-  reset(): void;
-  /** Resolves when no callback is delayed, held or in flight. */
-  idle(): Promise<void>;
-  /** Releases held (reordered) callbacks now, then waits like idle(). */
-  flush(): Promise<void>;
-  /** Callbacks that failed (receiver error or non-2xx). */
-  readonly failures: number;
-}
-
-export interface EmulatorControl {
-  /** The project startEmulator created; its production key is the emulator's `apiKey`. */
-  readonly defaultProjectId: string;
-  /** HS256 secret of widget and ramp session tokens. */
-  readonly sessionSecret: string;
-  /** Signs webhooks (X-ZBD-Signature) when set. */
-  webhookSecret: string | undefined;
-
-  createProject(options?: CreateProjectOptions): CreatedProject;
-  createKey(projectId: string, scope?: KeyScope): string;
-  /** Disables a key at once, as regenerating it in the dashboard does. */
-  revokeKey(apiKey: string): void;
-  /** Allows or denies the project the widget disclosure interface. */
-  setDisclosures(projectId: string, allowed: boolean): void;
-  setWallet(msat: number | bigint): void;
-  setWallet(projectId: string | undefined, msat: number | bigint): void;
-  /** Wallet balance in msat. */
-  wallet(projectId?: string): number;
-
-  createUser(options: { email: string; referenceId?: string; projectId?: string }): string;
-  setPoints(userId: string, currency: string, amount: number): void;
-  points(userId: string, currency: string): number;
-  users(projectId?: string): WithProject<ReturnType<typeof userView>>[];
-  transfers(projectId?: string): TransferRecord[];
-
-  withdrawalRequests(projectId?: string): WithProject<ReturnType<typeof withdrawalRequestView>>[];
-  staticCharges(projectId?: string): WithProject<ReturnType<typeof staticChargeView>>[];
-  payments(projectId?: string): WithProject<ReturnType<typeof paymentView>>[];
-  /** Payments sent to Lightning addresses (to `address` only, any case), oldest first. */
-  lnAddressPayments(address?: string): WithProject<ReturnType<typeof paymentView>>[];
-  /**
-   * Changes how a test player's Lightning address (`<name>@emulator.test`) behaves: `valid:
-   * false` makes it unresolvable; `failPayments: true` accepts payments that then fail. `null`
-   * makes it ordinary again.
-   */
-  setLnAddress(address: string, rule: LnAddressRule | null): void;
-  sessions(kind?: SessionRecord['kind']): SessionRecord[];
-
-  /** Claims a withdrawal request as a wallet would (LUD-03 callback with a signed invoice). */
-  claimWithdrawal(id: string): LnurlResult;
-  /** Pays a static charge through its LNURL-pay path; amount defaults to minAmount. */
-  payStaticCharge(id: string, amountMsat?: number): PayResult;
-  /** Pays a BOLT11 invoice that the emulator's LNURL-pay callback issued. */
-  payInvoice(pr: string): PayResult;
-
-  fireRampWebhook(
-    sessionTokenOrReferenceId: string,
-    type: 'ramp.purchase.completed' | 'ramp.purchase.failed' | 'ramp.kyc.completed' | (string & {}),
-    data?: Record<string, unknown>,
-  ): Promise<WebhookDelivery>;
-  fireWidgetWebhook(
-    sessionTokenOrReferenceId: string,
-    type: string,
-    data?: Record<string, unknown>,
-  ): Promise<WebhookDelivery>;
-  readonly webhookLog: readonly WebhookDelivery[];
-
-  readonly faults: FaultControl;
-  readonly callbacks: CallbackControl;
-  /** Every callback, in the order queued, with its outcome. */
-  readonly callbackLog: readonly CallbackRecord[];
-  /** Callbacks actually POSTed (delivered or failed). */
-  sentCallbacks(): CallbackRecord[];
-
-  /** The latest requests (capped at 10,000), oldest first. */
-  readonly requests: readonly LoggedRequest[];
-  /** How many requests had this method ('*' for any) and path (exact, or a RegExp). */
-  count(method: string, path: string | RegExp): number;
-  /** Requests the rate limit answered 429 since the start (or the last reset). */
-  readonly limited: number;
-  /** The rate limit per API key in force, or null (none). */
-  readonly rateLimit: Readonly<Required<EmulatorRateLimit>> | null;
-  /** Sets the rate limit per API key (null: none); every key starts with a full bucket. */
-  setRateLimit(limit: EmulatorRateLimit | null): void;
-
-  /** Sets what `GET /v0/prod-ips` answers (default 127.0.0.1 and ::1). */
-  setProdIps(ips: string[]): void;
-  /** Makes `GET /v0/is-supported-region/{ip}` refuse (or, with null, support again) one IP. */
-  setRegion(ip: string, refused: { country: string; region: string } | null): void;
-  /** Sets what `GET /v0/btcusd` answers, taken at `at` (epoch ms; default: each read's time). */
-  setBtcUsdPrice(price: number, at?: number): void;
-
-  /** Applies every due expiry now (timers do it too; this is for clocks without timers). */
-  tick(): void;
-  /** Back to the state right after start: the default project re-created, options as at start. */
-  reset(): void;
-}
+/** What `emu.control.faults` does: add, remove, clear and list the injected faults. */
+export type FaultControl = Pick<FaultSet, 'add' | 'remove' | 'clear' | 'list'>;
+export type CallbackControl = ReturnType<typeof callbackControl>;
+export type EmulatorControl = ReturnType<typeof createControl>;
 
 export interface ControlDefaults {
   defaultProject: Required<
@@ -156,178 +48,207 @@ export interface ControlDefaults {
   rateLimit: EmulatorRateLimit | null;
 }
 
-function filter<T extends { projectId: string }>(items: Iterable<T>, projectId?: string): T[] {
-  return [...items].filter((item) => projectId === undefined || item.projectId === projectId);
-}
-
-function callbackControl(dispatcher: CallbackDispatcher): CallbackControl {
+function callbackControl(dispatcher: CallbackDispatcher) {
   return {
-    set: (options) => dispatcher.set(options),
-    get: () => dispatcher.get(),
+    /** Merges into the current delivery options. */
+    set: (options: CallbackOptions) => dispatcher.set(options),
+    get: (): CallbackOptions => dispatcher.get(),
+    /** Back to faithful delivery (once, in order, no delay). */
     reset: () => dispatcher.resetOptions(),
+    /** Resolves when no callback is delayed, held or in flight. */
     idle: () => dispatcher.idle(),
+    /** Releases held (reordered) callbacks now, then waits like idle(). */
     flush: () => dispatcher.flush(),
-    get failures() {
+    /** Callbacks that failed (receiver error or non-2xx). */
+    get failures(): number {
       return dispatcher.failures;
     },
   };
 }
 
-export function createControl(
-  core: EmulatorCore,
-  log: RequestLog,
-  defaults: ControlDefaults,
-): EmulatorControl {
+export function createControl(core: EmulatorCore, log: RequestLog, defaults: ControlDefaults) {
   const { store } = core;
   const user = (id: string) => {
     const found = store.users.get(id);
     if (!found) throw new Error(`unknown widget user ${id}`);
     return found;
   };
+  const project = (id?: string) => store.project(id ?? defaults.defaultProject.projectId);
+  /** The records of one project (every project when `projectId` is undefined), each shown. */
+  const listed = <T extends { projectId: string }, V>(
+    records: Iterable<T>,
+    projectId: string | undefined,
+    view: (record: T) => V,
+  ) =>
+    [...records]
+      .filter((r) => projectId === undefined || r.projectId === projectId)
+      .map((r) => ({ projectId: r.projectId, ...view(r) }));
 
-  const control: EmulatorControl = {
+  return {
+    /** The project startEmulator created; its production key is the emulator's `apiKey`. */
     defaultProjectId: defaults.defaultProject.projectId,
+    /** HS256 secret of widget and ramp session tokens. */
     sessionSecret: core.sessionSecret,
-    get webhookSecret() {
+    /** Signs webhooks (X-ZBD-Signature) when set. */
+    get webhookSecret(): string | undefined {
       return core.webhookSecret;
     },
     set webhookSecret(secret: string | undefined) {
       core.webhookSecret = secret;
     },
 
-    createProject: (options) => store.createProject(options),
-    createKey: (projectId, scope = 'production') => store.createKey(projectId, scope),
-    revokeKey: (apiKey) => {
-      store.keys.delete(apiKey);
-    },
-    setDisclosures: (projectId, allowed) => {
+    createProject: (options?: CreateProjectOptions): CreatedProject => store.createProject(options),
+    createKey: (projectId: string, scope: KeyScope = 'production') =>
+      store.createKey(projectId, scope),
+    /** Disables a key at once, as regenerating it in the dashboard does. */
+    revokeKey: (apiKey: string) => void store.keys.delete(apiKey),
+    /** Allows or denies the project the widget disclosure interface. */
+    setDisclosures: (projectId: string, allowed: boolean) => {
       store.project(projectId).disclosures = allowed;
     },
-    setWallet(a: string | number | bigint | undefined, b?: number | bigint) {
-      const [projectId, msat] =
-        b === undefined ? [undefined, a as number | bigint] : [a as string | undefined, b];
-      store.project(projectId ?? control.defaultProjectId).walletMsat = checkMsat(msat);
+    /** `setWallet(msat)` for the default project, or `setWallet(projectId, msat)`. */
+    setWallet(
+      ...args: [msat: number | bigint] | [projectId: string | undefined, msat: number | bigint]
+    ) {
+      const [projectId, msat] = args.length === 1 ? [undefined, args[0]] : args;
+      project(projectId).walletMsat = checkMsat(msat);
     },
-    wallet: (projectId) => store.project(projectId ?? control.defaultProjectId).walletMsat,
+    /** Wallet balance in msat. */
+    wallet: (projectId?: string) => project(projectId).walletMsat,
 
-    createUser({ email, referenceId, projectId }) {
-      const id = randomUUID();
-      const project = store.project(projectId ?? control.defaultProjectId);
-      store.users.set(id, {
-        id,
-        projectId: project.id,
-        referenceId: referenceId ?? null,
-        email,
-        acceptedDisclosures: new Set(),
-        points: startingPoints(core, project),
-        createdAt: core.clock.now(),
-      });
-      return id;
+    createUser(options: { email: string; referenceId?: string; projectId?: string }): string {
+      return addUser(core, project(options.projectId), options.email, options.referenceId ?? null)
+        .id;
     },
-    setPoints(userId, currency, amount) {
+    setPoints(userId: string, currency: string, amount: number) {
       if (!Number.isSafeInteger(amount) || amount < 0)
         throw new RangeError('points must be a non-negative integer');
       user(userId).points.set(currency, amount);
     },
-    points: (userId, currency) => user(userId).points.get(currency) ?? 0,
-    users: (projectId) =>
-      filter(store.users.values(), projectId).map((u) => ({
-        projectId: u.projectId,
-        ...userView(u),
-      })),
-    transfers: (projectId) => filter(store.transfers.values(), projectId).map((t) => ({ ...t })),
+    points: (userId: string, currency: string) => user(userId).points.get(currency) ?? 0,
+    users: (projectId?: string) => listed(store.users.values(), projectId, userView),
+    transfers: (projectId?: string): TransferRecord[] =>
+      listed(store.transfers.values(), projectId, (t) => t),
 
-    withdrawalRequests: (projectId) =>
-      filter(store.withdrawalRequests.values(), projectId).map((wr) => {
+    withdrawalRequests: (projectId?: string) =>
+      listed(store.withdrawalRequests.values(), projectId, (wr) => {
         refreshWithdrawalRequest(core, wr);
-        return { projectId: wr.projectId, ...withdrawalRequestView(core, wr) };
+        return withdrawalRequestView(core, wr);
       }),
-    staticCharges: (projectId) =>
-      filter(store.staticCharges.values(), projectId).map((charge) => {
+    staticCharges: (projectId?: string) =>
+      listed(store.staticCharges.values(), projectId, (charge) => {
         refreshStaticCharge(core, charge);
-        return { projectId: charge.projectId, ...staticChargeView(core, charge) };
+        return staticChargeView(core, charge);
       }),
-    payments: (projectId) =>
-      filter(store.payments.values(), projectId).map((p) => ({
-        projectId: p.projectId,
-        ...paymentView(p),
-      })),
-    lnAddressPayments: (address) =>
-      [...store.payments.values()]
-        .filter(
+    payments: (projectId?: string) => listed(store.payments.values(), projectId, paymentView),
+    /** Payments sent to Lightning addresses (to `address` only, any case), oldest first. */
+    lnAddressPayments: (address?: string) =>
+      listed(
+        [...store.payments.values()].filter(
           (p) =>
             p.lnAddress !== null &&
             (address === undefined || p.lnAddress === address.toLowerCase()),
-        )
-        .map((p) => ({ projectId: p.projectId, ...paymentView(p) })),
-    setLnAddress(address, rule) {
+        ),
+        undefined,
+        paymentView,
+      ),
+    /**
+     * Changes how a test player's Lightning address (`<name>@emulator.test`) behaves: `valid:
+     * false` makes it unresolvable; `failPayments: true` accepts payments that then fail. `null`
+     * makes it ordinary again.
+     */
+    setLnAddress(address: string, rule: LnAddressRule | null) {
       if (rule === null) core.lnAddresses.delete(address.toLowerCase());
       else core.lnAddresses.set(address.toLowerCase(), { ...rule });
     },
-    sessions: (kind) =>
+    sessions: (kind?: SessionRecord['kind']): SessionRecord[] =>
       [...store.sessions.values()].filter((s) => kind === undefined || s.kind === kind),
 
-    claimWithdrawal: (id) => claimAsWallet(core, id),
-    payStaticCharge: (id, amountMsat) => payStaticCharge(core, id, amountMsat),
-    payInvoice: (pr) => payInvoice(core, pr),
+    /** Claims a withdrawal request as a wallet would (LUD-03 callback with a signed invoice). */
+    claimWithdrawal: (id: string): LnurlResult => claimAsWallet(core, id),
+    /** Pays a static charge through its LNURL-pay path; amount defaults to minAmount. */
+    payStaticCharge: (id: string, amountMsat?: number): PayResult =>
+      payStaticCharge(core, id, amountMsat),
+    /** Pays a BOLT11 invoice that the emulator's LNURL-pay callback issued. */
+    payInvoice: (pr: string): PayResult => payInvoice(core, pr),
 
-    fireRampWebhook: (target, type, data) => fireWebhook(core, 'ramp', target, type, data),
-    fireWidgetWebhook: (target, type, data) => fireWebhook(core, 'widget', target, type, data),
-    get webhookLog() {
+    fireRampWebhook: (
+      sessionTokenOrReferenceId: string,
+      type:
+        | 'ramp.purchase.completed'
+        | 'ramp.purchase.failed'
+        | 'ramp.kyc.completed'
+        | (string & {}),
+      data?: Record<string, unknown>,
+    ) => fireWebhook(core, 'ramp', sessionTokenOrReferenceId, type, data),
+    fireWidgetWebhook: (
+      sessionTokenOrReferenceId: string,
+      type: string,
+      data?: Record<string, unknown>,
+    ) => fireWebhook(core, 'widget', sessionTokenOrReferenceId, type, data),
+    get webhookLog(): readonly WebhookDelivery[] {
       return core.webhookLog;
     },
 
-    faults: core.faults,
+    faults: core.faults as FaultControl,
     callbacks: callbackControl(core.callbacks),
-    get callbackLog() {
+    /** Every callback, in the order queued, with its outcome. */
+    get callbackLog(): readonly CallbackRecord[] {
       return core.callbacks.log;
     },
+    /** Callbacks actually POSTed (delivered or failed). */
     sentCallbacks: () => core.callbacks.sent(),
 
-    get requests() {
+    /** The latest requests (capped at 10,000), oldest first. */
+    get requests(): readonly LoggedRequest[] {
       return log.entries;
     },
-    count: (method, path) => log.count(method, path),
-    get limited() {
+    /** How many requests had this method ('*' for any) and path (exact, or a RegExp). */
+    count: (method: string, path: string | RegExp) => log.count(method, path),
+    /** Requests the rate limit answered 429 since the start (or the last reset). */
+    get limited(): number {
       return log.limited;
     },
-    get rateLimit() {
+    /** The rate limit per API key in force, or null (none). */
+    get rateLimit(): Readonly<Required<EmulatorRateLimit>> | null {
       return core.rateLimiter.limit;
     },
-    setRateLimit(limit) {
+    /** Sets the rate limit per API key (null: none); every key starts with a full bucket. */
+    setRateLimit(limit: EmulatorRateLimit | null) {
       const problem = limit === null ? undefined : rateLimitProblem(limit);
       if (problem !== undefined) throw new RangeError(`rateLimit: ${problem}`);
       core.rateLimiter.set(limit);
     },
 
+    /** Applies every due expiry now (timers do it too; this is for clocks without timers). */
     tick() {
       for (const wr of store.withdrawalRequests.values()) refreshWithdrawalRequest(core, wr);
       for (const charge of store.staticCharges.values()) refreshStaticCharge(core, charge);
     },
-
-    setProdIps(ips) {
+    /** Sets what `GET /v0/prod-ips` answers (default 127.0.0.1 and ::1). */
+    setProdIps(ips: string[]) {
       core.prodIps = [...ips];
     },
-    setBtcUsdPrice(price, at) {
-      if (!isPrice(price)) {
-        throw new RangeError('price must be a positive number of US dollars');
-      }
+    /** Sets what `GET /v0/btcusd` answers, taken at `at` (epoch ms; default: each read's time). */
+    setBtcUsdPrice(price: number, at?: number) {
+      if (!isPrice(price)) throw new RangeError('price must be a positive number of US dollars');
       if (at !== undefined && !(Number.isSafeInteger(at) && at >= 0)) {
         throw new RangeError('at must be epoch milliseconds');
       }
       core.btcUsd = { price, at: at ?? null };
     },
-    setRegion(ip, refused) {
+    /** Makes `GET /v0/is-supported-region/{ip}` refuse (or, with null, support again) one IP. */
+    setRegion(ip: string, refused: { country: string; region: string } | null) {
       if (refused === null) core.unsupported.delete(ip);
       else core.unsupported.set(ip, refused);
     },
+    /** Back to the state right after start: the default project re-created, options as at start. */
     reset() {
       core.prodIps = ['127.0.0.1', '::1'];
       core.btcUsd = { price: defaults.btcUsdPrice, at: null };
       core.unsupported.clear();
       core.lnAddresses.clear();
-      for (const id of [...core.timers.keys()]) disarmTimer(core, id);
-      core.scheduler.cancelAll();
+      disarmAll(core);
       store.clear();
       log.clear();
       core.callbacks.clearLog();
@@ -340,5 +261,4 @@ export function createControl(
       store.createProject(defaults.defaultProject);
     },
   };
-  return control;
 }

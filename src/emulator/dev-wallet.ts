@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import { encodeBolt11 } from './bolt11.js';
 import { type EmulatorCore, isPrice } from './core.js';
-import { type Ctx, json, type Reply } from './http.js';
+import { type Ctx, failure, json, outcome, type Reply } from './http.js';
 import type { LnurlResult } from './lnurl.js';
 import {
   payInvoice,
@@ -39,12 +39,8 @@ export function claimAsWallet(core: EmulatorCore, id: string): LnurlResult {
   return claimWithdrawalRequest(core, id, wr.k1, pr);
 }
 
-function answer(result: { status: 'OK' | 'ERROR' }): Reply {
-  return json(result.status === 'OK' ? 200 : 400, result);
-}
-
 export function devClaim({ core, id }: Ctx): Reply {
-  return answer(claimAsWallet(core, id));
+  return outcome(claimAsWallet(core, id));
 }
 
 const payBody = z.object({
@@ -53,17 +49,15 @@ const payBody = z.object({
 
 export function devPay({ core, id, body }: Ctx): Reply {
   const parsed = payBody.safeParse(body ?? {});
-  if (!parsed.success)
-    return json(400, { status: 'ERROR', reason: 'amountMsat must be a positive integer' });
+  if (!parsed.success) return failure('amountMsat must be a positive integer');
   const amount = parsed.data.amountMsat;
-  return answer(payStaticCharge(core, id, amount == null ? undefined : Number(amount)));
+  return outcome(payStaticCharge(core, id, amount == null ? undefined : Number(amount)));
 }
 
 export function devPayInvoice({ core, body }: Ctx): Reply {
   const parsed = z.object({ pr: z.string().min(1) }).safeParse(body ?? {});
-  if (!parsed.success)
-    return json(400, { status: 'ERROR', reason: 'pr (BOLT11 invoice) is required' });
-  return answer(payInvoice(core, parsed.data.pr));
+  if (!parsed.success) return failure('pr (BOLT11 invoice) is required');
+  return outcome(payInvoice(core, parsed.data.pr));
 }
 
 /** How many of the latest entries `state` lists (the open ones are listed in full besides). */
@@ -139,15 +133,13 @@ const grantBody = z.object({
 /** Adds points to a player's balance, as the service's dashboard would: development only. */
 export function devGrantPoints({ core, id: userId, body }: Ctx): Reply {
   const user = core.store.users.get(userId);
-  if (!user) return json(404, { status: 'ERROR', reason: 'Unknown widget user' });
+  if (!user) return failure('Unknown widget user', 404);
   const parsed = grantBody.safeParse(body ?? {});
-  if (!parsed.success)
-    return json(400, { status: 'ERROR', reason: 'amount must be a positive integer' });
+  if (!parsed.success) return failure('amount must be a positive integer');
   const project: Project = core.store.project(user.projectId);
   const currency = parsed.data.currency ?? project.pointCurrency;
   const next = (user.points.get(currency) ?? 0) + Number(parsed.data.amount);
-  if (!Number.isSafeInteger(next))
-    return json(400, { status: 'ERROR', reason: 'amount is too large' });
+  if (!Number.isSafeInteger(next)) return failure('amount is too large');
   user.points.set(currency, next);
   return json(200, { status: 'OK', currency, points: next });
 }
@@ -164,10 +156,7 @@ const priceBody = z.strictObject({
 export function devSetBtcUsd({ core, body }: Ctx): Reply {
   const parsed = priceBody.safeParse(body ?? {});
   if (!parsed.success) {
-    return json(400, {
-      status: 'ERROR',
-      reason: 'price must be a positive number of US dollars (at: epoch ms)',
-    });
+    return failure('price must be a positive number of US dollars (at: epoch ms)');
   }
   core.btcUsd = { price: parsed.data.price, at: parsed.data.at ?? null };
   return json(200, { status: 'OK', price: parsed.data.price });

@@ -43,8 +43,8 @@ export interface FaultDecision {
   latencyMs: number;
 }
 
-function compile(path: string | RegExp | undefined): ((p: string) => boolean) | null {
-  if (path === undefined) return null;
+function compile(path: string | RegExp | undefined): (p: string) => boolean {
+  if (path === undefined) return () => true;
   if (path instanceof RegExp) return (p) => path.test(p);
   if (!/[*:{]/.test(path)) return (p) => p === path;
   const source = path
@@ -62,7 +62,7 @@ function compile(path: string | RegExp | undefined): ((p: string) => boolean) | 
 interface Entry {
   fault: ActiveFault;
   method: string | null;
-  test: ((p: string) => boolean) | null;
+  test: (p: string) => boolean;
 }
 
 export class FaultSet {
@@ -103,24 +103,20 @@ export class FaultSet {
 
   /** The first rule that matches, consumed once; undefined when none applies. */
   match(method: string, path: string): FaultDecision | undefined {
-    if (this.#entries.length === 0) return undefined;
-    for (const entry of this.#entries) {
-      if (entry.method && entry.method !== method) continue;
-      if (entry.test && !entry.test(path)) continue;
-      const { fault } = entry;
-      fault.hits++;
-      const times = fault.rule.times ?? Number.POSITIVE_INFINITY;
-      if (fault.hits >= times) this.remove(fault);
-      const rule = fault.rule;
-      const latencyOnly = rule.mode === undefined && rule.status === undefined && rule.latencyMs;
-      const decision: FaultDecision = {
-        mode: latencyOnly ? 'latency' : (rule.mode ?? 'status'),
-        status: rule.status ?? 500,
-        latencyMs: rule.latencyMs ?? 0,
-      };
-      if (rule.retryAfter !== undefined) decision.retryAfter = rule.retryAfter;
-      return decision;
-    }
-    return undefined;
+    const entry = this.#entries.find(
+      (e) => (e.method === null || e.method === method) && e.test(path),
+    );
+    if (entry === undefined) return undefined;
+    const { fault } = entry;
+    const { rule } = fault;
+    fault.hits++;
+    if (fault.hits >= (rule.times ?? Number.POSITIVE_INFINITY)) this.remove(fault);
+    const latencyOnly = rule.mode === undefined && rule.status === undefined && rule.latencyMs;
+    return {
+      mode: latencyOnly ? 'latency' : (rule.mode ?? 'status'),
+      status: rule.status ?? 500,
+      latencyMs: rule.latencyMs ?? 0,
+      ...(rule.retryAfter === undefined ? {} : { retryAfter: rule.retryAfter }),
+    };
   }
 }

@@ -1,7 +1,10 @@
 /**
  * The HTTP edge: reading a capped JSON body, and writing a reply. Handlers return a plain
  * `Reply` value instead of writing to the response, so that the server can decide at the
- * last moment to answer it or to destroy the connection (fault injection).
+ * last moment to answer it or to destroy the connection (fault injection). The service's two
+ * answer shapes are here too: `{success, message, data}` on the v0 paths (errors `{success:
+ * false, message}`), and `{success, message, data, error}` on the widget interface; which one
+ * a route uses is its `family`.
  */
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -29,20 +32,28 @@ export interface Ctx {
 
 export const DEFAULT_BODY_LIMIT = 64 * 1024;
 
-export class BodyTooLargeError extends Error {
-  readonly code = 'BODY_TOO_LARGE';
-}
-
-export class InvalidJsonError extends Error {
-  readonly code = 'INVALID_JSON';
+/** A request refused as it stands: the server answers it in the route's envelope. */
+export class Refusal extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly code = 'VALIDATION_ERROR',
+    readonly headers?: Record<string, string>,
+  ) {
+    super(message);
+  }
 }
 
 /** Reads and parses a JSON body; an empty body is `undefined`. */
 export function readJsonBody(req: IncomingMessage, limit: number): Promise<unknown> {
+  // The connection closes after a 413: the rest of the body is not read.
+  const tooLarge = () =>
+    new Refusal(413, `request body exceeds ${limit} bytes`, 'PAYLOAD_TOO_LARGE', {
+      connection: 'close',
+    });
   return new Promise((resolve, reject) => {
-    const declared = Number(req.headers['content-length']);
-    if (declared > limit) {
-      reject(new BodyTooLargeError(`request body exceeds ${limit} bytes`));
+    if (Number(req.headers['content-length']) > limit) {
+      reject(tooLarge());
       return;
     }
     const chunks: Buffer[] = [];
@@ -53,7 +64,7 @@ export function readJsonBody(req: IncomingMessage, limit: number): Promise<unkno
       size += chunk.length;
       if (size > limit) {
         failed = true;
-        reject(new BodyTooLargeError(`request body exceeds ${limit} bytes`));
+        reject(tooLarge());
         return;
       }
       chunks.push(chunk);
@@ -67,15 +78,24 @@ export function readJsonBody(req: IncomingMessage, limit: number): Promise<unkno
       try {
         resolve(JSON.parse(Buffer.concat(chunks, size).toString('utf8')));
       } catch {
-        reject(new InvalidJsonError('request body is not valid JSON'));
+        reject(new Refusal(400, 'request body is not valid JSON'));
       }
     });
     req.on('error', reject);
   });
 }
 
-export function json(status: number, body: unknown, headers?: Record<string, string>): Reply {
-  return headers ? { status, body, headers } : { status, body };
+export function json(status: number, body: unknown): Reply {
+  return { status, body };
+}
+
+/** An LNURL-style answer (also the dev wallet's): 400 only when it says ERROR. */
+export function outcome(result: { status: 'OK' | 'ERROR' }): Reply {
+  return json(result.status === 'OK' ? 200 : 400, result);
+}
+
+export function failure(reason: string, status = 400): Reply {
+  return json(status, { status: 'ERROR', reason });
 }
 
 export function html(status: number, text: string): Reply {
@@ -91,4 +111,40 @@ export function send(res: ServerResponse, reply: Reply): void {
   };
   res.writeHead(reply.status, headers);
   res.end(text);
+}
+
+export type Family = 'v0' | 'widget' | 'lnurl' | 'emulator';
+
+export function v0Ok(data: unknown, message = 'Success', status = 200): Reply {
+  return json(status, { success: true, message, data });
+}
+
+export function v0Error(status: number, message: string): Reply {
+  return json(status, { success: false, message });
+}
+
+export function widgetOk(data: unknown, message = 'Success', status = 200): Reply {
+  return json(status, { success: true, message, data, error: null });
+}
+
+export function widgetError(status: number, code: string, message: string): Reply {
+  return json(status, { success: false, message, data: null, error: { code, message } });
+}
+
+/** The error codes this emulator uses on the widget interface (only TX3017 is the service's). */
+export const WIDGET_ERRORS = {
+  validation: 'VALIDATION_ERROR',
+  unauthorized: 'UNAUTHORIZED',
+  forbidden: 'FORBIDDEN',
+  notFound: 'NOT_FOUND',
+  insufficientPoints: 'TX3017',
+  idempotencyConflict: 'IDEMPOTENCY_KEY_REUSED',
+  emailInUse: 'EMAIL_IN_USE',
+} as const;
+
+/** An error in the family's shape; `code` only matters to the widget interface. */
+export function errorFor(family: Family, status: number, code: string, message: string): Reply {
+  if (family === 'widget') return widgetError(status, code, message);
+  if (family === 'lnurl') return json(status, { status: 'ERROR', reason: message });
+  return v0Error(status, message);
 }

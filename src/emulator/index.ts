@@ -14,69 +14,25 @@
 // First: on an older Node, fail here with the version needed, not deep in a dependency.
 import '../require-node.js';
 
-import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type Clock, systemClock } from '../clock.js';
 import { ConfigurationError } from '../errors.js';
 import { isLoopbackHost, plainHttpUrl, remoteHostProblem } from './bind.js';
-import { CallbackDispatcher, type CallbackOptions } from './callbacks.js';
-import { Scheduler } from './clock.js';
 import { createControl, type EmulatorControl } from './control.js';
-import { type EmulatorCore, isPrice } from './core.js';
-import { type FaultRule, FaultSet } from './faults.js';
-import { generateKeyPair } from './invoice-keys.js';
-import { type EmulatorRateLimit, KeyRateLimiter, rateLimitProblem } from './rate-limit.js';
+import { createCore, disarmAll, type EmulatorOptions, isPrice } from './core.js';
+
+export type { EmulatorOptions } from './core.js';
+
+import { rateLimitProblem } from './rate-limit.js';
 import { RequestLog } from './request-log.js';
 import { createRequestHandler } from './server.js';
-import { newKey, Store } from './store.js';
+import { newKey } from './store.js';
 
 /** What `GET /v0/btcusd` answers unless told otherwise: 1 BTC = 100,000.00 USD. */
 export const DEFAULT_BTC_USD_PRICE = 100_000;
 
 /** The default project's wallet: 1,000,000 sats (0.01 BTC), plenty for a demo. */
 export const DEFAULT_WALLET_MSAT = 1_000_000_000;
-
-export interface EmulatorOptions {
-  /** 0 (default) picks a free port. */
-  port?: number;
-  /** Default '127.0.0.1'. Other than loopback is refused unless `allowRemote` is true. */
-  host?: string;
-  /** Listen on a `host` other than loopback (a phone on your network). Development only. */
-  allowRemote?: boolean;
-  /** The address LNURL codes and widget URLs point at (a tunnel). Default `http://host:port`. */
-  publicUrl?: string;
-  /** Default: the system clock with real timers. A ManualClock drives expiries in tests. */
-  clock?: Clock;
-  /** Faults active from the start (and again after control.reset()). */
-  faults?: FaultRule[];
-  /** Callback delivery options from the start (and again after control.reset()). */
-  callbacks?: CallbackOptions;
-  /** Signs widget and ramp webhooks (X-ZBD-Signature) when set. */
-  webhookSecret?: string;
-  /** HS256 secret of session tokens; random by default. */
-  sessionSecret?: string;
-  /** The default project's wallet in msat; default DEFAULT_WALLET_MSAT. */
-  walletMsat?: number;
-  /** Fixed keys for the default project (e.g. to keep a .env stable); random by default. */
-  apiKey?: string;
-  sandboxKey?: string;
-  /** Points each new widget user starts with (USDZ minor units). Default 0. */
-  userPoints?: number;
-  /** Keep payments `processing` this long before `completed`; default 0 (at once). */
-  paymentDelayMs?: number;
-  /** What `GET /v0/btcusd` answers, in US dollars; default DEFAULT_BTC_USD_PRICE. */
-  btcUsdPrice?: number;
-  /** Where the emulator's few log lines go. Default the console, prefixed `[emulator]`. */
-  logger?: { warn(message: string): void };
-  /** Largest accepted request body in bytes; default 64 KiB. */
-  bodyLimit?: number;
-  /**
-   * Limit each API key to `perSecond` requests (`burst` at once) as the service does: beyond
-   * it, 429 with `Retry-After`, not processed. Default: none.
-   */
-  rateLimit?: EmulatorRateLimit;
-}
 
 export interface Emulator {
   /** Base URL of the API (no trailing slash); on a wildcard host, the loopback address. */
@@ -129,34 +85,10 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     const problem = rateLimitProblem(options.rateLimit);
     if (problem !== undefined) throw new ConfigurationError('rateLimit', problem);
   }
-  const clock = options.clock ?? systemClock;
   const logger = options.logger ?? { warn: (m: string) => console.warn(`[emulator] ${m}`) };
-  const store = new Store();
+  const core = createCore(options, btcUsdPrice, (m) => logger.warn(m));
+  const { store } = core;
   const log = new RequestLog();
-  const scheduler = new Scheduler(clock);
-  const core: EmulatorCore = {
-    store,
-    clock,
-    scheduler,
-    callbacks: new CallbackDispatcher(options.callbacks, (m) => logger.warn(m)),
-    faults: new FaultSet(options.faults),
-    rateLimiter: new KeyRateLimiter(clock, options.rateLimit),
-    baseUrl: '',
-    sessionSecret: options.sessionSecret ?? randomBytes(32).toString('hex'),
-    controlKey: randomBytes(24).toString('base64url'),
-    webhookSecret: options.webhookSecret,
-    userPoints: options.userPoints ?? 0,
-    paymentDelayMs: options.paymentDelayMs ?? 0,
-    timers: new Map(),
-    webhookLog: [],
-    nodeKey: generateKeyPair(),
-    walletKey: generateKeyPair(),
-    // Callbacks leave from this machine; a game behind a proxy sees this address.
-    prodIps: ['127.0.0.1', '::1'],
-    btcUsd: { price: btcUsdPrice, at: null },
-    unsupported: new Map(),
-    lnAddresses: new Map(),
-  };
   const defaultProject = {
     projectId: 'default',
     apiKey: options.apiKey ?? newKey('production'),
@@ -205,8 +137,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     server,
     close() {
       closing ??= new Promise<void>((resolve) => {
-        scheduler.cancelAll();
-        core.timers.clear();
+        disarmAll(core);
         core.callbacks.close();
         server.close(() => resolve());
         server.closeAllConnections();
@@ -226,11 +157,13 @@ export type {
   CallbackRecord,
 } from './callbacks.js';
 export type { CallbackControl, EmulatorControl, FaultControl } from './control.js';
+export type { WebhookDelivery } from './core.js';
 export type { ActiveFault, FaultMode, FaultRule } from './faults.js';
 export { LN_ADDRESS_DOMAIN } from './ln-address.js';
 export { decodeLnurl, encodeLnurl, type LnurlResult } from './lnurl.js';
 export type { EmulatorRateLimit } from './rate-limit.js';
 export type { LoggedRequest } from './request-log.js';
+export { signWebhook } from './sessions.js';
 export type { PayResult } from './static-charges.js';
 export type {
   CreatedProject,
@@ -240,5 +173,4 @@ export type {
   SessionRecord,
   TransferRecord,
 } from './store.js';
-export { signWebhook, type WebhookDelivery } from './webhooks.js';
 export { MIN_WITHDRAWAL_MSAT } from './withdrawals.js';

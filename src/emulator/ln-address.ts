@@ -10,8 +10,7 @@
 
 import { z } from 'zod';
 import type { EmulatorCore } from './core.js';
-import { v0Error, v0Ok } from './envelopes.js';
-import type { Ctx, Reply } from './http.js';
+import { type Ctx, type Reply, v0Error, v0Ok } from './http.js';
 import { INSUFFICIENT_BALANCE, paymentView, startPayment } from './payments.js';
 import type { LnAddressRule } from './store.js';
 import { httpUrl, msatString, parse } from './validation.js';
@@ -50,9 +49,7 @@ function resolve(
 }
 
 export function sendToLnAddress({ core, project, body }: Ctx): Reply {
-  const parsed = parse(sendBody, body);
-  if (!parsed.ok) return v0Error(400, parsed.message);
-  const input = parsed.value;
+  const input = parse(sendBody, body);
   const target = resolve(core, input.lnAddress);
   if (!target) return v0Error(400, `Could not resolve Lightning Address ${input.lnAddress}.`);
   const amountMsat = Number(input.amount);

@@ -7,9 +7,8 @@
 
 import { randomBytes, randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { armTimer, type EmulatorCore, iso } from './core.js';
-import { v0Error, v0Ok } from './envelopes.js';
-import type { Ctx, Reply } from './http.js';
+import { armTimer, type EmulatorCore, iso, owned } from './core.js';
+import { type Ctx, type Reply, v0Error, v0Ok } from './http.js';
 import type { PaymentRecord, Project } from './store.js';
 import { httpUrl, msatString, parse } from './validation.js';
 
@@ -45,9 +44,7 @@ export function paymentView(payment: PaymentRecord) {
 }
 
 export function createPayment({ core, project, body }: Ctx): Reply {
-  const parsed = parse(createBody, body);
-  if (!parsed.ok) return v0Error(400, parsed.message);
-  const input = parsed.value;
+  const input = parse(createBody, body);
   const amountMsat = Number(input.amount);
   if (amountMsat < 1) return v0Error(400, 'amount must be at least 1 msat');
   if (project.walletMsat < amountMsat) return v0Error(400, INSUFFICIENT_BALANCE);
@@ -116,7 +113,7 @@ function finish(core: EmulatorCore, payment: PaymentRecord): void {
 }
 
 export function getPayment({ core, project, id }: Ctx): Reply {
-  const payment = core.store.payments.get(id);
-  if (!payment || payment.projectId !== project.id) return v0Error(404, 'Payment not found.');
+  const payment = owned(core.store.payments, project, id);
+  if (!payment) return v0Error(404, 'Payment not found.');
   return v0Ok(paymentView(payment), 'Successfully retrieved Payment.');
 }

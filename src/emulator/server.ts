@@ -18,28 +18,39 @@ import {
   devSetBtcUsd,
   devState,
 } from './dev-wallet.js';
-import { errorFor, type Family, v0Ok, WIDGET_ERRORS } from './envelopes.js';
-import type { FaultDecision } from './faults.js';
 import {
-  BodyTooLargeError,
   type Ctx,
   DEFAULT_BODY_LIMIT,
+  errorFor,
+  type Family,
   html,
-  InvalidJsonError,
   json,
+  Refusal,
   type Reply,
   readJsonBody,
   send,
+  v0Ok,
+  WIDGET_ERRORS,
 } from './http.js';
 import { sendToLnAddress, validateLnAddress } from './ln-address.js';
-import { payCallback, payInfo, withdrawCallback, withdrawInfo } from './lnurl-handlers.js';
 import { createPayment, getPayment } from './payments.js';
-import type { RequestLog } from './request-log.js';
+import type { LoggedRequest, RequestLog } from './request-log.js';
 import { createRampSession, createWidgetSession, sessionPage } from './sessions.js';
-import { createStaticCharge, getStaticCharge, updateStaticCharge } from './static-charges.js';
+import {
+  createStaticCharge,
+  getStaticCharge,
+  payCallback,
+  payInfo,
+  updateStaticCharge,
+} from './static-charges.js';
 import type { Project } from './store.js';
 import { acceptDisclosures, createUser, deplete, updateUser } from './widget-users.js';
-import { createWithdrawalRequest, getWithdrawalRequest } from './withdrawals.js';
+import {
+  createWithdrawalRequest,
+  getWithdrawalRequest,
+  withdrawCallback,
+  withdrawInfo,
+} from './withdrawals.js';
 
 /**
  * 'key': any key of the project; 'production': a production-scope key; 'control': the dev
@@ -50,25 +61,24 @@ type Auth = 'none' | 'key' | 'production' | 'control';
 interface Route {
   method: string;
   pattern: string;
-  family: Family;
   auth: Auth;
   handle(ctx: Ctx): Reply;
 }
 
-const r = (method: string, pattern: string, family: Family, auth: Auth, handle: Route['handle']) =>
-  ({ method, pattern, family, auth, handle }) satisfies Route;
+const r = (method: string, pattern: string, auth: Auth, handle: Route['handle']) =>
+  ({ method, pattern, auth, handle }) satisfies Route;
 
 const ROUTES: Route[] = [
-  r('GET', '/v0/wallet', 'v0', 'key', ({ project }) =>
+  r('GET', '/v0/wallet', 'key', ({ project }) =>
     v0Ok(
       { unit: 'sats', balance: Math.floor(project.walletMsat / 1000) },
       'Successfully retrieved Wallet.',
     ),
   ),
-  r('GET', '/v0/prod-ips', 'v0', 'key', ({ core }) =>
+  r('GET', '/v0/prod-ips', 'key', ({ core }) =>
     v0Ok({ ips: [...core.prodIps] }, 'Successfully retrieved IPs.'),
   ),
-  r('GET', '/v0/btcusd', 'v0', 'key', ({ core }) =>
+  r('GET', '/v0/btcusd', 'key', ({ core }) =>
     v0Ok(
       {
         // As the service's SDKs type them: text, the time in whole seconds.
@@ -78,7 +88,7 @@ const ROUTES: Route[] = [
       'Successfully retrieved BTC USD price ticker information.',
     ),
   ),
-  r('GET', '/v0/is-supported-region/:ip', 'v0', 'key', ({ core, id: ip }) => {
+  r('GET', '/v0/is-supported-region/:ip', 'key', ({ core, id: ip }) => {
     const refused = core.unsupported.get(ip);
     return v0Ok(
       {
@@ -90,42 +100,42 @@ const ROUTES: Route[] = [
       'Successfully retrieved region support.',
     );
   }),
-  r('POST', '/v0/payments', 'v0', 'key', createPayment),
-  r('GET', '/v0/payments/:id', 'v0', 'key', getPayment),
-  r('POST', '/v0/ln-address/send-payment', 'v0', 'key', sendToLnAddress),
-  r('GET', '/v0/ln-address/validate/:address', 'v0', 'key', validateLnAddress),
-  r('POST', '/v0/withdrawal-requests', 'v0', 'key', createWithdrawalRequest),
-  r('GET', '/v0/withdrawal-requests/:id', 'v0', 'key', getWithdrawalRequest),
-  r('POST', '/v0/static-charges', 'v0', 'key', createStaticCharge),
-  r('GET', '/v0/static-charges/:id', 'v0', 'key', getStaticCharge),
-  r('PATCH', '/v0/static-charges/:id', 'v0', 'key', updateStaticCharge),
-  r('POST', '/api/v1/widget/users', 'widget', 'production', createUser),
-  r('POST', '/api/v1/widget/users/deplete', 'widget', 'production', deplete),
-  r('POST', '/api/v1/widget/users/session', 'widget', 'production', createWidgetSession),
-  r('PATCH', '/api/v1/widget/users/:userId', 'widget', 'production', updateUser),
-  r('POST', '/api/v1/widget/users/:userId/disclosures', 'widget', 'production', acceptDisclosures),
-  r('POST', '/api/v1/ramp-widget', 'widget', 'production', createRampSession),
-  r('GET', '/lnurl/withdraw/:id', 'lnurl', 'none', withdrawInfo),
-  r('GET', '/lnurl/withdraw/:id/callback', 'lnurl', 'none', withdrawCallback),
-  r('GET', '/lnurl/pay/:id', 'lnurl', 'none', payInfo),
-  r('GET', '/lnurl/pay/:id/callback', 'lnurl', 'none', payCallback),
+  r('POST', '/v0/payments', 'key', createPayment),
+  r('GET', '/v0/payments/:id', 'key', getPayment),
+  r('POST', '/v0/ln-address/send-payment', 'key', sendToLnAddress),
+  r('GET', '/v0/ln-address/validate/:address', 'key', validateLnAddress),
+  r('POST', '/v0/withdrawal-requests', 'key', createWithdrawalRequest),
+  r('GET', '/v0/withdrawal-requests/:id', 'key', getWithdrawalRequest),
+  r('POST', '/v0/static-charges', 'key', createStaticCharge),
+  r('GET', '/v0/static-charges/:id', 'key', getStaticCharge),
+  r('PATCH', '/v0/static-charges/:id', 'key', updateStaticCharge),
+  r('POST', '/api/v1/widget/users', 'production', createUser),
+  r('POST', '/api/v1/widget/users/deplete', 'production', deplete),
+  r('POST', '/api/v1/widget/users/session', 'production', createWidgetSession),
+  r('PATCH', '/api/v1/widget/users/:userId', 'production', updateUser),
+  r('POST', '/api/v1/widget/users/:userId/disclosures', 'production', acceptDisclosures),
+  r('POST', '/api/v1/ramp-widget', 'production', createRampSession),
+  r('GET', '/lnurl/withdraw/:id', 'none', withdrawInfo),
+  r('GET', '/lnurl/withdraw/:id/callback', 'none', withdrawCallback),
+  r('GET', '/lnurl/pay/:id', 'none', payInfo),
+  r('GET', '/lnurl/pay/:id/callback', 'none', payCallback),
   // The page holds no secret: its key comes in the URL's fragment, which no request carries.
-  r('GET', '/_emulator/', 'emulator', 'none', () => ({
+  r('GET', '/_emulator/', 'none', () => ({
     ...html(200, DEV_WALLET_HTML),
     headers: { 'referrer-policy': 'no-referrer', 'x-frame-options': 'DENY' },
   })),
-  r('GET', '/_emulator', 'emulator', 'none', () => ({
+  r('GET', '/_emulator', 'none', () => ({
     status: 302,
     headers: { location: '/_emulator/' },
   })),
-  r('GET', '/_emulator/state', 'emulator', 'control', devState),
-  r('POST', '/_emulator/withdrawal-requests/:id/claim', 'emulator', 'control', devClaim),
-  r('POST', '/_emulator/static-charges/:id/pay', 'emulator', 'control', devPay),
-  r('POST', '/_emulator/pay-invoice', 'emulator', 'control', devPayInvoice),
-  r('POST', '/_emulator/btcusd', 'emulator', 'control', devSetBtcUsd),
-  r('POST', '/_emulator/users/:id/points', 'emulator', 'control', devGrantPoints),
-  r('GET', '/_emulator/widget', 'emulator', 'none', (c) => sessionPage(c.core, 'widget', c.query)),
-  r('GET', '/_emulator/ramp', 'emulator', 'none', (c) => sessionPage(c.core, 'ramp', c.query)),
+  r('GET', '/_emulator/state', 'control', devState),
+  r('POST', '/_emulator/withdrawal-requests/:id/claim', 'control', devClaim),
+  r('POST', '/_emulator/static-charges/:id/pay', 'control', devPay),
+  r('POST', '/_emulator/pay-invoice', 'control', devPayInvoice),
+  r('POST', '/_emulator/btcusd', 'control', devSetBtcUsd),
+  r('POST', '/_emulator/users/:id/points', 'control', devGrantPoints),
+  r('GET', '/_emulator/widget', 'none', (c) => sessionPage(c.core, 'widget', c.query)),
+  r('GET', '/_emulator/ramp', 'none', (c) => sessionPage(c.core, 'ramp', c.query)),
 ];
 
 /** At most one parameter per path: a handler gets it as `id`. */
@@ -153,141 +163,108 @@ function withCors(reply: Reply): Reply {
   return { ...reply, headers: { ...LNURL_CORS_HEADERS, ...reply.headers } };
 }
 
-export interface ServerOptions {
-  bodyLimit?: number;
-}
-
 export function createRequestHandler(
   core: EmulatorCore,
   log: RequestLog,
-  options: ServerOptions = {},
+  options: { bodyLimit?: number } = {},
 ) {
   const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  /** The route's answer; a request refused before its handler ran throws a Refusal. */
+  async function run(req: IncomingMessage, path: string, search: string, logged: LoggedRequest) {
     const method = req.method ?? 'GET';
-    const rawUrl = req.url ?? '/';
-    const q = rawUrl.indexOf('?');
-    const path = q === -1 ? rawUrl : rawUrl.slice(0, q);
-    const logged = log.record(method, path);
-    // Every answer carries an id, as the service's do: what a developer quotes to its support.
-    res.setHeader('x-request-id', randomUUID());
-    const family = familyOf(path);
-    const cors = family === 'lnurl';
-
-    if (method === 'OPTIONS' && cors) {
-      send(res, withCors({ status: 204 }));
-      return;
-    }
-
-    const fault = family === 'emulator' ? undefined : core.faults.match(method, path);
-    if (fault) {
-      if (fault.latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, fault.latencyMs));
-      if (fault.mode === 'destroy-before-processing') {
-        req.socket.destroy();
-        return;
+    const found = COMPILED.filter((route) => route.regex.test(path));
+    const route = found.find((candidate) => candidate.method === method);
+    if (route === undefined) {
+      if (found.length > 0) {
+        throw new Refusal(405, `${method} is not allowed on ${path}`, 'METHOD_NOT_ALLOWED');
       }
-      if (fault.mode === 'hang') return; // closed by close(), or by the client giving up
-      if (fault.mode === 'status') {
-        send(res, faultReply(family, fault));
-        return;
-      }
+      throw new Refusal(404, `No route for ${method} ${path}`, WIDGET_ERRORS.notFound);
     }
-
-    let route: (typeof COMPILED)[number] | undefined;
-    let match: RegExpExecArray | null = null;
-    let pathKnown = false;
-    for (const candidate of COMPILED) {
-      const m = candidate.regex.exec(path);
-      if (!m) continue;
-      pathKnown = true;
-      if (candidate.method === method) {
-        route = candidate;
-        match = m;
-        break;
-      }
-    }
-    if (!route || !match) {
-      const reply = pathKnown
-        ? errorFor(family, 405, 'METHOD_NOT_ALLOWED', `${method} is not allowed on ${path}`)
-        : errorFor(family, 404, WIDGET_ERRORS.notFound, `No route for ${method} ${path}`);
-      send(res, cors ? withCors(reply) : reply);
-      return;
-    }
-
     // Before the body: a request without the key costs nothing more.
     if (
       route.auth === 'control' &&
       !isControlKey(req.headers[CONTROL_KEY_HEADER], core.controlKey)
     ) {
-      send(
-        res,
-        json(401, {
-          status: 'ERROR',
-          reason: `missing or wrong dev wallet key (header ${CONTROL_KEY_HEADER}): open the dev wallet URL this emulator printed at its start`,
-        }),
-      );
-      return;
+      return json(401, {
+        status: 'ERROR',
+        reason: `missing or wrong dev wallet key (header ${CONTROL_KEY_HEADER}): open the dev wallet URL this emulator printed at its start`,
+      });
     }
-
-    // Answers an error in the route's family (v0, widget, lnurl, emulator).
-    const refuse = (status: number, code: string, message: string) =>
-      send(res, errorFor(route.family, status, code, message));
-    let body: unknown;
-    if (method === 'POST' || method === 'PATCH' || method === 'PUT') {
-      try {
-        body = await readJsonBody(req, bodyLimit);
-      } catch (error) {
-        if (error instanceof BodyTooLargeError) {
-          res.setHeader('connection', 'close');
-          refuse(413, 'PAYLOAD_TOO_LARGE', error.message);
-          return;
-        }
-        if (error instanceof InvalidJsonError) {
-          refuse(400, WIDGET_ERRORS.validation, error.message);
-          return;
-        }
-        throw error;
-      }
-    }
-
+    const body = /^(POST|PATCH|PUT)$/.test(method) ? await readJsonBody(req, bodyLimit) : undefined;
     let project: Project | undefined;
-    if (route.auth !== 'none' && route.auth !== 'control') {
+    if (route.auth === 'key' || route.auth === 'production') {
       const header = req.headers.apikey;
       const key = typeof header === 'string' ? core.store.keys.get(header) : undefined;
       if (!key) {
-        refuse(401, WIDGET_ERRORS.unauthorized, 'Missing or invalid API key (header apikey)');
-        return;
+        throw new Refusal(
+          401,
+          'Missing or invalid API key (header apikey)',
+          WIDGET_ERRORS.unauthorized,
+        );
       }
       // Counted per key, before the work: a refused request was never processed.
-      const waitMs = core.rateLimiter.take(header as string);
+      const waitMs = core.rateLimiter.take(key.key);
       if (waitMs > 0) {
         log.refused(logged);
-        const reply = errorFor(route.family, 429, 'RATE_LIMITED', 'Too many requests');
         // Whole seconds, as HTTP writes a delay, and never 0: the client waits at least that.
-        reply.headers = { 'retry-after': String(Math.ceil(waitMs / 1000)) };
-        send(res, reply);
-        return;
+        const headers = { 'retry-after': String(Math.ceil(waitMs / 1000)) };
+        throw new Refusal(429, 'Too many requests', 'RATE_LIMITED', headers);
       }
       if (route.auth === 'production' && key.scope !== 'production') {
-        refuse(403, WIDGET_ERRORS.forbidden, 'This operation requires a production-scope API key');
-        return;
+        const message = 'This operation requires a production-scope API key';
+        throw new Refusal(403, message, WIDGET_ERRORS.forbidden);
       }
       project = core.store.projects.get(key.projectId);
     }
-
-    const id = match[1] === undefined ? '' : decodeURIComponent(match[1]);
-    const query = new URLSearchParams(q === -1 ? '' : rawUrl.slice(q + 1));
-    let reply = route.handle({ core, id, query, body, project: project as Project });
-    if (cors) reply = withCors(reply);
-
-    if (fault?.mode === 'process-then-destroy') {
-      req.socket.destroy();
-      return;
+    const param = route.regex.exec(path)?.[1];
+    const id = param === undefined ? '' : decodeURIComponent(param);
+    const query = new URLSearchParams(search);
+    try {
+      return route.handle({ core, id, query, body, project: project as Project });
+    } catch (error) {
+      if (!(error instanceof Refusal)) throw error;
+      return refusal(familyOf(path), error);
     }
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const method = req.method ?? 'GET';
+    const [path = '/', search = ''] = (req.url ?? '/').split(/\?(.*)/s);
+    const logged = log.record(method, path);
+    // Every answer carries an id, as the service's do: what a developer quotes to its support.
+    res.setHeader('x-request-id', randomUUID());
+    const family = familyOf(path);
+    const answer = (reply: Reply) => send(res, family === 'lnurl' ? withCors(reply) : reply);
+    if (method === 'OPTIONS' && family === 'lnurl') return answer({ status: 204 });
+
+    const fault = family === 'emulator' ? undefined : core.faults.match(method, path);
+    if (fault) {
+      if (fault.latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, fault.latencyMs));
+      if (fault.mode === 'destroy-before-processing') return void req.socket.destroy();
+      if (fault.mode === 'hang') return; // closed by close(), or by the client giving up
+      if (fault.mode === 'status') {
+        const message =
+          fault.status === 429 ? 'Too many requests (injected fault)' : 'Injected fault';
+        const headers =
+          fault.retryAfter === undefined ? undefined : { 'retry-after': String(fault.retryAfter) };
+        return send(
+          res,
+          refusal(family, new Refusal(fault.status, message, 'INJECTED_FAULT', headers)),
+        );
+      }
+    }
+    let reply: Reply;
+    try {
+      reply = await run(req, path, search, logged);
+    } catch (error) {
+      if (!(error instanceof Refusal)) throw error;
+      return answer(refusal(family, error));
+    }
+    if (fault?.mode === 'process-then-destroy') return void req.socket.destroy();
     // Processed, and the answer never comes: the client times out on a request that happened.
     if (fault?.mode === 'process-then-hang') return;
-    send(res, reply);
+    answer(reply);
   }
 
   return (req: IncomingMessage, res: ServerResponse): void => {
@@ -302,14 +279,8 @@ export function createRequestHandler(
   };
 }
 
-function faultReply(family: Family, fault: FaultDecision): Reply {
-  const message = fault.status === 429 ? 'Too many requests (injected fault)' : 'Injected fault';
-  const reply = errorFor(
-    family === 'emulator' ? 'v0' : family,
-    fault.status,
-    'INJECTED_FAULT',
-    message,
-  );
-  if (fault.retryAfter !== undefined) reply.headers = { 'retry-after': String(fault.retryAfter) };
-  return reply;
+/** A refusal in the envelope of its family (v0, widget, lnurl, emulator). */
+function refusal(family: Family, { status, code, message, headers }: Refusal): Reply {
+  const reply = errorFor(family, status, code, message);
+  return headers === undefined ? reply : { ...reply, headers };
 }

@@ -2,17 +2,20 @@
  * Widget sessions and purchase (ramp) sessions: an HS256 JWT (node:crypto HMAC, secret in
  * control.sessionSecret) valid until expires_at, and a widget_url served by the emulator
  * that carries it. Widget sessions live 1 hour (the docs give no figure), ramp sessions
- * 15 minutes. Webhooks of either kind are fired through control.
+ * 15 minutes. Webhooks of either kind are fired through control: `{type, data}` POSTed to the
+ * session's webhook_url with X-ZBD-Event-Id (unique per event) and X-ZBD-Event-Type, and, when
+ * a webhook secret is set, X-ZBD-Signature = hex HMAC-SHA256 of the raw body. The service
+ * retries for hours; the emulator sends once and reports what happened.
  */
 
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
+import { request } from 'undici';
 import { z } from 'zod';
-import type { EmulatorCore } from './core.js';
-import { WIDGET_ERRORS as E, widgetError, widgetOk } from './envelopes.js';
-import { type Ctx, html, type Reply } from './http.js';
-import type { Project, SessionRecord } from './store.js';
+import type { EmulatorCore, WebhookDelivery } from './core.js';
+import { type Ctx, html, type Reply, widgetOk } from './http.js';
+import type { SessionRecord } from './store.js';
 import { email, httpUrl, parse } from './validation.js';
-import { sendWebhook, type WebhookDelivery } from './webhooks.js';
+import { findUser } from './widget-users.js';
 
 export const WIDGET_SESSION_TTL_MS = 60 * 60 * 1000;
 export const RAMP_SESSION_TTL_MS = 15 * 60 * 1000;
@@ -95,30 +98,16 @@ export function verifyJwt(
   return claims;
 }
 
-function userIdByEmail(
-  core: EmulatorCore,
-  project: Project,
-  address: string | null,
-): string | null {
-  if (!address) return null;
-  for (const user of core.store.users.values()) {
-    if (user.projectId === project.id && user.email.toLowerCase() === address.toLowerCase())
-      return user.id;
-  }
-  return null;
-}
-
 /** The route that makes a session of `kind`: a signed token, and the page that shows it. */
 function sessionRoute(kind: SessionRecord['kind'], body: z.ZodType<Given>, ttlMs: number) {
   return (ctx: Ctx): Reply => {
     const { core, project } = ctx;
-    const parsed = parse(body, ctx.body);
-    if (!parsed.ok) return widgetError(400, E.validation, parsed.message);
+    const given = parse(body, ctx.body);
     const now = core.clock.now();
     // Whole seconds, so that the JWT's exp and expires_at name the same instant.
     const exp = Math.floor((now + ttlMs) / 1000);
-    const session = { ...parsed.value, kind, projectId: project.id };
-    const userId = userIdByEmail(core, project, session.email);
+    const session = { ...given, kind, projectId: project.id };
+    const userId = session.email ? (findUser(core, project, session.email)?.id ?? null) : null;
     const token = signJwt(core.sessionSecret, {
       iss: 'colyseus-lightning-emulator',
       sub: userId ?? session.email ?? 'anonymous',
@@ -164,21 +153,14 @@ export function findSession(core: EmulatorCore, kind: SessionRecord['kind'], tar
   return found;
 }
 
-function defaultRampData(session: SessionRecord, type: string): Record<string, unknown> {
-  switch (type) {
-    case 'ramp.purchase.completed':
-      return {
-        amount: '10.00',
-        currency: session.quoteCurrency ?? 'USD',
-        reference_id: session.referenceId,
-      };
-    case 'ramp.purchase.failed':
-      return { reference_id: session.referenceId };
-    case 'ramp.kyc.completed':
-      return { user_id: session.userId ?? session.email };
-    default:
-      return { reference_id: session.referenceId };
+/** What a webhook's `data` says unless the caller says otherwise. */
+function defaultData(session: SessionRecord, type: string): Record<string, unknown> {
+  const { referenceId: reference_id } = session;
+  if (type === 'ramp.purchase.completed') {
+    return { amount: '10.00', currency: session.quoteCurrency ?? 'USD', reference_id };
   }
+  if (type === 'ramp.kyc.completed') return { user_id: session.userId ?? session.email };
+  return { reference_id };
 }
 
 export async function fireWebhook(
@@ -192,7 +174,7 @@ export async function fireWebhook(
   if (!session) throw new Error(`no ${kind} session with token or reference_id ${target}`);
   if (!session.webhookUrl) throw new Error(`the ${kind} session has no webhook_url`);
   const defaults =
-    kind === 'ramp' ? defaultRampData(session, type) : { reference_id: session.referenceId };
+    kind === 'ramp' ? defaultData(session, type) : { reference_id: session.referenceId };
   const delivery = await sendWebhook(
     session.webhookUrl,
     type,
@@ -229,4 +211,49 @@ function page(title: string, body: string): string {
   return `<!doctype html><html><head><meta charset="utf-8"><title>${title}</title>
 <style>body{font:15px system-ui;margin:2em}.ok{color:#070}.bad{color:#b00}th{text-align:left;padding-right:1em}</style>
 </head><body><h1>${title}</h1>${body}<p><small>colyseus-lightning emulator: for development only.</small></p></body></html>`;
+}
+
+export function signWebhook(secret: string, rawBody: string): string {
+  return createHmac('sha256', secret).update(rawBody, 'utf8').digest('hex');
+}
+
+export async function sendWebhook(
+  url: string,
+  type: string,
+  data: Record<string, unknown>,
+  secret: string | undefined,
+  eventId: string = randomUUID(),
+): Promise<WebhookDelivery> {
+  const body = JSON.stringify({ type, data });
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    'x-zbd-event-id': eventId,
+    'x-zbd-event-type': type,
+  };
+  if (secret) headers['x-zbd-signature'] = signWebhook(secret, body);
+  const delivery: WebhookDelivery = {
+    eventId,
+    type,
+    url,
+    body,
+    headers,
+    httpStatus: null,
+    error: null,
+    ok: false,
+  };
+  try {
+    const res = await request(url, {
+      method: 'POST',
+      body,
+      headers,
+      headersTimeout: 10_000,
+      bodyTimeout: 10_000,
+    });
+    await res.body.dump();
+    delivery.httpStatus = res.statusCode;
+    delivery.ok = res.statusCode >= 200 && res.statusCode < 300;
+  } catch (error) {
+    delivery.error = error instanceof Error ? error.message : String(error);
+  }
+  return delivery;
 }

@@ -1,17 +1,17 @@
 /**
- * Static charges: reusable LNURL-pay codes, `active` at creation with 0 slots; each paid invoice
- * in [minAmount, maxAmount] raises `slots` and credits the wallet; after `allowedSlots` payments
- * `inactive`, past `expiresAt` `expired`. PATCH never changes the id or the code.
+ * Static charges: reusable LNURL-pay codes (LUD-06, with the LUD-09 message success action),
+ * `active` at creation with 0 slots; each paid invoice in [minAmount, maxAmount] raises `slots`
+ * and credits the wallet; after `allowedSlots` payments `inactive`, past `expiresAt` `expired`.
+ * PATCH never changes the id or the code.
  */
 
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { decodeBolt11, encodeBolt11 } from './bolt11.js';
-import { armTimer, disarmTimer, type EmulatorCore, iso } from './core.js';
-import { v0Error, v0Ok } from './envelopes.js';
-import type { Ctx, Reply } from './http.js';
+import { armTimer, disarmTimer, type EmulatorCore, iso, owned } from './core.js';
+import { type Ctx, failure, json, outcome, type Reply, v0Error, v0Ok } from './http.js';
 import { encodeLnurl, lnurlPaths } from './lnurl.js';
-import type { Project, StaticChargeRecord, StaticChargeStatus } from './store.js';
+import type { StaticChargeRecord, StaticChargeStatus } from './store.js';
 import { httpUrl, isoTimestamp, msatString, parse } from './validation.js';
 
 export const SUCCESS_MESSAGE_MAX = 144;
@@ -34,16 +34,7 @@ const fields = {
 };
 
 const createBody = z.object(fields);
-const patchBody = z.strictObject({
-  minAmount: fields.minAmount.optional(),
-  maxAmount: fields.maxAmount.optional(),
-  description: fields.description.optional(),
-  successMessage: fields.successMessage,
-  allowedSlots: fields.allowedSlots,
-  internalId: fields.internalId,
-  callbackUrl: fields.callbackUrl,
-  expiresAt: fields.expiresAt,
-});
+const patchBody = z.strictObject(fields).omit({ identifier: true }).partial();
 
 const codes = new WeakMap<StaticChargeRecord, string>();
 
@@ -115,9 +106,7 @@ function checkAmounts(min: number, max: number): string | null {
 }
 
 export function createStaticCharge({ core, project, body }: Ctx): Reply {
-  const parsed = parse(createBody, body);
-  if (!parsed.ok) return v0Error(400, parsed.message);
-  const input = parsed.value;
+  const input = parse(createBody, body);
   const min = Number(input.minAmount);
   const max = Number(input.maxAmount);
   const problem = checkAmounts(min, max);
@@ -148,38 +137,29 @@ export function createStaticCharge({ core, project, body }: Ctx): Reply {
   return v0Ok(staticChargeView(core, charge), 'Successfully created Static Charge.');
 }
 
-function find(core: EmulatorCore, project: Project, id: string): StaticChargeRecord | undefined {
-  const charge = core.store.staticCharges.get(id);
-  return charge && charge.projectId === project.id ? charge : undefined;
-}
-
 export function getStaticCharge({ core, project, id }: Ctx): Reply {
-  const charge = find(core, project, id);
+  const charge = owned(core.store.staticCharges, project, id);
   if (!charge) return v0Error(404, 'Static Charge not found.');
   refreshStaticCharge(core, charge);
   return v0Ok(staticChargeView(core, charge), 'Successfully retrieved Static Charge.');
 }
 
 export function updateStaticCharge({ core, project, id, body }: Ctx): Reply {
-  const charge = find(core, project, id);
+  const charge = owned(core.store.staticCharges, project, id);
   if (!charge) return v0Error(404, 'Static Charge not found.');
-  const parsed = parse(patchBody, body);
-  if (!parsed.ok) return v0Error(400, parsed.message);
-  const input = parsed.value;
-  const min = input.minAmount === undefined ? charge.minAmountMsat : Number(input.minAmount);
-  const max = input.maxAmount === undefined ? charge.maxAmountMsat : Number(input.maxAmount);
+  const { minAmount, maxAmount, expiresAt, ...rest } = parse(patchBody, body);
+  const min = minAmount === undefined ? charge.minAmountMsat : Number(minAmount);
+  const max = maxAmount === undefined ? charge.maxAmountMsat : Number(maxAmount);
   const problem = checkAmounts(min, max);
   if (problem) return v0Error(400, problem);
   charge.minAmountMsat = min;
   charge.maxAmountMsat = max;
-  if (input.description !== undefined) charge.description = input.description;
-  if (input.successMessage !== undefined) charge.successMessage = input.successMessage;
-  if (input.allowedSlots !== undefined) charge.allowedSlots = input.allowedSlots;
-  if (input.internalId !== undefined) charge.internalId = input.internalId;
-  if (input.callbackUrl !== undefined) charge.callbackUrl = input.callbackUrl;
-  if (input.expiresAt !== undefined) {
-    charge.expiresAt = input.expiresAt === null ? null : Date.parse(input.expiresAt);
-  }
+  // The other fields have the record's names: each one given replaces the record's.
+  Object.assign(
+    charge,
+    Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined)),
+  );
+  if (expiresAt !== undefined) charge.expiresAt = expiresAt === null ? null : Date.parse(expiresAt);
   charge.updatedAt = core.clock.now();
   // A PATCH may lift a charge out of inactive/expired (more slots, a later expiry) or into them.
   charge.status = statusOf(charge, core.clock.now());
@@ -225,11 +205,9 @@ export function issueChargeInvoice(
   });
   core.store.invoices.set(pr.toLowerCase(), {
     pr,
-    paymentHash: paymentHash.toString('hex'),
     preimage: preimage.toString('hex'),
     chargeId: charge.id,
     amountMsat,
-    createdAt: now,
     expiresAt: now + CHARGE_INVOICE_EXPIRY_SEC * 1000,
     paidAt: null,
   });
@@ -285,4 +263,39 @@ export function payStaticCharge(core: EmulatorCore, id: string, amountMsat?: num
   const issued = issueChargeInvoice(core, id, amountMsat ?? charge.minAmountMsat);
   if (issued.status === 'ERROR') return issued;
   return payInvoice(core, issued.pr);
+}
+
+/** LUD-06 step 1: what the payer may send. */
+export function payInfo({ core, id }: Ctx): Reply {
+  const charge = core.store.staticCharges.get(id);
+  if (!charge) return failure('Unknown static charge');
+  refreshStaticCharge(core, charge);
+  if (charge.status !== 'active') {
+    return failure(`Static charge is ${charge.status}`);
+  }
+  return json(200, {
+    tag: 'payRequest',
+    callback: `${core.baseUrl}${lnurlPaths.payCallback(id)}`,
+    minSendable: charge.minAmountMsat,
+    maxSendable: charge.maxAmountMsat,
+    metadata: chargeMetadata(charge),
+    commentAllowed: 0,
+  });
+}
+
+/** LUD-06 step 2: an invoice for the chosen amount. */
+export function payCallback({ core, id, query }: Ctx): Reply {
+  const amount = query.get('amount');
+  if (!amount || !/^\d+$/.test(amount)) {
+    return failure('amount (msat) is required');
+  }
+  const result = issueChargeInvoice(core, id, Number(amount));
+  if (result.status === 'ERROR') return outcome(result);
+  return json(200, {
+    pr: result.pr,
+    routes: [],
+    ...(result.successMessage
+      ? { successAction: { tag: 'message', message: result.successMessage } }
+      : {}),
+  });
 }

@@ -38,8 +38,6 @@ export interface WithdrawalRequestRecord {
   /** LUD-03 secret the wallet must echo. */
   k1: string;
   completedAt: number | null;
-  /** The invoice the claiming wallet handed in. */
-  claimInvoice: string | null;
 }
 
 export type StaticChargeStatus = 'active' | 'inactive' | 'expired';
@@ -65,11 +63,9 @@ export interface StaticChargeRecord {
 /** A BOLT11 invoice issued by an LNURL-pay callback, waiting to be paid. */
 export interface InvoiceRecord {
   pr: string;
-  paymentHash: string;
   preimage: string;
   chargeId: string;
   amountMsat: number;
-  createdAt: number;
   expiresAt: number;
   paidAt: number | null;
 }
@@ -216,19 +212,7 @@ export class Store {
   }
 
   clear(): void {
-    for (const map of [
-      this.projects,
-      this.keys,
-      this.withdrawalRequests,
-      this.staticCharges,
-      this.invoices,
-      this.payments,
-      this.users,
-      this.transfers,
-      this.sessions,
-    ] as Map<string, unknown>[]) {
-      map.clear();
-    }
+    for (const map of Object.values(this)) if (map instanceof Map) map.clear();
   }
 }
 

@@ -4,23 +4,17 @@
  */
 
 import { z } from 'zod';
+import { Refusal } from './http.js';
 
 export const msatString = z
   .string({ error: 'must be a string of digits (millisatoshis)' })
   .regex(/^\d+$/, 'must be a string of digits (millisatoshis)')
   .refine((s) => Number.isSafeInteger(Number(s)), 'is too large');
 
-export function isHttpUrl(value: string): boolean {
-  try {
-    const url = new URL(value);
-    return url.protocol === 'http:' || url.protocol === 'https:';
-  } catch {
-    return false;
-  }
-}
-
 /** The service calls only HTTPS; the emulator also allows http, because tests run on loopback. */
-export const httpUrl = z.string().refine(isHttpUrl, 'must be an http(s) URL');
+export const httpUrl = z
+  .string()
+  .refine((s) => /^https?:$/.test(URL.parse(s)?.protocol ?? ''), 'must be an http(s) URL');
 
 export const isoTimestamp = z
   .string()
@@ -28,11 +22,10 @@ export const isoTimestamp = z
 
 export const email = z.string().regex(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, 'must be an email address');
 
-export type Parsed<T> = { ok: true; value: T } | { ok: false; message: string };
-
-export function parse<T>(schema: z.ZodType<T>, body: unknown): Parsed<T> {
+/** The body as `schema` reads it, or a 400 refusal naming every problem. */
+export function parse<T>(schema: z.ZodType<T>, body: unknown, hint = ''): T {
   const result = schema.safeParse(body ?? {});
-  if (result.success) return { ok: true, value: result.data };
+  if (result.success) return result.data;
   const message = result.error.issues
     .map((issue) => {
       const where = issue.path.map(String).join('.');
@@ -40,5 +33,5 @@ export function parse<T>(schema: z.ZodType<T>, body: unknown): Parsed<T> {
       return where ? `${where}: ${issue.message}` : issue.message;
     })
     .join('; ');
-  return { ok: false, message };
+  throw new Refusal(400, `${message}${hint}`);
 }

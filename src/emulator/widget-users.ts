@@ -8,9 +8,8 @@
 
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import type { EmulatorCore } from './core.js';
-import { WIDGET_ERRORS as E, widgetError, widgetOk } from './envelopes.js';
-import type { Ctx, Reply } from './http.js';
+import { type EmulatorCore, owned } from './core.js';
+import { type Ctx, WIDGET_ERRORS as E, type Reply, widgetError, widgetOk } from './http.js';
 import type { Project, TransferRecord, WidgetUserRecord } from './store.js';
 import { email, parse } from './validation.js';
 
@@ -56,18 +55,40 @@ export function userView(user: WidgetUserRecord) {
   };
 }
 
-/** A new user's balances: the emulator's `userPoints` in the project's currency, if any. */
-export function startingPoints(core: EmulatorCore, project: Project): Map<string, number> {
-  return new Map(core.userPoints > 0 ? [[project.pointCurrency, core.userPoints]] : []);
+/** A new user, with the emulator's `userPoints` in the project's currency, if any. */
+export function addUser(
+  core: EmulatorCore,
+  project: Project,
+  email: string,
+  referenceId: string | null,
+): WidgetUserRecord {
+  const user = {
+    id: randomUUID(),
+    projectId: project.id,
+    referenceId,
+    email,
+    acceptedDisclosures: new Set<number>(),
+    points: new Map(core.userPoints > 0 ? [[project.pointCurrency, core.userPoints]] : []),
+    createdAt: core.clock.now(),
+  };
+  core.store.users.set(user.id, user);
+  return user;
 }
 
+/** The project's user with this email (any case), or with this reference_id when one is given. */
 export function findUser(
   core: EmulatorCore,
   project: Project,
-  id: string,
+  email: string,
+  referenceId?: string | null,
 ): WidgetUserRecord | undefined {
-  const user = core.store.users.get(id);
-  return user && user.projectId === project.id ? user : undefined;
+  const lower = email.toLowerCase();
+  return [...core.store.users.values()].find(
+    (user) =>
+      user.projectId === project.id &&
+      (user.email.toLowerCase() === lower ||
+        (referenceId != null && user.referenceId === referenceId)),
+  );
 }
 
 function notFound(): Reply {
@@ -75,52 +96,29 @@ function notFound(): Reply {
 }
 
 export function createUser({ core, project, body }: Ctx): Reply {
-  const parsed = parse(createBody, body);
-  if (!parsed.ok) return widgetError(400, E.validation, parsed.message);
-  const { email: address, reference_id: referenceId } = parsed.value;
-  for (const user of core.store.users.values()) {
-    if (user.projectId !== project.id) continue;
-    const sameRef = referenceId != null && user.referenceId === referenceId;
-    if (sameRef || user.email.toLowerCase() === address.toLowerCase()) {
-      return widgetOk(userView(user), 'User already exists', 201);
-    }
-  }
-  const user: WidgetUserRecord = {
-    id: randomUUID(),
-    projectId: project.id,
-    referenceId: referenceId ?? null,
-    email: address,
-    acceptedDisclosures: new Set(),
-    points: startingPoints(core, project),
-    createdAt: core.clock.now(),
-  };
-  core.store.users.set(user.id, user);
-  return widgetOk(userView(user), 'User created', 201);
+  const { email, reference_id: referenceId } = parse(createBody, body);
+  const existing = findUser(core, project, email, referenceId);
+  if (existing) return widgetOk(userView(existing), 'User already exists', 201);
+  return widgetOk(
+    userView(addUser(core, project, email, referenceId ?? null)),
+    'User created',
+    201,
+  );
 }
 
 export function updateUser({ core, project, id, body }: Ctx): Reply {
-  const parsed = parse(patchBody, body);
-  if (!parsed.ok)
-    return widgetError(400, E.validation, `${parsed.message} (only email can be updated)`);
-  const user = findUser(core, project, id);
+  const { email: next } = parse(patchBody, body, ' (only email can be updated)');
+  const user = owned(core.store.users, project, id);
   if (!user) return notFound();
-  const next = parsed.value.email;
   if (next !== undefined) {
-    for (const other of core.store.users.values()) {
-      if (
-        other !== user &&
-        other.projectId === project.id &&
-        other.email.toLowerCase() === next.toLowerCase()
-      ) {
-        return widgetError(409, E.emailInUse, 'Another user of this project has this email');
-      }
+    const other = findUser(core, project, next);
+    if (other && other !== user) {
+      return widgetError(409, E.emailInUse, 'Another user of this project has this email');
     }
     user.email = next;
   }
-  return widgetOk(
-    { id: user.id, reference_id: user.referenceId, email: user.email },
-    'User updated',
-  );
+  const { referenceId: reference_id, email } = user;
+  return widgetOk({ id: user.id, reference_id, email }, 'User updated');
 }
 
 export function acceptDisclosures({ core, project, id, body }: Ctx): Reply {
@@ -131,11 +129,10 @@ export function acceptDisclosures({ core, project, id, body }: Ctx): Reply {
       'This API key is not allowed to use the widget disclosure interface',
     );
   }
-  const parsed = parse(disclosuresBody, body);
-  if (!parsed.ok) return widgetError(400, E.validation, parsed.message);
-  const user = findUser(core, project, id);
+  const { acceptedDisclosureTypeIds: ids } = parse(disclosuresBody, body);
+  const user = owned(core.store.users, project, id);
   if (!user) return notFound();
-  const accepted = [...new Set(parsed.value.acceptedDisclosureTypeIds)];
+  const accepted = [...new Set(ids)];
   for (const type of accepted) user.acceptedDisclosures.add(type);
   return widgetOk({ acceptedDisclosureTypeIds: accepted }, 'Disclosures accepted', 201);
 }
@@ -145,9 +142,7 @@ function transferData(transfer: TransferRecord) {
 }
 
 export function deplete({ core, project, body }: Ctx): Reply {
-  const parsed = parse(depleteBody, body);
-  if (!parsed.ok) return widgetError(400, E.validation, parsed.message);
-  const input = parsed.value;
+  const input = parse(depleteBody, body);
   const fingerprint = JSON.stringify([input.user_id, input.amount, input.currency]);
   const storeKey = `${project.id} ${input.idempotency_key}`;
   const previous = core.store.transfers.get(storeKey);
@@ -161,7 +156,7 @@ export function deplete({ core, project, body }: Ctx): Reply {
     }
     return widgetOk(transferData(previous), 'Points depleted successfully');
   }
-  const user = findUser(core, project, input.user_id);
+  const user = owned(core.store.users, project, input.user_id);
   if (!user) return notFound();
   if (input.currency !== project.pointCurrency) {
     return widgetError(

@@ -1,14 +1,15 @@
 /**
  * Withdrawal requests: pending at creation, completed by one claim before expiry (debiting the
  * wallet), expired after expiresIn, checked on every read and by a timer (so its callback fires).
+ * The claim is LUD-03: the wallet reads what it may withdraw, then hands in k1 and its invoice.
+ * LNURL answers are JSON with `status: 'ERROR'` on failure (HTTP 400 only as a courtesy).
  */
 
 import { randomBytes, randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { decodeBolt11 } from './bolt11.js';
-import { armTimer, disarmTimer, type EmulatorCore, iso } from './core.js';
-import { v0Error, v0Ok } from './envelopes.js';
-import type { Ctx, Reply } from './http.js';
+import { armTimer, disarmTimer, type EmulatorCore, iso, owned } from './core.js';
+import { type Ctx, failure, json, outcome, type Reply, v0Error, v0Ok } from './http.js';
 import { encodeLnurl, type LnurlResult, lnurlPaths } from './lnurl.js';
 import type { WithdrawalRequestRecord } from './store.js';
 import { httpUrl, msatString, parse } from './validation.js';
@@ -46,16 +47,9 @@ function codesOf(core: EmulatorCore, wr: WithdrawalRequestRecord) {
   let found = codes.get(wr);
   if (found) return found;
   const url = `${core.baseUrl}${lnurlPaths.withdraw(wr.id)}`;
-  const params = withdrawParams(core, wr);
   // LUD-08 fast form: the same parameters in the query, so a wallet can skip step 1.
-  const fast = new URLSearchParams({
-    tag: params.tag,
-    k1: params.k1,
-    minWithdrawable: String(params.minWithdrawable),
-    maxWithdrawable: String(params.maxWithdrawable),
-    defaultDescription: params.defaultDescription,
-    callback: params.callback,
-  });
+  const params = Object.entries(withdrawParams(core, wr));
+  const fast = new URLSearchParams(params.map(([k, v]): [string, string] => [k, String(v)]));
   found = { request: encodeLnurl(url), fastRequest: encodeLnurl(`${url}?${fast}`) };
   codes.set(wr, found);
   return found;
@@ -86,9 +80,7 @@ export function withdrawalRequestView(core: EmulatorCore, wr: WithdrawalRequestR
 }
 
 export function createWithdrawalRequest({ core, project, body }: Ctx): Reply {
-  const parsed = parse(createBody, body);
-  if (!parsed.ok) return v0Error(400, parsed.message);
-  const input = parsed.value;
+  const input = parse(createBody, body);
   const amountMsat = Number(input.amount);
   if (amountMsat < MIN_WITHDRAWAL_MSAT) {
     return v0Error(400, `The minimum withdrawal amount is 10 sats (${MIN_WITHDRAWAL_MSAT} msats)`);
@@ -109,7 +101,6 @@ export function createWithdrawalRequest({ core, project, body }: Ctx): Reply {
     expiresAt: now + (input.expiresIn ?? DEFAULT_EXPIRES_IN_SEC) * 1000,
     k1: randomBytes(32).toString('hex'),
     completedAt: null,
-    claimInvoice: null,
   };
   core.store.withdrawalRequests.set(wr.id, wr);
   armTimer(core, wr.id, wr.expiresAt, () => refreshWithdrawalRequest(core, wr));
@@ -117,8 +108,8 @@ export function createWithdrawalRequest({ core, project, body }: Ctx): Reply {
 }
 
 export function getWithdrawalRequest({ core, project, id }: Ctx): Reply {
-  const wr = core.store.withdrawalRequests.get(id);
-  if (!wr || wr.projectId !== project.id) return v0Error(404, 'Withdrawal Request not found.');
+  const wr = owned(core.store.withdrawalRequests, project, id);
+  if (!wr) return v0Error(404, 'Withdrawal Request not found.');
   refreshWithdrawalRequest(core, wr);
   return v0Ok(withdrawalRequestView(core, wr), 'Successfully retrieved Withdrawal Request.');
 }
@@ -184,8 +175,22 @@ export function claimWithdrawalRequest(
   project.walletMsat -= wr.amountMsat;
   wr.status = 'completed';
   wr.completedAt = core.clock.now();
-  wr.claimInvoice = pr;
   disarmTimer(core, wr.id);
   notify(core, wr);
   return { status: 'OK' };
+}
+
+/** LUD-03 step 1: what the wallet may withdraw. */
+export function withdrawInfo({ core, id }: Ctx): Reply {
+  const wr = core.store.withdrawalRequests.get(id);
+  if (!wr) return failure('Unknown withdrawal request');
+  refreshWithdrawalRequest(core, wr);
+  if (wr.status !== 'pending') return failure(`Withdrawal request is ${wr.status}`);
+  return json(200, withdrawParams(core, wr));
+}
+
+/** LUD-03 step 2: the wallet hands in k1 and its invoice; the claim happens here. */
+export function withdrawCallback({ core, id, query }: Ctx): Reply {
+  const result = claimWithdrawalRequest(core, id, query.get('k1'), query.get('pr'));
+  return outcome(result);
 }

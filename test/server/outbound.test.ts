@@ -5,10 +5,10 @@
  * bucket.
  */
 import { expect } from 'chai';
-import type { CallPriority } from '../../src/api/outbound.js';
 import { ManualClock } from '../../src/clock.js';
 import { ConfigurationError } from '../../src/errors.js';
 import { LocalRateBucket, type RateStore } from '../../src/ledger/rate.js';
+import type { CallPriority } from '../../src/port/gate.js';
 import { OutboundScheduler } from '../../src/server/outbound.js';
 import { eventually } from '../support/eventually.js';
 import { quietLogger } from '../support/game.js';
