@@ -243,22 +243,15 @@ export interface NewIntentOf<K extends IntentKind> {
 /** What a caller supplies to record a new intent; the store fills in the rest. */
 export type NewIntent = { [K in IntentKind]: NewIntentOf<K> }[IntentKind];
 
-/** Fields that may change along with, or without, a status move. */
-export type IntentPatch = Partial<
-  Pick<
-    Intent,
-    | 'remoteId'
-    | 'code'
-    | 'uri'
-    | 'expiresAt'
-    | 'nextCheckAt'
-    | 'checks'
-    | 'leaseOwner'
-    | 'leaseUntil'
-    | 'error'
-    | 'meta'
-  >
->;
+/** Fields that may change along with, or without, a status move; each store's column is snake_case. */
+export const PATCH_FIELDS = [
+  ...['remoteId', 'code', 'uri', 'expiresAt', 'nextCheckAt', 'checks', 'leaseOwner'],
+  ...['leaseUntil', 'error', 'meta'],
+] as const satisfies readonly (keyof Intent)[];
+export type IntentPatch = Partial<Pick<Intent, (typeof PATCH_FIELDS)[number]>>;
+
+/** A field's column: `nextCheckAt` is `next_check_at`. */
+export const columnOf = (field: string) => field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 
 /** The fields that schedule an intent: cleared by a terminal move, never set on an ended one. */
 export const SCHEDULE_FIELDS: ReadonlySet<keyof IntentPatch> = new Set([
