@@ -17,25 +17,12 @@ export function isPayout(kind: IntentKind): boolean {
 }
 
 export const INTENT_STATUSES = [
-  'held',
-  'queued',
-  'creating',
-  'pending',
-  'unknown',
-  'completed',
-  'expired',
-  'failed',
+  ...['held', 'queued', 'creating', 'pending', 'unknown', 'completed', 'expired', 'failed'],
 ] as const;
 export type IntentStatus = (typeof INTENT_STATUSES)[number];
 
 export const TERMINAL_STATUSES: readonly IntentStatus[] = ['completed', 'expired', 'failed'];
-export const OPEN_STATUSES: readonly IntentStatus[] = [
-  'held',
-  'queued',
-  'creating',
-  'pending',
-  'unknown',
-];
+export const OPEN_STATUSES = INTENT_STATUSES.filter((s) => !TERMINAL_STATUSES.includes(s));
 
 /** The allowed moves; `unknown` moves only on a certain answer. */
 export const TRANSITIONS: Readonly<Record<IntentStatus, readonly IntentStatus[]>> = {

@@ -1,19 +1,13 @@
 /**
- * The relational ledger store, shared by every process of a game on any number of machines:
- *
- *   const ledger = new PostgresLedger(process.env.DATABASE_URL); // a URL, pg.PoolConfig or pg.Pool
- *
- * Its tables live in their own schema (`lightning` by default), laid out on first use under an
- * advisory lock; `pg` is loaded only when the store opens its own pool. The locking protocol:
- * - a status change is one compare-and-set, `UPDATE ... WHERE id = $1 AND status = ANY($2)`;
- * - a guarded create takes advisory locks on what it counts against, in one global order; near
- *   the game's cap it runs again under the count lock and every stripe, and counts exactly;
- * - `claimDue` holds an advisory lock exclusive that every other write to an intent takes shared,
- *   so a claim sees every acknowledged write and none half done;
- * - postings are CTEs of the intent's own write (postgres-schema.ts);
- * - a write whose answer a dropped connection lost reads its own token (`last_call`) back.
- * PostgreSQL text cannot hold NUL: a key with one finds nothing, a value with one is refused, and
- * text for people (`error`, notes, a posting's `why`) gets U+FFFD instead.
+ * The relational store, shared by every process of a game on any number of machines:
+ * `new PostgresLedger(process.env.DATABASE_URL)` (a URL, pg.PoolConfig or pg.Pool). Its tables
+ * live in their own schema (`lightning`); `pg` is loaded only when the store opens its own pool.
+ * A status change is one `UPDATE ... WHERE status = ANY($2)`; a guarded create takes advisory
+ * locks on what it counts against, in one order; `claimDue` takes an advisory lock exclusive that
+ * every other write takes shared, so a claim sees no write half done; postings are CTEs of the
+ * intent's own write; a write whose answer a dropped connection lost reads its token
+ * (`last_call`) back. Text cannot hold NUL: a key with one finds nothing, a value is refused,
+ * text for people gets U+FFFD.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import type { Pool, PoolClient, PoolConfig } from 'pg';
@@ -157,7 +151,7 @@ class PostgresDriver implements LedgerDriver {
       status === 'held' ? null : (input.nextCheckAt ?? null),
       JSON.stringify(input.meta ?? {}),
       JSON.stringify([{ at: now, from: null, to: status }]),
-      ...[input.groupId ?? null, call, status, rules.countsOpen(input)],
+      ...[input.groupId ?? null, call, status, create.counts],
     ];
     const journaling = postings.length > 0;
     const insert = journaling
@@ -166,7 +160,7 @@ class PostgresDriver implements LedgerDriver {
     const params = (values: unknown[]) =>
       journaling ? [...values, ...postingParams(postings, now)] : values;
     assertNoNul(params(row('creating')));
-    const windows = rules.windowsOf(create);
+    const { windows } = create;
     const counted = guards.maxOpenPerPlayer !== undefined || windows.length > 0;
     const cap = guards.maxOpenPerGame;
     const locks = counted || cap !== undefined ? this.#guardLocks(create, windows) : [];
@@ -284,11 +278,11 @@ class PostgresDriver implements LedgerDriver {
    * until COMMIT): at most OPEN_STRIPES - 1 other creates are in flight uncounted, so nearer the
    * cap than that the create runs again exactly (NearCap).
    */
-  async #gameGuard(client: Queryable, { input }: CreateCall, max: number, exact: boolean) {
+  async #gameGuard(client: Queryable, { input, counts }: CreateCall, max: number, exact: boolean) {
     const [found] = await this.#run(client, this.#sql['open-count'], []);
     const open = Number(found?.open ?? 0);
     this.#lastOpen = open;
-    const mine = rules.countsOpen(input) ? 1 : 0;
+    const mine = counts ? 1 : 0;
     rules.refuseGameCap(input, max, open - mine);
     if (!exact && mine === 1 && open + db.OPEN_STRIPES - 1 > max) throw new NearCap();
   }

@@ -121,9 +121,6 @@ export class SqliteCore implements Pick<LedgerDriver, Forwarded> {
       StatementSync
     >;
     for (const name of [...ROWS, 'unknowns', 'held'] as const) arrays(this.#sql[name]);
-    for (const name of ['account-balances', 'class-balances'] as const) {
-      this.#sql[name].setReadBigInts(true);
-    }
     this.#tx = {
       begin: prepared('BEGIN IMMEDIATE'),
       commit: prepared('COMMIT'),
@@ -164,7 +161,7 @@ export class SqliteCore implements Pick<LedgerDriver, Forwarded> {
       now,
       next_check_at: input.nextCheckAt ?? null,
       meta: metaText(input.meta),
-      live: rules.countsOpen(input) ? 1 : 0,
+      live: call.counts ? 1 : 0,
     };
     try {
       const created = this.#write(() => {
@@ -172,7 +169,7 @@ export class SqliteCore implements Pick<LedgerDriver, Forwarded> {
           guards.maxOpenPerPlayer === undefined
             ? undefined
             : (this.#sql['count-open'].get(input.playerId) as { open: number }).open;
-        const sums = rules.windowsOf(call).map((w) => this.#windowSum(w.scope, input, w.since));
+        const sums = call.windows.map((w) => this.#windowSum(w.scope, input, w.since));
         const status = rules.admit(call, playerOpen, sums);
         if (guards.maxOpenPerGame !== undefined) {
           rules.refuseGameCap(input, guards.maxOpenPerGame, this.openCount());
@@ -360,20 +357,12 @@ export class SqliteCore implements Pick<LedgerDriver, Forwarded> {
   }
 
   classBalances(): AccountBalance[] {
-    const rows = this.#sql['class-balances'].all() as {
-      class: string;
-      unit: string;
-      balance: bigint;
-    }[];
-    return rows.map((r) => ({ account: r.class, unit: r.unit, balance: String(r.balance) }));
+    return this.#sql['class-balances'].all() as unknown as AccountBalance[];
   }
 
   accountBalances(accounts: readonly string[]): AccountBalance[] {
-    return accounts.flatMap((account) =>
-      (this.#sql['account-balances'].all(account) as { unit: string; balance: bigint }[]).map(
-        (r) => ({ account, unit: r.unit, balance: String(r.balance) }),
-      ),
-    );
+    const rows = (account: string) => this.#sql['account-balances'].all(account);
+    return accounts.flatMap((account) => rows(account) as unknown as AccountBalance[]);
   }
 
   claimDue({ now, limit, owner, leaseMs, queued }: ClaimCall): Intent[] {
