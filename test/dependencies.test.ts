@@ -36,7 +36,6 @@ const OWN_DATA_CASTS: [string, string, string][] = [
   ['src/ledger/sqlite-core.ts', 'as unknown as Row', 'a row of our own schema (node:sqlite)'],
   ['src/ledger/sqlite-core.ts', 'as unknown as Row[]', 'rows of our own schema'],
   ['src/ledger/sqlite-core.ts', 'as unknown as Move[]', 'rows of our own schema'],
-  ['src/ledger/sqlite-core.ts', 'as unknown as AccountBalance[]', 'rows of our own schema'],
   [
     'src/ledger/postgres.ts',
     'as unknown as AccountBalance[]',

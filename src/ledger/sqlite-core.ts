@@ -357,12 +357,11 @@ export class SqliteCore implements Pick<LedgerDriver, Forwarded> {
   }
 
   classBalances(): AccountBalance[] {
-    return this.#sql['class-balances'].all() as unknown as AccountBalance[];
+    return plain(this.#sql['class-balances'].all());
   }
 
   accountBalances(accounts: readonly string[]): AccountBalance[] {
-    const rows = (account: string) => this.#sql['account-balances'].all(account);
-    return accounts.flatMap((account) => rows(account) as unknown as AccountBalance[]);
+    return accounts.flatMap((account) => plain(this.#sql['account-balances'].all(account)));
   }
 
   claimDue({ now, limit, owner, leaseMs, queued }: ClaimCall): Intent[] {
@@ -658,6 +657,11 @@ function fromScopes<T>(
   make: (scope: BudgetWindow['scope']) => T,
 ): Record<BudgetWindow['scope'], T> {
   return Object.fromEntries(scopes.map((s) => [s, make(s)])) as Record<BudgetWindow['scope'], T>;
+}
+
+/** Rows as plain objects (node:sqlite's have no prototype). */
+function plain(rows: object[]): AccountBalance[] {
+  return rows.map((row) => ({ ...row }) as AccountBalance);
 }
 
 function arrays(statement: StatementSync): StatementSync {
