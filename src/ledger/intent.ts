@@ -237,8 +237,10 @@ export const PATCH_FIELDS = [
 ] as const satisfies readonly (keyof Intent)[];
 export type IntentPatch = Partial<Pick<Intent, (typeof PATCH_FIELDS)[number]>>;
 
-/** A field's column: `nextCheckAt` is `next_check_at`. */
-export const columnOf = (field: string) => field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+/** Each patch field's column: `nextCheckAt` is `next_check_at`. */
+export const PATCH_COLUMN = Object.fromEntries(
+  PATCH_FIELDS.map((f) => [f, f.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)]),
+) as Record<keyof IntentPatch, string>;
 
 /** The fields that schedule an intent: cleared by a terminal move, never set on an ended one. */
 export const SCHEDULE_FIELDS: ReadonlySet<keyof IntentPatch> = new Set([

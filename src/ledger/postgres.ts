@@ -26,11 +26,11 @@ import {
   LedgerUnavailableError,
 } from './errors.js';
 import {
-  columnOf,
   type Intent,
   type IntentPatch,
   type IntentStatus,
   isTerminal,
+  PATCH_COLUMN,
   PATCH_FIELDS,
   SCHEDULE_FIELDS,
 } from './intent.js';
@@ -804,7 +804,7 @@ function patchSets(patch: IntentPatch, terminal: boolean, values: unknown[]): st
   const sets: string[] = [];
   for (const field of PATCH_FIELDS) {
     const value = patch[field];
-    if (terminal && SCHEDULE_FIELDS.has(field)) sets.push(`${columnOf(field)} = NULL`);
+    if (terminal && SCHEDULE_FIELDS.has(field)) sets.push(`${PATCH_COLUMN[field]} = NULL`);
     else if (value !== undefined) {
       const stored =
         value === null
@@ -814,7 +814,7 @@ function patchSets(patch: IntentPatch, terminal: boolean, values: unknown[]): st
             : field === 'error'
               ? diagnostic(value as string)
               : value;
-      sets.push(`${columnOf(field)} = $${values.push(stored)}`);
+      sets.push(`${PATCH_COLUMN[field]} = $${values.push(stored)}`);
     }
   }
   return sets;

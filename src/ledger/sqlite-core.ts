@@ -11,9 +11,9 @@ import { DuplicateIntentError, InvalidIntentError, LedgerBusyError } from './err
 import type { Intent, IntentPatch, IntentStatus, NewIntent } from './intent.js';
 import {
   canMove,
-  columnOf,
   INTENT_STATUSES,
   isTerminal,
+  PATCH_COLUMN,
   PATCH_FIELDS,
   SCHEDULE_FIELDS,
 } from './intent.js';
@@ -624,7 +624,7 @@ function patchSets(fields: readonly (keyof IntentPatch)[]): string[] {
     field === 'uri'
       ? // Stored as '' when it is the code with its scheme, against the code as it will be.
         `uri = CASE WHEN :uri = 'lightning:' || ${fields.includes('code') ? ':code' : 'code'} THEN '' ELSE :uri END`
-      : `${columnOf(field)} = :${columnOf(field)}`,
+      : `${PATCH_COLUMN[field]} = :${PATCH_COLUMN[field]}`,
   );
   if (fields.includes('code') && !fields.includes('uri')) {
     // The old uri was implied by the old code: spell it out before the code changes.
@@ -637,7 +637,7 @@ function patchParams(patch: IntentPatch, fields: readonly (keyof IntentPatch)[])
   const params: Params = {};
   for (const field of fields) {
     const value = patch[field];
-    params[columnOf(field)] =
+    params[PATCH_COLUMN[field]] =
       field === 'meta'
         ? metaText(value as Record<string, unknown>)
         : field === 'remoteId' && typeof value === 'string'
