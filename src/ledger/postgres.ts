@@ -25,22 +25,11 @@ import {
   LedgerNotDurableError,
   LedgerUnavailableError,
 } from './errors.js';
-import {
-  type Intent,
-  type IntentPatch,
-  type IntentStatus,
-  isTerminal,
-  PATCH_COLUMN,
-  PATCH_FIELDS,
-  SCHEDULE_FIELDS,
-} from './intent.js';
+import type { Intent, IntentPatch, IntentStatus } from './intent.js';
+import { isTerminal, PATCH_COLUMN, PATCH_FIELDS, SCHEDULE_FIELDS } from './intent.js';
 import type { AccountBalance, JournalEntry, Posting } from './journal.js';
-import {
-  lineOf,
-  type NewOperatorAction,
-  type OperatorAction,
-  type OperatorLogFilter,
-} from './operator-log.js';
+import type { NewOperatorAction, OperatorAction, OperatorLogFilter } from './operator-log.js';
+import { lineOf } from './operator-log.js';
 import * as db from './postgres-schema.js';
 import type { RateLimit } from './rate.js';
 import type { LineChange, WindowRead } from './rules.js';
