@@ -17,25 +17,12 @@ export function isPayout(kind: IntentKind): boolean {
 }
 
 export const INTENT_STATUSES = [
-  'held',
-  'queued',
-  'creating',
-  'pending',
-  'unknown',
-  'completed',
-  'expired',
-  'failed',
+  ...['held', 'queued', 'creating', 'pending', 'unknown', 'completed', 'expired', 'failed'],
 ] as const;
 export type IntentStatus = (typeof INTENT_STATUSES)[number];
 
 export const TERMINAL_STATUSES: readonly IntentStatus[] = ['completed', 'expired', 'failed'];
-export const OPEN_STATUSES: readonly IntentStatus[] = [
-  'held',
-  'queued',
-  'creating',
-  'pending',
-  'unknown',
-];
+export const OPEN_STATUSES = INTENT_STATUSES.filter((s) => !TERMINAL_STATUSES.includes(s));
 
 /** The allowed moves; `unknown` moves only on a certain answer. */
 export const TRANSITIONS: Readonly<Record<IntentStatus, readonly IntentStatus[]>> = {
@@ -243,22 +230,17 @@ export interface NewIntentOf<K extends IntentKind> {
 /** What a caller supplies to record a new intent; the store fills in the rest. */
 export type NewIntent = { [K in IntentKind]: NewIntentOf<K> }[IntentKind];
 
-/** Fields that may change along with, or without, a status move. */
-export type IntentPatch = Partial<
-  Pick<
-    Intent,
-    | 'remoteId'
-    | 'code'
-    | 'uri'
-    | 'expiresAt'
-    | 'nextCheckAt'
-    | 'checks'
-    | 'leaseOwner'
-    | 'leaseUntil'
-    | 'error'
-    | 'meta'
-  >
->;
+/** Fields that may change along with, or without, a status move; each store's column is snake_case. */
+export const PATCH_FIELDS = [
+  ...['remoteId', 'code', 'uri', 'expiresAt', 'nextCheckAt', 'checks', 'leaseOwner'],
+  ...['leaseUntil', 'error', 'meta'],
+] as const satisfies readonly (keyof Intent)[];
+export type IntentPatch = Partial<Pick<Intent, (typeof PATCH_FIELDS)[number]>>;
+
+/** Each patch field's column: `nextCheckAt` is `next_check_at`. */
+export const PATCH_COLUMN = Object.fromEntries(
+  PATCH_FIELDS.map((f) => [f, f.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)]),
+) as Record<keyof IntentPatch, string>;
 
 /** The fields that schedule an intent: cleared by a terminal move, never set on an ended one. */
 export const SCHEDULE_FIELDS: ReadonlySet<keyof IntentPatch> = new Set([

@@ -69,13 +69,7 @@ export interface AccountBalance {
 }
 
 export const ACCOUNT_CLASSES = [
-  'wallet',
-  'inflight',
-  'claimable',
-  'owed',
-  'escrow',
-  'house',
-  'points',
+  ...['wallet', 'inflight', 'claimable', 'owed', 'escrow', 'house', 'points'],
 ] as const;
 
 const CLASSES: ReadonlySet<string> = new Set(ACCOUNT_CLASSES);

@@ -1,19 +1,13 @@
 /**
- * The relational ledger store, shared by every process of a game on any number of machines:
- *
- *   const ledger = new PostgresLedger(process.env.DATABASE_URL); // a URL, pg.PoolConfig or pg.Pool
- *
- * Its tables live in their own schema (`lightning` by default), laid out on first use under an
- * advisory lock; `pg` is loaded only when the store opens its own pool. The locking protocol:
- * - a status change is one compare-and-set, `UPDATE ... WHERE id = $1 AND status = ANY($2)`;
- * - a guarded create takes advisory locks on what it counts against, in one global order; near
- *   the game's cap it runs again under the count lock and every stripe, and counts exactly;
- * - `claimDue` holds an advisory lock exclusive that every other write to an intent takes shared,
- *   so a claim sees every acknowledged write and none half done;
- * - postings are CTEs of the intent's own write (postgres-schema.ts);
- * - a write whose answer a dropped connection lost reads its own token (`last_call`) back.
- * PostgreSQL text cannot hold NUL: a key with one finds nothing, a value with one is refused, and
- * text for people (`error`, notes, a posting's `why`) gets U+FFFD instead.
+ * The relational store, shared by every process of a game on any number of machines:
+ * `new PostgresLedger(process.env.DATABASE_URL)` (a URL, pg.PoolConfig or pg.Pool). Its tables
+ * live in their own schema (`lightning`); `pg` is loaded only when the store opens its own pool.
+ * A status change is one `UPDATE ... WHERE status = ANY($2)`; a guarded create takes advisory
+ * locks on what it counts against, in one order; `claimDue` takes an advisory lock exclusive that
+ * every other write takes shared, so a claim sees no write half done; postings are CTEs of the
+ * intent's own write; a write whose answer a dropped connection lost reads its token
+ * (`last_call`) back. Text cannot hold NUL: a key with one finds nothing, a value is refused,
+ * text for people gets U+FFFD.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import type { Pool, PoolClient, PoolConfig } from 'pg';
@@ -31,20 +25,11 @@ import {
   LedgerNotDurableError,
   LedgerUnavailableError,
 } from './errors.js';
-import {
-  type Intent,
-  type IntentPatch,
-  type IntentStatus,
-  isTerminal,
-  SCHEDULE_FIELDS,
-} from './intent.js';
+import type { Intent, IntentPatch, IntentStatus } from './intent.js';
+import { isTerminal, PATCH_COLUMN, PATCH_FIELDS, SCHEDULE_FIELDS } from './intent.js';
 import type { AccountBalance, JournalEntry, Posting } from './journal.js';
-import {
-  lineOf,
-  type NewOperatorAction,
-  type OperatorAction,
-  type OperatorLogFilter,
-} from './operator-log.js';
+import type { NewOperatorAction, OperatorAction, OperatorLogFilter } from './operator-log.js';
+import { lineOf } from './operator-log.js';
 import * as db from './postgres-schema.js';
 import type { RateLimit } from './rate.js';
 import type { LineChange, WindowRead } from './rules.js';
@@ -71,20 +56,6 @@ export interface PostgresLedgerOptions {
    */
   preparedStatements?: boolean;
 }
-
-/** Patchable fields, their columns and the cast their parameter needs. */
-const PATCH_COLUMNS: Record<keyof IntentPatch, [string, string]> = {
-  remoteId: ['remote_id', ''],
-  code: ['code', ''],
-  uri: ['uri', ''],
-  expiresAt: ['expires_at', '::bigint'],
-  nextCheckAt: ['next_check_at', '::bigint'],
-  checks: ['checks', '::bigint'],
-  leaseOwner: ['lease_owner', ''],
-  leaseUntil: ['lease_until', '::bigint'],
-  error: ['error', ''],
-  meta: ['meta', '::json'],
-};
 
 /** A capped create too near its cap to admit it unless counted exactly. */
 class NearCap extends Error {}
@@ -169,7 +140,7 @@ class PostgresDriver implements LedgerDriver {
       status === 'held' ? null : (input.nextCheckAt ?? null),
       JSON.stringify(input.meta ?? {}),
       JSON.stringify([{ at: now, from: null, to: status }]),
-      ...[input.groupId ?? null, call, status, rules.countsOpen(input)],
+      ...[input.groupId ?? null, call, status, create.counts],
     ];
     const journaling = postings.length > 0;
     const insert = journaling
@@ -178,7 +149,7 @@ class PostgresDriver implements LedgerDriver {
     const params = (values: unknown[]) =>
       journaling ? [...values, ...postingParams(postings, now)] : values;
     assertNoNul(params(row('creating')));
-    const windows = rules.windowsOf(create);
+    const { windows } = create;
     const counted = guards.maxOpenPerPlayer !== undefined || windows.length > 0;
     const cap = guards.maxOpenPerGame;
     const locks = counted || cap !== undefined ? this.#guardLocks(create, windows) : [];
@@ -296,11 +267,11 @@ class PostgresDriver implements LedgerDriver {
    * until COMMIT): at most OPEN_STRIPES - 1 other creates are in flight uncounted, so nearer the
    * cap than that the create runs again exactly (NearCap).
    */
-  async #gameGuard(client: Queryable, { input }: CreateCall, max: number, exact: boolean) {
+  async #gameGuard(client: Queryable, { input, counts }: CreateCall, max: number, exact: boolean) {
     const [found] = await this.#run(client, this.#sql['open-count'], []);
     const open = Number(found?.open ?? 0);
     this.#lastOpen = open;
-    const mine = rules.countsOpen(input) ? 1 : 0;
+    const mine = counts ? 1 : 0;
     rules.refuseGameCap(input, max, open - mine);
     if (!exact && mine === 1 && open + db.OPEN_STRIPES - 1 > max) throw new NearCap();
   }
@@ -693,51 +664,49 @@ class PostgresDriver implements LedgerDriver {
     return this.#opened.then(() => this.#pool);
   }
 
-  /** Each migration the schema lacks, in a transaction of its own under an advisory lock. */
+  /** The migrations the schema lacks, in one transaction under an advisory lock. */
   async #migrate(client: PoolClient): Promise<void> {
-    for (let layout = 0; layout < db.LAYOUT; ) {
-      await client.query(`BEGIN; SELECT pg_advisory_xact_lock(${this.#lockKey('migrate')})`);
-      try {
-        layout = await this.#layout(client);
-        if (layout < db.LAYOUT) {
-          // CREATE SCHEMA needs a right a runtime role may lack: only a missing one is created.
-          const found = 'SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = $1';
-          if (layout === 0 && (await client.query(found, [this.schema])).rows.length === 0) {
-            await client.query(`CREATE SCHEMA ${this.#s}`);
-          }
-          layout += 1;
-          await client.query(db.layoutSql(this.#s, layout));
-          await client.query(
-            `INSERT INTO ${this.#s}.layout (version) VALUES ($1)
-             ON CONFLICT (only_row) DO UPDATE SET version = EXCLUDED.version`,
-            [layout],
-          );
-        }
-        await client.query('COMMIT');
-      } catch (err) {
-        await client.query('ROLLBACK').catch(() => {});
-        throw err;
+    await client.query(`BEGIN; SELECT pg_advisory_xact_lock(${this.#lockKey('migrate')})`);
+    try {
+      const from = await this.#layout(client);
+      // CREATE SCHEMA needs a right a runtime role may lack: only a missing one is created.
+      const found = 'SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = $1';
+      if (from === 0 && (await client.query(found, [this.schema])).rows.length === 0) {
+        await client.query(`CREATE SCHEMA ${this.#s}`);
       }
+      for (let to = from + 1; to <= db.LAYOUT; to++) {
+        await client.query(db.layoutSql(this.#s, to));
+        await client.query(
+          `INSERT INTO ${this.#s}.layout (version) VALUES ($1)
+           ON CONFLICT (only_row) DO UPDATE SET version = EXCLUDED.version`,
+          [to],
+        );
+      }
+      await client.query('COMMIT');
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw err;
     }
   }
 
   /** The schema's layout (0: none yet); refuses a newer library's or a pre-release one's. */
   async #layout(client: PoolClient): Promise<number> {
-    const table = (name: string) => `(SELECT true FROM pg_catalog.pg_tables
-      WHERE schemaname = $1 AND tablename = '${name}') AS ${name}`;
-    const found = await client.query(`SELECT ${table('layout')}, ${table('schema_version')}`, [
-      this.schema,
-    ]);
-    const tables = found.rows[0] as { layout: boolean | null; schema_version: boolean | null };
-    const version = async (name: string) =>
-      Number((await client.query(`SELECT version FROM ${this.#s}.${name}`)).rows[0]?.version ?? 0);
+    const version = async (table: string) => {
+      const found = await client.query('SELECT to_regclass($1) IS NOT NULL AS found', [
+        `${this.#s}.${table}`,
+      ]);
+      if (!found.rows[0]?.found) return null;
+      const { rows } = await client.query(`SELECT version FROM ${this.#s}.${table}`);
+      return Number(rows[0]?.version ?? 0);
+    };
     const where = `the PostgreSQL ledger in schema "${this.schema}"`;
-    if (tables.schema_version) {
+    const old = await version('schema_version');
+    if (old !== null) {
       throw new IncompatibleLedgerError(
-        `${where} was written by a pre-release colyseus-lightning (schema version ${await version('schema_version')}), whose layout this one (${VERSION}) does not read. Drop that schema, or give this ledger another ({ schema }), and start anew.`,
+        `${where} was written by a pre-release colyseus-lightning (schema version ${old}), whose layout this one (${VERSION}) does not read. Drop that schema, or give this ledger another ({ schema }), and start anew.`,
       );
     }
-    const layout = tables.layout ? await version('layout') : 0;
+    const layout = (await version('layout')) ?? 0;
     if (layout > db.LAYOUT) {
       throw new IncompatibleLedgerError(
         `${where} has layout ${layout}, written by a newer colyseus-lightning; this one (${VERSION}) reads up to layout ${db.LAYOUT}. Upgrade colyseus-lightning in every process before starting this one.`,
@@ -822,20 +791,19 @@ const NAMES = [
 /** `col = $n` for each field the patch names (values appended); terminal moves clear the schedule. */
 function patchSets(patch: IntentPatch, terminal: boolean, values: unknown[]): string[] {
   const sets: string[] = [];
-  for (const [field, [col, cast]] of Object.entries(PATCH_COLUMNS)) {
-    const key = field as keyof IntentPatch;
-    const value = patch[key];
-    if (terminal && SCHEDULE_FIELDS.has(key)) sets.push(`${col} = NULL`);
+  for (const field of PATCH_FIELDS) {
+    const value = patch[field];
+    if (terminal && SCHEDULE_FIELDS.has(field)) sets.push(`${PATCH_COLUMN[field]} = NULL`);
     else if (value !== undefined) {
       const stored =
         value === null
           ? null
-          : key === 'meta'
+          : field === 'meta'
             ? JSON.stringify(value)
-            : key === 'error'
+            : field === 'error'
               ? diagnostic(value as string)
               : value;
-      sets.push(`${col} = $${values.push(stored)}${cast}`);
+      sets.push(`${PATCH_COLUMN[field]} = $${values.push(stored)}`);
     }
   }
   return sets;

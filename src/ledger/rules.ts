@@ -7,26 +7,19 @@ import { BudgetExceededError, LimitExceededError } from '../errors.js';
 import { type IntentStatus, isPayout, type NewIntent } from './intent.js';
 import type { BudgetWindow, CreateGuards } from './store.js';
 
-/**
- * How the approvals' hold applies to a new payout: `now` when its amount alone is above the
- * line; `window`, the player's window to sum in the create's atomic step; `queue`, recorded
- * `queued` unless the hold takes it.
- */
-export interface HoldCheck {
-  now: boolean;
-  window: { limitMsat: number; windowMs: number } | null;
-  queue: boolean;
-}
-
 /** A create as the rules read it, parsed (core.ts CreateCall). */
 export interface Guarded {
   input: NewIntent;
   now: number;
-  /** The count guards and the seat. */
   guards: CreateGuards;
   /** The budget windows that apply to this intent. */
   budgets: readonly BudgetWindow[];
-  hold: HoldCheck;
+  /** The hold: now (its amount alone is above the line), or a player's window to sum. */
+  hold: { now: boolean; window: { limitMsat: number; windowMs: number } | null; queue: boolean };
+  /** The sums to read in the create's atomic step, in order: each budget's, then the hold's. */
+  windows: WindowRead[];
+  /** Whether it counts in the game's open count and the start-up sweep (its kind's movesMoney). */
+  counts: boolean;
 }
 
 /** What an operator line changes with it, as a compare-and-set (no change: no line). */
@@ -34,7 +27,7 @@ export type LineChange =
   | { kind: 'block' | 'unblock'; playerId: string }
   | { kind: 'pause' | 'resume' };
 
-/** A sum a create reads in its atomic step: payouts of a scope created after `since`. */
+/** Payouts of a scope created after `since`. */
 export interface WindowRead {
   scope: BudgetWindow['scope'];
   since: number;
@@ -42,28 +35,18 @@ export interface WindowRead {
 
 /** The budgets and the hold a parsed create is held to: payouts only, a room's with a room. */
 export function guarded(input: NewIntent, now: number, guards: CreateGuards): Guarded {
+  const counts = input.movesMoney !== false;
   if (!isPayout(input.kind)) {
-    return { input, now, guards, budgets: [], hold: { now: false, window: null, queue: false } };
+    const hold = { now: false, window: null, queue: false };
+    return { input, now, guards, budgets: [], hold, windows: [], counts };
   }
   const budgets = (guards.budgets ?? []).filter((b) => b.scope !== 'room' || input.roomId !== null);
   const { hold, queue = false } = guards;
   const above = hold?.aboveMsat !== undefined && BigInt(input.amount) > BigInt(hold.aboveMsat);
-  return {
-    input,
-    now,
-    guards,
-    budgets,
-    hold: { now: above, window: hold?.perPlayer ?? null, queue },
-  };
-}
-
-/** The window sums a create reads, in order: each budget's, then the hold's player window. */
-export function windowsOf({ now, budgets, hold }: Guarded): WindowRead[] {
-  const reads = budgets.map((b) => ({ scope: b.scope, since: now - b.windowMs }));
-  if (!hold.now && hold.window !== null) {
-    reads.push({ scope: 'player', since: now - hold.window.windowMs });
-  }
-  return reads;
+  const window = hold?.perPlayer ?? null;
+  const windows = budgets.map((b) => ({ scope: b.scope, since: now - b.windowMs }));
+  if (!above && window !== null) windows.push({ scope: 'player', since: now - window.windowMs });
+  return { input, now, guards, budgets, hold: { now: above, window, queue }, windows, counts };
 }
 
 function past(reserved: bigint | string, amount: string, limitMsat: number): boolean {
@@ -71,10 +54,8 @@ function past(reserved: bigint | string, amount: string, limitMsat: number): boo
 }
 
 /**
- * A create's guards, decided on what its driver read in the create's atomic step: the player's
- * open intents (read when maxOpenPerPlayer is set) and the sums of windowsOf, in its order.
- * Throws the refusal, else answers the status to record: `held` when the hold takes the payout,
- * else `queued` for the queue, else `creating`.
+ * A create's guards on what its driver read in its atomic step: the player's open intents (when
+ * maxOpenPerPlayer is set) and the sums of `windows`. Throws the refusal, else the status.
  */
 export function admit(
   { input, guards, budgets, hold }: Guarded,
@@ -98,20 +79,9 @@ export function admit(
   return hold.queue ? 'queued' : 'creating';
 }
 
-/**
- * The game's cap on `open`, its open count before this create, read in its atomic step. A
- * record that moves no money is refused at the cap too, though it does not count.
- */
+/** The game's cap on its open count before this create (a record that moves none is refused too). */
 export function refuseGameCap(input: NewIntent, max: number | undefined, open: number): void {
   if (max !== undefined && open >= max) {
     throw new LimitExceededError('maxOpenPerGame', max, input.playerId);
   }
-}
-
-/**
- * Whether an intent counts in the game's open count and the start-up sweep: its kind's module
- * says, as `movesMoney` (a group's own record moves none: its members do).
- */
-export function countsOpen(input: NewIntent): boolean {
-  return input.movesMoney !== false;
 }

@@ -9,7 +9,14 @@ import { LimitExceededError } from '../errors.js';
 import type { ClaimCall, CreateCall, LedgerDriver, MoveCall } from './core.js';
 import { DuplicateIntentError, InvalidIntentError, LedgerBusyError } from './errors.js';
 import type { Intent, IntentPatch, IntentStatus, NewIntent } from './intent.js';
-import { canMove, INTENT_STATUSES, isTerminal, SCHEDULE_FIELDS } from './intent.js';
+import {
+  canMove,
+  INTENT_STATUSES,
+  isTerminal,
+  PATCH_COLUMN,
+  PATCH_FIELDS,
+  SCHEDULE_FIELDS,
+} from './intent.js';
 import { type AccountBalance, accountClass, type JournalEntry, type Posting } from './journal.js';
 import {
   lineOf,
@@ -23,7 +30,6 @@ import { loadSql, OPERATOR_SQL } from './sql.js';
 import {
   COLUMN,
   COLUMNS,
-  HELD_STEP,
   joinedSql,
   joinedToIntent,
   LIVE_SQL,
@@ -33,7 +39,6 @@ import {
   PAYOUT_SQL,
   packId,
   packToken,
-  QUEUED_STEP,
   type Row,
   rowToIntent,
   STEPS,
@@ -44,21 +49,6 @@ import type { JournalFilter } from './validate.js';
 
 /** Thrown inside a write whose posting is already journaled: the write is rolled back whole. */
 class AlreadyJournaled extends Error {}
-
-/** Patchable fields and their columns. */
-const PATCH_COLUMNS = {
-  remoteId: 'remote_id',
-  code: 'code',
-  uri: 'uri',
-  expiresAt: 'expires_at',
-  nextCheckAt: 'next_check_at',
-  checks: 'checks',
-  leaseOwner: 'lease_owner',
-  leaseUntil: 'lease_until',
-  error: 'error',
-  meta: 'meta',
-} as const satisfies Record<keyof IntentPatch, string>;
-const PATCH_FIELDS = Object.keys(PATCH_COLUMNS) as (keyof IntentPatch)[];
 
 /** The most sources a move may list, and their parameters' names (`:from0` ...). */
 const MAX_SOURCES = Math.max(
@@ -131,9 +121,6 @@ export class SqliteCore implements Pick<LedgerDriver, Forwarded> {
       StatementSync
     >;
     for (const name of [...ROWS, 'unknowns', 'held'] as const) arrays(this.#sql[name]);
-    for (const name of ['account-balances', 'class-balances'] as const) {
-      this.#sql[name].setReadBigInts(true);
-    }
     this.#tx = {
       begin: prepared('BEGIN IMMEDIATE'),
       commit: prepared('COMMIT'),
@@ -174,7 +161,7 @@ export class SqliteCore implements Pick<LedgerDriver, Forwarded> {
       now,
       next_check_at: input.nextCheckAt ?? null,
       meta: metaText(input.meta),
-      live: rules.countsOpen(input) ? 1 : 0,
+      live: call.counts ? 1 : 0,
     };
     try {
       const created = this.#write(() => {
@@ -182,7 +169,7 @@ export class SqliteCore implements Pick<LedgerDriver, Forwarded> {
           guards.maxOpenPerPlayer === undefined
             ? undefined
             : (this.#sql['count-open'].get(input.playerId) as { open: number }).open;
-        const sums = rules.windowsOf(call).map((w) => this.#windowSum(w.scope, input, w.since));
+        const sums = call.windows.map((w) => this.#windowSum(w.scope, input, w.since));
         const status = rules.admit(call, playerOpen, sums);
         if (guards.maxOpenPerGame !== undefined) {
           rules.refuseGameCap(input, guards.maxOpenPerGame, this.openCount());
@@ -195,7 +182,7 @@ export class SqliteCore implements Pick<LedgerDriver, Forwarded> {
         if (guards.seat !== undefined) this.#seat(input, seq, guards.seat);
         this.#post(seq, postings, now);
         if (status === 'creating') return rowToIntent(row, []);
-        const step = status === 'held' ? HELD_STEP : QUEUED_STEP;
+        const step = STEPS.indexOf(status);
         this.#sql['append-move'].run(seq, step, now, null);
         return rowToIntent(row, [[step, now, null]]);
       });
@@ -370,20 +357,11 @@ export class SqliteCore implements Pick<LedgerDriver, Forwarded> {
   }
 
   classBalances(): AccountBalance[] {
-    const rows = this.#sql['class-balances'].all() as {
-      class: string;
-      unit: string;
-      balance: bigint;
-    }[];
-    return rows.map((r) => ({ account: r.class, unit: r.unit, balance: String(r.balance) }));
+    return plain(this.#sql['class-balances'].all());
   }
 
   accountBalances(accounts: readonly string[]): AccountBalance[] {
-    return accounts.flatMap((account) =>
-      (this.#sql['account-balances'].all(account) as { unit: string; balance: bigint }[]).map(
-        (r) => ({ account, unit: r.unit, balance: String(r.balance) }),
-      ),
-    );
+    return accounts.flatMap((account) => plain(this.#sql['account-balances'].all(account)));
   }
 
   claimDue({ now, limit, owner, leaseMs, queued }: ClaimCall): Intent[] {
@@ -646,7 +624,7 @@ function patchSets(fields: readonly (keyof IntentPatch)[]): string[] {
     field === 'uri'
       ? // Stored as '' when it is the code with its scheme, against the code as it will be.
         `uri = CASE WHEN :uri = 'lightning:' || ${fields.includes('code') ? ':code' : 'code'} THEN '' ELSE :uri END`
-      : `${PATCH_COLUMNS[field]} = :${PATCH_COLUMNS[field]}`,
+      : `${PATCH_COLUMN[field]} = :${PATCH_COLUMN[field]}`,
   );
   if (fields.includes('code') && !fields.includes('uri')) {
     // The old uri was implied by the old code: spell it out before the code changes.
@@ -659,7 +637,7 @@ function patchParams(patch: IntentPatch, fields: readonly (keyof IntentPatch)[])
   const params: Params = {};
   for (const field of fields) {
     const value = patch[field];
-    params[PATCH_COLUMNS[field]] =
+    params[PATCH_COLUMN[field]] =
       field === 'meta'
         ? metaText(value as Record<string, unknown>)
         : field === 'remoteId' && typeof value === 'string'
@@ -679,6 +657,11 @@ function fromScopes<T>(
   make: (scope: BudgetWindow['scope']) => T,
 ): Record<BudgetWindow['scope'], T> {
   return Object.fromEntries(scopes.map((s) => [s, make(s)])) as Record<BudgetWindow['scope'], T>;
+}
+
+/** Rows as plain objects (node:sqlite's have no prototype). */
+function plain(rows: object[]): AccountBalance[] {
+  return rows.map((row) => ({ ...row }) as AccountBalance);
 }
 
 function arrays(statement: StatementSync): StatementSync {

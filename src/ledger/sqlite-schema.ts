@@ -17,22 +17,17 @@ export const LAYOUT = layoutOf('sqlite');
 /** The ledger's mark in a file's header (PRAGMA application_id). */
 const LEDGER_ID = 1280200775;
 
-/** A move's step, the rank of its target: moves only go up it, so steps order them in time. */
-export const STEPS: readonly IntentStatus[] = [
-  'creating',
-  'unknown',
-  'pending',
-  'completed',
-  'expired',
-  'failed',
-];
+/** A move's step, the rank of the status it reached: moves only go up it, so steps order them. */
+const ORDER = 'held queued creating unknown pending completed expired failed';
+export const STEPS = ORDER.split(' ') as IntentStatus[];
 for (const from of INTENT_STATUSES) {
   for (const to of TRANSITIONS[from]) {
-    if (STEPS.indexOf(to) <= STEPS.indexOf(from)) {
+    if (!(STEPS.indexOf(from) >= 0 && STEPS.indexOf(to) > STEPS.indexOf(from))) {
       throw new Error(`sqlite ledger: the move ${from} -> ${to} breaks the history's step order`);
     }
   }
 }
+const CREATING = STEPS.indexOf('creating');
 
 export const PAYOUT_SQL = `kind IN (${PAYOUT_KINDS.map((k) => `'${k}'`).join(', ')})`;
 /** Openness, as the layout's indexes and the queries spell it word for word. */
@@ -96,23 +91,16 @@ export type Move = readonly [step: number, at: number, note: string | null];
 export const MOVES_SQL = `SELECT m.step, m.at, n.text AS note
   FROM moves AS m LEFT JOIN notes AS n ON n.id = m.note WHERE m.intent = ? ORDER BY m.step`;
 
-/** The steps of `held` and `queued`: first statuses only, whose row starts a history. */
-export const HELD_STEP = -1;
-export const QUEUED_STEP = -2;
-
-/** An intent from its row and its moves in step order; `creating` is the row's, unless held or queued. */
+/** An intent from its row and its moves in step order; a history starts `creating` unless held or queued. */
 export function rowToIntent(row: Row, moves: readonly Move[]): Intent {
-  const first = moves[0]?.[0];
+  const first = moves[0]?.[0] ?? CREATING;
   const history: IntentHistoryEntry[] =
-    first === HELD_STEP || first === QUEUED_STEP
-      ? []
-      : [{ at: row[COLUMN.created_at] as number, from: null, to: 'creating' }];
+    first < CREATING ? [] : [{ at: row[COLUMN.created_at] as number, from: null, to: 'creating' }];
   for (const [step, at, note] of moves) {
-    const to = step === HELD_STEP ? 'held' : step === QUEUED_STEP ? 'queued' : STEPS[step];
     const entry: IntentHistoryEntry = {
       at,
       from: history.at(-1)?.to ?? null,
-      to: to as IntentStatus,
+      to: STEPS[step] as IntentStatus,
     };
     if (note !== null) entry.note = note;
     history.push(entry);
@@ -177,20 +165,12 @@ function withHistory(row: Row, history: IntentHistoryEntry[]): Intent {
   };
 }
 
-/**
- * The file's layout, read under the write lock: 0 for a new file, else the migrations it has
- * had. Throws IncompatibleLedgerError for a file this library cannot read: a newer library's,
- * a pre-release library's (no mark, a schema number of its own) or another program's.
- */
-function layoutIn(db: DatabaseSync, path: string): number {
-  const { application_id: id } = db.prepare('PRAGMA application_id').get() as {
-    application_id: number;
-  };
-  const { user_version: version } = db.prepare('PRAGMA user_version').get() as {
-    user_version: number;
-  };
-  if (id === 0 && version === 0) return 0;
-  if (id === LEDGER_ID && version <= LAYOUT) return version;
+/** Refuses a file this library cannot read: a newer layout, a pre-release library's, another program's. */
+function refuseForeign(db: DatabaseSync, path: string): number {
+  const pragma = (name: string) =>
+    Number(Object.values(db.prepare(`PRAGMA ${name}`).get() ?? {})[0]);
+  const [id, version] = [pragma('application_id'), pragma('user_version')];
+  if ((id === 0 && version === 0) || (id === LEDGER_ID && version <= LAYOUT)) return version;
   throw new IncompatibleLedgerError(
     id === LEDGER_ID
       ? `ledger file ${path} has layout ${version}; this library reads up to layout ${LAYOUT}. Upgrade colyseus-lightning in every process that opens it.`
@@ -202,10 +182,8 @@ function layoutIn(db: DatabaseSync, path: string): number {
 
 /**
  * Opens `path` (a file, or ':memory:') at this library's layout: WAL and synchronous=FULL for a
- * file, then each migration it lacks in a transaction of its own, under the write lock (another
- * process opening it at once waits, then finds it done). Throws IncompatibleLedgerError for a
- * file it cannot read (layoutIn). `busyTimeoutMs` is SQLite's own wait for another process's
- * lock, here and on every later statement of the connection.
+ * file, then the migrations it lacks under the write lock (another process opening it at once
+ * waits, then finds them done). `busyTimeoutMs` is SQLite's own wait for another process's lock.
  */
 export function openLedgerDatabase(path: string, busyTimeoutMs: number): DatabaseSync {
   // Loaded here, not imported: an older Node then fails at the entry point's version check.
@@ -213,28 +191,20 @@ export function openLedgerDatabase(path: string, busyTimeoutMs: number): Databas
   const db = new Database(path, { timeout: busyTimeoutMs });
   try {
     if (path !== ':memory:' && path !== '') {
-      // WAL: readers never block the writer, and a commit appends instead of rewriting pages.
-      db.exec('PRAGMA journal_mode = WAL');
-      // FULL, not NORMAL: under WAL, NORMAL may lose the last commits on power loss, and an
-      // intent is written precisely so that it survives the API call that follows it.
-      db.exec('PRAGMA synchronous = FULL');
+      // WAL: readers never block the writer. FULL: under WAL, NORMAL may lose the last commits
+      // on power loss, and an intent is written precisely to survive the call that follows it.
+      db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL');
     }
-    let layout: number;
-    do {
-      db.exec('BEGIN IMMEDIATE');
-      try {
-        layout = layoutIn(db, path);
-        if (layout < LAYOUT) {
-          layout += 1;
-          db.exec(migration('sqlite', layout));
-          db.exec(`PRAGMA user_version = ${layout}`);
-        }
-        db.exec('COMMIT');
-      } catch (err) {
-        if (db.isTransaction) db.exec('ROLLBACK');
-        throw err;
+    db.exec('BEGIN IMMEDIATE');
+    try {
+      for (let to = refuseForeign(db, path) + 1; to <= LAYOUT; to++) {
+        db.exec(`${migration('sqlite', to)}; PRAGMA user_version = ${to}`);
       }
-    } while (layout < LAYOUT);
+      db.exec('COMMIT');
+    } catch (err) {
+      if (db.isTransaction) db.exec('ROLLBACK');
+      throw err;
+    }
     return db;
   } catch (err) {
     db.close();

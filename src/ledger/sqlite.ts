@@ -1,15 +1,10 @@
 /**
- * The embedded ledger store: SQLite on `node:sqlite`, in a file (durable, shared by every
- * process on the machine) or in memory (tests, demos).
- *
- *   const ledger = new SqliteLedger('./lightning.sqlite'); // or new SqliteLedger() for memory
- *
- * A file ledger runs its connection on a worker thread (sqlite-worker.ts), so that its commits
- * and fsyncs (synchronous=FULL) never stall the rooms, and calls that queue up meanwhile commit
- * together; a ':memory:' ledger runs inline (option `worker`). Every write is one transaction
- * that never spans an await: processes on one file serialise on SQLite's write lock, waited for
- * by the thread's busy handler, or inline retried on a timer so the loop stays free; a write
- * fails with LedgerBusyError after `busyTimeoutMs`.
+ * The embedded store: SQLite on `node:sqlite`, in a file (durable, shared by the machine's
+ * processes) or in memory: `new SqliteLedger('./lightning.sqlite')`. A file's connection runs on
+ * a worker thread (sqlite-worker.ts), so its fsyncs never stall the rooms and calls queued
+ * meanwhile commit together; ':memory:' runs inline. A write is one transaction that never spans
+ * an await; another process's lock is waited for by the thread, or inline retried on a timer,
+ * for `busyTimeoutMs`, then LedgerBusyError.
  */
 import { type Clock, systemClock } from '../clock.js';
 import { ConfigurationError } from '../errors.js';

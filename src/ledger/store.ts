@@ -1,7 +1,4 @@
-/**
- * The interface every ledger store implements, one part per job. Every status change is an
- * atomic compare-and-set: two processes or two callbacks never both apply one.
- */
+/** The interface every store implements, one part per job; a status change is a compare-and-set. */
 import type { Intent, IntentPatch, IntentStatus, NewIntent } from './intent.js';
 import type { AccountBalance, JournalPage, JournalQuery, Posting } from './journal.js';
 import type {
@@ -20,15 +17,9 @@ export interface TransitionOptions {
   now?: number;
   /** Journal postings written in the same atomic step, only if the move is made (see create). */
   postings?: readonly Posting[];
-  /**
-   * The intent as the caller read it, when `from` is its status: a store may take its history
-   * from it instead of reading it back (moves only go forward). The answer is the same.
-   */
+  /** The intent as the caller read it: a store may take its history from it (same answer). */
   read?: Intent;
-  /**
-   * Another intent made due in the same step, only if the move is made: while its status is
-   * still `status`, its `nextCheckAt` becomes `at` unless earlier (a fee paid makes its match due).
-   */
+  /** Another intent made due with the move: while still `status`, nextCheckAt at most `at`. */
   dueAlso?: DueAlso;
 }
 
@@ -41,9 +32,8 @@ export interface DueAlso {
 
 /** A payout cap over a rolling window, for one scope of a payout (PAYOUT_KINDS). */
 export interface BudgetWindow {
-  /** Whose payouts count: the new intent's player's, its room's, or every payout. */
   scope: 'player' | 'room' | 'game';
-  /** The most that payouts created in the window (not expired or failed) may add up to, in msats. */
+  /** What payouts created in the window (not expired or failed) may add up to, in msats. */
   limitMsat: number;
   windowMs: number;
 }
@@ -54,24 +44,16 @@ export interface CreateGuards {
   maxOpenPerPlayer?: number;
   /** LimitExceededError when the game has this many open intents (`movesMoney: false` aside). */
   maxOpenPerGame?: number;
-  /**
-   * Payout budgets (payout kinds only): BudgetExceededError when the new payout would take a
-   * window past its cap. Its record reserves its amount until it ends expired or failed.
-   */
+  /** Payouts only: BudgetExceededError past a window's cap (reserved until expired or failed). */
   budgets?: readonly BudgetWindow[];
-  /**
-   * Payout approvals (payout kinds only): a payout above `aboveMsat`, or one that would take the
-   * player's payouts of the window above `perPlayer.limitMsat`, is recorded `held`, never due,
-   * sent only once an operator approves it.
-   */
+  /** Payouts only: above `aboveMsat` or the player's window, recorded `held` until approved. */
   hold?: PayoutHold;
-  /** The payout queue (payout kinds only): recorded `queued`, due; the hold wins. */
+  /** Payouts only: recorded `queued`, due; the hold wins. */
   queue?: boolean;
   /**
-   * A seat in the new intent's group for its player: one per player, at most `seats`, given back
-   * when the holder ends expired or failed. LimitExceededError (`seats`) when every seat is taken;
-   * DuplicateIntentError (`seat`, `existingId`) when the player holds one, unless `replaces`
-   * names that holder: the seat then passes to the new intent.
+   * One seat per player in the group, at most `seats`, given back when its holder ends expired or
+   * failed: LimitExceededError when all are taken, DuplicateIntentError when the player holds one
+   * (unless `replaces` names that holder: the seat passes to the new intent).
    */
   seat?: SeatGuard;
 }
@@ -89,13 +71,10 @@ export interface PayoutHold {
 /** Intents and their journal. */
 export interface IntentStore {
   /**
-   * Records a new intent, `creating` (or `held`, `queued`: the guards), its id a UUID v7 unless
-   * given. DuplicateIntentError for a taken id, callback token or open `openKey` (`existingId`);
-   * a refused create stores nothing.
-   *
-   * `postings` (here, on `transition` and `update`) are journaled in the same atomic step: each
-   * the entry `<intent id>:<tag>`. A write whose entry is already journaled writes nothing and
-   * answers null, so a step is journaled at most once, whoever races to write it.
+   * Records a new intent, `creating` (or `held`, `queued`), its id a UUID v7 unless given;
+   * DuplicateIntentError for a taken id, token or open `openKey`. `postings` (here and on every
+   * write) are journaled in the same step as `<intent id>:<tag>`: a write whose entry is already
+   * journaled writes nothing and answers null, so a step is journaled once whoever races.
    */
   create(
     intent: NewIntent,
@@ -114,18 +93,14 @@ export interface IntentStore {
   byGroup(groupId: string): Promise<Intent[]>;
   /** The intent that holds the player's seat in the group, or null: one keyed read. */
   seatHolder(groupId: string, playerId: string): Promise<Intent | null>;
-  /**
-   * Moves `id` from one of `from` to `to`: the moved intent, or null when its status was not in
-   * `from` (IllegalTransitionError for a move TRANSITIONS refuses). An ending move clears
-   * nextCheckAt and the lease.
-   */
+  /** Moves `id` from one of `from` to `to`, or null; an ending move clears the schedule. */
   transition(
     id: string,
     from: IntentStatus | readonly IntentStatus[],
     to: IntentStatus,
     options?: TransitionOptions,
   ): Promise<Intent | null>;
-  /** Writes non-status fields while the status is `status`, or null; an ended one is never scheduled. */
+  /** Writes non-status fields while the status is `status`, or null. */
   update(
     id: string,
     status: IntentStatus,
@@ -147,11 +122,7 @@ export interface IntentStore {
 
 /** Leases and the queue: the reconciler's claims. */
 export interface LeaseStore {
-  /**
-   * Leases to `owner` until now + leaseMs up to `limit` due open intents whose lease is free or
-   * run out, by `nextCheckAt`: no two callers get one while its lease runs. With `queued`, queued
-   * payouts are claimed in a share of their own beside the others.
-   */
+  /** Leases up to `limit` due intents (and `queued` queued payouts beside them) to `owner`. */
   claimDue(
     now: number,
     limit: number,
@@ -195,10 +166,7 @@ export interface RateLimit {
 }
 
 export interface RateStore {
-  /**
-   * Takes one call's token: 0 when taken, else the ms to wait. A fresh bucket is full. With
-   * `keep`, only if `keep` more remain (a call of low priority leaves the last ones to others).
-   */
+  /** Takes a token (0) or says the ms to wait; with `keep`, only if `keep` more remain. */
   takeToken(limit: RateLimit, now: number, keep?: number): Promise<number>;
   /** No token before `until` in any process sharing the store, and none left then (a 429). */
   holdCalls(until: number, now?: number): Promise<void>;

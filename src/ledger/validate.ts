@@ -98,14 +98,15 @@ const dueAlsoSchema = z.strictObject({
   at: epochMs,
 });
 
+/** InvalidIntentError naming the first bad field. */
 function parse<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
-  const result = schema.safeParse(value);
-  if (!result.success) {
-    throw new InvalidIntentError(`invalid ${what}: ${z.prettifyError(result.error)}`, {
-      cause: result.error,
-    });
-  }
-  return result.data;
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  const at = issue && issue.path.length > 0 ? issue.path.join('.') : what;
+  throw new InvalidIntentError(`invalid ${what}: ${at} ${issue?.message ?? 'is invalid'}`, {
+    cause: parsed.error,
+  });
 }
 
 export function parsePatch(value: IntentPatch): IntentPatch {
@@ -335,17 +336,8 @@ const querySchema = z.strictObject({
   limit: pageLimit,
 });
 
-/** The operator's inputs: InvalidIntentError naming the first bad field. */
-function parseNamed<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
-  const parsed = schema.safeParse(value);
-  if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0];
-  const at = issue && issue.path.length > 0 ? issue.path.join('.') : what;
-  throw new InvalidIntentError(`invalid ${what}: ${at} ${issue?.message ?? 'is invalid'}`);
-}
-
 export function parseOperatorAction(line: NewOperatorAction): NewOperatorAction {
-  const parsed = parseNamed(lineSchema, line, 'operator action');
+  const parsed = parse(lineSchema, line, 'operator action');
   const { action, intentId, playerId } = parsed;
   if ((action === 'block' || action === 'unblock') && playerId === null) {
     throw new InvalidIntentError(`invalid operator action: ${action} must name a playerId`);
@@ -378,20 +370,18 @@ export function parseSwitch(
 }
 
 export function parseOperatorLogQuery(query: OperatorLogQuery | undefined): OperatorLogFilter {
-  const { after, limit, ...filters } = parseNamed(querySchema, query ?? {}, 'operator log query');
+  const { after, limit, ...filters } = parse(querySchema, query ?? {}, 'operator log query');
   return { ...filters, after: Number(after ?? 0), limit: limit ?? 100 };
 }
 
 export function parsePlayerId(playerId: string): string {
-  return parseNamed(name, playerId, 'player id');
+  return parse(name, playerId, 'player id');
 }
 
 /** A time as the stores keep them: whole epoch ms, not negative. */
 export function parseRateTime(value: number, what: 'now' | 'until'): number {
-  if (!(Number.isSafeInteger(value) && value >= 0)) {
-    throw new InvalidIntentError(`${what} must be a non-negative whole number of epoch ms`);
-  }
-  return value;
+  if (Number.isSafeInteger(value) && value >= 0) return value;
+  throw new InvalidIntentError(`${what} must be a non-negative whole number of epoch ms`);
 }
 
 /** How long a hold until `until` lasts from `now` (both checked): 0 for one already over. */
@@ -399,15 +389,11 @@ export function holdFor(until: number, now: number): number {
   return Math.max(0, parseRateTime(until, 'until') - parseRateTime(now, 'now'));
 }
 
+const limitSchema = z.object({ perSecond: z.number().positive(), burst: z.number().min(1) });
+
 export function parseTake(limit: RateLimit, now: number, keep: number): RateLimit {
   parseRateTime(now, 'now');
-  const { perSecond, burst } = (limit ?? {}) as Partial<RateLimit>;
-  if (
-    !(typeof perSecond === 'number' && Number.isFinite(perSecond) && perSecond > 0) ||
-    !(typeof burst === 'number' && Number.isFinite(burst) && burst >= 1)
-  ) {
-    throw new InvalidIntentError('limit must be { perSecond > 0, burst >= 1 }, finite numbers');
-  }
+  const { perSecond, burst } = parse(limitSchema, limit, 'limit');
   if (!(Number.isSafeInteger(keep) && keep >= 0 && keep + 1 <= burst)) {
     throw new InvalidIntentError('keep must be a whole number from 0 to burst - 1');
   }

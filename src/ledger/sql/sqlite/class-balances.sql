@@ -1,1 +1,2 @@
-SELECT class, unit, balance FROM class_balances ORDER BY class, unit
+SELECT class AS account, unit, CAST(balance AS TEXT) AS balance FROM class_balances
+ORDER BY class, unit
