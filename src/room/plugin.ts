@@ -600,12 +600,15 @@ export class LightningPlugin extends RoomPlugin {
   async #deliver(intent: Intent): Promise<void> {
     try {
       if (intent.roomId !== this.room.roomId) return;
-      const match = intent.groupId === null ? undefined : this.#matches.get(intent.groupId);
-      if (isMatch(intent)) {
-        await match?.refresh();
-        return;
+      if (intent.groupId !== null) {
+        // A match's own record is its group: it refreshes the view, as a member's move does.
+        const match = this.#matches.get(intent.groupId);
+        if (isMatch(intent)) {
+          await match?.refresh();
+          return;
+        }
+        if (match) void match.refresh().catch(() => {});
       }
-      if (match) void match.refresh().catch(() => {});
       if (this.#ended.has(intent.id)) return;
       const entries = this.#roomEntries();
       const state = entries.find();

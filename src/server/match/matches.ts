@@ -26,7 +26,6 @@ import {
 import { DuplicateIntentError, InvalidIntentError } from '../../ledger/errors.js';
 import { type Intent, isTerminal } from '../../ledger/intent.js';
 import type { SeatGuard } from '../../ledger/store.js';
-import { refuseBlocked } from '../blocked.js';
 import type { Engine } from '../engine.js';
 import { entryFee, startEntryFee } from '../kinds/entry-fee.js';
 import { type EntryFeeIntent, isEntryFee } from '../kinds/guards.js';
@@ -40,6 +39,7 @@ import {
 } from '../kinds/payout-position.js';
 import { startReward } from '../kinds/reward.js';
 import type { Move, Moves } from '../moves.js';
+import { refuseBlocked } from '../operations/create.js';
 import { isAmbiguous } from '../operations/outcome.js';
 import {
   type MatchDecision,
@@ -88,6 +88,8 @@ export class Matches {
 
   #onMove({ what, intent }: Move): void {
     if (what !== 'moved' && what !== 'latePayment') return;
+    // Only a payout the matches repay, or a fee of a match, concerns them.
+    if (typeof intent.meta.payKey !== 'string' && intent.groupId === null) return;
     this.#follow(intent, what).catch((err: unknown) =>
       this.#engine.logger.error(`following ${intent.kind} ${intent.id}: ${(err as Error).message}`),
     );
@@ -667,7 +669,7 @@ export class Matches {
 
   async #follow(intent: Intent, what: 'moved' | 'latePayment'): Promise<void> {
     if (typeof intent.meta.payKey === 'string') return this.#repay(intent);
-    if (!isEntryFee(intent) || intent.groupId === null) return;
+    if (intent.groupId === null || !isEntryFee(intent)) return;
     const match = await this.#engine.ledger.get(intent.groupId);
     if (!isMatch(match)) return;
     if (match.status === 'creating') {
