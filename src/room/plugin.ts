@@ -27,7 +27,7 @@ import { AddressBook, contextPeer } from './addresses.js';
 import { RoomEntries } from './entries.js';
 import { SettlementFeed } from './feed.js';
 import { RoomHooks, type RoomListener } from './hooks.js';
-import type { PluginHost } from './host.js';
+import type { MoneyCalls, PluginHost } from './host.js';
 import {
   disclosureArgs,
   type EntryFeeArgs,
@@ -84,7 +84,8 @@ export class LightningPlugin extends RoomPlugin {
   #feed: SettlementFeed | undefined;
   #unhost: (() => void) | undefined;
   #unprice: (() => void) | undefined;
-  #attached: Promise<void> | undefined;
+  /** Resolves, once attached, with the money operations the host hands down. */
+  #attached: Promise<MoneyCalls> | undefined;
   /** With the region gate: where each player joined from. */
   readonly #addresses = new AddressBook();
   #unwatch: (() => void) | undefined;
@@ -115,8 +116,8 @@ export class LightningPlugin extends RoomPlugin {
    */
   async reward(player: PlayerRef, args: RewardArgs): Promise<Reward> {
     const input = parseInput(rewardArgs, args, 'reward');
-    const playerId = await this.#payer(player);
-    const intent = await this.#host.reward({ ...input, playerId, roomId: this.#roomId() });
+    const { playerId, money } = await this.#payer(player);
+    const intent = await money.reward({ ...input, playerId, roomId: this.#roomId() });
     return this.#entryOf(intent) as Reward;
   }
 
@@ -128,8 +129,8 @@ export class LightningPlugin extends RoomPlugin {
    */
   async payAddress(player: PlayerRef, args: PayAddressArgs): Promise<AddressPayment> {
     const input = parseInput(payAddressArgs, args, 'payAddress');
-    const playerId = await this.#payer(player);
-    const intent = await this.#host.payAddress({ ...input, playerId, roomId: this.#roomId() });
+    const { playerId, money } = await this.#payer(player);
+    const intent = await money.payAddress({ ...input, playerId, roomId: this.#roomId() });
     return this.#entryOf(intent) as AddressPayment;
   }
 
@@ -139,9 +140,9 @@ export class LightningPlugin extends RoomPlugin {
    */
   async chargeEntryFee(player: PlayerRef, args: EntryFeeArgs): Promise<ChargedEntryFee> {
     const input = parseInput(entryFeeArgs, args, 'chargeEntryFee');
-    const playerId = await this.#payer(player);
+    const { playerId, money } = await this.#payer(player);
     return this.#charged(
-      await this.#host.chargeEntryFee({ ...input, playerId, roomId: this.#roomId() }),
+      await money.chargeEntryFee({ ...input, playerId, roomId: this.#roomId() }),
     );
   }
 
@@ -152,10 +153,10 @@ export class LightningPlugin extends RoomPlugin {
    */
   async spendPoints(client: Client, args: SpendArgs): Promise<PointSpend> {
     const input = parseInput(spendArgs, args, 'spendPoints');
-    const playerId = await this.#payer(clientOf(client));
+    const { playerId, money } = await this.#payer(clientOf(client));
     const userId = await this.#widget.userId(client, playerId);
     const roomId = this.#roomId();
-    const intent = await this.#host.spendPoints({ ...input, playerId, userId, roomId });
+    const intent = await money.spendPoints({ ...input, playerId, userId, roomId });
     return this.#entryOf(intent) as PointSpend;
   }
 
@@ -331,7 +332,7 @@ export class LightningPlugin extends RoomPlugin {
    * helpers call it too: Colyseus 0.18 skips plugin hooks on the first instance of a room class
    * that defines `onUncaughtException`.
    */
-  #attach(from: 'onCreate' | 'helper'): Promise<void> {
+  #attach(from: 'onCreate' | 'helper'): Promise<MoneyCalls> {
     if (this.#attached) return this.#attached;
     if (from === 'helper') {
       this.#host.logger.warn(
@@ -342,12 +343,14 @@ export class LightningPlugin extends RoomPlugin {
     // process's move, and names only the intent: it is read back.
     const feed = new SettlementFeed(this.room.roomId, (m) => void this.#readAndDeliver(m.id));
     this.#feed = feed;
-    this.#attached = this.#host.ready().then(() => {
-      if (this.#disposed) return;
+    this.#attached = this.#host.ready().then(async () => {
+      const money = this.#host.money();
+      if (this.#disposed) return money;
       this.#unhost = this.#host.hostRoom(this.room.roomId, (intent) => void this.#deliver(intent));
       this.#unprice = this.#host.onPrice(() => this.#showPrice());
       this.#showPrice();
-      return feed.subscribe(this.#host.attachPresence(this.room.presence as never));
+      await feed.subscribe(this.#host.attachPresence(this.room.presence as never));
+      return money;
     });
     if (this.#settings.catchUpMs > 0) {
       this.room.clock.setInterval(() => this.#catchUpRound(), this.#settings.catchUpMs);
@@ -500,12 +503,12 @@ export class LightningPlugin extends RoomPlugin {
   }
 
   /** The checks every money helper makes before it moves money: the player it moves it for. */
-  async #payer(player: PlayerRef): Promise<string> {
+  async #payer(player: PlayerRef): Promise<{ playerId: string; money: MoneyCalls }> {
     const playerId = this.#payerId(player);
     this.#roomEntries().require();
-    await this.#attach('helper');
+    const money = await this.#attach('helper');
     await this.#admit(playerId);
-    return playerId;
+    return { playerId, money };
   }
 
   /** A fee as chargeEntryFee resolves: the entry holds the latest status, not the create's. */
@@ -523,7 +526,7 @@ export class LightningPlugin extends RoomPlugin {
     client: Client,
     options: MatchEntryOptions,
   ): Promise<ChargedEntryFee> {
-    const playerId = await this.#payer(client);
+    const { playerId } = await this.#payer(client);
     const calls = await this.#host.matches();
     const charged = this.#charged(await calls.enter({ matchId: match.id, playerId, ...options }));
     void match.refresh().catch(() => {});

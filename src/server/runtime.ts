@@ -23,6 +23,7 @@ import { Matches } from './match/matches.js';
 import { LightningMetrics } from './metrics.js';
 import { Moves } from './moves.js';
 import { KeptAnswers } from './operations/kept-answers.js';
+import { MoneyOperations } from './operations/money.js';
 import { Operator } from './operator.js';
 import type { Settings } from './options.js';
 import { OutboundScheduler } from './outbound.js';
@@ -53,6 +54,8 @@ export interface Runtime extends Opened {
   rooms: Rooms;
   checks: Checks;
   matches: Matches;
+  /** The money operations (a room's helpers, the face's). */
+  money: MoneyOperations;
   operator: Operator;
   auditor: Auditor;
   /** Null unless `alerts` is set. */
@@ -137,6 +140,7 @@ function build(opened: Opened, settings: Settings, events: SafeEmitter): Runtime
     rooms,
     checks,
     matches,
+    money: new MoneyOperations(engine),
     operator: new Operator(engine, matches),
     auditor,
     alerts,
@@ -149,6 +153,7 @@ function build(opened: Opened, settings: Settings, events: SafeEmitter): Runtime
     webhookUrl: webhookUrls(settings),
     audit,
     close: async () => {
+      runtime.money.close();
       await runtime.reconciler.stop();
       await engine.kept.close();
       runtime.operator.close();
