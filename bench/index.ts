@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: runs every benchmark (or the ones named: `client`, `screen`, `scale`,
- * `presence`, `ledgers`, `loop`, `rate`, `fair`, `matches`) and prints one table of absolute figures and
+ * `presence`, `ledgers`, `loop`, `rate`, `fair`, `matches`, `path`) and prints one table of absolute figures and
  * ratios. bench/README.md
  * says how each is measured and what its limit is.
  *
@@ -13,6 +13,7 @@ import { benchFair } from './fair.js';
 import { benchLedgers } from './ledgers.js';
 import { benchLoop } from './loop.js';
 import { benchMatches } from './matches.js';
+import { benchPath } from './path.js';
 import { benchPresence } from './presence.js';
 import { benchRate } from './rate.js';
 import { benchScale } from './scale.js';
@@ -33,6 +34,11 @@ const benches: Record<string, () => Promise<Row[]>> = {
   rate: () => benchRate(),
   fair: () => benchFair(),
   matches: () => benchMatches(),
+  path: async () => {
+    const { rows, lines } = await benchPath();
+    profiles.push(["10 path: a room reward()'s modules by layer, and the calls up a layer", lines]);
+    return rows;
+  },
 };
 
 const profiles: [string, string[]][] = [];

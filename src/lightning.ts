@@ -139,7 +139,8 @@ export class Lightning {
 
   /** Pays a player a reward they claim with a wallet; resolves once created (`pending`). */
   async reward(input: RewardInput): Promise<Intent> {
-    return this.#host.reward(parseInput(rewardInput, input));
+    const args = parseInput(rewardInput, input);
+    return (await this.#start()).money.reward(args);
   }
 
   /**
@@ -157,17 +158,20 @@ export class Lightning {
    * answer: AmbiguousResultError, the intent `unknown`, never sent again (`operator.unknowns()`).
    */
   async payAddress(input: AddressPaymentInput): Promise<Intent> {
-    return this.#host.payAddress(parseInput(addressPaymentInput, input));
+    const args = parseInput(addressPaymentInput, input);
+    return (await this.#start()).money.payAddress(args);
   }
 
   /** Charges an entry fee (a single-use static charge); resolves once created (`pending`). */
   async chargeEntryFee(input: EntryFeeInput): Promise<Intent> {
-    return this.#host.chargeEntryFee(parseInput(entryFeeInput, input));
+    const args = parseInput(entryFeeInput, input);
+    return (await this.#start()).money.chargeEntryFee(args);
   }
 
   /** Debits a widget user's points, once, whatever is retried. Resolves `completed`. */
   async spendPoints(input: SpendInput): Promise<Intent> {
-    return this.#host.spendPoints(parseInput(spendInput, input));
+    const args = parseInput(spendInput, input);
+    return (await this.#start()).money.spendPoints(args);
   }
 
   /** Stops the reconciler, closes the client, the ledger it opened and the emulator it started. */

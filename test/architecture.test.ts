@@ -11,37 +11,9 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import { INTENT_KINDS } from '../src/ledger/intent.js';
+import { layerOf } from './support/layers.js';
 
 const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '../src');
-
-/** Lower layers first; a module may import its own layer and the ones before it. */
-const LAYERS: [string, number][] = [
-  ['clock.ts', 0],
-  ['parse.ts', 0],
-  ['ids.ts', 0],
-  ['id-input.ts', 0],
-  ['errors.ts', 0],
-  ['version.ts', 0],
-  ['node-version.ts', 0],
-  ['require-node.ts', 0],
-  ['port/', 1],
-  ['api/', 2],
-  ['client/', 2],
-  ['ledger/', 2],
-  ['emulator/', 3],
-  ['server/', 4],
-  ['room/', 5],
-  ['operator/', 5],
-  ['face/', 6],
-  ['lightning.ts', 6],
-  ['index.ts', 7],
-];
-
-function layerOf(file: string): number {
-  const found = LAYERS.find(([prefix]) => file === prefix || file.startsWith(prefix));
-  if (!found) throw new Error(`${file} is in no layer: add it to LAYERS`);
-  return found[1];
-}
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {

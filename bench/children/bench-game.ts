@@ -21,6 +21,8 @@ export interface BenchGameOptions {
   rooms: number;
   patchRate: number;
   immediatePush?: boolean;
+  /** The plugin's `catchUpMs` (its default when unset). */
+  catchUpMs?: number;
 }
 
 const quiet = { info: () => {}, warn: () => {}, error: () => {} };
@@ -50,7 +52,9 @@ export async function startBenchGame(o: BenchGameOptions) {
 
   class BenchRoom extends Room<{ state: InstanceType<typeof BenchState> }> {
     override state = new BenchState();
-    override plugins = definePlugins([lightning.plugin({ immediatePush: o.immediatePush })]);
+    override plugins = definePlugins([
+      lightning.plugin({ immediatePush: o.immediatePush, catchUpMs: o.catchUpMs }),
+    ]);
     override autoDispose = false;
     override onCreate() {
       this.setPatchRate(o.patchRate);

@@ -1,26 +1,16 @@
 /**
- * The room plugin's host (room/host.ts) over what the server runs on. What a room hands it was
- * parsed by the room, so it goes to the operations as it is; the face's own money helpers call
- * the same operations once they parsed their input.
+ * The room plugin's host (room/host.ts) over what the server runs on. It hands a room the
+ * server's money operations once it runs (what a room passes them was parsed by the room); the
+ * face's own money helpers call the same operations once they parsed their input.
  */
 import type { Intent } from '../ledger/intent.js';
-import type { MatchCalls, PluginHost, WidgetCalls } from '../room/host.js';
+import type { MatchCalls, MoneyCalls, PluginHost, WidgetCalls } from '../room/host.js';
 import type {
   ClientAddresses,
   ConnectionAddresses,
   HeaderReader,
 } from '../server/client-address.js';
-import { startEntryFee } from '../server/kinds/entry-fee.js';
-import { startAddressPayment } from '../server/kinds/payment.js';
-import { startReward } from '../server/kinds/reward.js';
-import { startSpend } from '../server/kinds/spend.js';
 import type { LightningLogger } from '../server/logger.js';
-import type {
-  ParsedAddressPayment,
-  ParsedEntryFee,
-  ParsedReward,
-  ParsedSpend,
-} from '../server/operations/inputs.js';
 import type { Settings } from '../server/options.js';
 import { asPlayer } from '../server/outbound.js';
 import type { PriceReading } from '../server/price.js';
@@ -30,7 +20,7 @@ import { need, type Reach } from './reach.js';
 
 type RoomParts = Pick<
   Runtime,
-  'engine' | 'port' | 'outbound' | 'rooms' | 'webhookUrl' | 'matches' | 'regions' | 'price'
+  'engine' | 'money' | 'port' | 'outbound' | 'rooms' | 'webhookUrl' | 'matches' | 'regions' | 'price'
 >;
 
 /** The five widget calls, each one call of the payments port, in its player's turn. */
@@ -85,20 +75,8 @@ export class RoomHost implements PluginHost {
     return this.#reach.start();
   }
 
-  async reward(args: ParsedReward): Promise<Intent> {
-    return startReward(await this.#engine(), args);
-  }
-
-  async payAddress(args: ParsedAddressPayment): Promise<Intent> {
-    return startAddressPayment(await this.#engine(), args);
-  }
-
-  async chargeEntryFee(args: ParsedEntryFee): Promise<Intent> {
-    return startEntryFee(await this.#engine(), args);
-  }
-
-  async spendPoints(args: ParsedSpend): Promise<Intent> {
-    return startSpend(await this.#engine(), args);
+  money(): MoneyCalls {
+    return need(this.#reach, 'plugin').money;
   }
 
   async matches(): Promise<MatchCalls> {

@@ -143,8 +143,22 @@ export function postingsFor(
   after: Intent,
   positionOf: PositionRule,
 ): Posting[] {
-  const to = positionOf(after);
-  const from = before === null ? { ...to, account: to.source } : positionOf(before);
+  return postingsBetween(
+    before,
+    after,
+    before === null ? null : positionOf(before),
+    positionOf(after),
+  );
+}
+
+/** `postingsFor` with the positions given: the caller asks its kinds, the journal asks nobody. */
+export function postingsBetween(
+  before: Intent | null,
+  after: Intent,
+  was: Position | null,
+  to: Position,
+): Posting[] {
+  const from = was ?? { ...to, account: to.source };
   if (from.account === to.account) return [];
   const amount = to.account === to.source ? from.amount : to.amount;
   if (amount === '0') return [];

@@ -27,6 +27,14 @@ export interface MatchCalls {
   keepAlive(matchId: string): Promise<void>;
 }
 
+/** What a room's money helpers start, once the server runs; the server's MoneyOperations. */
+export interface MoneyCalls {
+  reward(args: ParsedReward): Promise<Intent>;
+  payAddress(args: ParsedAddressPayment): Promise<Intent>;
+  chargeEntryFee(args: ParsedEntryFee): Promise<Intent>;
+  spendPoints(args: ParsedSpend): Promise<Intent>;
+}
+
 /** The payments port's calls a room makes for its players' widget. */
 export type WidgetCalls = Pick<
   PaymentsPort,
@@ -36,10 +44,8 @@ export type WidgetCalls = Pick<
 export interface PluginHost {
   /** Resolves once the server is running (emulator started, ledger open). */
   ready(): Promise<unknown>;
-  reward(args: ParsedReward): Promise<Intent>;
-  payAddress(args: ParsedAddressPayment): Promise<Intent>;
-  chargeEntryFee(args: ParsedEntryFee): Promise<Intent>;
-  spendPoints(args: ParsedSpend): Promise<Intent>;
+  /** The money operations, handed down once (after `ready()`): a helper calls them directly. */
+  money(): MoneyCalls;
   /** Whether the service serves the region of `ip` (cached; see server/regions.ts). */
   regionOf(ip: string): Promise<RegionSupport>;
   /** The client's address for these headers and socket peer, as `clientAddress` reads it. */

@@ -26,7 +26,7 @@ import { roomChannel, type SettlementMessage } from '../server/settlement.js';
 import { RegionGate } from './addresses.js';
 import { RoomEntries } from './entries.js';
 import { RoomHooks, type RoomListener } from './hooks.js';
-import type { PluginHost } from './host.js';
+import type { MoneyCalls, PluginHost } from './host.js';
 import {
   disclosureArgs,
   type EntryFeeArgs,
@@ -79,7 +79,8 @@ export class LightningPlugin extends RoomPlugin {
   #entries: RoomEntries | undefined;
   /** What the room stops following when it goes: the feed, the hand-over, the price, sockets. */
   readonly #offs: (() => void)[] = [];
-  #attached: Promise<void> | undefined;
+  /** Resolves, once attached, with the money operations the host hands down. */
+  #attached: Promise<MoneyCalls> | undefined;
   /** With `regionGate` only. */
   readonly #gate: RegionGate | null;
   /** Kept alive while the room lives, aborted when it goes. */
@@ -104,8 +105,8 @@ export class LightningPlugin extends RoomPlugin {
   /** Pays a player a reward they claim with a wallet; resolves with its entry, `pending`. */
   async reward(player: PlayerRef, args: RewardArgs): Promise<Reward> {
     const input = parseInput(rewardArgs, args, 'reward');
-    const playerId = await this.#payer(player);
-    const intent = await this.#host.reward({ ...input, playerId, roomId: this.#roomId() });
+    const { playerId, money } = await this.#payer(player);
+    const intent = await money.reward({ ...input, playerId, roomId: this.#roomId() });
     return this.#entryOf(intent) as Reward;
   }
 
@@ -115,27 +116,27 @@ export class LightningPlugin extends RoomPlugin {
    */
   async payAddress(player: PlayerRef, args: PayAddressArgs): Promise<AddressPayment> {
     const input = parseInput(payAddressArgs, args, 'payAddress');
-    const playerId = await this.#payer(player);
-    const intent = await this.#host.payAddress({ ...input, playerId, roomId: this.#roomId() });
+    const { playerId, money } = await this.#payer(player);
+    const intent = await money.payAddress({ ...input, playerId, roomId: this.#roomId() });
     return this.#entryOf(intent) as AddressPayment;
   }
 
   /** Charges a player an entry fee; `settled` resolves with its entry once it ended. */
   async chargeEntryFee(player: PlayerRef, args: EntryFeeArgs): Promise<ChargedEntryFee> {
     const input = parseInput(entryFeeArgs, args, 'chargeEntryFee');
-    const playerId = await this.#payer(player);
+    const { playerId, money } = await this.#payer(player);
     return this.#charged(
-      await this.#host.chargeEntryFee({ ...input, playerId, roomId: this.#roomId() }),
+      await money.chargeEntryFee({ ...input, playerId, roomId: this.#roomId() }),
     );
   }
 
   /** Spends a player's points, once; InsufficientPointsError when they are short. */
   async spendPoints(client: Client, args: SpendArgs): Promise<PointSpend> {
     const input = parseInput(spendArgs, args, 'spendPoints');
-    const playerId = await this.#payer(clientOf(client));
+    const { playerId, money } = await this.#payer(clientOf(client));
     const userId = await this.#widget.userId(client, playerId);
     const roomId = this.#roomId();
-    const intent = await this.#host.spendPoints({ ...input, playerId, userId, roomId });
+    const intent = await money.spendPoints({ ...input, playerId, userId, roomId });
     return this.#entryOf(intent) as PointSpend;
   }
 
@@ -273,7 +274,7 @@ export class LightningPlugin extends RoomPlugin {
    * helpers call it too: Colyseus 0.18 skips plugin hooks on the first instance of a room class
    * that defines `onUncaughtException`.
    */
-  #attach(from: 'onCreate' | 'helper'): Promise<void> {
+  #attach(from: 'onCreate' | 'helper'): Promise<MoneyCalls> {
     if (this.#attached) return this.#attached;
     if (from === 'helper') {
       this.#host.logger.warn(
@@ -284,8 +285,9 @@ export class LightningPlugin extends RoomPlugin {
     // channel is another process's move, and names only the intent: it is read back.
     const channel = roomChannel(this.room.roomId);
     const onMessage = (m: unknown) => void this.#readAndDeliver((m as SettlementMessage).id);
-    this.#attached = this.#host.ready().then(() => {
-      if (this.#disposed) return;
+    this.#attached = this.#host.ready().then(async () => {
+      const money = this.#host.money();
+      if (this.#disposed) return money;
       const presence = this.#host.attachPresence(this.room.presence as never);
       this.#offs.push(
         this.#host.hostRoom(this.room.roomId, (intent) => void this.#deliver(intent)),
@@ -293,7 +295,8 @@ export class LightningPlugin extends RoomPlugin {
         () => presence?.unsubscribe(channel, onMessage),
       );
       this.#showPrice();
-      return presence?.subscribe(channel, onMessage).then(() => {});
+      await presence?.subscribe(channel, onMessage);
+      return money;
     });
     if (this.#settings.catchUpMs > 0) {
       this.room.clock.setInterval(() => this.#catchUpRound(), this.#settings.catchUpMs);
@@ -415,12 +418,12 @@ export class LightningPlugin extends RoomPlugin {
   }
 
   /** The checks every money helper makes before it moves money: the player it moves it for. */
-  async #payer(player: PlayerRef): Promise<string> {
+  async #payer(player: PlayerRef): Promise<{ playerId: string; money: MoneyCalls }> {
     const playerId = this.#payerId(player);
     this.#roomEntries().require();
-    await this.#attach('helper');
+    const money = await this.#attach('helper');
     await this.#gate?.admit(playerId, this.room.roomId);
-    return playerId;
+    return { playerId, money };
   }
 
   /** A fee as chargeEntryFee resolves: the entry holds the latest status, not the create's. */
@@ -438,7 +441,7 @@ export class LightningPlugin extends RoomPlugin {
     client: Client,
     options: MatchEntryOptions,
   ): Promise<ChargedEntryFee> {
-    const playerId = await this.#payer(client);
+    const { playerId } = await this.#payer(client);
     const calls = await this.#host.matches();
     const charged = this.#charged(await calls.enter({ matchId: match.id, playerId, ...options }));
     void match.refresh().catch(() => {});
@@ -494,12 +497,15 @@ export class LightningPlugin extends RoomPlugin {
   async #deliver(intent: Intent): Promise<void> {
     try {
       if (intent.roomId !== this.room.roomId) return;
-      const match = intent.groupId === null ? undefined : this.#matches.get(intent.groupId);
-      if (isMatch(intent)) {
-        await match?.refresh();
-        return;
+      if (intent.groupId !== null) {
+        // A match's own record is its group: it refreshes the view, as a member's move does.
+        const match = this.#matches.get(intent.groupId);
+        if (isMatch(intent)) {
+          await match?.refresh();
+          return;
+        }
+        if (match) void match.refresh().catch(() => {});
       }
-      if (match) void match.refresh().catch(() => {});
       if (this.#ended.has(intent.id)) return;
       const entries = this.#roomEntries();
       const state = entries.find();

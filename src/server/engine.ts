@@ -16,7 +16,7 @@ import {
   isTerminal,
   type NewIntent,
 } from '../ledger/intent.js';
-import { afterWrite, draftOf, postingsFor } from '../ledger/journal.js';
+import { afterWrite, draftOf, type Posting, postingsBetween } from '../ledger/journal.js';
 import type { BudgetWindow, CreateGuards, LedgerStore } from '../ledger/store.js';
 import type { PaymentsPort } from '../port/port.js';
 import { parseJson } from './body.js';
@@ -308,8 +308,11 @@ export class Engine implements KindHost {
     return this.#kinds[kind];
   }
 
-  /** Where an intent's money sits, for the journal's postings. */
-  readonly #position = (intent: Intent) => this.rulesOf(intent.kind).position(intent);
+  /** The postings of a write from `before` (null: a create) to `after`, by its kind's positions. */
+  #postings(before: Intent | null, after: Intent): Posting[] {
+    const { position } = this.rulesOf(after.kind);
+    return postingsBetween(before, after, before && position(before), position(after));
+  }
 
   #unknownCheckAt(intent: Intent, resendMs: number | null): number | null {
     const { lostAnswer } = this.rulesOf(intent.kind);
@@ -362,7 +365,7 @@ export class Engine implements KindHost {
       // The code is given out from here on: what decides whether it may be issued again.
       written = { ...patch, meta: { ...(patch.meta ?? intent.meta), shownAt: now } };
     }
-    const postings = postingsFor(intent, afterWrite(intent, to, written, now), this.#position);
+    const postings = this.#postings(intent, afterWrite(intent, to, written, now));
     const groupDue = this.rulesOf(intent.kind).groupDue;
     const dueAlso =
       groupDue?.on.includes(to) && intent.groupId !== null && intent.groupId !== intent.id
@@ -390,7 +393,7 @@ export class Engine implements KindHost {
    * anything is sent (`queued`, `held`) is published at once.
    */
   async record(fields: NewIntent, now: number, guards: CreateGuards): Promise<Intent> {
-    const postings = postingsFor(null, draftOf(fields, now), this.#position);
+    const postings = this.#postings(null, draftOf(fields, now));
     // A record that moves no money (a match) is not counted open: its kind says so.
     const intent = this.rulesOf(fields.kind).movesMoney ? fields : { ...fields, movesMoney: false };
     const recorded = await this.ledger.create(intent, now, guards, postings);
@@ -401,11 +404,7 @@ export class Engine implements KindHost {
   /** Writes non-status fields with the postings they make; null when the status moved meanwhile. */
   async update(intent: Intent, patch: IntentPatch): Promise<Intent | null> {
     const now = this.now();
-    const postings = postingsFor(
-      intent,
-      afterWrite(intent, intent.status, patch, now),
-      this.#position,
-    );
+    const postings = this.#postings(intent, afterWrite(intent, intent.status, patch, now));
     return this.ledger.update(intent.id, intent.status, patch, now, postings);
   }
 

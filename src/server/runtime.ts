@@ -23,6 +23,7 @@ import { Matches } from './match/matches.js';
 import { LightningMetrics } from './metrics.js';
 import { Moves } from './moves.js';
 import { KeptAnswers } from './operations/kept-answers.js';
+import { MoneyOperations } from './operations/money.js';
 import { Operator } from './operator.js';
 import type { Settings } from './options.js';
 import { OutboundScheduler } from './outbound.js';
@@ -101,6 +102,7 @@ function build(opened: Opened, settings: Settings, events: SafeEmitter) {
     return report;
   };
   const operator = new Operator(engine, matches);
+  const money = new MoneyOperations(engine);
   const reconciler = new Reconciler(engine, checks, audit, (ok) => metrics.checked(ok));
   const { fiat, callbackSources: sources } = settings;
   const price = fiat ? new PriceFeed(() => port.btcUsd(), fiat, logger) : null;
@@ -110,6 +112,7 @@ function build(opened: Opened, settings: Settings, events: SafeEmitter) {
     rooms,
     checks,
     matches,
+    money,
     operator,
     auditor,
     alerts,
@@ -132,6 +135,7 @@ function build(opened: Opened, settings: Settings, events: SafeEmitter) {
     webhookUrl: webhookUrls(settings),
     audit,
     close: async () => {
+      money.close();
       await reconciler.stop();
       await engine.kept.close();
       operator.close();

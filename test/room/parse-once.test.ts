@@ -14,7 +14,7 @@ import type { z } from 'zod';
 import { pathId } from '../../src/api/inputs.js';
 import { LN_ADDRESS_DOMAIN } from '../../src/emulator/index.js';
 import { PARSE_CHANNEL, type ParseEvent } from '../../src/parse.js';
-import type { PluginHost } from '../../src/room/host.js';
+import type { MoneyCalls } from '../../src/room/host.js';
 import type { RewardInput } from '../../src/server/operations/inputs.js';
 import type { Game } from '../support/game.js';
 import { type Arena, serverClient, startArena } from './support.js';
@@ -86,7 +86,7 @@ describe('one parse per call', () => {
   });
 
   it('hands the host what a parse returned: a game’s unparsed input is a type error', () => {
-    const host: Pick<PluginHost, 'reward'> = {
+    const host: Pick<MoneyCalls, 'reward'> = {
       reward: async () => {
         throw new Error('not called');
       },

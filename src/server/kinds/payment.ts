@@ -8,12 +8,12 @@ import { LnAddressRefusedError } from '../../errors.js';
 import type { Intent } from '../../ledger/intent.js';
 import { accounts } from '../../ledger/journal.js';
 import type { AddressPayment, PaymentsPort } from '../../port/port.js';
-import { refuseBlocked } from '../blocked.js';
 import type { Engine } from '../engine.js';
 import {
   msatFields,
   type OnBehalf,
   recordThenSend,
+  refuseBlocked,
   sendRecorded,
   settleAsAnswered,
 } from '../operations/create.js';

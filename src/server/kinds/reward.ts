@@ -6,9 +6,14 @@
 import type { Intent } from '../../ledger/intent.js';
 import { accounts } from '../../ledger/journal.js';
 import type { ClaimCode, PaymentsPort } from '../../port/port.js';
-import { refuseBlocked } from '../blocked.js';
 import type { Engine } from '../engine.js';
-import { msatFields, type OnBehalf, recordThenSend, sendRecorded } from '../operations/create.js';
+import {
+  msatFields,
+  type OnBehalf,
+  recordThenSend,
+  refuseBlocked,
+  sendRecorded,
+} from '../operations/create.js';
 import type { ParsedReward } from '../operations/inputs.js';
 import type { Ticket } from '../outbound.js';
 import { newCallbackToken } from '../tokens.js';

@@ -7,9 +7,8 @@ import { randomUUID } from 'node:crypto';
 import { type Intent, isTerminal } from '../../ledger/intent.js';
 import { accounts, type Position } from '../../ledger/journal.js';
 import type { PaymentsPort } from '../../port/port.js';
-import { refuseBlocked } from '../blocked.js';
 import type { Engine } from '../engine.js';
-import { recordThenSend, settleAsAnswered } from '../operations/create.js';
+import { recordThenSend, refuseBlocked, settleAsAnswered } from '../operations/create.js';
 import type { ParsedSpend } from '../operations/inputs.js';
 import type { KindRules, Observation } from './kind.js';
 

@@ -26,7 +26,6 @@ import {
   type MatchDecision,
   type MatchTerms,
 } from '../../ledger/intent.js';
-import { refuseBlocked } from '../blocked.js';
 import type { Engine } from '../engine.js';
 import { entryFee, startEntryFee } from '../kinds/entry-fee.js';
 import { type EntryFeeIntent, isEntryFee } from '../kinds/guards.js';
@@ -39,8 +38,8 @@ import {
   wasShown,
 } from '../kinds/payout-position.js';
 import { startReward } from '../kinds/reward.js';
-import type { Moves } from '../moves.js';
-import type { OnBehalf } from '../operations/create.js';
+import type { Move, Moves } from '../moves.js';
+import { type OnBehalf, refuseBlocked } from '../operations/create.js';
 import { isAmbiguous } from '../operations/outcome.js';
 import { type ParsedEnter, type ParsedOpenMatch, type Shares, seatsOf, splitPot } from './terms.js';
 import { type MatchView, matchStatus, paidFees, replacedFees, rosterPaid, viewOf } from './view.js';
@@ -82,12 +81,16 @@ export class Matches {
   constructor(engine: Engine, moves: Moves) {
     this.#engine = engine;
     this.#moves = moves;
-    moves.subscribe(({ what, intent }) => {
-      if (what !== 'moved' && what !== 'latePayment') return;
-      this.#follow(intent, what).catch((err: unknown) =>
-        engine.logger.error(`following ${intent.kind} ${intent.id}: ${(err as Error).message}`),
-      );
-    });
+    moves.subscribe((move) => this.#onMove(move));
+  }
+
+  #onMove({ what, intent }: Move): void {
+    if (what !== 'moved' && what !== 'latePayment') return;
+    // Only a payout the matches repay, or a fee of a match, concerns them.
+    if (typeof intent.meta.payKey !== 'string' && intent.groupId === null) return;
+    this.#follow(intent, what).catch((err: unknown) =>
+      this.#engine.logger.error(`following ${intent.kind} ${intent.id}: ${(err as Error).message}`),
+    );
   }
 
   /** Opens a match: a record in the ledger, due at its timeout. */
@@ -625,7 +628,7 @@ export class Matches {
 
   async #follow(intent: Intent, what: 'moved' | 'latePayment'): Promise<void> {
     if (typeof intent.meta.payKey === 'string') return this.#repay(intent);
-    if (!isEntryFee(intent) || intent.groupId === null) return;
+    if (intent.groupId === null || !isEntryFee(intent)) return;
     const { ledger } = this.#engine;
     const match = await ledger.get(intent.groupId);
     if (!isMatch(match)) return;

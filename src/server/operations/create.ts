@@ -6,6 +6,7 @@
  * that loses the compare-and-set resolves with what won, except a grace-made `unknown`: a
  * certain answer replaces it.
  */
+import { PlayerBlockedError } from '../../errors.js';
 import {
   AnswerNotRecordedError,
   DuplicateIntentError,
@@ -34,6 +35,11 @@ export interface RecordOptions {
   retryAfterAmbiguousMs?: number | null;
   /** The ledger's checks with the record; default the kind's (engine.guards). */
   guards?: CreateGuards;
+}
+
+/** The check every money helper makes first: PlayerBlockedError when an operator blocked the player. */
+export async function refuseBlocked(engine: Engine, playerId: string): Promise<void> {
+  if (await engine.ledger.isBlocked(playerId)) throw new PlayerBlockedError(playerId);
 }
 
 /** Fields of an intent started for a match: a fixed id makes a second attempt a duplicate. */

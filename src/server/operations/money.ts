@@ -1,0 +1,48 @@
+/**
+ * The money operations over one engine, for whoever starts them (a room, the face), each from
+ * input parsed where it entered. Handed to a room once the server runs, so that a helper calls
+ * down into the server, never back up into the face.
+ */
+import { ConfigurationError } from '../../errors.js';
+import type { Intent } from '../../ledger/intent.js';
+import type { Engine } from '../engine.js';
+import { startEntryFee } from '../kinds/entry-fee.js';
+import { startAddressPayment } from '../kinds/payment.js';
+import { startReward } from '../kinds/reward.js';
+import { startSpend } from '../kinds/spend.js';
+import type { ParsedAddressPayment, ParsedEntryFee, ParsedReward, ParsedSpend } from './inputs.js';
+
+export class MoneyOperations {
+  readonly #engine: Engine;
+  #closed = false;
+
+  constructor(engine: Engine) {
+    this.#engine = engine;
+  }
+
+  /** Once the runtime closes: each operation rejects as the closed face does, nothing recorded. */
+  close(): void {
+    this.#closed = true;
+  }
+
+  async reward(args: ParsedReward): Promise<Intent> {
+    return startReward(this.#open(), args);
+  }
+
+  async payAddress(args: ParsedAddressPayment): Promise<Intent> {
+    return startAddressPayment(this.#open(), args);
+  }
+
+  async chargeEntryFee(args: ParsedEntryFee): Promise<Intent> {
+    return startEntryFee(this.#open(), args);
+  }
+
+  async spendPoints(args: ParsedSpend): Promise<Intent> {
+    return startSpend(this.#open(), args);
+  }
+
+  #open(): Engine {
+    if (this.#closed) throw new ConfigurationError('lightning', 'is closed');
+    return this.#engine;
+  }
+}
