@@ -1,8 +1,6 @@
 /** Who looks at a due intent: the engine, the payout queue (a queued payout) or the matches. */
 import type { Intent } from '../ledger/intent.js';
-import { parseInput } from '../parse.js';
 import type { Engine } from './engine.js';
-import { intentIdInput } from './operator.js';
 
 /** Whoever looks at intents the service holds nothing of. */
 export interface Looker {
@@ -25,11 +23,5 @@ export class Checks {
     if (this.#engine.rulesOf(intent.kind).reads === 'own') return this.#own.check(intent);
     if (intent.status === 'queued') return this.#queue.drain(intent);
     return this.#engine.check(intent);
-  }
-
-  /** Looks at an intent by id now; null when the ledger has no such intent. */
-  async refresh(id: unknown): Promise<Intent | null> {
-    const intent = await this.#engine.ledger.get(parseInput(intentIdInput, id, 'id'));
-    return intent ? this.check(intent) : null;
   }
 }

@@ -12,12 +12,7 @@ import { OperatorRefusedError } from '../errors.js';
 import { idInput } from '../id-input.js';
 import type { Intent, IntentPatch, IntentStatus } from '../ledger/intent.js';
 import { fromPot } from '../ledger/journal.js';
-import type {
-  NewOperatorAction,
-  OperatorAction,
-  OperatorLogPage,
-  OperatorLogQuery,
-} from '../ledger/operator-log.js';
+import type { NewOperatorAction, OperatorAction } from '../ledger/operator-log.js';
 import type { Engine } from './engine.js';
 import { isClaimCode } from './kinds/index.js';
 import { reissuedByOperator, wasShown } from './kinds/payout-position.js';
@@ -202,11 +197,6 @@ export class Operator {
     return attempt;
   }
 
-  /** Payouts the approvals held, oldest first: what waits for `approve` or `reject`. */
-  async held(limit: number): Promise<Intent[]> {
-    return this.#engine.ledger.held(limit);
-  }
-
   /** Sends a held payout (refused, nothing moved, while payouts are paused). */
   async approve(id: string, by: string): Promise<Intent> {
     const engine = this.#engine;
@@ -309,10 +299,6 @@ export class Operator {
     if (!line) throw new OperatorRefusedError('unblock', 'playerId', 'the player is not blocked');
     this.#engine.logger.info(`player ${playerId} unblocked by ${by}`);
     return line;
-  }
-
-  async log(query: OperatorLogQuery): Promise<OperatorLogPage> {
-    return this.#engine.ledger.operatorLog(query);
   }
 
   async #record(line: NewOperatorAction): Promise<OperatorAction> {
