@@ -7,7 +7,7 @@ import type { Intent } from '../ledger/intent.js';
 import type { OperatorAction, OperatorLogPage, OperatorLogQuery } from '../ledger/operator-log.js';
 import type { ConsoleHost } from '../operator/reads.js';
 import { parseInput } from '../parse.js';
-import type { Alert } from '../server/alerts.js';
+import type { Alert } from '../server/alert-kinds.js';
 import type { PayoutPause, SettledStatus } from '../server/events.js';
 import {
   heldLimit,

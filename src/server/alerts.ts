@@ -20,8 +20,6 @@ import type { LightningLogger } from './logger.js';
 import type { GaugeReads } from './metrics.js';
 import type { AlertSettings } from './options.js';
 
-export type { Alert, AlertCondition, AlertKind } from './alert-kinds.js';
-
 /** What the checks read: the gauges' reads, narrow so that a test can hand in its own. */
 type AlertReads = Pick<GaugeReads, 'unknowns' | 'paused' | 'balances'>;
 
