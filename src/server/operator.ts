@@ -272,33 +272,27 @@ export class Operator {
 
   /** Blocks a player's money helpers, in every process. */
   async block(playerId: string, by: string, why: string): Promise<OperatorAction> {
-    const line = await this.#engine.ledger.recordBlock({
-      by,
-      action: 'block',
-      intentId: null,
-      playerId,
-      before: 'unblocked',
-      after: 'blocked',
-      note: why,
-    });
-    if (!line) throw new OperatorRefusedError('block', 'playerId', 'the player is already blocked');
+    const line = await this.#recordBlock({ playerId, by, action: 'block', note: why });
     this.#engine.logger.warn(`player ${playerId} blocked by ${by}: ${why}`);
     return line;
   }
 
   async unblock(playerId: string, by: string): Promise<OperatorAction> {
-    const line = await this.#engine.ledger.recordBlock({
-      by,
-      action: 'unblock',
-      intentId: null,
-      playerId,
-      before: 'blocked',
-      after: 'unblocked',
-      note: '',
-    });
-    if (!line) throw new OperatorRefusedError('unblock', 'playerId', 'the player is not blocked');
+    const line = await this.#recordBlock({ playerId, by, action: 'unblock', note: '' });
     this.#engine.logger.info(`player ${playerId} unblocked by ${by}`);
     return line;
+  }
+
+  /** A block or an unblock with its line, once; refused when the player is so already. */
+  async #recordBlock(
+    line: Pick<NewOperatorAction, 'playerId' | 'by' | 'note'> & { action: 'block' | 'unblock' },
+  ): Promise<OperatorAction> {
+    const blocking = line.action === 'block';
+    const [before, after] = blocking ? ['unblocked', 'blocked'] : ['blocked', 'unblocked'];
+    const done = await this.#engine.ledger.recordBlock({ ...line, intentId: null, before, after });
+    if (done) return done;
+    const problem = blocking ? 'the player is already blocked' : 'the player is not blocked';
+    throw new OperatorRefusedError(line.action, 'playerId', problem);
   }
 
   async #record(line: NewOperatorAction): Promise<OperatorAction> {
