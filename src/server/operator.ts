@@ -212,15 +212,8 @@ export class Operator {
         throw err;
       },
     );
-    try {
-      return await sendRecordedPayout(engine, approved, ticket);
-    } catch (err) {
-      // The approval stands (its line is written): what the send left is in the ledger.
-      engine.logger.warn(
-        `approved ${intent.kind} ${id} could not be sent: ${(err as Error).message}`,
-      );
-      return (await engine.ledger.get(id)) ?? approved;
-    }
+    // The approval stands (its line is written) whatever the send does.
+    return sendRecordedPayout(engine, approved, ticket, 'approved');
   }
 
   /** Ends a held payout unsent: failed; a match's payout goes to the house, not issued again. */
