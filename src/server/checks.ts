@@ -1,6 +1,7 @@
 /** Who looks at a due intent: the engine, the payout queue (a queued payout) or the matches. */
 import type { Intent } from '../ledger/intent.js';
 import type { Engine } from './engine.js';
+import type { PayoutQueue } from './queue.js';
 
 /** Whoever looks at intents the service holds nothing of. */
 export interface Looker {
@@ -9,10 +10,10 @@ export interface Looker {
 
 export class Checks {
   readonly #engine: Engine;
-  readonly #queue: { drain(intent: Intent): Promise<Intent> };
+  readonly #queue: Pick<PayoutQueue, 'drain'>;
   readonly #own: Looker;
 
-  constructor(engine: Engine, queue: { drain(intent: Intent): Promise<Intent> }, own: Looker) {
+  constructor(engine: Engine, queue: Pick<PayoutQueue, 'drain'>, own: Looker) {
     this.#engine = engine;
     this.#queue = queue;
     this.#own = own;

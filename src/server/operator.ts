@@ -17,12 +17,8 @@ import type { Engine } from './engine.js';
 import { isClaimCode } from './kinds/index.js';
 import { reissuedByOperator, wasShown } from './kinds/payout-position.js';
 import { claimTimeFromNow, sendRecordedPayout } from './kinds/payouts.js';
+import type { Matches } from './match/matches.js';
 import { pageFields } from './operations/inputs.js';
-
-/** What a reissue needs of the matches: to issue a marked attempt again. */
-interface Reissuer {
-  reissue(marked: Intent): Promise<Intent | null>;
-}
 
 /** Who did it. */
 export const operatorName = z
@@ -57,10 +53,11 @@ const UNNAMED = 'unnamed operator';
 
 export class Operator {
   readonly #engine: Engine;
-  readonly #matches: Reissuer;
+  /** What a reissue needs of the matches: to issue a marked attempt again. */
+  readonly #matches: Pick<Matches, 'reissue'>;
   #watch: ReturnType<typeof setInterval> | undefined;
 
-  constructor(engine: Engine, matches: Reissuer) {
+  constructor(engine: Engine, matches: Pick<Matches, 'reissue'>) {
     this.#engine = engine;
     this.#matches = matches;
   }
