@@ -121,11 +121,6 @@ export class LightningMetrics {
     meter.addBatchObservableCallback(this.#observe, Object.values(this.#gauges) as Observable[]);
   }
 
-  /** Whether an SDK is behind the meter (else every figure is dropped by the API anyway). */
-  get live(): boolean {
-    return this.#live;
-  }
-
   close(): void {
     if (!this.#live) return;
     unsubscribe(REQUEST_CHANNEL, this.#onRequest);
