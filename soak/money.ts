@@ -17,7 +17,12 @@
  * Pure: no I/O; a few passes over the records. `books.error` (a store that keeps no journal)
  * makes every journal check fail with it.
  */
-import { type Intent, isTerminal } from '../src/ledger/intent.js';
+import {
+  type Intent,
+  isTerminal,
+  type MatchDecision,
+  type MatchMeta,
+} from '../src/ledger/intent.js';
 import {
   type AccountBalance,
   accountClass,
@@ -26,7 +31,6 @@ import {
 } from '../src/ledger/journal.js';
 import { positionOf } from '../src/server/kinds/index.js';
 import { attemptOf, mayReissue, wasShown } from '../src/server/kinds/payout-position.js';
-import type { MatchDecision, MatchMeta } from '../src/server/match/terms.js';
 import type { Check } from './invariants.js';
 
 /** What the store's journal said at the end (soak/books.ts reads it). */

@@ -11,6 +11,7 @@ import type { AuditReport } from '../server/audit.js';
 import type { Balances } from '../server/balances.js';
 import { isClaimCode } from '../server/kinds/index.js';
 import { pageFields } from '../server/operations/inputs.js';
+import { intentIdInput } from '../server/operator.js';
 import { type EntryPurpose, purposeOf } from '../server/purpose.js';
 import type { Runtime } from '../server/runtime.js';
 import { need, type Reach } from './reach.js';
@@ -92,7 +93,9 @@ export class LightningBooks {
 
   /** Re-checks an intent now (a player pressed "I paid"), through the same path as callbacks. */
   async refresh(id: string): Promise<Intent | null> {
-    return (await this.#reach.start()).checks.refresh(id);
+    const { engine, checks } = await this.#reach.start();
+    const intent = await engine.ledger.get(parseInput(intentIdInput, id, 'id'));
+    return intent ? checks.check(intent) : null;
   }
 
   /** The ledger's reads, once `ready()` resolved; every write goes through the engine. */

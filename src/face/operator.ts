@@ -7,7 +7,7 @@ import type { Intent } from '../ledger/intent.js';
 import type { OperatorAction, OperatorLogPage, OperatorLogQuery } from '../ledger/operator-log.js';
 import type { ConsoleHost } from '../operator/reads.js';
 import { parseInput } from '../parse.js';
-import type { Alert } from '../server/alerts.js';
+import type { Alert } from '../server/alert-kinds.js';
 import type { PayoutPause, SettledStatus } from '../server/events.js';
 import {
   heldLimit,
@@ -122,7 +122,7 @@ export class LightningOperator {
   /** Payouts the approvals held, oldest first (`limit` 1 to 1,000, default 100); none sent. */
   async held(limit?: number): Promise<Intent[]> {
     const max = parseInput(heldLimit, limit, 'limit');
-    return (await this.#reach.start()).operator.held(max);
+    return (await this.#reach.start()).ledger.held(max);
   }
 
   /** Approves a held payout: it is sent now (PayoutsPausedError while payouts are paused). */
@@ -158,7 +158,7 @@ export class LightningOperator {
   /** The append-only operator log, oldest first, a page at a time (pass `next` as `after`). */
   async log(query?: OperatorLogQuery): Promise<OperatorLogPage> {
     const parsed = parseInput(operatorLogQuery, query, 'query');
-    return (await this.#reach.start()).operator.log(parsed as OperatorLogQuery);
+    return (await this.#reach.start()).ledger.operatorLog(parsed as OperatorLogQuery);
   }
 
   /** The alerts raised now in this process (with `alerts` set), oldest first. */

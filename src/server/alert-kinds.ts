@@ -3,12 +3,7 @@ import type { IntentKind } from '../ledger/intent.js';
 import type { AuditFinding } from './findings.js';
 
 /** The conditions an alert can be about. */
-export type AlertKind =
-  | 'cover-low'
-  | 'unknown-old'
-  | 'payouts-paused'
-  | 'audit-finding'
-  | 'service-failing';
+export type AlertKind = AlertCondition['kind'];
 
 /** One condition that holds (or held), without its state. */
 export type AlertCondition = { message: string } & (

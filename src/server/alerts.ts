@@ -20,11 +20,6 @@ import type { LightningLogger } from './logger.js';
 import type { GaugeReads } from './metrics.js';
 import type { AlertSettings } from './options.js';
 
-export type { Alert, AlertCondition, AlertKind } from './alert-kinds.js';
-
-/** What the checks read: the gauges' reads, narrow so that a test can hand in its own. */
-type AlertReads = Pick<GaugeReads, 'unknowns' | 'paused' | 'balances'>;
-
 /** What an audit run hands the check: its findings and the balances it read. */
 interface AuditSight {
   findings: readonly AuditFinding[];
@@ -38,7 +33,7 @@ export class Alerts {
   readonly #settings: AlertSettings;
   readonly #clock: Clock;
   readonly #logger: LightningLogger;
-  readonly #reads: AlertReads;
+  readonly #reads: GaugeReads;
   readonly #emit: (alert: Alert) => void;
   readonly #active = new Map<string, Alert>();
   /** The current run of 5xx answers: its first and latest, and the latest status. */
@@ -52,7 +47,7 @@ export class Alerts {
     settings: AlertSettings;
     clock: Clock;
     logger: LightningLogger;
-    reads: AlertReads;
+    reads: GaugeReads;
     emit(alert: Alert): void;
   }) {
     this.#settings = deps.settings;
@@ -171,7 +166,7 @@ export class Alerts {
 
   async #unknownOld(now: number): Promise<Map<string, AlertCondition>> {
     const after = this.#settings.unknownAfterMs ?? 0;
-    const old = (await this.#reads.unknowns(UNKNOWNS_READ))
+    const old = (await this.#reads.ledger.unknowns(UNKNOWNS_READ))
       .map((intent) => ({ intent, since: unknownSince(intent) }))
       .filter((u) => now - u.since >= after)
       .sort((a, b) => a.since - b.since);

@@ -15,8 +15,6 @@ import type { AuditFinding } from './findings.js';
 import { isMatch, type MatchIntent } from './kinds/match.js';
 import { rejectedByOperator, wasShown } from './kinds/payout-position.js';
 
-export type { AuditFinding } from './findings.js';
-
 /** `findings`: all this run found; `reported`: those it was the first to report. */
 export interface AuditReport {
   /** epoch ms */

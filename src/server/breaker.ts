@@ -179,11 +179,9 @@ export class PayoutBreaker {
     if (this.#balance) this.#balance.msat -= amountMsat;
   }
 
-  /** An operator's pause; false, and nothing changes, when payouts are already paused. */
-  pauseByOperator(by: string, reason: string): boolean {
-    if (this.#paused) return false;
+  /** An operator's pause; nothing changes when payouts are already paused. */
+  pauseByOperator(by: string, reason: string): void {
     this.#trip({ cause: 'operator', reason, by });
-    return true;
   }
 
   /** Payouts run again; every count starts afresh, and no address is held. */

@@ -1,8 +1,7 @@
 /** Who looks at a due intent: the engine, the payout queue (a queued payout) or the matches. */
 import type { Intent } from '../ledger/intent.js';
-import { parseInput } from '../parse.js';
 import type { Engine } from './engine.js';
-import { intentIdInput } from './operator.js';
+import type { PayoutQueue } from './queue.js';
 
 /** Whoever looks at intents the service holds nothing of. */
 export interface Looker {
@@ -11,10 +10,10 @@ export interface Looker {
 
 export class Checks {
   readonly #engine: Engine;
-  readonly #queue: { drain(intent: Intent): Promise<Intent> };
+  readonly #queue: Pick<PayoutQueue, 'drain'>;
   readonly #own: Looker;
 
-  constructor(engine: Engine, queue: { drain(intent: Intent): Promise<Intent> }, own: Looker) {
+  constructor(engine: Engine, queue: Pick<PayoutQueue, 'drain'>, own: Looker) {
     this.#engine = engine;
     this.#queue = queue;
     this.#own = own;
@@ -25,11 +24,5 @@ export class Checks {
     if (this.#engine.rulesOf(intent.kind).reads === 'own') return this.#own.check(intent);
     if (intent.status === 'queued') return this.#queue.drain(intent);
     return this.#engine.check(intent);
-  }
-
-  /** Looks at an intent by id now; null when the ledger has no such intent. */
-  async refresh(id: unknown): Promise<Intent | null> {
-    const intent = await this.#engine.ledger.get(parseInput(intentIdInput, id, 'id'));
-    return intent ? this.check(intent) : null;
   }
 }

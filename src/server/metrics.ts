@@ -20,6 +20,7 @@ import {
   type ObservableGauge,
 } from '@opentelemetry/api';
 import type { Intent } from '../ledger/intent.js';
+import type { LedgerStore } from '../ledger/store.js';
 import { REQUEST_CHANNEL, type RequestEvent } from '../port/requests.js';
 import { VERSION } from '../version.js';
 import type { Balances } from './balances.js';
@@ -37,12 +38,9 @@ const UNKNOWNS_READ = 1000;
 export interface GaugeReads {
   /** Balances with the last wallet reading (no call to the service). */
   balances(): Promise<Balances>;
-  /** The unknowns and the held payouts, oldest first. */
-  unknowns(limit: number): Promise<Intent[]>;
-  held(limit: number): Promise<Intent[]>;
-  /** The game's open intents, matches aside (the number `limits.maxOpenPerGame` guards). */
-  openCount(): Promise<number>;
   paused(): PayoutPause | null;
+  /** The unknowns and the held payouts (oldest first), and the open count the limits guard. */
+  ledger: Pick<LedgerStore, 'unknowns' | 'held' | 'openCount'>;
 }
 
 /** Each instrument in one line: its name, its unit, its description. */
@@ -123,11 +121,6 @@ export class LightningMetrics {
     meter.addBatchObservableCallback(this.#observe, Object.values(this.#gauges) as Observable[]);
   }
 
-  /** Whether an SDK is behind the meter (else every figure is dropped by the API anyway). */
-  get live(): boolean {
-    return this.#live;
-  }
-
   close(): void {
     if (!this.#live) return;
     unsubscribe(REQUEST_CHANNEL, this.#onRequest);
@@ -191,9 +184,9 @@ export class LightningMetrics {
     result.observe(g.paused, paused === null ? 0 : 1);
     const [balances, unknowns, held, open] = await Promise.all([
       reads.balances(),
-      reads.unknowns(UNKNOWNS_READ),
-      reads.held(UNKNOWNS_READ),
-      reads.openCount(),
+      reads.ledger.unknowns(UNKNOWNS_READ),
+      reads.ledger.held(UNKNOWNS_READ),
+      reads.ledger.openCount(),
     ]);
     result.observe(g.open, open);
     result.observe(g.unknown, unknowns.length);

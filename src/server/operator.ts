@@ -12,22 +12,13 @@ import { OperatorRefusedError } from '../errors.js';
 import { idInput } from '../id-input.js';
 import type { Intent, IntentPatch, IntentStatus } from '../ledger/intent.js';
 import { fromPot } from '../ledger/journal.js';
-import type {
-  NewOperatorAction,
-  OperatorAction,
-  OperatorLogPage,
-  OperatorLogQuery,
-} from '../ledger/operator-log.js';
+import type { NewOperatorAction, OperatorAction } from '../ledger/operator-log.js';
 import type { Engine } from './engine.js';
 import { isClaimCode } from './kinds/index.js';
 import { reissuedByOperator, wasShown } from './kinds/payout-position.js';
 import { claimTimeFromNow, sendRecordedPayout } from './kinds/payouts.js';
+import type { Matches } from './match/matches.js';
 import { pageFields } from './operations/inputs.js';
-
-/** What a reissue needs of the matches: to issue a marked attempt again. */
-interface Reissuer {
-  reissue(marked: Intent): Promise<Intent | null>;
-}
 
 /** Who did it. */
 export const operatorName = z
@@ -62,10 +53,11 @@ const UNNAMED = 'unnamed operator';
 
 export class Operator {
   readonly #engine: Engine;
-  readonly #matches: Reissuer;
+  /** What a reissue needs of the matches: to issue a marked attempt again. */
+  readonly #matches: Pick<Matches, 'reissue'>;
   #watch: ReturnType<typeof setInterval> | undefined;
 
-  constructor(engine: Engine, matches: Reissuer) {
+  constructor(engine: Engine, matches: Pick<Matches, 'reissue'>) {
     this.#engine = engine;
     this.#matches = matches;
   }
@@ -202,11 +194,6 @@ export class Operator {
     return attempt;
   }
 
-  /** Payouts the approvals held, oldest first: what waits for `approve` or `reject`. */
-  async held(limit: number): Promise<Intent[]> {
-    return this.#engine.ledger.held(limit);
-  }
-
   /** Sends a held payout (refused, nothing moved, while payouts are paused). */
   async approve(id: string, by: string): Promise<Intent> {
     const engine = this.#engine;
@@ -222,15 +209,8 @@ export class Operator {
         throw err;
       },
     );
-    try {
-      return await sendRecordedPayout(engine, approved, ticket);
-    } catch (err) {
-      // The approval stands (its line is written): what the send left is in the ledger.
-      engine.logger.warn(
-        `approved ${intent.kind} ${id} could not be sent: ${(err as Error).message}`,
-      );
-      return (await engine.ledger.get(id)) ?? approved;
-    }
+    // The approval stands (its line is written) whatever the send does.
+    return sendRecordedPayout(engine, approved, ticket, 'approved');
   }
 
   /** Ends a held payout unsent: failed; a match's payout goes to the house, not issued again. */
@@ -282,37 +262,27 @@ export class Operator {
 
   /** Blocks a player's money helpers, in every process. */
   async block(playerId: string, by: string, why: string): Promise<OperatorAction> {
-    const line = await this.#engine.ledger.recordBlock({
-      by,
-      action: 'block',
-      intentId: null,
-      playerId,
-      before: 'unblocked',
-      after: 'blocked',
-      note: why,
-    });
-    if (!line) throw new OperatorRefusedError('block', 'playerId', 'the player is already blocked');
+    const line = await this.#recordBlock({ playerId, by, action: 'block', note: why });
     this.#engine.logger.warn(`player ${playerId} blocked by ${by}: ${why}`);
     return line;
   }
 
   async unblock(playerId: string, by: string): Promise<OperatorAction> {
-    const line = await this.#engine.ledger.recordBlock({
-      by,
-      action: 'unblock',
-      intentId: null,
-      playerId,
-      before: 'blocked',
-      after: 'unblocked',
-      note: '',
-    });
-    if (!line) throw new OperatorRefusedError('unblock', 'playerId', 'the player is not blocked');
+    const line = await this.#recordBlock({ playerId, by, action: 'unblock', note: '' });
     this.#engine.logger.info(`player ${playerId} unblocked by ${by}`);
     return line;
   }
 
-  async log(query: OperatorLogQuery): Promise<OperatorLogPage> {
-    return this.#engine.ledger.operatorLog(query);
+  /** A block or an unblock with its line, once; refused when the player is so already. */
+  async #recordBlock(
+    line: Pick<NewOperatorAction, 'playerId' | 'by' | 'note'> & { action: 'block' | 'unblock' },
+  ): Promise<OperatorAction> {
+    const blocking = line.action === 'block';
+    const [before, after] = blocking ? ['unblocked', 'blocked'] : ['blocked', 'unblocked'];
+    const done = await this.#engine.ledger.recordBlock({ ...line, intentId: null, before, after });
+    if (done) return done;
+    const problem = blocking ? 'the player is already blocked' : 'the player is not blocked';
+    throw new OperatorRefusedError(line.action, 'playerId', problem);
   }
 
   async #record(line: NewOperatorAction): Promise<OperatorAction> {

@@ -17,6 +17,10 @@ import { consoleLogger, type LightningLogger } from './logger.js';
 const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
 const ms = z.number().int().positive();
 const isObject = (v: unknown) => typeof v === 'object' && v !== null;
+/** IP addresses or CIDR subnets, 100 at most. */
+const addresses = z
+  .array(z.string().refine(isAddressOrSubnet, 'must be an IP address or a CIDR subnet'))
+  .max(100);
 
 const reconcilerSchema = z.strictObject({
   /** Run the reconciler at all. Default true. */
@@ -149,10 +153,7 @@ const clientAddressSchema = z
       .refine((h) => h !== 'x-forwarded-for', 'leave it out to read X-Forwarded-For')
       .optional(),
     /** Where the game's proxies connect from; a request from elsewhere has no address. */
-    proxyAddresses: z
-      .array(z.string().refine(isAddressOrSubnet, 'must be an IP address or a CIDR subnet'))
-      .max(100)
-      .default([...PRIVATE_NETWORKS]),
+    proxyAddresses: addresses.default([...PRIVATE_NETWORKS]),
   })
   .refine((c) => c.header === undefined || c.proxies > 0, {
     message: 'header needs proxies of 1 or more: a client sets any header it likes',
@@ -240,10 +241,7 @@ export const lightningOptionsSchema = z.strictObject({
       /** How often the service's list is read again. Default 3,600,000 ms. */
       refreshMs: ms.default(3_600_000),
       /** More addresses or subnets to accept (`10.0.0.0/8`). */
-      also: z
-        .array(z.string().refine(isAddressOrSubnet, 'must be an IP address or a CIDR subnet'))
-        .max(100)
-        .default([]),
+      also: addresses.default([]),
     })
     .optional(),
   /** Start this long after the first mount even without `ready()`. Default 5,000 ms. */

@@ -80,15 +80,7 @@ export class PayoutQueue {
       if (ticket) engine.outbound?.release(ticket);
       return (await engine.ledger.get(intent.id)) ?? intent;
     }
-    try {
-      return await sendRecordedPayout(engine, taken, ticket);
-    } catch (err) {
-      // What the send left (failed, unknown) is in the ledger, and told by its move.
-      engine.logger.warn(
-        `queued ${intent.kind} ${intent.id} could not be sent: ${(err as Error).message}`,
-      );
-      return (await engine.ledger.get(intent.id)) ?? taken;
-    }
+    return sendRecordedPayout(engine, taken, ticket, 'queued');
   }
 
   /**

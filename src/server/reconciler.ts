@@ -34,7 +34,7 @@ export class Reconciler {
   readonly #settings: ReconcilerSettings;
   #timer: NodeJS.Timeout | undefined;
   #auditTimer: NodeJS.Timeout | undefined;
-  readonly #audit: (() => Promise<unknown>) | undefined;
+  readonly #audit: () => Promise<unknown>;
   #auditing: Promise<unknown> | undefined;
   #running: Promise<number> | undefined;
   /** The timer's re-reads (and, without a rate, queued payouts) still in flight. */
@@ -42,8 +42,7 @@ export class Reconciler {
   /** The timer's queued payouts still in flight (with a rate: each waits for its token). */
   readonly #draining = new Set<Promise<void>>();
   #claiming = false;
-
-  readonly #onChecked: ((ok: boolean) => void) | undefined;
+  readonly #onChecked: (ok: boolean) => void;
 
   /**
    * `audit` is run every `audit.intervalMs` while the reconciler runs; `onChecked` is told of
@@ -52,8 +51,8 @@ export class Reconciler {
   constructor(
     engine: Engine,
     checks: Pick<Checks, 'check'>,
-    audit?: () => Promise<unknown>,
-    onChecked?: (ok: boolean) => void,
+    audit: () => Promise<unknown>,
+    onChecked: (ok: boolean) => void,
   ) {
     this.#engine = engine;
     this.#checks = checks;
@@ -68,14 +67,14 @@ export class Reconciler {
     this.#timer.unref();
     void this.#tick();
     const audit = this.#engine.settings.audit;
-    if (this.#audit && audit.enabled) {
+    if (audit.enabled) {
       this.#auditTimer = setInterval(() => this.#runAudit(), audit.intervalMs);
       this.#auditTimer.unref();
     }
   }
 
   #runAudit(): void {
-    if (this.#auditing || !this.#audit) return;
+    if (this.#auditing) return;
     this.#auditing = this.#audit()
       .catch((err: unknown) => this.#engine.logger.warn(`audit failed: ${(err as Error).message}`))
       .finally(() => {
@@ -193,9 +192,9 @@ export class Reconciler {
   async #checkOne(intent: Intent): Promise<void> {
     try {
       await this.#checks.check(intent);
-      this.#onChecked?.(true);
+      this.#onChecked(true);
     } catch (err) {
-      this.#onChecked?.(false);
+      this.#onChecked(false);
       this.#engine.logger.warn(`reconciling ${intent.id} failed: ${(err as Error).message}`);
     } finally {
       await this.#engine.ledger.release(intent.id, this.owner).catch(() => {});

@@ -77,10 +77,8 @@ function build(opened: Opened, settings: Settings, events: SafeEmitter) {
   const reads = {
     // The last wallet reading, never a call to the service: gauges and checks stay cheap.
     balances: () => readBalances(ledger, auditor.wallet),
-    unknowns: (limit: number) => ledger.unknowns(limit),
-    held: (limit: number) => ledger.held(limit),
-    openCount: () => ledger.openCount(),
     paused: () => engine.breaker.paused,
+    ledger,
   };
   // Read as the server starts, so that an SDK the game installed at boot is the one used.
   const provider = settings.meterProvider ?? otelMetrics.getMeterProvider();

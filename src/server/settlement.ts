@@ -2,15 +2,9 @@
  * What a room in another process hears about one of its intents, on its presence channel: a
  * pointer only; the room reads the intent back from the ledger.
  */
-import type { Intent, IntentKind, IntentStatus } from '../ledger/intent.js';
+import type { Intent } from '../ledger/intent.js';
 
-export interface SettlementMessage {
-  id: string;
-  kind: IntentKind;
-  status: IntentStatus;
-  playerId: string;
-  updatedAt: number;
-}
+export type SettlementMessage = Pick<Intent, 'id' | 'kind' | 'status' | 'playerId' | 'updatedAt'>;
 
 export function roomChannel(roomId: string): string {
   return `lightning:room:${roomId}`;

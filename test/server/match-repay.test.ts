@@ -16,7 +16,7 @@ import { type Emulator, startEmulator } from '../../src/emulator/index.js';
 import { PostgresLedger } from '../../src/ledger/postgres.js';
 import { SqliteLedger } from '../../src/ledger/sqlite.js';
 import type { LedgerStore } from '../../src/ledger/store.js';
-import type { AuditFinding } from '../../src/server/audit.js';
+import type { AuditFinding } from '../../src/server/findings.js';
 import { ArmedLedger, ArmedPostgresLedger } from '../support/armed-ledger.js';
 import { eventually } from '../support/eventually.js';
 import { type Game, quietLogger, startGame } from '../support/game.js';

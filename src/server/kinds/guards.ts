@@ -2,7 +2,6 @@
 import type { Intent, IntentOf } from '../../ledger/intent.js';
 
 export type EntryFeeIntent = IntentOf<'entryFee'>;
-export type PaymentIntent = IntentOf<'payment'>;
 
 /** Whether `intent` is an entry fee (in a match: one of the group's fees). */
 export function isEntryFee(intent: Intent): intent is EntryFeeIntent {
@@ -10,6 +9,6 @@ export function isEntryFee(intent: Intent): intent is EntryFeeIntent {
 }
 
 /** Whether `intent` is a payment to a Lightning address. */
-export function isPayment(intent: Intent): intent is PaymentIntent {
+export function isPayment(intent: Intent): intent is IntentOf<'payment'> {
   return intent.kind === 'payment';
 }

@@ -93,14 +93,8 @@ export async function sendApprovedPayment(
   ticket: Ticket | null,
 ): Promise<Intent> {
   const answered: Answered = { state: null, said: '' };
-  const sent = await sendRecorded(
-    engine,
-    intent,
-    paymentCall(engine),
-    paymentAnswer(engine, answered),
-    {},
-    ticket,
-  );
+  const answer = paymentAnswer(engine, answered);
+  const sent = await sendRecorded(engine, intent, paymentCall(engine), answer, ticket);
   return endAsAnswered(engine, sent, answered);
 }
 

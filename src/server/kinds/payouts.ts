@@ -5,15 +5,26 @@ import type { Ticket } from '../outbound.js';
 import { sendApprovedPayment } from './payment.js';
 import { heldClaimSeconds, sendApprovedReward } from './reward.js';
 
-/** Sends a recorded payout now in `creating`; `ticket`: the token taken for it, if any. */
-export function sendRecordedPayout(
+/**
+ * Sends a recorded payout now in `creating` (`ticket`: the token taken for it, if any). A send
+ * that fails is logged as `what` payout's; what it left (failed, unknown) is in the ledger, read
+ * back, and told by its move.
+ */
+export async function sendRecordedPayout(
   engine: Engine,
   intent: Intent,
   ticket: Ticket | null,
+  what: string,
 ): Promise<Intent> {
-  return intent.kind === 'payment'
-    ? sendApprovedPayment(engine, intent, ticket)
-    : sendApprovedReward(engine, intent, ticket);
+  try {
+    return await (intent.kind === 'payment'
+      ? sendApprovedPayment(engine, intent, ticket)
+      : sendApprovedReward(engine, intent, ticket));
+  } catch (err) {
+    const { kind, id } = intent;
+    engine.logger.warn(`${what} ${kind} ${id} could not be sent: ${(err as Error).message}`);
+    return (await engine.ledger.get(id)) ?? intent;
+  }
 }
 
 /** What a recorded payout's move to `creating` writes: its grace, a reward's claim time anew. */

@@ -118,12 +118,6 @@ export function sendApprovedReward(
   intent: Intent,
   ticket: Ticket | null,
 ): Promise<Intent> {
-  return sendRecorded(
-    engine,
-    intent,
-    rewardCall(engine, heldClaimSeconds(intent)),
-    rewardAnswer(engine),
-    {},
-    ticket,
-  );
+  const call = rewardCall(engine, heldClaimSeconds(intent));
+  return sendRecorded(engine, intent, call, rewardAnswer(engine), ticket);
 }

@@ -103,9 +103,6 @@ export const sharesInput = z
   );
 export type Shares = z.output<typeof sharesInput>;
 
-/** What a match record keeps in its intent's `meta`, for the soak's readers. */
-export type { MatchDecision, MatchMeta, MatchTerms, Payout } from '../../ledger/intent.js';
-
 export const reasonInput = z.string().trim().min(1, 'must say why').max(500);
 
 /** How many players a match waits for before it is funded; 0 when it has no roster. */

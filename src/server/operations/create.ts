@@ -93,7 +93,7 @@ export function recordThenSend<T>(
       release();
       return intent;
     }
-    return sendRecorded(engine, intent, send, created, options, ticket);
+    return sendRecorded(engine, intent, send, created, ticket, options);
   });
 }
 
@@ -103,8 +103,8 @@ export async function sendRecorded<T>(
   intent: Intent,
   send: (intent: Intent) => Promise<T>,
   created: (answer: T, intent: Intent) => Created,
+  ticket: Ticket | null,
   options: RecordOptions = {},
-  ticket: Ticket | null = null,
 ): Promise<Intent> {
   const outbound = engine.outbound;
   let answer: T;
