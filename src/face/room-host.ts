@@ -20,7 +20,15 @@ import { need, type Reach } from './reach.js';
 
 type RoomParts = Pick<
   Runtime,
-  'engine' | 'money' | 'port' | 'outbound' | 'rooms' | 'webhookUrl' | 'matches' | 'regions' | 'price'
+  | 'engine'
+  | 'money'
+  | 'port'
+  | 'outbound'
+  | 'rooms'
+  | 'webhookUrl'
+  | 'matches'
+  | 'regions'
+  | 'price'
 >;
 
 /** The five widget calls, each one call of the payments port, in its player's turn. */
