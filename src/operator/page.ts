@@ -5,6 +5,7 @@
  * whose text must survive a refresh are in the static page, not in what the refresh rebuilds.
  */
 import { createHash } from 'node:crypto';
+import { INTENT_KINDS, INTENT_STATUSES } from '../ledger/intent.js';
 
 const STYLE = `
 :root { font: 14px/1.4 system-ui, sans-serif; color: #1d2330; background: #f5f6f8; }
@@ -188,6 +189,9 @@ refresh(); loadIntents().catch((e) => say(e.message, 'alert')); loadMatches().ca
 setInterval(refresh, 3000);
 `;
 
+/** The filters' choices, from the ledger's own lists: a new kind or status is offered as it comes. */
+const options = (values: readonly string[]) => values.map((v) => `<option>${v}</option>`).join('');
+
 const BODY = `
 <header><h1>Lightning console</h1><span class="muted" id="updated">loading…</span></header>
 <main>
@@ -202,8 +206,8 @@ const BODY = `
       <span id="player-actions" hidden><input id="block-why" placeholder="why block" aria-label="why block the player"> <button type="button" id="block">Block player</button> <button type="button" id="unblock">Unblock player</button></span>
       <input name="room" placeholder="room" aria-label="room">
       <input name="match" placeholder="match" aria-label="match">
-      <select name="kind" aria-label="kind"><option value="">any kind</option><option>reward</option><option>entryFee</option><option>spend</option><option>payment</option></select>
-      <select name="status" aria-label="status"><option value="">any status</option><option>held</option><option>creating</option><option>pending</option><option>unknown</option><option>completed</option><option>expired</option><option>failed</option></select>
+      <select name="kind" aria-label="kind"><option value="">any kind</option>${options(INTENT_KINDS)}</select>
+      <select name="status" aria-label="status"><option value="">any status</option>${options(INTENT_STATUSES)}</select>
       <input type="datetime-local" name="since" id="since" aria-label="since">
       <input type="datetime-local" name="until" aria-label="until">
       <button type="submit">Show</button>

@@ -12,7 +12,7 @@ import { expect } from 'chai';
 import { request } from 'undici';
 import { ManualClock, startEmulator } from '../../src/emulator/index.js';
 import { ConfigurationError, PlayerBlockedError } from '../../src/errors.js';
-import type { Intent } from '../../src/ledger/intent.js';
+import { INTENT_KINDS, INTENT_STATUSES, type Intent } from '../../src/ledger/intent.js';
 import type { OperatorAction, OperatorLogPage } from '../../src/ledger/operator-log.js';
 import type { LedgerStore } from '../../src/ledger/store.js';
 import { csvCell, csvRow } from '../../src/operator/csv.js';
@@ -455,6 +455,15 @@ describe('operator console routes', () => {
         expect(csp).to.contain("frame-ancestors 'none'");
         const html = await res.text();
         expect(html).not.to.match(/innerHTML|src="http|href="http/);
+        // Every status an intent can be in is a filter (a queued payout was not), every kind too.
+        const choices = (name: string) =>
+          [
+            ...(html.match(new RegExp(`<select name="${name}"[^]*?</select>`))?.[0] ?? '').matchAll(
+              /<option>([^<]+)<\/option>/g,
+            ),
+          ].map((m) => m[1]);
+        expect(choices('status')).to.have.members([...INTENT_STATUSES]);
+        expect(choices('kind')).to.have.members([...INTENT_KINDS]);
       });
     });
   }
