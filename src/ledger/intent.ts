@@ -17,7 +17,14 @@ export function isPayout(kind: IntentKind): boolean {
 }
 
 export const INTENT_STATUSES = [
-  ...['held', 'queued', 'creating', 'pending', 'unknown', 'completed', 'expired', 'failed'],
+  'held',
+  'queued',
+  'creating',
+  'pending',
+  'unknown',
+  'completed',
+  'expired',
+  'failed',
 ] as const;
 export type IntentStatus = (typeof INTENT_STATUSES)[number];
 

@@ -69,7 +69,13 @@ export interface AccountBalance {
 }
 
 export const ACCOUNT_CLASSES = [
-  ...['wallet', 'inflight', 'claimable', 'owed', 'escrow', 'house', 'points'],
+  'wallet',
+  'inflight',
+  'claimable',
+  'owed',
+  'escrow',
+  'house',
+  'points',
 ] as const;
 
 const CLASSES: ReadonlySet<string> = new Set(ACCOUNT_CLASSES);

@@ -5,7 +5,14 @@
 
 /** What an operator may do; each is a method of `Lightning` of the same name. */
 export const OPERATOR_ACTIONS = [
-  ...['resolve', 'pause', 'resume', 'reissue', 'approve', 'reject', 'block', 'unblock'],
+  'resolve',
+  'pause',
+  'resume',
+  'reissue',
+  'approve',
+  'reject',
+  'block',
+  'unblock',
 ] as const;
 export type OperatorActionName = (typeof OPERATOR_ACTIONS)[number];
 

@@ -28,7 +28,14 @@ export function migration(store: LayoutStore, to: number): string {
 
 /** The operator log's statements, on every store (rules.ts LineChange). */
 export const OPERATOR_SQL = [
-  ...['append-line', 'block', 'unblock', 'blocked', 'pause', 'pause-line', 'resume', 'paused'],
+  'append-line',
+  'block',
+  'unblock',
+  'blocked',
+  'pause',
+  'pause-line',
+  'resume',
+  'paused',
 ] as const;
 
 /** Statements as loaded, without comments: node:sqlite pays for them on every run. */
