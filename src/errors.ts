@@ -37,6 +37,7 @@ export type LightningErrorCode =
   | 'LN_ADDRESS_REFUSED'
   | 'LN_LIMIT_EXCEEDED'
   | 'LN_BUDGET_EXCEEDED'
+  | 'LN_INSUFFICIENT_FUNDS'
   | 'LN_MATCH_CLOSED'
   | 'LN_MATCH_SEAT'
   | 'LN_REGION_REFUSED'
@@ -210,6 +211,26 @@ export class BudgetExceededError extends LightningError {
       scope === 'payout'
         ? `the payout exceeds budgets.maxRewardMsat (${limitMsat} msats); nothing was sent`
         : `the ${scope} payout budget (${limitMsat} msats per ${windowMs} ms) holds ${reservedMsat} msats already: this payout would exceed it; nothing was sent`,
+    );
+  }
+}
+
+/**
+ * A draw on a player's balance (a tab's withdrawal) larger than the balance, decided in the
+ * ledger's atomic step with the record: nothing was recorded or sent.
+ */
+export class InsufficientFundsError extends LightningError {
+  static override readonly code: LightningErrorCode = 'LN_INSUFFICIENT_FUNDS';
+
+  constructor(
+    readonly account: string,
+    /** The balance the draw found, and what it asked for (decimal strings, in `unit`). */
+    readonly balance: string,
+    readonly amount: string,
+    readonly unit: string,
+  ) {
+    super(
+      `${account} holds ${balance} ${unit}: a draw of ${amount} would take it below zero; nothing was recorded or sent`,
     );
   }
 }

@@ -29,6 +29,7 @@ export {
   BudgetExceededError,
   type BudgetScope,
   ConfigurationError,
+  InsufficientFundsError,
   LightningError,
   type LightningErrorCode,
   LimitExceededError,

@@ -32,6 +32,7 @@ import type {
   TransitionOptions,
 } from './store.js';
 import {
+  type FundsCheck,
   holdFor,
   type JournalFilter,
   parseAccounts,
@@ -39,6 +40,7 @@ import {
   parseCreate,
   parseEpochMs,
   parseEventId,
+  parseFunds,
   parseJournalQuery,
   parseLimit,
   parseMove,
@@ -58,6 +60,8 @@ type Maybe<T> = T | Promise<T>;
 export interface CreateCall extends Guarded {
   input: NewIntent & { id: string };
   postings: Posting[];
+  /** CreateGuards.funds, checked against the postings: after them, the account's balance. */
+  funds: FundsCheck | null;
 }
 
 /** A move as the core hands it over: `sources` deduplicated and allowed, the patch parsed. */
@@ -166,10 +170,12 @@ export class LedgerCore implements LedgerStore {
     this.#assertOpen();
     const { input, checks } = parseCreate(intent, now, guards);
     const withId = { ...input, id: input.id ?? uuidv7() };
+    const parsed = parsePostings(postings);
     const call = {
       ...guarded(withId, now, checks),
       input: withId,
-      postings: parsePostings(postings),
+      postings: parsed,
+      funds: parseFunds(checks, parsed),
     };
     // No await on the way: an inline driver's answer is handed back as it is.
     try {

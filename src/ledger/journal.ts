@@ -76,6 +76,7 @@ export const ACCOUNT_CLASSES = [
   'escrow',
   'house',
   'points',
+  'tab',
 ] as const;
 
 const CLASSES: ReadonlySet<string> = new Set(ACCOUNT_CLASSES);
@@ -114,6 +115,8 @@ export const accounts = {
   unclaimed: 'house:unclaimed',
   rejected: 'house:rejected',
   points: (playerId: string) => `points:${playerId}`,
+  /** A player's tab: credits the game owes them, withdrawn as one claim code (docs/TABS.md). */
+  tab: (playerId: string) => `tab:${playerId}`,
   housePoints: 'house:points',
 } as const;
 

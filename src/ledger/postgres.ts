@@ -36,7 +36,7 @@ import type { LineChange, WindowRead } from './rules.js';
 import * as rules from './rules.js';
 import { loadSql, OPERATOR_SQL } from './sql.js';
 import type { SeatGuard } from './store.js';
-import type { JournalFilter } from './validate.js';
+import type { FundsCheck, JournalFilter } from './validate.js';
 
 /** What to connect to: a connection string, node-postgres pool options, or a ready pg.Pool. */
 export type PostgresConnection = string | PoolConfig | Pool;
@@ -157,7 +157,8 @@ class PostgresDriver implements LedgerDriver {
       counted ? this.#guard(client, create, windows) : rules.admit(create, undefined, []);
     // `exactCount`: near the game's cap; `exactShares`: past a balance shard's share.
     const attempt = async (pool: Pool, exactCount: boolean, exactShares: boolean) => {
-      if (!counted && cap === undefined && !exactShares && guards.seat === undefined) {
+      const plain = !counted && cap === undefined && guards.seat === undefined;
+      if (plain && !exactShares && create.funds === null) {
         return this.#run(pool, insert, params(row(rules.admit(create, undefined, []))));
       }
       const held = exactCount ? [...locks, this.#countLock] : locks;
@@ -168,6 +169,7 @@ class PostgresDriver implements LedgerDriver {
           : await this.#run(client, insert, params(values));
         // After the insert: a key an open intent holds is that one's answer, before a seat's.
         if (guards.seat !== undefined) await this.#seat(client, create, guards.seat);
+        if (create.funds !== null) await this.#refuseOverdraw(client, create.funds);
         // After the insert, whose journal writer's lock must come before the transaction's id.
         if (exactCount) await this.#run(client, this.#sql['exact-count-locks'], []);
         if (cap !== undefined) await this.#gameGuard(client, create, cap, exactCount);
@@ -224,6 +226,17 @@ class PostgresDriver implements LedgerDriver {
     const took = await this.#run(client, this.#sql['take-seat'], [group, player, input.id]);
     // The same player's other create took it first (it committed while this one waited).
     if (took.length === 0) throw new DuplicateIntentError('seat', { existingId: await holder() });
+  }
+
+  /**
+   * A `funds` guard, in the create's transaction after its postings: their upsert of the
+   * account's one balance row holds its lock until COMMIT, so draws on one balance queue there
+   * and each reads the balance with the others' committed draws.
+   */
+  async #refuseOverdraw(client: Queryable, funds: FundsCheck): Promise<void> {
+    const rows = await this.#run(client, this.#sql['account-balances'], [[funds.account]]);
+    const row = rows.find((r) => r.unit === funds.unit);
+    rules.refuseOverdraw(funds, String(row?.balance ?? '0'));
   }
 
   /** The advisory locks of a guarded create (player, room, game), in one global order. */

@@ -3,9 +3,10 @@
  * the status it records. A driver reads the numbers (counts, window sums) under its own locks and
  * asks these; pure functions, so that SQLite's worker thread runs the same ones.
  */
-import { BudgetExceededError, LimitExceededError } from '../errors.js';
+import { BudgetExceededError, InsufficientFundsError, LimitExceededError } from '../errors.js';
 import { type IntentStatus, isPayout, type NewIntent } from './intent.js';
 import type { BudgetWindow, CreateGuards } from './store.js';
+import type { FundsCheck } from './validate.js';
 
 /** A create as the rules read it, parsed (core.ts CreateCall). */
 export interface Guarded {
@@ -84,4 +85,15 @@ export function refuseGameCap(input: NewIntent, max: number | undefined, open: n
   if (max !== undefined && open >= max) {
     throw new LimitExceededError('maxOpenPerGame', max, input.playerId);
   }
+}
+
+/**
+ * A `funds` guard on the balance its driver read after the create's postings, in the same
+ * atomic step: below zero refuses the whole create (the driver rolls it back).
+ */
+export function refuseOverdraw(funds: FundsCheck, after: bigint | string): void {
+  const balance = BigInt(after);
+  if (balance >= 0n) return;
+  const before = String(balance + funds.drawn);
+  throw new InsufficientFundsError(funds.account, before, String(funds.drawn), funds.unit);
 }

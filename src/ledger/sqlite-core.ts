@@ -45,7 +45,7 @@ import {
   unpackId,
 } from './sqlite-schema.js';
 import type { BudgetWindow, SeatGuard } from './store.js';
-import type { JournalFilter } from './validate.js';
+import type { FundsCheck, JournalFilter } from './validate.js';
 
 /** Thrown inside a write whose posting is already journaled: the write is rolled back whole. */
 class AlreadyJournaled extends Error {}
@@ -181,6 +181,7 @@ export class SqliteCore implements Pick<LedgerDriver, Forwarded> {
         // After the insert: a key an open intent holds is that one's answer, before any seat's.
         if (guards.seat !== undefined) this.#seat(input, seq, guards.seat);
         this.#post(seq, postings, now);
+        if (call.funds !== null) this.#refuseOverdraw(call.funds);
         if (status === 'creating') return rowToIntent(row, []);
         const step = STEPS.indexOf(status);
         this.#sql['append-move'].run(seq, step, now, null);
@@ -192,6 +193,12 @@ export class SqliteCore implements Pick<LedgerDriver, Forwarded> {
     } catch (err) {
       throw duplicateOrSelf(err);
     }
+  }
+
+  /** A `funds` guard, inside the create's write after its postings: a refusal rolls it back. */
+  #refuseOverdraw(funds: FundsCheck): void {
+    const rows = this.#sql['account-balances'].all(funds.account) as unknown as AccountBalance[];
+    rules.refuseOverdraw(funds, rows.find((r) => r.unit === funds.unit)?.balance ?? '0');
   }
 
   openKeyHolder(openKey: string): string | null {

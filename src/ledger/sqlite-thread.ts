@@ -8,6 +8,7 @@ import { Worker } from 'node:worker_threads';
 import {
   BudgetExceededError,
   type BudgetScope,
+  InsufficientFundsError,
   LimitExceededError,
   type OpenLimit,
 } from '../errors.js';
@@ -59,6 +60,13 @@ const CLASSES: Record<string, (e: WireError) => Error> = {
       e.limitMsat as string,
       e.reservedMsat as string,
       e.windowMs as number | null,
+    ),
+  LN_INSUFFICIENT_FUNDS: (e) =>
+    new InsufficientFundsError(
+      e.account as string,
+      e.balance as string,
+      e.amount as string,
+      e.unit as string,
     ),
   LN_LEDGER_BUSY: () => new LedgerBusyError(),
   LN_LEDGER_CLOSED: () => new LedgerClosedError(),

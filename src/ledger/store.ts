@@ -56,6 +56,15 @@ export interface CreateGuards {
    * (unless `replaces` names that holder: the seat passes to the new intent).
    */
   seat?: SeatGuard;
+  /**
+   * The create's postings must leave `account` (one they debit; not a house account) at zero
+   * or more: InsufficientFundsError otherwise, nothing written. A tab's withdrawal.
+   */
+  funds?: FundsGuard;
+}
+
+export interface FundsGuard {
+  account: string;
 }
 
 export interface SeatGuard {

@@ -17,6 +17,7 @@ import {
   SCHEDULE_FIELDS,
 } from './intent.js';
 import {
+  accountClass,
   isAccount,
   isAccountName,
   type JournalQuery,
@@ -77,6 +78,7 @@ const guardsSchema = z.strictObject({
     .strictObject({ seats: z.int().positive().optional(), replaces: nonEmpty.optional() })
     .optional(),
   hold: z.strictObject({ aboveMsat: msat.optional(), perPlayer: window.optional() }).optional(),
+  funds: z.strictObject({ account: nonEmpty }).optional(),
 });
 
 const patchSchema = z.strictObject({
@@ -133,6 +135,36 @@ export function parseCreate(
     throw new InvalidIntentError('guards.seat: a seat is in a group, and the intent has none');
   }
   return { input, checks };
+}
+
+/** What a create's `funds` guard checks: the account, the unit, what its postings draw. */
+export interface FundsCheck {
+  account: string;
+  unit: string;
+  drawn: bigint;
+}
+
+/**
+ * A `funds` guard against its create's postings: a player's account (the game's own are sharded
+ * on PostgreSQL: no one row to read), debited by them, in one unit.
+ */
+export function parseFunds(guards: CreateGuards, postings: readonly Posting[]): FundsCheck | null {
+  const account = guards.funds?.account;
+  if (account === undefined) return null;
+  const refuse = (problem: string) => {
+    throw new InvalidIntentError(`invalid guards: funds.account ${problem}`);
+  };
+  const shared = ['wallet', 'inflight', 'house'].includes(accountClass(account));
+  if (!isAccount(account) || !account.includes(':') || shared) {
+    refuse("must be a player's account, `class:owner`");
+  }
+  const draws = postings.filter((p) => p.debit === account);
+  const units = new Set(draws.map((p) => p.unit));
+  if (units.size !== 1) refuse('must be debited by the postings, in one unit');
+  const drawn = draws.reduce((sum, p) => sum + BigInt(p.amount), 0n);
+  const back = postings.filter((p) => p.credit === account);
+  if (back.length > 0) refuse('must not be credited by the same postings');
+  return { account, unit: draws[0]?.unit ?? 'msats', drawn };
 }
 
 /** A move's arguments: the move (assertMove), its time, a patch that schedules no ended intent. */

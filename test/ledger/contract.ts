@@ -15,6 +15,7 @@ import type { Posting } from '../../src/ledger/journal.js';
 import { OutboundScheduler } from '../../src/server/outbound.js';
 import { eventually } from '../support/eventually.js';
 
+import { credit, describeFundsContract, draw, tabOf } from './contract/funds.js';
 import { describeIntentContract } from './contract/intents.js';
 import { describeLeaseContract } from './contract/leases.js';
 import { describeOnceContract } from './contract/once.js';
@@ -27,6 +28,7 @@ export * from './contract/support.js';
 export function describeLedgerContract(name: string, factory: LedgerFactory): void {
   describe(`LedgerStore contract: ${name}`, () => {
     describeIntentContract(factory);
+    describeFundsContract(factory);
     describeLeaseContract(factory);
     describeOperatorLogContract(factory);
     describeRateContract(factory);
@@ -130,6 +132,21 @@ export function describeSharedStorage(
         );
         assert.equal(racing.filter((r) => r.status === 'fulfilled').length, 1, `round ${round}`);
         assert.equal((await first.byGroup(groupId)).length, 2, `round ${round}`);
+      }
+    });
+
+    it("let one draw of many win a tab's balance, across instances, over many rounds", async () => {
+      const open = storage();
+      const writers = [open(), open(), open()];
+      for (let round = 0; round < options.rounds; round++) {
+        const player = `player-${randomUUID()}`;
+        const first = writers[0] as LedgerStore;
+        await credit(first, player, '9000');
+        const racing = await Promise.allSettled(
+          Array.from({ length: 6 }, (_, i) => draw(writers[i % 3] as LedgerStore, player, '5000')),
+        );
+        assert.equal(racing.filter((r) => r.status === 'fulfilled').length, 1, `round ${round}`);
+        assert.equal(await tabOf(first, player), '4000', `round ${round}`);
       }
     });
 
