@@ -2,7 +2,7 @@
  * Intents: the record of every money movement the plugin starts, written before the service is
  * called; one list of statuses and the one table of moves between them (TRANSITIONS). `held`
  * and `queued` are only ever first statuses (CreateGuards.hold, .queue); `completed`, `expired`
- * and `failed` are terminal.
+ * and `failed` are terminal. A settled create (CreateGuards.settled) is recorded `completed`.
  */
 
 /** A `match` is the record of a match's pot; its fees, payouts and refunds are in its group. */
@@ -42,6 +42,12 @@ export const TRANSITIONS: Readonly<Record<IntentStatus, readonly IntentStatus[]>
   expired: [],
   failed: [],
 };
+
+/**
+ * The note of a settled create's one move (CreateGuards.settled): its history is `creating`,
+ * then `completed` in the same atomic step, the one `creating -> completed` a ledger holds.
+ */
+export const SETTLED_NOTE = 'settled in the ledger at its record';
 
 export function isTerminal(status: IntentStatus): status is 'completed' | 'expired' | 'failed' {
   return TERMINAL_STATUSES.includes(status);

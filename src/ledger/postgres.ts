@@ -26,7 +26,7 @@ import {
   LedgerUnavailableError,
 } from './errors.js';
 import type { Intent, IntentPatch, IntentStatus } from './intent.js';
-import { isTerminal, PATCH_COLUMN, PATCH_FIELDS, SCHEDULE_FIELDS } from './intent.js';
+import { isTerminal, PATCH_COLUMN, PATCH_FIELDS, SCHEDULE_FIELDS, SETTLED_NOTE } from './intent.js';
 import type { AccountBalance, JournalEntry, Posting } from './journal.js';
 import type { NewOperatorAction, OperatorAction, OperatorLogFilter } from './operator-log.js';
 import { lineOf } from './operator-log.js';
@@ -132,14 +132,21 @@ class PostgresDriver implements LedgerDriver {
   async create(create: CreateCall): Promise<Intent> {
     const { input, now, guards, postings } = create;
     const call = writeToken();
-    // The row in the status the create records (rules.admit): a held one is never due.
+    // The row in the status the create records (rules.admit): a held or settled one is never due.
     const row = (status: IntentStatus) => [
       ...[input.id, input.kind, input.roomId, input.playerId, input.amount, input.unit],
       ...[input.description, input.callbackToken ?? null, input.idempotencyKey ?? null],
       ...[input.openKey ?? null, input.expiresAt ?? null, now],
-      status === 'held' ? null : (input.nextCheckAt ?? null),
+      status === 'held' || status === 'completed' ? null : (input.nextCheckAt ?? null),
       JSON.stringify(input.meta ?? {}),
-      JSON.stringify([{ at: now, from: null, to: status }]),
+      JSON.stringify(
+        status === 'completed'
+          ? [
+              { at: now, from: null, to: 'creating' },
+              { at: now, from: 'creating', to: status, note: SETTLED_NOTE },
+            ]
+          : [{ at: now, from: null, to: status }],
+      ),
       ...[input.groupId ?? null, call, status, create.counts],
     ];
     const journaling = postings.length > 0;
@@ -280,11 +287,13 @@ class PostgresDriver implements LedgerDriver {
    * until COMMIT): at most OPEN_STRIPES - 1 other creates are in flight uncounted, so nearer the
    * cap than that the create runs again exactly (NearCap).
    */
-  async #gameGuard(client: Queryable, { input, counts }: CreateCall, max: number, exact: boolean) {
+  async #gameGuard(client: Queryable, create: CreateCall, max: number, exact: boolean) {
+    const { input, counts, guards } = create;
     const [found] = await this.#run(client, this.#sql['open-count'], []);
     const open = Number(found?.open ?? 0);
     this.#lastOpen = open;
-    const mine = counts ? 1 : 0;
+    // A settled record is never open: the trigger did not count it.
+    const mine = counts && !guards.settled ? 1 : 0;
     rules.refuseGameCap(input, max, open - mine);
     if (!exact && mine === 1 && open + db.OPEN_STRIPES - 1 > max) throw new NearCap();
   }

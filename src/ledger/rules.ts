@@ -62,7 +62,7 @@ export function admit(
   { input, guards, budgets, hold }: Guarded,
   playerOpen: number | undefined,
   sums: readonly (bigint | string)[],
-): Extract<IntentStatus, 'creating' | 'held' | 'queued'> {
+): Extract<IntentStatus, 'creating' | 'held' | 'queued' | 'completed'> {
   const max = guards.maxOpenPerPlayer;
   if (max !== undefined && Number(playerOpen) >= max) {
     throw new LimitExceededError('maxOpenPerPlayer', max, input.playerId);
@@ -73,6 +73,7 @@ export function admit(
       throw new BudgetExceededError(b.scope, String(b.limitMsat), String(reserved), b.windowMs);
     }
   }
+  if (guards.settled) return 'completed';
   const window = hold.window;
   if (hold.now || (window && past(sums[budgets.length] ?? 0n, input.amount, window.limitMsat))) {
     return 'held';

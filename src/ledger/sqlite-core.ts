@@ -16,6 +16,7 @@ import {
   PATCH_COLUMN,
   PATCH_FIELDS,
   SCHEDULE_FIELDS,
+  SETTLED_NOTE,
 } from './intent.js';
 import { type AccountBalance, accountClass, type JournalEntry, type Posting } from './journal.js';
 import {
@@ -175,7 +176,9 @@ export class SqliteCore implements Pick<LedgerDriver, Forwarded> {
           rules.refuseGameCap(input, guards.maxOpenPerGame, this.openCount());
         }
         params.status = status;
-        if (status === 'held') params.next_check_at = null;
+        if (status === 'held' || status === 'completed') params.next_check_at = null;
+        // A settled record is ended from its create: never live, as a terminal move leaves one.
+        if (status === 'completed') params.live = null;
         const row = this.#sql.insert.get(params) as unknown as Row;
         const seq = row[COLUMN.seq] as number;
         // After the insert: a key an open intent holds is that one's answer, before any seat's.
@@ -184,8 +187,9 @@ export class SqliteCore implements Pick<LedgerDriver, Forwarded> {
         if (call.funds !== null) this.#refuseOverdraw(call.funds);
         if (status === 'creating') return rowToIntent(row, []);
         const step = STEPS.indexOf(status);
-        this.#sql['append-move'].run(seq, step, now, null);
-        return rowToIntent(row, [[step, now, null]]);
+        const note = status === 'completed' ? SETTLED_NOTE : null;
+        this.#sql['append-move'].run(seq, step, now, note === null ? null : this.#noteId(note));
+        return rowToIntent(row, [[step, now, note]]);
       });
       for (const budget of budgets) this.#payoutIndexed.add(budget.scope);
       if (hold.window !== null) this.#payoutIndexed.add('player');

@@ -61,6 +61,11 @@ export interface CreateGuards {
    * or more: InsufficientFundsError otherwise, nothing written. A tab's withdrawal.
    */
   funds?: FundsGuard;
+  /**
+   * Recorded `completed` at once, its postings with it: a record whose money moves in the
+   * ledger alone (a tab's credit), never open, never due. Not with a hold, the queue or a seat.
+   */
+  settled?: boolean;
 }
 
 export interface FundsGuard {

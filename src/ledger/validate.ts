@@ -79,6 +79,7 @@ const guardsSchema = z.strictObject({
     .optional(),
   hold: z.strictObject({ aboveMsat: msat.optional(), perPlayer: window.optional() }).optional(),
   funds: z.strictObject({ account: nonEmpty }).optional(),
+  settled: z.boolean().optional(),
 });
 
 const patchSchema = z.strictObject({
@@ -133,6 +134,11 @@ export function parseCreate(
   const checks = parse(guardsSchema, guards, 'guards') as CreateGuards;
   if (checks.seat !== undefined && (input.groupId ?? null) === null) {
     throw new InvalidIntentError('guards.seat: a seat is in a group, and the intent has none');
+  }
+  if (checks.settled && (checks.hold || checks.queue || checks.seat)) {
+    throw new InvalidIntentError(
+      'guards.settled: a settled record is never held, queued or seated',
+    );
   }
   return { input, checks };
 }

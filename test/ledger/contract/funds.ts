@@ -8,17 +8,20 @@ import { randomUUID } from 'node:crypto';
 import { InsufficientFundsError } from '../../../src/errors.js';
 import {
   DuplicateIntentError,
+  IllegalTransitionError,
   type Intent,
   InvalidIntentError,
   type LedgerStore,
+  SETTLED_NOTE,
 } from '../../../src/ledger/index.js';
 import { accounts, type Posting } from '../../../src/ledger/journal.js';
 import { eachStore, type LedgerFactory, newIntent, rejection } from './support.js';
 
-/** A credit of `amount` msats into the player's tab, under `id` when given (its key). */
+/** A credit of `amount` msats into the player's tab, settled at once, under `id` (its key). */
 export function credit(store: LedgerStore, playerId: string, amount: string, id?: string) {
   const move = { tag: 'created', debit: accounts.rewards, credit: accounts.tab(playerId) };
-  return store.create(newIntent({ playerId, amount, ...(id ? { id } : {}) }), undefined, {}, [
+  const intent = newIntent({ playerId, amount, nextCheckAt: 0, ...(id ? { id } : {}) });
+  return store.create(intent, undefined, { settled: true }, [
     { ...move, amount, unit: 'msats', why: 'credited' },
   ]);
 }
@@ -57,6 +60,38 @@ export function describeFundsContract(factory: LedgerFactory): void {
       store = s;
     });
 
+    it('records a settled create completed at once, with its postings: never open, never due', async () => {
+      const player = `player-${randomUUID()}`;
+      const made = await credit(store, player, '5000');
+      assert.equal(made.status, 'completed');
+      // Its history: recorded, and completed in the same step.
+      assert.deepEqual(made.history, [
+        { at: made.createdAt, from: null, to: 'creating' },
+        { at: made.createdAt, from: 'creating', to: 'completed', note: SETTLED_NOTE },
+      ]);
+      assert.equal(made.nextCheckAt, null, 'a settled record is never due');
+      assert.deepEqual(await store.get(made.id), made);
+      assert.equal(await tabOf(store, player), '5000');
+      assert.equal((await store.openByPlayer(player)).length, 0);
+      assert.equal(await store.openCount(), 0);
+      assert.deepEqual(await store.claimDue(Date.now() + 86_400_000, 10, 'checker', 1000), []);
+      // Ended: no move leaves it, and its entry is written once.
+      await rejection(store.transition(made.id, 'completed', 'failed'), IllegalTransitionError);
+      assert.equal((await store.journal({ intentId: made.id })).entries.length, 1);
+    });
+
+    it('refuses a settled create with a hold, the queue or a seat', async () => {
+      const cases = [{ hold: { aboveMsat: 1 } }, { queue: true }, { seat: { seats: 2 } }];
+      for (const guard of cases) {
+        const intent = newIntent({ kind: 'payment', groupId: `match-${randomUUID()}` });
+        await rejection(
+          store.create(intent, undefined, { settled: true, ...guard }),
+          InvalidIntentError,
+        );
+      }
+      assert.equal(await store.openCount(), 0);
+    });
+
     it('records a credit once under a repeated key (its id): one entry, one balance', async () => {
       const player = `player-${randomUUID()}`;
       const id = randomUUID();
@@ -75,7 +110,7 @@ export function describeFundsContract(factory: LedgerFactory): void {
       assert.equal(err.code, 'LN_INSUFFICIENT_FUNDS');
       assert.deepEqual([err.balance, err.amount], ['7000', '7001']);
       assert.equal(await tabOf(store, player), '7000');
-      assert.equal((await store.openByPlayer(player)).length, 2, 'no draw recorded');
+      assert.equal((await store.openByPlayer(player)).length, 0, 'no draw recorded');
       assert.equal((await store.journal({ playerId: player })).entries.length, 2);
       // A draw on a tab that never moved is refused the same way.
       const none = `player-${randomUUID()}`;
