@@ -6,11 +6,14 @@
  */
 
 /** A `match` is the record of a match's pot; its fees, payouts and refunds are in its group. */
-export const INTENT_KINDS = ['reward', 'entryFee', 'spend', 'payment', 'match'] as const;
+/** A `credit` adds to a player's tab, a `withdrawal` takes it out as one claim code (docs/TABS.md). */
+export const INTENT_KINDS = [
+  ...['reward', 'entryFee', 'spend', 'payment', 'match', 'credit', 'withdrawal'],
+] as const;
 export type IntentKind = (typeof INTENT_KINDS)[number];
 
 /** Money the game pays out to a player: what payout budgets count. */
-export const PAYOUT_KINDS: readonly IntentKind[] = ['reward', 'payment'];
+export const PAYOUT_KINDS: readonly IntentKind[] = ['reward', 'payment', 'withdrawal'];
 
 export function isPayout(kind: IntentKind): boolean {
   return PAYOUT_KINDS.includes(kind);
@@ -201,8 +204,17 @@ export interface MatchMeta extends CommonMeta {
   ended?: boolean;
 }
 
+export interface CreditMeta extends CommonMeta {
+  /** The game's idempotency key its id was derived from, when it gave one. */
+  key?: string;
+}
+
+export type WithdrawalMeta = CommonMeta;
+
 /** Each kind's meta, by kind. */
 export interface IntentMetas {
+  credit: CreditMeta;
+  withdrawal: WithdrawalMeta;
   reward: RewardMeta;
   entryFee: EntryFeeMeta;
   spend: SpendMeta;

@@ -254,7 +254,7 @@ describe('SqliteLedger', () => {
       assertMembers(indexes(), payout);
       const plan = db
         .prepare(
-          "EXPLAIN QUERY PLAN SELECT sum(amount) FROM intents WHERE player_id = 'p' AND kind IN ('reward', 'payment') AND created_at > 0",
+          "EXPLAIN QUERY PLAN SELECT sum(amount) FROM intents WHERE player_id = 'p' AND kind IN ('reward', 'payment', 'withdrawal') AND created_at > 0",
         )
         .all()
         .map((r) => String(r.detail))

@@ -1,14 +1,16 @@
 /** Every kind, registered: a new kind is its file, one line here, and its name in ledger/intent.ts. */
 import { type Intent, isPayout } from '../../ledger/intent.js';
 import type { Position } from '../../ledger/journal.js';
+import { credit } from './credit.js';
 import { entryFee } from './entry-fee.js';
 import type { KindTable } from './kind.js';
 import { match } from './match.js';
 import { payment } from './payment.js';
 import { reward } from './reward.js';
 import { spend } from './spend.js';
+import { withdrawal } from './withdrawal.js';
 
-export const KINDS: KindTable = { reward, entryFee, spend, payment, match };
+export const KINDS: KindTable = { reward, entryFee, spend, payment, match, credit, withdrawal };
 
 /** Where an intent's money sits in its state, by its kind's rule (the journal's postings). */
 export function positionOf(intent: Intent): Position {

@@ -39,13 +39,19 @@ export function reissuedByOperator(intent: Pick<Intent, 'meta'>): boolean {
   return typeof intent.meta.reissuedBy === 'string';
 }
 
+/**
+ * Where a payout's money sits: paid from `own` (the game's rewards; a tab's withdrawal, its
+ * tab), or from its match's pot; what ends unpaid and is not the pot's goes back to `own`.
+ */
 export function payoutPosition(
   intent: Intent,
   pending: { account: string; why: string },
   completed: string,
+  own: string = accounts.rewards,
 ): Position {
   const { status, playerId, amount, unit, groupId } = intent;
-  const source = fromPot(intent) && groupId !== null ? accounts.escrow(groupId) : accounts.rewards;
+  const pot = fromPot(intent) && groupId !== null;
+  const source = pot ? accounts.escrow(groupId) : own;
   const at = (account: string, why: string): Position => ({ account, source, amount, unit, why });
   if (status === 'creating' || status === 'unknown') return at(accounts.inflight, status);
   // Held and queued are journaled like a create in flight, so their move to `creating` writes
@@ -54,7 +60,7 @@ export function payoutPosition(
   if (status === 'queued') return at(accounts.inflight, 'queued');
   if (status === 'pending') return at(pending.account, pending.why);
   if (status === 'completed') return at(accounts.wallet, completed);
-  if (source === accounts.rewards || mayReissue(intent)) return at(source, status);
+  if (!pot || mayReissue(intent)) return at(source, status);
   // An operator rejected it while held: a match's payout is the house's (never paid twice).
   if (rejectedByOperator(intent)) return at(accounts.rejected, 'rejected by an operator');
   // Reissued by an operator: back to the pot, and the new attempt takes it out.

@@ -27,11 +27,12 @@ export async function sendRecordedPayout(
   }
 }
 
-/** What a recorded payout's move to `creating` writes: its grace, a reward's claim time anew. */
+/** What a recorded payout's move to `creating` writes: its grace, a claim code's time anew. */
 export function claimTimeFromNow(engine: Engine, intent: Intent): IntentPatch {
   const now = engine.now();
   return {
     nextCheckAt: now + engine.settings.reconciler.creatingGraceMs,
-    ...(intent.kind === 'reward' ? { expiresAt: now + heldClaimSeconds(intent) * 1000 } : {}),
+    // A claim code's (a reward's, a withdrawal's): every payout but an address payment.
+    ...(intent.kind !== 'payment' ? { expiresAt: now + heldClaimSeconds(intent) * 1000 } : {}),
   };
 }

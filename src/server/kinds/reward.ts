@@ -76,8 +76,8 @@ export async function startReward(
   );
 }
 
-/** The claim code of a reward, as its record says (`expiresIn` in seconds). */
-function rewardCall(engine: Engine, expiresIn: number) {
+/** The claim code of a reward (or a withdrawal), as its record says (`expiresIn` in seconds). */
+export function rewardCall(engine: Engine, expiresIn: number) {
   return (intent: Intent) =>
     engine.port.makeClaimCode({
       amountMsat: intent.amount,
@@ -88,8 +88,8 @@ function rewardCall(engine: Engine, expiresIn: number) {
     });
 }
 
-/** What the service's answer to a reward's create writes. */
-function rewardAnswer(engine: Engine) {
+/** What the service's answer to a reward's (or a withdrawal's) create writes. */
+export function rewardAnswer(engine: Engine) {
   return (created: ClaimCode, intent: Intent) => {
     // The provider's own expiry wins over ours when it says one.
     const expiresAt = created.expiresAt ?? intent.expiresAt;

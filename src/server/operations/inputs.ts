@@ -24,6 +24,19 @@ export const rewardInput = z.strictObject({ ...money, expiresIn });
 export type RewardInput = z.input<typeof rewardInput>;
 export type ParsedReward = z.output<typeof rewardInput>;
 
+/** A credit to a player's tab (docs/TABS.md); the same `key` for the player is the same credit. */
+export const creditInput = z.strictObject({
+  ...money,
+  key: z.string().min(1, 'must not be empty').max(200).optional(),
+});
+export type CreditInput = z.input<typeof creditInput>;
+export type ParsedCredit = z.output<typeof creditInput>;
+
+/** A withdrawal of `amountMsat` from a player's tab, as one claim code (`expiresIn` seconds). */
+export const withdrawInput = z.strictObject({ ...money, expiresIn });
+export type WithdrawInput = z.input<typeof withdrawInput>;
+export type ParsedWithdrawal = z.output<typeof withdrawInput>;
+
 /** Rewards for `rewardMany` (a leaderboard): 1 to 1,000, each as for `reward`. */
 export const rewardManyInput = z.array(rewardInput).min(1).max(1000);
 export type RewardManyInput = z.input<typeof rewardManyInput>;

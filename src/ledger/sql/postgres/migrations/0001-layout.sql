@@ -64,11 +64,11 @@ CREATE INDEX intents_remote ON "lightning".intents (kind, remote_id, created_at,
 CREATE INDEX intents_unknown ON "lightning".intents (created_at, seq) WHERE status = 'unknown';
 CREATE INDEX intents_held ON "lightning".intents (created_at, seq) WHERE status = 'held';
 CREATE INDEX intents_payout_player ON "lightning".intents (player_id, created_at)
-  WHERE kind IN ('reward', 'payment');
+  WHERE kind IN ('reward', 'payment', 'withdrawal');
 CREATE INDEX intents_payout_room ON "lightning".intents (room_id, created_at)
-  WHERE kind IN ('reward', 'payment');
+  WHERE kind IN ('reward', 'payment', 'withdrawal');
 CREATE INDEX intents_payout_time ON "lightning".intents (created_at)
-  WHERE kind IN ('reward', 'payment');
+  WHERE kind IN ('reward', 'payment', 'withdrawal');
 
 -- Event ids seen (webhooks, once-markers), kept for good.
 CREATE TABLE "lightning".events (
