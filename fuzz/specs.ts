@@ -272,6 +272,21 @@ export const reward: ObjectSpec = {
   required: ['playerId', 'amountMsat', 'description'],
 };
 
+/** A tab's credit: a reward's fields but its claim time, and a key. */
+const { expiresIn: _claimTime, ...creditFields } = moneyFields;
+const { expiresIn: _badClaimTime, ...badCreditFields } = badMoneyFields;
+export const credit: ObjectSpec = {
+  good: fc.record(
+    { ...creditFields, key: text(1, 200) },
+    { requiredKeys: ['playerId', 'amountMsat', 'description'] },
+  ),
+  bad: { ...badCreditFields, key: badText(1, 200) },
+  required: ['playerId', 'amountMsat', 'description'],
+};
+
+/** A tab's withdrawal: a reward's fields. */
+export const withdraw: ObjectSpec = reward;
+
 export const entryFee: ObjectSpec = {
   good: fc.record(
     { ...moneyFields, successMessage: text(0, 144), key: text(1, 200) },

@@ -145,10 +145,12 @@ export type { EnterInput, OpenMatchInput, Shares } from './server/match/terms.js
 export type { MatchMoney, MatchPlayer, MatchStatus, MatchView } from './server/match/view.js';
 export type {
   AddressPaymentInput,
+  CreditInput,
   EntryFeeInput,
   RewardInput,
   RewardManyInput,
   SpendInput,
+  WithdrawInput,
 } from './server/operations/inputs.js';
 export type {
   AlertsOptions,

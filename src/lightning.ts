@@ -33,6 +33,8 @@ import { attachRoutes } from './server/listener.js';
 import {
   type AddressPaymentInput,
   addressPaymentInput,
+  type CreditInput,
+  creditInput,
   type EntryFeeInput,
   entryFeeInput,
   type RewardInput,
@@ -41,6 +43,8 @@ import {
   rewardManyInput,
   type SpendInput,
   spendInput,
+  type WithdrawInput,
+  withdrawInput,
 } from './server/operations/inputs.js';
 import { type LightningOptions, resolveOptions, type Settings } from './server/options.js';
 import { newProbeToken, probeCallbackRoute } from './server/probe.js';
@@ -141,6 +145,25 @@ export class Lightning {
   async reward(input: RewardInput): Promise<Intent> {
     const args = parseInput(rewardInput, input);
     return (await this.#start()).money.reward(args);
+  }
+
+  /**
+   * Credits a player's tab (docs/TABS.md): recorded at once, with no service call, in the
+   * ledger alone; under a `key` already used for the player, the first credit is the answer.
+   */
+  async credit(input: CreditInput): Promise<Intent> {
+    const args = parseInput(creditInput, input);
+    return (await this.#start()).money.credit(args);
+  }
+
+  /**
+   * Turns `amountMsat` of a player's tab into one claim code only they see; resolves once
+   * created (`pending`). More than the tab holds: InsufficientFundsError, nothing recorded. A
+   * code that expires unclaimed returns its amount to the tab.
+   */
+  async withdraw(input: WithdrawInput): Promise<Intent> {
+    const args = parseInput(withdrawInput, input);
+    return (await this.#start()).money.withdraw(args);
   }
 
   /**

@@ -103,6 +103,8 @@ describe('exports', () => {
           'attach',
           'reward',
           'rewardMany',
+          'credit',
+          'withdraw',
           'payAddress',
           'chargeEntryFee',
           'spendPoints',
@@ -112,7 +114,7 @@ describe('exports', () => {
           'service',
         ].sort(),
       );
-      expect(members.length).to.be.at.most(15);
+      expect(members.length).to.be.at.most(17);
     } finally {
       await lightning.close();
     }

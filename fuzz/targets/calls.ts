@@ -164,6 +164,8 @@ export function serverTargets(env: FuzzEnvironment): Target[] {
         ),
       ),
     ),
+    call('lightning.credit', l, 'credit', one(badObject(spec.credit))),
+    call('lightning.withdraw', l, 'withdraw', one(badObject(spec.withdraw))),
     call('lightning.chargeEntryFee', l, 'chargeEntryFee', one(badObject(spec.entryFee))),
     call('lightning.payAddress', l, 'payAddress', one(badObject(spec.addressPayment))),
     call('lightning.spendPoints', l, 'spendPoints', one(badObject(spec.spend))),

@@ -6,11 +6,20 @@
 import { ConfigurationError } from '../../errors.js';
 import type { Intent } from '../../ledger/intent.js';
 import type { Engine } from '../engine.js';
+import { startCredit } from '../kinds/credit.js';
 import { startEntryFee } from '../kinds/entry-fee.js';
 import { startAddressPayment } from '../kinds/payment.js';
 import { startReward } from '../kinds/reward.js';
 import { startSpend } from '../kinds/spend.js';
-import type { ParsedAddressPayment, ParsedEntryFee, ParsedReward, ParsedSpend } from './inputs.js';
+import { startWithdrawal } from '../kinds/withdrawal.js';
+import type {
+  ParsedAddressPayment,
+  ParsedCredit,
+  ParsedEntryFee,
+  ParsedReward,
+  ParsedSpend,
+  ParsedWithdrawal,
+} from './inputs.js';
 
 export class MoneyOperations {
   readonly #engine: Engine;
@@ -39,6 +48,14 @@ export class MoneyOperations {
 
   async spendPoints(args: ParsedSpend): Promise<Intent> {
     return startSpend(this.#open(), args);
+  }
+
+  async credit(args: ParsedCredit): Promise<Intent> {
+    return startCredit(this.#open(), args);
+  }
+
+  async withdraw(args: ParsedWithdrawal): Promise<Intent> {
+    return startWithdrawal(this.#open(), args);
   }
 
   #open(): Engine {
