@@ -19,7 +19,9 @@ export interface Balances {
   claimableMsat: string;
   /** Payouts that failed every attempt: to be paid by hand. */
   toPayByHandMsat: string;
-  /** claimable + to pay by hand: what the game owes its players. */
+  /** Players' tabs: credits not yet withdrawn (docs/TABS.md). */
+  tabsMsat: string;
+  /** claimable + to pay by hand + tabs: what the game owes its players. */
   owedToPlayersMsat: string;
   /** Sent or being sent, not settled (creates in flight, unknowns, payments on their way). */
   inFlightMsat: string;
@@ -28,7 +30,7 @@ export interface Balances {
     feesMsat: string;
     /** Matches' rake (with the dust of their splits). */
     rakeMsat: string;
-    /** What the game's own rewards cost (claimed, claimable or in flight). */
+    /** What the game's own rewards cost (claimed, claimable, in flight or in a tab). */
     rewardsMsat: string;
     /** Match payouts shown and never claimed. */
     unclaimedMsat: string;
@@ -67,13 +69,14 @@ export async function readBalances(
   const escrow = ofClass('escrow');
   const claimable = ofClass('claimable');
   const byHand = ofClass('owed');
+  const tabs = ofClass('tab');
   const inflight = ofAccount(accounts.inflight);
   const fees = ofAccount(accounts.fees);
   const rake = ofAccount(accounts.rake);
   // An expense account is debited: its balance is minus what it cost.
   const rewards = -ofAccount(accounts.rewards);
   const unclaimed = ofAccount(accounts.unclaimed);
-  const owed = claimable + byHand;
+  const owed = claimable + byHand + tabs;
   const points: Balances['points'] = {};
   for (const row of named) {
     if (row.unit === 'msats') continue;
@@ -86,6 +89,7 @@ export async function readBalances(
     escrowMsat: escrow.toString(),
     claimableMsat: claimable.toString(),
     toPayByHandMsat: byHand.toString(),
+    tabsMsat: tabs.toString(),
     owedToPlayersMsat: owed.toString(),
     inFlightMsat: inflight.toString(),
     house: {

@@ -73,6 +73,10 @@ describe('player tabs: credits and withdrawals (issue 34)', function () {
     expect(calls()).to.equal(before, 'no credit calls the service');
     expect(await tabOf(game, 'alice')).to.equal('15000');
     expect(await tabOf(game, 'bob')).to.equal('7000');
+    // What the tabs hold is owed to players, and the house's rewards cost it.
+    const balances = await game.lightning.books.balances();
+    expect(balances).to.include({ tabsMsat: '22000', owedToPlayersMsat: '22000' });
+    expect(balances.house.rewardsMsat).to.equal('22000');
 
     const wallet = game.emulator.control.wallet();
     const withdrawal = await game.lightning.withdraw({
