@@ -121,6 +121,40 @@ describe('player tabs: credits and withdrawals (issue 34)', function () {
     expect(bad).to.be.instanceOf(InvalidArgumentError);
   });
 
+  it('lets one of two withdrawals racing for one tab through, with one request sent', async () => {
+    const game = await start();
+    await game.lightning.credit({ playerId: 'alice', amountMsat: 20_000, description: 'won' });
+    const sent = () => game.emulator.control.count('POST', '/v0/withdrawal-requests');
+    const before = sent();
+    const racing = await Promise.allSettled(
+      [1, 2].map(() =>
+        game.lightning.withdraw({ playerId: 'alice', amountMsat: 12_000, description: 'cash out' }),
+      ),
+    );
+    const won = racing.filter((r) => r.status === 'fulfilled');
+    const lost = racing.filter((r) => r.status === 'rejected');
+    expect(won).to.have.length(1);
+    expect(lost.map((r) => r.reason)[0]).to.be.instanceOf(InsufficientFundsError);
+    expect(sent()).to.equal(before + 1);
+    expect(await tabOf(game, 'alice')).to.equal('8000');
+    await assertBalanced(game);
+  });
+
+  it('returns a withdrawal the service refuses (under its 10-sat minimum) to the tab', async () => {
+    const game = await start();
+    await game.lightning.credit({ playerId: 'alice', amountMsat: 9_000, description: 'won' });
+    const refused = await game.lightning
+      .withdraw({ playerId: 'alice', amountMsat: 9_000, description: 'too small' })
+      .catch((e: unknown) => e);
+    expect(refused).to.have.property('code', 'LN_INVALID_REQUEST');
+    const [failed] = (await game.lightning.books.journal({ playerId: 'alice' })).entries.filter(
+      (e) => e.credit === 'tab:alice' && e.debit === 'inflight',
+    );
+    expect(failed?.tag).to.equal('failed');
+    expect(await tabOf(game, 'alice')).to.equal('9000');
+    await assertBalanced(game);
+  });
+
   it('returns a withdrawal that expired unclaimed to the tab', async () => {
     const clock = new ManualClock(Date.now());
     const emulator = await startEmulator({ clock });
