@@ -22,6 +22,7 @@ import { LightningOperator } from './face/operator.js';
 import { RoomHost } from './face/room-host.js';
 import { RouteHost } from './face/routes-host.js';
 import { LightningService } from './face/service.js';
+import { LightningTabs } from './face/tabs.js';
 import type { Intent } from './ledger/intent.js';
 import { parseInput } from './parse.js';
 import type { LightningPluginOptions } from './room/options.js';
@@ -33,8 +34,6 @@ import { attachRoutes } from './server/listener.js';
 import {
   type AddressPaymentInput,
   addressPaymentInput,
-  type CreditInput,
-  creditInput,
   type EntryFeeInput,
   entryFeeInput,
   type RewardInput,
@@ -43,8 +42,6 @@ import {
   rewardManyInput,
   type SpendInput,
   spendInput,
-  type WithdrawInput,
-  withdrawInput,
 } from './server/operations/inputs.js';
 import { type LightningOptions, resolveOptions, type Settings } from './server/options.js';
 import { newProbeToken, probeCallbackRoute } from './server/probe.js';
@@ -71,6 +68,8 @@ export class Lightning {
   readonly books: LightningBooks;
   /** The operator's calls, the reconciler's controls, and the console (`operator.console`). */
   readonly operator: LightningOperator;
+  /** Players' tabs: credits with no service call, withdrawn as one claim code (docs/TABS.md). */
+  readonly tabs: LightningTabs;
   /** What lightning runs on, for the game's own code: `api`, `emulator`, `clientAddress(req)`. */
   readonly service: LightningService;
 
@@ -93,6 +92,7 @@ export class Lightning {
     this.books = new LightningBooks(reach);
     this.operator = new LightningOperator(reach, this.#settings, this);
     this.service = new LightningService(reach, addresses);
+    this.tabs = new LightningTabs(reach);
   }
 
   /** Starts the embedded emulator, the ledger and the reconciler if not running yet; idempotent. */
@@ -145,25 +145,6 @@ export class Lightning {
   async reward(input: RewardInput): Promise<Intent> {
     const args = parseInput(rewardInput, input);
     return (await this.#start()).money.reward(args);
-  }
-
-  /**
-   * Credits a player's tab (docs/TABS.md): recorded at once, with no service call, in the
-   * ledger alone; under a `key` already used for the player, the first credit is the answer.
-   */
-  async credit(input: CreditInput): Promise<Intent> {
-    const args = parseInput(creditInput, input);
-    return (await this.#start()).money.credit(args);
-  }
-
-  /**
-   * Turns `amountMsat` of a player's tab into one claim code only they see; resolves once
-   * created (`pending`). More than the tab holds: InsufficientFundsError, nothing recorded. A
-   * code that expires unclaimed returns its amount to the tab.
-   */
-  async withdraw(input: WithdrawInput): Promise<Intent> {
-    const args = parseInput(withdrawInput, input);
-    return (await this.#start()).money.withdraw(args);
   }
 
   /**

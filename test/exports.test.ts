@@ -103,8 +103,7 @@ describe('exports', () => {
           'attach',
           'reward',
           'rewardMany',
-          'credit',
-          'withdraw',
+          'tabs',
           'payAddress',
           'chargeEntryFee',
           'spendPoints',
@@ -114,7 +113,7 @@ describe('exports', () => {
           'service',
         ].sort(),
       );
-      expect(members.length).to.be.at.most(17);
+      expect(members.length).to.be.at.most(16);
     } finally {
       await lightning.close();
     }

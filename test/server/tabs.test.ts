@@ -54,22 +54,30 @@ describe('player tabs: credits and withdrawals (issue 34)', function () {
     // Every create at the service is a POST; reads in the background are not.
     const calls = () => game.emulator.control.count('POST', /./);
     const before = calls();
-    const first = await game.lightning.credit({
+    const first = await game.lightning.tabs.credit({
       playerId: 'alice',
       amountMsat: 10_000,
       description: 'round won',
       key: 'round-1',
     });
     expect(first.status).to.equal('completed');
-    const again = await game.lightning.credit({
+    const again = await game.lightning.tabs.credit({
       playerId: 'alice',
       amountMsat: 10_000,
       description: 'round won',
       key: 'round-1',
     });
     expect(again.id).to.equal(first.id);
-    await game.lightning.credit({ playerId: 'alice', amountMsat: 5_000, description: 'survived' });
-    await game.lightning.credit({ playerId: 'bob', amountMsat: 7_000, description: 'survived' });
+    await game.lightning.tabs.credit({
+      playerId: 'alice',
+      amountMsat: 5_000,
+      description: 'survived',
+    });
+    await game.lightning.tabs.credit({
+      playerId: 'bob',
+      amountMsat: 7_000,
+      description: 'survived',
+    });
     expect(calls()).to.equal(before, 'no credit calls the service');
     expect(await tabOf(game, 'alice')).to.equal('15000');
     expect(await tabOf(game, 'bob')).to.equal('7000');
@@ -79,7 +87,7 @@ describe('player tabs: credits and withdrawals (issue 34)', function () {
     expect(balances.house.rewardsMsat).to.equal('22000');
 
     const wallet = game.emulator.control.wallet();
-    const withdrawal = await game.lightning.withdraw({
+    const withdrawal = await game.lightning.tabs.withdraw({
       playerId: 'alice',
       amountMsat: 15_000,
       description: 'cash out',
@@ -101,10 +109,10 @@ describe('player tabs: credits and withdrawals (issue 34)', function () {
 
   it('refuses a withdrawal past the tab with InsufficientFundsError, sending nothing', async () => {
     const game = await start();
-    await game.lightning.credit({ playerId: 'alice', amountMsat: 10_000, description: 'won' });
+    await game.lightning.tabs.credit({ playerId: 'alice', amountMsat: 10_000, description: 'won' });
     const posts = () => game.emulator.control.count('POST', /./);
     const before = posts();
-    const err = await game.lightning
+    const err = await game.lightning.tabs
       .withdraw({ playerId: 'alice', amountMsat: 10_001, description: 'too much' })
       .then(
         () => null,
@@ -115,7 +123,7 @@ describe('player tabs: credits and withdrawals (issue 34)', function () {
     expect(posts()).to.equal(before);
     expect(await withdrawalRequests(game)).to.equal(0);
     expect(await tabOf(game, 'alice')).to.equal('10000');
-    const bad = await game.lightning
+    const bad = await game.lightning.tabs
       .credit({ playerId: 'alice', amountMsat: -1, description: 'bad' })
       .catch((e: unknown) => e);
     expect(bad).to.be.instanceOf(InvalidArgumentError);
@@ -123,12 +131,16 @@ describe('player tabs: credits and withdrawals (issue 34)', function () {
 
   it('lets one of two withdrawals racing for one tab through, with one request sent', async () => {
     const game = await start();
-    await game.lightning.credit({ playerId: 'alice', amountMsat: 20_000, description: 'won' });
+    await game.lightning.tabs.credit({ playerId: 'alice', amountMsat: 20_000, description: 'won' });
     const sent = () => game.emulator.control.count('POST', '/v0/withdrawal-requests');
     const before = sent();
     const racing = await Promise.allSettled(
       [1, 2].map(() =>
-        game.lightning.withdraw({ playerId: 'alice', amountMsat: 12_000, description: 'cash out' }),
+        game.lightning.tabs.withdraw({
+          playerId: 'alice',
+          amountMsat: 12_000,
+          description: 'cash out',
+        }),
       ),
     );
     const won = racing.filter((r) => r.status === 'fulfilled');
@@ -142,8 +154,8 @@ describe('player tabs: credits and withdrawals (issue 34)', function () {
 
   it('returns a withdrawal the service refuses (under its 10-sat minimum) to the tab', async () => {
     const game = await start();
-    await game.lightning.credit({ playerId: 'alice', amountMsat: 9_000, description: 'won' });
-    const refused = await game.lightning
+    await game.lightning.tabs.credit({ playerId: 'alice', amountMsat: 9_000, description: 'won' });
+    const refused = await game.lightning.tabs
       .withdraw({ playerId: 'alice', amountMsat: 9_000, description: 'too small' })
       .catch((e: unknown) => e);
     expect(refused).to.have.property('code', 'LN_INVALID_REQUEST');
@@ -160,8 +172,8 @@ describe('player tabs: credits and withdrawals (issue 34)', function () {
     const emulator = await startEmulator({ clock });
     owned.push(emulator);
     const game = await start({ emulator, clock });
-    await game.lightning.credit({ playerId: 'alice', amountMsat: 20_000, description: 'won' });
-    const withdrawal: Intent = await game.lightning.withdraw({
+    await game.lightning.tabs.credit({ playerId: 'alice', amountMsat: 20_000, description: 'won' });
+    const withdrawal: Intent = await game.lightning.tabs.withdraw({
       playerId: 'alice',
       amountMsat: 12_000,
       description: 'cash out',

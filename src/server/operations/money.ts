@@ -5,6 +5,7 @@
  */
 import { ConfigurationError } from '../../errors.js';
 import type { Intent } from '../../ledger/intent.js';
+import { accounts } from '../../ledger/journal.js';
 import type { Engine } from '../engine.js';
 import { startCredit } from '../kinds/credit.js';
 import { startEntryFee } from '../kinds/entry-fee.js';
@@ -56,6 +57,12 @@ export class MoneyOperations {
 
   async withdraw(args: ParsedWithdrawal): Promise<Intent> {
     return startWithdrawal(this.#open(), args);
+  }
+
+  /** The msats in a player's tab now: the journal's balance of `tab:<player>`. */
+  async tab(playerId: string): Promise<number> {
+    const [row] = await this.#open().ledger.balances([accounts.tab(playerId)]);
+    return row === undefined ? 0 : Number(row.balance);
   }
 
   #open(): Engine {
