@@ -1,12 +1,13 @@
 /**
  * Starts and drives game-server child processes: the cluster test's (fixtures/node.ts) by
  * default, or another fixture that speaks the same protocol (the soak's). One child per
- * process, on the repo's Node (`process.execPath --import tsx`), with an IPC channel for
+ * process, on the repo's Node (the fixture bundled once: support/node-child.ts), with an IPC channel for
  * commands and reports. Output is kept and printed only when a test fails.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { eventually } from '../support/eventually.js';
+import { nodeArgs } from '../support/node-child.js';
 
 const FIXTURE = fileURLToPath(new URL('./fixtures/node.ts', import.meta.url));
 
@@ -46,11 +47,11 @@ export class GameProcess {
   #rid = 0;
   readonly #pending = new Map<number, { resolve(v: unknown): void; reject(e: Error): void }>();
 
-  private constructor(config: NodeConfig, reports: Report[]) {
+  private constructor(config: NodeConfig, reports: Report[], args: string[]) {
     this.name = config.name;
     this.port = config.port;
     this.url = `http://127.0.0.1:${config.port}`;
-    this.child = spawn(process.execPath, ['--import', 'tsx', config.fixture ?? FIXTURE], {
+    this.child = spawn(process.execPath, args, {
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
       env: {
         ...process.env,
@@ -93,7 +94,7 @@ export class GameProcess {
     // A process started again under the same name must not count its predecessor's `ready`.
     const readies = () => reports.filter((r) => r.node === config.name && r.event === 'ready');
     const before = readies().length;
-    const node = new GameProcess(config, reports);
+    const node = new GameProcess(config, reports, await nodeArgs(config.fixture ?? FIXTURE));
     try {
       await eventually(
         () => {

@@ -26,6 +26,7 @@ import {
   SqliteLedger,
 } from '../../src/ledger/index.js';
 import { LAYOUT } from '../../src/ledger/sqlite-schema.js';
+import { nodeArgs } from '../support/node-child.js';
 import {
   assertIncludes,
   assertMembers,
@@ -527,7 +528,7 @@ describe('SqliteLedger', () => {
   it('lets a process that never closes its file ledger get its answers, then exit', async function () {
     this.timeout(20_000);
     const script = fileURLToPath(new URL('./fixtures/left-open.ts', import.meta.url));
-    const child = spawn(process.execPath, ['--import', 'tsx', script, file], {
+    const child = spawn(process.execPath, [...(await nodeArgs(script)), file], {
       cwd: fileURLToPath(new URL('../..', import.meta.url)),
       stdio: ['ignore', 'pipe', 'inherit'],
     });
@@ -546,8 +547,9 @@ describe('SqliteLedger', () => {
 
     /** Starts one worker process per name, waits until all are ready, then starts them together. */
     async function race(mode: 'transition' | 'claim', ids: string[]): Promise<string[][]> {
+      const args = await nodeArgs(worker);
       const children = ['p1', 'p2'].map((name) =>
-        spawn(process.execPath, ['--import', 'tsx', worker, file, mode, name], {
+        spawn(process.execPath, [...args, file, mode, name], {
           cwd: fileURLToPath(new URL('../..', import.meta.url)),
           stdio: ['pipe', 'pipe', 'inherit'],
         }),

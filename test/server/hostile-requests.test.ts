@@ -9,6 +9,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
+import { nodeArgs } from '../support/node-child.js';
 import { freePort } from '../support/ports.js';
 import { type RawOutcome, rawRequest, rawText } from '../support/raw-http.js';
 import { readyLine } from '../support/ready-line.js';
@@ -25,7 +26,7 @@ interface GameProcess {
 
 async function startProcess(mount: 'listener' | 'router'): Promise<GameProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', FIXTURE], {
+  const child = spawn(process.execPath, await nodeArgs(FIXTURE), {
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     env: { ...process.env, PORT: String(port), MOUNT: mount },
   });

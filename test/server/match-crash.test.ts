@@ -15,6 +15,7 @@ import { ManualClock } from '../../src/clock.js';
 import { type Emulator, startEmulator } from '../../src/emulator/index.js';
 import { eventually } from '../support/eventually.js';
 import { type Game, startGame } from '../support/game.js';
+import { nodeArgs } from '../support/node-child.js';
 
 class EmptyRoom extends Room {}
 
@@ -42,7 +43,7 @@ describe('matches: a process killed mid-match', function () {
   it('is refunded by another process after its timeout, each fee once, nothing paid out', async () => {
     const ledger = join(dir, 'ledger.sqlite');
     const config = JSON.stringify({ apiKey: emulator.apiKey, baseUrl: emulator.url, ledger });
-    child = spawn(process.execPath, ['--import', 'tsx', FIXTURE, config], {
+    child = spawn(process.execPath, [...(await nodeArgs(FIXTURE)), config], {
       stdio: ['pipe', 'pipe', 'inherit'],
     });
     const exited = new Promise((resolve) => child?.once('exit', resolve));

@@ -19,6 +19,7 @@ import type { MatchView } from '../../src/server/match/view.js';
 import { ArmedLedger } from '../support/armed-ledger.js';
 import { eventually } from '../support/eventually.js';
 import { type Game, quietLogger, startGame } from '../support/game.js';
+import { nodeArgs } from '../support/node-child.js';
 
 class EmptyRoom extends Room {}
 
@@ -149,7 +150,7 @@ describe('matches: funded follows from the ledger, whatever stops after the last
   it('a process SIGKILLed right after the move: another process funds the match, once', async () => {
     const path = join(dir, 'ledger.sqlite');
     const config = JSON.stringify({ apiKey: emulator.apiKey, baseUrl: emulator.url, ledger: path });
-    child = spawn(process.execPath, ['--import', 'tsx', FIXTURE, config], {
+    child = spawn(process.execPath, [...(await nodeArgs(FIXTURE)), config], {
       stdio: ['pipe', 'pipe', 'inherit'],
     });
     const exited = new Promise<NodeJS.Signals | null>((resolve) =>

@@ -12,6 +12,7 @@ import { PostgresLedger } from '../../src/ledger/postgres.js';
 import { createLightning, type Lightning } from '../../src/lightning.js';
 import { eventually } from '../support/eventually.js';
 import { quietLogger } from '../support/game.js';
+import { nodeArgs } from '../support/node-child.js';
 import { openPaidMatch } from '../support/paid-match.js';
 import { freshSchema } from '../support/postgres.js';
 import { postgresWorld } from '../support/postgres-world.js';
@@ -51,7 +52,7 @@ describe('the payout queue: a process killed mid-drain', function () {
       matchId: paid.matchId,
       shares: paid.shares,
     });
-    child = spawn(process.execPath, ['--import', 'tsx', FIXTURE, config], {
+    child = spawn(process.execPath, [...(await nodeArgs(FIXTURE)), config], {
       stdio: ['pipe', 'pipe', 'inherit'],
     });
     const exited = new Promise((resolve) => child?.once('exit', resolve));
