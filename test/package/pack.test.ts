@@ -258,26 +258,29 @@ describe('package: the packed tarball', function () {
       const moved = await ledger.transition(created.id, 'creating', 'pending');
       await ledger.close();
       console.log(moved.status, moved.history.length);`;
-    const esm = await run(
-      process.execPath,
-      [
-        '--input-type=module',
-        '-e',
-        `import { SqliteLedger } from 'colyseus-lightning';${moves}`,
-        join(dir, 'esm.sqlite'),
-      ],
-      { cwd: project },
-    );
+    // Each on its own file, at once.
+    const [esm, cjs] = await Promise.all([
+      run(
+        process.execPath,
+        [
+          '--input-type=module',
+          '-e',
+          `import { SqliteLedger } from 'colyseus-lightning';${moves}`,
+          join(dir, 'esm.sqlite'),
+        ],
+        { cwd: project },
+      ),
+      run(
+        process.execPath,
+        [
+          '-e',
+          `const { SqliteLedger } = require('colyseus-lightning'); (async () => {${moves}})();`,
+          join(dir, 'cjs.sqlite'),
+        ],
+        { cwd: project },
+      ),
+    ]);
     expect(esm.stdout.trim()).to.equal('pending 2');
-    const cjs = await run(
-      process.execPath,
-      [
-        '-e',
-        `const { SqliteLedger } = require('colyseus-lightning'); (async () => {${moves}})();`,
-        join(dir, 'cjs.sqlite'),
-      ],
-      { cwd: project },
-    );
     expect(cjs.stdout.trim()).to.equal('pending 2');
   });
 
@@ -406,16 +409,15 @@ describe('package: the packed tarball', function () {
     });
 
     it('has a scripted player pay and claim with colyseus-lightning/client, in ESM and CommonJS', async () => {
-      for (const [fixture, module] of [
+      // Two games on their own ports, played at once.
+      const modules = [
         ['player.mjs', 'esm'],
         ['player.cjs', 'cjs'],
-      ] as const) {
-        expect(await play(installed, fixture, jwt), fixture).to.deep.include({
-          ...aScriptedPlayer,
-          module,
-          auth: 'jwt',
-        });
-      }
+      ] as const;
+      const played = await Promise.all(modules.map(([fixture]) => play(installed, fixture, jwt)));
+      modules.forEach(([fixture, module], i) => {
+        expect(played[i], fixture).to.deep.include({ ...aScriptedPlayer, module, auth: 'jwt' });
+      });
     });
 
     it('plays a paid round from a CommonJS game on @colyseus/core alone, the room checking its own token', async () => {

@@ -56,10 +56,10 @@ describe('the payout queue: a settle with many winners drains at the rate, once 
     return byPlayer;
   }
 
-  it('200 winners: settle returns with every payout queued, each sent once within the rate, then settled', async () => {
+  it('120 winners (twice the burst): settle returns with every payout queued, each sent once within the rate, then settled', async () => {
     const schema = freshSchema();
     const setup = await gameProcess(schema, 2001, { reconciler: { enabled: false } });
-    const paid = await openPaidMatch(setup, world.emulator, 200, 'big');
+    const paid = await openPaidMatch(setup, world.emulator, 120, 'big');
     const settler = await gameProcess(schema, 2002, {
       rateLimit: GAME_LIMIT,
       reconciler: { intervalMs: 250 },
@@ -73,8 +73,8 @@ describe('the payout queue: a settle with many winners drains at the rate, once 
 
     const decided = await settler.matches.settle(paid.matchId, paid.shares);
     expect(decided.status).to.equal('settling');
-    expect(decided.total).to.equal(200);
-    expect(decided.payouts).to.have.length(200);
+    expect(decided.total).to.equal(120);
+    expect(decided.payouts).to.have.length(120);
     // Each recorded at once as queued (its history starts there), sent later in its turn: how
     // far the queue got by the time settle returned is a bench row, not an outcome.
     for (const payout of decided.payouts) {
@@ -86,25 +86,25 @@ describe('the payout queue: a settle with many winners drains at the rate, once 
       () => settled.length === 1,
       20_000,
       () => {
-        return `the match settles (${progress.at(-1)?.made ?? 0} of 200 made)`;
+        return `the match settles (${progress.at(-1)?.made ?? 0} of 120 made)`;
       },
     );
     const view = await settler.matches.get(paid.matchId);
-    expect(view).to.include({ status: 'settled', made: 200, total: 200 });
+    expect(view).to.include({ status: 'settled', made: 120, total: 120 });
     expect(view.payouts.every((p) => p.status === 'pending')).to.equal(true);
     // Progress, as often as it is told on the way (a bench row says how often), never backwards.
     const made = progress.map((p) => p.made);
-    expect(made.every((n) => n <= 200)).to.equal(true);
+    expect(made.every((n) => n <= 120)).to.equal(true);
     expect([...made].sort((a, b) => a - b)).to.deep.equal(made);
     // Exactly one request per winner, none refused, the service's limit kept.
     const byPlayer = requestsByPlayer();
-    expect(byPlayer.size).to.equal(200);
+    expect(byPlayer.size).to.equal(120);
     expect([...byPlayer.values()].every((urls) => urls.length === 1)).to.equal(true);
     expect(world.emulator.control.limited).to.equal(0);
     const times = world.emulator.control.requests
       .filter((r) => r.at >= from && r.method === 'POST' && r.path === REQUESTS)
       .map((r) => r.at);
-    expect(times).to.have.length(200);
+    expect(times).to.have.length(120);
     expect(overLimit(times, SERVICE_LIMIT)).to.equal(null);
     expect(
       await settler.books.ledger.balances([`escrow:${paid.matchId}`, 'inflight']),
@@ -117,7 +117,7 @@ describe('the payout queue: a settle with many winners drains at the rate, once 
   it('two processes on one PostgreSQL drain one queue: every payout sent once, by one of them', async () => {
     const schema = freshSchema();
     const setup = await gameProcess(schema, 2003, { reconciler: { enabled: false } });
-    const paid = await openPaidMatch(setup, world.emulator, 120, 'shared');
+    const paid = await openPaidMatch(setup, world.emulator, 80, 'shared');
     const settled: string[] = [];
     const processes = [];
     for (const port of [2004, 2005]) {
@@ -139,7 +139,7 @@ describe('the payout queue: a settle with many winners drains at the rate, once 
     await eventually(() => settled.length > 0, 5_000, 'match.settled in a process');
     expect(settled, 'settled once, by one process').to.deep.equal([paid.matchId]);
     const byPlayer = requestsByPlayer();
-    expect(byPlayer.size).to.equal(120);
+    expect(byPlayer.size).to.equal(80);
     const urls = [...byPlayer.values()];
     expect(
       urls.every((u) => u.length === 1),
