@@ -2,8 +2,9 @@
  * Issue 34, the earning rules (docs/TABS.md), through the face against the emulator: a ceiling
  * per credit, a player's earning caps per hour and per day, a minimum withdrawal, the whole tab
  * by default, a player's daily withdrawal cap, the approvals hold and operator blocks; each
- * refusal a typed error with nothing recorded or sent, counted in `lightning.refused`; and a
- * withdrawal recorded before its process died, finished by another and never sent twice.
+ * refusal a typed error with nothing recorded or sent, counted in `lightning.refused`; a
+ * withdrawal recorded before its process died, finished by another and never sent twice; and
+ * two processes on one PostgreSQL ledger whose racing credits and withdrawals never pass a cap.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -25,9 +26,13 @@ import {
   WithdrawalCapError,
   WithdrawalTooSmallError,
 } from '../../src/errors.js';
+import { PostgresLedger } from '../../src/ledger/postgres.js';
+import { createLightning, type Lightning } from '../../src/lightning.js';
 import { resolveOptions } from '../../src/server/options.js';
 import { eventually } from '../support/eventually.js';
 import { type Game, quietLogger, startGame } from '../support/game.js';
+import { freshSchema } from '../support/postgres.js';
+import { postgresWorld } from '../support/postgres-world.js';
 
 class EmptyRoom extends Room {}
 
@@ -303,5 +308,54 @@ describe('player tabs: the earning rules (issue 34)', function () {
       .filter((b) => b.unit === 'msats')
       .reduce((total, b) => total + BigInt(b.balance), 0n);
     expect(sum).to.equal(0n);
+  });
+});
+
+describe('player tabs: the earning rules across processes on one PostgreSQL ledger', function () {
+  this.timeout(30_000);
+  const world = postgresWorld();
+
+  function processOn(schema: string): Lightning {
+    const ledger = new PostgresLedger(world.pg.url, { schema, durability: 'none' });
+    world.closing.push(ledger);
+    const lightning = createLightning({
+      apiKey: world.emulator.apiKey,
+      baseUrl: world.emulator.url,
+      publicUrl: 'http://127.0.0.1:2567',
+      logger: quietLogger,
+      ledger,
+      reconciler: { enabled: false },
+      tabs: { earnPerHourMsat: 100_000, withdrawPerDayMsat: 50_000 },
+    });
+    world.closing.push(lightning);
+    return lightning;
+  }
+
+  it('never lets credits or withdrawals racing from two processes pass a cap', async () => {
+    const schema = freshSchema();
+    const both = [processOn(schema), processOn(schema)];
+    const at = (i: number) => both[i % 2] as Lightning;
+    const credits = await Promise.allSettled(
+      Array.from({ length: 10 }, (_, i) =>
+        at(i).tabs.credit({ playerId: 'alice', amountMsat: 30_000, description: 'won' }),
+      ),
+    );
+    expect(credits.filter((r) => r.status === 'fulfilled')).to.have.length(3);
+    for (const r of credits) {
+      if (r.status === 'rejected') expect(r.reason).to.be.instanceOf(EarningCapError);
+    }
+    expect(await at(1).tabs.balance('alice')).to.equal(90_000);
+    const sent = () => world.emulator.control.count('POST', '/v0/withdrawal-requests');
+    const withdrawals = await Promise.allSettled(
+      Array.from({ length: 6 }, (_, i) =>
+        at(i).tabs.withdraw({ playerId: 'alice', amountMsat: 20_000, description: 'out' }),
+      ),
+    );
+    expect(withdrawals.filter((r) => r.status === 'fulfilled')).to.have.length(2);
+    for (const r of withdrawals) {
+      if (r.status === 'rejected') expect(r.reason).to.be.instanceOf(WithdrawalCapError);
+    }
+    expect(sent()).to.equal(2);
+    expect(await at(0).tabs.balance('alice')).to.equal(50_000);
   });
 });
