@@ -284,8 +284,12 @@ export const credit: ObjectSpec = {
   required: ['playerId', 'amountMsat', 'description'],
 };
 
-/** A tab's withdrawal: a reward's fields. */
-export const withdraw: ObjectSpec = reward;
+/** A tab's withdrawal: a reward's fields, its amount optional (the whole tab). */
+export const withdraw: ObjectSpec = {
+  good: fc.record(moneyFields, { requiredKeys: ['playerId', 'description'] }),
+  bad: badMoneyFields,
+  required: ['playerId', 'description'],
+};
 
 export const entryFee: ObjectSpec = {
   good: fc.record(

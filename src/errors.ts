@@ -38,6 +38,10 @@ export type LightningErrorCode =
   | 'LN_LIMIT_EXCEEDED'
   | 'LN_BUDGET_EXCEEDED'
   | 'LN_INSUFFICIENT_FUNDS'
+  | 'LN_CREDIT_TOO_LARGE'
+  | 'LN_EARNING_CAP'
+  | 'LN_WITHDRAWAL_TOO_SMALL'
+  | 'LN_WITHDRAWAL_CAP'
   | 'LN_MATCH_CLOSED'
   | 'LN_MATCH_SEAT'
   | 'LN_REGION_REFUSED'
@@ -231,6 +235,99 @@ export class InsufficientFundsError extends LightningError {
   ) {
     super(
       `${account} holds ${balance} ${unit}: a draw of ${amount} would take it below zero; nothing was recorded or sent`,
+    );
+  }
+}
+
+/** A rolling window in words: "hour", "day", else its milliseconds. */
+function windowWords(windowMs: number): string {
+  if (windowMs === 3_600_000) return 'hour';
+  if (windowMs === 86_400_000) return 'day';
+  return `${windowMs} ms`;
+}
+
+/**
+ * A credit larger than `tabs.maxCreditMsat`, the ceiling per credit (docs/TABS.md): nothing
+ * was recorded. Credit less per event, or raise the option.
+ */
+export class CreditTooLargeError extends LightningError {
+  static override readonly code: LightningErrorCode = 'LN_CREDIT_TOO_LARGE';
+
+  constructor(
+    readonly playerId: string,
+    readonly amountMsat: string,
+    readonly maxMsat: string,
+  ) {
+    super(
+      `a credit of ${amountMsat} msats to player ${playerId} is above tabs.maxCreditMsat (${maxMsat}); nothing was recorded`,
+    );
+  }
+}
+
+/**
+ * A credit that would take the player's earnings over a rolling window (`tabs.earnPerHourMsat`,
+ * `tabs.earnPerDayMsat`) past its cap, decided in the ledger's atomic step with the record, so
+ * across processes: nothing was recorded. Retryable once the window has rolled on.
+ */
+export class EarningCapError extends LightningError {
+  static override readonly code: LightningErrorCode = 'LN_EARNING_CAP';
+  static override readonly retryable: boolean = true;
+
+  constructor(
+    readonly playerId: string,
+    /** The cap, and what the player's credits in the window add up to already, in msats. */
+    readonly limitMsat: string,
+    readonly earnedMsat: string,
+    readonly windowMs: number,
+  ) {
+    super(
+      `player ${playerId} earned ${earnedMsat} msats in the last ${windowWords(windowMs)}, the cap is ${limitMsat}${
+        windowMs === 3_600_000
+          ? ' (tabs.earnPerHourMsat)'
+          : windowMs === 86_400_000
+            ? ' (tabs.earnPerDayMsat)'
+            : ''
+      }: this credit would pass it; nothing was recorded`,
+    );
+  }
+}
+
+/**
+ * A withdrawal under `tabs.minWithdrawalMsat` (or a whole tab under it): nothing was recorded or
+ * sent. The player earns more first; the minimum is never below the service's own.
+ */
+export class WithdrawalTooSmallError extends LightningError {
+  static override readonly code: LightningErrorCode = 'LN_WITHDRAWAL_TOO_SMALL';
+
+  constructor(
+    readonly playerId: string,
+    readonly amountMsat: string,
+    readonly minMsat: string,
+  ) {
+    super(
+      `a withdrawal of ${amountMsat} msats for player ${playerId} is under tabs.minWithdrawalMsat (${minMsat}); nothing was recorded or sent`,
+    );
+  }
+}
+
+/**
+ * A withdrawal that would take the player's withdrawals over the last day past
+ * `tabs.withdrawPerDayMsat`, decided in the ledger's atomic step with the record: nothing was
+ * recorded or sent. Retryable once the window has rolled on; what stays is in the tab.
+ */
+export class WithdrawalCapError extends LightningError {
+  static override readonly code: LightningErrorCode = 'LN_WITHDRAWAL_CAP';
+  static override readonly retryable: boolean = true;
+
+  constructor(
+    readonly playerId: string,
+    /** The cap, and what the player's withdrawals in the window add up to already, in msats. */
+    readonly limitMsat: string,
+    readonly withdrawnMsat: string,
+    readonly windowMs: number,
+  ) {
+    super(
+      `player ${playerId} withdrew ${withdrawnMsat} msats in the last ${windowWords(windowMs)}, the cap is ${limitMsat} (tabs.withdrawPerDayMsat): this withdrawal would pass it; nothing was recorded or sent`,
     );
   }
 }

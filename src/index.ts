@@ -29,6 +29,8 @@ export {
   BudgetExceededError,
   type BudgetScope,
   ConfigurationError,
+  CreditTooLargeError,
+  EarningCapError,
   InsufficientFundsError,
   LightningError,
   type LightningErrorCode,
@@ -42,6 +44,8 @@ export {
   PayoutsPausedError,
   PlayerBlockedError,
   RegionRefusedError,
+  WithdrawalCapError,
+  WithdrawalTooSmallError,
 } from './errors.js';
 // The server-level object, its groups and its events.
 export type { Claim, LightningBooks } from './face/books.js';
@@ -162,6 +166,7 @@ export type {
   LightningOptions,
   LimitsOptions,
   ReconcilerOptions,
+  TabsOptions,
 } from './server/options.js';
 export type { RewardManyResult } from './server/queue.js';
 

@@ -15,6 +15,19 @@ export type IntentKind = (typeof INTENT_KINDS)[number];
 /** Money the game pays out to a player: what payout budgets count. */
 export const PAYOUT_KINDS: readonly IntentKind[] = ['reward', 'payment', 'withdrawal'];
 
+/** Money added to players' tabs: what an earning window counts (BudgetWindow.over 'credits'). */
+export const CREDIT_KINDS: readonly IntentKind[] = ['credit'];
+/** Money drawn from players' tabs: what a withdrawal window counts ('withdrawals'). */
+export const WITHDRAWAL_KINDS: readonly IntentKind[] = ['withdrawal'];
+
+/** What a budget window sums, and the creates it applies to (BudgetWindow.over). */
+export const WINDOW_KINDS = {
+  payouts: PAYOUT_KINDS,
+  credits: CREDIT_KINDS,
+  withdrawals: WITHDRAWAL_KINDS,
+} as const;
+export type WindowOver = keyof typeof WINDOW_KINDS;
+
 export function isPayout(kind: IntentKind): boolean {
   return PAYOUT_KINDS.includes(kind);
 }

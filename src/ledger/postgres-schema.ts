@@ -13,7 +13,7 @@
  *   shard locked, the total checked whole and the shares dealt afresh.
  */
 import type { Intent, IntentHistoryEntry } from './intent.js';
-import { OPEN_STATUSES, PAYOUT_KINDS } from './intent.js';
+import { OPEN_STATUSES, PAYOUT_KINDS, WINDOW_KINDS, type WindowOver } from './intent.js';
 import type { JournalEntry } from './journal.js';
 import { layoutOf, migration } from './sql.js';
 
@@ -51,6 +51,12 @@ const shareOf = (total: string, shard: string, cls: string) => `CASE
 // these same lists (test/ledger/layout.test.ts).
 export const OPEN_SQL = `status IN (${list(OPEN_STATUSES)})`;
 export const PAYOUT_SQL = `kind IN (${list(PAYOUT_KINDS)})`;
+/** What a budget window counts (BudgetWindow.over), as the layout's indexes spell it. */
+export const WINDOW_SQL: Record<WindowOver, string> = {
+  payouts: PAYOUT_SQL,
+  credits: `kind IN (${list(WINDOW_KINDS.credits)})`,
+  withdrawals: `kind IN (${list(WINDOW_KINDS.withdrawals)})`,
+};
 
 /** What every read and RETURNING yields; amounts, meta and history as text, whatever the parsers. */
 export const COLUMNS = `id, kind, status, room_id, player_id, amount::text AS amount, unit,

@@ -268,13 +268,13 @@ class PostgresDriver implements LedgerDriver {
       columns.push(`(SELECT count(*) FROM ${this.#s}.intents
         WHERE player_id = ${param(input.playerId)} AND ${db.OPEN_SQL}) AS open`);
     }
-    for (const [i, { scope, since }] of windows.entries()) {
+    for (const [i, { scope, since, over }] of windows.entries()) {
       const who =
         scope === 'game'
           ? ''
           : `${scope}_id = ${param(scope === 'player' ? input.playerId : input.roomId)} AND `;
       columns.push(`(SELECT COALESCE(sum(amount), 0)::text FROM ${this.#s}.intents
-        WHERE ${who}${db.PAYOUT_SQL} AND created_at > ${param(since, '::bigint')}
+        WHERE ${who}${db.WINDOW_SQL[over]} AND created_at > ${param(since, '::bigint')}
           AND status NOT IN ('expired', 'failed')) AS w${i}`);
     }
     const [found = {}] = await this.#run(client, `SELECT ${columns.join(',\n')}`, values);

@@ -3,8 +3,20 @@
  * the status it records. A driver reads the numbers (counts, window sums) under its own locks and
  * asks these; pure functions, so that SQLite's worker thread runs the same ones.
  */
-import { BudgetExceededError, InsufficientFundsError, LimitExceededError } from '../errors.js';
-import { type IntentStatus, isPayout, type NewIntent } from './intent.js';
+import {
+  BudgetExceededError,
+  EarningCapError,
+  InsufficientFundsError,
+  LimitExceededError,
+  WithdrawalCapError,
+} from '../errors.js';
+import {
+  type IntentStatus,
+  isPayout,
+  type NewIntent,
+  WINDOW_KINDS,
+  type WindowOver,
+} from './intent.js';
 import type { BudgetWindow, CreateGuards } from './store.js';
 import type { FundsCheck } from './validate.js';
 
@@ -28,26 +40,45 @@ export type LineChange =
   | { kind: 'block' | 'unblock'; playerId: string }
   | { kind: 'pause' | 'resume' };
 
-/** Payouts of a scope created after `since`. */
+/** Creates of a window's kinds (`over`) in a scope, created after `since`. */
 export interface WindowRead {
   scope: BudgetWindow['scope'];
   since: number;
+  over: WindowOver;
 }
 
-/** The budgets and the hold a parsed create is held to: payouts only, a room's with a room. */
+/** The budgets (those over its kind) and the hold (payouts only) a parsed create is held to. */
 export function guarded(input: NewIntent, now: number, guards: CreateGuards): Guarded {
   const counts = input.movesMoney !== false;
+  const budgets = (guards.budgets ?? []).filter(
+    (b) =>
+      WINDOW_KINDS[b.over ?? 'payouts'].includes(input.kind) &&
+      (b.scope !== 'room' || input.roomId !== null),
+  );
+  const windows: WindowRead[] = budgets.map((b) => ({
+    scope: b.scope,
+    since: now - b.windowMs,
+    over: b.over ?? 'payouts',
+  }));
   if (!isPayout(input.kind)) {
     const hold = { now: false, window: null, queue: false };
-    return { input, now, guards, budgets: [], hold, windows: [], counts };
+    return { input, now, guards, budgets, hold, windows, counts };
   }
-  const budgets = (guards.budgets ?? []).filter((b) => b.scope !== 'room' || input.roomId !== null);
   const { hold, queue = false } = guards;
   const above = hold?.aboveMsat !== undefined && BigInt(input.amount) > BigInt(hold.aboveMsat);
   const window = hold?.perPlayer ?? null;
-  const windows = budgets.map((b) => ({ scope: b.scope, since: now - b.windowMs }));
-  if (!above && window !== null) windows.push({ scope: 'player', since: now - window.windowMs });
+  if (!above && window !== null) {
+    windows.push({ scope: 'player', since: now - window.windowMs, over: 'payouts' });
+  }
   return { input, now, guards, budgets, hold: { now: above, window, queue }, windows, counts };
+}
+
+/** The refusal of a window's cap, in the words of what it counts. */
+function refusal(b: BudgetWindow, playerId: string, reserved: bigint | string): Error {
+  const [limit, held] = [String(b.limitMsat), String(reserved)];
+  if (b.over === 'credits') return new EarningCapError(playerId, limit, held, b.windowMs);
+  if (b.over === 'withdrawals') return new WithdrawalCapError(playerId, limit, held, b.windowMs);
+  return new BudgetExceededError(b.scope, limit, held, b.windowMs);
 }
 
 function past(reserved: bigint | string, amount: string, limitMsat: number): boolean {
@@ -69,9 +100,7 @@ export function admit(
   }
   for (const [i, b] of budgets.entries()) {
     const reserved = sums[i] ?? 0n;
-    if (past(reserved, input.amount, b.limitMsat)) {
-      throw new BudgetExceededError(b.scope, String(b.limitMsat), String(reserved), b.windowMs);
-    }
+    if (past(reserved, input.amount, b.limitMsat)) throw refusal(b, input.playerId, reserved);
   }
   if (guards.settled) return 'completed';
   const window = hold.window;

@@ -25,7 +25,7 @@ import {
   type OperatorAction,
   type OperatorLogFilter,
 } from './operator-log.js';
-import type { LineChange } from './rules.js';
+import type { LineChange, WindowRead } from './rules.js';
 import * as rules from './rules.js';
 import { loadSql, OPERATOR_SQL } from './sql.js';
 import {
@@ -36,16 +36,16 @@ import {
   LIVE_SQL,
   MOVES_SQL,
   type Move,
-  PAYOUT_INDEXES,
-  PAYOUT_SQL,
   packId,
   packToken,
   type Row,
   rowToIntent,
   STEPS,
   unpackId,
+  WINDOW_INDEXES,
+  WINDOW_SQL,
 } from './sqlite-schema.js';
-import type { BudgetWindow, SeatGuard } from './store.js';
+import type { SeatGuard } from './store.js';
 import type { FundsCheck, JournalFilter } from './validate.js';
 
 /** Thrown inside a write whose posting is already journaled: the write is rolled back whole. */
@@ -95,14 +95,15 @@ export class SqliteCore implements Pick<LedgerDriver, Forwarded> {
   readonly #byId: StatementSync;
   readonly #byToken: StatementSync;
   readonly #moves: StatementSync;
-  readonly #payoutIndex: Record<BudgetWindow['scope'], StatementSync>;
-  readonly #reserved: Record<BudgetWindow['scope'], StatementSync>;
+  /** A window's index and its sum, by `over:scope`, prepared once each is first used. */
+  readonly #windowIndex = new Map<string, StatementSync>();
+  readonly #reserved = new Map<string, StatementSync>();
   /** Statements by shape (a move's patch, a page's filters): a few dozen at most. */
   readonly #shaped = new Map<string, StatementSync>();
   /** Inside batch(): each write is a savepoint of the batch's one transaction. */
   #batching = false;
-  /** The budget scopes whose index a kept create of this connection has built (or found). */
-  readonly #payoutIndexed = new Set<BudgetWindow['scope']>();
+  /** The windows (`over:scope`) whose index a kept create of this connection built (or found). */
+  readonly #windowIndexed = new Set<string>();
   /** Ids of shared accounts and of notes, committed: such rows never change or go. */
   readonly #knownAccounts = new Map<string, number>();
   readonly #knownNotes = new Map<string, number>();
@@ -113,7 +114,6 @@ export class SqliteCore implements Pick<LedgerDriver, Forwarded> {
     const text = loadSql('sqlite', NAMES, {
       columns: COLUMNS,
       live: LIVE_SQL,
-      payout: PAYOUT_SQL,
       lines: LINE_COLUMNS,
     });
     const prepared = (sql: string) => db.prepare(sql);
@@ -133,19 +133,10 @@ export class SqliteCore implements Pick<LedgerDriver, Forwarded> {
     this.#byId = arrays(prepared(joinedSql('i.id = ?')));
     this.#byToken = arrays(prepared(joinedSql('i.callback_token = ?')));
     this.#moves = arrays(prepared(MOVES_SQL));
-    const scopes = ['player', 'room', 'game'] as const;
-    this.#payoutIndex = fromScopes(scopes, (s) => prepared(PAYOUT_INDEXES[s]));
-    const who = { player: 'player_id = ? AND ', room: 'room_id = ? AND ', game: '' };
-    this.#reserved = fromScopes(scopes, (s) => {
-      const slots = { payout: PAYOUT_SQL, who: who[s] };
-      const statement = prepared(loadSql('sqlite', ['reserved'], slots).reserved);
-      statement.setReadBigInts(true);
-      return statement;
-    });
   }
 
   create(call: CreateCall): Intent {
-    const { input, now, guards, budgets, hold, postings } = call;
+    const { input, now, guards, postings } = call;
     const params: Params = {
       id: packId(input.id),
       kind: input.kind,
@@ -170,7 +161,7 @@ export class SqliteCore implements Pick<LedgerDriver, Forwarded> {
           guards.maxOpenPerPlayer === undefined
             ? undefined
             : (this.#sql['count-open'].get(input.playerId) as { open: number }).open;
-        const sums = call.windows.map((w) => this.#windowSum(w.scope, input, w.since));
+        const sums = call.windows.map((w) => this.#windowSum(w, input));
         const status = rules.admit(call, playerOpen, sums);
         if (guards.maxOpenPerGame !== undefined) {
           rules.refuseGameCap(input, guards.maxOpenPerGame, this.openCount());
@@ -191,8 +182,7 @@ export class SqliteCore implements Pick<LedgerDriver, Forwarded> {
         this.#sql['append-move'].run(seq, step, now, note === null ? null : this.#noteId(note));
         return rowToIntent(row, [[step, now, note]]);
       });
-      for (const budget of budgets) this.#payoutIndexed.add(budget.scope);
-      if (hold.window !== null) this.#payoutIndexed.add('player');
+      for (const w of call.windows) this.#windowIndexed.add(`${w.over}:${w.scope}`);
       return created;
     } catch (err) {
       throw duplicateOrSelf(err);
@@ -210,12 +200,22 @@ export class SqliteCore implements Pick<LedgerDriver, Forwarded> {
     return holder === undefined ? null : unpackId(holder.id);
   }
 
-  /** What payouts created after `since` hold in a scope's window, inside the create's write. */
-  #windowSum(scope: BudgetWindow['scope'], input: NewIntent, since: number): bigint {
+  /** What a window's creates after `since` hold, inside the create's write. */
+  #windowSum({ scope, since, over }: WindowRead, input: NewIntent): bigint {
+    const key = `${over}:${scope}`;
     // In the create's transaction: kept with it, or rolled back with its refusal.
-    if (!this.#payoutIndexed.has(scope)) this.#payoutIndex[scope].run();
+    if (!this.#windowIndexed.has(key)) {
+      once(this.#windowIndex, key, () => this.db.prepare(WINDOW_INDEXES[key] as string)).run();
+    }
+    const reserved = once(this.#reserved, key, () => {
+      const who = { player: 'player_id = ? AND ', room: 'room_id = ? AND ', game: '' }[scope];
+      const slots = { payout: WINDOW_SQL[over], who };
+      const statement = this.db.prepare(loadSql('sqlite', ['reserved'], slots).reserved);
+      statement.setReadBigInts(true);
+      return statement;
+    });
     const who = scope === 'player' ? [input.playerId] : scope === 'room' ? [input.roomId] : [];
-    return (this.#reserved[scope].get(...who, since) as { reserved: bigint }).reserved;
+    return (reserved.get(...who, since) as { reserved: bigint }).reserved;
   }
 
   /** The player's seat in the group, inside the create's write (counts kept by triggers). */
@@ -663,11 +663,17 @@ function metaText(meta: Record<string, unknown> | undefined): string | null {
   return meta === undefined || Object.keys(meta).length === 0 ? null : JSON.stringify(meta);
 }
 
-function fromScopes<T>(
-  scopes: readonly BudgetWindow['scope'][],
-  make: (scope: BudgetWindow['scope']) => T,
-): Record<BudgetWindow['scope'], T> {
-  return Object.fromEntries(scopes.map((s) => [s, make(s)])) as Record<BudgetWindow['scope'], T>;
+/** `cache`'s statement under `key`, prepared by `make` the first time. */
+function once(
+  cache: Map<string, StatementSync>,
+  key: string,
+  make: () => StatementSync,
+): StatementSync {
+  const found = cache.get(key);
+  if (found !== undefined) return found;
+  const made = make();
+  cache.set(key, made);
+  return made;
 }
 
 /** Rows as plain objects (node:sqlite's have no prototype). */

@@ -8,6 +8,8 @@ import {
   type IntentStatus,
   PAYOUT_KINDS,
   TRANSITIONS,
+  WINDOW_KINDS,
+  type WindowOver,
 } from './intent.js';
 import { layoutOf, migration } from './sql.js';
 
@@ -29,19 +31,33 @@ for (const from of INTENT_STATUSES) {
 }
 const CREATING = STEPS.indexOf('creating');
 
-export const PAYOUT_SQL = `kind IN (${PAYOUT_KINDS.map((k) => `'${k}'`).join(', ')})`;
+const kindsSql = (kinds: readonly string[]) => `kind IN (${kinds.map((k) => `'${k}'`).join(', ')})`;
+export const PAYOUT_SQL = kindsSql(PAYOUT_KINDS);
+/** What a budget window counts (BudgetWindow.over), as its index and its sum spell it. */
+export const WINDOW_SQL: Record<WindowOver, string> = {
+  payouts: PAYOUT_SQL,
+  credits: kindsSql(WINDOW_KINDS.credits),
+  withdrawals: kindsSql(WINDOW_KINDS.withdrawals),
+};
 /** Openness, as the layout's indexes and the queries spell it word for word. */
 export const LIVE_SQL = 'live IS NOT NULL';
 
-/** The budget windows' indexes, built by the first create that checks one: else none is kept. */
-export const PAYOUT_INDEXES = {
-  player: `CREATE INDEX IF NOT EXISTS intents_payout_player
+/**
+ * The budget windows' indexes, by `over:scope`, built by the first create that checks one: else
+ * none is kept. A tab's windows are a player's only (validate.ts).
+ */
+export const WINDOW_INDEXES: Readonly<Record<string, string>> = {
+  'payouts:player': `CREATE INDEX IF NOT EXISTS intents_payout_player
     ON intents (player_id, created_at) WHERE ${PAYOUT_SQL}`,
-  room: `CREATE INDEX IF NOT EXISTS intents_payout_room
+  'payouts:room': `CREATE INDEX IF NOT EXISTS intents_payout_room
     ON intents (room_id, created_at) WHERE ${PAYOUT_SQL}`,
-  game: `CREATE INDEX IF NOT EXISTS intents_payout_time
+  'payouts:game': `CREATE INDEX IF NOT EXISTS intents_payout_time
     ON intents (created_at) WHERE ${PAYOUT_SQL}`,
-} as const;
+  'credits:player': `CREATE INDEX IF NOT EXISTS intents_credit_player
+    ON intents (player_id, created_at) WHERE ${WINDOW_SQL.credits}`,
+  'withdrawals:player': `CREATE INDEX IF NOT EXISTS intents_withdrawal_player
+    ON intents (player_id, created_at) WHERE ${WINDOW_SQL.withdrawals}`,
+};
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 

@@ -8,9 +8,11 @@ import { Worker } from 'node:worker_threads';
 import {
   BudgetExceededError,
   type BudgetScope,
+  EarningCapError,
   InsufficientFundsError,
   LimitExceededError,
   type OpenLimit,
+  WithdrawalCapError,
 } from '../errors.js';
 import {
   DuplicateIntentError,
@@ -67,6 +69,20 @@ const CLASSES: Record<string, (e: WireError) => Error> = {
       e.balance as string,
       e.amount as string,
       e.unit as string,
+    ),
+  LN_EARNING_CAP: (e) =>
+    new EarningCapError(
+      e.playerId as string,
+      e.limitMsat as string,
+      e.earnedMsat as string,
+      e.windowMs as number,
+    ),
+  LN_WITHDRAWAL_CAP: (e) =>
+    new WithdrawalCapError(
+      e.playerId as string,
+      e.limitMsat as string,
+      e.withdrawnMsat as string,
+      e.windowMs as number,
     ),
   LN_LEDGER_BUSY: () => new LedgerBusyError(),
   LN_LEDGER_CLOSED: () => new LedgerClosedError(),

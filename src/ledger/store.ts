@@ -1,5 +1,5 @@
 /** The interface every store implements, one part per job; a status change is a compare-and-set. */
-import type { Intent, IntentPatch, IntentStatus, NewIntent } from './intent.js';
+import type { Intent, IntentPatch, IntentStatus, NewIntent, WindowOver } from './intent.js';
 import type { AccountBalance, JournalPage, JournalQuery, Posting } from './journal.js';
 import type {
   NewOperatorAction,
@@ -30,12 +30,18 @@ export interface DueAlso {
   at: number;
 }
 
-/** A payout cap over a rolling window, for one scope of a payout (PAYOUT_KINDS). */
+/**
+ * A cap over a rolling window, for one scope of a create of the kinds it counts: payouts
+ * (PAYOUT_KINDS, the default), or a player's tab credits or withdrawals (`over`, scope `player`
+ * only), refused with BudgetExceededError, EarningCapError or WithdrawalCapError.
+ */
 export interface BudgetWindow {
   scope: 'player' | 'room' | 'game';
-  /** What payouts created in the window (not expired or failed) may add up to, in msats. */
+  /** What the window's creates (not expired or failed) may add up to, in msats. */
   limitMsat: number;
   windowMs: number;
+  /** The kinds it sums and applies to (WINDOW_KINDS). Default `payouts`. */
+  over?: WindowOver;
 }
 
 /** Checks `create` makes in its atomic step, so that they hold across processes. */
@@ -44,7 +50,7 @@ export interface CreateGuards {
   maxOpenPerPlayer?: number;
   /** LimitExceededError when the game has this many open intents (`movesMoney: false` aside). */
   maxOpenPerGame?: number;
-  /** Payouts only: BudgetExceededError past a window's cap (reserved until expired or failed). */
+  /** Refused past a window's cap (reserved until expired or failed); each applies to its kinds. */
   budgets?: readonly BudgetWindow[];
   /** Payouts only: above `aboveMsat` or the player's window, recorded `held` until approved. */
   hold?: PayoutHold;

@@ -15,6 +15,8 @@ import {
   isTerminal,
   type NewIntent,
   SCHEDULE_FIELDS,
+  WINDOW_KINDS,
+  type WindowOver,
 } from './intent.js';
 import {
   accountClass,
@@ -71,7 +73,18 @@ const guardsSchema = z.strictObject({
   maxOpenPerPlayer: z.int().positive().optional(),
   maxOpenPerGame: z.int().positive().optional(),
   budgets: z
-    .array(z.strictObject({ scope: z.enum(['player', 'room', 'game']), ...window.shape }))
+    .array(
+      z
+        .strictObject({
+          scope: z.enum(['player', 'room', 'game']),
+          ...window.shape,
+          over: z.enum(Object.keys(WINDOW_KINDS) as [WindowOver, ...WindowOver[]]).optional(),
+        })
+        // A tab's windows are a player's: the layouts index those alone.
+        .refine((b) => (b.over ?? 'payouts') === 'payouts' || b.scope === 'player', {
+          message: "a window over a tab's credits or withdrawals is a player's",
+        }),
+    )
     .optional(),
   queue: z.boolean().optional(),
   seat: z

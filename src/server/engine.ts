@@ -58,6 +58,7 @@ export interface EngineDeps {
     | 'breaker'
     | 'limits'
     | 'budgets'
+    | 'tabs'
     | 'approvals'
     | 'rateLimit'
     | 'payoutQueue'

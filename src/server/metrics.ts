@@ -19,7 +19,8 @@ import {
   type Observable,
   type ObservableGauge,
 } from '@opentelemetry/api';
-import type { Intent } from '../ledger/intent.js';
+import { LightningError } from '../errors.js';
+import type { Intent, IntentKind } from '../ledger/intent.js';
 import type { LedgerStore } from '../ledger/store.js';
 import { REQUEST_CHANNEL, type RequestEvent } from '../port/requests.js';
 import { VERSION } from '../version.js';
@@ -52,7 +53,16 @@ const COUNTERS = {
   points: "lightning.points.spent {point} Players' points spent, by currency (minor units)",
   callbacks: 'lightning.callbacks {callback} Status callbacks received, by what the route answered',
   checks: "lightning.reconciler.checks {check} The reconciler's re-reads of due intents",
+  refused:
+    'lightning.refused {refusal} Money operations refused by a rule before anything was recorded or sent, by kind and reason (the error code)',
 } satisfies Record<string, string>;
+
+/** The errors that are a rule's refusal (nothing recorded or sent), by code: what `refused` counts. */
+const REFUSALS: ReadonlySet<string> = new Set([
+  ...['LN_PLAYER_BLOCKED', 'LN_PAYOUTS_PAUSED', 'LN_LIMIT_EXCEEDED', 'LN_BUDGET_EXCEEDED'],
+  ...['LN_INSUFFICIENT_FUNDS', 'LN_ADDRESS_REFUSED', 'LN_REGION_REFUSED'],
+  ...['LN_CREDIT_TOO_LARGE', 'LN_EARNING_CAP', 'LN_WITHDRAWAL_TOO_SMALL', 'LN_WITHDRAWAL_CAP'],
+]);
 
 const HISTOGRAMS = {
   callback: "lightning.callback.duration s From a callback's arrival to the move it proved",
@@ -162,6 +172,12 @@ export class LightningMetrics {
   callbackMoved(intent: Intent, ms: number): void {
     if (!this.#live) return;
     this.#time.callback.record(ms / 1000, { kind: intent.kind, status: intent.status });
+  }
+
+  /** A money operation of `kind` threw `err`: counted when it is a rule's refusal. */
+  refused(kind: IntentKind, err: unknown): void {
+    if (!(err instanceof LightningError) || !REFUSALS.has(err.code)) return;
+    this.#count.refused.add(1, { kind, reason: err.code });
   }
 
   /** The reconciler re-read a due intent (`ok` false: the check threw). */

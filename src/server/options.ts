@@ -129,6 +129,24 @@ const approvalsSchema = z.strictObject({
   perPlayerPerDayMsat: capMsat.optional(),
 });
 
+/**
+ * Players' tabs (docs/TABS.md): the earning rules, each refusal a typed error, nothing recorded.
+ * The defaults follow ZBD's Earn SDK at about $100,000 a bitcoin (1 sat ≈ $0.001): $0.10 per
+ * reward trigger, a $0.01 minimum withdrawal, a few dollars a day.
+ */
+const tabsSchema = z.strictObject({
+  /** The largest single credit (CreditTooLargeError). Default 100,000 msats (100 sats). */
+  maxCreditMsat: capMsat.default(100_000),
+  /** What one player's credits may add up to over the last hour (EarningCapError). Default 1,000,000. */
+  earnPerHourMsat: capMsat.default(1_000_000),
+  /** What one player's credits may add up to over the last day (EarningCapError). Default 5,000,000. */
+  earnPerDayMsat: capMsat.default(5_000_000),
+  /** The smallest withdrawal (WithdrawalTooSmallError). Default 10,000 msats, the service's own minimum. */
+  minWithdrawalMsat: capMsat.default(10_000),
+  /** What one player may withdraw over the last day (WithdrawalCapError). Default 5,000,000. */
+  withdrawPerDayMsat: capMsat.default(5_000_000),
+});
+
 /** The service publishes one price, a bitcoin in US dollars: another currency is refused. */
 const fiatSchema = z.strictObject({
   /** 'USD': the currency `state.lightning.price` is in. */
@@ -196,6 +214,8 @@ export const lightningOptionsSchema = z.strictObject({
   limits: limitsSchema.prefault({}),
   /** Payout budgets, checked and reserved in the ledger with each payout. Default none. */
   budgets: budgetsSchema.prefault({}),
+  /** Players' tabs: the earning rules (see tabsSchema), with safe defaults. */
+  tabs: tabsSchema.prefault({}),
   /** Payout approvals (see approvalsSchema): off unless set. */
   approvals: approvalsSchema.optional(),
   /** The payout queue (server/queue.ts) for settles with many winners; needs the reconciler. */
@@ -272,6 +292,7 @@ export type AlertsOptions = z.input<typeof alertsSchema>;
 export type BreakerOptions = z.input<typeof breakerSchema>;
 export type LimitsOptions = z.input<typeof limitsSchema>;
 export type BudgetsOptions = z.input<typeof budgetsSchema>;
+export type TabsOptions = z.input<typeof tabsSchema>;
 export type ClientAddressOptions = z.input<typeof clientAddressSchema>;
 export type FiatOptions = z.input<typeof fiatSchema>;
 

@@ -100,7 +100,7 @@ function build(opened: Opened, settings: Settings, events: SafeEmitter) {
     return report;
   };
   const operator = new Operator(engine, matches);
-  const money = new MoneyOperations(engine);
+  const money = new MoneyOperations(engine, (kind, err) => metrics.refused(kind, err));
   const reconciler = new Reconciler(engine, checks, audit, (ok) => metrics.checked(ok));
   const { fiat, callbackSources: sources } = settings;
   const price = fiat ? new PriceFeed(() => port.btcUsd(), fiat, logger) : null;

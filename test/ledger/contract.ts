@@ -8,14 +8,14 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { systemClock } from '../../src/clock.js';
-import { LimitExceededError } from '../../src/errors.js';
+import { EarningCapError, LimitExceededError } from '../../src/errors.js';
 import type { Intent, IntentStatus, LedgerStore } from '../../src/ledger/index.js';
 import type { Posting } from '../../src/ledger/journal.js';
 
 import { OutboundScheduler } from '../../src/server/outbound.js';
 import { eventually } from '../support/eventually.js';
 
-import { credit, describeFundsContract, draw, tabOf } from './contract/funds.js';
+import { credit, describeFundsContract, draw, EARNING, tabOf } from './contract/funds.js';
 import { describeIntentContract } from './contract/intents.js';
 import { describeLeaseContract } from './contract/leases.js';
 import { describeOnceContract } from './contract/once.js';
@@ -147,6 +147,29 @@ export function describeSharedStorage(
         );
         assert.equal(racing.filter((r) => r.status === 'fulfilled').length, 1, `round ${round}`);
         assert.equal(await tabOf(first, player), '4000', `round ${round}`);
+      }
+    });
+
+    it("hold a player's earning cap together: credits racing from every instance never pass it", async () => {
+      const open = storage();
+      const writers = [open(), open(), open()];
+      for (let round = 0; round < options.rounds; round++) {
+        const player = `player-${randomUUID()}`;
+        const now = Date.now();
+        const racing = await Promise.allSettled(
+          Array.from({ length: 9 }, (_, i) =>
+            credit(writers[i % 3] as LedgerStore, player, '4000', undefined, {
+              now,
+              budgets: EARNING,
+            }),
+          ),
+        );
+        // 10,000 an hour: two credits of 4,000 fit, a third would pass it.
+        assert.equal(racing.filter((r) => r.status === 'fulfilled').length, 2, `round ${round}`);
+        for (const r of racing) {
+          if (r.status === 'rejected') assert.ok(r.reason instanceof EarningCapError, r.reason);
+        }
+        assert.equal(await tabOf(writers[1] as LedgerStore, player), '8000', `round ${round}`);
       }
     });
 

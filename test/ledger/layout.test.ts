@@ -15,6 +15,7 @@ import {
   OPEN_STRIPES,
   PAYOUT_SQL,
   LAYOUT as POSTGRES_LAYOUT,
+  WINDOW_SQL,
 } from '../../src/ledger/postgres-schema.js';
 import { type LayoutStore, MIGRATIONS } from '../../src/ledger/sql.js';
 import {
@@ -124,8 +125,21 @@ describe('the stores’ layouts', () => {
             await predicate('from_migrations.probe_payout'),
           );
         }
+        // A tab's windows: a player's credits, a player's withdrawals.
+        for (const over of ['credits', 'withdrawals'] as const) {
+          await admin.query(
+            `CREATE INDEX probe_${over} ON from_migrations.intents (created_at) WHERE ${WINDOW_SQL[over]}`,
+          );
+          const index = over === 'credits' ? 'intents_credit_player' : 'intents_withdrawal_player';
+          assert.equal(
+            await predicate(`from_migrations.${index}`),
+            await predicate(`from_migrations.probe_${over}`),
+          );
+        }
       } finally {
-        await admin.query('DROP INDEX from_migrations.probe_open, from_migrations.probe_payout');
+        await admin.query(
+          'DROP INDEX IF EXISTS from_migrations.probe_open, from_migrations.probe_payout, from_migrations.probe_credits, from_migrations.probe_withdrawals',
+        );
       }
       const within = await admin.query(
         `SELECT pg_get_constraintdef(oid) AS def FROM pg_constraint WHERE conname = 'balances_within'

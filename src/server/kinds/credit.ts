@@ -5,9 +5,11 @@
  * the game's key, so a credit under a repeated key is the store's duplicate (docs/TABS.md).
  */
 import { createHash } from 'node:crypto';
+import { CreditTooLargeError, EarningCapError } from '../../errors.js';
 import { DuplicateIntentError } from '../../ledger/errors.js';
 import type { Intent } from '../../ledger/intent.js';
 import { accounts } from '../../ledger/journal.js';
+import type { BudgetWindow } from '../../ledger/store.js';
 import type { Engine } from '../engine.js';
 import { refuseBlocked } from '../operations/create.js';
 import type { ParsedCredit } from '../operations/inputs.js';
@@ -38,9 +40,28 @@ export function creditId(playerId: string, key: string): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
 }
 
-/** Records a credit in the player's tab at once; a repeated key answers the first credit. */
+const HOUR_MS = 3_600_000;
+const DAY_MS = 86_400_000;
+
+/** The player's earning caps (`tabs`), windows over credits checked in the create's step. */
+function earningWindows(engine: Engine): BudgetWindow[] {
+  const { earnPerHourMsat, earnPerDayMsat } = engine.settings.tabs;
+  return [
+    { scope: 'player', limitMsat: earnPerHourMsat, windowMs: HOUR_MS, over: 'credits' },
+    { scope: 'player', limitMsat: earnPerDayMsat, windowMs: DAY_MS, over: 'credits' },
+  ];
+}
+
+/**
+ * Records a credit in the player's tab at once, within the earning rules (docs/TABS.md); a
+ * repeated key answers the first credit, whatever the caps say now.
+ */
 export async function startCredit(engine: Engine, args: ParsedCredit): Promise<Intent> {
   await refuseBlocked(engine, args.playerId);
+  const max = engine.settings.tabs.maxCreditMsat;
+  if (BigInt(args.amountMsat) > BigInt(max)) {
+    throw new CreditTooLargeError(args.playerId, args.amountMsat, String(max));
+  }
   const id = args.key === undefined ? undefined : creditId(args.playerId, args.key);
   const fields = {
     ...(id === undefined ? {} : { id }),
@@ -53,9 +74,14 @@ export async function startCredit(engine: Engine, args: ParsedCredit): Promise<I
     ...(args.key === undefined ? {} : { meta: { key: args.key } }),
   };
   try {
-    return await engine.record(fields, engine.now(), { settled: true });
+    return await engine.record(fields, engine.now(), {
+      settled: true,
+      budgets: earningWindows(engine),
+    });
   } catch (err) {
-    if (!(err instanceof DuplicateIntentError) || id === undefined) throw err;
+    // The caps are checked before the id: a repeated key at the cap is still the first credit.
+    const repeat = err instanceof DuplicateIntentError || err instanceof EarningCapError;
+    if (!repeat || id === undefined) throw err;
     const first = await engine.ledger.get(id);
     if (first === null || first.playerId !== args.playerId) throw err;
     return first;

@@ -1,9 +1,12 @@
 /**
  * The withdrawal kind: a player's tab, or part of it, out as one claim code only that player
  * sees. A payout like a reward (the same code, re-reads and lost-answer rule, budgets and
- * approvals hold), paid from the tab: recorded only if the tab holds it (CreateGuards.funds,
- * in the ledger's atomic step), and what ends unclaimed goes back to the tab.
+ * approvals hold; not `budgets.maxRewardMsat`: it gathers many credits, each under
+ * `tabs.maxCreditMsat`), paid from the tab: recorded only if the tab holds it
+ * (CreateGuards.funds) and the player's day allows it (`tabs.withdrawPerDayMsat`), both in the
+ * ledger's atomic step; what ends unclaimed goes back to the tab.
  */
+import { WithdrawalTooSmallError } from '../../errors.js';
 import type { Intent } from '../../ledger/intent.js';
 import { accounts } from '../../ledger/journal.js';
 import type { Engine } from '../engine.js';
@@ -33,21 +36,38 @@ export const withdrawal: KindRules = {
   observe: reward.observe,
 };
 
-/** Turns `amountMsat` of the player's tab into one claim code; refused past the balance. */
+const DAY_MS = 86_400_000;
+
+/**
+ * Turns `amountMsat` of the player's tab (default: all of it, as read now) into one claim
+ * code; refused under the minimum, past the balance or past the player's day.
+ */
 export async function startWithdrawal(engine: Engine, args: ParsedWithdrawal): Promise<Intent> {
-  await refuseBlocked(engine, args.playerId);
-  await engine.breaker.admit(BigInt(args.amountMsat));
+  const { playerId } = args;
+  await refuseBlocked(engine, playerId);
+  const tab = accounts.tab(playerId);
+  // The whole tab as read: a draw racing it is refused by the funds guard, never overdrawn.
+  const read = async () => (await engine.ledger.balances([tab])).find((r) => r.unit === 'msats');
+  const amount = args.amountMsat ?? (await read())?.balance ?? '0';
+  const { minWithdrawalMsat, withdrawPerDayMsat } = engine.settings.tabs;
+  if (BigInt(amount) < BigInt(minWithdrawalMsat)) {
+    throw new WithdrawalTooSmallError(playerId, amount, String(minWithdrawalMsat));
+  }
+  await engine.breaker.admit(BigInt(amount));
+  const payout = engine.guards('withdrawal');
+  const day = { scope: 'player', limitMsat: withdrawPerDayMsat, windowMs: DAY_MS } as const;
   const guards = {
-    ...engine.guards('withdrawal'),
-    funds: { account: accounts.tab(args.playerId) },
+    ...payout,
+    budgets: [...(payout.budgets ?? []), { ...day, over: 'withdrawals' as const }],
+    funds: { account: tab },
   };
   return recordThenSend(
     engine,
     {
       kind: 'withdrawal',
       roomId: args.roomId,
-      playerId: args.playerId,
-      amount: args.amountMsat,
+      playerId,
+      amount,
       unit: 'msats',
       description: args.description,
       callbackToken: newCallbackToken(),

@@ -32,8 +32,15 @@ export const creditInput = z.strictObject({
 export type CreditInput = z.input<typeof creditInput>;
 export type ParsedCredit = z.output<typeof creditInput>;
 
-/** A withdrawal of `amountMsat` from a player's tab, as one claim code (`expiresIn` seconds). */
-export const withdrawInput = z.strictObject({ ...money, expiresIn });
+/**
+ * A withdrawal of `amountMsat` from a player's tab, as one claim code (`expiresIn` seconds);
+ * without `amountMsat`, the whole tab.
+ */
+export const withdrawInput = z.strictObject({
+  ...money,
+  amountMsat: msat.optional(),
+  expiresIn,
+});
 export type WithdrawInput = z.input<typeof withdrawInput>;
 export type ParsedWithdrawal = z.output<typeof withdrawInput>;
 

@@ -4,15 +4,15 @@
  * down into the server, never back up into the face.
  */
 import { ConfigurationError } from '../../errors.js';
-import type { Intent } from '../../ledger/intent.js';
+import type { Intent, IntentKind } from '../../ledger/intent.js';
 import { accounts } from '../../ledger/journal.js';
 import type { Engine } from '../engine.js';
-import { startCredit } from '../kinds/credit.js';
-import { startEntryFee } from '../kinds/entry-fee.js';
-import { startAddressPayment } from '../kinds/payment.js';
-import { startReward } from '../kinds/reward.js';
-import { startSpend } from '../kinds/spend.js';
-import { startWithdrawal } from '../kinds/withdrawal.js';
+import { credit, startCredit } from '../kinds/credit.js';
+import { entryFee, startEntryFee } from '../kinds/entry-fee.js';
+import { payment, startAddressPayment } from '../kinds/payment.js';
+import { reward, startReward } from '../kinds/reward.js';
+import { spend, startSpend } from '../kinds/spend.js';
+import { startWithdrawal, withdrawal } from '../kinds/withdrawal.js';
 import type {
   ParsedAddressPayment,
   ParsedCredit,
@@ -22,12 +22,17 @@ import type {
   ParsedWithdrawal,
 } from './inputs.js';
 
+/** Told of each operation that threw, with its kind (the metrics count rules' refusals). */
+export type OnRefused = (kind: IntentKind, err: unknown) => void;
+
 export class MoneyOperations {
   readonly #engine: Engine;
+  readonly #refused: OnRefused;
   #closed = false;
 
-  constructor(engine: Engine) {
+  constructor(engine: Engine, refused: OnRefused = () => {}) {
     this.#engine = engine;
+    this.#refused = refused;
   }
 
   /** Once the runtime closes: each operation rejects as the closed face does, nothing recorded. */
@@ -36,27 +41,38 @@ export class MoneyOperations {
   }
 
   async reward(args: ParsedReward): Promise<Intent> {
-    return startReward(this.#open(), args);
+    return this.#told(reward.kind, startReward(this.#open(), args));
   }
 
   async payAddress(args: ParsedAddressPayment): Promise<Intent> {
-    return startAddressPayment(this.#open(), args);
+    return this.#told(payment.kind, startAddressPayment(this.#open(), args));
   }
 
   async chargeEntryFee(args: ParsedEntryFee): Promise<Intent> {
-    return startEntryFee(this.#open(), args);
+    return this.#told(entryFee.kind, startEntryFee(this.#open(), args));
   }
 
   async spendPoints(args: ParsedSpend): Promise<Intent> {
-    return startSpend(this.#open(), args);
+    return this.#told(spend.kind, startSpend(this.#open(), args));
   }
 
   async credit(args: ParsedCredit): Promise<Intent> {
-    return startCredit(this.#open(), args);
+    return this.#told(credit.kind, startCredit(this.#open(), args));
   }
 
+  /** A withdrawal of `amountMsat` from the tab, or of all of it (docs/TABS.md). */
   async withdraw(args: ParsedWithdrawal): Promise<Intent> {
-    return startWithdrawal(this.#open(), args);
+    return this.#told(withdrawal.kind, startWithdrawal(this.#open(), args));
+  }
+
+  /** What `started` ends with; a rejection is told first (as `kind`'s). */
+  async #told(kind: IntentKind, started: Promise<Intent>): Promise<Intent> {
+    try {
+      return await started;
+    } catch (err) {
+      this.#refused(kind, err);
+      throw err;
+    }
   }
 
   /** The msats in a player's tab now: the journal's balance of `tab:<player>`. */

@@ -5,7 +5,12 @@
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { InsufficientFundsError } from '../../../src/errors.js';
+import {
+  BudgetExceededError,
+  EarningCapError,
+  InsufficientFundsError,
+  WithdrawalCapError,
+} from '../../../src/errors.js';
 import {
   DuplicateIntentError,
   IllegalTransitionError,
@@ -15,29 +20,50 @@ import {
   SETTLED_NOTE,
 } from '../../../src/ledger/index.js';
 import { accounts, type Posting } from '../../../src/ledger/journal.js';
+import type { BudgetWindow } from '../../../src/ledger/store.js';
 import { eachStore, type LedgerFactory, newIntent, rejection } from './support.js';
 
 /** A credit of `amount` msats into the player's tab, settled at once, under `id` (its key). */
-export function credit(store: LedgerStore, playerId: string, amount: string, id?: string) {
+export function credit(
+  store: LedgerStore,
+  playerId: string,
+  amount: string,
+  id?: string,
+  at?: { now: number; budgets: readonly BudgetWindow[] },
+) {
   const move = { tag: 'created', debit: accounts.rewards, credit: accounts.tab(playerId) };
-  const intent = newIntent({ playerId, amount, nextCheckAt: 0, ...(id ? { id } : {}) });
-  return store.create(intent, undefined, { settled: true }, [
+  const intent = newIntent({
+    ...{ kind: 'credit', playerId, amount, nextCheckAt: 0 },
+    ...(id ? { id } : {}),
+  });
+  return store.create(intent, at?.now, { settled: true, budgets: at?.budgets ?? [] }, [
     { ...move, amount, unit: 'msats', why: 'credited' },
   ]);
 }
 
 /** A draw of `amount` msats from the player's tab to their claim code, guarded by `funds`. */
-export function draw(store: LedgerStore, playerId: string, amount: string): Promise<Intent> {
+export function draw(
+  store: LedgerStore,
+  playerId: string,
+  amount: string,
+  at?: { now: number; budgets: readonly BudgetWindow[] },
+): Promise<Intent> {
   const tab = accounts.tab(playerId);
   const move: Posting = {
     tag: 'created',
     ...{ debit: tab, credit: accounts.claimable(playerId), amount },
     ...{ unit: 'msats', why: 'withdrawn' },
   };
-  return store.create(newIntent({ playerId, amount }), undefined, { funds: { account: tab } }, [
-    move,
-  ]);
+  const intent = newIntent({ kind: 'withdrawal', playerId, amount });
+  const guards = { funds: { account: tab }, budgets: at?.budgets ?? [] };
+  return store.create(intent, at?.now, guards, [move]);
 }
+
+/** A player's earning caps: 10,000 msats an hour, 15,000 a day (as `tabs` sets them). */
+export const EARNING: readonly BudgetWindow[] = [
+  { scope: 'player', limitMsat: 10_000, windowMs: 3_600_000, over: 'credits' },
+  { scope: 'player', limitMsat: 15_000, windowMs: 86_400_000, over: 'credits' },
+];
 
 export async function tabOf(store: LedgerStore, playerId: string): Promise<string> {
   const [row] = await store.balances([accounts.tab(playerId)]);
@@ -159,6 +185,98 @@ export function describeFundsContract(factory: LedgerFactory): void {
       await draw(store, player, '5000');
       assert.equal(await tabOf(store, player), '0');
       await assertBalanced(store);
+    });
+
+    it("caps a player's credits over rolling windows, each refusal an EarningCapError with nothing written", async () => {
+      const player = `player-${randomUUID()}`;
+      const hour = 3_600_000;
+      const at = (now: number) => ({ now, budgets: EARNING });
+      await credit(store, player, '6000', undefined, at(1_000));
+      await credit(store, player, '4000', undefined, at(2_000)); // the hour's 10,000 exactly
+      const err = await rejection(
+        credit(store, player, '1', undefined, at(3_000)),
+        EarningCapError,
+      );
+      assert.equal(err.code, 'LN_EARNING_CAP');
+      assert.deepEqual([err.limitMsat, err.earnedMsat, err.windowMs], ['10000', '10000', hour]);
+      assert.equal(err.retryable, true);
+      assert.equal(await tabOf(store, player), '10000');
+      assert.equal((await store.journal({ playerId: player })).entries.length, 2);
+      // Another player's credits, and payouts, count nothing here; a payout window skips credits.
+      await credit(store, `player-${randomUUID()}`, '9000', undefined, at(3_000));
+      await store.create(newIntent({ playerId: player, amount: '50000' }), 3_000, {
+        budgets: EARNING,
+      });
+      const payouts = [{ scope: 'player' as const, limitMsat: 1, windowMs: hour }];
+      await credit(store, `player-${randomUUID()}`, '5000', undefined, {
+        now: 3_000,
+        budgets: payouts,
+      });
+      // The hour rolls on: the day's 15,000 is the next line.
+      await credit(store, player, '5000', undefined, at(1_000 + hour + 1_000));
+      const day = await rejection(
+        credit(store, player, '1', undefined, at(2_000 + hour + 1_000)),
+        EarningCapError,
+      );
+      assert.deepEqual([day.earnedMsat, day.windowMs], ['15000', 86_400_000]);
+      await credit(store, player, '1', undefined, at(2_000 + 86_400_000));
+      assert.equal(await tabOf(store, player), '15001');
+      await assertBalanced(store);
+    });
+
+    it('holds the earning cap under racing credits, exactly to the msat', async () => {
+      const player = `player-${randomUUID()}`;
+      const now = Date.now();
+      const racing = await Promise.allSettled(
+        Array.from({ length: 12 }, () =>
+          credit(store, player, '3000', undefined, { now, budgets: EARNING }),
+        ),
+      );
+      assert.equal(racing.filter((r) => r.status === 'fulfilled').length, 3);
+      for (const r of racing) {
+        if (r.status === 'rejected') assert.ok(r.reason instanceof EarningCapError, r.reason);
+      }
+      assert.equal(await tabOf(store, player), '9000');
+    });
+
+    it("caps a player's withdrawals over a window (WithdrawalCapError); one that expired gives it back", async () => {
+      const player = `player-${randomUUID()}`;
+      await credit(store, player, '50000');
+      const day = [
+        {
+          scope: 'player' as const,
+          limitMsat: 20_000,
+          windowMs: 86_400_000,
+          over: 'withdrawals' as const,
+        },
+      ];
+      const first = await draw(store, player, '15000', { now: 1_000, budgets: day });
+      const err = await rejection(
+        draw(store, player, '5001', { now: 2_000, budgets: day }),
+        WithdrawalCapError,
+      );
+      assert.equal(err.code, 'LN_WITHDRAWAL_CAP');
+      assert.deepEqual([err.limitMsat, err.withdrawnMsat], ['20000', '15000']);
+      assert.equal(await tabOf(store, player), '35000');
+      // A withdrawal window counts withdrawals alone, and a payout window counts them too.
+      await store.create(newIntent({ playerId: player, amount: '90000' }), 2_000, { budgets: day });
+      const payouts = [{ scope: 'player' as const, limitMsat: 100_000, windowMs: 86_400_000 }];
+      await rejection(
+        draw(store, player, '1', { now: 2_000, budgets: payouts }),
+        BudgetExceededError,
+      );
+      await store.transition(first.id, 'creating', 'failed', { now: 3_000 });
+      await draw(store, player, '20000', { now: 4_000, budgets: day });
+    });
+
+    it("refuses a tab's window over a room or the game: a tab's windows are a player's", async () => {
+      for (const scope of ['room', 'game'] as const) {
+        const budgets = [{ scope, limitMsat: 1_000, windowMs: 1_000, over: 'credits' as const }];
+        await rejection(
+          credit(store, `player-${randomUUID()}`, '10', undefined, { now: 1, budgets }),
+          InvalidIntentError,
+        );
+      }
     });
 
     it("refuses a guard on an account the postings do not debit, or on the game's own", async () => {

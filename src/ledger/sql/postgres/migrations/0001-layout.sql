@@ -69,6 +69,11 @@ CREATE INDEX intents_payout_room ON "lightning".intents (room_id, created_at)
   WHERE kind IN ('reward', 'payment', 'withdrawal');
 CREATE INDEX intents_payout_time ON "lightning".intents (created_at)
   WHERE kind IN ('reward', 'payment', 'withdrawal');
+-- A tab's windows (BudgetWindow.over), a player's only: WINDOW_SQL spells these.
+CREATE INDEX intents_credit_player ON "lightning".intents (player_id, created_at)
+  WHERE kind IN ('credit');
+CREATE INDEX intents_withdrawal_player ON "lightning".intents (player_id, created_at)
+  WHERE kind IN ('withdrawal');
 
 -- Event ids seen (webhooks, once-markers), kept for good.
 CREATE TABLE "lightning".events (
