@@ -31,6 +31,7 @@ import { createLightning, type Lightning } from '../../src/lightning.js';
 import { resolveOptions } from '../../src/server/options.js';
 import { eventually } from '../support/eventually.js';
 import { type Game, quietLogger, startGame } from '../support/game.js';
+import { nodeArgs } from '../support/node-child.js';
 import { freshSchema } from '../support/postgres.js';
 import { postgresWorld } from '../support/postgres-world.js';
 
@@ -255,7 +256,7 @@ describe('player tabs: the earning rules (issue 34)', function () {
     owned.push({ close: async () => rmSync(dir, { recursive: true, force: true }) });
     const ledger = join(dir, 'ledger.sqlite');
     const config = JSON.stringify({ apiKey: emulator.apiKey, baseUrl: emulator.url, ledger });
-    const child = spawn(process.execPath, ['--import', 'tsx', FIXTURE, config], {
+    const child = spawn(process.execPath, [...(await nodeArgs(FIXTURE)), config], {
       stdio: ['pipe', 'pipe', 'inherit'],
     });
     const exited = new Promise((resolve) => child.once('exit', resolve));
