@@ -12,6 +12,9 @@ export interface Clock {
 
 export const systemClock: Clock = { now: () => Date.now() };
 
+export const HOUR_MS = 3_600_000;
+export const DAY_MS = 24 * HOUR_MS;
+
 interface ManualTimer {
   at: number;
   seq: number;

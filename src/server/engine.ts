@@ -6,6 +6,7 @@
  * Footprint: per settlement one ledger write, one API read, and one publish on the stream.
  */
 
+import { DAY_MS } from '../clock.js';
 import { BudgetExceededError } from '../errors.js';
 import {
   type Intent,
@@ -35,7 +36,6 @@ import { looksLikeToken, sameToken } from './tokens.js';
 const MAX_REAPPLY = 4;
 
 /** The approvals' per-player window (`approvals.perPlayerPerDayMsat`). */
-const DAY_MS = 86_400_000;
 
 /** What the engine is built from: everything it uses, nothing it does not. */
 export interface EngineDeps {

@@ -4,7 +4,9 @@
  * sent, nothing stays open, so a crash leaves the whole credit or none. Its id is derived from
  * the game's key, so a credit under a repeated key is the store's duplicate (docs/TABS.md).
  */
+
 import { createHash } from 'node:crypto';
+import { DAY_MS, HOUR_MS } from '../../clock.js';
 import { CreditTooLargeError, EarningCapError } from '../../errors.js';
 import { DuplicateIntentError } from '../../ledger/errors.js';
 import type { Intent } from '../../ledger/intent.js';
@@ -39,9 +41,6 @@ export function creditId(playerId: string, key: string): string {
   const hex = createHash('sha256').update(`credit\u0000${playerId}\u0000${key}`).digest('hex');
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
 }
-
-const HOUR_MS = 3_600_000;
-const DAY_MS = 86_400_000;
 
 /** The player's earning caps (`tabs`), windows over credits checked in the create's step. */
 function earningWindows(engine: Engine): BudgetWindow[] {

@@ -6,6 +6,7 @@
  * (CreateGuards.funds) and the player's day allows it (`tabs.withdrawPerDayMsat`), both in the
  * ledger's atomic step; what ends unclaimed goes back to the tab.
  */
+import { DAY_MS } from '../../clock.js';
 import { WithdrawalTooSmallError } from '../../errors.js';
 import type { Intent } from '../../ledger/intent.js';
 import { accounts } from '../../ledger/journal.js';
@@ -35,8 +36,6 @@ export const withdrawal: KindRules = {
     ),
   observe: reward.observe,
 };
-
-const DAY_MS = 86_400_000;
 
 /**
  * Turns `amountMsat` of the player's tab (default: all of it, as read now) into one claim
