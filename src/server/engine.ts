@@ -35,8 +35,6 @@ import { looksLikeToken, sameToken } from './tokens.js';
 /** How many times a proven reading is applied again after losing a race to another writer. */
 const MAX_REAPPLY = 4;
 
-/** The approvals' per-player window (`approvals.perPlayerPerDayMsat`). */
-
 /** What the engine is built from: everything it uses, nothing it does not. */
 export interface EngineDeps {
   port: PaymentsPort;
