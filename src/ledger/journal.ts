@@ -61,6 +61,23 @@ export interface JournalPage {
   next: string | null;
 }
 
+/** Which accounts `LedgerStore.accounts` lists: one class's holding msats, richest first. */
+export interface AccountsQuery {
+  /** A class of ACCOUNT_CLASSES but `house` (whose accounts are kept in shards). */
+  class: string;
+  /** The `next` of an earlier page. */
+  after?: string;
+  /** 1 to 1000; default 100. */
+  limit?: number;
+}
+
+export interface AccountPage {
+  /** Largest balance first, then by name; accounts at zero are left out. */
+  accounts: AccountBalance[];
+  /** Pass as `after` for the next page; null when this page is the last. */
+  next: string | null;
+}
+
 /** An account's balance: its credits minus its debits, as a signed decimal string. */
 export interface AccountBalance {
   account: string;
