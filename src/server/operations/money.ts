@@ -13,6 +13,7 @@ import { startAddressPayment } from '../kinds/payment.js';
 import { startReward } from '../kinds/reward.js';
 import { startSpend } from '../kinds/spend.js';
 import { startWithdrawal } from '../kinds/withdrawal.js';
+import type { Refusals } from '../refusals.js';
 import type {
   ParsedAddressPayment,
   ParsedCredit,
@@ -24,10 +25,13 @@ import type {
 
 export class MoneyOperations {
   readonly #engine: Engine;
+  readonly #refusals: Refusals;
   #closed = false;
 
-  constructor(engine: Engine) {
+  /** `refusals`: where a refused tab call is noted, for the operator. */
+  constructor(engine: Engine, refusals: Refusals) {
     this.#engine = engine;
+    this.#refusals = refusals;
   }
 
   /** Once the runtime closes: each operation rejects as the closed face does, nothing recorded. */
@@ -52,11 +56,13 @@ export class MoneyOperations {
   }
 
   async credit(args: ParsedCredit): Promise<Intent> {
-    return startCredit(this.#open(), args);
+    const engine = this.#open();
+    return this.#refusals.noted('tabs.credit', args, () => startCredit(engine, args));
   }
 
   async withdraw(args: ParsedWithdrawal): Promise<Intent> {
-    return startWithdrawal(this.#open(), args);
+    const engine = this.#open();
+    return this.#refusals.noted('tabs.withdraw', args, () => startWithdrawal(engine, args));
   }
 
   /** The msats in a player's tab now: the journal's balance of `tab:<player>`. */
