@@ -4,7 +4,12 @@
  */
 import { z } from 'zod';
 import type { Intent } from '../ledger/intent.js';
-import { accounts, type JournalPage, type JournalQuery } from '../ledger/journal.js';
+import {
+  accounts,
+  isAccountsCursor,
+  type JournalPage,
+  type JournalQuery,
+} from '../ledger/journal.js';
 import type { LedgerView } from '../ledger/store.js';
 import { parseInput } from '../parse.js';
 import type { AuditReport } from '../server/audit.js';
@@ -35,7 +40,11 @@ export interface TabsPage {
 /** A page of tabs: `after` is the `next` of an earlier page, `limit` 1 to 1,000 (100). */
 export const tabsQuery = z
   .strictObject({
-    after: z.string().min(1).max(300).optional(),
+    after: z
+      .string()
+      .max(300)
+      .refine(isAccountsCursor, 'must be the `next` of an earlier page')
+      .optional(),
     limit: z.number().int().min(1).max(1000).optional(),
   })
   .default({});

@@ -170,7 +170,7 @@ export class LightningOperator {
    * budget, a block, an earning rule), newest first (`limit` 1 to 1,000, default 100), and how
    * many per call and code since it started. Per process, as the alerts are.
    */
-  refusals(limit?: number): { recent: Refusal[]; counts: RefusalCount[] } {
+  async refusals(limit?: number): Promise<{ recent: Refusal[]; counts: RefusalCount[] }> {
     const max = parseInput(heldLimit, limit, 'limit');
     const refusals = this.#reach.now()?.refusals;
     return { recent: refusals?.recent(max) ?? [], counts: refusals?.counts() ?? [] };

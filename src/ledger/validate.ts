@@ -22,6 +22,7 @@ import {
   accountClass,
   isAccount,
   isAccountName,
+  isAccountsCursor,
   type JournalQuery,
   POSTING_TAG_PATTERN,
   type Posting,
@@ -352,7 +353,7 @@ const accountsQuerySchema = z.strictObject({
   after: z
     .string()
     .max(300)
-    .regex(/^-?(0|[1-9][0-9]{0,18}):[a-z]+:.+$/, 'must be the next of an earlier page')
+    .refine(isAccountsCursor, 'must be the next of an earlier page')
     .optional(),
   limit: pageLimit,
 });

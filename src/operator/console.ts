@@ -254,7 +254,7 @@ async function route(
   if (sub === '/api/refusals') {
     const q = parseInput(refusalsSchema, Object.fromEntries(req.query), 'query');
     await host.ready();
-    return json(200, host.operator.refusals(q.limit));
+    return json(200, await host.operator.refusals(q.limit));
   }
   const one = /^\/api\/(intents|matches)\/([^/]{1,255})$/.exec(sub);
   if (one) {

@@ -36,7 +36,7 @@ export interface ConsoleOperator {
   block(playerId: string, by: string, why: string): Promise<OperatorAction>;
   unblock(playerId: string, by: string): Promise<OperatorAction>;
   log(query: OperatorLogQuery): Promise<OperatorLogPage>;
-  refusals(limit?: number): { recent: Refusal[]; counts: RefusalCount[] };
+  refusals(limit?: number): Promise<{ recent: Refusal[]; counts: RefusalCount[] }>;
 }
 
 /** The books' reads the console makes (`lightning.books`). */
