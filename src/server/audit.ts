@@ -207,7 +207,7 @@ export class Auditor {
           this.#negativeTabs.delete(account);
           continue;
         }
-        this.#negativeTabs.add(account);
+        if (this.#negativeTabs.size < MEMORY) this.#negativeTabs.add(account);
         const playerId = account.slice(TAB.length);
         findings.push({
           type: 'tab-negative',
