@@ -291,6 +291,31 @@ export const withdraw: ObjectSpec = {
   required: ['playerId', 'description'],
 };
 
+/** A page of tabs: the `next` of an earlier page (a balance, an account), and a size. */
+export const tabsQuery: ObjectSpec = {
+  good: fc.record(
+    {
+      after: fc
+        .tuple(
+          fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }),
+          fc.stringMatching(/^[a-z0-9-]{1,40}$/),
+        )
+        .map(([balance, owner]) => `${balance}:tab:${owner}`),
+      limit: fc.integer({ min: 1, max: 1000 }),
+    },
+    { requiredKeys: [] },
+  ),
+  bad: {
+    after: fc.oneof(
+      badText(0, 300),
+      fc.constantFrom('9223372036854775808:tab:x', '1:nope:x', '1:tab:', 'x:tab:y', '01:tab:y'),
+    ),
+    limit: badIntIn(1, 1000),
+  },
+  required: [],
+  optional: true,
+};
+
 export const entryFee: ObjectSpec = {
   good: fc.record(
     { ...moneyFields, successMessage: text(0, 144), key: text(1, 200) },

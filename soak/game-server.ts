@@ -78,10 +78,14 @@ const SoakState = schema({ lightning: LightningState }, 'SoakState');
 
 interface Op {
   seq: number;
-  kind: 'reward' | 'fee' | 'spend' | 'match';
+  kind: 'reward' | 'fee' | 'spend' | 'match' | 'tab';
   amount: number;
   expiresIn?: number;
-  /** Three numbers in [0, 1) the runner drew from its seed: the room's choices for a match. */
+  /**
+   * Numbers in [0, 1) the runner drew from its seed: the room's three choices for a match; for
+   * a tab, one: a credit (under 0.5; under 0.8 too while the tab holds under 10 sats) or a
+   * withdrawal.
+   */
   dice?: number[];
 }
 
@@ -168,6 +172,17 @@ class SoakRoom extends Room {
         client.send('op', { seq: op.seq, ok: true, ...done });
         return;
       }
+      if (op.kind === 'tab') {
+        const done = await this.#tabStep(client, op, description);
+        client.send('op', {
+          seq: op.seq,
+          ok: true,
+          id: done.id,
+          status: done.status,
+          did: done.did,
+        });
+        return;
+      }
       const entry =
         op.kind === 'reward'
           ? await helpers.reward(client, {
@@ -188,6 +203,35 @@ class SoakRoom extends Room {
     } catch (err) {
       client.send('op', { seq: op.seq, ok: false, error: failure(err) });
     }
+  }
+
+  /**
+   * A tab step, through the server's calls: a credit (keyed by the op, so a repeat is the first
+   * credit; no room entry) or a withdrawal of the tab (all of it, up to the op's amount, and at
+   * least the service's 10 sats: less is refused with nothing sent), its code on the player's
+   * screen in this room.
+   */
+  async #tabStep(client: Client, op: Op, description: string) {
+    const { playerId } = client.userData as Player;
+    const [d0 = 0] = op.dice ?? [];
+    const balance = d0 < 0.5 ? 0 : await lightning.tabs.balance(playerId);
+    if (d0 < 0.5 || (balance < 10_000 && d0 < 0.8)) {
+      const credit = await lightning.tabs.credit({
+        playerId,
+        amountMsat: op.amount,
+        description,
+        key: `op-${op.seq}`,
+      });
+      return { did: 'credit', id: credit.id, status: credit.status };
+    }
+    const withdrawal = await lightning.tabs.withdraw({
+      playerId,
+      roomId: this.roomId,
+      amountMsat: Math.max(10_000, Math.min(balance, op.amount * 2)),
+      description,
+      expiresIn: op.expiresIn,
+    });
+    return { did: 'withdraw', id: withdrawal.id, status: withdrawal.status };
   }
 
   /** The next step of the room's match for this player: open, enter, or end it. */

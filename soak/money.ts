@@ -516,7 +516,8 @@ export function accountsOf(intents: readonly Intent[]): string[] {
     names.add(p.account);
     names.add(p.source);
     if (intent.kind === 'match') names.add(`escrow:${intent.id}`);
-    if (fromPot(intent) || intent.kind === 'reward' || intent.kind === 'payment') {
+    const payout = ['reward', 'payment', 'withdrawal'].includes(intent.kind);
+    if (fromPot(intent) || payout) {
       names.add(`claimable:${intent.playerId}`);
       names.add(`owed:${intent.playerId}`);
     }

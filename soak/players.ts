@@ -14,7 +14,7 @@ import { ColyseusSDK, type Room as SdkRoom } from '@colyseus/sdk';
 import { decodeLnurl, type Emulator } from '../src/emulator/index.js';
 import type { Random } from './random.js';
 
-export type OpKind = 'reward' | 'fee' | 'spend' | 'match';
+export type OpKind = 'reward' | 'fee' | 'spend' | 'match' | 'tab';
 
 export interface OpResult {
   seq: number;

@@ -48,10 +48,11 @@ export function soakFigures(run: SoakRun): Figure[] {
   );
 
   add('ops', 'asked', count(ops.length));
-  for (const kind of ['reward', 'fee', 'spend', 'match'] as const) {
+  for (const kind of ['reward', 'fee', 'spend', 'match', 'tab'] as const) {
     const mine = ops.filter((x) => x.kind === kind);
     const ok = mine.filter((x) => x.ok);
-    const did = kind === 'match' ? ` (${tally(tallyOf(ok.map((x) => x.did ?? '?')))})` : '';
+    const did =
+      kind === 'match' || kind === 'tab' ? ` (${tally(tallyOf(ok.map((x) => x.did ?? '?')))})` : '';
     const errors = tallyOf(mine.filter((x) => !x.ok).map((x) => x.error ?? '?'));
     add(
       'ops',
@@ -67,7 +68,15 @@ export function soakFigures(run: SoakRun): Figure[] {
   add('ops', '  ... of match steps', timing(ops.filter((x) => x.kind === 'match')));
 
   add('ledger', 'intents', count(intents.length));
-  for (const kind of ['reward', 'entryFee', 'spend', 'payment', 'match'] as const) {
+  for (const kind of [
+    'reward',
+    'entryFee',
+    'spend',
+    'payment',
+    'match',
+    'credit',
+    'withdrawal',
+  ] as const) {
     const mine = intents.filter((i) => i.kind === kind);
     add('ledger', kind, `${count(mine.length)}: ${tally(tallyOf(mine.map((i) => i.status)))}`);
   }

@@ -112,7 +112,7 @@ export function soakOptions(overrides: Partial<SoakOptions> & { ops: number }): 
   const roomsPerProcess = overrides.roomsPerProcess ?? (long ? 8 : 4);
   const playersPerRoom = overrides.playersPerRoom ?? 3;
   const players = 3 * roomsPerProcess * playersPerRoom;
-  const mix = overrides.mix ?? { reward: 0.3, fee: 0.25, spend: 0.2, match: 0.25 };
+  const mix = overrides.mix ?? { reward: 0.25, fee: 0.2, spend: 0.15, match: 0.25, tab: 0.15 };
   return {
     seed: Date.now() % 1_000_000,
     processes: 3,
@@ -289,7 +289,9 @@ async function soak(
         ? random.int(1, 30) * 1_000
         : kind === 'match'
           ? random.int(...o.matchFeeSats) * 1_000
-          : random.int(1, 40);
+          : kind === 'tab'
+            ? random.int(5, 30) * 1_000
+            : random.int(1, 40);
 
   let onIssued = () => {};
   const loop = async (player: Player, node: Node) => {
@@ -299,7 +301,12 @@ async function soak(
       const kind = random.weighted(o.mix);
       const incarnation = node.incarnation;
       inflight.set(node.name, (inflight.get(node.name) ?? 0) + 1);
-      const dice = kind === 'match' ? [random.next(), random.next(), random.next()] : [];
+      const dice =
+        kind === 'match'
+          ? [random.next(), random.next(), random.next()]
+          : kind === 'tab'
+            ? [random.next()]
+            : [];
       const result = await player.op(kind, amount(kind), o.expiresIn, o.opTimeoutMs, dice);
       inflight.set(node.name, (inflight.get(node.name) ?? 1) - 1);
       ops.push({ ...result, node: node.name, incarnation });

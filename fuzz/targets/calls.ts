@@ -171,6 +171,8 @@ export function serverTargets(env: FuzzEnvironment): Target[] {
     call('lightning.payAddress', l, 'payAddress', one(badObject(spec.addressPayment))),
     call('lightning.spendPoints', l, 'spendPoints', one(badObject(spec.spend))),
     call('lightning.books.refresh', l.books, 'refresh', one(spec.badIntentId)),
+    call('lightning.books.tabs', l.books, 'tabs', one(badObject(spec.tabsQuery))),
+    call('lightning.operator.refusals', l.operator, 'refusals', one(badIntIn(1, 1000))),
     // `undefined` is the default (100); every other value outside 1..1000 is wrong.
     call('lightning.operator.unknowns', l.operator, 'unknowns', one(badIntIn(1, 1000))),
     call(

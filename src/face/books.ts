@@ -4,7 +4,12 @@
  */
 import { z } from 'zod';
 import type { Intent } from '../ledger/intent.js';
-import type { JournalPage, JournalQuery } from '../ledger/journal.js';
+import {
+  accounts,
+  isAccountsCursor,
+  type JournalPage,
+  type JournalQuery,
+} from '../ledger/journal.js';
 import type { LedgerView } from '../ledger/store.js';
 import { parseInput } from '../parse.js';
 import type { AuditReport } from '../server/audit.js';
@@ -17,6 +22,32 @@ import type { Runtime } from '../server/runtime.js';
 import { need, type Reach } from './reach.js';
 
 type BookParts = Pick<Runtime, 'engine' | 'checks' | 'auditor' | 'audit' | 'view'>;
+
+/** A player's tab: what the game owes them in credits not yet withdrawn (docs/TABS.md). */
+export interface TabBalance {
+  playerId: string;
+  /** msats, a decimal string; below zero only if the ledger lost its rule (the audit says). */
+  balanceMsat: string;
+}
+
+export interface TabsPage {
+  /** Largest first; tabs at zero are left out. */
+  tabs: TabBalance[];
+  /** Pass as `after` for the next page; null when this page is the last. */
+  next: string | null;
+}
+
+/** A page of tabs: `after` is the `next` of an earlier page, `limit` 1 to 1,000 (100). */
+export const tabsQuery = z
+  .strictObject({
+    after: z
+      .string()
+      .max(300)
+      .refine(isAccountsCursor, 'must be the `next` of an earlier page')
+      .optional(),
+    limit: z.number().int().min(1).max(1000).optional(),
+  })
+  .default({});
 
 /** A claim code waiting for its player (a reward, a match's payout or refund). */
 export interface Claim {
@@ -65,6 +96,22 @@ export class LightningBooks {
     return (await this.#reach.start()).engine.ledger.journal(parsed as JournalQuery);
   }
 
+  /** Players' tabs, largest first, a page at a time (pass `next` as `after`). */
+  async tabs(query?: z.input<typeof tabsQuery>): Promise<TabsPage> {
+    const { after, limit } = parseInput(tabsQuery, query, 'query');
+    const { ledger } = (await this.#reach.start()).engine;
+    const page = await ledger.accounts({
+      class: 'tab',
+      ...(after === undefined ? {} : { after }),
+      ...(limit === undefined ? {} : { limit }),
+    });
+    const tabs = page.accounts.map((a) => ({
+      playerId: a.account.slice(TAB.length),
+      balanceMsat: a.balance,
+    }));
+    return { tabs, next: page.next };
+  }
+
   /** Runs the live audit now; new findings are also logged and emitted (`audit`). */
   async audit(): Promise<AuditReport> {
     return (await this.#reach.start()).audit();
@@ -103,3 +150,6 @@ export class LightningBooks {
     return need(this.#reach, 'books.ledger').view;
   }
 }
+
+/** `tab:`: a tab's account is this and its player. */
+const TAB = accounts.tab('');

@@ -19,6 +19,7 @@ import {
   resolveStatus,
 } from '../server/operator.js';
 import type { Settings } from '../server/options.js';
+import type { Refusal, RefusalCount } from '../server/refusals.js';
 import type { Runtime } from '../server/runtime.js';
 import { OperatorConsole } from './console.js';
 import type { Reach } from './reach.js';
@@ -31,7 +32,10 @@ export interface ReconcilerControl {
   runOnce(): Promise<number>;
 }
 
-type OperatorParts = Pick<Runtime, 'engine' | 'ledger' | 'operator' | 'alerts' | 'reconciler'>;
+type OperatorParts = Pick<
+  Runtime,
+  'engine' | 'ledger' | 'operator' | 'alerts' | 'reconciler' | 'refusals'
+>;
 
 export class LightningOperator {
   readonly #reach: Reach<OperatorParts>;
@@ -159,6 +163,17 @@ export class LightningOperator {
   async log(query?: OperatorLogQuery): Promise<OperatorLogPage> {
     const parsed = parseInput(operatorLogQuery, query, 'query');
     return (await this.#reach.start()).ledger.operatorLog(parsed as OperatorLogQuery);
+  }
+
+  /**
+   * The tab calls this process refused lately (credits and withdrawals: past the balance, a
+   * budget, a block, an earning rule), newest first (`limit` 1 to 1,000, default 100), and how
+   * many per call and code since it started. Per process, as the alerts are.
+   */
+  async refusals(limit?: number): Promise<{ recent: Refusal[]; counts: RefusalCount[] }> {
+    const max = parseInput(heldLimit, limit, 'limit');
+    const refusals = this.#reach.now()?.refusals;
+    return { recent: refusals?.recent(max) ?? [], counts: refusals?.counts() ?? [] };
   }
 
   /** The alerts raised now in this process (with `alerts` set), oldest first. */

@@ -10,6 +10,8 @@ import { DuplicateIntentError, LedgerClosedError } from './errors.js';
 import type { Intent, IntentPatch, IntentStatus, NewIntent } from './intent.js';
 import type {
   AccountBalance,
+  AccountPage,
+  AccountsQuery,
   JournalEntry,
   JournalPage,
   JournalQuery,
@@ -32,10 +34,12 @@ import type {
   TransitionOptions,
 } from './store.js';
 import {
+  type AccountsFilter,
   type FundsCheck,
   holdFor,
   type JournalFilter,
   parseAccounts,
+  parseAccountsQuery,
   parseClaim,
   parseCreate,
   parseEpochMs,
@@ -128,6 +132,8 @@ export interface LedgerDriver extends Driven<Reads> {
   classBalances(): Maybe<AccountBalance[]>;
   /** The balance rows of the named accounts that ever moved, by unit. */
   accountBalances(accounts: readonly string[]): Maybe<AccountBalance[]>;
+  /** Up to `limit + 1` of a class's accounts holding msats, richest first, past `after`. */
+  classAccounts(filter: AccountsFilter): Maybe<AccountBalance[]>;
   // Leases and the queue.
   claimDue(claim: ClaimCall): Maybe<Intent[]>;
   release(id: string, owner: string): Maybe<void>;
@@ -296,6 +302,16 @@ export class LedgerCore implements LedgerStore {
     return unique.flatMap(
       (account) => found.get(account) ?? [{ account, unit: 'msats', balance: '0' }],
     );
+  }
+
+  async accounts(query: AccountsQuery): Promise<AccountPage> {
+    this.#assertOpen();
+    const filter = parseAccountsQuery(query);
+    const rows = await this.driver.classAccounts(filter);
+    const accounts = rows.slice(0, filter.limit);
+    const last = accounts.at(-1);
+    const more = rows.length > filter.limit && last !== undefined;
+    return { accounts, next: more ? `${last.balance}:${last.account}` : null };
   }
 
   async claimDue(

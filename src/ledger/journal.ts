@@ -61,6 +61,23 @@ export interface JournalPage {
   next: string | null;
 }
 
+/** Which accounts `LedgerStore.accounts` lists: one class's holding msats, richest first. */
+export interface AccountsQuery {
+  /** A class of ACCOUNT_CLASSES but `house` (whose accounts are kept in shards). */
+  class: string;
+  /** The `next` of an earlier page. */
+  after?: string;
+  /** 1 to 1000; default 100. */
+  limit?: number;
+}
+
+export interface AccountPage {
+  /** Largest balance first, then by name; accounts at zero are left out. */
+  accounts: AccountBalance[];
+  /** Pass as `after` for the next page; null when this page is the last. */
+  next: string | null;
+}
+
 /** An account's balance: its credits minus its debits, as a signed decimal string. */
 export interface AccountBalance {
   account: string;
@@ -95,6 +112,15 @@ export function isAccount(account: string): boolean {
   if (colon === -1) return CLASSES.has(account);
   return CLASSES.has(account.slice(0, colon)) && isId(account.slice(colon + 1));
 }
+/** The `next` of an accounts page: `<balance>:<account>`, a balance in 64 bits, an account name. */
+export function isAccountsCursor(after: string): boolean {
+  const colon = after.indexOf(':');
+  const balance = after.slice(0, colon);
+  if (colon === -1 || !/^-?(0|[1-9][0-9]{0,18})$/.test(balance)) return false;
+  const n = BigInt(balance);
+  return n >= -(2n ** 63n) && n < 2n ** 63n && isAccountName(after.slice(colon + 1));
+}
+
 export const POSTING_TAG_PATTERN = /^[a-z0-9-]{1,40}$/;
 
 /** The class of an account: the part before its first colon. */

@@ -36,7 +36,7 @@ import type { LineChange, WindowRead } from './rules.js';
 import * as rules from './rules.js';
 import { loadSql, OPERATOR_SQL } from './sql.js';
 import type { SeatGuard } from './store.js';
-import type { FundsCheck, JournalFilter } from './validate.js';
+import type { AccountsFilter, FundsCheck, JournalFilter } from './validate.js';
 
 /** What to connect to: a connection string, node-postgres pool options, or a ready pg.Pool. */
 export type PostgresConnection = string | PoolConfig | Pool;
@@ -477,6 +477,12 @@ class PostgresDriver implements LedgerDriver {
     return rows as unknown as AccountBalance[];
   }
 
+  async classAccounts({ cls, after, limit }: AccountsFilter): Promise<AccountBalance[]> {
+    const values = [cls, after?.balance.toString() ?? null, after?.account ?? null, limit + 1];
+    const rows = await this.#run(await this.#ready(), this.#sql['class-accounts'], values);
+    return rows as unknown as AccountBalance[];
+  }
+
   async claimDue({ now, limit, owner, leaseMs, queued }: ClaimCall): Promise<Intent[]> {
     const values = [owner, now + leaseMs, now, limit, queued !== null, queued ?? 0];
     assertNoNul(values);
@@ -804,7 +810,14 @@ function statements(s: string, movesLock: string, writerKey: number) {
 
 /** The statements in sql/postgres/, by file name. */
 const NAMES = [
-  ...['account-balances', 'class-balances', 'open-key-holder', 'open-count', 'exact-count-locks'],
+  ...[
+    'account-balances',
+    'class-balances',
+    'class-accounts',
+    'open-key-holder',
+    'open-count',
+    'exact-count-locks',
+  ],
   ...['seat-of', 'seat-holder', 'pass-seat', 'take-seat-count', 'take-seat', 'by-id', 'by-call'],
   ...['by-token', 'by-remote', 'open-by-room', 'open-by-player', 'by-group', 'unknowns', 'held'],
   ...['claim', 'release', 'advance', 'record-event', 'rate-take', 'rate-hold', ...OPERATOR_SQL],

@@ -46,7 +46,7 @@ import {
   WINDOW_SQL,
 } from './sqlite-schema.js';
 import type { SeatGuard } from './store.js';
-import type { FundsCheck, JournalFilter } from './validate.js';
+import type { AccountsFilter, FundsCheck, JournalFilter } from './validate.js';
 
 /** Thrown inside a write whose posting is already journaled: the write is rolled back whole. */
 class AlreadyJournaled extends Error {}
@@ -74,7 +74,8 @@ const ROWS = [
 const NAMES = [
   ...[...ROWS, 'unknowns', 'held', 'append-move', 'note-id', 'add-note'],
   ...['account-id', 'add-account', 'add-entry', 'add-balances', 'add-class-balances'],
-  ...['account-balances', 'class-balances', 'record-event', 'release', 'count-open'],
+  ...['account-balances', 'class-balances', 'class-accounts', 'record-event', 'release'],
+  ...['count-open'],
   ...['open-key-holder', 'seat-of', 'seats-taken', 'take-seat', 'pass-seat', 'due-also'],
   ...['advance', 'open-count', ...OPERATOR_SQL],
 ] as const;
@@ -191,7 +192,7 @@ export class SqliteCore implements Pick<LedgerDriver, Forwarded> {
 
   /** A `funds` guard, inside the create's write after its postings: a refusal rolls it back. */
   #refuseOverdraw(funds: FundsCheck): void {
-    const rows = this.#sql['account-balances'].all(funds.account) as unknown as AccountBalance[];
+    const rows = plain(this.#sql['account-balances'].all(funds.account));
     rules.refuseOverdraw(funds, rows.find((r) => r.unit === funds.unit)?.balance ?? '0');
   }
 
@@ -373,6 +374,18 @@ export class SqliteCore implements Pick<LedgerDriver, Forwarded> {
 
   accountBalances(accounts: readonly string[]): AccountBalance[] {
     return accounts.flatMap((account) => plain(this.#sql['account-balances'].all(account)));
+  }
+
+  classAccounts({ cls, after, limit }: AccountsFilter): AccountBalance[] {
+    // `;` follows `:` in code order: `tab:` up to `tab;` is every `tab:<owner>`.
+    const params = {
+      low: `${cls}:`,
+      high: `${cls};`,
+      balance: after?.balance ?? null,
+      name: after?.account ?? null,
+      limit: limit + 1,
+    };
+    return plain(this.#sql['class-accounts'].all(params));
   }
 
   claimDue({ now, limit, owner, leaseMs, queued }: ClaimCall): Intent[] {

@@ -50,7 +50,15 @@ const WRITES: ReadonlySet<CoreMethod> = new Set<CoreMethod>([
 const FORWARDED: readonly Forwarded[] = [
   ...['create', 'update', 'openKeyHolder', 'get', 'byCallbackToken', 'byRemoteId', 'openByRoom'],
   ...['openByPlayer', 'byGroup', 'seatHolder', 'inStatus', 'openCount', 'journal'],
-  ...['classBalances', 'accountBalances', 'claimDue', 'release', 'advanceChecks', 'recordEvent'],
+  ...[
+    'classBalances',
+    'accountBalances',
+    'classAccounts',
+    'claimDue',
+    'release',
+    'advanceChecks',
+    'recordEvent',
+  ],
   ...['appendLine', 'isBlocked', 'payoutPause', 'operatorLog'],
 ] as const;
 

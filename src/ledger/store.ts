@@ -1,6 +1,13 @@
 /** The interface every store implements, one part per job; a status change is a compare-and-set. */
 import type { Intent, IntentPatch, IntentStatus, NewIntent, WindowOver } from './intent.js';
-import type { AccountBalance, JournalPage, JournalQuery, Posting } from './journal.js';
+import type {
+  AccountBalance,
+  AccountPage,
+  AccountsQuery,
+  JournalPage,
+  JournalQuery,
+  Posting,
+} from './journal.js';
 import type {
   NewOperatorAction,
   OperatorAction,
@@ -132,6 +139,8 @@ export interface IntentStore {
   journal(query?: JournalQuery): Promise<JournalPage>;
   /** Balances of the named accounts, or of every class; kept as postings are written. */
   balances(accounts?: readonly string[]): Promise<AccountBalance[]>;
+  /** One class's accounts holding msats (not `house`), richest first, a page at a time. */
+  accounts(query: AccountsQuery): Promise<AccountPage>;
   /** Intents in status `unknown`, oldest first, at most `limit` (default 100). */
   unknowns(limit?: number): Promise<Intent[]>;
   /** Payouts in status `held`, oldest first, at most `limit` (default 100). */
@@ -208,7 +217,7 @@ export interface LedgerStore
 /** The reads of a ledger: what the public face hands a game (`lightning.books.ledger`). */
 const VIEW = [
   ...['get', 'byRemoteId', 'openByRoom', 'openByPlayer', 'byGroup', 'unknowns', 'held'],
-  ...['openCount', 'journal', 'balances', 'operatorLog', 'isBlocked', 'payoutPause'],
+  ...['openCount', 'journal', 'balances', 'accounts', 'operatorLog', 'isBlocked', 'payoutPause'],
 ] as const;
 export type LedgerView = Pick<LedgerStore, (typeof VIEW)[number]>;
 

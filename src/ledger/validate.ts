@@ -19,9 +19,12 @@ import {
   type WindowOver,
 } from './intent.js';
 import {
+  ACCOUNT_CLASSES,
+  type AccountsQuery,
   accountClass,
   isAccount,
   isAccountName,
+  isAccountsCursor,
   type JournalQuery,
   POSTING_TAG_PATTERN,
   type Posting,
@@ -354,6 +357,35 @@ export type JournalFilter = Omit<JournalQuery, 'after' | 'limit'> & {
 export function parseJournalQuery(query: JournalQuery | undefined): JournalFilter {
   const parsed = parse(journalQuerySchema, query ?? {}, 'journal query');
   return { ...parsed, after: Number(parsed.after ?? 0), limit: parsed.limit ?? 100 };
+}
+
+const accountsQuerySchema = z.strictObject({
+  class: z
+    .enum(ACCOUNT_CLASSES)
+    .refine((c) => c !== 'house', 'must not be house (its accounts are kept in shards)'),
+  after: z
+    .string()
+    .max(300)
+    .refine(isAccountsCursor, 'must be the next of an earlier page')
+    .optional(),
+  limit: pageLimit,
+});
+
+/** An accounts query as parseAccountsQuery leaves it: the cursor split, `limit` given. */
+export interface AccountsFilter {
+  cls: string;
+  after: { balance: bigint; account: string } | null;
+  limit: number;
+}
+
+export function parseAccountsQuery(query: AccountsQuery): AccountsFilter {
+  const q = parse(accountsQuerySchema, query, 'accounts query');
+  const colon = q.after?.indexOf(':') ?? -1;
+  const after =
+    q.after === undefined
+      ? null
+      : { balance: BigInt(q.after.slice(0, colon)), account: q.after.slice(colon + 1) };
+  return { cls: q.class, after, limit: q.limit ?? 100 };
 }
 
 const accountsSchema = z.array(z.string().refine(isAccountName)).max(1000);

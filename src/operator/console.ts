@@ -9,6 +9,8 @@
  *   GET  {path}/api/matches?since=&until=&after=   matches with pot, players, payouts, refunds
  *   GET  {path}/api/matches/:id         a match and its journal entries
  *   GET  {path}/api/oplog?since=&intentId=&playerId=&after=&limit=   the operator log, a page
+ *   GET  {path}/api/tabs?after=&limit=  players' tabs, largest first, a page
+ *   GET  {path}/api/refusals?limit=     the tab calls this process refused lately, and counts
  *   POST {path}/api/actions/:name       an action of ACTIONS (JSON in, JSON out)
  *   GET  {path}/export/journal.csv?since=&until=   streamed, row by row
  *   GET  {path}/export/intents.csv?since=&until=&player=&...
@@ -151,6 +153,14 @@ const filterSchema = z.strictObject({
   after: seq,
 });
 
+/** A page's size in a query: 1 to 1,000. */
+const pageLimit = z
+  .string()
+  .regex(/^[1-9][0-9]{0,3}$/, 'must be 1 to 1000')
+  .transform(Number)
+  .pipe(z.number().max(1000, 'must be 1 to 1000'))
+  .optional();
+
 /** The operator log's filters, as `lightning.operator.log` names them. */
 const oplogFilterSchema = z.strictObject({
   since: time.optional(),
@@ -159,13 +169,15 @@ const oplogFilterSchema = z.strictObject({
 });
 const oplogSchema = oplogFilterSchema.extend({
   after: seq,
-  limit: z
-    .string()
-    .regex(/^[1-9][0-9]{0,3}$/, 'must be 1 to 1000')
-    .transform(Number)
-    .pipe(z.number().max(1000, 'must be 1 to 1000'))
-    .optional(),
+  limit: pageLimit,
 });
+
+/** A page of tabs: the `next` of an earlier page, and 1 to 1,000 of them (100). */
+const tabsSchema = z.strictObject({
+  after: z.string().min(1).max(300).optional(),
+  limit: pageLimit,
+});
+const refusalsSchema = z.strictObject({ limit: pageLimit });
 
 /** A parsed query without its absent keys (the log's query is exact about optional ones). */
 function present<T extends Record<string, unknown>>(q: T) {
@@ -234,6 +246,15 @@ async function route(
   if (sub === '/api/oplog') {
     const q = parseInput(oplogSchema, Object.fromEntries(req.query), 'query');
     return json(200, await host.operator.log(present(q)));
+  }
+  if (sub === '/api/tabs') {
+    const q = parseInput(tabsSchema, Object.fromEntries(req.query), 'query');
+    return json(200, await host.books.tabs(present(q)));
+  }
+  if (sub === '/api/refusals') {
+    const q = parseInput(refusalsSchema, Object.fromEntries(req.query), 'query');
+    await host.ready();
+    return json(200, await host.operator.refusals(q.limit));
   }
   const one = /^\/api\/(intents|matches)\/([^/]{1,255})$/.exec(sub);
   if (one) {

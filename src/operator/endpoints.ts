@@ -50,6 +50,8 @@ export function consoleEndpoints(host: ConsoleHost, settings: ConsoleSettings) {
     lightningConsoleMatches: endpoint('/api/matches', 'GET'),
     lightningConsoleMatch: endpoint('/api/matches/:id', 'GET'),
     lightningConsoleOplog: endpoint('/api/oplog', 'GET'),
+    lightningConsoleTabs: endpoint('/api/tabs', 'GET'),
+    lightningConsoleRefusals: endpoint('/api/refusals', 'GET'),
     lightningConsoleAction: endpoint('/api/actions/:name', 'POST'),
     lightningConsoleExport: endpoint('/export/:file', 'GET'),
   };

@@ -65,7 +65,7 @@ function showBalances(b) {
   $('balances').replaceChildren(
     card('In escrow', sats(b.escrowMsat)), card('Owed to players', sats(b.owedToPlayersMsat)),
     card('Claimable codes', sats(b.claimableMsat)), card('To pay by hand', sats(b.toPayByHandMsat)),
-    card('In flight', sats(b.inFlightMsat)), card('Rake', sats(b.house.rakeMsat)),
+    card('In tabs', sats(b.tabsMsat)), card('In flight', sats(b.inFlightMsat)), card('Rake', sats(b.house.rakeMsat)),
     card('Entry fees', sats(b.house.feesMsat)), card('Rewards paid', sats(b.house.rewardsMsat)),
     card('House net', sats(b.house.netMsat)), card('Wallet', b.wallet ? sats(b.wallet.msat) : 'not read yet'),
     card('Cover', sats(b.coverMsat), short ? 'short' : ''));
@@ -119,7 +119,7 @@ function keepTyped(box) {
   };
 }
 async function refresh() {
-  try { const o = await get('/api/overview'); showBalances(o.balances); showNeeds(o); $('exports').hidden = !o.exports; await loadOplog(); $('updated').textContent = 'updated ' + new Date().toLocaleTimeString(); }
+  try { const o = await get('/api/overview'); showBalances(o.balances); showNeeds(o); $('exports').hidden = !o.exports; await loadOplog(); await loadRefusals(); $('updated').textContent = 'updated ' + new Date().toLocaleTimeString(); }
   catch (e) { $('updated').textContent = 'not updated: ' + e.message; }
 }
 // The log is append-only and paged by seq: the page asks only for lines after the last it holds.
@@ -137,6 +137,21 @@ async function loadOplog() {
     const tr = row([when(a.at), a.by, a.action, a.intentId, a.playerId, a.before + ' → ' + a.after, a.note], a.intentId ? () => showIntent(a.intentId) : undefined); tr.dataset.action = a.action; return tr;
   })) : el('div', 'No operator action in the last 7 days.', 'empty'));
 }
+// Tabs, largest first: the first page on load and on "Again", the next one on "More".
+const tabs = { next: null, rows: [] };
+async function loadTabs(more) {
+  const q = new URLSearchParams({ limit: '50' }); if (more && tabs.next) q.set('after', tabs.next);
+  const page = await get('/api/tabs?' + q); tabs.rows = more ? tabs.rows.concat(page.tabs) : page.tabs; tabs.next = page.next;
+  $('tabs').replaceChildren(tabs.rows.length ? table(['Player', 'Tab'], tabs.rows.map((t) => { const tr = row([t.playerId, sats(t.balanceMsat)]); if (BigInt(t.balanceMsat) < 0n) tr.className = 'alert'; return tr; })) : el('div', 'No player has a tab.', 'empty'));
+  $('tabs-more').hidden = !tabs.next;
+}
+async function loadRefusals() {
+  const r = await get('/api/refusals?limit=50');
+  $('refusals').replaceChildren(r.recent.length ? table(['At', 'Call', 'Player', 'Amount', 'Code', 'Why'], r.recent.map((x) => row([when(x.at), x.call, x.playerId, sats(x.amountMsat), x.code, x.message]))) : el('div', 'No tab call refused since this process started.', 'empty'));
+  $('refusal-counts').textContent = r.counts.map((c) => c.call + ' ' + c.code + ': ' + c.count).join(' · ');
+}
+$('tabs-more').addEventListener('click', () => loadTabs(true).catch((e) => say(e.message, 'alert')));
+$('tabs-again').addEventListener('click', () => loadTabs(false).catch((e) => say(e.message, 'alert')));
 $('pause').addEventListener('click', () => button($('pause'), 'Pause', async () => { await act('pause', { why: $('pause-why').value }); $('pause-why').value = ''; return 'Payouts paused.'; }));
 $('resume').addEventListener('click', () => button($('resume'), 'Resume', async () => { await act('resume', {}); return 'Payouts resumed.'; }));
 
@@ -185,7 +200,7 @@ $('export-journal').addEventListener('click', () => { location.href = exportLink
 $('export-intents').addEventListener('click', () => { location.href = exportLink('intents'); });
 const day = new Date(Date.now() - 86400000); day.setSeconds(0, 0);
 $('since').value = new Date(day.getTime() - day.getTimezoneOffset() * 60000).toISOString().slice(0, 16);
-refresh(); loadIntents().catch((e) => say(e.message, 'alert')); loadMatches().catch((e) => say(e.message, 'alert'));
+refresh(); loadTabs(false).catch((e) => say(e.message, 'alert')); loadIntents().catch((e) => say(e.message, 'alert')); loadMatches().catch((e) => say(e.message, 'alert'));
 setInterval(refresh, 3000);
 `;
 
@@ -217,6 +232,9 @@ const BODY = `
   </section>
   <section id="detail"></section>
   <section><h2>Matches</h2><div id="matches"></div></section>
+  <section><h2>Players' tabs</h2><div id="tabs"></div>
+    <div class="controls"><button id="tabs-more" hidden>More</button> <button id="tabs-again">Again</button></div></section>
+  <section><h2>Tab refusals (this process)</h2><div id="refusal-counts" class="muted"></div><div id="refusals"></div></section>
   <section><h2>Operator log</h2><div id="oplog"></div></section>
 </main>`;
 

@@ -13,6 +13,13 @@ import type { Balances } from '../server/balances.js';
 import type { PayoutPause, SettledStatus } from '../server/events.js';
 import { isClaimCode } from '../server/kinds/index.js';
 import type { MatchView } from '../server/match/view.js';
+import type { Refusal, RefusalCount } from '../server/refusals.js';
+
+/** A page of players' tabs, largest first (`lightning.books.tabs`). */
+export interface TabsPage {
+  tabs: { playerId: string; balanceMsat: string }[];
+  next: string | null;
+}
 
 /** The operator's calls the console makes (`lightning.operator`). */
 export interface ConsoleOperator {
@@ -29,12 +36,14 @@ export interface ConsoleOperator {
   block(playerId: string, by: string, why: string): Promise<OperatorAction>;
   unblock(playerId: string, by: string): Promise<OperatorAction>;
   log(query: OperatorLogQuery): Promise<OperatorLogPage>;
+  refusals(limit?: number): Promise<{ recent: Refusal[]; counts: RefusalCount[] }>;
 }
 
 /** The books' reads the console makes (`lightning.books`). */
 export interface ConsoleBooks {
   balances(): Promise<Balances>;
   journal(query: JournalQuery): Promise<JournalPage>;
+  tabs(query: { after?: string; limit?: number }): Promise<TabsPage>;
   /** Available once `ready()` has resolved. */
   readonly ledger: Pick<LedgerView, 'get'>;
 }

@@ -229,6 +229,8 @@ function findingSubject(finding: AuditFinding): string {
       return `${finding.type}:${finding.matchId}:${finding.playerId}`;
     case 'unknown-overdue':
       return `${finding.type}:${finding.intentId}`;
+    case 'tab-negative':
+      return `${finding.type}:${finding.playerId}`;
     case 'wallet-mismatch':
     case 'cover-short':
       return finding.type;

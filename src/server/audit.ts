@@ -1,9 +1,10 @@
 /**
  * The live audit: the journal sums to zero; every ended match's escrow is zero and every winner
- * holds a payout; no `unknown` past its deadline; the wallet moved by what the journal says
- * (within fees and `walletSettleMs`); cover is not below zero. Each finding is reported once, in
- * every process. Cost per run: the journal since the last run, two balance reads, one wallet
- * read, the unknowns, and for each match that moved, its record, group and escrow.
+ * holds a payout; no `unknown` past its deadline; no player's tab below zero; the wallet moved
+ * by what the journal says (within fees and `walletSettleMs`); cover (which counts the tabs as
+ * owed) is not below zero. Each finding is reported once, in every process. Cost per run: the
+ * journal since the last run, two balance reads, one wallet read, the unknowns, for each match
+ * that moved, its record, group and escrow, and one balance read per 1,000 tabs drawn from.
  */
 import { createHash } from 'node:crypto';
 import { type Intent, isTerminal } from '../ledger/intent.js';
@@ -44,6 +45,9 @@ export class Auditor {
   /** The shortfalls of the last `walletSettleMs`, oldest first (wallet.ts's rule, below). */
   #shortfalls: Shortfall[] = [];
   readonly #reported = new Set<string>();
+  /** Tabs drawn from since the last run, and those found below zero (looked at again each run). */
+  readonly #drawnTabs = new Set<string>();
+  readonly #negativeTabs = new Set<string>();
   #running: Promise<AuditReport> | undefined;
   readonly #looker: Looker;
 
@@ -90,6 +94,7 @@ export class Auditor {
       });
     }
     findings.push(...(await this.#checkMatches(now)));
+    findings.push(...(await this.#checkTabs()));
     const unknowns = await engine.ledger.unknowns(1000);
     findings.push(...this.#checkUnknowns(unknowns, now));
     if (wallet !== null) {
@@ -133,6 +138,8 @@ export class Auditor {
     const matchId = entry.matchId ?? escrow?.slice('escrow:'.length);
     if (matchId !== undefined) this.#matches.set(matchId, entry.at);
     if (entry.unit !== 'msats') return 0n;
+    // A tab can only go below zero when drawn from.
+    if (entry.debit.startsWith(TAB)) this.#drawnTabs.add(entry.debit);
     const order = ++this.#read;
     const shownAt = this.#mayLeave.get(entry.intentId);
     if (shownAt !== undefined && mayLeave(entry.debit)) this.#mayLeave.delete(entry.intentId);
@@ -183,6 +190,32 @@ export class Auditor {
         });
       }
       if (match.status === 'completed') findings.push(...(await this.#checkWinners(match)));
+    }
+    return findings;
+  }
+
+  /** Every tab drawn from since the last run, and every one below zero at it, read again. */
+  async #checkTabs(): Promise<AuditFinding[]> {
+    const names = [...new Set([...this.#negativeTabs, ...this.#drawnTabs])];
+    this.#drawnTabs.clear();
+    const findings: AuditFinding[] = [];
+    for (let i = 0; i < names.length; i += 1000) {
+      const rows = await this.#engine.ledger.balances(names.slice(i, i + 1000));
+      for (const { account, unit, balance } of rows) {
+        if (unit !== 'msats') continue;
+        if (BigInt(balance) >= 0n) {
+          this.#negativeTabs.delete(account);
+          continue;
+        }
+        if (this.#negativeTabs.size < MEMORY) this.#negativeTabs.add(account);
+        const playerId = account.slice(TAB.length);
+        findings.push({
+          type: 'tab-negative',
+          playerId,
+          balanceMsat: balance,
+          message: `player ${playerId}'s tab is below zero: ${balance} msats (more was withdrawn than credited)`,
+        });
+      }
     }
     return findings;
   }
@@ -301,7 +334,7 @@ export class Auditor {
       {
         type: 'cover-short',
         coverMsat: cover.toString(),
-        message: `the wallet does not cover what the game owes: short by ${-cover} msats (owed to players ${balances.owedToPlayersMsat}, escrow ${balances.escrowMsat}, in flight ${balances.inFlightMsat})`,
+        message: `the wallet does not cover what the game owes: short by ${-cover} msats (owed to players ${balances.owedToPlayersMsat}, of which tabs ${balances.tabsMsat}, escrow ${balances.escrowMsat}, in flight ${balances.inFlightMsat})`,
       },
     ];
   }
@@ -344,6 +377,8 @@ interface Shortfall {
   /** Outflows recorded since, of codes and payments already out then. */
   explained: bigint;
 }
+
+const TAB = accounts.tab('');
 
 /** Whether money in this account may leave the wallet before the journal hears of it. */
 function mayLeave(account: string): boolean {

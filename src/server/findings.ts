@@ -24,4 +24,5 @@ export type AuditFinding = { message: string } & (
       since: number;
     }
   | { type: 'cover-short'; coverMsat: string }
+  | { type: 'tab-negative'; playerId: string; balanceMsat: string }
 );

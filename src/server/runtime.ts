@@ -30,6 +30,7 @@ import { OutboundScheduler } from './outbound.js';
 import { PriceFeed } from './price.js';
 import { PayoutQueue } from './queue.js';
 import { Reconciler } from './reconciler.js';
+import { Refusals } from './refusals.js';
 import { RegionCache } from './regions.js';
 import { Rooms } from './rooms.js';
 import { CallbackSources } from './sources.js';
@@ -100,7 +101,8 @@ function build(opened: Opened, settings: Settings, events: SafeEmitter) {
     return report;
   };
   const operator = new Operator(engine, matches);
-  const money = new MoneyOperations(engine, (kind, err) => metrics.refused(kind, err));
+  const refusals = new Refusals(() => engine.now());
+  const money = new MoneyOperations(engine, refusals, (kind, err) => metrics.refused(kind, err));
   const reconciler = new Reconciler(engine, checks, audit, (ok) => metrics.checked(ok));
   const { fiat, callbackSources: sources } = settings;
   const price = fiat ? new PriceFeed(() => port.btcUsd(), fiat, logger) : null;
@@ -111,6 +113,7 @@ function build(opened: Opened, settings: Settings, events: SafeEmitter) {
     checks,
     matches,
     money,
+    refusals,
     operator,
     auditor,
     alerts,

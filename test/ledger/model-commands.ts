@@ -43,6 +43,7 @@ import {
   SHARED_ACCOUNTS,
   T0,
   verify,
+  WITHDRAWAL,
   WRITERS,
   type Writers,
 } from './model.js';
@@ -77,17 +78,20 @@ class Single implements Cmd {
 
 /**
  * Operations fired together (Promise.all), from several writers. `sameMove`: they all make one
- * move, so exactly one may win. `sameId`: they all create one new id, so exactly one may succeed.
+ * move, so exactly one may win. `sameId`: they all create one new id, so exactly one may succeed
+ * (none, when the model refuses it: a withdrawal past its tab). `sameTab`: they all withdraw a
+ * player's whole tab, so at most one may succeed (exactly one when the tab holds money).
  */
 class Together implements Cmd {
   constructor(
     readonly ops: Op[],
-    readonly kind: 'mixed' | 'sameMove' | 'sameId' = 'mixed',
+    readonly kind: 'mixed' | 'sameMove' | 'sameId' | 'sameTab' = 'mixed',
   ) {}
 
   check(model: Readonly<Model>): boolean {
     const creates = this.ops.filter((op) => op.op === 'create').length;
-    if (this.kind !== 'sameId' && model.intents.length + creates > MAX_INTENTS) return false;
+    const adds = this.kind === 'sameId' ? 0 : this.kind === 'sameTab' ? 1 : creates;
+    if (model.intents.length + adds > MAX_INTENTS) return false;
     return !this.ops.some(needsIntent) || model.intents.length > 0;
   }
 
@@ -114,9 +118,11 @@ class Together implements Cmd {
       const open = status !== undefined && move.from.includes(status);
       expect(wins, `${what}winners of one compare-and-set`).to.equal(open ? 1 : 0);
     }
-    if (this.kind === 'sameId') {
+    if (this.kind === 'sameId' || this.kind === 'sameTab') {
       const made = answers.filter((a) => 'intent' in a).length;
-      expect(made, `${what}creates of one id that succeeded`).to.equal(1);
+      const alone = expected(structuredClone(model), calls[0] as Call);
+      const may = 'intent' in alone ? 1 : 0;
+      expect(made, `${what}creates that succeeded (of one id, or of one whole tab)`).to.equal(may);
     }
 
     // Then the whole claim: some order of the calls explains every answer and the store.
@@ -317,6 +323,21 @@ const sameId = fc
     return new Together(ops, 'sameId');
   });
 
+/** Every writer withdraws one player's whole tab at once, each as a new intent. */
+const sameTab = fc.tuple(fc.option(due, { nil: null, freq: 6 }), player).map(([d, player]) => {
+  const ops: Op[] = Array.from({ length: WRITERS }, (_, w) => ({
+    op: 'create',
+    writer: w,
+    due: d,
+    reuse: null,
+    profile: WITHDRAWAL,
+    player,
+    amount: 0,
+    all: true,
+  }));
+  return new Together(ops, 'sameTab');
+});
+
 /** Every writer claims at once, each for its own owner. */
 const sameClaim = fc
   .tuple(fc.integer({ min: 1, max: 3 }), fc.integer({ min: 1, max: 3000 }))
@@ -361,6 +382,7 @@ export const COMMANDS: fc.Arbitrary<Cmd> = fc.oneof(
   { arbitrary: advance, weight: 4 },
   { arbitrary: sameMove, weight: 2 },
   { arbitrary: sameId, weight: 1 },
+  { arbitrary: sameTab, weight: 1 },
   { arbitrary: sameClaim, weight: 2 },
   { arbitrary: mixed, weight: 3 },
 );

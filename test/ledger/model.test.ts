@@ -7,7 +7,10 @@
  * compare-and-set exactly one wins, and history has one entry per applied move) or hands a
  * running lease to a second owner, and that calls fired together act as some order of them;
  * and that the journal holds the postings of exactly the writes applied, its balances their sums
- * (conserved: every unit's class balances sum to zero).
+ * (conserved: every unit's class balances sum to zero). Players' tabs are among the creates: a
+ * credit recorded settled (completed at its create, once per id), a withdrawal refused past the
+ * tab (the `funds` guard; three writers drawing one whole tab at once, at most one through),
+ * and, moved on like any payout, back in the tab when it ends expired or failed.
  *
  * Runs MODEL_RUNS sequences per store (default 40: `npm test`'s short form, 5 to 20 s per store
  * on the 2-core development machine); for a longer hunt, `npm run test:model` (500), or

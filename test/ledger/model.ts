@@ -24,7 +24,9 @@
 
 import { isDeepStrictEqual } from 'node:util';
 import { expect } from 'chai';
+import { InsufficientFundsError } from '../../src/errors.js';
 import {
+  type CreateGuards,
   canMove,
   DuplicateIntentError,
   IllegalTransitionError,
@@ -36,10 +38,12 @@ import {
   isTerminal,
   type LedgerStore,
   OPEN_STATUSES,
+  SETTLED_NOTE,
 } from '../../src/ledger/index.js';
 import {
   type AccountBalance,
   accountClass,
+  accounts,
   afterWrite,
   type JournalEntry,
   type Posting,
@@ -72,12 +76,18 @@ export const PROFILES = [
   { kind: 'entryFee', unit: 'msats', pot: false },
   { kind: 'spend', unit: 'USDZ', pot: false },
   { kind: 'match', unit: 'msats', pot: false },
+  // A tab's credit, settled at its create; a withdrawal from the tab, guarded by its funds.
+  { kind: 'credit', unit: 'msats', pot: false, guards: 'settled' },
+  { kind: 'withdrawal', unit: 'msats', pot: false, guards: 'funds' },
 ] as const satisfies readonly {
   kind: Intent['kind'];
   unit: string;
   pot: boolean;
   attempt?: number;
+  guards?: 'settled' | 'funds';
 }[];
+/** The profile of a withdrawal from a tab (the `sameTab` race draws with it). */
+export const WITHDRAWAL = PROFILES.findIndex((p) => 'guards' in p && p.guards === 'funds');
 /** Amounts around 2^59 too: eight of them still fit a balance, and none fits a double. */
 export const AMOUNTS = ['1', '21000', String(2n ** 59n + 7n)] as const;
 /** Accounts every sequence of a shared database moves: read before it starts (Model.baseline). */
@@ -160,6 +170,8 @@ export type Op =
       profile: number;
       player: number;
       amount: number;
+      /** The player's whole tab (1 msat when it is empty), in place of AMOUNTS. */
+      all?: boolean;
     }
   | {
       op: 'transition';
@@ -191,6 +203,8 @@ export type Call =
       nextCheckAt: number | null;
       intent: Pick<Modelled, 'kind' | 'playerId' | 'groupId' | 'amount' | 'unit' | 'meta'>;
       postings: Posting[];
+      /** A tab's: a credit recorded settled, a withdrawal guarded by the tab's funds. */
+      guards: CreateGuards;
     }
   | {
       op: 'transition';
@@ -224,7 +238,23 @@ export type Answer =
   | { done: true }
   | { error: string };
 
-const REFUSALS = [DuplicateIntentError, IllegalTransitionError, InvalidIntentError] as const;
+const REFUSALS = [
+  DuplicateIntentError,
+  IllegalTransitionError,
+  InvalidIntentError,
+  InsufficientFundsError,
+] as const;
+
+/** A player's tab as the model's journal has it (each sequence's players start at zero). */
+export function tabOf(model: Model, playerId: string): bigint {
+  const tab = accounts.tab(playerId);
+  let balance = 0n;
+  for (const entry of Object.values(model.journal).flat()) {
+    if (entry.credit === tab) balance += BigInt(entry.amount);
+    if (entry.debit === tab) balance -= BigInt(entry.amount);
+  }
+  return balance;
+}
 
 export function project(intent: Intent): Modelled {
   return {
@@ -312,14 +342,18 @@ export function resolve(model: Model, op: Op, sharedId?: string): Call {
           : (sharedId ?? `${model.run}i${model.ids++}`);
       const profile = PROFILES[op.profile % PROFILES.length] as (typeof PROFILES)[number];
       const match = `${model.run}m`;
+      const playerId =
+        profile.kind === 'match'
+          ? `match:${id}`
+          : `${model.run}${PLAYERS[op.player % PLAYERS.length]}`;
+      const tab = op.all ? tabOf(model, playerId) : 0n;
       const intent = {
         kind: profile.kind,
-        playerId:
-          profile.kind === 'match'
-            ? `match:${id}`
-            : `${model.run}${PLAYERS[op.player % PLAYERS.length]}`,
+        playerId,
         groupId: profile.kind === 'match' ? id : profile.pot ? match : null,
-        amount: AMOUNTS[op.amount % AMOUNTS.length] as string,
+        amount: op.all
+          ? String(tab > 0n ? tab : 1n)
+          : (AMOUNTS[op.amount % AMOUNTS.length] as string),
         unit: profile.unit,
         meta: {
           ...(profile.pot && profile.kind !== 'entryFee' ? { payKey: `${match}:${id}` } : {}),
@@ -332,7 +366,12 @@ export function resolve(model: Model, op: Op, sharedId?: string): Call {
         asCreated({ ...newIntent({ id, ...intent }), id, nextCheckAt }, now),
         positionOf,
       );
-      return { op: 'create', writer, now, id, nextCheckAt, intent, postings };
+      const guards: CreateGuards = !('guards' in profile)
+        ? {}
+        : profile.guards === 'settled'
+          ? { settled: true }
+          : { funds: { account: accounts.tab(playerId) } };
+      return { op: 'create', writer, now, id, nextCheckAt, intent, postings, guards };
     }
     case 'transition': {
       const target = pickIntent(
@@ -436,6 +475,10 @@ export function expected(model: Model, call: Call): Answer {
   switch (call.op) {
     case 'create': {
       if (find(call.id)) return { error: 'DuplicateIntentError' };
+      const { funds, settled } = call.guards;
+      if (funds && tabOf(model, call.intent.playerId) < BigInt(call.intent.amount)) {
+        return { error: 'InsufficientFundsError' };
+      }
       const m: Modelled = {
         id: call.id,
         status: 'creating',
@@ -449,6 +492,12 @@ export function expected(model: Model, call: Call): Answer {
         history: [{ at: now, from: null, to: 'creating' }],
         ...structuredClone(call.intent),
       };
+      if (settled) {
+        // Ended at its create, in the same step: never due, with its postings as created.
+        m.status = 'completed';
+        m.nextCheckAt = null;
+        m.history.push({ at: now, from: 'creating', to: 'completed', note: SETTLED_NOTE });
+      }
       model.intents.push(m);
       post(model, m, null, call);
       return { intent: structuredClone(m) };
@@ -522,7 +571,7 @@ export async function perform(writers: Writers, call: Call): Promise<Answer> {
         const intent = await store.create(
           newIntent({ id: call.id, nextCheckAt: call.nextCheckAt, ...call.intent }),
           now,
-          {},
+          call.guards,
           call.postings,
         );
         return { intent: project(intent) };
@@ -566,7 +615,7 @@ export function describeCall(call: Call): string {
   const w = `w${call.writer}`;
   switch (call.op) {
     case 'create':
-      return `${w}.create(${call.id}, ${call.intent.kind} of ${call.intent.playerId}${call.intent.groupId ? ` in ${call.intent.groupId}` : ''}, ${JSON.stringify(call.intent.meta)}, next ${call.nextCheckAt === null ? 'none' : t(call.nextCheckAt)}, ${t(call.now)})${describePostings(call.postings)}`;
+      return `${w}.create(${call.id}, ${call.intent.kind} ${call.intent.amount} of ${call.intent.playerId}${call.intent.groupId ? ` in ${call.intent.groupId}` : ''}, ${JSON.stringify(call.intent.meta)}, next ${call.nextCheckAt === null ? 'none' : t(call.nextCheckAt)}, ${t(call.now)})${describePostings(call.postings)}`;
     case 'transition':
       return `${w}.transition(${call.id}, [${call.from}] -> ${call.to}, ${JSON.stringify(call.patch)}, ${t(call.now)}${call.read ? `, read in ${call.read.status}` : ''})${describePostings(call.postings)}`;
     case 'update':
@@ -583,7 +632,7 @@ export function describeOp(op: Op): string {
   const patch = (p: PatchSpec) => JSON.stringify(p);
   switch (op.op) {
     case 'create':
-      return `${w}.create(${op.reuse === null ? 'new' : `#${op.reuse}`}, due ${op.due ?? 'none'}, profile ${op.profile % PROFILES.length}, player ${op.player % PLAYERS.length}, amount ${op.amount % AMOUNTS.length})`;
+      return `${w}.create(${op.reuse === null ? 'new' : `#${op.reuse}`}, due ${op.due ?? 'none'}, profile ${op.profile % PROFILES.length}, player ${op.player % PLAYERS.length}, amount ${op.all ? 'all' : op.amount % AMOUNTS.length})`;
     case 'transition':
       return `${w}.transition(#${op.pick}${op.aim ? '*' : ''}, [${op.from}] -> ${op.to}, ${patch(op.patch)})`;
     case 'update':
@@ -608,10 +657,12 @@ export function assertSound(intent: Intent): void {
     to: 'creating',
   });
   let status: IntentStatus = 'creating';
-  for (const entry of moves) {
+  for (const [k, entry] of moves.entries()) {
     expect(entry.from, `${where}: each move starts where the last ended`).to.equal(status);
+    // A settled record (a tab's credit) is completed by its create, at once, with its note.
+    const settled = k === 0 && entry.note === SETTLED_NOTE && entry.at === first?.at;
     expect(
-      canMove(status, entry.to),
+      settled || canMove(status, entry.to),
       `${where}: ${status} -> ${entry.to} is not in TRANSITIONS`,
     ).to.equal(true);
     status = entry.to;

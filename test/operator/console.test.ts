@@ -37,6 +37,8 @@ const GETS = [
   '/api/oplog',
   '/api/oplog?playerId=p1',
   '/export/oplog.csv',
+  '/api/tabs',
+  '/api/refusals',
 ];
 
 /** An answer's JSON, typed as the test reads it. */
@@ -444,6 +446,71 @@ describe('operator console routes', () => {
         expect((await log()).map((l) => [l.action, l.by, l.intentId, l.after])).to.deep.equal([
           ['reissue', 'alice', payoutId, result.attempt],
         ]);
+      });
+
+      it("shows players' tabs largest first, a page at a time, and the tab calls refused; bad input is a 400", async () => {
+        game = await start(via);
+        const { tabs } = game.lightning;
+        const credits: [string, number][] = [
+          ['ann', 30_000],
+          ['ben', 70_000],
+          ['cal', 50_000],
+        ];
+        for (const [playerId, amountMsat] of credits) {
+          await tabs.credit({ playerId, amountMsat, description: 'round won' });
+        }
+        const past = await tabs
+          .withdraw({ playerId: 'ann', amountMsat: 40_000, description: 'cash out' })
+          .catch((e: unknown) => e);
+        expect(past).to.have.property('code', 'LN_INSUFFICIENT_FUNDS');
+        const read = (sub: string) => fetch(url(sub), { headers: { authorization: TOKEN } });
+        type Page = { tabs: { playerId: string; balanceMsat: string }[]; next: string | null };
+
+        const first = await read('/api/tabs?limit=2');
+        expect(first.status).to.equal(200);
+        const one = await answerOf<Page>(first);
+        expect(one.tabs).to.deep.equal([
+          { playerId: 'ben', balanceMsat: '70000' },
+          { playerId: 'cal', balanceMsat: '50000' },
+        ]);
+        const two = await answerOf<Page>(
+          await read(`/api/tabs?limit=2&after=${encodeURIComponent(one.next as string)}`),
+        );
+        expect(two).to.deep.equal({
+          tabs: [{ playerId: 'ann', balanceMsat: '30000' }],
+          next: null,
+        });
+
+        const refusals = await answerOf<{
+          recent: { call: string; playerId: string; amountMsat: string; code: string }[];
+          counts: { call: string; code: string; count: number }[];
+        }>(await read('/api/refusals'));
+        expect(refusals.recent).to.have.length(1);
+        expect(refusals.recent[0]).to.include({
+          call: 'tabs.withdraw',
+          playerId: 'ann',
+          amountMsat: '40000',
+          code: 'LN_INSUFFICIENT_FUNDS',
+        });
+        expect(refusals.counts).to.deep.equal([
+          { call: 'tabs.withdraw', code: 'LN_INSUFFICIENT_FUNDS', count: 1 },
+        ]);
+
+        const bad = [
+          '/api/tabs?limit=0',
+          '/api/tabs?limit=1001',
+          '/api/tabs?limit=two',
+          '/api/tabs?after=nonsense',
+          '/api/tabs?after=',
+          '/api/tabs?player=ann',
+          '/api/refusals?limit=-1',
+          '/api/refusals?since=1',
+        ];
+        for (const sub of bad) {
+          const res = await read(sub);
+          expect(res.status, sub).to.equal(400);
+          expect((await answerOf(res)).error, sub).to.be.a('string');
+        }
       });
 
       it('serves the page with a policy that runs only its own script', async () => {

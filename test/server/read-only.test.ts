@@ -21,6 +21,7 @@ describe('server: lightning.books.ledger only reads', () => {
     });
     const view = game.lightning.books.ledger as unknown as Record<string, unknown>;
     expect(Object.keys(view).sort()).to.deep.equal([
+      'accounts',
       'balances',
       'byGroup',
       'byRemoteId',

@@ -1,6 +1,6 @@
 /**
  * The fault soak, short form (soak/runner.ts; the long form is `npm run soak -- --ops 10000`):
- * 400 ops (rewards, fees, spends and match steps) by real SDK clients over three game processes
+ * 400 ops (rewards, fees, spends, match steps, tab credits and withdrawals) by real SDK clients over three game processes
  * on one durable PostgreSQL ledger (presence on Redis), with emulator faults, bad callback
  * weather, a game process SIGKILLed with creates in flight and PostgreSQL SIGKILLed, then every invariant checked against the
  * emulator's records, the ledger and its journal. About 30 s on 2 cores; the figures are
@@ -10,7 +10,7 @@ import { expect } from 'chai';
 import { printFigures } from '../../soak/figures.js';
 import { runSoak } from '../../soak/runner.js';
 
-describe('soak: rewards, fees, spends and matches through faults, a process kill and a PostgreSQL kill', function () {
+describe('soak: rewards, fees, spends, matches and tabs through faults, a process kill and a PostgreSQL kill', function () {
   // A ceiling, not a claim: the run shares two cores with another suite under `npm test`.
   this.timeout(120_000);
 
@@ -36,5 +36,8 @@ describe('soak: rewards, fees, spends and matches through faults, a process kill
     expect(figure('ended')).to.match(/settled [1-9]/);
     expect(figure('payouts (attempts)')).to.match(/code claimed [1-9]/);
     expect(figure('entries')).to.match(/^[1-9]/);
+    // Tabs were credited and withdrawn, and the journal's checks above held with them.
+    expect(figure('credit')).to.match(/^[1-9][0-9]*: completed [1-9]/);
+    expect(figure('withdrawal')).to.match(/^[1-9]/);
   });
 });

@@ -13,6 +13,7 @@ import { payment, startAddressPayment } from '../kinds/payment.js';
 import { reward, startReward } from '../kinds/reward.js';
 import { spend, startSpend } from '../kinds/spend.js';
 import { startWithdrawal, withdrawal } from '../kinds/withdrawal.js';
+import type { Refusals } from '../refusals.js';
 import type {
   ParsedAddressPayment,
   ParsedCredit,
@@ -27,11 +28,14 @@ export type OnRefused = (kind: IntentKind, err: unknown) => void;
 
 export class MoneyOperations {
   readonly #engine: Engine;
+  readonly #refusals: Refusals;
   readonly #refused: OnRefused;
   #closed = false;
 
-  constructor(engine: Engine, refused: OnRefused = () => {}) {
+  /** `refusals`: where a refused tab call is noted, for the operator; `refused`: the metrics. */
+  constructor(engine: Engine, refusals: Refusals, refused: OnRefused = () => {}) {
     this.#engine = engine;
+    this.#refusals = refusals;
     this.#refused = refused;
   }
 
@@ -57,12 +61,17 @@ export class MoneyOperations {
   }
 
   async credit(args: ParsedCredit): Promise<Intent> {
-    return this.#told(credit.kind, startCredit(this.#open(), args));
+    const engine = this.#open();
+    const started = this.#refusals.noted('tabs.credit', args, () => startCredit(engine, args));
+    return this.#told(credit.kind, started);
   }
 
   /** A withdrawal of `amountMsat` from the tab, or of all of it (docs/TABS.md). */
   async withdraw(args: ParsedWithdrawal): Promise<Intent> {
-    return this.#told(withdrawal.kind, startWithdrawal(this.#open(), args));
+    const engine = this.#open();
+    const who = { playerId: args.playerId, amountMsat: args.amountMsat ?? null };
+    const started = this.#refusals.noted('tabs.withdraw', who, () => startWithdrawal(engine, args));
+    return this.#told(withdrawal.kind, started);
   }
 
   /** What `started` ends with; a rejection is told first (as `kind`'s). */

@@ -306,5 +306,45 @@ export function describeFundsContract(factory: LedgerFactory): void {
       }
       assert.equal(await tabOf(store, player), '5000');
     });
+    it("lists a class's accounts richest first, a page at a time, none at zero", async () => {
+      const run = randomUUID().slice(0, 8);
+      const name = (n: string) => `${run}-${n}`;
+      // b and c tie: by name. e is drawn to zero: left out of the tabs, in claimable.
+      const amounts: [string, string][] = [
+        ['a', '3000'],
+        ['c', '9000'],
+        ['b', '9000'],
+        ['d', '1000'],
+        ['e', '4000'],
+      ];
+      for (const [who, amount] of amounts) await credit(store, name(who), amount);
+      await draw(store, name('e'), '4000');
+      const listed: string[] = [];
+      let after: string | undefined;
+      let pages = 0;
+      for (;;) {
+        const page = await store.accounts({ class: 'tab', limit: 2, ...(after ? { after } : {}) });
+        pages++;
+        assert.ok(page.accounts.length <= 2);
+        for (const row of page.accounts) {
+          assert.equal(row.unit, 'msats');
+          if (row.account.startsWith(`tab:${run}-`)) listed.push(`${row.account}=${row.balance}`);
+        }
+        if (page.next === null) break;
+        after = page.next;
+      }
+      assert.ok(pages >= 2, 'paged');
+      assert.deepEqual(listed, [
+        `tab:${name('b')}=9000`,
+        `tab:${name('c')}=9000`,
+        `tab:${name('a')}=3000`,
+        `tab:${name('d')}=1000`,
+      ]);
+      const claimable = await store.accounts({ class: 'claimable' });
+      assert.ok(claimable.accounts.some((r) => r.account === `claimable:${name('e')}`));
+      await rejection(store.accounts({ class: 'house' }), InvalidIntentError);
+      await rejection(store.accounts({ class: 'tab', after: 'tab:x' }), InvalidIntentError);
+      await rejection(store.accounts({ class: 'tab', limit: 0 }), InvalidIntentError);
+    });
   });
 }
