@@ -42,6 +42,7 @@ export {
   PayoutsPausedError,
   PlayerBlockedError,
   RegionRefusedError,
+  TimeInRoomError,
 } from './errors.js';
 // The server-level object, its groups and its events.
 export type { Claim, LightningBooks } from './face/books.js';
@@ -110,7 +111,9 @@ export type {
   PurchaseArgs,
   RewardArgs,
   SpendArgs,
+  TabCreditArgs,
   WidgetArgs,
+  WithdrawArgs,
 } from './room/inputs.js';
 export { type MatchEntryOptions, RoomMatch } from './room/match.js';
 export type { LightningPluginOptions } from './room/options.js';
@@ -127,6 +130,7 @@ export {
   PointSpend,
   Price,
   Reward,
+  Tab,
 } from './room/state.js';
 export type { PurchaseSession, WidgetSession } from './room/widget-access.js';
 export type { Alert, AlertCondition, AlertKind } from './server/alert-kinds.js';

@@ -52,6 +52,8 @@ const COUNTERS = {
   points: "lightning.points.spent {point} Players' points spent, by currency (minor units)",
   callbacks: 'lightning.callbacks {callback} Status callbacks received, by what the route answered',
   checks: "lightning.reconciler.checks {check} The reconciler's re-reads of due intents",
+  refused:
+    'lightning.refused {refusal} Money helpers refused by a rule of the game, by the error code',
 } satisfies Record<string, string>;
 
 const HISTOGRAMS = {
@@ -162,6 +164,11 @@ export class LightningMetrics {
   callbackMoved(intent: Intent, ms: number): void {
     if (!this.#live) return;
     this.#time.callback.record(ms / 1000, { kind: intent.kind, status: intent.status });
+  }
+
+  /** A money helper refused by one of the game's rules (its error's `LN_` code). */
+  refused(code: string): void {
+    this.#count.refused.add(1, { reason: code });
   }
 
   /** The reconciler re-read a due intent (`ok` false: the check threw). */
