@@ -15,6 +15,7 @@ import { expect } from 'chai';
 import { ManualClock, startEmulator } from '../../src/emulator/index.js';
 import { InsufficientFundsError, InvalidArgumentError, TimeInRoomError } from '../../src/errors.js';
 import type { LightningPluginOptions } from '../../src/room/options.js';
+import type { LightningOptions } from '../../src/server/options.js';
 import { rejection } from '../ledger/contract/support.js';
 import { eventually } from '../support/eventually.js';
 import type { Game } from '../support/game.js';
@@ -64,7 +65,11 @@ describe('room: player tabs (issue 34)', function () {
     metrics.disable();
   });
 
-  async function start(plugin: LightningPluginOptions = {}, reader?: MetricReader) {
+  async function start(
+    plugin: LightningPluginOptions = {},
+    reader?: MetricReader,
+    options: Pick<LightningOptions, 'approvals'> = {},
+  ) {
     const clock = new ManualClock(Date.now());
     const emulator = await startEmulator({ clock });
     owned.push(emulator);
@@ -75,6 +80,7 @@ describe('room: player tabs (issue 34)', function () {
         clock,
         reconciler: { enabled: false },
         ...(meterProvider ? { meterProvider } : {}),
+        ...options,
       },
       plugin,
     );
@@ -122,6 +128,25 @@ describe('room: player tabs (issue 34)', function () {
     // Alice's stream did carry them: the search above would have found them.
     expect(sawText(alice, '22345')).to.equal(true);
     expect(sawText(alice, reward.code)).to.equal(true);
+  });
+
+  it('shows a held withdrawal an operator rejected back in the tab, to its player', async () => {
+    const { game, room, alice, bob, lightning } = await start(
+      { tabs: { minTimeInRoomMs: 0 } },
+      undefined,
+      { approvals: { aboveMsat: 10_000 } },
+    );
+    const client = serverClient(room, alice);
+    await lightning.credit(client, { amountMsat: 20_000, description: 'won' });
+    const held = await lightning.withdraw(client);
+    expect(held.status).to.equal('held');
+    await eventually(() => balanceOf(alice) === '0', 3000, 'the tab taken by the held withdrawal');
+    expect(game.emulator.control.withdrawalRequests()).to.have.length(0);
+    await game.lightning.operator.reject(held.id, 'ops', 'looks like farming');
+    await eventually(() => balanceOf(alice) === '20000', 3000, 'the amount back in her tab');
+    await caughtUp(room, alice, bob);
+    expect(balanceOf(bob)).to.equal(null);
+    expect(sawText(bob, '20000')).to.equal(false);
   });
 
   it('withdraws part of the tab, refuses more than it holds and an empty one', async () => {
