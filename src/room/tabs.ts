@@ -102,18 +102,25 @@ export class RoomTabs {
     };
     this.#reads.set(playerId, reads);
     const seq = ++reads.issued;
-    reads.last = this.#deps.read(playerId).then(
-      (balance) => {
-        if (seq < reads.written || this.#reads.get(playerId) !== reads)
+    reads.last = this.#deps
+      .read(playerId)
+      .then(
+        (balance) => {
+          if (seq < reads.written || this.#reads.get(playerId) !== reads) {
+            return this.#entry(playerId);
+          }
+          reads.written = seq;
+          return this.#write(playerId, balance);
+        },
+        (err: Error) => {
+          this.#deps.warn(`reading the tab of ${playerId}: ${err.message}`);
           return this.#entry(playerId);
-        reads.written = seq;
-        return this.#write(playerId, balance);
-      },
-      (err: Error) => {
-        this.#deps.warn(`reading the tab of ${playerId}: ${err.message}`);
-        return this.#entry(playerId);
-      },
-    );
+        },
+      )
+      .finally(() => {
+        // A player not here keeps nothing in memory (a move after they left, a withdrawal's).
+        if (!this.#keys.has(playerId) && !this.present(playerId)) this.#reads.delete(playerId);
+      });
     return reads.last;
   }
 
@@ -150,7 +157,8 @@ export class RoomTabs {
       }
       return known;
     }
-    if (balance === 0) return undefined;
+    // A tab appears for a player here with something in it; one who left gets it on rejoin.
+    if (balance === 0 || !this.present(playerId)) return undefined;
     const tab = new Tab();
     tab.balance = text;
     tab.playerId = playerId;
