@@ -239,7 +239,7 @@ describe('room: player tabs (issue 34)', function () {
     );
   });
 
-  it('leaves the tab alone when the player leaves, by default', async () => {
+  it('leaves the tab alone when the player leaves, by default, and shows it when they are back', async () => {
     const { game, room, alice, bob, lightning } = await start({ tabs: { minTimeInRoomMs: 0 } });
     await lightning.credit(serverClient(room, alice), { amountMsat: 15_000, description: 'won' });
     await alice.leave();
@@ -247,5 +247,10 @@ describe('room: player tabs (issue 34)', function () {
     await caughtUp(room, bob);
     expect(game.emulator.control.withdrawalRequests()).to.have.length(0);
     expect(await game.lightning.tabs.balance('alice')).to.equal(15_000);
+    // Back in the room (a new session), her tab shows again, to her only.
+    const again = await game.colyseus.connectTo(room, { playerId: 'alice' });
+    await eventually(() => balanceOf(again) === '15000', 3000, 'her tab on rejoin');
+    await caughtUp(room, bob);
+    expect(balanceOf(bob)).to.equal(null);
   });
 });
