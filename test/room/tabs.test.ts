@@ -14,11 +14,14 @@ import {
 import { expect } from 'chai';
 import { ManualClock, startEmulator } from '../../src/emulator/index.js';
 import { InsufficientFundsError, InvalidArgumentError, TimeInRoomError } from '../../src/errors.js';
+import { SqliteLedger } from '../../src/ledger/sqlite.js';
+import { createLightning } from '../../src/lightning.js';
 import type { LightningPluginOptions } from '../../src/room/options.js';
 import type { LightningOptions } from '../../src/server/options.js';
 import { rejection } from '../ledger/contract/support.js';
 import { eventually } from '../support/eventually.js';
 import type { Game } from '../support/game.js';
+import { quietLogger } from '../support/game.js';
 import { type Arena, caughtUp, sawText, serverClient, startArena } from './support.js';
 
 type SyncedMap<V> = Map<string, V> & { size: number };
@@ -147,6 +150,35 @@ describe('room: player tabs (issue 34)', function () {
     await caughtUp(room, alice, bob);
     expect(balanceOf(bob)).to.equal(null);
     expect(sawText(bob, '20000')).to.equal(false);
+  });
+
+  it("shows a credit another process of the game made, through the room's presence channel", async () => {
+    const ledger = new SqliteLedger(':memory:');
+    owned.push(ledger);
+    game = await startArena({ reconciler: { enabled: false }, ledger }, { catchUpMs: 0 });
+    const room = await game.colyseus.createRoom<Arena>('arena');
+    const alice = await game.colyseus.connectTo(room, { playerId: 'alice' });
+    const bob = await game.colyseus.connectTo(room, { playerId: 'bob' });
+    // A second server on the same ledger and presence, as another process of the game.
+    const other = createLightning({
+      apiKey: game.emulator.apiKey,
+      baseUrl: game.emulator.url,
+      publicUrl: `http://127.0.0.1:${game.port}`,
+      logger: quietLogger,
+      ledger,
+      reconciler: { enabled: false },
+    });
+    owned.unshift(other);
+    await other.tabs.credit({
+      playerId: 'alice',
+      roomId: room.roomId,
+      amountMsat: 4_321,
+      description: 'elsewhere',
+    });
+    await eventually(() => balanceOf(alice) === '4321', 3000, 'the credit on her screen');
+    await caughtUp(room, bob);
+    expect(balanceOf(bob)).to.equal(null);
+    expect(sawText(bob, '4321')).to.equal(false);
   });
 
   it('withdraws part of the tab, refuses more than it holds and an empty one', async () => {
