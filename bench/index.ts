@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: runs every benchmark (or the ones named: `client`, `screen`, `scale`,
- * `presence`, `ledgers`, `loop`, `rate`, `fair`, `matches`, `path`) and prints one table of absolute figures and
+ * `presence`, `ledgers`, `loop`, `rate`, `fair`, `matches`, `path`, `tabs`) and prints one table of absolute figures and
  * ratios. bench/README.md
  * says how each is measured and what its limit is.
  *
@@ -19,6 +19,7 @@ import { benchRate } from './rate.js';
 import { benchScale } from './scale.js';
 import { benchScreen } from './screen.js';
 import { printGoals, printTable, type Row } from './support/table.js';
+import { benchTabs } from './tabs.js';
 
 const benches: Record<string, () => Promise<Row[]>> = {
   client: async () => (await benchClient()).rows,
@@ -34,6 +35,7 @@ const benches: Record<string, () => Promise<Row[]>> = {
   rate: () => benchRate(),
   fair: () => benchFair(),
   matches: () => benchMatches(),
+  tabs: () => benchTabs(),
   path: async () => {
     const { rows, lines } = await benchPath();
     profiles.push(["10 path: a room reward()'s modules by layer, and the calls up a layer", lines]);

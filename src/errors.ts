@@ -42,6 +42,7 @@ export type LightningErrorCode =
   | 'LN_EARNING_CAP'
   | 'LN_WITHDRAWAL_TOO_SMALL'
   | 'LN_WITHDRAWAL_CAP'
+  | 'LN_TIME_IN_ROOM'
   | 'LN_MATCH_CLOSED'
   | 'LN_MATCH_SEAT'
   | 'LN_REGION_REFUSED'
@@ -328,6 +329,25 @@ export class WithdrawalCapError extends LightningError {
   ) {
     super(
       `player ${playerId} withdrew ${withdrawnMsat} msats in the last ${windowWords(windowMs)}, the cap is ${limitMsat} (tabs.withdrawPerDayMsat): this withdrawal would pass it; nothing was recorded or sent`,
+    );
+  }
+}
+
+/**
+ * A room's credit to a player who has not been in the room `minMs` yet (the plugin's
+ * `tabs.minTimeInRoomMs`, measured from its own clock at join): nothing was recorded.
+ */
+export class TimeInRoomError extends LightningError {
+  static override readonly code: LightningErrorCode = 'LN_TIME_IN_ROOM';
+
+  constructor(
+    readonly playerId: string,
+    /** How long the player's client has been in the room, and how long a credit needs, in ms. */
+    readonly inRoomMs: number,
+    readonly minMs: number,
+  ) {
+    super(
+      `player ${playerId} has been in the room ${inRoomMs} ms of the ${minMs} ms a credit needs (tabs.minTimeInRoomMs); nothing was recorded`,
     );
   }
 }

@@ -44,6 +44,7 @@ export {
   PayoutsPausedError,
   PlayerBlockedError,
   RegionRefusedError,
+  TimeInRoomError,
   WithdrawalCapError,
   WithdrawalTooSmallError,
 } from './errors.js';
@@ -114,7 +115,9 @@ export type {
   PurchaseArgs,
   RewardArgs,
   SpendArgs,
+  TabCreditArgs,
   WidgetArgs,
+  WithdrawArgs,
 } from './room/inputs.js';
 export { type MatchEntryOptions, RoomMatch } from './room/match.js';
 export type { LightningPluginOptions } from './room/options.js';
@@ -131,6 +134,7 @@ export {
   PointSpend,
   Price,
   Reward,
+  Tab,
 } from './room/state.js';
 export type { PurchaseSession, WidgetSession } from './room/widget-access.js';
 export type { Alert, AlertCondition, AlertKind } from './server/alert-kinds.js';

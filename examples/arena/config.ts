@@ -30,6 +30,18 @@ export interface ArenaConfig {
    * (and `limits.maxOpenPerGame` of the library) is what bounds a script making guests.
    */
   signInsPerMinute: number;
+  /**
+   * Credited to a player's tab (docs/TABS.md) for each round they won, or played to the end
+   * without clicking too early; they withdraw the tab as one code (the Withdraw button).
+   */
+  roundWonCreditMsat: bigint;
+  roundSurvivedCreditMsat: bigint;
+  /**
+   * How long a player must have been in the room before a round credits their tab (the
+   * plugin's `tabs.minTimeInRoomMs`, on the server's clock): a script that joins, plays one
+   * round and leaves earns nothing.
+   */
+  minTimeInRoomMs: number;
   /** The shop: item -> price in points (USDZ minor units: 100 = 1.00). */
   shop: Readonly<Record<string, number>>;
   /** Points each new player gets on the emulator, to try the shop. */
@@ -46,6 +58,9 @@ export const arenaConfig: ArenaConfig = {
   matchTimeoutMs: 10 * 60_000,
   maxMessagesPerSecond: 20,
   signInsPerMinute: 5,
+  roundWonCreditMsat: 10_000n, // 10 sats
+  roundSurvivedCreditMsat: 5_000n,
+  minTimeInRoomMs: 20_000,
   shop: { 'golden hat': 150, 'speed boots': 400, 'lucky charm': 900 },
   startingPoints: 1_000,
 };

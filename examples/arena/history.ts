@@ -20,7 +20,7 @@ import type { Intent, IntentStatus, Lightning, MatchView } from 'colyseus-lightn
 /** One movement, as the player's page shows it. */
 export interface MoneyRow {
   id: string;
-  what: 'entry fee' | 'prize' | 'refund' | 'points';
+  what: 'entry fee' | 'prize' | 'refund' | 'points' | 'tab';
   /** msats, or points for a spend. */
   amount: string;
   unit: string;
@@ -33,7 +33,9 @@ export interface MoneyRow {
   at: number;
 }
 
-const KINDS: readonly Intent['kind'][] = ['entryFee', 'reward', 'spend'];
+const KINDS: readonly Intent['kind'][] = ['entryFee', 'reward', 'spend', 'withdrawal'];
+/** What a player claims with a code: a prize (a reward, a match's payout) or their tab. */
+const CLAIMED: readonly Intent['kind'][] = ['reward', 'withdrawal'];
 
 export class MoneyHistory {
   readonly #lightning: Lightning;
@@ -92,16 +94,18 @@ function rowOf(intent: Intent): MoneyRow {
       ? 'entry fee'
       : intent.kind === 'spend'
         ? 'points'
-        : role === 'refund'
-          ? 'refund'
-          : 'prize';
+        : intent.kind === 'withdrawal'
+          ? 'tab'
+          : role === 'refund'
+            ? 'refund'
+            : 'prize';
   const note =
     what === 'points'
       ? intent.description.replace(/^[^:]*: /, '')
       : what === 'refund'
         ? String(intent.meta.why ?? '').replace(/^match aborted: /, 'round called off: ')
         : '';
-  const claimable = intent.kind === 'reward' && intent.status === 'pending';
+  const claimable = CLAIMED.includes(intent.kind) && intent.status === 'pending';
   return {
     id: intent.id,
     what,

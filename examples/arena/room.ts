@@ -27,7 +27,14 @@
  */
 import { createHash } from 'node:crypto';
 import { type AuthContext, type Client, definePlugins, Room } from '@colyseus/core';
-import type { Clock, Lightning, MatchView, RoomMatch } from 'colyseus-lightning';
+import {
+  type Clock,
+  InsufficientFundsError,
+  type Lightning,
+  type MatchView,
+  type RoomMatch,
+  TimeInRoomError,
+} from 'colyseus-lightning';
 import { z } from 'zod';
 import type { ArenaAuth } from './auth.js';
 import { systemClock, timerAt } from './clock.js';
@@ -90,7 +97,9 @@ export function arenaRoom(options: ArenaRoomOptions) {
     override maxClients = config.maxPlayers;
     override maxMessagesPerSecond = config.maxMessagesPerSecond;
     override state = new ArenaState();
-    override plugins = definePlugins([lightning.plugin()]);
+    override plugins = definePlugins([
+      lightning.plugin({ tabs: { minTimeInRoomMs: config.minTimeInRoomMs } }),
+    ]);
 
     #round: Round | undefined;
     #opening = false;
@@ -110,6 +119,7 @@ export function arenaRoom(options: ArenaRoomOptions) {
       click: (client: Client) => this.#click(client),
       buy: (client: Client, item: unknown) => this.#shop?.buy(client, idOf(client), item),
       again: (client: Client) => this.#again(client),
+      withdraw: (client: Client) => this.#withdraw(client),
     };
 
     override onAuth(_client: Client, _options: unknown, context: AuthContext) {
@@ -377,6 +387,7 @@ export function arenaRoom(options: ArenaRoomOptions) {
       this.#wins.set(winnerId, (this.#wins.get(winnerId) ?? 0) + 1);
       const winner = this.#seat(winnerId);
       if (winner) winner.wins = this.#wins.get(winnerId) ?? 0;
+      void this.#creditRound(round, winnerId);
       const view = await this.#decide(round.match, () => round.match.settle({ [winnerId]: 1 }));
       const prize = view?.payouts.find((p) => p.playerId === winnerId)?.amountMsat;
       if (prize && this.state.winner === seatOf(winnerId)) {
@@ -387,6 +398,57 @@ export function arenaRoom(options: ArenaRoomOptions) {
         this.state.result = `${name} won; the payout is delayed (it will be paid, or every fee refunded).`;
       }
       void this.#maybeOpen();
+    }
+
+    /**
+     * Credits the tab of each player of a won round still standing: the winner, and whoever
+     * played it to the end. Once per round and player (the key), whatever calls it again.
+     */
+    async #creditRound(round: Round, winnerId: string): Promise<void> {
+      for (const playerId of round.roster) {
+        const client = this.clients.find((c) => idOf(c) === playerId);
+        if (!client || (round.out.has(playerId) && playerId !== winnerId)) continue;
+        const won = playerId === winnerId;
+        try {
+          await this.plugins.lightning.credit(client, {
+            amountMsat: won ? config.roundWonCreditMsat : config.roundSurvivedCreditMsat,
+            description: won ? 'Round won' : 'Round survived',
+            key: `round:${round.match.id}`,
+          });
+        } catch (err) {
+          // Not in the room long enough yet, or the ledger failed: no credit this round. The
+          // error's own message names the player id, which stays on the server.
+          log(`[arena] no credit for ${playerId}: ${(err as Error).message}`);
+          this.#tell(
+            playerId,
+            'tab',
+            err instanceof TimeInRoomError
+              ? `Rounds credit your tab after ${Math.ceil(err.minMs / 1000)} s in the arena.`
+              : 'This round could not be credited to your tab.',
+          );
+        }
+      }
+    }
+
+    /** Withdraw: the player's whole tab as one claim code, shown to them only. */
+    async #withdraw(client: Client): Promise<void> {
+      const playerId = idOf(client);
+      try {
+        const entry = await this.plugins.lightning.withdraw(client, {
+          description: 'Arena tab',
+          expiresIn: config.claimExpiresIn,
+        });
+        history.note(playerId, entry.id);
+      } catch (err) {
+        log(`[arena] no withdrawal for ${playerId}: ${(err as Error).message}`);
+        this.#tell(
+          playerId,
+          'tab',
+          err instanceof InsufficientFundsError
+            ? 'Your tab is empty: win or survive a round first.'
+            : 'Your tab could not be withdrawn now: try again.',
+        );
+      }
     }
 
     /** The round is over (won or called off): nobody plays it any more. */

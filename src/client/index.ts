@@ -27,6 +27,7 @@ export type {
   SyncedMap,
   SyncedMatch,
   SyncedPrice,
+  SyncedTab,
 } from './synced.js';
 export {
   type EntryPurpose,
@@ -39,6 +40,8 @@ export {
   matchOf,
   type PriceView,
   priceOf,
+  type TabView,
+  tabOf,
 } from './views.js';
 export {
   type LightningHandlers,

@@ -53,6 +53,12 @@ export interface SyncedPrice {
   at: number;
 }
 
+/** The player's tab (only their own reaches their client). */
+export interface SyncedTab {
+  /** msats, a decimal string. */
+  balance: string;
+}
+
 /** `room.state.lightning`. */
 export interface SyncedLightning {
   rewards?: SyncedMap<SyncedEntry> | undefined;
@@ -61,6 +67,7 @@ export interface SyncedLightning {
   pointSpends?: SyncedMap<SyncedEntry> | undefined;
   matches?: SyncedMap<SyncedMatch> | undefined;
   price?: SyncedPrice | undefined;
+  tabs?: SyncedMap<SyncedTab> | undefined;
 }
 
 /** The entry maps, in the order the views list them. */

@@ -10,6 +10,7 @@ import {
   type SyncedLightning,
   type SyncedMatch,
   type SyncedPrice,
+  type SyncedTab,
 } from './synced.js';
 
 const PURPOSES = ['reward', 'payout', 'refund', 'fee', 'spend', 'payment'] as const;
@@ -86,6 +87,17 @@ export interface MatchView {
   funded: boolean;
   /** Why it was aborted; '' otherwise. */
   reason: string;
+}
+
+/**
+ * The player's tab: what their credits added up to, not yet withdrawn. Fiat as any amount:
+ * `formatAmount(tab.balanceMsat, { price })`.
+ */
+export interface TabView {
+  /** msats as a decimal string. */
+  balanceMsat: string;
+  /** sats as an exact decimal string (`'21'`, `'21.5'`). */
+  sats: string;
 }
 
 /** The BTC price for fiat amounts, once the server knows it (`currency` is never ''). */
@@ -177,6 +189,24 @@ export function matchesOf(lightning: SyncedLightning | undefined): MatchView[] {
 export function matchOf(lightning: SyncedLightning | undefined, id: string): MatchView | undefined {
   if (id === '') return undefined;
   return matchesOf(lightning).find((m) => m.id === id);
+}
+
+/** One synced tab, read (a balance that is not digits reads as 0). */
+export function tabView(tab: SyncedTab): TabView {
+  const balanceMsat = /^\d+$/.test(tab.balance) ? tab.balance : '0';
+  return { balanceMsat, sats: satsOf(balanceMsat) };
+}
+
+/**
+ * The player's tab, or null before their first credit in this room (the server syncs a
+ * player's own tab only, so the one there is theirs).
+ */
+export function tabOf(lightning: SyncedLightning | undefined): TabView | null {
+  let view: TabView | null = null;
+  lightning?.tabs?.forEach((tab) => {
+    view ??= tabView(tab);
+  });
+  return view;
 }
 
 /** The BTC price, or null while the game shows no fiat or the price is not known yet. */

@@ -9,7 +9,13 @@
  *
  * `change` comes once per patch (on a microtask), with the whole picture.
  */
-import type { SyncedEntry, SyncedLightning, SyncedMatch, SyncedPrice } from './synced.js';
+import type {
+  SyncedEntry,
+  SyncedLightning,
+  SyncedMatch,
+  SyncedPrice,
+  SyncedTab,
+} from './synced.js';
 import { ENTRY_MAPS, type EntryMapName } from './synced.js';
 import {
   type EntryView,
@@ -20,6 +26,9 @@ import {
   matchView,
   type PriceView,
   priceOf,
+  type TabView,
+  tabOf,
+  tabView,
 } from './views.js';
 
 /** What `Callbacks.get(room)` offers that the kit uses (values `unknown`: the kit checks). */
@@ -54,6 +63,8 @@ export interface LightningSnapshot {
   entries: EntryView[];
   matches: MatchView[];
   price: PriceView | null;
+  /** The player's tab; null before their first credit. */
+  tab: TabView | null;
 }
 
 export interface LightningHandlers {
@@ -66,6 +77,8 @@ export interface LightningHandlers {
   matchRemoved?(id: string): void;
   /** The BTC price changed (null: no fiat, or not known yet). */
   price?(price: PriceView | null): void;
+  /** The player's tab balance appeared or changed (null: it left the state). */
+  tab?(tab: TabView | null): void;
   /** After any change, once per patch: the whole picture. */
   change?(snapshot: LightningSnapshot): void;
 }
@@ -95,6 +108,7 @@ export function watchLightning(
         entries: entriesOf(lightning),
         matches: matchesOf(lightning),
         price: priceOf(lightning),
+        tab: tabOf(lightning),
       });
     });
   };
@@ -169,6 +183,16 @@ function attach(
       if (typeof key !== 'string') return;
       unfollow(`matches/${key}`);
       handlers.matchRemoved?.(isObject(value) ? matchView(value as SyncedMatch, key).id : key);
+    }),
+    callbacks.onAdd(lightning, 'tabs', (value, key) => {
+      if (!isObject(value) || typeof key !== 'string') return;
+      const tab = value as SyncedTab;
+      follow(`tabs/${key}`, tab, () => tell(`tabs/${key}`, tabView(tab), handlers.tab));
+    }),
+    callbacks.onRemove(lightning, 'tabs', (_value, key) => {
+      if (typeof key !== 'string') return;
+      unfollow(`tabs/${key}`);
+      handlers.tab?.(null);
     }),
     callbacks.listen(lightning, 'price', (value) => {
       if (!isObject(value)) {

@@ -3,6 +3,7 @@
  * server's money operations once it runs (what a room passes them was parsed by the room); the
  * face's own money helpers call the same operations once they parsed their input.
  */
+import type { Clock } from '../clock.js';
 import type { Intent } from '../ledger/intent.js';
 import type { MatchCalls, MoneyCalls, PluginHost, WidgetCalls } from '../room/host.js';
 import type {
@@ -29,6 +30,7 @@ type RoomParts = Pick<
   | 'matches'
   | 'regions'
   | 'price'
+  | 'metrics'
 >;
 
 /** The five widget calls, each one call of the payments port, in its player's turn. */
@@ -51,6 +53,7 @@ export class RoomHost implements PluginHost {
   readonly #addresses: ClientAddresses;
   readonly #connections: ConnectionAddresses;
   readonly #said = new Set<string>();
+  readonly #clock: Clock;
   readonly logger: LightningLogger;
   readonly currency: string;
   readonly widget: WidgetCalls;
@@ -65,12 +68,17 @@ export class RoomHost implements PluginHost {
     this.#addresses = addresses;
     this.#connections = connections;
     this.logger = settings.logger;
+    this.#clock = settings.clock;
     this.currency = settings.fiat?.currency ?? '';
     this.widget = widgetCalls(reach);
   }
 
   async #engine() {
     return (await this.#reach.start()).engine;
+  }
+
+  now(): number {
+    return this.#clock.now();
   }
 
   devWarn(key: string, message: string): void {

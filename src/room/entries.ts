@@ -99,13 +99,16 @@ export class RoomEntries {
   /**
    * Writes a reading into its entry, or puts a new entry in the state shown to its owner's
    * clients. Null when the reading changes nothing the entry shows: an older one (settlements
-   * arrive out of order), one that would leave a terminal status, or a repeated delivery.
+   * arrive out of order), one that would leave a terminal status, or a repeated delivery, and
+   * for a kind that never appears in a room.
    */
   upsert(
     intent: Intent,
     state: LightningState,
     owner: (c: Client) => string | undefined,
   ): Entry | null {
+    // A kind with no room map (a tab's credit) moves only the balance the room's tabs follow.
+    if (KINDS[intent.kind].room === null) return null;
     const map = mapOf(state, intent.kind);
     const known = map.get(intent.id);
     if (known !== undefined) return update(known, intent) ? known : null;

@@ -10,9 +10,11 @@ import type { ParsedEnter, ParsedOpenMatch, Shares } from '../server/match/terms
 import type { MatchView } from '../server/match/view.js';
 import type {
   ParsedAddressPayment,
+  ParsedCredit,
   ParsedEntryFee,
   ParsedReward,
   ParsedSpend,
+  ParsedWithdrawal,
 } from '../server/operations/inputs.js';
 import type { PriceReading } from '../server/price.js';
 import type { PresenceLike } from '../server/settlement.js';
@@ -33,6 +35,10 @@ export interface MoneyCalls {
   payAddress(args: ParsedAddressPayment): Promise<Intent>;
   chargeEntryFee(args: ParsedEntryFee): Promise<Intent>;
   spendPoints(args: ParsedSpend): Promise<Intent>;
+  credit(args: ParsedCredit, admit?: () => void): Promise<Intent>;
+  withdraw(args: ParsedWithdrawal): Promise<Intent>;
+  /** The msats in a player's tab now, as the journal holds them. */
+  tab(playerId: string): Promise<number>;
 }
 
 /** The payments port's calls a room makes for its players' widget. */
@@ -65,6 +71,8 @@ export interface PluginHost {
   readonly widget: WidgetCalls;
   webhookUrl(source: 'ramp' | 'widget'): string;
   readonly logger: LightningLogger;
+  /** The server's clock (the `clock` option), epoch ms: what the room's own rules measure by. */
+  now(): number;
   /** Says `message` once per `key`, outside production only: a warning that names the fix. */
   devWarn(key: string, message: string): void;
   /** Publishes other processes' settlements on this presence; returns the one to subscribe on. */

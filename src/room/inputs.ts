@@ -4,6 +4,7 @@
  * without the fields the plugin fills in (player, room).
  */
 import { z } from 'zod';
+import { msat } from '../port/values.js';
 import {
   baseCurrency,
   disclosureTypeIds,
@@ -14,15 +15,31 @@ import {
 import { enterInput, oneRoster, openMatchFields } from '../server/match/terms.js';
 import {
   addressPaymentInput,
+  creditInput,
   entryFeeInput,
   rewardInput,
   spendInput,
+  withdrawInput,
 } from '../server/operations/inputs.js';
 
 const filled = { playerId: true, roomId: true } as const;
 
 export const rewardArgs = rewardInput.omit(filled);
 export type RewardArgs = z.input<typeof rewardArgs>;
+
+/** A credit to the player's tab: `key` makes it once per player and key. */
+export const tabCreditArgs = creditInput.omit(filled);
+export type TabCreditArgs = z.input<typeof tabCreditArgs>;
+
+/** A withdrawal from the player's tab: the whole balance unless `amountMsat` says less. */
+export const withdrawArgs = withdrawInput
+  .omit(filled)
+  .extend({
+    amountMsat: msat.optional(),
+    description: withdrawInput.shape.description.default('Cash out'),
+  })
+  .prefault({});
+export type WithdrawArgs = z.input<typeof withdrawArgs>;
 
 export const payAddressArgs = addressPaymentInput.omit(filled);
 export type PayAddressArgs = z.input<typeof payAddressArgs>;

@@ -6,6 +6,7 @@ import type { Client, Room } from '@colyseus/core';
 import { z } from 'zod';
 import { ConfigurationError } from '../errors.js';
 import { parseInput } from '../parse.js';
+import { msat } from '../port/values.js';
 import { defaultPlayerId } from './players.js';
 import type { LightningState } from './state.js';
 
@@ -43,6 +44,21 @@ const schema = z.strictObject({
    * not at the next patch tick. Default true.
    */
   immediatePush: z.boolean().default(true),
+  /** Players' tabs in this room (docs/TABS.md): `credit` and `withdraw`. */
+  tabs: z
+    .strictObject({
+      /**
+       * How long a client must have been in the room, by the server's clock from its join
+       * (never what the client says), before a credit: TimeInRoomError before. Bots that join,
+       * earn and leave earn nothing. 0 turns it off. Default 30,000 ms.
+       */
+      minTimeInRoomMs: z.number().int().min(0).default(30_000),
+      /** Withdraw the whole tab as one code when the player's last client leaves. Default false. */
+      withdrawOnLeave: z.boolean().default(false),
+      /** Withdraw the whole tab once a credit brings it to this many msats or more. Default off. */
+      withdrawAtMsat: msat.nullable().default(null),
+    })
+    .prefault({}),
 });
 
 export type LightningPluginOptions = z.input<typeof schema>;

@@ -19,8 +19,10 @@
  */
 import type { Client } from '@colyseus/core';
 import { ErrorCode, RoomPlugin, ServerError } from '@colyseus/core';
+import { InsufficientFundsError, WithdrawalTooSmallError } from '../errors.js';
 import { type Intent, isTerminal } from '../ledger/intent.js';
 import { parseInput } from '../parse.js';
+import { touchesTab } from '../server/kinds/index.js';
 import { isMatch } from '../server/kinds/match.js';
 import { roomChannel, type SettlementMessage } from '../server/settlement.js';
 import { RegionGate } from './addresses.js';
@@ -42,8 +44,12 @@ import {
   rewardArgs,
   type SpendArgs,
   spendArgs,
+  type TabCreditArgs,
+  tabCreditArgs,
   type WidgetArgs,
+  type WithdrawArgs,
   widgetArgs,
+  withdrawArgs,
 } from './inputs.js';
 import { type MatchEntryOptions, RoomMatch } from './match.js';
 import {
@@ -59,7 +65,9 @@ import type {
   EntryFee,
   PointSpend,
   Reward,
+  Tab,
 } from './state.js';
+import { RoomTabs } from './tabs.js';
 import { type PurchaseSession, WidgetAccess, type WidgetSession } from './widget-access.js';
 
 /** How long after its entry left the state a room still remembers that an intent ended. */
@@ -77,6 +85,9 @@ export class LightningPlugin extends RoomPlugin {
   readonly #ended = new Map<string, number>();
   #hooks: RoomHooks;
   #entries: RoomEntries | undefined;
+  #tabs: RoomTabs | undefined;
+  /** Players whose automatic withdrawal is under way: one at a time each. */
+  readonly #withdrawing = new Set<string>();
   /** What the room stops following when it goes: the feed, the hand-over, the price, sockets. */
   readonly #offs: (() => void)[] = [];
   /** Resolves, once attached, with the money operations the host hands down. */
@@ -138,6 +149,39 @@ export class LightningPlugin extends RoomPlugin {
     const roomId = this.#roomId();
     const intent = await money.spendPoints({ ...input, playerId, userId, roomId });
     return this.#entryOf(intent) as PointSpend;
+  }
+
+  /**
+   * Credits the player's tab (docs/TABS.md): recorded at once, with no service call; under a
+   * `key` already used for the player, the first credit stands. Refused (TimeInRoomError)
+   * before the client has been in the room `tabs.minTimeInRoomMs`. Resolves with the player's
+   * tab, its balance read after the credit.
+   */
+  async credit(client: Client, args: TabCreditArgs): Promise<Tab> {
+    const input = parseInput(tabCreditArgs, args, 'credit');
+    const joined = clientOf(client);
+    const { playerId, money } = await this.#payer(joined);
+    const admit = () =>
+      this.#roomTabs().admit(joined, playerId, this.#settings.tabs.minTimeInRoomMs);
+    await money.credit({ ...input, playerId, roomId: this.#roomId() }, admit);
+    const tab = await this.#roomTabs().after(playerId);
+    const line = this.#settings.tabs.withdrawAtMsat;
+    if (line !== null && BigInt(tab.balance) >= BigInt(line)) this.#withdrawAll(playerId, 'line');
+    return tab;
+  }
+
+  /**
+   * Turns the player's tab, or `amountMsat` of it, into one claim code only they see (their
+   * `rewards` entry, resolved `pending`). Less than asked: InsufficientFundsError; a tab under
+   * `tabs.minWithdrawalMsat` (an empty one too): WithdrawalTooSmallError; nothing recorded or
+   * sent. A code that ends unclaimed returns to the tab, and the balance the player sees follows.
+   */
+  async withdraw(player: PlayerRef, args?: WithdrawArgs): Promise<Reward> {
+    const input = parseInput(withdrawArgs, args, 'withdraw');
+    const { playerId, money } = await this.#payer(player);
+    const intent = await money.withdraw({ ...input, playerId, roomId: this.#roomId() });
+    await this.#roomTabs().latest(playerId);
+    return this.#entryOf(intent) as Reward;
   }
 
   /**
@@ -239,7 +283,21 @@ export class LightningPlugin extends RoomPlugin {
     this.#gate?.joined(client, this.#playerId(client));
     // After the room's own onJoin: its view and the identity it set are the ones used here.
     this.#showPrice();
-    this.#roomEntries().showTo(client, this.#playerId(client));
+    const playerId = this.#playerId(client);
+    this.#roomEntries().showTo(client, playerId);
+    const tabs = this.#roomTabs();
+    tabs.joined(client);
+    tabs.showTo(client, playerId);
+    // A tab earned before (another room, another session) shows once read.
+    void this.#attached?.then(() => tabs.refresh(playerId)).catch(() => {});
+  }
+
+  protected override onLeave(client: Client): void {
+    const playerId = this.#ownerOf(client);
+    const tabs = this.#roomTabs();
+    const last = playerId !== undefined && !tabs.present(playerId, client);
+    tabs.left(client, playerId);
+    if (last && this.#settings.tabs.withdrawOnLeave) this.#withdrawAll(playerId, 'leave');
   }
 
   protected override onDispose(): void {
@@ -267,6 +325,39 @@ export class LightningPlugin extends RoomPlugin {
   #roomEntries(): RoomEntries {
     this.#entries ??= new RoomEntries(this.room, this.#settings);
     return this.#entries;
+  }
+
+  #roomTabs(): RoomTabs {
+    this.#tabs ??= new RoomTabs({
+      room: this.room,
+      state: () => this.#roomEntries().find(),
+      owner: this.#ownerOf,
+      read: (playerId) => this.#host.money().tab(playerId),
+      now: () => this.#host.now(),
+      changed: () => {
+        if (this.#settings.immediatePush) this.#pushSoon();
+      },
+      warn: (message) => this.#host.logger.warn(`room ${this.room.roomId}: ${message}`),
+    });
+    return this.#tabs;
+  }
+
+  /**
+   * The player's whole tab out as one code, on its own (`tabs.withdrawOnLeave`,
+   * `tabs.withdrawAtMsat`): once at a time per player; a failure is logged, the tab kept.
+   */
+  #withdrawAll(playerId: string, why: 'leave' | 'line'): void {
+    if (this.#withdrawing.has(playerId)) return;
+    this.#withdrawing.add(playerId);
+    this.withdraw(playerId)
+      .catch((err: Error) => {
+        // Nothing to withdraw yet (under the minimum, or drawn by another call meanwhile).
+        if (err instanceof InsufficientFundsError || err instanceof WithdrawalTooSmallError) return;
+        this.#host.logger.warn(
+          `room ${this.room.roomId}: withdrawing the tab of ${playerId} (${why}): ${err.message}`,
+        );
+      })
+      .finally(() => this.#withdrawing.delete(playerId));
   }
 
   /**
@@ -506,6 +597,7 @@ export class LightningPlugin extends RoomPlugin {
         }
         if (match) void match.refresh().catch(() => {});
       }
+      if (touchesTab(intent)) void this.#roomTabs().refresh(intent.playerId);
       if (this.#ended.has(intent.id)) return;
       const entries = this.#roomEntries();
       const state = entries.find();

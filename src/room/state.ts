@@ -108,6 +108,21 @@ export const Price = schema(
 );
 export type Price = SchemaType<typeof Price>;
 
+/**
+ * A player's tab: the msats their credits added up to, not yet withdrawn (docs/TABS.md), as the
+ * journal held them at the room's last read. Seen by its owner only, as their entries are.
+ */
+export const Tab = schema(
+  {
+    /** msats, a decimal string. */
+    balance: t.string().default('0'),
+    /** Server only: the owner. */
+    playerId: t.string().noSync(),
+  },
+  'LightningTab',
+);
+export type Tab = SchemaType<typeof Tab>;
+
 export const LightningState = schema(
   {
     rewards: t.map(Reward).view(),
@@ -116,6 +131,8 @@ export const LightningState = schema(
     payments: t.map(AddressPayment).view(),
     matches: t.map(Match),
     price: Price,
+    /** Each player's tab, keyed by an id of the room's own (never the player's). */
+    tabs: t.map(Tab).view(),
   },
   'LightningState',
 );

@@ -51,6 +51,7 @@ export const ContractPrice = schema(
   { currency: t.string(), btcPrice: t.float64(), at: t.float64() },
   'ContractPrice',
 );
+export const ContractTab = schema({ balance: t.string() }, 'ContractTab');
 export const ContractLightning = schema(
   {
     rewards: t.map(ContractReward),
@@ -59,6 +60,7 @@ export const ContractLightning = schema(
     pointSpends: t.map(ContractSpend),
     matches: t.map(ContractMatch),
     price: ContractPrice,
+    tabs: t.map(ContractTab),
   },
   'ContractLightning',
 );
@@ -82,6 +84,7 @@ export function encoded() {
   state.lightning.pointSpends = new MapSchema();
   state.lightning.matches = new MapSchema();
   state.lightning.price = new ContractPrice();
+  state.lightning.tabs = new MapSchema();
   const encoder = new Encoder(state);
   const decoder = new Decoder(new ContractState());
   decoder.decode(encoder.encodeAll());

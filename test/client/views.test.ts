@@ -11,8 +11,16 @@ import {
   priceOf,
   type SyncedEntry,
   type SyncedLightning,
+  tabOf,
 } from '../../src/client/index.js';
-import { ContractEntryFee, ContractMatch, ContractReward, encoded, entryOf } from './contract.js';
+import {
+  ContractEntryFee,
+  ContractMatch,
+  ContractReward,
+  ContractTab,
+  encoded,
+  entryOf,
+} from './contract.js';
 
 const map = <V>(entries: Record<string, V>) => new Map(Object.entries(entries));
 
@@ -197,5 +205,21 @@ describe('client kit: views of the synced state', () => {
       at: 1_700_000_000_000,
     });
     expect(priceOf({})).to.equal(null);
+  });
+
+  it("reads the player's tab in msats and exact sats, and null before their first credit", () => {
+    const room = encoded();
+    expect(tabOf(room.client.lightning)).to.equal(null);
+    room.state.lightning.tabs.set('t1', new ContractTab({ balance: '21500' }));
+    room.sync();
+    expect(tabOf(room.client.lightning)).to.deep.equal({ balanceMsat: '21500', sats: '21.5' });
+    (room.state.lightning.tabs.get('t1') as { balance: string }).balance = '0';
+    room.sync();
+    expect(tabOf(room.client.lightning)).to.deep.equal({ balanceMsat: '0', sats: '0' });
+    expect(tabOf({ tabs: map({ t1: { balance: 'not digits' } }) })).to.deep.equal({
+      balanceMsat: '0',
+      sats: '0',
+    });
+    expect(tabOf({})).to.equal(null);
   });
 });

@@ -11,6 +11,7 @@ import {
   type LightningSnapshot,
   type MatchView,
   type PriceView,
+  type TabView,
   watchLightning,
 } from '../../src/client/index.js';
 import {
@@ -20,6 +21,7 @@ import {
   type ContractMatchType,
   ContractReward,
   type ContractRewardType,
+  ContractTab,
   encoded,
   entryOf,
 } from './contract.js';
@@ -33,6 +35,7 @@ function recorder() {
     entryRemoved: (id: string) => heard.push(`entryRemoved ${id}`),
     match: (m: MatchView) => heard.push(`match ${m.id} ${m.status} ${m.paid}/${m.entered}`),
     matchRemoved: (id: string) => heard.push(`matchRemoved ${id}`),
+    tab: (t: TabView | null) => heard.push(`tab ${t ? t.balanceMsat : 'none'}`),
     price: (p: PriceView | null) =>
       heard.push(`price ${p ? `${p.btcPrice} ${p.currency}` : 'none'}`),
     change: (s: LightningSnapshot) => snapshots.push(s),
@@ -119,6 +122,22 @@ describe('client kit: watchLightning', () => {
     room.state.lightning.price.at = 1;
     room.sync();
     expect(heard).to.deep.equal(['price 97000 USD']);
+  });
+
+  it("tells the player's tab as it changes, and once it left", async () => {
+    const room = encoded();
+    const { heard, snapshots, handlers } = recorder();
+    watchLightning(Callbacks.get(room.decoder), handlers);
+    heard.length = 0;
+    room.state.lightning.tabs.set('t1', new ContractTab({ balance: '10000' }));
+    room.sync();
+    (room.state.lightning.tabs.get('t1') as { balance: string }).balance = '30000';
+    room.sync();
+    await afterPatch();
+    expect(snapshots.at(-1)?.tab).to.deep.equal({ balanceMsat: '30000', sats: '30' });
+    room.state.lightning.tabs.delete('t1');
+    room.sync();
+    expect(heard).to.deep.equal(['tab 10000', 'tab 30000', 'tab none']);
   });
 
   it('waits for maps a server sends late', () => {

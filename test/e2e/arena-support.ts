@@ -114,6 +114,7 @@ export async function joinArena(
     player.history = m;
   });
   room.onMessage('seat', () => {});
+  room.onMessage('tab', () => {});
   return player;
 }
 

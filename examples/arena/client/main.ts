@@ -18,9 +18,11 @@ import {
   type MatchView,
   matchOf,
   pay,
+  priceOf,
   qrSvg,
   type SyncedLightning,
   satsOf,
+  tabOf,
 } from 'colyseus-lightning/client';
 
 interface PlayerView {
@@ -35,7 +37,7 @@ interface PlayerView {
 /** A row of the `history` message (examples/arena/history.ts). */
 interface MoneyRow {
   id: string;
-  what: 'entry fee' | 'prize' | 'refund' | 'points';
+  what: 'entry fee' | 'prize' | 'refund' | 'points' | 'tab';
   amount: string;
   unit: string;
   status: string;
@@ -116,6 +118,9 @@ async function join() {
     if (lastState) render(lastState);
   });
   room.onMessage('fee', () => {});
+  room.onMessage('tab', (message: string) => {
+    $('tab-message').textContent = message;
+  });
   renderShop();
   // The pay deadline counts down between patches.
   setInterval(() => lastState && renderRound(lastState), 1_000);
@@ -144,6 +149,7 @@ function render(state: ArenaView) {
     li.textContent = `${p.name}${id === me ? ' (you)' : ''} · ${where} · ${p.wins} wins${items.length ? ` · owns ${items.join(', ')}` : ''}`;
     list.append(li);
   });
+  renderTab(state);
   renderEntries(state);
   renderHistory();
   showSettledPurchase(state);
@@ -209,6 +215,19 @@ function potText(m: MatchView): string {
   if (m.status === 'aborted' || m.status === 'aborting')
     return `Pot ${sats(m.potMsat)} · refunded to who paid`;
   return `Pot ${sats(m.potMsat)} · ${m.paid} of ${m.entered} paid · ${rake} · entry ${sats(m.entryFeeMsat)}`;
+}
+
+/**
+ * The player's tab: what rounds won or survived credited, in sats (and the fiat it is worth
+ * when the server syncs a price). Only this player's tab reaches this page.
+ */
+function renderTab(state: ArenaView) {
+  const tab = tabOf(state.lightning);
+  const balance = tab?.balanceMsat ?? '0';
+  const price = priceOf(state.lightning);
+  const fiat = price ? ` (${formatAmount(balance, { price })})` : '';
+  $('tab-balance').textContent = `${formatAmount(balance)}${fiat}`;
+  $<HTMLButtonElement>('withdraw').disabled = balance === '0';
 }
 
 /** The outcome of a purchase the server could not confirm at once, read from our entries. */
@@ -285,7 +304,7 @@ function fromHistory(row: MoneyRow): EntryView {
     sats: msats ? satsOf(row.amount) : null,
     amount: row.amount,
     unit: row.unit,
-    description: row.note,
+    description: row.what === 'tab' ? 'Arena tab' : row.note,
     expiresAt: null,
     code: row.code,
     lnAddress: '',
@@ -305,7 +324,8 @@ const TITLES: Record<EntryView['purpose'], string> = {
 function entryView(entry: EntryView): HTMLElement[] {
   const parts: HTMLElement[] = [];
   const text = document.createElement('div');
-  const title = TITLES[entry.purpose];
+  // The tab's withdrawal is a claim code like a prize; the room names it so.
+  const title = entry.description === 'Arena tab' ? 'Your tab' : TITLES[entry.purpose];
   const amount = entry.amountMsat === null ? `${entry.amount} points` : sats(entry.amountMsat);
   const label = entry.status === 'unknown' ? 'not confirmed yet' : entry.status;
   const what = entry.purpose === 'spend' ? ` · ${entry.description}` : '';
@@ -359,7 +379,7 @@ function renderHistory() {
     const amount = row.unit === 'msats' ? sats(row.amount) : `${row.amount} points`;
     // A sign only where money moved: a fee or spend taken, a prize or refund claimed.
     const moved = row.status === 'completed';
-    const sign = !moved ? '' : row.what === 'prize' || row.what === 'refund' ? '+' : '−';
+    const sign = !moved ? '' : ['prize', 'refund', 'tab'].includes(row.what) ? '+' : '−';
     const note = row.note ? ` · ${row.note}` : '';
     const time = new Date(row.at).toLocaleTimeString();
     li.innerHTML = `<span class="when">${escapeHtml(time)}</span> <b>${escapeHtml(row.what)}</b> ${sign}${escapeHtml(amount)}${escapeHtml(note)} <span class="status ${row.status}">${escapeHtml(statusText(row))}</span>`;
@@ -374,6 +394,12 @@ function statusText(row: MoneyRow): string {
     prize: { pending: 'to claim', completed: 'claimed', expired: 'expired', failed: 'failed' },
     refund: { pending: 'to claim', completed: 'claimed', expired: 'expired', failed: 'failed' },
     points: { completed: 'spent', failed: 'not spent', expired: 'not spent' },
+    tab: {
+      pending: 'to claim',
+      completed: 'claimed',
+      expired: 'back in your tab',
+      failed: 'back in your tab',
+    },
   };
   if (row.status === 'unknown') return 'not confirmed yet';
   return words[row.what]?.[row.status] ?? row.status;
@@ -427,3 +453,7 @@ $('join-button').addEventListener('click', () => {
 });
 $('click').addEventListener('click', () => room?.send('click'));
 $('again').addEventListener('click', () => room?.send('again'));
+$('withdraw').addEventListener('click', () => {
+  $('tab-message').textContent = '';
+  room?.send('withdraw');
+});

@@ -39,7 +39,12 @@ function amount(msat: string | null, price: PriceView | null): string {
 
 /** The room's state and the player's money, drawn again at each change the server sends. */
 function useDuel(room: Room) {
-  const [money, setMoney] = useState<LightningSnapshot>({ entries: [], matches: [], price: null });
+  const [money, setMoney] = useState<LightningSnapshot>({
+    entries: [],
+    matches: [],
+    price: null,
+    tab: null,
+  });
   const [, redraw] = useState(0);
   useEffect(() => {
     const callbacks = Callbacks.get(room);

@@ -1,6 +1,6 @@
 /** Every kind, registered: a new kind is its file, one line here, and its name in ledger/intent.ts. */
 import { type Intent, isPayout } from '../../ledger/intent.js';
-import type { Position } from '../../ledger/journal.js';
+import { accounts, type Position } from '../../ledger/journal.js';
 import { credit } from './credit.js';
 import { entryFee } from './entry-fee.js';
 import type { KindTable } from './kind.js';
@@ -20,4 +20,11 @@ export function positionOf(intent: Intent): Position {
 /** Whether it is a claim code a player holds: a payout whose pending state shows a code. */
 export function isClaimCode(intent: Intent): boolean {
   return isPayout(intent.kind) && KINDS[intent.kind].showsCode;
+}
+
+/** Whether the intent's money moves into or out of its player's tab (a room's balance follows). */
+export function touchesTab(intent: Intent): boolean {
+  const { account, source } = positionOf(intent);
+  const tab = accounts.tab(intent.playerId);
+  return account === tab || source === tab;
 }

@@ -60,9 +60,13 @@ export class MoneyOperations {
     return this.#told(spend.kind, startSpend(this.#open(), args));
   }
 
-  async credit(args: ParsedCredit): Promise<Intent> {
+  /** `admit`: a rule of the caller's (a room's time in the room), refused and counted as ours. */
+  async credit(args: ParsedCredit, admit: () => void = () => {}): Promise<Intent> {
     const engine = this.#open();
-    const started = this.#refusals.noted('tabs.credit', args, () => startCredit(engine, args));
+    const started = this.#refusals.noted('tabs.credit', args, async () => {
+      admit();
+      return startCredit(engine, args);
+    });
     return this.#told(credit.kind, started);
   }
 
