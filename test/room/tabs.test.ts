@@ -13,7 +13,12 @@ import {
 } from '@opentelemetry/sdk-metrics';
 import { expect } from 'chai';
 import { ManualClock, startEmulator } from '../../src/emulator/index.js';
-import { InsufficientFundsError, InvalidArgumentError, TimeInRoomError } from '../../src/errors.js';
+import {
+  InsufficientFundsError,
+  InvalidArgumentError,
+  TimeInRoomError,
+  WithdrawalTooSmallError,
+} from '../../src/errors.js';
 import { SqliteLedger } from '../../src/ledger/sqlite.js';
 import { createLightning } from '../../src/lightning.js';
 import type { LightningPluginOptions } from '../../src/room/options.js';
@@ -184,7 +189,7 @@ describe('room: player tabs (issue 34)', function () {
   it('withdraws part of the tab, refuses more than it holds and an empty one', async () => {
     const { room, alice, lightning } = await start({ tabs: { minTimeInRoomMs: 0 } });
     const client = serverClient(room, alice);
-    await rejection(lightning.withdraw(client), InsufficientFundsError);
+    await rejection(lightning.withdraw(client), WithdrawalTooSmallError);
     await lightning.credit(client, { amountMsat: 30_000, description: 'won' });
     const part = await lightning.withdraw(client, { amountMsat: 20_000 });
     expect(part.amount).to.equal('20000');
