@@ -28,7 +28,7 @@ import {
 import type { Intent, IntentPatch, IntentStatus } from './intent.js';
 import { isTerminal, PATCH_COLUMN, PATCH_FIELDS, SCHEDULE_FIELDS, SETTLED_NOTE } from './intent.js';
 import type { AccountBalance, JournalEntry, Posting } from './journal.js';
-import type { NewOperatorAction, OperatorAction, OperatorLogFilter } from './operator-log.js';
+import type { NewOperatorAction, OperatorAction } from './operator-log.js';
 import { lineOf } from './operator-log.js';
 import * as db from './postgres-schema.js';
 import type { RateLimit } from './rate.js';
@@ -36,7 +36,7 @@ import type { LineChange, WindowRead } from './rules.js';
 import * as rules from './rules.js';
 import { loadSql, OPERATOR_SQL } from './sql.js';
 import type { SeatGuard } from './store.js';
-import type { FundsCheck, JournalFilter } from './validate.js';
+import type { FundsCheck, JournalFilter, OperatorLogFilter } from './validate.js';
 
 /** What to connect to: a connection string, node-postgres pool options, or a ready pg.Pool. */
 export type PostgresConnection = string | PoolConfig | Pool;
@@ -522,13 +522,8 @@ class PostgresDriver implements LedgerDriver {
     const sql = this.#sql;
     const lock = [this.#lockKey('operator log')];
     return this.#transaction(await this.#ready(), lock, async (client) => {
-      if (change !== null) {
-        const player = change.kind === 'block' || change.kind === 'unblock' ? change.playerId : '';
-        const args = { block: [player, now], unblock: [player], pause: [], resume: [] };
-        if ((await this.#run(client, sql[change.kind], args[change.kind])).length === 0) {
-          return null;
-        }
-      }
+      const changed = change && (await this.#run(client, sql[change.kind], change.values));
+      if (changed?.length === 0) return null;
       const appended = lineOf((await this.#run(client, sql['append-line'], values))[0] ?? {});
       // The pause's row names its line: written after it.
       if (change?.kind === 'pause') await this.#run(client, sql['pause-line'], [appended.seq]);
@@ -661,22 +656,11 @@ class PostgresDriver implements LedgerDriver {
   /** Once: checks durability and lays the schema out; a refusal holds for good, a failure not. */
   #ready(): Promise<Pool> {
     this.#opened ??= (async () => {
-      const client = await (await this.#pool).connect();
-      const ignore = () => {};
-      client.on('error', ignore);
-      let broken: Error | undefined;
-      try {
+      const lock = [this.#lockKey('migrate')];
+      await this.#transaction(await this.#pool, lock, async (client) => {
         await this.#checkDurability(client);
         await this.#migrate(client);
-      } catch (err) {
-        if (!isDatabaseError(err) && !(err instanceof IncompatibleLedgerError)) {
-          broken = err as Error;
-        }
-        throw err;
-      } finally {
-        client.off('error', ignore);
-        client.release(broken);
-      }
+      });
     })().catch((err: unknown) => {
       if (!(err instanceof IncompatibleLedgerError) && !(err instanceof LedgerNotDurableError)) {
         this.#opened = undefined;
@@ -686,28 +670,21 @@ class PostgresDriver implements LedgerDriver {
     return this.#opened.then(() => this.#pool);
   }
 
-  /** The migrations the schema lacks, in one transaction under an advisory lock. */
+  /** The migrations the schema lacks, in the transaction that holds the migrations' lock. */
   async #migrate(client: PoolClient): Promise<void> {
-    await client.query(`BEGIN; SELECT pg_advisory_xact_lock(${this.#lockKey('migrate')})`);
-    try {
-      const from = await this.#layout(client);
-      // CREATE SCHEMA needs a right a runtime role may lack: only a missing one is created.
-      const found = 'SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = $1';
-      if (from === 0 && (await client.query(found, [this.schema])).rows.length === 0) {
-        await client.query(`CREATE SCHEMA ${this.#s}`);
-      }
-      for (let to = from + 1; to <= db.LAYOUT; to++) {
-        await client.query(db.layoutSql(this.#s, to));
-        await client.query(
-          `INSERT INTO ${this.#s}.layout (version) VALUES ($1)
-           ON CONFLICT (only_row) DO UPDATE SET version = EXCLUDED.version`,
-          [to],
-        );
-      }
-      await client.query('COMMIT');
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw err;
+    const from = await this.#layout(client);
+    // CREATE SCHEMA needs a right a runtime role may lack: only a missing one is created.
+    const found = 'SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = $1';
+    if (from === 0 && (await client.query(found, [this.schema])).rows.length === 0) {
+      await client.query(`CREATE SCHEMA ${this.#s}`);
+    }
+    for (let to = from + 1; to <= db.LAYOUT; to++) {
+      await client.query(db.layoutSql(this.#s, to));
+      await client.query(
+        `INSERT INTO ${this.#s}.layout (version) VALUES ($1)
+         ON CONFLICT (only_row) DO UPDATE SET version = EXCLUDED.version`,
+        [to],
+      );
     }
   }
 
@@ -860,18 +837,17 @@ function assertNoNul(values: readonly unknown[]): void {
   }
 }
 
-function isDatabaseError(err: unknown): err is Error & { code: string; constraint?: string } {
+type DatabaseError = Error & { code: string; constraint?: string };
+
+function isDatabaseError(err: unknown): err is DatabaseError {
   const code = (err as { code?: unknown } | null)?.code;
   return err instanceof Error && typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code);
 }
 
-function fromDatabase(
-  err: unknown,
-  test: (e: Error & { code: string; constraint?: string }) => boolean,
-) {
-  return [err, (err as { cause?: unknown } | null)?.cause].some(
-    (e) => isDatabaseError(e) && test(e),
-  );
+/** Whether `err`, or its cause, is a database error that passes `test`. */
+function fromDatabase(err: unknown, test: (e: DatabaseError) => boolean): boolean {
+  const cause = (err as { cause?: unknown } | null)?.cause;
+  return [err, cause].some((e) => isDatabaseError(e) && test(e));
 }
 
 /** A write refused whole because a balance shard would pass its share (or 64 bits). */

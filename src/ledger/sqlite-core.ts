@@ -19,12 +19,7 @@ import {
   SETTLED_NOTE,
 } from './intent.js';
 import { type AccountBalance, accountClass, type JournalEntry, type Posting } from './journal.js';
-import {
-  lineOf,
-  type NewOperatorAction,
-  type OperatorAction,
-  type OperatorLogFilter,
-} from './operator-log.js';
+import { lineOf, type NewOperatorAction, type OperatorAction } from './operator-log.js';
 import type { LineChange } from './rules.js';
 import * as rules from './rules.js';
 import { loadSql, OPERATOR_SQL } from './sql.js';
@@ -46,7 +41,7 @@ import {
   unpackId,
 } from './sqlite-schema.js';
 import type { BudgetWindow, SeatGuard } from './store.js';
-import type { FundsCheck, JournalFilter } from './validate.js';
+import type { FundsCheck, JournalFilter, OperatorLogFilter } from './validate.js';
 
 /** Thrown inside a write whose posting is already journaled: the write is rolled back whole. */
 class AlreadyJournaled extends Error {}
@@ -337,8 +332,8 @@ export class SqliteCore implements Pick<LedgerDriver, Forwarded> {
     const where = terms.join(' AND ');
     const statement = this.#shape(`journal:${where}`, false, () => {
       const s = this.db.prepare(`
-        SELECT j.seq, i.id, j.tag, i.player_id, i.group_id, d.name AS debit, c.name AS credit,
-          j.amount, j.unit, n.text AS why, j.at
+        SELECT j.seq, i.id AS packed, j.tag, i.player_id AS playerId, i.group_id AS matchId,
+          d.name AS debit, c.name AS credit, j.amount, j.unit, n.text AS why, j.at
         FROM journal AS j ${byTime ? 'INDEXED BY journal_at' : ''}
         JOIN intents AS i ON i.seq = j.intent
         JOIN accounts AS d ON d.id = j.debit JOIN accounts AS c ON c.id = j.credit
@@ -348,22 +343,10 @@ export class SqliteCore implements Pick<LedgerDriver, Forwarded> {
       return s;
     });
     return statement.all(params).map((row) => {
-      const r = row as Record<string, bigint | string | Uint8Array | null>;
-      const intentId = unpackId(r.id as string | Uint8Array);
-      return {
-        id: `${intentId}:${r.tag}`,
-        seq: Number(r.seq),
-        intentId,
-        playerId: r.player_id as string,
-        matchId: r.group_id as string | null,
-        tag: r.tag as string,
-        debit: r.debit as string,
-        credit: r.credit as string,
-        amount: String(r.amount),
-        unit: r.unit as string,
-        why: r.why as string,
-        at: Number(r.at),
-      };
+      const { packed, seq, amount, at, ...r } = row as Record<string, string | Uint8Array | bigint>;
+      const intentId = unpackId(packed as string | Uint8Array);
+      const entry = { ...r, id: `${intentId}:${r.tag}`, intentId, amount: String(amount) };
+      return { ...entry, seq: Number(seq), at: Number(at) } as JournalEntry;
     });
   }
 
@@ -416,11 +399,8 @@ export class SqliteCore implements Pick<LedgerDriver, Forwarded> {
     change: LineChange | null,
   ): OperatorAction | null {
     return this.#write(() => {
-      if (change !== null) {
-        const player = change.kind === 'block' || change.kind === 'unblock' ? change.playerId : '';
-        const args = { block: [player, now], unblock: [player], pause: [], resume: [] };
-        if (Number(this.#sql[change.kind].run(...args[change.kind]).changes) !== 1) return null;
-      }
+      const changed = change && Number(this.#sql[change.kind].run(...change.values).changes);
+      if (changed === 0) return null;
       const row = this.#sql['append-line'].get({ ...line, at: now });
       const appended = lineOf(row as Record<string, unknown>);
       // The pause's row names its line: written before it, linked after.
