@@ -5,8 +5,7 @@
  * and `failed` are terminal. A settled create (CreateGuards.settled) is recorded `completed`.
  */
 
-/** A `match` is the record of a match's pot; its fees, payouts and refunds are in its group. */
-/** A `credit` adds to a player's tab, a `withdrawal` takes it out as one claim code (docs/TABS.md). */
+/** Every kind's name: what each means is its module in server/kinds/. */
 export const INTENT_KINDS = [
   ...['reward', 'entryFee', 'spend', 'payment', 'match', 'credit', 'withdrawal'],
 ] as const;

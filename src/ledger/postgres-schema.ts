@@ -62,8 +62,9 @@ export const COLUMNS = `id, kind, status, room_id, player_id, amount::text AS am
 export const LINE_COLUMNS = `seq::text AS seq, at::text AS at, by, action, intent_id, player_id,
   before, after, note`;
 
-const ENTRY_COLUMNS = `seq::text AS seq, id, intent_id, player_id, match_id, debit, credit,
-  amount::text AS amount, unit, why, at::text AS at`;
+/** A journal entry's columns, under its fields' names; seq and at as text, read by rowToEntry. */
+const ENTRY_COLUMNS = `id, seq::text AS seq, intent_id AS "intentId", player_id AS "playerId",
+  match_id AS "matchId", debit, credit, amount::text AS amount, unit, why, at::text AS at`;
 const ENTRY_INSERT =
   'xid, id, intent_id, player_id, match_id, debit, credit, amount, unit, why, at';
 
@@ -101,23 +102,9 @@ export function rowToIntent(value: unknown): Intent {
 }
 
 export function rowToEntry(value: unknown): JournalEntry {
-  const r = value as Record<string, string>;
-  const id = r.id as string;
-  const intentId = r.intent_id as string;
-  return {
-    id,
-    seq: Number(r.seq),
-    intentId,
-    playerId: r.player_id as string,
-    matchId: (r.match_id ?? null) as string | null,
-    tag: id.slice(intentId.length + 1),
-    debit: r.debit as string,
-    credit: r.credit as string,
-    amount: r.amount as string,
-    unit: r.unit as string,
-    why: r.why as string,
-    at: Number(r.at),
-  };
+  const r = value as Omit<JournalEntry, 'seq' | 'at' | 'tag'> & { seq: string; at: string };
+  const tag = r.id.slice(r.intentId.length + 1);
+  return { ...r, seq: Number(r.seq), tag, at: Number(r.at) };
 }
 
 /** The postings at $first to $first+6 (six arrays, then the time) as an intent's entry rows. */
