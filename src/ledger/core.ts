@@ -359,7 +359,7 @@ export class LedgerCore implements LedgerStore {
     const now = parseEpochMs(at, 'now');
     const { action: kind, playerId } = parsed;
     const values = kind === 'block' ? [playerId, now] : kind === 'unblock' ? [playerId] : [];
-    return this.driver.appendLine(parsed, now, { kind, values } as LineChange);
+    return this.driver.appendLine(parsed, now, { kind, values });
   }
 
   async payoutPause(): Promise<OperatorAction | null> {

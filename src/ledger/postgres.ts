@@ -34,7 +34,7 @@ import * as db from './postgres-schema.js';
 import type { RateLimit } from './rate.js';
 import type { LineChange, WindowRead } from './rules.js';
 import * as rules from './rules.js';
-import { loadSql, OPERATOR_SQL } from './sql.js';
+import { filterTerms, LOG_FILTERS, loadSql, OPERATOR_SQL } from './sql.js';
 import type { SeatGuard } from './store.js';
 import type { FundsCheck, JournalFilter, OperatorLogFilter } from './validate.js';
 
@@ -453,14 +453,7 @@ class PostgresDriver implements LedgerDriver {
     const keys = [filters.playerId, filters.matchId, filters.intentId];
     if (keys.some((k) => k?.includes('\u0000'))) return [];
     const values: unknown[] = [after, limit + 1];
-    const where: string[] = [];
-    const filter = (column: string, value: unknown, op = '=') => {
-      if (value !== undefined) where.push(`j.${column} ${op} $${values.push(value)}`);
-    };
-    filter('player_id', filters.playerId);
-    filter('match_id', filters.matchId);
-    filter('intent_id', filters.intentId);
-    filter('at', filters.since, '>=');
+    const where = filterTerms(filters, JOURNAL_FILTERS, values, '$');
     const page = db.journalPage(this.#s, where, this.#writerKey);
     return (await this.#run(await this.#ready(), page, values)).map(db.rowToEntry);
   }
@@ -542,10 +535,7 @@ class PostgresDriver implements LedgerDriver {
 
   async operatorLog(q: OperatorLogFilter): Promise<OperatorAction[]> {
     const values: unknown[] = [q.after, q.limit + 1];
-    const terms = ['seq > $1'];
-    if (q.intentId !== undefined) terms.push(`intent_id = $${values.push(q.intentId)}`);
-    if (q.playerId !== undefined) terms.push(`player_id = $${values.push(q.playerId)}`);
-    if (q.since !== undefined) terms.push(`at >= $${values.push(q.since)}`);
+    const terms = ['seq > $1', ...filterTerms(q, LOG_FILTERS, values, '$')];
     // By the table's seq: LINE_COLUMNS names its text `seq`, which an ORDER BY would sort by.
     const sql = `SELECT ${db.LINE_COLUMNS} FROM ${this.#s}.operator_log AS l
       WHERE ${terms.join(' AND ')} ORDER BY l.seq LIMIT $2`;
@@ -778,6 +768,13 @@ function statements(s: string, movesLock: string, writerKey: number) {
     }),
   };
 }
+
+const JOURNAL_FILTERS = {
+  playerId: 'j.player_id',
+  matchId: 'j.match_id',
+  intentId: 'j.intent_id',
+  since: 'j.at',
+};
 
 /** The statements in sql/postgres/, by file name. */
 const NAMES = [

@@ -22,7 +22,7 @@ import { type AccountBalance, accountClass, type JournalEntry, type Posting } fr
 import { lineOf, type NewOperatorAction, type OperatorAction } from './operator-log.js';
 import type { LineChange } from './rules.js';
 import * as rules from './rules.js';
-import { loadSql, OPERATOR_SQL } from './sql.js';
+import { filterTerms, LOG_FILTERS, loadSql, OPERATOR_SQL } from './sql.js';
 import {
   COLUMN,
   COLUMNS,
@@ -74,6 +74,12 @@ const NAMES = [
   ...['advance', 'open-count', ...OPERATOR_SQL],
 ] as const;
 const LINE_COLUMNS = 'seq, at, by, action, intent_id, player_id, before, after, note';
+const JOURNAL_FILTERS = {
+  playerId: 'i.player_id',
+  matchId: 'i.group_id',
+  intentId: 'i.id',
+  since: 'j.at',
+};
 
 type Params = Record<string, SQLInputValue>;
 type Name = (typeof NAMES)[number];
@@ -316,17 +322,9 @@ export class SqliteCore implements Pick<LedgerDriver, Forwarded> {
 
   /** Up to `limit + 1` entries: the core tells a next page by the one more. */
   journal(query: JournalFilter): JournalEntry[] {
-    const params: Params = { after: query.after, limit: query.limit + 1 };
-    const terms = ['j.seq > :after'];
-    const filter = (term: string, key: string, value: SQLInputValue | undefined) => {
-      if (value === undefined) return;
-      terms.push(term);
-      params[key] = value;
-    };
-    filter('i.player_id = :player', 'player', query.playerId);
-    filter('i.group_id = :match', 'match', query.matchId);
-    filter('i.id = :intent', 'intent', query.intentId && packId(query.intentId));
-    filter('j.at >= :since', 'since', query.since);
+    const values: unknown[] = [query.after, query.limit + 1];
+    const filters = { ...query, intentId: query.intentId && packId(query.intentId) };
+    const terms = ['j.seq > ?1', ...filterTerms(filters, JOURNAL_FILTERS, values, '?')];
     // By time alone, the planner would walk the whole journal in seq order: its index instead.
     const byTime = terms.length === 2 && query.since !== undefined;
     const where = terms.join(' AND ');
@@ -338,11 +336,11 @@ export class SqliteCore implements Pick<LedgerDriver, Forwarded> {
         JOIN intents AS i ON i.seq = j.intent
         JOIN accounts AS d ON d.id = j.debit JOIN accounts AS c ON c.id = j.credit
         JOIN notes AS n ON n.id = j.why
-        WHERE ${where} ORDER BY j.seq LIMIT :limit`);
+        WHERE ${where} ORDER BY j.seq LIMIT ?2`);
       s.setReadBigInts(true);
       return s;
     });
-    return statement.all(params).map((row) => {
+    return statement.all(...(values as SQLInputValue[])).map((row) => {
       const { packed, seq, amount, at, ...r } = row as Record<string, string | Uint8Array | bigint>;
       const intentId = unpackId(packed as string | Uint8Array);
       const entry = { ...r, id: `${intentId}:${r.tag}`, intentId, amount: String(amount) };
@@ -420,24 +418,15 @@ export class SqliteCore implements Pick<LedgerDriver, Forwarded> {
 
   /** Up to `limit + 1` lines: the core tells a next page by the one more. */
   operatorLog(query: OperatorLogFilter): OperatorAction[] {
-    const params: Params = { after: query.after, limit: query.limit + 1 };
-    const terms = ['seq > :after'];
-    for (const [term, key, value] of [
-      ['intent_id = :intent', 'intent', query.intentId],
-      ['player_id = :player', 'player', query.playerId],
-      ['at >= :since', 'since', query.since],
-    ] as const) {
-      if (value === undefined) continue;
-      terms.push(term);
-      params[key] = value;
-    }
+    const values: unknown[] = [query.after, query.limit + 1];
+    const terms = ['seq > ?1', ...filterTerms(query, LOG_FILTERS, values, '?')];
     const where = terms.join(' AND ');
     const statement = this.#shape(`log:${where}`, false, () =>
       this.db.prepare(
-        `SELECT ${LINE_COLUMNS} FROM operator_log WHERE ${where} ORDER BY seq LIMIT :limit`,
+        `SELECT ${LINE_COLUMNS} FROM operator_log WHERE ${where} ORDER BY seq LIMIT ?2`,
       ),
     );
-    return statement.all(params).map(lineOf);
+    return statement.all(...(values as SQLInputValue[])).map(lineOf);
   }
 
   close(): void {

@@ -394,20 +394,23 @@ export function parseOperatorAction(line: NewOperatorAction): NewOperatorAction 
   return parsed;
 }
 
+type Switch = 'block' | 'unblock' | 'pause' | 'resume';
+
 /** A line for `recordBlock` or `recordPause`: one of its two actions (a pause names nobody). */
 export function parseSwitch(
   line: NewOperatorAction,
   call: 'recordBlock' | 'recordPause',
-): NewOperatorAction {
+): NewOperatorAction & { action: Switch } {
   const parsed = parseOperatorAction(line);
   const { action, playerId, intentId } = parsed;
-  const takes = call === 'recordBlock' ? ['block', 'unblock'] : ['pause', 'resume'];
+  const takes: Switch[] = call === 'recordBlock' ? ['block', 'unblock'] : ['pause', 'resume'];
   const refuse = (why: string) => new InvalidIntentError(`invalid operator action: ${why}`);
-  if (!takes.includes(action)) throw refuse(`${call} takes ${takes.join(' or ')}, not ${action}`);
+  if (!takes.includes(action as Switch))
+    throw refuse(`${call} takes ${takes.join(' or ')}, not ${action}`);
   if (call === 'recordPause' && (playerId !== null || intentId !== null)) {
     throw refuse(`a ${action} of the game's payouts names no player or intent`);
   }
-  return parsed;
+  return parsed as NewOperatorAction & { action: Switch };
 }
 
 export function parseOperatorLogQuery(query: OperatorLogQuery | undefined): OperatorLogFilter {
