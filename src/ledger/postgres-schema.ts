@@ -14,7 +14,7 @@
  */
 import type { Intent, IntentHistoryEntry } from './intent.js';
 import { OPEN_STATUSES, PAYOUT_KINDS } from './intent.js';
-import type { JournalEntry } from './journal.js';
+import { HOUSE_CLASSES, type JournalEntry } from './journal.js';
 import { layoutOf, migration } from './sql.js';
 
 /** The layout this library writes and reads (the schema's `layout` row). */
@@ -38,8 +38,8 @@ export const OPEN_STRIPES = 16;
 /** The largest balance (2^63 - 1), and a new shard row's share of it. */
 const MAX = '9223372036854775807';
 const SHARE = String((2n ** 63n - 1n) / BigInt(BALANCE_SHARDS));
-/** The classes whose accounts nearly every write names, each spread over shards. */
-const SHARDED = (cls: string) => `${cls} IN ('wallet', 'inflight', 'house')`;
+/** Whether `cls` is a house class, whose accounts are spread over shards. */
+const SHARDED = (cls: string) => `${cls} IN (${list(HOUSE_CLASSES)})`;
 
 /** Each shard's share once the account's total sits in shard 0: the rest get equal parts. */
 const shareOf = (total: string, shard: string, cls: string) => `CASE

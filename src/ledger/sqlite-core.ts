@@ -18,7 +18,8 @@ import {
   SCHEDULE_FIELDS,
   SETTLED_NOTE,
 } from './intent.js';
-import { type AccountBalance, accountClass, type JournalEntry, type Posting } from './journal.js';
+import type { AccountBalance, JournalEntry, Posting } from './journal.js';
+import { accountClass, HOUSE_CLASSES } from './journal.js';
 import { lineOf, type NewOperatorAction, type OperatorAction } from './operator-log.js';
 import type { LineChange } from './rules.js';
 import * as rules from './rules.js';
@@ -52,8 +53,6 @@ const MAX_SOURCES = Math.max(
 );
 const FROM_PARAMS = Array.from({ length: MAX_SOURCES }, (_, i) => `from${i}`);
 
-/** Nearly every posting names one of these classes' accounts: their ids are kept once committed. */
-const SHARED_CLASSES: ReadonlySet<string> = new Set(['wallet', 'inflight', 'house']);
 /** The note texts moves and postings repeat are a few dozen. */
 const MAX_KNOWN_NOTES = 1_000;
 
@@ -558,7 +557,7 @@ export class SqliteCore implements Pick<LedgerDriver, Forwarded> {
   }
 
   #accountId(name: string): number {
-    const shared = SHARED_CLASSES.has(accountClass(name));
+    const shared = HOUSE_CLASSES.includes(accountClass(name));
     return this.#idOf(this.#knownAccounts, shared, name, 'account-id', 'add-account');
   }
 

@@ -18,6 +18,7 @@ import {
 } from './intent.js';
 import {
   accountClass,
+  HOUSE_CLASSES,
   isAccount,
   isAccountName,
   type JournalQuery,
@@ -159,7 +160,7 @@ export function parseFunds(guards: CreateGuards, postings: readonly Posting[]): 
   const refuse = (problem: string) => {
     throw new InvalidIntentError(`invalid guards: funds.account ${problem}`);
   };
-  const shared = ['wallet', 'inflight', 'house'].includes(accountClass(account));
+  const shared = HOUSE_CLASSES.includes(accountClass(account));
   if (!isAccount(account) || !account.includes(':') || shared) {
     refuse("must be a player's account, `class:owner`");
   }
