@@ -53,6 +53,8 @@ const MAX_SOURCES = Math.max(
 );
 const FROM_PARAMS = Array.from({ length: MAX_SOURCES }, (_, i) => `from${i}`);
 
+/** Nearly every posting names a house account: their ids are kept once committed. */
+const HOUSE: ReadonlySet<string> = new Set(HOUSE_CLASSES);
 /** The note texts moves and postings repeat are a few dozen. */
 const MAX_KNOWN_NOTES = 1_000;
 
@@ -557,7 +559,7 @@ export class SqliteCore implements Pick<LedgerDriver, Forwarded> {
   }
 
   #accountId(name: string): number {
-    const shared = HOUSE_CLASSES.includes(accountClass(name));
+    const shared = HOUSE.has(accountClass(name));
     return this.#idOf(this.#knownAccounts, shared, name, 'account-id', 'add-account');
   }
 
