@@ -55,11 +55,9 @@ export type { LightningMatches } from './face/matches.js';
 export type { LightningOperator, ReconcilerControl } from './face/operator.js';
 export type { LightningService } from './face/service.js';
 export {
-  AnswerNotRecordedError,
   DuplicateIntentError,
   IllegalTransitionError,
   IncompatibleLedgerError,
-  IntentLostError,
   InvalidIntentError,
   LedgerBusyError,
   LedgerClosedError,
@@ -151,6 +149,7 @@ export type { AuditFinding } from './server/findings.js';
 export type { LightningLogger } from './server/logger.js';
 export type { EnterInput, OpenMatchInput, Shares } from './server/match/terms.js';
 export type { MatchMoney, MatchPlayer, MatchStatus, MatchView } from './server/match/view.js';
+export { AnswerNotRecordedError, IntentLostError } from './server/operations/errors.js';
 export type {
   AddressPaymentInput,
   CreditInput,

@@ -98,6 +98,9 @@ export const ACCOUNT_CLASSES = [
 
 const CLASSES: ReadonlySet<string> = new Set(ACCOUNT_CLASSES);
 
+/** The game's own classes, named by nearly every posting: sharded on PostgreSQL, never drawn on. */
+export const HOUSE_CLASSES: readonly string[] = ['wallet', 'inflight', 'house'];
+
 /** A name a read may ask for: `class` or `class:owner`, an owner of 1 to 255 characters. */
 export function isAccountName(account: string): boolean {
   const colon = account.indexOf(':');
