@@ -6,7 +6,7 @@
  */
 
 /** A `match` is the record of a match's pot; its fees, payouts and refunds are in its group. */
-/** A `credit` adds to a player's tab, a `withdrawal` takes it out as one claim code (docs/TABS.md). */
+/** A `credit` adds to a player's tab, a `withdrawal` takes it out as one claim code (docs/MATCHES.md). */
 export const INTENT_KINDS = [
   ...['reward', 'entryFee', 'spend', 'payment', 'match', 'credit', 'withdrawal'],
 ] as const;
