@@ -1,6 +1,6 @@
 /**
  * colyseus-lightning: Lightning payments for Colyseus rooms. This list is the package's
- * promise: docs/EXPORTS.md names every entry and test/exports.test.ts holds the two together.
+ * promise: docs/REFERENCE.md names every entry and test/exports.test.ts holds the two together.
  * The API client and the emulator have their own entry points (`/api`, `/emulator`).
  */
 

@@ -21,6 +21,17 @@ const docs = [
     .map((f) => `docs/${f}`),
 ];
 
+/** The anchors GitHub makes of a page's headings: lower case, punctuation dropped, spaces as '-'. */
+function anchorsOf(text: string): string[] {
+  const withoutCode = text.replace(/```[\s\S]*?```/g, '');
+  return [...withoutCode.matchAll(/^#{1,6} (.+)$/gm)].map((m) =>
+    (m[1] as string)
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N} _-]/gu, '')
+      .replace(/ /g, '-'),
+  );
+}
+
 function files(dir: string): string[] {
   return readdirSync(join(root, dir), { withFileTypes: true }).flatMap((entry) => {
     const path = `${dir}/${entry.name}`;
@@ -63,8 +74,14 @@ describe('docs', () => {
     ]) {
       expect(readme, moved).to.not.include(moved);
     }
-    for (const doc of ['docs/PERFORMANCE.md', 'docs/SECURITY.md', 'docs/API-CLIENT.md']) {
-      expect(readme, doc).to.include(`](${doc})`);
+    for (const link of [
+      'docs/DEPLOY.md#performance-and-the-fault-soak',
+      'docs/DEPLOY.md#security',
+      'docs/REFERENCE.md#the-api-client',
+    ]) {
+      expect(readme, link).to.include(`](${link})`);
+      const [doc, anchor] = link.split('#') as [string, string];
+      expect(anchorsOf(read(doc)), link).to.include(anchor);
     }
   });
 
@@ -101,6 +118,19 @@ describe('docs', () => {
       }
     }
     expect(missing).to.deep.equal([]);
+  });
+
+  it('links only to headings that are on the page it names', () => {
+    const broken: string[] = [];
+    for (const doc of docs) {
+      const text = read(doc);
+      for (const m of text.matchAll(/\]\(((?!https?:)[^)\s#]*)#([^)\s]+)\)/g)) {
+        const target = m[1] ? join(dirname(doc), m[1] as string) : doc;
+        if (!target.endsWith('.md') || !existsSync(join(root, target))) continue;
+        if (!anchorsOf(read(target)).includes(m[2] as string)) broken.push(`${doc}: ${m[0]}`);
+      }
+    }
+    expect(broken).to.deep.equal([]);
   });
 
   it('code a user copies imports colyseus-lightning by its name, never its sources', () => {

@@ -31,7 +31,7 @@ export interface ArenaConfig {
    */
   signInsPerMinute: number;
   /**
-   * Credited to a player's tab (docs/TABS.md) for each round they won, or played to the end
+   * Credited to a player's tab (docs/MATCHES.md) for each round they won, or played to the end
    * without clicking too early; they withdraw the tab as one code (the Withdraw button).
    */
   roundWonCreditMsat: bigint;

@@ -44,7 +44,7 @@ const schema = z.strictObject({
    * not at the next patch tick. Default true.
    */
   immediatePush: z.boolean().default(true),
-  /** Players' tabs in this room (docs/TABS.md): `credit` and `withdraw`. */
+  /** Players' tabs in this room (docs/MATCHES.md): `credit` and `withdraw`. */
   tabs: z
     .strictObject({
       /**

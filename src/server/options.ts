@@ -130,7 +130,7 @@ const approvalsSchema = z.strictObject({
 });
 
 /**
- * Players' tabs (docs/TABS.md): the earning rules, each refusal a typed error, nothing recorded.
+ * Players' tabs (docs/MATCHES.md): the earning rules, each refusal a typed error, nothing recorded.
  * The defaults follow ZBD's Earn SDK at about $100,000 a bitcoin (1 sat ≈ $0.001): $0.10 per
  * reward trigger, a $0.01 minimum withdrawal, a few dollars a day.
  */
