@@ -13,7 +13,13 @@ import { createNoopMeter, type Meter, type MeterProvider } from '@opentelemetry/
 import { expect } from 'chai';
 import { docFiles, OPTION_SCHEMAS, optionRows, readDoc } from '../scripts/options-table.js';
 import { createLightning, type Lightning } from '../src/index.js';
-import { type Named, namesIn, optionKeysIn } from './support/doc-code.js';
+import {
+  listedMembers,
+  type Named,
+  namesIn,
+  optionKeysIn,
+  tableMembers,
+} from './support/doc-code.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const docs = docFiles(root).map((path) => ({ path, text: readDoc(root, path) }));
@@ -115,7 +121,11 @@ describe('docs: every method and option a doc names exists', function () {
     const tables = postgresTables();
     const missing = unknown(
       100,
-      (text) => namesIn(text, /(?<![\w.$@/-])(lightning(?:\.[A-Za-z_$][\w$]*)+)/g),
+      (text) => [
+        ...namesIn(text, /(?<![\w.$@/-])(lightning(?:\.[A-Za-z_$][\w$]*)+)/g),
+        ...tableMembers(text).filter((n) => n.name.startsWith('lightning.')),
+        ...listedMembers(text),
+      ],
       (name) => {
         const path = name.split('.').slice(1);
         return (
@@ -133,7 +143,12 @@ describe('docs: every method and option a doc names exists', function () {
     const plugin = lightning.plugin();
     const missing = unknown(
       5,
-      (text) => namesIn(text, /(?<![\w$])(plugins\.lightning(?:\.[A-Za-z_$][\w$]*)+)/g),
+      (text) => [
+        ...namesIn(text, /(?<![\w$])(plugins\.lightning(?:\.[A-Za-z_$][\w$]*)+)/g),
+        ...tableMembers(text)
+          .map((n) => ({ ...n, name: n.name.replace(/^this\./, '') }))
+          .filter((n) => n.name.startsWith('plugins.lightning.')),
+      ],
       (name) => reaches(plugin, name.split('.').slice(2)),
     );
     expect(missing).to.deep.equal([]);

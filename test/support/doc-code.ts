@@ -140,3 +140,74 @@ export function optionKeysIn(doc: string, call: RegExp): Named[] {
     }),
   );
 }
+
+const LEADING = /^\.?([A-Za-z_$][\w$]*)/;
+const cells = (row: string) =>
+  row
+    .trim()
+    .replace(/^\||\|$/g, '')
+    .split(/(?<!\\)\|/)
+    .map((c) => c.trim());
+
+/**
+ * Members named in a table whose first header cell is an object's chain ending in a dot
+ * (`` `lightning.operator.` ``): each row's first cell's spans, `resolve(id, …)`, are its members.
+ */
+export function tableMembers(doc: string): Named[] {
+  const lines = doc.split('\n');
+  const out: Named[] = [];
+  let prefix: string | undefined;
+  lines.forEach((line, index) => {
+    if (!line.startsWith('|')) {
+      prefix = undefined;
+      return;
+    }
+    const first = cells(line)[0] ?? '';
+    const previous = lines[index - 1] ?? '';
+    if (!previous.startsWith('|')) {
+      prefix = /^`([\w$.]+)\.`$/.exec(first)?.[1];
+      return;
+    }
+    if (prefix === undefined || /^:?-+:?$/.test(first)) return;
+    for (const span of first.matchAll(/`([^`]+)`/g)) {
+      const member = LEADING.exec(span[1] as string)?.[1];
+      if (member) out.push({ name: `${prefix}.${member}`, line: index + 1 });
+    }
+  });
+  return out;
+}
+
+/**
+ * Members listed after a chain in a code block, as a summary does:
+ * `lightning.books     balances(), journal(query), ledger` (a list ending in a comma goes on
+ * on the next line), and `lightning.ready() / close()` (siblings of the first call).
+ */
+export function listedMembers(doc: string): Named[] {
+  const out: Named[] = [];
+  for (const region of codeRegions(doc)) {
+    if (!region.text.includes('\n')) continue;
+    const first = lineAt(doc, region.start);
+    let group: string | undefined;
+    region.text.split('\n').forEach((line, i) => {
+      const at = first + i;
+      const listed = /^(lightning(?:\.[\w$]+)+) {2,}(.+?)(?: {2,}|$)/.exec(line);
+      const more = group === undefined ? null : /^ {4,}(\S.*?)(?: {2,}|$)/.exec(line);
+      const list = listed?.[2] ?? more?.[1];
+      group = listed?.[1] ?? (more ? group : undefined);
+      if (list !== undefined && group !== undefined) {
+        for (const item of list.split(/,\s*/)) {
+          const member = LEADING.exec(item)?.[1];
+          if (member) out.push({ name: `${group}.${member}`, line: at });
+        }
+        if (!list.trimEnd().endsWith(',')) group = undefined;
+      }
+      const calls = /^(lightning(?:\.[\w$]+)*)\.[\w$]+\([^)]*\)((?:\s*\/\s*[\w$]+\([^)]*\))+)/.exec(
+        line,
+      );
+      for (const sibling of calls?.[2]?.matchAll(/\/\s*([\w$]+)\(/g) ?? []) {
+        out.push({ name: `${calls?.[1]}.${sibling[1]}`, line: at });
+      }
+    });
+  }
+  return out;
+}
