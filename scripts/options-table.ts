@@ -2,8 +2,10 @@
  * The options tables of the docs, made from the zod schemas that check the options: each
  * option's `description` (and, where zod holds no default it can show, its `defaultText`; for a
  * type zod cannot name, its `tsType`) is metadata on its schema, so a table cannot disagree
- * with what `createLightning` and `lightning.plugin` accept. `npm run docs:options` writes the
- * tables between their markers; test/docs-options.test.ts fails when one differs.
+ * with what `createLightning` and `lightning.plugin` accept. `npm run docs:options` writes each
+ * table between its markers, `<!-- options:NAME -->` and `<!-- /options:NAME -->`, NAME being
+ * `createLightning`, `plugin` or one group of either (`createLightning.alerts`);
+ * test/docs-options.test.ts fails when one differs.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -138,33 +140,43 @@ export function optionRows(schema: z.ZodObject, prefix = ''): OptionRow[] {
 
 const cell = (text: string) => text.replaceAll('|', '\\|').replaceAll('\n', ' ');
 
-export function optionsTable(name: TableName): string {
-  const rows = optionRows(OPTION_SCHEMAS[name]).map(
-    (r) => `| \`${r.name}\` | \`${cell(r.type)}\` | ${cell(r.default)} | ${cell(r.description)} |`,
-  );
+/**
+ * The table `name` names: `createLightning`, `plugin`, or one group of either with its fields
+ * (`createLightning.alerts`), for a doc that explains that group.
+ */
+export function optionsTable(name: string): string {
+  const [table = '', ...group] = name.split('.');
+  if (!(table in OPTION_SCHEMAS)) throw new Error(`no options table ${table} (in ${name})`);
+  const under = group.join('.');
+  const rows = optionRows(OPTION_SCHEMAS[table as TableName])
+    .filter((r) => under === '' || r.name === under || r.name.startsWith(`${under}.`))
+    .map(
+      (r) =>
+        `| \`${r.name}\` | \`${cell(r.type)}\` | ${cell(r.default)} | ${cell(r.description)} |`,
+    );
+  if (rows.length === 0) throw new Error(`no option ${under} in ${table}`);
   return ['| option | type | default | what it does |', '|---|---|---|---|', ...rows].join('\n');
 }
 
-export const markers = (name: TableName) =>
+export const markers = (name: string) =>
   [`<!-- options:${name} -->`, `<!-- /options:${name} -->`] as const;
 
 /** The text with every table between its markers made anew. */
 export function withTables(text: string): string {
   let out = text;
-  for (const name of Object.keys(OPTION_SCHEMAS) as TableName[]) {
+  let from = 0;
+  for (;;) {
+    const found = /<!-- options:([\w.]+) -->/.exec(out.slice(from));
+    if (!found) return out;
+    const name = found[1] as string;
     const [open, close] = markers(name);
-    let from = 0;
-    for (;;) {
-      const start = out.indexOf(open, from);
-      if (start === -1) break;
-      const end = out.indexOf(close, start);
-      if (end === -1) throw new Error(`${open} has no ${close} after it`);
-      const table = `${open}\n${optionsTable(name)}\n`;
-      out = out.slice(0, start) + table + out.slice(end);
-      from = start + table.length + close.length;
-    }
+    const start = from + found.index;
+    const end = out.indexOf(close, start);
+    if (end === -1) throw new Error(`${open} has no ${close} after it`);
+    const table = `${open}\n${optionsTable(name)}\n`;
+    out = out.slice(0, start) + table + out.slice(end);
+    from = start + table.length + close.length;
   }
-  return out;
 }
 
 /** The docs a table may be in: README.md and docs/*.md, as paths from the repository's root. */

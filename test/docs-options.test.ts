@@ -74,4 +74,21 @@ describe('docs: the options tables', () => {
     expect(made).to.include('| `catchUpMs` | `number` | `10000` |');
     expect(withTables(made)).to.equal(made);
   });
+
+  it("a group's own table lists that group's options alone; an unknown name is an error", () => {
+    const [open, close] = markers('createLightning.alerts');
+    const made = withTables(`${open}\n${close}\n`);
+    const rows = [...made.matchAll(/^\| `([\w.]+)` \|/gm)].map((m) => m[1]);
+    expect(rows).to.deep.equal([
+      'alerts',
+      'alerts.coverBelowMsat',
+      'alerts.unknownAfterMs',
+      'alerts.intervalMs',
+      'alerts.serviceFailingMs',
+    ]);
+    expect(() =>
+      withTables('<!-- options:createLightning.alert -->\n<!-- /options:createLightning.alert -->'),
+    ).to.throw('no option alert in createLightning');
+    expect(() => withTables(`${open}\n`)).to.throw('has no');
+  });
 });
