@@ -1,15 +1,14 @@
 /**
  * The docs hold to the code a new user meets (issue 16, findings 4, 5, 7, 10): the README
- * installs the package and states the one Node version, its options table lists every option
- * `createLightning` accepts, every file a doc names is in the repository, and the code a user
- * copies (docs, examples) imports the package by its name.
+ * installs the package and states the one Node version, every file a doc names is in the
+ * repository, and the code a user copies (docs, examples) imports the package by its name. The
+ * options tables: test/docs-options.test.ts.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import { MIN_NODE } from '../src/node-version.js';
-import { lightningOptionsSchema } from '../src/server/options.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const read = (path: string) => readFileSync(join(root, path), 'utf8');
@@ -82,17 +81,6 @@ describe('docs', () => {
       expect(readme, link).to.include(`](${link})`);
       const [doc, anchor] = link.split('#') as [string, string];
       expect(anchorsOf(read(doc)), link).to.include(anchor);
-    }
-  });
-
-  it("the server guide's options table lists every option createLightning accepts", () => {
-    const readme = read('docs/GUIDE.md');
-    const table = readme.slice(readme.indexOf('| option | default | meaning |'));
-    const rows = new Set([...table.matchAll(/^\| `([\w.]+)` \|/gm)].map((m) => m[1]));
-    for (const key of Object.keys(lightningOptionsSchema.shape)) {
-      const nested =
-        key === 'emulator' ? ['emulator.port', 'emulator.host', 'emulator.allowRemote'] : [key];
-      for (const row of nested) expect(rows.has(row), `a row for \`${row}\``).to.equal(true);
     }
   });
 
