@@ -18,7 +18,7 @@ export const pluginOptionsSchema = z.strictObject({
     .default(() => defaultPlayerId)
     .meta({
       description:
-        'who a client is, for the ledger, the service and the views; `client.sessionId` changes on every join: give players a stable id so that a rejoining player gets their entries back',
+        'who a client is, for the ledger, the service and the views ([who the player is](#who-the-player-is))',
       tsType: '(client) => string',
       defaultText: '`client.auth.id`, then `client.userData.playerId`, then `client.sessionId`',
     }),
@@ -44,7 +44,7 @@ export const pluginOptionsSchema = z.strictObject({
   }),
   regionGate: z.boolean().default(false).meta({
     description:
-      'refuse money helpers to players whose address (as `clientAddress` reads it, never a header the client sent) is in a region the service does not serve: `RegionRefusedError`, nothing sent; a player with no address the gate trusts is refused. A room with a static `onAuth` needs `lightning.attach(server)` (docs/MATCHES.md). One setting per room class',
+      'refuse money helpers to players in a region the service does not serve ([the region gate](#who-may-play-for-money-the-region-gate)); one setting per room class',
   }),
   catchUpMs: z.number().int().min(0).default(10_000).meta({
     description:
@@ -52,17 +52,17 @@ export const pluginOptionsSchema = z.strictObject({
   }),
   immediatePush: z.boolean().default(true).meta({
     description:
-      "send the room's patch as soon as a settlement changed an entry (one patch per event-loop turn, however many settlements it applied), so that the owner sees it in about the verification time rather than at the next patch tick; `false` leaves every change to the patch tick",
+      "send the room's patch as soon as a settlement changed an entry (one per event-loop turn), so that its owner sees it at once; `false`: at the next patch tick",
   }),
   tabs: z
     .strictObject({
       minTimeInRoomMs: z.number().int().min(0).default(30_000).meta({
         description:
-          "a `credit` to a client in the room less than this, by the server's clock (the `clock` option) from the plugin's own record of its join, never anything the client says, is refused with `TimeInRoomError` (`LN_TIME_IN_ROOM`), nothing recorded, and counted in the `lightning.refused` metric by its code; a bot that joins, earns and leaves earns nothing; `0` turns it off",
+          "a `credit` to a client in the room for less than this (from the plugin's record of its join, on the server's clock) is refused: `TimeInRoomError`, nothing recorded; `0`: off",
       }),
       withdrawOnLeave: z.boolean().default(false).meta({
         description:
-          "withdraw the player's whole tab as one code when their last client leaves the room (the code is theirs on their next join, and in `lightning.books.claims`)",
+          "withdraw the player's whole tab as one code when their last client leaves the room (theirs on their next join, and in `lightning.books.claims`)",
       }),
       withdrawAtMsat: msat.nullable().default(null).meta({
         description:
@@ -70,7 +70,7 @@ export const pluginOptionsSchema = z.strictObject({
       }),
     })
     .prefault({})
-    .meta({ description: "players' tabs in this room (docs/MATCHES.md): `credit` and `withdraw`" }),
+    .meta({ description: "players' tabs in this room ([MATCHES.md](MATCHES.md#players-tabs))" }),
 });
 
 export type LightningPluginOptions = z.input<typeof pluginOptionsSchema>;

@@ -80,20 +80,19 @@ const auditSchema = z.strictObject({
 const breakerSchema = z.strictObject({
   failures: z.number().int().min(0).default(5).meta({
     description:
-      'ambiguous or 5xx answers to payout creates within `windowMs`, from at least `players` different players (and, for payments to addresses, as many address domains), or 5xx answers to reads of at least `players` different intents (the service itself), that pause payouts; `0` never trips',
+      'ambiguous or 5xx answers to payout creates within `windowMs` from at least `players` players (and, for address payments, as many domains), or 5xx answers to reads of `players` different intents, that pause payouts; `0`: never',
   }),
   windowMs: ms.default(60_000).meta({ description: 'the window those failures are counted in' }),
   players: z.number().int().min(1).max(1000).default(3).meta({
     description:
-      "how many different players (and address domains) those failures must come from: one player (one address server) never pauses the game, their failures count against them alone; `1` counts anyone's",
+      "how many different players (and address domains) the failures must come from, so that one player (one address server) never pauses the game; `1`: anyone's",
   }),
   recipientFailures: z.number().int().min(0).default(1).meta({
     description:
-      'failed payments to one Lightning address (or checks of it that did not answer) within `windowMs` after which nothing more is sent to it until the window has passed; `0`: never held',
+      'failed payments to (or unanswered checks of) one Lightning address within `windowMs` after which nothing more is sent to it until the window passes; `0`: never',
   }),
   validateTimeoutMs: ms.max(600_000).default(3_000).meta({
-    description:
-      'how long the check of a Lightning address before each payment to it may take (one attempt)',
+    description: 'the longest check of a Lightning address before a payment to it (one attempt)',
   }),
   walletFloorMsat: z.number().int().min(0).optional().meta({
     description: 'pause payouts rather than let the wallet fall below this many msats',
@@ -114,7 +113,7 @@ const alertsSchema = z.strictObject({
     .optional()
     .meta({
       description:
-        'raise `cover-low` when cover (wallet - owed - escrow - in flight) falls below this (any integer; 0: only when short)',
+        'raise `cover-low` when the cover falls below this (any integer; 0: only when short)',
       defaultText: 'off',
     }),
   unknownAfterMs: ms.optional().meta({
@@ -122,7 +121,7 @@ const alertsSchema = z.strictObject({
     defaultText: 'off',
   }),
   intervalMs: ms.optional().meta({
-    description: 'check this often as well as after each audit run (every `audit.intervalMs`)',
+    description: 'check this often too, besides after each audit run',
     defaultText: 'only after audit runs',
   }),
   serviceFailingMs: ms.default(60_000).meta({
@@ -138,7 +137,7 @@ const limitsSchema = z.strictObject({
   }),
   maxOpenPerGame: z.number().int().positive().default(10_000).meta({
     description:
-      "open intents the whole game may hold, whoever holds them: what bounds a crowd of new players, whom a per-player limit cannot (each is a new id); size it to what your wallet and the service's rate limits should ever have in flight",
+      "open intents the whole game may hold: the bound on a crowd of new players (each a new id); size it to what your wallet and the service's rate should have in flight",
   }),
 });
 
@@ -146,20 +145,19 @@ const limitsSchema = z.strictObject({
 const capMsat = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
 const budgetWindow = z.strictObject({
   msat: capMsat.meta({
-    description:
-      'the most the payouts created in the window (unless they ended expired or failed) may add up to',
+    description: 'the cap, in msats',
   }),
-  windowMs: ms.meta({ description: 'the rolling window, in ms (3,600,000 for an hour)' }),
+  windowMs: ms.meta({ description: 'the rolling window, in ms (3,600,000: an hour)' }),
 });
 
 const budgetsSchema = z.strictObject({
   maxRewardMsat: capMsat.optional().meta({
     description:
-      "the largest single payout (a reward, a match payout, a payment to a Lightning address); not a tab's withdrawal, which gathers many credits each under `tabs.maxCreditMsat`",
+      'the largest single payout (a reward, a match payout, an address payment); not a tab withdrawal',
     defaultText: 'none',
   }),
   perPlayer: budgetWindow.optional().meta({
-    description: 'payouts (tab withdrawals included) to one player over a rolling window',
+    description: 'payouts to one player over a rolling window',
     defaultText: 'none',
   }),
   perRoom: budgetWindow.optional().meta({
@@ -177,8 +175,7 @@ const approvalsSchema = z.strictObject({
     description: 'a payout of more than this many msats is held',
   }),
   perPlayerPerDayMsat: capMsat.optional().meta({
-    description:
-      "a payout taking its player's last 24 hours past this is held too (checked in the ledger's atomic create)",
+    description: "a payout taking its player's last 24 hours past this is held too",
     defaultText: 'none',
   }),
 });
@@ -187,22 +184,19 @@ const approvalsSchema = z.strictObject({
 // reward trigger, a $0.01 minimum withdrawal, a few dollars a day.
 const tabsSchema = z.strictObject({
   maxCreditMsat: capMsat.default(100_000).meta({
-    description: 'the largest single credit (`CreditTooLargeError`): 100 sats',
+    description: 'the largest single credit (`CreditTooLargeError`)',
   }),
   earnPerHourMsat: capMsat.default(1_000_000).meta({
-    description:
-      "what one player's credits may add up to over the last hour (`EarningCapError`, checked in the ledger with the credit's record, so across processes)",
+    description: "what one player's credits may add up to over the last hour (`EarningCapError`)",
   }),
   earnPerDayMsat: capMsat.default(5_000_000).meta({
-    description:
-      "what one player's credits may add up to over the last day (`EarningCapError`, likewise)",
+    description: "what one player's credits may add up to over the last day (`EarningCapError`)",
   }),
   minWithdrawalMsat: capMsat.default(10_000).meta({
-    description: "the smallest withdrawal (`WithdrawalTooSmallError`): the service's own 10 sats",
+    description: 'the smallest withdrawal (`WithdrawalTooSmallError`)',
   }),
   withdrawPerDayMsat: capMsat.default(5_000_000).meta({
-    description:
-      'what one player may withdraw over the last day (`WithdrawalCapError`, in the ledger likewise)',
+    description: 'what one player may withdraw over the last day (`WithdrawalCapError`)',
   }),
 });
 
@@ -214,8 +208,7 @@ const fiatSchema = z.strictObject({
         `must be 'USD': the service publishes the price of a bitcoin in US dollars only (GET /v0/btcusd), not in ${JSON.stringify(issue.input)}`,
     })
     .meta({
-      description:
-        "`'USD'`, the currency `state.lightning.price` is in: the service publishes USD only, another currency is a `ConfigurationError`",
+      description: "`'USD'`: the service publishes no other (another is a `ConfigurationError`)",
     }),
   refreshMs: ms.default(60_000).meta({ description: 'how often the price is read again' }),
 });
@@ -224,7 +217,7 @@ const clientAddressSchema = z
   .strictObject({
     proxies: z.number().int().min(0).max(10).default(0).meta({
       description:
-        "how many proxies of the game's own append to X-Forwarded-For (1 behind one load balancer): the entry that many places from the right is the client; `0`: the socket's peer",
+        "how many of the game's own proxies append to X-Forwarded-For (1 behind one load balancer): the entry that many from the right is the client; `0`: the socket's peer",
     }),
     header: z
       .string()
@@ -234,12 +227,12 @@ const clientAddressSchema = z
       .optional()
       .meta({
         description:
-          "a header the game's proxy sets to the client's address (`'x-real-ip'`, `'cf-connecting-ip'`), read instead of X-Forwarded-For; only with `proxies` of 1 or more",
+          "a header the game's proxy sets to the client's address (`'x-real-ip'`), read instead of X-Forwarded-For; needs `proxies` of 1 or more",
         defaultText: 'none',
       }),
     proxyAddresses: addresses.default([...PRIVATE_NETWORKS]).meta({
       description:
-        "where the game's proxies connect from (addresses or CIDR subnets, 100 at most): where the socket is known (`lightning.attach(server)`), a request through proxies from elsewhere went around them and has no address",
+        "where the game's proxies connect from (addresses or CIDR subnets, 100 at most); with `lightning.attach(server)`, a request through proxies from elsewhere has no address",
       defaultText: 'loopback and the private networks',
     }),
   })
@@ -251,15 +244,14 @@ const clientAddressSchema = z
 const emulatorSchema = z
   .strictObject({
     port: z.number().int().min(0).max(65535).default(0).meta({
-      description: "the embedded emulator's port, when there is no key (`0`: a free port)",
+      description: "the embedded emulator's port (`0`: a free port)",
     }),
     host: z.string().min(1).default('127.0.0.1').meta({
-      description:
-        "the embedded emulator's address; one other than loopback (`'0.0.0.0'`) is refused unless `emulator.allowRemote`",
+      description: "its address; one off loopback (`'0.0.0.0'`) is refused unless `allowRemote`",
     }),
     allowRemote: z.boolean().default(false).meta({
       description:
-        'let the embedded emulator listen off loopback (a phone on your network); the start line then says where it listens, as a warning',
+        'let it listen off loopback (a phone on your network); the start line warns where it listens',
     }),
   })
   .superRefine((e, ctx) => {
@@ -310,7 +302,7 @@ export const lightningOptionsSchema = z.strictObject({
   }),
   publicUrl: httpUrl.optional().meta({
     description:
-      "origin the service's callbacks reach this server at; https required with a real key (http allowed when `baseUrl` is on this machine); checked at start in development",
+      "origin the service's callbacks reach this server at; https with a real key (http when `baseUrl` is on this machine); checked at start in development",
     defaultText: '`http://127.0.0.1:2567` with the emulator; required with a key',
   }),
   prefix: z
@@ -323,68 +315,67 @@ export const lightningOptionsSchema = z.strictObject({
     .optional()
     .meta({
       description:
-        'a `LedgerStore` (`SqliteLedger`; `PostgresLedger` for several processes or machines: docs/DEPLOY.md says how to choose) or a SQLite path',
+        'a `LedgerStore` (`SqliteLedger`, or `PostgresLedger` for several processes: [DEPLOY.md](DEPLOY.md#choosing-the-ledger-sqlite-or-postgresql)) or a SQLite path',
       tsType: 'string | LedgerStore',
       defaultText: '`lightning-ledger.sqlite`; `:memory:` with the emulator',
     }),
   webhookSecret: z.string().min(16, 'must be at least 16 characters').optional().meta({
-    description:
-      'HMAC-SHA256 secret of the ramp and widget webhooks (16 characters or more); duplicates are found by a hash of the route and the signed body, remembered for good',
-    defaultText:
-      'none with a real key (webhook routes answer 503, store nothing); random with the emulator',
+    description: 'HMAC-SHA256 secret of the ramp and widget webhooks (16 characters or more)',
+    defaultText: 'none with a real key (webhook routes answer 503); random with the emulator',
   }),
   api: apiTuningSchema.default({}).meta({
-    description: "the API client's timeouts, retries and path overrides (docs/REFERENCE.md)",
+    description:
+      "the API client's timeouts, retries and paths ([REFERENCE.md](REFERENCE.md#the-api-client))",
   }),
   rateLimit: rateLimitSchema.optional().meta({
     description:
-      "one outbound rate for the whole game. Every attempt to the service, the game's own `lightning.service.api` calls included, waits for a token of one bucket kept in the ledger (shared by every process on a PostgreSQL ledger; per process on SQLite); waiting calls go players first (their own actions: fees, spends, sessions, and the re-read that proves their callback; those who took few tokens lately in the order they waited, those who took many after them), then payouts (a payout after every 3 or 4 players' tokens while both wait), then the reconciler's re-reads; a 429's `Retry-After` holds every process, and a 429 behind it is waited out (up to 10 in a row) instead of failing the call (docs/DEPLOY.md, \"The outbound rate\")",
+      "one outbound rate for every process of the game, the game's own `lightning.service.api` calls included ([DEPLOY.md](DEPLOY.md#the-outbound-rate))",
     defaultText: 'none',
   }),
   reconciler: reconcilerSchema.prefault({}).meta({
     description:
-      'polling of overdue intents, which recovers lost callbacks; recovery after a crash (docs/OPERATING.md)',
+      're-reads of overdue intents, which recover lost callbacks and crashes ([OPERATING.md](OPERATING.md#recovery))',
   }),
   breaker: breakerSchema.prefault({}).meta({
     description:
-      'pauses payouts (rewards and payments to Lightning addresses) after `failures` ambiguous or 5xx answers, or before the wallet falls below `walletFloorMsat`. Entry fees and spends never count, nor does a 429. Paused payouts reject with `PayoutsPausedError` (`LN_PAYOUTS_PAUSED`), nothing sent; the `paused` event fires once, and it and `lightning.operator.paused` say why: `reason`, `cause` (`payouts`, `reads` or `wallet`), `players` and `recipients` (the addresses); `lightning.operator.resume()` lifts it. A Lightning address is checked before each payment to it',
+      'pauses payouts after `failures` ambiguous or 5xx answers, or before the wallet falls below `walletFloorMsat` (fees, spends and 429s never count): `PayoutsPausedError` (`LN_PAYOUTS_PAUSED`), nothing sent. The `paused` event (once) and `lightning.operator.paused` give `reason`, `cause` (`payouts`, `reads` or `wallet`), `players` and `recipients`; `lightning.operator.resume()` lifts it',
   }),
   audit: auditSchema.prefault({}).meta({
     description:
-      'the live audit of the journal and the wallet, run by the reconciler (docs/OPERATING.md)',
+      'the live audit of the journal and the wallet ([OPERATING.md](OPERATING.md#the-live-audit))',
   }),
   limits: limitsSchema.prefault({}).meta({
     description:
-      "limits on open intents, across every process; one more rejects with `LimitExceededError` (`LN_LIMIT_EXCEEDED`; `limit` names which, `playerId` the player refused), nothing recorded or sent. A match's own record does not count (it moves no money by itself); its fees, payouts and refunds do, and a settled match pays its players even at the cap. Each store keeps the count as it writes, so a check reads one number (docs/DEPLOY.md). An entry fee is also one per player and room: a second `chargeEntryFee` while one is open returns the open one (pass `key` to hold one per key, e.g. per match)",
+      "open intents, counted across every process; one more rejects with `LimitExceededError` (`LN_LIMIT_EXCEEDED`; `limit` names which, `playerId` whom), nothing recorded or sent. A match's own record does not count; its fees, payouts and refunds do, and a settled match pays its players even at the cap",
   }),
   budgets: budgetsSchema.prefault({}).meta({
     description:
-      "payout caps: payouts (rewards, payments to Lightning addresses, tab withdrawals) created in a rolling window, unless they ended expired or failed, may add up to its `msat`. Checked and reserved in the ledger with the payout's record, so they hold across processes; a reward that expires unclaimed, or a payment that failed, gives its part back. A refusal rejects with `BudgetExceededError` (`LN_BUDGET_EXCEEDED`, with `scope`: `payout` for the single-payout cap, else `player`, `room` or `game`; `limitMsat`, `reservedMsat`), nothing recorded or sent",
+      "payout caps: the payouts (rewards, address payments, tab withdrawals) created in a window, but those that ended expired or failed, may add up to its `msat`, reserved in the ledger with each payout's record, so across processes. Past one: `BudgetExceededError` (`LN_BUDGET_EXCEEDED`; `scope`: `payout` for the single-payout cap, else `player`, `room` or `game`; `limitMsat`, `reservedMsat`), nothing recorded or sent",
   }),
   tabs: tabsSchema.prefault({}).meta({
     description:
-      "players' tabs' earning rules (docs/MATCHES.md). Each refusal records and sends nothing and is counted in `lightning.refused`. A withdrawal is a payout: `budgets.perPlayer`/`perRoom`/`game`, the breaker, `approvals` and blocks apply to it; `budgets.maxRewardMsat` does not (it gathers many credits, each under `maxCreditMsat`)",
+      "the earning rules of players' tabs ([MATCHES.md](MATCHES.md#earning-rules-and-what-each-protects-against))",
   }),
   approvals: approvalsSchema.optional().meta({
     description:
-      "a reward, match payout, address payment or tab withdrawal above `aboveMsat` (or past the player's 24-hour total) is recorded `held`, nothing sent, until `approve(id, by)` or `reject(id, by, why)`; never a refusal, nor a player's own fee back (docs/OPERATING.md#payout-approvals)",
+      'payouts above a line wait, `held`, for an operator ([OPERATING.md](OPERATING.md#payout-approvals))',
     defaultText: 'off',
   }),
   payoutQueue: payoutQueueSchema.prefault({}).meta({
     description:
-      "a match settled with at least `fromWinners` winners records every payout `queued` at once and returns (the match stays `settling`, its view's `made` of `total` counting, `match.progress` telling); the reconcilers of the game's processes send them in their turn, at `rateLimit` when set (as payouts), else at the reconciler's pace, each exactly once (docs/MATCHES.md, \"Many winners: the payout queue\"). Only where this process runs its reconciler; `rewardMany` always queues",
+      'how a settle with many winners queues its payouts ([MATCHES.md](MATCHES.md#many-winners-the-payout-queue))',
   }),
   emulator: emulatorSchema.prefault({}).meta({
     description: 'the embedded emulator, started when there is no `apiKey`',
   }),
   clientAddress: clientAddressSchema.prefault({}).meta({
     description:
-      "who the client is, by address, for `callbackSources` and the room plugin's `regionGate` alike. No header a client sends is read but the one set here. Only strings node's `isIP` accepts count",
+      "who a client is, by address, for `callbackSources` and the region gate: no header is read but the one set here, and only what node's `isIP` accepts counts",
   }),
   fiat: fiatSchema.optional().meta({
     description:
-      "read the service's price of a bitcoin in US dollars (`GET /v0/btcusd`) as the server starts and every `refreshMs`; every room syncs it in `state.lightning.price` (`currency`, `btcPrice`: 1 BTC in that currency, 0 until known; `at`: when the service priced it, epoch ms). A failed read keeps the last price and is logged once until a read answers",
-    defaultText: "off: `state.lightning.price` has currency `''` and 0",
+      "read the service's price of a bitcoin (`GET /v0/btcusd`) at start and every `refreshMs` into every room's `state.lightning.price` ([ROOMS.md](ROOMS.md#what-each-client-sees)); a failed read keeps the last price, logged once",
+    defaultText: 'off',
   }),
   meterProvider: z
     .custom<MeterProvider>(
@@ -394,18 +385,18 @@ export const lightningOptionsSchema = z.strictObject({
     .optional()
     .meta({
       description:
-        "an OpenTelemetry `MeterProvider` for the metrics (docs/OPERATING.md); without an SDK installed, every instrument is the API's no-op",
+        'an OpenTelemetry `MeterProvider` for the metrics ([OPERATING.md](OPERATING.md#metrics))',
       tsType: 'MeterProvider',
       defaultText: 'the global one, as the server starts',
     }),
   alerts: alertsSchema.optional().meta({
     description:
-      'the `alert` event, raised once and cleared once per condition (cover low, an old unknown, payouts paused, an audit finding, the service answering only 5xx), one log line each, `lightning.operator.alerts()` for the raised ones; checked after each audit run and every `intervalMs` when set (docs/OPERATING.md)',
+      'the `alert` event for conditions an operator must act on ([OPERATING.md](OPERATING.md#alerts))',
     defaultText: 'off',
   }),
   callbackSources: callbackSourcesSchema.optional().meta({
     description:
-      "accept status callbacks only from the service's published addresses and `also`; others get an empty 403 before anything is read. The sender is the `clientAddress`, so behind proxies the game must be reachable only through them; with no proxy, only `lightning.attach(server)` sees the sender",
+      "accept status callbacks only from the service's published addresses and `also` (others: an empty 403, nothing read); the sender is the `clientAddress`",
     defaultText: 'off',
   }),
   startWithoutReadyMs: ms.max(600_000).default(5_000).meta({
@@ -433,8 +424,7 @@ export const lightningOptionsSchema = z.strictObject({
     .custom<Clock>((v) => isObject(v) && typeof (v as Clock).now === 'function')
     .default(systemClock)
     .meta({
-      description:
-        "the time source of the server, its ledger writes and its schedule (`now()`); tests pass the emulator's `ManualClock`",
+      description: "the server's time source (`now()`); tests pass the emulator's `ManualClock`",
       tsType: 'Clock',
       defaultText: 'the system clock',
     }),
