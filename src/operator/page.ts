@@ -58,7 +58,9 @@ function card(label, value, cls) { const c = el('div', undefined, 'card' + (cls 
 function say(text, cls) { $('message').textContent = text; $('message').className = cls || ''; }
 // The engine's refusals already say "<action> refused: ..."; others get the prefix.
 const refused = (what, e) => say(/ refused: /.test(e.message) ? e.message : what + ' refused: ' + e.message, 'alert');
-async function button(b, what, run) { b.disabled = true; try { say(await run(), 'ok'); } catch (e) { refused(what, e); } b.disabled = false; refresh(); }
+async function button(b, what, run) { b.disabled = true; try { say(await run(), 'ok'); } catch (e) { refused(what, e); } b.disabled = false; refresh(); tables(); }
+// An action moves intents and matches: their tables are read again, as the banner and the log are.
+function tables() { loadIntents().catch((e) => say(e.message, 'alert')); loadMatches().catch((e) => say(e.message, 'alert')); }
 
 function showBalances(b) {
   const short = b.coverMsat !== null && BigInt(b.coverMsat) < 0n;
@@ -83,7 +85,7 @@ function showNeeds(o) {
     box.append(table(['Intent', 'Kind', 'Player', 'Amount', 'Since', 'Decide'], o.unknowns.map((i) => {
       const f = el('span'); const s = el('select'); for (const v of ['completed', 'expired', 'failed']) { const op = el('option', v); op.value = v; s.append(op); }
       const note = el('input'); note.placeholder = 'why (what the service says)'; note.setAttribute('aria-label', 'note for ' + i.id);
-      const b = el('button', 'Resolve'); b.addEventListener('click', async (ev) => { ev.stopPropagation(); b.disabled = true; try { const r = await act('resolve', { id: i.id, status: s.value, note: note.value }); say('Resolved ' + r.id + ' as ' + r.status + '.', 'ok'); } catch (e) { say('Resolve refused: ' + e.message, 'alert'); b.disabled = false; } refresh(); });
+      const b = el('button', 'Resolve'); b.addEventListener('click', async (ev) => { ev.stopPropagation(); b.disabled = true; try { const r = await act('resolve', { id: i.id, status: s.value, note: note.value }); say('Resolved ' + r.id + ' as ' + r.status + '.', 'ok'); } catch (e) { say('Resolve refused: ' + e.message, 'alert'); b.disabled = false; } refresh(); tables(); });
       s.addEventListener('click', (ev) => ev.stopPropagation()); note.addEventListener('click', (ev) => ev.stopPropagation());
       f.append(s, note, b); f.className = 'resolve'; f.dataset.intent = i.id;
       return row([i.id, i.kind, i.playerId, sats(i.amount), when(i.updatedAt), f], () => showIntent(i.id));
@@ -93,9 +95,9 @@ function showNeeds(o) {
     box.append(el('h3', 'Held payouts (' + o.held.length + ')'));
     box.append(table(['Intent', 'Kind', 'Player', 'Amount', 'Held since', 'Decide'], o.held.map((i) => {
       const f = el('span'); f.className = 'approval'; f.dataset.intent = i.id;
-      const ok = el('button', 'Approve'); ok.addEventListener('click', async (ev) => { ev.stopPropagation(); ok.disabled = true; try { const r = await act('approve', { id: i.id }); say('Approved ' + r.id + ': ' + r.status + '.', 'ok'); } catch (e) { say('Approve refused: ' + e.message, 'alert'); ok.disabled = false; } refresh(); });
+      const ok = el('button', 'Approve'); ok.addEventListener('click', async (ev) => { ev.stopPropagation(); ok.disabled = true; try { const r = await act('approve', { id: i.id }); say('Approved ' + r.id + ': ' + r.status + '.', 'ok'); } catch (e) { say('Approve refused: ' + e.message, 'alert'); ok.disabled = false; } refresh(); tables(); });
       const why = el('input'); why.placeholder = 'why reject'; why.setAttribute('aria-label', 'why reject ' + i.id);
-      const no = el('button', 'Reject'); no.addEventListener('click', async (ev) => { ev.stopPropagation(); no.disabled = true; try { const r = await act('reject', { id: i.id, why: why.value }); say('Rejected ' + r.id + '.', 'ok'); } catch (e) { say('Reject refused: ' + e.message, 'alert'); no.disabled = false; } refresh(); });
+      const no = el('button', 'Reject'); no.addEventListener('click', async (ev) => { ev.stopPropagation(); no.disabled = true; try { const r = await act('reject', { id: i.id, why: why.value }); say('Rejected ' + r.id + '.', 'ok'); } catch (e) { say('Reject refused: ' + e.message, 'alert'); no.disabled = false; } refresh(); tables(); });
       why.addEventListener('click', (ev) => ev.stopPropagation());
       f.append(ok, why, no);
       return row([i.id, i.kind, i.playerId, sats(i.amount), when(i.createdAt), f], () => showIntent(i.id));
@@ -195,12 +197,12 @@ $('player').addEventListener('input', () => { $('player-actions').hidden = !play
 $('block').addEventListener('click', () => button($('block'), 'Block', async () => { const p = player(); await act('block', { playerId: p, why: $('block-why').value }); $('block-why').value = ''; return 'Blocked ' + p + '.'; }));
 $('unblock').addEventListener('click', () => button($('unblock'), 'Unblock', async () => { const p = player(); await act('unblock', { playerId: p }); return 'Unblocked ' + p + '.'; }));
 $('export-oplog').addEventListener('click', () => { location.href = oplogLink(); });
-$('filters').addEventListener('submit', (ev) => { ev.preventDefault(); loadIntents().catch((e) => say(e.message, 'alert')); loadMatches().catch((e) => say(e.message, 'alert')); });
+$('filters').addEventListener('submit', (ev) => { ev.preventDefault(); tables(); });
 $('export-journal').addEventListener('click', () => { location.href = exportLink('journal'); });
 $('export-intents').addEventListener('click', () => { location.href = exportLink('intents'); });
 const day = new Date(Date.now() - 86400000); day.setSeconds(0, 0);
 $('since').value = new Date(day.getTime() - day.getTimezoneOffset() * 60000).toISOString().slice(0, 16);
-refresh(); loadTabs(false).catch((e) => say(e.message, 'alert')); loadIntents().catch((e) => say(e.message, 'alert')); loadMatches().catch((e) => say(e.message, 'alert'));
+refresh(); loadTabs(false).catch((e) => say(e.message, 'alert')); tables();
 setInterval(refresh, 3000);
 `;
 

@@ -155,6 +155,8 @@ describe('operator console in a browser', function () {
     await page.waitForSelector('#needs:not(:has-text("Payouts paused"))');
 
     // Approve the held jackpot: sent now, exactly one withdrawal request for it.
+    const jackpotRow = page.locator(`#intents tr:has-text("${jackpot.id}")`);
+    expect(await jackpotRow.textContent()).to.contain('held');
     const before = requests();
     const approval = page.locator(`#needs .approval[data-intent="${jackpot.id}"]`);
     await approval.locator('button:has-text("Approve")').click();
@@ -168,6 +170,8 @@ describe('operator console in a browser', function () {
     await page.waitForSelector(`#needs .approval[data-intent="${jackpot.id}"]`, {
       state: 'detached',
     });
+    // The Intents table is read again after the action, as the banner is: no Show pressed.
+    await page.waitForSelector(`#intents tr:has-text("${jackpot.id}"):has-text("pending")`);
 
     // Pause them again, with a reason (Pause shows where Resume was), and resume.
     await page.fill('#pause-why', 'wallet top-up');
