@@ -124,6 +124,8 @@ describe('example arena in a browser', function () {
     await alice.waitForSelector('.entry:has-text("Your prize") .status.completed', {
       timeout: 20_000,
     });
+    // The banner follows: nothing is left to claim below.
+    await alice.waitForSelector('#result:has-text("You won 180 sats and claimed it.")');
     await alice.screenshot({ path: `${ARTIFACTS}/arena-3-claimed.png`, fullPage: true });
 
     // The shop: points spent, and the short-balance case is a friendly message.
