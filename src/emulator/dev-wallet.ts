@@ -201,7 +201,10 @@ const tone = (e) => e.open ? 'open' : e.status === 'completed' || (e.status === 
 const statusText = (e) => e.kind === 'staticCharge' && e.status === 'inactive' && e.slots > 0 ? 'paid' : e.status;
 const action = (e) => !e.open ? '' : e.kind === 'withdrawalRequest'
   ? '<button data-claim="' + esc(e.id) + '">Claim</button>'
-  : '<input size="9" id="amt-' + esc(e.id) + '" value="' + esc(e.minMsat) + '" title="msats"> <button data-pay="' + esc(e.id) + '">Pay</button>';
+  : '<input size="9" id="amt-' + esc(e.id) + '" value="' + esc(plainSats(e.minMsat)) + '" title="sats"> sats <button data-pay="' + esc(e.id) + '">Pay</button>';
+// The amount to pay is typed in sats, as every amount on the page reads; sent in msats.
+const plainSats = (msat) => { const m = BigInt(msat), rest = m % 1000n; return String(m / 1000n) + (rest === 0n ? '' : '.' + String(rest).padStart(3, '0')); };
+const msatsOf = (text) => { const m = /^(\\d+)(?:\\.(\\d{1,3}))?$/.exec(String(text).trim()); return m ? String(BigInt(m[1]) * 1000n + BigInt((m[2] ?? '').padEnd(3, '0'))) : null; };
 // The key of this start, from the fragment: never sent in a URL, sent in a header that no
 // other origin may set on a request to this one.
 const KEY = new URLSearchParams(location.hash.slice(1)).get('key') ?? '';
@@ -236,7 +239,11 @@ async function refresh() {
 document.body.addEventListener('click', (e) => {
   const t = e.target;
   if (t.dataset.claim) post('withdrawal-requests/' + t.dataset.claim + '/claim');
-  if (t.dataset.pay) post('static-charges/' + t.dataset.pay + '/pay', { amountMsat: document.getElementById('amt-' + t.dataset.pay).value });
+  if (t.dataset.pay) {
+    const amountMsat = msatsOf(document.getElementById('amt-' + t.dataset.pay).value);
+    if (amountMsat === null) log('the amount is in sats: 100, or 0.5 (to 3 decimals)');
+    else post('static-charges/' + t.dataset.pay + '/pay', { amountMsat });
+  }
   if (t.dataset.grant) post('users/' + t.dataset.grant + '/points', { amount: document.getElementById('pts-' + t.dataset.grant).value });
 });
 document.getElementById('inv').addEventListener('submit', (e) => { e.preventDefault(); post('pay-invoice', { pr: e.target.pr.value }); });

@@ -80,6 +80,8 @@ describe('emulator: the dev wallet page in a browser', function () {
     ]);
     const hovers = await page.$$eval('#entries td.amount abbr', (as) => as.map((a) => a.title));
     expect(hovers).to.deep.equal(['37,800 msats', '21,000 msats', '21,000 msats']);
+    // The amount to pay is typed in sats too (sent in msats: the fee below is paid in full).
+    expect(await page.inputValue(`#amt-${alices?.id}`)).to.equal('21');
     expect(await page.locator('#users').textContent()).to.include('alice@example.com');
     await page.screenshot({ path: `${ARTIFACTS}/dev-wallet.png`, fullPage: true });
     if (process.env.UPDATE_SCREENSHOT) {
