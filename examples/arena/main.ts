@@ -15,7 +15,13 @@ import { type ArenaConfig, arenaConfig } from './config.js';
 import { devWalletEndpoints } from './dev-wallet.js';
 import { MoneyHistory } from './history.js';
 import { logMoney } from './money-log.js';
-import { mountConsole, type OperatorKey, operatorEndpoints, operatorKey } from './operator.js';
+import {
+  mountConsole,
+  type OperatorKey,
+  operatorEndpoints,
+  operatorKey,
+  PlayerNames,
+} from './operator.js';
 import { arenaRoom } from './room.js';
 import { clientFiles, serveInFront } from './serve.js';
 import { GuestLimit, limitSignIns } from './sign-in-limit.js';
@@ -64,6 +70,7 @@ export async function startArena(options: ArenaOptions = {}) {
     : undefined;
   const auth = new ArenaAuth(options.auth);
   const operator = options.operator ?? operatorKey();
+  const names = new PlayerNames();
   const clock = options.lightning?.clock ?? systemClock;
   const history = new MoneyHistory(lightning);
   logMoney(lightning, log);
@@ -71,6 +78,7 @@ export async function startArena(options: ArenaOptions = {}) {
     lightning,
     auth,
     history,
+    names,
     clock,
     config,
     log,
@@ -94,7 +102,7 @@ export async function startArena(options: ArenaOptions = {}) {
   await server.listen(port);
   const http = server.transport.server as HttpServer;
   if (files) serveInFront(http, files);
-  if (operator) mountConsole(lightning, http, operator.key);
+  if (operator) mountConsole(lightning, http, operator.key, names);
   // New guests per address, by the address the library reads (its `clientAddress` option:
   // behind a proxy, pass `lightning: { clientAddress: { proxies: 1 } }`).
   limitSignIns(http, {

@@ -3,8 +3,9 @@
  * `GET /operator?key=<key>` keeps the key in an HttpOnly cookie and opens the console, whose
  * `authorize` checks that cookie. The key is ARENA_OPERATOR_KEY; without it, outside
  * production, a random one for this run (npm start prints the link); in production without it
- * there is no console. A real game puts its own admin sign-in here instead. Costs one
- * comparison per console request.
+ * there is no console. A real game puts its own admin sign-in here instead. The console names
+ * players by the names they chose (PlayerNames), not by their ids. Costs one comparison per
+ * console request, one map read per row shown.
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Server as HttpServer } from 'node:http';
@@ -37,10 +38,36 @@ function cookieOf(request: Request): string {
   return '';
 }
 
-/** Mounts the console on the server (with its CSV exports); `path` is where it lives. */
-export function mountConsole(lightning: Lightning, http: HttpServer, key: string) {
+/** The names players chose when they joined, by player id: the newest 10,000. */
+export class PlayerNames {
+  readonly #names = new Map<string, string>();
+
+  set(playerId: string, name: string): void {
+    this.#names.delete(playerId);
+    this.#names.set(playerId, name);
+    if (this.#names.size > 10_000) {
+      for (const oldest of this.#names.keys()) {
+        this.#names.delete(oldest);
+        break;
+      }
+    }
+  }
+
+  get(playerId: string): string | undefined {
+    return this.#names.get(playerId);
+  }
+}
+
+/** Mounts the console on the server (with its CSV exports), at /lightning/console. */
+export function mountConsole(
+  lightning: Lightning,
+  http: HttpServer,
+  key: string,
+  names: PlayerNames,
+) {
   lightning.operator.console.attach(http, {
     authorize: (request) => same(cookieOf(request), key) && 'operator',
+    playerName: (playerId) => names.get(playerId),
   });
 }
 

@@ -54,6 +54,9 @@ async function act(name, body) {
 function row(cells, onClick) { const tr = el('tr'); for (const c of cells) { const td = el('td'); if (c instanceof Node) td.append(c); else { td.textContent = c === null || c === undefined ? '' : String(c); } tr.append(td); } if (onClick) { tr.className = 'pick'; tr.addEventListener('click', onClick); } return tr; }
 function table(head, rows) { const t = el('table'); const h = el('tr'); for (const c of head) h.append(el('th', c)); t.append(h); for (const r of rows) t.append(r); return t; }
 const badge = (status) => el('span', status, 'status ' + status);
+// A player as a person reads them: the name the game gave (playerName), the id on hover.
+function who(x) { if (!x.playerName) return x.playerId; const s = el('span', x.playerName); s.title = x.playerId; return s; }
+function named(x) { return x.playerName ? x.playerName + ' (' + x.playerId + ')' : x.playerId; }
 function card(label, value, cls) { const c = el('div', undefined, 'card' + (cls ? ' ' + cls : '')); c.append(el('div', label, 'label'), el('div', value, 'value')); return c; }
 function say(text, cls) { $('message').textContent = text; $('message').className = cls || ''; }
 // The engine's refusals already say "<action> refused: ..."; others get the prefix.
@@ -88,7 +91,7 @@ function showNeeds(o) {
       const b = el('button', 'Resolve'); b.addEventListener('click', async (ev) => { ev.stopPropagation(); b.disabled = true; try { const r = await act('resolve', { id: i.id, status: s.value, note: note.value }); say('Resolved ' + r.id + ' as ' + r.status + '.', 'ok'); } catch (e) { say('Resolve refused: ' + e.message, 'alert'); b.disabled = false; } refresh(); tables(); });
       s.addEventListener('click', (ev) => ev.stopPropagation()); note.addEventListener('click', (ev) => ev.stopPropagation());
       f.append(s, note, b); f.className = 'resolve'; f.dataset.intent = i.id;
-      return row([i.id, i.kind, i.playerId, sats(i.amount), when(i.updatedAt), f], () => showIntent(i.id));
+      return row([i.id, i.kind, who(i), sats(i.amount), when(i.updatedAt), f], () => showIntent(i.id));
     })));
   }
   if (o.held.length) {
@@ -100,7 +103,7 @@ function showNeeds(o) {
       const no = el('button', 'Reject'); no.addEventListener('click', async (ev) => { ev.stopPropagation(); no.disabled = true; try { const r = await act('reject', { id: i.id, why: why.value }); say('Rejected ' + r.id + '.', 'ok'); } catch (e) { say('Reject refused: ' + e.message, 'alert'); no.disabled = false; } refresh(); tables(); });
       why.addEventListener('click', (ev) => ev.stopPropagation());
       f.append(ok, why, no);
-      return row([i.id, i.kind, i.playerId, sats(i.amount), when(i.createdAt), f], () => showIntent(i.id));
+      return row([i.id, i.kind, who(i), sats(i.amount), when(i.createdAt), f], () => showIntent(i.id));
     })));
   }
   if (!box.childNodes.length) box.append(el('div', 'Nothing needs a person.', 'empty'));
@@ -136,7 +139,7 @@ async function loadOplog() {
   }
   oplog.lines = oplog.lines.slice(-200);
   $('oplog').replaceChildren(oplog.lines.length ? table(['At', 'By', 'Action', 'Intent', 'Player', 'Before → after', 'Why'], oplog.lines.slice().reverse().map((a) => {
-    const tr = row([when(a.at), a.by, a.action, a.intentId, a.playerId, a.before + ' → ' + a.after, a.note], a.intentId ? () => showIntent(a.intentId) : undefined); tr.dataset.action = a.action; return tr;
+    const tr = row([when(a.at), a.by, a.action, a.intentId, who(a), a.before + ' → ' + a.after, a.note], a.intentId ? () => showIntent(a.intentId) : undefined); tr.dataset.action = a.action; return tr;
   })) : el('div', 'No operator action in the last 7 days.', 'empty'));
 }
 // Tabs, largest first: the first page on load and on "Again", the next one on "More".
@@ -144,12 +147,12 @@ const tabs = { next: null, rows: [] };
 async function loadTabs(more) {
   const q = new URLSearchParams({ limit: '50' }); if (more && tabs.next) q.set('after', tabs.next);
   const page = await get('/api/tabs?' + q); tabs.rows = more ? tabs.rows.concat(page.tabs) : page.tabs; tabs.next = page.next;
-  $('tabs').replaceChildren(tabs.rows.length ? table(['Player', 'Tab'], tabs.rows.map((t) => { const tr = row([t.playerId, sats(t.balanceMsat)]); if (BigInt(t.balanceMsat) < 0n) tr.className = 'alert'; return tr; })) : el('div', 'No player has a tab.', 'empty'));
+  $('tabs').replaceChildren(tabs.rows.length ? table(['Player', 'Tab'], tabs.rows.map((t) => { const tr = row([who(t), sats(t.balanceMsat)]); if (BigInt(t.balanceMsat) < 0n) tr.className = 'alert'; return tr; })) : el('div', 'No player has a tab.', 'empty'));
   $('tabs-more').hidden = !tabs.next;
 }
 async function loadRefusals() {
   const r = await get('/api/refusals?limit=50');
-  $('refusals').replaceChildren(r.recent.length ? table(['At', 'Call', 'Player', 'Amount', 'Code', 'Why'], r.recent.map((x) => row([when(x.at), x.call, x.playerId, sats(x.amountMsat), x.code, x.message]))) : el('div', 'No tab call refused since this process started.', 'empty'));
+  $('refusals').replaceChildren(r.recent.length ? table(['At', 'Call', 'Player', 'Amount', 'Code', 'Why'], r.recent.map((x) => row([when(x.at), x.call, who(x), sats(x.amountMsat), x.code, x.message]))) : el('div', 'No tab call refused since this process started.', 'empty'));
   $('refusal-counts').textContent = r.counts.map((c) => c.call + ' ' + c.code + ': ' + c.count).join(' · ');
 }
 $('tabs-more').addEventListener('click', () => loadTabs(true).catch((e) => say(e.message, 'alert')));
@@ -163,11 +166,11 @@ async function loadIntents() {
   do { if (next) q.set('after', next); const page = await get('/api/intents?' + q); for (const i of page.intents) out.set(i.id, i); next = page.next; pages++; } while (next && out.size < 200 && pages < 20);
   const list = [...out.values()].sort((a, b) => b.updatedAt - a.updatedAt);
   $('intents').replaceChildren(list.length ? table(['Intent', 'Kind', 'Status', 'Player', 'Room', 'Match', 'Amount', 'Updated'], list.map((i) =>
-    row([i.id, i.kind, badge(i.status), i.playerId, i.roomId, i.matchId, i.unit === 'msats' ? sats(i.amount) : i.amount + ' ' + i.unit, when(i.updatedAt)], () => showIntent(i.id)))) : el('div', 'No intent moved money in this range.', 'empty'));
+    row([i.id, i.kind, badge(i.status), who(i), i.roomId, i.matchId, i.unit === 'msats' ? sats(i.amount) : i.amount + ' ' + i.unit, when(i.updatedAt)], () => showIntent(i.id)))) : el('div', 'No intent moved money in this range.', 'empty'));
 }
 async function showIntent(id) {
   const d = await get('/api/intents/' + encodeURIComponent(id)); const i = d.intent; const box = $('detail'); box.replaceChildren();
-  box.append(el('h2', i.kind + ' ' + i.id), el('div', i.description + ' · ' + i.status + ' · player ' + i.playerId + (i.matchId ? ' · match ' + i.matchId : '') + (i.error ? ' · error: ' + i.error : '')));
+  box.append(el('h2', i.kind + ' ' + i.id), el('div', i.description + ' · ' + i.status + ' · player ' + named(i) + (i.matchId ? ' · match ' + i.matchId : '') + (i.error ? ' · error: ' + i.error : '')));
   // A match's payout or refund that expired unclaimed; the engine refuses one that was never shown, or reissued once already.
   if (i.claimCode && i.status === 'expired' && i.matchId) {
     const b = el('button', 'Reissue claim code'); b.id = 'reissue';
@@ -184,8 +187,8 @@ async function loadMatches() {
   do { if (next) q.set('after', next); const page = await get('/api/matches?' + q); for (const m of page.matches) out.set(m.id, m); next = page.next; pages++; } while (next && pages < 20);
   const list = [...out.values()].sort((a, b) => b.updatedAt - a.updatedAt);
   $('matches').replaceChildren(list.length ? table(['Match', 'Room', 'Status', 'Pot', 'Rake', 'Players', 'Payouts', 'Refunds'], list.map((m) => {
-    const money = (xs) => { const u = el('ul'); for (const x of xs) u.append(el('li', x.playerId + ': ' + sats(x.amountMsat) + ' (' + x.status + ')')); return u; };
-    const players = el('ul'); for (const p of m.players) players.append(el('li', p.playerId + ': fee ' + p.feeStatus));
+    const money = (xs) => { const u = el('ul'); for (const x of xs) u.append(el('li', named(x) + ': ' + sats(x.amountMsat) + ' (' + x.status + ')')); return u; };
+    const players = el('ul'); for (const p of m.players) players.append(el('li', named(p) + ': fee ' + p.feeStatus));
     return row([m.id, m.roomId, badge(m.status), sats(m.potMsat), m.rakeMsat === null ? '—' : sats(m.rakeMsat), players, money(m.payouts), money(m.refunds)]);
   })) : el('div', 'No match moved money in this range.', 'empty'));
 }
