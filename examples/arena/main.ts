@@ -71,6 +71,8 @@ export async function startArena(options: ArenaOptions = {}) {
   const auth = new ArenaAuth(options.auth);
   const operator = options.operator ?? operatorKey();
   const names = new PlayerNames();
+  // The dev wallet page names players too (the emulator's, where a person reads).
+  emulator?.control.namePlayers((playerId) => names.get(playerId));
   const clock = options.lightning?.clock ?? systemClock;
   const history = new MoneyHistory(lightning);
   logMoney(lightning, log);

@@ -65,6 +65,7 @@ const RECENT = 200;
 
 /** One row of the page: a reward or a fee, whoever's it is, open or not. */
 function entryOf(
+  core: Ctx['core'],
   kind: 'withdrawalRequest' | 'staticCharge',
   of: WithdrawalRequestRecord | StaticChargeRecord,
   open: boolean,
@@ -78,6 +79,7 @@ function entryOf(
     kind,
     projectId,
     player: of.internalId,
+    playerName: nameOf(core, of.internalId),
     minMsat,
     maxMsat,
     status,
@@ -85,6 +87,17 @@ function entryOf(
     description,
     createdAt,
   };
+}
+
+/** The game's name of a player, when it gave one (control.namePlayers); a throw is no name. */
+function nameOf(core: Ctx['core'], id: string | null | undefined): string | null {
+  if (!id) return null;
+  try {
+    const name = core.playerName(id);
+    return typeof name === 'string' && name !== '' ? name.slice(0, 100) : null;
+  } catch {
+    return null;
+  }
 }
 
 type DevEntry = ReturnType<typeof entryOf> & { slots?: number; allowedSlots?: number | null };
@@ -98,7 +111,7 @@ export function devState({ core }: Ctx): Reply {
     const view = { projectId: wr.projectId, ...withdrawalRequestView(core, wr) };
     const open = wr.status === 'pending';
     if (open) withdrawalRequests.push(view);
-    entries.push(entryOf('withdrawalRequest', wr, open, view.amount));
+    entries.push(entryOf(core, 'withdrawalRequest', wr, open, view.amount));
   }
   for (const charge of core.store.staticCharges.values()) {
     refreshStaticCharge(core, charge);
@@ -106,7 +119,7 @@ export function devState({ core }: Ctx): Reply {
     const open = charge.status === 'active';
     if (open) staticCharges.push(view);
     const { slots, allowedSlots } = charge;
-    const entry = entryOf('staticCharge', charge, open, view.minAmount, view.maxAmount);
+    const entry = entryOf(core, 'staticCharge', charge, open, view.minAmount, view.maxAmount);
     entries.push({ ...entry, slots, allowedSlots });
   }
   // Newest first; among entries of one millisecond, the later made first (maps keep the order
@@ -119,6 +132,7 @@ export function devState({ core }: Ctx): Reply {
     id: u.id,
     projectId: u.projectId,
     player: u.referenceId,
+    playerName: nameOf(core, u.referenceId),
     email: u.email,
     points: Object.fromEntries(u.points),
   }));
@@ -196,6 +210,8 @@ const amount = (e) => {
   const hover = e.minMsat === e.maxMsat ? group(e.minMsat) + ' msats' : group(e.minMsat) + ' to ' + group(e.maxMsat) + ' msats';
   return '<abbr title="' + hover + '">' + esc(text) + '</abbr>';
 };
+// A player as the game named them, the id on hover; the id alone when the game gave no name.
+const who = (e) => !e.player ? '<span class="none">none</span>' : e.playerName ? '<abbr title="' + esc(e.player) + '">' + esc(e.playerName) + '</abbr>' : esc(e.player);
 const KIND = { withdrawalRequest: 'reward <small>(withdrawal request)</small>', staticCharge: 'fee <small>(static charge)</small>' };
 const tone = (e) => e.open ? 'open' : e.status === 'completed' || (e.status === 'inactive' && e.slots > 0) ? 'done' : 'gone';
 const statusText = (e) => e.kind === 'staticCharge' && e.status === 'inactive' && e.slots > 0 ? 'paid' : e.status;
@@ -227,12 +243,12 @@ async function refresh() {
   const state = await res.json();
   document.getElementById('entries').innerHTML = '<tr><th>player</th><th>kind</th><th>amount</th><th>description</th><th>status</th><th></th></tr>' +
     (state.entries.length === 0 ? '<tr><td colspan="6" class="none">Nothing yet.</td></tr>' : '') +
-    state.entries.map((e) => '<tr><td>' + (e.player ? esc(e.player) : '<span class="none">none</span>') + '</td><td class="kind">' + KIND[e.kind] +
+    state.entries.map((e) => '<tr><td>' + who(e) + '</td><td class="kind">' + KIND[e.kind] +
       '</td><td class="amount">' + amount(e) + '</td><td>' + esc(e.description) + '</td><td><span class="status ' + tone(e) + '">' +
       esc(statusText(e)) + '</span></td><td>' + action(e) + '</td></tr>').join('');
   document.getElementById('users').innerHTML = '<tr><th>player</th><th>email</th><th>points</th><th></th></tr>' +
     (state.users.length === 0 ? '<tr><td colspan="4" class="none">No widget user yet: one is made when a player first spends points.</td></tr>' : '') +
-    state.users.map((u) => '<tr><td>' + esc(u.player ?? '') + '</td><td>' + esc(u.email) + '</td><td>' +
+    state.users.map((u) => '<tr><td>' + (u.player ? who(u) : '') + '</td><td>' + esc(u.email) + '</td><td>' +
       (Object.entries(u.points).map(([c, n]) => esc(group(n)) + ' ' + esc(c)).join(', ') || '<span class="none">0</span>') +
       '</td><td><input size="7" id="pts-' + esc(u.id) + '" value="1000"> <button data-grant="' + esc(u.id) + '">Grant</button></td></tr>').join('');
 }
