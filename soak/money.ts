@@ -17,12 +17,7 @@
  * Pure: no I/O; a few passes over the records. `books.error` (a store that keeps no journal)
  * makes every journal check fail with it.
  */
-import {
-  type Intent,
-  isTerminal,
-  type MatchDecision,
-  type MatchMeta,
-} from '../src/ledger/intent.js';
+import { type Intent, isTerminal } from '../src/ledger/intent.js';
 import {
   type AccountBalance,
   accountClass,
@@ -30,6 +25,7 @@ import {
   type JournalEntry,
 } from '../src/ledger/journal.js';
 import { positionOf } from '../src/server/kinds/index.js';
+import type { MatchDecision, MatchMeta } from '../src/server/kinds/meta.js';
 import { attemptOf, mayReissue, wasShown } from '../src/server/kinds/payout-position.js';
 import type { Check } from './invariants.js';
 

@@ -5,8 +5,9 @@
  * requests, what became of the callbacks, the two crashes, what the game heard, the journal's
  * balances, and each invariant's verdict.
  */
-import type { Intent, MatchMeta } from '../src/ledger/intent.js';
+import type { Intent } from '../src/ledger/intent.js';
 import { fromPot } from '../src/ledger/journal.js';
+import type { MatchMeta } from '../src/server/kinds/meta.js';
 import { attemptOf, wasShown } from '../src/server/kinds/payout-position.js';
 import { count, type Figure, percentile, seconds, tally, tallyOf } from './figures.js';
 import type { Books } from './money.js';

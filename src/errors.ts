@@ -249,7 +249,7 @@ function windowWords(windowMs: number): string {
 }
 
 /**
- * A credit larger than `tabs.maxCreditMsat`, the ceiling per credit (docs/TABS.md): nothing
+ * A credit larger than `tabs.maxCreditMsat`, the ceiling per credit (docs/MATCHES.md): nothing
  * was recorded. Credit less per event, or raise the option.
  */
 export class CreditTooLargeError extends LightningError {

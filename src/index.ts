@@ -1,6 +1,6 @@
 /**
  * colyseus-lightning: Lightning payments for Colyseus rooms. This list is the package's
- * promise: docs/EXPORTS.md names every entry and test/exports.test.ts holds the two together.
+ * promise: docs/REFERENCE.md names every entry and test/exports.test.ts holds the two together.
  * The API client and the emulator have their own entry points (`/api`, `/emulator`).
  */
 
@@ -56,11 +56,9 @@ export type { LightningMatches } from './face/matches.js';
 export type { LightningOperator, ReconcilerControl } from './face/operator.js';
 export type { LightningService } from './face/service.js';
 export {
-  AnswerNotRecordedError,
   DuplicateIntentError,
   IllegalTransitionError,
   IncompatibleLedgerError,
-  IntentLostError,
   InvalidIntentError,
   LedgerBusyError,
   LedgerClosedError,
@@ -152,6 +150,7 @@ export type { AuditFinding } from './server/findings.js';
 export type { LightningLogger } from './server/logger.js';
 export type { EnterInput, OpenMatchInput, Shares } from './server/match/terms.js';
 export type { MatchMoney, MatchPlayer, MatchStatus, MatchView } from './server/match/view.js';
+export { AnswerNotRecordedError, IntentLostError } from './server/operations/errors.js';
 export type {
   AddressPaymentInput,
   CreditInput,

@@ -68,7 +68,7 @@ export class Lightning {
   readonly books: LightningBooks;
   /** The operator's calls, the reconciler's controls, and the console (`operator.console`). */
   readonly operator: LightningOperator;
-  /** Players' tabs: credits with no service call, withdrawn as one claim code (docs/TABS.md). */
+  /** Players' tabs: credits with no service call, withdrawn as one claim code (docs/MATCHES.md). */
   readonly tabs: LightningTabs;
   /** What lightning runs on, for the game's own code: `api`, `emulator`, `clientAddress(req)`. */
   readonly service: LightningService;

@@ -1,15 +1,14 @@
 /**
  * The docs hold to the code a new user meets (issue 16, findings 4, 5, 7, 10): the README
- * installs the package and states the one Node version, its options table lists every option
- * `createLightning` accepts, every file a doc names is in the repository, and the code a user
- * copies (docs, examples) imports the package by its name.
+ * installs the package and states the one Node version, every file a doc names is in the
+ * repository, and the code a user copies (docs, examples) imports the package by its name. The
+ * options tables: test/docs-options.test.ts.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import { MIN_NODE } from '../src/node-version.js';
-import { lightningOptionsSchema } from '../src/server/options.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const read = (path: string) => readFileSync(join(root, path), 'utf8');
@@ -20,6 +19,17 @@ const docs = [
     .filter((f) => f.endsWith('.md'))
     .map((f) => `docs/${f}`),
 ];
+
+/** The anchors GitHub makes of a page's headings: lower case, punctuation dropped, spaces as '-'. */
+function anchorsOf(text: string): string[] {
+  const withoutCode = text.replace(/```[\s\S]*?```/g, '');
+  return [...withoutCode.matchAll(/^#{1,6} (.+)$/gm)].map((m) =>
+    (m[1] as string)
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N} _-]/gu, '')
+      .replace(/ /g, '-'),
+  );
+}
 
 function files(dir: string): string[] {
   return readdirSync(join(root, dir), { withFileTypes: true }).flatMap((entry) => {
@@ -63,19 +73,14 @@ describe('docs', () => {
     ]) {
       expect(readme, moved).to.not.include(moved);
     }
-    for (const doc of ['docs/PERFORMANCE.md', 'docs/SECURITY.md', 'docs/API-CLIENT.md']) {
-      expect(readme, doc).to.include(`](${doc})`);
-    }
-  });
-
-  it("the server guide's options table lists every option createLightning accepts", () => {
-    const readme = read('docs/GUIDE.md');
-    const table = readme.slice(readme.indexOf('| option | default | meaning |'));
-    const rows = new Set([...table.matchAll(/^\| `([\w.]+)` \|/gm)].map((m) => m[1]));
-    for (const key of Object.keys(lightningOptionsSchema.shape)) {
-      const nested =
-        key === 'emulator' ? ['emulator.port', 'emulator.host', 'emulator.allowRemote'] : [key];
-      for (const row of nested) expect(rows.has(row), `a row for \`${row}\``).to.equal(true);
+    for (const link of [
+      'docs/DEPLOY.md#performance-and-the-fault-soak',
+      'docs/DEPLOY.md#security',
+      'docs/REFERENCE.md#the-api-client',
+    ]) {
+      expect(readme, link).to.include(`](${link})`);
+      const [doc, anchor] = link.split('#') as [string, string];
+      expect(anchorsOf(read(doc)), link).to.include(anchor);
     }
   });
 
@@ -101,6 +106,19 @@ describe('docs', () => {
       }
     }
     expect(missing).to.deep.equal([]);
+  });
+
+  it('links only to headings that are on the page it names', () => {
+    const broken: string[] = [];
+    for (const doc of docs) {
+      const text = read(doc);
+      for (const m of text.matchAll(/\]\(((?!https?:)[^)\s#]*)#([^)\s]+)\)/g)) {
+        const target = m[1] ? join(dirname(doc), m[1] as string) : doc;
+        if (!target.endsWith('.md') || !existsSync(join(root, target))) continue;
+        if (!anchorsOf(read(target)).includes(m[2] as string)) broken.push(`${doc}: ${m[0]}`);
+      }
+    }
+    expect(broken).to.deep.equal([]);
   });
 
   it('code a user copies imports colyseus-lightning by its name, never its sources', () => {

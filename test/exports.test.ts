@@ -1,5 +1,5 @@
 /**
- * Each entry point exports exactly what docs/EXPORTS.md lists: values checked at run time,
+ * Each entry point exports exactly what docs/REFERENCE.md lists: values checked at run time,
  * types read from the entry file, which must list its exports by name (no `export *`), so
  * that nothing reaches users by accident.
  */
@@ -14,11 +14,11 @@ const ENTRIES = [
   { name: 'colyseus-lightning/client', file: 'src/client/index.ts' },
 ];
 
-/** The `values` and `types` lines under the entry's heading in docs/EXPORTS.md. */
+/** The `values` and `types` lines under the entry's heading in docs/REFERENCE.md. */
 function documented(entry: string): { values: string[]; types: string[] } {
-  const doc = read('docs/EXPORTS.md');
+  const doc = read('docs/REFERENCE.md');
   const section = doc.split(/^## /m).find((s) => s.startsWith(`\`${entry}\``));
-  if (!section) throw new Error(`docs/EXPORTS.md has no section for ${entry}`);
+  if (!section) throw new Error(`docs/REFERENCE.md has no section for ${entry}`);
   const names = (label: string) =>
     [...(section.match(new RegExp(`^${label}: (.*)$`, 'm'))?.[1] ?? '').matchAll(/`([^`]+)`/g)]
       .map((m) => m[1] as string)
@@ -55,12 +55,12 @@ describe('exports', () => {
         expect(read(file)).to.not.match(/^export \*/m);
       });
 
-      it('exports the values docs/EXPORTS.md lists, and no other', async () => {
+      it('exports the values docs/REFERENCE.md lists, and no other', async () => {
         const module = (await import(`../${file.replace(/\.ts$/, '.js')}`)) as object;
         expect(Object.keys(module).sort()).to.deep.equal(documented(name).values);
       });
 
-      it('exports the types docs/EXPORTS.md lists, and no other', async () => {
+      it('exports the types docs/REFERENCE.md lists, and no other', async () => {
         const module = (await import(`../${file.replace(/\.ts$/, '.js')}`)) as object;
         const values = new Set(Object.keys(module));
         const types = exportedNames(file).filter((n) => !values.has(n));

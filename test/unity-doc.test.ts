@@ -1,5 +1,5 @@
 /**
- * docs/UNITY.md gives Unity games the C# schema classes of the synced state (issue 25): the C#
+ * docs/ROOMS.md ("A Unity client") gives Unity games the C# schema classes of the synced state (issue 25): the C#
  * decoder matches them to the server's types field by field, so a field out of place, missing
  * or of another type breaks every Unity client. This compares each class on the page with the
  * room's state on the server (the duel's `DuelState`, its `LightningState` and everything under
@@ -28,7 +28,7 @@ const CSHARP: Record<string, string> = {
 
 /** The classes of the page's C# blocks, by name. */
 function documented(): Map<string, Field[]> {
-  const doc = readFileSync(new URL('../docs/UNITY.md', import.meta.url), 'utf8');
+  const doc = readFileSync(new URL('../docs/ROOMS.md', import.meta.url), 'utf8');
   const blocks = [...doc.matchAll(/```csharp\n([\s\S]*?)```/g)].map((m) => m[1] as string);
   const classes = new Map<string, Field[]>();
   for (const block of blocks) {
@@ -83,7 +83,7 @@ function served(root: SchemaClass): Map<string, Field[]> {
   return classes;
 }
 
-describe('docs/UNITY.md', () => {
+describe('docs/ROOMS.md, a Unity client', () => {
   it("gives the C# classes of the duel's state as the server syncs them, field by field", () => {
     const server = served(DuelState as unknown as SchemaClass);
     const page = documented();

@@ -31,7 +31,7 @@ export interface ArenaConfig {
    */
   signInsPerMinute: number;
   /**
-   * Credited to a player's tab (docs/TABS.md) for each round they won, or played to the end
+   * Credited to a player's tab (docs/MATCHES.md) for each round they won, or played to the end
    * without clicking too early; they withdraw the tab as one code (the Withdraw button).
    */
   roundWonCreditMsat: bigint;
@@ -42,6 +42,12 @@ export interface ArenaConfig {
    * round and leaves earns nothing.
    */
   minTimeInRoomMs: number;
+  /**
+   * Once every fee is in: "get ready" after `countdownMs`, then "GO!" after a random wait
+   * between `goAfterMs.min` and `goAfterMs.max` (a click before it loses the round).
+   */
+  countdownMs: number;
+  goAfterMs: { min: number; max: number };
   /** The shop: item -> price in points (USDZ minor units: 100 = 1.00). */
   shop: Readonly<Record<string, number>>;
   /** Points each new player gets on the emulator, to try the shop. */
@@ -61,6 +67,8 @@ export const arenaConfig: ArenaConfig = {
   roundWonCreditMsat: 10_000n, // 10 sats
   roundSurvivedCreditMsat: 5_000n,
   minTimeInRoomMs: 20_000,
+  countdownMs: 3_000,
+  goAfterMs: { min: 1_000, max: 3_000 },
   shop: { 'golden hat': 150, 'speed boots': 400, 'lucky charm': 900 },
   startingPoints: 1_000,
 };

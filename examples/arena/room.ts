@@ -322,10 +322,10 @@ export function arenaRoom(options: ArenaRoomOptions) {
           () => {
             if (!round.over) this.state.phase = 'go';
           },
-          1_000 + Math.random() * 2_000,
+          config.goAfterMs.min + Math.random() * (config.goAfterMs.max - config.goAfterMs.min),
         );
         round.cancel = () => go.clear();
-      }, 3_000);
+      }, config.countdownMs);
       round.cancel = () => ready.clear();
     }
 

@@ -53,29 +53,61 @@ import { Transport } from './transport.js';
 const ipInput = z.string().refine((ip) => isIP(ip) !== 0, 'must be an IPv4 or IPv6 address');
 const limit = z.number().int().positive().max(600_000);
 const delay = z.number().int().min(0).optional();
+const TIMEOUT_MS = 10_000;
+const CONNECT_TIMEOUT_MS = 5_000;
+const MAX_RETRIES = 2;
+const shown = (n: number) => `\`${n}\``;
 
 /**
  * The client's tuning (timeouts, retries, path overrides): what a game may set here and, the
  * same schema, under `createLightning`'s `api` option.
  */
 export const apiTuningSchema = z.strictObject({
-  /** Longest wait for the answer's headers, and then between body chunks. Default 10,000 ms. */
-  timeoutMs: limit.optional(),
-  /** Longest wait for a connection. Default the smaller of timeoutMs and 5,000 ms. */
-  connectTimeoutMs: limit.optional(),
-  /** Retries after the first attempt, where the policy allows them. Default 2. */
-  maxRetries: z.number().int().min(0).max(10).optional(),
-  /** Backoff between retries: full jitter from `baseDelayMs`, capped; `Retry-After` honoured. */
+  timeoutMs: limit.optional().meta({
+    description: "longest wait for the answer's headers, and then between body chunks",
+    defaultText: shown(TIMEOUT_MS),
+  }),
+  connectTimeoutMs: limit.optional().meta({
+    description: 'longest wait for a connection',
+    defaultText: `the smaller of \`timeoutMs\` and ${shown(CONNECT_TIMEOUT_MS)}`,
+  }),
+  maxRetries: z
+    .number()
+    .int()
+    .min(0)
+    .max(10)
+    .optional()
+    .meta({
+      description: 'retries after the first attempt, where the retry policy allows them',
+      defaultText: shown(MAX_RETRIES),
+    }),
   retry: z
-    .strictObject({ baseDelayMs: delay, maxDelayMs: delay, maxRetryAfterMs: delay })
-    .optional(),
-  /** Replace any path of the table in operations.ts, by its name. */
+    .strictObject({
+      baseDelayMs: delay.meta({
+        description: 'backoff between retries: full jitter from this, doubled each retry',
+        defaultText: shown(DEFAULT_BACKOFF.baseDelayMs),
+      }),
+      maxDelayMs: delay.meta({
+        description: 'the longest backoff',
+        defaultText: shown(DEFAULT_BACKOFF.maxDelayMs),
+      }),
+      maxRetryAfterMs: delay.meta({
+        description: 'the longest `Retry-After` waited; a longer one is not retried',
+        defaultText: shown(DEFAULT_BACKOFF.maxRetryAfterMs),
+      }),
+    })
+    .optional()
+    .meta({ description: 'backoff between retries', defaultText: 'each below' }),
   paths: z
     .partialRecord(
       z.enum(Object.keys(DEFAULT_PATHS) as [PathName, ...PathName[]]),
       z.string().startsWith('/', 'must start with "/"'),
     )
-    .optional(),
+    .optional()
+    .meta({
+      description: 'replace any path of the table in `src/api/operations.ts`, by its name',
+      defaultText: "the service's paths",
+    }),
 });
 
 const optionsSchema = apiTuningSchema.extend({
@@ -214,7 +246,7 @@ export class PaymentsApi {
 
   constructor(options: PaymentsApiOptions) {
     const o = parseInput(optionsSchema, options, 'options');
-    const timeoutMs = o.timeoutMs ?? 10_000;
+    const timeoutMs = o.timeoutMs ?? TIMEOUT_MS;
     const retry = Object.entries(o.retry ?? {}).filter(([, value]) => value !== undefined);
     this.baseUrl = o.baseUrl;
     this.#transport = new Transport({
@@ -222,8 +254,8 @@ export class PaymentsApi {
       redact: o.redact,
       baseUrl: o.baseUrl,
       timeoutMs,
-      connectTimeoutMs: o.connectTimeoutMs ?? Math.min(timeoutMs, 5_000),
-      maxRetries: o.maxRetries ?? 2,
+      connectTimeoutMs: o.connectTimeoutMs ?? Math.min(timeoutMs, CONNECT_TIMEOUT_MS),
+      maxRetries: o.maxRetries ?? MAX_RETRIES,
       backoff: { ...DEFAULT_BACKOFF, ...(Object.fromEntries(retry) as Partial<BackoffOptions>) },
       clock: o.clock,
       dispatcher: o.dispatcher,

@@ -1,6 +1,6 @@
 /**
  * `colyseus-lightning/api`: the typed client of the payments service, usable on its own, in
- * the service's words. An explicit list, held to docs/EXPORTS.md by test/exports.test.ts.
+ * the service's words. An explicit list, held to docs/REFERENCE.md by test/exports.test.ts.
  */
 
 // First: on an older Node, fail here with the version needed, not deep in a dependency.

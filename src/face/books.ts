@@ -1,6 +1,6 @@
 /**
  * `lightning.books`: what the game's money adds up to and where each msat went (the journal,
- * docs/ACCOUNTING.md). Nothing here moves money but `refresh`, which works as a callback does.
+ * docs/OPERATING.md). Nothing here moves money but `refresh`, which works as a callback does.
  */
 import { z } from 'zod';
 import type { Intent } from '../ledger/intent.js';
@@ -23,7 +23,7 @@ import { need, type Reach } from './reach.js';
 
 type BookParts = Pick<Runtime, 'engine' | 'checks' | 'auditor' | 'audit' | 'view'>;
 
-/** A player's tab: what the game owes them in credits not yet withdrawn (docs/TABS.md). */
+/** A player's tab: what the game owes them in credits not yet withdrawn (docs/MATCHES.md). */
 export interface TabBalance {
   playerId: string;
   /** msats, a decimal string; below zero only if the ledger lost its rule (the audit says). */

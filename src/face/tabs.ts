@@ -1,5 +1,5 @@
 /**
- * `lightning.tabs`: players' tabs from the server, outside a room (docs/TABS.md): small credits
+ * `lightning.tabs`: players' tabs from the server, outside a room (docs/MATCHES.md): small credits
  * that add up in the ledger and leave as one claim code. A room uses its plugin's `credit` and
  * `withdraw`, which also keep the player's balance in sync.
  */

@@ -20,7 +20,6 @@ import type {
 import type {
   NewOperatorAction,
   OperatorAction,
-  OperatorLogFilter,
   OperatorLogPage,
   OperatorLogQuery,
 } from './operator-log.js';
@@ -38,6 +37,7 @@ import {
   type FundsCheck,
   holdFor,
   type JournalFilter,
+  type OperatorLogFilter,
   parseAccounts,
   parseAccountsQuery,
   parseClaim,
@@ -354,11 +354,7 @@ export class LedgerCore implements LedgerStore {
     line: NewOperatorAction,
     now: number = this.clock.now(),
   ): Promise<OperatorAction | null> {
-    this.#assertOpen();
-    const parsed = parseSwitch(line, 'recordBlock');
-    const kind = parsed.action === 'block' ? 'block' : 'unblock';
-    const change: LineChange = { kind, playerId: parsed.playerId as string };
-    return this.driver.appendLine(parsed, parseEpochMs(now, 'now'), change);
+    return this.#switch(line, now, 'recordBlock');
   }
 
   async isBlocked(playerId: string): Promise<boolean> {
@@ -369,10 +365,17 @@ export class LedgerCore implements LedgerStore {
     line: NewOperatorAction,
     now: number = this.clock.now(),
   ): Promise<OperatorAction | null> {
+    return this.#switch(line, now, 'recordPause');
+  }
+
+  /** A block, unblock, pause or resume: its line, after the statement of its name. */
+  async #switch(line: NewOperatorAction, at: number, call: 'recordBlock' | 'recordPause') {
     this.#assertOpen();
-    const parsed = parseSwitch(line, 'recordPause');
-    const change: LineChange = { kind: parsed.action === 'pause' ? 'pause' : 'resume' };
-    return this.driver.appendLine(parsed, parseEpochMs(now, 'now'), change);
+    const parsed = parseSwitch(line, call);
+    const now = parseEpochMs(at, 'now');
+    const { action: kind, playerId } = parsed;
+    const values = kind === 'block' ? [playerId, now] : kind === 'unblock' ? [playerId] : [];
+    return this.driver.appendLine(parsed, now, { kind, values });
   }
 
   async payoutPause(): Promise<OperatorAction | null> {

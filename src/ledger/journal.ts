@@ -1,6 +1,6 @@
 /**
  * The journal: every msat (and point) the game moves, as balanced double-entry postings between
- * named accounts (the chart: docs/ACCOUNTING.md), written by each store in the same atomic step
+ * named accounts (the chart: docs/OPERATING.md), written by each store in the same atomic step
  * as the intent write that causes them. Given where an intent's money sits in each state (its
  * kind's rule), `postingsFor` says which postings a write makes. A posting moves `amount` from
  * `debit` to `credit`; a balance is credits minus debits, so all balances of a unit sum to zero.
@@ -98,6 +98,9 @@ export const ACCOUNT_CLASSES = [
 
 const CLASSES: ReadonlySet<string> = new Set(ACCOUNT_CLASSES);
 
+/** The game's own classes, named by nearly every posting: sharded on PostgreSQL, never drawn on. */
+export const HOUSE_CLASSES: readonly string[] = ['wallet', 'inflight', 'house'];
+
 /** A name a read may ask for: `class` or `class:owner`, an owner of 1 to 255 characters. */
 export function isAccountName(account: string): boolean {
   const colon = account.indexOf(':');
@@ -141,7 +144,7 @@ export const accounts = {
   unclaimed: 'house:unclaimed',
   rejected: 'house:rejected',
   points: (playerId: string) => `points:${playerId}`,
-  /** A player's tab: credits the game owes them, withdrawn as one claim code (docs/TABS.md). */
+  /** A player's tab: credits the game owes them, withdrawn as one claim code (docs/MATCHES.md). */
   tab: (playerId: string) => `tab:${playerId}`,
   housePoints: 'house:points',
 } as const;

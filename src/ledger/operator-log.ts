@@ -67,15 +67,6 @@ export interface OperatorLogPage {
   next: string | null;
 }
 
-/** A query as a driver reads it: `after` a seq (0: from the start), `limit` given. */
-export interface OperatorLogFilter {
-  since?: number;
-  intentId?: string;
-  playerId?: string;
-  after: number;
-  limit: number;
-}
-
 /** A line as a store's row holds it (LINE_COLUMNS; a 64-bit seq may come as text). */
 export function lineOf(row: Record<string, unknown>): OperatorAction {
   return {

@@ -14,7 +14,7 @@
  */
 import type { Intent, IntentHistoryEntry } from './intent.js';
 import { OPEN_STATUSES, PAYOUT_KINDS, WINDOW_KINDS, type WindowOver } from './intent.js';
-import type { JournalEntry } from './journal.js';
+import { HOUSE_CLASSES, type JournalEntry } from './journal.js';
 import { layoutOf, migration } from './sql.js';
 
 /** The layout this library writes and reads (the schema's `layout` row). */
@@ -38,8 +38,8 @@ export const OPEN_STRIPES = 16;
 /** The largest balance (2^63 - 1), and a new shard row's share of it. */
 const MAX = '9223372036854775807';
 const SHARE = String((2n ** 63n - 1n) / BigInt(BALANCE_SHARDS));
-/** The classes whose accounts nearly every write names, each spread over shards. */
-const SHARDED = (cls: string) => `${cls} IN ('wallet', 'inflight', 'house')`;
+/** Whether `cls` is a house class, whose accounts are spread over shards. */
+const SHARDED = (cls: string) => `${cls} IN (${list(HOUSE_CLASSES)})`;
 
 /** Each shard's share once the account's total sits in shard 0: the rest get equal parts. */
 const shareOf = (total: string, shard: string, cls: string) => `CASE
@@ -68,8 +68,9 @@ export const COLUMNS = `id, kind, status, room_id, player_id, amount::text AS am
 export const LINE_COLUMNS = `seq::text AS seq, at::text AS at, by, action, intent_id, player_id,
   before, after, note`;
 
-const ENTRY_COLUMNS = `seq::text AS seq, id, intent_id, player_id, match_id, debit, credit,
-  amount::text AS amount, unit, why, at::text AS at`;
+/** A journal entry's columns, under its fields' names; seq and at as text, read by rowToEntry. */
+const ENTRY_COLUMNS = `id, seq::text AS seq, intent_id AS "intentId", player_id AS "playerId",
+  match_id AS "matchId", debit, credit, amount::text AS amount, unit, why, at::text AS at`;
 const ENTRY_INSERT =
   'xid, id, intent_id, player_id, match_id, debit, credit, amount, unit, why, at';
 
@@ -107,23 +108,9 @@ export function rowToIntent(value: unknown): Intent {
 }
 
 export function rowToEntry(value: unknown): JournalEntry {
-  const r = value as Record<string, string>;
-  const id = r.id as string;
-  const intentId = r.intent_id as string;
-  return {
-    id,
-    seq: Number(r.seq),
-    intentId,
-    playerId: r.player_id as string,
-    matchId: (r.match_id ?? null) as string | null,
-    tag: id.slice(intentId.length + 1),
-    debit: r.debit as string,
-    credit: r.credit as string,
-    amount: r.amount as string,
-    unit: r.unit as string,
-    why: r.why as string,
-    at: Number(r.at),
-  };
+  const r = value as Omit<JournalEntry, 'seq' | 'at' | 'tag'> & { seq: string; at: string };
+  const tag = r.id.slice(r.intentId.length + 1);
+  return { ...r, seq: Number(r.seq), tag, at: Number(r.at) };
 }
 
 /** The postings at $first to $first+6 (six arrays, then the time) as an intent's entry rows. */

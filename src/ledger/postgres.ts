@@ -28,15 +28,15 @@ import {
 import type { Intent, IntentPatch, IntentStatus } from './intent.js';
 import { isTerminal, PATCH_COLUMN, PATCH_FIELDS, SCHEDULE_FIELDS, SETTLED_NOTE } from './intent.js';
 import type { AccountBalance, JournalEntry, Posting } from './journal.js';
-import type { NewOperatorAction, OperatorAction, OperatorLogFilter } from './operator-log.js';
+import type { NewOperatorAction, OperatorAction } from './operator-log.js';
 import { lineOf } from './operator-log.js';
 import * as db from './postgres-schema.js';
 import type { RateLimit } from './rate.js';
 import type { LineChange, WindowRead } from './rules.js';
 import * as rules from './rules.js';
-import { loadSql, OPERATOR_SQL } from './sql.js';
+import { filterTerms, LOG_FILTERS, loadSql, OPERATOR_SQL } from './sql.js';
 import type { SeatGuard } from './store.js';
-import type { AccountsFilter, FundsCheck, JournalFilter } from './validate.js';
+import type { AccountsFilter, FundsCheck, JournalFilter, OperatorLogFilter } from './validate.js';
 
 /** What to connect to: a connection string, node-postgres pool options, or a ready pg.Pool. */
 export type PostgresConnection = string | PoolConfig | Pool;
@@ -453,14 +453,7 @@ class PostgresDriver implements LedgerDriver {
     const keys = [filters.playerId, filters.matchId, filters.intentId];
     if (keys.some((k) => k?.includes('\u0000'))) return [];
     const values: unknown[] = [after, limit + 1];
-    const where: string[] = [];
-    const filter = (column: string, value: unknown, op = '=') => {
-      if (value !== undefined) where.push(`j.${column} ${op} $${values.push(value)}`);
-    };
-    filter('player_id', filters.playerId);
-    filter('match_id', filters.matchId);
-    filter('intent_id', filters.intentId);
-    filter('at', filters.since, '>=');
+    const where = filterTerms(filters, JOURNAL_FILTERS, values, '$');
     const page = db.journalPage(this.#s, where, this.#writerKey);
     return (await this.#run(await this.#ready(), page, values)).map(db.rowToEntry);
   }
@@ -528,13 +521,8 @@ class PostgresDriver implements LedgerDriver {
     const sql = this.#sql;
     const lock = [this.#lockKey('operator log')];
     return this.#transaction(await this.#ready(), lock, async (client) => {
-      if (change !== null) {
-        const player = change.kind === 'block' || change.kind === 'unblock' ? change.playerId : '';
-        const args = { block: [player, now], unblock: [player], pause: [], resume: [] };
-        if ((await this.#run(client, sql[change.kind], args[change.kind])).length === 0) {
-          return null;
-        }
-      }
+      const changed = change && (await this.#run(client, sql[change.kind], change.values));
+      if (changed?.length === 0) return null;
       const appended = lineOf((await this.#run(client, sql['append-line'], values))[0] ?? {});
       // The pause's row names its line: written after it.
       if (change?.kind === 'pause') await this.#run(client, sql['pause-line'], [appended.seq]);
@@ -553,10 +541,7 @@ class PostgresDriver implements LedgerDriver {
 
   async operatorLog(q: OperatorLogFilter): Promise<OperatorAction[]> {
     const values: unknown[] = [q.after, q.limit + 1];
-    const terms = ['seq > $1'];
-    if (q.intentId !== undefined) terms.push(`intent_id = $${values.push(q.intentId)}`);
-    if (q.playerId !== undefined) terms.push(`player_id = $${values.push(q.playerId)}`);
-    if (q.since !== undefined) terms.push(`at >= $${values.push(q.since)}`);
+    const terms = ['seq > $1', ...filterTerms(q, LOG_FILTERS, values, '$')];
     // By the table's seq: LINE_COLUMNS names its text `seq`, which an ORDER BY would sort by.
     const sql = `SELECT ${db.LINE_COLUMNS} FROM ${this.#s}.operator_log AS l
       WHERE ${terms.join(' AND ')} ORDER BY l.seq LIMIT $2`;
@@ -667,22 +652,11 @@ class PostgresDriver implements LedgerDriver {
   /** Once: checks durability and lays the schema out; a refusal holds for good, a failure not. */
   #ready(): Promise<Pool> {
     this.#opened ??= (async () => {
-      const client = await (await this.#pool).connect();
-      const ignore = () => {};
-      client.on('error', ignore);
-      let broken: Error | undefined;
-      try {
+      const lock = [this.#lockKey('migrate')];
+      await this.#transaction(await this.#pool, lock, async (client) => {
         await this.#checkDurability(client);
         await this.#migrate(client);
-      } catch (err) {
-        if (!isDatabaseError(err) && !(err instanceof IncompatibleLedgerError)) {
-          broken = err as Error;
-        }
-        throw err;
-      } finally {
-        client.off('error', ignore);
-        client.release(broken);
-      }
+      });
     })().catch((err: unknown) => {
       if (!(err instanceof IncompatibleLedgerError) && !(err instanceof LedgerNotDurableError)) {
         this.#opened = undefined;
@@ -692,28 +666,21 @@ class PostgresDriver implements LedgerDriver {
     return this.#opened.then(() => this.#pool);
   }
 
-  /** The migrations the schema lacks, in one transaction under an advisory lock. */
+  /** The migrations the schema lacks, in the transaction that holds the migrations' lock. */
   async #migrate(client: PoolClient): Promise<void> {
-    await client.query(`BEGIN; SELECT pg_advisory_xact_lock(${this.#lockKey('migrate')})`);
-    try {
-      const from = await this.#layout(client);
-      // CREATE SCHEMA needs a right a runtime role may lack: only a missing one is created.
-      const found = 'SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = $1';
-      if (from === 0 && (await client.query(found, [this.schema])).rows.length === 0) {
-        await client.query(`CREATE SCHEMA ${this.#s}`);
-      }
-      for (let to = from + 1; to <= db.LAYOUT; to++) {
-        await client.query(db.layoutSql(this.#s, to));
-        await client.query(
-          `INSERT INTO ${this.#s}.layout (version) VALUES ($1)
-           ON CONFLICT (only_row) DO UPDATE SET version = EXCLUDED.version`,
-          [to],
-        );
-      }
-      await client.query('COMMIT');
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw err;
+    const from = await this.#layout(client);
+    // CREATE SCHEMA needs a right a runtime role may lack: only a missing one is created.
+    const found = 'SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = $1';
+    if (from === 0 && (await client.query(found, [this.schema])).rows.length === 0) {
+      await client.query(`CREATE SCHEMA ${this.#s}`);
+    }
+    for (let to = from + 1; to <= db.LAYOUT; to++) {
+      await client.query(db.layoutSql(this.#s, to));
+      await client.query(
+        `INSERT INTO ${this.#s}.layout (version) VALUES ($1)
+         ON CONFLICT (only_row) DO UPDATE SET version = EXCLUDED.version`,
+        [to],
+      );
     }
   }
 
@@ -808,6 +775,13 @@ function statements(s: string, movesLock: string, writerKey: number) {
   };
 }
 
+const JOURNAL_FILTERS = {
+  playerId: 'j.player_id',
+  matchId: 'j.match_id',
+  intentId: 'j.intent_id',
+  since: 'j.at',
+};
+
 /** The statements in sql/postgres/, by file name. */
 const NAMES = [
   ...[
@@ -873,18 +847,17 @@ function assertNoNul(values: readonly unknown[]): void {
   }
 }
 
-function isDatabaseError(err: unknown): err is Error & { code: string; constraint?: string } {
+type DatabaseError = Error & { code: string; constraint?: string };
+
+function isDatabaseError(err: unknown): err is DatabaseError {
   const code = (err as { code?: unknown } | null)?.code;
   return err instanceof Error && typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code);
 }
 
-function fromDatabase(
-  err: unknown,
-  test: (e: Error & { code: string; constraint?: string }) => boolean,
-) {
-  return [err, (err as { cause?: unknown } | null)?.cause].some(
-    (e) => isDatabaseError(e) && test(e),
-  );
+/** Whether `err`, or its cause, is a database error that passes `test`. */
+function fromDatabase(err: unknown, test: (e: DatabaseError) => boolean): boolean {
+  const cause = (err as { cause?: unknown } | null)?.cause;
+  return [err, cause].some((e) => isDatabaseError(e) && test(e));
 }
 
 /** A write refused whole because a balance shard would pass its share (or 64 bits). */

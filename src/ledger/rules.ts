@@ -36,9 +36,11 @@ export interface Guarded {
 }
 
 /** What an operator line changes with it, as a compare-and-set (no change: no line). */
-export type LineChange =
-  | { kind: 'block' | 'unblock'; playerId: string }
-  | { kind: 'pause' | 'resume' };
+export interface LineChange {
+  /** The statement of that name (sql/<store>/), on these values. */
+  kind: 'block' | 'unblock' | 'pause' | 'resume';
+  values: (string | number | null)[];
+}
 
 /** Creates of a window's kinds (`over`) in a scope, created after `since`. */
 export interface WindowRead {

@@ -38,6 +38,23 @@ export const OPERATOR_SQL = [
   'paused',
 ] as const;
 
+/** The operator log's filters, by column: the same on every store. */
+export const LOG_FILTERS = { intentId: 'intent_id', playerId: 'player_id', since: 'at' };
+
+/** A page's filters that are given as WHERE terms (`since`: at or after), numbered after `$`/`?`. */
+export function filterTerms(
+  filters: Readonly<Record<string, unknown>>,
+  columns: Readonly<Record<string, string>>,
+  values: unknown[],
+  sigil: '$' | '?',
+): string[] {
+  return Object.entries(columns).flatMap(([key, column]) => {
+    const value = filters[key];
+    if (value === undefined) return [];
+    return [`${column} ${key === 'since' ? '>=' : '='} ${sigil}${values.push(value)}`];
+  });
+}
+
 /** Statements as loaded, without comments: node:sqlite pays for them on every run. */
 const texts = new Map<string, string>();
 

@@ -18,16 +18,12 @@ import {
   SCHEDULE_FIELDS,
   SETTLED_NOTE,
 } from './intent.js';
-import { type AccountBalance, accountClass, type JournalEntry, type Posting } from './journal.js';
-import {
-  lineOf,
-  type NewOperatorAction,
-  type OperatorAction,
-  type OperatorLogFilter,
-} from './operator-log.js';
+import type { AccountBalance, JournalEntry, Posting } from './journal.js';
+import { accountClass, HOUSE_CLASSES } from './journal.js';
+import { lineOf, type NewOperatorAction, type OperatorAction } from './operator-log.js';
 import type { LineChange, WindowRead } from './rules.js';
 import * as rules from './rules.js';
-import { loadSql, OPERATOR_SQL } from './sql.js';
+import { filterTerms, LOG_FILTERS, loadSql, OPERATOR_SQL } from './sql.js';
 import {
   COLUMN,
   COLUMNS,
@@ -46,7 +42,7 @@ import {
   WINDOW_SQL,
 } from './sqlite-schema.js';
 import type { SeatGuard } from './store.js';
-import type { AccountsFilter, FundsCheck, JournalFilter } from './validate.js';
+import type { AccountsFilter, FundsCheck, JournalFilter, OperatorLogFilter } from './validate.js';
 
 /** Thrown inside a write whose posting is already journaled: the write is rolled back whole. */
 class AlreadyJournaled extends Error {}
@@ -57,8 +53,8 @@ const MAX_SOURCES = Math.max(
 );
 const FROM_PARAMS = Array.from({ length: MAX_SOURCES }, (_, i) => `from${i}`);
 
-/** Nearly every posting names one of these classes' accounts: their ids are kept once committed. */
-const SHARED_CLASSES: ReadonlySet<string> = new Set(['wallet', 'inflight', 'house']);
+/** Nearly every posting names a house account: their ids are kept once committed. */
+const HOUSE: ReadonlySet<string> = new Set(HOUSE_CLASSES);
 /** The note texts moves and postings repeat are a few dozen. */
 const MAX_KNOWN_NOTES = 1_000;
 
@@ -80,6 +76,12 @@ const NAMES = [
   ...['advance', 'open-count', ...OPERATOR_SQL],
 ] as const;
 const LINE_COLUMNS = 'seq, at, by, action, intent_id, player_id, before, after, note';
+const JOURNAL_FILTERS = {
+  playerId: 'i.player_id',
+  matchId: 'i.group_id',
+  intentId: 'i.id',
+  since: 'j.at',
+};
 
 type Params = Record<string, SQLInputValue>;
 type Name = (typeof NAMES)[number];
@@ -322,49 +324,29 @@ export class SqliteCore implements Pick<LedgerDriver, Forwarded> {
 
   /** Up to `limit + 1` entries: the core tells a next page by the one more. */
   journal(query: JournalFilter): JournalEntry[] {
-    const params: Params = { after: query.after, limit: query.limit + 1 };
-    const terms = ['j.seq > :after'];
-    const filter = (term: string, key: string, value: SQLInputValue | undefined) => {
-      if (value === undefined) return;
-      terms.push(term);
-      params[key] = value;
-    };
-    filter('i.player_id = :player', 'player', query.playerId);
-    filter('i.group_id = :match', 'match', query.matchId);
-    filter('i.id = :intent', 'intent', query.intentId && packId(query.intentId));
-    filter('j.at >= :since', 'since', query.since);
+    const values: unknown[] = [query.after, query.limit + 1];
+    const filters = { ...query, intentId: query.intentId && packId(query.intentId) };
+    const terms = ['j.seq > ?1', ...filterTerms(filters, JOURNAL_FILTERS, values, '?')];
     // By time alone, the planner would walk the whole journal in seq order: its index instead.
     const byTime = terms.length === 2 && query.since !== undefined;
     const where = terms.join(' AND ');
     const statement = this.#shape(`journal:${where}`, false, () => {
       const s = this.db.prepare(`
-        SELECT j.seq, i.id, j.tag, i.player_id, i.group_id, d.name AS debit, c.name AS credit,
-          j.amount, j.unit, n.text AS why, j.at
+        SELECT j.seq, i.id AS packed, j.tag, i.player_id AS playerId, i.group_id AS matchId,
+          d.name AS debit, c.name AS credit, j.amount, j.unit, n.text AS why, j.at
         FROM journal AS j ${byTime ? 'INDEXED BY journal_at' : ''}
         JOIN intents AS i ON i.seq = j.intent
         JOIN accounts AS d ON d.id = j.debit JOIN accounts AS c ON c.id = j.credit
         JOIN notes AS n ON n.id = j.why
-        WHERE ${where} ORDER BY j.seq LIMIT :limit`);
+        WHERE ${where} ORDER BY j.seq LIMIT ?2`);
       s.setReadBigInts(true);
       return s;
     });
-    return statement.all(params).map((row) => {
-      const r = row as Record<string, bigint | string | Uint8Array | null>;
-      const intentId = unpackId(r.id as string | Uint8Array);
-      return {
-        id: `${intentId}:${r.tag}`,
-        seq: Number(r.seq),
-        intentId,
-        playerId: r.player_id as string,
-        matchId: r.group_id as string | null,
-        tag: r.tag as string,
-        debit: r.debit as string,
-        credit: r.credit as string,
-        amount: String(r.amount),
-        unit: r.unit as string,
-        why: r.why as string,
-        at: Number(r.at),
-      };
+    return statement.all(...(values as SQLInputValue[])).map((row) => {
+      const { packed, seq, amount, at, ...r } = row as Record<string, string | Uint8Array | bigint>;
+      const intentId = unpackId(packed as string | Uint8Array);
+      const entry = { ...r, id: `${intentId}:${r.tag}`, intentId, amount: String(amount) };
+      return { ...entry, seq: Number(seq), at: Number(at) } as JournalEntry;
     });
   }
 
@@ -429,11 +411,8 @@ export class SqliteCore implements Pick<LedgerDriver, Forwarded> {
     change: LineChange | null,
   ): OperatorAction | null {
     return this.#write(() => {
-      if (change !== null) {
-        const player = change.kind === 'block' || change.kind === 'unblock' ? change.playerId : '';
-        const args = { block: [player, now], unblock: [player], pause: [], resume: [] };
-        if (Number(this.#sql[change.kind].run(...args[change.kind]).changes) !== 1) return null;
-      }
+      const changed = change && Number(this.#sql[change.kind].run(...change.values).changes);
+      if (changed === 0) return null;
       const row = this.#sql['append-line'].get({ ...line, at: now });
       const appended = lineOf(row as Record<string, unknown>);
       // The pause's row names its line: written before it, linked after.
@@ -453,24 +432,15 @@ export class SqliteCore implements Pick<LedgerDriver, Forwarded> {
 
   /** Up to `limit + 1` lines: the core tells a next page by the one more. */
   operatorLog(query: OperatorLogFilter): OperatorAction[] {
-    const params: Params = { after: query.after, limit: query.limit + 1 };
-    const terms = ['seq > :after'];
-    for (const [term, key, value] of [
-      ['intent_id = :intent', 'intent', query.intentId],
-      ['player_id = :player', 'player', query.playerId],
-      ['at >= :since', 'since', query.since],
-    ] as const) {
-      if (value === undefined) continue;
-      terms.push(term);
-      params[key] = value;
-    }
+    const values: unknown[] = [query.after, query.limit + 1];
+    const terms = ['seq > ?1', ...filterTerms(query, LOG_FILTERS, values, '?')];
     const where = terms.join(' AND ');
     const statement = this.#shape(`log:${where}`, false, () =>
       this.db.prepare(
-        `SELECT ${LINE_COLUMNS} FROM operator_log WHERE ${where} ORDER BY seq LIMIT :limit`,
+        `SELECT ${LINE_COLUMNS} FROM operator_log WHERE ${where} ORDER BY seq LIMIT ?2`,
       ),
     );
-    return statement.all(params).map(lineOf);
+    return statement.all(...(values as SQLInputValue[])).map(lineOf);
   }
 
   close(): void {
@@ -602,7 +572,7 @@ export class SqliteCore implements Pick<LedgerDriver, Forwarded> {
   }
 
   #accountId(name: string): number {
-    const shared = SHARED_CLASSES.has(accountClass(name));
+    const shared = HOUSE.has(accountClass(name));
     return this.#idOf(this.#knownAccounts, shared, name, 'account-id', 'add-account');
   }
 

@@ -7,11 +7,10 @@
 import { Worker } from 'node:worker_threads';
 import {
   BudgetExceededError,
-  type BudgetScope,
   EarningCapError,
   InsufficientFundsError,
+  LightningError,
   LimitExceededError,
-  type OpenLimit,
   WithdrawalCapError,
 } from '../errors.js';
 import {
@@ -48,53 +47,27 @@ export function encodeError(err: unknown): WireError {
   return { ...Object.fromEntries(Object.entries(err)), message: err.message };
 }
 
-/** The classes a core call may throw, rebuilt by code from their fields. */
-const CLASSES: Record<string, (e: WireError) => Error> = {
-  LN_LEDGER_DUPLICATE: (e) =>
-    new DuplicateIntentError(e.field as DuplicateIntentError['field'], {
-      existingId: e.existingId as string | null,
-    }),
-  LN_LIMIT_EXCEEDED: (e) =>
-    new LimitExceededError(e.limit as OpenLimit, e.max as number, e.playerId as string),
-  LN_BUDGET_EXCEEDED: (e) =>
-    new BudgetExceededError(
-      e.scope as BudgetScope,
-      e.limitMsat as string,
-      e.reservedMsat as string,
-      e.windowMs as number | null,
-    ),
-  LN_INSUFFICIENT_FUNDS: (e) =>
-    new InsufficientFundsError(
-      e.account as string,
-      e.balance as string,
-      e.amount as string,
-      e.unit as string,
-    ),
-  LN_EARNING_CAP: (e) =>
-    new EarningCapError(
-      e.playerId as string,
-      e.limitMsat as string,
-      e.earnedMsat as string,
-      e.windowMs as number,
-    ),
-  LN_WITHDRAWAL_CAP: (e) =>
-    new WithdrawalCapError(
-      e.playerId as string,
-      e.limitMsat as string,
-      e.withdrawnMsat as string,
-      e.windowMs as number,
-    ),
-  LN_LEDGER_BUSY: () => new LedgerBusyError(),
-  LN_LEDGER_CLOSED: () => new LedgerClosedError(),
-  LN_LEDGER_INCOMPATIBLE: (e) => new IncompatibleLedgerError(e.message),
-  LN_LEDGER_INVALID: (e) => new InvalidIntentError(e.message),
-};
+/** The classes a core call may throw, rebuilt by code. */
+const CLASSES = [
+  DuplicateIntentError,
+  LimitExceededError,
+  BudgetExceededError,
+  InsufficientFundsError,
+  EarningCapError,
+  WithdrawalCapError,
+  LedgerBusyError,
+  LedgerClosedError,
+  IncompatibleLedgerError,
+  InvalidIntentError,
+];
 
 export function decodeError(wire: WireError): Error {
-  const make = CLASSES[String(wire.code)];
-  if (make !== undefined) return make(wire);
+  const { message, ...fields } = wire;
+  const ledger = CLASSES.find((c) => c.code === fields.code);
+  // Its class's brand and name without its constructor (whose arguments differ); its fields as sent.
+  if (ledger) return Object.assign(Reflect.construct(LightningError, [message], ledger), fields);
   // SQLite's own errors (a full disk, a corrupt file): message and codes, as node:sqlite gave them.
-  return Object.assign(new Error(wire.message), { code: wire.code, errcode: wire.errcode });
+  return Object.assign(new Error(message), { code: fields.code, errcode: fields.errcode });
 }
 
 const workerUrl = ledgerFile('./sqlite-worker.js');

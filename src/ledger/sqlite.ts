@@ -62,11 +62,7 @@ const FORWARDED: readonly Forwarded[] = [
   ...['appendLine', 'isBlocked', 'payoutPause', 'operatorLog'],
 ] as const;
 
-/**
- * One inline call, its answer handed back as it is (no promise of a promise). A write that finds
- * the lock held (a busy attempt wrote nothing) is retried on a timer, each attempt blocking the
- * loop at most LOCK_SPIN_MS, until `busyTimeoutMs` has passed.
- */
+/** One inline call, its answer handed back as it is; a busy write (nothing written) retried. */
 function inline(core: SqliteCore, busyTimeoutMs: number, closed: () => boolean) {
   return <T>(method: CoreMethod, args: unknown[]): T | Promise<T> => {
     const once = () => (core[method] as (...a: unknown[]) => T).apply(core, args);

@@ -64,20 +64,13 @@ export interface CreateGuards {
   /** Payouts only: recorded `queued`, due; the hold wins. */
   queue?: boolean;
   /**
-   * One seat per player in the group, at most `seats`, given back when its holder ends expired or
-   * failed: LimitExceededError when all are taken, DuplicateIntentError when the player holds one
-   * (unless `replaces` names that holder: the seat passes to the new intent).
+   * One seat per player in the group, at most `seats` (LimitExceededError), given back when its
+   * holder ends expired or failed; DuplicateIntentError for a second, unless it `replaces` it.
    */
   seat?: SeatGuard;
-  /**
-   * The create's postings must leave `account` (one they debit; not a house account) at zero
-   * or more: InsufficientFundsError otherwise, nothing written. A tab's withdrawal.
-   */
+  /** The postings leave `account` (a player's they debit) at 0 or more, else InsufficientFundsError. */
   funds?: FundsGuard;
-  /**
-   * Recorded `completed` at once, its postings with it: a record whose money moves in the
-   * ledger alone (a tab's credit), never open, never due. Not with a hold, the queue or a seat.
-   */
+  /** Recorded `completed` at once with its postings (money that moves in the ledger alone). */
   settled?: boolean;
 }
 
@@ -98,10 +91,10 @@ export interface PayoutHold {
 /** Intents and their journal. */
 export interface IntentStore {
   /**
-   * Records a new intent, `creating` (or `held`, `queued`), its id a UUID v7 unless given;
-   * DuplicateIntentError for a taken id, token or open `openKey`. `postings` (here and on every
-   * write) are journaled in the same step as `<intent id>:<tag>`: a write whose entry is already
-   * journaled writes nothing and answers null, so a step is journaled once whoever races.
+   * Records a new intent, `creating` (or as its guards say), its id a UUID v7 unless given;
+   * DuplicateIntentError for a taken id, token or open `openKey`. `postings` (on every write) are
+   * journaled in its step as `<intent id>:<tag>`: one already journaled makes the write a no-op
+   * answering null, so a step is journaled once whoever races.
    */
   create(
     intent: NewIntent,

@@ -22,6 +22,7 @@ import {
   ACCOUNT_CLASSES,
   type AccountsQuery,
   accountClass,
+  HOUSE_CLASSES,
   isAccount,
   isAccountName,
   isAccountsCursor,
@@ -33,7 +34,6 @@ import {
   INTENT_ACTIONS,
   type NewOperatorAction,
   OPERATOR_ACTIONS,
-  type OperatorLogFilter,
   type OperatorLogQuery,
 } from './operator-log.js';
 import type { CreateGuards, DueAlso, RateLimit, TransitionOptions } from './store.js';
@@ -176,7 +176,7 @@ export function parseFunds(guards: CreateGuards, postings: readonly Posting[]): 
   const refuse = (problem: string) => {
     throw new InvalidIntentError(`invalid guards: funds.account ${problem}`);
   };
-  const shared = ['wallet', 'inflight', 'house'].includes(accountClass(account));
+  const shared = HOUSE_CLASSES.includes(accountClass(account));
   if (!isAccount(account) || !account.includes(':') || shared) {
     refuse("must be a player's account, `class:owner`");
   }
@@ -214,13 +214,15 @@ export function parseUpdate(status: IntentStatus, patch: IntentPatch, now: numbe
   return input;
 }
 
+const count = z.int().nonnegative();
+
 export function parseLimit(limit: number): void {
-  parse(z.int().nonnegative(), limit, 'limit');
+  parse(count, limit, 'limit');
 }
 
 export function parseClaim(limit: number, owner: string, leaseMs: number, queued?: number): void {
-  parse(z.int().nonnegative(), limit, 'limit');
-  parse(z.int().nonnegative().optional(), queued, 'queued share');
+  parseLimit(limit);
+  parse(count.optional(), queued, 'queued share');
   parse(nonEmpty, owner, 'lease owner');
   parse(z.int().positive(), leaseMs, 'lease duration');
 }
@@ -348,15 +350,22 @@ const journalQuerySchema = z.strictObject({
   limit: pageLimit,
 });
 
-/** A journal query as parseJournalQuery leaves it: `after` a seq, `limit` given. */
-export type JournalFilter = Omit<JournalQuery, 'after' | 'limit'> & {
-  after: number;
-  limit: number;
-};
+/** A page's query as a driver reads it: `after` a seq (0: from the start), `limit` given. */
+export type PageFilter<Q> = Omit<Q, 'after' | 'limit'> & { after: number; limit: number };
+export type JournalFilter = PageFilter<JournalQuery>;
+export type OperatorLogFilter = PageFilter<OperatorLogQuery>;
+
+function parsePage<Q extends { after?: string; limit?: number }>(
+  schema: z.ZodType<Q>,
+  query: Q | undefined,
+  what: string,
+): PageFilter<Q> {
+  const { after, limit, ...filters } = parse(schema, query ?? {}, what);
+  return { ...filters, after: Number(after ?? 0), limit: limit ?? 100 };
+}
 
 export function parseJournalQuery(query: JournalQuery | undefined): JournalFilter {
-  const parsed = parse(journalQuerySchema, query ?? {}, 'journal query');
-  return { ...parsed, after: Number(parsed.after ?? 0), limit: parsed.limit ?? 100 };
+  return parsePage(journalQuerySchema, query, 'journal query');
 }
 
 const accountsQuerySchema = z.strictObject({
@@ -431,30 +440,27 @@ export function parseOperatorAction(line: NewOperatorAction): NewOperatorAction 
   return parsed;
 }
 
+type Switch = 'block' | 'unblock' | 'pause' | 'resume';
+
 /** A line for `recordBlock` or `recordPause`: one of its two actions (a pause names nobody). */
 export function parseSwitch(
   line: NewOperatorAction,
   call: 'recordBlock' | 'recordPause',
-): NewOperatorAction {
+): NewOperatorAction & { action: Switch } {
   const parsed = parseOperatorAction(line);
-  const [on, off] = call === 'recordBlock' ? ['block', 'unblock'] : ['pause', 'resume'];
-  if (parsed.action !== on && parsed.action !== off) {
-    const takes = call === 'recordBlock' ? 'a block or an unblock' : 'a pause or a resume';
-    throw new InvalidIntentError(
-      `invalid operator action: ${call} takes ${takes}, not ${parsed.action}`,
-    );
+  const { action, playerId, intentId } = parsed;
+  const takes: Switch[] = call === 'recordBlock' ? ['block', 'unblock'] : ['pause', 'resume'];
+  const refuse = (why: string) => new InvalidIntentError(`invalid operator action: ${why}`);
+  if (!takes.includes(action as Switch))
+    throw refuse(`${call} takes ${takes.join(' or ')}, not ${action}`);
+  if (call === 'recordPause' && (playerId !== null || intentId !== null)) {
+    throw refuse(`a ${action} of the game's payouts names no player or intent`);
   }
-  if (call === 'recordPause' && (parsed.playerId !== null || parsed.intentId !== null)) {
-    throw new InvalidIntentError(
-      `invalid operator action: a ${parsed.action} of the game's payouts names no player or intent`,
-    );
-  }
-  return parsed;
+  return parsed as NewOperatorAction & { action: Switch };
 }
 
 export function parseOperatorLogQuery(query: OperatorLogQuery | undefined): OperatorLogFilter {
-  const { after, limit, ...filters } = parse(querySchema, query ?? {}, 'operator log query');
-  return { ...filters, after: Number(after ?? 0), limit: limit ?? 100 };
+  return parsePage(querySchema, query, 'operator log query');
 }
 
 export function parsePlayerId(playerId: string): string {

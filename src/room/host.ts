@@ -65,7 +65,7 @@ export interface PluginHost {
   matches(): Promise<MatchCalls>;
   /** The intent as the ledger holds it now. */
   intent(id: string): Promise<Intent | null>;
-  /** The room's open intents (creating, pending, unknown) as the ledger holds them now. */
+  /** The room's open intents (held, queued, creating, pending, unknown) as the ledger holds them now. */
   openIntents(roomId: string): Promise<Intent[]>;
   /** The widget calls; each one fails before `ready()`. */
   readonly widget: WidgetCalls;

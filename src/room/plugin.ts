@@ -157,7 +157,7 @@ export class LightningPlugin extends RoomPlugin {
   }
 
   /**
-   * Credits the player's tab (docs/TABS.md): recorded at once, with no service call; under a
+   * Credits the player's tab (docs/MATCHES.md): recorded at once, with no service call; under a
    * `key` already used for the player, the first credit stands. Refused (TimeInRoomError)
    * before the client has been in the room `tabs.minTimeInRoomMs`. Resolves with the player's
    * tab, its balance read after the credit.

@@ -109,7 +109,7 @@ export const Price = schema(
 export type Price = SchemaType<typeof Price>;
 
 /**
- * A player's tab: the msats their credits added up to, not yet withdrawn (docs/TABS.md), as the
+ * A player's tab: the msats their credits added up to, not yet withdrawn (docs/MATCHES.md), as the
  * journal held them at the room's last read. Seen by its owner only, as their entries are.
  */
 export const Tab = schema(

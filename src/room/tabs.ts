@@ -1,5 +1,5 @@
 /**
- * Players' tabs in a room (docs/TABS.md): each player's balance as the journal holds it, in the
+ * Players' tabs in a room (docs/MATCHES.md): each player's balance as the journal holds it, in the
  * room's state and in their own StateView only (what a player has earned is theirs to see);
  * and when each client joined, by the server's clock, which a credit waits for.
  *

@@ -33,7 +33,7 @@ export type AlertCondition = { message: string } & (
       pausedAt: number;
     }
   | {
-      /** The live audit found a rule of the game's money broken (docs/ACCOUNTING.md). */
+      /** The live audit found a rule of the game's money broken (docs/OPERATING.md). */
       kind: 'audit-finding';
       finding: AuditFinding;
     }

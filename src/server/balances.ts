@@ -19,7 +19,7 @@ export interface Balances {
   claimableMsat: string;
   /** Payouts that failed every attempt: to be paid by hand. */
   toPayByHandMsat: string;
-  /** Players' tabs: credits not yet withdrawn (docs/TABS.md). */
+  /** Players' tabs: credits not yet withdrawn (docs/MATCHES.md). */
   tabsMsat: string;
   /** claimable + to pay by hand + tabs: what the game owes its players. */
   owedToPlayersMsat: string;

@@ -2,7 +2,7 @@
  * The game's outbound scheduler: one per process, in front of every attempt the API client sends
  * when `rateLimit` is set (port/gate.ts). Calls wait for a token of the game's bucket, kept in
  * the ledger for every process sharing it, rather than fail; a 429's Retry-After is written there
- * too, so every process holds its calls until it ends. Who goes first (docs/PERFORMANCE.md):
+ * too, so every process holds its calls until it ends. Who goes first (docs/DEPLOY.md):
  * - players' actions (`asPlayer`), fairly: players who took few tokens lately are served in the
  *   order they waited, heavier ones after them, the lightest first;
  * - payouts, in order, with a floor: one after every PLAYERS_PER_PAYOUT players' tokens;

@@ -9,6 +9,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
+import { nodeArgs } from '../support/node-child.js';
 import { freePort } from '../support/ports.js';
 import { readyLine } from '../support/ready-line.js';
 
@@ -18,7 +19,7 @@ describe('arena: stopping the process', function () {
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     it(`exits 0 on ${signal}, with no error printed`, async () => {
       const start = fileURLToPath(new URL('../../examples/arena/start.ts', import.meta.url));
-      const child = spawn(process.execPath, ['--import', 'tsx', start], {
+      const child = spawn(process.execPath, await nodeArgs(start), {
         env: { ...process.env, PORT: String(await freePort()), LIGHTNING_API_KEY: '' },
         stdio: ['ignore', 'pipe', 'pipe'],
       });

@@ -47,6 +47,9 @@ describe('example arena in a browser: the tab (issue 34)', function () {
         roundWonCreditMsat: WON_MSAT,
         roundSurvivedCreditMsat: SURVIVED_MSAT,
         minTimeInRoomMs: MIN_TIME_MS,
+        // Four rounds: the countdown is not what this test is about.
+        countdownMs: 100,
+        goAfterMs: { min: 100, max: 200 },
       },
       lightning: {
         clock,

@@ -437,6 +437,8 @@ export async function checkModel(
     },
   );
   await fc.assert(property, {
+    // The error a command threw, in the report mocha prints (not only as its `cause`).
+    includeErrorInReport: true,
     numRuns: options.numRuns,
     seed: options.seed,
     path: options.path,

@@ -1,5 +1,5 @@
 /**
- * Issue 34, the earning rules (docs/TABS.md), through the face against the emulator: a ceiling
+ * Issue 34, the earning rules (docs/MATCHES.md), through the face against the emulator: a ceiling
  * per credit, a player's earning caps per hour and per day, a minimum withdrawal, the whole tab
  * by default, a player's daily withdrawal cap, the approvals hold and operator blocks; each
  * refusal a typed error with nothing recorded or sent, counted in `lightning.refused`; a

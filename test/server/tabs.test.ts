@@ -2,7 +2,7 @@
  * Issue 34, its first part: a player's tab through the face, against the emulator. Credits are
  * recorded in the ledger alone (no service call), once per key; a withdrawal is one withdrawal
  * request the player claims; more than the tab holds is refused with nothing sent; a code that
- * expires unclaimed returns its amount to the tab; the journal sums to zero (docs/TABS.md).
+ * expires unclaimed returns its amount to the tab; the journal sums to zero (docs/MATCHES.md).
  */
 import { Room } from '@colyseus/core';
 import { expect } from 'chai';

@@ -2,7 +2,7 @@
  * The credit kind: money added to a player's tab (`house:rewards -> tab:<player>`), in the
  * ledger alone. Recorded settled (`completed` at its create, CreateGuards.settled): nothing is
  * sent, nothing stays open, so a crash leaves the whole credit or none. Its id is derived from
- * the game's key, so a credit under a repeated key is the store's duplicate (docs/TABS.md).
+ * the game's key, so a credit under a repeated key is the store's duplicate (docs/MATCHES.md).
  */
 
 import { createHash } from 'node:crypto';
@@ -52,7 +52,7 @@ function earningWindows(engine: Engine): BudgetWindow[] {
 }
 
 /**
- * Records a credit in the player's tab at once, within the earning rules (docs/TABS.md); a
+ * Records a credit in the player's tab at once, within the earning rules (docs/MATCHES.md); a
  * repeated key answers the first credit, whatever the caps say now.
  */
 export async function startCredit(engine: Engine, args: ParsedCredit): Promise<Intent> {

@@ -3,15 +3,10 @@
  * payouts and refunds are intents of the other kinds grouped under it (server/match/).
  */
 import { InvalidIntentError } from '../../ledger/errors.js';
-import type {
-  Intent,
-  IntentOf,
-  MatchDecision,
-  MatchTerms,
-  NewIntentOf,
-} from '../../ledger/intent.js';
+import type { Intent, IntentOf, NewIntentOf } from '../../ledger/intent.js';
 import { accounts } from '../../ledger/journal.js';
 import type { KindRules } from './kind.js';
+import type { MatchDecision, MatchTerms } from './meta.js';
 
 export type MatchIntent = IntentOf<'match'>;
 

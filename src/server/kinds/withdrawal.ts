@@ -15,18 +15,13 @@ import { recordThenSend, refuseBlocked } from '../operations/create.js';
 import type { ParsedWithdrawal } from '../operations/inputs.js';
 import { newCallbackToken } from '../tokens.js';
 import type { KindRules } from './kind.js';
-import { mayReissue, payoutPosition } from './payout-position.js';
+import { payoutPosition } from './payout-position.js';
 import { reward, rewardAnswer, rewardCall } from './reward.js';
 
+/** A reward in every rule but its source: paid from the tab, and what ends unclaimed goes back. */
 export const withdrawal: KindRules = {
+  ...reward,
   kind: 'withdrawal',
-  reads: 'resource',
-  lostAnswer: 'deadline',
-  showsCode: true,
-  room: 'rewards',
-  movesMoney: true,
-  counts: 'moneyOut',
-  mayReissue,
   position: (intent) =>
     payoutPosition(
       intent,
@@ -34,7 +29,6 @@ export const withdrawal: KindRules = {
       'claimed',
       accounts.tab(intent.playerId),
     ),
-  observe: reward.observe,
 };
 
 /**

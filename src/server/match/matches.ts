@@ -20,16 +20,12 @@ import {
   MatchSeatError,
 } from '../../errors.js';
 import { DuplicateIntentError, InvalidIntentError } from '../../ledger/errors.js';
-import {
-  type Intent,
-  isTerminal,
-  type MatchDecision,
-  type MatchTerms,
-} from '../../ledger/intent.js';
+import { type Intent, isTerminal } from '../../ledger/intent.js';
 import type { Engine } from '../engine.js';
 import { entryFee, startEntryFee } from '../kinds/entry-fee.js';
 import { type EntryFeeIntent, isEntryFee } from '../kinds/guards.js';
 import { decisionOf, isMatch, type MatchIntent, newMatch, termsOf } from '../kinds/match.js';
+import type { MatchDecision, MatchTerms } from '../kinds/meta.js';
 import { startAddressPayment } from '../kinds/payment.js';
 import {
   attemptOf,

@@ -7,8 +7,8 @@
 import { z } from 'zod';
 import { InvalidArgumentError } from '../../errors.js';
 import { idInput } from '../../id-input.js';
-import type { MatchTerms, Payout } from '../../ledger/intent.js';
 import { lnAddress, msat } from '../../port/values.js';
+import type { MatchTerms, Payout } from '../kinds/meta.js';
 
 /** A match's id, as a game hands it back; players' and rooms' ids are the same shape. */
 export const matchIdInput = idInput;

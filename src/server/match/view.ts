@@ -2,9 +2,10 @@
  * What a game sees of a match: one plain object built from the match record and the intents
  * of its group (fees, payouts, refunds). Amounts are decimal strings in msats.
  */
-import type { Intent, IntentStatus, MatchDecision, MatchTerms } from '../../ledger/intent.js';
+import type { Intent, IntentStatus } from '../../ledger/intent.js';
 import { type EntryFeeIntent, isEntryFee } from '../kinds/guards.js';
 import { type MatchIntent, termsOf } from '../kinds/match.js';
+import type { MatchDecision, MatchTerms } from '../kinds/meta.js';
 import { seatsOf } from './terms.js';
 
 export type MatchStatus = 'open' | 'settling' | 'aborting' | 'settled' | 'aborted';

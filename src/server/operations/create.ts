@@ -7,12 +7,7 @@
  * certain answer replaces it.
  */
 import { PlayerBlockedError } from '../../errors.js';
-import {
-  AnswerNotRecordedError,
-  DuplicateIntentError,
-  IntentLostError,
-  LedgerUnavailableError,
-} from '../../ledger/errors.js';
+import { DuplicateIntentError, LedgerUnavailableError } from '../../ledger/errors.js';
 import {
   type Intent,
   type IntentPatch,
@@ -23,6 +18,7 @@ import {
 import type { CreateGuards } from '../../ledger/store.js';
 import type { Engine } from '../engine.js';
 import { asPlayer, type Ticket } from '../outbound.js';
+import { AnswerNotRecordedError, IntentLostError } from './errors.js';
 import { isAmbiguous, recordCreateFailure } from './outcome.js';
 
 export interface Created {

@@ -24,7 +24,7 @@ export const rewardInput = z.strictObject({ ...money, expiresIn });
 export type RewardInput = z.input<typeof rewardInput>;
 export type ParsedReward = z.output<typeof rewardInput>;
 
-/** A credit to a player's tab (docs/TABS.md); the same `key` for the player is the same credit. */
+/** A credit to a player's tab (docs/MATCHES.md); the same `key` for the player is the same credit. */
 export const creditInput = z.strictObject({
   ...money,
   key: z.string().min(1, 'must not be empty').max(200).optional(),

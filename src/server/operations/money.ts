@@ -70,7 +70,7 @@ export class MoneyOperations {
     return this.#told(credit.kind, started);
   }
 
-  /** A withdrawal of `amountMsat` from the tab, or of all of it (docs/TABS.md). */
+  /** A withdrawal of `amountMsat` from the tab, or of all of it (docs/MATCHES.md). */
   async withdraw(args: ParsedWithdrawal): Promise<Intent> {
     const engine = this.#open();
     const who = { playerId: args.playerId, amountMsat: args.amountMsat ?? null };

@@ -1,7 +1,7 @@
 /**
  * The `funds` guard (CreateGuards.funds): a draw on a player's account, a tab, never takes it
  * below zero, decided in the create's atomic step. The ledger names no kind: the tab's own
- * kinds are the server's (docs/TABS.md); here a credit and a draw are intents with postings.
+ * kinds are the server's (docs/MATCHES.md); here a credit and a draw are intents with postings.
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
