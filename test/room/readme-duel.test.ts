@@ -6,7 +6,7 @@
  * stuck on the old pot). Players sign in as @colyseus/auth's JWT check does: a static onAuth
  * that sets client.auth.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -48,6 +48,7 @@ async function readmeDuel(): Promise<new (...args: never[]) => Room> {
   const { Duel } = createRequire(import.meta.url)(file) as {
     Duel: new (...args: never[]) => Room;
   };
+  rmSync(file); // loaded: the next run writes its own
   // Signed in as @colyseus/auth's JWT check signs a player in: client.auth = { id }.
   return class SignedInDuel extends (Duel as new (...args: never[]) => Room) {
     static async onAuth(token: string) {
