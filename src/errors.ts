@@ -47,6 +47,7 @@ export type LightningErrorCode =
   | 'LN_MATCH_SEAT'
   | 'LN_REGION_REFUSED'
   | 'LN_PLAYER_BLOCKED'
+  | 'LN_NOT_SIGNED_IN'
   | 'LN_OPERATOR_REFUSED'
   | 'LN_DEV_WALLET';
 
@@ -436,6 +437,28 @@ export class PlayerBlockedError extends LightningError {
     super(`player ${playerId} is blocked by an operator; nothing was recorded or sent`);
   }
 }
+
+/**
+ * In production, a money helper called for a client the room never signed in: no `client.auth`
+ * (nor `userData.playerId`), so the only id left is the session id, which changes on every join
+ * and would leave the player's codes and refunds under a name they no longer have. Nothing was
+ * recorded or sent. Outside production the helper goes ahead with a warning instead.
+ */
+export class NotSignedInError extends LightningError {
+  static override readonly code: LightningErrorCode = 'LN_NOT_SIGNED_IN';
+  constructor(
+    readonly roomId: string,
+    readonly sessionId: string,
+  ) {
+    super(
+      `room ${roomId}: client ${sessionId} is not signed in (no client.auth), so no money moves for it; nothing was recorded or sent. ${SIGN_IN_FIX}`,
+    );
+  }
+}
+
+/** How a room signs its players in, as the no-client.auth refusal and warning say it. */
+export const SIGN_IN_FIX =
+  "Sign players in on the server: return { id } from the room's onAuth (or a static onAuth, as @colyseus/auth's JWT check does), which sets client.auth; or give lightning.plugin({ playerId: (client) => ... }) a rule over your own records. Never take the id from join options: whoever names another player's id would see their claim codes.";
 
 /**
  * An operator's action that does not apply to what the ledger holds now (a resolve of an intent

@@ -40,6 +40,7 @@ export {
   type MatchClosedDecision,
   MatchClosedError,
   MatchSeatError,
+  NotSignedInError,
   OperatorRefusedError,
   PayoutsPausedError,
   PlayerBlockedError,

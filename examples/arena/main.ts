@@ -2,7 +2,8 @@
  * `npm start`: the arena on the embedded emulator (no key, no network), or on the real
  * service when LIGHTNING_API_KEY and PUBLIC_URL are set. Players sign in at `POST /auth`
  * (auth.ts); set ARENA_AUTH_SECRET so that their tokens outlive a restart. One address makes at
- * most `signInsPerMinute` new guests (sign-in-limit.ts).
+ * most `signInsPerMinute` new guests (sign-in-limit.ts). The operator's console is at
+ * `/lightning/console`, opened through `/operator?key=` (operator.ts).
  */
 import type { Server as HttpServer } from 'node:http';
 import { createRouter, defineRoom, defineServer } from '@colyseus/core';
@@ -14,6 +15,13 @@ import { type ArenaConfig, arenaConfig } from './config.js';
 import { devWalletEndpoints } from './dev-wallet.js';
 import { MoneyHistory } from './history.js';
 import { logMoney } from './money-log.js';
+import {
+  mountConsole,
+  type OperatorKey,
+  operatorEndpoints,
+  operatorKey,
+  PlayerNames,
+} from './operator.js';
 import { arenaRoom } from './room.js';
 import { clientFiles, serveInFront } from './serve.js';
 import { GuestLimit, limitSignIns } from './sign-in-limit.js';
@@ -30,6 +38,8 @@ export interface ArenaOptions {
   log?: (line: string) => void;
   /** Bundle and serve the browser client. Default true. */
   serveClient?: boolean;
+  /** The console's key (operator.ts); default ARENA_OPERATOR_KEY, else one for this run. */
+  operator?: OperatorKey;
 }
 
 export async function startArena(options: ArenaOptions = {}) {
@@ -59,6 +69,10 @@ export async function startArena(options: ArenaOptions = {}) {
       }
     : undefined;
   const auth = new ArenaAuth(options.auth);
+  const operator = options.operator ?? operatorKey();
+  const names = new PlayerNames();
+  // The dev wallet page names players too (the emulator's, where a person reads).
+  emulator?.control.namePlayers((playerId) => names.get(playerId));
   const clock = options.lightning?.clock ?? systemClock;
   const history = new MoneyHistory(lightning);
   logMoney(lightning, log);
@@ -66,6 +80,7 @@ export async function startArena(options: ArenaOptions = {}) {
     lightning,
     auth,
     history,
+    names,
     clock,
     config,
     log,
@@ -80,6 +95,7 @@ export async function startArena(options: ArenaOptions = {}) {
       ...auth.endpoints(),
       // The page's dev wallet buttons, through this server (the emulator answers no page).
       ...(emulator ? devWalletEndpoints(emulator, auth) : {}),
+      ...(operator ? operatorEndpoints(operator.key) : {}),
     }),
   });
   // Colyseus shuts down on SIGINT/SIGTERM by itself; the ledger closes as its last step.
@@ -88,6 +104,7 @@ export async function startArena(options: ArenaOptions = {}) {
   await server.listen(port);
   const http = server.transport.server as HttpServer;
   if (files) serveInFront(http, files);
+  if (operator) mountConsole(lightning, http, operator.key, names);
   // New guests per address, by the address the library reads (its `clientAddress` option:
   // behind a proxy, pass `lightning: { clientAddress: { proxies: 1 } }`).
   limitSignIns(http, {
@@ -101,6 +118,11 @@ export async function startArena(options: ArenaOptions = {}) {
     auth,
     history,
     url: `http://localhost:${port}/`,
+    /** Opens the console (its key in the link); undefined without one. */
+    consoleUrl: operator
+      ? `http://localhost:${port}/operator?key=${encodeURIComponent(operator.key)}`
+      : undefined,
+    operator,
     async stop() {
       await server.gracefullyShutdown(false);
       await lightning.close(); // idempotent; a second shutdown in one process skips onShutdown

@@ -40,6 +40,7 @@ import type { ArenaAuth } from './auth.js';
 import { systemClock, timerAt } from './clock.js';
 import { type ArenaConfig, arenaConfig } from './config.js';
 import type { MoneyHistory } from './history.js';
+import type { PlayerNames } from './operator.js';
 import { Shop } from './shop.js';
 import { ArenaState, Player } from './state.js';
 import { WidgetUsers } from './widget-users.js';
@@ -51,6 +52,8 @@ export interface ArenaRoomOptions {
   lightning: Lightning;
   auth: ArenaAuth;
   history: MoneyHistory;
+  /** Where the names players choose are kept, for the operator's console (operator.ts). */
+  names?: PlayerNames;
   /** The server's clock (the one given to createLightning): pay deadlines run on it. */
   clock?: Clock;
   config?: ArenaConfig;
@@ -83,7 +86,7 @@ interface Round {
 }
 
 export function arenaRoom(options: ArenaRoomOptions) {
-  const { lightning, auth, history, onPlayerJoined } = options;
+  const { lightning, auth, history, names, onPlayerJoined } = options;
   // The service creates one widget user per reference_id (a repeat returns it).
   const widgetUsers = new WidgetUsers(
     async (playerId, email) =>
@@ -174,6 +177,7 @@ export function arenaRoom(options: ArenaRoomOptions) {
         this.state.players.set(seat, player);
       }
       if (name) player.name = name.slice(0, 20);
+      names?.set(playerId, player.name);
       // Coming back is wanting to play.
       this.#sittingOut.delete(playerId);
       player.ready = true;

@@ -8,6 +8,7 @@ import { createRouter, defineRoom, defineServer } from '@colyseus/core';
 import { WebSocketTransport } from '@colyseus/ws-transport';
 import { createLightning, type LightningOptions } from 'colyseus-lightning';
 import { buildClient } from './build.js';
+import { DuelLogin } from './login.js';
 import { type DuelRoomOptions, duelRoom } from './room.js';
 import { serveFiles } from './serve.js';
 
@@ -17,7 +18,7 @@ export interface DuelOptions {
   /** Over the duel's own choices (tests: a quiet logger). */
   lightning?: Partial<LightningOptions>;
   /** The room's numbers (entry fee, rake, time to pay). */
-  room?: Omit<DuelRoomOptions, 'lightning' | 'log'>;
+  room?: Omit<DuelRoomOptions, 'lightning' | 'log' | 'login'>;
   /** Where the duel's own lines go. Default console.log. */
   log?: (line: string) => void;
 }
@@ -34,16 +35,19 @@ export async function startDuel(options: DuelOptions = {}) {
     ...options.lightning,
   } as LightningOptions);
   await lightning.ready();
+  const login = new DuelLogin();
   const room = duelRoom({
     ...options.room,
     lightning,
+    login,
     ...(options.log ? { log: options.log } : {}),
   });
   const server = defineServer({
     transport: new WebSocketTransport(),
     greet: false,
     rooms: { duel: defineRoom(room) },
-    routes: createRouter({ ...lightning.endpoints() }), // callbacks reach the rooms through these
+    // The service's callbacks reach the rooms through these; players sign in at /login.
+    routes: createRouter({ ...lightning.endpoints(), ...login.endpoints() }),
   });
   server.onShutdown(() => lightning.close());
   await server.listen(port);

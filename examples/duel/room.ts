@@ -6,9 +6,9 @@
  * before both paid, or a fee that expires unpaid, calls the duel off (`abort`): whoever paid
  * gets a refund code. Leaving after the start forfeits. One duel per room.
  *
- * Who a player is: the session id Colyseus gives the connection (the plugin's default in a room
- * without sign-in), never anything the client says. A game with accounts signs players in
- * (examples/arena/auth.ts), so that a reload keeps the player and the codes waiting for them.
+ * Who a player is: the name they signed in with at `POST /login`, verified by the room's
+ * static onAuth (login.ts), as the README's game does: `client.auth.id`, never a join option.
+ * A reload that signs in again keeps the player and the codes waiting for them.
  *
  * Costs: one match per room, kept alive by the plugin while the room lives; nothing per click
  * but a phase check.
@@ -16,6 +16,9 @@
 import { type Client, definePlugins, Room } from '@colyseus/core';
 import { type SchemaType, schema, t } from '@colyseus/schema';
 import { type Lightning, LightningState, type MatchView, type RoomMatch } from 'colyseus-lightning';
+import type { DuelLogin } from './login.js';
+
+const idOf = (client: Client) => (client.auth as { id: string }).id;
 
 export const DuelState = schema(
   {
@@ -23,7 +26,7 @@ export const DuelState = schema(
     phase: t.string(),
     /** The duel's match in `lightning.matches` (its pot, rake and who paid, for everyone). */
     matchId: t.string(),
-    /** The winner's session id, once won. */
+    /** The winner's player id (the name they signed in with), once won. */
     winner: t.string(),
     lightning: LightningState,
   },
@@ -33,6 +36,8 @@ export type DuelState = SchemaType<typeof DuelState>;
 
 export interface DuelRoomOptions {
   lightning: Lightning;
+  /** Checks each join's token (login.ts). */
+  login: DuelLogin;
   /** Each player's stake, in millisatoshis (at least 10,000). Default 100,000 (100 sats). */
   entryFeeMsat?: bigint;
   /** The house's share of the pot, 0 to 0.5. Default 0.1. */
@@ -44,7 +49,7 @@ export interface DuelRoomOptions {
 }
 
 export function duelRoom(options: DuelRoomOptions) {
-  const { lightning, entryFeeMsat = 100_000n, rake = 0.1, feeExpiresIn = 120 } = options;
+  const { lightning, login, entryFeeMsat = 100_000n, rake = 0.1, feeExpiresIn = 120 } = options;
   const log = options.log ?? console.log;
 
   return class Duel extends Room<{ state: DuelState }> {
@@ -54,7 +59,12 @@ export function duelRoom(options: DuelRoomOptions) {
     override plugins = definePlugins([lightning.plugin()]);
     #match: Promise<RoomMatch> | undefined;
 
-    override messages = { click: (client: Client) => this.#win(client.sessionId) };
+    override messages = { click: (client: Client) => this.#win(idOf(client)) };
+
+    /** Signed in as @colyseus/auth's JWT check signs in: the token's player, or no join. */
+    static override async onAuth(token: string) {
+      return { id: login.verify(token) };
+    }
 
     override onCreate() {
       this.state.phase = 'paying';
@@ -81,8 +91,8 @@ export function duelRoom(options: DuelRoomOptions) {
     override onLeave(client: Client) {
       if (this.state.phase === 'paying') void this.#callOff('a player left');
       else if (this.state.phase === 'playing') {
-        const other = this.clients.find((c) => c.sessionId !== client.sessionId);
-        if (other) void this.#win(other.sessionId); // leaving after the start forfeits
+        const other = this.clients.find((c) => idOf(c) !== idOf(client));
+        if (other) void this.#win(idOf(other)); // leaving after the start forfeits
       }
     }
 
@@ -104,13 +114,13 @@ export function duelRoom(options: DuelRoomOptions) {
     }
 
     /** The first click once both paid wins the pot minus the rake, once. */
-    async #win(sessionId: string): Promise<void> {
+    async #win(playerId: string): Promise<void> {
       if (this.state.phase !== 'playing' || !this.#match) return;
       this.state.phase = 'won';
-      this.state.winner = sessionId;
+      this.state.winner = playerId;
       this.lock();
       const match = await this.#match;
-      await this.#decide(match, () => match.settle({ [sessionId]: 1 }));
+      await this.#decide(match, () => match.settle({ [playerId]: 1 }));
     }
 
     /** No duel: the match refunds every paid fee and closes every open one. */

@@ -115,6 +115,13 @@ export function createControl(core: EmulatorCore, log: RequestLog, defaults: Con
     },
     /** Wallet balance in msat. */
     wallet: (projectId?: string) => project(projectId).walletMsat,
+    /**
+     * Names players on the dev wallet page (the id stays beside, on hover): the game's own
+     * names for its player ids, where a person reads. Unknown ids show as themselves.
+     */
+    namePlayers(nameOf: (internalId: string) => string | undefined) {
+      core.playerName = nameOf;
+    },
 
     createUser(options: { email: string; referenceId?: string; projectId?: string }): string {
       return addUser(core, project(options.projectId), options.email, options.referenceId ?? null)

@@ -107,6 +107,8 @@ export function createCore(
     unsupported: new Map<string, { country: string; region: string }>(),
     /** Lightning addresses the control changed, by lower-case address; any other is valid. */
     lnAddresses: new Map<string, LnAddressRule>(),
+    /** The dev wallet page's name of a player (an internalId), as the game told (namePlayers). */
+    playerName: ((_internalId: string) => undefined) as (internalId: string) => string | undefined,
   };
 }
 

@@ -65,6 +65,7 @@ const RECENT = 200;
 
 /** One row of the page: a reward or a fee, whoever's it is, open or not. */
 function entryOf(
+  core: Ctx['core'],
   kind: 'withdrawalRequest' | 'staticCharge',
   of: WithdrawalRequestRecord | StaticChargeRecord,
   open: boolean,
@@ -78,6 +79,7 @@ function entryOf(
     kind,
     projectId,
     player: of.internalId,
+    playerName: nameOf(core, of.internalId),
     minMsat,
     maxMsat,
     status,
@@ -85,6 +87,17 @@ function entryOf(
     description,
     createdAt,
   };
+}
+
+/** The game's name of a player, when it gave one (control.namePlayers); a throw is no name. */
+function nameOf(core: Ctx['core'], id: string | null | undefined): string | null {
+  if (!id) return null;
+  try {
+    const name = core.playerName(id);
+    return typeof name === 'string' && name !== '' ? name.slice(0, 100) : null;
+  } catch {
+    return null;
+  }
 }
 
 type DevEntry = ReturnType<typeof entryOf> & { slots?: number; allowedSlots?: number | null };
@@ -98,7 +111,7 @@ export function devState({ core }: Ctx): Reply {
     const view = { projectId: wr.projectId, ...withdrawalRequestView(core, wr) };
     const open = wr.status === 'pending';
     if (open) withdrawalRequests.push(view);
-    entries.push(entryOf('withdrawalRequest', wr, open, view.amount));
+    entries.push(entryOf(core, 'withdrawalRequest', wr, open, view.amount));
   }
   for (const charge of core.store.staticCharges.values()) {
     refreshStaticCharge(core, charge);
@@ -106,7 +119,7 @@ export function devState({ core }: Ctx): Reply {
     const open = charge.status === 'active';
     if (open) staticCharges.push(view);
     const { slots, allowedSlots } = charge;
-    const entry = entryOf('staticCharge', charge, open, view.minAmount, view.maxAmount);
+    const entry = entryOf(core, 'staticCharge', charge, open, view.minAmount, view.maxAmount);
     entries.push({ ...entry, slots, allowedSlots });
   }
   // Newest first; among entries of one millisecond, the later made first (maps keep the order
@@ -119,6 +132,7 @@ export function devState({ core }: Ctx): Reply {
     id: u.id,
     projectId: u.projectId,
     player: u.referenceId,
+    playerName: nameOf(core, u.referenceId),
     email: u.email,
     points: Object.fromEntries(u.points),
   }));
@@ -196,12 +210,17 @@ const amount = (e) => {
   const hover = e.minMsat === e.maxMsat ? group(e.minMsat) + ' msats' : group(e.minMsat) + ' to ' + group(e.maxMsat) + ' msats';
   return '<abbr title="' + hover + '">' + esc(text) + '</abbr>';
 };
+// A player as the game named them, the id on hover; the id alone when the game gave no name.
+const who = (e) => !e.player ? '<span class="none">none</span>' : e.playerName ? '<abbr title="' + esc(e.player) + '">' + esc(e.playerName) + '</abbr>' : esc(e.player);
 const KIND = { withdrawalRequest: 'reward <small>(withdrawal request)</small>', staticCharge: 'fee <small>(static charge)</small>' };
 const tone = (e) => e.open ? 'open' : e.status === 'completed' || (e.status === 'inactive' && e.slots > 0) ? 'done' : 'gone';
 const statusText = (e) => e.kind === 'staticCharge' && e.status === 'inactive' && e.slots > 0 ? 'paid' : e.status;
 const action = (e) => !e.open ? '' : e.kind === 'withdrawalRequest'
   ? '<button data-claim="' + esc(e.id) + '">Claim</button>'
-  : '<input size="9" id="amt-' + esc(e.id) + '" value="' + esc(e.minMsat) + '" title="msats"> <button data-pay="' + esc(e.id) + '">Pay</button>';
+  : '<input size="9" id="amt-' + esc(e.id) + '" value="' + esc(plainSats(e.minMsat)) + '" title="sats"> sats <button data-pay="' + esc(e.id) + '">Pay</button>';
+// The amount to pay is typed in sats, as every amount on the page reads; sent in msats.
+const plainSats = (msat) => { const m = BigInt(msat), rest = m % 1000n; return String(m / 1000n) + (rest === 0n ? '' : '.' + String(rest).padStart(3, '0')); };
+const msatsOf = (text) => { const m = /^(\\d+)(?:\\.(\\d{1,3}))?$/.exec(String(text).trim()); return m ? String(BigInt(m[1]) * 1000n + BigInt((m[2] ?? '').padEnd(3, '0'))) : null; };
 // The key of this start, from the fragment: never sent in a URL, sent in a header that no
 // other origin may set on a request to this one.
 const KEY = new URLSearchParams(location.hash.slice(1)).get('key') ?? '';
@@ -224,19 +243,23 @@ async function refresh() {
   const state = await res.json();
   document.getElementById('entries').innerHTML = '<tr><th>player</th><th>kind</th><th>amount</th><th>description</th><th>status</th><th></th></tr>' +
     (state.entries.length === 0 ? '<tr><td colspan="6" class="none">Nothing yet.</td></tr>' : '') +
-    state.entries.map((e) => '<tr><td>' + (e.player ? esc(e.player) : '<span class="none">none</span>') + '</td><td class="kind">' + KIND[e.kind] +
+    state.entries.map((e) => '<tr><td>' + who(e) + '</td><td class="kind">' + KIND[e.kind] +
       '</td><td class="amount">' + amount(e) + '</td><td>' + esc(e.description) + '</td><td><span class="status ' + tone(e) + '">' +
       esc(statusText(e)) + '</span></td><td>' + action(e) + '</td></tr>').join('');
   document.getElementById('users').innerHTML = '<tr><th>player</th><th>email</th><th>points</th><th></th></tr>' +
     (state.users.length === 0 ? '<tr><td colspan="4" class="none">No widget user yet: one is made when a player first spends points.</td></tr>' : '') +
-    state.users.map((u) => '<tr><td>' + esc(u.player ?? '') + '</td><td>' + esc(u.email) + '</td><td>' +
+    state.users.map((u) => '<tr><td>' + (u.player ? who(u) : '') + '</td><td>' + esc(u.email) + '</td><td>' +
       (Object.entries(u.points).map(([c, n]) => esc(group(n)) + ' ' + esc(c)).join(', ') || '<span class="none">0</span>') +
       '</td><td><input size="7" id="pts-' + esc(u.id) + '" value="1000"> <button data-grant="' + esc(u.id) + '">Grant</button></td></tr>').join('');
 }
 document.body.addEventListener('click', (e) => {
   const t = e.target;
   if (t.dataset.claim) post('withdrawal-requests/' + t.dataset.claim + '/claim');
-  if (t.dataset.pay) post('static-charges/' + t.dataset.pay + '/pay', { amountMsat: document.getElementById('amt-' + t.dataset.pay).value });
+  if (t.dataset.pay) {
+    const amountMsat = msatsOf(document.getElementById('amt-' + t.dataset.pay).value);
+    if (amountMsat === null) log('the amount is in sats: 100, or 0.5 (to 3 decimals)');
+    else post('static-charges/' + t.dataset.pay + '/pay', { amountMsat });
+  }
   if (t.dataset.grant) post('users/' + t.dataset.grant + '/points', { amount: document.getElementById('pts-' + t.dataset.grant).value });
 });
 document.getElementById('inv').addEventListener('submit', (e) => { e.preventDefault(); post('pay-invoice', { pr: e.target.pr.value }); });

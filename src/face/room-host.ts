@@ -82,9 +82,13 @@ export class RoomHost implements PluginHost {
   }
 
   devWarn(key: string, message: string): void {
-    if (process.env.NODE_ENV === 'production' || this.#said.has(key)) return;
+    if (this.inProduction() || this.#said.has(key)) return;
     this.#said.add(key);
     this.logger.warn(message);
+  }
+
+  inProduction(): boolean {
+    return process.env.NODE_ENV === 'production';
   }
 
   ready(): Promise<unknown> {

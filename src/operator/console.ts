@@ -63,6 +63,13 @@ const optionsSchema = z.strictObject({
     (v) => typeof v === 'function',
     { message: "is required: the game's own check of an operator, e.g. its admin JWT" },
   ),
+  /**
+   * A player's name for the page, from the game's own records (the id stays beside it, on
+   * hover): a person reads "Alice", not a UUID. Called per row shown; undefined when unknown.
+   */
+  playerName: z
+    .custom<(playerId: string) => string | undefined>((v) => typeof v === 'function')
+    .optional(),
   /** Where the page lives (default `<prefix>/console`, `/lightning/console`). */
   path: z
     .string()
@@ -85,6 +92,7 @@ export function consoleSettings(options: unknown, defaults: Defaults): ConsoleSe
   const { logger, maxBodyBytes } = defaults;
   return {
     authorize: o.authorize,
+    playerName: o.playerName ?? (() => undefined),
     path: o.path ?? `${defaults.prefix}/console`,
     logger,
     maxBodyBytes,
@@ -240,27 +248,28 @@ async function route(
   }
   if (method !== 'GET' && method !== 'HEAD') return json(405, { error: 'GET or POST only' });
   if (sub === '' || sub === '/') return consolePage();
-  if (sub === '/api/overview') return json(200, await overview(host, req.streams));
-  if (sub === '/api/intents') return json(200, await intentPage(host, filterOf(req.query)));
-  if (sub === '/api/matches') return json(200, await matchPage(host, filterOf(req.query)));
+  const ok = (value: unknown) => json(200, withNames(value, settings.playerName));
+  if (sub === '/api/overview') return ok(await overview(host, req.streams));
+  if (sub === '/api/intents') return ok(await intentPage(host, filterOf(req.query)));
+  if (sub === '/api/matches') return ok(await matchPage(host, filterOf(req.query)));
   if (sub === '/api/oplog') {
     const q = parseInput(oplogSchema, Object.fromEntries(req.query), 'query');
-    return json(200, await host.operator.log(present(q)));
+    return ok(await host.operator.log(present(q)));
   }
   if (sub === '/api/tabs') {
     const q = parseInput(tabsSchema, Object.fromEntries(req.query), 'query');
-    return json(200, await host.books.tabs(present(q)));
+    return ok(await host.books.tabs(present(q)));
   }
   if (sub === '/api/refusals') {
     const q = parseInput(refusalsSchema, Object.fromEntries(req.query), 'query');
     await host.ready();
-    return json(200, await host.operator.refusals(q.limit));
+    return ok(await host.operator.refusals(q.limit));
   }
   const one = /^\/api\/(intents|matches)\/([^/]{1,255})$/.exec(sub);
   if (one) {
     const which = decoded(one[2] as string);
     if (which === null) return json(400, { error: 'the id is not percent-encoded UTF-8' });
-    return one[1] === 'intents' ? intentDetail(host, which) : matchDetail(host, which);
+    return one[1] === 'intents' ? intentDetail(host, which, ok) : matchDetail(host, which, ok);
   }
   const file = /^\/export\/(journal|intents|oplog)\.csv$/.exec(sub)?.[1];
   if (file) return exportCsv(host, req, file as CsvFile);
@@ -303,17 +312,43 @@ async function matchPage(host: ConsoleHost, filter: PageFilter) {
 const inRange = (entries: JournalEntry[], { until }: IntentFilter) =>
   until === undefined ? entries : entries.filter((e) => e.at <= until);
 
-async function intentDetail(host: ConsoleHost, which: string): Promise<ConsoleAnswer> {
+type Ok = (value: unknown) => ConsoleAnswer;
+
+async function intentDetail(host: ConsoleHost, which: string, ok: Ok): Promise<ConsoleAnswer> {
   const intent = await intentOf(host, parseInput(id, which, 'id'));
   if (!intent) return json(404, { error: 'no such intent' });
   const { entries } = await host.books.journal({ intentId: intent.id, limit: 1000 });
-  return json(200, { intent: shownIntent(intent), entries });
+  return ok({ intent: shownIntent(intent), entries });
 }
 
-async function matchDetail(host: ConsoleHost, which: string): Promise<ConsoleAnswer> {
+async function matchDetail(host: ConsoleHost, which: string, ok: Ok): Promise<ConsoleAnswer> {
   const match = await host.matches.get(parseInput(id, which, 'id'));
   const { entries } = await host.books.journal({ matchId: match.id, limit: 1000 });
-  return json(200, { match, entries });
+  return ok({ match, entries });
+}
+
+/**
+ * A read's rows with `playerName` beside each `playerId` the game names (the `playerName`
+ * option); plain objects and arrays only, so nothing else a read holds changes shape.
+ */
+function withNames(value: unknown, nameOf: (playerId: string) => string | undefined): unknown {
+  if (Array.isArray(value)) return value.map((v) => withNames(v, nameOf));
+  if (typeof value !== 'object' || value === null) return value;
+  const proto = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return value;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) out[k] = withNames(v, nameOf);
+  const id = (value as { playerId?: unknown }).playerId;
+  if (typeof id === 'string' && id !== '') {
+    let name: unknown;
+    try {
+      name = nameOf(id);
+    } catch {
+      name = undefined; // a name is a courtesy: the id is still there
+    }
+    if (typeof name === 'string' && name !== '') out.playerName = name.slice(0, 100);
+  }
+  return out;
 }
 
 function decoded(segment: string): string | null {

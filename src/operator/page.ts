@@ -54,11 +54,16 @@ async function act(name, body) {
 function row(cells, onClick) { const tr = el('tr'); for (const c of cells) { const td = el('td'); if (c instanceof Node) td.append(c); else { td.textContent = c === null || c === undefined ? '' : String(c); } tr.append(td); } if (onClick) { tr.className = 'pick'; tr.addEventListener('click', onClick); } return tr; }
 function table(head, rows) { const t = el('table'); const h = el('tr'); for (const c of head) h.append(el('th', c)); t.append(h); for (const r of rows) t.append(r); return t; }
 const badge = (status) => el('span', status, 'status ' + status);
+// A player as a person reads them: the name the game gave (playerName), the id on hover.
+function who(x) { if (!x.playerName) return x.playerId; const s = el('span', x.playerName); s.title = x.playerId; return s; }
+function named(x) { return x.playerName ? x.playerName + ' (' + x.playerId + ')' : x.playerId; }
 function card(label, value, cls) { const c = el('div', undefined, 'card' + (cls ? ' ' + cls : '')); c.append(el('div', label, 'label'), el('div', value, 'value')); return c; }
 function say(text, cls) { $('message').textContent = text; $('message').className = cls || ''; }
 // The engine's refusals already say "<action> refused: ..."; others get the prefix.
 const refused = (what, e) => say(/ refused: /.test(e.message) ? e.message : what + ' refused: ' + e.message, 'alert');
-async function button(b, what, run) { b.disabled = true; try { say(await run(), 'ok'); } catch (e) { refused(what, e); } b.disabled = false; refresh(); }
+async function button(b, what, run) { b.disabled = true; try { say(await run(), 'ok'); } catch (e) { refused(what, e); } b.disabled = false; refresh(); tables(); }
+// An action moves intents and matches: their tables are read again, as the banner and the log are.
+function tables() { loadIntents().catch((e) => say(e.message, 'alert')); loadMatches().catch((e) => say(e.message, 'alert')); }
 
 function showBalances(b) {
   const short = b.coverMsat !== null && BigInt(b.coverMsat) < 0n;
@@ -83,22 +88,22 @@ function showNeeds(o) {
     box.append(table(['Intent', 'Kind', 'Player', 'Amount', 'Since', 'Decide'], o.unknowns.map((i) => {
       const f = el('span'); const s = el('select'); for (const v of ['completed', 'expired', 'failed']) { const op = el('option', v); op.value = v; s.append(op); }
       const note = el('input'); note.placeholder = 'why (what the service says)'; note.setAttribute('aria-label', 'note for ' + i.id);
-      const b = el('button', 'Resolve'); b.addEventListener('click', async (ev) => { ev.stopPropagation(); b.disabled = true; try { const r = await act('resolve', { id: i.id, status: s.value, note: note.value }); say('Resolved ' + r.id + ' as ' + r.status + '.', 'ok'); } catch (e) { say('Resolve refused: ' + e.message, 'alert'); b.disabled = false; } refresh(); });
+      const b = el('button', 'Resolve'); b.addEventListener('click', async (ev) => { ev.stopPropagation(); b.disabled = true; try { const r = await act('resolve', { id: i.id, status: s.value, note: note.value }); say('Resolved ' + r.id + ' as ' + r.status + '.', 'ok'); } catch (e) { say('Resolve refused: ' + e.message, 'alert'); b.disabled = false; } refresh(); tables(); });
       s.addEventListener('click', (ev) => ev.stopPropagation()); note.addEventListener('click', (ev) => ev.stopPropagation());
       f.append(s, note, b); f.className = 'resolve'; f.dataset.intent = i.id;
-      return row([i.id, i.kind, i.playerId, sats(i.amount), when(i.updatedAt), f], () => showIntent(i.id));
+      return row([i.id, i.kind, who(i), sats(i.amount), when(i.updatedAt), f], () => showIntent(i.id));
     })));
   }
   if (o.held.length) {
     box.append(el('h3', 'Held payouts (' + o.held.length + ')'));
     box.append(table(['Intent', 'Kind', 'Player', 'Amount', 'Held since', 'Decide'], o.held.map((i) => {
       const f = el('span'); f.className = 'approval'; f.dataset.intent = i.id;
-      const ok = el('button', 'Approve'); ok.addEventListener('click', async (ev) => { ev.stopPropagation(); ok.disabled = true; try { const r = await act('approve', { id: i.id }); say('Approved ' + r.id + ': ' + r.status + '.', 'ok'); } catch (e) { say('Approve refused: ' + e.message, 'alert'); ok.disabled = false; } refresh(); });
+      const ok = el('button', 'Approve'); ok.addEventListener('click', async (ev) => { ev.stopPropagation(); ok.disabled = true; try { const r = await act('approve', { id: i.id }); say('Approved ' + r.id + ': ' + r.status + '.', 'ok'); } catch (e) { say('Approve refused: ' + e.message, 'alert'); ok.disabled = false; } refresh(); tables(); });
       const why = el('input'); why.placeholder = 'why reject'; why.setAttribute('aria-label', 'why reject ' + i.id);
-      const no = el('button', 'Reject'); no.addEventListener('click', async (ev) => { ev.stopPropagation(); no.disabled = true; try { const r = await act('reject', { id: i.id, why: why.value }); say('Rejected ' + r.id + '.', 'ok'); } catch (e) { say('Reject refused: ' + e.message, 'alert'); no.disabled = false; } refresh(); });
+      const no = el('button', 'Reject'); no.addEventListener('click', async (ev) => { ev.stopPropagation(); no.disabled = true; try { const r = await act('reject', { id: i.id, why: why.value }); say('Rejected ' + r.id + '.', 'ok'); } catch (e) { say('Reject refused: ' + e.message, 'alert'); no.disabled = false; } refresh(); tables(); });
       why.addEventListener('click', (ev) => ev.stopPropagation());
       f.append(ok, why, no);
-      return row([i.id, i.kind, i.playerId, sats(i.amount), when(i.createdAt), f], () => showIntent(i.id));
+      return row([i.id, i.kind, who(i), sats(i.amount), when(i.createdAt), f], () => showIntent(i.id));
     })));
   }
   if (!box.childNodes.length) box.append(el('div', 'Nothing needs a person.', 'empty'));
@@ -134,7 +139,7 @@ async function loadOplog() {
   }
   oplog.lines = oplog.lines.slice(-200);
   $('oplog').replaceChildren(oplog.lines.length ? table(['At', 'By', 'Action', 'Intent', 'Player', 'Before → after', 'Why'], oplog.lines.slice().reverse().map((a) => {
-    const tr = row([when(a.at), a.by, a.action, a.intentId, a.playerId, a.before + ' → ' + a.after, a.note], a.intentId ? () => showIntent(a.intentId) : undefined); tr.dataset.action = a.action; return tr;
+    const tr = row([when(a.at), a.by, a.action, a.intentId, who(a), a.before + ' → ' + a.after, a.note], a.intentId ? () => showIntent(a.intentId) : undefined); tr.dataset.action = a.action; return tr;
   })) : el('div', 'No operator action in the last 7 days.', 'empty'));
 }
 // Tabs, largest first: the first page on load and on "Again", the next one on "More".
@@ -142,12 +147,12 @@ const tabs = { next: null, rows: [] };
 async function loadTabs(more) {
   const q = new URLSearchParams({ limit: '50' }); if (more && tabs.next) q.set('after', tabs.next);
   const page = await get('/api/tabs?' + q); tabs.rows = more ? tabs.rows.concat(page.tabs) : page.tabs; tabs.next = page.next;
-  $('tabs').replaceChildren(tabs.rows.length ? table(['Player', 'Tab'], tabs.rows.map((t) => { const tr = row([t.playerId, sats(t.balanceMsat)]); if (BigInt(t.balanceMsat) < 0n) tr.className = 'alert'; return tr; })) : el('div', 'No player has a tab.', 'empty'));
+  $('tabs').replaceChildren(tabs.rows.length ? table(['Player', 'Tab'], tabs.rows.map((t) => { const tr = row([who(t), sats(t.balanceMsat)]); if (BigInt(t.balanceMsat) < 0n) tr.className = 'alert'; return tr; })) : el('div', 'No player has a tab.', 'empty'));
   $('tabs-more').hidden = !tabs.next;
 }
 async function loadRefusals() {
   const r = await get('/api/refusals?limit=50');
-  $('refusals').replaceChildren(r.recent.length ? table(['At', 'Call', 'Player', 'Amount', 'Code', 'Why'], r.recent.map((x) => row([when(x.at), x.call, x.playerId, sats(x.amountMsat), x.code, x.message]))) : el('div', 'No tab call refused since this process started.', 'empty'));
+  $('refusals').replaceChildren(r.recent.length ? table(['At', 'Call', 'Player', 'Amount', 'Code', 'Why'], r.recent.map((x) => row([when(x.at), x.call, who(x), sats(x.amountMsat), x.code, x.message]))) : el('div', 'No tab call refused since this process started.', 'empty'));
   $('refusal-counts').textContent = r.counts.map((c) => c.call + ' ' + c.code + ': ' + c.count).join(' · ');
 }
 $('tabs-more').addEventListener('click', () => loadTabs(true).catch((e) => say(e.message, 'alert')));
@@ -161,11 +166,11 @@ async function loadIntents() {
   do { if (next) q.set('after', next); const page = await get('/api/intents?' + q); for (const i of page.intents) out.set(i.id, i); next = page.next; pages++; } while (next && out.size < 200 && pages < 20);
   const list = [...out.values()].sort((a, b) => b.updatedAt - a.updatedAt);
   $('intents').replaceChildren(list.length ? table(['Intent', 'Kind', 'Status', 'Player', 'Room', 'Match', 'Amount', 'Updated'], list.map((i) =>
-    row([i.id, i.kind, badge(i.status), i.playerId, i.roomId, i.matchId, i.unit === 'msats' ? sats(i.amount) : i.amount + ' ' + i.unit, when(i.updatedAt)], () => showIntent(i.id)))) : el('div', 'No intent moved money in this range.', 'empty'));
+    row([i.id, i.kind, badge(i.status), who(i), i.roomId, i.matchId, i.unit === 'msats' ? sats(i.amount) : i.amount + ' ' + i.unit, when(i.updatedAt)], () => showIntent(i.id)))) : el('div', 'No intent moved money in this range.', 'empty'));
 }
 async function showIntent(id) {
   const d = await get('/api/intents/' + encodeURIComponent(id)); const i = d.intent; const box = $('detail'); box.replaceChildren();
-  box.append(el('h2', i.kind + ' ' + i.id), el('div', i.description + ' · ' + i.status + ' · player ' + i.playerId + (i.matchId ? ' · match ' + i.matchId : '') + (i.error ? ' · error: ' + i.error : '')));
+  box.append(el('h2', i.kind + ' ' + i.id), el('div', i.description + ' · ' + i.status + ' · player ' + named(i) + (i.matchId ? ' · match ' + i.matchId : '') + (i.error ? ' · error: ' + i.error : '')));
   // A match's payout or refund that expired unclaimed; the engine refuses one that was never shown, or reissued once already.
   if (i.claimCode && i.status === 'expired' && i.matchId) {
     const b = el('button', 'Reissue claim code'); b.id = 'reissue';
@@ -182,8 +187,8 @@ async function loadMatches() {
   do { if (next) q.set('after', next); const page = await get('/api/matches?' + q); for (const m of page.matches) out.set(m.id, m); next = page.next; pages++; } while (next && pages < 20);
   const list = [...out.values()].sort((a, b) => b.updatedAt - a.updatedAt);
   $('matches').replaceChildren(list.length ? table(['Match', 'Room', 'Status', 'Pot', 'Rake', 'Players', 'Payouts', 'Refunds'], list.map((m) => {
-    const money = (xs) => { const u = el('ul'); for (const x of xs) u.append(el('li', x.playerId + ': ' + sats(x.amountMsat) + ' (' + x.status + ')')); return u; };
-    const players = el('ul'); for (const p of m.players) players.append(el('li', p.playerId + ': fee ' + p.feeStatus));
+    const money = (xs) => { const u = el('ul'); for (const x of xs) u.append(el('li', named(x) + ': ' + sats(x.amountMsat) + ' (' + x.status + ')')); return u; };
+    const players = el('ul'); for (const p of m.players) players.append(el('li', named(p) + ': fee ' + p.feeStatus));
     return row([m.id, m.roomId, badge(m.status), sats(m.potMsat), m.rakeMsat === null ? '—' : sats(m.rakeMsat), players, money(m.payouts), money(m.refunds)]);
   })) : el('div', 'No match moved money in this range.', 'empty'));
 }
@@ -195,12 +200,12 @@ $('player').addEventListener('input', () => { $('player-actions').hidden = !play
 $('block').addEventListener('click', () => button($('block'), 'Block', async () => { const p = player(); await act('block', { playerId: p, why: $('block-why').value }); $('block-why').value = ''; return 'Blocked ' + p + '.'; }));
 $('unblock').addEventListener('click', () => button($('unblock'), 'Unblock', async () => { const p = player(); await act('unblock', { playerId: p }); return 'Unblocked ' + p + '.'; }));
 $('export-oplog').addEventListener('click', () => { location.href = oplogLink(); });
-$('filters').addEventListener('submit', (ev) => { ev.preventDefault(); loadIntents().catch((e) => say(e.message, 'alert')); loadMatches().catch((e) => say(e.message, 'alert')); });
+$('filters').addEventListener('submit', (ev) => { ev.preventDefault(); tables(); });
 $('export-journal').addEventListener('click', () => { location.href = exportLink('journal'); });
 $('export-intents').addEventListener('click', () => { location.href = exportLink('intents'); });
 const day = new Date(Date.now() - 86400000); day.setSeconds(0, 0);
 $('since').value = new Date(day.getTime() - day.getTimezoneOffset() * 60000).toISOString().slice(0, 16);
-refresh(); loadTabs(false).catch((e) => say(e.message, 'alert')); loadIntents().catch((e) => say(e.message, 'alert')); loadMatches().catch((e) => say(e.message, 'alert'));
+refresh(); loadTabs(false).catch((e) => say(e.message, 'alert')); tables();
 setInterval(refresh, 3000);
 `;
 

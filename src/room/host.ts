@@ -75,6 +75,8 @@ export interface PluginHost {
   now(): number;
   /** Says `message` once per `key`, outside production only: a warning that names the fix. */
   devWarn(key: string, message: string): void;
+  /** Whether this process runs in production (NODE_ENV=production), read at each call. */
+  inProduction(): boolean;
   /** Publishes other processes' settlements on this presence; returns the one to subscribe on. */
   attachPresence(presence: PresenceLike | undefined): PresenceLike | undefined;
   /** Hands `deliver` every move this process applies to an intent of `roomId` (after `ready()`). */

@@ -19,7 +19,12 @@
  */
 import type { Client } from '@colyseus/core';
 import { ErrorCode, RoomPlugin, ServerError } from '@colyseus/core';
-import { InsufficientFundsError, WithdrawalTooSmallError } from '../errors.js';
+import {
+  InsufficientFundsError,
+  NotSignedInError,
+  SIGN_IN_FIX,
+  WithdrawalTooSmallError,
+} from '../errors.js';
 import { type Intent, isTerminal } from '../ledger/intent.js';
 import { parseInput } from '../parse.js';
 import { touchesTab } from '../server/kinds/index.js';
@@ -445,8 +450,8 @@ export class LightningPlugin extends RoomPlugin {
 
   /**
    * The player a money helper moves money for. One the default rule tells only by its session
-   * id is paid under an id that changes on every join: said once, with the fix, outside
-   * production.
+   * id would be paid under an id that changes on every join: refused in production
+   * (NotSignedInError, nothing recorded), said once with the fix elsewhere.
    */
   #payerId(player: PlayerRef): string {
     const playerId = recordableId(this.#playerId(player), 'player');
@@ -455,9 +460,10 @@ export class LightningPlugin extends RoomPlugin {
       this.#settings.playerId === defaultPlayerId &&
       playerId === player.sessionId
     ) {
+      if (this.#host.inProduction()) throw new NotSignedInError(this.room.roomId, playerId);
       this.#host.devWarn(
         'player-without-auth',
-        `room ${this.room.roomId}: player ${playerId} has no client.auth (nor userData.playerId), so money moves under their session id, which changes on every join: a rejoining player loses their entries and per-player limits count each session apart. Return { id } from the room's onAuth (or pass options.playerId)`,
+        `room ${this.room.roomId}: client ${playerId} is not signed in (no client.auth), so money moves under its session id, which changes on every join: a rejoining player loses their entries and per-player limits count each session apart (in production this is refused, NotSignedInError). ${SIGN_IN_FIX}`,
       );
     }
     return playerId;

@@ -124,6 +124,21 @@ describe('example arena in a browser', function () {
     await alice.waitForSelector('.entry:has-text("Your prize") .status.completed', {
       timeout: 20_000,
     });
+    // The banner follows: nothing is left to claim below.
+    await alice.waitForSelector('#result:has-text("You won 180 sats and claimed it.")');
+    // The operator's console (its link as npm start prints it) names players as they named
+    // themselves, their ids beside.
+    const signIn = await fetch(arena.consoleUrl as string, { redirect: 'manual' });
+    const cookie = (signIn.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
+    const read = await fetch(
+      new URL(`/lightning/console/api/intents?player=${aliceId}`, arena.url),
+      {
+        headers: { cookie, accept: 'application/json' },
+      },
+    );
+    const { intents } = (await read.json()) as { intents: { playerName?: string }[] };
+    expect(intents.length).to.be.above(0);
+    expect(intents.map((i) => i.playerName)).to.deep.equal(intents.map(() => 'Alice'));
     await alice.screenshot({ path: `${ARTIFACTS}/arena-3-claimed.png`, fullPage: true });
 
     // The shop: points spent, and the short-balance case is a friendly message.

@@ -27,6 +27,8 @@ const authorize = (request: Request) =>
     ? 'alice-the-operator'
     : false;
 
+const NAMES: Record<string, string> = { 'winner-w': 'Winnie', 'lucky-j': 'Lucky' };
+
 describe('operator console in a browser', function () {
   this.timeout(60_000);
   let browser: Browser | undefined;
@@ -50,7 +52,8 @@ describe('operator console in a browser', function () {
         api: { timeoutMs: 300, maxRetries: 0 },
         breaker: { failures: 3, windowMs: 60_000 },
         approvals: { aboveMsat: 500_000 },
-        console: { authorize, via: 'listener' },
+        // Names from the game's records: people, not ids, where the operator reads.
+        console: { authorize, via: 'listener', playerName: (id) => NAMES[id] },
       },
     );
     const { lightning, emulator } = game;
@@ -113,14 +116,16 @@ describe('operator console in a browser', function () {
     const row = page.locator(`#matches tr:has-text("${match.id}")`);
     await row.waitFor();
     expect(await row.textContent()).to.contain('200 sats');
-    expect(await row.textContent()).to.contain('winner-w: 180 sats (pending)');
+    expect(await row.textContent()).to.contain('Winnie (winner-w): 180 sats (pending)');
     expect(await row.textContent()).to.contain('loser-l: fee completed');
     // What needs a person.
     await page.waitForSelector('#needs:has-text("Payouts paused")');
     await page.waitForSelector(`#needs .resolve[data-intent="${unknown.id}"]`);
     await page.waitForSelector(`#needs .approval[data-intent="${jackpot.id}"]`);
     // An intent's history and journal.
-    await page.click(`#intents tr:has-text("winner-w")`);
+    const lucky = page.locator(`#intents tr:has-text("${jackpot.id}") span[title="lucky-j"]`);
+    expect(await lucky.textContent()).to.equal('Lucky');
+    await page.click(`#intents tr:has-text("Winnie")`);
     await page.waitForSelector('#detail:has-text("Journal")');
     await page.screenshot({ path: `${ARTIFACTS}/console-1.png`, fullPage: true });
     if (process.env.UPDATE_SCREENSHOT)
@@ -155,6 +160,8 @@ describe('operator console in a browser', function () {
     await page.waitForSelector('#needs:not(:has-text("Payouts paused"))');
 
     // Approve the held jackpot: sent now, exactly one withdrawal request for it.
+    const jackpotRow = page.locator(`#intents tr:has-text("${jackpot.id}")`);
+    expect(await jackpotRow.textContent()).to.contain('held');
     const before = requests();
     const approval = page.locator(`#needs .approval[data-intent="${jackpot.id}"]`);
     await approval.locator('button:has-text("Approve")').click();
@@ -168,6 +175,8 @@ describe('operator console in a browser', function () {
     await page.waitForSelector(`#needs .approval[data-intent="${jackpot.id}"]`, {
       state: 'detached',
     });
+    // The Intents table is read again after the action, as the banner is: no Show pressed.
+    await page.waitForSelector(`#intents tr:has-text("${jackpot.id}"):has-text("pending")`);
 
     // Pause them again, with a reason (Pause shows where Resume was), and resume.
     await page.fill('#pause-why', 'wallet top-up');

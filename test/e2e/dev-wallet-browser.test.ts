@@ -63,6 +63,8 @@ describe('emulator: the dev wallet page in a browser', function () {
       email: 'alice@example.com',
     });
 
+    // The game's names for its players, where a person reads (bob's; alice has none).
+    emu.control.namePlayers((id) => (id === 'bob' ? 'Bob' : undefined));
     browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
     const page = await browser.newPage({ viewport: { width: 1100, height: 640 } });
     await page.goto(emu.devWalletUrl);
@@ -74,12 +76,16 @@ describe('emulator: the dev wallet page in a browser', function () {
     );
     // Newest first: player, kind, amount, description, status.
     expect(rows.map((r) => r.slice(0, 5))).to.deep.equal([
-      ['bob', 'reward (withdrawal request)', '37.800 sats', 'Duel prize', 'pending'],
-      ['bob', 'fee (static charge)', '21 sats', 'Duel entry', 'paid'],
+      ['Bob', 'reward (withdrawal request)', '37.800 sats', 'Duel prize', 'pending'],
+      ['Bob', 'fee (static charge)', '21 sats', 'Duel entry', 'paid'],
       ['alice', 'fee (static charge)', '21 sats', 'Duel entry', 'active'],
     ]);
     const hovers = await page.$$eval('#entries td.amount abbr', (as) => as.map((a) => a.title));
     expect(hovers).to.deep.equal(['37,800 msats', '21,000 msats', '21,000 msats']);
+    const named = await page.$$eval('#entries td:first-child abbr', (as) => as.map((a) => a.title));
+    expect(named).to.deep.equal(['bob', 'bob']);
+    // The amount to pay is typed in sats too (sent in msats: the fee below is paid in full).
+    expect(await page.inputValue(`#amt-${alices?.id}`)).to.equal('21');
     expect(await page.locator('#users').textContent()).to.include('alice@example.com');
     await page.screenshot({ path: `${ARTIFACTS}/dev-wallet.png`, fullPage: true });
     if (process.env.UPDATE_SCREENSHOT) {

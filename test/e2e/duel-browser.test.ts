@@ -50,6 +50,7 @@ describe('example duel (React) in a browser, two players with WebLN wallets', fu
   this.timeout(60_000);
   let browser: Browser | undefined;
   let duel: Awaited<ReturnType<typeof startDuel>> | undefined;
+  const warnings: string[] = [];
 
   before(async function () {
     needChromium(this);
@@ -57,7 +58,7 @@ describe('example duel (React) in a browser, two players with WebLN wallets', fu
     duel = await startDuel({
       port: await freePort(),
       log: () => {},
-      lightning: { logger: quietLogger },
+      lightning: { logger: { ...quietLogger, warn: (line: string) => void warnings.push(line) } },
     });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
   });
@@ -139,6 +140,9 @@ describe('example duel (React) in a browser, two players with WebLN wallets', fu
     expect(aliceClaim).to.equal(payoutCode.toLowerCase());
     expect(devWalletTarget(aliceClaim)?.kind).to.equal('withdraw');
     expect(bob.asked[0]).to.not.equal(aliceFee);
+
+    // Both were signed in (`POST /login`, the room's onAuth): no money moved for a bare session.
+    expect(warnings.filter((w) => w.includes('client.auth'))).to.deep.equal([]);
 
     // Bob's page: no prize, no claim, only his own fee; none of Alice's codes anywhere in it.
     expect(await bob.page.locator('.entry').count()).to.equal(1);

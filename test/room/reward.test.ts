@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { NotSignedInError } from '../../src/errors.js';
 import type { Reward } from '../../src/room/state.js';
 import { eventually } from '../support/eventually.js';
 import type { Game } from '../support/game.js';
@@ -75,7 +76,7 @@ describe('room: a money helper for a player with no stable id (issue 23, finding
       amountMsat: 20_000,
       description: 'named',
     });
-    const about = () => warnings.filter((w) => w.includes('has no client.auth'));
+    const about = () => warnings.filter((w) => w.includes('is not signed in'));
     expect(about(), 'a player with an id').to.deep.equal([]);
 
     const guests = [await game.colyseus.connectTo(room), await game.colyseus.connectTo(room)];
@@ -86,6 +87,48 @@ describe('room: a money helper for a player with no stable id (issue 23, finding
       });
     }
     expect(about()).to.have.length(1);
-    expect(about()[0]).to.include(guests[0]?.sessionId).and.include("room's onAuth");
+    // The fix is the server's sign-in, never join options (which anyone can fill in).
+    expect(about()[0])
+      .to.include(guests[0]?.sessionId)
+      .and.include("room's onAuth")
+      .and.include('Never take the id from join options')
+      .and.not.include('options.playerId');
+  });
+
+  it('refuses in production with NotSignedInError, nothing recorded, a fee of a match too', async () => {
+    const warnings: string[] = [];
+    const logger = { info: () => {}, warn: (m: string) => void warnings.push(m), error: () => {} };
+    game = await startArena({ reconciler: { enabled: false }, logger });
+    const started = game;
+    const room = await game.colyseus.createRoom<Arena>('arena');
+    const guest = serverClient(room, await game.colyseus.connectTo(room));
+    const match = await room.plugins.lightning.openMatch({ entryFeeMsat: 10_000, seats: 2 });
+    const previous = process.env.NODE_ENV;
+    process.env.NODE_ENV = 'production';
+    try {
+      const refused = await Promise.all([
+        room.plugins.lightning
+          .reward(guest, { amountMsat: 20_000, description: 'anonymous' })
+          .catch((e: unknown) => e),
+        match.enter(guest).catch((e: unknown) => e),
+      ]);
+      for (const err of refused) {
+        expect(err).to.be.instanceOf(NotSignedInError);
+        expect((err as NotSignedInError).code).to.equal('LN_NOT_SIGNED_IN');
+        expect((err as Error).message)
+          .to.include(guest.sessionId)
+          .and.include("room's onAuth")
+          .and.include('client.auth');
+      }
+    } finally {
+      if (previous === undefined) delete process.env.NODE_ENV;
+      else process.env.NODE_ENV = previous;
+    }
+    expect(await started.lightning.books.ledger.openByPlayer(guest.sessionId)).to.deep.equal([]);
+    const control = started.lightning.service.emulator?.control;
+    expect(control?.withdrawalRequests() ?? []).to.deep.equal([]);
+    expect(control?.staticCharges() ?? []).to.deep.equal([]);
+    expect((await match.refresh()).entered).to.equal(0);
+    expect(warnings.filter((w) => w.includes('client.auth'))).to.deep.equal([]);
   });
 });

@@ -192,16 +192,42 @@ function renderRound(state: ArenaView) {
   const last = matchOf(state.lightning, state.lastMatchId);
   $('last').hidden = !state.result;
   $('last').className = won ? 'last won' : 'last';
-  $('result').textContent = won
-    ? state.prizeMsat
-      ? `You won ${sats(state.prizeMsat)}! Claim your prize below.`
-      : 'You won! Your prize is on its way…'
-    : state.result;
+  $('result').textContent = won ? wonText(state) : state.result;
   $('last-pot').textContent = last ? potText(last) : '';
   const on = matchOf(state.lightning, state.matchId);
   $('pot').textContent = on
     ? potText(on)
     : `Entry fee ${sats(state.entryFeeMsat)} · the winner takes the pot`;
+}
+
+let lastPrize: EntryView | undefined;
+
+/** The winner's line: what their prize is now, from their own payout entry of that round. */
+function wonText(state: ArenaView): string {
+  if (!state.prizeMsat) return 'You won! Your prize is on its way…';
+  const live = entriesOf(state.lightning).find(
+    (e) => e.purpose === 'payout' && e.matchId === state.lastMatchId,
+  );
+  // An ended entry leaves the state after a while: its last picture still tells the story.
+  if (live) lastPrize = live;
+  const prize = lastPrize?.matchId === state.lastMatchId ? lastPrize : undefined;
+  const won = `You won ${sats(state.prizeMsat)}`;
+  switch (prize?.status) {
+    case 'held':
+      return `${won}! Your prize waits for the operator's approval; its code shows here then.`;
+    case 'queued':
+      return `${won}! Your prize is queued; its code shows here in a moment.`;
+    case 'completed':
+      return `${won} and claimed it.`;
+    case 'expired':
+      return `${won}; the prize code expired unclaimed.`;
+    case 'failed':
+      return `${won}, but the prize was not paid: ask the operator.`;
+    default:
+      return prize?.action === 'claim'
+        ? `${won}! Claim your prize below.`
+        : `${won}! Your prize is on its way…`;
+  }
 }
 
 /** A round's pot as every player sees it: what is in it, and where it went. */
@@ -321,13 +347,20 @@ const TITLES: Record<EntryView['purpose'], string> = {
   payment: 'Payment to your address',
 };
 
+/** A status in the player's words, where the bare word would puzzle them. */
+const LABELS: Partial<Record<EntryView['status'], string>> = {
+  unknown: 'not confirmed yet',
+  held: 'waits for approval',
+  queued: 'queued',
+};
+
 function entryView(entry: EntryView): HTMLElement[] {
   const parts: HTMLElement[] = [];
   const text = document.createElement('div');
   // The tab's withdrawal is a claim code like a prize; the room names it so.
   const title = entry.description === 'Arena tab' ? 'Your tab' : TITLES[entry.purpose];
   const amount = entry.amountMsat === null ? `${entry.amount} points` : sats(entry.amountMsat);
-  const label = entry.status === 'unknown' ? 'not confirmed yet' : entry.status;
+  const label = LABELS[entry.status] ?? entry.status;
   const what = entry.purpose === 'spend' ? ` · ${entry.description}` : '';
   text.innerHTML = `<b>${title}</b>${escapeHtml(what)} · ${amount} <span class="status ${entry.status}">${label}</span>`;
   if (entry.action) {

@@ -1,8 +1,7 @@
 /**
- * The duel's browser client, in React: join, pay the entry fee (the browser's wallet through
- * WebLN, else its QR code and `lightning:` link), click first once both paid, claim the pot.
- * All the money on screen comes from the client kit (colyseus-lightning/client). The page holds
- * its own player's entries only: the server sends nobody else's.
+ * The duel's browser client, in React: sign in, join, pay the entry fee (WebLN, else a QR code),
+ * click first once both paid, claim the pot: the money on screen from the client kit, the page
+ * holding its own player's entries only (the server sends no other).
  */
 import { Callbacks, Client, type Room } from '@colyseus/sdk';
 import {
@@ -37,23 +36,18 @@ function amount(msat: string | null, price: PriceView | null): string {
   return price ? `${sats} (${formatAmount(msat ?? '0', { price })})` : sats;
 }
 
+const NOTHING_YET: LightningSnapshot = { entries: [], matches: [], price: null, tab: null };
+
 /** The room's state and the player's money, drawn again at each change the server sends. */
 function useDuel(room: Room) {
-  const [money, setMoney] = useState<LightningSnapshot>({
-    entries: [],
-    matches: [],
-    price: null,
-    tab: null,
-  });
+  const [money, setMoney] = useState<LightningSnapshot>(NOTHING_YET);
   const [, redraw] = useState(0);
   useEffect(() => {
     const callbacks = Callbacks.get(room);
     const changed = () => redraw((n) => n + 1);
     const stops = ['phase', 'matchId', 'winner'].map((key) => callbacks.listen(key, changed));
     stops.push(watchLightning(callbacks, { change: setMoney }));
-    return () => {
-      for (const stop of stops) stop();
-    };
+    return () => stops.forEach((stop) => void stop());
   }, [room]);
   return { ...money, state: room.state as DuelFields };
 }
@@ -94,7 +88,7 @@ function Entry({ entry, price }: { entry: EntryView; price: PriceView | null }) 
   );
 }
 
-function Duel({ room }: { room: Room }) {
+function Duel({ room, name }: { room: Room; name: string }) {
   const duel = useDuel(room);
   const { phase: now, matchId, winner, lightning } = duel.state;
   const match = matchOf(lightning, matchId);
@@ -102,7 +96,7 @@ function Duel({ room }: { room: Room }) {
   const phase: Record<string, string> = {
     paying: match ? `${match.paid} of 2 paid, ${match.entered} of 2 here.` : 'Opening the duel…',
     playing: 'Both paid. First to click wins the pot!',
-    won: winner === room.sessionId ? 'You won! Claim the pot below.' : 'You lost this one.',
+    won: winner === name ? 'You won! Claim the pot below.' : 'You lost this one.',
     off: `Called off (${match?.reason || 'no duel'}): a fee you paid comes back below.`,
   };
   return (
@@ -127,16 +121,23 @@ function Duel({ room }: { room: Room }) {
 
 function App() {
   const [room, setRoom] = useState<Room>();
+  const [name, setName] = useState(() => `player ${Math.floor(Math.random() * 900 + 100)}`);
   const [error, setError] = useState('');
-  if (room) return <Duel room={room} />;
-  const join = () =>
-    new Client(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}`)
-      .joinOrCreate('duel')
-      .then(setRoom, (err: Error) => setError(`Could not join: ${err.message}`));
+  if (room) return <Duel room={room} name={name.trim()} />;
+  // Signed in as the README's client is: `POST /login`, the token on the SDK.
+  const join = async () => {
+    const [headers, body] = [{ 'content-type': 'application/json' }, JSON.stringify({ name })];
+    const login = await fetch('/login', { method: 'POST', headers, body });
+    const { token } = (await login.json()) as { token?: string }; // none: the join is refused
+    const sdk = new Client(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}`);
+    sdk.auth.token = token ?? '';
+    sdk.joinOrCreate('duel').then(setRoom, (e: Error) => setError(`Could not join: ${e.message}`));
+  };
   return (
     <main>
       <h1>Duel</h1>
       <p>Two players pay an entry fee; once both paid, the first click takes the pot.</p>
+      <input id="name" value={name} onChange={(e) => setName(e.target.value)} />{' '}
       <button id="join" type="button" onClick={join}>
         Join a duel
       </button>
