@@ -309,6 +309,8 @@ describe('emulator: dev wallet', () => {
         id: userId,
         projectId: 'default',
         player: 'alice',
+        // No name: the game gave none (control.namePlayers).
+        playerName: null,
         email: 'a@example.com',
         points: { USDZ: 2000 },
       },
