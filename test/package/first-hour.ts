@@ -15,6 +15,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
@@ -34,17 +35,13 @@ function background(
 ): Promise<{ proc: ChildProcess; seen: RegExpMatchArray }> {
   // stdin stays open: esbuild's server stops when its stdin closes.
   const proc = spawn('sh', ['-c', line], { cwd, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
-  children.push(proc);
-  let output = '';
+  const child = { line, proc, output: '' };
+  children.push(child);
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`"${line}" said nothing ready:\n${output}`)),
-      60_000,
-    );
+    const timer = setTimeout(() => reject(new Error(`"${line}" said nothing ready`)), 60_000);
     const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      process.stdout.write(chunk.toString().replace(/^/gm, '    | '));
-      const seen = output.match(ready);
+      child.output += chunk.toString();
+      const seen = child.output.match(ready);
       if (seen) {
         clearTimeout(timer);
         resolve({ proc, seen });
@@ -54,11 +51,30 @@ function background(
     proc.stderr?.on('data', onData);
     proc.once('exit', (code) => {
       clearTimeout(timer);
-      reject(new Error(`"${line}" exited with ${code}:\n${output}`));
+      reject(new Error(`"${line}" exited with ${code}`));
     });
   });
 }
-const children: ChildProcess[] = [];
+/** What the README's long-running lines started, and what each printed. */
+const children: { line: string; proc: ChildProcess; output: string }[] = [];
+
+/** Resolves once `port` on this machine takes a connection (within 30 s). */
+async function accepting(port: number): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const ok = await new Promise<boolean>((resolve) => {
+      const socket = connect(port, 'localhost', () => {
+        socket.destroy();
+        resolve(true);
+      }).on('error', () => resolve(false));
+      socket.setTimeout(1000, () => resolve(false));
+      socket.unref();
+    });
+    if (ok) return;
+    if (Date.now() > deadline) throw new Error(`nothing listens on ${port}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
 
 /** What a player's page shows, for a failure's message. */
 const shown = async (page: Page) => (await page.textContent('body'))?.trim() ?? '';
@@ -69,6 +85,18 @@ async function sees(page: Page, who: string, text: string, ms = 20_000): Promise
     await page.getByText(text).first().waitFor({ timeout: ms });
   } catch {
     throw new Error(`${who}'s page never showed "${text}"; it shows: "${await shown(page)}"`);
+  }
+}
+
+/** `who` joined an open match: an empty pot, and the fee to pay (issue 35, finding 1). */
+async function freshMatch(page: Page, who: string, after: string): Promise<void> {
+  try {
+    await sees(page, who, 'pot 0 sats, 0 of 2 paid', 10_000);
+    await sees(page, who, 'Pay 100 sats', 10_000);
+  } catch (err) {
+    throw new Error(
+      `issue 35 finding 1: ${after}, ${who} joined a room whose match had ended, and cannot pay into it. ${(err as Error).message}`,
+    );
   }
 }
 
@@ -87,8 +115,10 @@ async function main() {
     await sh(run.build, project);
 
     step(`the server: ${run.server}`);
-    const server = await background(run.server, project, /dev wallet: (\S+)[\s\S]*Listening on/);
+    const server = await background(run.server, project, /dev wallet: (\S+)/);
     const devWallet = server.seen[1] as string;
+    // It prints the dev wallet before it listens (lightning.ready() in beforeListen).
+    await accepting(Number(run.build.join('\n').match(/listen\((\d+)\)/)?.[1] ?? 2567));
     step(`the page: ${run.page}`);
     await background(run.page, project, /Local:\s+(\S+)/);
 
@@ -154,7 +184,7 @@ async function main() {
     step('round 2 (a refund): alice and bob come back, alice pays, bob leaves before paying');
     await alice.reload();
     await bob.reload();
-    await sees(alice, 'alice', 'pot 0 sats, 0 of 2 paid');
+    await freshMatch(alice, 'alice', 'after a settled match');
     await pays(alice, 'alice');
     await sees(bob, 'bob', '1 of 2 paid');
     await bob.close();
@@ -165,22 +195,15 @@ async function main() {
 
     step('after it: carol joins, and can pay into a match that is open');
     const carol = await open('carol');
-    try {
-      await sees(carol, 'carol', 'pot 0 sats, 0 of 2 paid', 10_000);
-      await sees(carol, 'carol', 'Pay 100 sats', 10_000);
-    } catch (err) {
-      throw new Error(
-        `issue 35 finding 1: after the refund round, carol joined a room whose match had ended (she cannot pay into it). ${(err as Error).message}`,
-      );
-    }
+    await freshMatch(carol, 'carol', 'after a refunded match');
     await pays(carol, 'carol');
     await sees(carol, 'carol', '1 of 2 paid');
     step('done: every step the README names, and nothing else');
   } finally {
     await browser?.close();
-    for (const child of children) {
+    for (const { proc } of children) {
       // The whole group: sh and what it started (npx, tsx, node, esbuild).
-      if (child.pid !== undefined && child.exitCode === null) process.kill(-child.pid, 'SIGTERM');
+      if (proc.pid !== undefined && proc.exitCode === null) process.kill(-proc.pid, 'SIGTERM');
     }
     rmSync(dir, { recursive: true, force: true });
   }
@@ -189,6 +212,10 @@ async function main() {
 main().then(
   () => process.exit(0),
   (err: Error) => {
+    for (const { line, output } of children) {
+      const tail = output.trimEnd().split('\n').slice(-30).join('\n    | ');
+      console.error(`\n  ${line} printed, last:\n    | ${tail}`);
+    }
     console.error(`\nFAILED: ${err.message}`);
     process.exit(1);
   },
