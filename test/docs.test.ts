@@ -80,7 +80,7 @@ describe('docs', () => {
     // An ES module project: `npm init -y` makes CommonJS, where tsc refuses the client's
     // top-level await (TS1309).
     expect(lines).to.include(
-      'npm init -y && npm pkg set type=module   # ES modules: the client awaits at its top level',
+      'npm init -y --init-type=module   # ES modules: the client awaits at its top level',
     );
     // Every package the README's code imports, and express (@colyseus/auth's peer), named on
     // the install line: with legacy-peer-deps=true npm installs no peer by itself.

@@ -105,10 +105,13 @@ async function main() {
   let browser: Browser | undefined;
   try {
     step('npm pack of this checkout (the package is not published)');
-    const { tarball } = await pack(dir);
-
-    step("the README's Install lines, in a new folder");
-    const project = await installAsTheReadmeSays(join(dir, 'first-hour'), tarball);
+    const packing = pack(dir);
+    packing.catch(() => {}); // awaited by the install's lines
+    step("the README's Install lines, in a new folder (the first ones while npm packs)");
+    const project = await installAsTheReadmeSays(
+      join(dir, 'first-hour'),
+      packing.then((p) => p.tarball),
+    );
     step(`the README's four files in ${project}: ${writeReadmeFiles(project).join(', ')}`);
     const run = runLines(readme());
     step(`the README's Run lines:\n    ${run.build.join('\n    ')}`);

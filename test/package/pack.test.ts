@@ -85,7 +85,17 @@ describe('package: the packed tarball', function () {
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'lightning-pack-'));
     // From a clean checkout's state: whatever ships, prepack built it.
-    packed = await pack(dir);
+    const packing = pack(dir);
+    // The registry install waits mostly on the network: its first lines run while npm packs,
+    // the rest while the linked tests play.
+    if (process.env.TEST_PACK_INSTALL) {
+      installing = installAsTheReadmeSays(
+        join(dir, 'installed'),
+        packing.then((p) => p.tarball),
+      );
+      installing.catch(() => {}); // awaited, and so reported, by the installed tests' before
+    }
+    packed = await packing;
     // The tarball, unpacked where an install puts it; everything else from this checkout.
     project = join(dir, 'linked');
     const modules = join(project, 'node_modules');
@@ -98,11 +108,6 @@ describe('package: the packed tarball', function () {
       symlinkSync(join(ours, name), join(modules, name), 'dir');
     }
     writeFileSync(join(project, 'package.json'), '{ "private": true }\n');
-    // The registry install waits mostly on the network: it runs while the linked tests play.
-    if (process.env.TEST_PACK_INSTALL) {
-      installing = installAsTheReadmeSays(join(dir, 'installed'), packed.tarball);
-      installing.catch(() => {}); // awaited, and so reported, by the installed tests' before
-    }
   });
 
   after(() => {
@@ -268,20 +273,35 @@ describe('package: the packed tarball', function () {
       const installed = await installing;
       // TypeScript as a user runs it: through the project's tsx (the README says npx tsx).
       const tsx = pathToFileURL(join(installed, 'node_modules/tsx/dist/loader.mjs')).href;
-      const start = (name: string, playing: Promise<unknown>) => {
-        playing.catch(() => {}); // awaited, and so reported, by its test
-        plays.set(name, playing);
+      // Three at a time: on two cores, more would only stretch each game's own deadlines.
+      let free = 3;
+      const waiting: (() => void)[] = [];
+      const start = (name: string, playing: () => Promise<unknown>) => {
+        const started = (async () => {
+          if (free > 0) free--;
+          else await new Promise<void>((resolve) => waiting.push(resolve));
+          try {
+            return await playing();
+          } finally {
+            // The lane passes to the next in line, or is free again.
+            const next = waiting.shift();
+            if (next) next();
+            else free++;
+          }
+        })();
+        started.catch(() => {}); // awaited, and so reported, by its test
+        plays.set(name, started);
       };
       // The README's four files, where its Install lines left the reader.
       const files = writeReadmeFiles(installed);
-      start('page', sh(runLines(readme()).build, installed));
-      start('tsc', typeCheck(installed, files));
-      start('readme', play(installed, 'readme-match.ts', jwt, ['--import', tsx]));
-      start('guide', guideRound(installed, jwt, tsx));
-      start('game.mjs', play(installed, 'game.mjs', jwt));
-      start('game.cjs', play(installed, 'game.cjs'));
+      start('page', () => sh(runLines(readme()).build, installed));
+      start('tsc', () => typeCheck(installed, files));
+      start('readme', () => play(installed, 'readme-match.ts', jwt, ['--import', tsx]));
+      start('guide', () => guideRound(installed, jwt, tsx));
+      start('game.mjs', () => play(installed, 'game.mjs', jwt));
+      start('game.cjs', () => play(installed, 'game.cjs'));
       for (const fixture of ['player.mjs', 'player.cjs']) {
-        start(fixture, play(installed, fixture, jwt));
+        start(fixture, () => play(installed, fixture, jwt));
       }
     });
 
@@ -355,9 +375,9 @@ describe('package: the packed tarball', function () {
 });
 
 /**
- * tsc's output on `files` in `project`, with the project's own TypeScript (the README installs
- * it) and the project's package.json (the README makes it an ES module package: the client
- * awaits at its top level, which a CommonJS package refuses, TS1309).
+ * tsc's output on `files` in `project` (this checkout's TypeScript), under the project's
+ * package.json: the README makes it an ES module package, as the client's top-level await
+ * needs (in a CommonJS package tsc refuses it, TS1309).
  */
 async function typeCheck(project: string, files: string[]): Promise<string> {
   writeFileSync(
@@ -376,7 +396,7 @@ async function typeCheck(project: string, files: string[]): Promise<string> {
       include: files,
     }),
   );
-  const tsc = join(project, 'node_modules/.bin/tsc');
+  const tsc = join(root, 'node_modules/.bin/tsc');
   const compiled = await run(tsc, ['-p', project]).catch((e: { stdout?: string }) => e);
   return (compiled as { stdout?: string }).stdout ?? '';
 }

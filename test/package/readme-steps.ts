@@ -91,16 +91,28 @@ export async function sh(lines: string[], cwd: string): Promise<string> {
 
 /**
  * A new project made by the README's Install lines under `parent`; resolves with its path.
+ * The lines before the one that installs the package run while `tarball` is still being made.
  * Where github.com does not resolve, or the install fails on it, with the `.npmrc` line.
  */
-export async function installAsTheReadmeSays(parent: string, tarball: string): Promise<string> {
+export async function installAsTheReadmeSays(
+  parent: string,
+  tarball: Promise<string>,
+): Promise<string> {
   const text = readme();
   const attempt = async (withoutGithub: boolean) => {
-    const lines = installLines(text, { tarball, withoutGithub });
+    const placeholder = '\0tarball\0';
+    const lines = installLines(text, { tarball: placeholder, withoutGithub });
     const project = join(parent, projectFolder(lines));
+    const at = lines.findIndex((l) => l.includes(placeholder));
+    if (at < 0) throw new Error('the Install lines never install colyseus-lightning');
     rmSync(project, { recursive: true, force: true });
     mkdirSync(parent, { recursive: true });
-    await sh(lines, parent);
+    await sh(lines.slice(0, at), parent); // it ends in the project folder (mkdir x && cd x)
+    const path = await tarball;
+    await sh(
+      lines.slice(at).map((l) => l.replace(placeholder, path)),
+      project,
+    );
     return project;
   };
   const withoutGithub = () => {
