@@ -303,6 +303,14 @@ describe('package: the packed tarball', function () {
       for (const fixture of ['player.mjs', 'player.cjs']) {
         start(fixture, () => play(installed, fixture, jwt));
       }
+      // Once every game is done with node_modules: a later install, as a developer adds a
+      // package, with the README's .npmrc (where it was needed) still in force.
+      const games = [...plays.values()];
+      plays.set(
+        'later',
+        Promise.allSettled(games).then(() => sh(['npm install --no-audit --no-fund'], installed)),
+      );
+      plays.get('later')?.catch(() => {}); // awaited, and so reported, by its test
     });
 
     it("has the README's four files in order", () => {
@@ -370,6 +378,10 @@ describe('package: the packed tarball', function () {
 
     it('plays a paid round from a CommonJS game on @colyseus/core alone, the room checking its own token', async () => {
       expect(await played('game.cjs')).to.include({ ...aPaidRound, module: 'cjs', auth: 'token' });
+    });
+
+    it('takes a later npm install in the project, wherever the README needed its .npmrc line', async () => {
+      await played('later');
     });
   });
 });
