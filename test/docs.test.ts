@@ -42,7 +42,7 @@ function files(dir: string): string[] {
 describe('docs', () => {
   it('the README installs the package with colyseus and states the one Node version', () => {
     const readme = read('README.md');
-    expect(readme).to.include('npm install colyseus-lightning colyseus\n');
+    expect(readme).to.include('npm install colyseus-lightning colyseus ');
     const [major, minor] = MIN_NODE.split('.');
     expect(readme).to.include(`Node ${major}.${minor} or newer`);
     for (const doc of docs) {
@@ -62,8 +62,8 @@ describe('docs', () => {
     const firstRoom = readme.slice(readme.indexOf('```ts\n// rooms/'));
     expect(firstRoom.slice(0, firstRoom.indexOf('```', 6))).to.include('openMatch(');
     expect(readme).to.include("from 'colyseus-lightning/client'");
-    // The install line's workaround where github.com is out of reach, on the front page.
-    expect(readme).to.include('npm install --legacy-peer-deps colyseus-lightning colyseus express');
+    // The install's workaround where github.com is out of reach, on the front page.
+    expect(readme).to.include('# echo legacy-peer-deps=true >> .npmrc');
     // Benchmarks, the soak, security and the API client live in docs/, linked from it.
     for (const moved of [
       '## Performance',
@@ -81,6 +81,40 @@ describe('docs', () => {
       expect(readme, link).to.include(`](${link})`);
       const [doc, anchor] = link.split('#') as [string, string];
       expect(anchorsOf(read(doc)), link).to.include(anchor);
+    }
+  });
+
+  it("the README's Install lines check Node first, make an ES module project, and install every package its code imports (issue 35, findings 2, 3)", () => {
+    const readme = read('README.md');
+    const install = readme.slice(readme.indexOf('## Install\n')).match(/```sh\n([\s\S]*?)```/)?.[1];
+    const lines = (install ?? '').trimEnd().split('\n');
+    // Node first, before npm picks an older Colyseus for an older Node.
+    const [major, minor] = MIN_NODE.split('.');
+    expect(lines[0]).to.match(
+      new RegExp(`^node -v +# ${major}\\.${minor} or newer.*Colyseus 0\\.17`),
+    );
+    // An ES module project: `npm init -y` makes CommonJS, where tsc refuses the client's
+    // top-level await (TS1309).
+    expect(lines).to.include(
+      'npm init -y --init-type=module   # ES modules: the client awaits at its top level',
+    );
+    // Every package the README's code imports, and express (@colyseus/auth's peer), named on
+    // the install line: with legacy-peer-deps=true npm installs no peer by itself.
+    const installed = lines
+      .filter((l) => l.startsWith('npm install'))
+      .flatMap((l) => l.split(/\s+/).slice(2))
+      .filter((w) => !w.startsWith('-'));
+    const imported = new Set(
+      [...readme.matchAll(/^import [^;]*? from '((?:@[\w-]+\/)?[\w-]+)[^']*';/gm)].map((m) => m[1]),
+    );
+    expect([...imported].sort()).to.include.members([
+      '@colyseus/schema',
+      '@colyseus/sdk',
+      'colyseus',
+      'colyseus-lightning',
+    ]);
+    for (const name of [...imported, 'express', 'tsx', 'esbuild']) {
+      expect(installed, name).to.include(name);
     }
   });
 

@@ -8,16 +8,15 @@
  *
  * Two forms. Always (no network): the tarball unpacked as node_modules/colyseus-lightning, its
  * dependencies and @colyseus/core linked from this checkout, the room checking its own token.
- * With TEST_PACK_INSTALL=1 (CI sets it): `npm install <tarball> colyseus @colyseus/sdk` from
- * the registry, as the README says, and a player signed in with @colyseus/auth's JWT; the
- * games and players then play there only (the CommonJS game on @colyseus/core alone, checking
- * its own token), not again in the linked project.
+ * With TEST_PACK_INSTALL=1 (CI sets it): a project made by exactly the README's Install lines
+ * (readme-steps.ts; the tarball in place of the unpublished name), its four files and its page
+ * built by the README's Run lines, and a player signed in with @colyseus/auth's JWT; the games
+ * and players then play there only (the CommonJS game on @colyseus/core alone, checking its own
+ * token), not again in the linked project, all at once.
  */
 import { execFile } from 'node:child_process';
-import { lookup } from 'node:dns/promises';
 import {
   copyFileSync,
-  cpSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -30,89 +29,25 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, relative, resolve, sep } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { MIN_NODE, nodeVersionProblem } from '../../src/node-version.js';
 import { freePort } from '../support/ports.js';
+import { type Packed, pack } from './pack-checkout.js';
+import {
+  installAsTheReadmeSays,
+  readme,
+  readmeFiles,
+  root,
+  runLines,
+  sh,
+  writeReadmeFiles,
+} from './readme-steps.js';
 
 const run = promisify(execFile);
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const fixtures = join(root, 'test', 'package', 'fixtures');
-
-interface Packed {
-  tarball: string;
-  files: string[];
-}
-
-/** Left out of the copy that is packed: what a clean checkout does not hold. */
-const NOT_IN_A_CHECKOUT = new Set(['node_modules', '.git', 'dist', 'test-artifacts']);
-
-/**
- * `npm pack` of a copy of this checkout into `dir`: runs `prepack`, as publishing does. The copy
- * (its node_modules linked) is a clean checkout's state, and the build's dist/ lands there, not
- * in this checkout, where the bin would prefer it to the sources other suites run at once.
- */
-async function pack(dir: string): Promise<Packed> {
-  const checkout = join(dir, 'checkout');
-  cpSync(root, checkout, {
-    recursive: true,
-    filter: (from) => !NOT_IN_A_CHECKOUT.has(relative(root, from).split(sep)[0] ?? ''),
-  });
-  symlinkSync(realpathSync(join(root, 'node_modules')), join(checkout, 'node_modules'), 'dir');
-  const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', dir], {
-    cwd: checkout,
-    maxBuffer: 16 * 1024 * 1024,
-  });
-  // npm prints the build's output before the JSON when prepack writes to stdout.
-  const [info] = JSON.parse(stdout.slice(stdout.indexOf('[\n'))) as [
-    { filename: string; files: { path: string }[] },
-  ];
-  return { tarball: join(dir, info.filename), files: info.files.map((f) => f.path) };
-}
-
-/**
- * `npm install <tarball> colyseus @colyseus/sdk` into a new project at `installed`, as the
- * README says; resolves with the project's path.
- */
-async function install(installed: string, tarball: string): Promise<string> {
-  mkdirSync(installed);
-  writeFileSync(join(installed, 'package.json'), '{ "private": true }\n');
-  const npm = (extra: string[]) =>
-    run('npm', ['install', '--no-audit', '--no-fund', ...extra, tarball, 'colyseus'], {
-      cwd: installed,
-      maxBuffer: 16 * 1024 * 1024,
-    });
-  // colyseus's peer @colyseus/uwebsockets-transport depends on uWebSockets.js from github.com;
-  // where only the registry is reachable, the README's other line: without auto-installed peers,
-  // with the one the others need (express, for @colyseus/auth). @colyseus/sdk is the game's
-  // client here, as in a browser.
-  const withoutGithub = async () => {
-    console.log(
-      '      (github.com unreachable: colyseus installed with --legacy-peer-deps and express)',
-    );
-    await npm(['--legacy-peer-deps', 'express', '@colyseus/sdk']);
-  };
-  // A name that does not resolve needs no 16 s attempt to say so.
-  if (!(await resolves('github.com'))) await withoutGithub();
-  else {
-    await npm(['@colyseus/sdk']).catch(async (err: Error & { stderr?: string }) => {
-      if (!/github\.com|uWebSockets/.test(err.stderr ?? '')) throw err;
-      await withoutGithub();
-    });
-  }
-  return installed;
-}
-
-async function resolves(host: string): Promise<boolean> {
-  try {
-    await lookup(host);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** Runs a fixture game in `project` and returns the JSON line it ends with. */
 async function play(
@@ -150,7 +85,17 @@ describe('package: the packed tarball', function () {
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'lightning-pack-'));
     // From a clean checkout's state: whatever ships, prepack built it.
-    packed = await pack(dir);
+    const packing = pack(dir);
+    // The registry install waits mostly on the network: its first lines run while npm packs,
+    // the rest while the linked tests play.
+    if (process.env.TEST_PACK_INSTALL) {
+      installing = installAsTheReadmeSays(
+        join(dir, 'installed'),
+        packing.then((p) => p.tarball),
+      );
+      installing.catch(() => {}); // awaited, and so reported, by the installed tests' before
+    }
+    packed = await packing;
     // The tarball, unpacked where an install puts it; everything else from this checkout.
     project = join(dir, 'linked');
     const modules = join(project, 'node_modules');
@@ -163,11 +108,6 @@ describe('package: the packed tarball', function () {
       symlinkSync(join(ours, name), join(modules, name), 'dir');
     }
     writeFileSync(join(project, 'package.json'), '{ "private": true }\n');
-    // The registry install waits mostly on the network: it runs while the linked tests play.
-    if (process.env.TEST_PACK_INSTALL) {
-      installing = install(join(dir, 'installed'), packed.tarball);
-      installing.catch(() => {}); // awaited, and so reported, by the installed tests' before
-    }
   });
 
   after(() => {
@@ -317,69 +257,93 @@ describe('package: the packed tarball', function () {
     expect(failed.stderr).to.include(needs);
   });
 
-  describe('installed from the registry with colyseus (TEST_PACK_INSTALL=1)', () => {
-    let installed: string;
+  describe("installed from the registry by the README's Install lines (TEST_PACK_INSTALL=1)", () => {
+    const jwt = { COLYSEUS: 'colyseus', JWT_SECRET: 'a secret for the test only' };
+    /** Each play, started in `before` at once (each on its own ports); each test awaits its own. */
+    const plays = new Map<string, Promise<unknown>>();
+    const played = <T>(name: string) => plays.get(name) as Promise<T>;
 
     before(async function () {
       if (!installing) {
         console.log(
-          '      (skipped: set TEST_PACK_INSTALL=1 to install the tarball with colyseus from the registry)',
+          "      (skipped: set TEST_PACK_INSTALL=1 to install the tarball by the README's lines from the registry)",
         );
         this.skip();
       }
-      installed = await installing;
+      const installed = await installing;
+      // TypeScript as a user runs it: through the project's tsx (the README says npx tsx).
+      const tsx = pathToFileURL(join(installed, 'node_modules/tsx/dist/loader.mjs')).href;
+      // Three at a time: on two cores, more would only stretch each game's own deadlines.
+      let free = 3;
+      const waiting: (() => void)[] = [];
+      const start = (name: string, playing: () => Promise<unknown>) => {
+        const started = (async () => {
+          if (free > 0) free--;
+          else await new Promise<void>((resolve) => waiting.push(resolve));
+          try {
+            return await playing();
+          } finally {
+            // The lane passes to the next in line, or is free again.
+            const next = waiting.shift();
+            if (next) next();
+            else free++;
+          }
+        })();
+        started.catch(() => {}); // awaited, and so reported, by its test
+        plays.set(name, started);
+      };
+      // The README's four files, where its Install lines left the reader.
+      const files = writeReadmeFiles(installed);
+      start('page', () => sh(runLines(readme()).build, installed));
+      start('tsc', () => typeCheck(installed, files));
+      start('readme', () => play(installed, 'readme-match.ts', jwt, ['--import', tsx]));
+      start('guide', () => guideRound(installed, jwt, tsx));
+      start('game.mjs', () => play(installed, 'game.mjs', jwt));
+      start('game.cjs', () => play(installed, 'game.cjs'));
+      for (const fixture of ['player.mjs', 'player.cjs']) {
+        start(fixture, () => play(installed, fixture, jwt));
+      }
+      // Once every game is done with node_modules: a later install, as a developer adds a
+      // package, with the README's .npmrc (where it was needed) still in force.
+      const games = [...plays.values()];
+      plays.set(
+        'later',
+        Promise.allSettled(games).then(() => sh(['npm install --no-audit --no-fund'], installed)),
+      );
+      plays.get('later')?.catch(() => {}); // awaited, and so reported, by its test
     });
 
-    const jwt = { COLYSEUS: 'colyseus', JWT_SECRET: 'a secret for the test only' };
-
-    it('plays a paid round from an ESM game whose player signs in with a JWT', async () => {
-      expect(await play(installed, 'game.mjs', jwt)).to.include({
-        ...aPaidRound,
-        module: 'esm',
-        auth: 'jwt',
-      });
-    });
-
-    it("compiles every code block of the README's front page and plays its paid match end to end", async () => {
-      const readme = readFileSync(join(root, 'README.md'), 'utf8');
-      // Its own folder, an ES module package (the client awaits at its top level), below the
-      // project's node_modules: imports resolve as in a user's game.
-      const game = join(installed, 'readme');
-      mkdirSync(game, { recursive: true });
-      writeFileSync(join(game, 'package.json'), '{ "private": true, "type": "module" }\n');
-      const blocks = [...readme.matchAll(/```ts\n\/\/ ([\w./-]+\.ts)[^\n]*\n([\s\S]*?)```/g)];
-      expect(blocks.map((b) => b[1])).to.deep.equal([
+    it("has the README's four files in order", () => {
+      expect(readmeFiles(readme()).map((f) => f.path)).to.deep.equal([
         'lightning.ts',
         'rooms/Duel.ts',
         'app.config.ts',
         'client.ts',
       ]);
-      for (const [, file, body] of blocks) {
-        mkdirSync(dirname(join(game, file as string)), { recursive: true });
-        writeFileSync(join(game, file as string), `// ${file}\n${body}`);
-      }
-      writeFileSync(
-        join(game, 'tsconfig.json'),
-        JSON.stringify({
-          compilerOptions: {
-            target: 'ES2023',
-            lib: ['ES2023', 'DOM'],
-            module: 'NodeNext',
-            moduleResolution: 'NodeNext',
-            strict: true,
-            skipLibCheck: true,
-            noEmit: true,
-            types: [],
-          },
-          include: blocks.map((b) => b[1]),
-        }),
-      );
-      // Every block compiles as a user's project compiles it (this checkout's tsc).
-      const tsc = join(root, 'node_modules/.bin/tsc');
-      const compiled = await run(tsc, ['-p', game]).catch((e: { stdout?: string }) => e);
-      expect((compiled as { stdout?: string }).stdout ?? '', 'tsc').to.equal('');
-      const tsx = pathToFileURL(join(root, 'node_modules/tsx/dist/loader.mjs')).href;
-      expect(await play(game, 'readme-match.ts', jwt, ['--import', tsx])).to.deep.equal({
+    });
+
+    it("builds the README's client into its page by the README's Run lines (ESM, top-level await)", async () => {
+      await played('page');
+      const project = await (installing as Promise<string>);
+      const html = readFileSync(join(project, 'public/index.html'), 'utf8');
+      expect(html).to.match(/<script type="module" src="client\.js"><\/script>/);
+      const bundle = readFileSync(join(project, 'public/client.js'), 'utf8');
+      // The kit and the SDK are in it, and its top-level await kept (an ES module).
+      expect(bundle)
+        .to.include('watchLightning')
+        .and.match(/^var \w+ = await fetch\(/m);
+    });
+
+    it("type-checks the README's four files in the ES module project its lines make", async () => {
+      expect(await played<string>('tsc'), 'tsc').to.equal('');
+    });
+
+    it('plays a paid round from an ESM game whose player signs in with a JWT', async () => {
+      expect(await played('game.mjs')).to.include({ ...aPaidRound, module: 'esm', auth: 'jwt' });
+    });
+
+    it("plays the README's paid match end to end", async () => {
+      expect(await played('readme')).to.deep.equal({
         funded: 2,
         payout: 'completed',
         purpose: 'payout',
@@ -390,16 +354,7 @@ describe('package: the packed tarball', function () {
     });
 
     it("plays a paid round on the guide's first room, copied as written", async () => {
-      const readme = readFileSync(join(root, 'docs/GUIDE.md'), 'utf8');
-      for (const file of ['lightning.ts', 'rooms/Arena.ts', 'app.config.ts']) {
-        const block = readme.match(new RegExp(`\`\`\`ts\n// ${file}\n([\\s\\S]*?)\`\`\``))?.[1];
-        expect(block, `the guide's ${file}`).to.be.a('string');
-        mkdirSync(dirname(join(installed, file)), { recursive: true });
-        writeFileSync(join(installed, file), block as string);
-      }
-      // TypeScript as a user runs it: through tsx (this checkout's; the README says npx tsx).
-      const tsx = pathToFileURL(join(root, 'node_modules/tsx/dist/loader.mjs')).href;
-      expect(await play(installed, 'readme-round.ts', jwt, ['--import', tsx])).to.deep.equal({
+      expect(await played('guide')).to.deep.equal({
         playerId: 'alice',
         fee: 'completed',
         paid: 'alice',
@@ -409,23 +364,64 @@ describe('package: the packed tarball', function () {
     });
 
     it('has a scripted player pay and claim with colyseus-lightning/client, in ESM and CommonJS', async () => {
-      // Two games on their own ports, played at once.
-      const modules = [
+      for (const [fixture, module] of [
         ['player.mjs', 'esm'],
         ['player.cjs', 'cjs'],
-      ] as const;
-      const played = await Promise.all(modules.map(([fixture]) => play(installed, fixture, jwt)));
-      modules.forEach(([fixture, module], i) => {
-        expect(played[i], fixture).to.deep.include({ ...aScriptedPlayer, module, auth: 'jwt' });
-      });
+      ] as const) {
+        expect(await played(fixture), fixture).to.deep.include({
+          ...aScriptedPlayer,
+          module,
+          auth: 'jwt',
+        });
+      }
     });
 
     it('plays a paid round from a CommonJS game on @colyseus/core alone, the room checking its own token', async () => {
-      expect(await play(installed, 'game.cjs')).to.include({
-        ...aPaidRound,
-        module: 'cjs',
-        auth: 'token',
-      });
+      expect(await played('game.cjs')).to.include({ ...aPaidRound, module: 'cjs', auth: 'token' });
+    });
+
+    it('takes a later npm install in the project, wherever the README needed its .npmrc line', async () => {
+      await played('later');
     });
   });
 });
+
+/**
+ * tsc's output on `files` in `project` (this checkout's TypeScript), under the project's
+ * package.json: the README makes it an ES module package, as the client's top-level await
+ * needs (in a CommonJS package tsc refuses it, TS1309).
+ */
+async function typeCheck(project: string, files: string[]): Promise<string> {
+  writeFileSync(
+    join(project, 'tsconfig.json'),
+    JSON.stringify({
+      compilerOptions: {
+        target: 'ES2023',
+        lib: ['ES2023', 'DOM'],
+        module: 'NodeNext',
+        moduleResolution: 'NodeNext',
+        strict: true,
+        skipLibCheck: true,
+        noEmit: true,
+        types: [],
+      },
+      include: files,
+    }),
+  );
+  const tsc = join(root, 'node_modules/.bin/tsc');
+  const compiled = await run(tsc, ['-p', project]).catch((e: { stdout?: string }) => e);
+  return (compiled as { stdout?: string }).stdout ?? '';
+}
+
+/** The guide's first room, copied as written into its own folder of `project`, played once. */
+async function guideRound(project: string, env: Record<string, string>, tsx: string) {
+  const guide = readFileSync(join(root, 'docs/GUIDE.md'), 'utf8');
+  const folder = join(project, 'guide');
+  for (const file of ['lightning.ts', 'rooms/Arena.ts', 'app.config.ts']) {
+    const block = guide.match(new RegExp(`\`\`\`ts\n// ${file}\n([\\s\\S]*?)\`\`\``))?.[1];
+    if (typeof block !== 'string') throw new Error(`docs/GUIDE.md has no ${file} block`);
+    mkdirSync(dirname(join(folder, file)), { recursive: true });
+    writeFileSync(join(folder, file), block);
+  }
+  return play(folder, 'readme-round.ts', env, ['--import', tsx]);
+}
