@@ -14,7 +14,7 @@ import type { LedgerStore } from '../../src/ledger/store.js';
 import { createLightning, type Lightning } from '../../src/lightning.js';
 import type { ConsoleOptions } from '../../src/operator/console.js';
 import type { LightningOptions } from '../../src/server/options.js';
-import { freePort } from './ports.js';
+import { holdPort } from './ports.js';
 
 export interface Game {
   colyseus: ColyseusTestServer;
@@ -46,7 +46,8 @@ export async function startGame(
     onServer?: (server: import('node:http').Server) => void;
   } = {},
 ): Promise<Game> {
-  const port = await freePort();
+  const held = await holdPort();
+  const { port } = held;
   const emulator = options.emulator ?? (await startEmulator({ logger: quietLogger }));
   const {
     emulator: _unused,
@@ -93,6 +94,7 @@ export async function startGame(
         }
       : {}),
   };
+  await held.release();
   const colyseus: ColyseusTestServer = await boot(config as unknown as ConfigOptions, port);
 
   return {
