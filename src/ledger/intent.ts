@@ -7,7 +7,13 @@
 
 /** Every kind's name: what each means is its module in server/kinds/. */
 export const INTENT_KINDS = [
-  ...['reward', 'entryFee', 'spend', 'payment', 'match', 'credit', 'withdrawal'],
+  'reward',
+  'entryFee',
+  'spend',
+  'payment',
+  'match',
+  'credit',
+  'withdrawal',
 ] as const;
 export type IntentKind = (typeof INTENT_KINDS)[number];
 

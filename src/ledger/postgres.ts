@@ -784,17 +784,11 @@ const JOURNAL_FILTERS = {
 
 /** The statements in sql/postgres/, by file name. */
 const NAMES = [
-  ...[
-    'account-balances',
-    'class-balances',
-    'class-accounts',
-    'open-key-holder',
-    'open-count',
-    'exact-count-locks',
-  ],
-  ...['seat-of', 'seat-holder', 'pass-seat', 'take-seat-count', 'take-seat', 'by-id', 'by-call'],
-  ...['by-token', 'by-remote', 'open-by-room', 'open-by-player', 'by-group', 'unknowns', 'held'],
-  ...['claim', 'release', 'advance', 'record-event', 'rate-take', 'rate-hold', ...OPERATOR_SQL],
+  ...['account-balances', 'class-balances', 'class-accounts', 'open-key-holder', 'open-count'],
+  ...['exact-count-locks', 'seat-of', 'seat-holder', 'pass-seat', 'take-seat-count'],
+  ...['take-seat', 'by-id', 'by-call', 'by-token', 'by-remote', 'open-by-room', 'open-by-player'],
+  ...['by-group', 'unknowns', 'held', 'claim', 'release', 'advance', 'record-event', 'rate-take'],
+  ...['rate-hold', ...OPERATOR_SQL],
 ] as const;
 
 /** `col = $n` for each field the patch names (values appended); terminal moves clear the schedule. */

@@ -71,9 +71,8 @@ const NAMES = [
   ...[...ROWS, 'unknowns', 'held', 'append-move', 'note-id', 'add-note'],
   ...['account-id', 'add-account', 'add-entry', 'add-balances', 'add-class-balances'],
   ...['account-balances', 'class-balances', 'class-accounts', 'record-event', 'release'],
-  ...['count-open'],
-  ...['open-key-holder', 'seat-of', 'seats-taken', 'take-seat', 'pass-seat', 'due-also'],
-  ...['advance', 'open-count', ...OPERATOR_SQL],
+  ...['count-open', 'open-key-holder', 'seat-of', 'seats-taken', 'take-seat', 'pass-seat'],
+  ...['due-also', 'advance', 'open-count', ...OPERATOR_SQL],
 ] as const;
 const LINE_COLUMNS = 'seq, at, by, action, intent_id, player_id, before, after, note';
 const JOURNAL_FILTERS = {

@@ -55,21 +55,9 @@ export class Refusals {
     this.#now = now;
   }
 
-  /** Runs `started`; a LightningError it rejects with is noted, then rethrown as it is. */
-  async noted<T>(
-    call: string,
-    who: Pick<Refusal, 'playerId' | 'amountMsat'>,
-    started: () => Promise<T>,
-  ): Promise<T> {
-    try {
-      return await started();
-    } catch (err) {
-      if (err instanceof LightningError && refusal(err.code)) this.#note(call, who, err);
-      throw err;
-    }
-  }
-
-  #note(call: string, who: Pick<Refusal, 'playerId' | 'amountMsat'>, err: LightningError): void {
+  /** `call` for `who` rejected with `err`: noted when it is a rule's refusal. */
+  note(call: string, who: Pick<Refusal, 'playerId' | 'amountMsat'>, err: unknown): void {
+    if (!(err instanceof LightningError) || !refusal(err.code)) return;
     const at = this.#now();
     const { playerId, amountMsat } = who;
     this.#kept.push({ at, call, playerId, amountMsat, code: err.code, message: err.message });

@@ -5,12 +5,7 @@
  * A real Colyseus server and SDK clients, the emulator on a manual clock.
  */
 import { metrics } from '@opentelemetry/api';
-import {
-  type DataPoint,
-  MeterProvider,
-  type MetricData,
-  MetricReader,
-} from '@opentelemetry/sdk-metrics';
+import { MeterProvider, type MetricReader } from '@opentelemetry/sdk-metrics';
 import { expect } from 'chai';
 import { ManualClock, startEmulator } from '../../src/emulator/index.js';
 import {
@@ -27,6 +22,7 @@ import { rejection } from '../ledger/contract/support.js';
 import { eventually } from '../support/eventually.js';
 import type { Game } from '../support/game.js';
 import { quietLogger } from '../support/game.js';
+import { PullReader, pointsOf } from '../support/metrics.js';
 import { type Arena, caughtUp, sawText, serverClient, startArena } from './support.js';
 
 type SyncedMap<V> = Map<string, V> & { size: number };
@@ -48,16 +44,8 @@ function rewardsOf(sdkRoom: { state: unknown }) {
   return (sdkRoom.state as Synced).lightning?.rewards;
 }
 
-class PullReader extends MetricReader {
-  protected override async onShutdown(): Promise<void> {}
-  protected override async onForceFlush(): Promise<void> {}
-}
-
 async function refusals(reader: MetricReader, reason: string): Promise<number> {
-  const { resourceMetrics } = await reader.collect();
-  const scope = resourceMetrics.scopeMetrics.find((s) => s.scope.name === 'colyseus-lightning');
-  const refused = scope?.metrics.find((m: MetricData) => m.descriptor.name === 'lightning.refused');
-  return ((refused?.dataPoints ?? []) as DataPoint<number>[])
+  return (await pointsOf(reader, 'lightning.refused'))
     .filter((p) => p.attributes.reason === reason)
     .reduce((sum, p) => sum + p.value, 0);
 }

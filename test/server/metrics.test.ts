@@ -12,7 +12,7 @@ import {
   type Histogram,
   MeterProvider,
   type MetricData,
-  MetricReader,
+  type MetricReader,
 } from '@opentelemetry/sdk-metrics';
 import { expect } from 'chai';
 import { REQUEST_CHANNEL } from '../../src/api/diagnostics.js';
@@ -21,14 +21,9 @@ import { SqliteLedger } from '../../src/ledger/sqlite.js';
 import { VERSION } from '../../src/version.js';
 import { eventually } from '../support/eventually.js';
 import { type Game, startGame } from '../support/game.js';
+import { PullReader } from '../support/metrics.js';
 
 class EmptyRoom extends Room {}
-
-/** A reader the test pulls from: `collect()` is one collection, as an exporter's would be. */
-class PullReader extends MetricReader {
-  protected override async onShutdown(): Promise<void> {}
-  protected override async onForceFlush(): Promise<void> {}
-}
 
 /** A store that counts the reads the gauges make. */
 class CountingLedger extends SqliteLedger {

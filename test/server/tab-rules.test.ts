@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Room } from '@colyseus/core';
-import { type DataPoint, MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
+import { MeterProvider } from '@opentelemetry/sdk-metrics';
 import { expect } from 'chai';
 import { ManualClock, startEmulator } from '../../src/emulator/index.js';
 import {
@@ -31,16 +31,12 @@ import { createLightning, type Lightning } from '../../src/lightning.js';
 import { resolveOptions } from '../../src/server/options.js';
 import { eventually } from '../support/eventually.js';
 import { type Game, quietLogger, startGame } from '../support/game.js';
+import { PullReader, pointsOf } from '../support/metrics.js';
 import { nodeArgs } from '../support/node-child.js';
 import { freshSchema } from '../support/postgres.js';
 import { postgresWorld } from '../support/postgres-world.js';
 
 class EmptyRoom extends Room {}
-
-class PullReader extends MetricReader {
-  protected override async onShutdown(): Promise<void> {}
-  protected override async onForceFlush(): Promise<void> {}
-}
 
 const HOUR = 3_600_000;
 const FIXTURE = fileURLToPath(new URL('./fixtures/tab-process.ts', import.meta.url));
@@ -117,12 +113,8 @@ describe('player tabs: the earning rules (issue 34)', function () {
     expect(await rejection(withdraw(game, 'alice', 20_001))).to.be.instanceOf(
       InsufficientFundsError,
     );
-    const { resourceMetrics } = await reader.collect();
-    const refused = resourceMetrics.scopeMetrics
-      .flatMap((s) => s.metrics)
-      .find((m) => m.descriptor.name === 'lightning.refused');
     const counts = Object.fromEntries(
-      ((refused?.dataPoints ?? []) as DataPoint<number>[]).map((p) => [
+      (await pointsOf(reader, 'lightning.refused')).map((p) => [
         `${p.attributes.kind}:${p.attributes.reason}`,
         p.value,
       ]),

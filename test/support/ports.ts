@@ -1,16 +1,10 @@
 /** A loopback port that was free a moment ago (the OS picks it; we release it at once). */
 import { createServer } from 'node:net';
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
+export async function freePort(): Promise<number> {
+  const { port, release } = await holdPort();
+  await release();
+  return port;
 }
 
 /**

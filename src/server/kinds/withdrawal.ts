@@ -31,6 +31,12 @@ export const withdrawal: KindRules = {
     ),
 };
 
+/** The msats in a player's tab now, as the journal holds them (a decimal string). */
+export async function tabBalance(engine: Engine, playerId: string): Promise<string> {
+  const rows = await engine.ledger.balances([accounts.tab(playerId)]);
+  return rows.find((r) => r.unit === 'msats')?.balance ?? '0';
+}
+
 /**
  * Turns `amountMsat` of the player's tab (default: all of it, as read now) into one claim
  * code; refused under the minimum, past the balance or past the player's day.
@@ -38,10 +44,8 @@ export const withdrawal: KindRules = {
 export async function startWithdrawal(engine: Engine, args: ParsedWithdrawal): Promise<Intent> {
   const { playerId } = args;
   await refuseBlocked(engine, playerId);
-  const tab = accounts.tab(playerId);
   // The whole tab as read: a draw racing it is refused by the funds guard, never overdrawn.
-  const read = async () => (await engine.ledger.balances([tab])).find((r) => r.unit === 'msats');
-  const amount = args.amountMsat ?? (await read())?.balance ?? '0';
+  const amount = args.amountMsat ?? (await tabBalance(engine, playerId));
   const { minWithdrawalMsat, withdrawPerDayMsat } = engine.settings.tabs;
   if (BigInt(amount) < BigInt(minWithdrawalMsat)) {
     throw new WithdrawalTooSmallError(playerId, amount, String(minWithdrawalMsat));
@@ -52,7 +56,7 @@ export async function startWithdrawal(engine: Engine, args: ParsedWithdrawal): P
   const guards = {
     ...payout,
     budgets: [...(payout.budgets ?? []), { ...day, over: 'withdrawals' as const }],
-    funds: { account: tab },
+    funds: { account: accounts.tab(playerId) },
   };
   return recordThenSend(
     engine,

@@ -5,15 +5,14 @@
  */
 import { ConfigurationError } from '../../errors.js';
 import type { Intent, IntentKind } from '../../ledger/intent.js';
-import { accounts } from '../../ledger/journal.js';
 import type { Engine } from '../engine.js';
 import { credit, startCredit } from '../kinds/credit.js';
 import { entryFee, startEntryFee } from '../kinds/entry-fee.js';
 import { payment, startAddressPayment } from '../kinds/payment.js';
 import { reward, startReward } from '../kinds/reward.js';
 import { spend, startSpend } from '../kinds/spend.js';
-import { startWithdrawal, withdrawal } from '../kinds/withdrawal.js';
-import type { Refusals } from '../refusals.js';
+import { startWithdrawal, tabBalance, withdrawal } from '../kinds/withdrawal.js';
+import type { Refusal, Refusals } from '../refusals.js';
 import type {
   ParsedAddressPayment,
   ParsedCredit,
@@ -63,35 +62,41 @@ export class MoneyOperations {
   /** `admit`: a rule of the caller's (a room's time in the room), refused and counted as ours. */
   async credit(args: ParsedCredit, admit: () => void = () => {}): Promise<Intent> {
     const engine = this.#open();
-    const started = this.#refusals.noted('tabs.credit', args, async () => {
+    const started = async () => {
       admit();
       return startCredit(engine, args);
-    });
-    return this.#told(credit.kind, started);
+    };
+    return this.#told(credit.kind, started(), { call: 'tabs.credit', who: args });
   }
 
   /** A withdrawal of `amountMsat` from the tab, or of all of it (docs/MATCHES.md). */
   async withdraw(args: ParsedWithdrawal): Promise<Intent> {
-    const engine = this.#open();
     const who = { playerId: args.playerId, amountMsat: args.amountMsat ?? null };
-    const started = this.#refusals.noted('tabs.withdraw', who, () => startWithdrawal(engine, args));
-    return this.#told(withdrawal.kind, started);
+    const started = startWithdrawal(this.#open(), args);
+    return this.#told(withdrawal.kind, started, { call: 'tabs.withdraw', who });
   }
 
-  /** What `started` ends with; a rejection is told first (as `kind`'s). */
-  async #told(kind: IntentKind, started: Promise<Intent>): Promise<Intent> {
+  /**
+   * What `started` ends with; a rejection is told first (as `kind`'s), and a tab call's
+   * (`noted`) is also noted for the operator.
+   */
+  async #told(
+    kind: IntentKind,
+    started: Promise<Intent>,
+    noted?: { call: string; who: Pick<Refusal, 'playerId' | 'amountMsat'> },
+  ): Promise<Intent> {
     try {
       return await started;
     } catch (err) {
       this.#refused(kind, err);
+      if (noted) this.#refusals.note(noted.call, noted.who, err);
       throw err;
     }
   }
 
   /** The msats in a player's tab now: the journal's balance of `tab:<player>`. */
   async tab(playerId: string): Promise<number> {
-    const [row] = await this.#open().ledger.balances([accounts.tab(playerId)]);
-    return row === undefined ? 0 : Number(row.balance);
+    return Number(await tabBalance(this.#open(), playerId));
   }
 
   #open(): Engine {
