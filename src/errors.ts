@@ -476,3 +476,20 @@ export class OperatorRefusedError extends InvalidArgumentError {
     super(field, `${action} refused: ${problem}`);
   }
 }
+
+/**
+ * The codes of a rule's refusal: the call was understood and said no, and nothing was recorded
+ * or sent. What `lightning.refused` counts and the operator's refusals keep; not a failure (the
+ * service, the store, the network) nor a caller's bad argument.
+ */
+const REFUSAL_CODES: ReadonlySet<LightningErrorCode> = new Set<LightningErrorCode>([
+  ...['LN_PLAYER_BLOCKED', 'LN_PAYOUTS_PAUSED', 'LN_LIMIT_EXCEEDED', 'LN_BUDGET_EXCEEDED'],
+  ...['LN_INSUFFICIENT_FUNDS', 'LN_INSUFFICIENT_POINTS', 'LN_ADDRESS_REFUSED', 'LN_REGION_REFUSED'],
+  ...['LN_CREDIT_TOO_LARGE', 'LN_EARNING_CAP', 'LN_WITHDRAWAL_TOO_SMALL', 'LN_WITHDRAWAL_CAP'],
+  ...['LN_TIME_IN_ROOM', 'LN_NOT_SIGNED_IN', 'LN_MATCH_CLOSED', 'LN_MATCH_SEAT'],
+] as const);
+
+/** Whether `err` is a rule's refusal (REFUSAL_CODES). */
+export function isRefusal(err: unknown): err is LightningError {
+  return err instanceof LightningError && REFUSAL_CODES.has(err.code);
+}

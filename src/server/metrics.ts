@@ -19,7 +19,7 @@ import {
   type Observable,
   type ObservableGauge,
 } from '@opentelemetry/api';
-import { LightningError } from '../errors.js';
+import { isRefusal } from '../errors.js';
 import type { Intent, IntentKind } from '../ledger/intent.js';
 import type { LedgerStore } from '../ledger/store.js';
 import { REQUEST_CHANNEL, type RequestEvent } from '../port/requests.js';
@@ -56,14 +56,6 @@ const COUNTERS = {
   refused:
     'lightning.refused {refusal} Money operations refused by a rule before anything was recorded or sent, by kind and reason (the error code)',
 } satisfies Record<string, string>;
-
-/** The errors that are a rule's refusal (nothing recorded or sent), by code: what `refused` counts. */
-const REFUSALS: ReadonlySet<string> = new Set([
-  ...['LN_PLAYER_BLOCKED', 'LN_PAYOUTS_PAUSED', 'LN_LIMIT_EXCEEDED', 'LN_BUDGET_EXCEEDED'],
-  ...['LN_INSUFFICIENT_FUNDS', 'LN_ADDRESS_REFUSED', 'LN_REGION_REFUSED'],
-  ...['LN_CREDIT_TOO_LARGE', 'LN_EARNING_CAP', 'LN_WITHDRAWAL_TOO_SMALL', 'LN_WITHDRAWAL_CAP'],
-  'LN_TIME_IN_ROOM',
-]);
 
 const HISTOGRAMS = {
   callback: "lightning.callback.duration s From a callback's arrival to the move it proved",
@@ -177,7 +169,7 @@ export class LightningMetrics {
 
   /** A money operation of `kind` threw `err`: counted when it is a rule's refusal. */
   refused(kind: IntentKind, err: unknown): void {
-    if (!(err instanceof LightningError) || !REFUSALS.has(err.code)) return;
+    if (!isRefusal(err)) return;
     this.#count.refused.add(1, { kind, reason: err.code });
   }
 

@@ -1,11 +1,10 @@
 /**
- * The tab calls this process refused lately (a credit or a withdrawal rejected with a typed
- * error: past the balance, a budget, a block, an earning rule, the service's own refusal), for
- * the operator: the newest few, and a count per call and code since the process started. Per
+ * The tab calls this process refused lately (a credit or a withdrawal a rule said no to, as
+ * `isRefusal` tells, the same test as the `lightning.refused` metric's), for the operator: the newest few, and a count per call and code since the process started. Per
  * process, as the alerts are; nothing is written to the ledger, so a bot that is refused
  * without end costs memory for MAX_KEPT refusals only.
  */
-import { LightningError } from '../errors.js';
+import { isRefusal } from '../errors.js';
 
 /** One refused call. */
 export interface Refusal {
@@ -20,20 +19,6 @@ export interface Refusal {
   code: string;
   message: string;
 }
-
-/**
- * Rejections that are not a refusal: the outcome is not known (the call may have reached the
- * service), the store failed, or the server is closed. Everything else a tab call rejects with
- * is a rule saying no, whichever rule (new rules need no line here).
- */
-const NOT_REFUSALS: ReadonlySet<string> = new Set([
-  'LN_CONFIGURATION',
-  'LN_CONNECTION',
-  'LN_TIMEOUT',
-  'LN_AMBIGUOUS_RESULT',
-  'LN_SERVICE_ERROR',
-  'LN_UNEXPECTED_RESPONSE',
-]);
 
 /** How many refusals of one call with one code this process saw. */
 export interface RefusalCount {
@@ -57,7 +42,7 @@ export class Refusals {
 
   /** `call` for `who` rejected with `err`: noted when it is a rule's refusal. */
   note(call: string, who: Pick<Refusal, 'playerId' | 'amountMsat'>, err: unknown): void {
-    if (!(err instanceof LightningError) || !refusal(err.code)) return;
+    if (!isRefusal(err)) return;
     const at = this.#now();
     const { playerId, amountMsat } = who;
     this.#kept.push({ at, call, playerId, amountMsat, code: err.code, message: err.message });
@@ -80,10 +65,4 @@ export class Refusals {
       return { call, code, count };
     });
   }
-}
-
-function refusal(code: string): boolean {
-  return (
-    !NOT_REFUSALS.has(code) && (!code.startsWith('LN_LEDGER_') || code === 'LN_LEDGER_DUPLICATE')
-  );
 }

@@ -430,7 +430,7 @@ export async function checkModel(
           },
         };
         await fc.asyncModelRun(() => ({ model, real: writers }), commands);
-        for (let reader = 0; reader < WRITERS; reader++) await verify(writers, model, reader);
+        for (let reader = 0; reader < WRITERS; reader++) await verify(writers, model, reader, true);
       } finally {
         await writers.close();
       }

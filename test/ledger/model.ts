@@ -690,13 +690,18 @@ export async function readAll(writers: Writers, model: Model, reader: number): P
   });
 }
 
-/** The store, read through `reader`, holds what the model holds, its journal included. */
-export async function verify(writers: Writers, model: Model, reader: number): Promise<void> {
+/** The store, read through `reader`, holds what the model holds, its journal included (readJournal). */
+export async function verify(
+  writers: Writers,
+  model: Model,
+  reader: number,
+  perIntent = false,
+): Promise<void> {
   const stored = await readAll(writers, model, reader);
   expect(stored, `every intent as w${reader} reads it at ${t(model.now)}`).to.deep.equal(
     model.intents,
   );
-  const journal = await readJournal(writers, model, reader);
+  const journal = await readJournal(writers, model, reader, perIntent);
   expect(journal, `every intent's entries as w${reader} reads them`).to.deep.equal(
     modelJournal(model),
   );
@@ -733,24 +738,39 @@ function nonZero(map: Map<string, bigint>): Record<string, string> {
   );
 }
 
-/** Each intent's journal entries, as `reader` sees them (seq checked, then left out). */
+/**
+ * Each intent's journal entries as `reader` sees them (seq checked, then left out): the whole
+ * journal paged through (every sequence has a database of its own), and with `perIntent` each
+ * intent's own page too, which must hold the same entries.
+ */
 export async function readJournal(
   writers: Writers,
   model: Model,
   reader: number,
+  perIntent = false,
 ): Promise<Record<string, ModelEntry[]>> {
   const store = writers.writers[reader] as LedgerStore;
-  const pages = await Promise.all(model.intents.map((m) => store.journal({ intentId: m.id })));
   const journal: Record<string, ModelEntry[]> = {};
-  for (const [i, page] of pages.entries()) {
-    const m = model.intents[i] as Modelled;
-    expect(page.next, `${m.id}: its entries fit one page`).to.equal(null);
-    for (let k = 1; k < page.entries.length; k++) {
-      expect((page.entries[k] as JournalEntry).seq, `${m.id}: seq increases`).to.be.greaterThan(
-        (page.entries[k - 1] as JournalEntry).seq,
-      );
+  const last = new Map<string, number>();
+  let after: string | undefined;
+  do {
+    const page = await store.journal({ after, limit: 1000 });
+    for (const { seq, ...entry } of page.entries) {
+      const before = last.get(entry.intentId);
+      if (before !== undefined) expect(seq, `${entry.intentId}: seq increases`).to.be.above(before);
+      last.set(entry.intentId, seq);
+      journal[entry.intentId] = [...(journal[entry.intentId] ?? []), entry];
     }
-    if (page.entries.length > 0) journal[m.id] = page.entries.map(({ seq: _, ...rest }) => rest);
+    after = page.next ?? undefined;
+  } while (after !== undefined);
+  if (perIntent) {
+    const pages = await Promise.all(model.intents.map((m) => store.journal({ intentId: m.id })));
+    for (const [i, page] of pages.entries()) {
+      const m = model.intents[i] as Modelled;
+      expect(page.next, `${m.id}: its entries fit one page`).to.equal(null);
+      const entries = page.entries.map(({ seq: _, ...rest }) => rest);
+      expect(entries, `${m.id}'s own page`).to.deep.equal(journal[m.id] ?? []);
+    }
   }
   return journal;
 }

@@ -297,6 +297,33 @@ describe('server set-up: a forgotten ready() (issue 23, finding 5)', () => {
   });
 });
 
+describe('server set-up: startWithoutReadyMs 0', () => {
+  it('never starts on its own: only ready() starts it', async () => {
+    const { lines, logger } = recordingLogger();
+    const waiting = createLightning({ logger, startWithoutReadyMs: 0 });
+    // A witness armed just after, that nobody readies: once it has started, a watch of the
+    // first one's would have run too.
+    const witness = recordingLogger();
+    const forgotten = createLightning({ logger: witness.logger, startWithoutReadyMs: 1 });
+    try {
+      waiting.endpoints();
+      forgotten.endpoints();
+      await eventually(() => hasStarted(forgotten), 5_000, "the witness's start");
+      expect(hasStarted(waiting), 'started without ready()').to.equal(false);
+      expect(lines).to.deep.equal([]);
+      await waiting.ready();
+      expect(hasStarted(waiting)).to.equal(true);
+    } finally {
+      await waiting.close();
+      await forgotten.close();
+    }
+  });
+
+  it('refuses a negative wait', () => {
+    expect(() => createLightning({ startWithoutReadyMs: -1 })).to.throw(/startWithoutReadyMs/);
+  });
+});
+
 function hasStarted(lightning: Lightning): boolean {
   try {
     return lightning.books.ledger !== undefined;

@@ -124,6 +124,20 @@ describe('player tabs: the earning rules (issue 34)', function () {
       'withdrawal:LN_WITHDRAWAL_TOO_SMALL': 1,
       'withdrawal:LN_INSUFFICIENT_FUNDS': 1,
     });
+    // A bad argument is the game's bug, not a rule's refusal: in neither the metric nor the
+    // operator's refusals, which hold the same three.
+    expect(await rejection(withdraw(game, 'alice', -5))).to.include({
+      code: 'LN_INVALID_ARGUMENT',
+    });
+    const refused = await game.lightning.operator.refusals();
+    expect(refused.counts.map((c) => `${c.call}:${c.code}:${c.count}`).sort()).to.deep.equal([
+      'tabs.credit:LN_CREDIT_TOO_LARGE:1',
+      'tabs.withdraw:LN_INSUFFICIENT_FUNDS:1',
+      'tabs.withdraw:LN_WITHDRAWAL_TOO_SMALL:1',
+    ]);
+    expect((await pointsOf(reader, 'lightning.refused')).map((p) => p.value)).to.deep.equal([
+      1, 1, 1,
+    ]);
   });
 
   it("caps a player's earnings per hour and per day: EarningCapError, nothing recorded", async () => {
