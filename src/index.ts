@@ -105,6 +105,8 @@ export type {
 export { createLightning, Lightning } from './lightning.js';
 // The operator's console: what `lightning.operator.console.endpoints()` and `.attach()` take.
 export type { ConsoleAuthorization, ConsoleOptions } from './operator/console.js';
+// What the room's widget helpers answer: named here, so that a game's own declarations can name them.
+export type { DisclosureAcceptance, WidgetUser } from './port/port.js';
 // The room plugin and the state rooms sync.
 export type { RoomEventName, RoomListener } from './room/hooks.js';
 export type {

@@ -29,6 +29,8 @@ import { GuestLimit, limitSignIns } from './sign-in-limit.js';
 export interface ArenaOptions {
   /** Default PORT, else 2567. */
   port?: number;
+  /** Called just before the server listens: a test that held its port free releases it here. */
+  beforeListen?: () => Promise<void>;
   /** Overrides of the arena's numbers (config.ts). */
   config?: Partial<ArenaConfig>;
   /** Passed to createLightning over the arena's own choices (tests: a clock, a quiet logger). */
@@ -101,6 +103,7 @@ export async function startArena(options: ArenaOptions = {}) {
   // Colyseus shuts down on SIGINT/SIGTERM by itself; the ledger closes as its last step.
   server.onShutdown(() => lightning.close());
   const files = options.serveClient === false ? undefined : await clientFiles();
+  await options.beforeListen?.();
   await server.listen(port);
   const http = server.transport.server as HttpServer;
   if (files) serveInFront(http, files);

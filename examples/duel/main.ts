@@ -15,6 +15,8 @@ import { serveFiles } from './serve.js';
 export interface DuelOptions {
   /** Default PORT, else 2568. */
   port?: number;
+  /** Called just before the server listens: a test that held its port free releases it here. */
+  beforeListen?: () => Promise<void>;
   /** Over the duel's own choices (tests: a quiet logger). */
   lightning?: Partial<LightningOptions>;
   /** The room's numbers (entry fee, rake, time to pay). */
@@ -50,6 +52,7 @@ export async function startDuel(options: DuelOptions = {}) {
     routes: createRouter({ ...lightning.endpoints(), ...login.endpoints() }),
   });
   server.onShutdown(() => lightning.close());
+  await options.beforeListen?.();
   await server.listen(port);
   serveFiles(server.transport.server as HttpServer, files);
   return {

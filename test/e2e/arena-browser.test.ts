@@ -20,7 +20,7 @@ import { startArena } from '../../examples/arena/main.js';
 import { ManualClock } from '../../src/clock.js';
 import { quietLogger } from '../support/game.js';
 import { CHROMIUM, CHROMIUM_ARGS, needChromium } from '../support/needs.js';
-import { freePort } from '../support/ports.js';
+import { holdPort } from '../support/ports.js';
 
 const DEPLETE = '/api/v1/widget/users/deplete';
 
@@ -42,11 +42,12 @@ describe('example arena in a browser', function () {
   });
 
   it('two players pay, play, and only the winner sees and claims the prize; a round called off refunds who paid', async () => {
-    const port = await freePort();
+    const { port, release } = await holdPort();
     const clock = new ManualClock(Date.now());
     // One attempt per API call, so that a lost answer is ambiguous at once (the shop step).
     arena = await startArena({
       port,
+      beforeListen: release,
       log: () => {},
       lightning: {
         clock,

@@ -14,7 +14,7 @@ import { ManualClock } from '../../src/clock.js';
 import type { Emulator } from '../../src/emulator/index.js';
 import { eventually } from '../support/eventually.js';
 import { quietLogger } from '../support/game.js';
-import { freePort } from '../support/ports.js';
+import { holdPort } from '../support/ports.js';
 
 export const DEPLETE = '/api/v1/widget/users/deplete';
 
@@ -38,12 +38,13 @@ export interface ArenaUnderTest {
 export async function startArenaUnderTest(
   options: Pick<ArenaOptions, 'config' | 'lightning'> = {},
 ): Promise<ArenaUnderTest> {
-  const port = await freePort();
+  const { port, release } = await holdPort();
   const clock = new ManualClock(Date.now());
   const lines: string[] = [];
   const authSecret = randomBytes(32).toString('base64url');
   const arena = await startArena({
     port,
+    beforeListen: release,
     serveClient: false,
     auth: { secret: authSecret },
     log: (line) => lines.push(line),

@@ -14,7 +14,7 @@ import { startArena } from '../../examples/arena/main.js';
 import { ManualClock } from '../../src/clock.js';
 import { quietLogger } from '../support/game.js';
 import { CHROMIUM, CHROMIUM_ARGS, needChromium } from '../support/needs.js';
-import { freePort } from '../support/ports.js';
+import { holdPort } from '../support/ports.js';
 
 const ARTIFACTS = 'test-artifacts';
 /** Amounts no fee, pot or prize of these rounds spells, so a frame that holds one holds a tab. */
@@ -38,10 +38,11 @@ describe('example arena in a browser: the tab (issue 34)', function () {
   });
 
   it('a player earns three credits, withdraws once and claims; the other page never holds her balance or code', async () => {
-    const port = await freePort();
+    const { port, release } = await holdPort();
     const clock = new ManualClock(Date.now());
     arena = await startArena({
       port,
+      beforeListen: release,
       log: () => {},
       config: {
         roundWonCreditMsat: WON_MSAT,

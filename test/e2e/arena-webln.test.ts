@@ -11,7 +11,7 @@ import { startArena } from '../../examples/arena/main.js';
 import { devWallet } from '../../src/client/index.js';
 import { quietLogger } from '../support/game.js';
 import { CHROMIUM, CHROMIUM_ARGS, needChromium } from '../support/needs.js';
-import { freePort } from '../support/ports.js';
+import { holdPort } from '../support/ports.js';
 
 describe('example arena in a browser with a WebLN wallet', function () {
   this.timeout(60_000);
@@ -28,8 +28,13 @@ describe('example arena in a browser with a WebLN wallet', function () {
   });
 
   it('pays the entry fee with one press through window.webln; without one, the QR and link', async () => {
-    const port = await freePort();
-    arena = await startArena({ port, log: () => {}, lightning: { logger: quietLogger } });
+    const { port, release } = await holdPort();
+    arena = await startArena({
+      port,
+      beforeListen: release,
+      log: () => {},
+      lightning: { logger: quietLogger },
+    });
     const emulator = arena.lightning.service.emulator;
     if (!emulator) throw new Error('the arena runs on its emulator here');
     const wallet = devWallet(emulator.devWalletUrl);

@@ -8,12 +8,12 @@
  * following a link from that page to the console gets the page, which shows the balances.
  */
 import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Room } from '@colyseus/core';
 import { expect } from 'chai';
 import { type Browser, chromium } from 'playwright-core';
 import { type Game, startGame } from '../support/game.js';
 import { CHROMIUM, CHROMIUM_ARGS, needChromium } from '../support/needs.js';
-import { freePort } from '../support/ports.js';
 
 class EmptyRoom extends Room {}
 
@@ -55,13 +55,13 @@ describe('operator console: a page of another origin reads nothing', function ()
       await game.lightning.operator.block('secret-player-7', 'alice', 'chargeback');
       const consoleUrl = `http://127.0.0.1:${game.port}/lightning/console`;
 
-      const port = await freePort();
-      const page$ = `http://127.0.0.1:${port}/`;
       other = createServer((_req, res) => {
         res.writeHead(200, { 'content-type': 'text/html' });
         res.end(`<!doctype html><a id="go" href="${consoleUrl}">console</a>`);
       });
-      await new Promise<void>((resolve) => other?.listen(port, '127.0.0.1', resolve));
+      await new Promise<void>((resolve) => other?.listen(0, '127.0.0.1', resolve));
+      const { port } = other.address() as AddressInfo;
+      const page$ = `http://127.0.0.1:${port}/`;
 
       const context = await (browser as Browser).newContext();
       // The operator's session: a cookie of the host, sent to every port of it (same site).

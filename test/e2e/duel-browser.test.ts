@@ -16,7 +16,7 @@ import { startDuel } from '../../examples/duel/main.js';
 import { devWallet, devWalletTarget } from '../../src/client/index.js';
 import { quietLogger } from '../support/game.js';
 import { CHROMIUM, CHROMIUM_ARGS, needChromium } from '../support/needs.js';
-import { freePort } from '../support/ports.js';
+import { holdPort } from '../support/ports.js';
 
 const CLIENT_DIR = new URL('../../examples/duel/client/', import.meta.url);
 
@@ -55,8 +55,10 @@ describe('example duel (React) in a browser, two players with WebLN wallets', fu
   before(async function () {
     needChromium(this);
     // Built and served as `npm run example:duel` does (examples/duel/build.ts).
+    const { port, release } = await holdPort();
     duel = await startDuel({
-      port: await freePort(),
+      port,
+      beforeListen: release,
       log: () => {},
       lightning: { logger: { ...quietLogger, warn: (line: string) => void warnings.push(line) } },
     });

@@ -9,7 +9,7 @@ import { expect } from 'chai';
 import { startDuel } from '../../examples/duel/main.js';
 import { eventually } from '../support/eventually.js';
 import { quietLogger } from '../support/game.js';
-import { freePort } from '../support/ports.js';
+import { holdPort } from '../support/ports.js';
 
 type Seen = { status: string; paid: number; potMsat: string; funded: boolean };
 const matchOf = (room: Room) =>
@@ -24,8 +24,10 @@ describe('example duel: a room whose duel ended takes no new player', function (
   let duel: Awaited<ReturnType<typeof startDuel>> | undefined;
 
   before(async () => {
+    const { port, release } = await holdPort();
     duel = await startDuel({
-      port: await freePort(),
+      port,
+      beforeListen: release,
       log: () => {},
       lightning: { logger: quietLogger, reconciler: { enabled: false } },
     });

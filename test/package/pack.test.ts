@@ -389,7 +389,9 @@ describe('package: the packed tarball', function () {
 /**
  * tsc's output on `files` in `project` (this checkout's TypeScript), under the project's
  * package.json: the README makes it an ES module package, as the client's top-level await
- * needs (in a CommonJS package tsc refuses it, TS1309).
+ * needs (in a CommonJS package tsc refuses it, TS1309). With declarations, as a game built as
+ * a library or in project references emits them: every type the rooms infer from the package
+ * must be one it exports (TS2883).
  */
 async function typeCheck(project: string, files: string[]): Promise<string> {
   writeFileSync(
@@ -402,7 +404,9 @@ async function typeCheck(project: string, files: string[]): Promise<string> {
         moduleResolution: 'NodeNext',
         strict: true,
         skipLibCheck: true,
-        noEmit: true,
+        declaration: true,
+        emitDeclarationOnly: true,
+        outDir: '.types',
         types: [],
       },
       include: files,

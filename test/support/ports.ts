@@ -16,7 +16,9 @@ export async function freePort(): Promise<number> {
  */
 export function holdPort(): Promise<{ port: number; release(): Promise<void> }> {
   return new Promise((resolve, reject) => {
-    const server = createServer();
+    // A connection meanwhile (a start's probe of its own URL) is refused at once: an open one
+    // would hold close(), and so the release, until it ended.
+    const server = createServer((socket) => socket.destroy());
     server.on('error', reject);
     // Unref'd: a start that fails before its release keeps no process alive.
     server.unref();
