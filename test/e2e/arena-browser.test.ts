@@ -49,6 +49,8 @@ describe('example arena in a browser', function () {
       port,
       beforeListen: release,
       log: () => {},
+      // Three rounds: a short countdown, the same steps.
+      config: { countdownMs: 300, goAfterMs: { min: 200, max: 400 } },
       lightning: {
         clock,
         logger: quietLogger,
