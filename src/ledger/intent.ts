@@ -20,18 +20,14 @@ export type IntentKind = (typeof INTENT_KINDS)[number];
 /** Money the game pays out to a player: what payout budgets count. */
 export const PAYOUT_KINDS: readonly IntentKind[] = ['reward', 'payment', 'withdrawal'];
 
-/** Money added to players' tabs: what an earning window counts (BudgetWindow.over 'credits'). */
-export const CREDIT_KINDS: readonly IntentKind[] = ['credit'];
-/** Money drawn from players' tabs: what a withdrawal window counts ('withdrawals'). */
-export const WITHDRAWAL_KINDS: readonly IntentKind[] = ['withdrawal'];
-
 /** What a budget window sums, and the creates it applies to (BudgetWindow.over). */
-export const WINDOW_KINDS = {
+export const WINDOW_KINDS: Readonly<Record<WindowOver, readonly IntentKind[]>> = {
   payouts: PAYOUT_KINDS,
-  credits: CREDIT_KINDS,
-  withdrawals: WITHDRAWAL_KINDS,
-} as const;
-export type WindowOver = keyof typeof WINDOW_KINDS;
+  /** Money added to players' tabs, and drawn from them. */
+  credits: ['credit'],
+  withdrawals: ['withdrawal'],
+};
+export type WindowOver = 'payouts' | 'credits' | 'withdrawals';
 
 export function isPayout(kind: IntentKind): boolean {
   return PAYOUT_KINDS.includes(kind);

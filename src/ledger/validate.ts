@@ -36,7 +36,7 @@ import {
   OPERATOR_ACTIONS,
   type OperatorLogQuery,
 } from './operator-log.js';
-import type { CreateGuards, DueAlso, RateLimit, TransitionOptions } from './store.js';
+import type { CreateGuards, RateLimit, TransitionOptions } from './store.js';
 
 /** A non-negative integer in decimal, without leading zeros. */
 export const AMOUNT_PATTERN = /^(0|[1-9][0-9]*)$/;
@@ -189,20 +189,22 @@ export function parseFunds(guards: CreateGuards, postings: readonly Posting[]): 
   return { account, unit: draws[0]?.unit ?? 'msats', drawn };
 }
 
-/** A move's arguments: the move (assertMove), its time, a patch that schedules no ended intent. */
+/** A move as MoveCall carries it: a move allowed, a patch that schedules no ended intent. */
 export function parseMove(
+  id: string,
   from: IntentStatus | readonly IntentStatus[],
   to: IntentStatus,
   options: TransitionOptions,
   fallbackNow: () => number,
-): { sources: IntentStatus[]; now: number; patch: IntentPatch; dueAlso: DueAlso | null } {
+) {
   const sources = assertMove(from, to);
   const now = parseEpochMs(options.now ?? fallbackNow(), 'now');
   const patch = parsePatch(options.patch ?? {});
   assertSchedulable(to, patch);
   const dueAlso =
     options.dueAlso === undefined ? null : parse(dueAlsoSchema, options.dueAlso, 'dueAlso');
-  return { sources, now, patch, dueAlso };
+  const { note = null, postings, read } = options;
+  return { id, sources, to, now, patch, note, postings: parsePostings(postings), dueAlso, read };
 }
 
 /** An update's arguments; answers the parsed patch. */
@@ -220,11 +222,19 @@ export function parseLimit(limit: number): void {
   parse(count, limit, 'limit');
 }
 
-export function parseClaim(limit: number, owner: string, leaseMs: number, queued?: number): void {
+export function parseClaim(
+  now: number,
+  limit: number,
+  owner: string,
+  leaseMs: number,
+  queued?: number,
+) {
+  parseEpochMs(now, 'now');
   parseLimit(limit);
   parse(count.optional(), queued, 'queued share');
   parse(nonEmpty, owner, 'lease owner');
   parse(z.int().positive(), leaseMs, 'lease duration');
+  return { now, limit, owner, leaseMs, queued: queued ?? null };
 }
 
 /** `from` as a list; refused whole if any source may not move to `to` (a caller's bug). */
