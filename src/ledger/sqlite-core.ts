@@ -97,10 +97,7 @@ export class SqliteCore implements Pick<LedgerDriver, Forwarded> {
   readonly #byId: StatementSync;
   readonly #byToken: StatementSync;
   readonly #moves: StatementSync;
-  /** A window's index and its sum, by `over:scope`, prepared once each is first used. */
-  readonly #windowIndex = new Map<string, StatementSync>();
-  readonly #reserved = new Map<string, StatementSync>();
-  /** Statements by shape (a move's patch, a page's filters): a few dozen at most. */
+  /** Statements by shape (a move's patch, a page's filters, a window): a few dozen at most. */
   readonly #shaped = new Map<string, StatementSync>();
   /** Inside batch(): each write is a savepoint of the batch's one transaction. */
   #batching = false;
@@ -207,9 +204,9 @@ export class SqliteCore implements Pick<LedgerDriver, Forwarded> {
     const key = `${over}:${scope}`;
     // In the create's transaction: kept with it, or rolled back with its refusal.
     if (!this.#windowIndexed.has(key)) {
-      once(this.#windowIndex, key, () => this.db.prepare(WINDOW_INDEXES[key] as string)).run();
+      this.#shape(`index:${key}`, false, () => WINDOW_INDEXES[key] as string).run();
     }
-    const reserved = once(this.#reserved, key, () => {
+    const reserved = this.#shape(`window:${key}`, false, () => {
       const who = { player: 'player_id = ? AND ', room: 'room_id = ? AND ', game: '' }[scope];
       const slots = { payout: WINDOW_SQL[over], who };
       const statement = this.db.prepare(loadSql('sqlite', ['reserved'], slots).reserved);
@@ -643,19 +640,6 @@ function patchParams(patch: IntentPatch, fields: readonly (keyof IntentPatch)[])
 /** Meta as stored: NULL for the empty object every intent starts with. */
 function metaText(meta: Record<string, unknown> | undefined): string | null {
   return meta === undefined || Object.keys(meta).length === 0 ? null : JSON.stringify(meta);
-}
-
-/** `cache`'s statement under `key`, prepared by `make` the first time. */
-function once(
-  cache: Map<string, StatementSync>,
-  key: string,
-  make: () => StatementSync,
-): StatementSync {
-  const found = cache.get(key);
-  if (found !== undefined) return found;
-  const made = make();
-  cache.set(key, made);
-  return made;
 }
 
 /** Rows as plain objects (node:sqlite's have no prototype). */
