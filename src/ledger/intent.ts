@@ -184,3 +184,10 @@ export const SCHEDULE_FIELDS: ReadonlySet<keyof IntentPatch> = new Set([
   'leaseOwner',
   'leaseUntil',
 ]);
+
+/** The fields a patch writes, in a fixed order: a terminal move clears the schedule instead. */
+export function patchFields(patch: IntentPatch, terminal: boolean): (keyof IntentPatch)[] {
+  return PATCH_FIELDS.filter(
+    (f) => patch[f] !== undefined && !(terminal && SCHEDULE_FIELDS.has(f)),
+  );
+}

@@ -14,8 +14,7 @@ import {
   INTENT_STATUSES,
   isTerminal,
   PATCH_COLUMN,
-  PATCH_FIELDS,
-  SCHEDULE_FIELDS,
+  patchFields,
   SETTLED_NOTE,
 } from './intent.js';
 import type { AccountBalance, JournalEntry, Posting } from './journal.js';
@@ -599,14 +598,6 @@ export class SqliteCore implements Pick<LedgerDriver, Forwarded> {
   #many(rows: unknown[]): Intent[] {
     return (rows as Row[]).map((row) => this.#withMoves(row));
   }
-}
-
-/** The fields a patch writes, in a fixed order (the statement cache's key). */
-function patchFields(patch: IntentPatch, terminal: boolean): (keyof IntentPatch)[] {
-  // A terminal move clears the schedule in its own SET terms, whatever the patch says.
-  return PATCH_FIELDS.filter(
-    (f) => patch[f] !== undefined && !(terminal && SCHEDULE_FIELDS.has(f)),
-  );
 }
 
 function patchSets(fields: readonly (keyof IntentPatch)[]): string[] {

@@ -477,21 +477,15 @@ export function parsePlayerId(playerId: string): string {
   return parse(name, playerId, 'player id');
 }
 
-/** A time as the stores keep them: whole epoch ms, not negative. */
-export function parseRateTime(value: number, what: 'now' | 'until'): number {
-  if (Number.isSafeInteger(value) && value >= 0) return value;
-  throw new InvalidIntentError(`${what} must be a non-negative whole number of epoch ms`);
-}
-
 /** How long a hold until `until` lasts from `now` (both checked): 0 for one already over. */
 export function holdFor(until: number, now: number): number {
-  return Math.max(0, parseRateTime(until, 'until') - parseRateTime(now, 'now'));
+  return Math.max(0, parseEpochMs(until, 'until') - parseEpochMs(now, 'now'));
 }
 
 const limitSchema = z.object({ perSecond: z.number().positive(), burst: z.number().min(1) });
 
 export function parseTake(limit: RateLimit, now: number, keep: number): RateLimit {
-  parseRateTime(now, 'now');
+  parseEpochMs(now, 'now');
   const { perSecond, burst } = parse(limitSchema, limit, 'limit');
   if (!(Number.isSafeInteger(keep) && keep >= 0 && keep + 1 <= burst)) {
     throw new InvalidIntentError('keep must be a whole number from 0 to burst - 1');
