@@ -167,7 +167,7 @@ export interface NewIntentOf<K extends IntentKind> {
 export type NewIntent = { [K in IntentKind]: NewIntentOf<K> }[IntentKind];
 
 /** Fields that may change along with, or without, a status move; each store's column is snake_case. */
-export const PATCH_FIELDS = [
+const PATCH_FIELDS = [
   ...['remoteId', 'code', 'uri', 'expiresAt', 'nextCheckAt', 'checks', 'leaseOwner'],
   ...['leaseUntil', 'error', 'meta'],
 ] as const satisfies readonly (keyof Intent)[];

@@ -30,7 +30,7 @@ export interface TransitionOptions {
   dueAlso?: DueAlso;
 }
 
-export interface DueAlso {
+interface DueAlso {
   id: string;
   status: IntentStatus;
   /** epoch ms */

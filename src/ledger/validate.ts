@@ -128,7 +128,7 @@ function parse<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
   });
 }
 
-export function parsePatch(value: IntentPatch): IntentPatch {
+function parsePatch(value: IntentPatch): IntentPatch {
   const parsed = parse(patchSchema, value, 'patch');
   if (parsed.meta !== undefined) assertJson(parsed.meta);
   return parsed;
@@ -238,7 +238,7 @@ export function parseClaim(
 }
 
 /** `from` as a list; refused whole if any source may not move to `to` (a caller's bug). */
-export function assertMove(
+function assertMove(
   from: IntentStatus | readonly IntentStatus[],
   to: IntentStatus,
 ): IntentStatus[] {
@@ -255,7 +255,7 @@ export function assertMove(
 }
 
 /** A terminal intent is never checked or leased again, so a patch may not schedule one. */
-export function assertSchedulable(status: IntentStatus, patch: IntentPatch): void {
+function assertSchedulable(status: IntentStatus, patch: IntentPatch): void {
   if (!isTerminal(status)) return;
   for (const field of SCHEDULE_FIELDS) {
     if (patch[field] !== undefined && patch[field] !== null) {
@@ -282,7 +282,7 @@ function assertJson(value: Record<string, unknown>): void {
 }
 
 /** The largest amount one posting may carry, and any balance may reach: a signed 64-bit integer. */
-export const MAX_POSTING_AMOUNT = 2n ** 63n - 1n;
+const MAX_POSTING_AMOUNT = 2n ** 63n - 1n;
 const POSTING_AMOUNT = /^[1-9][0-9]{0,18}$/;
 const MAX_POSTINGS = 16;
 
