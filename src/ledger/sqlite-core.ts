@@ -11,11 +11,11 @@ import { DuplicateIntentError, InvalidIntentError, LedgerBusyError } from './err
 import type { Intent, IntentPatch, IntentStatus, NewIntent } from './intent.js';
 import {
   canMove,
+  createdHistory,
   INTENT_STATUSES,
   isTerminal,
   PATCH_COLUMN,
   patchFields,
-  SETTLED_NOTE,
 } from './intent.js';
 import type { AccountBalance, JournalEntry, Posting } from './journal.js';
 import { accountClass, HOUSE_CLASSES } from './journal.js';
@@ -26,16 +26,11 @@ import { filterTerms, LOG_FILTERS, loadSql, OPERATOR_SQL } from './sql.js';
 import {
   COLUMN,
   COLUMNS,
-  joinedSql,
-  joinedToIntent,
   LIVE_SQL,
-  MOVES_SQL,
-  type Move,
   packId,
   packToken,
   type Row,
   rowToIntent,
-  STEPS,
   unpackId,
   WINDOW_INDEXES,
   WINDOW_SQL,
@@ -54,12 +49,14 @@ const FROM_PARAMS = Array.from({ length: MAX_SOURCES }, (_, i) => `from${i}`);
 
 /** Nearly every posting names a house account: their ids are kept once committed. */
 const HOUSE: ReadonlySet<string> = new Set(HOUSE_CLASSES);
-/** The note texts moves and postings repeat are a few dozen. */
+/** The journal's whys repeat: a few dozen texts. */
 const MAX_KNOWN_NOTES = 1_000;
 
 /** The statements in sql/sqlite/, by file name; the first ones answer intents' rows. */
 const ROWS = [
   'insert',
+  'by-id',
+  'by-token',
   'by-remote',
   'open-by-room',
   'open-by-player',
@@ -67,7 +64,7 @@ const ROWS = [
   'claim',
 ] as const;
 const NAMES = [
-  ...[...ROWS, 'unknowns', 'held', 'append-move', 'note-id', 'add-note'],
+  ...[...ROWS, 'unknowns', 'held', 'note-id', 'add-note'],
   ...['account-id', 'add-account', 'add-entry', 'add-balances', 'add-class-balances'],
   ...['account-balances', 'class-balances', 'class-accounts', 'record-event', 'release'],
   ...['count-open', 'open-key-holder', 'seat-of', 'seats-taken', 'take-seat', 'pass-seat'],
@@ -93,9 +90,6 @@ export type Forwarded = Exclude<
 export class SqliteCore implements Pick<LedgerDriver, Forwarded> {
   readonly #sql: Record<Name, StatementSync>;
   readonly #tx: Record<'begin' | 'commit' | 'rollback' | 'save' | 'keep' | 'undo', StatementSync>;
-  readonly #byId: StatementSync;
-  readonly #byToken: StatementSync;
-  readonly #moves: StatementSync;
   /** Statements by shape (a move's patch, a page's filters, a window): a few dozen at most. */
   readonly #shaped = new Map<string, StatementSync>();
   /** Inside batch(): each write is a savepoint of the batch's one transaction. */
@@ -128,9 +122,6 @@ export class SqliteCore implements Pick<LedgerDriver, Forwarded> {
       keep: prepared('RELEASE call'),
       undo: prepared('ROLLBACK TO call'),
     };
-    this.#byId = arrays(prepared(joinedSql('i.id = ?')));
-    this.#byToken = arrays(prepared(joinedSql('i.callback_token = ?')));
-    this.#moves = arrays(prepared(MOVES_SQL));
   }
 
   create(call: CreateCall): Intent {
@@ -165,6 +156,7 @@ export class SqliteCore implements Pick<LedgerDriver, Forwarded> {
           rules.refuseGameCap(input, guards.maxOpenPerGame, this.openCount());
         }
         params.status = status;
+        params.history = JSON.stringify(createdHistory(status, now));
         if (status === 'held' || status === 'completed') params.next_check_at = null;
         // A settled record is ended from its create: never live, as a terminal move leaves one.
         if (status === 'completed') params.live = null;
@@ -174,11 +166,7 @@ export class SqliteCore implements Pick<LedgerDriver, Forwarded> {
         if (guards.seat !== undefined) this.#seat(input, seq, guards.seat);
         this.#post(seq, postings, now);
         if (call.funds !== null) this.#refuseOverdraw(call.funds);
-        if (status === 'creating') return rowToIntent(row, []);
-        const step = STEPS.indexOf(status);
-        const note = status === 'completed' ? SETTLED_NOTE : null;
-        this.#sql['append-move'].run(seq, step, now, note === null ? null : this.#noteId(note));
-        return rowToIntent(row, [[step, now, note]]);
+        return rowToIntent(row);
       });
       for (const w of call.windows) this.#windowIndexed.add(`${w.over}:${w.scope}`);
       return created;
@@ -239,16 +227,15 @@ export class SqliteCore implements Pick<LedgerDriver, Forwarded> {
   }
 
   get(id: string): Intent | null {
-    return joinedToIntent(this.#byId.all(packId(id)));
+    return this.#one(this.#sql['by-id'].get(packId(id)));
   }
 
   byCallbackToken(token: string): Intent | null {
-    return joinedToIntent(this.#byToken.all(packToken(token)));
+    return this.#one(this.#sql['by-token'].get(packToken(token)));
   }
 
   byRemoteId(kind: Intent['kind'], remoteId: string): Intent | null {
-    const row = this.#sql['by-remote'].get(kind, packId(remoteId)) as unknown;
-    return row === undefined ? null : this.#withMoves(row as Row);
+    return this.#one(this.#sql['by-remote'].get(kind, packId(remoteId)));
   }
 
   openByRoom(roomId: string): Intent[] {
@@ -263,13 +250,16 @@ export class SqliteCore implements Pick<LedgerDriver, Forwarded> {
     return this.#many(this.#sql['by-group'].all(groupId));
   }
 
-  /** A move; `known`: the caller has its history, which is not read back (sqlite.ts). */
-  transition(move: Omit<MoveCall, 'read'>, known = false): Intent | null {
+  transition(move: Omit<MoveCall, 'read'>): Intent | null {
     const { id, sources, to, patch, now, note, postings, dueAlso } = move;
     const terminal = isTerminal(to);
     const fields = patchFields(patch, terminal);
-    const statement = this.#shape(`move:${terminal ? 't' : 'o'}:${fields.join(',')}`, true, () => {
-      const sets = ['status = :to', 'updated_at = :now', ...patchSets(fields)];
+    const shape = `move:${terminal ? 't' : 'o'}:${note === null ? '' : 'n'}:${fields.join(',')}`;
+    const statement = this.#shape(shape, true, () => {
+      const noted = note === null ? '' : ", 'note', :note";
+      const entry = `json_object('at', :now, 'from', status, 'to', :to${noted})`;
+      const history = `history = json_insert(history, '$[#]', ${entry})`;
+      const sets = ['status = :to', 'updated_at = :now', history, ...patchSets(fields)];
       if (terminal) {
         sets.push('live = NULL, next_check_at = NULL, lease_owner = NULL, lease_until = NULL');
       }
@@ -278,20 +268,17 @@ export class SqliteCore implements Pick<LedgerDriver, Forwarded> {
         WHERE id = :id AND status IN (${slots}) RETURNING ${COLUMNS}`;
     });
     const params = patchParams(patch, fields);
-    Object.assign(params, { id: packId(id), to, now });
+    Object.assign(params, { id: packId(id), to, now }, note === null ? {} : { note });
     for (const [i, name] of FROM_PARAMS.entries()) params[name] = sources[i] ?? null;
     return this.#journaled(() => {
       const row = statement.get(params) as unknown as Row | undefined;
       if (row === undefined) return null;
-      const seq = row[COLUMN.seq] as number;
-      this.#post(seq, postings, now);
-      const noteId = note === null ? null : this.#noteId(note);
-      this.#sql['append-move'].run(seq, STEPS.indexOf(to), now, noteId);
+      this.#post(row[COLUMN.seq] as number, postings, now);
       if (dueAlso !== null) {
         const { status, at } = dueAlso;
         this.#sql['due-also'].run({ id: packId(dueAlso.id), status, at });
       }
-      return known ? rowToIntent(row, []) : this.#withMoves(row);
+      return rowToIntent(row);
     });
   }
 
@@ -313,7 +300,7 @@ export class SqliteCore implements Pick<LedgerDriver, Forwarded> {
       const row = statement.get(params) as unknown as Row | undefined;
       if (row === undefined) return null;
       this.#post(row[COLUMN.seq] as number, postings, now);
-      return this.#withMoves(row);
+      return rowToIntent(row);
     });
   }
 
@@ -591,12 +578,12 @@ export class SqliteCore implements Pick<LedgerDriver, Forwarded> {
     return id;
   }
 
-  #withMoves(row: Row): Intent {
-    return rowToIntent(row, this.#moves.all(row[COLUMN.seq] as number) as unknown as Move[]);
+  #one(row: unknown): Intent | null {
+    return row === undefined ? null : rowToIntent(row as Row);
   }
 
   #many(rows: unknown[]): Intent[] {
-    return (rows as Row[]).map((row) => this.#withMoves(row));
+    return (rows as Row[]).map((row) => rowToIntent(row));
   }
 }
 

@@ -11,7 +11,7 @@ import { ConfigurationError } from '../errors.js';
 import type { LedgerDriver, MoveCall } from './core.js';
 import { LedgerCore } from './core.js';
 import { LedgerBusyError, LedgerClosedError } from './errors.js';
-import type { Intent, IntentHistoryEntry } from './intent.js';
+import type { Intent } from './intent.js';
 import { LocalRateBucket, type RateLimit } from './rate.js';
 import { type Forwarded, SqliteCore } from './sqlite-core.js';
 import { openLedgerDatabase } from './sqlite-schema.js';
@@ -125,28 +125,8 @@ function sqliteDriver(
     path,
     thread,
     open() {},
-    move({ read, ...move }: MoveCall) {
-      // Still in the status it was read in, it has not moved since (moves only go forward): its
-      // history is the reading's and this move's, and is not read back.
-      const { id, sources, to, now, note } = move;
-      const last = read?.history.at(-1)?.to;
-      if (
-        read?.id !== id ||
-        sources.length !== 1 ||
-        read.status !== sources[0] ||
-        last !== read.status
-      ) {
-        return run<Intent | null>('transition', [move]);
-      }
-      const step: IntentHistoryEntry = { at: now, from: read.status, to };
-      if (note !== null) step.note = note;
-      const known = (moved: Intent | null) => {
-        if (moved !== null) moved.history = [...read.history.map((h) => ({ ...h })), step];
-        return moved;
-      };
-      const moved = run<Intent | null>('transition', [move, true]);
-      return moved instanceof Promise ? moved.then(known) : known(moved);
-    },
+    // The caller's reading is not needed: the row's history comes back with its move.
+    move: ({ read, ...move }: MoveCall) => run<Intent | null>('transition', [move]),
     takeToken: (limit: RateLimit, now: number, keep: number) => rate.takeToken(limit, now, keep),
     holdCalls: (until: number) => rate.holdCalls(until),
     async close() {

@@ -1,1 +1,0 @@
-INSERT INTO moves (intent, step, at, note) VALUES (?, ?, ?, ?)

@@ -1,0 +1,1 @@
+SELECT {columns} FROM intents WHERE callback_token = ?
