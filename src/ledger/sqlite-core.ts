@@ -82,10 +82,7 @@ type Params = Record<string, SQLInputValue>;
 type Name = (typeof NAMES)[number];
 
 /** The primitives SqliteLedger forwards as they are, inline or to the thread. */
-export type Forwarded = Exclude<
-  keyof LedgerDriver,
-  'move' | 'takeToken' | 'holdCalls' | 'open' | 'close'
->;
+export type Forwarded = Exclude<keyof LedgerDriver, 'takeToken' | 'holdCalls' | 'open' | 'close'>;
 
 export class SqliteCore implements Pick<LedgerDriver, Forwarded> {
   readonly #sql: Record<Name, StatementSync>;
@@ -250,7 +247,7 @@ export class SqliteCore implements Pick<LedgerDriver, Forwarded> {
     return this.#many(this.#sql['by-group'].all(groupId));
   }
 
-  transition(move: Omit<MoveCall, 'read'>): Intent | null {
+  move(move: MoveCall): Intent | null {
     const { id, sources, to, patch, now, note, postings, dueAlso } = move;
     const terminal = isTerminal(to);
     const fields = patchFields(patch, terminal);

@@ -8,10 +8,9 @@
  */
 import { type Clock, systemClock } from '../clock.js';
 import { ConfigurationError } from '../errors.js';
-import type { LedgerDriver, MoveCall } from './core.js';
+import type { LedgerDriver } from './core.js';
 import { LedgerCore } from './core.js';
 import { LedgerBusyError, LedgerClosedError } from './errors.js';
-import type { Intent } from './intent.js';
 import { LocalRateBucket, type RateLimit } from './rate.js';
 import { type Forwarded, SqliteCore } from './sqlite-core.js';
 import { openLedgerDatabase } from './sqlite-schema.js';
@@ -42,13 +41,13 @@ const RETRY_MAX_MS = 25;
 
 /** The core's write methods: inline, retried on a timer while another process holds the lock. */
 const WRITES: ReadonlySet<CoreMethod> = new Set<CoreMethod>([
-  ...['create', 'transition', 'update', 'claimDue', 'release', 'advanceChecks'],
+  ...['create', 'move', 'update', 'claimDue', 'release', 'advanceChecks'],
   ...['recordEvent', 'appendLine'],
 ] as const);
 
 /** The primitives handed to SqliteCore as they are, inline or on the thread: its other methods. */
 const FORWARDED = Object.getOwnPropertyNames(SqliteCore.prototype).filter(
-  (m) => !['constructor', 'transition', 'batch', 'close'].includes(m),
+  (m) => !['constructor', 'batch', 'close'].includes(m),
 ) as Forwarded[];
 
 /** One inline call, its answer handed back as it is; a busy write (nothing written) retried. */
@@ -125,8 +124,6 @@ function sqliteDriver(
     path,
     thread,
     open() {},
-    // The caller's reading is not needed: the row's history comes back with its move.
-    move: ({ read, ...move }: MoveCall) => run<Intent | null>('transition', [move]),
     takeToken: (limit: RateLimit, now: number, keep: number) => rate.takeToken(limit, now, keep),
     holdCalls: (until: number) => rate.holdCalls(until),
     async close() {
