@@ -22,7 +22,7 @@ import { accountClass, HOUSE_CLASSES } from './journal.js';
 import { lineOf, type NewOperatorAction, type OperatorAction } from './operator-log.js';
 import type { LineChange, WindowRead } from './rules.js';
 import * as rules from './rules.js';
-import { filterTerms, LOG_FILTERS, loadSql, OPERATOR_SQL } from './sql.js';
+import { filterTerms, LOG_FILTERS, loadSql, OPERATOR_SQL, WINDOW_SQL } from './sql.js';
 import {
   COLUMN,
   COLUMNS,
@@ -33,7 +33,6 @@ import {
   rowToIntent,
   unpackId,
   WINDOW_INDEXES,
-  WINDOW_SQL,
 } from './sqlite-schema.js';
 import type { SeatGuard } from './store.js';
 import type { AccountsFilter, FundsCheck, JournalFilter, OperatorLogFilter } from './validate.js';

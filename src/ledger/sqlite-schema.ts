@@ -1,14 +1,8 @@
 /** The SQLite ledger's file, opened at this library's layout, and its rows read back. */
 import type { DatabaseSync } from 'node:sqlite';
 import { IncompatibleLedgerError } from './errors.js';
-import {
-  type Intent,
-  type IntentHistoryEntry,
-  PAYOUT_KINDS,
-  WINDOW_KINDS,
-  type WindowOver,
-} from './intent.js';
-import { layoutOf, migration } from './sql.js';
+import type { Intent, IntentHistoryEntry } from './intent.js';
+import { layoutOf, migration, WINDOW_SQL } from './sql.js';
 
 /** The layout this library writes and reads (PRAGMA user_version). */
 export const LAYOUT = layoutOf('sqlite');
@@ -16,14 +10,6 @@ export const LAYOUT = layoutOf('sqlite');
 /** The ledger's mark in a file's header (PRAGMA application_id). */
 const LEDGER_ID = 1280200775;
 
-const kindsSql = (kinds: readonly string[]) => `kind IN (${kinds.map((k) => `'${k}'`).join(', ')})`;
-export const PAYOUT_SQL = kindsSql(PAYOUT_KINDS);
-/** What a budget window counts (BudgetWindow.over), as its index and its sum spell it. */
-export const WINDOW_SQL: Record<WindowOver, string> = {
-  payouts: PAYOUT_SQL,
-  credits: kindsSql(WINDOW_KINDS.credits),
-  withdrawals: kindsSql(WINDOW_KINDS.withdrawals),
-};
 /** Openness, as the layout's indexes and the queries spell it word for word. */
 export const LIVE_SQL = 'live IS NOT NULL';
 
@@ -33,11 +19,11 @@ export const LIVE_SQL = 'live IS NOT NULL';
  */
 export const WINDOW_INDEXES: Readonly<Record<string, string>> = {
   'payouts:player': `CREATE INDEX IF NOT EXISTS intents_payout_player
-    ON intents (player_id, created_at) WHERE ${PAYOUT_SQL}`,
+    ON intents (player_id, created_at) WHERE ${WINDOW_SQL.payouts}`,
   'payouts:room': `CREATE INDEX IF NOT EXISTS intents_payout_room
-    ON intents (room_id, created_at) WHERE ${PAYOUT_SQL}`,
+    ON intents (room_id, created_at) WHERE ${WINDOW_SQL.payouts}`,
   'payouts:game': `CREATE INDEX IF NOT EXISTS intents_payout_time
-    ON intents (created_at) WHERE ${PAYOUT_SQL}`,
+    ON intents (created_at) WHERE ${WINDOW_SQL.payouts}`,
   'credits:player': `CREATE INDEX IF NOT EXISTS intents_credit_player
     ON intents (player_id, created_at) WHERE ${WINDOW_SQL.credits}`,
   'withdrawals:player': `CREATE INDEX IF NOT EXISTS intents_withdrawal_player
