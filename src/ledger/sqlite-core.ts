@@ -300,7 +300,6 @@ export class SqliteCore implements Pick<LedgerDriver, Forwarded> {
     });
   }
 
-  /** Up to `limit + 1` entries: the core tells a next page by the one more. */
   journal(query: JournalFilter): JournalEntry[] {
     const values: unknown[] = [query.after, query.limit + 1];
     const filters = { ...query, intentId: query.intentId && packId(query.intentId) };
@@ -408,7 +407,6 @@ export class SqliteCore implements Pick<LedgerDriver, Forwarded> {
     return row === undefined ? null : lineOf(row);
   }
 
-  /** Up to `limit + 1` lines: the core tells a next page by the one more. */
   operatorLog(query: OperatorLogFilter): OperatorAction[] {
     const values: unknown[] = [query.after, query.limit + 1];
     const terms = ['seq > ?1', ...filterTerms(query, LOG_FILTERS, values, '?')];
