@@ -66,13 +66,6 @@ export const TRANSITIONS: Readonly<Record<IntentStatus, readonly IntentStatus[]>
  */
 export const SETTLED_NOTE = 'settled in the ledger at its record';
 
-/** A create's history in the status it records: a settled one moved to `completed` at once. */
-export function createdHistory(status: IntentStatus, now: number): IntentHistoryEntry[] {
-  if (status !== 'completed') return [{ at: now, from: null, to: status }];
-  const done: IntentHistoryEntry = { at: now, from: 'creating', to: status, note: SETTLED_NOTE };
-  return [{ at: now, from: null, to: 'creating' }, done];
-}
-
 export function isTerminal(status: IntentStatus): status is 'completed' | 'expired' | 'failed' {
   return TERMINAL_STATUSES.includes(status);
 }

@@ -26,13 +26,7 @@ import {
   LedgerUnavailableError,
 } from './errors.js';
 import type { Intent, IntentPatch, IntentStatus } from './intent.js';
-import {
-  createdHistory,
-  isTerminal,
-  PATCH_COLUMN,
-  patchFields,
-  SCHEDULE_FIELDS,
-} from './intent.js';
+import { isTerminal, PATCH_COLUMN, patchFields, SCHEDULE_FIELDS, SETTLED_NOTE } from './intent.js';
 import type { AccountBalance, JournalEntry, Posting } from './journal.js';
 import type { NewOperatorAction, OperatorAction } from './operator-log.js';
 import { lineOf } from './operator-log.js';
@@ -145,7 +139,14 @@ class PostgresDriver implements LedgerDriver {
       ...[input.openKey ?? null, input.expiresAt ?? null, now],
       status === 'held' || status === 'completed' ? null : (input.nextCheckAt ?? null),
       JSON.stringify(input.meta ?? {}),
-      JSON.stringify(createdHistory(status, now)),
+      JSON.stringify(
+        status === 'completed'
+          ? [
+              { at: now, from: null, to: 'creating' },
+              { at: now, from: 'creating', to: status, note: SETTLED_NOTE },
+            ]
+          : [{ at: now, from: null, to: status }],
+      ),
       ...[input.groupId ?? null, call, status, create.counts],
     ];
     const journaling = postings.length > 0;

@@ -11,11 +11,11 @@ import { DuplicateIntentError, InvalidIntentError, LedgerBusyError } from './err
 import type { Intent, IntentPatch, IntentStatus, NewIntent } from './intent.js';
 import {
   canMove,
-  createdHistory,
   INTENT_STATUSES,
   isTerminal,
   PATCH_COLUMN,
   patchFields,
+  SETTLED_NOTE,
 } from './intent.js';
 import type { AccountBalance, JournalEntry, Posting } from './journal.js';
 import { accountClass, HOUSE_CLASSES } from './journal.js';
@@ -26,11 +26,16 @@ import { filterTerms, LOG_FILTERS, loadSql, OPERATOR_SQL, WINDOW_SQL } from './s
 import {
   COLUMN,
   COLUMNS,
+  joinedSql,
+  joinedToIntent,
   LIVE_SQL,
+  MOVES_SQL,
+  type Move,
   packId,
   packToken,
   type Row,
   rowToIntent,
+  STEPS,
   unpackId,
   WINDOW_INDEXES,
 } from './sqlite-schema.js';
@@ -48,14 +53,12 @@ const FROM_PARAMS = Array.from({ length: MAX_SOURCES }, (_, i) => `from${i}`);
 
 /** Nearly every posting names a house account: their ids are kept once committed. */
 const HOUSE: ReadonlySet<string> = new Set(HOUSE_CLASSES);
-/** The journal's whys repeat: a few dozen texts. */
+/** The note texts moves and postings repeat are a few dozen. */
 const MAX_KNOWN_NOTES = 1_000;
 
 /** The statements in sql/sqlite/, by file name; the first ones answer intents' rows. */
 const ROWS = [
   'insert',
-  'by-id',
-  'by-token',
   'by-remote',
   'open-by-room',
   'open-by-player',
@@ -63,7 +66,7 @@ const ROWS = [
   'claim',
 ] as const;
 const NAMES = [
-  ...[...ROWS, 'unknowns', 'held', 'note-id', 'add-note'],
+  ...[...ROWS, 'unknowns', 'held', 'append-move', 'note-id', 'add-note'],
   ...['account-id', 'add-account', 'add-entry', 'add-balances', 'add-class-balances'],
   ...['account-balances', 'class-balances', 'class-accounts', 'record-event', 'release'],
   ...['count-open', 'open-key-holder', 'seat-of', 'seats-taken', 'take-seat', 'pass-seat'],
@@ -81,11 +84,17 @@ type Params = Record<string, SQLInputValue>;
 type Name = (typeof NAMES)[number];
 
 /** The primitives SqliteLedger forwards as they are, inline or to the thread. */
-export type Forwarded = Exclude<keyof LedgerDriver, 'takeToken' | 'holdCalls' | 'open' | 'close'>;
+export type Forwarded = Exclude<
+  keyof LedgerDriver,
+  'move' | 'takeToken' | 'holdCalls' | 'open' | 'close'
+>;
 
 export class SqliteCore implements Pick<LedgerDriver, Forwarded> {
   readonly #sql: Record<Name, StatementSync>;
   readonly #tx: Record<'begin' | 'commit' | 'rollback' | 'save' | 'keep' | 'undo', StatementSync>;
+  readonly #byId: StatementSync;
+  readonly #byToken: StatementSync;
+  readonly #moves: StatementSync;
   /** Statements by shape (a move's patch, a page's filters, a window): a few dozen at most. */
   readonly #shaped = new Map<string, StatementSync>();
   /** Inside batch(): each write is a savepoint of the batch's one transaction. */
@@ -118,6 +127,9 @@ export class SqliteCore implements Pick<LedgerDriver, Forwarded> {
       keep: prepared('RELEASE call'),
       undo: prepared('ROLLBACK TO call'),
     };
+    this.#byId = arrays(prepared(joinedSql('i.id = ?')));
+    this.#byToken = arrays(prepared(joinedSql('i.callback_token = ?')));
+    this.#moves = arrays(prepared(MOVES_SQL));
   }
 
   create(call: CreateCall): Intent {
@@ -152,7 +164,6 @@ export class SqliteCore implements Pick<LedgerDriver, Forwarded> {
           rules.refuseGameCap(input, guards.maxOpenPerGame, this.openCount());
         }
         params.status = status;
-        params.history = JSON.stringify(createdHistory(status, now));
         if (status === 'held' || status === 'completed') params.next_check_at = null;
         // A settled record is ended from its create: never live, as a terminal move leaves one.
         if (status === 'completed') params.live = null;
@@ -162,7 +173,11 @@ export class SqliteCore implements Pick<LedgerDriver, Forwarded> {
         if (guards.seat !== undefined) this.#seat(input, seq, guards.seat);
         this.#post(seq, postings, now);
         if (call.funds !== null) this.#refuseOverdraw(call.funds);
-        return rowToIntent(row);
+        if (status === 'creating') return rowToIntent(row, []);
+        const step = STEPS.indexOf(status);
+        const note = status === 'completed' ? SETTLED_NOTE : null;
+        this.#sql['append-move'].run(seq, step, now, note === null ? null : this.#noteId(note));
+        return rowToIntent(row, [[step, now, note]]);
       });
       for (const w of call.windows) this.#windowIndexed.add(`${w.over}:${w.scope}`);
       return created;
@@ -223,15 +238,16 @@ export class SqliteCore implements Pick<LedgerDriver, Forwarded> {
   }
 
   get(id: string): Intent | null {
-    return this.#one(this.#sql['by-id'].get(packId(id)));
+    return joinedToIntent(this.#byId.all(packId(id)));
   }
 
   byCallbackToken(token: string): Intent | null {
-    return this.#one(this.#sql['by-token'].get(packToken(token)));
+    return joinedToIntent(this.#byToken.all(packToken(token)));
   }
 
   byRemoteId(kind: Intent['kind'], remoteId: string): Intent | null {
-    return this.#one(this.#sql['by-remote'].get(kind, packId(remoteId)));
+    const row = this.#sql['by-remote'].get(kind, packId(remoteId)) as unknown;
+    return row === undefined ? null : this.#withMoves(row as Row);
   }
 
   openByRoom(roomId: string): Intent[] {
@@ -246,16 +262,13 @@ export class SqliteCore implements Pick<LedgerDriver, Forwarded> {
     return this.#many(this.#sql['by-group'].all(groupId));
   }
 
-  move(move: MoveCall): Intent | null {
+  /** A move; `known`: the caller has its history, which is not read back (sqlite.ts). */
+  transition(move: Omit<MoveCall, 'read'>, known = false): Intent | null {
     const { id, sources, to, patch, now, note, postings, dueAlso } = move;
     const terminal = isTerminal(to);
     const fields = patchFields(patch, terminal);
-    const shape = `move:${terminal ? 't' : 'o'}:${note === null ? '' : 'n'}:${fields.join(',')}`;
-    const statement = this.#shape(shape, true, () => {
-      const noted = note === null ? '' : ", 'note', :note";
-      const entry = `json_object('at', :now, 'from', status, 'to', :to${noted})`;
-      const history = `history = json_insert(history, '$[#]', ${entry})`;
-      const sets = ['status = :to', 'updated_at = :now', history, ...patchSets(fields)];
+    const statement = this.#shape(`move:${terminal ? 't' : 'o'}:${fields.join(',')}`, true, () => {
+      const sets = ['status = :to', 'updated_at = :now', ...patchSets(fields)];
       if (terminal) {
         sets.push('live = NULL, next_check_at = NULL, lease_owner = NULL, lease_until = NULL');
       }
@@ -264,17 +277,20 @@ export class SqliteCore implements Pick<LedgerDriver, Forwarded> {
         WHERE id = :id AND status IN (${slots}) RETURNING ${COLUMNS}`;
     });
     const params = patchParams(patch, fields);
-    Object.assign(params, { id: packId(id), to, now }, note === null ? {} : { note });
+    Object.assign(params, { id: packId(id), to, now });
     for (const [i, name] of FROM_PARAMS.entries()) params[name] = sources[i] ?? null;
     return this.#journaled(() => {
       const row = statement.get(params) as unknown as Row | undefined;
       if (row === undefined) return null;
-      this.#post(row[COLUMN.seq] as number, postings, now);
+      const seq = row[COLUMN.seq] as number;
+      this.#post(seq, postings, now);
+      const noteId = note === null ? null : this.#noteId(note);
+      this.#sql['append-move'].run(seq, STEPS.indexOf(to), now, noteId);
       if (dueAlso !== null) {
         const { status, at } = dueAlso;
         this.#sql['due-also'].run({ id: packId(dueAlso.id), status, at });
       }
-      return rowToIntent(row);
+      return known ? rowToIntent(row, []) : this.#withMoves(row);
     });
   }
 
@@ -296,7 +312,7 @@ export class SqliteCore implements Pick<LedgerDriver, Forwarded> {
       const row = statement.get(params) as unknown as Row | undefined;
       if (row === undefined) return null;
       this.#post(row[COLUMN.seq] as number, postings, now);
-      return rowToIntent(row);
+      return this.#withMoves(row);
     });
   }
 
@@ -572,12 +588,12 @@ export class SqliteCore implements Pick<LedgerDriver, Forwarded> {
     return id;
   }
 
-  #one(row: unknown): Intent | null {
-    return row === undefined ? null : rowToIntent(row as Row);
+  #withMoves(row: Row): Intent {
+    return rowToIntent(row, this.#moves.all(row[COLUMN.seq] as number) as unknown as Move[]);
   }
 
   #many(rows: unknown[]): Intent[] {
-    return (rows as Row[]).map((row) => rowToIntent(row));
+    return (rows as Row[]).map((row) => this.#withMoves(row));
   }
 }
 

@@ -1,7 +1,13 @@
 /** The SQLite ledger's file, opened at this library's layout, and its rows read back. */
 import type { DatabaseSync } from 'node:sqlite';
 import { IncompatibleLedgerError } from './errors.js';
-import type { Intent, IntentHistoryEntry } from './intent.js';
+import {
+  INTENT_STATUSES,
+  type Intent,
+  type IntentHistoryEntry,
+  type IntentStatus,
+  TRANSITIONS,
+} from './intent.js';
 import { layoutOf, migration, WINDOW_SQL } from './sql.js';
 
 /** The layout this library writes and reads (PRAGMA user_version). */
@@ -9,6 +15,18 @@ export const LAYOUT = layoutOf('sqlite');
 
 /** The ledger's mark in a file's header (PRAGMA application_id). */
 const LEDGER_ID = 1280200775;
+
+/** A move's step, the rank of the status it reached: moves only go up it, so steps order them. */
+const ORDER = 'held queued creating unknown pending completed expired failed';
+export const STEPS = ORDER.split(' ') as IntentStatus[];
+for (const from of INTENT_STATUSES) {
+  for (const to of TRANSITIONS[from]) {
+    if (!(STEPS.indexOf(from) >= 0 && STEPS.indexOf(to) > STEPS.indexOf(from))) {
+      throw new Error(`sqlite ledger: the move ${from} -> ${to} breaks the history's step order`);
+    }
+  }
+}
+const CREATING = STEPS.indexOf('creating');
 
 /** Openness, as the layout's indexes and the queries spell it word for word. */
 export const LIVE_SQL = 'live IS NOT NULL';
@@ -60,7 +78,7 @@ const COLUMN_NAMES = [
   ...['seq', 'id', 'kind', 'status', 'room_id', 'player_id', 'amount', 'unit', 'description'],
   ...['remote_id', 'code', 'uri', 'callback_token', 'idempotency_key', 'open_key', 'group_id'],
   ...['expires_at', 'created_at', 'updated_at', 'next_check_at', 'checks', 'lease_owner'],
-  ...['lease_until', 'error', 'meta', 'history'],
+  ...['lease_until', 'error', 'meta'],
 ] as const;
 export const COLUMN = Object.fromEntries(COLUMN_NAMES.map((c, i) => [c, i])) as Record<
   (typeof COLUMN_NAMES)[number],
@@ -71,8 +89,28 @@ export const COLUMNS = COLUMN_NAMES.join(', ');
 /** One intent's row, in COLUMN's order. */
 export type Row = readonly unknown[];
 
-/** An intent from its row. */
-export function rowToIntent(row: Row): Intent {
+/** One row of `moves`, as MOVES_SQL reads it (an array, like Row). */
+export type Move = readonly [step: number, at: number, note: string | null];
+
+/** An intent's moves in step order, with their notes: `?` is the intent's seq. */
+export const MOVES_SQL = `SELECT m.step, m.at, n.text AS note
+  FROM moves AS m LEFT JOIN notes AS n ON n.id = m.note WHERE m.intent = ? ORDER BY m.step`;
+
+/** An intent from its row (a joined one runs on) and its moves in step order. */
+export function rowToIntent(row: Row, moves: readonly Move[]): Intent {
+  // A history starts `creating`, unless held or queued (the steps below it).
+  const first = moves[0]?.[0] ?? CREATING;
+  const history: IntentHistoryEntry[] =
+    first < CREATING ? [] : [{ at: row[COLUMN.created_at] as number, from: null, to: 'creating' }];
+  for (const [step, at, note] of moves) {
+    const entry: IntentHistoryEntry = {
+      at,
+      from: history.at(-1)?.to ?? null,
+      to: STEPS[step] as IntentStatus,
+    };
+    if (note !== null) entry.note = note;
+    history.push(entry);
+  }
   const at = <T>(column: keyof typeof COLUMN) => row[COLUMN[column]] as T;
   const remote = at<string | Uint8Array | null>('remote_id');
   const token = at<string | Uint8Array | null>('callback_token');
@@ -103,8 +141,29 @@ export function rowToIntent(row: Row): Intent {
     leaseUntil: at('lease_until'),
     error: at('error'),
     meta: meta === null ? {} : (JSON.parse(meta) as Record<string, unknown>),
-    history: JSON.parse(at('history')) as IntentHistoryEntry[],
+    history,
   };
+}
+
+/** Where a `joinedSql` row's move columns are: after the intent's. */
+const STEP = COLUMN_NAMES.length;
+
+/** An intent and its moves in one statement, for joinedToIntent: `where` names the intent. */
+export function joinedSql(where: string): string {
+  const columns = COLUMN_NAMES.map((c) => `i.${c}`).join(', ');
+  return `SELECT ${columns}, m.step, m.at, n.text FROM intents AS i
+    LEFT JOIN moves AS m ON m.intent = i.seq LEFT JOIN notes AS n ON n.id = m.note
+    WHERE ${where} ORDER BY m.step`;
+}
+
+/** An intent from the rows of `joinedSql`: one statement for an intent and its history. */
+export function joinedToIntent(rows: readonly object[]): Intent | null {
+  const first = rows[0] as Row | undefined;
+  if (first === undefined) return null;
+  const moves = (rows as Row[])
+    .filter((r) => r[STEP] !== null)
+    .map((r) => [r[STEP], r[STEP + 1], r[STEP + 2]] as Move);
+  return rowToIntent(first, moves);
 }
 
 /** Refuses a file this library cannot read: a newer layout, a pre-release library's, another program's. */

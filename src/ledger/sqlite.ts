@@ -8,9 +8,10 @@
  */
 import { type Clock, systemClock } from '../clock.js';
 import { ConfigurationError } from '../errors.js';
-import type { LedgerDriver } from './core.js';
+import type { LedgerDriver, MoveCall } from './core.js';
 import { LedgerCore } from './core.js';
 import { LedgerBusyError, LedgerClosedError } from './errors.js';
+import type { Intent, IntentHistoryEntry } from './intent.js';
 import { LocalRateBucket, type RateLimit } from './rate.js';
 import { type Forwarded, SqliteCore } from './sqlite-core.js';
 import { openLedgerDatabase } from './sqlite-schema.js';
@@ -41,13 +42,13 @@ const RETRY_MAX_MS = 25;
 
 /** The core's write methods: inline, retried on a timer while another process holds the lock. */
 const WRITES: ReadonlySet<CoreMethod> = new Set<CoreMethod>([
-  ...['create', 'move', 'update', 'claimDue', 'release', 'advanceChecks'],
+  ...['create', 'transition', 'update', 'claimDue', 'release', 'advanceChecks'],
   ...['recordEvent', 'appendLine'],
 ] as const);
 
 /** The primitives handed to SqliteCore as they are, inline or on the thread: its other methods. */
 const FORWARDED = Object.getOwnPropertyNames(SqliteCore.prototype).filter(
-  (m) => !['constructor', 'batch', 'close'].includes(m),
+  (m) => !['constructor', 'transition', 'batch', 'close'].includes(m),
 ) as Forwarded[];
 
 /** One inline call, its answer handed back as it is; a busy write (nothing written) retried. */
@@ -124,6 +125,28 @@ function sqliteDriver(
     path,
     thread,
     open() {},
+    move({ read, ...move }: MoveCall) {
+      // Still in the status it was read in, it has not moved since (moves only go forward): its
+      // history is the reading's and this move's, and is not read back.
+      const { id, sources, to, now, note } = move;
+      const last = read?.history.at(-1)?.to;
+      if (
+        read?.id !== id ||
+        sources.length !== 1 ||
+        read.status !== sources[0] ||
+        last !== read.status
+      ) {
+        return run<Intent | null>('transition', [move]);
+      }
+      const step: IntentHistoryEntry = { at: now, from: read.status, to };
+      if (note !== null) step.note = note;
+      const known = (moved: Intent | null) => {
+        if (moved !== null) moved.history = [...read.history.map((h) => ({ ...h })), step];
+        return moved;
+      };
+      const moved = run<Intent | null>('transition', [move, true]);
+      return moved instanceof Promise ? moved.then(known) : known(moved);
+    },
     takeToken: (limit: RateLimit, now: number, keep: number) => rate.takeToken(limit, now, keep),
     holdCalls: (until: number) => rate.holdCalls(until),
     async close() {

@@ -203,8 +203,8 @@ export function parseMove(
   assertSchedulable(to, patch);
   const dueAlso =
     options.dueAlso === undefined ? null : parse(dueAlsoSchema, options.dueAlso, 'dueAlso');
-  const { note = null, postings } = options;
-  return { id, sources, to, now, patch, note, postings: parsePostings(postings), dueAlso };
+  const { note = null, postings, read } = options;
+  return { id, sources, to, now, patch, note, postings: parsePostings(postings), dueAlso, read };
 }
 
 /** An update's arguments; answers the parsed patch. */

@@ -4,9 +4,8 @@ PRAGMA application_id = 1280200775;
 
 -- One small row per intent, so that a move is cheap: `live` (NULL once ended) filters every
 -- open index and changes only on an ending move; ids and tokens are packed to their bytes
--- (packId); `uri` is '' when it is `lightning:` + code and `meta` NULL when empty; `history`
--- is JSON, each move appended. The budget windows' indexes come with the first create that
--- needs them.
+-- (packId); `uri` is '' when it is `lightning:` + code and `meta` NULL when empty. The history
+-- is in `moves`; the budget windows' indexes come with the first create that needs them.
 CREATE TABLE intents (
   seq             INTEGER PRIMARY KEY,
   id              ANY     NOT NULL UNIQUE,
@@ -33,8 +32,7 @@ CREATE TABLE intents (
   lease_owner     TEXT,
   lease_until     INTEGER,
   error           TEXT,
-  meta            TEXT,
-  history         TEXT    NOT NULL
+  meta            TEXT
 ) STRICT;
 
 -- Narrow keys: the rowid ending every entry orders rows by creation.
@@ -51,7 +49,16 @@ CREATE INDEX intents_due
 CREATE INDEX intents_player ON intents (player_id);
 CREATE INDEX intents_held ON intents (created_at) WHERE status = 'held';
 
--- The journal's whys repeat: `notes` keeps each once.
+-- The history: a row per move keyed by intent and step (the rank of the status it reached),
+-- so a move appends; notes and the journal's whys repeat, so `notes` keeps each once.
+CREATE TABLE moves (
+  intent INTEGER NOT NULL,
+  step   INTEGER NOT NULL,
+  at     INTEGER NOT NULL,
+  note   INTEGER,
+  PRIMARY KEY (intent, step)
+) STRICT, WITHOUT ROWID;
+
 CREATE TABLE notes (
   id   INTEGER PRIMARY KEY,
   text TEXT    NOT NULL UNIQUE

@@ -1,0 +1,1 @@
+INSERT INTO moves (intent, step, at, note) VALUES (?, ?, ?, ?)

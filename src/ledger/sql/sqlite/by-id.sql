@@ -1,1 +1,0 @@
-SELECT {columns} FROM intents WHERE id = ?
