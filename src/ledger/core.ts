@@ -24,14 +24,7 @@ import type {
   OperatorLogQuery,
 } from './operator-log.js';
 import { type Guarded, guarded, type LineChange } from './rules.js';
-import type {
-  CreateGuards,
-  DueAlso,
-  IntentStore,
-  LedgerStore,
-  RateLimit,
-  TransitionOptions,
-} from './store.js';
+import type { CreateGuards, LedgerStore, RateLimit, TransitionOptions } from './store.js';
 import {
   type AccountsFilter,
   type FundsCheck,
@@ -68,51 +61,17 @@ export interface CreateCall extends Guarded {
   funds: FundsCheck | null;
 }
 
-/** A move as the core hands it over: `sources` deduplicated and allowed, the patch parsed. */
-export interface MoveCall {
-  id: string;
-  sources: IntentStatus[];
-  to: IntentStatus;
-  patch: IntentPatch;
-  now: number;
-  note: string | null;
-  postings: Posting[];
-  dueAlso: DueAlso | null;
-  /** The caller's reading of the intent (TransitionOptions.read), unchecked: a hint. */
-  read: Intent | undefined;
-}
+/** A move as the core hands it over: `sources` deduplicated and allowed, the rest parsed. */
+export type MoveCall = ReturnType<typeof parseMove>;
 
 /** A claim of due intents, parsed; `queued` null: queued payouts count against `limit`. */
-export interface ClaimCall {
-  now: number;
-  limit: number;
-  owner: string;
-  leaseMs: number;
-  queued: number | null;
-}
+export type ClaimCall = ReturnType<typeof parseClaim>;
 
-/** The keyed reads a driver answers as the store does, on inputs it takes as they are. */
-type Reads = Pick<
-  IntentStore,
-  | 'get'
-  | 'byCallbackToken'
-  | 'byRemoteId'
-  | 'openByRoom'
-  | 'openByPlayer'
-  | 'byGroup'
-  | 'seatHolder'
-  | 'openCount'
->;
-type Driven<T> = {
-  [K in keyof T]: T[K] extends (...args: infer A) => Promise<infer R>
-    ? (...args: A) => Maybe<R>
-    : never;
-};
-
-export interface LedgerDriver extends Driven<Reads> {
+export interface LedgerDriver {
   open(): Maybe<void>;
   close(): Maybe<void>;
-  // Intents and their journal: create if the guards allow, move or update by compare-and-set.
+  // Intents and their journal: create if the guards allow, move or update by compare-and-set;
+  // the keyed reads take their inputs as they are.
   create(call: CreateCall): Maybe<Intent>;
   /** The id of the open intent that holds `openKey`, or null. */
   openKeyHolder(openKey: string): Maybe<string | null>;
@@ -124,6 +83,14 @@ export interface LedgerDriver extends Driven<Reads> {
     now: number,
     postings: Posting[],
   ): Maybe<Intent | null>;
+  get(id: string): Maybe<Intent | null>;
+  byCallbackToken(token: string): Maybe<Intent | null>;
+  byRemoteId(kind: Intent['kind'], remoteId: string): Maybe<Intent | null>;
+  openByRoom(roomId: string): Maybe<Intent[]>;
+  openByPlayer(playerId: string): Maybe<Intent[]>;
+  byGroup(groupId: string): Maybe<Intent[]>;
+  seatHolder(groupId: string, playerId: string): Maybe<Intent | null>;
+  openCount(): Maybe<number>;
   /** In status `status`, oldest first; `limit` is at least 1. */
   inStatus(status: 'unknown' | 'held', limit: number): Maybe<Intent[]>;
   /** Up to `limit + 1` entries, oldest first: the one more says another page follows. */
@@ -208,20 +175,7 @@ export class LedgerCore implements LedgerStore {
     options: TransitionOptions = {},
   ): Promise<Intent | null> {
     this.#assertOpen();
-    const { sources, now, patch, dueAlso } = parseMove(from, to, options, () => this.clock.now());
-    const postings = parsePostings(options.postings);
-    const note = options.note ?? null;
-    return this.driver.move({
-      id,
-      sources,
-      to,
-      patch,
-      now,
-      note,
-      postings,
-      dueAlso,
-      read: options.read,
-    });
+    return this.driver.move(parseMove(id, from, to, options, () => this.clock.now()));
   }
 
   async update(
@@ -322,10 +276,8 @@ export class LedgerCore implements LedgerStore {
     queued?: number,
   ): Promise<Intent[]> {
     this.#assertOpen();
-    parseEpochMs(now, 'now');
-    parseClaim(limit, owner, leaseMs, queued);
-    if (limit === 0 && !queued) return [];
-    return this.driver.claimDue({ now, limit, owner, leaseMs, queued: queued ?? null });
+    const claim = parseClaim(now, limit, owner, leaseMs, queued);
+    return limit === 0 && !queued ? [] : this.driver.claimDue(claim);
   }
 
   async release(id: string, owner: string): Promise<void> {

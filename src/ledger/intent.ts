@@ -20,18 +20,14 @@ export type IntentKind = (typeof INTENT_KINDS)[number];
 /** Money the game pays out to a player: what payout budgets count. */
 export const PAYOUT_KINDS: readonly IntentKind[] = ['reward', 'payment', 'withdrawal'];
 
-/** Money added to players' tabs: what an earning window counts (BudgetWindow.over 'credits'). */
-export const CREDIT_KINDS: readonly IntentKind[] = ['credit'];
-/** Money drawn from players' tabs: what a withdrawal window counts ('withdrawals'). */
-export const WITHDRAWAL_KINDS: readonly IntentKind[] = ['withdrawal'];
-
 /** What a budget window sums, and the creates it applies to (BudgetWindow.over). */
-export const WINDOW_KINDS = {
+export const WINDOW_KINDS: Readonly<Record<WindowOver, readonly IntentKind[]>> = {
   payouts: PAYOUT_KINDS,
-  credits: CREDIT_KINDS,
-  withdrawals: WITHDRAWAL_KINDS,
-} as const;
-export type WindowOver = keyof typeof WINDOW_KINDS;
+  /** Money added to players' tabs, and drawn from them. */
+  credits: ['credit'],
+  withdrawals: ['withdrawal'],
+};
+export type WindowOver = 'payouts' | 'credits' | 'withdrawals';
 
 export function isPayout(kind: IntentKind): boolean {
   return PAYOUT_KINDS.includes(kind);
@@ -171,7 +167,7 @@ export interface NewIntentOf<K extends IntentKind> {
 export type NewIntent = { [K in IntentKind]: NewIntentOf<K> }[IntentKind];
 
 /** Fields that may change along with, or without, a status move; each store's column is snake_case. */
-export const PATCH_FIELDS = [
+const PATCH_FIELDS = [
   ...['remoteId', 'code', 'uri', 'expiresAt', 'nextCheckAt', 'checks', 'leaseOwner'],
   ...['leaseUntil', 'error', 'meta'],
 ] as const satisfies readonly (keyof Intent)[];
@@ -188,3 +184,10 @@ export const SCHEDULE_FIELDS: ReadonlySet<keyof IntentPatch> = new Set([
   'leaseOwner',
   'leaseUntil',
 ]);
+
+/** The fields a patch writes, in a fixed order: a terminal move clears the schedule instead. */
+export function patchFields(patch: IntentPatch, terminal: boolean): (keyof IntentPatch)[] {
+  return PATCH_FIELDS.filter(
+    (f) => patch[f] !== undefined && !(terminal && SCHEDULE_FIELDS.has(f)),
+  );
+}

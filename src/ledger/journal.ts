@@ -169,7 +169,7 @@ export interface Position {
 }
 
 /** Where an intent's money sits in its state: each kind's rule (server/kinds/, `position`). */
-export type PositionRule = (intent: Intent) => Position;
+type PositionRule = (intent: Intent) => Position;
 
 /**
  * The posting of a write that takes an intent from `before` (null: a create) to `after`: its

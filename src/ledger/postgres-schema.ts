@@ -13,9 +13,9 @@
  *   shard locked, the total checked whole and the shares dealt afresh.
  */
 import type { Intent, IntentHistoryEntry } from './intent.js';
-import { OPEN_STATUSES, PAYOUT_KINDS, WINDOW_KINDS, type WindowOver } from './intent.js';
+import { OPEN_STATUSES } from './intent.js';
 import { HOUSE_CLASSES, type JournalEntry } from './journal.js';
-import { layoutOf, migration } from './sql.js';
+import { layoutOf, migration, sqlList, WINDOW_SQL } from './sql.js';
 
 /** The layout this library writes and reads (the schema's `layout` row). */
 export const LAYOUT = layoutOf('postgres');
@@ -28,8 +28,6 @@ export function layoutSql(s: string, to: number): string {
 /** A schema name: letters, digits, underscores, at most 63 bytes. */
 export const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 
-const list = (values: readonly string[]): string => values.map((v) => `'${v}'`).join(', ');
-
 /** Rows per house account in `balances` (part of the layout). */
 export const BALANCE_SHARDS = 16;
 /** Rows of open_count that take the opens, and as many the ends (part of the layout). */
@@ -39,7 +37,7 @@ export const OPEN_STRIPES = 16;
 const MAX = '9223372036854775807';
 const SHARE = String((2n ** 63n - 1n) / BigInt(BALANCE_SHARDS));
 /** Whether `cls` is a house class, whose accounts are spread over shards. */
-const SHARDED = (cls: string) => `${cls} IN (${list(HOUSE_CLASSES)})`;
+const SHARDED = (cls: string) => `${cls} IN (${sqlList(HOUSE_CLASSES)})`;
 
 /** Each shard's share once the account's total sits in shard 0: the rest get equal parts. */
 const shareOf = (total: string, shard: string, cls: string) => `CASE
@@ -49,14 +47,9 @@ const shareOf = (total: string, shard: string, cls: string) => `CASE
 
 // A partial index serves only queries that repeat its WHERE term: the layout's indexes name
 // these same lists (test/ledger/layout.test.ts).
-export const OPEN_SQL = `status IN (${list(OPEN_STATUSES)})`;
-export const PAYOUT_SQL = `kind IN (${list(PAYOUT_KINDS)})`;
-/** What a budget window counts (BudgetWindow.over), as the layout's indexes spell it. */
-export const WINDOW_SQL: Record<WindowOver, string> = {
-  payouts: PAYOUT_SQL,
-  credits: `kind IN (${list(WINDOW_KINDS.credits)})`,
-  withdrawals: `kind IN (${list(WINDOW_KINDS.withdrawals)})`,
-};
+export const OPEN_SQL = `status IN (${sqlList(OPEN_STATUSES)})`;
+export const PAYOUT_SQL = WINDOW_SQL.payouts;
+export { WINDOW_SQL };
 
 /** What every read and RETURNING yields; amounts, meta and history as text, whatever the parsers. */
 export const COLUMNS = `id, kind, status, room_id, player_id, amount::text AS amount, unit,

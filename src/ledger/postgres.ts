@@ -26,7 +26,7 @@ import {
   LedgerUnavailableError,
 } from './errors.js';
 import type { Intent, IntentPatch, IntentStatus } from './intent.js';
-import { isTerminal, PATCH_COLUMN, PATCH_FIELDS, SCHEDULE_FIELDS, SETTLED_NOTE } from './intent.js';
+import { isTerminal, PATCH_COLUMN, patchFields, SCHEDULE_FIELDS, SETTLED_NOTE } from './intent.js';
 import type { AccountBalance, JournalEntry, Posting } from './journal.js';
 import type { NewOperatorAction, OperatorAction } from './operator-log.js';
 import { lineOf } from './operator-log.js';
@@ -189,7 +189,7 @@ class PostgresDriver implements LedgerDriver {
       let exactShares = false;
       for (let deadlocks = 0; ; ) {
         try {
-          return toIntent((await attempt(pool, exactCount, exactShares))[0]);
+          return db.rowToIntent((await attempt(pool, exactCount, exactShares))[0]);
         } catch (err) {
           if (err instanceof NearCap && !exactCount) exactCount = true;
           else if (journaling && !exactShares && pastShare(err)) exactShares = true;
@@ -402,7 +402,7 @@ class PostgresDriver implements LedgerDriver {
             const row = await this.#transaction(pool, [], (client) =>
               this.#exactly(client, first, values, postings, now),
             );
-            return row === undefined ? null : toIntent(row);
+            return row === undefined ? null : db.rowToIntent(row);
           } catch (e) {
             if (!deadlocked(e) || deadlocks >= DEADLOCK_RETRIES) throw e;
           }
@@ -427,7 +427,7 @@ class PostgresDriver implements LedgerDriver {
     for (let pause = 25; ; pause = Math.min(pause * 2, 400)) {
       try {
         const rows = await this.#run(await this.#pool, this.#sql['by-call'], [id, call]);
-        return rows[0] ? toIntent(rows[0]) : null;
+        return rows[0] ? db.rowToIntent(rows[0]) : null;
       } catch (err) {
         if (!lostConnection(err) || Date.now() + pause > deadline || this.#closed) return null;
         await new Promise((resolve) => setTimeout(resolve, pause));
@@ -482,7 +482,7 @@ class PostgresDriver implements LedgerDriver {
     const rows = await this.#transaction(await this.#ready(), [this.#movesLock], (client) =>
       this.#run(client, this.#sql.claim, values),
     );
-    return rows.map(toIntent);
+    return rows.map(db.rowToIntent);
   }
 
   async release(id: string, owner: string): Promise<void> {
@@ -585,7 +585,7 @@ class PostgresDriver implements LedgerDriver {
       return [];
     }
     assertNoNul(values.slice(keys));
-    return (await this.#run(await this.#ready(), sql, values)).map(toIntent);
+    return (await this.#run(await this.#ready(), sql, values)).map(db.rowToIntent);
   }
 
   /** One statement, prepared once per connection under a name derived from its text. */
@@ -793,21 +793,12 @@ const NAMES = [
 
 /** `col = $n` for each field the patch names (values appended); terminal moves clear the schedule. */
 function patchSets(patch: IntentPatch, terminal: boolean, values: unknown[]): string[] {
-  const sets: string[] = [];
-  for (const field of PATCH_FIELDS) {
-    const value = patch[field];
-    if (terminal && SCHEDULE_FIELDS.has(field)) sets.push(`${PATCH_COLUMN[field]} = NULL`);
-    else if (value !== undefined) {
-      const stored =
-        value === null
-          ? null
-          : field === 'meta'
-            ? JSON.stringify(value)
-            : field === 'error'
-              ? diagnostic(value as string)
-              : value;
-      sets.push(`${PATCH_COLUMN[field]} = $${values.push(stored)}`);
-    }
+  const sets = terminal ? [...SCHEDULE_FIELDS].map((f) => `${PATCH_COLUMN[f]} = NULL`) : [];
+  for (const field of patchFields(patch, terminal)) {
+    let value = patch[field];
+    if (field === 'meta') value = JSON.stringify(value);
+    else if (field === 'error' && typeof value === 'string') value = diagnostic(value);
+    sets.push(`${PATCH_COLUMN[field]} = $${values.push(value)}`);
   }
   return sets;
 }
@@ -925,8 +916,6 @@ function postingParams(postings: readonly Posting[], now: number): unknown[] {
     ...[column((p) => p.amount), column((p) => p.unit), column((p) => diagnostic(p.why)), now],
   ];
 }
-
-const toIntent = db.rowToIntent;
 
 function isPool(connection: PostgresConnection | undefined): connection is Pool {
   if (typeof connection !== 'object' || connection === null) return false;

@@ -4,7 +4,7 @@
  * clock; SQLite keeps it in process, here.
  */
 import type { RateLimit, RateStore } from './store.js';
-import { parseRateTime, parseTake } from './validate.js';
+import { parseEpochMs, parseTake } from './validate.js';
 
 export type { RateLimit, RateStore } from './store.js';
 
@@ -24,7 +24,7 @@ export class LocalRateBucket implements RateStore {
 
   constructor(options: { emptyAt?: number } = {}) {
     const at = options.emptyAt;
-    this.#bucket = at === undefined ? null : { tokens: 0, at: parseRateTime(at, 'now'), hold: 0 };
+    this.#bucket = at === undefined ? null : { tokens: 0, at: parseEpochMs(at, 'now'), hold: 0 };
   }
 
   /** Refill for the time since `at` (never past `burst`), then take one unless held or short. */
@@ -47,7 +47,7 @@ export class LocalRateBucket implements RateStore {
 
   /** The later hold wins, and the bucket is empty from its end. */
   async holdCalls(until: number): Promise<void> {
-    parseRateTime(until, 'until');
+    parseEpochMs(until, 'until');
     this.#bucket ??= { tokens: 0, at: 0, hold: 0 };
     const bucket = this.#bucket;
     if (until <= bucket.hold) return;

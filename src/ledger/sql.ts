@@ -5,6 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { ledgerFile } from './files.js';
+import { WINDOW_KINDS, type WindowOver } from './intent.js';
 
 /** Each store's migrations, in order: the file at index n takes a database to layout n + 1. */
 export const MIGRATIONS = {
@@ -25,6 +26,14 @@ export function migration(store: LayoutStore, to: number): string {
   if (name === undefined) throw new RangeError(`no migration to ${store} layout ${to}`);
   return readFileSync(ledgerFile(`./sql/${store}/migrations/${name}`), 'utf8');
 }
+
+/** Values as an SQL list: `'a', 'b'`. */
+export const sqlList = (values: readonly string[]) => values.map((v) => `'${v}'`).join(', ');
+
+/** What a budget window counts (BudgetWindow.over), as both stores' indexes and sums spell it. */
+export const WINDOW_SQL = Object.fromEntries(
+  Object.entries(WINDOW_KINDS).map(([over, kinds]) => [over, `kind IN (${sqlList(kinds)})`]),
+) as Record<WindowOver, string>;
 
 /** The operator log's statements, on every store (rules.ts LineChange). */
 export const OPERATOR_SQL = [

@@ -14,8 +14,7 @@ import {
   INTENT_STATUSES,
   isTerminal,
   PATCH_COLUMN,
-  PATCH_FIELDS,
-  SCHEDULE_FIELDS,
+  patchFields,
   SETTLED_NOTE,
 } from './intent.js';
 import type { AccountBalance, JournalEntry, Posting } from './journal.js';
@@ -23,7 +22,7 @@ import { accountClass, HOUSE_CLASSES } from './journal.js';
 import { lineOf, type NewOperatorAction, type OperatorAction } from './operator-log.js';
 import type { LineChange, WindowRead } from './rules.js';
 import * as rules from './rules.js';
-import { filterTerms, LOG_FILTERS, loadSql, OPERATOR_SQL } from './sql.js';
+import { filterTerms, LOG_FILTERS, loadSql, OPERATOR_SQL, WINDOW_SQL } from './sql.js';
 import {
   COLUMN,
   COLUMNS,
@@ -39,7 +38,6 @@ import {
   STEPS,
   unpackId,
   WINDOW_INDEXES,
-  WINDOW_SQL,
 } from './sqlite-schema.js';
 import type { SeatGuard } from './store.js';
 import type { AccountsFilter, FundsCheck, JournalFilter, OperatorLogFilter } from './validate.js';
@@ -97,10 +95,7 @@ export class SqliteCore implements Pick<LedgerDriver, Forwarded> {
   readonly #byId: StatementSync;
   readonly #byToken: StatementSync;
   readonly #moves: StatementSync;
-  /** A window's index and its sum, by `over:scope`, prepared once each is first used. */
-  readonly #windowIndex = new Map<string, StatementSync>();
-  readonly #reserved = new Map<string, StatementSync>();
-  /** Statements by shape (a move's patch, a page's filters): a few dozen at most. */
+  /** Statements by shape (a move's patch, a page's filters, a window): a few dozen at most. */
   readonly #shaped = new Map<string, StatementSync>();
   /** Inside batch(): each write is a savepoint of the batch's one transaction. */
   #batching = false;
@@ -207,9 +202,9 @@ export class SqliteCore implements Pick<LedgerDriver, Forwarded> {
     const key = `${over}:${scope}`;
     // In the create's transaction: kept with it, or rolled back with its refusal.
     if (!this.#windowIndexed.has(key)) {
-      once(this.#windowIndex, key, () => this.db.prepare(WINDOW_INDEXES[key] as string)).run();
+      this.#shape(`index:${key}`, false, () => WINDOW_INDEXES[key] as string).run();
     }
-    const reserved = once(this.#reserved, key, () => {
+    const reserved = this.#shape(`window:${key}`, false, () => {
       const who = { player: 'player_id = ? AND ', room: 'room_id = ? AND ', game: '' }[scope];
       const slots = { payout: WINDOW_SQL[over], who };
       const statement = this.db.prepare(loadSql('sqlite', ['reserved'], slots).reserved);
@@ -321,7 +316,6 @@ export class SqliteCore implements Pick<LedgerDriver, Forwarded> {
     });
   }
 
-  /** Up to `limit + 1` entries: the core tells a next page by the one more. */
   journal(query: JournalFilter): JournalEntry[] {
     const values: unknown[] = [query.after, query.limit + 1];
     const filters = { ...query, intentId: query.intentId && packId(query.intentId) };
@@ -429,7 +423,6 @@ export class SqliteCore implements Pick<LedgerDriver, Forwarded> {
     return row === undefined ? null : lineOf(row);
   }
 
-  /** Up to `limit + 1` lines: the core tells a next page by the one more. */
   operatorLog(query: OperatorLogFilter): OperatorAction[] {
     const values: unknown[] = [query.after, query.limit + 1];
     const terms = ['seq > ?1', ...filterTerms(query, LOG_FILTERS, values, '?')];
@@ -604,14 +597,6 @@ export class SqliteCore implements Pick<LedgerDriver, Forwarded> {
   }
 }
 
-/** The fields a patch writes, in a fixed order (the statement cache's key). */
-function patchFields(patch: IntentPatch, terminal: boolean): (keyof IntentPatch)[] {
-  // A terminal move clears the schedule in its own SET terms, whatever the patch says.
-  return PATCH_FIELDS.filter(
-    (f) => patch[f] !== undefined && !(terminal && SCHEDULE_FIELDS.has(f)),
-  );
-}
-
 function patchSets(fields: readonly (keyof IntentPatch)[]): string[] {
   const sets = fields.map((field) =>
     field === 'uri'
@@ -643,19 +628,6 @@ function patchParams(patch: IntentPatch, fields: readonly (keyof IntentPatch)[])
 /** Meta as stored: NULL for the empty object every intent starts with. */
 function metaText(meta: Record<string, unknown> | undefined): string | null {
   return meta === undefined || Object.keys(meta).length === 0 ? null : JSON.stringify(meta);
-}
-
-/** `cache`'s statement under `key`, prepared by `make` the first time. */
-function once(
-  cache: Map<string, StatementSync>,
-  key: string,
-  make: () => StatementSync,
-): StatementSync {
-  const found = cache.get(key);
-  if (found !== undefined) return found;
-  const made = make();
-  cache.set(key, made);
-  return made;
 }
 
 /** Rows as plain objects (node:sqlite's have no prototype). */

@@ -6,12 +6,9 @@ import {
   type Intent,
   type IntentHistoryEntry,
   type IntentStatus,
-  PAYOUT_KINDS,
   TRANSITIONS,
-  WINDOW_KINDS,
-  type WindowOver,
 } from './intent.js';
-import { layoutOf, migration } from './sql.js';
+import { layoutOf, migration, WINDOW_SQL } from './sql.js';
 
 /** The layout this library writes and reads (PRAGMA user_version). */
 export const LAYOUT = layoutOf('sqlite');
@@ -31,14 +28,6 @@ for (const from of INTENT_STATUSES) {
 }
 const CREATING = STEPS.indexOf('creating');
 
-const kindsSql = (kinds: readonly string[]) => `kind IN (${kinds.map((k) => `'${k}'`).join(', ')})`;
-export const PAYOUT_SQL = kindsSql(PAYOUT_KINDS);
-/** What a budget window counts (BudgetWindow.over), as its index and its sum spell it. */
-export const WINDOW_SQL: Record<WindowOver, string> = {
-  payouts: PAYOUT_SQL,
-  credits: kindsSql(WINDOW_KINDS.credits),
-  withdrawals: kindsSql(WINDOW_KINDS.withdrawals),
-};
 /** Openness, as the layout's indexes and the queries spell it word for word. */
 export const LIVE_SQL = 'live IS NOT NULL';
 
@@ -48,11 +37,11 @@ export const LIVE_SQL = 'live IS NOT NULL';
  */
 export const WINDOW_INDEXES: Readonly<Record<string, string>> = {
   'payouts:player': `CREATE INDEX IF NOT EXISTS intents_payout_player
-    ON intents (player_id, created_at) WHERE ${PAYOUT_SQL}`,
+    ON intents (player_id, created_at) WHERE ${WINDOW_SQL.payouts}`,
   'payouts:room': `CREATE INDEX IF NOT EXISTS intents_payout_room
-    ON intents (room_id, created_at) WHERE ${PAYOUT_SQL}`,
+    ON intents (room_id, created_at) WHERE ${WINDOW_SQL.payouts}`,
   'payouts:game': `CREATE INDEX IF NOT EXISTS intents_payout_time
-    ON intents (created_at) WHERE ${PAYOUT_SQL}`,
+    ON intents (created_at) WHERE ${WINDOW_SQL.payouts}`,
   'credits:player': `CREATE INDEX IF NOT EXISTS intents_credit_player
     ON intents (player_id, created_at) WHERE ${WINDOW_SQL.credits}`,
   'withdrawals:player': `CREATE INDEX IF NOT EXISTS intents_withdrawal_player
@@ -79,7 +68,7 @@ export function packToken(value: string): string | Uint8Array {
   return bytes.toString('base64url') === value ? bytes : value;
 }
 
-export function unpackToken(value: string | Uint8Array): string {
+function unpackToken(value: string | Uint8Array): string {
   if (typeof value === 'string') return value;
   return Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64url');
 }
@@ -107,8 +96,9 @@ export type Move = readonly [step: number, at: number, note: string | null];
 export const MOVES_SQL = `SELECT m.step, m.at, n.text AS note
   FROM moves AS m LEFT JOIN notes AS n ON n.id = m.note WHERE m.intent = ? ORDER BY m.step`;
 
-/** An intent from its row and its moves in step order; a history starts `creating` unless held or queued. */
+/** An intent from its row (a joined one runs on) and its moves in step order. */
 export function rowToIntent(row: Row, moves: readonly Move[]): Intent {
+  // A history starts `creating`, unless held or queued (the steps below it).
   const first = moves[0]?.[0] ?? CREATING;
   const history: IntentHistoryEntry[] =
     first < CREATING ? [] : [{ at: row[COLUMN.created_at] as number, from: null, to: 'creating' }];
@@ -121,32 +111,6 @@ export function rowToIntent(row: Row, moves: readonly Move[]): Intent {
     if (note !== null) entry.note = note;
     history.push(entry);
   }
-  return withHistory(row, history);
-}
-
-/** Where a `joinedSql` row's move columns are: after the intent's. */
-const STEP = COLUMN_NAMES.length;
-
-/** An intent and its moves in one statement, for joinedToIntent: `where` names the intent. */
-export function joinedSql(where: string): string {
-  const columns = COLUMN_NAMES.map((c) => `i.${c}`).join(', ');
-  return `SELECT ${columns}, m.step, m.at, n.text FROM intents AS i
-    LEFT JOIN moves AS m ON m.intent = i.seq LEFT JOIN notes AS n ON n.id = m.note
-    WHERE ${where} ORDER BY m.step`;
-}
-
-/** An intent from the rows of `joinedSql`: one statement for an intent and its history. */
-export function joinedToIntent(rows: readonly object[]): Intent | null {
-  const first = rows[0] as Row | undefined;
-  if (first === undefined) return null;
-  const moves = (rows as Row[])
-    .filter((r) => r[STEP] !== null)
-    .map((r) => [r[STEP], r[STEP + 1], r[STEP + 2]] as Move);
-  return rowToIntent(first, moves);
-}
-
-/** An intent from its row (or a joined row, which runs on) and its history. */
-function withHistory(row: Row, history: IntentHistoryEntry[]): Intent {
   const at = <T>(column: keyof typeof COLUMN) => row[COLUMN[column]] as T;
   const remote = at<string | Uint8Array | null>('remote_id');
   const token = at<string | Uint8Array | null>('callback_token');
@@ -179,6 +143,27 @@ function withHistory(row: Row, history: IntentHistoryEntry[]): Intent {
     meta: meta === null ? {} : (JSON.parse(meta) as Record<string, unknown>),
     history,
   };
+}
+
+/** Where a `joinedSql` row's move columns are: after the intent's. */
+const STEP = COLUMN_NAMES.length;
+
+/** An intent and its moves in one statement, for joinedToIntent: `where` names the intent. */
+export function joinedSql(where: string): string {
+  const columns = COLUMN_NAMES.map((c) => `i.${c}`).join(', ');
+  return `SELECT ${columns}, m.step, m.at, n.text FROM intents AS i
+    LEFT JOIN moves AS m ON m.intent = i.seq LEFT JOIN notes AS n ON n.id = m.note
+    WHERE ${where} ORDER BY m.step`;
+}
+
+/** An intent from the rows of `joinedSql`: one statement for an intent and its history. */
+export function joinedToIntent(rows: readonly object[]): Intent | null {
+  const first = rows[0] as Row | undefined;
+  if (first === undefined) return null;
+  const moves = (rows as Row[])
+    .filter((r) => r[STEP] !== null)
+    .map((r) => [r[STEP], r[STEP + 1], r[STEP + 2]] as Move);
+  return rowToIntent(first, moves);
 }
 
 /** Refuses a file this library cannot read: a newer layout, a pre-release library's, another program's. */

@@ -31,7 +31,7 @@ export type Call =
   | { id: number; method: CoreMethod; args: unknown[] }
   | { id: number; close: true };
 /** An error as data: its own fields (a class's code among them) and its message. */
-export type WireError = Record<string, unknown> & { message: string };
+type WireError = Record<string, unknown> & { message: string };
 export type Answer =
   | { id: number; ok: true; value: unknown }
   | { id: number; ok: false; error: WireError };
@@ -61,7 +61,7 @@ const CLASSES = [
   InvalidIntentError,
 ];
 
-export function decodeError(wire: WireError): Error {
+function decodeError(wire: WireError): Error {
   const { message, ...fields } = wire;
   const ledger = CLASSES.find((c) => c.code === fields.code);
   // Its class's brand and name without its constructor (whose arguments differ); its fields as sent.

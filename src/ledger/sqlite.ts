@@ -46,21 +46,10 @@ const WRITES: ReadonlySet<CoreMethod> = new Set<CoreMethod>([
   ...['recordEvent', 'appendLine'],
 ] as const);
 
-/** The primitives handed to SqliteCore as they are, inline or on the thread. */
-const FORWARDED: readonly Forwarded[] = [
-  ...['create', 'update', 'openKeyHolder', 'get', 'byCallbackToken', 'byRemoteId', 'openByRoom'],
-  ...['openByPlayer', 'byGroup', 'seatHolder', 'inStatus', 'openCount', 'journal'],
-  ...[
-    'classBalances',
-    'accountBalances',
-    'classAccounts',
-    'claimDue',
-    'release',
-    'advanceChecks',
-    'recordEvent',
-  ],
-  ...['appendLine', 'isBlocked', 'payoutPause', 'operatorLog'],
-] as const;
+/** The primitives handed to SqliteCore as they are, inline or on the thread: its other methods. */
+const FORWARDED = Object.getOwnPropertyNames(SqliteCore.prototype).filter(
+  (m) => !['constructor', 'transition', 'batch', 'close'].includes(m),
+) as Forwarded[];
 
 /** One inline call, its answer handed back as it is; a busy write (nothing written) retried. */
 function inline(core: SqliteCore, busyTimeoutMs: number, closed: () => boolean) {

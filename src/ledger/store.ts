@@ -30,7 +30,7 @@ export interface TransitionOptions {
   dueAlso?: DueAlso;
 }
 
-export interface DueAlso {
+interface DueAlso {
   id: string;
   status: IntentStatus;
   /** epoch ms */
@@ -60,7 +60,7 @@ export interface CreateGuards {
   /** Refused past a window's cap (reserved until expired or failed); each applies to its kinds. */
   budgets?: readonly BudgetWindow[];
   /** Payouts only: above `aboveMsat` or the player's window, recorded `held` until approved. */
-  hold?: PayoutHold;
+  hold?: { aboveMsat?: number; perPlayer?: { limitMsat: number; windowMs: number } };
   /** Payouts only: recorded `queued`, due; the hold wins. */
   queue?: boolean;
   /**
@@ -69,23 +69,14 @@ export interface CreateGuards {
    */
   seat?: SeatGuard;
   /** The postings leave `account` (a player's they debit) at 0 or more, else InsufficientFundsError. */
-  funds?: FundsGuard;
+  funds?: { account: string };
   /** Recorded `completed` at once with its postings (money that moves in the ledger alone). */
   settled?: boolean;
-}
-
-export interface FundsGuard {
-  account: string;
 }
 
 export interface SeatGuard {
   seats?: number;
   replaces?: string;
-}
-
-export interface PayoutHold {
-  aboveMsat?: number;
-  perPlayer?: { limitMsat: number; windowMs: number };
 }
 
 /** Intents and their journal. */

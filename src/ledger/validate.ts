@@ -36,7 +36,7 @@ import {
   OPERATOR_ACTIONS,
   type OperatorLogQuery,
 } from './operator-log.js';
-import type { CreateGuards, DueAlso, RateLimit, TransitionOptions } from './store.js';
+import type { CreateGuards, RateLimit, TransitionOptions } from './store.js';
 
 /** A non-negative integer in decimal, without leading zeros. */
 export const AMOUNT_PATTERN = /^(0|[1-9][0-9]*)$/;
@@ -128,7 +128,7 @@ function parse<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
   });
 }
 
-export function parsePatch(value: IntentPatch): IntentPatch {
+function parsePatch(value: IntentPatch): IntentPatch {
   const parsed = parse(patchSchema, value, 'patch');
   if (parsed.meta !== undefined) assertJson(parsed.meta);
   return parsed;
@@ -189,20 +189,22 @@ export function parseFunds(guards: CreateGuards, postings: readonly Posting[]): 
   return { account, unit: draws[0]?.unit ?? 'msats', drawn };
 }
 
-/** A move's arguments: the move (assertMove), its time, a patch that schedules no ended intent. */
+/** A move as MoveCall carries it: a move allowed, a patch that schedules no ended intent. */
 export function parseMove(
+  id: string,
   from: IntentStatus | readonly IntentStatus[],
   to: IntentStatus,
   options: TransitionOptions,
   fallbackNow: () => number,
-): { sources: IntentStatus[]; now: number; patch: IntentPatch; dueAlso: DueAlso | null } {
+) {
   const sources = assertMove(from, to);
   const now = parseEpochMs(options.now ?? fallbackNow(), 'now');
   const patch = parsePatch(options.patch ?? {});
   assertSchedulable(to, patch);
   const dueAlso =
     options.dueAlso === undefined ? null : parse(dueAlsoSchema, options.dueAlso, 'dueAlso');
-  return { sources, now, patch, dueAlso };
+  const { note = null, postings, read } = options;
+  return { id, sources, to, now, patch, note, postings: parsePostings(postings), dueAlso, read };
 }
 
 /** An update's arguments; answers the parsed patch. */
@@ -220,15 +222,23 @@ export function parseLimit(limit: number): void {
   parse(count, limit, 'limit');
 }
 
-export function parseClaim(limit: number, owner: string, leaseMs: number, queued?: number): void {
+export function parseClaim(
+  now: number,
+  limit: number,
+  owner: string,
+  leaseMs: number,
+  queued?: number,
+) {
+  parseEpochMs(now, 'now');
   parseLimit(limit);
   parse(count.optional(), queued, 'queued share');
   parse(nonEmpty, owner, 'lease owner');
   parse(z.int().positive(), leaseMs, 'lease duration');
+  return { now, limit, owner, leaseMs, queued: queued ?? null };
 }
 
 /** `from` as a list; refused whole if any source may not move to `to` (a caller's bug). */
-export function assertMove(
+function assertMove(
   from: IntentStatus | readonly IntentStatus[],
   to: IntentStatus,
 ): IntentStatus[] {
@@ -245,7 +255,7 @@ export function assertMove(
 }
 
 /** A terminal intent is never checked or leased again, so a patch may not schedule one. */
-export function assertSchedulable(status: IntentStatus, patch: IntentPatch): void {
+function assertSchedulable(status: IntentStatus, patch: IntentPatch): void {
   if (!isTerminal(status)) return;
   for (const field of SCHEDULE_FIELDS) {
     if (patch[field] !== undefined && patch[field] !== null) {
@@ -272,7 +282,7 @@ function assertJson(value: Record<string, unknown>): void {
 }
 
 /** The largest amount one posting may carry, and any balance may reach: a signed 64-bit integer. */
-export const MAX_POSTING_AMOUNT = 2n ** 63n - 1n;
+const MAX_POSTING_AMOUNT = 2n ** 63n - 1n;
 const POSTING_AMOUNT = /^[1-9][0-9]{0,18}$/;
 const MAX_POSTINGS = 16;
 
@@ -467,21 +477,15 @@ export function parsePlayerId(playerId: string): string {
   return parse(name, playerId, 'player id');
 }
 
-/** A time as the stores keep them: whole epoch ms, not negative. */
-export function parseRateTime(value: number, what: 'now' | 'until'): number {
-  if (Number.isSafeInteger(value) && value >= 0) return value;
-  throw new InvalidIntentError(`${what} must be a non-negative whole number of epoch ms`);
-}
-
 /** How long a hold until `until` lasts from `now` (both checked): 0 for one already over. */
 export function holdFor(until: number, now: number): number {
-  return Math.max(0, parseRateTime(until, 'until') - parseRateTime(now, 'now'));
+  return Math.max(0, parseEpochMs(until, 'until') - parseEpochMs(now, 'now'));
 }
 
 const limitSchema = z.object({ perSecond: z.number().positive(), burst: z.number().min(1) });
 
 export function parseTake(limit: RateLimit, now: number, keep: number): RateLimit {
-  parseRateTime(now, 'now');
+  parseEpochMs(now, 'now');
   const { perSecond, burst } = parse(limitSchema, limit, 'limit');
   if (!(Number.isSafeInteger(keep) && keep >= 0 && keep + 1 <= burst)) {
     throw new InvalidIntentError('keep must be a whole number from 0 to burst - 1');

@@ -10,7 +10,7 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import type { WorkerOptions } from 'node:worker_threads';
 
-export interface WorkerStart {
+interface WorkerStart {
   /** The worker's file, or the bundled script's text (with `eval: true` in options). */
   script: URL | string;
   options: WorkerOptions;

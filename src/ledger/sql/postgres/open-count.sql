@@ -1,2 +1,1 @@
--- The game's open intents, that move money: the stripes summed.
 SELECT sum(n)::bigint AS open FROM {s}.open_count

@@ -1,4 +1,4 @@
--- A hold of $1 ms from the database's now, unless a later one is in force (rate.ts holdBucket).
+-- A hold of $1 ms from the database's now, unless a later one is in force.
 WITH h AS (
   SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint + $1::bigint AS until
 )

@@ -1,6 +1,5 @@
--- A take from the game's bucket (rate.ts takeFrom), by the database's clock: refilled under the
--- row's lock, written only when a token is taken. $1 perSecond, $2 burst, $3 keep; `wait` is 0
--- (taken) or the ms to wait.
+-- A take from the game's bucket (rate.ts) by the database's clock, refilled under the row's
+-- lock, written only when taken. $1 perSecond, $2 burst, $3 keep; `wait`: 0 (taken) or the ms.
 WITH c AS (
     SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint AS now
   ), o AS (

@@ -194,7 +194,6 @@ CREATE TRIGGER operator_log_append_only BEFORE UPDATE OR DELETE ON "lightning".o
 CREATE TRIGGER operator_log_no_truncate BEFORE TRUNCATE ON "lightning".operator_log
   FOR EACH STATEMENT EXECUTE FUNCTION "lightning".operator_log_append_only();
 
--- The players an operator blocked.
 CREATE TABLE "lightning".blocked (
   player_id text   PRIMARY KEY,
   since     bigint NOT NULL

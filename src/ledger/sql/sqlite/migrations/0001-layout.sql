@@ -141,7 +141,6 @@ CREATE TRIGGER operator_log_no_update BEFORE UPDATE ON operator_log
 CREATE TRIGGER operator_log_no_delete BEFORE DELETE ON operator_log
   BEGIN SELECT RAISE(ABORT, 'the operator log is append-only'); END;
 
--- The players an operator blocked.
 CREATE TABLE blocked (
   player_id TEXT    PRIMARY KEY,
   since     INTEGER NOT NULL
