@@ -399,16 +399,10 @@ export const lightningOptionsSchema = z.strictObject({
       "accept status callbacks only from the service's published addresses and `also` (others: an empty 403, nothing read); the sender is the `clientAddress`",
     defaultText: 'off',
   }),
-  startWithoutReadyMs: z
-    .number()
-    .int()
-    .nonnegative()
-    .max(600_000)
-    .default(5_000)
-    .meta({
-      description:
-        'a game that mounts the routes or the plugin and never calls `ready()` starts this long after anyway, with a warning outside production; 0: only `ready()` starts it',
-    }),
+  startWithoutReadyMs: z.number().int().nonnegative().max(600_000).default(5_000).meta({
+    description:
+      'a game that mounts the routes or the plugin and never calls `ready()` starts this long after anyway, with a warning outside production; 0: only `ready()` starts it',
+  }),
   maxBodyBytes: z
     .number()
     .int()
