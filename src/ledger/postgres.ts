@@ -65,7 +65,7 @@ const DEADLOCK_RETRIES = 5;
 /** How long a write whose answer was lost keeps trying to read whether it committed. */
 const RECOVER_MS = 3_000;
 
-type Queryable = Pick<Pool, 'query'>;
+type Queryable = Pool | PoolClient;
 type Rows = Record<string, unknown>[];
 
 class PostgresDriver implements LedgerDriver {
@@ -589,12 +589,23 @@ class PostgresDriver implements LedgerDriver {
   }
 
   /** One statement, prepared once per connection under a name derived from its text. */
+  /**
+   * One statement, on a transaction's client or on a connection of the pool's. Not pool.query,
+   * which ends its connection after any error: a refusal the server answered (a duplicate, a
+   * lost race) leaves the connection sound, and a player's repeats must not cost one each.
+   */
   async #run(on: Queryable, text: string, values: unknown[]): Promise<Rows> {
     const query = this.#prepare ? { name: statementName(text), text, values } : { text, values };
+    const client =
+      'release' in on ? on : await on.connect().catch((err) => Promise.reject(mapError(err)));
+    let broken: Error | undefined;
     try {
-      return (await on.query(query)).rows as Rows;
+      return (await client.query(query)).rows as Rows;
     } catch (err) {
+      if (!isDatabaseError(err) || lostConnection(err)) broken = err as Error;
       throw mapError(err);
+    } finally {
+      if (client !== on) client.release(broken);
     }
   }
 

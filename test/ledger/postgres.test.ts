@@ -17,6 +17,7 @@ import { Room } from '@colyseus/core';
 import type pg from 'pg';
 import { ConfigurationError } from '../../src/errors.js';
 import {
+  DuplicateIntentError,
   IncompatibleLedgerError,
   type Intent,
   type IntentStatus,
@@ -239,6 +240,36 @@ describe('PostgresLedger', function () {
         } finally {
           client.release();
         }
+      } finally {
+        for (const store of open.splice(0)) await store.close();
+        await pool.end();
+      }
+    });
+
+    it('keeps its connections through refusals: a duplicate or a posting already journaled ends none', async () => {
+      // pool.query ends its connection after any error: each refusal cost the next call a new one.
+      const pool = server.pool({ max: 2 });
+      let connects = 0;
+      pool.on('connect', () => {
+        connects++;
+      });
+      try {
+        const store = ledger(schema(), pool);
+        const first = await store.create(newIntent());
+        const posting: Posting = {
+          tag: 'noted',
+          debit: 'house:rewards',
+          credit: 'inflight',
+          amount: '1',
+          unit: 'msats',
+          why: 'once',
+        };
+        assert.notEqual(await store.update(first.id, 'creating', {}, undefined, [posting]), null);
+        for (let i = 0; i < 10; i++) {
+          await rejection(store.create(newIntent({ id: first.id })), DuplicateIntentError);
+          assert.equal(await store.update(first.id, 'creating', {}, undefined, [posting]), null);
+        }
+        assert.ok(connects <= 2, `${connects} connections made for 20 refusals`);
       } finally {
         for (const store of open.splice(0)) await store.close();
         await pool.end();
