@@ -25,9 +25,13 @@ import { type LedgerFactory, newIntent, rejection } from './contract/support.js'
 
 export * from './contract/support.js';
 
-export function describeLedgerContract(name: string, factory: LedgerFactory): void {
+export function describeLedgerContract(
+  name: string,
+  factory: LedgerFactory,
+  options: { everyParseCase?: boolean } = {},
+): void {
   describe(`LedgerStore contract: ${name}`, () => {
-    describeIntentContract(factory);
+    describeIntentContract(factory, options.everyParseCase ?? true);
     describeFundsContract(factory);
     describeLeaseContract(factory);
     describeOperatorLogContract(factory);

@@ -41,7 +41,14 @@ import {
   walkTo,
 } from './support.js';
 
-export function describeIntentContract(factory: LedgerFactory): void {
+/**
+ * `everyParseCase` false: of the families of inputs the core's parse refuses before any driver
+ * call (every refused move, amount, posting), one case each. For a second transport of a driver
+ * whose parse, being the core's, every other store's run has checked case by case.
+ */
+export function describeIntentContract(factory: LedgerFactory, everyParseCase = true): void {
+  const parseCases = <T>(cases: readonly T[]): readonly T[] =>
+    everyParseCase ? cases : cases.slice(0, 1);
   describe('intents and journal', () => {
     let store: LedgerStore;
     eachStore(factory, (made) => {
@@ -152,7 +159,7 @@ export function describeIntentContract(factory: LedgerFactory): void {
         assert.notEqual(a.id, b.id);
       });
 
-      for (const amount of [21000, '1.5', '-1', '01', '', '1e9', ' 1']) {
+      for (const amount of parseCases([21000, '1.5', '-1', '01', '', '1e9', ' 1'])) {
         it(`rejects the amount ${JSON.stringify(amount)} and stores nothing`, async () => {
           const input = newIntent({ amount: amount as string });
           const err = await rejection(store.create(input), InvalidIntentError);
@@ -428,7 +435,9 @@ export function describeIntentContract(factory: LedgerFactory): void {
         assertIncludes(again, { remoteId: 'wr-2', error: null, expiresAt: null });
       });
 
-      for (const [from, to] of ALL_PAIRS.filter(([f, t]) => !TRANSITIONS[f].includes(t))) {
+      for (const [from, to] of parseCases(
+        ALL_PAIRS.filter(([f, t]) => !TRANSITIONS[f].includes(t)),
+      )) {
         it(`refuses ${from} -> ${to} with IllegalTransitionError and changes nothing`, async () => {
           const intent = await intentIn(from);
           const err = await rejection(
@@ -826,7 +835,7 @@ export function describeIntentContract(factory: LedgerFactory): void {
         ['one tag twice', [posting(), posting({ credit: 'wallet' })]],
         ['an unknown field', [{ ...posting(), note: 'x' } as Posting]],
       ];
-      for (const [what, postings] of invalid) {
+      for (const [what, postings] of parseCases(invalid)) {
         it(`rejects postings with ${what} on every write, storing nothing`, async () => {
           const input = newIntent({ id: randomUUID() });
           await rejection(store.create(input, 1, undefined, postings), InvalidIntentError);
