@@ -596,17 +596,29 @@ class PostgresDriver implements LedgerDriver {
    */
   async #run(on: Queryable, text: string, values: unknown[]): Promise<Rows> {
     const query = this.#prepare ? { name: statementName(text), text, values } : { text, values };
-    const client =
-      'release' in on ? on : await on.connect().catch((err) => Promise.reject(mapError(err)));
-    let broken: Error | undefined;
-    try {
-      return (await client.query(query)).rows as Rows;
-    } catch (err) {
-      if (!isDatabaseError(err) || lostConnection(err)) broken = err as Error;
-      throw mapError(err);
-    } finally {
-      if (client !== on) client.release(broken);
+    if ('release' in on) {
+      try {
+        return (await on.query(query)).rows as Rows;
+      } catch (err) {
+        throw mapError(err);
+      }
     }
+    // Callbacks, as pool.query's own: no promise between taking the connection and the query.
+    return new Promise((resolve, reject) => {
+      on.connect((connectError, client, release) => {
+        if (connectError || client === undefined) return reject(mapError(connectError));
+        try {
+          client.query(query, (err: Error | null, result: { rows: Rows }) => {
+            release(err && (!isDatabaseError(err) || lostConnection(err)) ? err : undefined);
+            if (err) reject(mapError(err));
+            else resolve(result.rows);
+          });
+        } catch (err) {
+          release(err as Error);
+          reject(mapError(err));
+        }
+      });
+    });
   }
 
   /** BEGIN with the advisory locks, `fn`, COMMIT; a connection that broke is destroyed. */
