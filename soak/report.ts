@@ -5,7 +5,7 @@
  * requests, what became of the callbacks, the two crashes, what the game heard, the journal's
  * balances, and each invariant's verdict.
  */
-import type { Intent } from '../src/ledger/intent.js';
+import { INTENT_KINDS, type Intent } from '../src/ledger/intent.js';
 import { fromPot } from '../src/ledger/journal.js';
 import type { MatchMeta } from '../src/server/kinds/meta.js';
 import { attemptOf, wasShown } from '../src/server/kinds/payout-position.js';
@@ -69,15 +69,7 @@ export function soakFigures(run: SoakRun): Figure[] {
   add('ops', '  ... of match steps', timing(ops.filter((x) => x.kind === 'match')));
 
   add('ledger', 'intents', count(intents.length));
-  for (const kind of [
-    'reward',
-    'entryFee',
-    'spend',
-    'payment',
-    'match',
-    'credit',
-    'withdrawal',
-  ] as const) {
+  for (const kind of INTENT_KINDS) {
     const mine = intents.filter((i) => i.kind === kind);
     add('ledger', kind, `${count(mine.length)}: ${tally(tallyOf(mine.map((i) => i.status)))}`);
   }

@@ -1,8 +1,9 @@
 /**
  * The tab calls this process refused lately (a credit or a withdrawal a rule said no to, as
- * `isRefusal` tells, the same test as the `lightning.refused` metric's), for the operator: the newest few, and a count per call and code since the process started. Per
- * process, as the alerts are; nothing is written to the ledger, so a bot that is refused
- * without end costs memory for MAX_KEPT refusals only.
+ * `isRefusal` tells, the same test as the `lightning.refused` metric's), for the operator: the
+ * newest few, and a count per call and code since the process started. Per process, as the
+ * alerts are; nothing is written to the ledger, so a bot that is refused without end costs
+ * memory for MAX_KEPT refusals only.
  */
 import { isRefusal } from '../errors.js';
 

@@ -16,11 +16,11 @@ import { mkdirSync } from 'node:fs';
 import { expect } from 'chai';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { arenaConfig } from '../../examples/arena/config.js';
-import { startArena } from '../../examples/arena/main.js';
+import type { Arena } from '../../examples/arena/main.js';
 import { ManualClock } from '../../src/clock.js';
 import { quietLogger } from '../support/game.js';
 import { CHROMIUM, CHROMIUM_ARGS, needChromium } from '../support/needs.js';
-import { holdPort } from '../support/ports.js';
+import { startArenaHeld } from './arena-support.js';
 
 const DEPLETE = '/api/v1/widget/users/deplete';
 
@@ -29,7 +29,7 @@ const ARTIFACTS = 'test-artifacts';
 describe('example arena in a browser', function () {
   this.timeout(90_000);
   let browser: Browser | undefined;
-  let arena: Awaited<ReturnType<typeof startArena>> | undefined;
+  let arena: Arena | undefined;
 
   before(function () {
     needChromium(this);
@@ -42,12 +42,9 @@ describe('example arena in a browser', function () {
   });
 
   it('two players pay, play, and only the winner sees and claims the prize; a round called off refunds who paid', async () => {
-    const { port, release } = await holdPort();
     const clock = new ManualClock(Date.now());
     // One attempt per API call, so that a lost answer is ambiguous at once (the shop step).
-    arena = await startArena({
-      port,
-      beforeListen: release,
+    ({ arena } = await startArenaHeld({
       log: () => {},
       // Three rounds: a short countdown, the same steps.
       config: { countdownMs: 300, goAfterMs: { min: 200, max: 400 } },
@@ -57,7 +54,7 @@ describe('example arena in a browser', function () {
         api: { maxRetries: 0 },
         reconciler: { intervalMs: 20, firstCheckMs: 2_000, maxBackoffMs: 10_000 },
       },
-    });
+    }));
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       args: CHROMIUM_ARGS,

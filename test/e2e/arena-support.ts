@@ -38,13 +38,10 @@ export interface ArenaUnderTest {
 export async function startArenaUnderTest(
   options: Pick<ArenaOptions, 'config' | 'lightning'> = {},
 ): Promise<ArenaUnderTest> {
-  const { port, release } = await holdPort();
   const clock = new ManualClock(Date.now());
   const lines: string[] = [];
   const authSecret = randomBytes(32).toString('base64url');
-  const arena = await startArena({
-    port,
-    beforeListen: release,
+  const { arena, port } = await startArenaHeld({
     serveClient: false,
     auth: { secret: authSecret },
     log: (line) => lines.push(line),
@@ -60,6 +57,14 @@ export async function startArenaUnderTest(
   const emulator = arena.lightning.service.emulator;
   if (!emulator) throw new Error('the arena runs on its embedded emulator in tests');
   return { arena, emulator, clock, lines, port, authSecret };
+}
+
+/** The arena on a free port, held from its choice until the arena listens (holdPort). */
+export async function startArenaHeld(
+  options: Omit<ArenaOptions, 'port' | 'beforeListen'>,
+): Promise<{ arena: Arena; port: number }> {
+  const { port, release } = await holdPort();
+  return { arena: await startArena({ ...options, port, beforeListen: release }), port };
 }
 
 /** A token from the arena's `POST /auth`, as the browser gets one. */

@@ -10,11 +10,11 @@
 import { mkdirSync } from 'node:fs';
 import { expect } from 'chai';
 import { type Browser, chromium, type Page } from 'playwright-core';
-import { startArena } from '../../examples/arena/main.js';
+import type { Arena } from '../../examples/arena/main.js';
 import { ManualClock } from '../../src/clock.js';
 import { quietLogger } from '../support/game.js';
 import { CHROMIUM, CHROMIUM_ARGS, needChromium } from '../support/needs.js';
-import { holdPort } from '../support/ports.js';
+import { startArenaHeld } from './arena-support.js';
 
 const ARTIFACTS = 'test-artifacts';
 /** Amounts no fee, pot or prize of these rounds spells, so a frame that holds one holds a tab. */
@@ -25,7 +25,7 @@ const MIN_TIME_MS = 20_000;
 describe('example arena in a browser: the tab (issue 34)', function () {
   this.timeout(120_000);
   let browser: Browser | undefined;
-  let arena: Awaited<ReturnType<typeof startArena>> | undefined;
+  let arena: Arena | undefined;
 
   before(function () {
     needChromium(this);
@@ -38,11 +38,8 @@ describe('example arena in a browser: the tab (issue 34)', function () {
   });
 
   it('a player earns three credits, withdraws once and claims; the other page never holds her balance or code', async () => {
-    const { port, release } = await holdPort();
     const clock = new ManualClock(Date.now());
-    arena = await startArena({
-      port,
-      beforeListen: release,
+    ({ arena } = await startArenaHeld({
       log: () => {},
       config: {
         roundWonCreditMsat: WON_MSAT,
@@ -58,7 +55,7 @@ describe('example arena in a browser: the tab (issue 34)', function () {
         fiat: { currency: 'USD' },
         reconciler: { intervalMs: 20, firstCheckMs: 2_000, maxBackoffMs: 10_000 },
       },
-    });
+    }));
     browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
     const frames = new Map<Page, Buffer[]>();
     const open = async (name: string) => {

@@ -7,16 +7,16 @@
  */
 import { expect } from 'chai';
 import { type Browser, chromium, type Page } from 'playwright-core';
-import { startArena } from '../../examples/arena/main.js';
+import type { Arena } from '../../examples/arena/main.js';
 import { devWallet } from '../../src/client/index.js';
 import { quietLogger } from '../support/game.js';
 import { CHROMIUM, CHROMIUM_ARGS, needChromium } from '../support/needs.js';
-import { holdPort } from '../support/ports.js';
+import { startArenaHeld } from './arena-support.js';
 
 describe('example arena in a browser with a WebLN wallet', function () {
   this.timeout(60_000);
   let browser: Browser | undefined;
-  let arena: Awaited<ReturnType<typeof startArena>> | undefined;
+  let arena: Arena | undefined;
 
   before(function () {
     needChromium(this);
@@ -28,13 +28,10 @@ describe('example arena in a browser with a WebLN wallet', function () {
   });
 
   it('pays the entry fee with one press through window.webln; without one, the QR and link', async () => {
-    const { port, release } = await holdPort();
-    arena = await startArena({
-      port,
-      beforeListen: release,
+    ({ arena } = await startArenaHeld({
       log: () => {},
       lightning: { logger: quietLogger },
-    });
+    }));
     const emulator = arena.lightning.service.emulator;
     if (!emulator) throw new Error('the arena runs on its emulator here');
     const wallet = devWallet(emulator.devWalletUrl);

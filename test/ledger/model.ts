@@ -759,7 +759,8 @@ export async function readJournal(
       const before = last.get(entry.intentId);
       if (before !== undefined) expect(seq, `${entry.intentId}: seq increases`).to.be.above(before);
       last.set(entry.intentId, seq);
-      journal[entry.intentId] = [...(journal[entry.intentId] ?? []), entry];
+      journal[entry.intentId] ??= [];
+      journal[entry.intentId]?.push(entry);
     }
     after = page.next ?? undefined;
   } while (after !== undefined);

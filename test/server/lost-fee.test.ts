@@ -16,8 +16,8 @@ import { SqliteLedger } from '../../src/ledger/sqlite.js';
 import type { LedgerStore } from '../../src/ledger/store.js';
 import { eventually } from '../support/eventually.js';
 import { type Game, startGame } from '../support/game.js';
-import { needPostgres } from '../support/needs.js';
-import { type PostgresServer, postgresAvailable, startPostgres } from '../support/postgres.js';
+import type { PostgresServer } from '../support/postgres.js';
+import { storeHarness } from '../support/store-harness.js';
 
 class EmptyRoom extends Room {}
 
@@ -39,23 +39,10 @@ const stores: { name: string; make: (pg: () => PostgresServer) => LedgerStore }[
 for (const store of stores) {
   describe(`a lost entry-fee charge is replaced at once, and refunded if paid (${store.name})`, function () {
     this.timeout(30_000);
-    let pg: PostgresServer | undefined;
-    const games: Game[] = [];
-    const ledgers: LedgerStore[] = [];
-
-    before(async function () {
-      if (store.name !== 'PostgreSQL') return;
-      needPostgres(this);
-      if (postgresAvailable()) pg = await startPostgres({ durable: false });
-    });
-    after(async () => pg?.stop());
-    afterEach(async () => {
-      for (const game of games.splice(0)) await game.stop();
-      for (const ledger of ledgers.splice(0)) await ledger.close();
-    });
+    const { pg, games, ledgers } = storeHarness(store.name);
 
     async function start(): Promise<Game> {
-      const ledger = store.make(() => pg as PostgresServer);
+      const ledger = store.make(pg);
       ledgers.push(ledger);
       const game = await startGame(
         { empty: EmptyRoom },

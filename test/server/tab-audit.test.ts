@@ -10,8 +10,8 @@ import { PostgresLedger } from '../../src/ledger/postgres.js';
 import { SqliteLedger } from '../../src/ledger/sqlite.js';
 import type { CreateGuards, LedgerStore } from '../../src/ledger/store.js';
 import { type Game, startGame } from '../support/game.js';
-import { needPostgres } from '../support/needs.js';
-import { type PostgresServer, postgresAvailable, startPostgres } from '../support/postgres.js';
+import type { PostgresServer } from '../support/postgres.js';
+import { storeHarness } from '../support/store-harness.js';
 
 class EmptyRoom extends Room {}
 
@@ -62,23 +62,10 @@ const stores: { name: string; make: (pg: () => PostgresServer) => Guardless }[] 
 for (const store of stores) {
   describe(`tabs in the live audit (issue 34, ${store.name})`, function () {
     this.timeout(30_000);
-    let pg: PostgresServer | undefined;
-    const games: Game[] = [];
-    const ledgers: LedgerStore[] = [];
-
-    before(async function () {
-      if (store.name !== 'PostgreSQL') return;
-      needPostgres(this);
-      if (postgresAvailable()) pg = await startPostgres({ durable: false });
-    });
-    after(async () => pg?.stop());
-    afterEach(async () => {
-      for (const game of games.splice(0)) await game.stop();
-      for (const ledger of ledgers.splice(0)) await ledger.close();
-    });
+    const { pg, games, ledgers } = storeHarness(store.name);
 
     async function start(): Promise<{ game: Game; ledger: Guardless }> {
-      const ledger = store.make(() => pg as PostgresServer);
+      const ledger = store.make(pg);
       ledgers.push(ledger);
       const game = await startGame(
         { empty: EmptyRoom },
